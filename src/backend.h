@@ -1,0 +1,56 @@
+/**
+ * @file backend.h
+ * The function table every convolution backend implements (internal to the
+ * engine). No CUDA type appears here: cuda/ implements gf_cuda_backend
+ * behind this plain C table.
+ *
+ * An instance convolves with one filter set. It is created off the audio path
+ * (all allocation, planning, device memory and tap upload happen in create),
+ * then used from one audio thread.
+ */
+#ifndef GPUFIR_BACKEND_H
+#define GPUFIR_BACKEND_H
+
+#include <stdint.h>
+
+#include "engine.h"
+
+struct gf_backend_ops {
+	const char *name; /**< "cpu", "cuda" */
+
+	/** Control thread. Build an instance for @p fs (fs->channels == p->channels). */
+	int (*create)(const struct gf_engine_params *p, const struct gf_filter_set *fs,
+		      void **inst, struct gf_errbuf *eb);
+
+	/**
+	 * Audio thread, before the first process() of an instance that replaces
+	 * another: load input history. @p history holds @p frames interleaved frames,
+	 * oldest first; anything older counts as zero. frames may exceed taps-1
+	 * (use the newest) or be fewer (stream just started). No allocation.
+	 */
+	int (*prime)(void *inst, const float *history, uint32_t frames);
+
+	/** Audio thread. Zero-latency convolution of 1..max_block frames. RT-safe. */
+	int (*process)(void *inst, const float *in, float *out, uint32_t frames);
+
+	/** Control thread. Accepts NULL. */
+	void (*destroy)(void *inst);
+
+	/** "direct" or "fft". */
+	const char *(*algo_name)(const void *inst);
+
+	/** Device/backend description for logs ("NVIDIA H200 (sm_90, 139 GiB)"). */
+	const char *(*describe)(const void *inst);
+};
+
+extern const struct gf_backend_ops gf_cpu_backend;
+/** Present in every build; create() fails with GF_E_UNSUPPORTED without CUDA. */
+extern const struct gf_backend_ops gf_cuda_backend;
+
+/**
+ * Is a CUDA device usable? Fills @p desc with its description or the reason
+ * none is. Safe to call without a GPU or driver. @return 0 or GF_E_NOGPU / GF_E_UNSUPPORTED
+ */
+int gf_cuda_probe(int gpu_index, char *desc, uint32_t desc_len);
+
+#endif

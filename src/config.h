@@ -1,0 +1,75 @@
+/**
+ * @file config.h
+ * The libconfig configuration: parsed and validated as a whole, then turned
+ * into a filter set for a given sample rate and channel count.
+ *
+ * Control thread only (may allocate, read files and fail). Errors name the
+ * file, line and setting in the caller's gf_errbuf.
+ */
+#ifndef GPUFIR_CONFIG_H
+#define GPUFIR_CONFIG_H
+
+#include <stdint.h>
+
+#include "engine.h"
+#include "error.h"
+#include "filter_set.h"
+#include "log.h"
+
+struct gf_config_filter; /* private: one entry of filters = (...) */
+struct gf_config_route;  /* private: per-channel routing, if any */
+
+struct gf_audio_endpoint {
+	char *device;       /**< name substring or index as text; NULL = default device */
+	char *host_api;     /**< PortAudio host API name substring; NULL = any */
+	uint32_t channels;  /**< 0 = same as the other side / the filter set */
+	char *file;         /**< output only: WAV recording path, NULL = none */
+};
+
+struct gf_config {
+	char *path;                   /**< file it came from; NULL for the built-in default */
+	uint32_t sample_rate;         /**< Hz; 0 = not set (offline takes the file's rate) */
+	uint32_t block_frames;        /**< live block size, 16..8192 */
+	enum gf_backend_kind backend;
+	enum gf_algo algo;
+	int gpu_index;
+	double crossfade_ms;          /**< filter swap crossfade, >= 0 */
+	uint32_t max_taps;            /**< longest filter a live reload may bring; 0 = auto */
+	enum gf_log_level log_level;
+	char *status_socket;          /**< live: Unix socket path for status queries; NULL = none */
+	struct gf_audio_endpoint input;
+	struct gf_audio_endpoint output;
+
+	char **files;                 /**< every file the config reads (itself first): watched for reload */
+	uint32_t n_files;
+
+	struct gf_config_filter *filters; /**< private */
+	uint32_t n_filters;
+	char **chain;                     /**< filter names applied to every channel */
+	uint32_t n_chain;
+	struct gf_config_route *routes;   /**< private; NULL = chain on every channel */
+	uint32_t n_routes;
+};
+
+/** Parse and validate @p path (syntax, types, ranges, names). Files it names are checked in build. */
+int gf_config_load(const char *path, struct gf_config **out, struct gf_errbuf *eb);
+
+/** Parse from a string (tests, fuzzing); relative paths resolve against @p base_dir. */
+int gf_config_load_string(const char *text, const char *base_dir, struct gf_config **out,
+			  struct gf_errbuf *eb);
+
+/** The built-in default: a denoise chain (rumble high-pass, 50/60 Hz hum notches, hiss low-pass). */
+int gf_config_default(struct gf_config **out);
+
+/** Accepts NULL. */
+void gf_config_free(struct gf_config *c);
+
+/**
+ * Build the filter set: design/load every filter at @p sample_rate, pre-convolve
+ * each channel's chain into one FIR, apply gain/delay/polarity.
+ * @p channels is the audio's channel count. All-or-nothing.
+ */
+int gf_config_build(const struct gf_config *c, uint32_t sample_rate, uint32_t channels,
+		    struct gf_filter_set **out, struct gf_errbuf *eb);
+
+#endif

@@ -1,0 +1,26 @@
+/**
+ * @file daemon.h
+ * The live daemon's control loop: config, engine, live stream, signals
+ * (SIGINT/SIGTERM stop, SIGHUP reloads), systemd notify and watchdog,
+ * file-watch reload, periodic stats and the status socket.
+ */
+#ifndef GPUFIR_DAEMON_H
+#define GPUFIR_DAEMON_H
+
+#include "engine.h"
+
+struct gf_daemon_opts {
+	const char *config_path;          /**< NULL = built-in default config */
+	int backend_set;                  /**< 1: backend overrides the config */
+	enum gf_backend_kind backend;
+	int algo_set;                     /**< 1: algo overrides the config */
+	enum gf_algo algo;
+};
+
+/** Run until SIGINT/SIGTERM. @return a GF_EXIT_* code. */
+int gf_daemon_run(const struct gf_daemon_opts *o);
+
+/** Query a running daemon through its status socket and print the answer. @return GF_EXIT_* */
+int gf_daemon_print_status(const char *socket_path);
+
+#endif

@@ -1,0 +1,96 @@
+/**
+ * @file engine.h
+ * Backend-neutral streaming convolution: y[n] = sum_k h_c[k] x_c[n-k] per channel.
+ *
+ * Every algorithm is zero-latency: the output frames of a process() call are the
+ * convolution of all input so far, up to and including that call's last frame.
+ * Calls may have any frame count from 1 to max_block; history carries over.
+ *
+ * Threads: new/free/swap/reap on the control thread; process/flush on one
+ * audio (worker) thread. process() is RT-safe: no allocation, no locks, no
+ * blocking I/O (the CUDA backend waits only on its own streams).
+ *
+ * Filter swaps: swap() builds and prepares the new filter completely on the
+ * control thread, then publishes it with one atomic store. The next process()
+ * call primes it with the input history, crossfades from the old filter over
+ * crossfade_frames (0 = switch at the block edge), and retires the old one,
+ * which reap() (or the next swap()) frees on the control thread.
+ */
+#ifndef GPUFIR_ENGINE_H
+#define GPUFIR_ENGINE_H
+
+#include <stdint.h>
+
+#include "error.h"
+#include "filter_set.h"
+
+enum gf_backend_kind { GF_BACKEND_AUTO = 0, GF_BACKEND_CPU, GF_BACKEND_CUDA };
+enum gf_algo { GF_ALGO_AUTO = 0, GF_ALGO_DIRECT, GF_ALGO_FFT };
+
+struct gf_engine_params {
+	enum gf_backend_kind backend; /**< AUTO: CUDA when a device is usable, else CPU */
+	enum gf_algo algo;            /**< AUTO: chosen by cost */
+	uint32_t channels;            /**< interleaved channels per frame, >= 1 */
+	uint32_t max_block;           /**< most frames per process() call, >= 1 */
+	uint32_t max_taps;            /**< longest filter swap() accepts; 0 = initial taps */
+	uint32_t crossfade_frames;    /**< swap crossfade length; 0 = hard switch at block edge */
+	int gpu_index;                /**< CUDA device ordinal */
+};
+
+struct gf_engine;
+
+struct gf_engine_stats {
+	uint64_t frames;           /**< frames processed */
+	uint64_t swaps;            /**< filter swaps completed */
+	uint64_t nonfinite_blocks; /**< blocks muted because the output held NaN/Inf */
+	uint64_t errors;           /**< backend process errors (block output muted) */
+};
+
+/** Control thread. @return 0 or negative GF_E_*; details in @p eb. */
+int gf_engine_new(struct gf_engine **out, const struct gf_engine_params *p,
+		  const struct gf_filter_set *fs, struct gf_errbuf *eb);
+
+/** Control thread, audio stopped. Accepts NULL. */
+void gf_engine_free(struct gf_engine *e);
+
+/**
+ * Filter @p frames interleaved frames (1..max_block). @p in and @p out may alias.
+ * RT-safe. A non-finite output block is muted and counted.
+ * @return 0, or a negative code after which the block's output is silence.
+ */
+int gf_engine_process(struct gf_engine *e, const float *in, float *out, uint32_t frames);
+
+/** Same as processing @p frames frames of silence: call until taps-1 frames give the tail. RT-safe. */
+int gf_engine_flush(struct gf_engine *e, float *out, uint32_t frames);
+
+/**
+ * Prepare @p fs (same channel count) off the audio path and publish it.
+ * Control thread. @return 0, GF_E_BUSY if the previous swap has not been taken
+ * up and retired yet, GF_E_TOOLONG if fs->taps > max_taps, or a build error;
+ * on error the running filter is untouched.
+ */
+int gf_engine_swap(struct gf_engine *e, const struct gf_filter_set *fs, struct gf_errbuf *eb);
+
+/** 1 while a published swap has not yet completed its crossfade. Any thread. */
+int gf_engine_swap_pending(const struct gf_engine *e);
+
+/** Free retired filter instances. Control thread. */
+void gf_engine_reap(struct gf_engine *e);
+
+/** "cpu" or "cuda". */
+const char *gf_engine_backend_name(const struct gf_engine *e);
+/** "direct" or "fft" of the current filter. */
+const char *gf_engine_algo_name(const struct gf_engine *e);
+/** Taps of the current filter. */
+uint32_t gf_engine_taps(const struct gf_engine *e);
+/** One-line description of backend and device, for logs. */
+const char *gf_engine_describe(const struct gf_engine *e);
+/** Counters; any thread (relaxed reads). */
+void gf_engine_get_stats(const struct gf_engine *e, struct gf_engine_stats *s);
+
+/** Parse "auto"/"cpu"/"cuda". @return 0 or GF_E_INVAL */
+int gf_backend_parse(const char *s, enum gf_backend_kind *out);
+/** Parse "auto"/"direct"/"fft". @return 0 or GF_E_INVAL */
+int gf_algo_parse(const char *s, enum gf_algo *out);
+
+#endif
