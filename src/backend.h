@@ -11,6 +11,7 @@
 #ifndef GPUFIR_BACKEND_H
 #define GPUFIR_BACKEND_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "engine.h"
@@ -52,5 +53,14 @@ extern const struct gf_backend_ops gf_cuda_backend;
  * none is. Safe to call without a GPU or driver. @return 0 or GF_E_NOGPU / GF_E_UNSUPPORTED
  */
 int gf_cuda_probe(int gpu_index, char *desc, uint32_t desc_len);
+
+/**
+ * Page-lock host memory the CUDA driver can DMA from (cudaHostRegister), so
+ * rings and chunks allocated on the host side are "pinned". Control thread.
+ * @return 0, or GF_E_UNSUPPORTED / GF_E_NOGPU / GF_E_CUDA (memory stays usable, unpinned)
+ */
+int gf_cuda_pin(void *ptr, size_t bytes);
+/** Undo gf_cuda_pin before freeing. Accepts memory that was never pinned. */
+void gf_cuda_unpin(void *ptr);
 
 #endif

@@ -18,6 +18,7 @@
 
 struct gf_config_filter; /* private: one entry of filters = (...) */
 struct gf_config_route;  /* private: per-channel routing, if any */
+struct gf_config_priv;   /* private */
 
 struct gf_audio_endpoint {
 	char *device;       /**< name substring or index as text; NULL = default device */
@@ -49,6 +50,7 @@ struct gf_config {
 	uint32_t n_chain;
 	struct gf_config_route *routes;   /**< private; NULL = chain on every channel */
 	uint32_t n_routes;
+	struct gf_config_priv *priv;      /**< private: source lines for build-time messages */
 };
 
 /** Parse and validate @p path (syntax, types, ranges, names). Files it names are checked in build. */
@@ -71,5 +73,8 @@ void gf_config_free(struct gf_config *c);
  */
 int gf_config_build(const struct gf_config *c, uint32_t sample_rate, uint32_t channels,
 		    struct gf_filter_set **out, struct gf_errbuf *eb);
+
+/** Fewest audio channels the routes need (highest routed channel + 1); 0 without routes. */
+uint32_t gf_config_min_channels(const struct gf_config *c);
 
 #endif

@@ -24,3 +24,15 @@ int gf_cuda_probe(int gpu_index, char *desc, uint32_t desc_len)
 	snprintf(desc, desc_len, "this gpufir was built without CUDA support");
 	return GF_E_UNSUPPORTED;
 }
+
+int gf_cuda_pin(void *ptr, size_t bytes)
+{
+	(void)ptr;
+	(void)bytes;
+	return GF_E_UNSUPPORTED;
+}
+
+void gf_cuda_unpin(void *ptr)
+{
+	(void)ptr;
+}

@@ -15,12 +15,17 @@ struct gf_daemon_opts {
 	enum gf_backend_kind backend;
 	int algo_set;                     /**< 1: algo overrides the config */
 	enum gf_algo algo;
+	double stats_interval_s;          /**< periodic stats log; 0 = default (60 s), < 0 = off */
 };
 
 /** Run until SIGINT/SIGTERM. @return a GF_EXIT_* code. */
 int gf_daemon_run(const struct gf_daemon_opts *o);
 
-/** Query a running daemon through its status socket and print the answer. @return GF_EXIT_* */
+/**
+ * Query a running daemon through its status socket and print the answer to
+ * stdout. @p socket_path NULL = GF_STATUS_DEFAULT_PATH ("/run/gpufir/status").
+ * @return GF_EXIT_OK, or GF_EXIT_IO when no daemon answers
+ */
 int gf_daemon_print_status(const char *socket_path);
 
 #endif

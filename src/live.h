@@ -36,6 +36,12 @@ struct gf_live_stats {
 	uint32_t channels;
 	int running;                 /**< 1 while audio flows */
 	int device_error;            /**< last device error code (0 = healthy) */
+	uint64_t output_overflows;   /**< output frames dropped: output ring full (drifting clocks) */
+	uint64_t record_dropped;     /**< recorded frames dropped: disk slower than audio */
+	uint64_t record_frames;      /**< frames written to the recording */
+	uint64_t engine_errors;      /**< blocks whose gf_engine_process failed (output muted) */
+	uint64_t capture_frames;     /**< frames the capture device delivered since start */
+	uint32_t device_period;      /**< frames per capture callback (0 until the first one) */
 };
 
 /** Open devices and/or recording file and allocate everything; audio not yet running. */
@@ -49,8 +55,20 @@ void gf_live_stop(struct gf_live *l);
 void gf_live_free(struct gf_live *l);
 /** Snapshot of counters (resets the peak). */
 void gf_live_get_stats(struct gf_live *l, struct gf_live_stats *s);
-/** Periodic health check from the control thread: 0 while healthy, else the device error. */
+/**
+ * Periodic health check from the control thread: 0 while healthy, else the
+ * device error (GF_E_AUDIO: the stream stopped — device unplugged, audio
+ * server gone — or no audio for 2 s). After an error, gf_live_stop() +
+ * gf_live_free() and a later gf_live_new() start over with a fresh device scan.
+ */
 int gf_live_poll(struct gf_live *l);
+
+/**
+ * Frames captured since start (including any dropped on overflow): recorded
+ * frame i and, with playback, the frame played latency_frames after capture
+ * position i both come from capture position i. Any thread; RT-safe.
+ */
+uint64_t gf_live_capture_position(const struct gf_live *l);
 /** Print audio devices (index, name, host API, channels, default rate) to @p out. */
 int gf_live_list_devices(FILE *out);
 

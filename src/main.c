@@ -1,8 +1,229 @@
-/* Placeholder front end; replaced by the CLI module. */
+/*
+ * gpufir's front end: parse the command line, pick the mode, own the signals
+ * of offline mode, and turn results into the named exit codes of error.h.
+ * Everything that does work lives in the library (offline.c, daemon.c, ...).
+ */
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
-int main(void)
+#include "cli.h"
+#include "config.h"
+#include "daemon.h"
+#include "error.h"
+#include "live.h"
+#include "log.h"
+#include "offline.h"
+
+#define DEFAULT_STATUS_SOCKET "/run/gpufir/status"
+#define CHECK_RATE_DEFAULT 48000u
+#define CHECK_CHANNELS_DEFAULT 2u
+
+static atomic_int stop_signal; /* lock-free, so async-signal-safe */
+
+static void on_stop_signal(int sig)
 {
-	puts("gpufir " GPUFIR_VERSION);
-	return 0;
+	/* A second Ctrl-C means "now": die by the signal (the temporary file may stay). */
+	if (atomic_exchange(&stop_signal, sig)) {
+		signal(sig, SIG_DFL);
+		raise(sig);
+	}
+}
+
+/* SIGINT/SIGTERM ask offline mode to stop at the next chunk and clean up. */
+static void install_stop_handlers(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART; /* file I/O carries on; the flag is polled */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+static int run_offline(const struct gf_cli *cli)
+{
+	struct gf_offline_opts o = {
+		.input = cli->input,
+		.output = cli->output,
+		.config_path = cli->config,
+		.backend_set = cli->backend_set,
+		.backend = cli->backend,
+		.algo_set = cli->algo_set,
+		.algo = cli->algo,
+		.tail = cli->tail,
+		.format_subtype = cli->format_subtype,
+		.progress = !cli->quiet && isatty(STDERR_FILENO),
+		.log_level_set = cli->quiet || cli->verbose,
+		.stop = &stop_signal,
+	};
+	install_stop_handlers();
+	struct gf_errbuf eb = {{0}};
+	int err = gf_offline_run(&o, &eb);
+	if (err)
+		gf_err("%s", eb.msg[0] ? eb.msg : gf_strerror(err));
+	return gf_exit_code(err);
+}
+
+static int load_config(const char *path, struct gf_config **cfg, struct gf_errbuf *eb)
+{
+	if (path)
+		return gf_config_load(path, cfg, eb);
+	int err = gf_config_default(cfg);
+	if (err)
+		gf_errbuf_set(eb, "built-in configuration: %s", gf_strerror(err));
+	return err;
+}
+
+static const char *backend_name(enum gf_backend_kind b)
+{
+	return b == GF_BACKEND_CPU ? "cpu" : b == GF_BACKEND_CUDA ? "cuda" : "auto";
+}
+
+static const char *algo_name(enum gf_algo a)
+{
+	return a == GF_ALGO_DIRECT ? "direct" : a == GF_ALGO_FFT ? "fft" : "auto";
+}
+
+/* Taps up to the last nonzero coefficient: what the filter really needs. */
+static uint32_t effective_taps(const struct gf_filter_set *fs, uint32_t c)
+{
+	const float *h = gf_filter_set_channel(fs, c);
+	uint32_t n = fs->taps;
+	while (n > 0 && h[n - 1] == 0.0f)
+		n--;
+	return n;
+}
+
+static void print_config_summary(FILE *out, const struct gf_config *cfg, const struct gf_filter_set *fs,
+				 uint32_t rate)
+{
+	fprintf(out, "%s: OK\n", cfg->path ? cfg->path : "built-in default configuration");
+	fprintf(out, "  sample rate:  %u Hz%s\n", rate,
+		cfg->sample_rate ? "" : " (not set; offline mode uses the file's rate)");
+	fprintf(out, "  channels:     %u\n", fs->channels);
+	fprintf(out, "  filters:      %u defined", cfg->n_filters);
+	for (uint32_t i = 0; i < cfg->n_chain; i++)
+		fprintf(out, "%s%s", i ? " -> " : "; chain: ", cfg->chain[i]);
+	if (cfg->n_routes)
+		fprintf(out, "; %u route%s", cfg->n_routes, cfg->n_routes == 1 ? "" : "s");
+	fputc('\n', out);
+	fprintf(out, "  taps:         %u per channel (%.1f ms)", fs->taps, 1000.0 * fs->taps / rate);
+	const char *sep = "; shorter: ";
+	for (uint32_t c = 0; c < fs->channels; c++) {
+		uint32_t n = effective_taps(fs, c);
+		if (n != fs->taps) {
+			fprintf(out, "%schannel %u has %u", sep, c, n);
+			sep = ", ";
+		}
+	}
+	fputc('\n', out);
+	fprintf(out, "  engine:       backend %s, algo %s, block %u frames, crossfade %.1f ms\n",
+		backend_name(cfg->backend), algo_name(cfg->algo), cfg->block_frames, cfg->crossfade_ms);
+	if (cfg->n_files > 1) {
+		fprintf(out, "  files read:  ");
+		for (uint32_t i = 1; i < cfg->n_files; i++)
+			fprintf(out, " %s", cfg->files[i]);
+		fputc('\n', out);
+	}
+}
+
+/* The config's channel count: its devices', else what its routes need, at least 2. */
+static uint32_t check_channels(const struct gf_config *cfg)
+{
+	if (cfg->input.channels)
+		return cfg->input.channels;
+	if (cfg->output.channels)
+		return cfg->output.channels;
+	uint32_t routed = gf_config_min_channels(cfg);
+	return routed > CHECK_CHANNELS_DEFAULT ? routed : CHECK_CHANNELS_DEFAULT;
+}
+
+/* --check-config: the same loading and building code as every other mode. */
+static int run_check_config(const struct gf_cli *cli)
+{
+	struct gf_config *cfg = NULL;
+	struct gf_filter_set *fs = NULL;
+	struct gf_errbuf eb = {{0}};
+	int err = load_config(cli->config, &cfg, &eb);
+	if (!err) {
+		uint32_t rate = cfg->sample_rate ? cfg->sample_rate : CHECK_RATE_DEFAULT;
+		err = gf_config_build(cfg, rate, check_channels(cfg), &fs, &eb);
+		if (!err)
+			print_config_summary(stdout, cfg, fs, rate);
+	}
+	if (err)
+		gf_err("%s", eb.msg[0] ? eb.msg : gf_strerror(err));
+	gf_filter_set_free(fs);
+	gf_config_free(cfg);
+	if (err == GF_E_NOMEM)
+		return GF_EXIT_FAILURE;
+	return err ? GF_EXIT_CONFIG : GF_EXIT_OK;
+}
+
+static int run_status(const struct gf_cli *cli)
+{
+	if (cli->socket)
+		return gf_daemon_print_status(cli->socket);
+	struct gf_config *cfg = NULL;
+	struct gf_errbuf eb = {{0}};
+	int err = load_config(cli->config, &cfg, &eb);
+	if (err) {
+		gf_err("%s", eb.msg[0] ? eb.msg : gf_strerror(err));
+		return GF_EXIT_CONFIG;
+	}
+	int rc = gf_daemon_print_status(cfg->status_socket ? cfg->status_socket : DEFAULT_STATUS_SOCKET);
+	gf_config_free(cfg);
+	return rc;
+}
+
+static int run_live(const struct gf_cli *cli)
+{
+	struct gf_daemon_opts o = {
+		.config_path = cli->config,
+		.backend_set = cli->backend_set,
+		.backend = cli->backend,
+		.algo_set = cli->algo_set,
+		.algo = cli->algo,
+	};
+	return gf_daemon_run(&o);
+}
+
+int main(int argc, char **argv)
+{
+	struct gf_cli cli;
+	struct gf_errbuf eb = {{0}};
+	if (gf_cli_parse(&cli, argc, argv, &eb) != 0) {
+		fprintf(stderr, "gpufir: %s\n", eb.msg);
+		fprintf(stderr, "Try 'gpufir --help' for more information.\n");
+		return GF_EXIT_USAGE;
+	}
+	if (cli.quiet)
+		gf_log_set_level(GF_LOG_WARN);
+	else if (cli.verbose)
+		gf_log_set_level(GF_LOG_DEBUG);
+
+	switch (cli.mode) {
+	case GF_MODE_HELP:
+		gf_cli_print_help(stdout);
+		return GF_EXIT_OK;
+	case GF_MODE_VERSION:
+		gf_cli_print_version(stdout);
+		return GF_EXIT_OK;
+	case GF_MODE_OFFLINE:
+		return run_offline(&cli);
+	case GF_MODE_LIVE:
+		return run_live(&cli);
+	case GF_MODE_LIST_DEVICES:
+		return gf_exit_code(gf_live_list_devices(stdout));
+	case GF_MODE_CHECK_CONFIG:
+		return run_check_config(&cli);
+	case GF_MODE_STATUS:
+		return run_status(&cli);
+	default:
+		return GF_EXIT_USAGE;
+	}
 }

@@ -1,0 +1,218 @@
+/*
+ * CUDA backend benchmark (prints figures; not a test).
+ *
+ *  1. kernel throughput: device work per call (line update + convolution,
+ *     no PCIe), timed with CUDA events over large offline-style calls, per
+ *     algorithm and tap length: M samples/s and direct-equivalent GMAC/s
+ *     (taps x samples);
+ *  2. FFT partition sweep for long filters;
+ *  3. process() throughput including PCIe copies, pinned and pageable;
+ *  4. live round trip: process() wall time of small blocks, median and p99.
+ *
+ * Usage: bench_gpu [quick]   (GPUFIR_BENCH_CHANNELS overrides the channel count)
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend.h"
+#include "error.h"
+#include "filter_set.h"
+
+#ifdef GPUFIR_HAVE_CUDA
+#include "../cuda/cuda_bench.h"
+
+static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
+
+static float randf(void)
+{
+	g_rng ^= g_rng >> 12;
+	g_rng ^= g_rng << 25;
+	g_rng ^= g_rng >> 27;
+	return (float)((double)((g_rng * 0x2545F4914F6CDD1Dull) >> 40) / (double)(1u << 23) - 1.0);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static struct gf_filter_set *make_taps(uint32_t ch, uint32_t taps)
+{
+	struct gf_filter_set *fs = NULL;
+	if (gf_filter_set_new(&fs, ch, taps))
+		return NULL;
+	for (size_t i = 0; i < (size_t)ch * taps; i++)
+		fs->coeffs[i] = randf() * expf(-(float)(i % taps) / (float)(taps / 4 + 1));
+	return fs;
+}
+
+static void *make_inst(enum gf_algo algo, uint32_t ch, uint32_t taps, uint32_t max_block, struct gf_filter_set **fso)
+{
+	struct gf_filter_set *fs = make_taps(ch, taps);
+	struct gf_engine_params p = {.backend = GF_BACKEND_CUDA, .algo = algo, .channels = ch, .max_block = max_block};
+	struct gf_errbuf eb = {{0}};
+	void *inst = NULL;
+	int err = fs ? gf_cuda_backend.create(&p, fs, &inst, &eb) : GF_E_NOMEM;
+	if (err) {
+		fprintf(stderr, "create %u taps: %s: %s\n", taps, gf_strerror(err), eb.msg);
+		gf_filter_set_free(fs);
+		return NULL;
+	}
+	*fso = fs;
+	return inst;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* 1 and 2: device-only throughput. */
+static void kernel_row(enum gf_algo algo, uint32_t ch, uint32_t taps, uint32_t max_block, int force_r)
+{
+	struct gf_filter_set *fs = NULL;
+	void *inst = make_inst(algo, ch, taps, max_block, &fs);
+	if (!inst)
+		return;
+	if (force_r)
+		gf_cuda_force_direct_shape(inst, force_r);
+	uint32_t frames = gf_cuda_chunk_frames(inst);
+	double ms = 0.0, best = 1e30;
+	for (int rep = 0; rep < 3; rep++) {
+		int reps = 5;
+		if (gf_cuda_time_calls(inst, frames, reps, &ms) == 0 && ms < best)
+			best = ms;
+	}
+	double sps = (double)frames * ch / (best * 1e-3);
+	printf("kernel  %-6s taps %8u ch %2u call %7u  %-16s P %6u  %9.3f ms  %10.1f Msamples/s  %9.1f GMAC/s\n",
+	       gf_cuda_backend.algo_name(inst), taps, ch, frames, gf_cuda_taps_where(inst), gf_cuda_fft_partition(inst),
+	       best, sps / 1e6, sps * taps / 1e9);
+	fflush(stdout);
+	gf_cuda_backend.destroy(inst);
+	gf_filter_set_free(fs);
+}
+
+/* 3: whole process() calls with PCIe copies; pinned or pageable host memory. */
+static void process_row(enum gf_algo algo, uint32_t ch, uint32_t taps, uint32_t block, uint64_t total, int pinned)
+{
+	struct gf_filter_set *fs = NULL;
+	void *inst = make_inst(algo, ch, taps, block, &fs);
+	if (!inst)
+		return;
+	size_t n = (size_t)block * ch;
+	float *buf = malloc(n * sizeof(float));
+	if (!buf)
+		return;
+	for (size_t i = 0; i < n; i++)
+		buf[i] = randf();
+	int pin_ok = pinned && gf_cuda_pin(buf, n * sizeof(float)) == 0;
+	gf_cuda_backend.process(inst, buf, buf, block); /* warm-up */
+	uint64_t calls = total / block;
+	double t0 = now_s();
+	int err = 0;
+	for (uint64_t i = 0; i < calls && !err; i++)
+		err = gf_cuda_backend.process(inst, buf, buf, block);
+	double dt = now_s() - t0;
+	printf("process %-6s taps %8u ch %2u block %7u %-8s %8.1f Msamples/s (%llu calls, %.3f s)%s\n",
+	       gf_cuda_backend.algo_name(inst), taps, ch, block, pin_ok ? "pinned" : "pageable",
+	       (double)calls * n / dt / 1e6, (unsigned long long)calls, dt, err ? "  ERROR" : "");
+	fflush(stdout);
+	if (pin_ok)
+		gf_cuda_unpin(buf);
+	free(buf);
+	gf_cuda_backend.destroy(inst);
+	gf_filter_set_free(fs);
+}
+
+/* 4: live blocks, wall time of each process() call. */
+static void latency_row(enum gf_algo algo, uint32_t ch, uint32_t taps, uint32_t block, int calls)
+{
+	struct gf_filter_set *fs = NULL;
+	void *inst = make_inst(algo, ch, taps, block, &fs);
+	if (!inst)
+		return;
+	size_t n = (size_t)block * ch;
+	float *x = malloc(n * sizeof(float)), *y = malloc(n * sizeof(float));
+	double *t = malloc((size_t)calls * sizeof(double));
+	if (!x || !y || !t)
+		return;
+	for (size_t i = 0; i < n; i++)
+		x[i] = randf();
+	for (int i = 0; i < 50; i++)
+		gf_cuda_backend.process(inst, x, y, block);
+	for (int i = 0; i < calls; i++) {
+		double t0 = now_s();
+		gf_cuda_backend.process(inst, x, y, block);
+		t[i] = now_s() - t0;
+	}
+	qsort(t, (size_t)calls, sizeof(double), cmp_d);
+	printf("live    %-6s taps %8u ch %2u block %5u  P %5u  median %7.1f us  p99 %7.1f us  max %7.1f us  (block lasts %.0f us at 48 kHz)\n",
+	       gf_cuda_backend.algo_name(inst), taps, ch, block, gf_cuda_fft_partition(inst), t[calls / 2] * 1e6,
+	       t[calls * 99 / 100] * 1e6, t[calls - 1] * 1e6, block / 48000.0 * 1e6);
+	fflush(stdout);
+	free(x);
+	free(y);
+	free(t);
+	gf_cuda_backend.destroy(inst);
+	gf_filter_set_free(fs);
+}
+
+int main(int argc, char **argv)
+{
+	char desc[256];
+	if (gf_cuda_probe(0, desc, sizeof(desc))) {
+		printf("bench_gpu: %s\n", desc);
+		return 0;
+	}
+	int quick = argc > 1 && strcmp(argv[1], "quick") == 0;
+	const char *env = getenv("GPUFIR_BENCH_CHANNELS");
+	uint32_t ch = env ? (uint32_t)atoi(env) : 2;
+	printf("device: %s, %u channels\n", desc, ch);
+	const uint32_t big = 1u << 20;
+
+	static const uint32_t dtaps[] = {1024, 2048, 4096, 8192, 16384};
+	for (size_t i = 0; i < sizeof(dtaps) / sizeof(dtaps[0]); i++)
+		kernel_row(GF_ALGO_DIRECT, ch, dtaps[i], big, 0);
+	kernel_row(GF_ALGO_DIRECT, 1, 8192, big, 0); /* one channel fits a constant bank */
+	static const uint32_t ftaps[] = {1024, 4096, 16384, 65536, 262144, 1048576};
+	for (size_t i = 0; i < sizeof(ftaps) / sizeof(ftaps[0]); i++)
+		kernel_row(GF_ALGO_FFT, ch, ftaps[i], big, 0);
+	if (!quick) {
+		static const uint32_t sweep_taps[] = {16384, 65536, 262144, 1048576};
+		static const char *parts[] = {"4096", "16384", "65536", "262144"};
+		for (size_t i = 0; i < 4; i++)
+			for (size_t j = 0; j < 4; j++) {
+				setenv("GPUFIR_CUDA_FFT_PARTITION", parts[j], 1);
+				kernel_row(GF_ALGO_FFT, ch, sweep_taps[i], big, 0);
+			}
+		unsetenv("GPUFIR_CUDA_FFT_PARTITION");
+	}
+
+	process_row(GF_ALGO_AUTO, ch, 65535, 65536, 48000u * 120, 1);
+	process_row(GF_ALGO_AUTO, ch, 65535, 65536, 48000u * 120, 0);
+	process_row(GF_ALGO_AUTO, ch, 1024, 65536, 48000u * 120, 1);
+	process_row(GF_ALGO_FFT, ch, 1048576, 65536, 48000u * 120, 1);
+
+	static const uint32_t lblocks[] = {64, 256, 1024};
+	static const uint32_t ltaps[] = {1024, 16384, 262144};
+	for (size_t i = 0; i < 3; i++)
+		for (size_t j = 0; j < 3; j++)
+			latency_row(GF_ALGO_AUTO, ch, ltaps[j], lblocks[i], quick ? 500 : 3000);
+	latency_row(GF_ALGO_DIRECT, ch, 1024, 64, quick ? 500 : 3000);
+	latency_row(GF_ALGO_FFT, ch, 1024, 64, quick ? 500 : 3000);
+	latency_row(GF_ALGO_FFT, ch, 1048576, 256, quick ? 500 : 3000);
+	return 0;
+}
+#else
+int main(void)
+{
+	printf("bench_gpu: this gpufir was built without CUDA support\n");
+	return 0;
+}
+#endif

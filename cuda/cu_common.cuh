@@ -1,0 +1,133 @@
+/**
+ * @file cu_common.cuh
+ * Internal to cuda/: the instance shared by the CUDA backend's files, error
+ * checking that turns every CUDA/cuFFT failure into GF_E_CUDA plus a message,
+ * and the per-channel input line both algorithms read their history from.
+ *
+ * Threads: everything here runs on the thread that owns the instance (control
+ * thread for create/destroy, audio thread for prime/process). Functions that
+ * run in process() only enqueue work on a stream: no allocation, no sync.
+ */
+#ifndef GPUFIR_CU_COMMON_CUH
+#define GPUFIR_CU_COMMON_CUH
+
+#include <cuda_runtime.h>
+#include <cufft.h>
+#include <stdint.h>
+
+extern "C" {
+#include "backend.h"
+#include "error.h"
+}
+
+/** Report a failed CUDA runtime call into @p eb. @return 0 or GF_E_CUDA */
+int gf_cu_check(cudaError_t e, struct gf_errbuf *eb, const char *file, int line, const char *expr);
+/** Same for cuFFT. */
+int gf_cufft_check(cufftResult r, struct gf_errbuf *eb, const char *file, int line, const char *expr);
+
+/* Evaluate to 0 or GF_E_CUDA; the message names file, line and the call. */
+#define CU_TRY(eb, call) gf_cu_check((call), (eb), __FILE__, __LINE__, #call)
+#define CUFFT_TRY(eb, call) gf_cufft_check((call), (eb), __FILE__, __LINE__, #call)
+/* Return from the enclosing int function on failure. */
+#define CU_RET(eb, call)                                  \
+	do {                                              \
+		int gf_rc_ = CU_TRY(eb, call);            \
+		if (gf_rc_)                               \
+			return gf_rc_;                    \
+	} while (0)
+#define CUFFT_RET(eb, call)                               \
+	do {                                              \
+		int gf_rc_ = CUFFT_TRY(eb, call);         \
+		if (gf_rc_)                               \
+			return gf_rc_;                    \
+	} while (0)
+/* After a kernel launch: configuration errors surface here. */
+#define CU_LAUNCHED(eb) CU_RET(eb, cudaGetLastError())
+
+/**
+ * Per-channel linear input buffer: x at absolute frame t of channel c lives at
+ * d_line[c * cap + (t - origin)]. At least @c keep frames before the current
+ * position stay readable; when a chunk would run past the end, the newest
+ * @c keep frames move to the front (cap >= 2*keep + chunk makes that move
+ * non-overlapping and rare).
+ */
+struct gf_cu_line {
+	float *d_line;
+	int64_t cap;    /**< frames per channel */
+	int64_t keep;   /**< history frames the algorithm reads before the current position */
+	int64_t origin; /**< absolute frame of index 0 */
+	int64_t pos;    /**< absolute frame of the next input */
+};
+
+struct gf_direct;
+struct gf_fft;
+
+/** One backend instance: one filter set on one device. */
+struct gf_cuda_inst {
+	int dev;
+	uint32_t channels, taps, max_block;
+	uint32_t chunk; /**< frames per staging chunk (the pipeline's unit) */
+	enum gf_algo algo;
+	cudaStream_t s_h2d, s_comp, s_d2h;
+	cudaEvent_t ev_h2d[2], ev_comp[2], ev_d2h[2];
+	float *h_in[2], *h_out[2]; /**< pinned staging, chunk * channels floats */
+	float *d_in[2], *d_out[2]; /**< device staging, interleaved */
+	struct gf_cu_line line;
+	struct gf_direct *direct;
+	struct gf_fft *fft;
+	long fail_after; /**< GPUFIR_CUDA_FAIL_AFTER test hook; -1 = off */
+	uint64_t calls;
+	struct gf_errbuf eb; /**< last error of prime/process */
+	char desc[160];
+};
+
+/* Line helpers (cuda_line.cu). */
+int gf_cu_line_init(struct gf_cu_line *l, uint32_t channels, int64_t keep, uint32_t chunk,
+		    struct gf_errbuf *eb);
+void gf_cu_line_free(struct gf_cu_line *l);
+/** Zero the line and restart at position 0 (history = silence). */
+int gf_cu_line_reset(struct gf_cu_line *l, uint32_t channels, cudaStream_t s, struct gf_errbuf *eb);
+/**
+ * Append @p frames interleaved frames from @p d_in (moving history first if
+ * needed). With @p tail_only only the newest @c keep frames are written (the
+ * caller reads this chunk's own frames from d_in). @p d_zero_out, when not
+ * NULL, is cleared (frames*channels floats) in the same launch. Does not
+ * advance pos. *j0 receives the line index of pos.
+ */
+int gf_cu_line_append(struct gf_cu_line *l, uint32_t channels, const float *d_in, uint32_t frames,
+		      int tail_only, float *d_zero_out, cudaStream_t s, struct gf_errbuf *eb, int64_t *j0);
+
+/* Direct algorithm (cuda_direct.cu). */
+int gf_direct_new(struct gf_direct **out, struct gf_cuda_inst *in, const struct gf_filter_set *fs,
+		  struct gf_errbuf *eb);
+void gf_direct_free(struct gf_direct *d);
+/** Convolve @p frames already-appended frames at line index @p j0 into @p d_out. */
+int gf_direct_run(struct gf_direct *d, struct gf_cuda_inst *in, int64_t j0, uint32_t frames,
+		  float *d_out, cudaStream_t s, struct gf_errbuf *eb);
+/** Does this launch accumulate with atomics (d_out must be zeroed first)? */
+int gf_direct_needs_zero(const struct gf_direct *d, uint32_t frames);
+/** "constant bank N" or "global memory". */
+const char *gf_direct_where(const struct gf_direct *d);
+/** Force the launch shape (benchmarks): 0 = automatic, 4 or 16 outputs per thread. */
+void gf_direct_force_r(struct gf_direct *d, int r);
+
+/* Partitioned FFT algorithm (cuda_fft.cu). */
+int gf_fft_new(struct gf_fft **out, struct gf_cuda_inst *in, const struct gf_filter_set *fs,
+	       uint32_t partition, struct gf_errbuf *eb);
+void gf_fft_free(struct gf_fft *f);
+/** History frames the FFT algorithm keeps in the line (2 * partition). */
+uint32_t gf_fft_keep(uint32_t partition);
+/** Partition chosen for these parameters (power of two). */
+uint32_t gf_fft_pick_partition(uint32_t taps, uint32_t max_block);
+uint32_t gf_fft_partition(const struct gf_fft *f);
+/** Reset spectra (history = silence). */
+int gf_fft_reset(struct gf_fft *f, struct gf_cuda_inst *in, cudaStream_t s, struct gf_errbuf *eb);
+/**
+ * Process the @p frames interleaved frames in @p d_in; the line holds the
+ * history before them (pos at index @p j0; line.pos not yet advanced). With
+ * @p d_out NULL only the spectra are updated (priming).
+ */
+int gf_fft_run(struct gf_fft *f, struct gf_cuda_inst *in, const float *d_in, int64_t j0, uint32_t frames,
+	       float *d_out, cudaStream_t s, struct gf_errbuf *eb);
+
+#endif

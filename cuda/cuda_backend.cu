@@ -1,0 +1,471 @@
+/*
+ * The CUDA backend's function table (src/backend.h): instance setup, pinned
+ * staging, the copy/compute pipeline over three streams, algorithm choice by
+ * measurement, priming, and the device probe.
+ *
+ * Pipeline: a call is cut into chunks of inst->chunk frames. Chunk k is
+ * copied host->device on s_h2d, convolved on s_comp and copied back on s_d2h,
+ * with events so that the upload of chunk k+1 and the download of chunk k-1
+ * overlap the compute of chunk k (two staging slots). A call of one chunk
+ * (every live block) goes through s_comp alone: one upload, the kernels, one
+ * download, one synchronize.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cu_common.cuh"
+#include "cuda_bench.h"
+
+#define GF_CU_CHUNK_SAMPLES (1u << 20)   /* ~4 MB a copy: long enough to hide launch costs */
+#define GF_CU_DIRECT_IO_SAMPLES 65536 /* from this size on, DMA straight from pinned callers */
+#define GF_CU_DIRECT_AUTO_MAX_TAPS 32768 /* beyond this direct never wins; not worth timing */
+
+static const char *algo_str(enum gf_algo a)
+{
+	return a == GF_ALGO_DIRECT ? "direct" : "fft";
+}
+
+static int describe_device(int dev, char *desc, size_t len, struct gf_errbuf *eb)
+{
+	cudaDeviceProp prop;
+	CU_RET(eb, cudaGetDeviceProperties(&prop, dev));
+	snprintf(desc, len, "%.96s (sm_%d%d, %.0f GiB)", prop.name, prop.major, prop.minor,
+		 (double)prop.totalGlobalMem / (1024.0 * 1024.0 * 1024.0));
+	return 0;
+}
+
+extern "C" int gf_cuda_probe(int gpu_index, char *desc, uint32_t desc_len)
+{
+	int n = 0;
+	cudaError_t e = cudaGetDeviceCount(&n);
+	if (e != cudaSuccess) {
+		(void)cudaGetLastError();
+		snprintf(desc, desc_len, "no usable CUDA device: %s", cudaGetErrorString(e));
+		return GF_E_NOGPU;
+	}
+	if (gpu_index < 0 || gpu_index >= n) {
+		snprintf(desc, desc_len, "no CUDA device %d (%d present)", gpu_index, n);
+		return GF_E_NOGPU;
+	}
+	cudaDeviceProp prop;
+	int mode = cudaComputeModeDefault;
+	e = cudaGetDeviceProperties(&prop, gpu_index);
+	if (e == cudaSuccess)
+		e = cudaDeviceGetAttribute(&mode, cudaDevAttrComputeMode, gpu_index);
+	if (e != cudaSuccess || mode == cudaComputeModeProhibited) {
+		(void)cudaGetLastError();
+		snprintf(desc, desc_len, "CUDA device %d unusable: %s", gpu_index,
+			 e != cudaSuccess ? cudaGetErrorString(e) : "compute mode prohibited");
+		return GF_E_NOGPU;
+	}
+	snprintf(desc, desc_len, "%.96s (sm_%d%d, %.0f GiB)", prop.name, prop.major, prop.minor,
+		 (double)prop.totalGlobalMem / (1024.0 * 1024.0 * 1024.0));
+	return 0;
+}
+
+extern "C" int gf_cuda_pin(void *ptr, size_t bytes)
+{
+	int n = 0;
+	if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+		(void)cudaGetLastError();
+		return GF_E_NOGPU;
+	}
+	if (cudaHostRegister(ptr, bytes, cudaHostRegisterDefault) != cudaSuccess) {
+		(void)cudaGetLastError();
+		return GF_E_CUDA;
+	}
+	return 0;
+}
+
+extern "C" void gf_cuda_unpin(void *ptr)
+{
+	if (ptr && cudaHostUnregister(ptr) != cudaSuccess)
+		(void)cudaGetLastError(); /* never pinned: fine */
+}
+
+static void inst_free(struct gf_cuda_inst *in)
+{
+	if (!in)
+		return;
+	cudaSetDevice(in->dev);
+	if (in->s_comp)
+		cudaStreamSynchronize(in->s_comp);
+	gf_direct_free(in->direct);
+	gf_fft_free(in->fft);
+	gf_cu_line_free(&in->line);
+	for (int i = 0; i < 2; i++) {
+		cudaFreeHost(in->h_in[i]);
+		cudaFreeHost(in->h_out[i]);
+		cudaFree(in->d_in[i]);
+		cudaFree(in->d_out[i]);
+		if (in->ev_h2d[i])
+			cudaEventDestroy(in->ev_h2d[i]);
+		if (in->ev_comp[i])
+			cudaEventDestroy(in->ev_comp[i]);
+		if (in->ev_d2h[i])
+			cudaEventDestroy(in->ev_d2h[i]);
+	}
+	if (in->s_h2d)
+		cudaStreamDestroy(in->s_h2d);
+	if (in->s_comp)
+		cudaStreamDestroy(in->s_comp);
+	if (in->s_d2h)
+		cudaStreamDestroy(in->s_d2h);
+	(void)cudaGetLastError();
+	free(in);
+}
+
+static int alloc_io(struct gf_cuda_inst *in, struct gf_errbuf *eb)
+{
+	size_t bytes = (size_t)in->chunk * in->channels * sizeof(float);
+	CU_RET(eb, cudaStreamCreateWithFlags(&in->s_h2d, cudaStreamNonBlocking));
+	CU_RET(eb, cudaStreamCreateWithFlags(&in->s_comp, cudaStreamNonBlocking));
+	CU_RET(eb, cudaStreamCreateWithFlags(&in->s_d2h, cudaStreamNonBlocking));
+	for (int i = 0; i < 2; i++) {
+		CU_RET(eb, cudaEventCreateWithFlags(&in->ev_h2d[i], cudaEventDisableTiming));
+		CU_RET(eb, cudaEventCreateWithFlags(&in->ev_comp[i], cudaEventDisableTiming));
+		CU_RET(eb, cudaEventCreateWithFlags(&in->ev_d2h[i], cudaEventDisableTiming));
+		CU_RET(eb, cudaHostAlloc(&in->h_in[i], bytes, cudaHostAllocDefault));
+		CU_RET(eb, cudaHostAlloc(&in->h_out[i], bytes, cudaHostAllocDefault));
+		CU_RET(eb, cudaMalloc(&in->d_in[i], bytes));
+		CU_RET(eb, cudaMalloc(&in->d_out[i], bytes));
+		memset(in->h_in[i], 0, bytes);
+		CU_RET(eb, cudaMemsetAsync(in->d_in[i], 0, bytes, in->s_comp));
+	}
+	return 0;
+}
+
+/* Enqueue one chunk already in d_in on s: line update, convolution into d_out
+ * (none when priming). Advances the stream position. */
+static int run_chunk(struct gf_cuda_inst *in, const float *d_in, float *d_out, uint32_t frames, cudaStream_t s,
+		     struct gf_errbuf *eb)
+{
+	int64_t j0;
+	bool zero = d_out && in->algo == GF_ALGO_DIRECT && gf_direct_needs_zero(in->direct, frames);
+	bool fft = in->algo == GF_ALGO_FFT;
+	int err = gf_cu_line_append(&in->line, in->channels, d_in, frames, fft, zero ? d_out : NULL, s, eb, &j0);
+	if (!err) {
+		if (!fft)
+			err = d_out ? gf_direct_run(in->direct, in, j0, frames, d_out, s, eb) : 0;
+		else
+			err = gf_fft_run(in->fft, in, d_in, j0, frames, d_out, s, eb);
+	}
+	if (!err)
+		in->line.pos += frames;
+	return err;
+}
+
+static int reset_state(struct gf_cuda_inst *in, struct gf_errbuf *eb)
+{
+	int err = gf_cu_line_reset(&in->line, in->channels, in->s_comp, eb);
+	if (!err && in->fft)
+		err = gf_fft_reset(in->fft, in, in->s_comp, eb);
+	return err;
+}
+
+extern "C" int gf_cuda_time_calls(void *inst, uint32_t frames, int reps, double *ms_per_call)
+{
+	struct gf_cuda_inst *in = (struct gf_cuda_inst *)inst;
+	struct gf_errbuf *eb = &in->eb;
+	cudaEvent_t a = NULL, b = NULL;
+	float ms = 0.0f;
+	int err;
+	if (frames < 1 || frames > in->chunk)
+		return GF_E_INVAL;
+	if ((err = CU_TRY(eb, cudaSetDevice(in->dev))) || (err = CU_TRY(eb, cudaEventCreate(&a))) ||
+	    (err = CU_TRY(eb, cudaEventCreate(&b))))
+		goto out;
+	for (int i = 0; i < 2 && !err; i++)
+		err = run_chunk(in, in->d_in[0], in->d_out[0], frames, in->s_comp, eb);
+	if (err || (err = CU_TRY(eb, cudaEventRecord(a, in->s_comp))))
+		goto out;
+	for (int i = 0; i < reps && !err; i++)
+		err = run_chunk(in, in->d_in[0], in->d_out[0], frames, in->s_comp, eb);
+	if (err || (err = CU_TRY(eb, cudaEventRecord(b, in->s_comp))) || (err = CU_TRY(eb, cudaEventSynchronize(b))) ||
+	    (err = CU_TRY(eb, cudaEventElapsedTime(&ms, a, b))))
+		goto out;
+	*ms_per_call = (double)ms / (reps > 0 ? reps : 1);
+out:
+	if (a)
+		cudaEventDestroy(a);
+	if (b)
+		cudaEventDestroy(b);
+	return err;
+}
+
+/* AUTO: time both algorithms on a call of this instance's typical size and
+ * keep the faster. Runs on the control thread; a few milliseconds. */
+static int calibrate(struct gf_cuda_inst *in, struct gf_errbuf *eb)
+{
+	uint32_t frames = in->max_block < in->chunk ? in->max_block : in->chunk;
+	int reps = 5;
+	double t_direct = 0.0, t_fft = 0.0;
+	in->algo = GF_ALGO_DIRECT;
+	int err = gf_cuda_time_calls(in, frames, reps, &t_direct);
+	if (!err) {
+		in->algo = GF_ALGO_FFT;
+		err = gf_cuda_time_calls(in, frames, reps, &t_fft);
+	}
+	if (err) {
+		gf_errbuf_set(eb, "%s", in->eb.msg);
+		return err;
+	}
+	in->algo = t_direct <= t_fft ? GF_ALGO_DIRECT : GF_ALGO_FFT;
+	if (in->algo == GF_ALGO_DIRECT) {
+		gf_fft_free(in->fft);
+		in->fft = NULL;
+	} else {
+		gf_direct_free(in->direct);
+		in->direct = NULL;
+	}
+	return 0;
+}
+
+static uint32_t pick_chunk(uint32_t channels, uint32_t max_block, uint32_t partition)
+{
+	uint32_t c = GF_CU_CHUNK_SAMPLES / channels;
+	uint32_t p = 1024;
+	while (p * 2 <= c)
+		p *= 2;
+	if (partition > p)
+		p = partition;
+	return max_block < p ? max_block : p;
+}
+
+static int cu_create(const struct gf_engine_params *p, const struct gf_filter_set *fs, void **out,
+		     struct gf_errbuf *eb)
+{
+	char why[160];
+	*out = NULL;
+	if (!fs || fs->channels != p->channels || fs->taps < 1 || p->max_block < 1 || p->channels < 1) {
+		gf_errbuf_set(eb, "cuda: invalid parameters (channels %u/%u, taps %u, max_block %u)",
+			      fs ? fs->channels : 0, p->channels, fs ? fs->taps : 0, p->max_block);
+		return GF_E_INVAL;
+	}
+	int err = gf_cuda_probe(p->gpu_index, why, sizeof(why));
+	if (err) {
+		gf_errbuf_set(eb, "cuda: %s", why);
+		return err;
+	}
+	struct gf_cuda_inst *in = (struct gf_cuda_inst *)calloc(1, sizeof(*in));
+	if (!in) {
+		gf_errbuf_set(eb, "cuda: out of host memory");
+		return GF_E_NOMEM;
+	}
+	in->dev = p->gpu_index;
+	in->channels = p->channels;
+	in->taps = fs->taps;
+	in->max_block = p->max_block;
+	const char *fa = getenv("GPUFIR_CUDA_FAIL_AFTER");
+	in->fail_after = fa && *fa ? strtol(fa, NULL, 10) : -1;
+
+	bool want_direct = p->algo == GF_ALGO_DIRECT || (p->algo == GF_ALGO_AUTO && fs->taps <= GF_CU_DIRECT_AUTO_MAX_TAPS);
+	bool want_fft = p->algo != GF_ALGO_DIRECT;
+	uint32_t part = want_fft ? gf_fft_pick_partition(fs->taps, p->max_block) : 0;
+	in->chunk = pick_chunk(in->channels, in->max_block, part);
+	int64_t keep = want_direct ? (int64_t)fs->taps - 1 : 0;
+	if (want_fft && (int64_t)gf_fft_keep(part) > keep)
+		keep = gf_fft_keep(part);
+	in->algo = want_direct ? GF_ALGO_DIRECT : GF_ALGO_FFT;
+
+	if ((err = CU_TRY(eb, cudaSetDevice(in->dev))) || (err = describe_device(in->dev, in->desc, sizeof(in->desc), eb)) ||
+	    (err = alloc_io(in, eb)) || (err = gf_cu_line_init(&in->line, in->channels, keep, in->chunk, eb)) ||
+	    (err = gf_cu_line_reset(&in->line, in->channels, in->s_comp, eb)))
+		goto fail;
+	if (want_direct && (err = gf_direct_new(&in->direct, in, fs, eb)))
+		goto fail;
+	if (want_fft && (err = gf_fft_new(&in->fft, in, fs, part, eb)))
+		goto fail;
+	if (want_direct && want_fft && (err = calibrate(in, eb)))
+		goto fail;
+	if ((err = reset_state(in, eb)) || (err = CU_TRY(eb, cudaStreamSynchronize(in->s_comp))))
+		goto fail;
+	*out = in;
+	return 0;
+fail:
+	inst_free(in);
+	return err;
+}
+
+/* Upload the newest taps-1 history frames and run them through the state
+ * without producing output. Audio thread: no allocation. */
+static int cu_prime(void *inst, const float *history, uint32_t frames)
+{
+	struct gf_cuda_inst *in = (struct gf_cuda_inst *)inst;
+	struct gf_errbuf *eb = &in->eb;
+	uint32_t n = frames < in->taps - 1 ? frames : in->taps - 1;
+	const float *src = history + (size_t)(frames - n) * in->channels;
+	CU_RET(eb, cudaSetDevice(in->dev));
+	int err = reset_state(in, eb);
+	while (!err && n > 0) {
+		uint32_t f = n < in->chunk ? n : in->chunk;
+		size_t bytes = (size_t)f * in->channels * sizeof(float);
+		memcpy(in->h_in[0], src, bytes);
+		if (!(err = CU_TRY(eb, cudaMemcpyAsync(in->d_in[0], in->h_in[0], bytes, cudaMemcpyHostToDevice, in->s_comp))) &&
+		    !(err = run_chunk(in, in->d_in[0], NULL, f, in->s_comp, eb)))
+			err = CU_TRY(eb, cudaStreamSynchronize(in->s_comp));
+		src += (size_t)f * in->channels;
+		n -= f;
+	}
+	if (!err)
+		err = CU_TRY(eb, cudaStreamSynchronize(in->s_comp));
+	return err;
+}
+
+/* One chunk on s_comp alone: the low-latency path of every live block. */
+static int process_single(struct gf_cuda_inst *in, const float *inp, float *outp, uint32_t frames)
+{
+	struct gf_errbuf *eb = &in->eb;
+	size_t bytes = (size_t)frames * in->channels * sizeof(float);
+	memcpy(in->h_in[0], inp, bytes);
+	CU_RET(eb, cudaMemcpyAsync(in->d_in[0], in->h_in[0], bytes, cudaMemcpyHostToDevice, in->s_comp));
+	int err = run_chunk(in, in->d_in[0], in->d_out[0], frames, in->s_comp, eb);
+	if (err)
+		return err;
+	CU_RET(eb, cudaMemcpyAsync(in->h_out[0], in->d_out[0], bytes, cudaMemcpyDeviceToHost, in->s_comp));
+	CU_RET(eb, cudaStreamSynchronize(in->s_comp));
+	memcpy(outp, in->h_out[0], bytes);
+	return 0;
+}
+
+/* Enqueue chunk k (slot k&1) on the three streams. With @p direct_io the
+ * caller's memory is pinned: DMA straight from and to it, no staging copies. */
+static int enqueue_chunk(struct gf_cuda_inst *in, const float *inp, float *outp, uint32_t k, uint32_t f,
+			 bool direct_io)
+{
+	struct gf_errbuf *eb = &in->eb;
+	int s = k & 1;
+	size_t bytes = (size_t)f * in->channels * sizeof(float);
+	const float *src = inp;
+	if (!direct_io) {
+		if (k >= 2) /* upload of chunk k-2 done: its pinned slot is free */
+			CU_RET(eb, cudaEventSynchronize(in->ev_h2d[s]));
+		memcpy(in->h_in[s], inp, bytes);
+		src = in->h_in[s];
+	}
+	if (k >= 2) /* compute of chunk k-2 has finished reading d_in[s] */
+		CU_RET(eb, cudaStreamWaitEvent(in->s_h2d, in->ev_comp[s], 0));
+	CU_RET(eb, cudaMemcpyAsync(in->d_in[s], src, bytes, cudaMemcpyHostToDevice, in->s_h2d));
+	CU_RET(eb, cudaEventRecord(in->ev_h2d[s], in->s_h2d));
+	CU_RET(eb, cudaStreamWaitEvent(in->s_comp, in->ev_h2d[s], 0));
+	if (k >= 2) /* download of chunk k-2 has emptied d_out[s] */
+		CU_RET(eb, cudaStreamWaitEvent(in->s_comp, in->ev_d2h[s], 0));
+	int err = run_chunk(in, in->d_in[s], in->d_out[s], f, in->s_comp, eb);
+	if (err)
+		return err;
+	CU_RET(eb, cudaEventRecord(in->ev_comp[s], in->s_comp));
+	CU_RET(eb, cudaStreamWaitEvent(in->s_d2h, in->ev_comp[s], 0));
+	CU_RET(eb, cudaMemcpyAsync(direct_io ? outp : in->h_out[s], in->d_out[s], bytes, cudaMemcpyDeviceToHost,
+				   in->s_d2h));
+	CU_RET(eb, cudaEventRecord(in->ev_d2h[s], in->s_d2h));
+	return 0;
+}
+
+static int finish_chunk(struct gf_cuda_inst *in, float *outp, uint32_t k, uint32_t f, bool direct_io)
+{
+	int s = k & 1;
+	CU_RET(&in->eb, cudaEventSynchronize(in->ev_d2h[s]));
+	if (!direct_io)
+		memcpy(outp, in->h_out[s], (size_t)f * in->channels * sizeof(float));
+	return 0;
+}
+
+/* Page-locked (cudaHostAlloc or gf_cuda_pin) at both ends of the range? */
+static bool is_pinned(const void *p, size_t bytes)
+{
+	cudaPointerAttributes a, b;
+	if (cudaPointerGetAttributes(&a, p) != cudaSuccess ||
+	    cudaPointerGetAttributes(&b, (const char *)p + bytes - 1) != cudaSuccess) {
+		(void)cudaGetLastError();
+		return false;
+	}
+	return a.type == cudaMemoryTypeHost && b.type == cudaMemoryTypeHost;
+}
+
+static int process_pipelined(struct gf_cuda_inst *in, const float *inp, float *outp, uint32_t frames)
+{
+	const uint32_t ch = in->chunk, C = in->channels;
+	const uint32_t nk = (frames + ch - 1) / ch;
+	const size_t bytes = (size_t)frames * C * sizeof(float);
+	const bool dio = is_pinned(inp, bytes) && is_pinned(outp, bytes);
+	int err = 0;
+	for (uint32_t k = 0; k < nk && !err; k++) {
+		uint32_t f = k + 1 < nk ? ch : frames - k * ch;
+		err = enqueue_chunk(in, inp + (size_t)k * ch * C, outp + (size_t)k * ch * C, k, f, dio);
+		/* The output of k-1 is copied out only after chunk k's input was
+		 * staged: in and out may alias. */
+		if (!err && k >= 1)
+			err = finish_chunk(in, outp + (size_t)(k - 1) * ch * C, k - 1, ch, dio);
+	}
+	if (!err)
+		err = finish_chunk(in, outp + (size_t)(nk - 1) * ch * C, nk - 1, frames - (nk - 1) * ch, dio);
+	if (err) { /* leave nothing in flight that still reads the staging buffers */
+		cudaStreamSynchronize(in->s_h2d);
+		cudaStreamSynchronize(in->s_comp);
+		cudaStreamSynchronize(in->s_d2h);
+		(void)cudaGetLastError();
+	}
+	return err;
+}
+
+static int cu_process(void *inst, const float *inp, float *outp, uint32_t frames)
+{
+	struct gf_cuda_inst *in = (struct gf_cuda_inst *)inst;
+	if (frames < 1 || frames > in->max_block)
+		return GF_E_INVAL;
+	if (in->fail_after >= 0 && in->calls >= (uint64_t)in->fail_after) {
+		gf_errbuf_set(&in->eb, "cuda: failure injected by GPUFIR_CUDA_FAIL_AFTER=%ld", in->fail_after);
+		return GF_E_CUDA;
+	}
+	in->calls++;
+	CU_RET(&in->eb, cudaSetDevice(in->dev));
+	/* Small calls: one staging copy is cheaper than asking the driver
+	 * whether the caller's memory is pinned. */
+	if (frames <= in->chunk && (size_t)frames * in->channels < GF_CU_DIRECT_IO_SAMPLES)
+		return process_single(in, inp, outp, frames);
+	return process_pipelined(in, inp, outp, frames);
+}
+
+static void cu_destroy(void *inst)
+{
+	inst_free((struct gf_cuda_inst *)inst);
+}
+
+static const char *cu_algo_name(const void *inst)
+{
+	return algo_str(((const struct gf_cuda_inst *)inst)->algo);
+}
+
+static const char *cu_describe(const void *inst)
+{
+	return ((const struct gf_cuda_inst *)inst)->desc;
+}
+
+extern "C" void gf_cuda_force_direct_shape(void *inst, int outputs_per_thread)
+{
+	struct gf_cuda_inst *in = (struct gf_cuda_inst *)inst;
+	if (in->direct)
+		gf_direct_force_r(in->direct, outputs_per_thread);
+}
+
+extern "C" uint32_t gf_cuda_fft_partition(const void *inst)
+{
+	const struct gf_cuda_inst *in = (const struct gf_cuda_inst *)inst;
+	return in->fft ? gf_fft_partition(in->fft) : 0;
+}
+
+extern "C" uint32_t gf_cuda_chunk_frames(const void *inst)
+{
+	return ((const struct gf_cuda_inst *)inst)->chunk;
+}
+
+extern "C" const char *gf_cuda_taps_where(const void *inst)
+{
+	const struct gf_cuda_inst *in = (const struct gf_cuda_inst *)inst;
+	return in->direct ? gf_direct_where(in->direct) : "";
+}
+
+extern "C" const struct gf_backend_ops gf_cuda_backend = {
+	"cuda", cu_create, cu_prime, cu_process, cu_destroy, cu_algo_name, cu_describe,
+};

@@ -1,0 +1,39 @@
+/**
+ * @file cuda_bench.h
+ * Hooks into a CUDA backend instance for benchmarks and tests (plain C, no
+ * CUDA types). Not part of the engine's interface. Control thread only.
+ */
+#ifndef GPUFIR_CUDA_BENCH_H
+#define GPUFIR_CUDA_BENCH_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * Time the device work of @p reps consecutive calls of @p frames frames
+ * (line update and convolution, no PCIe copies) with CUDA events, after two
+ * warm-up calls, on whatever is in the device staging buffer.
+ * @return 0 or GF_E_*; *ms_per_call receives the mean.
+ */
+int gf_cuda_time_calls(void *inst, uint32_t frames, int reps, double *ms_per_call);
+
+/** Direct algorithm: force 16 or 4 outputs per thread (0 = automatic). */
+void gf_cuda_force_direct_shape(void *inst, int outputs_per_thread);
+
+/** FFT partition of an instance (0 for direct). */
+uint32_t gf_cuda_fft_partition(const void *inst);
+
+/** Frames per staging chunk (the unit of the copy/compute pipeline). */
+uint32_t gf_cuda_chunk_frames(const void *inst);
+
+/** Where the direct algorithm reads its taps: "constant bank N", "global memory", or "" for fft. */
+const char *gf_cuda_taps_where(const void *inst);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,122 @@
+/* Per-channel input line shared by both algorithms: deinterleave new frames
+ * behind the history, and move the history to the front when the line fills. */
+#include <stdio.h>
+
+#include "cu_common.cuh"
+
+int gf_cu_check(cudaError_t e, struct gf_errbuf *eb, const char *file, int line, const char *expr)
+{
+	if (e == cudaSuccess)
+		return 0;
+	(void)cudaGetLastError(); /* clear a non-sticky error so later checks start clean */
+	gf_errbuf_set(eb, "%s:%d: %s: %s (%s)", file, line, expr, cudaGetErrorString(e), cudaGetErrorName(e));
+	return GF_E_CUDA;
+}
+
+static const char *cufft_name(cufftResult r)
+{
+	switch (r) {
+	case CUFFT_SUCCESS: return "success";
+	case CUFFT_INVALID_PLAN: return "invalid plan";
+	case CUFFT_ALLOC_FAILED: return "allocation failed";
+	case CUFFT_INVALID_TYPE: return "invalid type";
+	case CUFFT_INVALID_VALUE: return "invalid value";
+	case CUFFT_INTERNAL_ERROR: return "internal error";
+	case CUFFT_EXEC_FAILED: return "execution failed";
+	case CUFFT_SETUP_FAILED: return "setup failed (driver or library)";
+	case CUFFT_INVALID_SIZE: return "invalid size";
+	case CUFFT_UNALIGNED_DATA: return "unaligned data";
+	case CUFFT_INVALID_DEVICE: return "invalid device";
+	case CUFFT_NO_WORKSPACE: return "no workspace";
+	case CUFFT_NOT_IMPLEMENTED: return "not implemented";
+	case CUFFT_NOT_SUPPORTED: return "not supported";
+	default: return "unknown cuFFT error";
+	}
+}
+
+int gf_cufft_check(cufftResult r, struct gf_errbuf *eb, const char *file, int line, const char *expr)
+{
+	if (r == CUFFT_SUCCESS)
+		return 0;
+	gf_errbuf_set(eb, "%s:%d: %s: cuFFT error %d (%s)", file, line, expr, (int)r, cufft_name(r));
+	return GF_E_CUDA;
+}
+
+int gf_cu_line_init(struct gf_cu_line *l, uint32_t channels, int64_t keep, uint32_t chunk,
+		    struct gf_errbuf *eb)
+{
+	l->keep = keep;
+	l->cap = 2 * keep + chunk;
+	l->cap = (l->cap + 31) & ~(int64_t)31;
+	CU_RET(eb, cudaMalloc(&l->d_line, (size_t)l->cap * channels * sizeof(float)));
+	return 0;
+}
+
+void gf_cu_line_free(struct gf_cu_line *l)
+{
+	if (l->d_line)
+		cudaFree(l->d_line);
+	l->d_line = NULL;
+}
+
+int gf_cu_line_reset(struct gf_cu_line *l, uint32_t channels, cudaStream_t s, struct gf_errbuf *eb)
+{
+	CU_RET(eb, cudaMemsetAsync(l->d_line, 0, (size_t)l->cap * channels * sizeof(float), s));
+	l->pos = 0;
+	l->origin = -l->keep;
+	return 0;
+}
+
+/* Deinterleave in[n*C + c] into line[c*cap + j0 + n] for n >= skip; clear
+ * out[] alongside. 32-bit indices: a chunk holds well under 2^31 samples. */
+__global__ void k_line_append(float *__restrict__ line, int64_t cap, int64_t j0, const float *__restrict__ in,
+			      uint32_t frames, uint32_t skip, uint32_t C, float *__restrict__ zero_out)
+{
+	const uint32_t total = frames * C, first = skip * C;
+	for (uint32_t i = first + blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x) {
+		uint32_t n = i / C, c = i - n * C;
+		line[c * cap + j0 + n] = in[i];
+	}
+	if (zero_out)
+		for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x)
+			zero_out[i] = 0.0f;
+}
+
+/* line[c*cap + i] = line[c*cap + src + i] for i < keep; src >= keep, so no overlap. */
+__global__ void k_line_move(float *__restrict__ line, int64_t cap, int64_t src, int64_t keep, uint32_t C)
+{
+	uint64_t total = (uint64_t)keep * C;
+	for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < total;
+	     i += (uint64_t)gridDim.x * blockDim.x) {
+		uint64_t c = i / keep, k = i % keep;
+		line[c * cap + k] = line[c * cap + src + k];
+	}
+}
+
+static unsigned grid_for(uint64_t n, unsigned block)
+{
+	uint64_t g = (n + block - 1) / block;
+	return (unsigned)(g < 1 ? 1 : g > 65535 ? 65535 : g);
+}
+
+int gf_cu_line_append(struct gf_cu_line *l, uint32_t channels, const float *d_in, uint32_t frames,
+		      int tail_only, float *d_zero_out, cudaStream_t s, struct gf_errbuf *eb, int64_t *j0)
+{
+	int64_t jw = l->pos - l->origin;
+	if (jw + frames > l->cap) {
+		if (l->keep > 0) {
+			k_line_move<<<grid_for((uint64_t)l->keep * channels, 256), 256, 0, s>>>(
+				l->d_line, l->cap, jw - l->keep, l->keep, channels);
+			CU_LAUNCHED(eb);
+		}
+		l->origin = l->pos - l->keep;
+		jw = l->keep;
+	}
+	uint32_t skip = tail_only && frames > l->keep ? frames - (uint32_t)l->keep : 0;
+	uint64_t work = (uint64_t)(d_zero_out ? frames : frames - skip) * channels;
+	k_line_append<<<grid_for(work, 256), 256, 0, s>>>(l->d_line, l->cap, jw, d_in, frames, skip, channels,
+							      d_zero_out);
+	CU_LAUNCHED(eb);
+	*j0 = jw;
+	return 0;
+}

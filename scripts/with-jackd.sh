@@ -1,0 +1,63 @@
+#!/bin/sh
+# Run a command against a private JACK server (dummy driver, no sound card,
+# no real-time privileges), e.g. for the live tests:
+#   scripts/with-jackd.sh ctest -L live --output-on-failure
+# The server runs in sync mode (-S): in async mode slow clients' cycles are
+# skipped on small machines, which garbles sample-exact recordings.
+# Environment: JACK_RATE (48000), JACK_PERIOD (64), JACK_NAME (gpufir-test-PID).
+# The command sees JACK_DEFAULT_SERVER=<name>; the script exits with its status.
+set -u
+
+rate=${JACK_RATE:-48000}
+period=${JACK_PERIOD:-64}
+name=${JACK_NAME:-gpufir-test-$$}
+
+if [ $# -eq 0 ]; then
+	echo "usage: $0 command [args...]" >&2
+	exit 2
+fi
+if ! command -v jackd >/dev/null 2>&1; then
+	echo "with-jackd.sh: jackd not found (apt-get install jackd2)" >&2
+	exit 77
+fi
+
+log=$(mktemp "${TMPDIR:-/tmp}/jackd-$name.XXXXXX")
+jackd -n "$name" -S -r -d dummy -r "$rate" -p "$period" -C 2 -P 2 >"$log" 2>&1 &
+jpid=$!
+
+cleanup() {
+	if kill -0 "$jpid" 2>/dev/null; then
+		kill -TERM "$jpid" 2>/dev/null
+		i=0
+		while kill -0 "$jpid" 2>/dev/null && [ $i -lt 50 ]; do
+			sleep 0.1
+			i=$((i + 1))
+		done
+		kill -KILL "$jpid" 2>/dev/null
+		wait "$jpid" 2>/dev/null
+	fi
+	# A server that did not exit cleanly leaves its files behind; only this
+	# server's (named ones) are removed: other servers may be running.
+	rm -f /dev/shm/jack_"$name"_* /dev/shm/jack_sem.*_"$name"_* 2>/dev/null
+	rm -f "$log"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+export JACK_DEFAULT_SERVER="$name"
+export JACK_NO_START_SERVER=1 # never let a client start a server of its own
+# Wait until the server accepts clients (jack_lsp connects as a client).
+i=0
+until jack_lsp >/dev/null 2>&1; do
+	if ! kill -0 "$jpid" 2>/dev/null || [ $i -ge 100 ]; then
+		echo "with-jackd.sh: jackd did not start:" >&2
+		cat "$log" >&2
+		exit 1
+	fi
+	sleep 0.1
+	i=$((i + 1))
+done
+
+"$@"
+status=$?
+exit $status

@@ -1,0 +1,391 @@
+#include "cli.h"
+
+#include <getopt.h>
+#include <sndfile.h>
+#include <string.h>
+
+#include "offline.h"
+
+/* Long-only options get values past the char range. */
+enum { OPT_LIVE = 256, OPT_LIST_DEVICES, OPT_CHECK_CONFIG, OPT_STATUS };
+
+static const char short_opts[] = ":i:o:c:b:a:tf:qvhV"; /* ':' first: report missing values */
+
+static const struct option long_opts[] = {
+	{"input", required_argument, NULL, 'i'},
+	{"output", required_argument, NULL, 'o'},
+	{"config", required_argument, NULL, 'c'},
+	{"backend", required_argument, NULL, 'b'},
+	{"algo", required_argument, NULL, 'a'},
+	{"tail", no_argument, NULL, 't'},
+	{"format", required_argument, NULL, 'f'},
+	{"quiet", no_argument, NULL, 'q'},
+	{"verbose", no_argument, NULL, 'v'},
+	{"live", no_argument, NULL, OPT_LIVE},
+	{"list-devices", no_argument, NULL, OPT_LIST_DEVICES},
+	{"check-config", no_argument, NULL, OPT_CHECK_CONFIG},
+	{"status", no_argument, NULL, OPT_STATUS},
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, 'V'},
+	{NULL, 0, NULL, 0},
+};
+
+/* What the option loop saw, before it is checked as a whole. */
+struct seen {
+	int help, version;
+	int modes[GF_MODE_VERSION + 1]; /* per mode: 1 if an option selected it */
+	const char *operand;		/* the first positional argument, if any */
+	const char *second;		/* the second one: always an error */
+	int n_operands;
+	int config;	  /* -c given */
+	int offline_only; /* the first offline-only option, or 0 */
+	int engine_opt;	  /* --backend/--algo given ('b' or 'a') */
+};
+
+const char *gf_cli_mode_name(enum gf_cli_mode m)
+{
+	switch (m) {
+	case GF_MODE_OFFLINE:
+		return "-i/-o (offline)";
+	case GF_MODE_LIVE:
+		return "--live";
+	case GF_MODE_LIST_DEVICES:
+		return "--list-devices";
+	case GF_MODE_CHECK_CONFIG:
+		return "--check-config";
+	case GF_MODE_STATUS:
+		return "--status";
+	case GF_MODE_HELP:
+		return "--help";
+	case GF_MODE_VERSION:
+		return "--version";
+	default:
+		return "(none)";
+	}
+}
+
+static const char *opt_name(int c)
+{
+	switch (c) {
+	case 'i':
+		return "-i/--input";
+	case 'o':
+		return "-o/--output";
+	case 'c':
+		return "-c/--config";
+	case 'b':
+		return "--backend";
+	case 'a':
+		return "--algo";
+	case 't':
+		return "--tail";
+	case 'f':
+		return "--format";
+	default:
+		return "?";
+	}
+}
+
+/* A file-name value must be non-empty, given once, and not look like the next option. */
+static int take_path(const char **dst, int c, const char *arg, struct gf_errbuf *eb)
+{
+	if (*dst) {
+		gf_errbuf_set(eb, "%s given twice", opt_name(c));
+		return GF_E_INVAL;
+	}
+	if (arg[0] == '\0') {
+		gf_errbuf_set(eb, "%s needs a file name, got an empty string", opt_name(c));
+		return GF_E_INVAL;
+	}
+	/* getopt happily takes "-o" as the value of "-i": almost always a missing value. */
+	if (arg[0] == '-' && arg[1] != '\0') {
+		gf_errbuf_set(eb, "%s needs a file name, got option '%s' (write ./%s for such a file)",
+			      opt_name(c), arg, arg);
+		return GF_E_INVAL;
+	}
+	*dst = arg;
+	return 0;
+}
+
+static int getopt_error(int c, char *const argv[], struct gf_errbuf *eb)
+{
+	const char *arg = optind > 0 ? argv[optind - 1] : "";
+	if (c == ':') {
+		gf_errbuf_set(eb, "option '%s' needs a value", arg);
+	} else if (strncmp(arg, "--", 2) == 0) {
+		gf_errbuf_set(eb, "unknown or ambiguous option '%s'", arg);
+	} else if (optopt) {
+		gf_errbuf_set(eb, "unknown option '-%c'", optopt);
+	} else {
+		gf_errbuf_set(eb, "unknown option '%s'", arg);
+	}
+	return GF_E_INVAL;
+}
+
+/* Handle one option from getopt_long. */
+static int take_option(struct gf_cli *cli, struct seen *s, int c, char *const argv[], struct gf_errbuf *eb)
+{
+	switch (c) {
+	case 'i':
+		s->modes[GF_MODE_OFFLINE] = 1;
+		return take_path(&cli->input, c, optarg, eb);
+	case 'o':
+		s->modes[GF_MODE_OFFLINE] = 1;
+		return take_path(&cli->output, c, optarg, eb);
+	case 'c':
+		s->config = 1;
+		return take_path(&cli->config, c, optarg, eb);
+	case 'b':
+		s->engine_opt = s->engine_opt ? s->engine_opt : c;
+		cli->backend_set = 1;
+		if (gf_backend_parse(optarg, &cli->backend) == 0)
+			return 0;
+		gf_errbuf_set(eb, "unknown backend '%s' (use auto, cpu or cuda)", optarg);
+		return GF_E_INVAL;
+	case 'a':
+		s->engine_opt = s->engine_opt ? s->engine_opt : c;
+		cli->algo_set = 1;
+		if (gf_algo_parse(optarg, &cli->algo) == 0)
+			return 0;
+		gf_errbuf_set(eb, "unknown algorithm '%s' (use auto, direct or fft)", optarg);
+		return GF_E_INVAL;
+	case 't':
+		s->offline_only = s->offline_only ? s->offline_only : c;
+		cli->tail = 1;
+		return 0;
+	case 'f':
+		s->offline_only = s->offline_only ? s->offline_only : c;
+		if (gf_offline_parse_format(optarg, &cli->format_subtype) == 0)
+			return 0;
+		gf_errbuf_set(eb, "unknown output format '%s' (use one of %s)", optarg,
+			      gf_offline_format_list());
+		return GF_E_INVAL;
+	case 'q':
+		cli->quiet = 1;
+		return 0;
+	case 'v':
+		cli->verbose = 1;
+		return 0;
+	case 'h':
+		s->help = 1;
+		return 0;
+	case 'V':
+		s->version = 1;
+		return 0;
+	case OPT_LIVE:
+		s->modes[GF_MODE_LIVE] = 1;
+		return 0;
+	case OPT_LIST_DEVICES:
+		s->modes[GF_MODE_LIST_DEVICES] = 1;
+		return 0;
+	case OPT_CHECK_CONFIG:
+		s->modes[GF_MODE_CHECK_CONFIG] = 1;
+		return 0;
+	case OPT_STATUS:
+		s->modes[GF_MODE_STATUS] = 1;
+		return 0;
+	default:
+		return getopt_error(c, argv, eb);
+	}
+}
+
+/* Exactly one mode: the offline one, or one of the --MODE switches. */
+static int pick_mode(struct gf_cli *cli, const struct seen *s, struct gf_errbuf *eb)
+{
+	for (int m = GF_MODE_OFFLINE; m <= GF_MODE_STATUS; m++) {
+		if (!s->modes[m])
+			continue;
+		if (cli->mode != GF_MODE_NONE) {
+			gf_errbuf_set(eb, "conflicting modes: %s and %s (choose one)",
+				      gf_cli_mode_name(cli->mode), gf_cli_mode_name(m));
+			return GF_E_INVAL;
+		}
+		cli->mode = (enum gf_cli_mode)m;
+	}
+	if (cli->mode == GF_MODE_NONE) {
+		gf_errbuf_set(eb, "nothing to do: give -i IN -o OUT, --live, --list-devices, "
+				  "--check-config or --status");
+		return GF_E_INVAL;
+	}
+	return 0;
+}
+
+/* Options that mean nothing in the chosen mode are errors, not silently ignored. */
+static int check_mode_options(struct gf_cli *cli, const struct seen *s, struct gf_errbuf *eb)
+{
+	enum gf_cli_mode m = cli->mode;
+	if (s->offline_only && m != GF_MODE_OFFLINE) {
+		gf_errbuf_set(eb, "%s applies only to offline mode (-i IN -o OUT), not %s",
+			      opt_name(s->offline_only), gf_cli_mode_name(m));
+		return GF_E_INVAL;
+	}
+	if (s->engine_opt && m != GF_MODE_OFFLINE && m != GF_MODE_LIVE) {
+		gf_errbuf_set(eb, "%s applies only to offline mode and --live, not %s",
+			      opt_name(s->engine_opt), gf_cli_mode_name(m));
+		return GF_E_INVAL;
+	}
+	if (s->config && m == GF_MODE_LIST_DEVICES) {
+		gf_errbuf_set(eb, "-c/--config does not apply to --list-devices");
+		return GF_E_INVAL;
+	}
+	if (cli->quiet && cli->verbose) {
+		gf_errbuf_set(eb, "--quiet and --verbose contradict each other");
+		return GF_E_INVAL;
+	}
+	return 0;
+}
+
+/* Positional operands: --check-config FILE and --status SOCKET take one; nothing else does. */
+static int take_operand(struct gf_cli *cli, const struct seen *s, struct gf_errbuf *eb)
+{
+	if (s->n_operands == 0)
+		return 0;
+	int allowed = cli->mode == GF_MODE_CHECK_CONFIG || cli->mode == GF_MODE_STATUS;
+	if (!allowed || s->n_operands > 1) {
+		gf_errbuf_set(eb, "unexpected argument '%s'%s", allowed ? s->second : s->operand,
+			      cli->mode == GF_MODE_OFFLINE ? " (input and output go after -i and -o)" : "");
+		return GF_E_INVAL;
+	}
+	if (s->operand[0] == '\0') {
+		gf_errbuf_set(eb, "empty argument for %s", gf_cli_mode_name(cli->mode));
+		return GF_E_INVAL;
+	}
+	if (cli->mode == GF_MODE_STATUS) {
+		cli->socket = s->operand;
+		return 0;
+	}
+	if (cli->config && strcmp(cli->config, s->operand) != 0) {
+		gf_errbuf_set(eb, "--check-config: two config files given ('%s' and '%s')", cli->config,
+			      s->operand);
+		return GF_E_INVAL;
+	}
+	cli->config = s->operand;
+	return 0;
+}
+
+static int check_offline(const struct gf_cli *cli, struct gf_errbuf *eb)
+{
+	if (cli->mode != GF_MODE_OFFLINE)
+		return 0;
+	if (!cli->input) {
+		gf_errbuf_set(eb, "missing -i IN: offline mode needs an input file");
+		return GF_E_INVAL;
+	}
+	if (!cli->output) {
+		gf_errbuf_set(eb, "missing -o OUT: offline mode needs an output file");
+		return GF_E_INVAL;
+	}
+	return 0;
+}
+
+int gf_cli_parse(struct gf_cli *cli, int argc, char *const argv[], struct gf_errbuf *eb)
+{
+	memset(cli, 0, sizeof(*cli));
+	struct seen s;
+	memset(&s, 0, sizeof(s));
+	optind = 0; /* glibc: 0 re-initialises getopt completely */
+	opterr = 0; /* we print our own messages */
+	for (;;) {
+		int c = getopt_long(argc, argv, short_opts, long_opts, NULL);
+		if (c == -1)
+			break;
+		int err = take_option(cli, &s, c, argv, eb);
+		if (err)
+			return err;
+	}
+	for (int i = optind; i < argc; i++) {
+		if (s.n_operands == 0)
+			s.operand = argv[i];
+		else if (s.n_operands == 1)
+			s.second = argv[i];
+		s.n_operands++;
+	}
+	if (s.help || s.version) {
+		cli->mode = s.help ? GF_MODE_HELP : GF_MODE_VERSION;
+		return 0;
+	}
+	int err = pick_mode(cli, &s, eb);
+	if (!err)
+		err = check_mode_options(cli, &s, eb);
+	if (!err)
+		err = take_operand(cli, &s, eb);
+	if (!err)
+		err = check_offline(cli, eb);
+	return err;
+}
+
+void gf_cli_print_usage(FILE *out)
+{
+	fputs("Usage: gpufir -i IN -o OUT [-c FILE] [OPTION]...\n"
+	      "       gpufir --live [-c FILE] | --list-devices | --check-config [FILE] | --status [SOCKET]\n",
+	      out);
+}
+
+void gf_cli_print_help(FILE *out)
+{
+	gf_cli_print_usage(out);
+	fputs("\n"
+	      "Filter audio through FIR filters on an NVIDIA GPU (or the CPU), offline or live.\n"
+	      "Filters come from a libconfig file (-c); without one, a built-in denoise chain\n"
+	      "(rumble high-pass, 50/60 Hz hum notches, hiss low-pass) is used.\n"
+	      "\n"
+	      "Modes (choose one):\n"
+	      "  -i, --input=IN         offline: filter the sound file IN (with -o)\n"
+	      "  -o, --output=OUT       offline: write the result to OUT; OUT is replaced only\n"
+	      "                         when filtering succeeded, and may not be IN\n"
+	      "      --live             run the live filter (capture -> filter -> playback or\n"
+	      "                         recording) until SIGINT/SIGTERM; SIGHUP reloads\n"
+	      "      --list-devices     list audio devices (index, name, host API, channels)\n"
+	      "      --check-config [FILE]\n"
+	      "                         load and build FILE (or -c FILE, or the built-in default)\n"
+	      "                         and print a summary, or the error with file and line\n"
+	      "      --status [SOCKET]  ask a running --live instance for its state; SOCKET\n"
+	      "                         defaults to the config's status_socket, else\n"
+	      "                         /run/gpufir/status\n"
+	      "  -h, --help             show this help and exit\n"
+	      "  -V, --version          show version and build features, and exit\n"
+	      "\n"
+	      "Options:\n"
+	      "  -c, --config=FILE      libconfig file with filters, routing, devices\n"
+	      "  -b, --backend=KIND     auto (CUDA when a GPU is usable, else CPU), cpu or cuda;\n"
+	      "                         overrides the config (offline and --live)\n"
+	      "  -a, --algo=ALGO        auto (cheapest), direct or fft; overrides the config\n"
+	      "                         (offline and --live)\n"
+	      "  -t, --tail             offline: append the filter's ring-out (taps-1 frames);\n"
+	      "                         by default OUT has exactly as many frames as IN\n"
+	      "  -f, --format=SUBTYPE   offline: sample format of OUT, one of\n"
+	      "                         PCM_16, PCM_24, PCM_32, FLOAT, DOUBLE, PCM_U8, PCM_S8,\n"
+	      "                         ULAW, ALAW, VORBIS, OPUS, ...; default: IN's format\n"
+	      "  -q, --quiet            only warnings and errors; no progress bar\n"
+	      "  -v, --verbose          debug messages\n"
+	      "\n"
+	      "Offline mode reads anything libsndfile reads (WAV, FLAC, OGG, AIFF, CAF, W64,\n"
+	      "RF64, ...) with any channel count; OUT's container follows its extension (.wav,\n"
+	      ".flac, ...), else IN's. Filters are designed at IN's sample rate.\n"
+	      "\n"
+	      "Exit status:\n"
+	      "  0 success, 1 failure, 2 usage error, 3 bad configuration or filter file,\n"
+	      "  4 input/output file error, 5 processing error (engine, GPU, audio device),\n"
+	      "  130 stopped by SIGINT/SIGTERM\n"
+	      "\n"
+	      "Examples:\n"
+	      "  gpufir -i noisy.wav -o clean.wav\n"
+	      "  gpufir -i in.flac -o out.flac -c room.conf --tail\n"
+	      "  gpufir -i in.wav -o out.wav --format FLOAT --backend cpu\n"
+	      "  gpufir --check-config /etc/gpufir/gpufir.conf\n"
+	      "  gpufir --live -c /etc/gpufir/gpufir.conf\n",
+	      out);
+}
+
+void gf_cli_print_version(FILE *out)
+{
+	char sndfile_version[128];
+	sf_command(NULL, SFC_GET_LIB_VERSION, sndfile_version, sizeof(sndfile_version));
+	fprintf(out, "gpufir %s\n", GPUFIR_VERSION);
+#ifdef GPUFIR_HAVE_CUDA
+	fputs("CUDA backend: built in\n", out);
+#else
+	fputs("CUDA backend: not built in (CPU only)\n", out);
+#endif
+	fprintf(out, "%s\n", sndfile_version);
+}

@@ -1,0 +1,65 @@
+/**
+ * @file cli.h
+ * Command-line parsing for the gpufir program (getopt_long, GNU style),
+ * kept apart from main() so that every mode and every usage error can be
+ * unit-tested without running anything.
+ *
+ * Control thread only. Parsing never prints and never exits: errors come
+ * back as GF_E_INVAL with a one-line message in the caller's gf_errbuf.
+ */
+#ifndef GPUFIR_CLI_H
+#define GPUFIR_CLI_H
+
+#include <stdio.h>
+
+#include "engine.h"
+#include "error.h"
+
+enum gf_cli_mode {
+	GF_MODE_NONE = 0,     /**< nothing selected (only while parsing) */
+	GF_MODE_OFFLINE,      /**< -i IN -o OUT */
+	GF_MODE_LIVE,	      /**< --live */
+	GF_MODE_LIST_DEVICES, /**< --list-devices */
+	GF_MODE_CHECK_CONFIG, /**< --check-config [FILE] */
+	GF_MODE_STATUS,	      /**< --status [SOCKET] */
+	GF_MODE_HELP,	      /**< --help */
+	GF_MODE_VERSION,      /**< --version */
+};
+
+/** The parsed command line. Strings point into argv. */
+struct gf_cli {
+	enum gf_cli_mode mode;
+	const char *input;  /**< -i: offline input file */
+	const char *output; /**< -o: offline output file */
+	const char *config; /**< -c, or --check-config's operand; NULL = built-in default */
+	const char *socket; /**< --status operand; NULL = from the config */
+	int backend_set;    /**< 1 when --backend was given */
+	enum gf_backend_kind backend;
+	int algo_set; /**< 1 when --algo was given */
+	enum gf_algo algo;
+	int tail;	    /**< --tail: keep the filter's ring-out (taps-1 frames) */
+	int format_subtype; /**< --format as an SF_FORMAT_* subtype; 0 = keep the input's */
+	int quiet;	    /**< --quiet: warnings and errors only, no progress bar */
+	int verbose;	    /**< --verbose: debug messages */
+};
+
+/**
+ * Parse @p argv into @p cli (which is zeroed first). Resets getopt's state,
+ * so it may be called repeatedly.
+ * @return 0, or GF_E_INVAL with the reason in @p eb (exit GF_EXIT_USAGE)
+ */
+int gf_cli_parse(struct gf_cli *cli, int argc, char *const argv[], struct gf_errbuf *eb);
+
+/** The full --help text: every mode and option, exit codes, examples. */
+void gf_cli_print_help(FILE *out);
+
+/** The two-line synopsis printed with usage errors. */
+void gf_cli_print_usage(FILE *out);
+
+/** --version: program version, build features and library versions. */
+void gf_cli_print_version(FILE *out);
+
+/** Name of a mode's option, for messages ("--live", "-i/-o", ...). */
+const char *gf_cli_mode_name(enum gf_cli_mode m);
+
+#endif

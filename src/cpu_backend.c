@@ -1,0 +1,129 @@
+/*
+ * The CPU backend: one function table over two convolvers that compute the
+ * same function, direct (short filters, double accumulation) and partitioned
+ * FFT (long filters). AUTO picks the cheaper by the cost models.
+ */
+#include <fftw3.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "backend.h"
+#include "cpu_backend.h"
+
+struct cpu_inst {
+	enum gf_algo algo; /* DIRECT or FFT, never AUTO */
+	struct gf_cpu_direct *direct;
+	struct gf_cpu_fft *fft;
+	uint32_t channels;
+	uint32_t max_block;
+	char desc[192];
+};
+
+static struct gf_cpu_tuning tuning; /* control thread only */
+
+void gf_cpu_set_tuning(const struct gf_cpu_tuning *t)
+{
+	tuning = *t;
+}
+
+void gf_cpu_get_tuning(struct gf_cpu_tuning *t)
+{
+	*t = tuning;
+}
+
+static enum gf_algo choose_algo(const struct gf_engine_params *p, uint32_t taps)
+{
+	if (p->algo != GF_ALGO_AUTO)
+		return p->algo;
+	double fft_cost;
+	gf_cpu_fft_choose_partition(taps, p->channels, p->max_block, &fft_cost);
+	return gf_cpu_direct_cost(taps) <= fft_cost ? GF_ALGO_DIRECT : GF_ALGO_FFT;
+}
+
+static void cpu_destroy(void *inst)
+{
+	struct cpu_inst *ci = inst;
+	if (!ci)
+		return;
+	gf_cpu_direct_free(ci->direct);
+	gf_cpu_fft_free(ci->fft);
+	free(ci);
+}
+
+static int cpu_create(const struct gf_engine_params *p, const struct gf_filter_set *fs, void **inst,
+		      struct gf_errbuf *eb)
+{
+	*inst = NULL;
+	if (fs->channels != p->channels || p->max_block == 0 || fs->taps == 0) {
+		gf_errbuf_set(eb, "cpu backend: invalid parameters");
+		return GF_E_INVAL;
+	}
+	struct cpu_inst *ci = calloc(1, sizeof(*ci));
+	if (!ci)
+		return GF_E_NOMEM;
+	ci->channels = fs->channels;
+	ci->max_block = p->max_block;
+	ci->algo = choose_algo(p, fs->taps);
+	int err;
+	if (ci->algo == GF_ALGO_DIRECT) {
+		err = gf_cpu_direct_new(&ci->direct, fs, p->max_block, eb);
+		snprintf(ci->desc, sizeof(ci->desc), "CPU, direct convolution in double, single-threaded");
+	} else {
+		err = gf_cpu_fft_new(&ci->fft, fs, p->max_block, tuning.fft_partition, eb);
+		if (!err)
+			snprintf(ci->desc, sizeof(ci->desc),
+				 "CPU, %s single precision, zero-latency overlap-save with %u-frame partitions, "
+				 "single-threaded",
+				 fftwf_version, gf_cpu_fft_partition(ci->fft));
+	}
+	if (err) {
+		cpu_destroy(ci);
+		return err;
+	}
+	*inst = ci;
+	return 0;
+}
+
+static int cpu_prime(void *inst, const float *history, uint32_t frames)
+{
+	struct cpu_inst *ci = inst;
+	if (ci->direct)
+		gf_cpu_direct_prime(ci->direct, history, frames);
+	else
+		gf_cpu_fft_prime(ci->fft, history, frames);
+	return 0;
+}
+
+static int cpu_process(void *inst, const float *in, float *out, uint32_t frames)
+{
+	struct cpu_inst *ci = inst;
+	if (frames == 0 || frames > ci->max_block)
+		return GF_E_INVAL;
+	if (ci->direct)
+		gf_cpu_direct_process(ci->direct, in, out, frames);
+	else
+		gf_cpu_fft_process(ci->fft, in, out, frames);
+	return 0;
+}
+
+static const char *cpu_algo_name(const void *inst)
+{
+	const struct cpu_inst *ci = inst;
+	return ci->algo == GF_ALGO_DIRECT ? "direct" : "fft";
+}
+
+static const char *cpu_describe(const void *inst)
+{
+	const struct cpu_inst *ci = inst;
+	return ci->desc;
+}
+
+const struct gf_backend_ops gf_cpu_backend = {
+	.name = "cpu",
+	.create = cpu_create,
+	.prime = cpu_prime,
+	.process = cpu_process,
+	.destroy = cpu_destroy,
+	.algo_name = cpu_algo_name,
+	.describe = cpu_describe,
+};

@@ -1,0 +1,526 @@
+/*
+ * Zero-latency, uniformly partitioned overlap-save convolution on the CPU
+ * (FFTW single precision).
+ *
+ * The filter is cut into K partitions of P taps; H_j is the 2P-point spectrum
+ * of partition j. The input is cut into segments of P frames; X_s is the
+ * spectrum of [segment s-1 | segment s]. Output segment s is the last half of
+ *     IFFT( H_0 X_s + A_s ),   A_s = sum_{j>=1} H_j X_{s-j}.
+ * A_s (the "tail") only involves completed segments, so it is computed once,
+ * when segment s-1 completes. The head term H_0 X_s needs segment s itself,
+ * which a call may deliver only partly. Per call and channel, in chunks that
+ * never cross a segment edge:
+ *   - a chunk that completes the segment: X_s = FFT, one IFFT of H_0 X_s + A_s,
+ *     then X_s enters the frequency-domain delay line and A_{s+1} is summed;
+ *   - a partial chunk: either the same FFT/IFFT pair on the partly filled
+ *     segment (samples after the fill point only affect later outputs), or a
+ *     direct convolution with the P head taps plus IFFT(A_s) computed once per
+ *     segment; the cost model picks per call.
+ * So any call size from 1 frame gives the exact causal convolution.
+ */
+#include <fftw3.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_backend.h"
+
+/* FFTW's planner is not thread-safe: plans are made and destroyed under this lock. */
+static pthread_mutex_t planner_lock = PTHREAD_MUTEX_INITIALIZER;
+
+struct fft_chan {
+	float *tbuf;           /* 2P: [previous segment | current segment] */
+	float *fdl_re, *fdl_im; /* K slots of nbp bins: X of the latest segments */
+	float *acc_re, *acc_im; /* nbp: A_s of the current segment */
+	float *tail;           /* P: last half of IFFT(A_s), valid when tail_ok */
+	float *h_re, *h_im;    /* K x nbp: partition spectra, scaled by 1/2P */
+	float *head_r;         /* Lh head taps reversed, for the direct head */
+};
+
+struct gf_cpu_fft {
+	uint32_t channels, taps, max_block;
+	uint32_t P, K, N; /* partition frames, partitions, FFT size 2P */
+	uint32_t nb, nbp; /* bins P+1, padded to a multiple of 8 */
+	uint32_t lh;      /* head taps used by the direct head: min(taps, P) */
+	uint32_t pos;     /* frames of the current segment received */
+	uint32_t newest;  /* FDL slot of the newest spectrum */
+	int tail_ok;
+	enum gf_cpu_head head_mode;
+	double cost_head_tap, cost_fft_pair, cost_tail; /* per-call head choice */
+
+	fftwf_plan r2c, c2r;
+	float *time;          /* 2P */
+	fftwf_complex *spec;  /* P+1 */
+	float *x_re, *x_im;   /* nbp: spectrum of a partial segment */
+	float *z_re, *z_im;   /* nbp: H_0 X + A */
+	struct fft_chan *ch;
+};
+
+typedef float v8f __attribute__((vector_size(32)));
+#define LD8(p)                                                                                            \
+	({                                                                                                \
+		v8f v_;                                                                                   \
+		memcpy(&v_, (p), sizeof(v_));                                                             \
+		v_;                                                                                       \
+	})
+#define ST8(p, v)                                                                                         \
+	do {                                                                                              \
+		v8f s_ = (v);                                                                             \
+		memcpy((p), &s_, sizeof(s_));                                                             \
+	} while (0)
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define GF_MULTIVERSION __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define GF_MULTIVERSION
+#endif
+
+/* ---- kernels ------------------------------------------------------------------ */
+
+/* a += b * c over n complex bins in split form (n a multiple of 8). */
+GF_MULTIVERSION
+static void cmac(float *restrict ar, float *restrict ai, const float *br, const float *bi, const float *cr,
+		 const float *ci, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i += 8) {
+		v8f xr = LD8(br + i), xi = LD8(bi + i), yr = LD8(cr + i), yi = LD8(ci + i);
+		ST8(ar + i, LD8(ar + i) + xr * yr - xi * yi);
+		ST8(ai + i, LD8(ai + i) + xr * yi + xi * yr);
+	}
+}
+
+/* z = b * c (+ a when a is non-NULL), split form, n a multiple of 8. */
+GF_MULTIVERSION
+static void cmul_add(float *restrict zr, float *restrict zi, const float *br, const float *bi, const float *cr,
+		     const float *ci, const float *ar, const float *ai, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i += 8) {
+		v8f xr = LD8(br + i), xi = LD8(bi + i), yr = LD8(cr + i), yi = LD8(ci + i);
+		v8f re = xr * yr - xi * yi, im = xr * yi + xi * yr;
+		if (ar) {
+			re += LD8(ar + i);
+			im += LD8(ai + i);
+		}
+		ST8(zr + i, re);
+		ST8(zi + i, im);
+	}
+}
+
+/*
+ * Direct head: y[i*ys] = tail[i] + sum_k hr[k] * x[i+k] for i < m (tail may be NULL).
+ * x[i + lh-1] is the input frame of output i. Float sums of HEAD_RUN taps are
+ * added into a second accumulator, so rounding grows with HEAD_RUN + lh/HEAD_RUN
+ * rather than with lh (heads reach 65536 taps).
+ */
+#define HEAD_RUN 64u
+
+GF_MULTIVERSION
+static void head_kernel(const float *hr, uint32_t lh, const float *x, const float *tail, float *y, uint32_t ys,
+			uint32_t m)
+{
+	uint32_t i = 0;
+	for (; i + 16 <= m; i += 16) {
+		v8f s0 = {0}, s1 = {0};
+		for (uint32_t k0 = 0; k0 < lh; k0 += HEAD_RUN) {
+			uint32_t k1 = k0 + HEAD_RUN < lh ? k0 + HEAD_RUN : lh;
+			v8f a0 = {0}, a1 = {0};
+			for (uint32_t k = k0; k < k1; k++) {
+				a0 += hr[k] * LD8(x + i + k);
+				a1 += hr[k] * LD8(x + i + k + 8);
+			}
+			s0 += a0;
+			s1 += a1;
+		}
+		if (tail) {
+			s0 += LD8(tail + i);
+			s1 += LD8(tail + i + 8);
+		}
+		for (int j = 0; j < 8; j++) {
+			y[(size_t)(i + j) * ys] = s0[j];
+			y[(size_t)(i + 8 + j) * ys] = s1[j];
+		}
+	}
+	for (; i < m; i++) {
+		float sum = tail ? tail[i] : 0.0f;
+		for (uint32_t k0 = 0; k0 < lh; k0 += HEAD_RUN) {
+			uint32_t k1 = k0 + HEAD_RUN < lh ? k0 + HEAD_RUN : lh;
+			float acc = 0.0f;
+			for (uint32_t k = k0; k < k1; k++)
+				acc += hr[k] * x[i + k];
+			sum += acc;
+		}
+		y[(size_t)i * ys] = sum;
+	}
+}
+
+/* ---- transforms ------------------------------------------------------------- */
+
+static void forward(struct gf_cpu_fft *f, float *t, float *re, float *im)
+{
+	fftwf_execute_dft_r2c(f->r2c, t, f->spec);
+	for (uint32_t k = 0; k < f->nb; k++) {
+		re[k] = f->spec[k][0];
+		im[k] = f->spec[k][1];
+	}
+}
+
+static void inverse(struct gf_cpu_fft *f, const float *re, const float *im)
+{
+	for (uint32_t k = 0; k < f->nb; k++) {
+		f->spec[k][0] = re[k];
+		f->spec[k][1] = im[k];
+	}
+	fftwf_execute_dft_c2r(f->c2r, f->spec, f->time);
+}
+
+static uint32_t slot_back(const struct gf_cpu_fft *f, uint32_t back)
+{
+	return (f->newest + f->K - back % f->K) % f->K;
+}
+
+/* A_{s+1} = sum_{j=1}^{K-1} H_j X_{s+1-j}, X_s being the newest spectrum. */
+static void sum_tail(struct gf_cpu_fft *f, struct fft_chan *c)
+{
+	size_t nbp = f->nbp;
+	memset(c->acc_re, 0, nbp * sizeof(float));
+	memset(c->acc_im, 0, nbp * sizeof(float));
+	for (uint32_t j = 1; j < f->K; j++) {
+		size_t sx = (size_t)slot_back(f, j - 1) * nbp, sh = (size_t)j * nbp;
+		cmac(c->acc_re, c->acc_im, c->h_re + sh, c->h_im + sh, c->fdl_re + sx, c->fdl_im + sx, f->nbp);
+	}
+}
+
+/* ---- cost model ------------------------------------------------------------- */
+
+/*
+ * Nanoseconds on a 2020s x86-64 core with AVX2 (fitted to bench_cpu runs);
+ * only the ratios matter. A complex multiply-add streams 16 bytes of H and X:
+ * its cost grows as the delay line falls out of L2 and then L3.
+ */
+#define NS_FFT 0.16        /* per N log2 N of one real transform */
+#define NS_FRAME 4.0       /* per frame: copies, (de)interleaving, head multiply */
+#define NS_PARTITION 3.0   /* per partition and segment: loop and call overhead */
+#define NS_HEAD_MAC 0.08   /* per float multiply-add of the direct head */
+
+static double fft_cost(uint32_t n)
+{
+	return NS_FFT * n * log2((double)n);
+}
+
+static double cmac_cost(double bytes)
+{
+	return bytes <= 2e6 ? 0.25 : bytes <= 8e6 ? 0.5 : 0.65;
+}
+
+/* Cost per frame and channel of partition size P for calls of max_block frames. */
+static double partition_cost(uint32_t taps, uint32_t channels, uint32_t max_block, uint32_t P)
+{
+	uint32_t K = (taps + P - 1) / P, n = 2 * P, nbp = (P + 8) & ~7u;
+	double fdl_bytes = 16.0 * K * nbp * channels;
+	double seg = 2.0 * fft_cost(n) + (double)K * nbp * cmac_cost(fdl_bytes) + K * NS_PARTITION;
+	double per_frame = NS_FRAME + seg / P;
+	if (max_block % P != 0) {
+		/* Calls end inside a segment: one partial chunk per call, head by the cheaper way. */
+		uint32_t m = max_block < P ? max_block : max_block % P;
+		uint32_t lh = taps < P ? taps : P;
+		double direct = (double)m * lh * NS_HEAD_MAC + (K > 1 ? fft_cost(n) * m / P : 0.0);
+		double pair = 2.0 * fft_cost(n) + nbp * 0.25;
+		per_frame += (direct < pair ? direct : pair) / max_block;
+	}
+	return per_frame;
+}
+
+uint32_t gf_cpu_fft_choose_partition(uint32_t taps, uint32_t channels, uint32_t max_block, double *cost)
+{
+	uint32_t best = 64;
+	double best_cost = INFINITY;
+	for (uint32_t P = 16; P <= (1u << 16); P *= 2) {
+		double c = partition_cost(taps, channels, max_block, P);
+		if (c < best_cost) {
+			best_cost = c;
+			best = P;
+		}
+		if (P >= 2 * (uint64_t)taps)
+			break; /* longer partitions only add zero padding */
+	}
+	if (cost)
+		*cost = best_cost;
+	return best;
+}
+
+/* ---- construction ------------------------------------------------------------ */
+
+static void *falloc(size_t floats)
+{
+	void *p = fftwf_malloc((floats ? floats : 1) * sizeof(float));
+	if (p)
+		memset(p, 0, (floats ? floats : 1) * sizeof(float));
+	return p;
+}
+
+static int chan_alloc(struct gf_cpu_fft *f, struct fft_chan *c)
+{
+	size_t kn = (size_t)f->K * f->nbp;
+	c->tbuf = falloc(f->N);
+	c->fdl_re = falloc(kn);
+	c->fdl_im = falloc(kn);
+	c->acc_re = falloc(f->nbp);
+	c->acc_im = falloc(f->nbp);
+	c->tail = falloc(f->P);
+	c->h_re = falloc(kn);
+	c->h_im = falloc(kn);
+	c->head_r = falloc(f->lh);
+	return c->tbuf && c->fdl_re && c->fdl_im && c->acc_re && c->acc_im && c->tail && c->h_re && c->h_im &&
+			       c->head_r
+		       ? 0
+		       : GF_E_NOMEM;
+}
+
+static void chan_free(struct fft_chan *c)
+{
+	fftwf_free(c->tbuf);
+	fftwf_free(c->fdl_re);
+	fftwf_free(c->fdl_im);
+	fftwf_free(c->acc_re);
+	fftwf_free(c->acc_im);
+	fftwf_free(c->tail);
+	fftwf_free(c->h_re);
+	fftwf_free(c->h_im);
+	fftwf_free(c->head_r);
+}
+
+/* Partition spectra H_j (scaled by 1/N, which the unnormalised IFFT needs) and head taps. */
+static void chan_load_taps(struct gf_cpu_fft *f, struct fft_chan *c, const float *h)
+{
+	float scale = 1.0f / (float)f->N;
+	for (uint32_t j = 0; j < f->K; j++) {
+		uint32_t off = j * f->P, n = f->taps - off < f->P ? f->taps - off : f->P;
+		memset(f->time, 0, (size_t)f->N * sizeof(float));
+		for (uint32_t k = 0; k < n; k++)
+			f->time[k] = h[off + k] * scale;
+		forward(f, f->time, c->h_re + (size_t)j * f->nbp, c->h_im + (size_t)j * f->nbp);
+	}
+	for (uint32_t k = 0; k < f->lh; k++)
+		c->head_r[k] = h[f->lh - 1 - k];
+}
+
+static int make_plans(struct gf_cpu_fft *f)
+{
+	pthread_mutex_lock(&planner_lock);
+	f->r2c = fftwf_plan_dft_r2c_1d((int)f->N, f->time, f->spec, FFTW_ESTIMATE | FFTW_PRESERVE_INPUT);
+	f->c2r = fftwf_plan_dft_c2r_1d((int)f->N, f->spec, f->time, FFTW_ESTIMATE);
+	pthread_mutex_unlock(&planner_lock);
+	return f->r2c && f->c2r ? 0 : GF_E_FFT;
+}
+
+static void set_costs(struct gf_cpu_fft *f)
+{
+	struct gf_cpu_tuning t;
+	gf_cpu_get_tuning(&t);
+	f->head_mode = t.fft_head;
+	f->cost_head_tap = NS_HEAD_MAC * f->lh;
+	f->cost_fft_pair = 2.0 * fft_cost(f->N) + f->nbp * 0.25;
+	f->cost_tail = f->K > 1 ? fft_cost(f->N) : 0.0;
+}
+
+int gf_cpu_fft_new(struct gf_cpu_fft **out, const struct gf_filter_set *fs, uint32_t max_block,
+		   uint32_t partition, struct gf_errbuf *eb)
+{
+	*out = NULL;
+	if (partition && (partition < 2 || (partition & (partition - 1)) || partition > (1u << 24))) {
+		gf_errbuf_set(eb, "cpu fft: partition size %u is not a power of two", partition);
+		return GF_E_INVAL;
+	}
+	struct gf_cpu_fft *f = calloc(1, sizeof(*f));
+	if (!f)
+		return GF_E_NOMEM;
+	f->channels = fs->channels;
+	f->taps = fs->taps;
+	f->max_block = max_block;
+	f->P = partition ? partition : gf_cpu_fft_choose_partition(fs->taps, fs->channels, max_block, NULL);
+	f->N = 2 * f->P;
+	f->K = (fs->taps + f->P - 1) / f->P;
+	f->nb = f->P + 1;
+	f->nbp = (f->nb + 7) & ~7u;
+	f->lh = fs->taps < f->P ? fs->taps : f->P;
+	set_costs(f);
+
+	int err = GF_E_NOMEM;
+	f->time = falloc(f->N);
+	f->spec = fftwf_malloc(f->nb * sizeof(fftwf_complex));
+	f->x_re = falloc(f->nbp);
+	f->x_im = falloc(f->nbp);
+	f->z_re = falloc(f->nbp);
+	f->z_im = falloc(f->nbp);
+	f->ch = calloc(f->channels, sizeof(*f->ch));
+	if (!f->time || !f->spec || !f->x_re || !f->x_im || !f->z_re || !f->z_im || !f->ch)
+		goto fail;
+	for (uint32_t c = 0; c < f->channels; c++)
+		if (chan_alloc(f, &f->ch[c]))
+			goto fail;
+	err = make_plans(f);
+	if (err) {
+		gf_errbuf_set(eb, "cpu fft: FFTW could not plan a %u-point transform", f->N);
+		goto fail;
+	}
+	for (uint32_t c = 0; c < f->channels; c++)
+		chan_load_taps(f, &f->ch[c], gf_filter_set_channel(fs, c));
+	f->newest = f->K - 1;
+	*out = f;
+	return 0;
+fail:
+	if (err == GF_E_NOMEM)
+		gf_errbuf_set(eb, "cpu fft: out of memory for %u channels x %u taps", fs->channels, fs->taps);
+	gf_cpu_fft_free(f);
+	return err;
+}
+
+void gf_cpu_fft_free(struct gf_cpu_fft *f)
+{
+	if (!f)
+		return;
+	pthread_mutex_lock(&planner_lock);
+	if (f->r2c)
+		fftwf_destroy_plan(f->r2c);
+	if (f->c2r)
+		fftwf_destroy_plan(f->c2r);
+	pthread_mutex_unlock(&planner_lock);
+	if (f->ch)
+		for (uint32_t c = 0; c < f->channels; c++)
+			chan_free(&f->ch[c]);
+	free(f->ch);
+	fftwf_free(f->time);
+	fftwf_free(f->spec);
+	fftwf_free(f->x_re);
+	fftwf_free(f->x_im);
+	fftwf_free(f->z_re);
+	fftwf_free(f->z_im);
+	free(f);
+}
+
+uint32_t gf_cpu_fft_partition(const struct gf_cpu_fft *f)
+{
+	return f->P;
+}
+
+/* ---- streaming --------------------------------------------------------------- */
+
+/* Frames [first, first+P) of channel c of the history into dst; outside it counts as zero. */
+static void history_segment(const struct gf_cpu_fft *f, uint32_t c, const float *hist, uint32_t frames,
+			    int64_t first, float *dst)
+{
+	for (uint32_t i = 0; i < f->P; i++) {
+		int64_t idx = first + i;
+		dst[i] = idx >= 0 && idx < (int64_t)frames ? hist[(size_t)idx * f->channels + c] : 0.0f;
+	}
+}
+
+void gf_cpu_fft_prime(struct gf_cpu_fft *f, const float *history, uint32_t frames)
+{
+	/* The history ends at a segment edge: segment -m is frames [frames - mP, frames - (m-1)P). */
+	size_t kn = (size_t)f->K * f->nbp;
+	f->pos = 0;
+	f->tail_ok = 0;
+	f->newest = f->K - 1;
+	for (uint32_t c = 0; c < f->channels; c++) {
+		struct fft_chan *ch = &f->ch[c];
+		memset(ch->fdl_re, 0, kn * sizeof(float));
+		memset(ch->fdl_im, 0, kn * sizeof(float));
+		for (uint32_t m = f->K - 1; m >= 1; m--) {
+			int64_t first = (int64_t)frames - (int64_t)(m + 1) * f->P;
+			uint32_t slot = (f->K - 1 - m) % f->K; /* oldest first, X_{-1} lands in slot K-2 */
+			if (first + 2 * (int64_t)f->P <= 0)
+				continue; /* all before the history: zero spectrum */
+			history_segment(f, c, history, frames, first, ch->tbuf);
+			history_segment(f, c, history, frames, first + f->P, ch->tbuf + f->P);
+			forward(f, ch->tbuf, ch->fdl_re + slot * (size_t)f->nbp, ch->fdl_im + slot * (size_t)f->nbp);
+		}
+		history_segment(f, c, history, frames, (int64_t)frames - f->P, ch->tbuf);
+	}
+	f->newest = f->K >= 2 ? f->K - 2 : 0;
+	for (uint32_t c = 0; c < f->channels; c++)
+		sum_tail(f, &f->ch[c]);
+}
+
+/* Chunk that completes the segment: output, push X_s, sum the next tail. */
+static void chunk_complete(struct gf_cpu_fft *f, struct fft_chan *c, float *y, uint32_t ys, uint32_t m,
+			   uint32_t slot)
+{
+	float *xr = c->fdl_re + (size_t)slot * f->nbp, *xi = c->fdl_im + (size_t)slot * f->nbp;
+	forward(f, c->tbuf, xr, xi);
+	cmul_add(f->z_re, f->z_im, c->h_re, c->h_im, xr, xi, f->K > 1 ? c->acc_re : NULL, c->acc_im, f->nbp);
+	inverse(f, f->z_re, f->z_im);
+	const float *t = f->time + f->P + f->pos;
+	for (uint32_t i = 0; i < m; i++)
+		y[(size_t)i * ys] = t[i];
+	memcpy(c->tbuf, c->tbuf + f->P, (size_t)f->P * sizeof(float));
+}
+
+/* Partial chunk, head by FFT of the partly filled segment. */
+static void chunk_fft(struct gf_cpu_fft *f, struct fft_chan *c, float *y, uint32_t ys, uint32_t m)
+{
+	forward(f, c->tbuf, f->x_re, f->x_im);
+	cmul_add(f->z_re, f->z_im, c->h_re, c->h_im, f->x_re, f->x_im, f->K > 1 ? c->acc_re : NULL, c->acc_im,
+		 f->nbp);
+	inverse(f, f->z_re, f->z_im);
+	const float *t = f->time + f->P + f->pos;
+	for (uint32_t i = 0; i < m; i++)
+		y[(size_t)i * ys] = t[i];
+}
+
+/* Partial chunk, head by direct convolution plus the tail computed once per segment. */
+static void chunk_direct(struct gf_cpu_fft *f, struct fft_chan *c, float *y, uint32_t ys, uint32_t m)
+{
+	if (f->K > 1 && !f->tail_ok) {
+		inverse(f, c->acc_re, c->acc_im);
+		memcpy(c->tail, f->time + f->P, (size_t)f->P * sizeof(float));
+	}
+	const float *x = c->tbuf + f->P + f->pos - (f->lh - 1);
+	head_kernel(c->head_r, f->lh, x, f->K > 1 ? c->tail + f->pos : NULL, y, ys, m);
+}
+
+static int use_fft_head(const struct gf_cpu_fft *f, uint32_t m)
+{
+	if (f->head_mode != GF_CPU_HEAD_AUTO)
+		return f->head_mode == GF_CPU_HEAD_FFT;
+	double direct = m * f->cost_head_tap + (f->tail_ok ? 0.0 : f->cost_tail);
+	return f->cost_fft_pair < direct;
+}
+
+void gf_cpu_fft_process(struct gf_cpu_fft *f, const float *in, float *out, uint32_t frames)
+{
+	uint32_t nch = f->channels;
+	while (frames) {
+		uint32_t m = f->P - f->pos < frames ? f->P - f->pos : frames;
+		int complete = f->pos + m == f->P;
+		int by_fft = !complete && use_fft_head(f, m);
+		uint32_t slot = (f->newest + 1) % f->K;
+		/* Per channel: copy the column in before writing it out, so in may alias out. */
+		for (uint32_t c = 0; c < nch; c++) {
+			struct fft_chan *ch = &f->ch[c];
+			float *t = ch->tbuf + f->P + f->pos;
+			for (uint32_t i = 0; i < m; i++)
+				t[i] = in[(size_t)i * nch + c];
+			if (complete)
+				chunk_complete(f, ch, out + c, nch, m, slot);
+			else if (by_fft)
+				chunk_fft(f, ch, out + c, nch, m);
+			else
+				chunk_direct(f, ch, out + c, nch, m);
+		}
+		if (complete) {
+			f->newest = slot;
+			for (uint32_t c = 0; c < nch && f->K > 1; c++)
+				sum_tail(f, &f->ch[c]);
+			f->pos = 0;
+			f->tail_ok = 0;
+		} else {
+			f->pos += m;
+			f->tail_ok |= !by_fft;
+		}
+		in += (size_t)m * nch;
+		out += (size_t)m * nch;
+		frames -= m;
+	}
+}

@@ -1,0 +1,632 @@
+/* The live daemon's control loop. One thread (the caller's) owns every control
+ * object: config, engine, live stream, file watch, status socket. It sleeps in
+ * poll() on a signalfd, the inotify descriptor and the status socket, waking at
+ * least every LOOP_MS to check the audio path's health, ping the watchdog and
+ * log stats. Audio itself runs on the live module's threads and never waits
+ * for anything here. */
+#include "daemon.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "engine.h"
+#include "error.h"
+#include "filter_set.h"
+#include "live.h"
+#include "log.h"
+#include "notify.h"
+#include "reload.h"
+#include "status.h"
+#include "watch.h"
+
+#define LOOP_MS 200               /* longest poll sleep: health/watchdog/stats granularity */
+#define DEBOUNCE_MS 150           /* one editor save = one reload */
+#define STALL_MS 3000             /* no block for this long while "running" = device lost */
+#define START_TIMEOUT_MS 10000    /* a started stream must deliver its first block by then */
+#define RETRY_MIN_MS 500          /* device-loss retry backoff: 0.5 s doubling to 10 s */
+#define RETRY_MAX_MS 10000
+#define STATUS_EVERY_MS 2000      /* STATUS= refresh (xruns, p99 change continuously) */
+#define DEFAULT_STATS_S 60.0
+
+enum dstate {
+	D_STARTING, /* stream started, waiting for its first block */
+	D_RUNNING,  /* audio flows */
+	D_LOST,     /* no stream: device lost, retrying with backoff */
+};
+
+struct daemon {
+	const struct gf_daemon_opts *o;
+	struct gf_config *cfg;
+	struct gf_engine *engine;
+	struct gf_live *live;
+	struct gf_watch *watch;
+	struct gf_status_server *status;
+	int sigfd;
+	int stop;      /* leave the loop */
+	int exit_code; /* GF_EXIT_* to return once stopped */
+	enum dstate state;
+	int ready_sent;
+	int64_t t0_ms;
+	int64_t state_since_ms;
+	/* health */
+	struct gf_live_stats ls;
+	uint64_t last_blocks;
+	int64_t last_advance_ms;
+	float peak_log;
+	/* device-loss retry */
+	uint32_t retry_ms;
+	uint32_t retries;
+	int64_t next_retry_ms;
+	char lost_reason[600];
+	/* watchdog, stats, STATUS= */
+	uint64_t wd_usec;
+	int64_t next_wd_ms;
+	int64_t stats_every_ms;
+	int64_t next_stats_ms;
+	int64_t next_status_ms;
+	char status_sent[512];
+	/* reloads */
+	uint64_t reloads;
+	uint64_t reload_failures;
+	int64_t last_reload_ms;
+	char last_reload[700];
+};
+
+static int64_t now_ms(void)
+{
+	return (int64_t)(gf_notify_monotonic_usec() / 1000u);
+}
+
+static const char *state_name(enum dstate s)
+{
+	return s == D_RUNNING ? "running" : s == D_STARTING ? "starting" : "audio device lost, retrying";
+}
+
+static void apply_log_level(const struct gf_config *c)
+{
+	if (c->log_level >= GF_LOG_ERR && c->log_level <= GF_LOG_DEBUG)
+		gf_log_set_level(c->log_level);
+}
+
+/* ---- signals ----------------------------------------------------------- */
+
+/* Block the signals in this thread before any other thread exists, so every
+ * thread (PortAudio, JACK, engine workers) inherits the mask and they arrive
+ * only through the signalfd. */
+static int signals_open(sigset_t *old)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	if (pthread_sigmask(SIG_BLOCK, &set, old) != 0)
+		return -1;
+	return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+}
+
+/* ---- engine and stream ------------------------------------------------- */
+
+/* Build an engine for @p c with its filter set. */
+static int engine_for(const struct gf_config *c, struct gf_engine **out, struct gf_errbuf *eb)
+{
+	struct gf_filter_set *fs = NULL;
+	struct gf_engine_params p;
+	*out = NULL;
+	int err = gf_config_build(c, c->sample_rate, gf_reload_channels(c), &fs, eb);
+	if (err)
+		return err;
+	gf_reload_engine_params(c, fs->taps, &p);
+	err = gf_engine_new(out, &p, fs, eb);
+	gf_filter_set_free(fs);
+	return err;
+}
+
+static void stream_log_started(struct daemon *d)
+{
+	struct gf_live_stats s;
+	gf_live_get_stats(d->live, &s);
+	uint32_t rate = s.sample_rate ? s.sample_rate : d->cfg->sample_rate;
+	/* live.c logs the devices; this line keeps the latency in the daemon's own words. */
+	gf_info("stream: %u Hz, %u ch, block %u frames, latency %u frames (%.2f ms)", rate,
+		s.channels ? s.channels : gf_reload_channels(d->cfg), d->cfg->block_frames,
+		s.latency_frames, rate ? 1000.0 * s.latency_frames / rate : 0.0);
+	gf_info("engine: %s", gf_engine_describe(d->engine));
+}
+
+/* Open and start the stream on d->cfg/d->engine. On failure d->live stays NULL. */
+static int stream_start(struct daemon *d, struct gf_errbuf *eb)
+{
+	int err = gf_live_new(&d->live, d->cfg, d->engine, eb);
+	if (!err)
+		err = gf_live_start(d->live, eb);
+	if (err) {
+		gf_live_free(d->live);
+		d->live = NULL;
+		return err;
+	}
+	d->state = D_STARTING;
+	d->state_since_ms = now_ms();
+	d->last_blocks = 0;
+	d->last_advance_ms = d->state_since_ms;
+	stream_log_started(d);
+	return 0;
+}
+
+static void stream_stop(struct daemon *d)
+{
+	if (!d->live)
+		return;
+	gf_live_stop(d->live);
+	gf_live_free(d->live);
+	d->live = NULL;
+}
+
+/* ---- status ------------------------------------------------------------ */
+
+static uint64_t own_xruns(const struct gf_live_stats *s)
+{
+	return s->input_overflows + s->output_underflows + s->late_blocks;
+}
+
+/* The one-line STATUS= text. */
+static void status_line(const struct daemon *d, char *buf, size_t len)
+{
+	const struct gf_live_stats *s = &d->ls;
+	if (d->state == D_LOST) {
+		snprintf(buf, len, "audio device lost, retrying (%u attempts so far): %.400s",
+			 d->retries, d->lost_reason);
+		return;
+	}
+	snprintf(buf, len, "%s%u Hz, %u ch, %u taps, %s/%s, xruns %" PRIu64 " (device %" PRIu64
+		 "), block p99 %.0f us%s%.300s",
+		 d->state == D_STARTING ? "starting: " : "", d->cfg->sample_rate,
+		 gf_reload_channels(d->cfg), gf_engine_taps(d->engine),
+		 gf_engine_backend_name(d->engine), gf_engine_algo_name(d->engine), own_xruns(s),
+		 s->device_xruns, s->block_us_p99, d->last_reload[0] ? ", " : "", d->last_reload);
+}
+
+static void status_update(struct daemon *d, int force)
+{
+	char line[512];
+	int64_t now = now_ms();
+	if (!force && now < d->next_status_ms)
+		return;
+	d->next_status_ms = now + STATUS_EVERY_MS;
+	status_line(d, line, sizeof(line));
+	if (strcmp(line, d->status_sent) != 0) {
+		gf_notify_status(line);
+		snprintf(d->status_sent, sizeof(d->status_sent), "%s", line);
+	}
+}
+
+static double dbfs(float peak)
+{
+	return peak > 0.0f ? 20.0 * log10(peak) : -INFINITY;
+}
+
+/* The status socket's answer: "key: value" lines (docs/daemon.md lists them). */
+static void status_block(const struct daemon *d, char *buf, size_t len)
+{
+	const struct gf_live_stats *s = &d->ls;
+	struct gf_engine_stats es = { 0 };
+	gf_engine_get_stats(d->engine, &es);
+	int64_t now = now_ms();
+	uint32_t rate = d->cfg->sample_rate;
+	snprintf(buf, len,
+		 "gpufir %s\nstate: %s\npid: %ld\nuptime_s: %.1f\nconfig: %s\n"
+		 "sample_rate: %u\nchannels: %u\nblock_frames: %u\nlatency_frames: %u\nlatency_ms: %.3f\n"
+		 "backend: %s\nalgo: %s\ndevice: %s\ntaps: %u\nswaps: %" PRIu64 "\n"
+		 "blocks: %" PRIu64 "\nframes: %" PRIu64 "\ninput_overflows: %" PRIu64
+		 "\noutput_underflows: %" PRIu64 "\nlate_blocks: %" PRIu64 "\ndevice_xruns: %" PRIu64
+		 "\nrecord_errors: %" PRIu64 "\nnonfinite_blocks: %" PRIu64 "\nengine_errors: %" PRIu64
+		 "\nblock_us_median: %.1f\nblock_us_p99: %.1f\nblock_us_max: %.1f\n"
+		 "peak_dbfs: %.1f\nclipped: %" PRIu64 "\nreloads: %" PRIu64 "\nreload_failures: %" PRIu64
+		 "\nlast_reload: %s\nlast_reload_age_s: %.1f\n%s%s%s",
+		 GPUFIR_VERSION, state_name(d->state), (long)getpid(), (now - d->t0_ms) / 1000.0,
+		 d->cfg->path ? d->cfg->path : "(built-in default)", rate, gf_reload_channels(d->cfg),
+		 d->cfg->block_frames, s->latency_frames, rate ? 1000.0 * s->latency_frames / rate : 0.0,
+		 gf_engine_backend_name(d->engine), gf_engine_algo_name(d->engine),
+		 gf_engine_describe(d->engine), gf_engine_taps(d->engine), es.swaps, s->blocks,
+		 es.frames, s->input_overflows, s->output_underflows, s->late_blocks, s->device_xruns,
+		 s->record_errors, es.nonfinite_blocks, es.errors, s->block_us_median, s->block_us_p99,
+		 s->block_us_max, dbfs(s->peak), s->clipped, d->reloads, d->reload_failures,
+		 d->last_reload[0] ? d->last_reload : "none",
+		 d->last_reload_ms ? (now - d->last_reload_ms) / 1000.0 : 0.0,
+		 d->state == D_LOST ? "lost_reason: " : "", d->state == D_LOST ? d->lost_reason : "",
+		 d->state == D_LOST ? "\n" : "");
+}
+
+static void stats_log(struct daemon *d)
+{
+	const struct gf_live_stats *s = &d->ls;
+	struct gf_engine_stats es = { 0 };
+	gf_engine_get_stats(d->engine, &es);
+	gf_info("stats: %s, blocks %" PRIu64 ", xruns in %" PRIu64 " out %" PRIu64 " late %" PRIu64
+		" device %" PRIu64 ", block us median %.0f p99 %.0f max %.0f, peak %.1f dBFS, clipped %" PRIu64
+		", nonfinite %" PRIu64 ", swaps %" PRIu64 ", reloads %" PRIu64 " (failed %" PRIu64 ")",
+		state_name(d->state), s->blocks, s->input_overflows, s->output_underflows,
+		s->late_blocks, s->device_xruns, s->block_us_median, s->block_us_p99, s->block_us_max,
+		dbfs(d->peak_log), s->clipped, es.nonfinite_blocks, es.swaps, d->reloads,
+		d->reload_failures);
+	d->peak_log = 0.0f;
+}
+
+static void status_serve(struct daemon *d)
+{
+	char buf[GF_STATUS_MAX];
+	status_block(d, buf, sizeof(buf));
+	gf_status_server_serve(d->status, buf);
+}
+
+/* The configured status socket, or the service's RuntimeDirectory (/run/gpufir). */
+static void status_open(struct daemon *d)
+{
+	char path[512];
+	const char *rt = getenv("RUNTIME_DIRECTORY");
+	struct gf_errbuf eb = { { 0 } };
+	if (d->cfg->status_socket)
+		snprintf(path, sizeof(path), "%s", d->cfg->status_socket);
+	else if (rt && *rt && !strchr(rt, ':')) /* several directories: ':'-separated */
+		snprintf(path, sizeof(path), "%s/status", rt);
+	else
+		return;
+	if (d->status && strcmp(gf_status_server_path(d->status), path) == 0)
+		return;
+	gf_status_server_free(d->status);
+	d->status = NULL;
+	if (gf_status_server_new(&d->status, path, &eb) == 0)
+		gf_info("status socket: %s", path);
+	else
+		gf_warn("no status socket: %s", eb.msg);
+}
+
+/* ---- device loss ------------------------------------------------------- */
+
+static void device_lost(struct daemon *d, const char *why)
+{
+	snprintf(d->lost_reason, sizeof(d->lost_reason), "%s", why);
+	gf_err("audio device lost: %s; retrying", why);
+	stream_stop(d);
+	d->state = D_LOST;
+	d->state_since_ms = now_ms();
+	d->retries = 0;
+	d->retry_ms = RETRY_MIN_MS;
+	d->next_retry_ms = d->state_since_ms + d->retry_ms;
+	status_update(d, 1);
+}
+
+static void device_retry(struct daemon *d)
+{
+	struct gf_errbuf eb = { { 0 } };
+	if (now_ms() < d->next_retry_ms)
+		return;
+	d->retries++;
+	int err = stream_start(d, &eb);
+	if (!err) {
+		gf_notice("audio stream reopened (attempt %u)", d->retries);
+		return;
+	}
+	snprintf(d->lost_reason, sizeof(d->lost_reason), "%s", eb.msg[0] ? eb.msg : gf_strerror(err));
+	gf_warn("audio device retry %u failed: %s; next in %.1f s", d->retries, d->lost_reason,
+		d->retry_ms / 1000.0);
+	d->next_retry_ms = now_ms() + d->retry_ms;
+	d->retry_ms = d->retry_ms * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : d->retry_ms * 2;
+	status_update(d, 1);
+}
+
+/* Poll the stream, note progress, move between states. @return 1 if the audio
+ * path is healthy (blocks advancing, no device error). */
+static int health_check(struct daemon *d)
+{
+	char why[320];
+	if (!d->live) {
+		device_retry(d);
+		return 0;
+	}
+	int perr = gf_live_poll(d->live);
+	gf_live_get_stats(d->live, &d->ls);
+	int64_t now = now_ms();
+	d->peak_log = d->ls.peak > d->peak_log ? d->ls.peak : d->peak_log;
+	if (d->ls.blocks != d->last_blocks) {
+		d->last_blocks = d->ls.blocks;
+		d->last_advance_ms = now;
+	}
+	if (perr) {
+		snprintf(why, sizeof(why), "%s", gf_strerror(perr));
+	} else if (d->state == D_RUNNING && now - d->last_advance_ms > STALL_MS) {
+		snprintf(why, sizeof(why), "audio stalled: no block for %.1f s",
+			 (now - d->last_advance_ms) / 1000.0);
+	} else if (d->state == D_STARTING && d->ls.blocks == 0) {
+		if (now - d->state_since_ms <= START_TIMEOUT_MS)
+			return 0;
+		snprintf(why, sizeof(why), "no audio within %d s of starting the stream",
+			 START_TIMEOUT_MS / 1000);
+	} else {
+		if (d->state == D_STARTING) {
+			d->state = D_RUNNING;
+			d->state_since_ms = now;
+			if (d->retries)
+				gf_notice("audio resumed after %u retries", d->retries);
+			d->retries = 0;
+			status_update(d, 1);
+		}
+		return 1;
+	}
+	if (!d->ready_sent) {
+		/* Before READY=1 there is nothing to keep alive: fail the start instead. */
+		gf_err("audio did not start: %s", why);
+		d->stop = 1;
+		d->exit_code = GF_EXIT_PROCESS;
+		return 0;
+	}
+	device_lost(d, why);
+	return 0;
+}
+
+/* ---- reload ------------------------------------------------------------ */
+
+/* Replace engine and stream with ones built from @p next (owned). Audio stops
+ * only once the new engine is built; if the new stream cannot start, the old
+ * settings are restored. Fills @p r's outcome and text. */
+static void restart_with(struct daemon *d, struct gf_config *next, const char *why,
+			 struct gf_reload_result *r)
+{
+	struct gf_errbuf eb = { { 0 } };
+	struct gf_engine *ne = NULL;
+	int err = engine_for(next, &ne, &eb);
+	if (err) {
+		snprintf(r->text, sizeof(r->text), "reload failed: %s", eb.msg[0] ? eb.msg : gf_strerror(err));
+		r->outcome = GF_RELOAD_FAILED;
+		r->err = err;
+		gf_config_free(next);
+		return;
+	}
+	gf_notice("restarting audio stream: %s", why);
+	int was_running = d->live != NULL;
+	stream_stop(d);
+	struct gf_config *oc = d->cfg;
+	struct gf_engine *oe = d->engine;
+	d->cfg = next;
+	d->engine = ne;
+	err = stream_start(d, &eb);
+	if (!err || !was_running) {
+		/* Started, or nothing was running before: keep the new settings either way. */
+		gf_engine_free(oe);
+		gf_config_free(oc);
+		snprintf(r->text, sizeof(r->text), "stream restarted: %.600s%s%s", why, err ? "; " : "",
+			 err ? "audio not running yet" : "");
+		if (err && d->state != D_LOST)
+			device_lost(d, eb.msg[0] ? eb.msg : gf_strerror(err));
+		return;
+	}
+	char msg[512];
+	snprintf(msg, sizeof(msg), "%s", eb.msg[0] ? eb.msg : gf_strerror(err));
+	gf_engine_free(ne);
+	gf_config_free(next);
+	d->cfg = oc;
+	d->engine = oe;
+	r->outcome = GF_RELOAD_FAILED;
+	r->err = err;
+	snprintf(r->text, sizeof(r->text), "reload failed: new stream settings did not start (%s); "
+		 "kept the previous settings", msg);
+	eb.msg[0] = '\0';
+	if (stream_start(d, &eb) != 0)
+		device_lost(d, eb.msg[0] ? eb.msg : "previous settings did not restart");
+}
+
+static void watch_config_files(struct daemon *d)
+{
+	struct gf_errbuf eb = { { 0 } };
+	if (!d->watch)
+		return;
+	if (gf_watch_set_files(d->watch, d->cfg->files, d->cfg->n_files, &eb) != 0 || eb.msg[0])
+		gf_warn("%s", eb.msg[0] ? eb.msg : "cannot watch the config files");
+}
+
+static void reload(struct daemon *d, const char *trigger)
+{
+	struct gf_reload_result r;
+	struct gf_config *next = NULL;
+	gf_info("reloading configuration (%s)", trigger);
+	if (d->ready_sent)
+		gf_notify_reloading();
+	uint32_t busy_wait = (uint32_t)(d->cfg->crossfade_ms + 1000.0);
+	gf_reload(d->o, d->cfg, d->live ? d->engine : NULL, busy_wait, &next, &r);
+	if (r.outcome == GF_RELOAD_APPLIED) {
+		gf_config_free(d->cfg);
+		d->cfg = next;
+	} else if (r.outcome == GF_RELOAD_RESTART) {
+		char why[sizeof(r.text)];
+		snprintf(why, sizeof(why), "%s", r.text + strlen("stream restart needed: "));
+		restart_with(d, next, why, &r);
+	}
+	d->reloads++;
+	d->last_reload_ms = now_ms();
+	snprintf(d->last_reload, sizeof(d->last_reload), "%s", r.text);
+	if (r.outcome == GF_RELOAD_FAILED) {
+		d->reload_failures++;
+		gf_err("%s (the running filter is unchanged)", r.text);
+	} else {
+		apply_log_level(d->cfg);
+		watch_config_files(d);
+		status_open(d);
+		gf_notice("%s", r.text);
+	}
+	if (d->ready_sent)
+		gf_notify_ready(); /* after failures too, or systemd stays in "reloading" */
+	status_update(d, 1);
+}
+
+/* ---- main loop --------------------------------------------------------- */
+
+static void handle_signals(struct daemon *d)
+{
+	struct signalfd_siginfo si;
+	while (read(d->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGHUP) {
+			reload(d, "SIGHUP");
+		} else {
+			gf_notice("%s received, stopping", si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
+			d->stop = 1;
+			d->exit_code = GF_EXIT_OK;
+		}
+	}
+}
+
+static void timers(struct daemon *d, int healthy)
+{
+	int64_t now = now_ms();
+	if (healthy && d->state == D_RUNNING && !d->ready_sent) {
+		gf_notify_ready();
+		d->ready_sent = 1;
+		gf_notice("ready: audio flows");
+	}
+	/* Ping only while audio flows: a stalled or lost stream lets systemd's
+	 * watchdog fire, so an outage outlasting WatchdogSec restarts the service. */
+	if (d->wd_usec && healthy && now >= d->next_wd_ms) {
+		gf_notify_watchdog();
+		d->next_wd_ms = now + (int64_t)(d->wd_usec / 2000u);
+	}
+	if (d->stats_every_ms > 0 && now >= d->next_stats_ms) {
+		d->next_stats_ms = now + d->stats_every_ms;
+		stats_log(d);
+	}
+	status_update(d, 0);
+	gf_engine_reap(d->engine);
+}
+
+static int poll_timeout(const struct daemon *d)
+{
+	int t = LOOP_MS;
+	int w = d->watch ? gf_watch_timeout_ms(d->watch) : -1;
+	return w >= 0 && w < t ? w : t;
+}
+
+static void loop(struct daemon *d)
+{
+	while (!d->stop) {
+		struct pollfd p[3] = {
+			{ .fd = d->sigfd, .events = POLLIN },
+			{ .fd = d->watch ? gf_watch_fd(d->watch) : -1, .events = POLLIN },
+			{ .fd = d->status ? gf_status_server_fd(d->status) : -1, .events = POLLIN },
+		};
+		if (poll(p, 3, poll_timeout(d)) < 0 && errno != EINTR) {
+			gf_err("poll: %s", strerror(errno));
+			d->exit_code = GF_EXIT_FAILURE;
+			break;
+		}
+		if (p[0].revents)
+			handle_signals(d);
+		if (d->stop)
+			break;
+		const char *changed = NULL;
+		if (p[1].revents)
+			gf_watch_read(d->watch);
+		if (d->watch && gf_watch_take(d->watch, &changed)) {
+			char trig[600];
+			snprintf(trig, sizeof(trig), "%.500s changed", changed);
+			reload(d, trig);
+		}
+		int healthy = health_check(d);
+		if (d->stop)
+			break;
+		timers(d, healthy);
+		if (d->status && p[2].revents)
+			status_serve(d);
+	}
+}
+
+/* ---- start and stop ---------------------------------------------------- */
+
+static int daemon_start(struct daemon *d)
+{
+	struct gf_errbuf eb = { { 0 } };
+	int err = gf_reload_load_config(d->o, &d->cfg, &eb);
+	if (!err) {
+		apply_log_level(d->cfg);
+		err = engine_for(d->cfg, &d->engine, &eb);
+	}
+	if (!err)
+		err = stream_start(d, &eb);
+	if (err) {
+		gf_err("%s", eb.msg[0] ? eb.msg : gf_strerror(err));
+		return gf_exit_code(err);
+	}
+	if (gf_watch_new(&d->watch, DEBOUNCE_MS, &eb) != 0)
+		gf_warn("config file changes will not reload: %s", eb.msg);
+	watch_config_files(d);
+	status_open(d);
+	d->wd_usec = gf_notify_watchdog_usec();
+	if (d->wd_usec)
+		gf_info("systemd watchdog: %.1f s, pinging every %.1f s while audio flows",
+			d->wd_usec / 1e6, d->wd_usec / 2e6);
+	double st = d->o->stats_interval_s == 0 ? DEFAULT_STATS_S : d->o->stats_interval_s;
+	d->stats_every_ms = st > 0 ? (int64_t)(st * 1000.0) : 0;
+	d->next_stats_ms = now_ms() + d->stats_every_ms;
+	status_update(d, 1);
+	return 0;
+}
+
+static void daemon_finish(struct daemon *d)
+{
+	if (d->engine) {
+		if (d->live)
+			gf_live_get_stats(d->live, &d->ls);
+		stats_log(d);
+	}
+	stream_stop(d);
+	gf_status_server_free(d->status);
+	gf_watch_free(d->watch);
+	gf_engine_free(d->engine);
+	gf_config_free(d->cfg);
+}
+
+int gf_daemon_run(const struct gf_daemon_opts *o)
+{
+	struct daemon d;
+	sigset_t old;
+	memset(&d, 0, sizeof(d));
+	d.o = o;
+	d.t0_ms = now_ms();
+	d.sigfd = signals_open(&old);
+	if (d.sigfd < 0) {
+		gf_err("signalfd: %s", strerror(errno));
+		return GF_EXIT_FAILURE;
+	}
+	int rc = daemon_start(&d);
+	if (rc == GF_EXIT_OK) {
+		loop(&d);
+		rc = d.exit_code;
+		gf_notify_stopping();
+		gf_notify_status("stopping");
+	}
+	daemon_finish(&d);
+	close(d.sigfd);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
+int gf_daemon_print_status(const char *socket_path)
+{
+	char buf[GF_STATUS_MAX];
+	struct gf_errbuf eb = { { 0 } };
+	int err = gf_status_query(socket_path ? socket_path : GF_STATUS_DEFAULT_PATH, buf,
+				  sizeof(buf), 2000, &eb);
+	if (err) {
+		gf_err("%s", eb.msg[0] ? eb.msg : gf_strerror(err));
+		return GF_EXIT_IO;
+	}
+	fputs(buf, stdout);
+	return fflush(stdout) == 0 ? GF_EXIT_OK : GF_EXIT_IO;
+}

@@ -1,0 +1,484 @@
+/*
+ * Backend-neutral streaming engine: picks a backend, keeps the input history,
+ * swaps filters with a primed crossfade, and mutes non-finite blocks.
+ *
+ * Pipeline of one process() call (audio thread):
+ *   1. scan the input; a block holding NaN/Inf is filtered as if those samples
+ *      were zero (so no filter state is poisoned) and its output is muted;
+ *   2. take a published swap: prime the new instance with the history;
+ *   3. append the block to the history ring;
+ *   4. run the current instance (and the incoming one while crossfading);
+ *   5. scan the output; mute and count a non-finite block.
+ */
+#include "engine.h"
+
+#include <math.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "backend.h"
+#include "log.h"
+
+/* One filter instance of the engine's backend. */
+struct gf_inst {
+	void *bi;
+	uint32_t taps;
+	const char *algo;
+};
+
+struct gf_engine {
+	const struct gf_backend_ops *ops;
+	struct gf_engine_params p; /* max_taps resolved */
+	uint32_t hist_frames;      /* max_taps - 1 */
+
+	/* Audio thread only. */
+	struct gf_inst *cur;
+	struct gf_inst *incoming; /* non-NULL while crossfading cur -> incoming */
+	uint32_t fade_pos;        /* frames of the crossfade done */
+	float *hist;              /* mirrored ring: frame i stored at i and i + hist_frames */
+	uint32_t hist_w;          /* next frame to overwrite = oldest frame */
+	float *scratch_in;        /* sanitized input */
+	float *scratch_a;         /* old filter's output while crossfading */
+	float *scratch_b;         /* new filter's output while crossfading */
+	float *zeros;             /* flush input */
+	float *ramp;              /* crossfade gain of the new filter per frame */
+
+	/* Shared between threads. */
+	_Atomic(struct gf_inst *) pending; /* published by swap(), taken by process() */
+	_Atomic(struct gf_inst *) retired; /* left by process(), freed by reap() */
+	atomic_int swap_busy;              /* 1 from publish to end of crossfade */
+	_Atomic uint32_t cur_taps;
+	_Atomic(const char *) cur_algo;
+	_Atomic uint64_t st_frames, st_swaps, st_nonfinite, st_errors;
+
+	char desc[320];
+};
+
+/* ---- instances (control thread) ----------------------------------------- */
+
+static void inst_free(const struct gf_backend_ops *ops, struct gf_inst *in)
+{
+	if (!in)
+		return;
+	if (in->bi && ops->destroy)
+		ops->destroy(in->bi);
+	free(in);
+}
+
+static int inst_new(const struct gf_backend_ops *ops, const struct gf_engine_params *p,
+		    const struct gf_filter_set *fs, struct gf_inst **out, struct gf_errbuf *eb)
+{
+	*out = NULL;
+	struct gf_inst *in = calloc(1, sizeof(*in));
+	if (!in)
+		return GF_E_NOMEM;
+	int err = ops->create(p, fs, &in->bi, eb);
+	if (err) {
+		in->bi = NULL;
+		free(in);
+		return err;
+	}
+	in->taps = fs->taps;
+	in->algo = ops->algo_name ? ops->algo_name(in->bi) : "?";
+	*out = in;
+	return 0;
+}
+
+/* Choose the backend and build the first instance, falling back to the CPU under AUTO. */
+static int engine_first_instance(struct gf_engine *e, const struct gf_filter_set *fs, struct gf_errbuf *eb)
+{
+	char desc[256] = "";
+	enum gf_backend_kind kind = e->p.backend;
+
+	if (kind == GF_BACKEND_CPU) {
+		e->ops = &gf_cpu_backend;
+		return inst_new(e->ops, &e->p, fs, &e->cur, eb);
+	}
+	int perr = gf_cuda_probe(e->p.gpu_index, desc, sizeof(desc));
+	if (kind == GF_BACKEND_CUDA) {
+		if (perr) {
+			gf_errbuf_set(eb, "backend cuda: no usable CUDA device: %s", desc);
+			return perr;
+		}
+		e->ops = &gf_cuda_backend;
+		return inst_new(e->ops, &e->p, fs, &e->cur, eb);
+	}
+	if (perr == 0) {
+		gf_info("engine: CUDA device usable (%s): using the CUDA backend", desc);
+		e->ops = &gf_cuda_backend;
+		int err = inst_new(e->ops, &e->p, fs, &e->cur, eb);
+		if (err == 0)
+			return 0;
+		gf_warn("engine: CUDA backend failed (%s: %s): falling back to the CPU backend",
+			gf_strerror(err), eb ? eb->msg : "");
+	} else {
+		gf_info("engine: no usable CUDA device (%s): using the CPU backend", desc);
+	}
+	e->ops = &gf_cpu_backend;
+	return inst_new(e->ops, &e->p, fs, &e->cur, eb);
+}
+
+static void engine_set_current(struct gf_engine *e, struct gf_inst *in)
+{
+	e->cur = in;
+	atomic_store_explicit(&e->cur_taps, in->taps, memory_order_relaxed);
+	atomic_store_explicit(&e->cur_algo, in->algo, memory_order_relaxed);
+}
+
+static void engine_describe(struct gf_engine *e, const struct gf_inst *in)
+{
+	const char *d = e->ops->describe ? e->ops->describe(in->bi) : e->ops->name;
+	snprintf(e->desc, sizeof(e->desc), "%s backend, %s, %u taps: %s", e->ops->name, in->algo, in->taps, d);
+}
+
+/* ---- construction ---------------------------------------------------------- */
+
+static int check_filter(const struct gf_engine_params *p, uint32_t max_taps, const struct gf_filter_set *fs,
+			struct gf_errbuf *eb)
+{
+	if (!fs || !fs->coeffs || fs->taps == 0) {
+		gf_errbuf_set(eb, "engine: empty filter set");
+		return GF_E_INVAL;
+	}
+	if (fs->channels != p->channels) {
+		gf_errbuf_set(eb, "engine: filter set has %u channels, the stream has %u", fs->channels,
+			      p->channels);
+		return GF_E_INVAL;
+	}
+	if (fs->taps > max_taps) {
+		gf_errbuf_set(eb, "engine: filter has %u taps, more than max_taps %u", fs->taps, max_taps);
+		return GF_E_TOOLONG;
+	}
+	if (gf_filter_set_check_finite(fs)) {
+		gf_errbuf_set(eb, "engine: filter coefficients hold NaN or Inf");
+		return GF_E_NONFINITE;
+	}
+	return 0;
+}
+
+static float *alloc_floats(size_t n)
+{
+	return calloc(n ? n : 1, sizeof(float));
+}
+
+static int engine_alloc(struct gf_engine *e)
+{
+	size_t blk = (size_t)e->p.max_block * e->p.channels;
+	e->hist = alloc_floats(2 * (size_t)e->hist_frames * e->p.channels);
+	e->scratch_in = alloc_floats(blk);
+	e->scratch_a = alloc_floats(blk);
+	e->scratch_b = alloc_floats(blk);
+	e->zeros = alloc_floats(blk);
+	e->ramp = alloc_floats(e->p.crossfade_frames);
+	if (!e->hist || !e->scratch_in || !e->scratch_a || !e->scratch_b || !e->zeros || !e->ramp)
+		return GF_E_NOMEM;
+	/* Raised cosine sampled at frame centres: ramp[k] + ramp[N-1-k] == 1. */
+	uint32_t n = e->p.crossfade_frames;
+	for (uint32_t k = 0; k < n; k++)
+		e->ramp[k] = (float)(0.5 - 0.5 * cos(M_PI * ((double)k + 0.5) / (double)n));
+	return 0;
+}
+
+int gf_engine_new(struct gf_engine **out, const struct gf_engine_params *p, const struct gf_filter_set *fs,
+		  struct gf_errbuf *eb)
+{
+	*out = NULL;
+	if (!p || p->channels == 0 || p->max_block == 0) {
+		gf_errbuf_set(eb, "engine: channels and max_block must be at least 1");
+		return GF_E_INVAL;
+	}
+	uint32_t max_taps = p->max_taps ? p->max_taps : (fs ? fs->taps : 0);
+	int err = check_filter(p, max_taps, fs, eb);
+	if (err)
+		return err;
+
+	struct gf_engine *e = calloc(1, sizeof(*e));
+	if (!e)
+		return GF_E_NOMEM;
+	e->p = *p;
+	e->p.max_taps = max_taps;
+	e->hist_frames = max_taps - 1;
+	err = engine_first_instance(e, fs, eb);
+	if (err)
+		goto fail;
+	engine_set_current(e, e->cur);
+	err = engine_alloc(e);
+	if (err) {
+		gf_errbuf_set(eb, "engine: out of memory for %u channels x %u frames of history", p->channels,
+			      e->hist_frames);
+		goto fail;
+	}
+	engine_describe(e, e->cur);
+	*out = e;
+	return 0;
+fail:
+	gf_engine_free(e);
+	return err;
+}
+
+void gf_engine_free(struct gf_engine *e)
+{
+	if (!e)
+		return;
+	if (e->ops) {
+		inst_free(e->ops, e->cur);
+		inst_free(e->ops, e->incoming);
+		inst_free(e->ops, atomic_load(&e->pending));
+		inst_free(e->ops, atomic_load(&e->retired));
+	}
+	free(e->hist);
+	free(e->scratch_in);
+	free(e->scratch_a);
+	free(e->scratch_b);
+	free(e->zeros);
+	free(e->ramp);
+	free(e);
+}
+
+/* ---- swap (control thread) ------------------------------------------------ */
+
+void gf_engine_reap(struct gf_engine *e)
+{
+	if (!e)
+		return;
+	struct gf_inst *old = atomic_exchange_explicit(&e->retired, NULL, memory_order_acquire);
+	inst_free(e->ops, old);
+}
+
+int gf_engine_swap(struct gf_engine *e, const struct gf_filter_set *fs, struct gf_errbuf *eb)
+{
+	if (!e)
+		return GF_E_INVAL;
+	int err = check_filter(&e->p, e->p.max_taps, fs, eb);
+	if (err)
+		return err;
+	/* Read busy before reaping: once the audio thread clears it, its retire is visible. */
+	if (atomic_load_explicit(&e->swap_busy, memory_order_acquire)) {
+		gf_errbuf_set(eb, "engine: the previous filter swap is still in progress");
+		return GF_E_BUSY;
+	}
+	gf_engine_reap(e);
+
+	struct gf_inst *in;
+	err = inst_new(e->ops, &e->p, fs, &in, eb);
+	if (err)
+		return err;
+	engine_describe(e, in);
+	atomic_store_explicit(&e->swap_busy, 1, memory_order_relaxed);
+	atomic_store_explicit(&e->pending, in, memory_order_release);
+	return 0;
+}
+
+int gf_engine_swap_pending(const struct gf_engine *e)
+{
+	return atomic_load_explicit(&((struct gf_engine *)e)->swap_busy, memory_order_acquire);
+}
+
+/* ---- audio thread ------------------------------------------------------------ */
+
+static void stat_add(_Atomic uint64_t *c, uint64_t n)
+{
+	/* Single writer (the audio thread): a relaxed load/store pair suffices. */
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n, memory_order_relaxed);
+}
+
+/* Nonzero if any sample is NaN or Inf (exponent all ones); integer test vectorizes. */
+static int any_nonfinite(const float *x, size_t n)
+{
+	uint32_t bad = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t u;
+		memcpy(&u, &x[i], sizeof(u));
+		bad |= (u & 0x7f800000u) == 0x7f800000u;
+	}
+	return bad != 0;
+}
+
+static void sanitize(const float *in, float *out, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		out[i] = isfinite(in[i]) ? in[i] : 0.0f;
+}
+
+static void finish_swap(struct gf_engine *e, struct gf_inst *old)
+{
+	atomic_store_explicit(&e->retired, old, memory_order_release);
+	stat_add(&e->st_swaps, 1);
+	atomic_store_explicit(&e->swap_busy, 0, memory_order_release);
+}
+
+/* Take a published instance: prime it with the history, then switch or start a crossfade. */
+static void take_pending(struct gf_engine *e)
+{
+	if (!atomic_load_explicit(&e->pending, memory_order_relaxed))
+		return;
+	struct gf_inst *in = atomic_exchange_explicit(&e->pending, NULL, memory_order_acquire);
+	if (!in)
+		return;
+	const float *h = e->hist + (size_t)e->hist_w * e->p.channels;
+	int err = e->ops->prime ? e->ops->prime(in->bi, h, e->hist_frames) : 0;
+	if (err) {
+		/* Keep the running filter; the control thread frees the failed one. */
+		stat_add(&e->st_errors, 1);
+		atomic_store_explicit(&e->retired, in, memory_order_release);
+		atomic_store_explicit(&e->swap_busy, 0, memory_order_release);
+		return;
+	}
+	if (e->p.crossfade_frames == 0) {
+		struct gf_inst *old = e->cur;
+		engine_set_current(e, in);
+		finish_swap(e, old);
+		return;
+	}
+	e->incoming = in;
+	e->fade_pos = 0;
+}
+
+static void hist_append(struct gf_engine *e, const float *x, uint32_t frames)
+{
+	uint32_t cap = e->hist_frames, ch = e->p.channels;
+	if (cap == 0)
+		return;
+	if (frames > cap) {
+		x += (size_t)(frames - cap) * ch;
+		frames = cap;
+	}
+	while (frames) {
+		uint32_t n = cap - e->hist_w < frames ? cap - e->hist_w : frames;
+		size_t bytes = (size_t)n * ch * sizeof(float);
+		memcpy(e->hist + (size_t)e->hist_w * ch, x, bytes);
+		memcpy(e->hist + ((size_t)e->hist_w + cap) * ch, x, bytes);
+		x += (size_t)n * ch;
+		frames -= n;
+		e->hist_w = (e->hist_w + n) % cap;
+	}
+}
+
+static int run_crossfade(struct gf_engine *e, const float *x, float *y, uint32_t frames)
+{
+	uint32_t ch = e->p.channels, n = e->p.crossfade_frames;
+	int err = e->ops->process(e->cur->bi, x, e->scratch_a, frames);
+	int err2 = e->ops->process(e->incoming->bi, x, e->scratch_b, frames);
+	if (!err)
+		err = err2;
+	for (uint32_t i = 0; i < frames; i++) {
+		uint32_t k = e->fade_pos + i;
+		float g = k < n ? e->ramp[k] : 1.0f;
+		const float *a = e->scratch_a + (size_t)i * ch, *b = e->scratch_b + (size_t)i * ch;
+		float *o = y + (size_t)i * ch;
+		for (uint32_t c = 0; c < ch; c++)
+			o[c] = (1.0f - g) * a[c] + g * b[c];
+	}
+	e->fade_pos = e->fade_pos + frames < n ? e->fade_pos + frames : n;
+	if (e->fade_pos >= n) {
+		struct gf_inst *old = e->cur;
+		engine_set_current(e, e->incoming);
+		e->incoming = NULL;
+		finish_swap(e, old);
+	}
+	return err;
+}
+
+int gf_engine_process(struct gf_engine *e, const float *in, float *out, uint32_t frames)
+{
+	if (frames == 0 || frames > e->p.max_block)
+		return GF_E_INVAL;
+	size_t n = (size_t)frames * e->p.channels;
+	const float *x = in;
+	int bad = any_nonfinite(in, n);
+	if (bad) {
+		sanitize(in, e->scratch_in, n);
+		x = e->scratch_in;
+	}
+	take_pending(e);
+	hist_append(e, x, frames);
+
+	int err = e->incoming ? run_crossfade(e, x, out, frames) : e->ops->process(e->cur->bi, x, out, frames);
+	if (err) {
+		memset(out, 0, n * sizeof(float));
+		stat_add(&e->st_errors, 1);
+	} else if (bad || any_nonfinite(out, n)) {
+		memset(out, 0, n * sizeof(float));
+		stat_add(&e->st_nonfinite, 1);
+	}
+	stat_add(&e->st_frames, frames);
+	return err;
+}
+
+int gf_engine_flush(struct gf_engine *e, float *out, uint32_t frames)
+{
+	int first = 0;
+	while (frames) {
+		uint32_t n = frames < e->p.max_block ? frames : e->p.max_block;
+		int err = gf_engine_process(e, e->zeros, out, n);
+		if (err && !first)
+			first = err;
+		out += (size_t)n * e->p.channels;
+		frames -= n;
+	}
+	return first;
+}
+
+/* ---- queries ---------------------------------------------------------------- */
+
+const char *gf_engine_backend_name(const struct gf_engine *e)
+{
+	return e->ops->name;
+}
+
+const char *gf_engine_algo_name(const struct gf_engine *e)
+{
+	return atomic_load_explicit(&((struct gf_engine *)e)->cur_algo, memory_order_relaxed);
+}
+
+uint32_t gf_engine_taps(const struct gf_engine *e)
+{
+	return atomic_load_explicit(&((struct gf_engine *)e)->cur_taps, memory_order_relaxed);
+}
+
+const char *gf_engine_describe(const struct gf_engine *e)
+{
+	return e->desc;
+}
+
+void gf_engine_get_stats(const struct gf_engine *e, struct gf_engine_stats *s)
+{
+	struct gf_engine *m = (struct gf_engine *)e;
+	s->frames = atomic_load_explicit(&m->st_frames, memory_order_relaxed);
+	s->swaps = atomic_load_explicit(&m->st_swaps, memory_order_relaxed);
+	s->nonfinite_blocks = atomic_load_explicit(&m->st_nonfinite, memory_order_relaxed);
+	s->errors = atomic_load_explicit(&m->st_errors, memory_order_relaxed);
+}
+
+int gf_backend_parse(const char *s, enum gf_backend_kind *out)
+{
+	if (!s)
+		return GF_E_INVAL;
+	if (!strcasecmp(s, "auto"))
+		*out = GF_BACKEND_AUTO;
+	else if (!strcasecmp(s, "cpu"))
+		*out = GF_BACKEND_CPU;
+	else if (!strcasecmp(s, "cuda") || !strcasecmp(s, "gpu"))
+		*out = GF_BACKEND_CUDA;
+	else
+		return GF_E_INVAL;
+	return 0;
+}
+
+int gf_algo_parse(const char *s, enum gf_algo *out)
+{
+	if (!s)
+		return GF_E_INVAL;
+	if (!strcasecmp(s, "auto"))
+		*out = GF_ALGO_AUTO;
+	else if (!strcasecmp(s, "direct"))
+		*out = GF_ALGO_DIRECT;
+	else if (!strcasecmp(s, "fft"))
+		*out = GF_ALGO_FFT;
+	else
+		return GF_E_INVAL;
+	return 0;
+}

@@ -1,0 +1,389 @@
+/* Live stream: opens the devices and the recording, owns the rings and the
+ * threads, reports stats and health. Control thread only; the audio path is
+ * in live_audio.c (callbacks) and live_worker.c (worker). */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "live_internal.h"
+#include "log.h"
+#include "pinned.h"
+#include "rt.h"
+
+#define FIRST_CALLBACK_MS 2000 /* gf_live_start waits this long for the device to start */
+#define STALL_NS 2000000000ull /* poll: no capture (or no block) for this long = device lost */
+#define MAX_PERIOD 8192u       /* largest device period the output ring is sized for */
+
+static int channels_of(const struct gf_config *cfg, uint32_t *out, struct gf_errbuf *eb)
+{
+	uint32_t ch = cfg->input.channels ? cfg->input.channels : 2;
+	if (cfg->output.channels && cfg->output.channels != ch) {
+		gf_errbuf_set(eb, "output.channels = %u: must equal input.channels (%u); routing "
+			      "changes channels, the stream does not", cfg->output.channels, ch);
+		return GF_E_CONFIG;
+	}
+	*out = ch;
+	return 0;
+}
+
+static void stream_params(PaStreamParameters *p, PaDeviceIndex d, uint32_t ch, int output)
+{
+	const PaDeviceInfo *di = Pa_GetDeviceInfo(d);
+	memset(p, 0, sizeof(*p));
+	p->device = d;
+	p->channelCount = (int)ch;
+	p->sampleFormat = paFloat32;
+	p->suggestedLatency = output ? di->defaultLowOutputLatency : di->defaultLowInputLatency;
+}
+
+/* One side alone: enough channels, and the rate. Names the device in errors. */
+static int check_side(const PaStreamParameters *p, int output, double rate, const char *desc,
+		      struct gf_errbuf *eb)
+{
+	const PaDeviceInfo *di = Pa_GetDeviceInfo(p->device);
+	int max = output ? di->maxOutputChannels : di->maxInputChannels;
+	if (p->channelCount > max) {
+		gf_errbuf_set(eb, "%s device %s has %d %s channels; %d requested", output ? "output" : "input",
+			      desc, max, output ? "output" : "input", p->channelCount);
+		return GF_E_AUDIO;
+	}
+	PaError e = Pa_IsFormatSupported(output ? NULL : p, output ? p : NULL, rate);
+	if (e != paFormatIsSupported) {
+		gf_errbuf_set(eb, "%s device %s cannot run at %.0f Hz with %d channels of float32: %s "
+			      "(its default rate is %.0f Hz)", output ? "output" : "input", desc, rate,
+			      p->channelCount, Pa_GetErrorText(e), di->defaultSampleRate);
+		return GF_E_RATE;
+	}
+	return 0;
+}
+
+/* Find the devices, settle rate and channels, decide duplex or two streams. */
+static int open_devices(struct gf_live *l, const struct gf_config *cfg, PaStreamParameters *in,
+			PaStreamParameters *out, struct gf_errbuf *eb)
+{
+	PaDeviceIndex din, dout = paNoDevice;
+	int err = gf_live_find_device(&cfg->input, 0, &din, eb);
+	if (!err && l->playback)
+		err = gf_live_find_device(&cfg->output, 1, &dout, eb);
+	if (err)
+		return err;
+	gf_live_describe_device(din, l->in_desc, sizeof(l->in_desc));
+	l->rate = cfg->sample_rate ? cfg->sample_rate : (uint32_t)Pa_GetDeviceInfo(din)->defaultSampleRate;
+	stream_params(in, din, l->channels, 0);
+	if ((err = check_side(in, 0, l->rate, l->in_desc, eb)))
+		return err;
+	if (!l->playback)
+		return 0;
+	gf_live_describe_device(dout, l->out_desc, sizeof(l->out_desc));
+	stream_params(out, dout, l->channels, 1);
+	if ((err = check_side(out, 1, l->rate, l->out_desc, eb)))
+		return err;
+	l->duplex = Pa_GetDeviceInfo(din)->hostApi == Pa_GetDeviceInfo(dout)->hostApi &&
+		    Pa_IsFormatSupported(in, out, l->rate) == paFormatIsSupported;
+	if (!l->duplex)
+		gf_warn("capture %s and playback %s cannot share one stream: they run as two, whose "
+			"clocks may drift apart (the latency is then not sample-exact)", l->in_desc,
+			l->out_desc);
+	return 0;
+}
+
+static int open_stream(struct gf_live *l, PaStream **s, const PaStreamParameters *in,
+		       const PaStreamParameters *out, PaStreamCallback *cb, const char *desc,
+		       struct gf_errbuf *eb)
+{
+	/* JACK calls back with its own period whatever we ask: take it as it
+	 * comes. Elsewhere ask for the block size so device periods match blocks. */
+	const PaDeviceInfo *di = Pa_GetDeviceInfo(in ? in->device : out->device);
+	const PaHostApiInfo *ai = Pa_GetHostApiInfo(di->hostApi);
+	unsigned long fpb = ai && ai->type == paJACK ? paFramesPerBufferUnspecified : l->block;
+	PaError e = Pa_OpenStream(s, in, out, l->rate, fpb, paClipOff | paDitherOff, cb, l);
+	if (e != paNoError) {
+		*s = NULL;
+		gf_errbuf_set(eb, "cannot open %s at %u Hz: %s", desc, l->rate, Pa_GetErrorText(e));
+		return e == paDeviceUnavailable ? GF_E_NODEVICE : GF_E_AUDIO;
+	}
+	Pa_SetStreamFinishedCallback(*s, gf_live_finished_cb);
+	return 0;
+}
+
+static int alloc_buffers(struct gf_live *l)
+{
+	uint32_t b = l->block;
+	uint32_t in_min = l->rate / 2 > 8 * b ? l->rate / 2 : 8 * b; /* half a second of slack */
+	int err = gf_ring_new(&l->in_ring, in_min, l->channels);
+	if (!err && l->playback) /* room for the largest latency twice over */
+		err = gf_ring_new(&l->out_ring, 2 * (2 * b + 2 * MAX_PERIOD), l->channels);
+	if (!err && l->record_path) /* a second of slack for the disk */
+		err = gf_ring_new(&l->rec_ring, l->rate > 8 * b ? l->rate : 8 * b, l->channels);
+	if (!err)
+		err = gf_timehist_new(&l->hist);
+	if (err)
+		return err;
+	l->blk_bytes = (size_t)b * l->channels * sizeof(float);
+	l->blk_in = gf_pinned_alloc(l->blk_bytes);
+	l->blk_out = gf_pinned_alloc(l->blk_bytes);
+	if (!l->blk_in || !l->blk_out)
+		return GF_E_NOMEM;
+	if (sem_init(&l->wake, 0, 0) != 0)
+		return GF_E_SYSTEM;
+	l->sem_ready = 1;
+	return 0;
+}
+
+int gf_live_new(struct gf_live **out, const struct gf_config *cfg, struct gf_engine *engine,
+		struct gf_errbuf *eb)
+{
+	*out = NULL;
+	if (cfg->block_frames < 16 || cfg->block_frames > 8192) {
+		gf_errbuf_set(eb, "block_frames = %u: must be 16..8192", cfg->block_frames);
+		return GF_E_CONFIG;
+	}
+	struct gf_live *l = calloc(1, sizeof(*l));
+	if (!l)
+		return GF_E_NOMEM;
+	l->engine = engine;
+	l->block = cfg->block_frames;
+	l->playback = cfg->output.device != NULL || cfg->output.file == NULL;
+	PaStreamParameters in, outp;
+	int err = channels_of(cfg, &l->channels, eb);
+	if (!err && cfg->output.file && !(l->record_path = strdup(cfg->output.file)))
+		err = GF_E_NOMEM;
+	if (!err && !(err = gf_live_pa_init(eb)))
+		l->pa_ready = 1;
+	if (!err)
+		err = open_devices(l, cfg, &in, &outp, eb);
+	if (!err && (err = alloc_buffers(l)) == GF_E_NOMEM)
+		gf_errbuf_set(eb, "out of memory for the audio buffers");
+	if (!err && l->duplex)
+		err = open_stream(l, &l->in_stream, &in, &outp, gf_live_duplex_cb, l->in_desc, eb);
+	else if (!err)
+		err = open_stream(l, &l->in_stream, &in, NULL, gf_live_capture_cb, l->in_desc, eb);
+	if (!err && l->playback && !l->duplex)
+		err = open_stream(l, &l->out_stream, NULL, &outp, gf_live_playback_cb, l->out_desc, eb);
+	if (!err && l->record_path)
+		err = gf_recorder_new(&l->rec, l->record_path, l->rate, l->rec_ring, eb);
+	if (err)
+		goto fail;
+	*out = l;
+	return 0;
+fail:
+	gf_live_free(l);
+	return err;
+}
+
+static void close_streams(struct gf_live *l)
+{
+	if (l->in_stream)
+		Pa_CloseStream(l->in_stream);
+	if (l->out_stream)
+		Pa_CloseStream(l->out_stream);
+	l->in_stream = l->out_stream = NULL;
+}
+
+void gf_live_free(struct gf_live *l)
+{
+	if (!l)
+		return;
+	gf_live_stop(l);
+	close_streams(l);
+	gf_recorder_free(l->rec);
+	if (l->pa_ready)
+		gf_live_pa_term();
+	if (l->sem_ready)
+		sem_destroy(&l->wake);
+	gf_pinned_free(l->blk_in, l->blk_bytes);
+	gf_pinned_free(l->blk_out, l->blk_bytes);
+	gf_timehist_free(l->hist);
+	gf_ring_free(l->in_ring);
+	gf_ring_free(l->out_ring);
+	gf_ring_free(l->rec_ring);
+	free(l->record_path);
+	free(l);
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+/* Wait for the first callbacks: they fix the latency (from the device period). */
+static void wait_first_callback(struct gf_live *l)
+{
+	for (int ms = 0; ms < FIRST_CALLBACK_MS; ms++) {
+		if (l->playback ? atomic_load_explicit(&l->latency_known, memory_order_acquire)
+				: atomic_load_explicit(&l->cb_frames, memory_order_acquire) != 0)
+			break;
+		sleep_ms(1);
+	}
+	int cb = atomic_load(&l->cb_rt_prio);
+	/* Below the device's audio thread, which must be able to preempt us. */
+	gf_rt_set_fifo(l->worker, cb > 1 ? cb - 1 : GF_RT_WORKER_PRIO);
+	uint32_t n = atomic_load(&l->cb_frames);
+	if (!n) {
+		gf_warn("live: %s has not called back within %d ms", l->in_desc, FIRST_CALLBACK_MS);
+		return;
+	}
+	const PaStreamInfo *si = Pa_GetStreamInfo(l->in_stream);
+	const PaStreamInfo *so = l->out_stream ? Pa_GetStreamInfo(l->out_stream) : si;
+	double dev_ms = 1000.0 * ((si ? si->inputLatency : 0) + (l->playback && so ? so->outputLatency : 0));
+	if (l->playback) {
+		uint32_t lat = atomic_load(&l->latency);
+		gf_info("live: %s -> %s, %u Hz, %u ch, block %u, device period %u: latency %u frames "
+			"(%.2f ms) + device %.2f ms%s", l->in_desc, l->out_desc, l->rate, l->channels,
+			l->block, n, lat, 1000.0 * lat / l->rate, dev_ms, l->duplex ? "" : " (two streams)");
+	} else {
+		gf_info("live: %s -> %s, %u Hz, %u ch, block %u, device period %u (recording is "
+			"aligned with the capture)", l->in_desc, l->record_path, l->rate, l->channels,
+			l->block, n);
+	}
+}
+
+int gf_live_start(struct gf_live *l, struct gf_errbuf *eb)
+{
+	if (l->running || l->started_once) {
+		gf_errbuf_set(eb, "live stream already started");
+		return GF_E_INVAL;
+	}
+	l->started_once = 1;
+	gf_rt_lock_memory();
+	atomic_store(&l->wstate, GF_W_RUN);
+	if (pthread_create(&l->worker, NULL, gf_live_worker_main, l) != 0) {
+		gf_errbuf_set(eb, "cannot start the audio worker thread");
+		return GF_E_SYSTEM;
+	}
+	l->worker_started = 1;
+	l->running = 1;
+	int err = l->rec ? gf_recorder_start(l->rec, eb) : 0;
+	/* Playback first: it idles until capture begins, then joins at the right position. */
+	PaError e = paNoError;
+	if (!err && l->out_stream && (e = Pa_StartStream(l->out_stream)) != paNoError)
+		gf_errbuf_set(eb, "cannot start playback on %s: %s", l->out_desc, Pa_GetErrorText(e));
+	else if (!err && (e = Pa_StartStream(l->in_stream)) != paNoError)
+		gf_errbuf_set(eb, "cannot start %s: %s", l->in_desc, Pa_GetErrorText(e));
+	if (!err && e != paNoError)
+		err = e == paDeviceUnavailable ? GF_E_NODEVICE : GF_E_AUDIO;
+	if (err) {
+		gf_live_stop(l);
+		return err;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &l->poll_time);
+	wait_first_callback(l);
+	return 0;
+}
+
+static void stop_stream(PaStream *s, int lost)
+{
+	if (!s || Pa_IsStreamStopped(s) == 1)
+		return;
+	/* A lost device may never drain: abort instead of waiting for it. */
+	if (lost || Pa_StopStream(s) != paNoError)
+		Pa_AbortStream(s);
+}
+
+void gf_live_stop(struct gf_live *l)
+{
+	if (!l || !l->running)
+		return;
+	l->stopping = 1;
+	int lost = l->device_error != 0 || atomic_load(&l->finished);
+	stop_stream(l->in_stream, lost);
+	stop_stream(l->out_stream, lost);
+	if (l->worker_started) {
+		atomic_store_explicit(&l->wstate, GF_W_DRAIN, memory_order_release);
+		sem_post(&l->wake);
+		pthread_join(l->worker, NULL);
+		l->worker_started = 0;
+	}
+	gf_recorder_stop(l->rec);
+	l->running = 0;
+}
+
+void gf_live_get_stats(struct gf_live *l, struct gf_live_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->blocks = atomic_load(&l->blocks);
+	s->input_overflows = atomic_load(&l->in_overflow);
+	s->output_underflows = atomic_load(&l->out_underflow);
+	s->late_blocks = atomic_load(&l->late);
+	s->device_xruns = atomic_load(&l->dev_xruns);
+	s->record_errors = l->rec ? gf_recorder_errors(l->rec) : 0;
+	struct gf_timehist_summary h;
+	gf_timehist_window(l->hist, &h);
+	s->block_us_median = h.median_us;
+	s->block_us_p99 = h.p99_us;
+	s->block_us_max = h.max_us;
+	uint32_t bits = atomic_exchange(&l->peak_bits, 0);
+	memcpy(&s->peak, &bits, sizeof(s->peak));
+	s->clipped = atomic_load(&l->clipped);
+	s->latency_frames = l->playback ? atomic_load(&l->latency) : 0;
+	s->sample_rate = l->rate;
+	s->channels = l->channels;
+	s->running = l->running && !l->device_error;
+	s->device_error = l->device_error;
+	s->output_overflows = atomic_load(&l->out_overflow);
+	s->record_dropped = atomic_load(&l->rec_dropped);
+	s->record_frames = l->rec ? gf_recorder_frames(l->rec) : 0;
+	s->engine_errors = atomic_load(&l->engine_errors);
+	s->capture_frames = atomic_load(&l->capture_pos);
+	s->device_period = atomic_load(&l->cb_frames);
+}
+
+uint64_t gf_live_capture_position(const struct gf_live *l)
+{
+	return atomic_load_explicit(&l->capture_pos, memory_order_acquire);
+}
+
+static uint64_t elapsed_ns(const struct timespec *since)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (uint64_t)(now.tv_sec - since->tv_sec) * 1000000000u + (uint64_t)now.tv_nsec -
+	       (uint64_t)since->tv_nsec;
+}
+
+/* Why the stream is unhealthy, or NULL. */
+static const char *check_health(struct gf_live *l, char *buf, size_t len)
+{
+	PaStream *streams[2] = { l->in_stream, l->out_stream };
+	for (int i = 0; i < 2; i++) {
+		if (!streams[i])
+			continue;
+		PaError a = Pa_IsStreamActive(streams[i]);
+		if (a != 1) {
+			snprintf(buf, len, "%s stopped unexpectedly (%s)", i ? l->out_desc : l->in_desc,
+				 a < 0 ? Pa_GetErrorText(a) : "device lost or audio server gone");
+			return buf;
+		}
+	}
+	/* Blocks advance only while capture delivers and the worker keeps up. */
+	uint64_t blocks = atomic_load(&l->blocks), cap = atomic_load(&l->capture_pos);
+	if (blocks != l->poll_pos) {
+		l->poll_pos = blocks;
+		l->poll_cap = cap;
+		clock_gettime(CLOCK_MONOTONIC, &l->poll_time);
+	} else if (elapsed_ns(&l->poll_time) > STALL_NS) {
+		if (cap == l->poll_cap)
+			snprintf(buf, len, "%s delivered no audio for %.1f s", l->in_desc,
+				 elapsed_ns(&l->poll_time) / 1e9);
+		else
+			snprintf(buf, len, "audio worker stalled: no block for %.1f s",
+				 elapsed_ns(&l->poll_time) / 1e9);
+		return buf;
+	}
+	return NULL;
+}
+
+int gf_live_poll(struct gf_live *l)
+{
+	if (!l->running || l->device_error)
+		return l->device_error;
+	char why[512];
+	if (check_health(l, why, sizeof(why))) {
+		l->device_error = GF_E_AUDIO;
+		gf_err("live: %s", why);
+	}
+	return l->device_error;
+}

@@ -1,0 +1,181 @@
+/* The PortAudio callbacks: the only code that runs on the device's audio
+ * thread. They copy between the device buffers and the rings, count xruns
+ * and wake the worker. No locks, no allocation, no call that can block:
+ * everything here is ring index arithmetic, memcpy and relaxed counters. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <string.h>
+
+#include "live_internal.h"
+
+static void count(_Atomic uint64_t *c, uint64_t n)
+{
+	atomic_fetch_add_explicit(c, n, memory_order_relaxed);
+}
+
+uint32_t gf_live_latency_for(uint32_t b, uint32_t n_in, uint32_t n_out, int duplex)
+{
+	/* The worker gets one block period for each block: a block's input is
+	 * complete at the end of the callback that brings its last frame, and its
+	 * first frame is played by the callback holding position first + latency.
+	 * For callbacks aligned with the blocks (one size divides the other) the
+	 * tightest safe latency is max(n, 2b - n); otherwise 2b + n - 1 covers
+	 * any phase. Separate capture and playback streams have unrelated phases:
+	 * both periods are added. */
+	if (!duplex)
+		return 2 * b + n_in + n_out;
+	uint32_t n = n_in;
+	if (n % b == 0 || b % n == 0)
+		return n > 2 * b - n ? n : 2 * b - n;
+	return 2 * b + n - 1;
+}
+
+static void note_first_capture(struct gf_live *l, uint32_t n)
+{
+	/* Once: which priority does the device give its audio thread? The worker
+	 * is put just below it (pthread_getschedparam does not block). */
+	int policy;
+	struct sched_param sp;
+	int prio = 0;
+	if (pthread_getschedparam(pthread_self(), &policy, &sp) == 0 &&
+	    (policy == SCHED_FIFO || policy == SCHED_RR))
+		prio = sp.sched_priority;
+	atomic_store_explicit(&l->cb_rt_prio, prio, memory_order_relaxed);
+	atomic_store_explicit(&l->cb_frames, n, memory_order_release);
+	l->cap.first_done = 1;
+}
+
+/* Frames dropped because the input ring is full form one gap at one ring
+ * position; the worker inserts it back (as time, not data) so the output
+ * stays aligned with the capture clock. */
+static void gap_grow(struct gf_live *l, uint32_t n)
+{
+	uint32_t room = (1u << 30) - l->cap.drop_len;
+	l->cap.drop_len += n < room ? n : room;
+	count(&l->in_overflow, n);
+}
+
+static void capture(struct gf_live *l, const float *in, uint32_t n)
+{
+	struct gf_ring *r = l->in_ring;
+	if (l->cap.dropping) {
+		/* Resume only when the worker took the previous gap and all of this fits. */
+		if (atomic_load_explicit(&l->gap_pending, memory_order_acquire) ||
+		    gf_ring_write_space(r) < n) {
+			gap_grow(l, n);
+			goto done;
+		}
+		atomic_store_explicit(&l->gap_pos, l->cap.drop_pos, memory_order_relaxed);
+		atomic_store_explicit(&l->gap_len, l->cap.drop_len, memory_order_relaxed);
+		/* Published before the frames after the gap (the ring's release store
+		 * below orders it), so the worker sees the gap before those frames. */
+		atomic_store_explicit(&l->gap_pending, 1, memory_order_release);
+		l->cap.dropping = 0;
+	}
+	uint32_t k = in ? gf_ring_write(r, in, n) : gf_ring_write_zeros(r, n);
+	if (k < n) {
+		l->cap.dropping = 1;
+		l->cap.drop_pos = gf_ring_write_index(r);
+		l->cap.drop_len = 0;
+		gap_grow(l, n - k);
+	}
+done:
+	if (!l->cap.first_done)
+		note_first_capture(l, n);
+	atomic_store_explicit(&l->capture_pos,
+			      atomic_load_explicit(&l->capture_pos, memory_order_relaxed) + n,
+			      memory_order_release);
+	/* sem_post never blocks (an atomic increment, and a futex wake only if
+	 * the worker sleeps). A wake-up that finds too few frames, or one that
+	 * comes while the worker is busy, is harmless: the worker re-checks the
+	 * ring before every wait and waits with a timeout. */
+	sem_post(&l->wake);
+}
+
+/* Join the stream: play position (capture position - latency), so a frame
+ * captured at position p is played at position p + latency. */
+static int sync_playback(struct gf_live *l, uint32_t n_out, uint64_t pos)
+{
+	uint32_t n_in = atomic_load_explicit(&l->cb_frames, memory_order_acquire);
+	if (n_in == 0)
+		return 0; /* separate streams: capture has not started yet */
+	uint32_t lat = gf_live_latency_for(l->block, n_in, n_out, l->duplex);
+	uint32_t cap = gf_ring_capacity(l->out_ring);
+	if (lat > cap / 2)
+		lat = cap / 2;
+	gf_ring_read_seek(l->out_ring, (uint32_t)pos - lat);
+	atomic_store_explicit(&l->latency, lat, memory_order_relaxed);
+	atomic_store_explicit(&l->latency_known, 1, memory_order_release);
+	l->play.synced = 1;
+	return 1;
+}
+
+static void playback(struct gf_live *l, float *out, uint32_t n, uint64_t pos)
+{
+	size_t fb = (size_t)l->channels * sizeof(float);
+	if (!l->play.synced && !sync_playback(l, n, pos)) {
+		memset(out, 0, n * fb);
+		return;
+	}
+	struct gf_ring_vec v[2];
+	uint32_t avail = gf_ring_read_vector(l->out_ring, v);
+	uint32_t k = avail < n ? avail : n;
+	uint32_t k0 = k < v[0].frames ? k : v[0].frames;
+	memcpy(out, v[0].data, k0 * fb);
+	memcpy((char *)out + k0 * fb, v[1].data, (k - k0) * fb);
+	if (k < n) {
+		/* Underrun: silence now, and the position moves on regardless, so
+		 * the frames arriving late are dropped by the worker (it sees the
+		 * lag) and everything after keeps the same latency. */
+		memset((char *)out + k * fb, 0, (n - k) * fb);
+		count(&l->out_underflow, n - k);
+	}
+	gf_ring_read_advance(l->out_ring, n);
+}
+
+static void count_flags(struct gf_live *l, PaStreamCallbackFlags flags)
+{
+	if (flags & (paInputUnderflow | paInputOverflow | paOutputUnderflow | paOutputOverflow))
+		count(&l->dev_xruns, 1);
+}
+
+int gf_live_duplex_cb(const void *in, void *out, unsigned long frames,
+		      const PaStreamCallbackTimeInfo *ti, PaStreamCallbackFlags flags, void *ud)
+{
+	(void)ti;
+	struct gf_live *l = ud;
+	count_flags(l, flags);
+	uint64_t pos = atomic_load_explicit(&l->capture_pos, memory_order_relaxed);
+	capture(l, in, (uint32_t)frames);
+	playback(l, out, (uint32_t)frames, pos);
+	return paContinue;
+}
+
+int gf_live_capture_cb(const void *in, void *out, unsigned long frames,
+		       const PaStreamCallbackTimeInfo *ti, PaStreamCallbackFlags flags, void *ud)
+{
+	(void)out;
+	(void)ti;
+	struct gf_live *l = ud;
+	count_flags(l, flags);
+	capture(l, in, (uint32_t)frames);
+	return paContinue;
+}
+
+int gf_live_playback_cb(const void *in, void *out, unsigned long frames,
+			const PaStreamCallbackTimeInfo *ti, PaStreamCallbackFlags flags, void *ud)
+{
+	(void)in;
+	(void)ti;
+	struct gf_live *l = ud;
+	count_flags(l, flags);
+	playback(l, out, (uint32_t)frames, atomic_load_explicit(&l->capture_pos, memory_order_acquire));
+	return paContinue;
+}
+
+void gf_live_finished_cb(void *ud)
+{
+	struct gf_live *l = ud;
+	atomic_store(&l->finished, 1);
+}

@@ -1,0 +1,114 @@
+/**
+ * @file live_internal.h
+ * The live stream's shared state, private to live*.c.
+ *
+ * Ownership per thread (see docs/live.md):
+ * - control thread: everything at new/start/stop/free, the health fields;
+ * - PortAudio callback(s): `cap` (capture) and `play` (playback) state, the
+ *   writer side of in_ring and the reader side of out_ring;
+ * - worker: reader of in_ring, writer of out_ring and rec_ring, blk_in/blk_out;
+ * - recorder thread: reader of rec_ring.
+ * Everything shared between them is a C11 atomic.
+ */
+#ifndef GPUFIR_LIVE_INTERNAL_H
+#define GPUFIR_LIVE_INTERNAL_H
+
+#include <portaudio.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "live.h"
+#include "recorder.h"
+#include "ring.h"
+#include "timehist.h"
+
+enum gf_live_wstate { GF_W_RUN = 0, GF_W_DRAIN, GF_W_QUIT };
+
+struct gf_live {
+	/* Settings, fixed by gf_live_new. */
+	uint32_t rate, channels, block;
+	int duplex;                   /* one PortAudio stream captures and plays */
+	int playback;                 /* an output device is open */
+	char in_desc[200], out_desc[200]; /* "'name' (host API)" for messages */
+	struct gf_engine *engine;
+	char *record_path;
+
+	int pa_ready;                 /* Pa_Initialize succeeded: Pa_Terminate in free */
+	PaStream *in_stream;          /* capture, or the duplex stream */
+	PaStream *out_stream;         /* separate playback stream; NULL when duplex */
+
+	struct gf_ring *in_ring;      /* callback -> worker */
+	struct gf_ring *out_ring;     /* worker -> playback callback; NULL without playback */
+	struct gf_ring *rec_ring;     /* worker -> recorder; NULL without recording */
+	struct gf_recorder *rec;
+	struct gf_timehist *hist;
+	float *blk_in, *blk_out;      /* pinned, one block each */
+	size_t blk_bytes;
+
+	/* Capture callback's own state: an input gap being collected. */
+	struct {
+		int dropping;
+		uint32_t drop_pos, drop_len;
+		int first_done;
+	} cap;
+	/* Playback callback's own state. */
+	struct {
+		int synced;
+	} play;
+
+	/* Capture -> worker: at most one input gap (dropped frames) outstanding. */
+	_Atomic uint32_t gap_pos, gap_len;
+	atomic_int gap_pending;
+
+	/* Counters: relaxed atomics, one writer each. */
+	_Atomic uint64_t capture_pos;  /* frames delivered by the capture device, dropped ones too */
+	_Atomic uint64_t blocks, in_overflow, out_underflow, out_overflow, late, dev_xruns;
+	_Atomic uint64_t clipped, rec_dropped, engine_errors;
+	_Atomic uint32_t peak_bits;    /* float bits of the output peak since the last stats */
+	_Atomic uint32_t latency;      /* playback latency, frames: set by the first playback callback */
+	atomic_int latency_known;
+	_Atomic uint32_t cb_frames;    /* frames of the first capture callback (0: none yet) */
+	atomic_int cb_rt_prio;         /* capture callback's SCHED_FIFO/RR priority, 0 if none */
+
+	/* Worker thread. */
+	pthread_t worker;
+	int worker_started;
+	sem_t wake;
+	int sem_ready;
+	atomic_int wstate;
+
+	/* Health, control thread. */
+	atomic_int finished;           /* a stream-finished callback fired */
+	int running, stopping, started_once;
+	int device_error;
+	uint64_t poll_pos, poll_cap;
+	struct timespec poll_time;
+};
+
+/* live_device.c */
+int gf_live_pa_init(struct gf_errbuf *eb);
+void gf_live_pa_term(void);
+/** Resolve an endpoint to a device index: by number, name substring, or default. */
+int gf_live_find_device(const struct gf_audio_endpoint *ep, int output, PaDeviceIndex *out,
+			struct gf_errbuf *eb);
+/** "'name' (host API)" */
+void gf_live_describe_device(PaDeviceIndex d, char *buf, size_t len);
+
+/* live_audio.c: PortAudio callbacks (RT) */
+int gf_live_duplex_cb(const void *in, void *out, unsigned long frames,
+		      const PaStreamCallbackTimeInfo *ti, PaStreamCallbackFlags flags, void *ud);
+int gf_live_capture_cb(const void *in, void *out, unsigned long frames,
+		       const PaStreamCallbackTimeInfo *ti, PaStreamCallbackFlags flags, void *ud);
+int gf_live_playback_cb(const void *in, void *out, unsigned long frames,
+			const PaStreamCallbackTimeInfo *ti, PaStreamCallbackFlags flags, void *ud);
+void gf_live_finished_cb(void *ud);
+/** Playback latency for callbacks of @p n_in / @p n_out frames (see docs/live.md). */
+uint32_t gf_live_latency_for(uint32_t block, uint32_t n_in, uint32_t n_out, int duplex);
+
+/* live_worker.c */
+void *gf_live_worker_main(void *arg);
+
+#endif

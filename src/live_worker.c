@@ -1,0 +1,166 @@
+/* The live worker thread: waits for a block of input, runs the engine on it,
+ * measures the time it took, and sends the output to playback and recording.
+ * Per block it makes no allocation, takes no lock and does no I/O; it blocks
+ * only in its own wait for input. */
+#define _GNU_SOURCE /* sem_clockwait */
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+#include "live_internal.h"
+
+#define WAIT_NS 100000000L /* re-check the state at least every 100 ms */
+
+static void count(_Atomic uint64_t *c, uint64_t n)
+{
+	atomic_fetch_add_explicit(c, n, memory_order_relaxed);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void wait_input(struct gf_live *l)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_nsec += WAIT_NS;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	sem_clockwait(&l->wake, CLOCK_MONOTONIC, &ts);
+}
+
+/* Playback: frames at the output ring's write position; positions the
+ * playback callback has already passed (played as silence) are dropped. */
+static void emit_playback(struct gf_live *l, const float *x, uint32_t n)
+{
+	struct gf_ring *r = l->out_ring;
+	uint32_t skip = gf_ring_write_lag(r);
+	if (skip > n)
+		skip = n;
+	if (skip)
+		gf_ring_write_advance(r, skip);
+	uint32_t rest = n - skip;
+	uint32_t k = x ? gf_ring_write(r, x + (size_t)skip * l->channels, rest) : gf_ring_write_zeros(r, rest);
+	if (k < rest)
+		count(&l->out_overflow, rest - k);
+}
+
+static void emit_record(struct gf_live *l, const float *x, uint32_t n)
+{
+	struct gf_ring *r = l->rec_ring;
+	uint32_t k = x ? gf_ring_write(r, x, n) : gf_ring_write_zeros(r, n);
+	if (k < n)
+		count(&l->rec_dropped, n - k);
+	if (gf_ring_write_space(r) < gf_ring_capacity(r) / 2)
+		gf_recorder_kick(l->rec);
+}
+
+/* @p x == NULL: @p n frames of silence (an input gap). */
+static void emit(struct gf_live *l, const float *x, uint32_t n)
+{
+	if (n == 0)
+		return;
+	if (l->out_ring)
+		emit_playback(l, x, n);
+	if (l->rec && gf_recorder_active(l->rec))
+		emit_record(l, x, n);
+}
+
+static void scan_output(struct gf_live *l, const float *y, size_t n)
+{
+	float peak = 0.0f;
+	uint64_t clipped = 0;
+	for (size_t i = 0; i < n; i++) {
+		float a = fabsf(y[i]);
+		peak = a > peak ? a : peak;
+		clipped += a > 1.0f;
+	}
+	if (clipped)
+		count(&l->clipped, clipped);
+	/* Non-negative floats order like their bit patterns. */
+	uint32_t bits, old = atomic_load_explicit(&l->peak_bits, memory_order_relaxed);
+	memcpy(&bits, &peak, sizeof(bits));
+	while (bits > old && !atomic_compare_exchange_weak_explicit(&l->peak_bits, &old, bits,
+								     memory_order_relaxed, memory_order_relaxed))
+		;
+}
+
+/* Offset of a pending input gap within the next @p frames input frames, or
+ * @p frames if none falls there. */
+static uint32_t gap_offset(struct gf_live *l, uint32_t frames, uint32_t *len)
+{
+	*len = 0;
+	if (!atomic_load_explicit(&l->gap_pending, memory_order_acquire))
+		return frames;
+	uint32_t off = atomic_load_explicit(&l->gap_pos, memory_order_relaxed) - gf_ring_read_index(l->in_ring);
+	if (off >= frames)
+		return frames;
+	*len = atomic_load_explicit(&l->gap_len, memory_order_relaxed);
+	return off;
+}
+
+/* Filter the next @p frames frames of input (available in the ring). */
+static void do_block(struct gf_live *l, uint32_t frames)
+{
+	struct gf_ring_vec v[2];
+	gf_ring_read_vector(l->in_ring, v);
+	const float *src = v[0].data; /* zero copy while the block is contiguous */
+	if (v[0].frames < frames) {
+		size_t fb = (size_t)l->channels * sizeof(float);
+		memcpy(l->blk_in, v[0].data, v[0].frames * fb);
+		memcpy((char *)l->blk_in + v[0].frames * fb, v[1].data, (frames - v[0].frames) * fb);
+		src = l->blk_in;
+	}
+	uint32_t gap_len;
+	uint32_t split = gap_offset(l, frames, &gap_len);
+
+	uint64_t t0 = now_ns();
+	int err = gf_engine_process(l->engine, src, l->blk_out, frames);
+	uint64_t dt = now_ns() - t0;
+
+	gf_ring_read_advance(l->in_ring, frames); /* src is not used after this */
+	if (gap_len)
+		atomic_store_explicit(&l->gap_pending, 0, memory_order_release);
+	gf_timehist_add(l->hist, dt);
+	if (dt * l->rate > (uint64_t)frames * 1000000000u)
+		count(&l->late, 1);
+	if (err)
+		count(&l->engine_errors, 1);
+	scan_output(l, l->blk_out, (size_t)frames * l->channels);
+
+	emit(l, l->blk_out, split);
+	if (gap_len)
+		emit(l, NULL, gap_len);
+	emit(l, l->blk_out + (size_t)split * l->channels, frames - split);
+	count(&l->blocks, 1);
+}
+
+void *gf_live_worker_main(void *arg)
+{
+	struct gf_live *l = arg;
+	for (;;) {
+		/* State first: DRAIN is set after the capture stopped, so the ring
+		 * read after it holds everything there will be. */
+		int st = atomic_load_explicit(&l->wstate, memory_order_acquire);
+		uint32_t avail = gf_ring_read_space(l->in_ring);
+		if (avail >= l->block) {
+			do_block(l, l->block);
+			continue;
+		}
+		if (st == GF_W_QUIT)
+			break;
+		if (st == GF_W_DRAIN) {
+			if (avail) /* the tail, for the recording */
+				do_block(l, avail);
+			break;
+		}
+		wait_input(l);
+	}
+	return NULL;
+}

@@ -1,0 +1,43 @@
+/**
+ * @file notify.h
+ * systemd service notification (sd_notify): READY, RELOADING, STATUS,
+ * STOPPING and the watchdog. Every call is a no-op returning 0 when the
+ * process was not started by systemd (NOTIFY_SOCKET unset), so the daemon
+ * calls them unconditionally.
+ *
+ * Control thread only (they send a datagram; not RT-safe).
+ */
+#ifndef GPUFIR_NOTIFY_H
+#define GPUFIR_NOTIFY_H
+
+#include <stdint.h>
+
+/** "READY=1": start-up finished, audio flows. @return 0 or GF_E_SYSTEM */
+int gf_notify_ready(void);
+
+/**
+ * "RELOADING=1\nMONOTONIC_USEC=<now>": a reload begins. Must be followed by
+ * gf_notify_ready() whether the reload succeeds or fails, or systemd keeps
+ * the unit in "reloading".
+ */
+int gf_notify_reloading(void);
+
+/** "STOPPING=1": shutdown begins. */
+int gf_notify_stopping(void);
+
+/** "STATUS=<text>": one line for `systemctl status`; newlines become spaces. */
+int gf_notify_status(const char *text);
+
+/** "WATCHDOG=1": keep-alive ping. */
+int gf_notify_watchdog(void);
+
+/**
+ * The watchdog interval systemd expects pings within (WATCHDOG_USEC, honouring
+ * WATCHDOG_PID), or 0 when no watchdog is enabled for this process.
+ */
+uint64_t gf_notify_watchdog_usec(void);
+
+/** CLOCK_MONOTONIC now, in microseconds (the clock MONOTONIC_USEC uses). */
+uint64_t gf_notify_monotonic_usec(void);
+
+#endif

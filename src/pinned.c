@@ -1,0 +1,52 @@
+#include "pinned.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "log.h"
+
+static atomic_flag mlock_warned = ATOMIC_FLAG_INIT;
+static atomic_flag pin_warned = ATOMIC_FLAG_INIT;
+
+static size_t page_round(size_t bytes)
+{
+	long ps = sysconf(_SC_PAGESIZE);
+	size_t page = ps > 0 ? (size_t)ps : 4096;
+	return (bytes + page - 1) / page * page;
+}
+
+void *gf_pinned_alloc(size_t bytes)
+{
+	if (bytes == 0)
+		return NULL;
+	size_t len = page_round(bytes);
+	void *p = NULL;
+	if (posix_memalign(&p, 4096, len) != 0)
+		return NULL;
+	memset(p, 0, len); /* touch every page before locking it */
+	if (mlock(p, len) != 0 && !atomic_flag_test_and_set(&mlock_warned))
+		gf_warn("cannot lock audio buffers in memory (mlock: %s); page faults may cause "
+			"dropouts: raise RLIMIT_MEMLOCK (LimitMEMLOCK= in the systemd unit)",
+			strerror(errno));
+	int err = gf_cuda_pin(p, len);
+	if (err != 0 && err != GF_E_UNSUPPORTED && err != GF_E_NOGPU &&
+	    !atomic_flag_test_and_set(&pin_warned))
+		gf_warn("cannot page-lock audio buffers for the GPU (%s); copies will be staged",
+			gf_strerror(err));
+	return p;
+}
+
+void gf_pinned_free(void *p, size_t bytes)
+{
+	if (!p)
+		return;
+	gf_cuda_unpin(p);
+	munlock(p, page_round(bytes));
+	free(p);
+}

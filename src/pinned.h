@@ -1,0 +1,25 @@
+/**
+ * @file pinned.h
+ * Host memory for audio buffers that the audio path touches and the GPU
+ * reads: page-aligned, zeroed, locked in RAM (mlock: no page faults in the
+ * callback) and page-locked for CUDA (gf_cuda_pin) so copies to and from the
+ * GPU are direct DMA without a staging copy.
+ *
+ * Failing to lock is not an error: the memory stays usable. A failed mlock
+ * is reported once per process as a warning (raise RLIMIT_MEMLOCK, e.g.
+ * LimitMEMLOCK= in the systemd unit); no GPU or a CPU-only build is silent.
+ *
+ * Control thread only (allocates, makes system calls).
+ */
+#ifndef GPUFIR_PINNED_H
+#define GPUFIR_PINNED_H
+
+#include <stddef.h>
+
+/** Allocate @p bytes (> 0) of zeroed, locked, pinned memory. @return NULL when out of memory. */
+void *gf_pinned_alloc(size_t bytes);
+
+/** Release memory from gf_pinned_alloc; @p bytes as allocated. Accepts NULL. */
+void gf_pinned_free(void *p, size_t bytes);
+
+#endif

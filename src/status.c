@@ -1,0 +1,193 @@
+#define _GNU_SOURCE /* accept4 */
+#include "status.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+struct gf_status_server {
+	int fd;
+	char *path;
+};
+
+static int make_addr(const char *path, struct sockaddr_un *sa, struct gf_errbuf *eb)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	if (!path || !*path || strlen(path) >= sizeof(sa->sun_path)) {
+		gf_errbuf_set(eb, "status socket path '%s': empty or longer than %zu bytes",
+			      path ? path : "", sizeof(sa->sun_path) - 1);
+		return GF_E_INVAL;
+	}
+	memcpy(sa->sun_path, path, strlen(path) + 1);
+	return 0;
+}
+
+/* A socket file nobody answers on is left over from a crash: remove it. */
+static int clear_stale(const char *path, const struct sockaddr_un *sa, struct gf_errbuf *eb)
+{
+	struct stat st;
+	if (lstat(path, &st) != 0)
+		return 0;
+	if (!S_ISSOCK(st.st_mode)) {
+		gf_errbuf_set(eb, "status socket %s: exists and is not a socket", path);
+		return GF_E_INVAL;
+	}
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return 0;
+	int alive = connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0;
+	close(fd);
+	if (alive) {
+		gf_errbuf_set(eb, "status socket %s: another gpufir daemon is answering there", path);
+		return GF_E_BUSY;
+	}
+	unlink(path);
+	return 0;
+}
+
+int gf_status_server_new(struct gf_status_server **out, const char *path, struct gf_errbuf *eb)
+{
+	struct sockaddr_un sa;
+	*out = NULL;
+	int err = make_addr(path, &sa, eb);
+	if (err || (err = clear_stale(path, &sa, eb)))
+		return err;
+	struct gf_status_server *s = calloc(1, sizeof(*s));
+	if (!s)
+		return GF_E_NOMEM;
+	s->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	s->path = strdup(path);
+	if (s->fd < 0 || !s->path) {
+		err = s->path ? GF_E_SYSTEM : GF_E_NOMEM;
+		gf_errbuf_set(eb, "status socket %s: %s", path, strerror(errno));
+		goto fail;
+	}
+	if (bind(s->fd, (const struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		err = GF_E_SYSTEM;
+		gf_errbuf_set(eb, "status socket %s: %s", path, strerror(errno));
+		free(s->path); /* not bound by us: must not unlink it in _free */
+		s->path = NULL;
+		goto fail;
+	}
+	/* The service's user and group (audio) may query; others may not. chmod, not
+	 * umask: umask is process-wide and other threads may be creating files. */
+	if (chmod(path, 0660) != 0 || listen(s->fd, 8) != 0) {
+		err = GF_E_SYSTEM;
+		gf_errbuf_set(eb, "status socket %s: %s", path, strerror(errno));
+		goto fail;
+	}
+	*out = s;
+	return 0;
+fail:
+	gf_status_server_free(s);
+	return err;
+}
+
+void gf_status_server_free(struct gf_status_server *s)
+{
+	if (!s)
+		return;
+	if (s->fd >= 0)
+		close(s->fd);
+	if (s->path)
+		unlink(s->path);
+	free(s->path);
+	free(s);
+}
+
+int gf_status_server_fd(const struct gf_status_server *s)
+{
+	return s->fd;
+}
+
+const char *gf_status_server_path(const struct gf_status_server *s)
+{
+	return s->path;
+}
+
+int gf_status_server_serve(struct gf_status_server *s, const char *text)
+{
+	int served = 0;
+	size_t len = strlen(text);
+	for (;;) {
+		int c = accept4(s->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (c < 0)
+			break; /* EAGAIN: no more pending; other errors: try next time */
+		/* The block fits a socket buffer; a client that cannot take it is dropped. */
+		(void)!send(c, text, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		shutdown(c, SHUT_RDWR);
+		close(c);
+		served++;
+	}
+	return served;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int read_all(int fd, char *buf, size_t len, int timeout_ms, const char *path,
+		    struct gf_errbuf *eb)
+{
+	size_t used = 0;
+	int64_t deadline = now_ms() + timeout_ms;
+	for (;;) {
+		int64_t left = deadline - now_ms();
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		if (left <= 0 || poll(&p, 1, (int)left) == 0) {
+			gf_errbuf_set(eb, "status socket %s: no answer within %d ms", path, timeout_ms);
+			return GF_E_IO;
+		}
+		char tmp[1024];
+		ssize_t n = read(fd, tmp, sizeof(tmp));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			gf_errbuf_set(eb, "status socket %s: %s", path, strerror(errno));
+			return GF_E_IO;
+		}
+		if (n == 0)
+			break;
+		size_t take = (size_t)n < len - 1 - used ? (size_t)n : len - 1 - used;
+		memcpy(buf + used, tmp, take);
+		used += take;
+	}
+	buf[used] = '\0';
+	return 0;
+}
+
+int gf_status_query(const char *path, char *buf, size_t len, int timeout_ms, struct gf_errbuf *eb)
+{
+	struct sockaddr_un sa;
+	if (!buf || len == 0)
+		return GF_E_INVAL;
+	buf[0] = '\0';
+	int err = make_addr(path, &sa, eb);
+	if (err)
+		return err;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		gf_errbuf_set(eb, "socket: %s", strerror(errno));
+		return GF_E_SYSTEM;
+	}
+	if (connect(fd, (const struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		gf_errbuf_set(eb, "status socket %s: %s (is the gpufir daemon running?)", path,
+			      strerror(errno));
+		close(fd);
+		return GF_E_IO;
+	}
+	err = read_all(fd, buf, len, timeout_ms, path, eb);
+	close(fd);
+	return err;
+}

@@ -1,0 +1,59 @@
+/**
+ * @file taps_io.h
+ * Reading filter taps from files: plain text (one number a line, or
+ * separated by spaces/commas; '#' starts a comment) and impulse responses in
+ * any sound file libsndfile reads (WAV, W64, FLAC, AIFF, CAF, ...).
+ *
+ * Control thread only (allocates, blocking I/O). On success *taps is a
+ * malloc'ed array of *n doubles (1 <= n <= GF_TAPS_MAX). Errors name the
+ * file (and line for text) in the caller's gf_errbuf.
+ */
+#ifndef GPUFIR_TAPS_IO_H
+#define GPUFIR_TAPS_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+/** Longest filter a file may give (16 Mi taps, as designs). */
+#define GF_TAPS_MAX (16u * 1024u * 1024u)
+
+/**
+ * Read a text taps file.
+ * @return 0, GF_E_IO (cannot read), GF_E_FORMAT (garbage: "FILE:LINE: why"),
+ *         GF_E_NONFINITE (NaN/Inf) or GF_E_NOMEM.
+ */
+int gf_taps_read_text(const char *path, double **taps, uint32_t *n, struct gf_errbuf *eb);
+
+/** Parse text taps from memory; @p name labels messages. Same returns as gf_taps_read_text. */
+int gf_taps_parse_text(const char *buf, size_t len, const char *name, double **taps, uint32_t *n,
+		       struct gf_errbuf *eb);
+
+/** Which part of a sound file to take. */
+struct gf_ir_select {
+	uint32_t channel; /**< 0-based channel of the file */
+	uint64_t offset;  /**< first frame */
+	uint64_t length;  /**< frames; 0 = to the end of the file */
+};
+
+/**
+ * Read an impulse response from a sound file.
+ * @p rate: the rate the filter runs at; a file at another rate is GF_E_RATE
+ * (the message says both rates). 0 accepts any rate.
+ * @p file_rate (may be NULL) receives the file's rate.
+ * @return 0, GF_E_IO, GF_E_FORMAT, GF_E_RATE, GF_E_CONFIG (channel, offset or
+ *         length out of range), GF_E_NONFINITE or GF_E_NOMEM.
+ */
+int gf_taps_read_wav(const char *path, uint32_t rate, const struct gf_ir_select *sel,
+		     double **taps, uint32_t *n, uint32_t *file_rate, struct gf_errbuf *eb);
+
+/** Same, from a file image in memory (tests, fuzzing); @p name labels messages. */
+int gf_taps_read_wav_mem(const void *data, size_t size, const char *name, uint32_t rate,
+			 const struct gf_ir_select *sel, double **taps, uint32_t *n,
+			 uint32_t *file_rate, struct gf_errbuf *eb);
+
+/** 1 if @p path's extension names a sound file (.wav, .flac, ...), else 0 (text). */
+int gf_taps_is_sound_file(const char *path);
+
+#endif

@@ -1,0 +1,342 @@
+#define _GNU_SOURCE
+#include "jackplay.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <jack/jack.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+static void quiet(const char *msg)
+{
+	(void)msg;
+}
+
+/* ---- server ------------------------------------------------------------ */
+
+static int server_accepts(const char *name)
+{
+	jack_status_t st;
+	jack_client_t *c = jack_client_open("gftest_probe", JackNoStartServer | JackServerName, &st, name);
+	if (!c)
+		return 0;
+	jack_client_close(c);
+	return 1;
+}
+
+int gf_jack_server_start(struct gf_jack_server *s, const char *name, uint32_t rate, uint32_t period)
+{
+	memset(s, 0, sizeof(*s));
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	char r[16], p[16];
+	snprintf(r, sizeof(r), "%u", rate);
+	snprintf(p, sizeof(p), "%u", period);
+	jack_set_error_function(quiet); /* "cannot connect" while it starts */
+	jack_set_info_function(quiet);
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		int devnull = open("/dev/null", O_WRONLY);
+		if (devnull >= 0) {
+			dup2(devnull, 1);
+			dup2(devnull, 2);
+		}
+		execlp("jackd", "jackd", "-n", s->name, "-S", "-r", "-d", "dummy", "-r", r, "-p", p, "-C",
+		       "2", "-P", "2", (char *)NULL);
+		_exit(127);
+	}
+	s->pid = pid;
+	for (int i = 0; i < 200; i++) {
+		int status;
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			s->pid = 0;
+			fprintf(stderr, "jackd exited at start (status %d)%s\n", status,
+				WIFEXITED(status) && WEXITSTATUS(status) == 127 ? ": jackd not installed?" : "");
+			return -1;
+		}
+		if (server_accepts(s->name)) {
+			setenv("JACK_DEFAULT_SERVER", s->name, 1);
+			setenv("JACK_NO_START_SERVER", "1", 1);
+			return 0;
+		}
+		sleep_ms(50);
+	}
+	fprintf(stderr, "jackd -n %s did not accept clients within 10 s\n", s->name);
+	gf_jack_server_stop(s, SIGKILL);
+	return -1;
+}
+
+void gf_jack_server_stop(struct gf_jack_server *s, int sig)
+{
+	if (s->pid > 0) {
+		kill(s->pid, sig);
+		int status, i;
+		for (i = 0; i < 100 && waitpid(s->pid, &status, WNOHANG) == 0; i++)
+			sleep_ms(50);
+		if (i == 100) {
+			kill(s->pid, SIGKILL);
+			waitpid(s->pid, &status, 0);
+		}
+		s->pid = 0;
+	}
+	/* Only this server's files: others may be running. */
+	char pat[2][128];
+	snprintf(pat[0], sizeof(pat[0]), "/dev/shm/jack_%s_*", s->name);
+	snprintf(pat[1], sizeof(pat[1]), "/dev/shm/jack_sem.*_%s_*", s->name);
+	for (int k = 0; k < 2; k++) {
+		glob_t g;
+		if (glob(pat[k], 0, NULL, &g) == 0)
+			for (size_t i = 0; i < g.gl_pathc; i++)
+				unlink(g.gl_pathv[i]);
+		globfree(&g);
+	}
+}
+
+/* ---- rig --------------------------------------------------------------- */
+
+struct gf_jack_rig {
+	jack_client_t *pc, *rc;
+	jack_port_t *out[GF_JACK_MAX_CH], *in[GF_JACK_MAX_CH];
+	uint32_t channels;
+
+	/* player; signal/frames/hook are set before `playing` is released */
+	const float *signal;
+	uint32_t frames, pos;
+	void (*hook)(void *);
+	void *arg;
+	atomic_int playing; /* 0 idle, 1 armed, 2 running, 3 done */
+	_Atomic uint32_t play_time;
+
+	/* recorder */
+	float *buf;
+	uint32_t cap;
+	_Atomic uint32_t rec_frames;
+	atomic_int recording; /* 0 idle, 1 armed, 2 running */
+	_Atomic uint32_t rec_time;
+
+	atomic_uint xruns;
+};
+
+static int play_process(jack_nframes_t n, void *arg)
+{
+	struct gf_jack_rig *r = arg;
+	float *o[GF_JACK_MAX_CH];
+	for (uint32_t c = 0; c < r->channels; c++) {
+		o[c] = jack_port_get_buffer(r->out[c], n);
+		memset(o[c], 0, n * sizeof(float));
+	}
+	int st = atomic_load_explicit(&r->playing, memory_order_acquire);
+	if (st == 1) {
+		atomic_store(&r->play_time, jack_last_frame_time(r->pc));
+		if (r->hook)
+			r->hook(r->arg);
+		atomic_store(&r->playing, st = 2);
+	}
+	if (st != 2)
+		return 0;
+	uint32_t k = r->frames - r->pos < n ? r->frames - r->pos : n;
+	for (uint32_t i = 0; i < k; i++)
+		for (uint32_t c = 0; c < r->channels; c++)
+			o[c][i] = r->signal[(size_t)(r->pos + i) * r->channels + c];
+	r->pos += k;
+	if (r->pos == r->frames)
+		atomic_store(&r->playing, 3);
+	return 0;
+}
+
+static int rec_process(jack_nframes_t n, void *arg)
+{
+	struct gf_jack_rig *r = arg;
+	int st = atomic_load_explicit(&r->recording, memory_order_acquire);
+	if (st == 1) {
+		atomic_store(&r->rec_time, jack_last_frame_time(r->rc));
+		atomic_store(&r->recording, st = 2);
+	}
+	if (st != 2)
+		return 0;
+	uint32_t have = atomic_load_explicit(&r->rec_frames, memory_order_relaxed);
+	uint32_t k = r->cap - have < n ? r->cap - have : n;
+	for (uint32_t c = 0; c < r->channels; c++) {
+		const float *in = jack_port_get_buffer(r->in[c], n);
+		for (uint32_t i = 0; i < k; i++)
+			r->buf[(size_t)(have + i) * r->channels + c] = in[i];
+	}
+	atomic_store_explicit(&r->rec_frames, have + k, memory_order_release);
+	return 0;
+}
+
+static int on_xrun(void *arg)
+{
+	struct gf_jack_rig *r = arg;
+	atomic_fetch_add(&r->xruns, 1);
+	return 0;
+}
+
+static jack_client_t *open_client(const char *name, struct gf_jack_rig *r, JackProcessCallback cb,
+				  int xruns)
+{
+	jack_status_t st;
+	jack_client_t *c = jack_client_open(name, JackNoStartServer, &st);
+	if (!c) {
+		fprintf(stderr, "jack_client_open(%s) failed, status 0x%x\n", name, (unsigned)st);
+		return NULL;
+	}
+	jack_set_process_callback(c, cb, r);
+	if (xruns)
+		jack_set_xrun_callback(c, on_xrun, r);
+	return c;
+}
+
+struct gf_jack_rig *gf_jack_rig_open(uint32_t channels, uint32_t rec_frames)
+{
+	if (channels < 1 || channels > GF_JACK_MAX_CH)
+		return NULL;
+	struct gf_jack_rig *r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->channels = channels;
+	r->cap = rec_frames;
+	r->buf = calloc((size_t)rec_frames * channels, sizeof(float));
+	r->pc = open_client("gftest_play", r, play_process, 1);
+	r->rc = open_client("gftest_rec", r, rec_process, 0);
+	if (!r->buf || !r->pc || !r->rc)
+		goto fail;
+	for (uint32_t c = 0; c < channels; c++) {
+		char name[32];
+		snprintf(name, sizeof(name), "out_%u", c + 1);
+		r->out[c] = jack_port_register(r->pc, name, JACK_DEFAULT_AUDIO_TYPE, JackPortIsOutput, 0);
+		snprintf(name, sizeof(name), "in_%u", c + 1);
+		r->in[c] = jack_port_register(r->rc, name, JACK_DEFAULT_AUDIO_TYPE, JackPortIsInput, 0);
+		if (!r->out[c] || !r->in[c])
+			goto fail;
+	}
+	if (jack_activate(r->pc) || jack_activate(r->rc))
+		goto fail;
+	return r;
+fail:
+	fprintf(stderr, "cannot set up the JACK test clients\n");
+	gf_jack_rig_close(r);
+	return NULL;
+}
+
+void gf_jack_rig_close(struct gf_jack_rig *r)
+{
+	if (!r)
+		return;
+	if (r->pc)
+		jack_client_close(r->pc);
+	if (r->rc)
+		jack_client_close(r->rc);
+	free(r->buf);
+	free(r);
+}
+
+/* Disconnect every connection of @p port. */
+static void disconnect_all(jack_client_t *c, const char *port)
+{
+	jack_port_t *p = jack_port_by_name(c, port);
+	const char **peers = p ? jack_port_get_all_connections(c, p) : NULL;
+	for (int i = 0; peers && peers[i]; i++) {
+		if (jack_port_flags(p) & JackPortIsInput)
+			jack_disconnect(c, peers[i], port);
+		else
+			jack_disconnect(c, port, peers[i]);
+	}
+	jack_free(peers);
+}
+
+int gf_jack_rig_connect(struct gf_jack_rig *r, const char *client, int to_recorder)
+{
+	char pat[128];
+	snprintf(pat, sizeof(pat), "^%s[^:]*:", client);
+	const char **ins = jack_get_ports(r->pc, pat, JACK_DEFAULT_AUDIO_TYPE, JackPortIsInput);
+	const char **outs = jack_get_ports(r->pc, pat, JACK_DEFAULT_AUDIO_TYPE, JackPortIsOutput);
+	uint32_t nin = 0, nout = 0;
+	while (ins && ins[nin])
+		nin++;
+	while (outs && outs[nout])
+		nout++;
+	int err = 0;
+	if (nin < r->channels || (to_recorder && nout < r->channels)) {
+		fprintf(stderr, "JACK client %s has %u inputs and %u outputs; %u needed\n", client, nin,
+			nout, r->channels);
+		err = -1;
+	}
+	for (uint32_t c = 0; !err && c < r->channels; c++) {
+		disconnect_all(r->pc, ins[c]);
+		err |= jack_connect(r->pc, jack_port_name(r->out[c]), ins[c]);
+		if (c < nout)
+			disconnect_all(r->pc, outs[c]);
+		if (to_recorder)
+			err |= jack_connect(r->pc, outs[c], jack_port_name(r->in[c]));
+		if (err)
+			fprintf(stderr, "cannot connect the test clients to %s\n", client);
+	}
+	jack_free(ins);
+	jack_free(outs);
+	return err ? -1 : 0;
+}
+
+void gf_jack_rig_record(struct gf_jack_rig *r)
+{
+	atomic_store(&r->rec_frames, 0);
+	atomic_store_explicit(&r->recording, 1, memory_order_release);
+}
+
+void gf_jack_rig_play(struct gf_jack_rig *r, const float *signal, uint32_t frames,
+		      void (*hook)(void *), void *arg)
+{
+	r->signal = signal;
+	r->frames = frames;
+	r->pos = 0;
+	r->hook = hook;
+	r->arg = arg;
+	atomic_store_explicit(&r->playing, 1, memory_order_release);
+}
+
+int gf_jack_rig_played(const struct gf_jack_rig *r)
+{
+	return atomic_load(&r->playing) == 3;
+}
+
+uint32_t gf_jack_rig_stop_recording(struct gf_jack_rig *r, const float **out)
+{
+	atomic_store(&r->recording, 0);
+	sleep_ms(50); /* let a running cycle finish */
+	*out = r->buf;
+	return atomic_load_explicit(&r->rec_frames, memory_order_acquire);
+}
+
+uint32_t gf_jack_rig_play_time(const struct gf_jack_rig *r)
+{
+	return atomic_load(&r->play_time);
+}
+
+uint32_t gf_jack_rig_record_time(const struct gf_jack_rig *r)
+{
+	return atomic_load(&r->rec_time);
+}
+
+uint32_t gf_jack_rig_xruns(const struct gf_jack_rig *r)
+{
+	return atomic_load(&r->xruns);
+}
+
+uint32_t gf_jack_rig_period(const struct gf_jack_rig *r)
+{
+	return jack_get_buffer_size(r->pc);
+}

@@ -1,0 +1,69 @@
+/**
+ * @file jackplay.h
+ * JACK helpers for the live tests: a private JACK server (dummy driver, sync
+ * mode), and a test rig of two JACK clients, a player that feeds a signal into
+ * the client under test and a recorder that records what it sends back. Two
+ * clients, not one, so the graph has no feedback loop: player -> gpufir ->
+ * recorder all run in the same cycle, and JACK frame times relate the three
+ * sample-exactly.
+ */
+#ifndef GPUFIR_TESTS_JACKPLAY_H
+#define GPUFIR_TESTS_JACKPLAY_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#define GF_JACK_MAX_CH 8
+
+struct gf_jack_server {
+	pid_t pid;
+	char name[64];
+};
+
+/**
+ * Start `jackd -n NAME -S -r -d dummy -r RATE -p PERIOD -C 2 -P 2`, wait until
+ * it accepts clients, and set JACK_DEFAULT_SERVER=NAME (and JACK_NO_START_SERVER).
+ * @return 0, or -1 (message printed) if jackd is missing or did not start.
+ */
+int gf_jack_server_start(struct gf_jack_server *s, const char *name, uint32_t rate, uint32_t period);
+/** SIGTERM (SIGKILL after 5 s), reap it, remove its /dev/shm files. Idempotent. */
+void gf_jack_server_stop(struct gf_jack_server *s, int sig);
+
+struct gf_jack_rig;
+
+/**
+ * Open the player and recorder clients with @p channels ports each.
+ * The recorder can hold @p rec_frames frames. @return NULL on failure.
+ */
+struct gf_jack_rig *gf_jack_rig_open(uint32_t channels, uint32_t rec_frames);
+void gf_jack_rig_close(struct gf_jack_rig *r);
+
+/**
+ * Disconnect @p client's ports from everything else, then connect player
+ * out_k -> client in_k and, if @p to_recorder, client out_k -> recorder in_k.
+ * @p client is a JACK client-name prefix; ports are found by regex. @return 0 or -1.
+ */
+int gf_jack_rig_connect(struct gf_jack_rig *r, const char *client, int to_recorder);
+
+/** Begin recording at the next cycle. */
+void gf_jack_rig_record(struct gf_jack_rig *r);
+/**
+ * Begin playing @p frames interleaved frames at the next cycle; in that
+ * cycle, from the player's process callback, call @p hook (may be NULL).
+ */
+void gf_jack_rig_play(struct gf_jack_rig *r, const float *signal, uint32_t frames,
+		      void (*hook)(void *), void *arg);
+/** 1 once the whole signal has been played. */
+int gf_jack_rig_played(const struct gf_jack_rig *r);
+/** Stop recording; @return frames recorded (interleaved in *out, owned by the rig). */
+uint32_t gf_jack_rig_stop_recording(struct gf_jack_rig *r, const float **out);
+
+/** JACK frame time of the first played / recorded frame. */
+uint32_t gf_jack_rig_play_time(const struct gf_jack_rig *r);
+uint32_t gf_jack_rig_record_time(const struct gf_jack_rig *r);
+/** JACK's xrun count seen by the rig's clients. */
+uint32_t gf_jack_rig_xruns(const struct gf_jack_rig *r);
+/** Server period in frames. */
+uint32_t gf_jack_rig_period(const struct gf_jack_rig *r);
+
+#endif

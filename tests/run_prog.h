@@ -1,0 +1,113 @@
+/**
+ * @file run_prog.h
+ * Run the real gpufir program from a test (posix_spawn), capturing its
+ * stdout and stderr in files, and check how it ended. Header-only: included
+ * by the tests that exercise the command line (test_cli, test_offline).
+ */
+#ifndef GPUFIR_TEST_RUN_PROG_H
+#define GPUFIR_TEST_RUN_PROG_H
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+extern char **environ;
+
+struct run_result {
+	int exit_code; /* -1 when killed by a signal */
+	char out[16384];
+	char err[16384];
+};
+
+/** $GPUFIR_BIN, or skip the test when the program was not built. */
+static inline const char *gpufir_bin(void)
+{
+	const char *bin = getenv("GPUFIR_BIN");
+	if (!bin || access(bin, X_OK) != 0)
+		gf_test_skip("GPUFIR_BIN is not set to the gpufir program");
+	return bin;
+}
+
+static inline void slurp(const char *path, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return;
+	size_t n = fread(buf, 1, len - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+}
+
+/**
+ * Start gpufir with @p args (NULL-terminated, without argv[0]); stdout and
+ * stderr go to @p out_path and @p err_path. @return its pid
+ */
+static inline pid_t spawn_gpufir(const char *const args[], const char *out_path, const char *err_path)
+{
+	const char *argv[64];
+	size_t n = 0;
+	argv[n++] = gpufir_bin();
+	for (size_t i = 0; args[i]; i++) {
+		CHECK(n < 63);
+		argv[n++] = args[i];
+	}
+	argv[n] = NULL;
+	posix_spawn_file_actions_t fa;
+	CHECK(posix_spawn_file_actions_init(&fa) == 0);
+	CHECK(posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0) == 0);
+	CHECK(posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644) == 0);
+	CHECK(posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644) == 0);
+	pid_t pid;
+	int rc = posix_spawn(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	CHECK(rc == 0);
+	return pid;
+}
+
+/** Wait for @p pid; fill @p r from its exit status and captured output. */
+static inline void wait_gpufir(pid_t pid, const char *out_path, const char *err_path, struct run_result *r)
+{
+	int status;
+	CHECK(waitpid(pid, &status, 0) == pid);
+	r->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	slurp(out_path, r->out, sizeof(r->out));
+	slurp(err_path, r->err, sizeof(r->err));
+	unlink(out_path);
+	unlink(err_path);
+}
+
+/** Run gpufir to completion. Output files live in $TMPDIR (or /tmp). */
+static inline void run_gpufir(const char *const args[], struct run_result *r)
+{
+	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	char out_path[4096], err_path[4096];
+	snprintf(out_path, sizeof(out_path), "%s/gpufir-run-%d.out", tmp, (int)getpid());
+	snprintf(err_path, sizeof(err_path), "%s/gpufir-run-%d.err", tmp, (int)getpid());
+	pid_t pid = spawn_gpufir(args, out_path, err_path);
+	wait_gpufir(pid, out_path, err_path, r);
+}
+
+/** Fail (printing the command's output) unless it exited with @p code and stderr holds @p needle. */
+static inline void check_run(const struct run_result *r, int code, const char *needle, const char *file,
+			     int line)
+{
+	if (r->exit_code == code && (!needle || strstr(r->err, needle)))
+		return;
+	fprintf(stderr,
+		"%s:%d: expected exit %d and \"%s\" on stderr; got exit %d\n"
+		"--- stdout:\n%s--- stderr:\n%s---\n",
+		file, line, code, needle ? needle : "", r->exit_code, r->out, r->err);
+	exit(1);
+}
+
+#define CHECK_RUN(r, code, needle) check_run((r), (code), (needle), __FILE__, __LINE__)
+
+#endif

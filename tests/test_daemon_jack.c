@@ -1,0 +1,519 @@
+/* The real `gpufir --live` against a private JACK server (dummy driver, sync
+ * mode), as systemd runs it: NOTIFY_SOCKET, WATCHDOG_USEC and WATCHDOG_PID
+ * (the daemon is exec'ed from a forked child, so the PID is its own).
+ *
+ * A JACK client feeds deterministic noise into gpufir and records its output.
+ * While audio runs, the filter is reloaded many times, alternating a 63-tap
+ * and a 4095-tap filter, alternating the trigger (file rename-over; file
+ * edit plus SIGHUP), with a broken config in the middle. The recording must
+ * be, block by block, the reference convolution with the filter in force at
+ * one constant delay: a lost or duplicated sample shifts everything after it
+ * and fails; each transition lasts no longer than the crossfade and stays
+ * between the two filters' outputs; the number of transitions equals the
+ * number of applied reloads (the broken config changes nothing). */
+#include <errno.h>
+#include <jack/jack.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "status.h"
+#include "testutil.h"
+
+#define RATE 48000
+#define CH 2
+#define BLOCK 64
+#define XFADE_FRAMES 240 /* crossfade_ms = 5.0 */
+#define TAPS_A 63
+#define TAPS_B 4095
+#define MAX_S 90                      /* longest recording */
+#define MAX_FRAMES ((size_t)RATE * MAX_S)
+#define RELOADS_WANTED 100
+#define RELOAD_BUDGET_S 40.0          /* stop reloading after this long, whichever first */
+#define TOL 2e-4                      /* float32 engine vs double reference, |y| ~ 0.3 */
+
+static char dir[512], conf_path[600], log_path[600], sock_path[600], status_path[600];
+static float h_a[TAPS_A], h_b[TAPS_B];
+static float *x;   /* feed, interleaved, MAX_FRAMES */
+static float *rec; /* recording, interleaved */
+static atomic_size_t feed_pos, rec_pos;
+static jack_port_t *feed_port[CH], *rec_port[CH];
+static pid_t jackd_pid = -1, gpufir_pid = -1;
+static int notify_fd = -1;
+
+/* ---- processes ------------------------------------------------------------ */
+
+static void cleanup(void)
+{
+	if (gpufir_pid > 0) {
+		kill(gpufir_pid, SIGKILL);
+		waitpid(gpufir_pid, NULL, 0);
+	}
+	if (jackd_pid > 0) {
+		kill(jackd_pid, SIGTERM);
+		waitpid(jackd_pid, NULL, 0);
+	}
+}
+
+static void die_with_log(const char *why)
+{
+	fprintf(stderr, "FAIL: %s\n--- gpufir log (tail) ---\n", why);
+	char cmd[700];
+	snprintf(cmd, sizeof(cmd), "tail -n 40 '%s' >&2", log_path);
+	if (system(cmd) != 0)
+		fprintf(stderr, "(no log)\n");
+	cleanup();
+	exit(1);
+}
+
+static pid_t spawn(char *const argv[], const char *out_path, int set_watchdog_pid)
+{
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		FILE *f = freopen(out_path, "w", stderr);
+		if (!f || !freopen(out_path, "a", stdout))
+			_exit(126);
+		if (set_watchdog_pid) {
+			char p[32];
+			snprintf(p, sizeof(p), "%ld", (long)getpid()); /* exec keeps the PID */
+			setenv("WATCHDOG_PID", p, 1);
+		}
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+static jack_client_t *open_client(const char *server)
+{
+	jack_status_t st;
+	for (int i = 0; i < 100; i++) {
+		jack_client_t *c = jack_client_open("gftest", JackNoStartServer | JackServerName, &st,
+						    server);
+		if (c)
+			return c;
+		usleep(100000);
+	}
+	return NULL;
+}
+
+/* ---- JACK client: feed and record in the same cycle ----------------------- */
+
+static int process(jack_nframes_t n, void *arg)
+{
+	size_t f = atomic_load_explicit(&feed_pos, memory_order_relaxed);
+	size_t r = atomic_load_explicit(&rec_pos, memory_order_relaxed);
+	for (int c = 0; c < CH; c++) {
+		float *o = jack_port_get_buffer(feed_port[c], n);
+		const float *in = jack_port_get_buffer(rec_port[c], n);
+		for (jack_nframes_t i = 0; i < n; i++) {
+			o[i] = f + i < MAX_FRAMES ? x[(f + i) * CH + c] : 0.0f;
+			if (r + i < MAX_FRAMES)
+				rec[(r + i) * CH + c] = in[i];
+		}
+	}
+	atomic_store_explicit(&feed_pos, f + n, memory_order_relaxed);
+	atomic_store_explicit(&rec_pos, r + n, memory_order_release);
+	return 0;
+}
+
+/* gpufir's port "<client>:<name>" (PortAudio names them in_N / out_N). */
+static const char *gpufir_port(jack_client_t *c, const char *name, unsigned long flags)
+{
+	static char found[256];
+	char re[64];
+	snprintf(re, sizeof(re), ":%s$", name);
+	const char **ports = jack_get_ports(c, re, NULL, flags);
+	found[0] = '\0';
+	for (int i = 0; ports && ports[i]; i++)
+		if (strncmp(ports[i], "gftest:", 7) != 0 && strncmp(ports[i], "system:", 7) != 0)
+			snprintf(found, sizeof(found), "%s", ports[i]);
+	jack_free(ports);
+	return found[0] ? found : NULL;
+}
+
+static void connect_ports(jack_client_t *c)
+{
+	for (int i = 0; i < CH; i++) {
+		char in[16], out[16], cap[64];
+		snprintf(in, sizeof(in), "in_%d", i + 1);
+		snprintf(out, sizeof(out), "out_%d", i + 1);
+		const char *gin = gpufir_port(c, in, JackPortIsInput);
+		CHECK(gin);
+		char gin_copy[256];
+		snprintf(gin_copy, sizeof(gin_copy), "%s", gin);
+		snprintf(cap, sizeof(cap), "system:capture_%d", i + 1);
+		jack_disconnect(c, cap, gin_copy); /* PortAudio auto-connects the dummy capture */
+		CHECK(jack_connect(c, jack_port_name(feed_port[i]), gin_copy) == 0);
+		const char *gout = gpufir_port(c, out, JackPortIsOutput);
+		CHECK(gout);
+		CHECK(jack_connect(c, gout, jack_port_name(rec_port[i])) == 0);
+	}
+}
+
+/* ---- notify socket: the systemd side ------------------------------------- */
+
+struct notify_log {
+	int ready, reloading, watchdog, status, stopping;
+	int in_reload; /* RELOADING seen, READY not yet */
+	char last_status[1024];
+};
+static struct notify_log nl;
+
+static void notify_read(int timeout_ms)
+{
+	struct pollfd p = { .fd = notify_fd, .events = POLLIN };
+	while (poll(&p, 1, timeout_ms) == 1) {
+		char buf[2048];
+		ssize_t n = recv(notify_fd, buf, sizeof(buf) - 1, 0);
+		if (n <= 0)
+			break;
+		buf[n] = '\0';
+		if (strcmp(buf, "READY=1") == 0) {
+			nl.ready++;
+			nl.in_reload = 0;
+		} else if (strncmp(buf, "RELOADING=1\nMONOTONIC_USEC=", 27) == 0) {
+			CHECK(!nl.in_reload); /* the previous reload ended with READY=1 */
+			nl.reloading++;
+			nl.in_reload = 1;
+		} else if (strcmp(buf, "WATCHDOG=1") == 0) {
+			nl.watchdog++;
+		} else if (strncmp(buf, "STATUS=", 7) == 0) {
+			nl.status++;
+			snprintf(nl.last_status, sizeof(nl.last_status), "%.1000s", buf + 7);
+		} else if (strcmp(buf, "STOPPING=1") == 0) {
+			nl.stopping++;
+		} else {
+			fprintf(stderr, "unexpected notify message '%s'\n", buf);
+			exit(1);
+		}
+		timeout_ms = 0;
+	}
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Wait until @p n READY=1 messages in all, or fail after @p timeout_s. */
+static void wait_ready(int n, double timeout_s, const char *what)
+{
+	double end = now_s() + timeout_s;
+	while (nl.ready < n) {
+		if (now_s() > end) {
+			char why[256];
+			snprintf(why, sizeof(why), "%s: %d READY=1 after %.0f s, want %d", what, nl.ready,
+				 timeout_s, n);
+			die_with_log(why);
+		}
+		notify_read(50);
+	}
+}
+
+static int open_notify(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	CHECK(strlen(path) < sizeof(sa.sun_path));
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	CHECK(fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	return fd;
+}
+
+/* ---- config files -------------------------------------------------------- */
+
+static void write_taps(const char *name, float *h, uint32_t n, uint64_t *rng)
+{
+	char path[700];
+	gf_test_fill_decaying_taps(h, n, rng);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+	CHECK(f);
+	for (uint32_t i = 0; i < n; i++)
+		fprintf(f, "%.9g\n", h[i]);
+	CHECK(fclose(f) == 0);
+}
+
+/* Write the config naming @p taps_file (or garbage) and rename it into place. */
+static void write_conf(const char *taps_file, int broken)
+{
+	char tmp[700];
+	snprintf(tmp, sizeof(tmp), "%s.new", conf_path);
+	FILE *f = fopen(tmp, "w");
+	CHECK(f);
+	fprintf(f,
+		"sample_rate = %d;\nblock_frames = %d;\nbackend = \"cpu\";\ncrossfade_ms = 5.0;\n"
+		"status_socket = \"%s\";\n"
+		"input = { device = \"system\"; host_api = \"JACK\"; channels = %d; };\n"
+		"output = { device = \"system\"; host_api = \"JACK\"; };\n"
+		"filters = ( { name = \"f\"; file = \"%s\"; format = \"text\"; } );\n"
+		"chain = [\"f\"];\n%s",
+		RATE, BLOCK, status_path, CH, taps_file, broken ? "filters = ( {\n" : "");
+	CHECK(fclose(f) == 0);
+	CHECK(rename(tmp, conf_path) == 0);
+}
+
+/* ---- verification -------------------------------------------------------- */
+
+static double ref_at(const float *h, uint32_t taps, size_t n, int c)
+{
+	double acc = 0.0;
+	for (uint32_t k = 0; k < taps && k <= n; k++)
+		acc += (double)h[k] * x[(n - k) * CH + c];
+	return acc;
+}
+
+/* Does recording frame m equal filter h's output at input frame m - d? */
+static int frame_is(const float *h, uint32_t taps, size_t m, size_t d)
+{
+	for (int c = 0; c < CH; c++)
+		if (fabs(rec[m * CH + c] - ref_at(h, taps, m - d, c)) > TOL)
+			return 0;
+	return 1;
+}
+
+/* The constant delay: the d at which a window after @p m0 is filter A's output. */
+static long find_delay(size_t m0)
+{
+	for (size_t d = 0; d < 16384 && d < m0; d++) {
+		int ok = 1;
+		for (size_t m = m0; m < m0 + 128 && ok; m++)
+			ok = frame_is(h_a, TAPS_A, m, d);
+		if (ok)
+			return (long)d;
+	}
+	return -1;
+}
+
+/* Every frame of a transition block lies between the two filters' outputs. */
+static int within_envelope(size_t m0, size_t d)
+{
+	for (size_t m = m0; m < m0 + BLOCK; m++)
+		for (int c = 0; c < CH; c++) {
+			double a = ref_at(h_a, TAPS_A, m - d, c), b = ref_at(h_b, TAPS_B, m - d, c);
+			double y = rec[m * CH + c];
+			if (y < fmin(a, b) - TOL || y > fmax(a, b) + TOL) {
+				fprintf(stderr, "frame %zu ch %d: %g outside [%g, %g]\n", m, c, y, fmin(a, b),
+					fmax(a, b));
+				return 0;
+			}
+		}
+	return 1;
+}
+
+/* Classify each block 'A', 'B' or 'X' (transition); count transitions. */
+static int verify(size_t m_start, size_t m_end, size_t d, int *transitions)
+{
+	char cur = 'A', prev_settled = 'A';
+	int xrun = 0, max_x = (XFADE_FRAMES + BLOCK - 1) / BLOCK + 1;
+	*transitions = 0;
+	for (size_t m0 = m_start; m0 + BLOCK <= m_end; m0 += BLOCK) {
+		size_t p1 = m0 + 13, p2 = m0 + 50;
+		int a = frame_is(h_a, TAPS_A, p1, d) && frame_is(h_a, TAPS_A, p2, d);
+		int b = !a && frame_is(h_b, TAPS_B, p1, d) && frame_is(h_b, TAPS_B, p2, d);
+		cur = a ? 'A' : b ? 'B' : 'X';
+		if (cur == 'X') {
+			if (++xrun > max_x) {
+				fprintf(stderr, "block at frame %zu: %d blocks match neither filter (lost or "
+					"duplicated samples, or a step beyond the crossfade)\n", m0, xrun);
+				return -1;
+			}
+			if (!within_envelope(m0, d))
+				return -1;
+			continue;
+		}
+		if (cur != prev_settled)
+			(*transitions)++;
+		else if (xrun > 0 && !within_envelope(m0 - BLOCK, d))
+			return -1; /* a blip that returned to the same filter */
+		prev_settled = cur;
+		xrun = 0;
+	}
+	return 0;
+}
+
+/* ---- the run ------------------------------------------------------------- */
+
+static void query_status(char *buf, size_t len)
+{
+	struct gf_errbuf eb = { { 0 } };
+	if (gf_status_query(status_path, buf, len, 3000, &eb) != 0)
+		die_with_log(eb.msg);
+}
+
+static long status_num(const char *block, const char *key)
+{
+	char k[64];
+	snprintf(k, sizeof(k), "\n%s: ", key);
+	const char *p = strstr(block, k);
+	return p ? strtol(p + strlen(k), NULL, 10) : -1;
+}
+
+/* One reload to @p taps_file; @p hup: also send SIGHUP (then the watch's own
+ * debounced reload follows: two READY=1). @return READY=1 messages to expect. */
+static int reload_once(const char *taps_file, int hup, int ready_so_far)
+{
+	write_conf(taps_file, 0);
+	if (hup)
+		kill(gpufir_pid, SIGHUP);
+	int want = ready_so_far + (hup ? 2 : 1);
+	wait_ready(want, 20.0, hup ? "reload by SIGHUP" : "reload by file change");
+	notify_read(0);
+	return want;
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	const char *bin = getenv("GPUFIR_BIN");
+	if (!bin)
+		gf_test_skip("GPUFIR_BIN not set (run through ctest)");
+	if (system("command -v jackd >/dev/null 2>&1") != 0)
+		gf_test_skip("jackd not installed");
+	uint64_t rng = gf_test_seed("test_daemon_jack");
+	char *d = gf_test_tmpdir("daemon-jack");
+	snprintf(dir, sizeof(dir), "%s", d);
+	free(d);
+	snprintf(conf_path, sizeof(conf_path), "%s/gpufir.conf", dir);
+	snprintf(log_path, sizeof(log_path), "%s/gpufir.log", dir);
+	snprintf(sock_path, sizeof(sock_path), "%s/notify", dir);
+	snprintf(status_path, sizeof(status_path), "%s/status", dir);
+	x = malloc(sizeof(float) * MAX_FRAMES * CH);
+	rec = calloc(MAX_FRAMES * CH, sizeof(float));
+	CHECK(x && rec);
+	gf_test_fill_noise(x, MAX_FRAMES * CH, &rng);
+	for (size_t i = 0; i < MAX_FRAMES * CH; i++)
+		x[i] *= 0.5f;
+	write_taps("a.txt", h_a, TAPS_A, &rng);
+	write_taps("b.txt", h_b, TAPS_B, &rng);
+	write_conf("a.txt", 0);
+
+	/* A private JACK server: dummy driver, sync mode (see TESTING.md). */
+	char server[64], jlog[700];
+	snprintf(server, sizeof(server), "gftest%ld", (long)getpid());
+	snprintf(jlog, sizeof(jlog), "%s/jackd.log", dir);
+	setenv("JACK_DEFAULT_SERVER", server, 1);
+	setenv("JACK_NO_AUDIO_RESERVATION", "1", 1);
+	char *jargv[] = { "jackd", "-n", server, "-S", "-r", "-d", "dummy", "-r", "48000",
+			  "-p", "64", "-C", "2", "-P", "2", NULL };
+	jackd_pid = spawn(jargv, jlog, 0);
+	jack_client_t *jc = open_client(server);
+	if (!jc) {
+		cleanup();
+		gf_test_skip("the private jackd did not start");
+	}
+	for (int c = 0; c < CH; c++) {
+		char n[16];
+		snprintf(n, sizeof(n), "feed_%d", c + 1);
+		feed_port[c] = jack_port_register(jc, n, JACK_DEFAULT_AUDIO_TYPE, JackPortIsOutput, 0);
+		snprintf(n, sizeof(n), "rec_%d", c + 1);
+		rec_port[c] = jack_port_register(jc, n, JACK_DEFAULT_AUDIO_TYPE, JackPortIsInput, 0);
+		CHECK(feed_port[c] && rec_port[c]);
+	}
+	CHECK(jack_set_process_callback(jc, process, NULL) == 0);
+	CHECK(jack_activate(jc) == 0);
+
+	/* The daemon, as systemd starts it. */
+	notify_fd = open_notify(sock_path);
+	setenv("NOTIFY_SOCKET", sock_path, 1);
+	setenv("WATCHDOG_USEC", "1000000", 1);
+	char *gargv[] = { (char *)bin, "--live", "-c", conf_path, NULL };
+	gpufir_pid = spawn(gargv, log_path, 1);
+	unsetenv("NOTIFY_SOCKET");
+	unsetenv("WATCHDOG_USEC");
+	wait_ready(1, 30.0, "start-up");
+	connect_ports(jc);
+	size_t m_connected = atomic_load(&rec_pos);
+	usleep(1000000);
+	notify_read(0);
+	CHECK(nl.status > 0 && strstr(nl.last_status, "63 taps"));
+
+	/* Reloads under running audio. */
+	int ready = nl.ready, applied = 0, reloads = 0;
+	double t0 = now_s();
+	for (int i = 0; i < RELOADS_WANTED && now_s() - t0 < RELOAD_BUDGET_S; i++) {
+		if (i == RELOADS_WANTED / 2) {
+			/* A broken config: audio keeps the running filter; the status says why. */
+			write_conf(i % 2 ? "a.txt" : "b.txt", 1);
+			wait_ready(++ready, 20.0, "broken reload");
+			char st[GF_STATUS_MAX];
+			query_status(st, sizeof(st));
+			if (!strstr(st, "last_reload: reload failed: ") || !strstr(st, "gpufir.conf:"))
+				die_with_log("status socket does not show the failed reload");
+			CHECK(strstr(nl.last_status, "reload failed: ") != NULL);
+			usleep(300000);
+		}
+		/* Filter B on even reloads, A on odd; SIGHUP on every other. */
+		ready = reload_once(i % 2 ? "a.txt" : "b.txt", i % 2, ready);
+		applied++;
+		reloads += 1 + i % 2;
+		usleep((useconds_t)(50000 + (rng % 200) * 1000)); /* 50..250 ms of each filter */
+		rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+	}
+	double reload_s = now_s() - t0;
+	usleep(500000);
+	char st[GF_STATUS_MAX];
+	query_status(st, sizeof(st));
+	size_t m_end = atomic_load_explicit(&rec_pos, memory_order_acquire);
+
+	/* Stop as systemd does. */
+	kill(gpufir_pid, SIGTERM);
+	int wst = 0;
+	CHECK(waitpid(gpufir_pid, &wst, 0) == gpufir_pid);
+	gpufir_pid = -1;
+	notify_read(200);
+	jack_deactivate(jc);
+	jack_client_close(jc);
+	cleanup();
+	jackd_pid = -1;
+	if (!WIFEXITED(wst) || WEXITSTATUS(wst) != 0)
+		die_with_log("gpufir did not exit 0 on SIGTERM");
+
+	/* The systemd side. */
+	printf("notify: READY %d, RELOADING %d, WATCHDOG %d, STATUS %d, STOPPING %d\n", nl.ready,
+	       nl.reloading, nl.watchdog, nl.status, nl.stopping);
+	CHECK(nl.reloading == reloads + 1 && nl.ready == nl.reloading + 1 && !nl.in_reload);
+	CHECK(nl.watchdog >= (int)(reload_s / 0.5) - 2 && nl.stopping == 1);
+	printf("status: swaps %ld, blocks %ld, overflows %ld, underflows %ld, late %ld, device xruns %ld\n",
+	       status_num(st, "swaps"), status_num(st, "blocks"), status_num(st, "input_overflows"),
+	       status_num(st, "output_underflows"), status_num(st, "late_blocks"),
+	       status_num(st, "device_xruns"));
+	CHECK(status_num(st, "input_overflows") == 0 && status_num(st, "output_underflows") == 0);
+	CHECK(status_num(st, "reload_failures") == 1);
+
+	/* The audio. */
+	long delay = find_delay(m_connected + RATE / 2);
+	if (delay < 0)
+		die_with_log("the recording is not filter A's output at any constant delay");
+	int transitions = 0;
+	if (verify(m_connected + RATE / 2, m_end - 2 * BLOCK, (size_t)delay, &transitions) != 0)
+		die_with_log("the recording does not follow the filters");
+	printf("delay %ld frames; %d reloads (%d applied filter changes, 1 broken config) in %.1f s; "
+	       "%d transitions seen; %.1f s of audio checked\n", delay, reloads + 1, applied, reload_s,
+	       transitions, (double)(m_end - m_connected) / RATE);
+	CHECK(transitions == applied);
+	if (applied < RELOADS_WANTED)
+		printf("note: %d of %d reloads fitted in %.0f s\n", applied, RELOADS_WANTED,
+		       RELOAD_BUDGET_S);
+
+	char cmd[700];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	CHECK(system(cmd) == 0);
+	free(x);
+	free(rec);
+	puts("test_daemon_jack: ok");
+	return 0;
+}

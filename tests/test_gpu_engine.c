@@ -1,0 +1,373 @@
+/*
+ * CUDA backend against the double-precision reference: both algorithms, taps
+ * 1..1M, channels 1..64, call sizes 1..65536 (fixed and random), impulses
+ * across block boundaries, priming, filter swaps through gf_engine, constant
+ * bank exhaustion, and the GPUFIR_CUDA_FAIL_AFTER fault hook.
+ *
+ * Skips (77) where no CUDA device is usable. GPUFIR_GPU_TEST_QUICK=1 runs a
+ * reduced set small enough for compute-sanitizer.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "engine.h"
+#include "error.h"
+#include "filter_set.h"
+#include "testutil.h"
+
+#ifdef GPUFIR_HAVE_CUDA
+#include "../cuda/cuda_bench.h"
+#endif
+
+#define TOL 1e-5
+
+enum pattern { FIXED, RANDOM, ONES };
+
+struct tcase {
+	enum gf_algo algo;
+	uint32_t channels, taps, frames, max_block;
+	enum pattern pat;
+};
+
+static uint64_t g_rng;
+static int g_quick;
+
+static struct gf_filter_set *make_taps(uint32_t channels, uint32_t taps)
+{
+	struct gf_filter_set *fs;
+	CHECK_OK(gf_filter_set_new(&fs, channels, taps));
+	for (uint32_t c = 0; c < channels; c++)
+		gf_test_fill_decaying_taps(gf_filter_set_channel(fs, c), taps, &g_rng);
+	return fs;
+}
+
+static uint32_t call_size(enum pattern pat, uint32_t max_block, uint32_t left)
+{
+	uint32_t n = pat == FIXED ? max_block : pat == ONES ? 1 : 1 + (uint32_t)((gf_test_randf(&g_rng) + 1.0f) * 0.5f * (float)max_block);
+	if (pat == RANDOM && gf_test_randf(&g_rng) > 0.8f)
+		n = 1 + n / 16; /* plenty of small and odd calls */
+	if (n > max_block)
+		n = max_block;
+	return n < left ? n : left;
+}
+
+/* Run x through @p inst in calls of the pattern into y. */
+static void stream(const struct gf_backend_ops *ops, void *inst, const float *x, float *y, uint32_t frames,
+		   uint32_t channels, uint32_t max_block, enum pattern pat)
+{
+	for (uint32_t done = 0; done < frames;) {
+		uint32_t n = call_size(pat, max_block, frames - done);
+		int err = ops->process(inst, x + (size_t)done * channels, y + (size_t)done * channels, n);
+		if (err)
+			fprintf(stderr, "process(%u frames at %u) failed: %s\n", n, done, gf_strerror(err));
+		CHECK_OK(err);
+		done += n;
+	}
+}
+
+/* Reference at selected output frames only (long filters): the last frames,
+ * the frames around the filter length, and random ones. Returns rel L2. */
+static double sparse_error(const float *x, const float *y, uint32_t frames, uint32_t channels,
+			   const struct gf_filter_set *fs, uint32_t from)
+{
+	enum { NPICK = 1200 };
+	double num = 0.0, den = 0.0;
+	for (int i = 0; i < NPICK; i++) {
+		uint32_t n;
+		if (i < 200)
+			n = frames - 1 - (uint32_t)i;
+		else if (i < 300)
+			n = fs->taps - 50 + (uint32_t)(i - 200);
+		else
+			n = (uint32_t)((gf_test_randf(&g_rng) + 1.0f) * 0.5f * (float)frames);
+		if (n >= frames || n < from)
+			continue;
+		for (uint32_t c = 0; c < channels; c++) {
+			const float *h = gf_filter_set_channel(fs, c);
+			double acc = 0.0;
+			uint32_t kmax = n + 1 < fs->taps ? n + 1 : fs->taps;
+			for (uint32_t k = 0; k < kmax; k++)
+				acc += (double)h[k] * (double)x[(size_t)(n - k) * channels + c];
+			double d = (double)y[(size_t)n * channels + c] - acc;
+			if (!isfinite(d))
+				return INFINITY;
+			num += d * d;
+			den += acc * acc;
+		}
+	}
+	return den > 0.0 ? sqrt(num / den) : sqrt(num);
+}
+
+/* rel L2 of y against the reference of x with fs, over frames [from, frames). */
+static double error_of(const float *x, const float *y, uint32_t frames, uint32_t channels,
+		       const struct gf_filter_set *fs, uint32_t from)
+{
+	if ((double)frames * fs->taps * channels > 3e8)
+		return sparse_error(x, y, frames, channels, fs, from);
+	double *ref = malloc((size_t)frames * channels * sizeof(double));
+	CHECK(ref);
+	gf_test_reference(x, frames, channels, fs->coeffs, fs->taps, ref);
+	size_t off = (size_t)from * channels;
+	double e = gf_test_rel_l2(y + off, ref + off, (size_t)(frames - from) * channels);
+	free(ref);
+	return e;
+}
+
+static const char *pat_name(enum pattern p)
+{
+	return p == FIXED ? "fixed" : p == ONES ? "ones" : "random";
+}
+
+static void run_case(const struct tcase *t)
+{
+	struct gf_filter_set *fs = make_taps(t->channels, t->taps);
+	size_t n = (size_t)t->frames * t->channels;
+	float *x = malloc(n * sizeof(float)), *y = malloc(n * sizeof(float));
+	CHECK(x && y);
+	gf_test_fill_noise(x, n, &g_rng);
+	for (size_t i = 0; i < n; i++)
+		y[i] = NAN; /* every output must be written */
+	struct gf_engine_params p = {.backend = GF_BACKEND_CUDA, .algo = t->algo, .channels = t->channels,
+				     .max_block = t->max_block};
+	struct gf_errbuf eb = {{0}};
+	void *inst = NULL;
+	CHECK_OK_EB(gf_cuda_backend.create(&p, fs, &inst, &eb), &eb);
+	const char *algo = gf_cuda_backend.algo_name(inst);
+	if (t->algo != GF_ALGO_AUTO)
+		CHECK(strcmp(algo, t->algo == GF_ALGO_DIRECT ? "direct" : "fft") == 0);
+	stream(&gf_cuda_backend, inst, x, y, t->frames, t->channels, t->max_block, t->pat);
+	double e = error_of(x, y, t->frames, t->channels, fs, 0);
+#ifdef GPUFIR_HAVE_CUDA
+	printf("%-6s taps %7u ch %2u frames %7u block %5u %-6s  %-16s P %5u  rel L2 %.2e\n", algo, t->taps,
+	       t->channels, t->frames, t->max_block, pat_name(t->pat), gf_cuda_taps_where(inst),
+	       gf_cuda_fft_partition(inst), e);
+#endif
+	fflush(stdout);
+	CHECK(e < TOL);
+	gf_cuda_backend.destroy(inst);
+	gf_filter_set_free(fs);
+	free(x);
+	free(y);
+}
+
+/* An impulse per channel, placed across call boundaries, returns the taps in order. */
+static void impulse_case(enum gf_algo algo, uint32_t taps, uint32_t block)
+{
+	const uint32_t ch = 2, frames = 3 * block + taps + 17;
+	const uint32_t at[2] = {block - 1, 2 * block + 3};
+	struct gf_filter_set *fs = make_taps(ch, taps);
+	float *x = calloc((size_t)frames * ch, sizeof(float)), *y = calloc((size_t)frames * ch, sizeof(float));
+	CHECK(x && y);
+	for (uint32_t c = 0; c < ch; c++)
+		x[(size_t)at[c] * ch + c] = 1.0f;
+	struct gf_engine_params p = {.backend = GF_BACKEND_CUDA, .algo = algo, .channels = ch, .max_block = block};
+	struct gf_errbuf eb = {{0}};
+	void *inst = NULL;
+	CHECK_OK_EB(gf_cuda_backend.create(&p, fs, &inst, &eb), &eb);
+	stream(&gf_cuda_backend, inst, x, y, frames, ch, block, FIXED);
+	double worst = 0.0;
+	for (uint32_t c = 0; c < ch; c++)
+		for (uint32_t n = 0; n < frames; n++) {
+			double want = n >= at[c] && n - at[c] < taps ? gf_filter_set_channel(fs, c)[n - at[c]] : 0.0;
+			double d = fabs((double)y[(size_t)n * ch + c] - want);
+			worst = d > worst ? d : worst;
+		}
+	printf("impulse %-6s taps %6u block %5u: worst abs error %.2e\n", gf_cuda_backend.algo_name(inst), taps,
+	       block, worst);
+	CHECK(worst < 1e-5);
+	gf_cuda_backend.destroy(inst);
+	gf_filter_set_free(fs);
+	free(x);
+	free(y);
+}
+
+/* A second instance primed with the history continues the first one's output. */
+static void prime_case(enum gf_algo algo, uint32_t taps, uint32_t split, uint32_t frames, uint32_t block)
+{
+	const uint32_t ch = 2;
+	struct gf_filter_set *fs = make_taps(ch, taps);
+	size_t n = (size_t)frames * ch;
+	float *x = malloc(n * sizeof(float)), *y = malloc(n * sizeof(float));
+	CHECK(x && y);
+	gf_test_fill_noise(x, n, &g_rng);
+	struct gf_engine_params p = {.backend = GF_BACKEND_CUDA, .algo = algo, .channels = ch, .max_block = block};
+	struct gf_errbuf eb = {{0}};
+	void *a = NULL, *b = NULL;
+	CHECK_OK_EB(gf_cuda_backend.create(&p, fs, &a, &eb), &eb);
+	CHECK_OK_EB(gf_cuda_backend.create(&p, fs, &b, &eb), &eb);
+	stream(&gf_cuda_backend, a, x, y, split, ch, block, RANDOM);
+	CHECK_OK(gf_cuda_backend.prime(b, x, split));
+	stream(&gf_cuda_backend, b, x + (size_t)split * ch, y + (size_t)split * ch, frames - split, ch, block, RANDOM);
+	double e = error_of(x, y, frames, ch, fs, 0);
+	printf("prime   %-6s taps %6u history %6u: rel L2 %.2e\n", gf_cuda_backend.algo_name(b), taps, split, e);
+	CHECK(e < TOL);
+	gf_cuda_backend.destroy(a);
+	gf_cuda_backend.destroy(b);
+	gf_filter_set_free(fs);
+	free(x);
+	free(y);
+}
+
+/* Swap filters between blocks through the engine (hard switch): after the
+ * swap the output is the new filter applied to the whole input. */
+static void engine_swap_case(enum gf_algo algo, uint32_t taps1, uint32_t taps2)
+{
+	const uint32_t ch = 2, block = 256, frames = 24 * block, swap_at = 10 * block;
+	struct gf_filter_set *f1 = make_taps(ch, taps1), *f2 = make_taps(ch, taps2);
+	size_t n = (size_t)frames * ch;
+	float *x = malloc(n * sizeof(float)), *y = malloc(n * sizeof(float));
+	CHECK(x && y);
+	gf_test_fill_noise(x, n, &g_rng);
+	struct gf_engine_params p = {.backend = GF_BACKEND_CUDA, .algo = algo, .channels = ch, .max_block = block,
+				     .max_taps = taps1 > taps2 ? taps1 : taps2};
+	struct gf_errbuf eb = {{0}};
+	struct gf_engine *e = NULL;
+	CHECK_OK_EB(gf_engine_new(&e, &p, f1, &eb), &eb);
+	CHECK(strcmp(gf_engine_backend_name(e), "cuda") == 0);
+	for (uint32_t done = 0; done < frames; done += block) {
+		if (done == swap_at)
+			CHECK_OK_EB(gf_engine_swap(e, f2, &eb), &eb);
+		CHECK_OK(gf_engine_process(e, x + (size_t)done * ch, y + (size_t)done * ch, block));
+	}
+	CHECK(gf_engine_taps(e) == taps2);
+	double e1 = error_of(x, y, swap_at, ch, f1, 0), e2 = error_of(x, y, frames, ch, f2, swap_at);
+	printf("swap    %-6s taps %u -> %u: rel L2 before %.2e after %.2e (%s)\n", gf_engine_algo_name(e), taps1,
+	       taps2, e1, e2, gf_engine_describe(e));
+	CHECK(e1 < TOL && e2 < TOL);
+	gf_engine_free(e);
+	gf_filter_set_free(f1);
+	gf_filter_set_free(f2);
+	free(x);
+	free(y);
+}
+
+#ifdef GPUFIR_HAVE_CUDA
+/* Two instances get the two constant banks; a third reads global memory; all are right. */
+static void bank_case(void)
+{
+	const uint32_t ch = 2, taps = 300, frames = 5000, block = 512;
+	void *inst[3];
+	struct gf_filter_set *fs[3];
+	int in_const = 0;
+	for (int i = 0; i < 3; i++) {
+		fs[i] = make_taps(ch, taps);
+		struct gf_engine_params p = {.backend = GF_BACKEND_CUDA, .algo = GF_ALGO_DIRECT, .channels = ch,
+					     .max_block = block};
+		struct gf_errbuf eb = {{0}};
+		CHECK_OK_EB(gf_cuda_backend.create(&p, fs[i], &inst[i], &eb), &eb);
+		in_const += strncmp(gf_cuda_taps_where(inst[i]), "constant", 8) == 0;
+	}
+	CHECK(in_const <= 2);
+	CHECK(strcmp(gf_cuda_taps_where(inst[2]), "global memory") == 0);
+	float *x = malloc((size_t)frames * ch * sizeof(float)), *y = malloc((size_t)frames * ch * sizeof(float));
+	CHECK(x && y);
+	for (int i = 0; i < 3; i++) {
+		gf_test_fill_noise(x, (size_t)frames * ch, &g_rng);
+		stream(&gf_cuda_backend, inst[i], x, y, frames, ch, block, RANDOM);
+		double e = error_of(x, y, frames, ch, fs[i], 0);
+		printf("bank    instance %d in %s: rel L2 %.2e\n", i, gf_cuda_taps_where(inst[i]), e);
+		CHECK(e < TOL);
+	}
+	for (int i = 0; i < 3; i++) {
+		gf_cuda_backend.destroy(inst[i]);
+		gf_filter_set_free(fs[i]);
+	}
+	free(x);
+	free(y);
+}
+#endif
+
+static void fault_case(void)
+{
+	const uint32_t ch = 1, block = 64;
+	struct gf_filter_set *fs = make_taps(ch, 33);
+	float x[64] = {0}, y[64];
+	struct gf_engine_params p = {.backend = GF_BACKEND_CUDA, .channels = ch, .max_block = block};
+	struct gf_errbuf eb = {{0}};
+	void *inst = NULL;
+	setenv("GPUFIR_CUDA_FAIL_AFTER", "3", 1);
+	CHECK_OK_EB(gf_cuda_backend.create(&p, fs, &inst, &eb), &eb);
+	unsetenv("GPUFIR_CUDA_FAIL_AFTER");
+	for (int i = 0; i < 3; i++)
+		CHECK_OK(gf_cuda_backend.process(inst, x, y, block));
+	CHECK(gf_cuda_backend.process(inst, x, y, block) == GF_E_CUDA);
+	gf_cuda_backend.destroy(inst);
+	gf_filter_set_free(fs);
+	printf("fault   GPUFIR_CUDA_FAIL_AFTER=3: 4th call returned GF_E_CUDA\n");
+}
+
+static const struct tcase quick_cases[] = {
+	{GF_ALGO_DIRECT, 2, 31, 3000, 64, RANDOM},   {GF_ALGO_DIRECT, 1, 1024, 20000, 4096, FIXED},
+	{GF_ALGO_DIRECT, 8, 255, 9000, 1000, RANDOM}, {GF_ALGO_FFT, 2, 255, 5000, 64, RANDOM},
+	{GF_ALGO_FFT, 1, 4095, 20000, 1000, RANDOM},  {GF_ALGO_FFT, 2, 3000, 30000, 8192, FIXED},
+};
+
+static const struct tcase full_cases[] = {
+	/* direct: constant banks and global memory, small and large launch shapes */
+	{GF_ALGO_DIRECT, 1, 1, 5000, 64, RANDOM},
+	{GF_ALGO_DIRECT, 2, 3, 3000, 1, ONES},
+	{GF_ALGO_DIRECT, 8, 31, 20000, 256, RANDOM},
+	{GF_ALGO_DIRECT, 2, 255, 70000, 65536, FIXED},
+	{GF_ALGO_DIRECT, 64, 31, 8000, 512, RANDOM},
+	{GF_ALGO_DIRECT, 64, 1024, 4000, 1024, FIXED},
+	{GF_ALGO_DIRECT, 2, 1024, 200000, 65536, RANDOM},
+	{GF_ALGO_DIRECT, 2, 4095, 40000, 128, RANDOM},
+	{GF_ALGO_DIRECT, 1, 8192, 150000, 65536, FIXED},
+	{GF_ALGO_DIRECT, 2, 16384, 70000, 65536, RANDOM},
+	{GF_ALGO_DIRECT, 1, 16384, 30000, 64, FIXED},
+	/* fft: live blocks (partial segments, cached tails) and offline blocks */
+	{GF_ALGO_FFT, 2, 255, 20000, 64, RANDOM},
+	{GF_ALGO_FFT, 1, 255, 3000, 1, ONES},
+	{GF_ALGO_FFT, 8, 4095, 40000, 256, RANDOM},
+	{GF_ALGO_FFT, 64, 255, 6000, 1024, RANDOM},
+	{GF_ALGO_FFT, 2, 4095, 200000, 65536, RANDOM},
+	{GF_ALGO_FFT, 2, 65535, 200000, 1000, RANDOM},
+	{GF_ALGO_FFT, 2, 65535, 300000, 65536, FIXED},
+	{GF_ALGO_FFT, 2, 262143, 300000, 256, RANDOM},
+	{GF_ALGO_FFT, 1, 262143, 600000, 65536, RANDOM},
+	{GF_ALGO_FFT, 1, 1048576, 1200000, 65536, FIXED},
+	{GF_ALGO_FFT, 2, 1048576, 1100000, 4096, RANDOM},
+	/* automatic choice */
+	{GF_ALGO_AUTO, 2, 64, 20000, 128, RANDOM},
+	{GF_ALGO_AUTO, 2, 8192, 200000, 65536, FIXED},
+};
+
+int main(void)
+{
+	char desc[256];
+	int perr = gf_cuda_probe(0, desc, sizeof(desc));
+	if (perr)
+		gf_test_skip(desc);
+	printf("device: %s\n", desc);
+	g_rng = gf_test_seed("test_gpu_engine");
+	const char *q = getenv("GPUFIR_GPU_TEST_QUICK");
+	g_quick = q && *q && *q != '0';
+
+	const struct tcase *cases = g_quick ? quick_cases : full_cases;
+	size_t ncases = g_quick ? sizeof(quick_cases) / sizeof(quick_cases[0]) : sizeof(full_cases) / sizeof(full_cases[0]);
+	for (size_t i = 0; i < ncases; i++)
+		run_case(&cases[i]);
+
+	impulse_case(GF_ALGO_DIRECT, 37, 16);
+	impulse_case(GF_ALGO_FFT, 300, 64);
+	prime_case(GF_ALGO_DIRECT, 1000, 3000, 8000, 256);
+	prime_case(GF_ALGO_FFT, 5000, 9000, 20000, 512);
+	prime_case(GF_ALGO_FFT, 5000, 700, 9000, 512); /* history shorter than the filter */
+	if (!g_quick) {
+		impulse_case(GF_ALGO_DIRECT, 4000, 1000);
+		impulse_case(GF_ALGO_FFT, 70000, 4096);
+		prime_case(GF_ALGO_DIRECT, 16384, 40000, 60000, 4096);
+		prime_case(GF_ALGO_FFT, 300000, 400000, 450000, 8192);
+	}
+	engine_swap_case(GF_ALGO_DIRECT, 200, 513);
+	engine_swap_case(GF_ALGO_FFT, 3000, 1500);
+#ifdef GPUFIR_HAVE_CUDA
+	bank_case();
+#endif
+	fault_case();
+	printf("all GPU checks passed\n");
+	return 0;
+}

@@ -1,0 +1,430 @@
+/* Live streaming against a real audio server: JACK with its dummy driver,
+ * through PortAudio's JACK host API (see docs/live.md, TESTING notes).
+ *
+ * A player client feeds noise plus a counting ramp into gpufir's inputs, a
+ * recorder client records gpufir's outputs, in the same JACK cycle (no
+ * feedback loop). The recording must be the reference convolution delayed by
+ * exactly the latency gpufir reports (found by cross-correlation), window by
+ * window, and gpufir's own xrun counters must stay at zero. The same run
+ * records a WAV file, which must be aligned with the capture position at
+ * which the player started. A second case records only (no playback device),
+ * a third kills the JACK server and checks that gf_live_poll reports it and a
+ * fresh gf_live works on a restarted server.
+ *
+ * Uses the server in JACK_DEFAULT_SERVER (scripts/with-jackd.sh), else starts
+ * a private one. GPUFIR_TEST_BACKEND=cuda runs the GPU backend (77 without a
+ * GPU); GPUFIR_LIVE_SECONDS sets the length of the recorded signal (20). */
+#define _GNU_SOURCE
+#include <fftw3.h>
+#include <math.h>
+#include <signal.h>
+#include <sndfile.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "engine.h"
+#include "error.h"
+#include "filter_set.h"
+#include "jackplay.h"
+#include "live.h"
+#include "testutil.h"
+
+#define RATE 48000u
+#define CH 2u
+#define BLOCK 64u
+#define TAPS 255u
+#define WINDOW 4800u     /* frames per checked window (0.1 s) */
+#define XCORR_LEN 16384u /* reference frames correlated to find the delay */
+#define TOL 1e-5
+
+static enum gf_backend_kind backend = GF_BACKEND_CPU;
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+/* Noise plus a counting ramp (a different phase per channel), so any lost,
+ * repeated or swapped frame changes the output. */
+static float *make_signal(uint32_t frames, uint64_t *seed)
+{
+	float *x = malloc((size_t)frames * CH * sizeof(float));
+	CHECK(x);
+	for (uint32_t n = 0; n < frames; n++)
+		for (uint32_t c = 0; c < CH; c++) {
+			float ramp = (float)((n + 1000u * c) % 4096u) / 4096.0f - 0.5f;
+			x[(size_t)n * CH + c] = 0.4f * gf_test_randf(seed) + 0.2f * ramp;
+		}
+	return x;
+}
+
+/* Config text: JACK "system" device, one inline non-symmetric FIR. */
+static char *make_config(const float *taps, int playback, const char *wav)
+{
+	size_t cap = 4096 + (size_t)TAPS * 24;
+	char *s = malloc(cap);
+	CHECK(s);
+	int n = snprintf(s, cap,
+			 "sample_rate = %u;\nblock_frames = %u;\nbackend = \"%s\";\n"
+			 "input = { device = \"system\"; host_api = \"JACK\"; channels = %u; };\n"
+			 "output = { %s %s%s%s };\n"
+			 "filters = ( { name = \"fir\"; coeffs = [",
+			 RATE, BLOCK, backend == GF_BACKEND_CUDA ? "cuda" : "cpu", CH,
+			 playback ? "device = \"system\"; host_api = \"JACK\";" : "",
+			 wav ? "file = \"" : "", wav ? wav : "", wav ? "\";" : "");
+	for (uint32_t k = 0; k < TAPS; k++)
+		n += snprintf(s + n, cap - (size_t)n, "%s%.9e", k ? ", " : "", (double)taps[k]);
+	snprintf(s + n, cap - (size_t)n, "]; } );\nchain = [\"fir\"];\n");
+	return s;
+}
+
+struct setup {
+	struct gf_config *cfg;
+	struct gf_filter_set *fs;
+	struct gf_engine *engine;
+	struct gf_live *live;
+};
+
+static void setup_open(struct setup *st, const float *taps, int playback, const char *wav)
+{
+	struct gf_errbuf eb = { { 0 } };
+	memset(st, 0, sizeof(*st));
+	char *text = make_config(taps, playback, wav);
+	CHECK_OK_EB(gf_config_load_string(text, ".", &st->cfg, &eb), &eb);
+	free(text);
+	CHECK_OK_EB(gf_config_build(st->cfg, RATE, CH, &st->fs, &eb), &eb);
+	CHECK(st->fs->taps == TAPS);
+	struct gf_engine_params p = { .backend = backend, .channels = CH, .max_block = BLOCK,
+				      .max_taps = TAPS };
+	int err = gf_engine_new(&st->engine, &p, st->fs, &eb);
+	if (err && backend == GF_BACKEND_CUDA && (err == GF_E_NOGPU || err == GF_E_UNSUPPORTED))
+		gf_test_skip(eb.msg);
+	CHECK_OK_EB(err, &eb);
+	CHECK_OK_EB(gf_live_new(&st->live, st->cfg, st->engine, &eb), &eb);
+	CHECK_OK_EB(gf_live_start(st->live, &eb), &eb);
+}
+
+static void setup_close(struct setup *st)
+{
+	gf_live_free(st->live);
+	gf_engine_free(st->engine);
+	gf_filter_set_free(st->fs);
+	gf_config_free(st->cfg);
+}
+
+/* Lag in [0, maxlag) at which @p got (interleaved, channel 0) best matches
+ * the first XCORR_LEN frames of @p ref: FFT cross-correlation. */
+static long find_delay(const float *got, uint32_t got_frames, const double *ref, uint32_t maxlag)
+{
+	uint32_t len = maxlag + XCORR_LEN;
+	uint32_t n = 1;
+	while (n < len + XCORR_LEN)
+		n <<= 1;
+	float *a = fftwf_alloc_real(n), *b = fftwf_alloc_real(n);
+	fftwf_complex *fa = fftwf_alloc_complex(n / 2 + 1), *fb = fftwf_alloc_complex(n / 2 + 1);
+	CHECK(a && b && fa && fb);
+	memset(a, 0, n * sizeof(float));
+	memset(b, 0, n * sizeof(float));
+	for (uint32_t i = 0; i < len && i < got_frames; i++)
+		a[i] = got[(size_t)i * CH];
+	for (uint32_t i = 0; i < XCORR_LEN; i++)
+		b[i] = (float)ref[(size_t)i * CH];
+	fftwf_plan pa = fftwf_plan_dft_r2c_1d((int)n, a, fa, FFTW_ESTIMATE);
+	fftwf_plan pb = fftwf_plan_dft_r2c_1d((int)n, b, fb, FFTW_ESTIMATE);
+	fftwf_plan pc = fftwf_plan_dft_c2r_1d((int)n, fa, a, FFTW_ESTIMATE);
+	fftwf_execute(pa);
+	fftwf_execute(pb);
+	for (uint32_t k = 0; k <= n / 2; k++) { /* A * conj(B) */
+		float re = fa[k][0] * fb[k][0] + fa[k][1] * fb[k][1];
+		float im = fa[k][1] * fb[k][0] - fa[k][0] * fb[k][1];
+		fa[k][0] = re;
+		fa[k][1] = im;
+	}
+	fftwf_execute(pc);
+	long best = 0;
+	for (uint32_t lag = 1; lag < maxlag; lag++)
+		if (a[lag] > a[best])
+			best = lag;
+	fftwf_destroy_plan(pa);
+	fftwf_destroy_plan(pb);
+	fftwf_destroy_plan(pc);
+	fftwf_free(a);
+	fftwf_free(b);
+	fftwf_free(fa);
+	fftwf_free(fb);
+	return best;
+}
+
+/* @p got from frame @p delay on must equal @p ref (frames long), window by window. */
+static void check_windows(const char *what, const float *got, uint32_t got_frames, long delay,
+			  const double *ref, uint32_t frames)
+{
+	CHECK(delay >= 0 && (uint64_t)delay + frames <= got_frames);
+	uint32_t bad = 0;
+	double worst = 0.0;
+	for (uint32_t w = 0; w < frames; w += WINDOW) {
+		uint32_t len = frames - w < WINDOW ? frames - w : WINDOW;
+		double e = gf_test_rel_l2(got + ((size_t)delay + w) * CH, ref + (size_t)w * CH, (size_t)len * CH);
+		worst = e > worst ? e : worst;
+		if (!(e < TOL) && bad++ < 5)
+			fprintf(stderr, "%s: window at frame %u (%.2f s): rel L2 %.3g\n", what, w,
+				(double)w / RATE, e);
+	}
+	printf("%s: %u windows of %u frames, worst rel L2 %.3g, %u over %.0e\n", what,
+	       (frames + WINDOW - 1) / WINDOW, WINDOW, worst, bad, TOL);
+	CHECK(bad == 0);
+}
+
+static float *read_wav(const char *path, uint32_t *frames)
+{
+	SF_INFO info = { 0 };
+	SNDFILE *sf = sf_open(path, SFM_READ, &info);
+	if (!sf)
+		fprintf(stderr, "%s: %s\n", path, sf_strerror(NULL));
+	CHECK(sf);
+	CHECK(info.channels == (int)CH && info.samplerate == (int)RATE);
+	/* RF64 downgraded under 4 GiB: a RIFF WAVE (extensible format tag). */
+	CHECK((info.format & SF_FORMAT_TYPEMASK) == SF_FORMAT_WAV ||
+	      (info.format & SF_FORMAT_TYPEMASK) == SF_FORMAT_WAVEX);
+	CHECK((info.format & SF_FORMAT_SUBMASK) == SF_FORMAT_FLOAT);
+	float *x = malloc((size_t)info.frames * CH * sizeof(float) + 1);
+	CHECK(x);
+	CHECK(sf_readf_float(sf, x, info.frames) == info.frames);
+	sf_close(sf);
+	*frames = (uint32_t)info.frames;
+	return x;
+}
+
+static void print_stats(const char *what, const struct gf_live_stats *s)
+{
+	printf("%s: blocks %llu, latency %u frames (%.2f ms), device period %u; block time median "
+	       "%.1f us, p99 %.1f us, max %.1f us; overflows %llu, underflows %llu, late %llu, "
+	       "engine errors %llu, PortAudio xrun flags %llu, record errors %llu, dropped %llu\n",
+	       what, (unsigned long long)s->blocks, s->latency_frames, 1000.0 * s->latency_frames / RATE,
+	       s->device_period, s->block_us_median, s->block_us_p99, s->block_us_max,
+	       (unsigned long long)s->input_overflows, (unsigned long long)s->output_underflows,
+	       (unsigned long long)s->late_blocks, (unsigned long long)s->engine_errors,
+	       (unsigned long long)s->device_xruns, (unsigned long long)s->record_errors,
+	       (unsigned long long)s->record_dropped);
+}
+
+static void check_clean(const struct gf_live_stats *s)
+{
+	CHECK(s->input_overflows == 0);
+	CHECK(s->output_underflows == 0);
+	CHECK(s->output_overflows == 0);
+	CHECK(s->late_blocks == 0);
+	CHECK(s->engine_errors == 0);
+	CHECK(s->record_errors == 0 && s->record_dropped == 0);
+}
+
+static _Atomic uint64_t start_capture_pos;
+static void on_play_start(void *arg)
+{
+	/* In the player's JACK cycle, which runs before gpufir's in the same
+	 * cycle: capture position == the recorded frame that gets signal frame 0. */
+	atomic_store(&start_capture_pos, gf_live_capture_position(arg));
+}
+
+/* Play the signal through gpufir. @return the rig (recording stopped). */
+static struct gf_jack_rig *run_signal(struct gf_live *live, const float *x, uint32_t frames,
+				      int playback, const float **rec, uint32_t *rec_frames)
+{
+	struct gf_jack_rig *rig = gf_jack_rig_open(CH, frames + 5 * RATE);
+	CHECK(rig);
+	CHECK(gf_jack_rig_connect(rig, "gpufir", playback) == 0);
+	sleep_ms(200); /* let the new graph order settle */
+	gf_jack_rig_record(rig);
+	sleep_ms(100);
+	gf_jack_rig_play(rig, x, frames, on_play_start, live);
+	while (!gf_jack_rig_played(rig))
+		sleep_ms(50);
+	sleep_ms(300); /* latency plus the filter's ring-out */
+	*rec_frames = gf_jack_rig_stop_recording(rig, rec);
+	return rig;
+}
+
+static void case_playback(uint64_t *seed, uint32_t seconds, const char *dir)
+{
+	uint32_t frames = seconds * RATE;
+	float taps[TAPS];
+	gf_test_fill_decaying_taps(taps, TAPS, seed);
+	float *x = make_signal(frames, seed);
+	char wav[512];
+	snprintf(wav, sizeof(wav), "%s/playback.wav", dir);
+
+	struct setup st;
+	setup_open(&st, taps, 1, wav);
+	const float *rec;
+	uint32_t rec_frames;
+	struct gf_jack_rig *rig = run_signal(st.live, x, frames, 1, &rec, &rec_frames);
+	struct gf_live_stats s;
+	gf_live_get_stats(st.live, &s);
+	CHECK(gf_live_poll(st.live) == 0);
+	gf_live_stop(st.live);
+	print_stats("playback", &s);
+	long expect = (long)(gf_jack_rig_play_time(rig) - gf_jack_rig_record_time(rig)) + s.latency_frames;
+	printf("playback: JACK period %u, JACK xruns %u (not asserted), recorded %u frames\n",
+	       gf_jack_rig_period(rig), gf_jack_rig_xruns(rig), rec_frames);
+	CHECK(s.latency_frames == BLOCK); /* duplex, device period == block */
+	check_clean(&s);
+
+	double *ref = malloc((size_t)frames * CH * sizeof(double));
+	CHECK(ref);
+	gf_test_reference(x, frames, CH, st.fs->coeffs, TAPS, ref);
+	long d = find_delay(rec, rec_frames, ref, rec_frames - frames);
+	printf("playback: delay %ld frames by cross-correlation, expected %ld (latency %u)\n", d,
+	       expect, s.latency_frames);
+	CHECK(d == expect);
+	check_windows("playback", rec, rec_frames, d, ref, frames);
+
+	uint32_t wav_frames;
+	float *w = read_wav(wav, &wav_frames);
+	long dw = find_delay(w, wav_frames, ref, wav_frames > frames ? wav_frames - frames : 1);
+	printf("wav (with playback): %u frames, delay %ld, expected %llu (capture position at start)\n",
+	       wav_frames, dw, (unsigned long long)atomic_load(&start_capture_pos));
+	CHECK((uint64_t)dw == atomic_load(&start_capture_pos));
+	check_windows("wav (with playback)", w, wav_frames, dw, ref, frames);
+
+	free(w);
+	free(ref);
+	gf_jack_rig_close(rig);
+	setup_close(&st);
+	free(x);
+	unlink(wav);
+}
+
+static void case_record_only(uint64_t *seed, uint32_t seconds, const char *dir)
+{
+	uint32_t frames = seconds * RATE;
+	float taps[TAPS];
+	gf_test_fill_decaying_taps(taps, TAPS, seed);
+	float *x = make_signal(frames, seed);
+	char wav[512];
+	snprintf(wav, sizeof(wav), "%s/record.wav", dir);
+
+	struct setup st;
+	setup_open(&st, taps, 0, wav);
+	const float *rec;
+	uint32_t rec_frames;
+	struct gf_jack_rig *rig = run_signal(st.live, x, frames, 0, &rec, &rec_frames);
+	gf_live_stop(st.live); /* drains and closes the file */
+	struct gf_live_stats s;
+	gf_live_get_stats(st.live, &s);
+	print_stats("record", &s);
+	check_clean(&s);
+	CHECK(s.latency_frames == 0);
+
+	double *ref = malloc((size_t)frames * CH * sizeof(double));
+	CHECK(ref);
+	gf_test_reference(x, frames, CH, st.fs->coeffs, TAPS, ref);
+	uint32_t wav_frames;
+	float *w = read_wav(wav, &wav_frames);
+	CHECK(wav_frames == s.record_frames);
+	CHECK(wav_frames == s.capture_frames);
+	long dw = find_delay(w, wav_frames, ref, wav_frames > frames ? wav_frames - frames : 1);
+	printf("record: %u frames, delay %ld, expected %llu; JACK xruns %u\n", wav_frames, dw,
+	       (unsigned long long)atomic_load(&start_capture_pos), gf_jack_rig_xruns(rig));
+	CHECK((uint64_t)dw == atomic_load(&start_capture_pos));
+	check_windows("record", w, wav_frames, dw, ref, frames);
+
+	free(w);
+	free(ref);
+	gf_jack_rig_close(rig);
+	setup_close(&st);
+	free(x);
+	unlink(wav);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Run until blocks flow; @return blocks after @p ms. */
+static uint64_t blocks_after(struct gf_live *l, long ms)
+{
+	sleep_ms(ms);
+	struct gf_live_stats s;
+	gf_live_get_stats(l, &s);
+	return s.blocks;
+}
+
+/* The server goes away: poll reports it; free returns; a new stream runs on a new server. */
+static void case_device_loss(uint64_t *seed)
+{
+	struct gf_jack_server srv;
+	char name[64];
+	snprintf(name, sizeof(name), "gpufir-loss-%d", (int)getpid());
+	CHECK(gf_jack_server_start(&srv, name, RATE, BLOCK) == 0);
+	float taps[TAPS];
+	gf_test_fill_decaying_taps(taps, TAPS, seed);
+
+	struct setup st;
+	setup_open(&st, taps, 1, NULL);
+	CHECK(blocks_after(st.live, 300) > 0);
+	CHECK(gf_live_poll(st.live) == 0);
+	gf_jack_server_stop(&srv, SIGKILL);
+	double t0 = now_s();
+	int err = 0;
+	while (!(err = gf_live_poll(st.live)) && now_s() - t0 < 10.0)
+		sleep_ms(20);
+	printf("device loss: poll reported %d (%s) after %.2f s\n", err, gf_strerror(err), now_s() - t0);
+	CHECK(err == GF_E_AUDIO);
+	t0 = now_s();
+	setup_close(&st);
+	printf("device loss: stop+free took %.2f s\n", now_s() - t0);
+
+	CHECK(gf_jack_server_start(&srv, name, RATE, BLOCK) == 0);
+	setup_open(&st, taps, 1, NULL);
+	uint64_t b1 = blocks_after(st.live, 300), b2 = blocks_after(st.live, 300);
+	printf("device loss: restarted stream ran %llu then %llu blocks\n", (unsigned long long)b1,
+	       (unsigned long long)b2);
+	CHECK(b1 > 0 && b2 > b1);
+	CHECK(gf_live_poll(st.live) == 0);
+	setup_close(&st);
+	gf_jack_server_stop(&srv, SIGTERM);
+}
+
+int main(void)
+{
+	uint64_t seed = gf_test_seed("test_live_jack");
+	const char *be = getenv("GPUFIR_TEST_BACKEND");
+	if (be && strcmp(be, "cuda") == 0)
+		backend = GF_BACKEND_CUDA;
+	const char *secs = getenv("GPUFIR_LIVE_SECONDS");
+	uint32_t seconds = secs ? (uint32_t)atoi(secs) : 20;
+	if (seconds < 1)
+		seconds = 1;
+
+	struct gf_jack_server own = { 0 };
+	if (!getenv("JACK_DEFAULT_SERVER")) {
+		char name[64];
+		snprintf(name, sizeof(name), "gpufir-test-%d", (int)getpid());
+		if (gf_jack_server_start(&own, name, RATE, BLOCK) != 0)
+			gf_test_skip("cannot start a private JACK server (is jackd installed?)");
+	}
+	char *dir = gf_test_tmpdir("live_jack");
+	printf("devices as PortAudio sees them:\n");
+	fflush(stdout);
+	CHECK_OK(gf_live_list_devices(stdout));
+
+	case_playback(&seed, seconds, dir);
+	case_record_only(&seed, seconds / 2 > 0 ? seconds / 2 : 1, dir);
+	if (own.pid)
+		gf_jack_server_stop(&own, SIGTERM);
+	case_device_loss(&seed);
+	printf("test_live_jack: ok\n");
+	rmdir(dir);
+	free(dir);
+	return 0;
+}

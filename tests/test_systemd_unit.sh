@@ -1,0 +1,58 @@
+#!/bin/sh
+# The installed systemd unit: install the build into a staging DESTDIR (never
+# the live system), then `systemd-analyze verify` it. verify can print problems
+# and still exit 0, so any line it prints about the unit is a failure.
+# Usage: test_systemd_unit.sh BUILD_DIR. Exit 77 (skip) without systemd-analyze.
+set -u
+build=${1:-${GPUFIR_BINARY_DIR:-}}
+[ -n "$build" ] || { echo "usage: $0 BUILD_DIR" >&2; exit 2; }
+command -v systemd-analyze >/dev/null 2>&1 || { echo "SKIP: systemd-analyze not installed"; exit 77; }
+
+stage=$(mktemp -d "${TMPDIR:-/tmp}/gpufir-unit-XXXXXX")
+trap 'rm -rf "$stage"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+DESTDIR="$stage/root" cmake --install "$build" >"$stage/install.log" 2>&1 ||
+	{ cat "$stage/install.log"; fail "cmake --install into a staging DESTDIR failed"; }
+unit=$(find "$stage/root" -path '*/systemd/system/gpufir.service' | head -n 1)
+[ -n "$unit" ] || fail "gpufir.service was not installed"
+sysusers=$(find "$stage/root" -path '*/sysusers.d/gpufir.conf' | head -n 1)
+[ -n "$sysusers" ] || fail "sysusers.d/gpufir.conf was not installed"
+
+# Settings the daemon relies on (notify protocol, reload, status socket).
+for want in '^Type=notify$' '^NotifyAccess=main$' '^ExecReload=/bin/kill -HUP \$MAINPID$' \
+	'^WatchdogSec=' '^User=gpufir$' '^RuntimeDirectory=gpufir$' '^LimitMEMLOCK=infinity$' \
+	'^LimitRTPRIO=' '^ExecStart=/[^ ]*/gpufir --live -c /[^ ]*/gpufir\.conf$'; do
+	grep -q -- "$want" "$unit" || fail "installed unit lacks a line matching $want"
+done
+grep -q '@' "$unit" && fail "unconfigured @VARIABLE@ left in the unit: $(grep '@' "$unit")"
+
+# The unit names the installed path (e.g. /usr/local/bin/gpufir); verify checks
+# that ExecStart is executable, so point it at the staged copy of that binary.
+bin=$(sed -n 's|^ExecStart=\(/[^ ]*\) .*|\1|p' "$unit")
+[ -x "$stage/root$bin" ] || fail "ExecStart binary $bin is not installed"
+mkdir "$stage/verify"
+sed "s|^ExecStart=$bin |ExecStart=$stage/root$bin |" "$unit" >"$stage/verify/gpufir.service"
+
+out=$(cd "$stage/verify" && systemd-analyze verify ./gpufir.service 2>&1)
+rc=$?
+if printf '%s\n' "$out" | grep -q 'gpufir'; then
+	printf '%s\n' "$out"
+	fail "systemd-analyze verify reported problems with the unit"
+fi
+[ -n "$out" ] && printf 'note (not about the unit): %s\n' "$out"
+[ $rc -eq 0 ] || echo "note: systemd-analyze verify exited $rc without naming the unit"
+
+# sysusers.d entry: parse it against the staging root (writes nothing).
+if command -v systemd-sysusers >/dev/null 2>&1; then
+	sout=$(systemd-sysusers --root="$stage/root" --dry-run 2>&1) ||
+		{ printf '%s\n' "$sout"; fail "systemd-sysusers rejected sysusers.d/gpufir.conf"; }
+	printf '%s\n' "$sout" | grep -q "Creating user 'gpufir'" ||
+		{ printf '%s\n' "$sout"; fail "sysusers.d/gpufir.conf does not create user gpufir"; }
+fi
+
+# Exposure score, for the log (informative, not asserted).
+(cd "$stage/verify" && systemd-analyze security --offline=yes ./gpufir.service 2>/dev/null |
+	grep 'Overall exposure') || true
+echo "test_systemd_unit: ok ($unit)"
+exit 0

@@ -1,0 +1,240 @@
+/*
+ * Filter files: text taps (separators, comments, errors with file:line,
+ * non-finite values) and impulse responses through libsndfile (channel,
+ * offset, length, rate mismatch, PCM scaling, memory images).
+ */
+#include <math.h>
+#include <sndfile.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "taps_io.h"
+#include "testutil.h"
+
+static char *dir;
+
+static char *path_in(const char *name)
+{
+	char *p = malloc(strlen(dir) + strlen(name) + 2);
+	CHECK(p);
+	sprintf(p, "%s/%s", dir, name);
+	return p;
+}
+
+static char *write_text(const char *name, const char *text)
+{
+	char *p = path_in(name);
+	FILE *f = fopen(p, "wb");
+	CHECK(f);
+	CHECK(fwrite(text, 1, strlen(text), f) == strlen(text));
+	fclose(f);
+	return p;
+}
+
+static void test_text_ok(void)
+{
+	char *p = write_text("ok.txt", "# header comment\n"
+				       "0.5\n"
+				       "\n"
+				       "  -0.25   # trailing comment\r\n"
+				       "1e-3, 2.5e+1 ,3\n"
+				       "\t4;5\n"
+				       "-0\n"
+				       "0x1p-2");
+	double *h;
+	uint32_t n;
+	struct gf_errbuf eb = { { 0 } };
+	CHECK_OK_EB(gf_taps_read_text(p, &h, &n, &eb), &eb);
+	const double want[] = { 0.5, -0.25, 1e-3, 25.0, 3.0, 4.0, 5.0, -0.0, 0.25 };
+	CHECK(n == sizeof(want) / sizeof(want[0]));
+	for (uint32_t i = 0; i < n; i++)
+		CHECK(h[i] == want[i]);
+	free(h);
+	free(p);
+}
+
+/* Each bad file gives @p code and a message starting "PATH:LINE: " containing @p what. */
+static void expect_text_error(const char *text, int code, int line, const char *what)
+{
+	char *p = write_text("bad.txt", text);
+	double *h = (double *)1;
+	uint32_t n = 1;
+	struct gf_errbuf eb = { { 0 } };
+	int r = gf_taps_read_text(p, &h, &n, &eb);
+	printf("  expected error %d: %s\n", r, eb.msg);
+	CHECK(r == code);
+	CHECK(h == NULL && n == 0);
+	char prefix[4200];
+	if (line > 0)
+		snprintf(prefix, sizeof(prefix), "%s:%d: ", p, line);
+	else
+		snprintf(prefix, sizeof(prefix), "%s: ", p);
+	CHECK(strncmp(eb.msg, prefix, strlen(prefix)) == 0);
+	CHECK(strstr(eb.msg, what) != NULL);
+	free(p);
+}
+
+static void test_text_errors(void)
+{
+	expect_text_error("1.0\n2.0\nabc\n", GF_E_FORMAT, 3, "'abc' is not a number");
+	expect_text_error("1.0\n# c\n2.0 3.0x\n", GF_E_FORMAT, 3, "'3.0x'");
+	expect_text_error("1.0\nnan\n", GF_E_NONFINITE, 2, "not a finite number");
+	expect_text_error("1.0\n\n\n-inf\n", GF_E_NONFINITE, 4, "-inf");
+	expect_text_error("1e999\n", GF_E_NONFINITE, 1, "1e999");
+	expect_text_error("# only comments\n\n", GF_E_FORMAT, 0, "no coefficients");
+	expect_text_error("", GF_E_FORMAT, 0, "no coefficients");
+	expect_text_error("1.0\n\x01\x02\n", GF_E_FORMAT, 2, "not a number");
+
+	double *h;
+	uint32_t n;
+	struct gf_errbuf eb = { { 0 } };
+	char *p = path_in("missing.txt");
+	CHECK(gf_taps_read_text(p, &h, &n, &eb) == GF_E_IO);
+	CHECK(strstr(eb.msg, p) && strstr(eb.msg, "No such file"));
+	free(p);
+	/* a device never ends: refused rather than read forever */
+	CHECK(gf_taps_read_text("/dev/zero", &h, &n, &eb) == GF_E_IO);
+	CHECK(strstr(eb.msg, "not a regular file"));
+}
+
+/* A 2-channel file whose frame i holds (i + 1, -(i + 1)) / 1024: exact in float and PCM16. */
+static char *write_wav(const char *name, int rate, int format, int frames, int channels, int nan_at)
+{
+	char *p = path_in(name);
+	SF_INFO info = { .samplerate = rate, .channels = channels, .format = format };
+	SNDFILE *sf = sf_open(p, SFM_WRITE, &info);
+	CHECK(sf);
+	float *buf = malloc((size_t)frames * channels * sizeof(float));
+	for (int i = 0; i < frames; i++)
+		for (int c = 0; c < channels; c++)
+			buf[i * channels + c] = (float)((c ? -1 : 1) * (i + 1) / 1024.0);
+	if (nan_at >= 0)
+		buf[nan_at * channels] = NAN;
+	CHECK(sf_writef_float(sf, buf, frames) == frames);
+	sf_close(sf);
+	free(buf);
+	return p;
+}
+
+static void check_values(const double *h, uint32_t n, uint32_t channel, uint64_t offset)
+{
+	for (uint32_t i = 0; i < n; i++)
+		CHECK(h[i] == (channel ? -1.0 : 1.0) * (double)(offset + i + 1) / 1024.0);
+}
+
+static void test_wav_ok(void)
+{
+	char *p = write_wav("ir.wav", 48000, SF_FORMAT_WAV | SF_FORMAT_FLOAT, 100, 2, -1);
+	double *h;
+	uint32_t n, rate;
+	struct gf_errbuf eb = { { 0 } };
+	struct gf_ir_select all = { 0 }, part = { .channel = 1, .offset = 10, .length = 20 };
+	CHECK_OK_EB(gf_taps_read_wav(p, 48000, &all, &h, &n, &rate, &eb), &eb);
+	CHECK(n == 100 && rate == 48000);
+	check_values(h, n, 0, 0);
+	free(h);
+	CHECK_OK_EB(gf_taps_read_wav(p, 0, &part, &h, &n, NULL, &eb), &eb);
+	CHECK(n == 20);
+	check_values(h, n, 1, 10);
+	free(h);
+	/* offset alone takes the rest of the file */
+	struct gf_ir_select tail = { .offset = 95 };
+	CHECK_OK_EB(gf_taps_read_wav(p, 48000, &tail, &h, &n, NULL, &eb), &eb);
+	CHECK(n == 5);
+	check_values(h, n, 0, 95);
+	free(h);
+
+	/* the same bytes from memory */
+	FILE *f = fopen(p, "rb");
+	CHECK(f);
+	static unsigned char img[65536];
+	size_t size = fread(img, 1, sizeof(img), f);
+	fclose(f);
+	CHECK_OK_EB(gf_taps_read_wav_mem(img, size, "mem.wav", 48000, &part, &h, &n, &rate, &eb), &eb);
+	CHECK(n == 20 && rate == 48000);
+	check_values(h, n, 1, 10);
+	free(h);
+	free(p);
+
+	/* PCM is normalised to [-1, 1): 16-bit value v reads as v / 32768 */
+	p = write_wav("ir16.flac", 44100, SF_FORMAT_FLAC | SF_FORMAT_PCM_16, 50, 1, -1);
+	CHECK(gf_taps_is_sound_file(p));
+	CHECK_OK_EB(gf_taps_read_wav(p, 44100, &all, &h, &n, NULL, &eb), &eb);
+	CHECK(n == 50);
+	check_values(h, n, 0, 0);
+	free(h);
+	free(p);
+}
+
+static void expect_wav_error(const char *p, uint32_t rate, struct gf_ir_select sel, int code,
+			     const char *what1, const char *what2)
+{
+	double *h = (double *)1;
+	uint32_t n = 1;
+	struct gf_errbuf eb = { { 0 } };
+	int r = gf_taps_read_wav(p, rate, &sel, &h, &n, NULL, &eb);
+	printf("  expected error %d: %s\n", r, eb.msg);
+	CHECK(r == code);
+	CHECK(h == NULL && n == 0);
+	CHECK(strncmp(eb.msg, p, strlen(p)) == 0);
+	CHECK(strstr(eb.msg, what1) != NULL);
+	CHECK(!what2 || strstr(eb.msg, what2) != NULL);
+}
+
+static void test_wav_errors(void)
+{
+	char *p = write_wav("ir44.wav", 44100, SF_FORMAT_WAV | SF_FORMAT_FLOAT, 100, 2, -1);
+	struct gf_ir_select all = { 0 };
+	expect_wav_error(p, 48000, all, GF_E_RATE, "44100 Hz", "48000 Hz");
+	expect_wav_error(p, 44100, (struct gf_ir_select){ .channel = 2 }, GF_E_CONFIG, "channel 2",
+			 "2 channels");
+	expect_wav_error(p, 44100, (struct gf_ir_select){ .offset = 100 }, GF_E_CONFIG, "offset 100",
+			 "100 frames");
+	expect_wav_error(p, 44100, (struct gf_ir_select){ .offset = 90, .length = 11 }, GF_E_CONFIG,
+			 "offset 90 + length 11", NULL);
+	free(p);
+	p = write_wav("nan.wav", 48000, SF_FORMAT_WAV | SF_FORMAT_FLOAT, 100, 1, 42);
+	expect_wav_error(p, 48000, all, GF_E_NONFINITE, "sample 42", "not finite");
+	free(p);
+	p = write_text("text.wav", "0.5\n0.25\n");
+	expect_wav_error(p, 48000, all, GF_E_FORMAT, "not a sound file", NULL);
+	free(p);
+	p = path_in("missing.wav");
+	expect_wav_error(p, 48000, all, GF_E_IO, "cannot open", NULL);
+	free(p);
+
+	/* memory images: garbage and a truncated header are format errors, not crashes */
+	double *h;
+	uint32_t n;
+	struct gf_errbuf eb;
+	CHECK(gf_taps_read_wav_mem("RIFF\x10\0\0\0WAVEfmt ", 16, "x", 0, &all, &h, &n, NULL, &eb) ==
+	      GF_E_FORMAT);
+	CHECK(gf_taps_read_wav_mem("", 0, "x", 0, &all, &h, &n, NULL, &eb) == GF_E_FORMAT);
+}
+
+static void test_extension(void)
+{
+	CHECK(gf_taps_is_sound_file("a/b/room.WAV"));
+	CHECK(gf_taps_is_sound_file("x.flac"));
+	CHECK(!gf_taps_is_sound_file("eq.txt"));
+	CHECK(!gf_taps_is_sound_file("dir.wav/taps"));
+	CHECK(!gf_taps_is_sound_file("noext"));
+}
+
+int main(void)
+{
+	dir = gf_test_tmpdir("taps_io");
+	test_text_ok();
+	test_text_errors();
+	test_wav_ok();
+	test_wav_errors();
+	test_extension();
+	char cmd[4200];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	CHECK(system(cmd) == 0);
+	free(dir);
+	printf("test_taps_io: ok\n");
+	return 0;
+}
