@@ -13,11 +13,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cu_common.cuh"
 #include "cuda_bench.h"
 
-#define GF_CU_CHUNK_SAMPLES (1u << 20)   /* ~4 MB a copy: long enough to hide launch costs */
+extern "C" {
+#include "log.h"
+}
+
+#define GF_CU_CHUNK_SAMPLES (1u << 22)   /* 16 MB a copy: GPU work outgrows the launch costs */
 #define GF_CU_DIRECT_IO_SAMPLES 65536 /* from this size on, DMA straight from pinned callers */
 #define GF_CU_DIRECT_AUTO_MAX_TAPS 32768 /* beyond this direct never wins; not worth timing */
 
@@ -164,7 +169,8 @@ static int reset_state(struct gf_cuda_inst *in, struct gf_errbuf *eb)
 	return err;
 }
 
-extern "C" int gf_cuda_time_calls(void *inst, uint32_t frames, int reps, double *ms_per_call)
+extern "C" int gf_cuda_time_calls(void *inst, uint32_t frames, int reps, double *ms_per_call,
+				  double *host_ms_per_call)
 {
 	struct gf_cuda_inst *in = (struct gf_cuda_inst *)inst;
 	struct gf_errbuf *eb = &in->eb;
@@ -180,8 +186,16 @@ extern "C" int gf_cuda_time_calls(void *inst, uint32_t frames, int reps, double 
 		err = run_chunk(in, in->d_in[0], in->d_out[0], frames, in->s_comp, eb);
 	if (err || (err = CU_TRY(eb, cudaEventRecord(a, in->s_comp))))
 		goto out;
-	for (int i = 0; i < reps && !err; i++)
-		err = run_chunk(in, in->d_in[0], in->d_out[0], frames, in->s_comp, eb);
+	{
+		struct timespec h0, h1;
+		clock_gettime(CLOCK_MONOTONIC, &h0);
+		for (int i = 0; i < reps && !err; i++)
+			err = run_chunk(in, in->d_in[0], in->d_out[0], frames, in->s_comp, eb);
+		clock_gettime(CLOCK_MONOTONIC, &h1);
+		if (host_ms_per_call)
+			*host_ms_per_call = ((double)(h1.tv_sec - h0.tv_sec) * 1e3 + 1e-6 * (double)(h1.tv_nsec - h0.tv_nsec)) /
+					    (reps > 0 ? reps : 1);
+	}
 	if (err || (err = CU_TRY(eb, cudaEventRecord(b, in->s_comp))) || (err = CU_TRY(eb, cudaEventSynchronize(b))) ||
 	    (err = CU_TRY(eb, cudaEventElapsedTime(&ms, a, b))))
 		goto out;
@@ -202,10 +216,10 @@ static int calibrate(struct gf_cuda_inst *in, struct gf_errbuf *eb)
 	int reps = 5;
 	double t_direct = 0.0, t_fft = 0.0;
 	in->algo = GF_ALGO_DIRECT;
-	int err = gf_cuda_time_calls(in, frames, reps, &t_direct);
+	int err = gf_cuda_time_calls(in, frames, reps, &t_direct, NULL);
 	if (!err) {
 		in->algo = GF_ALGO_FFT;
-		err = gf_cuda_time_calls(in, frames, reps, &t_fft);
+		err = gf_cuda_time_calls(in, frames, reps, &t_fft, NULL);
 	}
 	if (err) {
 		gf_errbuf_set(eb, "%s", in->eb.msg);
@@ -220,6 +234,13 @@ static int calibrate(struct gf_cuda_inst *in, struct gf_errbuf *eb)
 		in->direct = NULL;
 	}
 	return 0;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + 1e-6 * (double)ts.tv_nsec;
 }
 
 static uint32_t pick_chunk(uint32_t channels, uint32_t max_block, uint32_t partition)
@@ -269,18 +290,34 @@ static int cu_create(const struct gf_engine_params *p, const struct gf_filter_se
 		keep = gf_fft_keep(part);
 	in->algo = want_direct ? GF_ALGO_DIRECT : GF_ALGO_FFT;
 
-	if ((err = CU_TRY(eb, cudaSetDevice(in->dev))) || (err = describe_device(in->dev, in->desc, sizeof(in->desc), eb)) ||
-	    (err = alloc_io(in, eb)) || (err = gf_cu_line_init(&in->line, in->channels, keep, in->chunk, eb)) ||
+	double t[6];
+	t[0] = now_ms();
+	/* cudaFree(NULL) creates the context here, so its cost shows on its own line. */
+	if ((err = CU_TRY(eb, cudaSetDevice(in->dev))) || (err = CU_TRY(eb, cudaFree(NULL))))
+		goto fail;
+	t[1] = now_ms();
+	if ((err = describe_device(in->dev, in->desc, sizeof(in->desc), eb)) || (err = alloc_io(in, eb)) ||
+	    (err = gf_cu_line_init(&in->line, in->channels, keep, in->chunk, eb)) ||
 	    (err = gf_cu_line_reset(&in->line, in->channels, in->s_comp, eb)))
 		goto fail;
+	t[2] = now_ms();
 	if (want_direct && (err = gf_direct_new(&in->direct, in, fs, eb)))
 		goto fail;
+	t[3] = now_ms();
 	if (want_fft && (err = gf_fft_new(&in->fft, in, fs, part, eb)))
 		goto fail;
+	t[4] = now_ms();
 	if (want_direct && want_fft && (err = calibrate(in, eb)))
 		goto fail;
-	if ((err = reset_state(in, eb)) || (err = CU_TRY(eb, cudaStreamSynchronize(in->s_comp))))
+	if ((err = reset_state(in, eb)) || (err = CU_TRY(eb, cudaDeviceSynchronize())))
 		goto fail;
+	t[5] = now_ms();
+	gf_debug("cuda: %s, %u taps x %u ch, block %u, chunk %u: %s%s; setup ms: context %.1f, staging %.1f, "
+		 "direct %.1f, fft %.1f (P %u), calibration %.1f",
+		 in->desc, in->taps, in->channels, in->max_block, in->chunk, algo_str(in->algo),
+		 in->direct ? (gf_direct_where(in->direct)[0] == 'c' ? " (constant memory)" : " (global memory)") : "",
+		 t[1] - t[0], t[2] - t[1], t[3] - t[2], t[4] - t[3], in->fft ? gf_fft_partition(in->fft) : 0,
+		 t[5] - t[4]);
 	*out = in;
 	return 0;
 fail:

@@ -16,9 +16,11 @@ extern "C" {
  * Time the device work of @p reps consecutive calls of @p frames frames
  * (line update and convolution, no PCIe copies) with CUDA events, after two
  * warm-up calls, on whatever is in the device staging buffer.
- * @return 0 or GF_E_*; *ms_per_call receives the mean.
+ * @return 0 or GF_E_*; *ms_per_call receives the mean device time, and
+ * *host_ms_per_call (when not NULL) the host's time to enqueue one call: when
+ * the two are close, the calls are bound by launch overhead.
  */
-int gf_cuda_time_calls(void *inst, uint32_t frames, int reps, double *ms_per_call);
+int gf_cuda_time_calls(void *inst, uint32_t frames, int reps, double *ms_per_call, double *host_ms_per_call);
 
 /** Direct algorithm: force 16 or 4 outputs per thread (0 = automatic). */
 void gf_cuda_force_direct_shape(void *inst, int outputs_per_thread);

@@ -22,7 +22,7 @@ struct gf_fft {
 	uint32_t P, N, NB, M, C, Mr, gmax;
 	cufftComplex *d_H; /**< [M][C][NB], scaled by 1/N */
 	cufftComplex *d_X; /**< ring [Mr][C][NB] */
-	cufftComplex *d_T; /**< [C][NB] cached tail of segment tf_seg */
+	cufftComplex *d_T; /**< [2][C][NB] cached tail of segment tf_seg, double-buffered */
 	cufftComplex *d_Y; /**< [gmax][C][NB] */
 	float *d_W;        /**< [gmax][C][N] windows */
 	float *d_y;        /**< [gmax][C][N] inverse transforms */
@@ -31,6 +31,7 @@ struct gf_fft {
 	cufftHandle r2c[GF_FFT_MAX_PLANS], c2r[GF_FFT_MAX_PLANS]; /**< batch (1 << i) * C */
 	int made_r2c, made_c2r;
 	int64_t tf_seg;
+	int tf_cur; /**< which half of d_T holds the cached tail */
 };
 
 uint32_t gf_fft_keep(uint32_t partition)
@@ -50,7 +51,7 @@ uint32_t gf_fft_pick_partition(uint32_t taps, uint32_t max_block)
 {
 	/* At least the block (fewer segments a call), at least ~4*sqrt(taps) so
 	 * that a long filter's per-segment tail sum stays short and wide; at most
-	 * the filter's own length (one partition) and 2^16. */
+	 * the filter's own length (one partition) and 2^18. */
 	const char *env = getenv("GPUFIR_CUDA_FFT_PARTITION");
 	if (env && atoi(env) >= 16)
 		return next_pow2((uint32_t)atoi(env));
@@ -62,8 +63,8 @@ uint32_t gf_fft_pick_partition(uint32_t taps, uint32_t max_block)
 		p = next_pow2(s);
 	if (p > next_pow2(taps))
 		p = next_pow2(taps);
-	if (p > 65536)
-		p = 65536;
+	if (p > 262144) /* beyond this the transforms cost more than the partitions save */
+		p = 262144;
 	if (p < 32)
 		p = 32;
 	return (uint32_t)p;
@@ -120,11 +121,13 @@ __global__ void k_pad_taps(float *__restrict__ W, const float *__restrict__ h, u
  * tail for g == 0). Block: BX bins x BY lanes over j, the lanes summed in
  * shared memory (BY > 1 for long filters with few bins in flight, so a live
  * block's tail sum spreads wide). The last segment's T is cached when it is
- * still incomplete.
+ * still incomplete, into the other half of the double buffer: block g = 0
+ * may still be reading the previous tail.
  */
 template <int BX, int BY>
 __global__ void k_mac(cufftComplex *__restrict__ Y, const cufftComplex *__restrict__ H,
-		      const cufftComplex *__restrict__ X, cufftComplex *__restrict__ T, uint32_t NB, uint32_t C,
+		      const cufftComplex *__restrict__ X, const cufftComplex *__restrict__ T_in,
+		      cufftComplex *__restrict__ T_out, uint32_t NB, uint32_t C,
 		      uint32_t M, uint32_t Mr, uint32_t slot0, int use_cached, int store_last, uint32_t G)
 {
 	__shared__ float2 s_acc[BY][BX];
@@ -155,9 +158,9 @@ __global__ void k_mac(cufftComplex *__restrict__ Y, const cufftComplex *__restri
 		return;
 	float2 t = acc;
 	if (cached)
-		t = T[off];
+		t = T_in[off];
 	else if (store_last && g == G - 1)
-		T[off] = t;
+		T_out[off] = t;
 	float2 h = H[off], x = X[(uint64_t)slot * cs + off];
 	t.x = fmaf(h.x, x.x, fmaf(-h.y, x.y, t.x));
 	t.y = fmaf(h.x, x.y, fmaf(h.y, x.x, t.y));
@@ -290,10 +293,13 @@ int gf_fft_new(struct gf_fft **out, struct gf_cuda_inst *in, const struct gf_fil
 	f->tf_seg = -1;
 	size_t spec = (size_t)f->C * f->NB * sizeof(cufftComplex), win = (size_t)f->C * f->N * sizeof(float);
 	if ((err = CU_TRY(eb, cudaMalloc(&f->d_H, spec * f->M))) ||
-	    (err = CU_TRY(eb, cudaMalloc(&f->d_X, spec * f->Mr))) || (err = CU_TRY(eb, cudaMalloc(&f->d_T, spec))) ||
+	    (err = CU_TRY(eb, cudaMalloc(&f->d_X, spec * f->Mr))) || (err = CU_TRY(eb, cudaMalloc(&f->d_T, 2 * spec))) ||
 	    (err = CU_TRY(eb, cudaMalloc(&f->d_Y, spec * f->gmax))) ||
 	    (err = CU_TRY(eb, cudaMalloc(&f->d_W, win * f->gmax))) ||
 	    (err = CU_TRY(eb, cudaMalloc(&f->d_y, win * f->gmax))) || (err = make_plans(f, in->s_comp, eb)) ||
+	    /* plan setup may have queued work on the legacy stream, which our
+	     * non-blocking streams do not wait for */
+	    (err = CU_TRY(eb, cudaDeviceSynchronize())) ||
 	    (err = make_spectra(f, fs, in->s_comp, eb)) || (err = gf_fft_reset(f, in, in->s_comp, eb)))
 		goto fail;
 	*out = f;
@@ -332,16 +338,19 @@ int gf_fft_reset(struct gf_fft *f, struct gf_cuda_inst *in, cudaStream_t s, stru
 static int launch_mac(struct gf_fft *f, uint32_t slot0, int cached, int store, uint32_t G, cudaStream_t s,
 		      struct gf_errbuf *eb)
 {
+	const size_t half = (size_t)f->C * f->NB;
+	const cufftComplex *t_in = f->d_T + f->tf_cur * half;
+	cufftComplex *t_out = f->d_T + (1 - f->tf_cur) * half;
 	/* Split the partition sum over 8 lanes when the filter is long and the
 	 * bins alone give few threads (live blocks); else one thread a bin. */
 	bool wide = f->M > 16 && (uint64_t)f->NB * f->C * G < (1u << 18);
 	if (wide) {
 		dim3 grid((f->NB + 31) / 32, f->C, G), block(32, 8);
-		k_mac<32, 8><<<grid, block, 0, s>>>(f->d_Y, f->d_H, f->d_X, f->d_T, f->NB, f->C, f->M, f->Mr, slot0,
+		k_mac<32, 8><<<grid, block, 0, s>>>(f->d_Y, f->d_H, f->d_X, t_in, t_out, f->NB, f->C, f->M, f->Mr, slot0,
 						     cached, store, G);
 	} else {
 		dim3 grid((f->NB + 127) / 128, f->C, G), block(128, 1);
-		k_mac<128, 1><<<grid, block, 0, s>>>(f->d_Y, f->d_H, f->d_X, f->d_T, f->NB, f->C, f->M, f->Mr, slot0,
+		k_mac<128, 1><<<grid, block, 0, s>>>(f->d_Y, f->d_H, f->d_X, t_in, t_out, f->NB, f->C, f->M, f->Mr, slot0,
 						      cached, store, G);
 	}
 	CU_LAUNCHED(eb);
@@ -371,10 +380,14 @@ int gf_fft_run(struct gf_fft *f, struct gf_cuda_inst *in, const float *d_in, int
 		f->tf_seg = -1;
 		return 0;
 	}
-	if ((err = launch_mac(f, slot0, f->tf_seg == sf, last_incomplete, G, s, eb)) || (err = inverse(f, G, eb)))
+	const bool cached = f->tf_seg == sf;
+	const bool store = last_incomplete && !(cached && G == 1);
+	if ((err = launch_mac(f, slot0, cached, store, G, s, eb)) || (err = inverse(f, G, eb)))
 		return err;
 	k_scatter<<<blocks_for((uint64_t)frames * f->C, 256), 256, 0, s>>>(d_out, f->d_y, pos, frames, sf, lp, f->C);
 	CU_LAUNCHED(eb);
+	if (store)
+		f->tf_cur ^= 1;
 	f->tf_seg = last_incomplete ? sl : -1;
 	return 0;
 }

@@ -4,13 +4,14 @@
 #   scripts/with-jackd.sh ctest -L live --output-on-failure
 # The server runs in sync mode (-S): in async mode slow clients' cycles are
 # skipped on small machines, which garbles sample-exact recordings.
-# Environment: JACK_RATE (48000), JACK_PERIOD (64), JACK_NAME (gpufir-test-PID).
+# Environment: JACK_RATE (48000), JACK_PERIOD (64), JACK_NAME (server name
+# prefix, gpufir-ci: the server is PREFIX-0..3, the first name free).
 # The command sees JACK_DEFAULT_SERVER=<name>; the script exits with its status.
 set -u
 
 rate=${JACK_RATE:-48000}
 period=${JACK_PERIOD:-64}
-name=${JACK_NAME:-gpufir-test-$$}
+prefix=${JACK_NAME:-gpufir-ci}
 
 if [ $# -eq 0 ]; then
 	echo "usage: $0 command [args...]" >&2
@@ -21,9 +22,28 @@ if ! command -v jackd >/dev/null 2>&1; then
 	exit 77
 fi
 
-log=$(mktemp "${TMPDIR:-/tmp}/jackd-$name.XXXXXX")
-jackd -n "$name" -S -r -d dummy -r "$rate" -p "$period" -C 2 -P 2 >"$log" 2>&1 &
-jpid=$!
+log=$(mktemp "${TMPDIR:-/tmp}/jackd-$prefix.XXXXXX")
+# A few fixed names rather than one per run: JACK's registry holds 8 servers,
+# and only a server of the same name reclaims the entry of one that died
+# without cleaning up. jackd exits at once when its name is taken: try the next.
+jpid=
+for n in 0 1 2 3; do
+	name=$prefix-$n
+	jackd -n "$name" -S -r -d dummy -r "$rate" -p "$period" -C 2 -P 2 >"$log" 2>&1 &
+	jpid=$!
+	sleep 0.3
+	if kill -0 "$jpid" 2>/dev/null; then
+		break
+	fi
+	wait "$jpid" 2>/dev/null
+	jpid=
+done
+if [ -z "$jpid" ]; then
+	echo "with-jackd.sh: jackd did not start:" >&2
+	cat "$log" >&2
+	rm -f "$log"
+	exit 1
+fi
 
 cleanup() {
 	if kill -0 "$jpid" 2>/dev/null; then

@@ -1,11 +1,10 @@
 /*
- * Configuration: libconfig file -> validated struct gf_config (load), and
- * struct gf_config -> struct gf_filter_set at a sample rate (build).
+ * Configuration, loading: libconfig file -> validated struct gf_config.
  *
  * Load checks everything that does not depend on the sample rate (syntax,
- * types, ranges, names, that files exist); build designs and reads filters
- * at the rate and reports rate-dependent problems with the same
- * "FILE:LINE: SETTING: why" form, using line numbers kept from load.
+ * types, ranges, names, that files exist) and keeps the line of every
+ * setting, so config_build.c can report rate-dependent problems with the
+ * same "FILE:LINE: SETTING: why" form.
  */
 #include "config.h"
 
@@ -18,58 +17,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "design.h"
-#include "taps_io.h"
+#include "config_priv.h"
 
-#define MAX_CHANNELS 1024
-#define GAIN_DB_MIN -150.0
-#define GAIN_DB_MAX 60.0
-
-enum filter_kind { FK_INLINE, FK_TEXT, FK_WAV, FK_DESIGN };
-
-/* Settings of a filter group; their lines are kept for build-time messages. */
-enum fkey {
-	K_NAME, K_COEFFS, K_FILE, K_FORMAT, K_CHANNEL, K_OFFSET, K_LENGTH, K_DESIGN, K_GAIN_DB,
-	K_CUTOFF_HZ, K_LOW_HZ, K_HIGH_HZ, K_TAPS, K_TRANSITION_HZ, K_ATTENUATION_DB, K_FREQ_HZ,
-	K_HARMONICS, K_BANDWIDTH_HZ, K_Q, K_DELAY_MS, K_COUNT
-};
-static const char *const fkey_names[K_COUNT] = {
-	"name", "coeffs", "file", "format", "channel", "offset", "length", "design", "gain_db",
-	"cutoff_hz", "low_hz", "high_hz", "taps", "transition_hz", "attenuation_db", "freq_hz",
-	"harmonics", "bandwidth_hz", "q", "delay_ms",
-};
-
-struct gf_config_filter {
-	char *name;
-	char *src;              /* config file the group is in, for messages */
-	int line;               /* line of the group */
-	int key_line[K_COUNT];  /* 0 = not given */
-	enum filter_kind kind;
-	double *coeffs;         /* FK_INLINE */
-	uint32_t n_coeffs;
-	char *file;             /* FK_TEXT, FK_WAV: resolved path */
-	struct gf_ir_select sel;
-	struct gf_design design;
-	double gain_db;
-	int used;
-};
-
-struct gf_config_route {
-	uint32_t channel;
-	char *src;
-	int line, channel_line, chain_line;
-	int has_chain;          /* 0: the global chain */
-	char **chain;
-	uint32_t n_chain;
-	double gain_db;
-	double delay_ms;
-	int invert;
-};
-
-struct gf_config_priv {
-	char *src;          /* config name for messages */
-	int chain_line;     /* 0 = no chain setting */
-	int max_taps_line;
+const char *const gf_config_fkey_names[K_COUNT] = {
+	"name",		  "coeffs",  "file",	  "format",	  "channel", "offset",	 "length",
+	"design",	  "gain_db", "cutoff_hz", "low_hz",	  "high_hz", "taps",	 "transition_hz",
+	"attenuation_db", "freq_hz", "harmonics", "bandwidth_hz", "q",	     "delay_ms",
 };
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -99,10 +52,10 @@ static int line_of(const config_setting_t *s)
 	return s ? (int)config_setting_source_line(s) : 0;
 }
 
-static int fail_at(const struct loader *L, const config_setting_t *s, const char *setting,
-		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static int fail_at(const struct loader *L, const config_setting_t *s, const char *setting,
-		   const char *fmt, ...)
+static int fail_at(const struct loader *L, const config_setting_t *s, const char *setting, const char *fmt,
+		   ...) __attribute__((format(printf, 4, 5)));
+static int fail_at(const struct loader *L, const config_setting_t *s, const char *setting, const char *fmt,
+		   ...)
 {
 	char why[400];
 	va_list ap;
@@ -184,8 +137,8 @@ static int add_file(struct gf_config *c, const char *path)
 
 /* ---- typed getters: 0 absent, 1 present and valid, < 0 error ------------- */
 
-static int get_num(const struct loader *L, const config_setting_t *g, const char *prefix,
-		   const char *key, double lo, double hi, double *v)
+static int get_num(const struct loader *L, const config_setting_t *g, const char *prefix, const char *key,
+		   double lo, double hi, double *v)
 {
 	const config_setting_t *s = config_setting_get_member(g, key);
 	if (!s)
@@ -208,8 +161,8 @@ static int get_num(const struct loader *L, const config_setting_t *g, const char
 	return 1;
 }
 
-static int get_int(const struct loader *L, const config_setting_t *g, const char *prefix,
-		   const char *key, long long lo, long long hi, long long *v)
+static int get_int(const struct loader *L, const config_setting_t *g, const char *prefix, const char *key,
+		   long long lo, long long hi, long long *v)
 {
 	const config_setting_t *s = config_setting_get_member(g, key);
 	if (!s)
@@ -235,8 +188,8 @@ static int get_int(const struct loader *L, const config_setting_t *g, const char
 	return 1;
 }
 
-static int get_str(const struct loader *L, const config_setting_t *g, const char *prefix,
-		   const char *key, char **v)
+static int get_str(const struct loader *L, const config_setting_t *g, const char *prefix, const char *key,
+		   char **v)
 {
 	const config_setting_t *s = config_setting_get_member(g, key);
 	if (!s)
@@ -254,8 +207,8 @@ static int get_str(const struct loader *L, const config_setting_t *g, const char
 	return 1;
 }
 
-static int get_bool(const struct loader *L, const config_setting_t *g, const char *prefix,
-		    const char *key, int *v)
+static int get_bool(const struct loader *L, const config_setting_t *g, const char *prefix, const char *key,
+		    int *v)
 {
 	const config_setting_t *s = config_setting_get_member(g, key);
 	if (!s)
@@ -316,8 +269,8 @@ static uint32_t allowed_keys(const struct gf_config_filter *f)
 	case GF_DESIGN_BANDSTOP:
 		return m | BIT(K_LOW_HZ) | BIT(K_HIGH_HZ) | SINC_KEYS;
 	case GF_DESIGN_NOTCH:
-		return m | BIT(K_FREQ_HZ) | BIT(K_HARMONICS) | BIT(K_BANDWIDTH_HZ) | BIT(K_Q) |
-		       BIT(K_TAPS) | BIT(K_ATTENUATION_DB);
+		return m | BIT(K_FREQ_HZ) | BIT(K_HARMONICS) | BIT(K_BANDWIDTH_HZ) | BIT(K_Q) | BIT(K_TAPS) |
+		       BIT(K_ATTENUATION_DB);
 	case GF_DESIGN_DELAY:
 		return m | BIT(K_DELAY_MS);
 	case GF_DESIGN_IDENTITY:
@@ -331,7 +284,7 @@ static void note_keys(const struct loader *L, const config_setting_t *g, const c
 		      struct gf_config_filter *f)
 {
 	uint32_t allowed = allowed_keys(f);
-	const char *what = f->kind == FK_DESIGN ? gf_design_type_name(f->design.type)
+	const char *what = f->kind == FK_DESIGN	  ? gf_design_type_name(f->design.type)
 			   : f->kind == FK_INLINE ? "coeffs"
 			   : f->kind == FK_TEXT	  ? "text file"
 						  : "sound file";
@@ -340,10 +293,11 @@ static void note_keys(const struct loader *L, const config_setting_t *g, const c
 		const config_setting_t *s = config_setting_get_elem(g, (unsigned)i);
 		const char *name = config_setting_name(s);
 		int k = 0;
-		while (k < K_COUNT && strcmp(name, fkey_names[k]) != 0)
+		while (k < K_COUNT && strcmp(name, gf_config_fkey_names[k]) != 0)
 			k++;
 		if (k == K_COUNT)
-			gf_warn("%s:%d: %s%s: unknown setting, ignored", src_of(L, s), line_of(s), prefix, name);
+			gf_warn("%s:%d: %s%s: unknown setting, ignored", src_of(L, s), line_of(s), prefix,
+				name);
 		else if (!(allowed & BIT(k)))
 			gf_warn("%s:%d: %s%s: not used by a %s filter, ignored", src_of(L, s), line_of(s),
 				prefix, name, what);
@@ -384,8 +338,8 @@ static int parse_coeffs(const struct loader *L, const config_setting_t *a, const
 }
 
 /* A positive frequency-like number; 0 if absent. */
-static int get_pos(const struct loader *L, const config_setting_t *g, const char *prefix,
-		   const char *key, double hi, double *v)
+static int get_pos(const struct loader *L, const config_setting_t *g, const char *prefix, const char *key,
+		   double hi, double *v)
 {
 	int r = get_num(L, g, prefix, key, -INFINITY, hi, v);
 	if (r == 1 && !(*v > 0.0)) {
@@ -431,8 +385,8 @@ static int get_freqs(const struct loader *L, const config_setting_t *g, const ch
 	return 1;
 }
 
-static int missing(const struct loader *L, const config_setting_t *g, const char *prefix,
-		   const char *key, const char *why)
+static int missing(const struct loader *L, const config_setting_t *g, const char *prefix, const char *key,
+		   const char *why)
 {
 	char name[192];
 	setting(name, sizeof(name), prefix, key);
@@ -452,7 +406,8 @@ static int parse_design(const struct loader *L, const config_setting_t *g, const
 		char name[192];
 		setting(name, sizeof(name), prefix, "design");
 		r = fail_at(L, config_setting_get_member(g, "design"), name,
-			    "unknown design \"%s\" (lowpass, highpass, bandpass, bandstop, notch, identity, delay)",
+			    "unknown design \"%s\" (lowpass, highpass, bandpass, bandstop, notch, identity, "
+			    "delay)",
 			    type);
 		free(type);
 		return r;
@@ -502,9 +457,9 @@ static int parse_design(const struct loader *L, const config_setting_t *g, const
 		break;
 	case GF_DESIGN_NOTCH:
 		if (d->n_freq == 0)
-			return missing(L, g, prefix, "freq_hz", "the hum frequency, e.g. 50.0 or [50.0, 60.0]");
-		if ((d->taps != 0) + (d->bandwidth_hz != 0.0) + (d->q != 0.0) != 1)
-		{
+			return missing(L, g, prefix, "freq_hz",
+				       "the hum frequency, e.g. 50.0 or [50.0, 60.0]");
+		if ((d->taps != 0) + (d->bandwidth_hz != 0.0) + (d->q != 0.0) != 1) {
 			char grp[160];
 			snprintf(grp, sizeof(grp), "filters.%s", f->name);
 			return fail_at(L, g, grp, "a notch needs exactly one of taps, bandwidth_hz, q");
@@ -591,8 +546,8 @@ static int parse_filter(const struct loader *L, const config_setting_t *g, unsig
 	char prefix[160];
 	snprintf(prefix, sizeof(prefix), "filters[%u].", idx);
 	if (config_setting_type(g) != CONFIG_TYPE_GROUP)
-		return fail_at(L, g, "filters", "entry %u must be a group { name = ...; ... }, not %s",
-			       idx, type_name(g));
+		return fail_at(L, g, "filters", "entry %u must be a group { name = ...; ... }, not %s", idx,
+			       type_name(g));
 	f->line = line_of(g);
 	if (!(f->src = strdup(src_of(L, g))))
 		return GF_E_NOMEM;
@@ -606,7 +561,8 @@ static int parse_filter(const struct loader *L, const config_setting_t *g, unsig
 	const config_setting_t *fi = config_setting_get_member(g, "file");
 	const config_setting_t *de = config_setting_get_member(g, "design");
 	if (!!co + !!fi + !!de != 1)
-		return fail_at(L, g, prefix_group(prefix, f), "a filter needs exactly one of coeffs, file, design");
+		return fail_at(L, g, prefix_group(prefix, f),
+			       "a filter needs exactly one of coeffs, file, design");
 	if (co) {
 		f->kind = FK_INLINE;
 		r = parse_coeffs(L, co, prefix, f);
@@ -624,7 +580,7 @@ static int parse_filter(const struct loader *L, const config_setting_t *g, unsig
 	return 0;
 }
 
-static int find_filter(const struct gf_config *c, const char *name)
+int gf_config_find_filter(const struct gf_config *c, const char *name)
 {
 	for (uint32_t i = 0; i < c->n_filters; i++)
 		if (strcmp(c->filters[i].name, name) == 0)
@@ -638,9 +594,10 @@ static int parse_filters(const struct loader *L, const config_setting_t *root)
 	const config_setting_t *fl = config_setting_get_member(root, "filters");
 	if (!fl)
 		return fail_at(L, root, "filters",
-			       "missing: e.g. filters = ( { name = \"lp\"; design = \"lowpass\"; cutoff_hz = 8000.0; taps = 255; } );");
+			       "missing: e.g. filters = ( { name = \"lp\"; design = \"lowpass\"; cutoff_hz = "
+			       "8000.0; taps = 255; } );");
 	int t = config_setting_type(fl);
-	if (t != CONFIG_TYPE_LIST && t != CONFIG_TYPE_GROUP)
+	if (t != CONFIG_TYPE_LIST)
 		return fail_at(L, fl, "filters", "must be a list ( {...}, ... ), not %s", type_name(fl));
 	int n = config_setting_length(fl);
 	if (n < 1)
@@ -653,20 +610,21 @@ static int parse_filters(const struct loader *L, const config_setting_t *root)
 		c->n_filters = (uint32_t)i + 1;
 		if (r < 0)
 			return r;
-		int dup = find_filter(c, c->filters[i].name);
+		int dup = gf_config_find_filter(c, c->filters[i].name);
 		if (dup >= 0 && dup < i) {
 			char name[192];
 			snprintf(name, sizeof(name), "filters.%s.name", c->filters[i].name);
 			return fail_at(L, config_setting_get_member(g, "name"), name,
-				       "duplicate filter name (first defined at line %d)", c->filters[dup].line);
+				       "duplicate filter name (first defined at line %d)",
+				       c->filters[dup].line);
 		}
 	}
 	return 0;
 }
 
 /* chain = ["a", "b"]: names that must exist in filters. */
-static int parse_names(const struct loader *L, const config_setting_t *a, const char *setting,
-		       char ***out, uint32_t *n_out)
+static int parse_names(const struct loader *L, const config_setting_t *a, const char *setting, char ***out,
+		       uint32_t *n_out)
 {
 	struct gf_config *c = L->c;
 	int t = config_setting_type(a);
@@ -684,7 +642,7 @@ static int parse_names(const struct loader *L, const config_setting_t *a, const 
 			return fail_at(L, e, setting, "element %d must be a filter name (a string), not %s",
 				       i, type_name(e));
 		const char *name = config_setting_get_string(e);
-		int k = find_filter(c, name);
+		int k = gf_config_find_filter(c, name);
 		if (k < 0)
 			return fail_at(L, e, setting, "no filter named \"%s\"", name);
 		c->filters[k].used = 1;
@@ -695,7 +653,7 @@ static int parse_names(const struct loader *L, const config_setting_t *a, const 
 	return 0;
 }
 
-static const char *const route_keys[] = { "channel", "chain", "gain_db", "delay_ms", "invert" };
+static const char *const route_keys[] = {"channel", "chain", "gain_db", "delay_ms", "invert"};
 
 static int parse_route(const struct loader *L, const config_setting_t *g, unsigned idx,
 		       struct gf_config_route *r)
@@ -703,8 +661,8 @@ static int parse_route(const struct loader *L, const config_setting_t *g, unsign
 	char prefix[64], name[96];
 	snprintf(prefix, sizeof(prefix), "routes[%u].", idx);
 	if (config_setting_type(g) != CONFIG_TYPE_GROUP)
-		return fail_at(L, g, "routes", "entry %u must be a group { channel = 0; ... }, not %s",
-			       idx, type_name(g));
+		return fail_at(L, g, "routes", "entry %u must be a group { channel = 0; ... }, not %s", idx,
+			       type_name(g));
 	r->line = line_of(g);
 	if (!(r->src = strdup(src_of(L, g))))
 		return GF_E_NOMEM;
@@ -728,8 +686,7 @@ static int parse_route(const struct loader *L, const config_setting_t *g, unsign
 	    (e = get_num(L, g, prefix, "delay_ms", 0.0, 10000.0, &r->delay_ms)) < 0 ||
 	    (e = get_bool(L, g, prefix, "invert", &r->invert)) < 0)
 		return e;
-	warn_unknown(L, g, prefix, route_keys, sizeof(route_keys) / sizeof(route_keys[0]),
-		     "unknown setting");
+	warn_unknown(L, g, prefix, route_keys, sizeof(route_keys) / sizeof(route_keys[0]), "unknown setting");
 	return 0;
 }
 
@@ -740,7 +697,7 @@ static int parse_routes(const struct loader *L, const config_setting_t *root)
 	if (!rl)
 		return 0;
 	int t = config_setting_type(rl);
-	if (t != CONFIG_TYPE_LIST && t != CONFIG_TYPE_GROUP)
+	if (t != CONFIG_TYPE_LIST)
 		return fail_at(L, rl, "routes", "must be a list ( {...}, ... ), not %s", type_name(rl));
 	int n = config_setting_length(rl);
 	if (n == 0)
@@ -769,10 +726,10 @@ static int parse_routes(const struct loader *L, const config_setting_t *root)
 /* ---- top level ---------------------------------------------------------- */
 
 static const char *const top_keys[] = {
-	"sample_rate", "block_frames", "backend", "algo", "gpu", "crossfade_ms", "max_taps",
-	"log_level", "status_socket", "input", "output", "filters", "chain", "routes",
+	"sample_rate", "block_frames",	"backend", "algo",   "gpu",	"crossfade_ms", "max_taps",
+	"log_level",   "status_socket", "input",   "output", "filters", "chain",	"routes",
 };
-static const char *const endpoint_keys[] = { "device", "host_api", "channels", "file" };
+static const char *const endpoint_keys[] = {"device", "host_api", "channels", "file"};
 
 static int parse_endpoint(const struct loader *L, const config_setting_t *root, const char *key,
 			  struct gf_audio_endpoint *ep, int is_output)
@@ -786,8 +743,8 @@ static int parse_endpoint(const struct loader *L, const config_setting_t *root, 
 	snprintf(prefix, sizeof(prefix), "%s.", key);
 	const config_setting_t *dev = config_setting_get_member(g, "device");
 	int r;
-	if (dev && (config_setting_type(dev) == CONFIG_TYPE_INT ||
-		    config_setting_type(dev) == CONFIG_TYPE_INT64)) {
+	if (dev &&
+	    (config_setting_type(dev) == CONFIG_TYPE_INT || config_setting_type(dev) == CONFIG_TYPE_INT64)) {
 		char num[32];
 		snprintf(num, sizeof(num), "%lld", (long long)config_setting_get_int64(dev));
 		if (!(ep->device = strdup(num)))
@@ -831,7 +788,8 @@ static int parse_enum(const struct loader *L, const config_setting_t *root, cons
 	}
 	char list[128] = "";
 	for (int i = 0; i < n; i++)
-		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s\"%s\"", i ? ", " : "", names[i]);
+		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s\"%s\"", i ? ", " : "",
+			 names[i]);
 	r = fail_at(L, config_setting_get_member(root, key), key, "must be one of %s (got \"%s\")", list, s);
 	free(s);
 	return r;
@@ -840,9 +798,9 @@ static int parse_enum(const struct loader *L, const config_setting_t *root, cons
 static int parse_scalars(const struct loader *L, const config_setting_t *root)
 {
 	struct gf_config *c = L->c;
-	static const char *const backends[] = { "auto", "cpu", "cuda" };  /* enum gf_backend_kind order */
-	static const char *const algos[] = { "auto", "direct", "fft" };    /* enum gf_algo order */
-	static const char *const levels[] = { "error", "warning", "notice", "info", "debug" };
+	static const char *const backends[] = {"auto", "cpu", "cuda"}; /* enum gf_backend_kind order */
+	static const char *const algos[] = {"auto", "direct", "fft"};  /* enum gf_algo order */
+	static const char *const levels[] = {"error", "warning", "notice", "info", "debug"};
 	long long v;
 	int r, e;
 	if ((r = get_int(L, root, "", "sample_rate", 8000, 384000, &v)) < 0)
@@ -995,7 +953,7 @@ int gf_config_load(const char *path, struct gf_config **out, struct gf_errbuf *e
 	config_set_include_dir(&cfg, dir);
 	int ok = config_read(&cfg, fp) == CONFIG_TRUE;
 	fclose(fp);
-	struct loader L = { .c = c, .eb = eb, .name = path, .base_dir = dir };
+	struct loader L = {.c = c, .eb = eb, .name = path, .base_dir = dir};
 	int r = load_common(&cfg, ok, &L, out);
 	free(dir);
 	return r;
@@ -1016,7 +974,7 @@ int gf_config_load_string(const char *text, const char *base_dir, struct gf_conf
 	if (base_dir)
 		config_set_include_dir(&cfg, base_dir);
 	int ok = config_read_string(&cfg, text) == CONFIG_TRUE;
-	struct loader L = { .c = c, .eb = eb, .name = "<string>", .base_dir = base_dir ? base_dir : "." };
+	struct loader L = {.c = c, .eb = eb, .name = "<string>", .base_dir = base_dir ? base_dir : "."};
 	return load_common(&cfg, ok, &L, out);
 }
 
@@ -1081,7 +1039,7 @@ void gf_config_free(struct gf_config *c)
 	free(c->routes);
 	free_names(c->chain, c->n_chain);
 	free_names(c->files, c->n_files);
-	struct gf_audio_endpoint *eps[2] = { &c->input, &c->output };
+	struct gf_audio_endpoint *eps[2] = {&c->input, &c->output};
 	for (int i = 0; i < 2; i++) {
 		free(eps[i]->device);
 		free(eps[i]->host_api);
@@ -1093,276 +1051,4 @@ void gf_config_free(struct gf_config *c)
 		free(c->priv->src);
 	free(c->priv);
 	free(c);
-}
-
-/* ---- build -------------------------------------------------------------- */
-
-struct taps {
-	double *h;
-	uint32_t n;
-};
-
-/*
- * Prefix a module's message with the filter's place. Designs say "KEY: why"
- * (the line of KEY is used); file readers say "PATH...: why" (the file line).
- * Unreadable or corrupt filter files are configuration errors (exit code 3).
- */
-static int filter_error(const struct gf_config_filter *f, int err, int from_design,
-			struct gf_errbuf *eb)
-{
-	char msg[sizeof(eb->msg)];
-	snprintf(msg, sizeof(msg), "%s", eb ? eb->msg : gf_strerror(err));
-	int line = f->line;
-	if (from_design) {
-		for (int k = 0; k < K_COUNT; k++) {
-			size_t len = strlen(fkey_names[k]);
-			if (strncmp(msg, fkey_names[k], len) == 0 && msg[len] == ':') {
-				line = f->key_line[k] ? f->key_line[k] : f->line;
-				break;
-			}
-		}
-		gf_errbuf_set(eb, "%s:%d: filters.%s.%s", f->src, line, f->name, msg);
-	} else {
-		line = f->key_line[K_FILE] ? f->key_line[K_FILE] : f->line;
-		gf_errbuf_set(eb, "%s:%d: filters.%s.file: %s", f->src, line, f->name, msg);
-	}
-	return err == GF_E_IO || err == GF_E_FORMAT ? GF_E_CONFIG : err;
-}
-
-/* A filter alone longer than max_taps fails before it is designed or read further. */
-static int check_max_taps(const struct gf_config *c, const struct gf_config_filter *f, uint32_t n,
-			  struct gf_errbuf *eb)
-{
-	if (!c->max_taps || n <= c->max_taps)
-		return 0;
-	gf_errbuf_set(eb, "%s:%d: filters.%s: %u taps, more than max_taps = %u (line %d)", f->src, f->line,
-		      f->name, n, c->max_taps, c->priv->max_taps_line);
-	return GF_E_TOOLONG;
-}
-
-static int build_filter(const struct gf_config *c, const struct gf_config_filter *f, uint32_t rate,
-			struct taps *t, struct gf_errbuf *eb)
-{
-	int r = 0;
-	if (f->kind == FK_DESIGN && (r = check_max_taps(c, f, gf_design_taps(&f->design, rate), eb)))
-		return r;
-	switch (f->kind) {
-	case FK_INLINE:
-		if (!(t->h = malloc(f->n_coeffs * sizeof(double))))
-			return GF_E_NOMEM;
-		memcpy(t->h, f->coeffs, f->n_coeffs * sizeof(double));
-		t->n = f->n_coeffs;
-		break;
-	case FK_TEXT:
-		r = gf_taps_read_text(f->file, &t->h, &t->n, eb);
-		if (r)
-			return filter_error(f, r, 0, eb);
-		break;
-	case FK_WAV:
-		r = gf_taps_read_wav(f->file, rate, &f->sel, &t->h, &t->n, NULL, eb);
-		if (r)
-			return filter_error(f, r, 0, eb);
-		break;
-	case FK_DESIGN:
-		r = gf_design_run(&f->design, (double)rate, &t->h, &t->n, eb);
-		if (r)
-			return filter_error(f, r, 1, eb);
-		break;
-	}
-	if (f->gain_db != 0.0) {
-		double g = pow(10.0, f->gain_db / 20.0);
-		for (uint32_t i = 0; i < t->n; i++)
-			t->h[i] *= g;
-	}
-	return 0;
-}
-
-/* Full linear convolution in double: lengths add (na + nb - 1). */
-static int convolve(struct taps *acc, const struct taps *b)
-{
-	uint64_t n = (uint64_t)acc->n + b->n - 1;
-	if (n > GF_DESIGN_MAX_TAPS)
-		return GF_E_TOOLONG;
-	double *y = calloc((size_t)n, sizeof(double));
-	if (!y)
-		return GF_E_NOMEM;
-	/* loop over the shorter one outside: fewer, longer inner loops */
-	const struct taps *s = acc->n <= b->n ? acc : b, *l = acc->n <= b->n ? b : acc;
-	for (uint32_t i = 0; i < s->n; i++) {
-		double x = s->h[i];
-		if (x == 0.0)
-			continue;
-		double *yi = y + i;
-		for (uint32_t k = 0; k < l->n; k++)
-			yi[k] += x * l->h[k];
-	}
-	free(acc->h);
-	acc->h = y;
-	acc->n = (uint32_t)n;
-	return 0;
-}
-
-static int chain_fir(const struct gf_config *c, struct taps *built, char *const *chain, uint32_t n_chain,
-		     const struct gf_config_route *rt, uint32_t rate, struct taps *out, struct gf_errbuf *eb)
-{
-	out->h = calloc(1, sizeof(double));
-	if (!out->h)
-		return GF_E_NOMEM;
-	out->h[0] = 1.0;
-	out->n = 1;
-	for (uint32_t i = 0; i < n_chain; i++) {
-		int k = find_filter(c, chain[i]);
-		uint64_t len = (uint64_t)out->n + built[k].n - 1;
-		if (c->max_taps && len > c->max_taps) { /* fail before convolving further */
-			gf_errbuf_set(eb, "%s:%d: max_taps: the chain reaches %llu taps, more than max_taps = %u",
-				      c->priv->src, c->priv->max_taps_line, (unsigned long long)len, c->max_taps);
-			return GF_E_TOOLONG;
-		}
-		int r = convolve(out, &built[k]);
-		if (r == GF_E_TOOLONG) {
-			char name[48] = "chain";
-			if (rt)
-				snprintf(name, sizeof(name), "routes[%u].chain", (unsigned)(rt - c->routes));
-			gf_errbuf_set(eb, "%s:%d: %s: the filters add up to more than %u taps",
-				      rt ? rt->src : c->priv->src, rt ? rt->chain_line : c->priv->chain_line,
-				      name, GF_DESIGN_MAX_TAPS);
-			return GF_E_CONFIG;
-		}
-		if (r)
-			return r;
-	}
-	if (!rt)
-		return 0;
-	double g = pow(10.0, rt->gain_db / 20.0) * (rt->invert ? -1.0 : 1.0);
-	uint64_t d = (uint64_t)llround(rt->delay_ms * rate / 1000.0);
-	if (d + out->n > GF_DESIGN_MAX_TAPS) {
-		gf_errbuf_set(eb, "%s:%d: routes[%u].delay_ms: delay plus filter exceed %u taps", rt->src,
-			      rt->line, (unsigned)(rt - c->routes), GF_DESIGN_MAX_TAPS);
-		return GF_E_CONFIG;
-	}
-	double *h = calloc((size_t)(d + out->n), sizeof(double));
-	if (!h)
-		return GF_E_NOMEM;
-	for (uint32_t i = 0; i < out->n; i++)
-		h[d + i] = g * out->h[i];
-	free(out->h);
-	out->h = h;
-	out->n += (uint32_t)d;
-	return 0;
-}
-
-static const struct gf_config_route *route_of(const struct gf_config *c, uint32_t ch)
-{
-	for (uint32_t i = 0; i < c->n_routes; i++)
-		if (c->routes[i].channel == ch)
-			return &c->routes[i];
-	return NULL;
-}
-
-static int check_build_args(const struct gf_config *c, uint32_t rate, uint32_t channels,
-			    struct gf_errbuf *eb)
-{
-	if (rate < 8000 || rate > 384000) {
-		gf_errbuf_set(eb, "%s: sample rate %u Hz is outside 8000..384000", c->priv->src, rate);
-		return GF_E_RATE;
-	}
-	if (channels < 1 || channels > MAX_CHANNELS) {
-		gf_errbuf_set(eb, "%s: %u channels: must be 1..%d", c->priv->src, channels, MAX_CHANNELS);
-		return GF_E_INVAL;
-	}
-	for (uint32_t i = 0; i < c->n_routes; i++) {
-		const struct gf_config_route *rt = &c->routes[i];
-		if (rt->channel >= channels) {
-			gf_errbuf_set(eb, "%s:%d: routes[%u].channel: channel %u, but the audio has %u channel%s (0..%u)",
-				      rt->src, rt->channel_line, i, rt->channel, channels,
-				      channels == 1 ? "" : "s", channels - 1);
-			return GF_E_CONFIG;
-		}
-	}
-	return 0;
-}
-
-/* Pad every channel's FIR to the longest and convert to float. */
-static int to_filter_set(const struct gf_config *c, struct taps *fir, uint32_t channels,
-			 struct gf_filter_set **out, struct gf_errbuf *eb)
-{
-	uint32_t taps = 1;
-	for (uint32_t ch = 0; ch < channels; ch++)
-		taps = fir[ch].n > taps ? fir[ch].n : taps;
-	if (c->max_taps && taps > c->max_taps) {
-		gf_errbuf_set(eb, "%s:%d: max_taps: the filter has %u taps, more than max_taps = %u",
-			      c->priv->src, c->priv->max_taps_line, taps, c->max_taps);
-		return GF_E_TOOLONG;
-	}
-	int r = gf_filter_set_new(out, channels, taps);
-	if (r)
-		return r;
-	for (uint32_t ch = 0; ch < channels; ch++) {
-		float *dst = gf_filter_set_channel(*out, ch);
-		for (uint32_t i = 0; i < fir[ch].n; i++)
-			dst[i] = (float)fir[ch].h[i];
-	}
-	if (gf_filter_set_check_finite(*out)) {
-		gf_errbuf_set(eb, "%s: the filter overflows single precision (check gain_db)", c->priv->src);
-		gf_filter_set_free(*out);
-		*out = NULL;
-		return GF_E_NONFINITE;
-	}
-	return 0;
-}
-
-int gf_config_build(const struct gf_config *c, uint32_t sample_rate, uint32_t channels,
-		    struct gf_filter_set **out, struct gf_errbuf *eb)
-{
-	*out = NULL;
-	if (!c)
-		return GF_E_INVAL;
-	uint32_t rate = sample_rate ? sample_rate : c->sample_rate;
-	int r = check_build_args(c, rate, channels, eb);
-	if (r)
-		return r;
-	struct taps *built = calloc(c->n_filters, sizeof(*built));
-	struct taps *fir = calloc(channels, sizeof(*fir));
-	struct taps global = { 0 };
-	r = GF_E_NOMEM;
-	if (!built || !fir)
-		goto out;
-	for (uint32_t i = 0; i < c->n_filters; i++)
-		if (c->filters[i].used && ((r = build_filter(c, &c->filters[i], rate, &built[i], eb)) ||
-					    (r = check_max_taps(c, &c->filters[i], built[i].n, eb))))
-			goto out;
-	if ((r = chain_fir(c, built, c->chain, c->n_chain, NULL, rate, &global, eb)))
-		goto out;
-	for (uint32_t ch = 0; ch < channels; ch++) {
-		const struct gf_config_route *rt = route_of(c, ch);
-		if (rt)
-			r = chain_fir(c, built, rt->has_chain ? rt->chain : c->chain,
-				      rt->has_chain ? rt->n_chain : c->n_chain, rt, rate, &fir[ch], eb);
-		else if ((fir[ch].h = malloc(global.n * sizeof(double))))
-			memcpy(fir[ch].h, global.h, global.n * sizeof(double)), fir[ch].n = global.n, r = 0;
-		else
-			r = GF_E_NOMEM;
-		if (r)
-			goto out;
-	}
-	r = to_filter_set(c, fir, channels, out, eb);
-out:
-	for (uint32_t i = 0; built && i < c->n_filters; i++)
-		free(built[i].h);
-	for (uint32_t ch = 0; fir && ch < channels; ch++)
-		free(fir[ch].h);
-	free(built);
-	free(fir);
-	free(global.h);
-	return r;
-}
-
-/* Added for --check-config (main.c): the channel count the routes need. */
-uint32_t gf_config_min_channels(const struct gf_config *c)
-{
-	uint32_t n = 0;
-	for (uint32_t i = 0; i < c->n_routes; i++)
-		if (c->routes[i].channel + 1 > n)
-			n = c->routes[i].channel + 1;
-	return n;
 }

@@ -53,7 +53,12 @@ struct gf_config {
 	struct gf_config_priv *priv;      /**< private: source lines for build-time messages */
 };
 
-/** Parse and validate @p path (syntax, types, ranges, names). Files it names are checked in build. */
+/**
+ * Parse and validate @p path (syntax, types, ranges, names, that named files
+ * exist). Unknown settings are warnings (gf_warn). Rate-dependent checks and
+ * the files' contents are checked in gf_config_build.
+ * @return 0, GF_E_IO (cannot open @p path), GF_E_CONFIG or GF_E_NOMEM.
+ */
 int gf_config_load(const char *path, struct gf_config **out, struct gf_errbuf *eb);
 
 /** Parse from a string (tests, fuzzing); relative paths resolve against @p base_dir. */
@@ -70,6 +75,9 @@ void gf_config_free(struct gf_config *c);
  * Build the filter set: design/load every filter at @p sample_rate, pre-convolve
  * each channel's chain into one FIR, apply gain/delay/polarity.
  * @p channels is the audio's channel count. All-or-nothing.
+ * @p sample_rate 0 means c->sample_rate (an error if that is unset too).
+ * @return 0, GF_E_CONFIG, GF_E_RATE (a WAV impulse response at another rate),
+ *         GF_E_NONFINITE, GF_E_TOOLONG (over max_taps) or GF_E_NOMEM.
  */
 int gf_config_build(const struct gf_config *c, uint32_t sample_rate, uint32_t channels,
 		    struct gf_filter_set **out, struct gf_errbuf *eb);

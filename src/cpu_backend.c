@@ -31,6 +31,16 @@ void gf_cpu_get_tuning(struct gf_cpu_tuning *t)
 	*t = tuning;
 }
 
+int gf_cpu_use_avx2(void)
+{
+#ifdef GF_CPU_X86
+	__builtin_cpu_init();
+	return !tuning.baseline_kernels && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+	return 0;
+#endif
+}
+
 static enum gf_algo choose_algo(const struct gf_engine_params *p, uint32_t taps)
 {
 	if (p->algo != GF_ALGO_AUTO)
@@ -64,17 +74,20 @@ static int cpu_create(const struct gf_engine_params *p, const struct gf_filter_s
 	ci->channels = fs->channels;
 	ci->max_block = p->max_block;
 	ci->algo = choose_algo(p, fs->taps);
+	const char *simd = gf_cpu_use_avx2() ? "AVX2+FMA" : "portable";
 	int err;
 	if (ci->algo == GF_ALGO_DIRECT) {
 		err = gf_cpu_direct_new(&ci->direct, fs, p->max_block, eb);
-		snprintf(ci->desc, sizeof(ci->desc), "CPU, direct convolution in double, single-threaded");
+		snprintf(ci->desc, sizeof(ci->desc),
+			 "CPU, direct convolution in double, %s kernels, single-threaded", simd);
 	} else {
 		err = gf_cpu_fft_new(&ci->fft, fs, p->max_block, tuning.fft_partition, eb);
 		if (!err)
 			snprintf(ci->desc, sizeof(ci->desc),
-				 "CPU, %s single precision, zero-latency overlap-save with %u-frame partitions, "
-				 "single-threaded",
-				 fftwf_version, gf_cpu_fft_partition(ci->fft));
+				 "CPU, %s single precision, zero-latency overlap-save with %u-frame "
+				 "partitions, "
+				 "%s kernels, single-threaded",
+				 fftwf_version, gf_cpu_fft_partition(ci->fft), simd);
 	}
 	if (err) {
 		cpu_destroy(ci);

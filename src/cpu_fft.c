@@ -30,58 +30,47 @@
 static pthread_mutex_t planner_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct fft_chan {
-	float *tbuf;           /* 2P: [previous segment | current segment] */
+	float *tbuf;		/* 2P: [previous segment | current segment] */
 	float *fdl_re, *fdl_im; /* K slots of nbp bins: X of the latest segments */
 	float *acc_re, *acc_im; /* nbp: A_s of the current segment */
-	float *tail;           /* P: last half of IFFT(A_s), valid when tail_ok */
-	float *h_re, *h_im;    /* K x nbp: partition spectra, scaled by 1/2P */
-	float *head_r;         /* Lh head taps reversed, for the direct head */
+	float *tail;		/* P: last half of IFFT(A_s), valid when tail_ok */
+	float *h_re, *h_im;	/* K x nbp: partition spectra, scaled by 1/2P */
+	float *head_r;		/* Lh head taps reversed, for the direct head */
 };
 
 struct gf_cpu_fft {
 	uint32_t channels, taps, max_block;
 	uint32_t P, K, N; /* partition frames, partitions, FFT size 2P */
 	uint32_t nb, nbp; /* bins P+1, padded to a multiple of 8 */
-	uint32_t lh;      /* head taps used by the direct head: min(taps, P) */
-	uint32_t pos;     /* frames of the current segment received */
+	uint32_t lh;	  /* head taps used by the direct head: min(taps, P) */
+	uint32_t pos;	  /* frames of the current segment received */
 	uint32_t newest;  /* FDL slot of the newest spectrum */
 	int tail_ok;
 	enum gf_cpu_head head_mode;
 	double cost_head_tap, cost_fft_pair, cost_tail; /* per-call head choice */
+	const struct fft_kernels *k;
 
 	fftwf_plan r2c, c2r;
-	float *time;          /* 2P */
-	fftwf_complex *spec;  /* P+1 */
-	float *x_re, *x_im;   /* nbp: spectrum of a partial segment */
-	float *z_re, *z_im;   /* nbp: H_0 X + A */
+	float *time;	     /* 2P */
+	fftwf_complex *spec; /* P+1 */
+	float *x_re, *x_im;  /* nbp: spectrum of a partial segment */
+	float *z_re, *z_im;  /* nbp: H_0 X + A */
 	struct fft_chan *ch;
 };
 
 typedef float v8f __attribute__((vector_size(32)));
-#define LD8(p)                                                                                            \
-	({                                                                                                \
-		v8f v_;                                                                                   \
-		memcpy(&v_, (p), sizeof(v_));                                                             \
-		v_;                                                                                       \
-	})
-#define ST8(p, v)                                                                                         \
-	do {                                                                                              \
-		v8f s_ = (v);                                                                             \
-		memcpy((p), &s_, sizeof(s_));                                                             \
-	} while (0)
+/* Unaligned views of eight floats (plain loads and stores, also in -O0 builds). */
+typedef float v8f_u __attribute__((vector_size(32), aligned(4), may_alias));
+#define LD8(p) (*(const v8f_u *)(p))
+#define ST8(p, v) (*(v8f_u *)(p) = (v))
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define GF_MULTIVERSION __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define GF_MULTIVERSION
-#endif
+#define GF_INLINE static inline __attribute__((always_inline))
 
 /* ---- kernels ------------------------------------------------------------------ */
 
 /* a += b * c over n complex bins in split form (n a multiple of 8). */
-GF_MULTIVERSION
-static void cmac(float *restrict ar, float *restrict ai, const float *br, const float *bi, const float *cr,
-		 const float *ci, uint32_t n)
+GF_INLINE void cmac_body(float *restrict ar, float *restrict ai, const float *br, const float *bi,
+			 const float *cr, const float *ci, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i += 8) {
 		v8f xr = LD8(br + i), xi = LD8(bi + i), yr = LD8(cr + i), yi = LD8(ci + i);
@@ -91,9 +80,8 @@ static void cmac(float *restrict ar, float *restrict ai, const float *br, const 
 }
 
 /* z = b * c (+ a when a is non-NULL), split form, n a multiple of 8. */
-GF_MULTIVERSION
-static void cmul_add(float *restrict zr, float *restrict zi, const float *br, const float *bi, const float *cr,
-		     const float *ci, const float *ar, const float *ai, uint32_t n)
+GF_INLINE void cmul_add_body(float *restrict zr, float *restrict zi, const float *br, const float *bi,
+			     const float *cr, const float *ci, const float *ar, const float *ai, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i += 8) {
 		v8f xr = LD8(br + i), xi = LD8(bi + i), yr = LD8(cr + i), yi = LD8(ci + i);
@@ -115,9 +103,8 @@ static void cmul_add(float *restrict zr, float *restrict zi, const float *br, co
  */
 #define HEAD_RUN 64u
 
-GF_MULTIVERSION
-static void head_kernel(const float *hr, uint32_t lh, const float *x, const float *tail, float *y, uint32_t ys,
-			uint32_t m)
+GF_INLINE void head_body(const float *hr, uint32_t lh, const float *x, const float *tail, float *y,
+			 uint32_t ys, uint32_t m)
 {
 	uint32_t i = 0;
 	for (; i + 16 <= m; i += 16) {
@@ -154,6 +141,52 @@ static void head_kernel(const float *hr, uint32_t lh, const float *x, const floa
 	}
 }
 
+/* The kernels, built for the baseline and (x86-64) for AVX2+FMA. */
+#define CMAC_ARGS                                                                                            \
+	float *restrict ar, float *restrict ai, const float *br, const float *bi, const float *cr,           \
+		const float *ci, uint32_t n
+#define CMUL_ARGS                                                                                            \
+	float *restrict zr, float *restrict zi, const float *br, const float *bi, const float *cr,           \
+		const float *ci, const float *ar, const float *ai, uint32_t n
+#define HEAD_ARGS                                                                                            \
+	const float *hr, uint32_t lh, const float *x, const float *tail, float *y, uint32_t ys, uint32_t m
+
+struct fft_kernels {
+	void (*cmac)(CMAC_ARGS);
+	void (*cmul_add)(CMUL_ARGS);
+	void (*head)(HEAD_ARGS);
+};
+
+static void cmac_base(CMAC_ARGS)
+{
+	cmac_body(ar, ai, br, bi, cr, ci, n);
+}
+static void cmul_add_base(CMUL_ARGS)
+{
+	cmul_add_body(zr, zi, br, bi, cr, ci, ar, ai, n);
+}
+static void head_base(HEAD_ARGS)
+{
+	head_body(hr, lh, x, tail, y, ys, m);
+}
+static const struct fft_kernels kernels_base = {cmac_base, cmul_add_base, head_base};
+
+#ifdef GF_CPU_X86
+GF_TARGET_AVX2 static void cmac_avx2(CMAC_ARGS)
+{
+	cmac_body(ar, ai, br, bi, cr, ci, n);
+}
+GF_TARGET_AVX2 static void cmul_add_avx2(CMUL_ARGS)
+{
+	cmul_add_body(zr, zi, br, bi, cr, ci, ar, ai, n);
+}
+GF_TARGET_AVX2 static void head_avx2(HEAD_ARGS)
+{
+	head_body(hr, lh, x, tail, y, ys, m);
+}
+static const struct fft_kernels kernels_avx2 = {cmac_avx2, cmul_add_avx2, head_avx2};
+#endif
+
 /* ---- transforms ------------------------------------------------------------- */
 
 static void forward(struct gf_cpu_fft *f, float *t, float *re, float *im)
@@ -187,7 +220,8 @@ static void sum_tail(struct gf_cpu_fft *f, struct fft_chan *c)
 	memset(c->acc_im, 0, nbp * sizeof(float));
 	for (uint32_t j = 1; j < f->K; j++) {
 		size_t sx = (size_t)slot_back(f, j - 1) * nbp, sh = (size_t)j * nbp;
-		cmac(c->acc_re, c->acc_im, c->h_re + sh, c->h_im + sh, c->fdl_re + sx, c->fdl_im + sx, f->nbp);
+		f->k->cmac(c->acc_re, c->acc_im, c->h_re + sh, c->h_im + sh, c->fdl_re + sx, c->fdl_im + sx,
+			   f->nbp);
 	}
 }
 
@@ -198,14 +232,16 @@ static void sum_tail(struct gf_cpu_fft *f, struct fft_chan *c)
  * only the ratios matter. A complex multiply-add streams 16 bytes of H and X:
  * its cost grows as the delay line falls out of L2 and then L3.
  */
-#define NS_FFT 0.16        /* per N log2 N of one real transform */
-#define NS_FRAME 4.0       /* per frame: copies, (de)interleaving, head multiply */
-#define NS_PARTITION 3.0   /* per partition and segment: loop and call overhead */
-#define NS_HEAD_MAC 0.08   /* per float multiply-add of the direct head */
+#define NS_FFT 0.13	 /* per N log2 N of one real transform in L2 */
+#define NS_FFT_BIG 0.18	 /* the same for N > 32768 */
+#define NS_FRAME 4.0	 /* per frame: copies, (de)interleaving, head multiply */
+#define NS_PARTITION 3.0 /* per partition and segment: loop and call overhead */
+#define NS_SEGMENT 100.0 /* per segment: calls into FFTW and the kernels */
+#define NS_HEAD_MAC 0.08 /* per float multiply-add of the direct head */
 
 static double fft_cost(uint32_t n)
 {
-	return NS_FFT * n * log2((double)n);
+	return (n <= 32768 ? NS_FFT : NS_FFT_BIG) * n * log2((double)n);
 }
 
 static double cmac_cost(double bytes)
@@ -218,7 +254,8 @@ static double partition_cost(uint32_t taps, uint32_t channels, uint32_t max_bloc
 {
 	uint32_t K = (taps + P - 1) / P, n = 2 * P, nbp = (P + 8) & ~7u;
 	double fdl_bytes = 16.0 * K * nbp * channels;
-	double seg = 2.0 * fft_cost(n) + (double)K * nbp * cmac_cost(fdl_bytes) + K * NS_PARTITION;
+	double seg =
+		NS_SEGMENT + 2.0 * fft_cost(n) + (double)K * nbp * cmac_cost(fdl_bytes) + K * NS_PARTITION;
 	double per_frame = NS_FRAME + seg / P;
 	if (max_block % P != 0) {
 		/* Calls end inside a segment: one partial chunk per call, head by the cheaper way. */
@@ -319,6 +356,11 @@ static void set_costs(struct gf_cpu_fft *f)
 	struct gf_cpu_tuning t;
 	gf_cpu_get_tuning(&t);
 	f->head_mode = t.fft_head;
+	f->k = &kernels_base;
+#ifdef GF_CPU_X86
+	if (gf_cpu_use_avx2())
+		f->k = &kernels_avx2;
+#endif
 	f->cost_head_tap = NS_HEAD_MAC * f->lh;
 	f->cost_fft_pair = 2.0 * fft_cost(f->N) + f->nbp * 0.25;
 	f->cost_tail = f->K > 1 ? fft_cost(f->N) : 0.0;
@@ -434,7 +476,8 @@ void gf_cpu_fft_prime(struct gf_cpu_fft *f, const float *history, uint32_t frame
 				continue; /* all before the history: zero spectrum */
 			history_segment(f, c, history, frames, first, ch->tbuf);
 			history_segment(f, c, history, frames, first + f->P, ch->tbuf + f->P);
-			forward(f, ch->tbuf, ch->fdl_re + slot * (size_t)f->nbp, ch->fdl_im + slot * (size_t)f->nbp);
+			forward(f, ch->tbuf, ch->fdl_re + slot * (size_t)f->nbp,
+				ch->fdl_im + slot * (size_t)f->nbp);
 		}
 		history_segment(f, c, history, frames, (int64_t)frames - f->P, ch->tbuf);
 	}
@@ -449,7 +492,8 @@ static void chunk_complete(struct gf_cpu_fft *f, struct fft_chan *c, float *y, u
 {
 	float *xr = c->fdl_re + (size_t)slot * f->nbp, *xi = c->fdl_im + (size_t)slot * f->nbp;
 	forward(f, c->tbuf, xr, xi);
-	cmul_add(f->z_re, f->z_im, c->h_re, c->h_im, xr, xi, f->K > 1 ? c->acc_re : NULL, c->acc_im, f->nbp);
+	f->k->cmul_add(f->z_re, f->z_im, c->h_re, c->h_im, xr, xi, f->K > 1 ? c->acc_re : NULL, c->acc_im,
+		       f->nbp);
 	inverse(f, f->z_re, f->z_im);
 	const float *t = f->time + f->P + f->pos;
 	for (uint32_t i = 0; i < m; i++)
@@ -461,8 +505,8 @@ static void chunk_complete(struct gf_cpu_fft *f, struct fft_chan *c, float *y, u
 static void chunk_fft(struct gf_cpu_fft *f, struct fft_chan *c, float *y, uint32_t ys, uint32_t m)
 {
 	forward(f, c->tbuf, f->x_re, f->x_im);
-	cmul_add(f->z_re, f->z_im, c->h_re, c->h_im, f->x_re, f->x_im, f->K > 1 ? c->acc_re : NULL, c->acc_im,
-		 f->nbp);
+	f->k->cmul_add(f->z_re, f->z_im, c->h_re, c->h_im, f->x_re, f->x_im, f->K > 1 ? c->acc_re : NULL,
+		       c->acc_im, f->nbp);
 	inverse(f, f->z_re, f->z_im);
 	const float *t = f->time + f->P + f->pos;
 	for (uint32_t i = 0; i < m; i++)
@@ -477,7 +521,7 @@ static void chunk_direct(struct gf_cpu_fft *f, struct fft_chan *c, float *y, uin
 		memcpy(c->tail, f->time + f->P, (size_t)f->P * sizeof(float));
 	}
 	const float *x = c->tbuf + f->P + f->pos - (f->lh - 1);
-	head_kernel(c->head_r, f->lh, x, f->K > 1 ? c->tail + f->pos : NULL, y, ys, m);
+	f->k->head(c->head_r, f->lh, x, f->K > 1 ? c->tail + f->pos : NULL, y, ys, m);
 }
 
 static int use_fft_head(const struct gf_cpu_fft *f, uint32_t m)

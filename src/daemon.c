@@ -438,6 +438,7 @@ static void reload(struct daemon *d, const char *trigger)
 {
 	struct gf_reload_result r;
 	struct gf_config *next = NULL;
+	int64_t t0 = now_ms();
 	gf_info("reloading configuration (%s)", trigger);
 	if (d->ready_sent)
 		gf_notify_reloading();
@@ -461,7 +462,7 @@ static void reload(struct daemon *d, const char *trigger)
 		apply_log_level(d->cfg);
 		watch_config_files(d);
 		status_open(d);
-		gf_notice("%s", r.text);
+		gf_notice("%s (%lld ms)", r.text, (long long)(now_ms() - t0));
 	}
 	if (d->ready_sent)
 		gf_notify_ready(); /* after failures too, or systemd stays in "reloading" */
@@ -496,7 +497,9 @@ static void timers(struct daemon *d, int healthy)
 	 * watchdog fire, so an outage outlasting WatchdogSec restarts the service. */
 	if (d->wd_usec && healthy && now >= d->next_wd_ms) {
 		gf_notify_watchdog();
-		d->next_wd_ms = now + (int64_t)(d->wd_usec / 2000u);
+		/* On a fixed grid, so that loop latency does not stretch the interval. */
+		int64_t half = (int64_t)(d->wd_usec / 2000u);
+		d->next_wd_ms = d->next_wd_ms + half > now ? d->next_wd_ms + half : now + half;
 	}
 	if (d->stats_every_ms > 0 && now >= d->next_stats_ms) {
 		d->next_stats_ms = now + d->stats_every_ms;
@@ -510,7 +513,13 @@ static int poll_timeout(const struct daemon *d)
 {
 	int t = LOOP_MS;
 	int w = d->watch ? gf_watch_timeout_ms(d->watch) : -1;
-	return w >= 0 && w < t ? w : t;
+	if (w >= 0 && w < t)
+		t = w;
+	if (d->wd_usec) {
+		int64_t wd = d->next_wd_ms - now_ms();
+		t = wd < 0 ? 0 : wd < t ? (int)wd : t;
+	}
+	return t;
 }
 
 static void loop(struct daemon *d)

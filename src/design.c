@@ -4,11 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 static const char *const type_names[] = {
 	[GF_DESIGN_LOWPASS] = "lowpass",   [GF_DESIGN_HIGHPASS] = "highpass",
 	[GF_DESIGN_BANDPASS] = "bandpass", [GF_DESIGN_BANDSTOP] = "bandstop",
-	[GF_DESIGN_NOTCH] = "notch",       [GF_DESIGN_IDENTITY] = "identity",
+	[GF_DESIGN_NOTCH] = "notch",	   [GF_DESIGN_IDENTITY] = "identity",
 	[GF_DESIGN_DELAY] = "delay",
 };
 
@@ -160,8 +159,8 @@ static int sinc_taps(const struct gf_design *d, double rate, uint32_t *n, struct
 	}
 	*n = gf_design_kaiser_taps(d->attenuation_db, d->transition_hz, rate);
 	if (*n == 0) {
-		gf_errbuf_set(eb, "transition_hz: %g Hz at %g dB needs more than %u taps",
-			      d->transition_hz, d->attenuation_db, GF_DESIGN_MAX_TAPS);
+		gf_errbuf_set(eb, "transition_hz: %g Hz at %g dB needs more than %u taps", d->transition_hz,
+			      d->attenuation_db, GF_DESIGN_MAX_TAPS);
 		return GF_E_CONFIG;
 	}
 	return 0;
@@ -200,8 +199,9 @@ static int design_sinc(const struct gf_design *d, double rate, double **out, uin
 		return err;
 	double *h = calloc(n, sizeof(double));
 	double *w = malloc(n * sizeof(double));
-	double *t = d->type == GF_DESIGN_LOWPASS || d->type == GF_DESIGN_HIGHPASS ? NULL
-										    : malloc(n * sizeof(double));
+	double *t = d->type == GF_DESIGN_LOWPASS || d->type == GF_DESIGN_HIGHPASS
+			    ? NULL
+			    : malloc(n * sizeof(double));
 	if (!h || !w || (!t && d->type != GF_DESIGN_LOWPASS && d->type != GF_DESIGN_HIGHPASS)) {
 		free(h), free(w), free(t);
 		return GF_E_NOMEM;
@@ -295,7 +295,10 @@ static int check_notch(const struct gf_design *d, double rate, struct gf_errbuf 
 	int given = (d->taps != 0) + (d->bandwidth_hz != 0.0) + (d->q != 0.0);
 	if (given != 1) {
 		gf_errbuf_set(eb, "%s: a notch needs exactly one of taps, bandwidth_hz, q",
-			      d->taps ? "taps" : d->bandwidth_hz != 0.0 ? "bandwidth_hz" : d->q != 0.0 ? "q" : "freq_hz");
+			      d->taps		       ? "taps"
+			      : d->bandwidth_hz != 0.0 ? "bandwidth_hz"
+			      : d->q != 0.0	       ? "q"
+						       : "freq_hz");
 		return GF_E_CONFIG;
 	}
 	if (d->taps && !(d->taps & 1u)) {
@@ -303,7 +306,8 @@ static int check_notch(const struct gf_design *d, double rate, struct gf_errbuf 
 		return GF_E_CONFIG;
 	}
 	if (d->bandwidth_hz != 0.0 && !(d->bandwidth_hz > 0.0 && d->bandwidth_hz < fmin)) {
-		gf_errbuf_set(eb, "bandwidth_hz: must be above 0 and below the lowest freq_hz (%g Hz); got %g",
+		gf_errbuf_set(eb,
+			      "bandwidth_hz: must be above 0 and below the lowest freq_hz (%g Hz); got %g",
 			      fmin, d->bandwidth_hz);
 		return GF_E_CONFIG;
 	}
@@ -318,8 +322,7 @@ static int check_notch(const struct gf_design *d, double rate, struct gf_errbuf 
  * The notch frequencies: every freq_hz times 1..harmonics below Nyquist,
  * without duplicates (300 Hz is both 6 x 50 and 5 x 60), sorted.
  */
-static int notch_freqs(const struct gf_design *d, double rate, double *f, uint32_t *k,
-		       struct gf_errbuf *eb)
+static int notch_freqs(const struct gf_design *d, double rate, double *f, uint32_t *k, struct gf_errbuf *eb)
 {
 	*k = 0;
 	for (uint32_t i = 0; i < d->n_freq; i++) {
@@ -333,7 +336,8 @@ static int notch_freqs(const struct gf_design *d, double rate, double *f, uint32
 			if (j < *k)
 				continue;
 			if (*k == GF_DESIGN_MAX_NOTCHES) {
-				gf_errbuf_set(eb, "harmonics: more than %d distinct notches", GF_DESIGN_MAX_NOTCHES);
+				gf_errbuf_set(eb, "harmonics: more than %d distinct notches",
+					      GF_DESIGN_MAX_NOTCHES);
 				return GF_E_CONFIG;
 			}
 			j = *k;
@@ -394,7 +398,7 @@ static uint32_t notch_taps(const struct gf_design *d, const double *f, double ra
 
 /* Limits that keep a notch design to about a second and 256 MiB. */
 #define NOTCH_MAX_STORE (32.0 * 1024 * 1024) /* k * (m + 1) doubles */
-#define NOTCH_MAX_WORK 2e9                    /* k * k * (m + 1) multiply-adds */
+#define NOTCH_MAX_WORK 2e9		     /* k * k * (m + 1) multiply-adds */
 
 static int notch_feasible(uint32_t k, uint32_t n)
 {
@@ -403,8 +407,8 @@ static int notch_feasible(uint32_t k, uint32_t n)
 }
 
 /* One side (index = |offset|) of each windowed cosine; constant Q gives each its own length. */
-static void notch_components(const struct gf_design *d, const double *f, uint32_t k, uint32_t n,
-			     double rate, double *comp, double *w)
+static void notch_components(const struct gf_design *d, const double *f, uint32_t k, uint32_t n, double rate,
+			     double *comp, double *w)
 {
 	uint32_t m = (n - 1) / 2;
 	double beta = gf_design_kaiser_beta(d->attenuation_db);
@@ -442,8 +446,9 @@ static int design_notch(const struct gf_design *d, double rate, double **out, ui
 	}
 	uint32_t m = (n - 1) / 2;
 	if (!notch_feasible(k, n)) {
-		gf_errbuf_set(eb, "harmonics: %u notches over %u taps is too much work; use fewer or wider notches",
-			      k, n);
+		gf_errbuf_set(
+			eb, "harmonics: %u notches over %u taps is too much work; use fewer or wider notches",
+			k, n);
 		return GF_E_CONFIG;
 	}
 	double *comp = calloc((size_t)k * (m + 1), sizeof(double));
@@ -539,8 +544,7 @@ uint32_t gf_design_taps(const struct gf_design *d, double rate)
 	return 0;
 }
 
-int gf_design_run(const struct gf_design *d, double rate, double **taps, uint32_t *n,
-		  struct gf_errbuf *eb)
+int gf_design_run(const struct gf_design *d, double rate, double **taps, uint32_t *n, struct gf_errbuf *eb)
 {
 	*taps = NULL;
 	*n = 0;

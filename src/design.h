@@ -38,23 +38,23 @@ enum gf_design_type {
 struct gf_design {
 	enum gf_design_type type;
 	double cutoff_hz;      /**< lowpass, highpass: -6 dB point */
-	double low_hz;         /**< bandpass, bandstop: lower -6 dB edge */
-	double high_hz;        /**< bandpass, bandstop: upper -6 dB edge */
-	uint32_t taps;         /**< odd; 0 = derived (transition_hz, or bandwidth_hz / q for notch) */
+	double low_hz;	       /**< bandpass, bandstop: lower -6 dB edge */
+	double high_hz;	       /**< bandpass, bandstop: upper -6 dB edge */
+	uint32_t taps;	       /**< odd; 0 = derived (transition_hz, or bandwidth_hz / q for notch) */
 	double transition_hz;  /**< full transition width, used when taps == 0 */
 	double attenuation_db; /**< stopband attenuation (notch: passband ripple floor), 20..200 */
 	double freq_hz[GF_DESIGN_MAX_FREQS]; /**< notch: fundamentals, e.g. 50 and/or 60 */
-	uint32_t n_freq;       /**< notch: entries of freq_hz used */
-	uint32_t harmonics;    /**< notch: notches at each freq_hz * 1..harmonics (default 1) */
-	double bandwidth_hz;   /**< notch: -3 dB width of every notch */
-	double q;              /**< notch: freq/width per harmonic (constant Q) */
-	double delay_ms;       /**< delay */
+	uint32_t n_freq;		     /**< notch: entries of freq_hz used */
+	uint32_t harmonics;		     /**< notch: notches at each freq_hz * 1..harmonics (default 1) */
+	double bandwidth_hz;		     /**< notch: -3 dB width of every notch */
+	double q;			     /**< notch: freq/width per harmonic (constant Q) */
+	double delay_ms;		     /**< delay */
 };
 
 /** Fill @p d with defaults for @p type (attenuation 80 dB, harmonics 1). */
 void gf_design_init(struct gf_design *d, enum gf_design_type type);
 
-/** Parse "lowpass", "highpass", "bandpass", "bandstop", "notch", "identity", "delay". @return 0 or GF_E_INVAL */
+/** Parse a design name ("lowpass", "notch", ...). @return 0 or GF_E_INVAL */
 int gf_design_parse_type(const char *s, enum gf_design_type *out);
 const char *gf_design_type_name(enum gf_design_type t);
 
@@ -62,13 +62,13 @@ const char *gf_design_type_name(enum gf_design_type t);
  * Design at @p rate Hz. On success *taps is a malloc'ed array of *n doubles.
  * @return 0, GF_E_CONFIG (parameter out of range; "KEY: why" in @p eb) or GF_E_NOMEM.
  */
-int gf_design_run(const struct gf_design *d, double rate, double **taps, uint32_t *n,
-		  struct gf_errbuf *eb);
+int gf_design_run(const struct gf_design *d, double rate, double **taps, uint32_t *n, struct gf_errbuf *eb);
 
 /** The number of taps gf_design_run would give, without designing; 0 if the parameters are invalid. */
 uint32_t gf_design_taps(const struct gf_design *d, double rate);
 
-/** Kaiser's estimate of taps (made odd) for @p atten_db and a full transition of @p transition_hz. 0 if over the limit. */
+/** Kaiser's estimate of taps (made odd) for @p atten_db and a full transition of @p transition_hz. 0 if over
+ * the limit. */
 uint32_t gf_design_kaiser_taps(double atten_db, double transition_hz, double rate);
 /** The transition width that @p taps taps reach at @p atten_db (inverse of the above). */
 double gf_design_kaiser_transition_hz(double atten_db, uint32_t taps, double rate);

@@ -32,24 +32,24 @@ struct gf_inst {
 struct gf_engine {
 	const struct gf_backend_ops *ops;
 	struct gf_engine_params p; /* max_taps resolved */
-	uint32_t hist_frames;      /* max_taps - 1 */
+	uint32_t hist_frames;	   /* max_taps - 1 */
 
 	/* Audio thread only. */
 	struct gf_inst *cur;
 	struct gf_inst *incoming; /* non-NULL while crossfading cur -> incoming */
-	uint32_t fade_pos;        /* frames of the crossfade done */
-	float *hist;              /* mirrored ring: frame i stored at i and i + hist_frames */
-	uint32_t hist_w;          /* next frame to overwrite = oldest frame */
-	float *scratch_in;        /* sanitized input */
-	float *scratch_a;         /* old filter's output while crossfading */
-	float *scratch_b;         /* new filter's output while crossfading */
-	float *zeros;             /* flush input */
-	float *ramp;              /* crossfade gain of the new filter per frame */
+	uint32_t fade_pos;	  /* frames of the crossfade done */
+	float *hist;		  /* mirrored ring: frame i stored at i and i + hist_frames */
+	uint32_t hist_w;	  /* next frame to overwrite = oldest frame */
+	float *scratch_in;	  /* sanitized input */
+	float *scratch_a;	  /* old filter's output while crossfading */
+	float *scratch_b;	  /* new filter's output while crossfading */
+	float *zeros;		  /* flush input */
+	float *ramp;		  /* crossfade gain of the new filter per frame */
 
 	/* Shared between threads. */
 	_Atomic(struct gf_inst *) pending; /* published by swap(), taken by process() */
 	_Atomic(struct gf_inst *) retired; /* left by process(), freed by reap() */
-	atomic_int swap_busy;              /* 1 from publish to end of crossfade */
+	atomic_int swap_busy;		   /* 1 from publish to end of crossfade */
 	_Atomic uint32_t cur_taps;
 	_Atomic(const char *) cur_algo;
 	_Atomic uint64_t st_frames, st_swaps, st_nonfinite, st_errors;
@@ -131,7 +131,8 @@ static void engine_set_current(struct gf_engine *e, struct gf_inst *in)
 static void engine_describe(struct gf_engine *e, const struct gf_inst *in)
 {
 	const char *d = e->ops->describe ? e->ops->describe(in->bi) : e->ops->name;
-	snprintf(e->desc, sizeof(e->desc), "%s backend, %s, %u taps: %s", e->ops->name, in->algo, in->taps, d);
+	snprintf(e->desc, sizeof(e->desc), "%s backend, %s, %u taps: %s", e->ops->name, in->algo, in->taps,
+		 d);
 }
 
 /* ---- construction ---------------------------------------------------------- */
@@ -396,7 +397,8 @@ int gf_engine_process(struct gf_engine *e, const float *in, float *out, uint32_t
 	take_pending(e);
 	hist_append(e, x, frames);
 
-	int err = e->incoming ? run_crossfade(e, x, out, frames) : e->ops->process(e->cur->bi, x, out, frames);
+	int err =
+		e->incoming ? run_crossfade(e, x, out, frames) : e->ops->process(e->cur->bi, x, out, frames);
 	if (err) {
 		memset(out, 0, n * sizeof(float));
 		stat_add(&e->st_errors, 1);

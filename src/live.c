@@ -70,6 +70,8 @@ static int open_devices(struct gf_live *l, const struct gf_config *cfg, PaStream
 	if (err)
 		return err;
 	gf_live_describe_device(din, l->in_desc, sizeof(l->in_desc));
+	const PaHostApiInfo *ai = Pa_GetHostApiInfo(Pa_GetDeviceInfo(din)->hostApi);
+	l->jack = ai && ai->type == paJACK;
 	l->rate = cfg->sample_rate ? cfg->sample_rate : (uint32_t)Pa_GetDeviceInfo(din)->defaultSampleRate;
 	stream_params(in, din, l->channels, 0);
 	if ((err = check_side(in, 0, l->rate, l->in_desc, eb)))
@@ -82,7 +84,10 @@ static int open_devices(struct gf_live *l, const struct gf_config *cfg, PaStream
 		return err;
 	l->duplex = Pa_GetDeviceInfo(din)->hostApi == Pa_GetDeviceInfo(dout)->hostApi &&
 		    Pa_IsFormatSupported(in, out, l->rate) == paFormatIsSupported;
-	if (!l->duplex)
+	const char *two = getenv("GPUFIR_LIVE_TWO_STREAMS"); /* tests: the path of unrelated devices */
+	if (l->duplex && two && strcmp(two, "1") == 0)
+		l->duplex = 0;
+	else if (!l->duplex)
 		gf_warn("capture %s and playback %s cannot share one stream: they run as two, whose "
 			"clocks may drift apart (the latency is then not sample-exact)", l->in_desc,
 			l->out_desc);
@@ -140,6 +145,11 @@ int gf_live_new(struct gf_live **out, const struct gf_config *cfg, struct gf_eng
 		gf_errbuf_set(eb, "block_frames = %u: must be 16..8192", cfg->block_frames);
 		return GF_E_CONFIG;
 	}
+	if (gf_live_restart_required()) {
+		gf_errbuf_set(eb, "the JACK server went away earlier and PortAudio cannot reconnect "
+			      "within this process: restart gpufir");
+		return GF_E_AUDIO;
+	}
 	struct gf_live *l = calloc(1, sizeof(*l));
 	if (!l)
 		return GF_E_NOMEM;
@@ -187,10 +197,12 @@ void gf_live_free(struct gf_live *l)
 	if (!l)
 		return;
 	gf_live_stop(l);
-	close_streams(l);
+	if (!l->pa_wedged) { /* else PortAudio would block: leave its stream and state be */
+		close_streams(l);
+		if (l->pa_ready)
+			gf_live_pa_term();
+	}
 	gf_recorder_free(l->rec);
-	if (l->pa_ready)
-		gf_live_pa_term();
 	if (l->sem_ready)
 		sem_destroy(&l->wake);
 	gf_pinned_free(l->blk_in, l->blk_bytes);
@@ -274,6 +286,30 @@ int gf_live_start(struct gf_live *l, struct gf_errbuf *eb)
 	return 0;
 }
 
+/* Set once PortAudio holds a JACK stream it cannot release (see below). */
+static atomic_int pa_wedged;
+
+int gf_live_restart_required(void)
+{
+	return atomic_load(&pa_wedged);
+}
+
+/* PortAudio's JACK host API cannot stop, close or terminate a stream after
+ * the JACK server went away: each of those waits for a JACK cycle that never
+ * comes (ten minutes, then fails). Such a stream is left alone: the worker and
+ * the recording still stop cleanly, and gf_live_new then reports that only a
+ * process restart reconnects (systemd's Restart= does that). */
+static int jack_server_gone(struct gf_live *l)
+{
+	if (!l->jack)
+		return 0;
+	PaStream *streams[2] = { l->in_stream, l->out_stream };
+	for (int i = 0; i < 2; i++)
+		if (streams[i] && Pa_IsStreamStopped(streams[i]) == 0 && Pa_IsStreamActive(streams[i]) == 0)
+			return 1;
+	return 0;
+}
+
 static void stop_stream(PaStream *s, int lost)
 {
 	if (!s || Pa_IsStreamStopped(s) == 1)
@@ -288,9 +324,16 @@ void gf_live_stop(struct gf_live *l)
 	if (!l || !l->running)
 		return;
 	l->stopping = 1;
-	int lost = l->device_error != 0 || atomic_load(&l->finished);
-	stop_stream(l->in_stream, lost);
-	stop_stream(l->out_stream, lost);
+	if (jack_server_gone(l)) {
+		l->pa_wedged = 1;
+		atomic_store(&pa_wedged, 1);
+		gf_warn("live: the JACK server went away; PortAudio cannot release its stream, so "
+			"reconnecting needs a restart of gpufir");
+	} else {
+		int lost = l->device_error != 0 || atomic_load(&l->finished);
+		stop_stream(l->in_stream, lost);
+		stop_stream(l->out_stream, lost);
+	}
 	if (l->worker_started) {
 		atomic_store_explicit(&l->wstate, GF_W_DRAIN, memory_order_release);
 		sem_post(&l->wake);

@@ -3,9 +3,26 @@
  * Live streaming: PortAudio capture -> input ring -> worker thread running the
  * engine -> output ring -> PortAudio playback and/or a WAV writer thread.
  *
- * Control thread: new/start/stop/free/get_stats/poll. The PortAudio callback
- * touches only rings and atomic counters; the worker thread calls
- * gf_engine_process() once per block and never allocates or locks.
+ * Modes, from the config: input device + playback device (output.device, or
+ * the default device when output names neither a device nor a file); input
+ * device + WAV recording only (output.file without output.device); or both.
+ * Capture and playback on one host API run as one full-duplex stream, whose
+ * latency is constant and sample-exact; otherwise as two streams (their
+ * clocks may drift; xruns then show it). Channels: input.channels (default
+ * 2) in and out.
+ *
+ * Latency: a frame captured at stream position p is played at position
+ * p + latency_frames (one block when the device period equals the block, see
+ * docs/live.md), fixed at the first callback and kept through underruns: a
+ * late block is dropped where playback already passed, never delays the rest.
+ * The recording is aligned with the capture: file frame i is capture position i.
+ *
+ * Threads: every function here runs on the control thread, except
+ * gf_live_capture_position() and gf_live_restart_required() (any thread).
+ * The PortAudio callback touches only rings and atomic counters; the worker
+ * thread calls gf_engine_process() once per block and never allocates or
+ * locks; the recorder thread writes the file. The engine must outlive the
+ * gf_live; its process() runs on the worker while the stream runs.
  */
 #ifndef GPUFIR_LIVE_H
 #define GPUFIR_LIVE_H
@@ -44,16 +61,26 @@ struct gf_live_stats {
 	uint32_t device_period;      /**< frames per capture callback (0 until the first one) */
 };
 
-/** Open devices and/or recording file and allocate everything; audio not yet running. */
+/**
+ * Open devices and/or recording file and allocate everything; audio not yet
+ * running. PortAudio is initialized here (and terminated in free), so every
+ * new one scans the devices afresh. Errors name the device, rate or file:
+ * GF_E_NODEVICE, GF_E_RATE, GF_E_AUDIO, GF_E_IO, GF_E_CONFIG.
+ */
 int gf_live_new(struct gf_live **out, const struct gf_config *cfg, struct gf_engine *engine,
 		struct gf_errbuf *eb);
-/** Start audio. */
+/**
+ * Start audio: worker and recorder threads, then the streams; waits (2 s at
+ * most) for the first callback, which fixes the latency, and logs it. Tries
+ * SCHED_FIFO for the worker (just below the device's audio thread) and
+ * mlockall, warning once if not permitted. Once per gf_live.
+ */
 int gf_live_start(struct gf_live *l, struct gf_errbuf *eb);
 /** Stop audio after draining what was captured; closes the recording cleanly. */
 void gf_live_stop(struct gf_live *l);
 /** Accepts NULL. */
 void gf_live_free(struct gf_live *l);
-/** Snapshot of counters (resets the peak). */
+/** Snapshot of counters (resets the peak; block times cover the time since the previous call). */
 void gf_live_get_stats(struct gf_live *l, struct gf_live_stats *s);
 /**
  * Periodic health check from the control thread: 0 while healthy, else the
@@ -69,6 +96,14 @@ int gf_live_poll(struct gf_live *l);
  * position i both come from capture position i. Any thread; RT-safe.
  */
 uint64_t gf_live_capture_position(const struct gf_live *l);
+
+/**
+ * 1 once a device loss happened that PortAudio cannot recover from inside
+ * this process (its JACK host API cannot release a stream after the JACK
+ * server went away); gf_live_new then fails with GF_E_AUDIO. The daemon
+ * should exit with a failure status so that systemd restarts it. Any thread.
+ */
+int gf_live_restart_required(void);
 /** Print audio devices (index, name, host API, channels, default rate) to @p out. */
 int gf_live_list_devices(FILE *out);
 

@@ -37,6 +37,8 @@ struct gf_live {
 	char *record_path;
 
 	int pa_ready;                 /* Pa_Initialize succeeded: Pa_Terminate in free */
+	int jack;                     /* capture device is on PortAudio's JACK host API */
+	int pa_wedged;                /* JACK server gone: PortAudio must not be touched */
 	PaStream *in_stream;          /* capture, or the duplex stream */
 	PaStream *out_stream;         /* separate playback stream; NULL when duplex */
 

@@ -500,7 +500,7 @@ static void pipeline_free(struct pipeline *p)
 }
 
 static int pipeline_init(struct pipeline *p, const struct gf_offline_opts *o, uint32_t channels,
-			 uint32_t chunk_frames)
+			 uint32_t chunk_frames, int pin)
 {
 	memset(p, 0, sizeof(*p));
 	p->o = o;
@@ -518,8 +518,11 @@ static int pipeline_init(struct pipeline *p, const struct gf_offline_opts *o, ui
 		if (posix_memalign(&mem, 4096, bytes) != 0)
 			return GF_E_NOMEM;
 		p->chunk[i].buf = mem;
-		/* Pinned chunks let the CUDA backend DMA directly; unpinned ones work too. */
-		int err = gf_cuda_pin(mem, bytes);
+		/*
+		 * Pinned chunks let the CUDA backend DMA directly; unpinned ones work
+		 * too. The CPU backend skips this: pinning would create a CUDA context.
+		 */
+		int err = pin ? gf_cuda_pin(mem, bytes) : GF_E_UNSUPPORTED;
 		p->chunk[i].pinned = err == 0;
 		if (err && err != GF_E_UNSUPPORTED)
 			gf_debug("chunk %u not pinned: %s", i, gf_strerror(err));
@@ -747,7 +750,8 @@ int gf_offline_run(const struct gf_offline_opts *o, struct gf_errbuf *eb)
 		 r.in_info.channels, r.in_info.samplerate, (long long)r.in_info.frames, o->output,
 		 major_name(r.out_info.format & SF_FORMAT_TYPEMASK),
 		 gf_offline_format_name(r.out_info.format), gf_engine_describe(r.engine));
-	err = pipeline_init(&p, o, (uint32_t)r.in_info.channels, r.chunk_frames);
+	err = pipeline_init(&p, o, (uint32_t)r.in_info.channels, r.chunk_frames,
+			    strcmp(gf_engine_backend_name(r.engine), "cuda") == 0);
 	have_pipeline = 1;
 	/* Streams from a pipe report SF_COUNT_MAX frames: no percent or ETA then. */
 	uint64_t total = r.in_info.frames == SF_COUNT_MAX ? 0 : (uint64_t)r.in_info.frames;

@@ -92,7 +92,7 @@ int gf_taps_parse_text(const char *buf, size_t len, const char *name, double **t
 {
 	*taps = NULL;
 	*n = 0;
-	struct vec a = { 0 };
+	struct vec a = {0};
 	unsigned line = 1;
 	size_t pos = 0;
 	while (pos < len) {
@@ -165,8 +165,8 @@ int gf_taps_read_text(const char *path, double **taps, uint32_t *n, struct gf_er
 
 int gf_taps_is_sound_file(const char *path)
 {
-	static const char *const exts[] = { "wav", "wave", "w64", "rf64", "flac", "aif", "aiff",
-					    "aifc", "caf", "au", "snd", "ogg", "oga", "opus" };
+	static const char *const exts[] = {"wav",  "wave", "w64", "rf64", "flac", "aif", "aiff",
+					   "aifc", "caf",  "au",  "snd",  "ogg",  "oga", "opus"};
 	const char *dot = strrchr(path, '.');
 	const char *slash = strrchr(path, '/');
 	if (!dot || (slash && dot < slash))
@@ -177,19 +177,19 @@ int gf_taps_is_sound_file(const char *path)
 	return 0;
 }
 
-static int check_select(const SF_INFO *info, const char *name, uint32_t rate,
-			const struct gf_ir_select *sel, uint64_t *count, struct gf_errbuf *eb)
+static int check_select(const SF_INFO *info, const char *name, uint32_t rate, const struct gf_ir_select *sel,
+			uint64_t *count, struct gf_errbuf *eb)
 {
 	if (rate && (uint32_t)info->samplerate != rate) {
-		gf_errbuf_set(eb, "%s: the impulse response is at %d Hz but the filter runs at %u Hz; "
+		gf_errbuf_set(eb,
+			      "%s: the impulse response is at %d Hz but the filter runs at %u Hz; "
 			      "resample it to %u Hz (e.g. sox in.wav -r %u out.wav)",
 			      name, info->samplerate, rate, rate, rate);
 		return GF_E_RATE;
 	}
 	if (sel->channel >= (uint32_t)info->channels) {
-		gf_errbuf_set(eb, "%s: channel %u, but the file has %d channel%s (0..%d)", name,
-			      sel->channel, info->channels, info->channels == 1 ? "" : "s",
-			      info->channels - 1);
+		gf_errbuf_set(eb, "%s: channel %u, but the file has %d channel%s (0..%d)", name, sel->channel,
+			      info->channels, info->channels == 1 ? "" : "s", info->channels - 1);
 		return GF_E_CONFIG;
 	}
 	uint64_t frames = info->frames > 0 ? (uint64_t)info->frames : 0;
@@ -215,8 +215,8 @@ static int check_select(const SF_INFO *info, const char *name, uint32_t rate,
 }
 
 /* Read @p count frames of one channel from the current position. */
-static int read_channel(SNDFILE *sf, const SF_INFO *info, const char *name, uint32_t channel,
-			uint64_t count, struct vec *a, struct gf_errbuf *eb)
+static int read_channel(SNDFILE *sf, const SF_INFO *info, const char *name, uint32_t channel, uint64_t count,
+			struct vec *a, struct gf_errbuf *eb)
 {
 	enum { CHUNK = 4096 };
 	uint32_t chs = (uint32_t)info->channels;
@@ -237,7 +237,8 @@ static int read_channel(SNDFILE *sf, const SF_INFO *info, const char *name, uint
 		for (sf_count_t i = 0; i < got && !r; i++) {
 			double x = buf[(size_t)i * chs + channel];
 			if (!isfinite(x)) {
-				gf_errbuf_set(eb, "%s: sample %u of channel %u is not finite", name, a->n, channel);
+				gf_errbuf_set(eb, "%s: sample %u of channel %u is not finite", name, a->n,
+					      channel);
 				r = GF_E_NONFINITE;
 			} else {
 				r = vec_push(a, x);
@@ -253,15 +254,15 @@ static int read_sf(SNDFILE *sf, SF_INFO *info, const char *name, uint32_t rate,
 		   struct gf_errbuf *eb)
 {
 	uint64_t count;
-	struct vec a = { 0 };
+	struct vec a = {0};
 	if (file_rate)
 		*file_rate = (uint32_t)info->samplerate;
 	int r = check_select(info, name, rate, sel, &count, eb);
 	if (r)
 		return r;
 	if (sel->offset && sf_seek(sf, (sf_count_t)sel->offset, SEEK_SET) < 0) {
-		gf_errbuf_set(eb, "%s: cannot seek to frame %llu: %s", name,
-			      (unsigned long long)sel->offset, sf_strerror(sf));
+		gf_errbuf_set(eb, "%s: cannot seek to frame %llu: %s", name, (unsigned long long)sel->offset,
+			      sf_strerror(sf));
 		return GF_E_FORMAT;
 	}
 	if ((r = read_channel(sf, info, name, sel->channel, count, &a, eb))) {
@@ -273,12 +274,12 @@ static int read_sf(SNDFILE *sf, SF_INFO *info, const char *name, uint32_t rate,
 	return 0;
 }
 
-int gf_taps_read_wav(const char *path, uint32_t rate, const struct gf_ir_select *sel,
-		     double **taps, uint32_t *n, uint32_t *file_rate, struct gf_errbuf *eb)
+int gf_taps_read_wav(const char *path, uint32_t rate, const struct gf_ir_select *sel, double **taps,
+		     uint32_t *n, uint32_t *file_rate, struct gf_errbuf *eb)
 {
 	*taps = NULL;
 	*n = 0;
-	SF_INFO info = { 0 };
+	SF_INFO info = {0};
 	SNDFILE *sf = sf_open(path, SFM_READ, &info);
 	if (!sf) {
 		FILE *fp = fopen(path, "rb");
@@ -341,14 +342,14 @@ static sf_count_t mem_tell(void *u)
 }
 
 int gf_taps_read_wav_mem(const void *data, size_t size, const char *name, uint32_t rate,
-			 const struct gf_ir_select *sel, double **taps, uint32_t *n,
-			 uint32_t *file_rate, struct gf_errbuf *eb)
+			 const struct gf_ir_select *sel, double **taps, uint32_t *n, uint32_t *file_rate,
+			 struct gf_errbuf *eb)
 {
 	*taps = NULL;
 	*n = 0;
-	SF_VIRTUAL_IO io = { mem_len, mem_seek, mem_read, mem_write, mem_tell };
-	struct mem m = { data, (sf_count_t)size, 0 };
-	SF_INFO info = { 0 };
+	SF_VIRTUAL_IO io = {mem_len, mem_seek, mem_read, mem_write, mem_tell};
+	struct mem m = {data, (sf_count_t)size, 0};
+	SF_INFO info = {0};
 	SNDFILE *sf = sf_open_virtual(&io, SFM_READ, &info, &m);
 	if (!sf) {
 		gf_errbuf_set(eb, "%s: not a sound file libsndfile can read: %s", name, sf_strerror(NULL));

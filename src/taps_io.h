@@ -45,13 +45,13 @@ struct gf_ir_select {
  * @return 0, GF_E_IO, GF_E_FORMAT, GF_E_RATE, GF_E_CONFIG (channel, offset or
  *         length out of range), GF_E_NONFINITE or GF_E_NOMEM.
  */
-int gf_taps_read_wav(const char *path, uint32_t rate, const struct gf_ir_select *sel,
-		     double **taps, uint32_t *n, uint32_t *file_rate, struct gf_errbuf *eb);
+int gf_taps_read_wav(const char *path, uint32_t rate, const struct gf_ir_select *sel, double **taps,
+		     uint32_t *n, uint32_t *file_rate, struct gf_errbuf *eb);
 
 /** Same, from a file image in memory (tests, fuzzing); @p name labels messages. */
 int gf_taps_read_wav_mem(const void *data, size_t size, const char *name, uint32_t rate,
-			 const struct gf_ir_select *sel, double **taps, uint32_t *n,
-			 uint32_t *file_rate, struct gf_errbuf *eb);
+			 const struct gf_ir_select *sel, double **taps, uint32_t *n, uint32_t *file_rate,
+			 struct gf_errbuf *eb);
 
 /** 1 if @p path's extension names a sound file (.wav, .flac, ...), else 0 (text). */
 int gf_taps_is_sound_file(const char *path);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,19 +38,20 @@ static int server_accepts(const char *name)
 	return 1;
 }
 
-int gf_jack_server_start(struct gf_jack_server *s, const char *name, uint32_t rate, uint32_t period)
+/* Start one server named @p name. @return 0, 1 if it exited at once (name in
+ * use, registry full, jackd missing: message printed), -1 if it never answered. */
+static int start_named(struct gf_jack_server *s, const char *name, uint32_t rate, uint32_t period)
 {
 	memset(s, 0, sizeof(*s));
 	snprintf(s->name, sizeof(s->name), "%s", name);
 	char r[16], p[16];
 	snprintf(r, sizeof(r), "%u", rate);
 	snprintf(p, sizeof(p), "%u", period);
-	jack_set_error_function(quiet); /* "cannot connect" while it starts */
-	jack_set_info_function(quiet);
 	pid_t pid = fork();
 	if (pid < 0)
 		return -1;
 	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGTERM); /* never outlive a test that was killed */
 		int devnull = open("/dev/null", O_WRONLY);
 		if (devnull >= 0) {
 			dup2(devnull, 1);
@@ -64,19 +66,38 @@ int gf_jack_server_start(struct gf_jack_server *s, const char *name, uint32_t ra
 		int status;
 		if (waitpid(pid, &status, WNOHANG) == pid) {
 			s->pid = 0;
-			fprintf(stderr, "jackd exited at start (status %d)%s\n", status,
+			fprintf(stderr, "jackd -n %s exited at start (status %d)%s\n", name, status,
 				WIFEXITED(status) && WEXITSTATUS(status) == 127 ? ": jackd not installed?" : "");
-			return -1;
+			return 1;
 		}
-		if (server_accepts(s->name)) {
+		if (server_accepts(s->name))
+			return 0;
+		sleep_ms(50);
+	}
+	fprintf(stderr, "jackd -n %s did not accept clients within 10 s\n", s->name);
+	gf_jack_server_stop(s, SIGTERM);
+	return -1;
+}
+
+int gf_jack_server_start(struct gf_jack_server *s, const char *prefix, uint32_t rate, uint32_t period)
+{
+	jack_set_error_function(quiet); /* "cannot connect" while it starts */
+	jack_set_info_function(quiet);
+	/* A few fixed names, not one per process: JACK's registry has room for 8
+	 * servers and only a server of the same name reclaims the entry of one
+	 * that died without cleaning up. A name in use makes jackd exit: try the next. */
+	for (int i = 0; i < 4; i++) {
+		char name[64];
+		snprintf(name, sizeof(name), "%s-%d", prefix, i);
+		int r = start_named(s, name, rate, period);
+		if (r == 0) {
 			setenv("JACK_DEFAULT_SERVER", s->name, 1);
 			setenv("JACK_NO_START_SERVER", "1", 1);
 			return 0;
 		}
-		sleep_ms(50);
+		if (r < 0)
+			return -1;
 	}
-	fprintf(stderr, "jackd -n %s did not accept clients within 10 s\n", s->name);
-	gf_jack_server_stop(s, SIGKILL);
 	return -1;
 }
 

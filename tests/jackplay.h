@@ -21,12 +21,14 @@ struct gf_jack_server {
 };
 
 /**
- * Start `jackd -n NAME -S -r -d dummy -r RATE -p PERIOD -C 2 -P 2`, wait until
- * it accepts clients, and set JACK_DEFAULT_SERVER=NAME (and JACK_NO_START_SERVER).
+ * Start `jackd -n NAME -S -r -d dummy -r RATE -p PERIOD -C 2 -P 2` as NAME =
+ * PREFIX-0..3 (the first one free), wait until it accepts clients, and set
+ * JACK_DEFAULT_SERVER=NAME (and JACK_NO_START_SERVER). The server dies with
+ * the test process (parent-death signal).
  * @return 0, or -1 (message printed) if jackd is missing or did not start.
  */
-int gf_jack_server_start(struct gf_jack_server *s, const char *name, uint32_t rate, uint32_t period);
-/** SIGTERM (SIGKILL after 5 s), reap it, remove its /dev/shm files. Idempotent. */
+int gf_jack_server_start(struct gf_jack_server *s, const char *prefix, uint32_t rate, uint32_t period);
+/** Send @p sig (SIGKILL after 5 s), reap it, remove its /dev/shm files. Idempotent. */
 void gf_jack_server_stop(struct gf_jack_server *s, int sig);
 
 struct gf_jack_rig;

@@ -42,7 +42,7 @@ static char *write_file(const char *name, const char *text)
 static struct gf_filter_set *build_or_die(const struct gf_config *c, uint32_t rate, uint32_t ch)
 {
 	struct gf_filter_set *fs;
-	struct gf_errbuf eb = { { 0 } };
+	struct gf_errbuf eb = {{0}};
 	CHECK_OK_EB(gf_config_build(c, rate, ch, &fs, &eb), &eb);
 	CHECK(fs->channels == ch);
 	CHECK(gf_filter_set_check_finite(fs) == 0);
@@ -54,7 +54,7 @@ static struct gf_filter_set *build_or_die(const struct gf_config *c, uint32_t ra
 static void load_build_example(const char *path)
 {
 	struct gf_config *c;
-	struct gf_errbuf eb = { { 0 } };
+	struct gf_errbuf eb = {{0}};
 	CHECK_OK_EB(gf_config_load(path, &c, &eb), &eb);
 	CHECK(c->n_files >= 1 && strcmp(c->files[0], path) == 0);
 	for (uint32_t i = 0; i < c->n_files; i++)
@@ -95,7 +95,7 @@ static void test_examples(void)
 static void test_default_equals_file(void)
 {
 	struct gf_config *def, *file;
-	struct gf_errbuf eb = { { 0 } };
+	struct gf_errbuf eb = {{0}};
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/config/gpufir.conf", srcdir);
 	CHECK_OK(gf_config_default(&def));
@@ -106,9 +106,10 @@ static void test_default_equals_file(void)
 	      def->max_taps == file->max_taps && def->log_level == file->log_level &&
 	      def->sample_rate == file->sample_rate && def->gpu_index == file->gpu_index);
 	CHECK(def->block_frames == 256 && def->crossfade_ms == 20.0 && def->sample_rate == 0);
-	const uint32_t rates[] = { 44100, 48000, 96000 };
+	const uint32_t rates[] = {44100, 48000, 96000};
 	for (int i = 0; i < 3; i++) {
-		struct gf_filter_set *a = build_or_die(def, rates[i], 2), *b = build_or_die(file, rates[i], 2);
+		struct gf_filter_set *a = build_or_die(def, rates[i], 2),
+				     *b = build_or_die(file, rates[i], 2);
 		CHECK(a->taps == b->taps);
 		CHECK(memcmp(a->coeffs, b->coeffs, (size_t)a->taps * 2 * sizeof(float)) == 0);
 		printf("  default chain at %u Hz: %u taps\n", rates[i], a->taps);
@@ -126,116 +127,121 @@ static void test_default_equals_file(void)
 struct bad {
 	const char *text;
 	int code;
-	int line;            /* 0: message is "FILE: SETTING: why" */
+	int line;	     /* 0: message is "FILE: SETTING: why" */
 	const char *setting; /* NULL: a syntax error ("FILE:LINE: text") */
 	const char *why;
 };
 
 static const struct bad load_errors[] = {
-	{ "filters = ( { name = \"a\"; coeffs = [1.0, 2]; } );\nchain = [\"a\"];\n", GF_E_CONFIG, 1, NULL, "" },
-	{ "sample_rate = 48000;\nblock_frames = = 128;\n", GF_E_CONFIG, 2, NULL, "syntax error" },
-	{ "\nblock_frames = 8;\n", GF_E_CONFIG, 2, "block_frames", "16..8192" },
-	{ "block_frames = \"128\";\n", GF_E_CONFIG, 1, "block_frames", "must be an integer" },
-	{ "block_frames = 128.5;\n", GF_E_CONFIG, 1, "block_frames", "whole number" },
-	{ "sample_rate = 1000;\n", GF_E_CONFIG, 1, "sample_rate", "8000..384000" },
-	{ "crossfade_ms = -1.0;\n", GF_E_CONFIG, 1, "crossfade_ms", "0..10000" },
-	{ "\n\ncrossfade_ms = 20000;\n", GF_E_CONFIG, 3, "crossfade_ms", "0..10000" },
-	{ "backend = \"gpu\";\n", GF_E_CONFIG, 1, "backend", "\"auto\", \"cpu\", \"cuda\"" },
-	{ "algo = 3;\n", GF_E_CONFIG, 1, "algo", "must be a string" },
-	{ "log_level = \"loud\";\n", GF_E_CONFIG, 1, "log_level", "must be one of" },
-	{ "gpu = -1;\n", GF_E_CONFIG, 1, "gpu", "0..255" },
-	{ "max_taps = 20000000;\n", GF_E_CONFIG, 1, "max_taps", "0..16777216" },
-	{ "status_socket = \"\";\n", GF_E_CONFIG, 1, "status_socket", "empty" },
-	{ "input = 5;\n", GF_E_CONFIG, 1, "input", "must be a group" },
-	{ "output = {\n  channels = 5000;\n};\n", GF_E_CONFIG, 2, "output.channels", "0..1024" },
-	{ "input = { host_api = 1; };\n", GF_E_CONFIG, 1, "input.host_api", "must be a string" },
-	{ "block_frames = 128;\n", GF_E_CONFIG, 0, "filters", "missing" },
-	{ "filters = ();\nchain = [];\n", GF_E_CONFIG, 1, "filters", "is empty" },
-	{ "filters = ( 1 );\n", GF_E_CONFIG, 1, "filters", "must be a group" },
-	{ "filters = (\n { coeffs = [1.0]; }\n);\n", GF_E_CONFIG, 2, "filters[0].name", "missing" },
-	{ "filters = (\n { name = \"a\"; coeffs = [1.0]; },\n { name = \"a\";\n coeffs = [2.0]; }\n);\n",
-	  GF_E_CONFIG, 3, "filters.a.name", "duplicate filter name (first defined at line 2)" },
-	{ "filters = (\n { name = \"a\"; coeffs = [1.0]; design = \"lowpass\"; }\n);\n", GF_E_CONFIG, 2,
-	  "filters.a", "exactly one of coeffs, file, design" },
-	{ "filters = (\n { name = \"a\"; }\n);\n", GF_E_CONFIG, 2, "filters.a", "exactly one of" },
-	{ "filters = (\n { name = \"a\";\n   coeffs = [];\n }\n);\n", GF_E_CONFIG, 3, "filters.a.coeffs",
-	  "is empty" },
-	{ "filters = (\n { name = \"a\";\n   coeffs = [\"x\"];\n }\n);\n", GF_E_CONFIG, 3, "filters.a.coeffs",
-	  "must be a number" },
-	{ "filters = (\n { name = \"a\";\n   coeffs = ( 1.0,\n 2,\n true );\n }\n);\n", GF_E_CONFIG, 5,
-	  "filters.a.coeffs", "element 2 must be a number" },
-	{ "filters = (\n { name = \"a\";\n   coeffs = 1.0;\n }\n);\n", GF_E_CONFIG, 3, "filters.a.coeffs",
-	  "must be an array" },
-	{ "filters = (\n { name = \"a\"; coeffs = [1e999]; }\n);\n", GF_E_CONFIG, 2, "filters.a.coeffs",
-	  "not finite" },
-	{ "filters = ( { name = \"a\"; coeffs = [1.0]; } );\n", GF_E_CONFIG, 0, "chain", "missing" },
-	{ "filters = ( { name = \"a\"; coeffs = [1.0]; } );\nchain = [\"a\",\n \"b\"];\n", GF_E_CONFIG, 3,
-	  "chain", "no filter named \"b\"" },
-	{ "filters = ( { name = \"a\"; coeffs = [1.0]; } );\nchain = \"a\";\n", GF_E_CONFIG, 2, "chain",
-	  "must be an array of filter names" },
-	{ "filters = ( { name = \"a\"; coeffs = [1.0]; } );\nchain = [\"a\"];\nroutes = (\n"
-	  " { channel = 0;\n chain = [\"zz\"]; }\n);\n",
-	  GF_E_CONFIG, 5, "routes[0].chain", "no filter named \"zz\"" },
-	{ "filters = ( { name = \"a\"; coeffs = [1.0]; } );\nchain = [\"a\"];\nroutes = (\n"
-	  " { channel = 1; },\n { channel = 1; }\n);\n",
-	  GF_E_CONFIG, 5, "routes[1].channel", "channel 1 already has a route (line 4)" },
-	{ "filters = ( { name = \"a\"; coeffs = [1.0]; } );\nchain = [\"a\"];\nroutes = (\n"
-	  " { gain_db = 1.0; }\n);\n",
-	  GF_E_CONFIG, 4, "routes[0].channel", "missing" },
-	{ "filters = ( { name = \"a\"; coeffs = [1.0]; } );\nchain = [\"a\"];\nroutes = (\n"
-	  " { channel = 0;\n invert = 1; }\n);\n",
-	  GF_E_CONFIG, 5, "routes[0].invert", "true or false" },
-	{ "filters = ( { name = \"a\"; coeffs = [1.0]; } );\nchain = [\"a\"];\nroutes = (\n"
-	  " { channel = 0;\n delay_ms = 20000.0; }\n);\n",
-	  GF_E_CONFIG, 5, "routes[0].delay_ms", "0..10000" },
-	{ "filters = ( { name = \"a\"; coeffs = [1.0]; } );\nchain = [\"a\"];\nroutes = (\n"
-	  " { channel = 0;\n gain_db = 100.0; }\n);\n",
-	  GF_E_CONFIG, 5, "routes[0].gain_db", "-150..60" },
-	{ "filters = (\n { name = \"a\";\n   design = \"allpass\"; }\n);\nchain = [\"a\"];\n", GF_E_CONFIG, 3,
-	  "filters.a.design", "unknown design \"allpass\"" },
-	{ "filters = (\n { name = \"a\"; design = \"lowpass\"; taps = 101; }\n);\nchain = [\"a\"];\n",
-	  GF_E_CONFIG, 2, "filters.a.cutoff_hz", "missing" },
-	{ "filters = (\n { name = \"a\"; design = \"lowpass\"; cutoff_hz = 100.0; }\n);\nchain = [\"a\"];\n",
-	  GF_E_CONFIG, 2, "filters.a.taps", "taps (odd) or transition_hz" },
-	{ "filters = (\n { name = \"a\"; design = \"highpass\"; cutoff_hz = 100.0;\n taps = 256; }\n);\n"
-	  "chain = [\"a\"];\n",
-	  GF_E_CONFIG, 3, "filters.a.taps", "must be odd" },
-	{ "filters = (\n { name = \"a\"; design = \"highpass\"; cutoff_hz = 100.0;\n taps = 0; }\n);\n"
-	  "chain = [\"a\"];\n",
-	  GF_E_CONFIG, 3, "filters.a.taps", "1..16777216" },
-	{ "filters = (\n { name = \"a\"; design = \"lowpass\";\n cutoff_hz = -5.0; taps = 11; }\n);\n"
-	  "chain = [\"a\"];\n",
-	  GF_E_CONFIG, 3, "filters.a.cutoff_hz", "above 0" },
-	{ "filters = (\n { name = \"a\"; design = \"bandpass\"; low_hz = 500.0;\n high_hz = 400.0; taps = 11; }\n);\n"
-	  "chain = [\"a\"];\n",
-	  GF_E_CONFIG, 3, "filters.a.high_hz", "above low_hz" },
-	{ "filters = (\n { name = \"a\"; design = \"bandstop\"; high_hz = 400.0; taps = 11; }\n);\n"
-	  "chain = [\"a\"];\n",
-	  GF_E_CONFIG, 2, "filters.a.low_hz", "missing" },
-	{ "filters = (\n { name = \"hum\"; design = \"notch\"; freq_hz = 50.0; }\n);\nchain = [\"hum\"];\n",
-	  GF_E_CONFIG, 2, "filters.hum", "exactly one of taps, bandwidth_hz, q" },
-	{ "filters = (\n { name = \"hum\"; design = \"notch\"; freq_hz = [50.0, 60.0];\n bandwidth_hz = 55.0; }\n);\n"
-	  "chain = [\"hum\"];\n",
-	  GF_E_CONFIG, 3, "filters.hum.bandwidth_hz", "below freq_hz (50 Hz)" },
-	{ "filters = (\n { name = \"hum\"; design = \"notch\"; bandwidth_hz = 5.0; }\n);\nchain = [\"hum\"];\n",
-	  GF_E_CONFIG, 2, "filters.hum.freq_hz", "missing" },
-	{ "filters = (\n { name = \"hum\"; design = \"notch\"; freq_hz = 50.0; q = 0.5; }\n);\nchain = [\"hum\"];\n",
-	  GF_E_CONFIG, 2, "filters.hum.q", "1..10000" },
-	{ "filters = (\n { name = \"a\"; design = \"lowpass\"; cutoff_hz = 100.0; taps = 11;\n"
-	  " attenuation_db = 5.0; }\n);\nchain = [\"a\"];\n",
-	  GF_E_CONFIG, 3, "filters.a.attenuation_db", "20..200" },
-	{ "filters = (\n { name = \"d\"; design = \"delay\"; }\n);\nchain = [\"d\"];\n", GF_E_CONFIG, 2,
-	  "filters.d.delay_ms", "missing" },
-	{ "filters = (\n { name = \"a\";\n   file = \"no-such-file.txt\"; }\n);\nchain = [\"a\"];\n", GF_E_CONFIG,
-	  3, "filters.a.file", "No such file" },
-	{ "filters = (\n { name = \"a\"; file = \"taps.txt\";\n format = \"mp3\"; }\n);\nchain = [\"a\"];\n",
-	  GF_E_CONFIG, 3, "filters.a.format", "\"text\" or \"wav\"" },
-	{ "filters = (\n { name = \"a\"; file = \"ir.wav\";\n channel = -1; }\n);\nchain = [\"a\"];\n",
-	  GF_E_CONFIG, 3, "filters.a.channel", "0..1023" },
-	{ "filters = (\n { name = \"a\"; file = \"ir.wav\";\n length = 0; }\n);\nchain = [\"a\"];\n",
-	  GF_E_CONFIG, 3, "filters.a.length", "1..16777216" },
-	{ "filters = (\n { name = \"a\"; coeffs = [1.0];\n gain_db = 100.0; }\n);\nchain = [\"a\"];\n",
-	  GF_E_CONFIG, 3, "filters.a.gain_db", "-150..60" },
+	{"filters = ( { name = \"a\"; coeffs = [1.0, 2]; } );\nchain = [\"a\"];\n", GF_E_CONFIG, 1, NULL, ""},
+	{"sample_rate = 48000;\nblock_frames = = 128;\n", GF_E_CONFIG, 2, NULL, "syntax error"},
+	{"\nblock_frames = 8;\n", GF_E_CONFIG, 2, "block_frames", "16..8192"},
+	{"block_frames = \"128\";\n", GF_E_CONFIG, 1, "block_frames", "must be an integer"},
+	{"block_frames = 128.5;\n", GF_E_CONFIG, 1, "block_frames", "whole number"},
+	{"sample_rate = 1000;\n", GF_E_CONFIG, 1, "sample_rate", "8000..384000"},
+	{"crossfade_ms = -1.0;\n", GF_E_CONFIG, 1, "crossfade_ms", "0..10000"},
+	{"\n\ncrossfade_ms = 20000;\n", GF_E_CONFIG, 3, "crossfade_ms", "0..10000"},
+	{"backend = \"gpu\";\n", GF_E_CONFIG, 1, "backend", "\"auto\", \"cpu\", \"cuda\""},
+	{"algo = 3;\n", GF_E_CONFIG, 1, "algo", "must be a string"},
+	{"log_level = \"loud\";\n", GF_E_CONFIG, 1, "log_level", "must be one of"},
+	{"gpu = -1;\n", GF_E_CONFIG, 1, "gpu", "0..255"},
+	{"max_taps = 20000000;\n", GF_E_CONFIG, 1, "max_taps", "0..16777216"},
+	{"status_socket = \"\";\n", GF_E_CONFIG, 1, "status_socket", "empty"},
+	{"input = 5;\n", GF_E_CONFIG, 1, "input", "must be a group"},
+	{"output = {\n  channels = 5000;\n};\n", GF_E_CONFIG, 2, "output.channels", "0..1024"},
+	{"input = { host_api = 1; };\n", GF_E_CONFIG, 1, "input.host_api", "must be a string"},
+	{"block_frames = 128;\n", GF_E_CONFIG, 0, "filters", "missing"},
+	{"filters = ();\nchain = [];\n", GF_E_CONFIG, 1, "filters", "is empty"},
+	{"filters = ( 1 );\n", GF_E_CONFIG, 1, "filters", "must be a group"},
+	{"filters = { a = { coeffs = [1.0]; }; };\n", GF_E_CONFIG, 1, "filters", "must be a list"},
+	{"filters = (\n { coeffs = [1.0]; }\n);\n", GF_E_CONFIG, 2, "filters[0].name", "missing"},
+	{"filters = (\n { name = \"a\"; coeffs = [1.0]; },\n { name = \"a\";\n coeffs = [2.0]; }\n);\n",
+	 GF_E_CONFIG, 3, "filters.a.name", "duplicate filter name (first defined at line 2)"},
+	{"filters = (\n { name = \"a\"; coeffs = [1.0]; design = \"lowpass\"; }\n);\n", GF_E_CONFIG, 2,
+	 "filters.a", "exactly one of coeffs, file, design"},
+	{"filters = (\n { name = \"a\"; }\n);\n", GF_E_CONFIG, 2, "filters.a", "exactly one of"},
+	{"filters = (\n { name = \"a\";\n   coeffs = [];\n }\n);\n", GF_E_CONFIG, 3, "filters.a.coeffs",
+	 "is empty"},
+	{"filters = (\n { name = \"a\";\n   coeffs = [\"x\"];\n }\n);\n", GF_E_CONFIG, 3, "filters.a.coeffs",
+	 "must be a number"},
+	{"filters = (\n { name = \"a\";\n   coeffs = ( 1.0,\n 2,\n true );\n }\n);\n", GF_E_CONFIG, 5,
+	 "filters.a.coeffs", "element 2 must be a number"},
+	{"filters = (\n { name = \"a\";\n   coeffs = 1.0;\n }\n);\n", GF_E_CONFIG, 3, "filters.a.coeffs",
+	 "must be an array"},
+	{"filters = (\n { name = \"a\"; coeffs = [1e999]; }\n);\n", GF_E_CONFIG, 2, "filters.a.coeffs",
+	 "not finite"},
+	{"filters = ( { name = \"a\"; coeffs = [1.0]; } );\n", GF_E_CONFIG, 0, "chain", "missing"},
+	{"filters = ( { name = \"a\"; coeffs = [1.0]; } );\nchain = [\"a\",\n \"b\"];\n", GF_E_CONFIG, 3,
+	 "chain", "no filter named \"b\""},
+	{"filters = ( { name = \"a\"; coeffs = [1.0]; } );\nchain = \"a\";\n", GF_E_CONFIG, 2, "chain",
+	 "must be an array of filter names"},
+	{"filters = ( { name = \"a\"; coeffs = [1.0]; } );\nchain = [\"a\"];\nroutes = (\n"
+	 " { channel = 0;\n chain = [\"zz\"]; }\n);\n",
+	 GF_E_CONFIG, 5, "routes[0].chain", "no filter named \"zz\""},
+	{"filters = ( { name = \"a\"; coeffs = [1.0]; } );\nchain = [\"a\"];\nroutes = (\n"
+	 " { channel = 1; },\n { channel = 1; }\n);\n",
+	 GF_E_CONFIG, 5, "routes[1].channel", "channel 1 already has a route (line 4)"},
+	{"filters = ( { name = \"a\"; coeffs = [1.0]; } );\nchain = [\"a\"];\nroutes = (\n"
+	 " { gain_db = 1.0; }\n);\n",
+	 GF_E_CONFIG, 4, "routes[0].channel", "missing"},
+	{"filters = ( { name = \"a\"; coeffs = [1.0]; } );\nchain = [\"a\"];\nroutes = (\n"
+	 " { channel = 0;\n invert = 1; }\n);\n",
+	 GF_E_CONFIG, 5, "routes[0].invert", "true or false"},
+	{"filters = ( { name = \"a\"; coeffs = [1.0]; } );\nchain = [\"a\"];\nroutes = (\n"
+	 " { channel = 0;\n delay_ms = 20000.0; }\n);\n",
+	 GF_E_CONFIG, 5, "routes[0].delay_ms", "0..10000"},
+	{"filters = ( { name = \"a\"; coeffs = [1.0]; } );\nchain = [\"a\"];\nroutes = (\n"
+	 " { channel = 0;\n gain_db = 100.0; }\n);\n",
+	 GF_E_CONFIG, 5, "routes[0].gain_db", "-150..60"},
+	{"filters = (\n { name = \"a\";\n   design = \"allpass\"; }\n);\nchain = [\"a\"];\n", GF_E_CONFIG, 3,
+	 "filters.a.design", "unknown design \"allpass\""},
+	{"filters = (\n { name = \"a\"; design = \"lowpass\"; taps = 101; }\n);\nchain = [\"a\"];\n",
+	 GF_E_CONFIG, 2, "filters.a.cutoff_hz", "missing"},
+	{"filters = (\n { name = \"a\"; design = \"lowpass\"; cutoff_hz = 100.0; }\n);\nchain = [\"a\"];\n",
+	 GF_E_CONFIG, 2, "filters.a.taps", "taps (odd) or transition_hz"},
+	{"filters = (\n { name = \"a\"; design = \"highpass\"; cutoff_hz = 100.0;\n taps = 256; }\n);\n"
+	 "chain = [\"a\"];\n",
+	 GF_E_CONFIG, 3, "filters.a.taps", "must be odd"},
+	{"filters = (\n { name = \"a\"; design = \"highpass\"; cutoff_hz = 100.0;\n taps = 0; }\n);\n"
+	 "chain = [\"a\"];\n",
+	 GF_E_CONFIG, 3, "filters.a.taps", "1..16777216"},
+	{"filters = (\n { name = \"a\"; design = \"lowpass\";\n cutoff_hz = -5.0; taps = 11; }\n);\n"
+	 "chain = [\"a\"];\n",
+	 GF_E_CONFIG, 3, "filters.a.cutoff_hz", "above 0"},
+	{"filters = (\n { name = \"a\"; design = \"bandpass\"; low_hz = 500.0;\n high_hz = 400.0; taps = 11; "
+	 "}\n);\n"
+	 "chain = [\"a\"];\n",
+	 GF_E_CONFIG, 3, "filters.a.high_hz", "above low_hz"},
+	{"filters = (\n { name = \"a\"; design = \"bandstop\"; high_hz = 400.0; taps = 11; }\n);\n"
+	 "chain = [\"a\"];\n",
+	 GF_E_CONFIG, 2, "filters.a.low_hz", "missing"},
+	{"filters = (\n { name = \"hum\"; design = \"notch\"; freq_hz = 50.0; }\n);\nchain = [\"hum\"];\n",
+	 GF_E_CONFIG, 2, "filters.hum", "exactly one of taps, bandwidth_hz, q"},
+	{"filters = (\n { name = \"hum\"; design = \"notch\"; freq_hz = [50.0, 60.0];\n bandwidth_hz = 55.0; "
+	 "}\n);\n"
+	 "chain = [\"hum\"];\n",
+	 GF_E_CONFIG, 3, "filters.hum.bandwidth_hz", "below freq_hz (50 Hz)"},
+	{"filters = (\n { name = \"hum\"; design = \"notch\"; bandwidth_hz = 5.0; }\n);\nchain = "
+	 "[\"hum\"];\n",
+	 GF_E_CONFIG, 2, "filters.hum.freq_hz", "missing"},
+	{"filters = (\n { name = \"hum\"; design = \"notch\"; freq_hz = 50.0; q = 0.5; }\n);\nchain = "
+	 "[\"hum\"];\n",
+	 GF_E_CONFIG, 2, "filters.hum.q", "1..10000"},
+	{"filters = (\n { name = \"a\"; design = \"lowpass\"; cutoff_hz = 100.0; taps = 11;\n"
+	 " attenuation_db = 5.0; }\n);\nchain = [\"a\"];\n",
+	 GF_E_CONFIG, 3, "filters.a.attenuation_db", "20..200"},
+	{"filters = (\n { name = \"d\"; design = \"delay\"; }\n);\nchain = [\"d\"];\n", GF_E_CONFIG, 2,
+	 "filters.d.delay_ms", "missing"},
+	{"filters = (\n { name = \"a\";\n   file = \"no-such-file.txt\"; }\n);\nchain = [\"a\"];\n",
+	 GF_E_CONFIG, 3, "filters.a.file", "No such file"},
+	{"filters = (\n { name = \"a\"; file = \"taps.txt\";\n format = \"mp3\"; }\n);\nchain = [\"a\"];\n",
+	 GF_E_CONFIG, 3, "filters.a.format", "\"text\" or \"wav\""},
+	{"filters = (\n { name = \"a\"; file = \"ir.wav\";\n channel = -1; }\n);\nchain = [\"a\"];\n",
+	 GF_E_CONFIG, 3, "filters.a.channel", "0..1023"},
+	{"filters = (\n { name = \"a\"; file = \"ir.wav\";\n length = 0; }\n);\nchain = [\"a\"];\n",
+	 GF_E_CONFIG, 3, "filters.a.length", "1..16777216"},
+	{"filters = (\n { name = \"a\"; coeffs = [1.0];\n gain_db = 100.0; }\n);\nchain = [\"a\"];\n",
+	 GF_E_CONFIG, 3, "filters.a.gain_db", "-150..60"},
 };
 
 /* Build-time (rate- and file-dependent) errors: load succeeds, build fails. */
@@ -245,50 +251,66 @@ struct bad_build {
 };
 
 static const struct bad_build build_errors[] = {
-	{ { "filters = (\n { name = \"a\"; design = \"lowpass\";\n cutoff_hz = 30000.0; taps = 11; }\n);\n"
-	    "chain = [\"a\"];\n",
-	    GF_E_CONFIG, 3, "filters.a.cutoff_hz", "not below half the sample rate (24000 Hz at 48000 Hz)" },
-	  48000, 2 },
-	{ { "filters = (\n { name = \"a\"; design = \"bandpass\"; low_hz = 5000.0;\n high_hz = 9000.0; taps = 11; }\n);\n"
-	    "chain = [\"a\"];\n",
-	    GF_E_CONFIG, 3, "filters.a.high_hz", "(8000 Hz at 16000 Hz)" },
-	  16000, 1 },
-	{ { "filters = (\n { name = \"a\"; design = \"notch\"; freq_hz = [50.0,\n 9000.0]; taps = 101; }\n);\n"
-	    "chain = [\"a\"];\n",
-	    GF_E_CONFIG, 2, "filters.a.freq_hz", "9000 Hz" },
-	  16000, 1 },
-	{ { "filters = (\n { name = \"a\";\n file = \"garbage.txt\"; }\n);\nchain = [\"a\"];\n", GF_E_CONFIG, 3,
-	    "filters.a.file", "garbage.txt:3: 'zap' is not a number" },
-	  48000, 2 },
-	{ { "filters = (\n { name = \"a\";\n file = \"nan.txt\"; }\n);\nchain = [\"a\"];\n", GF_E_NONFINITE, 3,
-	    "filters.a.file", "nan.txt:2: 'nan'" },
-	  48000, 2 },
-	{ { "filters = (\n { name = \"room\";\n file = \"ir44.wav\"; }\n);\nchain = [\"room\"];\n", GF_E_RATE, 3,
-	    "filters.room.file", "at 44100 Hz but the filter runs at 48000 Hz" },
-	  48000, 2 },
-	{ { "filters = (\n { name = \"room\"; file = \"ir44.wav\";\n channel = 1; }\n);\nchain = [\"room\"];\n",
-	    GF_E_CONFIG, 2, "filters.room.file", "channel 1, but the file has 1 channel" },
-	  44100, 2 },
-	{ { "filters = (\n { name = \"room\"; file = \"ir44.wav\";\n offset = 10; length = 100; }\n);\n"
-	    "chain = [\"room\"];\n",
-	    GF_E_CONFIG, 2, "filters.room.file", "offset 10 + length 100 exceed the file's 64 frames" },
-	  44100, 2 },
-	{ { "filters = ( { name = \"a\"; coeffs = [1.0]; } );\nchain = [\"a\"];\nroutes = (\n"
-	    " { channel = 0; },\n { channel = 3; }\n);\n",
-	    GF_E_CONFIG, 5, "routes[1].channel", "channel 3, but the audio has 2 channels (0..1)" },
-	  48000, 2 },
-	{ { "max_taps = 100;\nfilters = ( { name = \"a\"; design = \"lowpass\"; cutoff_hz = 1000.0; taps = 255; } );\n"
-	    "chain = [\"a\"];\n",
-	    GF_E_TOOLONG, 2, "filters.a", "255 taps, more than max_taps = 100 (line 1)" },
-	  48000, 2 },
-	{ { "max_taps = 300;\nfilters = (\n { name = \"a\"; design = \"lowpass\"; cutoff_hz = 1000.0; taps = 255; },\n"
-	    " { name = \"b\"; coeffs = [1.0, 2.0]; }\n);\nchain = [\"a\", \"a\", \"b\"];\n",
-	    GF_E_TOOLONG, 1, "max_taps", "the chain reaches 509 taps, more than max_taps = 300" },
-	  48000, 2 },
-	{ { "max_taps = 300;\nfilters = ( { name = \"a\"; design = \"lowpass\"; cutoff_hz = 1000.0; taps = 255; } );\n"
-	    "chain = [\"a\"];\nroutes = ( { channel = 1; delay_ms = 1.0; } );\n",
-	    GF_E_TOOLONG, 1, "max_taps", "the filter has 303 taps, more than max_taps = 300" },
-	  48000, 2 },
+	{{"filters = (\n { name = \"a\"; design = \"lowpass\";\n cutoff_hz = 30000.0; taps = 11; }\n);\n"
+	  "chain = [\"a\"];\n",
+	  GF_E_CONFIG, 3, "filters.a.cutoff_hz", "not below half the sample rate (24000 Hz at 48000 Hz)"},
+	 48000,
+	 2},
+	{{"filters = (\n { name = \"a\"; design = \"bandpass\"; low_hz = 5000.0;\n high_hz = 9000.0; taps = "
+	  "11; }\n);\n"
+	  "chain = [\"a\"];\n",
+	  GF_E_CONFIG, 3, "filters.a.high_hz", "(8000 Hz at 16000 Hz)"},
+	 16000,
+	 1},
+	{{"filters = (\n { name = \"a\"; design = \"notch\"; freq_hz = [50.0,\n 9000.0]; taps = 101; }\n);\n"
+	  "chain = [\"a\"];\n",
+	  GF_E_CONFIG, 2, "filters.a.freq_hz", "9000 Hz"},
+	 16000,
+	 1},
+	{{"filters = (\n { name = \"a\";\n file = \"garbage.txt\"; }\n);\nchain = [\"a\"];\n", GF_E_CONFIG, 3,
+	  "filters.a.file", "garbage.txt:3: 'zap' is not a number"},
+	 48000,
+	 2},
+	{{"filters = (\n { name = \"a\";\n file = \"nan.txt\"; }\n);\nchain = [\"a\"];\n", GF_E_NONFINITE, 3,
+	  "filters.a.file", "nan.txt:2: 'nan'"},
+	 48000,
+	 2},
+	{{"filters = (\n { name = \"room\";\n file = \"ir44.wav\"; }\n);\nchain = [\"room\"];\n", GF_E_RATE,
+	  3, "filters.room.file", "at 44100 Hz but the filter runs at 48000 Hz"},
+	 48000,
+	 2},
+	{{"filters = (\n { name = \"room\"; file = \"ir44.wav\";\n channel = 1; }\n);\nchain = [\"room\"];\n",
+	  GF_E_CONFIG, 2, "filters.room.file", "channel 1, but the file has 1 channel"},
+	 44100,
+	 2},
+	{{"filters = (\n { name = \"room\"; file = \"ir44.wav\";\n offset = 10; length = 100; }\n);\n"
+	  "chain = [\"room\"];\n",
+	  GF_E_CONFIG, 2, "filters.room.file", "offset 10 + length 100 exceed the file's 64 frames"},
+	 44100,
+	 2},
+	{{"filters = ( { name = \"a\"; coeffs = [1.0]; } );\nchain = [\"a\"];\nroutes = (\n"
+	  " { channel = 0; },\n { channel = 3; }\n);\n",
+	  GF_E_CONFIG, 5, "routes[1].channel", "channel 3, but the audio has 2 channels (0..1)"},
+	 48000,
+	 2},
+	{{"max_taps = 100;\nfilters = ( { name = \"a\"; design = \"lowpass\"; cutoff_hz = 1000.0; taps = "
+	  "255; } );\n"
+	  "chain = [\"a\"];\n",
+	  GF_E_TOOLONG, 2, "filters.a", "255 taps, more than max_taps = 100 (line 1)"},
+	 48000,
+	 2},
+	{{"max_taps = 300;\nfilters = (\n { name = \"a\"; design = \"lowpass\"; cutoff_hz = 1000.0; taps = "
+	  "255; },\n"
+	  " { name = \"b\"; coeffs = [1.0, 2.0]; }\n);\nchain = [\"a\", \"a\", \"b\"];\n",
+	  GF_E_TOOLONG, 1, "max_taps", "the chain reaches 509 taps, more than max_taps = 300"},
+	 48000,
+	 2},
+	{{"max_taps = 300;\nfilters = ( { name = \"a\"; design = \"lowpass\"; cutoff_hz = 1000.0; taps = "
+	  "255; } );\n"
+	  "chain = [\"a\"];\nroutes = ( { channel = 1; delay_ms = 1.0; } );\n",
+	  GF_E_TOOLONG, 1, "max_taps", "the filter has 303 taps, more than max_taps = 300"},
+	 48000,
+	 2},
 };
 
 static void check_message(const struct bad *b, const char *path, int r, const char *msg)
@@ -315,10 +337,10 @@ static void check_message(const struct bad *b, const char *path, int r, const ch
 static void write_wav(const char *name, int rate, int frames)
 {
 	char *p = path_in(name);
-	SF_INFO info = { .samplerate = rate, .channels = 1, .format = SF_FORMAT_WAV | SF_FORMAT_FLOAT };
+	SF_INFO info = {.samplerate = rate, .channels = 1, .format = SF_FORMAT_WAV | SF_FORMAT_FLOAT};
 	SNDFILE *sf = sf_open(p, SFM_WRITE, &info);
 	CHECK(sf);
-	float x[1024] = { 1.0f, 0.5f };
+	float x[1024] = {1.0f, 0.5f};
 	CHECK(frames <= 1024 && sf_writef_float(sf, x, frames) == frames);
 	sf_close(sf);
 	free(p);
@@ -335,12 +357,12 @@ static void test_errors(void)
 		const struct bad *b = &load_errors[i];
 		char *p = write_file("bad.conf", b->text);
 		struct gf_config *c = (struct gf_config *)1;
-		struct gf_errbuf eb = { { 0 } };
+		struct gf_errbuf eb = {{0}};
 		int r = gf_config_load(p, &c, &eb);
 		CHECK(c == NULL);
 		check_message(b, p, r, eb.msg);
 		/* the same text from a string names "<string>" */
-		struct gf_errbuf eb2 = { { 0 } };
+		struct gf_errbuf eb2 = {{0}};
 		CHECK(gf_config_load_string(b->text, dir, &c, &eb2) == b->code && c == NULL);
 		CHECK(strncmp(eb2.msg, "<string>:", 9) == 0);
 		free(p);
@@ -349,7 +371,7 @@ static void test_errors(void)
 		const struct bad_build *b = &build_errors[i];
 		char *p = write_file("bad.conf", b->b.text);
 		struct gf_config *c;
-		struct gf_errbuf eb = { { 0 } };
+		struct gf_errbuf eb = {{0}};
 		CHECK_OK_EB(gf_config_load(p, &c, &eb), &eb);
 		struct gf_filter_set *fs = (struct gf_filter_set *)1;
 		int r = gf_config_build(c, b->rate, b->channels, &fs, &eb);
@@ -387,7 +409,7 @@ static void test_unknown_keys_warn(void)
 	int fd = open(log, O_CREAT | O_TRUNC | O_WRONLY, 0600);
 	CHECK(saved >= 0 && fd >= 0 && dup2(fd, 2) == 2);
 	struct gf_config *c;
-	struct gf_errbuf eb = { { 0 } };
+	struct gf_errbuf eb = {{0}};
 	int r = gf_config_load(p, &c, &eb);
 	fflush(stderr);
 	dup2(saved, 2);
@@ -401,9 +423,12 @@ static void test_unknown_keys_warn(void)
 	fclose(f);
 	printf("%s", text);
 	char want[4400];
-	const char *lines[] = { ":2: colour: unknown setting", ":5: filters.a.cutoff_hz: not used by a coeffs filter",
-				":6: filters.a.flavour: unknown setting", ":9: input.volume: unknown setting",
-				":10: routes[0].pan: unknown setting", ":7: filters.unused: defined but not used" };
+	const char *lines[] = {":2: colour: unknown setting",
+			       ":5: filters.a.cutoff_hz: not used by a coeffs filter",
+			       ":6: filters.a.flavour: unknown setting",
+			       ":9: input.volume: unknown setting",
+			       ":10: routes[0].pan: unknown setting",
+			       ":7: filters.unused: defined but not used"};
 	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
 		snprintf(want, sizeof(want), "%s%s", p, lines[i]);
 		CHECK(strstr(text, want) != NULL);
@@ -419,7 +444,7 @@ static void test_unknown_keys_warn(void)
 static void test_chain_equals_sequential(uint64_t *seed)
 {
 	enum { NA = 7, NB = 13, NC = 5, FRAMES = 2000 };
-	const uint32_t lens[3] = { NA, NB, NC };
+	const uint32_t lens[3] = {NA, NB, NC};
 	float h[3][NB];
 	char text[8192], *t = text;
 	t += sprintf(t, "filters = (\n");
@@ -432,7 +457,7 @@ static void test_chain_equals_sequential(uint64_t *seed)
 	}
 	sprintf(t, ");\nchain = [\"f0\", \"f1\", \"f2\"];\n");
 	struct gf_config *c;
-	struct gf_errbuf eb = { { 0 } };
+	struct gf_errbuf eb = {{0}};
 	CHECK_OK_EB(gf_config_load_string(text, NULL, &c, &eb), &eb);
 	struct gf_filter_set *fs = build_or_die(c, 48000, 1);
 	CHECK(fs->taps == NA + NB + NC - 2);
@@ -466,29 +491,31 @@ static void test_chain_equals_sequential(uint64_t *seed)
 
 static void test_routes_exact(void)
 {
-	const char *text = "filters = (\n"
-			   " { name = \"a\"; coeffs = [0.5, -0.25, 0.125]; },\n"
-			   " { name = \"b\"; coeffs = [1.0, 0.5]; },\n"
-			   " { name = \"loud\"; coeffs = [1.0]; gain_db = 6.0; }\n"
-			   ");\n"
-			   "chain = [\"a\"];\n"
-			   "routes = (\n"
-			   " { channel = 1; chain = [\"a\", \"b\"]; gain_db = -3.0; delay_ms = 1.5; invert = true; },\n"
-			   " { channel = 2; delay_ms = 0.5; },\n"
-			   " { channel = 4; chain = [\"loud\"]; },\n"
-			   " { channel = 5; chain = []; invert = true; }\n"
-			   ");\n";
+	const char *text =
+		"filters = (\n"
+		" { name = \"a\"; coeffs = [0.5, -0.25, 0.125]; },\n"
+		" { name = \"b\"; coeffs = [1.0, 0.5]; },\n"
+		" { name = \"loud\"; coeffs = [1.0]; gain_db = 6.0; }\n"
+		");\n"
+		"chain = [\"a\"];\n"
+		"routes = (\n"
+		" { channel = 1; chain = [\"a\", \"b\"]; gain_db = -3.0; delay_ms = 1.5; invert = true; },\n"
+		" { channel = 2; delay_ms = 0.5; },\n"
+		" { channel = 4; chain = [\"loud\"]; },\n"
+		" { channel = 5; chain = []; invert = true; }\n"
+		");\n";
 	struct gf_config *c;
-	struct gf_errbuf eb = { { 0 } };
+	struct gf_errbuf eb = {{0}};
 	CHECK_OK_EB(gf_config_load_string(text, NULL, &c, &eb), &eb);
-	const uint32_t rates[] = { 48000, 44100 };
+	const uint32_t rates[] = {48000, 44100};
 	for (int ri = 0; ri < 2; ri++) {
 		uint32_t rate = rates[ri];
-		uint32_t d1 = (uint32_t)lround(1.5 * rate / 1000.0), d2 = (uint32_t)lround(0.5 * rate / 1000.0);
+		uint32_t d1 = (uint32_t)lround(1.5 * rate / 1000.0),
+			 d2 = (uint32_t)lround(0.5 * rate / 1000.0);
 		CHECK(d1 == (rate == 48000 ? 72u : 66u) && d2 == (rate == 48000 ? 24u : 22u));
 		struct gf_filter_set *fs = build_or_die(c, rate, 6);
 		CHECK(fs->taps == d1 + 4);
-		const double a[] = { 0.5, -0.25, 0.125 }, ab[] = { 0.5, 0.0, 0.0, 0.0625 };
+		const double a[] = {0.5, -0.25, 0.125}, ab[] = {0.5, 0.0, 0.0, 0.0625};
 		double g = pow(10.0, -3.0 / 20.0), loud = pow(10.0, 6.0 / 20.0);
 		for (uint32_t ch = 0; ch < 6; ch++) {
 			const float *h = gf_filter_set_channel(fs, ch);
@@ -505,12 +532,28 @@ static void test_routes_exact(void)
 				else if (ch == 5 && i == 0)
 					want = -1.0;
 				if (h[i] != (float)want)
-					fprintf(stderr, "rate %u ch %u tap %u: %.9g want %.9g\n", rate, ch, i, h[i], want);
+					fprintf(stderr, "rate %u ch %u tap %u: %.9g want %.9g\n", rate, ch, i,
+						h[i], want);
 				CHECK(h[i] == (float)want);
 			}
 		}
 		gf_filter_set_free(fs);
 	}
+	gf_config_free(c);
+}
+
+/* Without a global chain, channels that have no route pass through unchanged. */
+static void test_routes_without_chain(void)
+{
+	const char *text = "filters = ( { name = \"a\"; coeffs = [0.5, 0.25]; } );\n"
+			   "routes = ( { channel = 0; chain = [\"a\"]; } );\n";
+	struct gf_config *c;
+	struct gf_errbuf eb = {{0}};
+	CHECK_OK_EB(gf_config_load_string(text, NULL, &c, &eb), &eb);
+	struct gf_filter_set *fs = build_or_die(c, 48000, 2);
+	const float want[2][2] = {{0.5f, 0.25f}, {1.0f, 0.0f}};
+	CHECK(fs->taps == 2 && memcmp(fs->coeffs, want, sizeof(want)) == 0);
+	gf_filter_set_free(fs);
 	gf_config_free(c);
 }
 
@@ -526,17 +569,18 @@ static void test_files_and_paths(void)
 	char *taps = path_in("sub/t.txt");
 	free(write_file("sub/t.txt", "0.5\n0.25\n"));
 	free(write_file("sub/more.conf", "chain = [\"t\", \"lp\"];\n"));
-	free(write_file("sub/main.conf", "filters = (\n"
-					 " { name = \"t\"; file = \"t.txt\"; },\n"
-					 " { name = \"lp\"; design = \"lowpass\"; cutoff_hz = 4000.0; taps = 31; }\n"
-					 ");\n"
-					 "@include \"more.conf\"\n"
-					 "output = { file = \"rec.wav\"; };\n"));
+	free(write_file("sub/main.conf",
+			"filters = (\n"
+			" { name = \"t\"; file = \"t.txt\"; },\n"
+			" { name = \"lp\"; design = \"lowpass\"; cutoff_hz = 4000.0; taps = 31; }\n"
+			");\n"
+			"@include \"more.conf\"\n"
+			"output = { file = \"rec.wav\"; };\n"));
 	char cwd[4096];
 	CHECK(getcwd(cwd, sizeof(cwd)));
 	CHECK(chdir("/") == 0);
 	struct gf_config *c;
-	struct gf_errbuf eb = { { 0 } };
+	struct gf_errbuf eb = {{0}};
 	CHECK_OK_EB(gf_config_load(conf, &c, &eb), &eb);
 	CHECK(chdir(cwd) == 0);
 	for (uint32_t i = 0; i < c->n_files; i++)
@@ -570,7 +614,7 @@ static void test_settings_parsed(void)
 			   "output = { device = 3; channels = 4; };\n"
 			   "filters = ( { name = \"id\"; design = \"identity\"; } );\nchain = [\"id\"];\n";
 	struct gf_config *c;
-	struct gf_errbuf eb = { { 0 } };
+	struct gf_errbuf eb = {{0}};
 	CHECK_OK_EB(gf_config_load_string(text, NULL, &c, &eb), &eb);
 	CHECK(c->sample_rate == 96000 && c->block_frames == 64 && c->backend == GF_BACKEND_CPU &&
 	      c->algo == GF_ALGO_FFT && c->gpu_index == 1 && c->crossfade_ms == 5.0 && c->max_taps == 65536 &&
@@ -603,6 +647,7 @@ int main(void)
 	test_unknown_keys_warn();
 	test_chain_equals_sequential(&seed);
 	test_routes_exact();
+	test_routes_without_chain();
 	test_files_and_paths();
 	test_settings_parsed();
 	char cmd[4200];

@@ -8,12 +8,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "backend.h"
 #include "cpu_backend.h"
 #include "testutil.h"
 
 static uint64_t rng;
+
+static double seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
 
 static uint32_t rand_below(uint32_t n)
 {
@@ -31,7 +39,8 @@ static struct gf_filter_set *random_filter(uint32_t ch, uint32_t taps)
 
 static void *make(enum gf_algo algo, uint32_t ch, uint32_t max_block, const struct gf_filter_set *fs)
 {
-	struct gf_engine_params p = {.backend = GF_BACKEND_CPU, .algo = algo, .channels = ch, .max_block = max_block};
+	struct gf_engine_params p = {
+		.backend = GF_BACKEND_CPU, .algo = algo, .channels = ch, .max_block = max_block};
 	struct gf_errbuf eb = {{0}};
 	void *inst = NULL;
 	CHECK_OK_EB(gf_cpu_backend.create(&p, fs, &inst, &eb), &eb);
@@ -43,7 +52,7 @@ static void *make(enum gf_algo algo, uint32_t ch, uint32_t max_block, const stru
 static void run_calls(void *inst, const float *x, float *y, uint32_t frames, uint32_t ch, uint32_t max_block,
 		      int inplace)
 {
-	uint32_t pos = 0, small_until = frames / 3;
+	uint32_t pos = 0, small_until = frames / 3 < 4000 ? frames / 3 : 4000;
 	uint32_t small_max = max_block < 70 ? max_block : 70;
 	while (pos < frames) {
 		uint32_t n;
@@ -82,7 +91,8 @@ static double check_output(const float *x, const float *y, uint32_t frames, uint
 	uint32_t want = (uint32_t)fmin((double)frames, budget / ((double)fs->taps * ch) + 64);
 	uint32_t stride = (frames - from) / want > 1 ? (frames - from) / want : 1;
 	double num = 0.0, den = 0.0;
-	for (uint32_t n = from; n < frames; n += (n < from + 64 || stride < 2 ? 1 : stride - 1 + rand_below(3))) {
+	for (uint32_t n = from; n < frames;
+	     n += (n < from + 64 || stride < 2 ? 1 : stride - 1 + rand_below(3))) {
 		for (uint32_t c = 0; c < ch; c++) {
 			double r = ref_at(x, ch, fs, n, c), d = (double)y[(size_t)n * ch + c] - r;
 			num += d * d;
@@ -97,24 +107,28 @@ struct acc_case {
 	enum gf_algo algo;
 	uint32_t partition;
 	enum gf_cpu_head head;
+	int baseline; /* portable kernels instead of AVX2+FMA */
 };
 
 static void accuracy_case(const struct acc_case *k, int inplace)
 {
-	struct gf_cpu_tuning t = {.fft_partition = k->partition, .fft_head = k->head};
+	struct gf_cpu_tuning t = {
+		.fft_partition = k->partition, .fft_head = k->head, .baseline_kernels = k->baseline};
 	gf_cpu_set_tuning(&t);
 	struct gf_filter_set *fs = random_filter(k->ch, k->taps);
 	size_t n = (size_t)k->frames * k->ch;
 	float *x = malloc(n * sizeof(float)), *y = malloc(n * sizeof(float));
 	CHECK(x && y);
 	gf_test_fill_noise(x, n, &rng);
+	double t0 = seconds();
 	void *inst = make(k->algo, k->ch, k->max_block, fs);
 	const char *want = k->algo == GF_ALGO_DIRECT ? "direct" : "fft";
 	CHECK(strcmp(gf_cpu_backend.algo_name(inst), want) == 0);
 	run_calls(inst, x, y, k->frames, k->ch, k->max_block, inplace);
 	double err = check_output(x, y, k->frames, k->ch, fs, 0);
-	printf("%-6s taps %6u ch %u block %5u P %5u head %d %s: rel L2 %.3g\n", want, k->taps, k->ch,
-	       k->max_block, k->partition, k->head, inplace ? "in place" : "        ", err);
+	printf("%-6s taps %6u ch %u block %5u P %5u head %d %s%s: rel L2 %.3g (%.2f s)\n", want, k->taps,
+	       k->ch, k->max_block, k->partition, k->head, inplace ? "in place" : "        ",
+	       k->baseline ? " baseline" : "", err, seconds() - t0);
 	CHECK(err < 1e-6);
 	gf_cpu_backend.destroy(inst);
 	gf_filter_set_free(fs);
@@ -135,17 +149,17 @@ static void test_accuracy(void)
 		if (T >= 65536)
 			ch = 2;
 		struct acc_case cases[] = {
-			{T, ch, 512, frames, GF_ALGO_DIRECT, 0, 0},
-			{T, ch, 512, frames, GF_ALGO_FFT, 0, GF_CPU_HEAD_AUTO},
-			{T, ch, 300, frames, GF_ALGO_FFT, 16, GF_CPU_HEAD_DIRECT},
-			{T, ch, 300, frames, GF_ALGO_FFT, 32, GF_CPU_HEAD_FFT},
-			{T, 8 - ch % 8, 4096, frames, GF_ALGO_FFT, 0, GF_CPU_HEAD_AUTO},
+			{T, ch, 512, frames, GF_ALGO_DIRECT, 0, 0, 0},
+			{T, ch, 512, frames, GF_ALGO_FFT, 0, GF_CPU_HEAD_AUTO, 0},
+			{T, ch, 300, frames, GF_ALGO_FFT, 16, GF_CPU_HEAD_DIRECT, 0},
+			{T, ch, 300, frames, GF_ALGO_FFT, 32, GF_CPU_HEAD_FFT, 0},
+			{T, 8 - ch % 8, 4096, frames, GF_ALGO_FFT, 0, GF_CPU_HEAD_AUTO, 0},
 		};
 		for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
 			struct acc_case k = cases[c];
 			if (T >= 65536 && k.algo == GF_ALGO_DIRECT) {
 				k.ch = 1; /* slow path: keep it short */
-				k.frames = T + 1500;
+				k.frames = T + 300;
 			}
 			if (T >= 4096 && k.partition == 16)
 				k.partition = 1024;
@@ -156,12 +170,17 @@ static void test_accuracy(void)
 	}
 	/* Offline-sized blocks, and the smallest ones. */
 	struct acc_case big[] = {
-		{65536, 2, 65536, 200000, GF_ALGO_FFT, 0, GF_CPU_HEAD_AUTO},
-		{4095, 3, 65536, 150000, GF_ALGO_FFT, 0, GF_CPU_HEAD_AUTO},
-		{255, 2, 65536, 140000, GF_ALGO_DIRECT, 0, 0},
-		{300, 2, 1, 1500, GF_ALGO_FFT, 0, GF_CPU_HEAD_AUTO},
-		{300, 2, 1, 1500, GF_ALGO_DIRECT, 0, 0},
-		{5000, 1, 7, 12000, GF_ALGO_FFT, 0, GF_CPU_HEAD_AUTO},
+		{65536, 2, 65536, 200000, GF_ALGO_FFT, 0, GF_CPU_HEAD_AUTO, 0},
+		{1u << 20, 1, 65536, (1u << 20) + 70000, GF_ALGO_FFT, 0, GF_CPU_HEAD_AUTO, 0}, /* 1M taps */
+		{4095, 3, 65536, 150000, GF_ALGO_FFT, 0, GF_CPU_HEAD_AUTO, 0},
+		{255, 2, 65536, 140000, GF_ALGO_DIRECT, 0, 0, 0},
+		{300, 2, 1, 1500, GF_ALGO_FFT, 0, GF_CPU_HEAD_AUTO, 0},
+		{300, 2, 1, 1500, GF_ALGO_DIRECT, 0, 0, 0},
+		{5000, 1, 7, 12000, GF_ALGO_FFT, 0, GF_CPU_HEAD_AUTO, 0},
+		/* the portable kernels (what non-AVX2 machines run) */
+		{1000, 3, 300, 6000, GF_ALGO_DIRECT, 0, 0, 1},
+		{1000, 3, 300, 6000, GF_ALGO_FFT, 64, GF_CPU_HEAD_DIRECT, 1},
+		{4096, 2, 4096, 20000, GF_ALGO_FFT, 0, GF_CPU_HEAD_AUTO, 1},
 	};
 	for (size_t c = 0; c < sizeof(big) / sizeof(big[0]); c++)
 		accuracy_case(&big[c], (int)(c % 2));
@@ -188,8 +207,8 @@ static void impulse_case(enum gf_algo algo, uint32_t ch, uint32_t taps, uint32_t
 			worst = fmax(worst, fabs(y[(size_t)i * ch + c] - want));
 		}
 	}
-	printf("impulse %-6s taps %5u ch %u block %4u: max abs error %.3g\n", gf_cpu_backend.algo_name(inst), taps,
-	       ch, max_block, worst);
+	printf("impulse %-6s taps %5u ch %u block %4u: max abs error %.3g\n", gf_cpu_backend.algo_name(inst),
+	       taps, ch, max_block, worst);
 	CHECK(worst < (algo == GF_ALGO_DIRECT ? 1e-7 : 2e-6));
 	gf_cpu_backend.destroy(inst);
 	gf_filter_set_free(fs);
@@ -212,8 +231,8 @@ static void prime_case(enum gf_algo algo, uint32_t ch, uint32_t taps, uint32_t m
 	CHECK_OK(gf_cpu_backend.prime(inst, x, hist));
 	run_calls(inst, x + (size_t)hist * ch, y + (size_t)hist * ch, frames - hist, ch, max_block, 0);
 	double err = check_output(x, y, frames, ch, fs, hist);
-	printf("prime   %-6s taps %5u ch %u block %4u history %6u: rel L2 %.3g\n", gf_cpu_backend.algo_name(inst),
-	       taps, ch, max_block, hist, err);
+	printf("prime   %-6s taps %5u ch %u block %4u history %6u: rel L2 %.3g\n",
+	       gf_cpu_backend.algo_name(inst), taps, ch, max_block, hist, err);
 	CHECK(err < 1e-6);
 	gf_cpu_backend.destroy(inst);
 	gf_filter_set_free(fs);
@@ -229,7 +248,8 @@ static void test_misc(void)
 	CHECK(gf_cpu_backend.process(inst, buf, buf, 65) == GF_E_INVAL);
 	CHECK(gf_cpu_backend.process(inst, buf, buf, 0) == GF_E_INVAL);
 	CHECK(strlen(gf_cpu_backend.describe(inst)) > 0);
-	printf("auto, 100 taps, block 64: %s (%s)\n", gf_cpu_backend.algo_name(inst), gf_cpu_backend.describe(inst));
+	printf("auto, 100 taps, block 64: %s (%s)\n", gf_cpu_backend.algo_name(inst),
+	       gf_cpu_backend.describe(inst));
 	gf_cpu_backend.destroy(inst);
 	gf_cpu_backend.destroy(NULL);
 	/* AUTO: short filters direct, long ones FFT. */
@@ -268,7 +288,9 @@ int main(void)
 		for (int a = 0; a < 2; a++) {
 			enum gf_algo algo = a ? GF_ALGO_FFT : GF_ALGO_DIRECT;
 			/* special values: taps-1 exactly, and well beyond the filter */
-			uint32_t h1 = hist_of[i] == 0xffffffffu ? 999 : hist_of[i] == 0xfffffffeu ? 3777 : hist_of[i];
+			uint32_t h1 = hist_of[i] == 0xffffffffu	  ? 999
+				      : hist_of[i] == 0xfffffffeu ? 3777
+								  : hist_of[i];
 			prime_case(algo, 2, 1000, 256, h1);
 			prime_case(algo, 1, 7, 5, h1);
 		}

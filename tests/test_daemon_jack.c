@@ -39,7 +39,7 @@
 #define MAX_FRAMES ((size_t)RATE * MAX_S)
 #define RELOADS_WANTED 100
 #define RELOAD_BUDGET_S 40.0          /* stop reloading after this long, whichever first */
-#define TOL 2e-4                      /* float32 engine vs double reference, |y| ~ 0.3 */
+#define TOL 2e-5                      /* float32 engine vs double reference, |y| <~ 1 */
 
 static char dir[512], conf_path[600], log_path[600], sock_path[600], status_path[600];
 static float h_a[TAPS_A], h_b[TAPS_B];
@@ -127,45 +127,51 @@ static int process(jack_nframes_t n, void *arg)
 	return 0;
 }
 
-/* gpufir's port "<client>:<name>" (PortAudio names them in_N / out_N). */
-static const char *gpufir_port(jack_client_t *c, const char *name, unsigned long flags)
+/* gpufir's i-th port of a direction (PortAudio names them "<client>:in_N" /
+ * "out_N"; the client is "gpufir"), in registration order. */
+static void gpufir_port(jack_client_t *c, const char *re, unsigned long flags, int i, char *out,
+			size_t len)
 {
-	static char found[256];
-	char re[64];
-	snprintf(re, sizeof(re), ":%s$", name);
 	const char **ports = jack_get_ports(c, re, NULL, flags);
-	found[0] = '\0';
-	for (int i = 0; ports && ports[i]; i++)
-		if (strncmp(ports[i], "gftest:", 7) != 0 && strncmp(ports[i], "system:", 7) != 0)
-			snprintf(found, sizeof(found), "%s", ports[i]);
+	int n = 0;
+	while (ports && ports[n])
+		n++;
+	if (i >= n) {
+		jack_free(ports);
+		die_with_log("gpufir's JACK ports not found");
+	}
+	snprintf(out, len, "%s", ports[i]);
 	jack_free(ports);
-	return found[0] ? found : NULL;
 }
 
 static void connect_ports(jack_client_t *c)
 {
 	for (int i = 0; i < CH; i++) {
-		char in[16], out[16], cap[64];
-		snprintf(in, sizeof(in), "in_%d", i + 1);
-		snprintf(out, sizeof(out), "out_%d", i + 1);
-		const char *gin = gpufir_port(c, in, JackPortIsInput);
-		CHECK(gin);
-		char gin_copy[256];
-		snprintf(gin_copy, sizeof(gin_copy), "%s", gin);
-		snprintf(cap, sizeof(cap), "system:capture_%d", i + 1);
-		jack_disconnect(c, cap, gin_copy); /* PortAudio auto-connects the dummy capture */
-		CHECK(jack_connect(c, jack_port_name(feed_port[i]), gin_copy) == 0);
-		const char *gout = gpufir_port(c, out, JackPortIsOutput);
-		CHECK(gout);
+		char gin[256], gout[256];
+		gpufir_port(c, "^gpufir[^:]*:in_", JackPortIsInput, i, gin, sizeof(gin));
+		gpufir_port(c, "^gpufir[^:]*:out_", JackPortIsOutput, i, gout, sizeof(gout));
+		const char **src = jack_port_get_all_connections(c, jack_port_by_name(c, gin));
+		for (int k = 0; src && src[k]; k++)
+			jack_disconnect(c, src[k], gin); /* PortAudio auto-connects the dummy capture */
+		jack_free(src);
+		CHECK(jack_connect(c, jack_port_name(feed_port[i]), gin) == 0);
 		CHECK(jack_connect(c, gout, jack_port_name(rec_port[i])) == 0);
 	}
 }
 
 /* ---- notify socket: the systemd side ------------------------------------- */
 
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 struct notify_log {
 	int ready, reloading, watchdog, status, stopping;
 	int in_reload; /* RELOADING seen, READY not yet */
+	double last_wd, max_wd_gap; /* seconds between WATCHDOG=1 pings */
 	char last_status[1024];
 };
 static struct notify_log nl;
@@ -173,7 +179,10 @@ static struct notify_log nl;
 static void notify_read(int timeout_ms)
 {
 	struct pollfd p = { .fd = notify_fd, .events = POLLIN };
-	while (poll(&p, 1, timeout_ms) == 1) {
+	double end = now_s() + timeout_ms / 1000.0;
+	for (int t = timeout_ms; poll(&p, 1, t) == 1; t = (int)((end - now_s()) * 1000.0)) {
+		if (t < 0)
+			t = 0;
 		char buf[2048];
 		ssize_t n = recv(notify_fd, buf, sizeof(buf) - 1, 0);
 		if (n <= 0)
@@ -187,7 +196,10 @@ static void notify_read(int timeout_ms)
 			nl.reloading++;
 			nl.in_reload = 1;
 		} else if (strcmp(buf, "WATCHDOG=1") == 0) {
-			nl.watchdog++;
+			double at = now_s();
+			if (nl.watchdog++ && at - nl.last_wd > nl.max_wd_gap)
+				nl.max_wd_gap = at - nl.last_wd;
+			nl.last_wd = at;
 		} else if (strncmp(buf, "STATUS=", 7) == 0) {
 			nl.status++;
 			snprintf(nl.last_status, sizeof(nl.last_status), "%.1000s", buf + 7);
@@ -197,15 +209,16 @@ static void notify_read(int timeout_ms)
 			fprintf(stderr, "unexpected notify message '%s'\n", buf);
 			exit(1);
 		}
-		timeout_ms = 0;
 	}
 }
 
-static double now_s(void)
+/* Sleep @p ms while still reading the notify socket (watchdog gaps are timed
+ * on arrival). */
+static void idle_ms(int ms)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	double end = now_s() + ms / 1000.0;
+	for (double left; (left = end - now_s()) > 0;)
+		notify_read((int)(left * 1000.0) + 1);
 }
 
 /* Wait until @p n READY=1 messages in all, or fail after @p timeout_s. */
@@ -396,7 +409,7 @@ int main(void)
 	CHECK(x && rec);
 	gf_test_fill_noise(x, MAX_FRAMES * CH, &rng);
 	for (size_t i = 0; i < MAX_FRAMES * CH; i++)
-		x[i] *= 0.5f;
+		x[i] *= 0.05f; /* keeps the long filter's output near full scale */
 	write_taps("a.txt", h_a, TAPS_A, &rng);
 	write_taps("b.txt", h_b, TAPS_B, &rng);
 	write_conf("a.txt", 0);
@@ -437,9 +450,12 @@ int main(void)
 	wait_ready(1, 30.0, "start-up");
 	connect_ports(jc);
 	size_t m_connected = atomic_load(&rec_pos);
-	usleep(1000000);
+	idle_ms(1000);
 	notify_read(0);
 	CHECK(nl.status > 0 && strstr(nl.last_status, "63 taps"));
+
+	char st0[GF_STATUS_MAX];
+	query_status(st0, sizeof(st0));
 
 	/* Reloads under running audio. */
 	int ready = nl.ready, applied = 0, reloads = 0;
@@ -453,18 +469,19 @@ int main(void)
 			query_status(st, sizeof(st));
 			if (!strstr(st, "last_reload: reload failed: ") || !strstr(st, "gpufir.conf:"))
 				die_with_log("status socket does not show the failed reload");
+			notify_read(200); /* STATUS= follows READY=1 */
 			CHECK(strstr(nl.last_status, "reload failed: ") != NULL);
-			usleep(300000);
+			idle_ms(300);
 		}
 		/* Filter B on even reloads, A on odd; SIGHUP on every other. */
 		ready = reload_once(i % 2 ? "a.txt" : "b.txt", i % 2, ready);
 		applied++;
 		reloads += 1 + i % 2;
-		usleep((useconds_t)(50000 + (rng % 200) * 1000)); /* 50..250 ms of each filter */
+		idle_ms(50 + (int)(rng % 200)); /* 50..250 ms of each filter */
 		rng = rng * 6364136223846793005ull + 1442695040888963407ull;
 	}
 	double reload_s = now_s() - t0;
-	usleep(500000);
+	idle_ms(500);
 	char st[GF_STATUS_MAX];
 	query_status(st, sizeof(st));
 	size_t m_end = atomic_load_explicit(&rec_pos, memory_order_acquire);
@@ -483,15 +500,22 @@ int main(void)
 		die_with_log("gpufir did not exit 0 on SIGTERM");
 
 	/* The systemd side. */
-	printf("notify: READY %d, RELOADING %d, WATCHDOG %d, STATUS %d, STOPPING %d\n", nl.ready,
-	       nl.reloading, nl.watchdog, nl.status, nl.stopping);
+	printf("notify: READY %d, RELOADING %d, WATCHDOG %d (longest gap %.2f s), STATUS %d, "
+	       "STOPPING %d\n", nl.ready, nl.reloading, nl.watchdog, nl.max_wd_gap, nl.status,
+	       nl.stopping);
 	CHECK(nl.reloading == reloads + 1 && nl.ready == nl.reloading + 1 && !nl.in_reload);
-	CHECK(nl.watchdog >= (int)(reload_s / 0.5) - 2 && nl.stopping == 1);
+	/* WATCHDOG_USEC is 1 s: every gap must stay below it, reloads included. */
+	CHECK(nl.watchdog >= (int)(reload_s / 1.0) && nl.max_wd_gap < 1.0 && nl.stopping == 1);
 	printf("status: swaps %ld, blocks %ld, overflows %ld, underflows %ld, late %ld, device xruns %ld\n",
 	       status_num(st, "swaps"), status_num(st, "blocks"), status_num(st, "input_overflows"),
 	       status_num(st, "output_underflows"), status_num(st, "late_blocks"),
 	       status_num(st, "device_xruns"));
-	CHECK(status_num(st, "input_overflows") == 0 && status_num(st, "output_underflows") == 0);
+	printf("status before the reloads: underflows %ld, overflows %ld, late %ld\n",
+	       status_num(st0, "output_underflows"), status_num(st0, "input_overflows"),
+	       status_num(st0, "late_blocks"));
+	/* gpufir's own xruns: none while reloading (start-up is not this test's business). */
+	CHECK(status_num(st, "input_overflows") == status_num(st0, "input_overflows"));
+	CHECK(status_num(st, "output_underflows") == status_num(st0, "output_underflows"));
 	CHECK(status_num(st, "reload_failures") == 1);
 
 	/* The audio. */

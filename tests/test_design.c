@@ -50,7 +50,7 @@ static void check_sinc(const struct gf_design *d, const struct band *bands, int 
 {
 	double *h;
 	uint32_t n;
-	struct gf_errbuf eb = { { 0 } };
+	struct gf_errbuf eb = {{0}};
 	CHECK_OK_EB(gf_design_run(d, RATE, &h, &n, &eb), &eb);
 	CHECK(gf_design_taps(d, RATE) == n);
 	check_linear_phase(h, n);
@@ -58,7 +58,8 @@ static void check_sinc(const struct gf_design *d, const struct band *bands, int 
 		double ripple, peak;
 		measure(h, n, bands[b].f0, bands[b].f1, &ripple, &peak);
 		printf("  %-8s %5u taps  %7.0f..%7.0f Hz  %s %.5f dB\n", gf_design_type_name(d->type), n,
-		       bands[b].f0, bands[b].f1, bands[b].pass ? "ripple" : "peak", bands[b].pass ? ripple : peak);
+		       bands[b].f0, bands[b].f1, bands[b].pass ? "ripple" : "peak",
+		       bands[b].pass ? ripple : peak);
 		if (bands[b].pass)
 			CHECK(ripple < 0.01);
 		else
@@ -75,27 +76,27 @@ static void test_sinc_designs(void)
 	gf_design_init(&d, GF_DESIGN_LOWPASS);
 	d.cutoff_hz = 8000.0;
 	d.transition_hz = tw;
-	struct band lp[] = { { 0, 7500, 1 }, { 8500, 24000, 0 } };
+	struct band lp[] = {{0, 7500, 1}, {8500, 24000, 0}};
 	check_sinc(&d, lp, 2);
 
 	gf_design_init(&d, GF_DESIGN_HIGHPASS);
 	d.cutoff_hz = 1000.0;
 	d.transition_hz = tw;
-	struct band hp[] = { { 0, 500, 0 }, { 1500, 24000, 1 } };
+	struct band hp[] = {{0, 500, 0}, {1500, 24000, 1}};
 	check_sinc(&d, hp, 2);
 
 	gf_design_init(&d, GF_DESIGN_BANDPASS);
 	d.low_hz = 2000.0;
 	d.high_hz = 6000.0;
 	d.transition_hz = tw;
-	struct band bp[] = { { 0, 1500, 0 }, { 2500, 5500, 1 }, { 6500, 24000, 0 } };
+	struct band bp[] = {{0, 1500, 0}, {2500, 5500, 1}, {6500, 24000, 0}};
 	check_sinc(&d, bp, 3);
 
 	gf_design_init(&d, GF_DESIGN_BANDSTOP);
 	d.low_hz = 2000.0;
 	d.high_hz = 6000.0;
 	d.transition_hz = tw;
-	struct band bs[] = { { 0, 1500, 1 }, { 2500, 5500, 0 }, { 6500, 24000, 1 } };
+	struct band bs[] = {{0, 1500, 1}, {2500, 5500, 0}, {6500, 24000, 1}};
 	check_sinc(&d, bs, 3);
 
 	/* taps given: the transition it reaches follows from Kaiser's formula */
@@ -103,7 +104,7 @@ static void test_sinc_designs(void)
 	d.cutoff_hz = 12000.0;
 	d.taps = 255;
 	double t = gf_design_kaiser_transition_hz(80.0, 255, RATE);
-	struct band lp2[] = { { 0, 12000 - t / 2, 1 }, { 12000 + t / 2, 24000, 0 } };
+	struct band lp2[] = {{0, 12000 - t / 2, 1}, {12000 + t / 2, 24000, 0}};
 	check_sinc(&d, lp2, 2);
 }
 
@@ -133,7 +134,7 @@ static double notch_width(const double *h, uint32_t n, double f0)
 static void test_notch(void)
 {
 	struct gf_design d;
-	struct gf_errbuf eb = { { 0 } };
+	struct gf_errbuf eb = {{0}};
 	double *h;
 	uint32_t n;
 	gf_design_init(&d, GF_DESIGN_NOTCH);
@@ -169,7 +170,7 @@ static void test_notch(void)
 static void test_notch_two_mains_and_q(void)
 {
 	struct gf_design d;
-	struct gf_errbuf eb = { { 0 } };
+	struct gf_errbuf eb = {{0}};
 	double *h;
 	uint32_t n;
 	/* 50 and 60 Hz families share 300 Hz: it must be placed once, not make the system singular */
@@ -181,7 +182,7 @@ static void test_notch_two_mains_and_q(void)
 	d.bandwidth_hz = 8.0;
 	d.attenuation_db = 60.0;
 	CHECK_OK_EB(gf_design_run(&d, RATE, &h, &n, &eb), &eb);
-	const double f[] = { 50, 60, 100, 120, 150, 180, 200, 240, 250, 300, 360 };
+	const double f[] = {50, 60, 100, 120, 150, 180, 200, 240, 250, 300, 360};
 	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
 		CHECK(db(gf_design_response(h, n, f[i], RATE)) < -100.0);
 	free(h);
@@ -215,7 +216,7 @@ static void test_notch_two_mains_and_q(void)
 static void test_identity_delay(void)
 {
 	struct gf_design d;
-	struct gf_errbuf eb = { { 0 } };
+	struct gf_errbuf eb = {{0}};
 	double *h;
 	uint32_t n;
 	gf_design_init(&d, GF_DESIGN_IDENTITY);
@@ -232,7 +233,7 @@ static void test_identity_delay(void)
 /* Errors name the setting first ("KEY: why") so the config module can add file:line. */
 static void expect_error(const struct gf_design *d, double rate, const char *key, const char *also)
 {
-	struct gf_errbuf eb = { { 0 } };
+	struct gf_errbuf eb = {{0}};
 	double *h = (double *)1;
 	uint32_t n = 7;
 	int r = gf_design_run(d, rate, &h, &n, &eb);

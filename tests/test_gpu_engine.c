@@ -141,9 +141,12 @@ static void run_case(const struct tcase *t)
 	stream(&gf_cuda_backend, inst, x, y, t->frames, t->channels, t->max_block, t->pat);
 	double e = error_of(x, y, t->frames, t->channels, fs, 0);
 #ifdef GPUFIR_HAVE_CUDA
-	printf("%-6s taps %7u ch %2u frames %7u block %5u %-6s  %-16s P %5u  rel L2 %.2e\n", algo, t->taps,
+	printf("%-6s taps %7u ch %2u frames %7u block %5u %-6s  %-16s P %6u  rel L2 %.2e\n", algo, t->taps,
 	       t->channels, t->frames, t->max_block, pat_name(t->pat), gf_cuda_taps_where(inst),
 	       gf_cuda_fft_partition(inst), e);
+#else
+	printf("%-6s taps %7u ch %2u frames %7u block %5u %-6s  rel L2 %.2e\n", algo, t->taps, t->channels,
+	       t->frames, t->max_block, pat_name(t->pat), e);
 #endif
 	fflush(stdout);
 	CHECK(e < TOL);
@@ -303,6 +306,7 @@ static const struct tcase quick_cases[] = {
 	{GF_ALGO_DIRECT, 2, 31, 3000, 64, RANDOM},   {GF_ALGO_DIRECT, 1, 1024, 20000, 4096, FIXED},
 	{GF_ALGO_DIRECT, 8, 255, 9000, 1000, RANDOM}, {GF_ALGO_FFT, 2, 255, 5000, 64, RANDOM},
 	{GF_ALGO_FFT, 1, 4095, 20000, 1000, RANDOM},  {GF_ALGO_FFT, 2, 3000, 30000, 8192, FIXED},
+	{GF_ALGO_FFT, 2, 20000, 12000, 64, RANDOM}, /* partition sum split over lanes (shared memory) */
 };
 
 static const struct tcase full_cases[] = {
@@ -330,6 +334,7 @@ static const struct tcase full_cases[] = {
 	{GF_ALGO_FFT, 1, 262143, 600000, 65536, RANDOM},
 	{GF_ALGO_FFT, 1, 1048576, 1200000, 65536, FIXED},
 	{GF_ALGO_FFT, 2, 1048576, 1100000, 4096, RANDOM},
+	{GF_ALGO_FFT, 2, 300000, 700000, 262144, RANDOM}, /* largest partition, 2^18 */
 	/* automatic choice */
 	{GF_ALGO_AUTO, 2, 64, 20000, 128, RANDOM},
 	{GF_ALGO_AUTO, 2, 8192, 200000, 65536, FIXED},

@@ -7,9 +7,9 @@
  * exactly the latency gpufir reports (found by cross-correlation), window by
  * window, and gpufir's own xrun counters must stay at zero. The same run
  * records a WAV file, which must be aligned with the capture position at
- * which the player started. A second case records only (no playback device),
- * a third kills the JACK server and checks that gf_live_poll reports it and a
- * fresh gf_live works on a restarted server.
+ * which the player started. Further cases: capture and playback as two
+ * streams; recording only (no playback device); device trouble (a stalled
+ * server, then a server that quits).
  *
  * Uses the server in JACK_DEFAULT_SERVER (scripts/with-jackd.sh), else starts
  * a private one. GPUFIR_TEST_BACKEND=cuda runs the GPU backend (77 without a
@@ -251,17 +251,26 @@ static struct gf_jack_rig *run_signal(struct gf_live *live, const float *x, uint
 	return rig;
 }
 
-static void case_playback(uint64_t *seed, uint32_t seconds, const char *dir)
+/* Playback (and, with @p dir, a WAV recording at the same time). @p two:
+ * capture and playback as two PortAudio streams, the path for devices that
+ * cannot share one; their relative phase is then known only to within one
+ * device period, so the delay must lie in [latency - period, latency]. */
+static void case_playback(uint64_t *seed, uint32_t seconds, const char *dir, int two)
 {
+	const char *what = two ? "two streams" : "playback";
 	uint32_t frames = seconds * RATE;
 	float taps[TAPS];
 	gf_test_fill_decaying_taps(taps, TAPS, seed);
 	float *x = make_signal(frames, seed);
-	char wav[512];
-	snprintf(wav, sizeof(wav), "%s/playback.wav", dir);
+	char wav[512] = "";
+	if (dir)
+		snprintf(wav, sizeof(wav), "%s/playback.wav", dir);
 
 	struct setup st;
-	setup_open(&st, taps, 1, wav);
+	if (two)
+		setenv("GPUFIR_LIVE_TWO_STREAMS", "1", 1);
+	setup_open(&st, taps, 1, dir ? wav : NULL);
+	unsetenv("GPUFIR_LIVE_TWO_STREAMS");
 	const float *rec;
 	uint32_t rec_frames;
 	struct gf_jack_rig *rig = run_signal(st.live, x, frames, 1, &rec, &rec_frames);
@@ -269,36 +278,42 @@ static void case_playback(uint64_t *seed, uint32_t seconds, const char *dir)
 	gf_live_get_stats(st.live, &s);
 	CHECK(gf_live_poll(st.live) == 0);
 	gf_live_stop(st.live);
-	print_stats("playback", &s);
+	print_stats(what, &s);
+	uint32_t period = gf_jack_rig_period(rig);
 	long expect = (long)(gf_jack_rig_play_time(rig) - gf_jack_rig_record_time(rig)) + s.latency_frames;
-	printf("playback: JACK period %u, JACK xruns %u (not asserted), recorded %u frames\n",
-	       gf_jack_rig_period(rig), gf_jack_rig_xruns(rig), rec_frames);
-	CHECK(s.latency_frames == BLOCK); /* duplex, device period == block */
+	printf("%s: JACK period %u, JACK xruns %u (not asserted), recorded %u frames\n", what, period,
+	       gf_jack_rig_xruns(rig), rec_frames);
+	/* duplex with device period == block: one block; two streams: 2 blocks + both periods */
+	CHECK(s.latency_frames == (two ? 2 * BLOCK + 2 * period : BLOCK));
 	check_clean(&s);
 
 	double *ref = malloc((size_t)frames * CH * sizeof(double));
 	CHECK(ref);
 	gf_test_reference(x, frames, CH, st.fs->coeffs, TAPS, ref);
 	long d = find_delay(rec, rec_frames, ref, rec_frames - frames);
-	printf("playback: delay %ld frames by cross-correlation, expected %ld (latency %u)\n", d,
+	printf("%s: delay %ld frames by cross-correlation, expected %ld (latency %u)\n", what, d,
 	       expect, s.latency_frames);
-	CHECK(d == expect);
-	check_windows("playback", rec, rec_frames, d, ref, frames);
+	if (two)
+		CHECK(d <= expect && d >= expect - (long)period);
+	else
+		CHECK(d == expect);
+	check_windows(what, rec, rec_frames, d, ref, frames);
 
-	uint32_t wav_frames;
-	float *w = read_wav(wav, &wav_frames);
-	long dw = find_delay(w, wav_frames, ref, wav_frames > frames ? wav_frames - frames : 1);
-	printf("wav (with playback): %u frames, delay %ld, expected %llu (capture position at start)\n",
-	       wav_frames, dw, (unsigned long long)atomic_load(&start_capture_pos));
-	CHECK((uint64_t)dw == atomic_load(&start_capture_pos));
-	check_windows("wav (with playback)", w, wav_frames, dw, ref, frames);
-
-	free(w);
+	if (dir) {
+		uint32_t wav_frames;
+		float *w = read_wav(wav, &wav_frames);
+		long dw = find_delay(w, wav_frames, ref, wav_frames > frames ? wav_frames - frames : 1);
+		printf("wav (with playback): %u frames, delay %ld, expected %llu (capture position at "
+		       "start)\n", wav_frames, dw, (unsigned long long)atomic_load(&start_capture_pos));
+		CHECK((uint64_t)dw == atomic_load(&start_capture_pos));
+		check_windows("wav (with playback)", w, wav_frames, dw, ref, frames);
+		free(w);
+		unlink(wav);
+	}
 	free(ref);
 	gf_jack_rig_close(rig);
 	setup_close(&st);
 	free(x);
-	unlink(wav);
 }
 
 static void case_record_only(uint64_t *seed, uint32_t seconds, const char *dir)
@@ -359,40 +374,105 @@ static uint64_t blocks_after(struct gf_live *l, long ms)
 	return s.blocks;
 }
 
-/* The server goes away: poll reports it; free returns; a new stream runs on a new server. */
-static void case_device_loss(uint64_t *seed)
+/* gf_live_new refuses a bad setup with a message naming what is wrong. */
+static void expect_error(const char *settings, int code, const char *needle)
+{
+	char text[1024];
+	snprintf(text, sizeof(text), "%s\nfilters = ( { name = \"f\"; coeffs = [1.0, 0.5]; } );\n"
+		 "chain = [\"f\"];\n", settings);
+	struct gf_config *cfg;
+	struct gf_errbuf eb = { { 0 } };
+	CHECK_OK_EB(gf_config_load_string(text, ".", &cfg, &eb), &eb);
+	struct gf_live *l = NULL;
+	int err = gf_live_new(&l, cfg, NULL, &eb); /* the engine is not touched before start */
+	printf("error case: %d %s\n", err, eb.msg);
+	CHECK(err == code && !l);
+	CHECK(strstr(eb.msg, needle));
+	gf_config_free(cfg);
+}
+
+static void case_errors(void)
+{
+	expect_error("sample_rate = 44100; input = { device = \"system\"; };", GF_E_RATE, "44100 Hz");
+	expect_error("sample_rate = 44100; input = { device = \"system\"; };", GF_E_RATE, "'system'");
+	expect_error("input = { device = \"no such card\"; };", GF_E_NODEVICE, "no such card");
+	expect_error("input = { device = 7; };", GF_E_NODEVICE, "index");
+	expect_error("input = { device = \"system\"; host_api = \"ALSA\"; };", GF_E_NODEVICE, "ALSA");
+	expect_error("input = { device = \"system\"; channels = 3; };", GF_E_AUDIO, "3 requested");
+	expect_error("input = { channels = 2; }; output = { channels = 1; };", GF_E_CONFIG,
+		     "output.channels");
+}
+
+/* Poll until it reports an error (10 s at most). */
+static int poll_error(struct gf_live *l, double *took)
+{
+	double t0 = now_s();
+	int err = 0;
+	while (!(err = gf_live_poll(l)) && now_s() - t0 < 10.0)
+		sleep_ms(20);
+	*took = now_s() - t0;
+	return err;
+}
+
+/* Device trouble on a private server. (1) The server stalls (SIGSTOP): poll
+ * reports it; once it runs again, stop+free and a new stream on the same
+ * process work (PortAudio terminated and re-initialized). (2) The server
+ * quits: poll reports it at once, stop+free return without blocking, the
+ * recording is closed valid, and gf_live_new says a restart is needed. */
+static void case_device_loss(uint64_t *seed, const char *dir)
 {
 	struct gf_jack_server srv;
-	char name[64];
-	snprintf(name, sizeof(name), "gpufir-loss-%d", (int)getpid());
-	CHECK(gf_jack_server_start(&srv, name, RATE, BLOCK) == 0);
+	char wav[512];
+	snprintf(wav, sizeof(wav), "%s/loss.wav", dir);
+	CHECK(gf_jack_server_start(&srv, "gpufir-loss", RATE, BLOCK) == 0);
 	float taps[TAPS];
 	gf_test_fill_decaying_taps(taps, TAPS, seed);
+	double took;
 
 	struct setup st;
 	setup_open(&st, taps, 1, NULL);
 	CHECK(blocks_after(st.live, 300) > 0);
 	CHECK(gf_live_poll(st.live) == 0);
-	gf_jack_server_stop(&srv, SIGKILL);
-	double t0 = now_s();
-	int err = 0;
-	while (!(err = gf_live_poll(st.live)) && now_s() - t0 < 10.0)
-		sleep_ms(20);
-	printf("device loss: poll reported %d (%s) after %.2f s\n", err, gf_strerror(err), now_s() - t0);
+	kill(srv.pid, SIGSTOP);
+	int err = poll_error(st.live, &took);
+	kill(srv.pid, SIGCONT);
+	printf("stall: poll reported %d (%s) after %.2f s\n", err, gf_strerror(err), took);
 	CHECK(err == GF_E_AUDIO);
-	t0 = now_s();
+	double t0 = now_s();
 	setup_close(&st);
-	printf("device loss: stop+free took %.2f s\n", now_s() - t0);
-
-	CHECK(gf_jack_server_start(&srv, name, RATE, BLOCK) == 0);
+	printf("stall: stop+free took %.2f s\n", now_s() - t0);
+	CHECK(!gf_live_restart_required());
 	setup_open(&st, taps, 1, NULL);
 	uint64_t b1 = blocks_after(st.live, 300), b2 = blocks_after(st.live, 300);
-	printf("device loss: restarted stream ran %llu then %llu blocks\n", (unsigned long long)b1,
-	       (unsigned long long)b2);
+	printf("stall: new stream in the same process ran %llu then %llu blocks\n",
+	       (unsigned long long)b1, (unsigned long long)b2);
 	CHECK(b1 > 0 && b2 > b1);
 	CHECK(gf_live_poll(st.live) == 0);
 	setup_close(&st);
-	gf_jack_server_stop(&srv, SIGTERM);
+
+	setup_open(&st, taps, 1, wav);
+	CHECK(blocks_after(st.live, 500) > 0);
+	gf_jack_server_stop(&srv, SIGTERM); /* SIGKILL would leak its JACK registry entry */
+	err = poll_error(st.live, &took);
+	printf("server gone: poll reported %d (%s) after %.2f s\n", err, gf_strerror(err), took);
+	CHECK(err == GF_E_AUDIO);
+	t0 = now_s();
+	gf_live_free(st.live);
+	st.live = NULL;
+	took = now_s() - t0;
+	printf("server gone: stop+free took %.2f s\n", took);
+	CHECK(took < 5.0);
+	CHECK(gf_live_restart_required());
+	uint32_t wav_frames;
+	free(read_wav(wav, &wav_frames)); /* closed cleanly: a valid WAV */
+	printf("server gone: recording closed with %u frames\n", wav_frames);
+	CHECK(wav_frames > 0);
+	unlink(wav);
+	struct gf_errbuf eb = { { 0 } };
+	struct gf_live *l = NULL;
+	CHECK(gf_live_new(&l, st.cfg, st.engine, &eb) == GF_E_AUDIO && !l);
+	printf("server gone: gf_live_new: %s\n", eb.msg);
+	setup_close(&st);
 }
 
 int main(void)
@@ -408,9 +488,7 @@ int main(void)
 
 	struct gf_jack_server own = { 0 };
 	if (!getenv("JACK_DEFAULT_SERVER")) {
-		char name[64];
-		snprintf(name, sizeof(name), "gpufir-test-%d", (int)getpid());
-		if (gf_jack_server_start(&own, name, RATE, BLOCK) != 0)
+		if (gf_jack_server_start(&own, "gpufir-test", RATE, BLOCK) != 0)
 			gf_test_skip("cannot start a private JACK server (is jackd installed?)");
 	}
 	char *dir = gf_test_tmpdir("live_jack");
@@ -418,11 +496,19 @@ int main(void)
 	fflush(stdout);
 	CHECK_OK(gf_live_list_devices(stdout));
 
-	case_playback(&seed, seconds, dir);
-	case_record_only(&seed, seconds / 2 > 0 ? seconds / 2 : 1, dir);
+	const char *only = getenv("GPUFIR_LIVE_CASES"); /* e.g. "loss" while debugging */
+	if (!only || strstr(only, "errors"))
+		case_errors();
+	if (!only || strstr(only, "playback"))
+		case_playback(&seed, seconds, dir, 0);
+	if (!only || strstr(only, "two"))
+		case_playback(&seed, 4, NULL, 1);
+	if (!only || strstr(only, "record"))
+		case_record_only(&seed, seconds / 2 > 0 ? seconds / 2 : 1, dir);
 	if (own.pid)
 		gf_jack_server_stop(&own, SIGTERM);
-	case_device_loss(&seed);
+	if (!only || strstr(only, "loss"))
+		case_device_loss(&seed, dir); /* last: leaves PortAudio unusable */
 	printf("test_live_jack: ok\n");
 	rmdir(dir);
 	free(dir);

@@ -576,9 +576,9 @@ static void test_signals(void)
 {
 	char *in = path_in("long.wav"), *out = path_in("long_out.wav"), *cfg = path_in("long.conf");
 	char *tpath = path_in("long_taps.txt");
-	static float h[8192];
-	gf_test_fill_decaying_taps(h, 8192, &rng);
-	char *text = taps_text(h, 8192, "\n");
+	static float h[32768]; /* 60 s x 32768 taps: seconds of work even for a fast direct form */
+	gf_test_fill_decaying_taps(h, 32768, &rng);
+	char *text = taps_text(h, 32768, "\n");
 	write_text(tpath, text);
 	free(text);
 	write_text(cfg,

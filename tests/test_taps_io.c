@@ -45,9 +45,9 @@ static void test_text_ok(void)
 				       "0x1p-2");
 	double *h;
 	uint32_t n;
-	struct gf_errbuf eb = { { 0 } };
+	struct gf_errbuf eb = {{0}};
 	CHECK_OK_EB(gf_taps_read_text(p, &h, &n, &eb), &eb);
-	const double want[] = { 0.5, -0.25, 1e-3, 25.0, 3.0, 4.0, 5.0, -0.0, 0.25 };
+	const double want[] = {0.5, -0.25, 1e-3, 25.0, 3.0, 4.0, 5.0, -0.0, 0.25};
 	CHECK(n == sizeof(want) / sizeof(want[0]));
 	for (uint32_t i = 0; i < n; i++)
 		CHECK(h[i] == want[i]);
@@ -61,7 +61,7 @@ static void expect_text_error(const char *text, int code, int line, const char *
 	char *p = write_text("bad.txt", text);
 	double *h = (double *)1;
 	uint32_t n = 1;
-	struct gf_errbuf eb = { { 0 } };
+	struct gf_errbuf eb = {{0}};
 	int r = gf_taps_read_text(p, &h, &n, &eb);
 	printf("  expected error %d: %s\n", r, eb.msg);
 	CHECK(r == code);
@@ -89,7 +89,7 @@ static void test_text_errors(void)
 
 	double *h;
 	uint32_t n;
-	struct gf_errbuf eb = { { 0 } };
+	struct gf_errbuf eb = {{0}};
 	char *p = path_in("missing.txt");
 	CHECK(gf_taps_read_text(p, &h, &n, &eb) == GF_E_IO);
 	CHECK(strstr(eb.msg, p) && strstr(eb.msg, "No such file"));
@@ -103,7 +103,7 @@ static void test_text_errors(void)
 static char *write_wav(const char *name, int rate, int format, int frames, int channels, int nan_at)
 {
 	char *p = path_in(name);
-	SF_INFO info = { .samplerate = rate, .channels = channels, .format = format };
+	SF_INFO info = {.samplerate = rate, .channels = channels, .format = format};
 	SNDFILE *sf = sf_open(p, SFM_WRITE, &info);
 	CHECK(sf);
 	float *buf = malloc((size_t)frames * channels * sizeof(float));
@@ -129,8 +129,8 @@ static void test_wav_ok(void)
 	char *p = write_wav("ir.wav", 48000, SF_FORMAT_WAV | SF_FORMAT_FLOAT, 100, 2, -1);
 	double *h;
 	uint32_t n, rate;
-	struct gf_errbuf eb = { { 0 } };
-	struct gf_ir_select all = { 0 }, part = { .channel = 1, .offset = 10, .length = 20 };
+	struct gf_errbuf eb = {{0}};
+	struct gf_ir_select all = {0}, part = {.channel = 1, .offset = 10, .length = 20};
 	CHECK_OK_EB(gf_taps_read_wav(p, 48000, &all, &h, &n, &rate, &eb), &eb);
 	CHECK(n == 100 && rate == 48000);
 	check_values(h, n, 0, 0);
@@ -140,7 +140,7 @@ static void test_wav_ok(void)
 	check_values(h, n, 1, 10);
 	free(h);
 	/* offset alone takes the rest of the file */
-	struct gf_ir_select tail = { .offset = 95 };
+	struct gf_ir_select tail = {.offset = 95};
 	CHECK_OK_EB(gf_taps_read_wav(p, 48000, &tail, &h, &n, NULL, &eb), &eb);
 	CHECK(n == 5);
 	check_values(h, n, 0, 95);
@@ -173,7 +173,7 @@ static void expect_wav_error(const char *p, uint32_t rate, struct gf_ir_select s
 {
 	double *h = (double *)1;
 	uint32_t n = 1;
-	struct gf_errbuf eb = { { 0 } };
+	struct gf_errbuf eb = {{0}};
 	int r = gf_taps_read_wav(p, rate, &sel, &h, &n, NULL, &eb);
 	printf("  expected error %d: %s\n", r, eb.msg);
 	CHECK(r == code);
@@ -186,13 +186,13 @@ static void expect_wav_error(const char *p, uint32_t rate, struct gf_ir_select s
 static void test_wav_errors(void)
 {
 	char *p = write_wav("ir44.wav", 44100, SF_FORMAT_WAV | SF_FORMAT_FLOAT, 100, 2, -1);
-	struct gf_ir_select all = { 0 };
+	struct gf_ir_select all = {0};
 	expect_wav_error(p, 48000, all, GF_E_RATE, "44100 Hz", "48000 Hz");
-	expect_wav_error(p, 44100, (struct gf_ir_select){ .channel = 2 }, GF_E_CONFIG, "channel 2",
+	expect_wav_error(p, 44100, (struct gf_ir_select){.channel = 2}, GF_E_CONFIG, "channel 2",
 			 "2 channels");
-	expect_wav_error(p, 44100, (struct gf_ir_select){ .offset = 100 }, GF_E_CONFIG, "offset 100",
+	expect_wav_error(p, 44100, (struct gf_ir_select){.offset = 100}, GF_E_CONFIG, "offset 100",
 			 "100 frames");
-	expect_wav_error(p, 44100, (struct gf_ir_select){ .offset = 90, .length = 11 }, GF_E_CONFIG,
+	expect_wav_error(p, 44100, (struct gf_ir_select){.offset = 90, .length = 11}, GF_E_CONFIG,
 			 "offset 90 + length 11", NULL);
 	free(p);
 	p = write_wav("nan.wav", 48000, SF_FORMAT_WAV | SF_FORMAT_FLOAT, 100, 1, 42);

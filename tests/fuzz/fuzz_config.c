@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	text[size] = '\0';
 	gf_log_set_level(GF_LOG_ERR); /* unknown-key warnings would flood the output */
 	struct gf_config *c = NULL;
-	struct gf_errbuf eb = { { 0 } };
+	struct gf_errbuf eb = {{0}};
 	int r = gf_config_load_string(text, "/nonexistent", &c, &eb);
 	if (r == 0) {
 		/* file loading has its own targets; here it would read whatever the input names */

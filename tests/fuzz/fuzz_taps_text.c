@@ -11,7 +11,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	double *h = NULL;
 	uint32_t n = 0;
-	struct gf_errbuf eb = { { 0 } };
+	struct gf_errbuf eb = {{0}};
 	int r = gf_taps_parse_text((const char *)data, size, "fuzz.txt", &h, &n, &eb);
 	if (r == 0) {
 		if (n == 0 || n > GF_TAPS_MAX)

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# Offline filtering on one machine: gpufir against the I/O floor and its peers.
+#
+#   scripts/bench_offline.sh [BUILD_DIR] [WORK_DIR] [SECONDS] [TAPS]
+#
+# Makes a SECONDS (600) stereo 48 kHz float32 WAV and a TAPS (65535)
+# non-symmetric filter, then times, on the same file: gpufir -i -o (the CLI),
+# a bare libsndfile read+write copy (bench_sfcopy), BruteFIR ($BRUTEFIR, file
+# I/O), SoX fir, SciPy oaconvolve and CuPy oaconvolve. Prints seconds,
+# M samples/s (frames x channels / s) and ratios, and checks gpufir's output
+# against a float64 reference. Run it where the GPU is (source
+# .devdeps/use-deps.sh first on the GPU machine, for sox and BruteFIR).
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${1:-$ROOT/build-gpu}
+WORK=${2:-/tmp/gpufir-bench}
+SECONDS_LEN=${3:-600}
+TAPS=${4:-65535}
+PY=${PYTHON:-python3}
+PEERS="$ROOT/scripts/bench_peers.py"
+mkdir -p "$WORK"
+RESULTS="$WORK/results.txt"
+: >"$RESULTS"
+SAMPLES=$((SECONDS_LEN * 48000 * 2))
+
+now() { date +%s.%N; }
+record() { # name seconds
+	local msps
+	msps=$(awk -v s="$2" -v n="$SAMPLES" 'BEGIN { printf "%.1f", n / s / 1e6 }')
+	echo "RESULT $1 $2 $msps" | tee -a "$RESULTS"
+}
+# Best of N runs of a command (after one untimed warm-up run when N > 1).
+timed() { # name runs cmd...
+	local name=$1 runs=$2 best="" t0 t1 dt i
+	shift 2
+	[ "$runs" -gt 1 ] && "$@" >/dev/null 2>"$WORK/$name.err"
+	for ((i = 0; i < runs; i++)); do
+		t0=$(now)
+		if ! "$@" >"$WORK/$name.log" 2>"$WORK/$name.err"; then
+			echo "FAILED $name: $(tail -3 "$WORK/$name.err" | tr '\n' ' ')" | tee -a "$RESULTS"
+			return 1
+		fi
+		t1=$(now)
+		dt=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", b - a }')
+		if [ -z "$best" ] || awk -v a="$dt" -v b="$best" 'BEGIN { exit !(a < b) }'; then best=$dt; fi
+	done
+	record "$name" "$best"
+}
+
+echo "== data: $SECONDS_LEN s stereo 48 kHz float32, $TAPS taps"
+OFFSET=$($PY "$PEERS" gen "$WORK" "$SECONDS_LEN" "$TAPS") || exit 1
+cat "$WORK/in.wav" >/dev/null # page cache warm for everyone
+ls -l "$WORK/in.wav"
+
+echo "== I/O floor and gpufir"
+timed sfcopy 3 "$BUILD/bench/bench_sfcopy" "$WORK/in.wav" "$WORK/out_copy.wav"
+if [ -x "$BUILD/src/gpufir" ]; then
+	timed gpufir 3 "$BUILD/src/gpufir" -i "$WORK/in.wav" -o "$WORK/out_gpufir.wav" -c "$WORK/gpufir.conf" &&
+		{ tail -2 "$WORK/gpufir.err"; $PY "$PEERS" check "$WORK" "$WORK/out_gpufir.wav" | tee -a "$RESULTS"; }
+	# Fixed cost (process start, CUDA context, cuFFT, plans, taps): the same filter on 1 s of audio.
+	$PY "$PEERS" gen "$WORK/short" 1 "$TAPS" >/dev/null
+	timed gpufir_1s_file 3 "$BUILD/src/gpufir" -i "$WORK/short/in.wav" -o "$WORK/short/out.wav" -c "$WORK/gpufir.conf"
+	"$BUILD/src/gpufir" -v -i "$WORK/short/in.wav" -o "$WORK/short/out.wav" -c "$WORK/gpufir.conf" 2>&1 |
+		grep -i "cuda" | head -5
+	timed gpufir_cpu 1 "$BUILD/src/gpufir" -i "$WORK/in.wav" -o "$WORK/out_gpufir_cpu.wav" -c "$WORK/gpufir.conf" \
+		--backend cpu
+else
+	echo "FAILED gpufir: $BUILD/src/gpufir not built" | tee -a "$RESULTS"
+fi
+
+echo "== CPU peers"
+if command -v sox >/dev/null; then
+	timed sox_fir 1 sox -D -V1 "$WORK/in.wav" -e floating-point -b 32 "$WORK/out_sox.wav" fir "$WORK/taps.txt"
+fi
+if [ -n "${BRUTEFIR:-}" ] && [ -x "$BRUTEFIR" ]; then
+	FL=8192
+	BLOCKS=$(((TAPS + FL - 1) / FL))
+	cat >"$WORK/brutefir.conf" <<EOF
+sampling_rate: 48000;
+filter_length: $FL,$BLOCKS;
+float_bits: 32;
+overflow_warnings: false;
+show_progress: false;
+allow_poll_mode: false;
+monitor_rate: false;
+powersave: false;
+lock_memory: false;
+convolver_config: "$WORK/brutefir_convolver";
+modules_path: "$(dirname "$BRUTEFIR")";
+coeff "h" { filename: "$WORK/taps.raw"; format: "FLOAT_LE"; };
+input "l", "r" { device: "file" { path: "$WORK/in.wav"; skip: $OFFSET; }; sample: "FLOAT_LE"; channels: 2/0,1; };
+output "l", "r" { device: "file" { path: "$WORK/out_brutefir.raw"; }; sample: "FLOAT_LE"; channels: 2/0,1; };
+filter "fl" { from_inputs: "l"; to_outputs: "l"; coeff: "h"; };
+filter "fr" { from_inputs: "r"; to_outputs: "r"; coeff: "h"; };
+EOF
+	# The first run plans the FFTs (FFTW wisdom goes to convolver_config): untimed.
+	timeout 300 "$BRUTEFIR" -nodefault -quiet "$WORK/brutefir.conf" >"$WORK/brutefir_plan.log" 2>&1 ||
+		echo "brutefir planning run: $(tail -2 "$WORK/brutefir_plan.log" | tr '\n' ' ')"
+	timed brutefir 1 "$BRUTEFIR" -nodefault -quiet "$WORK/brutefir.conf"
+	ls -l "$WORK/out_brutefir.raw" 2>/dev/null
+fi
+for peer in scipy cupy; do
+	t0=$(now)
+	$PY "$PEERS" "$peer" "$WORK" 2>"$WORK/$peer.err" | tee -a "$RESULTS" || echo "FAILED $peer: $(tail -2 "$WORK/$peer.err")"
+done
+$PY "$PEERS" cupy-sweep "$WORK" 2>"$WORK/cupy-sweep.err" | tee -a "$RESULTS"
+
+echo "== summary (M samples/s = frames x channels / s; ratio = time / gpufir time)"
+awk '
+	$1 == "RESULT" { t[$2] = $3; m[$2] = $4; order[n++] = $2 }
+	END {
+		g = t["gpufir"]; c = t["sfcopy"]
+		for (i = 0; i < n; i++) {
+			k = order[i]
+			printf "%-28s %9.3f s %9.1f Msamples/s", k, t[k], m[k]
+			if (g > 0) printf "   x%.2f of gpufir", t[k] / g
+			printf "\n"
+		}
+		if (g > 0 && c > 0) printf "gpufir / bare copy = %.2f (target <= 1.3)\n", g / c
+		s1 = t["gpufir_1s_file"]
+		if (g > 0 && c > 0 && s1 > 0) printf "gpufir less its fixed cost (1 s file: %.3f s) / bare copy = %.2f\n", s1, (g - s1) / c
+		best = ""
+		split("sox_fir brutefir scipy_oaconvolve_file", cpu, " ")
+		for (i in cpu) if (cpu[i] in t && (best == "" || t[cpu[i]] < t[best])) best = cpu[i]
+		if (g > 0 && best != "") printf "fastest CPU peer %s: %.1fx slower than gpufir (target >= 20)\n", best, t[best] / g
+	}' "$RESULTS"

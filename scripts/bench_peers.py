@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""Helpers for scripts/bench_offline.sh: test data, the Python peers, checks.
+
+  bench_peers.py gen DIR [SECONDS] [TAPS]  write DIR/in.wav (stereo 48 kHz float32),
+                                           DIR/taps.txt/.raw (non-symmetric), DIR/gpufir.conf;
+                                           prints the WAV data offset
+  bench_peers.py scipy DIR                 SciPy oaconvolve, file to file
+  bench_peers.py cupy DIR                  CuPy oaconvolve, file to file and on the device
+  bench_peers.py cupy-sweep DIR            CuPy oaconvolve on the device, taps 1k..1M
+  bench_peers.py check DIR OUT.wav         OUT against a float64 reference (sampled windows)
+
+Every timing line starts with 'RESULT name seconds msps' for the shell script.
+"""
+import os
+import sys
+import time
+
+import numpy as np
+import scipy.io.wavfile as wavfile
+import scipy.signal as signal
+
+RATE = 48000
+
+
+def result(name, seconds, samples, extra=""):
+    print(f"RESULT {name} {seconds:.4f} {samples / seconds / 1e6:.1f} {extra}", flush=True)
+
+
+def data_offset(path):
+    with open(path, "rb") as f:
+        head = f.read(1 << 16)
+    pos = 12
+    while pos + 8 <= len(head):
+        cid, size = head[pos:pos + 4], int.from_bytes(head[pos + 4:pos + 8], "little")
+        if cid == b"data":
+            return pos + 8
+        pos += 8 + size + (size & 1)
+    raise SystemExit(f"{path}: no data chunk")
+
+
+def gen(d, seconds=600, taps=65535):
+    os.makedirs(d, exist_ok=True)
+    rng = np.random.default_rng(20261129)
+    n = int(seconds * RATE)
+    x = (rng.standard_normal((n, 2), dtype=np.float32) * 0.1).astype(np.float32)
+    wavfile.write(os.path.join(d, "in.wav"), RATE, x)
+    k = np.arange(taps)
+    h = rng.standard_normal(taps) * np.exp(-k / (taps / 4.0))
+    h = (h / np.sqrt(np.sum(h * h))).astype(np.float32)
+    np.savetxt(os.path.join(d, "taps.txt"), h, fmt="%.9e")
+    h.tofile(os.path.join(d, "taps.raw"))
+    with open(os.path.join(d, "gpufir.conf"), "w") as f:
+        f.write('filters = ( { name = "fir"; file = "taps.txt"; } );\nchain = ["fir"];\n')
+    print(data_offset(os.path.join(d, "in.wav")))
+
+
+def load(d):
+    rate, x = wavfile.read(os.path.join(d, "in.wav"))
+    h = np.fromfile(os.path.join(d, "taps.raw"), dtype=np.float32)
+    return rate, x, h
+
+
+def scipy_peer(d):
+    t0 = time.perf_counter()
+    rate, x, h = load(d)
+    t1 = time.perf_counter()
+    y = signal.oaconvolve(x, h[:, None], mode="full", axes=0)[: len(x)].astype(np.float32)
+    t2 = time.perf_counter()
+    wavfile.write(os.path.join(d, "out_scipy.wav"), rate, y)
+    t3 = time.perf_counter()
+    result("scipy_oaconvolve_file", t3 - t0, x.size, f"(compute {t2 - t1:.3f} s)")
+
+
+def cupy_conv(cp, csig, xd, hd):
+    try:
+        return csig.oaconvolve(xd, hd[:, None], mode="full", axes=0)[: xd.shape[0]]
+    except Exception:  # older CuPy: one channel at a time
+        return cp.stack([csig.oaconvolve(xd[:, c], hd, mode="full")[: xd.shape[0]] for c in range(xd.shape[1])], 1)
+
+
+def cupy_peer(d):
+    import cupy as cp
+    import cupyx.scipy.signal as csig
+
+    rate, x, h = load(d)
+    cupy_conv(cp, csig, cp.asarray(x[:RATE]), cp.asarray(h))  # warm-up: plans, kernels
+    cp.cuda.Device().synchronize()
+    t0 = time.perf_counter()
+    rate, x, h = load(d)
+    y = cp.asnumpy(cupy_conv(cp, csig, cp.asarray(x), cp.asarray(h)).astype(cp.float32))
+    wavfile.write(os.path.join(d, "out_cupy.wav"), rate, y)
+    result("cupy_oaconvolve_file", time.perf_counter() - t0, x.size)
+    xd, hd = cp.asarray(x), cp.asarray(h)
+    result("cupy_oaconvolve_device", device_time(cp, lambda: cupy_conv(cp, csig, xd, hd)), x.size,
+           f"taps {len(h)}")
+
+
+def device_time(cp, fn, reps=3):
+    fn()
+    times = []
+    for _ in range(reps):
+        a, b = cp.cuda.Event(), cp.cuda.Event()
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        times.append(cp.cuda.get_elapsed_time(a, b) / 1e3)
+    return sorted(times)[len(times) // 2]
+
+
+def cupy_sweep(d):
+    import cupy as cp
+    import cupyx.scipy.signal as csig
+
+    _, x, _ = load(d)
+    xd = cp.asarray(x[: 1 << 22])  # 4M frames x 2 channels on the device
+    rng = np.random.default_rng(7)
+    for taps in (1024, 4096, 16384, 65536, 262144, 1048576):
+        hd = cp.asarray((rng.standard_normal(taps) * np.exp(-np.arange(taps) / (taps / 4))).astype(np.float32))
+        t = device_time(cp, lambda: cupy_conv(cp, csig, xd, hd))
+        result(f"cupy_device_taps_{taps}", t, xd.size)
+        del hd
+        cp.get_default_memory_pool().free_all_blocks()
+
+
+def check(d, out):
+    _, x, h = load(d)
+    _, y = wavfile.read(out)
+    if y.shape != x.shape:
+        raise SystemExit(f"check: {out}: shape {y.shape}, input {x.shape}")
+    rng = np.random.default_rng(1)
+    starts = [0] + list(rng.integers(len(h), len(x) - RATE, 3))
+    num = den = 0.0
+    h64 = h.astype(np.float64)
+    for s in starts:
+        e = s + RATE // 2
+        lo = max(0, s - len(h) + 1)
+        ref = signal.oaconvolve(x[lo:e].astype(np.float64), h64[:, None], mode="full", axes=0)[s - lo: e - lo]
+        num += np.sum((y[s:e] - ref) ** 2)
+        den += np.sum(ref ** 2)
+    err = float(np.sqrt(num / den))
+    print(f"CHECK {os.path.basename(out)} rel L2 {err:.2e} over {len(starts)} windows", flush=True)
+    return err
+
+
+def main():
+    if len(sys.argv) < 3:
+        raise SystemExit(__doc__)
+    cmd, d = sys.argv[1], sys.argv[2]
+    if cmd == "gen":
+        gen(d, *(int(a) for a in sys.argv[3:5]))
+    elif cmd == "scipy":
+        scipy_peer(d)
+    elif cmd == "cupy":
+        cupy_peer(d)
+    elif cmd == "cupy-sweep":
+        cupy_sweep(d)
+    elif cmd == "check":
+        check(d, sys.argv[3])
+    else:
+        raise SystemExit(__doc__)
+
+
+if __name__ == "__main__":
+    main()

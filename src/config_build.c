@@ -1,0 +1,285 @@
+/*
+ * Configuration, building: struct gf_config -> struct gf_filter_set at a
+ * sample rate. Designs and reads every filter a chain or route uses,
+ * pre-convolves each channel's chain into one FIR (in double), applies the
+ * route's gain, delay and polarity, and pads all channels to one length.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config_priv.h"
+
+struct taps {
+	double *h;
+	uint32_t n;
+};
+
+/*
+ * Prefix a module's message with the filter's place. Designs say "KEY: why"
+ * (the line of KEY is used); file readers say "PATH...: why" (the file line).
+ * Unreadable or corrupt filter files are configuration errors (exit code 3).
+ */
+static int filter_error(const struct gf_config_filter *f, int err, int from_design, struct gf_errbuf *eb)
+{
+	char msg[sizeof(eb->msg)];
+	snprintf(msg, sizeof(msg), "%s", eb ? eb->msg : gf_strerror(err));
+	int line = f->line;
+	if (from_design) {
+		for (int k = 0; k < K_COUNT; k++) {
+			size_t len = strlen(gf_config_fkey_names[k]);
+			if (strncmp(msg, gf_config_fkey_names[k], len) == 0 && msg[len] == ':') {
+				line = f->key_line[k] ? f->key_line[k] : f->line;
+				break;
+			}
+		}
+		gf_errbuf_set(eb, "%s:%d: filters.%s.%s", f->src, line, f->name, msg);
+	} else {
+		line = f->key_line[K_FILE] ? f->key_line[K_FILE] : f->line;
+		gf_errbuf_set(eb, "%s:%d: filters.%s.file: %s", f->src, line, f->name, msg);
+	}
+	return err == GF_E_IO || err == GF_E_FORMAT ? GF_E_CONFIG : err;
+}
+
+/* A filter alone longer than max_taps fails before it is designed or read further. */
+static int check_max_taps(const struct gf_config *c, const struct gf_config_filter *f, uint32_t n,
+			  struct gf_errbuf *eb)
+{
+	if (!c->max_taps || n <= c->max_taps)
+		return 0;
+	gf_errbuf_set(eb, "%s:%d: filters.%s: %u taps, more than max_taps = %u (line %d)", f->src, f->line,
+		      f->name, n, c->max_taps, c->priv->max_taps_line);
+	return GF_E_TOOLONG;
+}
+
+static int build_filter(const struct gf_config *c, const struct gf_config_filter *f, uint32_t rate,
+			struct taps *t, struct gf_errbuf *eb)
+{
+	int r = 0;
+	if (f->kind == FK_DESIGN && (r = check_max_taps(c, f, gf_design_taps(&f->design, rate), eb)))
+		return r;
+	switch (f->kind) {
+	case FK_INLINE:
+		if (!(t->h = malloc(f->n_coeffs * sizeof(double))))
+			return GF_E_NOMEM;
+		memcpy(t->h, f->coeffs, f->n_coeffs * sizeof(double));
+		t->n = f->n_coeffs;
+		break;
+	case FK_TEXT:
+		r = gf_taps_read_text(f->file, &t->h, &t->n, eb);
+		if (r)
+			return filter_error(f, r, 0, eb);
+		break;
+	case FK_WAV:
+		r = gf_taps_read_wav(f->file, rate, &f->sel, &t->h, &t->n, NULL, eb);
+		if (r)
+			return filter_error(f, r, 0, eb);
+		break;
+	case FK_DESIGN:
+		r = gf_design_run(&f->design, (double)rate, &t->h, &t->n, eb);
+		if (r)
+			return filter_error(f, r, 1, eb);
+		break;
+	}
+	if (f->gain_db != 0.0) {
+		double g = pow(10.0, f->gain_db / 20.0);
+		for (uint32_t i = 0; i < t->n; i++)
+			t->h[i] *= g;
+	}
+	return 0;
+}
+
+/* Full linear convolution in double: lengths add (na + nb - 1). */
+static int convolve(struct taps *acc, const struct taps *b)
+{
+	uint64_t n = (uint64_t)acc->n + b->n - 1;
+	if (n > GF_DESIGN_MAX_TAPS)
+		return GF_E_TOOLONG;
+	double *y = calloc((size_t)n, sizeof(double));
+	if (!y)
+		return GF_E_NOMEM;
+	/* loop over the shorter one outside: fewer, longer inner loops */
+	const struct taps *s = acc->n <= b->n ? acc : b, *l = acc->n <= b->n ? b : acc;
+	for (uint32_t i = 0; i < s->n; i++) {
+		double x = s->h[i];
+		if (x == 0.0)
+			continue;
+		double *yi = y + i;
+		for (uint32_t k = 0; k < l->n; k++)
+			yi[k] += x * l->h[k];
+	}
+	free(acc->h);
+	acc->h = y;
+	acc->n = (uint32_t)n;
+	return 0;
+}
+
+static int chain_fir(const struct gf_config *c, struct taps *built, char *const *chain, uint32_t n_chain,
+		     const struct gf_config_route *rt, uint32_t rate, struct taps *out, struct gf_errbuf *eb)
+{
+	out->h = calloc(1, sizeof(double));
+	if (!out->h)
+		return GF_E_NOMEM;
+	out->h[0] = 1.0;
+	out->n = 1;
+	for (uint32_t i = 0; i < n_chain; i++) {
+		int k = gf_config_find_filter(c, chain[i]);
+		uint64_t len = (uint64_t)out->n + built[k].n - 1;
+		if (c->max_taps && len > c->max_taps) { /* fail before convolving further */
+			gf_errbuf_set(
+				eb, "%s:%d: max_taps: the chain reaches %llu taps, more than max_taps = %u",
+				c->priv->src, c->priv->max_taps_line, (unsigned long long)len, c->max_taps);
+			return GF_E_TOOLONG;
+		}
+		int r = convolve(out, &built[k]);
+		if (r == GF_E_TOOLONG) {
+			char name[48] = "chain";
+			if (rt)
+				snprintf(name, sizeof(name), "routes[%u].chain", (unsigned)(rt - c->routes));
+			gf_errbuf_set(eb, "%s:%d: %s: the filters add up to more than %u taps",
+				      rt ? rt->src : c->priv->src, rt ? rt->chain_line : c->priv->chain_line,
+				      name, GF_DESIGN_MAX_TAPS);
+			return GF_E_CONFIG;
+		}
+		if (r)
+			return r;
+	}
+	if (!rt)
+		return 0;
+	double g = pow(10.0, rt->gain_db / 20.0) * (rt->invert ? -1.0 : 1.0);
+	uint64_t d = (uint64_t)llround(rt->delay_ms * rate / 1000.0);
+	if (d + out->n > GF_DESIGN_MAX_TAPS) {
+		gf_errbuf_set(eb, "%s:%d: routes[%u].delay_ms: delay plus filter exceed %u taps", rt->src,
+			      rt->line, (unsigned)(rt - c->routes), GF_DESIGN_MAX_TAPS);
+		return GF_E_CONFIG;
+	}
+	double *h = calloc((size_t)(d + out->n), sizeof(double));
+	if (!h)
+		return GF_E_NOMEM;
+	for (uint32_t i = 0; i < out->n; i++)
+		h[d + i] = g * out->h[i];
+	free(out->h);
+	out->h = h;
+	out->n += (uint32_t)d;
+	return 0;
+}
+
+static const struct gf_config_route *route_of(const struct gf_config *c, uint32_t ch)
+{
+	for (uint32_t i = 0; i < c->n_routes; i++)
+		if (c->routes[i].channel == ch)
+			return &c->routes[i];
+	return NULL;
+}
+
+static int check_build_args(const struct gf_config *c, uint32_t rate, uint32_t channels, struct gf_errbuf *eb)
+{
+	if (rate < 8000 || rate > 384000) {
+		gf_errbuf_set(eb, "%s: sample rate %u Hz is outside 8000..384000", c->priv->src, rate);
+		return GF_E_RATE;
+	}
+	if (channels < 1 || channels > MAX_CHANNELS) {
+		gf_errbuf_set(eb, "%s: %u channels: must be 1..%d", c->priv->src, channels, MAX_CHANNELS);
+		return GF_E_INVAL;
+	}
+	for (uint32_t i = 0; i < c->n_routes; i++) {
+		const struct gf_config_route *rt = &c->routes[i];
+		if (rt->channel >= channels) {
+			gf_errbuf_set(eb,
+				      "%s:%d: routes[%u].channel: channel %u, but the audio has %u channel%s "
+				      "(0..%u)",
+				      rt->src, rt->channel_line, i, rt->channel, channels,
+				      channels == 1 ? "" : "s", channels - 1);
+			return GF_E_CONFIG;
+		}
+	}
+	return 0;
+}
+
+/* Pad every channel's FIR to the longest and convert to float. */
+static int to_filter_set(const struct gf_config *c, struct taps *fir, uint32_t channels,
+			 struct gf_filter_set **out, struct gf_errbuf *eb)
+{
+	uint32_t taps = 1;
+	for (uint32_t ch = 0; ch < channels; ch++)
+		taps = fir[ch].n > taps ? fir[ch].n : taps;
+	if (c->max_taps && taps > c->max_taps) {
+		gf_errbuf_set(eb, "%s:%d: max_taps: the filter has %u taps, more than max_taps = %u",
+			      c->priv->src, c->priv->max_taps_line, taps, c->max_taps);
+		return GF_E_TOOLONG;
+	}
+	int r = gf_filter_set_new(out, channels, taps);
+	if (r)
+		return r;
+	for (uint32_t ch = 0; ch < channels; ch++) {
+		float *dst = gf_filter_set_channel(*out, ch);
+		for (uint32_t i = 0; i < fir[ch].n; i++)
+			dst[i] = (float)fir[ch].h[i];
+	}
+	if (gf_filter_set_check_finite(*out)) {
+		gf_errbuf_set(eb, "%s: the filter overflows single precision (check gain_db)", c->priv->src);
+		gf_filter_set_free(*out);
+		*out = NULL;
+		return GF_E_NONFINITE;
+	}
+	return 0;
+}
+
+int gf_config_build(const struct gf_config *c, uint32_t sample_rate, uint32_t channels,
+		    struct gf_filter_set **out, struct gf_errbuf *eb)
+{
+	*out = NULL;
+	if (!c)
+		return GF_E_INVAL;
+	uint32_t rate = sample_rate ? sample_rate : c->sample_rate;
+	int r = check_build_args(c, rate, channels, eb);
+	if (r)
+		return r;
+	struct taps *built = calloc(c->n_filters, sizeof(*built));
+	struct taps *fir = calloc(channels, sizeof(*fir));
+	struct taps global = {0};
+	r = GF_E_NOMEM;
+	if (!built || !fir)
+		goto out;
+	for (uint32_t i = 0; i < c->n_filters; i++)
+		if (c->filters[i].used && ((r = build_filter(c, &c->filters[i], rate, &built[i], eb)) ||
+					   (r = check_max_taps(c, &c->filters[i], built[i].n, eb))))
+			goto out;
+	if ((r = chain_fir(c, built, c->chain, c->n_chain, NULL, rate, &global, eb)))
+		goto out;
+	for (uint32_t ch = 0; ch < channels; ch++) {
+		const struct gf_config_route *rt = route_of(c, ch);
+		if (rt)
+			r = chain_fir(c, built, rt->has_chain ? rt->chain : c->chain,
+				      rt->has_chain ? rt->n_chain : c->n_chain, rt, rate, &fir[ch], eb);
+		else if ((fir[ch].h = malloc(global.n * sizeof(double))))
+			memcpy(fir[ch].h, global.h, global.n * sizeof(double)), fir[ch].n = global.n, r = 0;
+		else
+			r = GF_E_NOMEM;
+		if (r)
+			goto out;
+	}
+	r = to_filter_set(c, fir, channels, out, eb);
+out:
+	for (uint32_t i = 0; built && i < c->n_filters; i++)
+		free(built[i].h);
+	for (uint32_t ch = 0; fir && ch < channels; ch++)
+		free(fir[ch].h);
+	free(built);
+	free(fir);
+	free(global.h);
+	return r;
+}
+
+/* Added for --check-config (main.c): the channel count the routes need. */
+uint32_t gf_config_min_channels(const struct gf_config *c)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < c->n_routes; i++)
+		if (c->routes[i].channel + 1 > n)
+			n = c->routes[i].channel + 1;
+	return n;
+}

@@ -1,0 +1,149 @@
+/*
+ * RT contract of the engine on the CPU backend: process() and flush(),
+ * including taking up a swap (prime) and crossfading, never allocate or free
+ * memory. The program interposes the C allocator (glibc) and counts calls
+ * made while the audio-path functions run; FFTW's allocations go through the
+ * same functions. Skipped under AddressSanitizer, which owns the allocator.
+ */
+#include <stdio.h>
+
+#include "testutil.h"
+
+#if defined(__SANITIZE_ADDRESS__) || !defined(__GLIBC__)
+int main(void)
+{
+	gf_test_skip("allocator interposition needs glibc without AddressSanitizer");
+}
+#else
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "engine.h"
+
+extern void *__libc_malloc(size_t n);
+extern void *__libc_calloc(size_t n, size_t size);
+extern void *__libc_realloc(void *p, size_t n);
+extern void *__libc_memalign(size_t align, size_t n);
+extern void __libc_free(void *p);
+
+static atomic_int counting, calls;
+
+static void count(void)
+{
+	if (atomic_load_explicit(&counting, memory_order_relaxed))
+		atomic_fetch_add(&calls, 1);
+}
+
+void *malloc(size_t n)
+{
+	count();
+	return __libc_malloc(n);
+}
+
+void *calloc(size_t n, size_t size)
+{
+	count();
+	return __libc_calloc(n, size);
+}
+
+void *realloc(void *p, size_t n)
+{
+	count();
+	return __libc_realloc(p, n);
+}
+
+void free(void *p)
+{
+	if (p)
+		count();
+	__libc_free(p);
+}
+
+int posix_memalign(void **p, size_t align, size_t n)
+{
+	count();
+	*p = __libc_memalign(align, n);
+	return *p ? 0 : 12; /* ENOMEM */
+}
+
+void *memalign(size_t align, size_t n)
+{
+	count();
+	return __libc_memalign(align, n);
+}
+
+void *aligned_alloc(size_t align, size_t n)
+{
+	count();
+	return __libc_memalign(align, n);
+}
+
+static uint64_t rng;
+
+static void rt_case(enum gf_algo algo, uint32_t taps, uint32_t max_block)
+{
+	const uint32_t ch = 2;
+	struct gf_filter_set *fs, *fs2;
+	CHECK_OK(gf_filter_set_new(&fs, ch, taps));
+	CHECK_OK(gf_filter_set_new(&fs2, ch, taps / 2 + 1));
+	gf_test_fill_decaying_taps(fs->coeffs, (size_t)ch * taps, &rng);
+	gf_test_fill_decaying_taps(fs2->coeffs, (size_t)ch * fs2->taps, &rng);
+	struct gf_engine_params p = {.backend = GF_BACKEND_CPU,
+				     .algo = algo,
+				     .channels = ch,
+				     .max_block = max_block,
+				     .max_taps = taps,
+				     .crossfade_frames = 300};
+	struct gf_engine *e;
+	struct gf_errbuf eb;
+	CHECK_OK_EB(gf_engine_new(&e, &p, fs, &eb), &eb);
+	float *x = __libc_calloc((size_t)max_block * ch, sizeof(float));
+	CHECK(x);
+	gf_test_fill_noise(x, (size_t)max_block * ch, &rng);
+	uint32_t goal = 2 * taps + 4 * max_block + 300;
+	for (int round = 0; round < 2; round++) {
+		CHECK_OK_EB(gf_engine_swap(e, round ? fs : fs2, &eb), &eb);
+		atomic_store(&counting, 1);
+		uint32_t done = 0;
+		for (uint32_t i = 0; i < 40 || done < goal; i++) {
+			uint32_t n = 1 + (uint32_t)((gf_test_randf(&rng) + 1.0f) * 0.5f * (max_block - 1));
+			CHECK(gf_engine_process(e, x, x, n) == 0);
+			done += n;
+		}
+		CHECK(gf_engine_flush(e, x, max_block) == 0);
+		atomic_store(&counting, 0);
+		CHECK(!gf_engine_swap_pending(e));
+		gf_engine_reap(e);
+	}
+	int n = atomic_load(&calls);
+	printf("%-6s taps %7u block %5u: %d allocator calls in process/flush\n", gf_engine_algo_name(e), taps,
+	       max_block, n);
+	CHECK(n == 0);
+	gf_engine_free(e);
+	gf_filter_set_free(fs);
+	gf_filter_set_free(fs2);
+	__libc_free(x);
+}
+
+int main(void)
+{
+	rng = gf_test_seed("test_engine_rt");
+	/* The interposition works: a counted allocation is seen. */
+	void *(*volatile alloc)(size_t) = malloc;
+	atomic_store(&counting, 1);
+	void *q = alloc(16);
+	free(q);
+	atomic_store(&counting, 0);
+	CHECK(atomic_load(&calls) == 2);
+	atomic_store(&calls, 0);
+	static const uint32_t blocks[] = {1, 128, 4096};
+	for (size_t b = 0; b < sizeof(blocks) / sizeof(blocks[0]); b++) {
+		rt_case(GF_ALGO_DIRECT, 300, blocks[b]);
+		rt_case(GF_ALGO_FFT, 16, blocks[b]);
+		rt_case(GF_ALGO_FFT, 5000, blocks[b]);
+		rt_case(GF_ALGO_FFT, 262144, blocks[b]);
+	}
+	printf("test_engine_rt: OK\n");
+	return 0;
+}
+#endif
