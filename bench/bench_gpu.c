@@ -51,10 +51,12 @@ static struct gf_filter_set *make_taps(uint32_t ch, uint32_t taps)
 	return fs;
 }
 
-static void *make_inst(enum gf_algo algo, uint32_t ch, uint32_t taps, uint32_t max_block, struct gf_filter_set **fso)
+static void *make_inst(enum gf_algo algo, uint32_t ch, uint32_t taps, uint32_t max_block,
+		       struct gf_filter_set **fso)
 {
 	struct gf_filter_set *fs = make_taps(ch, taps);
-	struct gf_engine_params p = {.backend = GF_BACKEND_CUDA, .algo = algo, .channels = ch, .max_block = max_block};
+	struct gf_engine_params p = {
+		.backend = GF_BACKEND_CUDA, .algo = algo, .channels = ch, .max_block = max_block};
 	struct gf_errbuf eb = {{0}};
 	void *inst = NULL;
 	int err = fs ? gf_cuda_backend.create(&p, fs, &inst, &eb) : GF_E_NOMEM;
@@ -90,16 +92,18 @@ static void kernel_row(enum gf_algo algo, uint32_t ch, uint32_t taps, uint32_t m
 			best = ms, best_host = host;
 	}
 	double sps = (double)frames * ch / (best * 1e-3);
-	printf("kernel  %-6s taps %8u ch %2u call %7u  %-16s P %6u  %8.3f ms (host %6.3f)  %8.1f Msamples/s  %9.1f GMAC/s\n",
-	       gf_cuda_backend.algo_name(inst), taps, ch, frames, gf_cuda_taps_where(inst), gf_cuda_fft_partition(inst),
-	       best, best_host, sps / 1e6, sps * taps / 1e9);
+	printf("kernel  %-6s taps %8u ch %2u call %7u  %-16s P %6u  %8.3f ms (host %6.3f)  %8.1f Msamples/s  "
+	       "%9.1f GMAC/s\n",
+	       gf_cuda_backend.algo_name(inst), taps, ch, frames, gf_cuda_taps_where(inst),
+	       gf_cuda_fft_partition(inst), best, best_host, sps / 1e6, sps * taps / 1e9);
 	fflush(stdout);
 	gf_cuda_backend.destroy(inst);
 	gf_filter_set_free(fs);
 }
 
 /* 3: whole process() calls with PCIe copies; pinned or pageable host memory. */
-static void process_row(enum gf_algo algo, uint32_t ch, uint32_t taps, uint32_t block, uint64_t total, int pinned)
+static void process_row(enum gf_algo algo, uint32_t ch, uint32_t taps, uint32_t block, uint64_t total,
+			int pinned)
 {
 	struct gf_filter_set *fs = NULL;
 	void *inst = make_inst(algo, ch, taps, block, &fs);
@@ -152,9 +156,10 @@ static void latency_row(enum gf_algo algo, uint32_t ch, uint32_t taps, uint32_t 
 		t[i] = now_s() - t0;
 	}
 	qsort(t, (size_t)calls, sizeof(double), cmp_d);
-	printf("live    %-6s taps %8u ch %2u block %5u  P %5u  median %7.1f us  p99 %7.1f us  max %7.1f us  (block lasts %.0f us at 48 kHz)\n",
-	       gf_cuda_backend.algo_name(inst), taps, ch, block, gf_cuda_fft_partition(inst), t[calls / 2] * 1e6,
-	       t[calls * 99 / 100] * 1e6, t[calls - 1] * 1e6, block / 48000.0 * 1e6);
+	printf("live    %-6s taps %8u ch %2u block %5u  P %5u  median %7.1f us  p99 %7.1f us  max %7.1f us  "
+	       "(block lasts %.0f us at 48 kHz)\n",
+	       gf_cuda_backend.algo_name(inst), taps, ch, block, gf_cuda_fft_partition(inst),
+	       t[calls / 2] * 1e6, t[calls * 99 / 100] * 1e6, t[calls - 1] * 1e6, block / 48000.0 * 1e6);
 	fflush(stdout);
 	free(x);
 	free(y);

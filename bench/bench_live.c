@@ -12,7 +12,7 @@
  *    figure is channels x taps.
  *
  * usage: bench_live [--backend cpu|cuda|auto] [--algo auto|direct|fft]
- *                   [--blocks N] [--trial S] [--channels 2,8,32]
+ *                   [--blocks N] [--trial S] [--channels 2,8,32] [--sizes 64,128,256]
  *                   [--no-latency] [--no-capacity] [--unpaced]
  */
 #define _GNU_SOURCE
@@ -35,6 +35,8 @@ struct opts {
 	double trial_s;
 	uint32_t channels[8];
 	int n_channels;
+	uint32_t sizes[8];
+	int n_sizes;
 	int latency, capacity, paced;
 };
 
@@ -47,7 +49,7 @@ static uint64_t now_ns(void)
 
 static void sleep_until(uint64_t t)
 {
-	struct timespec ts = { (time_t)(t / 1000000000u), (long)(t % 1000000000u) };
+	struct timespec ts = {(time_t)(t / 1000000000u), (long)(t % 1000000000u)};
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0)
 		;
 }
@@ -68,10 +70,10 @@ static struct gf_engine *make_engine(const struct opts *o, uint32_t ch, uint32_t
 		return NULL;
 	for (size_t i = 0; i < (size_t)ch * taps; i++)
 		fs->coeffs[i] = rnd() * (float)exp(-4.0 * (double)(i % taps) / taps);
-	struct gf_engine_params p = { .backend = o->backend, .algo = o->algo, .channels = ch,
-				      .max_block = block, .max_taps = taps };
+	struct gf_engine_params p = {
+		.backend = o->backend, .algo = o->algo, .channels = ch, .max_block = block, .max_taps = taps};
 	struct gf_engine *e = NULL;
-	struct gf_errbuf eb = { { 0 } };
+	struct gf_errbuf eb = {{0}};
 	if (gf_engine_new(&e, &p, fs, &eb))
 		fprintf(stderr, "bench_live: %u ch x %u taps: %s\n", ch, taps, eb.msg);
 	gf_filter_set_free(fs);
@@ -79,7 +81,7 @@ static struct gf_engine *make_engine(const struct opts *o, uint32_t ch, uint32_t
 }
 
 struct run {
-	uint64_t *ns;    /* process time per block */
+	uint64_t *ns; /* process time per block */
 	uint32_t n;
 	uint32_t missed; /* blocks finished after their deadline */
 };
@@ -121,20 +123,21 @@ static int cmp_u64(const void *a, const void *b)
 
 static void latency_table(const struct opts *o)
 {
-	static const uint32_t blocks[] = { 64, 128, 256 };
 	printf("\n== Added latency per block: engine process() time, 2 ch x 4095 taps, %u blocks%s ==\n",
 	       o->blocks, o->paced ? ", paced at 48 kHz" : ", back to back");
-	printf("%6s %9s %10s %10s %10s %8s %7s  %s\n", "block", "period", "median", "p99", "max",
-	       "max/per", "missed", "engine");
-	struct run r = { .ns = malloc(sizeof(uint64_t) * o->blocks) };
-	for (size_t i = 0; i < sizeof(blocks) / sizeof(blocks[0]); i++) {
+	printf("%6s %9s %10s %10s %10s %8s %7s  %s\n", "block", "period", "median", "p99", "max", "max/per",
+	       "missed", "engine");
+	struct run r = {.ns = malloc(sizeof(uint64_t) * o->blocks)};
+	for (int i = 0; i < o->n_sizes; i++) {
+		const uint32_t *blocks = o->sizes;
 		struct gf_engine *e = make_engine(o, 2, 4095, blocks[i]);
 		if (!e)
 			continue;
 		run_blocks(e, 2, blocks[i], o->blocks, o->paced, 0, &r);
 		qsort(r.ns, r.n, sizeof(uint64_t), cmp_u64);
 		double per_us = 1e6 * blocks[i] / RATE;
-		double med = r.ns[r.n / 2] / 1e3, p99 = r.ns[(size_t)(r.n * 0.99)] / 1e3, mx = r.ns[r.n - 1] / 1e3;
+		double med = r.ns[r.n / 2] / 1e3, p99 = r.ns[(size_t)(r.n * 0.99)] / 1e3,
+		       mx = r.ns[r.n - 1] / 1e3;
 		printf("%6u %7.0fus %8.1fus %8.1fus %8.1fus %7.1f%% %7u  %s\n", blocks[i], per_us, med, p99,
 		       mx, 100.0 * mx / per_us, r.missed, gf_engine_describe(e));
 		fflush(stdout);
@@ -152,7 +155,7 @@ static int feasible(const struct opts *o, uint32_t ch, uint32_t taps, uint32_t b
 		return 0;
 	uint32_t n = (uint32_t)(o->trial_s * RATE / block);
 	n = n < 200 ? 200 : n;
-	struct run r = { .ns = malloc(sizeof(uint64_t) * n) };
+	struct run r = {.ns = malloc(sizeof(uint64_t) * n)};
 	run_blocks(e, ch, block, n, 1, 1, &r);
 	qsort(r.ns, r.n, sizeof(uint64_t), cmp_u64);
 	*p99_us = r.ns[(size_t)(r.n * 0.99)] / 1e3;
@@ -165,12 +168,13 @@ static int feasible(const struct opts *o, uint32_t ch, uint32_t taps, uint32_t b
 
 static void capacity_table(const struct opts *o)
 {
-	static const uint32_t blocks[] = { 64, 128, 256 };
+	const uint32_t *blocks = o->sizes;
 	printf("\n== Capacity at 48 kHz: longest filter with no missed deadline in %.1f s "
-	       "(latency one block) ==\n", o->trial_s);
-	printf("%6s %9s %10s %10s %14s %9s  %s\n", "block", "channels", "taps", "ch x taps",
-	       "p99 (period)", "algo", "");
-	for (size_t i = 0; i < sizeof(blocks) / sizeof(blocks[0]); i++) {
+	       "(latency one block) ==\n",
+	       o->trial_s);
+	printf("%6s %9s %10s %10s %14s %9s  %s\n", "block", "channels", "taps", "ch x taps", "p99 (period)",
+	       "algo", "");
+	for (int i = 0; i < o->n_sizes; i++) {
 		for (int c = 0; c < o->n_channels; c++) {
 			uint32_t ch = o->channels[c];
 			char algo[16] = "-", a[16];
@@ -207,9 +211,16 @@ static void capacity_table(const struct opts *o)
 
 static int parse(int argc, char **argv, struct opts *o)
 {
-	*o = (struct opts){ .backend = GF_BACKEND_CPU, .blocks = 100000, .trial_s = 2.0,
-			    .channels = { 2, 8, 32 }, .n_channels = 3, .latency = 1, .capacity = 1,
-			    .paced = 1 };
+	*o = (struct opts){.backend = GF_BACKEND_CPU,
+			   .blocks = 100000,
+			   .trial_s = 2.0,
+			   .channels = {2, 8, 32},
+			   .n_channels = 3,
+			   .sizes = {64, 128, 256},
+			   .n_sizes = 3,
+			   .latency = 1,
+			   .capacity = 1,
+			   .paced = 1};
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (strcmp(a, "--backend") == 0 && v && gf_backend_parse(v, &o->backend) == 0) {
@@ -222,10 +233,16 @@ static int parse(int argc, char **argv, struct opts *o)
 		} else if (strcmp(a, "--trial") == 0 && v && atof(v) > 0) {
 			o->trial_s = atof(v);
 			i++;
-		} else if (strcmp(a, "--channels") == 0 && v) {
-			o->n_channels = 0;
-			for (char *s = argv[++i]; *s && o->n_channels < 8; s += strspn(s, ","))
-				o->channels[o->n_channels++] = (uint32_t)strtoul(s, &s, 10);
+		} else if ((strcmp(a, "--channels") == 0 || strcmp(a, "--sizes") == 0) && v) {
+			uint32_t *list = a[2] == 'c' ? o->channels : o->sizes;
+			int *n = a[2] == 'c' ? &o->n_channels : &o->n_sizes;
+			*n = 0;
+			for (char *s = argv[++i]; *s && *n < 8; s += strspn(s, ",")) {
+				uint32_t x = (uint32_t)strtoul(s, &s, 10);
+				if (x < 1 || x > 8192)
+					return -1;
+				list[(*n)++] = x;
+			}
 		} else if (strcmp(a, "--no-latency") == 0) {
 			o->latency = 0;
 		} else if (strcmp(a, "--no-capacity") == 0) {
@@ -233,9 +250,12 @@ static int parse(int argc, char **argv, struct opts *o)
 		} else if (strcmp(a, "--unpaced") == 0) {
 			o->paced = 0;
 		} else {
-			fprintf(stderr, "usage: %s [--backend cpu|cuda|auto] [--algo auto|direct|fft] "
-					"[--blocks N] [--trial S] [--channels 2,8,32] [--no-latency] "
-					"[--no-capacity] [--unpaced]\n", argv[0]);
+			fprintf(stderr,
+				"usage: %s [--backend cpu|cuda|auto] [--algo auto|direct|fft] "
+				"[--blocks N] [--trial S] [--channels 2,8,32] [--sizes 64,128,256] "
+				"[--no-latency] "
+				"[--no-capacity] [--unpaced]\n",
+				argv[0]);
 			return -1;
 		}
 	}
@@ -251,7 +271,9 @@ int main(int argc, char **argv)
 	/* Like the live worker: real-time priority where permitted. */
 	int prio = gf_rt_set_fifo(pthread_self(), GF_RT_WORKER_PRIO);
 	printf("bench_live: backend %s, %s, worker priority %s\n",
-	       o.backend == GF_BACKEND_CUDA ? "cuda" : o.backend == GF_BACKEND_CPU ? "cpu" : "auto",
+	       o.backend == GF_BACKEND_CUDA  ? "cuda"
+	       : o.backend == GF_BACKEND_CPU ? "cpu"
+					     : "auto",
 	       o.paced ? "paced like a 48 kHz device" : "unpaced", prio ? "SCHED_FIFO" : "normal");
 	if (o.latency)
 		latency_table(&o);

@@ -50,7 +50,7 @@ int main(int argc, char **argv)
 	free(buf);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	double s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-	printf("bench_sfcopy: %lld frames x %d ch in %.3f s (%.1f Msamples/s)\n", (long long)total, info.channels, s,
-	       (double)total * info.channels / s / 1e6);
+	printf("bench_sfcopy: %lld frames x %d ch in %.3f s (%.1f Msamples/s)\n", (long long)total,
+	       info.channels, s, (double)total * info.channels / s / 1e6);
 	return 0;
 }

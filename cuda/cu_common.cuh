@@ -29,17 +29,17 @@ int gf_cufft_check(cufftResult r, struct gf_errbuf *eb, const char *file, int li
 #define CU_TRY(eb, call) gf_cu_check((call), (eb), __FILE__, __LINE__, #call)
 #define CUFFT_TRY(eb, call) gf_cufft_check((call), (eb), __FILE__, __LINE__, #call)
 /* Return from the enclosing int function on failure. */
-#define CU_RET(eb, call)                                  \
-	do {                                              \
-		int gf_rc_ = CU_TRY(eb, call);            \
-		if (gf_rc_)                               \
-			return gf_rc_;                    \
+#define CU_RET(eb, call)                                                                                     \
+	do {                                                                                                 \
+		int gf_rc_ = CU_TRY(eb, call);                                                               \
+		if (gf_rc_)                                                                                  \
+			return gf_rc_;                                                                       \
 	} while (0)
-#define CUFFT_RET(eb, call)                               \
-	do {                                              \
-		int gf_rc_ = CUFFT_TRY(eb, call);         \
-		if (gf_rc_)                               \
-			return gf_rc_;                    \
+#define CUFFT_RET(eb, call)                                                                                  \
+	do {                                                                                                 \
+		int gf_rc_ = CUFFT_TRY(eb, call);                                                            \
+		if (gf_rc_)                                                                                  \
+			return gf_rc_;                                                                       \
 	} while (0)
 /* After a kernel launch: configuration errors surface here. */
 #define CU_LAUNCHED(eb) CU_RET(eb, cudaGetLastError())
@@ -53,10 +53,10 @@ int gf_cufft_check(cufftResult r, struct gf_errbuf *eb, const char *file, int li
  */
 struct gf_cu_line {
 	float *d_line;
-	int64_t cap;    /**< frames per channel */
-	int64_t keep;   /**< history frames the algorithm reads before the current position */
+	int64_t cap;	/**< frames per channel */
+	int64_t keep;	/**< history frames the algorithm reads before the current position */
 	int64_t origin; /**< absolute frame of index 0 */
-	int64_t pos;    /**< absolute frame of the next input */
+	int64_t pos;	/**< absolute frame of the next input */
 };
 
 struct gf_direct;
@@ -102,8 +102,8 @@ int gf_direct_new(struct gf_direct **out, struct gf_cuda_inst *in, const struct 
 		  struct gf_errbuf *eb);
 void gf_direct_free(struct gf_direct *d);
 /** Convolve @p frames already-appended frames at line index @p j0 into @p d_out. */
-int gf_direct_run(struct gf_direct *d, struct gf_cuda_inst *in, int64_t j0, uint32_t frames,
-		  float *d_out, cudaStream_t s, struct gf_errbuf *eb);
+int gf_direct_run(struct gf_direct *d, struct gf_cuda_inst *in, int64_t j0, uint32_t frames, float *d_out,
+		  cudaStream_t s, struct gf_errbuf *eb);
 /** Does this launch accumulate with atomics (d_out must be zeroed first)? */
 int gf_direct_needs_zero(const struct gf_direct *d, uint32_t frames);
 /** "constant bank N" or "global memory". */

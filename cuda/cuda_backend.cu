@@ -22,8 +22,8 @@ extern "C" {
 #include "log.h"
 }
 
-#define GF_CU_CHUNK_SAMPLES (1u << 22)   /* 16 MB a copy: GPU work outgrows the launch costs */
-#define GF_CU_DIRECT_IO_SAMPLES 65536 /* from this size on, DMA straight from pinned callers */
+#define GF_CU_CHUNK_SAMPLES (1u << 22)	 /* 16 MB a copy: GPU work outgrows the launch costs */
+#define GF_CU_DIRECT_IO_SAMPLES 65536	 /* from this size on, DMA straight from pinned callers */
 #define GF_CU_DIRECT_AUTO_MAX_TAPS 32768 /* beyond this direct never wins; not worth timing */
 
 static const char *algo_str(enum gf_algo a)
@@ -143,13 +143,14 @@ static int alloc_io(struct gf_cuda_inst *in, struct gf_errbuf *eb)
 
 /* Enqueue one chunk already in d_in on s: line update, convolution into d_out
  * (none when priming). Advances the stream position. */
-static int run_chunk(struct gf_cuda_inst *in, const float *d_in, float *d_out, uint32_t frames, cudaStream_t s,
-		     struct gf_errbuf *eb)
+static int run_chunk(struct gf_cuda_inst *in, const float *d_in, float *d_out, uint32_t frames,
+		     cudaStream_t s, struct gf_errbuf *eb)
 {
 	int64_t j0;
 	bool zero = d_out && in->algo == GF_ALGO_DIRECT && gf_direct_needs_zero(in->direct, frames);
 	bool fft = in->algo == GF_ALGO_FFT;
-	int err = gf_cu_line_append(&in->line, in->channels, d_in, frames, fft, zero ? d_out : NULL, s, eb, &j0);
+	int err = gf_cu_line_append(&in->line, in->channels, d_in, frames, fft, zero ? d_out : NULL, s, eb,
+				    &j0);
 	if (!err) {
 		if (!fft)
 			err = d_out ? gf_direct_run(in->direct, in, j0, frames, d_out, s, eb) : 0;
@@ -193,10 +194,12 @@ extern "C" int gf_cuda_time_calls(void *inst, uint32_t frames, int reps, double 
 			err = run_chunk(in, in->d_in[0], in->d_out[0], frames, in->s_comp, eb);
 		clock_gettime(CLOCK_MONOTONIC, &h1);
 		if (host_ms_per_call)
-			*host_ms_per_call = ((double)(h1.tv_sec - h0.tv_sec) * 1e3 + 1e-6 * (double)(h1.tv_nsec - h0.tv_nsec)) /
+			*host_ms_per_call = ((double)(h1.tv_sec - h0.tv_sec) * 1e3 +
+					     1e-6 * (double)(h1.tv_nsec - h0.tv_nsec)) /
 					    (reps > 0 ? reps : 1);
 	}
-	if (err || (err = CU_TRY(eb, cudaEventRecord(b, in->s_comp))) || (err = CU_TRY(eb, cudaEventSynchronize(b))) ||
+	if (err || (err = CU_TRY(eb, cudaEventRecord(b, in->s_comp))) ||
+	    (err = CU_TRY(eb, cudaEventSynchronize(b))) ||
 	    (err = CU_TRY(eb, cudaEventElapsedTime(&ms, a, b))))
 		goto out;
 	*ms_per_call = (double)ms / (reps > 0 ? reps : 1);
@@ -281,7 +284,8 @@ static int cu_create(const struct gf_engine_params *p, const struct gf_filter_se
 	const char *fa = getenv("GPUFIR_CUDA_FAIL_AFTER");
 	in->fail_after = fa && *fa ? strtol(fa, NULL, 10) : -1;
 
-	bool want_direct = p->algo == GF_ALGO_DIRECT || (p->algo == GF_ALGO_AUTO && fs->taps <= GF_CU_DIRECT_AUTO_MAX_TAPS);
+	bool want_direct = p->algo == GF_ALGO_DIRECT ||
+			   (p->algo == GF_ALGO_AUTO && fs->taps <= GF_CU_DIRECT_AUTO_MAX_TAPS);
 	bool want_fft = p->algo != GF_ALGO_DIRECT;
 	uint32_t part = want_fft ? gf_fft_pick_partition(fs->taps, p->max_block) : 0;
 	in->chunk = pick_chunk(in->channels, in->max_block, part);
@@ -315,7 +319,9 @@ static int cu_create(const struct gf_engine_params *p, const struct gf_filter_se
 	gf_debug("cuda: %s, %u taps x %u ch, block %u, chunk %u: %s%s; setup ms: context %.1f, staging %.1f, "
 		 "direct %.1f, fft %.1f (P %u), calibration %.1f",
 		 in->desc, in->taps, in->channels, in->max_block, in->chunk, algo_str(in->algo),
-		 in->direct ? (gf_direct_where(in->direct)[0] == 'c' ? " (constant memory)" : " (global memory)") : "",
+		 in->direct
+			 ? (gf_direct_where(in->direct)[0] == 'c' ? " (constant memory)" : " (global memory)")
+			 : "",
 		 t[1] - t[0], t[2] - t[1], t[3] - t[2], t[4] - t[3], in->fft ? gf_fft_partition(in->fft) : 0,
 		 t[5] - t[4]);
 	*out = in;
@@ -339,7 +345,8 @@ static int cu_prime(void *inst, const float *history, uint32_t frames)
 		uint32_t f = n < in->chunk ? n : in->chunk;
 		size_t bytes = (size_t)f * in->channels * sizeof(float);
 		memcpy(in->h_in[0], src, bytes);
-		if (!(err = CU_TRY(eb, cudaMemcpyAsync(in->d_in[0], in->h_in[0], bytes, cudaMemcpyHostToDevice, in->s_comp))) &&
+		if (!(err = CU_TRY(eb, cudaMemcpyAsync(in->d_in[0], in->h_in[0], bytes,
+						       cudaMemcpyHostToDevice, in->s_comp))) &&
 		    !(err = run_chunk(in, in->d_in[0], NULL, f, in->s_comp, eb)))
 			err = CU_TRY(eb, cudaStreamSynchronize(in->s_comp));
 		src += (size_t)f * in->channels;
@@ -393,8 +400,8 @@ static int enqueue_chunk(struct gf_cuda_inst *in, const float *inp, float *outp,
 		return err;
 	CU_RET(eb, cudaEventRecord(in->ev_comp[s], in->s_comp));
 	CU_RET(eb, cudaStreamWaitEvent(in->s_d2h, in->ev_comp[s], 0));
-	CU_RET(eb, cudaMemcpyAsync(direct_io ? outp : in->h_out[s], in->d_out[s], bytes, cudaMemcpyDeviceToHost,
-				   in->s_d2h));
+	CU_RET(eb, cudaMemcpyAsync(direct_io ? outp : in->h_out[s], in->d_out[s], bytes,
+				   cudaMemcpyDeviceToHost, in->s_d2h));
 	CU_RET(eb, cudaEventRecord(in->ev_d2h[s], in->s_d2h));
 	return 0;
 }
@@ -452,7 +459,8 @@ static int cu_process(void *inst, const float *inp, float *outp, uint32_t frames
 	if (frames < 1 || frames > in->max_block)
 		return GF_E_INVAL;
 	if (in->fail_after >= 0 && in->calls >= (uint64_t)in->fail_after) {
-		gf_errbuf_set(&in->eb, "cuda: failure injected by GPUFIR_CUDA_FAIL_AFTER=%ld", in->fail_after);
+		gf_errbuf_set(&in->eb, "cuda: failure injected by GPUFIR_CUDA_FAIL_AFTER=%ld",
+			      in->fail_after);
 		return GF_E_CUDA;
 	}
 	in->calls++;

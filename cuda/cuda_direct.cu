@@ -100,7 +100,8 @@ __global__ void k_direct(const float *__restrict__ line, int64_t cap, int64_t j0
 #pragma unroll
 			for (int q = 0; q < R / 4; q++) {
 				float4 v = reinterpret_cast<const float4 *>(s_x + row * S)[q];
-				xlo[4 * q] = v.x, xlo[4 * q + 1] = v.y, xlo[4 * q + 2] = v.z, xlo[4 * q + 3] = v.w;
+				xlo[4 * q] = v.x, xlo[4 * q + 1] = v.y, xlo[4 * q + 2] = v.z,
+					xlo[4 * q + 3] = v.w;
 			}
 #pragma unroll
 			for (int q = 0; q < R / 4; q++) {
@@ -111,7 +112,8 @@ __global__ void k_direct(const float *__restrict__ line, int64_t cap, int64_t j0
 					const int j = 4 * q + u;
 #pragma unroll
 					for (int r = 0; r < R; r++)
-						acc[r] = fmaf(h[u], r >= j ? xhi[r - j] : xlo[R + r - j], acc[r]);
+						acc[r] = fmaf(h[u], r >= j ? xhi[r - j] : xlo[R + r - j],
+							      acc[r]);
 				}
 			}
 #pragma unroll
@@ -196,8 +198,8 @@ static int launch(const struct gf_direct *d, const struct shape *sh, const struc
 						(int)sh->smem));
 	dim3 grid(sh->gx, d->channels, sh->gz), block(sh->to, sh->tk);
 	k_direct<R, CT><<<grid, block, sh->smem, s>>>(l->d_line, l->cap, j0, (int)frames, (int)d->channels,
-						   (int)d->taps_pad, sh->ks, d->bank < 0 ? 0 : d->bank, d->d_taps,
-						   d_out, sh->gz > 1);
+						      (int)d->taps_pad, sh->ks, d->bank < 0 ? 0 : d->bank,
+						      d->d_taps, d_out, sh->gz > 1);
 	CU_LAUNCHED(eb);
 	return 0;
 }
@@ -254,9 +256,10 @@ int gf_direct_new(struct gf_direct **out, struct gf_cuda_inst *in, const struct 
 		if (n <= GF_CU_BANK_FLOATS)
 			d->bank = claim_bank(d->dev);
 		if (d->bank >= 0 &&
-		    (err = CU_TRY(eb, cudaMemcpyToSymbolAsync(c_taps, h, n * sizeof(float),
-							      (size_t)d->bank * GF_CU_BANK_FLOATS * sizeof(float),
-							      cudaMemcpyHostToDevice, in->s_comp))))
+		    (err = CU_TRY(eb,
+				  cudaMemcpyToSymbolAsync(c_taps, h, n * sizeof(float),
+							  (size_t)d->bank * GF_CU_BANK_FLOATS * sizeof(float),
+							  cudaMemcpyHostToDevice, in->s_comp))))
 			goto fail;
 		/* h is pageable: the copies above completed before returning, but wait
 		 * anyway so the taps are resident before the instance is published. */

@@ -24,8 +24,8 @@ struct gf_fft {
 	cufftComplex *d_X; /**< ring [Mr][C][NB] */
 	cufftComplex *d_T; /**< [2][C][NB] cached tail of segment tf_seg, double-buffered */
 	cufftComplex *d_Y; /**< [gmax][C][NB] */
-	float *d_W;        /**< [gmax][C][N] windows */
-	float *d_y;        /**< [gmax][C][N] inverse transforms */
+	float *d_W;	   /**< [gmax][C][N] windows */
+	float *d_y;	   /**< [gmax][C][N] inverse transforms */
 	void *d_work;
 	int nplans;
 	cufftHandle r2c[GF_FFT_MAX_PLANS], c2r[GF_FFT_MAX_PLANS]; /**< batch (1 << i) * C */
@@ -87,8 +87,8 @@ static unsigned blocks_for(uint64_t n, unsigned block)
  * from pos on come from this chunk's interleaved input, older ones from the
  * line (x_c[t] at line[c*cap + j0 + t - pos]). Block (b = g*C + c, k range). */
 __global__ void k_gather(float *__restrict__ W, const float *__restrict__ line, int64_t cap, int64_t j0,
-			 const float *__restrict__ in, int64_t pos, int64_t end, int64_t sf, uint32_t P, uint32_t N,
-			 uint32_t C)
+			 const float *__restrict__ in, int64_t pos, int64_t end, int64_t sf, uint32_t P,
+			 uint32_t N, uint32_t C)
 {
 	const uint32_t b = blockIdx.x, g = b / C, c = b - g * C;
 	const int64_t t0 = (sf + g) * (int64_t)P - P;
@@ -127,8 +127,8 @@ __global__ void k_pad_taps(float *__restrict__ W, const float *__restrict__ h, u
 template <int BX, int BY>
 __global__ void k_mac(cufftComplex *__restrict__ Y, const cufftComplex *__restrict__ H,
 		      const cufftComplex *__restrict__ X, const cufftComplex *__restrict__ T_in,
-		      cufftComplex *__restrict__ T_out, uint32_t NB, uint32_t C,
-		      uint32_t M, uint32_t Mr, uint32_t slot0, int use_cached, int store_last, uint32_t G)
+		      cufftComplex *__restrict__ T_out, uint32_t NB, uint32_t C, uint32_t M, uint32_t Mr,
+		      uint32_t slot0, int use_cached, int store_last, uint32_t G)
 {
 	__shared__ float2 s_acc[BY][BX];
 	const uint32_t f = blockIdx.x * BX + threadIdx.x, c = blockIdx.y, g = blockIdx.z;
@@ -190,12 +190,14 @@ static int make_plans(struct gf_fft *f, cudaStream_t s, struct gf_errbuf *eb)
 		CUFFT_RET(eb, cufftCreate(&f->r2c[i]));
 		f->made_r2c = i + 1;
 		CUFFT_RET(eb, cufftSetAutoAllocation(f->r2c[i], 0));
-		CUFFT_RET(eb, cufftMakePlanMany64(f->r2c[i], 1, &n, NULL, 1, n, NULL, 1, f->NB, CUFFT_R2C, batch, &ws));
+		CUFFT_RET(eb, cufftMakePlanMany64(f->r2c[i], 1, &n, NULL, 1, n, NULL, 1, f->NB, CUFFT_R2C,
+						  batch, &ws));
 		ws_max = ws > ws_max ? ws : ws_max;
 		CUFFT_RET(eb, cufftCreate(&f->c2r[i]));
 		f->made_c2r = i + 1;
 		CUFFT_RET(eb, cufftSetAutoAllocation(f->c2r[i], 0));
-		CUFFT_RET(eb, cufftMakePlanMany64(f->c2r[i], 1, &n, NULL, 1, f->NB, NULL, 1, n, CUFFT_C2R, batch, &ws));
+		CUFFT_RET(eb, cufftMakePlanMany64(f->c2r[i], 1, &n, NULL, 1, f->NB, NULL, 1, n, CUFFT_C2R,
+						  batch, &ws));
 		ws_max = ws > ws_max ? ws : ws_max;
 		f->nplans = i + 1;
 	}
@@ -250,21 +252,24 @@ static int inverse(struct gf_fft *f, uint32_t G, struct gf_errbuf *eb)
 	return 0;
 }
 
-static int make_spectra(struct gf_fft *f, const struct gf_filter_set *fs, cudaStream_t s, struct gf_errbuf *eb)
+static int make_spectra(struct gf_fft *f, const struct gf_filter_set *fs, cudaStream_t s,
+			struct gf_errbuf *eb)
 {
 	float *d_h = NULL;
 	size_t n = (size_t)fs->channels * fs->taps;
 	int err = CU_TRY(eb, cudaMalloc(&d_h, n * sizeof(float)));
 	if (!err)
-		err = CU_TRY(eb, cudaMemcpyAsync(d_h, fs->coeffs, n * sizeof(float), cudaMemcpyHostToDevice, s));
+		err = CU_TRY(eb,
+			     cudaMemcpyAsync(d_h, fs->coeffs, n * sizeof(float), cudaMemcpyHostToDevice, s));
 	for (uint32_t j = 0; !err && j < f->M;) {
 		int pi = plan_for(f, f->M - j);
 		uint32_t cnt = 1u << pi;
-		k_pad_taps<<<blocks_for((uint64_t)cnt * f->C * f->N, 256), 256, 0, s>>>(f->d_W, d_h, fs->taps, j, cnt,
-											 f->P, f->N, f->C);
+		k_pad_taps<<<blocks_for((uint64_t)cnt * f->C * f->N, 256), 256, 0, s>>>(
+			f->d_W, d_h, fs->taps, j, cnt, f->P, f->N, f->C);
 		err = CU_TRY(eb, cudaGetLastError());
 		if (!err)
-			err = CUFFT_TRY(eb, cufftExecR2C(f->r2c[pi], f->d_W, f->d_H + (size_t)j * f->C * f->NB));
+			err = CUFFT_TRY(eb,
+					cufftExecR2C(f->r2c[pi], f->d_W, f->d_H + (size_t)j * f->C * f->NB));
 		j += cnt;
 	}
 	if (!err)
@@ -293,14 +298,15 @@ int gf_fft_new(struct gf_fft **out, struct gf_cuda_inst *in, const struct gf_fil
 	f->tf_seg = -1;
 	size_t spec = (size_t)f->C * f->NB * sizeof(cufftComplex), win = (size_t)f->C * f->N * sizeof(float);
 	if ((err = CU_TRY(eb, cudaMalloc(&f->d_H, spec * f->M))) ||
-	    (err = CU_TRY(eb, cudaMalloc(&f->d_X, spec * f->Mr))) || (err = CU_TRY(eb, cudaMalloc(&f->d_T, 2 * spec))) ||
+	    (err = CU_TRY(eb, cudaMalloc(&f->d_X, spec * f->Mr))) ||
+	    (err = CU_TRY(eb, cudaMalloc(&f->d_T, 2 * spec))) ||
 	    (err = CU_TRY(eb, cudaMalloc(&f->d_Y, spec * f->gmax))) ||
 	    (err = CU_TRY(eb, cudaMalloc(&f->d_W, win * f->gmax))) ||
 	    (err = CU_TRY(eb, cudaMalloc(&f->d_y, win * f->gmax))) || (err = make_plans(f, in->s_comp, eb)) ||
 	    /* plan setup may have queued work on the legacy stream, which our
 	     * non-blocking streams do not wait for */
-	    (err = CU_TRY(eb, cudaDeviceSynchronize())) ||
-	    (err = make_spectra(f, fs, in->s_comp, eb)) || (err = gf_fft_reset(f, in, in->s_comp, eb)))
+	    (err = CU_TRY(eb, cudaDeviceSynchronize())) || (err = make_spectra(f, fs, in->s_comp, eb)) ||
+	    (err = gf_fft_reset(f, in, in->s_comp, eb)))
 		goto fail;
 	*out = f;
 	return 0;
@@ -346,12 +352,12 @@ static int launch_mac(struct gf_fft *f, uint32_t slot0, int cached, int store, u
 	bool wide = f->M > 16 && (uint64_t)f->NB * f->C * G < (1u << 18);
 	if (wide) {
 		dim3 grid((f->NB + 31) / 32, f->C, G), block(32, 8);
-		k_mac<32, 8><<<grid, block, 0, s>>>(f->d_Y, f->d_H, f->d_X, t_in, t_out, f->NB, f->C, f->M, f->Mr, slot0,
-						     cached, store, G);
+		k_mac<32, 8><<<grid, block, 0, s>>>(f->d_Y, f->d_H, f->d_X, t_in, t_out, f->NB, f->C, f->M,
+						    f->Mr, slot0, cached, store, G);
 	} else {
 		dim3 grid((f->NB + 127) / 128, f->C, G), block(128, 1);
-		k_mac<128, 1><<<grid, block, 0, s>>>(f->d_Y, f->d_H, f->d_X, t_in, t_out, f->NB, f->C, f->M, f->Mr, slot0,
-						      cached, store, G);
+		k_mac<128, 1><<<grid, block, 0, s>>>(f->d_Y, f->d_H, f->d_X, t_in, t_out, f->NB, f->C, f->M,
+						     f->Mr, slot0, cached, store, G);
 	}
 	CU_LAUNCHED(eb);
 	return 0;
@@ -370,8 +376,8 @@ int gf_fft_run(struct gf_fft *f, struct gf_cuda_inst *in, const float *d_in, int
 		lp++;
 
 	dim3 ggrid(G * f->C, (f->N + GATHER_PER_BLOCK - 1) / GATHER_PER_BLOCK);
-	k_gather<<<ggrid, 256, 0, s>>>(f->d_W, in->line.d_line, in->line.cap, j0, d_in, pos, end, sf, f->P, f->N,
-				       f->C);
+	k_gather<<<ggrid, 256, 0, s>>>(f->d_W, in->line.d_line, in->line.cap, j0, d_in, pos, end, sf, f->P,
+				       f->N, f->C);
 	CU_LAUNCHED(eb);
 	int err = forward(f, slot0, G, eb);
 	if (err)
@@ -384,7 +390,8 @@ int gf_fft_run(struct gf_fft *f, struct gf_cuda_inst *in, const float *d_in, int
 	const bool store = last_incomplete && !(cached && G == 1);
 	if ((err = launch_mac(f, slot0, cached, store, G, s, eb)) || (err = inverse(f, G, eb)))
 		return err;
-	k_scatter<<<blocks_for((uint64_t)frames * f->C, 256), 256, 0, s>>>(d_out, f->d_y, pos, frames, sf, lp, f->C);
+	k_scatter<<<blocks_for((uint64_t)frames * f->C, 256), 256, 0, s>>>(d_out, f->d_y, pos, frames, sf, lp,
+									   f->C);
 	CU_LAUNCHED(eb);
 	if (store)
 		f->tf_cur ^= 1;

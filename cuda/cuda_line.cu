@@ -16,21 +16,36 @@ int gf_cu_check(cudaError_t e, struct gf_errbuf *eb, const char *file, int line,
 static const char *cufft_name(cufftResult r)
 {
 	switch (r) {
-	case CUFFT_SUCCESS: return "success";
-	case CUFFT_INVALID_PLAN: return "invalid plan";
-	case CUFFT_ALLOC_FAILED: return "allocation failed";
-	case CUFFT_INVALID_TYPE: return "invalid type";
-	case CUFFT_INVALID_VALUE: return "invalid value";
-	case CUFFT_INTERNAL_ERROR: return "internal error";
-	case CUFFT_EXEC_FAILED: return "execution failed";
-	case CUFFT_SETUP_FAILED: return "setup failed (driver or library)";
-	case CUFFT_INVALID_SIZE: return "invalid size";
-	case CUFFT_UNALIGNED_DATA: return "unaligned data";
-	case CUFFT_INVALID_DEVICE: return "invalid device";
-	case CUFFT_NO_WORKSPACE: return "no workspace";
-	case CUFFT_NOT_IMPLEMENTED: return "not implemented";
-	case CUFFT_NOT_SUPPORTED: return "not supported";
-	default: return "unknown cuFFT error";
+	case CUFFT_SUCCESS:
+		return "success";
+	case CUFFT_INVALID_PLAN:
+		return "invalid plan";
+	case CUFFT_ALLOC_FAILED:
+		return "allocation failed";
+	case CUFFT_INVALID_TYPE:
+		return "invalid type";
+	case CUFFT_INVALID_VALUE:
+		return "invalid value";
+	case CUFFT_INTERNAL_ERROR:
+		return "internal error";
+	case CUFFT_EXEC_FAILED:
+		return "execution failed";
+	case CUFFT_SETUP_FAILED:
+		return "setup failed (driver or library)";
+	case CUFFT_INVALID_SIZE:
+		return "invalid size";
+	case CUFFT_UNALIGNED_DATA:
+		return "unaligned data";
+	case CUFFT_INVALID_DEVICE:
+		return "invalid device";
+	case CUFFT_NO_WORKSPACE:
+		return "no workspace";
+	case CUFFT_NOT_IMPLEMENTED:
+		return "not implemented";
+	case CUFFT_NOT_SUPPORTED:
+		return "not supported";
+	default:
+		return "unknown cuFFT error";
 	}
 }
 
@@ -73,12 +88,14 @@ __global__ void k_line_append(float *__restrict__ line, int64_t cap, int64_t j0,
 			      uint32_t frames, uint32_t skip, uint32_t C, float *__restrict__ zero_out)
 {
 	const uint32_t total = frames * C, first = skip * C;
-	for (uint32_t i = first + blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x) {
+	for (uint32_t i = first + blockIdx.x * blockDim.x + threadIdx.x; i < total;
+	     i += gridDim.x * blockDim.x) {
 		uint32_t n = i / C, c = i - n * C;
 		line[c * cap + j0 + n] = in[i];
 	}
 	if (zero_out)
-		for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x)
+		for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < total;
+		     i += gridDim.x * blockDim.x)
 			zero_out[i] = 0.0f;
 }
 
@@ -115,7 +132,7 @@ int gf_cu_line_append(struct gf_cu_line *l, uint32_t channels, const float *d_in
 	uint32_t skip = tail_only && frames > l->keep ? frames - (uint32_t)l->keep : 0;
 	uint64_t work = (uint64_t)(d_zero_out ? frames : frames - skip) * channels;
 	k_line_append<<<grid_for(work, 256), 256, 0, s>>>(l->d_line, l->cap, jw, d_in, frames, skip, channels,
-							      d_zero_out);
+							  d_zero_out);
 	CU_LAUNCHED(eb);
 	*j0 = jw;
 	return 0;

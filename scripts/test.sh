@@ -18,3 +18,20 @@ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DGPUFIR_SANITIZE=ON -DGPUFIR_
 cmake --build build-asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	scripts/with-jackd.sh ctest --test-dir build-asan --output-on-failure
+
+# Fuzz each parser for a bounded time (libFuzzer, clang) from the seed corpus.
+fuzz_seconds=${GPUFIR_FUZZ_SECONDS:-30}
+CC=clang cmake -S . -B build-fuzz -DGPUFIR_FUZZ=ON -DGPUFIR_CUDA=OFF -DGPUFIR_TESTS=ON
+cmake --build build-fuzz -j"$jobs" --target fuzz_config fuzz_taps_text fuzz_wav_ir
+for t in config:config taps_text:taps_text wav_ir:wav_ir; do
+	target=fuzz_${t%%:*} corpus=tests/fuzz/corpus/${t##*:}
+	work=$(mktemp -d)
+	if ! LSAN_OPTIONS=suppressions=$PWD/tests/fuzz/lsan.supp build-fuzz/tests/fuzz/"$target" \
+		-max_total_time="$fuzz_seconds" -print_final_stats=1 "$work" "$corpus" >"$work.log" 2>&1; then
+		tail -n 60 "$work.log"
+		echo "$target: the fuzzer found a failure" >&2
+		exit 1
+	fi
+	echo "$target: $(grep -E '^stat::number_of_executed_units' "$work.log")"
+	rm -rf "$work" "$work.log"
+done

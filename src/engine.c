@@ -5,13 +5,17 @@
  * Pipeline of one process() call (audio thread):
  *   1. scan the input; a block holding NaN/Inf is filtered as if those samples
  *      were zero (so no filter state is poisoned) and its output is muted;
- *   2. take a published swap: prime the new instance with the history;
+ *   2. take a published swap (or, after a backend failure, the CPU fallback):
+ *      prime the new instance with the history;
  *   3. append the block to the history ring;
  *   4. run the current instance (and the incoming one while crossfading);
+ *      a failure mutes the block and parks the engine until reap() has built
+ *      the CPU fallback (the failed backend is not called again);
  *   5. scan the output; mute and count a non-finite block.
  */
 #include "engine.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -22,49 +26,64 @@
 #include "backend.h"
 #include "log.h"
 
-/* One filter instance of the engine's backend. */
+/* One filter instance; it carries its backend, which a fallback may change. */
 struct gf_inst {
+	const struct gf_backend_ops *ops;
 	void *bi;
 	uint32_t taps;
 	const char *algo;
 };
 
 struct gf_engine {
-	const struct gf_backend_ops *ops;
 	struct gf_engine_params p; /* max_taps resolved */
 	uint32_t hist_frames;	   /* max_taps - 1 */
+	uint32_t hist_cap;	   /* hist_frames + max_block: the last block and the history before it */
+
+	/* Control thread only. */
+	const struct gf_backend_ops *ops; /* backend of new instances: CPU after a fallback */
+	struct gf_filter_set *fs;	  /* copy of the newest published filter set */
+	int fallback_error_logged;	  /* building the fallback failed (said once) */
 
 	/* Audio thread only. */
 	struct gf_inst *cur;
 	struct gf_inst *incoming; /* non-NULL while crossfading cur -> incoming */
 	uint32_t fade_pos;	  /* frames of the crossfade done */
-	float *hist;		  /* mirrored ring: frame i stored at i and i + hist_frames */
-	uint32_t hist_w;	  /* next frame to overwrite = oldest frame */
+	float *hist;		  /* mirrored ring: frame i stored at i and i + hist_cap */
+	uint32_t hist_w;	  /* next frame to write */
 	float *scratch_in;	  /* sanitized input */
 	float *scratch_a;	  /* old filter's output while crossfading */
 	float *scratch_b;	  /* new filter's output while crossfading */
 	float *zeros;		  /* flush input */
 	float *ramp;		  /* crossfade gain of the new filter per frame */
+	int failed;		  /* a backend call failed: mute until the fallback is taken */
+	int fail_err;		  /* its code */
+	uint32_t redo_frames;	  /* frames of the last call if it failed (gf_engine_retry) */
+	int redo_bad;		  /* that call's input held NaN/Inf */
+	uint64_t calls;		  /* backend process() calls, for the fault hook */
+	int64_t fault_after;	  /* GPUFIR_FAULT_PROCESS_AFTER, -1 = off */
 
 	/* Shared between threads. */
-	_Atomic(struct gf_inst *) pending; /* published by swap(), taken by process() */
-	_Atomic(struct gf_inst *) retired; /* left by process(), freed by reap() */
-	atomic_int swap_busy;		   /* 1 from publish to end of crossfade */
+	_Atomic(struct gf_inst *) pending;   /* published by swap(), taken by process() */
+	_Atomic(struct gf_inst *) fallback;  /* published by reap() after a failure */
+	_Atomic(struct gf_inst *) retired;   /* left by process(), freed by reap() */
+	_Atomic(struct gf_inst *) retired_b; /* the incoming instance a fallback cut short */
+	atomic_int swap_busy;		     /* 1 from publish to end of crossfade */
+	atomic_int backend_err;		     /* failure code raised by process(), handled by reap() */
 	_Atomic uint32_t cur_taps;
 	_Atomic(const char *) cur_algo;
-	_Atomic uint64_t st_frames, st_swaps, st_nonfinite, st_errors;
+	_Atomic uint64_t st_frames, st_swaps, st_nonfinite, st_errors, st_fallbacks;
 
 	char desc[320];
 };
 
 /* ---- instances (control thread) ----------------------------------------- */
 
-static void inst_free(const struct gf_backend_ops *ops, struct gf_inst *in)
+static void inst_free(struct gf_inst *in)
 {
 	if (!in)
 		return;
-	if (in->bi && ops->destroy)
-		ops->destroy(in->bi);
+	if (in->bi && in->ops->destroy)
+		in->ops->destroy(in->bi);
 	free(in);
 }
 
@@ -81,6 +100,7 @@ static int inst_new(const struct gf_backend_ops *ops, const struct gf_engine_par
 		free(in);
 		return err;
 	}
+	in->ops = ops;
 	in->taps = fs->taps;
 	in->algo = ops->algo_name ? ops->algo_name(in->bi) : "?";
 	*out = in;
@@ -130,8 +150,8 @@ static void engine_set_current(struct gf_engine *e, struct gf_inst *in)
 
 static void engine_describe(struct gf_engine *e, const struct gf_inst *in)
 {
-	const char *d = e->ops->describe ? e->ops->describe(in->bi) : e->ops->name;
-	snprintf(e->desc, sizeof(e->desc), "%s backend, %s, %u taps: %s", e->ops->name, in->algo, in->taps,
+	const char *d = in->ops->describe ? in->ops->describe(in->bi) : in->ops->name;
+	snprintf(e->desc, sizeof(e->desc), "%s backend, %s, %u taps: %s", in->ops->name, in->algo, in->taps,
 		 d);
 }
 
@@ -168,7 +188,7 @@ static float *alloc_floats(size_t n)
 static int engine_alloc(struct gf_engine *e)
 {
 	size_t blk = (size_t)e->p.max_block * e->p.channels;
-	e->hist = alloc_floats(2 * (size_t)e->hist_frames * e->p.channels);
+	e->hist = alloc_floats(2 * (size_t)e->hist_cap * e->p.channels);
 	e->scratch_in = alloc_floats(blk);
 	e->scratch_a = alloc_floats(blk);
 	e->scratch_b = alloc_floats(blk);
@@ -181,6 +201,24 @@ static int engine_alloc(struct gf_engine *e)
 	for (uint32_t k = 0; k < n; k++)
 		e->ramp[k] = (float)(0.5 - 0.5 * cos(M_PI * ((double)k + 0.5) / (double)n));
 	return 0;
+}
+
+/* Test hook: GPUFIR_FAULT_PROCESS_AFTER=N fails backend process() call N+1 with GF_E_CUDA. */
+static int64_t fault_hook(void)
+{
+	const char *s = getenv("GPUFIR_FAULT_PROCESS_AFTER");
+	if (!s || !*s)
+		return -1;
+	char *end;
+	errno = 0;
+	long long n = strtoll(s, &end, 10);
+	if (errno || *end || n < 0) {
+		gf_warn("engine: ignoring GPUFIR_FAULT_PROCESS_AFTER=%s (not a count)", s);
+		return -1;
+	}
+	gf_warn("engine: test hook GPUFIR_FAULT_PROCESS_AFTER=%lld: backend process() call %lld will fail", n,
+		n + 1);
+	return n;
 }
 
 int gf_engine_new(struct gf_engine **out, const struct gf_engine_params *p, const struct gf_filter_set *fs,
@@ -202,6 +240,17 @@ int gf_engine_new(struct gf_engine **out, const struct gf_engine_params *p, cons
 	e->p = *p;
 	e->p.max_taps = max_taps;
 	e->hist_frames = max_taps - 1;
+	if ((uint64_t)e->hist_frames + p->max_block > UINT32_MAX / 2) {
+		gf_errbuf_set(eb, "engine: %u taps with %u-frame blocks is too much history", max_taps,
+			      p->max_block);
+		err = GF_E_TOOLONG;
+		goto fail;
+	}
+	e->hist_cap = e->hist_frames + p->max_block;
+	e->fault_after = fault_hook();
+	err = gf_filter_set_dup(&e->fs, fs);
+	if (err)
+		goto fail;
 	err = engine_first_instance(e, fs, eb);
 	if (err)
 		goto fail;
@@ -224,12 +273,13 @@ void gf_engine_free(struct gf_engine *e)
 {
 	if (!e)
 		return;
-	if (e->ops) {
-		inst_free(e->ops, e->cur);
-		inst_free(e->ops, e->incoming);
-		inst_free(e->ops, atomic_load(&e->pending));
-		inst_free(e->ops, atomic_load(&e->retired));
-	}
+	inst_free(e->cur);
+	inst_free(e->incoming);
+	inst_free(atomic_load(&e->pending));
+	inst_free(atomic_load(&e->fallback));
+	inst_free(atomic_load(&e->retired));
+	inst_free(atomic_load(&e->retired_b));
+	gf_filter_set_free(e->fs);
 	free(e->hist);
 	free(e->scratch_in);
 	free(e->scratch_a);
@@ -241,12 +291,55 @@ void gf_engine_free(struct gf_engine *e)
 
 /* ---- swap (control thread) ------------------------------------------------ */
 
+static void reap_retired(struct gf_engine *e)
+{
+	inst_free(atomic_exchange_explicit(&e->retired, NULL, memory_order_acquire));
+	inst_free(atomic_exchange_explicit(&e->retired_b, NULL, memory_order_acquire));
+}
+
+static void stat_add(_Atomic uint64_t *c, uint64_t n);
+
+/*
+ * process() failed: build a CPU instance of the newest filter set and publish
+ * it in the fallback slot, which the parked audio thread takes at its next
+ * block edge (primed from the history, no crossfade). The audio thread takes
+ * nothing from the pending slot while parked, so a swap published there is
+ * ours to free: it was built on the failed backend (its filter set is the one
+ * in e->fs, so it is not lost).
+ */
+static void engine_fall_back(struct gf_engine *e, int cause)
+{
+	inst_free(atomic_exchange_explicit(&e->pending, NULL, memory_order_acquire));
+	const char *failed = strcmp(e->ops->name, "cuda") == 0 ? "CUDA" : "CPU";
+	struct gf_errbuf eb = {{0}};
+	struct gf_inst *in;
+	int err = inst_new(&gf_cpu_backend, &e->p, e->fs, &in, &eb);
+	if (err) {
+		/* The flag stays up: the next reap() tries again; the stream stays muted. */
+		if (!e->fallback_error_logged)
+			gf_err("engine: %s backend failed (%s) and the CPU fallback cannot be built: %s", failed,
+			       gf_strerror(cause), eb.msg[0] ? eb.msg : gf_strerror(err));
+		e->fallback_error_logged = 1;
+		return;
+	}
+	e->fallback_error_logged = 0;
+	gf_warn("engine: %s backend failed (%s): continuing on the CPU backend", failed, gf_strerror(cause));
+	e->ops = &gf_cpu_backend;
+	engine_describe(e, in);
+	atomic_store_explicit(&e->backend_err, 0, memory_order_relaxed);
+	stat_add(&e->st_fallbacks, 1); /* control-thread counter: one writer */
+	atomic_store_explicit(&e->swap_busy, 1, memory_order_relaxed);
+	atomic_store_explicit(&e->fallback, in, memory_order_release);
+}
+
 void gf_engine_reap(struct gf_engine *e)
 {
 	if (!e)
 		return;
-	struct gf_inst *old = atomic_exchange_explicit(&e->retired, NULL, memory_order_acquire);
-	inst_free(e->ops, old);
+	reap_retired(e);
+	int cause = atomic_load_explicit(&e->backend_err, memory_order_acquire);
+	if (cause)
+		engine_fall_back(e, cause);
 }
 
 int gf_engine_swap(struct gf_engine *e, const struct gf_filter_set *fs, struct gf_errbuf *eb)
@@ -256,17 +349,28 @@ int gf_engine_swap(struct gf_engine *e, const struct gf_filter_set *fs, struct g
 	int err = check_filter(&e->p, e->p.max_taps, fs, eb);
 	if (err)
 		return err;
+	/* A failed backend first: its fallback occupies the swap (BUSY, retry later). */
+	if (atomic_load_explicit(&e->backend_err, memory_order_acquire))
+		gf_engine_reap(e);
 	/* Read busy before reaping: once the audio thread clears it, its retire is visible. */
 	if (atomic_load_explicit(&e->swap_busy, memory_order_acquire)) {
 		gf_errbuf_set(eb, "engine: the previous filter swap is still in progress");
 		return GF_E_BUSY;
 	}
-	gf_engine_reap(e);
+	reap_retired(e);
 
-	struct gf_inst *in;
-	err = inst_new(e->ops, &e->p, fs, &in, eb);
+	struct gf_filter_set *copy;
+	err = gf_filter_set_dup(&copy, fs);
 	if (err)
 		return err;
+	struct gf_inst *in;
+	err = inst_new(e->ops, &e->p, fs, &in, eb);
+	if (err) {
+		gf_filter_set_free(copy);
+		return err;
+	}
+	gf_filter_set_free(e->fs);
+	e->fs = copy;
 	engine_describe(e, in);
 	atomic_store_explicit(&e->swap_busy, 1, memory_order_relaxed);
 	atomic_store_explicit(&e->pending, in, memory_order_release);

@@ -37,28 +37,28 @@
 struct gf_live;
 
 struct gf_live_stats {
-	uint64_t blocks;             /**< blocks filtered */
-	uint64_t input_overflows;    /**< capture frames dropped: input ring full */
-	uint64_t output_underflows;  /**< playback frames filled with silence: output ring empty */
-	uint64_t late_blocks;        /**< blocks whose processing exceeded the block period */
-	uint64_t device_xruns;       /**< xrun flags reported by PortAudio */
-	uint64_t record_errors;      /**< WAV recording write failures */
-	double block_us_median;      /**< engine time per block, recent window */
+	uint64_t blocks;	    /**< blocks filtered */
+	uint64_t input_overflows;   /**< capture frames dropped: input ring full */
+	uint64_t output_underflows; /**< playback frames filled with silence: output ring empty */
+	uint64_t late_blocks;	    /**< blocks whose processing exceeded the block period */
+	uint64_t device_xruns;	    /**< xrun flags reported by PortAudio */
+	uint64_t record_errors;	    /**< WAV recording write failures */
+	double block_us_median;	    /**< engine time per block, recent window */
 	double block_us_p99;
 	double block_us_max;
-	float peak;                  /**< output peak since the last get_stats, linear */
-	uint64_t clipped;            /**< output samples beyond +-1.0 */
-	uint32_t latency_frames;     /**< input-to-output delay, constant */
+	float peak;		 /**< output peak since the last get_stats, linear */
+	uint64_t clipped;	 /**< output samples beyond +-1.0 */
+	uint32_t latency_frames; /**< input-to-output delay, constant */
 	uint32_t sample_rate;
 	uint32_t channels;
-	int running;                 /**< 1 while audio flows */
-	int device_error;            /**< last device error code (0 = healthy) */
-	uint64_t output_overflows;   /**< output frames dropped: output ring full (drifting clocks) */
-	uint64_t record_dropped;     /**< recorded frames dropped: disk slower than audio */
-	uint64_t record_frames;      /**< frames written to the recording */
-	uint64_t engine_errors;      /**< blocks whose gf_engine_process failed (output muted) */
-	uint64_t capture_frames;     /**< frames the capture device delivered since start */
-	uint32_t device_period;      /**< frames per capture callback (0 until the first one) */
+	int running;		   /**< 1 while audio flows */
+	int device_error;	   /**< last device error code (0 = healthy) */
+	uint64_t output_overflows; /**< output frames dropped: output ring full (drifting clocks) */
+	uint64_t record_dropped;   /**< recorded frames dropped: disk slower than audio */
+	uint64_t record_frames;	   /**< frames written to the recording */
+	uint64_t engine_errors;	   /**< blocks whose gf_engine_process failed (output muted) */
+	uint64_t capture_frames;   /**< frames the capture device delivered since start */
+	uint32_t device_period;	   /**< frames per capture callback (0 until the first one) */
 };
 
 /**

@@ -73,12 +73,18 @@ static void capture(struct gf_live *l, const float *in, uint32_t n)
 		atomic_store_explicit(&l->gap_pending, 1, memory_order_release);
 		l->cap.dropping = 0;
 	}
-	uint32_t k = in ? gf_ring_write(r, in, n) : gf_ring_write_zeros(r, n);
-	if (k < n) {
+	if (gf_ring_write_space(r) < n) {
+		/* Drop whole callbacks, never part of one: the gap is then a multiple
+		 * of the period, and blocks keep ending where callbacks end, which
+		 * the latency was computed for. */
 		l->cap.dropping = 1;
 		l->cap.drop_pos = gf_ring_write_index(r);
 		l->cap.drop_len = 0;
-		gap_grow(l, n - k);
+		gap_grow(l, n);
+	} else if (in) {
+		gf_ring_write(r, in, n);
+	} else {
+		gf_ring_write_zeros(r, n);
 	}
 done:
 	if (!l->cap.first_done)
@@ -140,8 +146,8 @@ static void count_flags(struct gf_live *l, PaStreamCallbackFlags flags)
 		count(&l->dev_xruns, 1);
 }
 
-int gf_live_duplex_cb(const void *in, void *out, unsigned long frames,
-		      const PaStreamCallbackTimeInfo *ti, PaStreamCallbackFlags flags, void *ud)
+int gf_live_duplex_cb(const void *in, void *out, unsigned long frames, const PaStreamCallbackTimeInfo *ti,
+		      PaStreamCallbackFlags flags, void *ud)
 {
 	(void)ti;
 	struct gf_live *l = ud;
@@ -152,8 +158,8 @@ int gf_live_duplex_cb(const void *in, void *out, unsigned long frames,
 	return paContinue;
 }
 
-int gf_live_capture_cb(const void *in, void *out, unsigned long frames,
-		       const PaStreamCallbackTimeInfo *ti, PaStreamCallbackFlags flags, void *ud)
+int gf_live_capture_cb(const void *in, void *out, unsigned long frames, const PaStreamCallbackTimeInfo *ti,
+		       PaStreamCallbackFlags flags, void *ud)
 {
 	(void)out;
 	(void)ti;
@@ -163,8 +169,8 @@ int gf_live_capture_cb(const void *in, void *out, unsigned long frames,
 	return paContinue;
 }
 
-int gf_live_playback_cb(const void *in, void *out, unsigned long frames,
-			const PaStreamCallbackTimeInfo *ti, PaStreamCallbackFlags flags, void *ud)
+int gf_live_playback_cb(const void *in, void *out, unsigned long frames, const PaStreamCallbackTimeInfo *ti,
+			PaStreamCallbackFlags flags, void *ud)
 {
 	(void)in;
 	(void)ti;

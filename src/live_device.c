@@ -115,8 +115,10 @@ int gf_live_find_device(const struct gf_audio_endpoint *ep, int output, PaDevice
 		long idx = strtol(name, NULL, 10);
 		d = idx < Pa_GetDeviceCount() ? (PaDeviceIndex)idx : paNoDevice;
 		if (d == paNoDevice || !usable(Pa_GetDeviceInfo(d), output, NULL)) {
-			gf_errbuf_set(eb, "%s.device = %s: no %s device with that index (%d devices; see "
-				      "gpufir --list-devices)", side, name, side, (int)Pa_GetDeviceCount());
+			gf_errbuf_set(eb,
+				      "%s.device = %s: no %s device with that index (%d devices; see "
+				      "gpufir --list-devices)",
+				      side, name, side, (int)Pa_GetDeviceCount());
 			return GF_E_NODEVICE;
 		}
 	} else if (name) {
@@ -124,13 +126,15 @@ int gf_live_find_device(const struct gf_audio_endpoint *ep, int output, PaDevice
 		if (d == paNoDevice && strcmp(name, "default") == 0)
 			d = default_device(output, api);
 		if (d == paNoDevice) {
-			gf_errbuf_set(eb, "%s.device = \"%s\": no %s device%s has that in its name (see "
-				      "gpufir --list-devices)", side, name, side, where);
+			gf_errbuf_set(eb,
+				      "%s.device = \"%s\": no %s device%s has that in its name (see "
+				      "gpufir --list-devices)",
+				      side, name, side, where);
 			return GF_E_NODEVICE;
 		}
 		if (n > 1)
-			gf_notice("%s.device \"%s\" matches %d devices; using %d '%s'", side, name, n,
-				  (int)d, Pa_GetDeviceInfo(d)->name);
+			gf_notice("%s.device \"%s\" matches %d devices; using %d '%s'", side, name, n, (int)d,
+				  Pa_GetDeviceInfo(d)->name);
 	} else {
 		d = default_device(output, api);
 		if (d == paNoDevice) {
@@ -145,7 +149,7 @@ int gf_live_find_device(const struct gf_audio_endpoint *ep, int output, PaDevice
 
 int gf_live_list_devices(FILE *out)
 {
-	struct gf_errbuf eb = { { 0 } };
+	struct gf_errbuf eb = {{0}};
 	int err = gf_live_pa_init(&eb);
 	if (err) {
 		gf_err("%s", eb.msg);

@@ -15,6 +15,7 @@
 
 #include <portaudio.h>
 #include <pthread.h>
+#include <stdalign.h>
 #include <semaphore.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -30,65 +31,75 @@ enum gf_live_wstate { GF_W_RUN = 0, GF_W_DRAIN, GF_W_QUIT };
 struct gf_live {
 	/* Settings, fixed by gf_live_new. */
 	uint32_t rate, channels, block;
-	int duplex;                   /* one PortAudio stream captures and plays */
-	int playback;                 /* an output device is open */
+	int duplex;			  /* one PortAudio stream captures and plays */
+	int playback;			  /* an output device is open */
 	char in_desc[200], out_desc[200]; /* "'name' (host API)" for messages */
 	struct gf_engine *engine;
 	char *record_path;
 
-	int pa_ready;                 /* Pa_Initialize succeeded: Pa_Terminate in free */
-	int jack;                     /* capture device is on PortAudio's JACK host API */
-	int pa_wedged;                /* JACK server gone: PortAudio must not be touched */
-	PaStream *in_stream;          /* capture, or the duplex stream */
-	PaStream *out_stream;         /* separate playback stream; NULL when duplex */
+	int pa_ready;	      /* Pa_Initialize succeeded: Pa_Terminate in free */
+	int jack;	      /* capture device is on PortAudio's JACK host API */
+	int pa_wedged;	      /* JACK server gone: PortAudio must not be touched */
+	PaStream *in_stream;  /* capture, or the duplex stream */
+	PaStream *out_stream; /* separate playback stream; NULL when duplex */
 
-	struct gf_ring *in_ring;      /* callback -> worker */
-	struct gf_ring *out_ring;     /* worker -> playback callback; NULL without playback */
-	struct gf_ring *rec_ring;     /* worker -> recorder; NULL without recording */
+	struct gf_ring *in_ring;  /* callback -> worker */
+	struct gf_ring *out_ring; /* worker -> playback callback; NULL without playback */
+	struct gf_ring *rec_ring; /* worker -> recorder; NULL without recording */
 	struct gf_recorder *rec;
 	struct gf_timehist *hist;
-	float *blk_in, *blk_out;      /* pinned, one block each */
+	float *blk_in, *blk_out; /* pinned, one block each */
 	size_t blk_bytes;
 
-	/* Capture callback's own state: an input gap being collected. */
-	struct {
-		int dropping;
+	/* Written by the device callback(s): capture state, playback state, their
+	 * counters. Cache-line aligned groups keep the callback and the worker
+	 * from invalidating each other's lines on every block. */
+	alignas(64) struct {
+		int dropping; /* collecting an input gap */
 		uint32_t drop_pos, drop_len;
 		int first_done;
 	} cap;
-	/* Playback callback's own state. */
 	struct {
 		int synced;
 	} play;
-
+	_Atomic uint64_t capture_pos; /* frames delivered by the capture device, dropped ones too */
+	_Atomic uint64_t in_overflow, out_underflow, dev_xruns;
+	_Atomic uint32_t latency; /* playback latency, frames: set by the first playback callback */
+	atomic_int latency_known;
+	_Atomic uint32_t cb_frames; /* frames of the first capture callback (0: none yet) */
+	atomic_int cb_rt_prio;	    /* capture callback's SCHED_FIFO/RR priority, 0 if none */
 	/* Capture -> worker: at most one input gap (dropped frames) outstanding. */
 	_Atomic uint32_t gap_pos, gap_len;
-	atomic_int gap_pending;
+	atomic_int gap_pending; /* set by the callback, cleared by the worker */
 
-	/* Counters: relaxed atomics, one writer each. */
-	_Atomic uint64_t capture_pos;  /* frames delivered by the capture device, dropped ones too */
-	_Atomic uint64_t blocks, in_overflow, out_underflow, out_overflow, late, dev_xruns;
-	_Atomic uint64_t clipped, rec_dropped, engine_errors;
-	_Atomic uint32_t peak_bits;    /* float bits of the output peak since the last stats */
-	_Atomic uint32_t latency;      /* playback latency, frames: set by the first playback callback */
-	atomic_int latency_known;
-	_Atomic uint32_t cb_frames;    /* frames of the first capture callback (0: none yet) */
-	atomic_int cb_rt_prio;         /* capture callback's SCHED_FIFO/RR priority, 0 if none */
+	/* Written by the worker: relaxed counters, read by the control thread. */
+	alignas(64) _Atomic uint64_t blocks;
+	_Atomic uint64_t out_overflow, late, clipped, rec_dropped, engine_errors;
+	_Atomic uint32_t peak_bits; /* float bits of the output peak since the last stats */
 
-	/* Worker thread. */
-	pthread_t worker;
+	/* Worker thread (control thread's handles). */
+	alignas(64) pthread_t worker;
 	int worker_started;
 	sem_t wake;
 	int sem_ready;
 	atomic_int wstate;
 
 	/* Health, control thread. */
-	atomic_int finished;           /* a stream-finished callback fired */
+	atomic_int finished; /* a stream-finished callback fired */
 	int running, stopping, started_once;
 	int device_error;
 	uint64_t poll_pos, poll_cap;
 	struct timespec poll_time;
 };
+
+/* live.c */
+/**
+ * Tests: a live object with no device. gf_live_start starts only the worker
+ * (and recorder); the test plays the device by calling the callbacks below
+ * (duplex when @p playback). Control thread.
+ */
+int gf_live_new_detached(struct gf_live **out, uint32_t rate, uint32_t channels, uint32_t block, int playback,
+			 const char *record_path, struct gf_engine *engine, struct gf_errbuf *eb);
 
 /* live_device.c */
 int gf_live_pa_init(struct gf_errbuf *eb);
@@ -100,12 +111,12 @@ int gf_live_find_device(const struct gf_audio_endpoint *ep, int output, PaDevice
 void gf_live_describe_device(PaDeviceIndex d, char *buf, size_t len);
 
 /* live_audio.c: PortAudio callbacks (RT) */
-int gf_live_duplex_cb(const void *in, void *out, unsigned long frames,
-		      const PaStreamCallbackTimeInfo *ti, PaStreamCallbackFlags flags, void *ud);
-int gf_live_capture_cb(const void *in, void *out, unsigned long frames,
-		       const PaStreamCallbackTimeInfo *ti, PaStreamCallbackFlags flags, void *ud);
-int gf_live_playback_cb(const void *in, void *out, unsigned long frames,
-			const PaStreamCallbackTimeInfo *ti, PaStreamCallbackFlags flags, void *ud);
+int gf_live_duplex_cb(const void *in, void *out, unsigned long frames, const PaStreamCallbackTimeInfo *ti,
+		      PaStreamCallbackFlags flags, void *ud);
+int gf_live_capture_cb(const void *in, void *out, unsigned long frames, const PaStreamCallbackTimeInfo *ti,
+		       PaStreamCallbackFlags flags, void *ud);
+int gf_live_playback_cb(const void *in, void *out, unsigned long frames, const PaStreamCallbackTimeInfo *ti,
+			PaStreamCallbackFlags flags, void *ud);
 void gf_live_finished_cb(void *ud);
 /** Playback latency for callbacks of @p n_in / @p n_out frames (see docs/live.md). */
 uint32_t gf_live_latency_for(uint32_t block, uint32_t n_in, uint32_t n_out, int duplex);

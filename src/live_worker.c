@@ -46,7 +46,8 @@ static void emit_playback(struct gf_live *l, const float *x, uint32_t n)
 	if (skip)
 		gf_ring_write_advance(r, skip);
 	uint32_t rest = n - skip;
-	uint32_t k = x ? gf_ring_write(r, x + (size_t)skip * l->channels, rest) : gf_ring_write_zeros(r, rest);
+	uint32_t k =
+		x ? gf_ring_write(r, x + (size_t)skip * l->channels, rest) : gf_ring_write_zeros(r, rest);
 	if (k < rest)
 		count(&l->out_overflow, rest - k);
 }
@@ -86,8 +87,8 @@ static void scan_output(struct gf_live *l, const float *y, size_t n)
 	/* Non-negative floats order like their bit patterns. */
 	uint32_t bits, old = atomic_load_explicit(&l->peak_bits, memory_order_relaxed);
 	memcpy(&bits, &peak, sizeof(bits));
-	while (bits > old && !atomic_compare_exchange_weak_explicit(&l->peak_bits, &old, bits,
-								     memory_order_relaxed, memory_order_relaxed))
+	while (bits > old && !atomic_compare_exchange_weak_explicit(
+				     &l->peak_bits, &old, bits, memory_order_relaxed, memory_order_relaxed))
 		;
 }
 
@@ -98,7 +99,8 @@ static uint32_t gap_offset(struct gf_live *l, uint32_t frames, uint32_t *len)
 	*len = 0;
 	if (!atomic_load_explicit(&l->gap_pending, memory_order_acquire))
 		return frames;
-	uint32_t off = atomic_load_explicit(&l->gap_pos, memory_order_relaxed) - gf_ring_read_index(l->in_ring);
+	uint32_t off =
+		atomic_load_explicit(&l->gap_pos, memory_order_relaxed) - gf_ring_read_index(l->in_ring);
 	if (off >= frames)
 		return frames;
 	*len = atomic_load_explicit(&l->gap_len, memory_order_relaxed);

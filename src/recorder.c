@@ -38,8 +38,9 @@ int gf_recorder_new(struct gf_recorder **out, const char *path, uint32_t rate, s
 	if (sem_init(&r->wake, 0, 0) != 0)
 		goto nomem;
 	r->sem_ready = 1;
-	SF_INFO info = { .samplerate = (int)rate, .channels = (int)gf_ring_channels(ring),
-			 .format = SF_FORMAT_RF64 | SF_FORMAT_FLOAT };
+	SF_INFO info = {.samplerate = (int)rate,
+			.channels = (int)gf_ring_channels(ring),
+			.format = SF_FORMAT_RF64 | SF_FORMAT_FLOAT};
 	r->sf = sf_open(path, SFM_WRITE, &info);
 	if (!r->sf) {
 		gf_errbuf_set(eb, "%s: cannot create recording: %s", path, sf_strerror(NULL));

@@ -70,8 +70,7 @@ void gf_ring_reset(struct gf_ring *r, uint32_t index)
 }
 
 /* Split [index, index + frames) into the part before the end of the storage and the rest. */
-static void make_vectors(const struct gf_ring *r, uint32_t index, uint32_t frames,
-			 struct gf_ring_vec vec[2])
+static void make_vectors(const struct gf_ring *r, uint32_t index, uint32_t frames, struct gf_ring_vec vec[2])
 {
 	uint32_t off = index & r->mask;
 	uint32_t first = r->capacity - off;

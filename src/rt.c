@@ -32,7 +32,7 @@ int gf_rt_set_fifo(pthread_t thread, int prio)
 		prio = hi;
 	if (prio < lo)
 		prio = lo;
-	struct sched_param sp = { .sched_priority = prio };
+	struct sched_param sp = {.sched_priority = prio};
 	int err = hi >= lo ? pthread_setschedparam(thread, SCHED_FIFO, &sp) : EPERM;
 	if (err) {
 		if (!atomic_flag_test_and_set(&fifo_warned))

@@ -6,16 +6,16 @@
 
 #include "error.h"
 
-#define SUB_BITS 5                   /* 32 bins per octave */
-#define MIN_EXP 6                    /* 64 ns: first octave */
-#define MAX_EXP 32                   /* 4.3 s: everything above lands in the last bin */
+#define SUB_BITS 5 /* 32 bins per octave */
+#define MIN_EXP 6  /* 64 ns: first octave */
+#define MAX_EXP 32 /* 4.3 s: everything above lands in the last bin */
 #define NBINS (1 + (MAX_EXP - MIN_EXP) * (1 << SUB_BITS))
 
 struct gf_timehist {
-	_Atomic uint64_t bins[NBINS];   /* cumulative counts, written by the adder only */
-	_Atomic uint64_t max_ns;        /* since the last window; reader swaps in 0 */
-	uint64_t seen[NBINS];           /* reader: counts at the previous window */
-	uint64_t delta[NBINS];          /* reader: scratch for one window */
+	_Atomic uint64_t bins[NBINS]; /* cumulative counts, written by the adder only */
+	_Atomic uint64_t max_ns;      /* since the last window; reader swaps in 0 */
+	uint64_t seen[NBINS];	      /* reader: counts at the previous window */
+	uint64_t delta[NBINS];	      /* reader: scratch for one window */
 };
 
 int gf_timehist_new(struct gf_timehist **out)
@@ -59,7 +59,7 @@ void gf_timehist_add(struct gf_timehist *h, uint64_t ns)
 	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_relaxed);
 	uint64_t m = atomic_load_explicit(&h->max_ns, memory_order_relaxed);
 	while (ns > m && !atomic_compare_exchange_weak_explicit(&h->max_ns, &m, ns, memory_order_relaxed,
-								 memory_order_relaxed))
+								memory_order_relaxed))
 		;
 }
 

@@ -16,10 +16,10 @@
 struct gf_timehist;
 
 struct gf_timehist_summary {
-	uint64_t count;   /**< durations in the window */
+	uint64_t count;	  /**< durations in the window */
 	double median_us; /**< 0 when count is 0 */
 	double p99_us;
-	double max_us;    /**< exact */
+	double max_us; /**< exact */
 };
 
 /** Control thread. @return 0 or GF_E_NOMEM */

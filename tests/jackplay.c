@@ -17,7 +17,7 @@
 
 static void sleep_ms(long ms)
 {
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
 	nanosleep(&ts, NULL);
 }
 
@@ -67,7 +67,8 @@ static int start_named(struct gf_jack_server *s, const char *name, uint32_t rate
 		if (waitpid(pid, &status, WNOHANG) == pid) {
 			s->pid = 0;
 			fprintf(stderr, "jackd -n %s exited at start (status %d)%s\n", name, status,
-				WIFEXITED(status) && WEXITSTATUS(status) == 127 ? ": jackd not installed?" : "");
+				WIFEXITED(status) && WEXITSTATUS(status) == 127 ? ": jackd not installed?"
+										: "");
 			return 1;
 		}
 		if (server_accepts(s->name))
@@ -207,8 +208,7 @@ static int on_xrun(void *arg)
 	return 0;
 }
 
-static jack_client_t *open_client(const char *name, struct gf_jack_rig *r, JackProcessCallback cb,
-				  int xruns)
+static jack_client_t *open_client(const char *name, struct gf_jack_rig *r, JackProcessCallback cb, int xruns)
 {
 	jack_status_t st;
 	jack_client_t *c = jack_client_open(name, JackNoStartServer, &st);
@@ -293,8 +293,8 @@ int gf_jack_rig_connect(struct gf_jack_rig *r, const char *client, int to_record
 		nout++;
 	int err = 0;
 	if (nin < r->channels || (to_recorder && nout < r->channels)) {
-		fprintf(stderr, "JACK client %s has %u inputs and %u outputs; %u needed\n", client, nin,
-			nout, r->channels);
+		fprintf(stderr, "JACK client %s has %u inputs and %u outputs; %u needed\n", client, nin, nout,
+			r->channels);
 		err = -1;
 	}
 	for (uint32_t c = 0; !err && c < r->channels; c++) {
@@ -318,8 +318,8 @@ void gf_jack_rig_record(struct gf_jack_rig *r)
 	atomic_store_explicit(&r->recording, 1, memory_order_release);
 }
 
-void gf_jack_rig_play(struct gf_jack_rig *r, const float *signal, uint32_t frames,
-		      void (*hook)(void *), void *arg)
+void gf_jack_rig_play(struct gf_jack_rig *r, const float *signal, uint32_t frames, void (*hook)(void *),
+		      void *arg)
 {
 	r->signal = signal;
 	r->frames = frames;

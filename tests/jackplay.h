@@ -53,8 +53,8 @@ void gf_jack_rig_record(struct gf_jack_rig *r);
  * Begin playing @p frames interleaved frames at the next cycle; in that
  * cycle, from the player's process callback, call @p hook (may be NULL).
  */
-void gf_jack_rig_play(struct gf_jack_rig *r, const float *signal, uint32_t frames,
-		      void (*hook)(void *), void *arg);
+void gf_jack_rig_play(struct gf_jack_rig *r, const float *signal, uint32_t frames, void (*hook)(void *),
+		      void *arg);
 /** 1 once the whole signal has been played. */
 int gf_jack_rig_played(const struct gf_jack_rig *r);
 /** Stop recording; @return frames recorded (interleaved in *out, owned by the rig). */

@@ -46,7 +46,9 @@ static struct gf_filter_set *make_taps(uint32_t channels, uint32_t taps)
 
 static uint32_t call_size(enum pattern pat, uint32_t max_block, uint32_t left)
 {
-	uint32_t n = pat == FIXED ? max_block : pat == ONES ? 1 : 1 + (uint32_t)((gf_test_randf(&g_rng) + 1.0f) * 0.5f * (float)max_block);
+	uint32_t n = pat == FIXED  ? max_block
+		     : pat == ONES ? 1
+				   : 1 + (uint32_t)((gf_test_randf(&g_rng) + 1.0f) * 0.5f * (float)max_block);
 	if (pat == RANDOM && gf_test_randf(&g_rng) > 0.8f)
 		n = 1 + n / 16; /* plenty of small and odd calls */
 	if (n > max_block)
@@ -130,7 +132,9 @@ static void run_case(const struct tcase *t)
 	gf_test_fill_noise(x, n, &g_rng);
 	for (size_t i = 0; i < n; i++)
 		y[i] = NAN; /* every output must be written */
-	struct gf_engine_params p = {.backend = GF_BACKEND_CUDA, .algo = t->algo, .channels = t->channels,
+	struct gf_engine_params p = {.backend = GF_BACKEND_CUDA,
+				     .algo = t->algo,
+				     .channels = t->channels,
 				     .max_block = t->max_block};
 	struct gf_errbuf eb = {{0}};
 	void *inst = NULL;
@@ -162,11 +166,13 @@ static void impulse_case(enum gf_algo algo, uint32_t taps, uint32_t block)
 	const uint32_t ch = 2, frames = 3 * block + taps + 17;
 	const uint32_t at[2] = {block - 1, 2 * block + 3};
 	struct gf_filter_set *fs = make_taps(ch, taps);
-	float *x = calloc((size_t)frames * ch, sizeof(float)), *y = calloc((size_t)frames * ch, sizeof(float));
+	float *x = calloc((size_t)frames * ch, sizeof(float)),
+	      *y = calloc((size_t)frames * ch, sizeof(float));
 	CHECK(x && y);
 	for (uint32_t c = 0; c < ch; c++)
 		x[(size_t)at[c] * ch + c] = 1.0f;
-	struct gf_engine_params p = {.backend = GF_BACKEND_CUDA, .algo = algo, .channels = ch, .max_block = block};
+	struct gf_engine_params p = {
+		.backend = GF_BACKEND_CUDA, .algo = algo, .channels = ch, .max_block = block};
 	struct gf_errbuf eb = {{0}};
 	void *inst = NULL;
 	CHECK_OK_EB(gf_cuda_backend.create(&p, fs, &inst, &eb), &eb);
@@ -174,12 +180,13 @@ static void impulse_case(enum gf_algo algo, uint32_t taps, uint32_t block)
 	double worst = 0.0;
 	for (uint32_t c = 0; c < ch; c++)
 		for (uint32_t n = 0; n < frames; n++) {
-			double want = n >= at[c] && n - at[c] < taps ? gf_filter_set_channel(fs, c)[n - at[c]] : 0.0;
+			double want = n >= at[c] && n - at[c] < taps ? gf_filter_set_channel(fs, c)[n - at[c]]
+								     : 0.0;
 			double d = fabs((double)y[(size_t)n * ch + c] - want);
 			worst = d > worst ? d : worst;
 		}
-	printf("impulse %-6s taps %6u block %5u: worst abs error %.2e\n", gf_cuda_backend.algo_name(inst), taps,
-	       block, worst);
+	printf("impulse %-6s taps %6u block %5u: worst abs error %.2e\n", gf_cuda_backend.algo_name(inst),
+	       taps, block, worst);
 	CHECK(worst < 1e-5);
 	gf_cuda_backend.destroy(inst);
 	gf_filter_set_free(fs);
@@ -196,16 +203,19 @@ static void prime_case(enum gf_algo algo, uint32_t taps, uint32_t split, uint32_
 	float *x = malloc(n * sizeof(float)), *y = malloc(n * sizeof(float));
 	CHECK(x && y);
 	gf_test_fill_noise(x, n, &g_rng);
-	struct gf_engine_params p = {.backend = GF_BACKEND_CUDA, .algo = algo, .channels = ch, .max_block = block};
+	struct gf_engine_params p = {
+		.backend = GF_BACKEND_CUDA, .algo = algo, .channels = ch, .max_block = block};
 	struct gf_errbuf eb = {{0}};
 	void *a = NULL, *b = NULL;
 	CHECK_OK_EB(gf_cuda_backend.create(&p, fs, &a, &eb), &eb);
 	CHECK_OK_EB(gf_cuda_backend.create(&p, fs, &b, &eb), &eb);
 	stream(&gf_cuda_backend, a, x, y, split, ch, block, RANDOM);
 	CHECK_OK(gf_cuda_backend.prime(b, x, split));
-	stream(&gf_cuda_backend, b, x + (size_t)split * ch, y + (size_t)split * ch, frames - split, ch, block, RANDOM);
+	stream(&gf_cuda_backend, b, x + (size_t)split * ch, y + (size_t)split * ch, frames - split, ch, block,
+	       RANDOM);
 	double e = error_of(x, y, frames, ch, fs, 0);
-	printf("prime   %-6s taps %6u history %6u: rel L2 %.2e\n", gf_cuda_backend.algo_name(b), taps, split, e);
+	printf("prime   %-6s taps %6u history %6u: rel L2 %.2e\n", gf_cuda_backend.algo_name(b), taps, split,
+	       e);
 	CHECK(e < TOL);
 	gf_cuda_backend.destroy(a);
 	gf_cuda_backend.destroy(b);
@@ -224,7 +234,10 @@ static void engine_swap_case(enum gf_algo algo, uint32_t taps1, uint32_t taps2)
 	float *x = malloc(n * sizeof(float)), *y = malloc(n * sizeof(float));
 	CHECK(x && y);
 	gf_test_fill_noise(x, n, &g_rng);
-	struct gf_engine_params p = {.backend = GF_BACKEND_CUDA, .algo = algo, .channels = ch, .max_block = block,
+	struct gf_engine_params p = {.backend = GF_BACKEND_CUDA,
+				     .algo = algo,
+				     .channels = ch,
+				     .max_block = block,
 				     .max_taps = taps1 > taps2 ? taps1 : taps2};
 	struct gf_errbuf eb = {{0}};
 	struct gf_engine *e = NULL;
@@ -237,8 +250,8 @@ static void engine_swap_case(enum gf_algo algo, uint32_t taps1, uint32_t taps2)
 	}
 	CHECK(gf_engine_taps(e) == taps2);
 	double e1 = error_of(x, y, swap_at, ch, f1, 0), e2 = error_of(x, y, frames, ch, f2, swap_at);
-	printf("swap    %-6s taps %u -> %u: rel L2 before %.2e after %.2e (%s)\n", gf_engine_algo_name(e), taps1,
-	       taps2, e1, e2, gf_engine_describe(e));
+	printf("swap    %-6s taps %u -> %u: rel L2 before %.2e after %.2e (%s)\n", gf_engine_algo_name(e),
+	       taps1, taps2, e1, e2, gf_engine_describe(e));
 	CHECK(e1 < TOL && e2 < TOL);
 	gf_engine_free(e);
 	gf_filter_set_free(f1);
@@ -257,7 +270,9 @@ static void bank_case(void)
 	int in_const = 0;
 	for (int i = 0; i < 3; i++) {
 		fs[i] = make_taps(ch, taps);
-		struct gf_engine_params p = {.backend = GF_BACKEND_CUDA, .algo = GF_ALGO_DIRECT, .channels = ch,
+		struct gf_engine_params p = {.backend = GF_BACKEND_CUDA,
+					     .algo = GF_ALGO_DIRECT,
+					     .channels = ch,
 					     .max_block = block};
 		struct gf_errbuf eb = {{0}};
 		CHECK_OK_EB(gf_cuda_backend.create(&p, fs[i], &inst[i], &eb), &eb);
@@ -265,7 +280,8 @@ static void bank_case(void)
 	}
 	CHECK(in_const <= 2);
 	CHECK(strcmp(gf_cuda_taps_where(inst[2]), "global memory") == 0);
-	float *x = malloc((size_t)frames * ch * sizeof(float)), *y = malloc((size_t)frames * ch * sizeof(float));
+	float *x = malloc((size_t)frames * ch * sizeof(float)),
+	      *y = malloc((size_t)frames * ch * sizeof(float));
 	CHECK(x && y);
 	for (int i = 0; i < 3; i++) {
 		gf_test_fill_noise(x, (size_t)frames * ch, &g_rng);
@@ -303,7 +319,7 @@ static void fault_case(void)
 }
 
 static const struct tcase quick_cases[] = {
-	{GF_ALGO_DIRECT, 2, 31, 3000, 64, RANDOM},   {GF_ALGO_DIRECT, 1, 1024, 20000, 4096, FIXED},
+	{GF_ALGO_DIRECT, 2, 31, 3000, 64, RANDOM},    {GF_ALGO_DIRECT, 1, 1024, 20000, 4096, FIXED},
 	{GF_ALGO_DIRECT, 8, 255, 9000, 1000, RANDOM}, {GF_ALGO_FFT, 2, 255, 5000, 64, RANDOM},
 	{GF_ALGO_FFT, 1, 4095, 20000, 1000, RANDOM},  {GF_ALGO_FFT, 2, 3000, 30000, 8192, FIXED},
 	{GF_ALGO_FFT, 2, 20000, 12000, 64, RANDOM}, /* partition sum split over lanes (shared memory) */
@@ -352,7 +368,8 @@ int main(void)
 	g_quick = q && *q && *q != '0';
 
 	const struct tcase *cases = g_quick ? quick_cases : full_cases;
-	size_t ncases = g_quick ? sizeof(quick_cases) / sizeof(quick_cases[0]) : sizeof(full_cases) / sizeof(full_cases[0]);
+	size_t ncases = g_quick ? sizeof(quick_cases) / sizeof(quick_cases[0])
+				: sizeof(full_cases) / sizeof(full_cases[0]);
 	for (size_t i = 0; i < ncases; i++)
 		run_case(&cases[i]);
 

@@ -39,7 +39,7 @@
 #define CH 2u
 #define BLOCK 64u
 #define TAPS 255u
-#define WINDOW 4800u     /* frames per checked window (0.1 s) */
+#define WINDOW 4800u	 /* frames per checked window (0.1 s) */
 #define XCORR_LEN 16384u /* reference frames correlated to find the delay */
 #define TOL 1e-5
 
@@ -47,7 +47,7 @@ static enum gf_backend_kind backend = GF_BACKEND_CPU;
 
 static void sleep_ms(long ms)
 {
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
 	nanosleep(&ts, NULL);
 }
 
@@ -77,8 +77,8 @@ static char *make_config(const float *taps, int playback, const char *wav)
 			 "output = { %s %s%s%s };\n"
 			 "filters = ( { name = \"fir\"; coeffs = [",
 			 RATE, BLOCK, backend == GF_BACKEND_CUDA ? "cuda" : "cpu", CH,
-			 playback ? "device = \"system\"; host_api = \"JACK\";" : "",
-			 wav ? "file = \"" : "", wav ? wav : "", wav ? "\";" : "");
+			 playback ? "device = \"system\"; host_api = \"JACK\";" : "", wav ? "file = \"" : "",
+			 wav ? wav : "", wav ? "\";" : "");
 	for (uint32_t k = 0; k < TAPS; k++)
 		n += snprintf(s + n, cap - (size_t)n, "%s%.9e", k ? ", " : "", (double)taps[k]);
 	snprintf(s + n, cap - (size_t)n, "]; } );\nchain = [\"fir\"];\n");
@@ -94,15 +94,15 @@ struct setup {
 
 static void setup_open(struct setup *st, const float *taps, int playback, const char *wav)
 {
-	struct gf_errbuf eb = { { 0 } };
+	struct gf_errbuf eb = {{0}};
 	memset(st, 0, sizeof(*st));
 	char *text = make_config(taps, playback, wav);
 	CHECK_OK_EB(gf_config_load_string(text, ".", &st->cfg, &eb), &eb);
 	free(text);
 	CHECK_OK_EB(gf_config_build(st->cfg, RATE, CH, &st->fs, &eb), &eb);
 	CHECK(st->fs->taps == TAPS);
-	struct gf_engine_params p = { .backend = backend, .channels = CH, .max_block = BLOCK,
-				      .max_taps = TAPS };
+	struct gf_engine_params p = {
+		.backend = backend, .channels = CH, .max_block = BLOCK, .max_taps = TAPS};
 	int err = gf_engine_new(&st->engine, &p, st->fs, &eb);
 	if (err && backend == GF_BACKEND_CUDA && (err == GF_E_NOGPU || err == GF_E_UNSUPPORTED))
 		gf_test_skip(eb.msg);
@@ -171,7 +171,8 @@ static void check_windows(const char *what, const float *got, uint32_t got_frame
 	double worst = 0.0;
 	for (uint32_t w = 0; w < frames; w += WINDOW) {
 		uint32_t len = frames - w < WINDOW ? frames - w : WINDOW;
-		double e = gf_test_rel_l2(got + ((size_t)delay + w) * CH, ref + (size_t)w * CH, (size_t)len * CH);
+		double e = gf_test_rel_l2(got + ((size_t)delay + w) * CH, ref + (size_t)w * CH,
+					  (size_t)len * CH);
 		worst = e > worst ? e : worst;
 		if (!(e < TOL) && bad++ < 5)
 			fprintf(stderr, "%s: window at frame %u (%.2f s): rel L2 %.3g\n", what, w,
@@ -184,7 +185,7 @@ static void check_windows(const char *what, const float *got, uint32_t got_frame
 
 static float *read_wav(const char *path, uint32_t *frames)
 {
-	SF_INFO info = { 0 };
+	SF_INFO info = {0};
 	SNDFILE *sf = sf_open(path, SFM_READ, &info);
 	if (!sf)
 		fprintf(stderr, "%s: %s\n", path, sf_strerror(NULL));
@@ -234,8 +235,8 @@ static void on_play_start(void *arg)
 }
 
 /* Play the signal through gpufir. @return the rig (recording stopped). */
-static struct gf_jack_rig *run_signal(struct gf_live *live, const float *x, uint32_t frames,
-				      int playback, const float **rec, uint32_t *rec_frames)
+static struct gf_jack_rig *run_signal(struct gf_live *live, const float *x, uint32_t frames, int playback,
+				      const float **rec, uint32_t *rec_frames)
 {
 	struct gf_jack_rig *rig = gf_jack_rig_open(CH, frames + 5 * RATE);
 	CHECK(rig);
@@ -291,8 +292,8 @@ static void case_playback(uint64_t *seed, uint32_t seconds, const char *dir, int
 	CHECK(ref);
 	gf_test_reference(x, frames, CH, st.fs->coeffs, TAPS, ref);
 	long d = find_delay(rec, rec_frames, ref, rec_frames - frames);
-	printf("%s: delay %ld frames by cross-correlation, expected %ld (latency %u)\n", what, d,
-	       expect, s.latency_frames);
+	printf("%s: delay %ld frames by cross-correlation, expected %ld (latency %u)\n", what, d, expect,
+	       s.latency_frames);
 	if (two)
 		CHECK(d <= expect && d >= expect - (long)period);
 	else
@@ -304,7 +305,8 @@ static void case_playback(uint64_t *seed, uint32_t seconds, const char *dir, int
 		float *w = read_wav(wav, &wav_frames);
 		long dw = find_delay(w, wav_frames, ref, wav_frames > frames ? wav_frames - frames : 1);
 		printf("wav (with playback): %u frames, delay %ld, expected %llu (capture position at "
-		       "start)\n", wav_frames, dw, (unsigned long long)atomic_load(&start_capture_pos));
+		       "start)\n",
+		       wav_frames, dw, (unsigned long long)atomic_load(&start_capture_pos));
 		CHECK((uint64_t)dw == atomic_load(&start_capture_pos));
 		check_windows("wav (with playback)", w, wav_frames, dw, ref, frames);
 		free(w);
@@ -378,10 +380,12 @@ static uint64_t blocks_after(struct gf_live *l, long ms)
 static void expect_error(const char *settings, int code, const char *needle)
 {
 	char text[1024];
-	snprintf(text, sizeof(text), "%s\nfilters = ( { name = \"f\"; coeffs = [1.0, 0.5]; } );\n"
-		 "chain = [\"f\"];\n", settings);
+	snprintf(text, sizeof(text),
+		 "%s\nfilters = ( { name = \"f\"; coeffs = [1.0, 0.5]; } );\n"
+		 "chain = [\"f\"];\n",
+		 settings);
 	struct gf_config *cfg;
-	struct gf_errbuf eb = { { 0 } };
+	struct gf_errbuf eb = {{0}};
 	CHECK_OK_EB(gf_config_load_string(text, ".", &cfg, &eb), &eb);
 	struct gf_live *l = NULL;
 	int err = gf_live_new(&l, cfg, NULL, &eb); /* the engine is not touched before start */
@@ -444,8 +448,8 @@ static void case_device_loss(uint64_t *seed, const char *dir)
 	CHECK(!gf_live_restart_required());
 	setup_open(&st, taps, 1, NULL);
 	uint64_t b1 = blocks_after(st.live, 300), b2 = blocks_after(st.live, 300);
-	printf("stall: new stream in the same process ran %llu then %llu blocks\n",
-	       (unsigned long long)b1, (unsigned long long)b2);
+	printf("stall: new stream in the same process ran %llu then %llu blocks\n", (unsigned long long)b1,
+	       (unsigned long long)b2);
 	CHECK(b1 > 0 && b2 > b1);
 	CHECK(gf_live_poll(st.live) == 0);
 	setup_close(&st);
@@ -468,7 +472,7 @@ static void case_device_loss(uint64_t *seed, const char *dir)
 	printf("server gone: recording closed with %u frames\n", wav_frames);
 	CHECK(wav_frames > 0);
 	unlink(wav);
-	struct gf_errbuf eb = { { 0 } };
+	struct gf_errbuf eb = {{0}};
 	struct gf_live *l = NULL;
 	CHECK(gf_live_new(&l, st.cfg, st.engine, &eb) == GF_E_AUDIO && !l);
 	printf("server gone: gf_live_new: %s\n", eb.msg);
@@ -486,7 +490,7 @@ int main(void)
 	if (seconds < 1)
 		seconds = 1;
 
-	struct gf_jack_server own = { 0 };
+	struct gf_jack_server own = {0};
 	if (!getenv("JACK_DEFAULT_SERVER")) {
 		if (gf_jack_server_start(&own, "gpufir-test", RATE, BLOCK) != 0)
 			gf_test_skip("cannot start a private JACK server (is jackd installed?)");

@@ -20,7 +20,7 @@
 
 static void sleep_ms(long ms)
 {
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
 	nanosleep(&ts, NULL);
 }
 
@@ -45,7 +45,7 @@ static uint32_t produce(struct gf_recorder *rec, struct gf_ring *ring, const flo
 
 static float *read_back(const char *path, uint32_t *frames)
 {
-	SF_INFO info = { 0 };
+	SF_INFO info = {0};
 	SNDFILE *sf = sf_open(path, SFM_READ, &info);
 	if (!sf)
 		fprintf(stderr, "%s: %s\n", path, sf_strerror(NULL));
@@ -66,7 +66,7 @@ static void test_exact(const char *dir, const float *x, uint32_t frames)
 	snprintf(path, sizeof(path), "%s/exact.wav", dir);
 	struct gf_ring *ring;
 	struct gf_recorder *rec;
-	struct gf_errbuf eb = { { 0 } };
+	struct gf_errbuf eb = {{0}};
 	CHECK_OK(gf_ring_new(&ring, 4096, CH));
 	CHECK_OK_EB(gf_recorder_new(&rec, path, RATE, ring, &eb), &eb);
 	CHECK_OK_EB(gf_recorder_start(rec, &eb), &eb);
@@ -104,7 +104,7 @@ static void test_write_error(const char *dir, const float *x, uint32_t frames)
 
 	struct gf_ring *ring;
 	struct gf_recorder *rec;
-	struct gf_errbuf eb = { { 0 } };
+	struct gf_errbuf eb = {{0}};
 	CHECK_OK(gf_ring_new(&ring, 4096, CH));
 	CHECK_OK_EB(gf_recorder_new(&rec, path, RATE, ring, &eb), &eb);
 	CHECK_OK_EB(gf_recorder_start(rec, &eb), &eb);

@@ -162,7 +162,7 @@ static void *writer(void *arg)
 
 static void stress(uint32_t capacity, uint32_t start, uint32_t total, uint64_t seed)
 {
-	struct stress st = { .total = total, .seed = seed ^ 0x5555, .max_chunk = capacity + capacity / 2 };
+	struct stress st = {.total = total, .seed = seed ^ 0x5555, .max_chunk = capacity + capacity / 2};
 	CHECK_OK(gf_ring_new(&st.r, capacity, CH));
 	gf_ring_reset(st.r, start);
 	pthread_t t;
