@@ -2,20 +2,27 @@
  * CUDA backend benchmark (prints figures; not a test).
  *
  *  1. kernel throughput: device work per call (line update + convolution,
- *     no PCIe), timed with CUDA events over large offline-style calls, per
- *     algorithm and tap length: M samples/s and direct-equivalent GMAC/s
- *     (taps x samples);
- *  2. FFT partition sweep for long filters;
+ *     no PCIe), timed with CUDA events over large offline-style calls (2^22
+ *     frames: in stereo the 8M samples of the CuPy comparison), per algorithm
+ *     and tap length: M samples/s and direct-equivalent GMAC/s (taps x
+ *     samples). Each row warms the GPU up for 200 ms (clocks), then reports
+ *     the median of 7 timings of 5 calls;
+ *  2. FFT shape sweep: partitions and long hops forced per tap length;
  *  3. process() throughput including PCIe copies, pinned and pageable;
  *  4. live round trip: process() wall time of small blocks, median and p99.
  *
- * Usage: bench_gpu [quick]   (GPUFIR_BENCH_CHANNELS overrides the channel count)
+ * Usage: bench_gpu [quick]     (GPUFIR_BENCH_CHANNELS overrides the channel count)
+ *        bench_gpu sweep       kernel rows and the FFT shape sweep only
+ *        bench_gpu startup     CUDA's start-up steps in this fresh process (ms);
+ *                              GF_T0_NS (date +%s%N before exec) adds the time to main()
+ *        bench_gpu hold SECS   keep a CUDA context open for SECS seconds
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "backend.h"
 #include "error.h"
@@ -85,20 +92,41 @@ static void kernel_row(enum gf_algo algo, uint32_t ch, uint32_t taps, uint32_t m
 	if (force_r)
 		gf_cuda_force_direct_shape(inst, force_r);
 	uint32_t frames = gf_cuda_chunk_frames(inst);
-	double ms = 0.0, host = 0.0, best = 1e30, best_host = 0.0;
-	for (int rep = 0; rep < 3; rep++) {
-		int reps = 5;
-		if (gf_cuda_time_calls(inst, frames, reps, &ms, &host) == 0 && ms < best)
-			best = ms, best_host = host;
+	enum { RUNS = 7, REPS = 5 };
+	double ms[RUNS], host[RUNS], t0 = now_s();
+	int err = 0;
+	/* Warm-up: the SM clock idles at 345 MHz and needs a while under load. */
+	for (int i = 0; !err && (i < 2 || now_s() - t0 < 0.2); i++)
+		err = gf_cuda_time_calls(inst, frames, REPS, &ms[0], &host[0]);
+	for (int r = 0; r < RUNS && !err; r++)
+		err = gf_cuda_time_calls(inst, frames, REPS, &ms[r], &host[r]);
+	if (err) {
+		printf("kernel  %-6s taps %8u: %s\n", gf_cuda_backend.algo_name(inst), taps, gf_strerror(err));
+	} else {
+		double sorted[RUNS];
+		memcpy(sorted, ms, sizeof(sorted));
+		qsort(sorted, RUNS, sizeof(double), cmp_d);
+		double med = sorted[RUNS / 2], sps = (double)frames * ch / (med * 1e-3);
+		printf("kernel  %-6s taps %8u ch %2u call %7u  %-16s hop %7u N %7u  %8.3f ms (min %.3f max %.3f, "
+		       "host %6.3f)  %8.1f Msamples/s  %9.1f GMAC/s\n",
+		       gf_cuda_backend.algo_name(inst), taps, ch, frames, gf_cuda_taps_where(inst),
+		       gf_cuda_fft_partition(inst), gf_cuda_fft_size(inst), med, sorted[0], sorted[RUNS - 1],
+		       host[RUNS / 2], sps / 1e6, sps * taps / 1e9);
 	}
-	double sps = (double)frames * ch / (best * 1e-3);
-	printf("kernel  %-6s taps %8u ch %2u call %7u  %-16s P %6u  %8.3f ms (host %6.3f)  %8.1f Msamples/s  "
-	       "%9.1f GMAC/s\n",
-	       gf_cuda_backend.algo_name(inst), taps, ch, frames, gf_cuda_taps_where(inst),
-	       gf_cuda_fft_partition(inst), best, best_host, sps / 1e6, sps * taps / 1e9);
 	fflush(stdout);
 	gf_cuda_backend.destroy(inst);
 	gf_filter_set_free(fs);
+}
+
+/* 2: one FFT row with the shape forced through the environment variable @p var. */
+static void shape_row(uint32_t ch, uint32_t taps, uint32_t max_block, const char *var, uint32_t value)
+{
+	char v[16];
+	snprintf(v, sizeof(v), "%u", value);
+	setenv(var, v, 1);
+	printf("%-9s %8u  ", var + 16, value); /* PARTITION or HOP */
+	kernel_row(GF_ALGO_FFT, ch, taps, max_block, 0);
+	unsetenv(var);
 }
 
 /* 3: whole process() calls with PCIe copies; pinned or pageable host memory. */
@@ -168,18 +196,63 @@ static void latency_row(enum gf_algo algo, uint32_t ch, uint32_t taps, uint32_t 
 	gf_filter_set_free(fs);
 }
 
+/* CUDA's start-up steps, in a fresh process: where gpufir's fixed cost goes. */
+static int startup(void)
+{
+	static const char *names[GF_CUDA_STARTUP_STEPS] = GF_CUDA_STARTUP_NAMES;
+	double ms[GF_CUDA_STARTUP_STEPS] = {0};
+	const char *t0 = getenv("GF_T0_NS");
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (t0)
+		printf("startup  exec to main: %.1f ms\n",
+		       ((double)ts.tv_sec * 1e9 + (double)ts.tv_nsec - strtod(t0, NULL)) / 1e6);
+	int err = gf_cuda_time_startup(0, ms);
+	for (int i = 0; i < GF_CUDA_STARTUP_STEPS; i++)
+		printf("startup  %-44s %8.1f ms\n", names[i], ms[i]);
+	/* The instance of the offline benchmark: 65535 taps, stereo, 65536-frame blocks. */
+	struct gf_filter_set *fs = NULL;
+	double a = now_s();
+	void *inst = err ? NULL : make_inst(GF_ALGO_AUTO, 2, 65535, 65536, &fs);
+	double b = now_s();
+	if (inst)
+		gf_cuda_backend.destroy(inst);
+	double c = now_s();
+	printf("startup  %-44s %8.1f ms\n", "create 65535 taps x 2 (AUTO, fft)", (b - a) * 1e3);
+	printf("startup  %-44s %8.1f ms\n", "destroy it", (c - b) * 1e3);
+	gf_filter_set_free(fs);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	printf("startup  main returns at %.0f (ns since the epoch)\n", (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec);
+	fflush(stdout);
+	return err ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	char desc[256];
+	if (argc > 1 && strcmp(argv[1], "startup") == 0)
+		return startup();
 	if (gf_cuda_probe(0, desc, sizeof(desc))) {
 		printf("bench_gpu: %s\n", desc);
 		return 0;
 	}
+	if (argc > 2 && strcmp(argv[1], "hold") == 0) {
+		struct gf_filter_set *fs = NULL;
+		void *inst = make_inst(GF_ALGO_DIRECT, 1, 16, 64, &fs);
+		printf("hold: context open for %s s\n", argv[2]);
+		fflush(stdout);
+		sleep((unsigned)atoi(argv[2]));
+		if (inst)
+			gf_cuda_backend.destroy(inst);
+		gf_filter_set_free(fs);
+		return 0;
+	}
 	int quick = argc > 1 && strcmp(argv[1], "quick") == 0;
+	int sweep_only = argc > 1 && strcmp(argv[1], "sweep") == 0;
 	const char *env = getenv("GPUFIR_BENCH_CHANNELS");
 	uint32_t ch = env ? (uint32_t)atoi(env) : 2;
 	printf("device: %s, %u channels\n", desc, ch);
-	const uint32_t big = 1u << 21; /* calls of 2^21 frames: 4M samples in stereo */
+	const uint32_t big = 1u << 22; /* calls of 2^22 frames: 8M samples in stereo, as CuPy's array */
 
 	static const uint32_t dtaps[] = {1024, 2048, 4096, 8192, 16384};
 	for (size_t i = 0; i < sizeof(dtaps) / sizeof(dtaps[0]); i++)
@@ -189,15 +262,24 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(ftaps) / sizeof(ftaps[0]); i++)
 		kernel_row(GF_ALGO_FFT, ch, ftaps[i], big, 0);
 	if (!quick) {
-		static const uint32_t sweep_taps[] = {16384, 65536, 262144, 1048576};
-		static const char *parts[] = {"4096", "16384", "65536", "262144"};
-		for (size_t i = 0; i < 4; i++)
-			for (size_t j = 0; j < 4; j++) {
-				setenv("GPUFIR_CUDA_FFT_PARTITION", parts[j], 1);
-				kernel_row(GF_ALGO_FFT, ch, sweep_taps[i], big, 0);
-			}
-		unsetenv("GPUFIR_CUDA_FFT_PARTITION");
+		/* Forced shapes around the model's choice: partitions (UPOLS) and long
+		 * hops of 2, 4 and 8 times the history (the next power of two >= taps). */
+		static const struct {
+			uint32_t taps, part[2];
+		} sw[] = {
+			{1024, {1024, 0}},	   {4096, {1024, 4096}},       {16384, {4096, 16384}},
+			{65536, {16384, 65536}}, {262144, {65536, 262144}}, {1048576, {262144, 1048576}},
+		};
+		for (size_t i = 0; i < sizeof(sw) / sizeof(sw[0]); i++) {
+			for (int j = 0; j < 2; j++)
+				if (sw[i].part[j])
+					shape_row(ch, sw[i].taps, big, "GPUFIR_CUDA_FFT_PARTITION", sw[i].part[j]);
+			for (uint32_t k = 1; k <= 3 && (sw[i].taps << k) <= big; k++)
+				shape_row(ch, sw[i].taps, big, "GPUFIR_CUDA_FFT_HOP", sw[i].taps << k);
+		}
 	}
+	if (sweep_only)
+		return 0;
 
 	process_row(GF_ALGO_AUTO, ch, 65535, 65536, 48000u * 120, 1);
 	process_row(GF_ALGO_AUTO, ch, 65535, 65536, 48000u * 120, 0);

@@ -112,14 +112,29 @@ const char *gf_direct_where(const struct gf_direct *d);
 void gf_direct_force_r(struct gf_direct *d, int r);
 
 /* Partitioned FFT algorithm (cuda_fft.cu). */
+#define GF_FFT_MAX_P (1u << 20)	     /**< largest partition */
+#define GF_FFT_LIVE_BLOCK 16384u /**< smaller max_block: live rule (latency), else the cost model */
+
+/** Segmentation: hop B (power of two), window N = B + Hh, M partitions of B taps (or one of all). */
+struct gf_fft_shape {
+	uint32_t B, Hh, N, M;
+};
+/**
+ * Shape for a filter of @p taps and calls of up to @p max_block frames, of
+ * which at most @p max_frames go to the device at once (the staging chunk
+ * before it is fitted to the hop). GPUFIR_CUDA_FFT_PARTITION or
+ * GPUFIR_CUDA_FFT_HOP in the environment force one (benchmarks).
+ */
+void gf_fft_pick_shape(uint32_t taps, uint32_t max_block, uint32_t max_frames, struct gf_fft_shape *out);
 int gf_fft_new(struct gf_fft **out, struct gf_cuda_inst *in, const struct gf_filter_set *fs,
-	       uint32_t partition, struct gf_errbuf *eb);
+	       const struct gf_fft_shape *shape, struct gf_errbuf *eb);
 void gf_fft_free(struct gf_fft *f);
-/** History frames the FFT algorithm keeps in the line (2 * partition). */
-uint32_t gf_fft_keep(uint32_t partition);
-/** Partition chosen for these parameters (power of two). */
-uint32_t gf_fft_pick_partition(uint32_t taps, uint32_t max_block);
+/** History frames the FFT algorithm keeps in the line (the window, N). */
+uint32_t gf_fft_keep(const struct gf_fft_shape *shape);
+/** Hop B (the partition in the UPOLS shape). */
 uint32_t gf_fft_partition(const struct gf_fft *f);
+/** FFT size N. */
+uint32_t gf_fft_size(const struct gf_fft *f);
 /** Reset spectra (history = silence). */
 int gf_fft_reset(struct gf_fft *f, struct gf_cuda_inst *in, cudaStream_t s, struct gf_errbuf *eb);
 /**

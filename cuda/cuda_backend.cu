@@ -10,6 +10,7 @@
  * (every live block) goes through s_comp alone: one upload, the kernels, one
  * download, one synchronize.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,7 @@ extern "C" {
 #include "log.h"
 }
 
-#define GF_CU_CHUNK_SAMPLES (1u << 22)	 /* 16 MB a copy: GPU work outgrows the launch costs */
+#define GF_CU_CHUNK_SAMPLES (1u << 23)	 /* 32 MB a copy: GPU work outgrows the launch costs */
 #define GF_CU_DIRECT_IO_SAMPLES 65536	 /* from this size on, DMA straight from pinned callers */
 #define GF_CU_DIRECT_AUTO_MAX_TAPS 32768 /* beyond this direct never wins; not worth timing */
 
@@ -31,18 +32,54 @@ static const char *algo_str(enum gf_algo a)
 	return a == GF_ALGO_DIRECT ? "direct" : "fft";
 }
 
-static int describe_device(int dev, char *desc, size_t len, struct gf_errbuf *eb)
+/*
+ * Background start-up (gf_cuda_prewarm): the driver, the runtime and the
+ * device's primary context (shared by every thread of the process) come up on
+ * a thread while the caller reads its configuration and taps. Every entry
+ * point that talks to the driver first waits for that thread, so CUDA is
+ * never entered from two threads during its initialisation.
+ */
+static pthread_mutex_t g_warm_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_t g_warm_thread;
+static int g_warm_state; /* 0 not started, 1 running (joinable), 2 done */
+static int g_warm_dev;
+
+static void *prewarm_main(void *)
 {
-	cudaDeviceProp prop;
-	CU_RET(eb, cudaGetDeviceProperties(&prop, dev));
-	snprintf(desc, len, "%.96s (sm_%d%d, %.0f GiB)", prop.name, prop.major, prop.minor,
-		 (double)prop.totalGlobalMem / (1024.0 * 1024.0 * 1024.0));
-	return 0;
+	int n = 0;
+	if (cudaGetDeviceCount(&n) == cudaSuccess && g_warm_dev >= 0 && g_warm_dev < n &&
+	    cudaSetDevice(g_warm_dev) == cudaSuccess)
+		(void)cudaFree(NULL); /* creates the primary context */
+	(void)cudaGetLastError();
+	return NULL;
+}
+
+extern "C" void gf_cuda_prewarm(int gpu_index)
+{
+	const char *env = getenv("GPUFIR_CUDA_PREWARM");
+	if (env && strcmp(env, "0") == 0)
+		return;
+	pthread_mutex_lock(&g_warm_mu);
+	if (g_warm_state == 0) {
+		g_warm_dev = gpu_index;
+		g_warm_state = pthread_create(&g_warm_thread, NULL, prewarm_main, NULL) == 0 ? 1 : 2;
+	}
+	pthread_mutex_unlock(&g_warm_mu);
+}
+
+extern "C" void gf_cuda_prewarm_wait(void)
+{
+	pthread_mutex_lock(&g_warm_mu);
+	if (g_warm_state == 1)
+		pthread_join(g_warm_thread, NULL);
+	g_warm_state = 2;
+	pthread_mutex_unlock(&g_warm_mu);
 }
 
 extern "C" int gf_cuda_probe(int gpu_index, char *desc, uint32_t desc_len)
 {
 	int n = 0;
+	gf_cuda_prewarm_wait();
 	cudaError_t e = cudaGetDeviceCount(&n);
 	if (e != cudaSuccess) {
 		(void)cudaGetLastError();
@@ -69,9 +106,69 @@ extern "C" int gf_cuda_probe(int gpu_index, char *desc, uint32_t desc_len)
 	return 0;
 }
 
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + 1e-6 * (double)ts.tv_nsec;
+}
+
+/* Lap timer for gf_cuda_time_startup: milliseconds since the last lap. */
+static double lap(double *t)
+{
+	double t1 = now_ms(), d = t1 - *t;
+	*t = t1;
+	return d;
+}
+
+extern "C" int gf_cuda_time_startup(int dev, double ms[GF_CUDA_STARTUP_STEPS])
+{
+	struct gf_errbuf eb = {{0}};
+	cudaDeviceProp prop;
+	cufftHandle plan = 0;
+	size_t ws = 0;
+	void *h[4] = {NULL, NULL, NULL, NULL};
+	const size_t bytes = (size_t)65536 * 2 * sizeof(float); /* one offline chunk, stereo */
+	int n = 0, err;
+	gf_cuda_prewarm_wait();
+	double t = now_ms();
+	err = CU_TRY(&eb, cudaGetDeviceCount(&n));
+	ms[0] = lap(&t);
+	err = err ? err : CU_TRY(&eb, cudaGetDeviceProperties(&prop, dev));
+	ms[1] = lap(&t);
+	err = err ? err : CU_TRY(&eb, cudaSetDevice(dev));
+	err = err ? err : CU_TRY(&eb, cudaFree(NULL));
+	ms[2] = lap(&t);
+	err = err ? err : CUFFT_TRY(&eb, cufftCreate(&plan));
+	err = err ? err : CUFFT_TRY(&eb, cufftMakePlan1d(plan, 4096, CUFFT_R2C, 2, &ws));
+	if (plan)
+		cufftDestroy(plan);
+	ms[3] = lap(&t);
+	for (int i = 0; i < 4 && !err; i++)
+		err = CU_TRY(&eb, cudaHostAlloc(&h[i], bytes, cudaHostAllocDefault));
+	for (int i = 0; i < 4; i++)
+		cudaFreeHost(h[i]);
+	ms[4] = lap(&t);
+	for (int i = 0; i < 4; i++)
+		h[i] = calloc(1, bytes);
+	(void)lap(&t);
+	for (int i = 0; i < 4 && !err; i++)
+		err = h[i] ? CU_TRY(&eb, cudaHostRegister(h[i], bytes, cudaHostRegisterDefault)) : GF_E_NOMEM;
+	ms[5] = lap(&t);
+	for (int i = 0; i < 4; i++)
+		gf_cuda_unpin(h[i]);
+	ms[6] = lap(&t);
+	for (int i = 0; i < 4; i++)
+		free(h[i]);
+	if (err)
+		fprintf(stderr, "gf_cuda_time_startup: %s\n", eb.msg);
+	return err;
+}
+
 extern "C" int gf_cuda_pin(void *ptr, size_t bytes)
 {
 	int n = 0;
+	gf_cuda_prewarm_wait();
 	if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
 		(void)cudaGetLastError();
 		return GF_E_NOGPU;
@@ -239,21 +336,21 @@ static int calibrate(struct gf_cuda_inst *in, struct gf_errbuf *eb)
 	return 0;
 }
 
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + 1e-6 * (double)ts.tv_nsec;
-}
-
-static uint32_t pick_chunk(uint32_t channels, uint32_t max_block, uint32_t partition)
+/* Frames of the largest chunk before it is fitted to the FFT hop (power of two). */
+static uint32_t chunk_cap(uint32_t channels)
 {
 	uint32_t c = GF_CU_CHUNK_SAMPLES / channels;
 	uint32_t p = 1024;
 	while (p * 2 <= c)
 		p *= 2;
-	if (partition > p)
-		p = partition;
+	return p;
+}
+
+static uint32_t pick_chunk(uint32_t channels, uint32_t max_block, uint32_t hop)
+{
+	uint32_t p = chunk_cap(channels);
+	if (hop > p)
+		p = hop;
 	return max_block < p ? max_block : p;
 }
 
@@ -287,11 +384,13 @@ static int cu_create(const struct gf_engine_params *p, const struct gf_filter_se
 	bool want_direct = p->algo == GF_ALGO_DIRECT ||
 			   (p->algo == GF_ALGO_AUTO && fs->taps <= GF_CU_DIRECT_AUTO_MAX_TAPS);
 	bool want_fft = p->algo != GF_ALGO_DIRECT;
-	uint32_t part = want_fft ? gf_fft_pick_partition(fs->taps, p->max_block) : 0;
-	in->chunk = pick_chunk(in->channels, in->max_block, part);
+	struct gf_fft_shape shape = {0, 0, 0, 0};
+	if (want_fft)
+		gf_fft_pick_shape(fs->taps, p->max_block, chunk_cap(in->channels), &shape);
+	in->chunk = pick_chunk(in->channels, in->max_block, shape.B);
 	int64_t keep = want_direct ? (int64_t)fs->taps - 1 : 0;
-	if (want_fft && (int64_t)gf_fft_keep(part) > keep)
-		keep = gf_fft_keep(part);
+	if (want_fft && (int64_t)gf_fft_keep(&shape) > keep)
+		keep = gf_fft_keep(&shape);
 	in->algo = want_direct ? GF_ALGO_DIRECT : GF_ALGO_FFT;
 
 	double t[6];
@@ -300,7 +399,8 @@ static int cu_create(const struct gf_engine_params *p, const struct gf_filter_se
 	if ((err = CU_TRY(eb, cudaSetDevice(in->dev))) || (err = CU_TRY(eb, cudaFree(NULL))))
 		goto fail;
 	t[1] = now_ms();
-	if ((err = describe_device(in->dev, in->desc, sizeof(in->desc), eb)) || (err = alloc_io(in, eb)) ||
+	snprintf(in->desc, sizeof(in->desc), "%s", why); /* the probe's description of the device */
+	if ((err = alloc_io(in, eb)) ||
 	    (err = gf_cu_line_init(&in->line, in->channels, keep, in->chunk, eb)) ||
 	    (err = gf_cu_line_reset(&in->line, in->channels, in->s_comp, eb)))
 		goto fail;
@@ -308,7 +408,7 @@ static int cu_create(const struct gf_engine_params *p, const struct gf_filter_se
 	if (want_direct && (err = gf_direct_new(&in->direct, in, fs, eb)))
 		goto fail;
 	t[3] = now_ms();
-	if (want_fft && (err = gf_fft_new(&in->fft, in, fs, part, eb)))
+	if (want_fft && (err = gf_fft_new(&in->fft, in, fs, &shape, eb)))
 		goto fail;
 	t[4] = now_ms();
 	if (want_direct && want_fft && (err = calibrate(in, eb)))
@@ -317,13 +417,13 @@ static int cu_create(const struct gf_engine_params *p, const struct gf_filter_se
 		goto fail;
 	t[5] = now_ms();
 	gf_debug("cuda: %s, %u taps x %u ch, block %u, chunk %u: %s%s; setup ms: context %.1f, staging %.1f, "
-		 "direct %.1f, fft %.1f (P %u), calibration %.1f",
+		 "direct %.1f, fft %.1f (hop %u, size %u), calibration %.1f",
 		 in->desc, in->taps, in->channels, in->max_block, in->chunk, algo_str(in->algo),
 		 in->direct
 			 ? (gf_direct_where(in->direct)[0] == 'c' ? " (constant memory)" : " (global memory)")
 			 : "",
 		 t[1] - t[0], t[2] - t[1], t[3] - t[2], t[4] - t[3], in->fft ? gf_fft_partition(in->fft) : 0,
-		 t[5] - t[4]);
+		 in->fft ? gf_fft_size(in->fft) : 0, t[5] - t[4]);
 	*out = in;
 	return 0;
 fail:
@@ -498,6 +598,12 @@ extern "C" uint32_t gf_cuda_fft_partition(const void *inst)
 {
 	const struct gf_cuda_inst *in = (const struct gf_cuda_inst *)inst;
 	return in->fft ? gf_fft_partition(in->fft) : 0;
+}
+
+extern "C" uint32_t gf_cuda_fft_size(const void *inst)
+{
+	const struct gf_cuda_inst *in = (const struct gf_cuda_inst *)inst;
+	return in->fft ? gf_fft_size(in->fft) : 0;
 }
 
 extern "C" uint32_t gf_cuda_chunk_frames(const void *inst)

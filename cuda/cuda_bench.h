@@ -25,14 +25,30 @@ int gf_cuda_time_calls(void *inst, uint32_t frames, int reps, double *ms_per_cal
 /** Direct algorithm: force 16 or 4 outputs per thread (0 = automatic). */
 void gf_cuda_force_direct_shape(void *inst, int outputs_per_thread);
 
-/** FFT partition of an instance (0 for direct). */
+/** FFT hop of an instance (the partition in the partitioned shape; 0 for direct). */
 uint32_t gf_cuda_fft_partition(const void *inst);
+
+/** FFT size of an instance (0 for direct). */
+uint32_t gf_cuda_fft_size(const void *inst);
 
 /** Frames per staging chunk (the unit of the copy/compute pipeline). */
 uint32_t gf_cuda_chunk_frames(const void *inst);
 
 /** Where the direct algorithm reads its taps: "constant bank N", "global memory", or "" for fft. */
 const char *gf_cuda_taps_where(const void *inst);
+
+/** Steps timed by gf_cuda_time_startup, in order. */
+#define GF_CUDA_STARTUP_STEPS 7
+#define GF_CUDA_STARTUP_NAMES                                                                                \
+	{"driver and runtime (cudaGetDeviceCount)", "cudaGetDeviceProperties",                               \
+	 "context (cudaSetDevice + cudaFree(0))", "first cuFFT plan (create, plan, destroy)",               \
+	 "cudaHostAlloc 4 x 512 KiB (+ free)", "cudaHostRegister 4 x 512 KiB", "cudaHostUnregister 4 x 512 KiB"}
+
+/**
+ * Time the steps of CUDA's start-up in this process, in milliseconds (call
+ * it first, in a fresh process). @return 0 or GF_E_CUDA.
+ */
+int gf_cuda_time_startup(int dev, double ms[GF_CUDA_STARTUP_STEPS]);
 
 #ifdef __cplusplus
 }

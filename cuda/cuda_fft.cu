@@ -1,15 +1,22 @@
 /*
- * Zero-latency uniformly partitioned overlap-save with cuFFT (R2C/C2R,
- * batched over segments and channels).
+ * Zero-latency overlap-save with cuFFT (R2C/C2R, batched over segments and
+ * channels), in one of two shapes:
  *
- * Partition P, FFT size N = 2P, M = ceil(taps/P) partitions with spectra H_j.
- * Segment s is input frames [sP, sP+P); its window is frames [sP-P, sP+P) and
- * X_s its spectrum, kept in a ring (the frequency-domain delay line). Output
- * frame sP+m is sample P+m of IFFT(sum_j H_j X_{s-j}). Partitions j >= 1 only
- * read completed segments, so their sum T_s is computed once and cached while
- * segment s fills up over several calls; each call then only transforms the
- * partly filled window (the head partition j = 0), adds T_s and transforms back.
- * A call that spans many segments (offline) does all of them in one batch.
+ *  - uniformly partitioned (UPOLS): hop B = partition P, FFT size N = 2P,
+ *    M = ceil(taps/P) partitions with spectra H_j;
+ *  - long hop (M = 1, for calls much longer than the filter): the whole filter
+ *    is one partition, the window keeps Hh >= taps-1 frames of history and
+ *    advances by B = 2, 4 or 8 times Hh, so N = B + Hh = 3, 5 or 9 times Hh
+ *    and each frame is transformed N/B = 1.5 .. 1.125 times instead of 2.
+ *
+ * Segment s is input frames [sB, sB+B); its window is frames [sB-Hh, sB+B)
+ * (Hh = N - B) and X_s its spectrum, kept in a ring (the frequency-domain
+ * delay line). Output frame sB+m is sample Hh+m of IFFT(sum_j H_j X_{s-j}).
+ * Partitions j >= 1 only read completed segments, so their sum T_s is computed
+ * once and cached while segment s fills up over several calls; each call then
+ * only transforms the partly filled window (the head partition j = 0), adds
+ * T_s and transforms back. A call that spans many segments (offline) does all
+ * of them in one batch. B is a power of two in both shapes.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +26,8 @@
 #define GF_FFT_MAX_PLANS 24
 
 struct gf_fft {
-	uint32_t P, N, NB, M, C, Mr, gmax;
+	uint32_t B, Hh, N, NB, M, L, C, Mr, gmax;
+	uint32_t lb; /**< log2(B) */
 	cufftComplex *d_H; /**< [M][C][NB], scaled by 1/N */
 	cufftComplex *d_X; /**< ring [Mr][C][NB] */
 	cufftComplex *d_T; /**< [2][C][NB] cached tail of segment tf_seg, double-buffered */
@@ -34,9 +42,9 @@ struct gf_fft {
 	int tf_cur; /**< which half of d_T holds the cached tail */
 };
 
-uint32_t gf_fft_keep(uint32_t partition)
+uint32_t gf_fft_keep(const struct gf_fft_shape *shape)
 {
-	return 2 * partition;
+	return shape->N;
 }
 
 static uint32_t next_pow2(uint64_t v)
@@ -47,14 +55,76 @@ static uint32_t next_pow2(uint64_t v)
 	return (uint32_t)p;
 }
 
-uint32_t gf_fft_pick_partition(uint32_t taps, uint32_t max_block)
+static uint32_t floor_pow2(uint64_t v)
 {
-	/* At least the block (fewer segments a call), at least ~4*sqrt(taps) so
-	 * that a long filter's per-segment tail sum stays short and wide; at most
-	 * the filter's own length (one partition) and 2^18. */
-	const char *env = getenv("GPUFIR_CUDA_FFT_PARTITION");
-	if (env && atoi(env) >= 16)
-		return next_pow2((uint32_t)atoi(env));
+	uint64_t p = 1;
+	while (p * 2 <= v)
+		p <<= 1;
+	return (uint32_t)p;
+}
+
+static void set_upols(struct gf_fft_shape *s, uint32_t taps, uint32_t P)
+{
+	s->B = s->Hh = P;
+	s->N = 2 * P;
+	s->M = (taps + P - 1) / P;
+}
+
+static void set_long_hop(struct gf_fft_shape *s, uint32_t taps, uint32_t B)
+{
+	uint32_t hh = next_pow2(taps > 1 ? taps - 1 : 1);
+	if (hh < 16)
+		hh = 16;
+	if (B <= hh) { /* a hop no longer than the history: partitions of B */
+		set_upols(s, taps, B > GF_FFT_MAX_P ? GF_FFT_MAX_P : B);
+		return;
+	}
+	s->B = B;
+	s->Hh = hh;
+	s->N = B + hh;
+	s->M = 1;
+}
+
+/*
+ * Device time per window point (ps): gather, R2C, spectral product, C2R and
+ * scatter, measured on an H200 (docs/benchmarks.md, run 5, stereo calls of
+ * 2^22 frames). cuFFT is much cheaper per point at powers of two than at the
+ * 3, 5 and 9 times a power of two of the long hops.
+ */
+static double point_cost(uint64_t n)
+{
+	if ((n & (n - 1)) == 0)
+		return n <= 8192 ? 14.0 : n <= 32768 ? 19.3 : n <= (1u << 19) ? 23.1 : n <= (1u << 21) ? 25.0 : 27.0;
+	return n < 8192 ? 25.0 : n <= 16384 ? 21.5 : n <= 65536 ? 26.5 : n <= (1u << 20) ? 29.5 : n <= (1u << 22) ? 31.0 : 34.0;
+}
+
+/* Each further partition, per bin (ps): more once the spectra stop fitting in L2. */
+static double partition_cost(uint64_t n, uint32_t m)
+{
+	return n <= 8192 ? (m <= 4 ? 1.0 : 1.3) : n <= (1u << 17) ? 1.65 : 2.6;
+}
+
+/*
+ * Modelled device time per sample of calls of F frames (ps): the windows' points,
+ * the further partitions' bins, and 4 ps a sample of input and output traffic.
+ * A call transforms F/B windows when F and B are aligned powers of two, else
+ * one more (the partial window, transformed again by the next call).
+ */
+static double shape_cost(const struct gf_fft_shape *s, uint32_t F)
+{
+	bool aligned = (F & (F - 1)) == 0;
+	double w = F >= s->B ? (double)F / s->B : 1.0;
+	if (!aligned)
+		w = (double)((F + s->B - 1) / s->B) + 1.0;
+	double per_win = (double)s->N * point_cost(s->N) + (double)(s->M - 1) * (s->N / 2) * partition_cost(s->N, s->M);
+	return w * per_win / F + 4.0;
+}
+
+/* Live blocks (below GF_FFT_LIVE_BLOCK frames): P at least the block (fewer
+ * segments a call), at least ~4*sqrt(taps) so that a long filter's
+ * per-segment tail sum stays short and wide, at most the filter's own length. */
+static uint32_t live_partition(uint32_t taps, uint32_t max_block)
+{
 	uint64_t p = next_pow2(max_block);
 	uint32_t s = 1;
 	while ((uint64_t)s * s < (uint64_t)taps * 16)
@@ -63,16 +133,70 @@ uint32_t gf_fft_pick_partition(uint32_t taps, uint32_t max_block)
 		p = next_pow2(s);
 	if (p > next_pow2(taps))
 		p = next_pow2(taps);
-	if (p > 262144) /* beyond this the transforms cost more than the partitions save */
-		p = 262144;
+	if (p > GF_FFT_MAX_P)
+		p = GF_FFT_MAX_P;
 	if (p < 32)
 		p = 32;
 	return (uint32_t)p;
 }
 
+void gf_fft_pick_shape(uint32_t taps, uint32_t max_block, uint32_t max_frames, struct gf_fft_shape *out)
+{
+	const char *env = getenv("GPUFIR_CUDA_FFT_PARTITION");
+	if (env && atoi(env) >= 16) {
+		uint32_t P = next_pow2((uint32_t)atoi(env));
+		set_upols(out, taps, P > GF_FFT_MAX_P ? GF_FFT_MAX_P : P);
+		return;
+	}
+	env = getenv("GPUFIR_CUDA_FFT_HOP");
+	if (env && atoi(env) >= 16) {
+		uint32_t B = next_pow2((uint32_t)atoi(env));
+		set_long_hop(out, taps, B > (1u << 24) ? (1u << 24) : B);
+		return;
+	}
+	if (max_block < GF_FFT_LIVE_BLOCK) {
+		set_upols(out, taps, live_partition(taps, max_block));
+		return;
+	}
+	/* Large calls: the cheapest shape by the model, among partitions and hops
+	 * no longer than a call (max_frames caps a call at one staging chunk).
+	 * Windows of at least 2048 points: smaller ones leave the gather's blocks
+	 * and cuFFT's batches mostly idle, which the model does not see. */
+	uint32_t F = max_block < max_frames ? max_block : max_frames;
+	uint32_t lim = floor_pow2(F), ptaps = next_pow2(taps);
+	struct gf_fft_shape c;
+	set_upols(out, taps, ptaps < 1024 ? 1024 : ptaps > lim ? lim : ptaps);
+	double best = shape_cost(out, F);
+	for (uint32_t P = 1024; P <= GF_FFT_MAX_P && P <= ptaps && P <= lim; P *= 2) {
+		set_upols(&c, taps, P);
+		double cost = shape_cost(&c, F);
+		if (cost < best)
+			best = cost, *out = c;
+	}
+	/* Long hops: any history Hh >= taps-1 (a power of two), B = 2, 4 or 8 Hh. */
+	uint32_t hh0 = next_pow2(taps > 1 ? taps - 1 : 1);
+	for (uint64_t hh = hh0 < 16 ? 16 : hh0; hh * 2 <= lim; hh *= 2)
+		for (uint32_t k = 1; k <= 3 && (hh << k) <= lim; k++) {
+			c.B = (uint32_t)(hh << k);
+			c.Hh = (uint32_t)hh;
+			c.N = c.B + c.Hh;
+			c.M = 1;
+			if (c.N < 2048)
+				continue;
+			double cost = shape_cost(&c, F);
+			if (cost < best)
+				best = cost, *out = c;
+		}
+}
+
 uint32_t gf_fft_partition(const struct gf_fft *f)
 {
-	return f->P;
+	return f->B;
+}
+
+uint32_t gf_fft_size(const struct gf_fft *f)
+{
+	return f->N;
 }
 
 static unsigned blocks_for(uint64_t n, unsigned block)
@@ -83,15 +207,15 @@ static unsigned blocks_for(uint64_t n, unsigned block)
 
 #define GATHER_PER_BLOCK 1024
 
-/* W[(g*C + c)*N + k] = x_c[(sf+g)*P - P + k], zero at and past 'end'. Frames
+/* W[(g*C + c)*N + k] = x_c[(sf+g)*B - Hh + k], zero at and past 'end'. Frames
  * from pos on come from this chunk's interleaved input, older ones from the
  * line (x_c[t] at line[c*cap + j0 + t - pos]). Block (b = g*C + c, k range). */
 __global__ void k_gather(float *__restrict__ W, const float *__restrict__ line, int64_t cap, int64_t j0,
-			 const float *__restrict__ in, int64_t pos, int64_t end, int64_t sf, uint32_t P,
-			 uint32_t N, uint32_t C)
+			 const float *__restrict__ in, int64_t pos, int64_t end, int64_t sf, uint32_t B,
+			 uint32_t Hh, uint32_t N, uint32_t C)
 {
 	const uint32_t b = blockIdx.x, g = b / C, c = b - g * C;
-	const int64_t t0 = (sf + g) * (int64_t)P - P;
+	const int64_t t0 = (sf + g) * (int64_t)B - Hh;
 	float *w = W + (uint64_t)b * N;
 	const float *lc = line + c * cap + j0 - pos;
 	const uint32_t k1 = min(N, (blockIdx.y + 1) * GATHER_PER_BLOCK);
@@ -101,9 +225,9 @@ __global__ void k_gather(float *__restrict__ W, const float *__restrict__ line, 
 	}
 }
 
-/* Filter partitions j0..j0+cnt-1 into W, zero padded to N, scaled by 1/N. */
+/* Filter partitions j0..j0+cnt-1 (L taps each) into W, zero padded to N, scaled by 1/N. */
 __global__ void k_pad_taps(float *__restrict__ W, const float *__restrict__ h, uint32_t taps, uint32_t j0,
-			   uint32_t cnt, uint32_t P, uint32_t N, uint32_t C)
+			   uint32_t cnt, uint32_t L, uint32_t N, uint32_t C)
 {
 	uint64_t total = (uint64_t)cnt * C * N;
 	float scale = 1.0f / (float)N;
@@ -111,8 +235,8 @@ __global__ void k_pad_taps(float *__restrict__ W, const float *__restrict__ h, u
 	     i += (uint64_t)gridDim.x * blockDim.x) {
 		uint64_t b = i / N;
 		uint32_t k = (uint32_t)(i % N), c = (uint32_t)(b % C), j = j0 + (uint32_t)(b / C);
-		uint64_t tap = (uint64_t)j * P + k;
-		W[i] = (k < P && tap < taps) ? h[(uint64_t)c * taps + tap] * scale : 0.0f;
+		uint64_t tap = (uint64_t)j * L + k;
+		W[i] = (k < L && tap < taps) ? h[(uint64_t)c * taps + tap] * scale : 0.0f;
 	}
 }
 
@@ -167,16 +291,16 @@ __global__ void k_mac(cufftComplex *__restrict__ Y, const cufftComplex *__restri
 	Y[(uint64_t)g * cs + off] = t;
 }
 
-/* out[n*C + c] = y[(g*C + c)*N + P + m] for frame pos+n = (sf+g)*P + m (P = 2^lp). */
+/* out[n*C + c] = y[(g*C + c)*N + Hh + m] for frame pos+n = (sf+g)*B + m (B = 2^lb). */
 __global__ void k_scatter(float *__restrict__ out, const float *__restrict__ y, int64_t pos, uint32_t frames,
-			  int64_t sf, uint32_t lp, uint32_t C)
+			  int64_t sf, uint32_t lb, uint32_t Hh, uint32_t N, uint32_t C)
 {
-	const uint32_t total = frames * C, P = 1u << lp;
+	const uint32_t total = frames * C, B = 1u << lb;
 	for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x) {
 		uint32_t n = i / C, c = i - n * C;
 		int64_t t = pos + n;
-		uint32_t g = (uint32_t)((t >> lp) - sf), m = (uint32_t)t & (P - 1);
-		out[i] = y[((uint64_t)g * C + c) * (2u * P) + P + m];
+		uint32_t g = (uint32_t)((t >> lb) - sf), m = (uint32_t)t & (B - 1);
+		out[i] = y[((uint64_t)g * C + c) * N + Hh + m];
 	}
 }
 
@@ -265,7 +389,7 @@ static int make_spectra(struct gf_fft *f, const struct gf_filter_set *fs, cudaSt
 		int pi = plan_for(f, f->M - j);
 		uint32_t cnt = 1u << pi;
 		k_pad_taps<<<blocks_for((uint64_t)cnt * f->C * f->N, 256), 256, 0, s>>>(
-			f->d_W, d_h, fs->taps, j, cnt, f->P, f->N, f->C);
+			f->d_W, d_h, fs->taps, j, cnt, f->L, f->N, f->C);
 		err = CU_TRY(eb, cudaGetLastError());
 		if (!err)
 			err = CUFFT_TRY(eb,
@@ -280,7 +404,7 @@ static int make_spectra(struct gf_fft *f, const struct gf_filter_set *fs, cudaSt
 }
 
 int gf_fft_new(struct gf_fft **out, struct gf_cuda_inst *in, const struct gf_filter_set *fs,
-	       uint32_t partition, struct gf_errbuf *eb)
+	       const struct gf_fft_shape *shape, struct gf_errbuf *eb)
 {
 	int err;
 	struct gf_fft *f = (struct gf_fft *)calloc(1, sizeof(*f));
@@ -288,12 +412,16 @@ int gf_fft_new(struct gf_fft **out, struct gf_cuda_inst *in, const struct gf_fil
 		gf_errbuf_set(eb, "cuda fft: out of host memory");
 		return GF_E_NOMEM;
 	}
-	f->P = partition;
-	f->N = 2 * partition;
-	f->NB = partition + 1;
+	f->B = shape->B;
+	f->Hh = shape->Hh;
+	f->N = shape->N;
+	f->NB = shape->N / 2 + 1;
 	f->C = fs->channels;
-	f->M = (fs->taps + partition - 1) / partition;
-	f->gmax = (in->chunk + partition - 1) / partition + 1;
+	f->M = shape->M;
+	f->L = f->M == 1 ? f->N : f->B; /* one partition: the whole filter */
+	while ((1u << f->lb) < f->B)
+		f->lb++;
+	f->gmax = (in->chunk + f->B - 1) / f->B + 1;
 	f->Mr = f->M + f->gmax;
 	f->tf_seg = -1;
 	size_t spec = (size_t)f->C * f->NB * sizeof(cufftComplex), win = (size_t)f->C * f->N * sizeof(float);
@@ -367,17 +495,14 @@ int gf_fft_run(struct gf_fft *f, struct gf_cuda_inst *in, const float *d_in, int
 	       float *d_out, cudaStream_t s, struct gf_errbuf *eb)
 {
 	const int64_t pos = in->line.pos, end = pos + frames;
-	const int64_t sf = pos / f->P, sl = (end - 1) / f->P;
+	const int64_t sf = pos >> f->lb, sl = (end - 1) >> f->lb;
 	const uint32_t G = (uint32_t)(sl - sf + 1);
 	const uint32_t slot0 = (uint32_t)(sf % f->Mr);
-	const bool last_incomplete = end % f->P != 0;
-	uint32_t lp = 0;
-	while ((1u << lp) < f->P)
-		lp++;
+	const bool last_incomplete = (end & (f->B - 1)) != 0;
 
 	dim3 ggrid(G * f->C, (f->N + GATHER_PER_BLOCK - 1) / GATHER_PER_BLOCK);
-	k_gather<<<ggrid, 256, 0, s>>>(f->d_W, in->line.d_line, in->line.cap, j0, d_in, pos, end, sf, f->P,
-				       f->N, f->C);
+	k_gather<<<ggrid, 256, 0, s>>>(f->d_W, in->line.d_line, in->line.cap, j0, d_in, pos, end, sf, f->B,
+				       f->Hh, f->N, f->C);
 	CU_LAUNCHED(eb);
 	int err = forward(f, slot0, G, eb);
 	if (err)
@@ -390,8 +515,8 @@ int gf_fft_run(struct gf_fft *f, struct gf_cuda_inst *in, const float *d_in, int
 	const bool store = last_incomplete && !(cached && G == 1);
 	if ((err = launch_mac(f, slot0, cached, store, G, s, eb)) || (err = inverse(f, G, eb)))
 		return err;
-	k_scatter<<<blocks_for((uint64_t)frames * f->C, 256), 256, 0, s>>>(d_out, f->d_y, pos, frames, sf, lp,
-									   f->C);
+	k_scatter<<<blocks_for((uint64_t)frames * f->C, 256), 256, 0, s>>>(d_out, f->d_y, pos, frames, sf, f->lb,
+									   f->Hh, f->N, f->C);
 	CU_LAUNCHED(eb);
 	if (store)
 		f->tf_cur ^= 1;

@@ -8,8 +8,12 @@
 # a bare libsndfile read+write copy (bench_sfcopy), BruteFIR ($BRUTEFIR, file
 # I/O), SoX fir, SciPy oaconvolve and CuPy oaconvolve. Prints seconds,
 # M samples/s (frames x channels / s) and ratios, and checks gpufir's output
-# against a float64 reference. Run it where the GPU is (source
-# .devdeps/use-deps.sh first on the GPU machine, for sox and BruteFIR).
+# against a float64 reference. Then the start-up: CUDA's steps in a fresh
+# process (bench_gpu startup), with and without another process holding a
+# context (what persistence mode gives), and gpufir's own set-up phases (-v).
+# Run it where the GPU is (source .devdeps/use-deps.sh first on the GPU
+# machine, for sox and BruteFIR). QUICK=1 skips the CPU peers and CuPy's file
+# run.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-$ROOT/build-gpu}
@@ -61,18 +65,58 @@ if [ -x "$BUILD/src/gpufir" ]; then
 	$PY "$PEERS" gen "$WORK/short" 1 "$TAPS" >/dev/null
 	timed gpufir_1s_file 3 "$BUILD/src/gpufir" -i "$WORK/short/in.wav" -o "$WORK/short/out.wav" -c "$WORK/gpufir.conf"
 	"$BUILD/src/gpufir" -v -i "$WORK/short/in.wav" -o "$WORK/short/out.wav" -c "$WORK/gpufir.conf" 2>&1 |
-		grep -i "cuda" | head -5
+		grep -i -E "cuda:|offline: " | head -5
+	GPUFIR_CUDA_PREWARM=0 timed gpufir_1s_file_no_prewarm 3 "$BUILD/src/gpufir" -i "$WORK/short/in.wav" \
+		-o "$WORK/short/out.wav" -c "$WORK/gpufir.conf"
+	# The pipeline and engine alone: a 1-tap filter on the CPU backend (no CUDA at all).
+	printf 'filters = ( { name = "one"; coeffs = [1.0]; } );\nchain = ["one"];\n' >"$WORK/one.conf"
+	timed gpufir_cpu_1tap 3 "$BUILD/src/gpufir" -i "$WORK/in.wav" -o "$WORK/out_1tap.wav" -c "$WORK/one.conf" \
+		--backend cpu
 	timed gpufir_cpu 1 "$BUILD/src/gpufir" -i "$WORK/in.wav" -o "$WORK/out_gpufir_cpu.wav" -c "$WORK/gpufir.conf" \
 		--backend cpu
 else
 	echo "FAILED gpufir: $BUILD/src/gpufir not built" | tee -a "$RESULTS"
 fi
 
+echo "== start-up: CUDA's steps in a fresh process (bench_gpu startup)"
+nvidia-smi -q 2>/dev/null | grep -i -m1 "persistence mode"
+startup_run() { # label
+	local t0 t1 ret
+	t0=$(date +%s%N)
+	GF_T0_NS=$t0 "$BUILD/bench/bench_gpu" startup >"$WORK/startup.log" 2>&1
+	t1=$(date +%s%N)
+	ret=$(awk '/main returns at/ { print $5 }' "$WORK/startup.log")
+	sed "s/^/$1 /" "$WORK/startup.log" | grep -v "main returns"
+	awk -v a="$t0" -v b="$t1" -v r="$ret" -v l="$1" 'BEGIN {
+		printf "%s startup  exit (main() returns .. the shell sees it)    %8.1f ms\n", l, (b - r) / 1e6
+		printf "%s startup  whole process                                 %8.1f ms\n", l, (b - a) / 1e6 }'
+}
+if [ -x "$BUILD/bench/bench_gpu" ]; then
+	for _ in 1 2 3; do # process start and the loading of the libraries (cuFFT: 280 MB), no CUDA call
+		t0=$(date +%s%N)
+		"$BUILD/src/gpufir" --version >/dev/null
+		t1=$(date +%s%N)
+		echo "gpufir --version: $(((t1 - t0) / 1000)) us"
+	done
+	startup_run cold
+	startup_run cold
+	# Another process holds a context, as the persistence daemon would keep the driver up.
+	"$BUILD/bench/bench_gpu" hold 30 >"$WORK/hold.log" 2>&1 &
+	HOLD=$!
+	for _ in $(seq 50); do grep -q "context open" "$WORK/hold.log" 2>/dev/null && break; sleep 0.1; done
+	startup_run held
+	timed gpufir_1s_file_held 3 "$BUILD/src/gpufir" -i "$WORK/short/in.wav" -o "$WORK/short/out.wav" \
+		-c "$WORK/gpufir.conf"
+	kill "$HOLD" 2>/dev/null
+	wait "$HOLD" 2>/dev/null
+fi
+
 echo "== CPU peers"
-if command -v sox >/dev/null; then
+[ "${QUICK:-0}" = 1 ] && echo "(skipped: QUICK=1)"
+if [ "${QUICK:-0}" != 1 ] && command -v sox >/dev/null; then
 	timed sox_fir 1 sox -D -V1 "$WORK/in.wav" -e floating-point -b 32 "$WORK/out_sox.wav" fir "$WORK/taps.txt"
 fi
-if [ -n "${BRUTEFIR:-}" ] && [ -x "$BRUTEFIR" ]; then
+if [ "${QUICK:-0}" != 1 ] && [ -n "${BRUTEFIR:-}" ] && [ -x "$BRUTEFIR" ]; then
 	FL=8192
 	BLOCKS=$(((TAPS + FL - 1) / FL))
 	cat >"$WORK/brutefir.conf" <<EOF
@@ -94,12 +138,12 @@ filter "fl" { from_inputs: "l"; to_outputs: "l"; coeff: "h"; };
 filter "fr" { from_inputs: "r"; to_outputs: "r"; coeff: "h"; };
 EOF
 	# The first run plans the FFTs (FFTW wisdom goes to convolver_config): untimed.
-	timeout 300 "$BRUTEFIR" -nodefault -quiet "$WORK/brutefir.conf" >"$WORK/brutefir_plan.log" 2>&1 ||
+	timeout 60 "$BRUTEFIR" -nodefault -quiet "$WORK/brutefir.conf" >"$WORK/brutefir_plan.log" 2>&1 ||
 		echo "brutefir planning run: $(tail -2 "$WORK/brutefir_plan.log" | tr '\n' ' ')"
 	timed brutefir 1 "$BRUTEFIR" -nodefault -quiet "$WORK/brutefir.conf"
 	ls -l "$WORK/out_brutefir.raw" 2>/dev/null
 fi
-for peer in scipy cupy; do
+for peer in $([ "${QUICK:-0}" = 1 ] || echo scipy cupy); do
 	t0=$(now)
 	$PY "$PEERS" "$peer" "$WORK" 2>"$WORK/$peer.err" | tee -a "$RESULTS" || echo "FAILED $peer: $(tail -2 "$WORK/$peer.err")"
 done

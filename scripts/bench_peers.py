@@ -7,6 +7,7 @@
   bench_peers.py scipy DIR                 SciPy oaconvolve, file to file
   bench_peers.py cupy DIR                  CuPy oaconvolve, file to file and on the device
   bench_peers.py cupy-sweep DIR            CuPy oaconvolve on the device, taps 1k..1M
+                                           (4M frames x 2 channels: bench_gpu's 2^22-frame calls)
   bench_peers.py check DIR OUT.wav         OUT against a float64 reference (sampled windows)
 
 Every timing line starts with 'RESULT name seconds msps' for the shell script.
@@ -95,8 +96,15 @@ def cupy_peer(d):
            f"taps {len(h)}")
 
 
-def device_time(cp, fn, reps=3):
+def device_time(cp, fn, reps=7, warm_s=0.2):
+    """Median device time of fn (CUDA events) after warm_s seconds of warm-up
+    (the SM clock idles low): the method of bench_gpu's kernel rows."""
+    t0 = time.perf_counter()
     fn()
+    cp.cuda.Device().synchronize()
+    while time.perf_counter() - t0 < warm_s:
+        fn()
+        cp.cuda.Device().synchronize()
     times = []
     for _ in range(reps):
         a, b = cp.cuda.Event(), cp.cuda.Event()

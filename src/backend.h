@@ -63,4 +63,14 @@ int gf_cuda_pin(void *ptr, size_t bytes);
 /** Undo gf_cuda_pin before freeing. Accepts memory that was never pinned. */
 void gf_cuda_unpin(void *ptr);
 
+/**
+ * Start CUDA (driver, runtime, the device's context) on a background thread,
+ * so that its start-up overlaps the caller's other set-up; the CUDA entry
+ * points wait for it. Once per process; GPUFIR_CUDA_PREWARM=0 turns it off.
+ * Control thread.
+ */
+void gf_cuda_prewarm(int gpu_index);
+/** Wait for gf_cuda_prewarm's thread (call before returning from a path that may not have used CUDA). */
+void gf_cuda_prewarm_wait(void);
+
 #endif

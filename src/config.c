@@ -1001,6 +1001,7 @@ int gf_config_default(struct gf_config **out)
 		return r;
 	}
 	free((*out)->priv->src);
+	(*out)->priv->builtin = 1;
 	if (!((*out)->priv->src = strdup("<built-in default>")))
 		r = GF_E_NOMEM;
 	if (r) {

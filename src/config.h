@@ -16,6 +16,10 @@
 #include "filter_set.h"
 #include "log.h"
 
+/** Sample rates gf_config_build accepts (Hz). */
+#define GF_RATE_MIN 8000u
+#define GF_RATE_MAX 384000u
+
 struct gf_config_filter; /* private: one entry of filters = (...) */
 struct gf_config_route;  /* private: per-channel routing, if any */
 struct gf_config_priv;   /* private */

@@ -55,10 +55,32 @@ static int check_max_taps(const struct gf_config *c, const struct gf_config_filt
 	return GF_E_TOOLONG;
 }
 
+/*
+ * The built-in default serves any file, but its hiss low-pass (14 kHz) is
+ * meaningless at or near Nyquist (8, 16, 22.05, 24 kHz files): there it is left
+ * out, with an info line. In a user's configuration the same filter is an
+ * error that names the setting.
+ */
+static int default_leaves_out(const struct gf_config *c, const struct gf_config_filter *f, uint32_t rate)
+{
+	return c->priv->builtin && f->kind == FK_DESIGN && f->design.type == GF_DESIGN_LOWPASS &&
+	       f->design.cutoff_hz >= 0.45 * rate;
+}
+
 static int build_filter(const struct gf_config *c, const struct gf_config_filter *f, uint32_t rate,
 			struct taps *t, struct gf_errbuf *eb)
 {
 	int r = 0;
+	if (default_leaves_out(c, f, rate)) {
+		gf_info("built-in default: the %s low-pass at %g Hz is left out at %u Hz (at or above 0.45 x "
+			"the sample rate)",
+			f->name, f->design.cutoff_hz, rate);
+		if (!(t->h = calloc(1, sizeof(double))))
+			return GF_E_NOMEM;
+		t->h[0] = 1.0;
+		t->n = 1;
+		return 0;
+	}
 	if (f->kind == FK_DESIGN && (r = check_max_taps(c, f, gf_design_taps(&f->design, rate), eb)))
 		return r;
 	switch (f->kind) {
@@ -177,8 +199,9 @@ static const struct gf_config_route *route_of(const struct gf_config *c, uint32_
 
 static int check_build_args(const struct gf_config *c, uint32_t rate, uint32_t channels, struct gf_errbuf *eb)
 {
-	if (rate < 8000 || rate > 384000) {
-		gf_errbuf_set(eb, "%s: sample rate %u Hz is outside 8000..384000", c->priv->src, rate);
+	if (rate < GF_RATE_MIN || rate > GF_RATE_MAX) {
+		gf_errbuf_set(eb, "%s: sample rate %u Hz is outside %u..%u", c->priv->src, rate, GF_RATE_MIN,
+			      GF_RATE_MAX);
 		return GF_E_RATE;
 	}
 	if (channels < 1 || channels > MAX_CHANNELS) {

@@ -76,6 +76,7 @@ struct gf_config_priv {
 	char *src;	/* config name for messages */
 	int chain_line; /* 0 = no chain setting */
 	int max_taps_line;
+	int builtin; /* the built-in default: designs adapt to the sample rate */
 };
 
 /** Index of the filter called @p name, or -1. */

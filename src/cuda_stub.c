@@ -36,3 +36,12 @@ void gf_cuda_unpin(void *ptr)
 {
 	(void)ptr;
 }
+
+void gf_cuda_prewarm(int gpu_index)
+{
+	(void)gpu_index;
+}
+
+void gf_cuda_prewarm_wait(void)
+{
+}

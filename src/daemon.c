@@ -29,19 +29,19 @@
 #include "status.h"
 #include "watch.h"
 
-#define LOOP_MS 200               /* longest poll sleep: health/watchdog/stats granularity */
-#define DEBOUNCE_MS 150           /* one editor save = one reload */
-#define STALL_MS 3000             /* no block for this long while "running" = device lost */
-#define START_TIMEOUT_MS 10000    /* a started stream must deliver its first block by then */
-#define RETRY_MIN_MS 500          /* device-loss retry backoff: 0.5 s doubling to 10 s */
+#define LOOP_MS 200	       /* longest poll sleep: health/watchdog/stats granularity */
+#define DEBOUNCE_MS 150	       /* one editor save = one reload */
+#define STALL_MS 3000	       /* no block for this long while "running" = device lost */
+#define START_TIMEOUT_MS 10000 /* a started stream must deliver its first block by then */
+#define RETRY_MIN_MS 500       /* device-loss retry backoff: 0.5 s doubling to 10 s */
 #define RETRY_MAX_MS 10000
-#define STATUS_EVERY_MS 2000      /* STATUS= refresh (xruns, p99 change continuously) */
+#define STATUS_EVERY_MS 2000 /* STATUS= refresh (xruns, p99 change continuously) */
 #define DEFAULT_STATS_S 60.0
 
 enum dstate {
 	D_STARTING, /* stream started, waiting for its first block */
 	D_RUNNING,  /* audio flows */
-	D_LOST,     /* no stream: device lost, retrying with backoff */
+	D_LOST,	    /* no stream: device lost, retrying with backoff */
 };
 
 struct daemon {
@@ -139,8 +139,8 @@ static void stream_log_started(struct daemon *d)
 	uint32_t rate = s.sample_rate ? s.sample_rate : d->cfg->sample_rate;
 	/* live.c logs the devices; this line keeps the latency in the daemon's own words. */
 	gf_info("stream: %u Hz, %u ch, block %u frames, latency %u frames (%.2f ms)", rate,
-		s.channels ? s.channels : gf_reload_channels(d->cfg), d->cfg->block_frames,
-		s.latency_frames, rate ? 1000.0 * s.latency_frames / rate : 0.0);
+		s.channels ? s.channels : gf_reload_channels(d->cfg), d->cfg->block_frames, s.latency_frames,
+		rate ? 1000.0 * s.latency_frames / rate : 0.0);
 	gf_info("engine: %s", gf_engine_describe(d->engine));
 }
 
@@ -184,16 +184,17 @@ static void status_line(const struct daemon *d, char *buf, size_t len)
 {
 	const struct gf_live_stats *s = &d->ls;
 	if (d->state == D_LOST) {
-		snprintf(buf, len, "audio device lost, retrying (%u attempts so far): %.400s",
-			 d->retries, d->lost_reason);
+		snprintf(buf, len, "audio device lost, retrying (%u attempts so far): %.400s", d->retries,
+			 d->lost_reason);
 		return;
 	}
-	snprintf(buf, len, "%s%u Hz, %u ch, %u taps, %s/%s, xruns %" PRIu64 " (device %" PRIu64
+	snprintf(buf, len,
+		 "%s%u Hz, %u ch, %u taps, %s/%s, xruns %" PRIu64 " (device %" PRIu64
 		 "), block p99 %.0f us%s%.300s",
-		 d->state == D_STARTING ? "starting: " : "", d->cfg->sample_rate,
-		 gf_reload_channels(d->cfg), gf_engine_taps(d->engine),
-		 gf_engine_backend_name(d->engine), gf_engine_algo_name(d->engine), own_xruns(s),
-		 s->device_xruns, s->block_us_p99, d->last_reload[0] ? ", " : "", d->last_reload);
+		 d->state == D_STARTING ? "starting: " : "", d->cfg->sample_rate, gf_reload_channels(d->cfg),
+		 gf_engine_taps(d->engine), gf_engine_backend_name(d->engine), gf_engine_algo_name(d->engine),
+		 own_xruns(s), s->device_xruns, s->block_us_p99, d->last_reload[0] ? ", " : "",
+		 d->last_reload);
 }
 
 static void status_update(struct daemon *d, int force)
@@ -219,7 +220,7 @@ static double dbfs(float peak)
 static void status_block(const struct daemon *d, char *buf, size_t len)
 {
 	const struct gf_live_stats *s = &d->ls;
-	struct gf_engine_stats es = { 0 };
+	struct gf_engine_stats es = {0};
 	gf_engine_get_stats(d->engine, &es);
 	int64_t now = now_ms();
 	uint32_t rate = d->cfg->sample_rate;
@@ -237,10 +238,10 @@ static void status_block(const struct daemon *d, char *buf, size_t len)
 		 d->cfg->path ? d->cfg->path : "(built-in default)", rate, gf_reload_channels(d->cfg),
 		 d->cfg->block_frames, s->latency_frames, rate ? 1000.0 * s->latency_frames / rate : 0.0,
 		 gf_engine_backend_name(d->engine), gf_engine_algo_name(d->engine),
-		 gf_engine_describe(d->engine), gf_engine_taps(d->engine), es.swaps, s->blocks,
-		 es.frames, s->input_overflows, s->output_underflows, s->late_blocks, s->device_xruns,
-		 s->record_errors, es.nonfinite_blocks, es.errors, s->block_us_median, s->block_us_p99,
-		 s->block_us_max, dbfs(s->peak), s->clipped, d->reloads, d->reload_failures,
+		 gf_engine_describe(d->engine), gf_engine_taps(d->engine), es.swaps, s->blocks, es.frames,
+		 s->input_overflows, s->output_underflows, s->late_blocks, s->device_xruns, s->record_errors,
+		 es.nonfinite_blocks, es.errors, s->block_us_median, s->block_us_p99, s->block_us_max,
+		 dbfs(s->peak), s->clipped, d->reloads, d->reload_failures,
 		 d->last_reload[0] ? d->last_reload : "none",
 		 d->last_reload_ms ? (now - d->last_reload_ms) / 1000.0 : 0.0,
 		 d->state == D_LOST ? "lost_reason: " : "", d->state == D_LOST ? d->lost_reason : "",
@@ -250,15 +251,15 @@ static void status_block(const struct daemon *d, char *buf, size_t len)
 static void stats_log(struct daemon *d)
 {
 	const struct gf_live_stats *s = &d->ls;
-	struct gf_engine_stats es = { 0 };
+	struct gf_engine_stats es = {0};
 	gf_engine_get_stats(d->engine, &es);
 	gf_info("stats: %s, blocks %" PRIu64 ", xruns in %" PRIu64 " out %" PRIu64 " late %" PRIu64
-		" device %" PRIu64 ", block us median %.0f p99 %.0f max %.0f, peak %.1f dBFS, clipped %" PRIu64
+		" device %" PRIu64
+		", block us median %.0f p99 %.0f max %.0f, peak %.1f dBFS, clipped %" PRIu64
 		", nonfinite %" PRIu64 ", swaps %" PRIu64 ", reloads %" PRIu64 " (failed %" PRIu64 ")",
-		state_name(d->state), s->blocks, s->input_overflows, s->output_underflows,
-		s->late_blocks, s->device_xruns, s->block_us_median, s->block_us_p99, s->block_us_max,
-		dbfs(d->peak_log), s->clipped, es.nonfinite_blocks, es.swaps, d->reloads,
-		d->reload_failures);
+		state_name(d->state), s->blocks, s->input_overflows, s->output_underflows, s->late_blocks,
+		s->device_xruns, s->block_us_median, s->block_us_p99, s->block_us_max, dbfs(d->peak_log),
+		s->clipped, es.nonfinite_blocks, es.swaps, d->reloads, d->reload_failures);
 	d->peak_log = 0.0f;
 }
 
@@ -274,7 +275,7 @@ static void status_open(struct daemon *d)
 {
 	char path[512];
 	const char *rt = getenv("RUNTIME_DIRECTORY");
-	struct gf_errbuf eb = { { 0 } };
+	struct gf_errbuf eb = {{0}};
 	if (d->cfg->status_socket)
 		snprintf(path, sizeof(path), "%s", d->cfg->status_socket);
 	else if (rt && *rt && !strchr(rt, ':')) /* several directories: ':'-separated */
@@ -296,8 +297,20 @@ static void status_open(struct daemon *d)
 static void device_lost(struct daemon *d, const char *why)
 {
 	snprintf(d->lost_reason, sizeof(d->lost_reason), "%s", why);
-	gf_err("audio device lost: %s; retrying", why);
 	stream_stop(d);
+	if (gf_live_restart_required()) {
+		/* PortAudio's JACK host API cannot reconnect inside this process: exit
+		 * with a failure so that systemd's Restart= starts a fresh one. */
+		gf_err("audio device lost: %s; it cannot be reopened inside this process, exiting "
+		       "for a restart",
+		       why);
+		gf_notify_status("audio device lost, exiting for a restart");
+		d->state = D_LOST;
+		d->stop = 1;
+		d->exit_code = GF_EXIT_PROCESS;
+		return;
+	}
+	gf_err("audio device lost: %s; retrying", why);
 	d->state = D_LOST;
 	d->state_since_ms = now_ms();
 	d->retries = 0;
@@ -308,7 +321,7 @@ static void device_lost(struct daemon *d, const char *why)
 
 static void device_retry(struct daemon *d)
 {
-	struct gf_errbuf eb = { { 0 } };
+	struct gf_errbuf eb = {{0}};
 	if (now_ms() < d->next_retry_ms)
 		return;
 	d->retries++;
@@ -382,11 +395,12 @@ static int health_check(struct daemon *d)
 static void restart_with(struct daemon *d, struct gf_config *next, const char *why,
 			 struct gf_reload_result *r)
 {
-	struct gf_errbuf eb = { { 0 } };
+	struct gf_errbuf eb = {{0}};
 	struct gf_engine *ne = NULL;
 	int err = engine_for(next, &ne, &eb);
 	if (err) {
-		snprintf(r->text, sizeof(r->text), "reload failed: %s", eb.msg[0] ? eb.msg : gf_strerror(err));
+		snprintf(r->text, sizeof(r->text), "reload failed: %s",
+			 eb.msg[0] ? eb.msg : gf_strerror(err));
 		r->outcome = GF_RELOAD_FAILED;
 		r->err = err;
 		gf_config_free(next);
@@ -418,8 +432,10 @@ static void restart_with(struct daemon *d, struct gf_config *next, const char *w
 	d->engine = oe;
 	r->outcome = GF_RELOAD_FAILED;
 	r->err = err;
-	snprintf(r->text, sizeof(r->text), "reload failed: new stream settings did not start (%s); "
-		 "kept the previous settings", msg);
+	snprintf(r->text, sizeof(r->text),
+		 "reload failed: new stream settings did not start (%s); "
+		 "kept the previous settings",
+		 msg);
 	eb.msg[0] = '\0';
 	if (stream_start(d, &eb) != 0)
 		device_lost(d, eb.msg[0] ? eb.msg : "previous settings did not restart");
@@ -427,7 +443,7 @@ static void restart_with(struct daemon *d, struct gf_config *next, const char *w
 
 static void watch_config_files(struct daemon *d)
 {
-	struct gf_errbuf eb = { { 0 } };
+	struct gf_errbuf eb = {{0}};
 	if (!d->watch)
 		return;
 	if (gf_watch_set_files(d->watch, d->cfg->files, d->cfg->n_files, &eb) != 0 || eb.msg[0])
@@ -526,9 +542,9 @@ static void loop(struct daemon *d)
 {
 	while (!d->stop) {
 		struct pollfd p[3] = {
-			{ .fd = d->sigfd, .events = POLLIN },
-			{ .fd = d->watch ? gf_watch_fd(d->watch) : -1, .events = POLLIN },
-			{ .fd = d->status ? gf_status_server_fd(d->status) : -1, .events = POLLIN },
+			{.fd = d->sigfd, .events = POLLIN},
+			{.fd = d->watch ? gf_watch_fd(d->watch) : -1, .events = POLLIN},
+			{.fd = d->status ? gf_status_server_fd(d->status) : -1, .events = POLLIN},
 		};
 		if (poll(p, 3, poll_timeout(d)) < 0 && errno != EINTR) {
 			gf_err("poll: %s", strerror(errno));
@@ -560,7 +576,7 @@ static void loop(struct daemon *d)
 
 static int daemon_start(struct daemon *d)
 {
-	struct gf_errbuf eb = { { 0 } };
+	struct gf_errbuf eb = {{0}};
 	int err = gf_reload_load_config(d->o, &d->cfg, &eb);
 	if (!err) {
 		apply_log_level(d->cfg);
@@ -578,8 +594,8 @@ static int daemon_start(struct daemon *d)
 	status_open(d);
 	d->wd_usec = gf_notify_watchdog_usec();
 	if (d->wd_usec)
-		gf_info("systemd watchdog: %.1f s, pinging every %.1f s while audio flows",
-			d->wd_usec / 1e6, d->wd_usec / 2e6);
+		gf_info("systemd watchdog: %.1f s, pinging every %.1f s while audio flows", d->wd_usec / 1e6,
+			d->wd_usec / 2e6);
 	double st = d->o->stats_interval_s == 0 ? DEFAULT_STATS_S : d->o->stats_interval_s;
 	d->stats_every_ms = st > 0 ? (int64_t)(st * 1000.0) : 0;
 	d->next_stats_ms = now_ms() + d->stats_every_ms;
@@ -618,7 +634,8 @@ int gf_daemon_run(const struct gf_daemon_opts *o)
 		loop(&d);
 		rc = d.exit_code;
 		gf_notify_stopping();
-		gf_notify_status("stopping");
+		if (rc == GF_EXIT_OK)
+			gf_notify_status("stopping");
 	}
 	daemon_finish(&d);
 	close(d.sigfd);
@@ -629,9 +646,9 @@ int gf_daemon_run(const struct gf_daemon_opts *o)
 int gf_daemon_print_status(const char *socket_path)
 {
 	char buf[GF_STATUS_MAX];
-	struct gf_errbuf eb = { { 0 } };
-	int err = gf_status_query(socket_path ? socket_path : GF_STATUS_DEFAULT_PATH, buf,
-				  sizeof(buf), 2000, &eb);
+	struct gf_errbuf eb = {{0}};
+	int err = gf_status_query(socket_path ? socket_path : GF_STATUS_DEFAULT_PATH, buf, sizeof(buf), 2000,
+				  &eb);
 	if (err) {
 		gf_err("%s", eb.msg[0] ? eb.msg : gf_strerror(err));
 		return GF_EXIT_IO;

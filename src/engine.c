@@ -37,7 +37,7 @@ struct gf_inst {
 struct gf_engine {
 	struct gf_engine_params p; /* max_taps resolved */
 	uint32_t hist_frames;	   /* max_taps - 1 */
-	uint32_t hist_cap;	   /* hist_frames + max_block: the last block and the history before it */
+	uint32_t hist_cap;	   /* hist_frames, + max_block with p.retry (the last block too) */
 
 	/* Control thread only. */
 	const struct gf_backend_ops *ops; /* backend of new instances: CPU after a fallback */
@@ -246,7 +246,7 @@ int gf_engine_new(struct gf_engine **out, const struct gf_engine_params *p, cons
 		err = GF_E_TOOLONG;
 		goto fail;
 	}
-	e->hist_cap = e->hist_frames + p->max_block;
+	e->hist_cap = e->hist_frames + (p->retry ? p->max_block : 0);
 	e->fault_after = fault_hook();
 	err = gf_filter_set_dup(&e->fs, fs);
 	if (err)
@@ -291,13 +291,17 @@ void gf_engine_free(struct gf_engine *e)
 
 /* ---- swap (control thread) ------------------------------------------------ */
 
+static void stat_add(_Atomic uint64_t *c, uint64_t n)
+{
+	/* Single writer per counter: a relaxed load/store pair suffices. */
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n, memory_order_relaxed);
+}
+
 static void reap_retired(struct gf_engine *e)
 {
 	inst_free(atomic_exchange_explicit(&e->retired, NULL, memory_order_acquire));
 	inst_free(atomic_exchange_explicit(&e->retired_b, NULL, memory_order_acquire));
 }
-
-static void stat_add(_Atomic uint64_t *c, uint64_t n);
 
 /*
  * process() failed: build a CPU instance of the newest filter set and publish
@@ -317,8 +321,8 @@ static void engine_fall_back(struct gf_engine *e, int cause)
 	if (err) {
 		/* The flag stays up: the next reap() tries again; the stream stays muted. */
 		if (!e->fallback_error_logged)
-			gf_err("engine: %s backend failed (%s) and the CPU fallback cannot be built: %s", failed,
-			       gf_strerror(cause), eb.msg[0] ? eb.msg : gf_strerror(err));
+			gf_err("engine: %s backend failed (%s) and the CPU fallback cannot be built: %s",
+			       failed, gf_strerror(cause), eb.msg[0] ? eb.msg : gf_strerror(err));
 		e->fallback_error_logged = 1;
 		return;
 	}
@@ -384,12 +388,6 @@ int gf_engine_swap_pending(const struct gf_engine *e)
 
 /* ---- audio thread ------------------------------------------------------------ */
 
-static void stat_add(_Atomic uint64_t *c, uint64_t n)
-{
-	/* Single writer (the audio thread): a relaxed load/store pair suffices. */
-	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n, memory_order_relaxed);
-}
-
 /* Nonzero if any sample is NaN or Inf (exponent all ones); integer test vectorizes. */
 static int any_nonfinite(const float *x, size_t n)
 {
@@ -408,43 +406,19 @@ static void sanitize(const float *in, float *out, size_t n)
 		out[i] = isfinite(in[i]) ? in[i] : 0.0f;
 }
 
-static void finish_swap(struct gf_engine *e, struct gf_inst *old)
+/* The @p n frames that end @p back frames before the newest one; n + back <= hist_cap. */
+static const float *hist_span(const struct gf_engine *e, uint32_t n, uint32_t back)
 {
-	atomic_store_explicit(&e->retired, old, memory_order_release);
-	stat_add(&e->st_swaps, 1);
-	atomic_store_explicit(&e->swap_busy, 0, memory_order_release);
-}
-
-/* Take a published instance: prime it with the history, then switch or start a crossfade. */
-static void take_pending(struct gf_engine *e)
-{
-	if (!atomic_load_explicit(&e->pending, memory_order_relaxed))
-		return;
-	struct gf_inst *in = atomic_exchange_explicit(&e->pending, NULL, memory_order_acquire);
-	if (!in)
-		return;
-	const float *h = e->hist + (size_t)e->hist_w * e->p.channels;
-	int err = e->ops->prime ? e->ops->prime(in->bi, h, e->hist_frames) : 0;
-	if (err) {
-		/* Keep the running filter; the control thread frees the failed one. */
-		stat_add(&e->st_errors, 1);
-		atomic_store_explicit(&e->retired, in, memory_order_release);
-		atomic_store_explicit(&e->swap_busy, 0, memory_order_release);
-		return;
-	}
-	if (e->p.crossfade_frames == 0) {
-		struct gf_inst *old = e->cur;
-		engine_set_current(e, in);
-		finish_swap(e, old);
-		return;
-	}
-	e->incoming = in;
-	e->fade_pos = 0;
+	uint64_t cap = e->hist_cap;
+	if (cap == 0)
+		return e->hist;
+	uint64_t start = ((uint64_t)e->hist_w + 2 * cap - back - n) % cap;
+	return e->hist + start * e->p.channels; /* contiguous: the ring is mirrored */
 }
 
 static void hist_append(struct gf_engine *e, const float *x, uint32_t frames)
 {
-	uint32_t cap = e->hist_frames, ch = e->p.channels;
+	uint32_t cap = e->hist_cap, ch = e->p.channels;
 	if (cap == 0)
 		return;
 	if (frames > cap) {
@@ -462,13 +436,93 @@ static void hist_append(struct gf_engine *e, const float *x, uint32_t frames)
 	}
 }
 
+static void finish_swap(struct gf_engine *e, struct gf_inst *old)
+{
+	atomic_store_explicit(&e->retired, old, memory_order_release);
+	stat_add(&e->st_swaps, 1);
+	atomic_store_explicit(&e->swap_busy, 0, memory_order_release);
+}
+
+/*
+ * Park the engine and ask the control thread for a fallback. Raised once per
+ * outage (reap() lowers the flag as it publishes): a second request while a
+ * fallback waits in its slot would make reap() build another.
+ */
+static void raise_failure(struct gf_engine *e, int err)
+{
+	e->failed = 1;
+	e->fail_err = err;
+	atomic_store_explicit(&e->backend_err, err, memory_order_release);
+}
+
+/* The fallback replaces the failed instances at once, cutting any crossfade short. */
+static void switch_to_fallback(struct gf_engine *e, struct gf_inst *in)
+{
+	struct gf_inst *old = e->cur, *cut = e->incoming;
+	e->incoming = NULL;
+	e->fade_pos = 0;
+	engine_set_current(e, in);
+	e->failed = 0;
+	atomic_store_explicit(&e->retired_b, cut, memory_order_release);
+	atomic_store_explicit(&e->retired, old, memory_order_release);
+	atomic_store_explicit(&e->swap_busy, 0, memory_order_release);
+}
+
+/*
+ * Take a published instance: prime it with the history that ends @p back
+ * frames before the newest frame, then switch or start a crossfade. A parked
+ * (failed) engine looks only at the fallback slot.
+ */
+static void take_pending(struct gf_engine *e, uint32_t back)
+{
+	_Atomic(struct gf_inst *) *slot = e->failed ? &e->fallback : &e->pending;
+	if (!atomic_load_explicit(slot, memory_order_relaxed))
+		return;
+	struct gf_inst *in = atomic_exchange_explicit(slot, NULL, memory_order_acquire);
+	if (!in)
+		return;
+	const float *h = hist_span(e, e->hist_frames, back);
+	int err = in->ops->prime ? in->ops->prime(in->bi, h, e->hist_frames) : 0;
+	if (err) {
+		/* Keep the running filter; the control thread frees the failed one. */
+		stat_add(&e->st_errors, 1);
+		atomic_store_explicit(&e->retired, in, memory_order_release);
+		if (e->failed)
+			raise_failure(e, err); /* still no working instance: reap() tries again */
+		atomic_store_explicit(&e->swap_busy, 0, memory_order_release);
+		return;
+	}
+	if (e->failed) {
+		switch_to_fallback(e, in);
+		return;
+	}
+	if (e->p.crossfade_frames == 0) {
+		struct gf_inst *old = e->cur;
+		engine_set_current(e, in);
+		finish_swap(e, old);
+		return;
+	}
+	e->incoming = in;
+	e->fade_pos = 0;
+}
+
+/* One backend process() call, through the fault-injection hook. */
+static int backend_process(struct gf_engine *e, const struct gf_inst *in, const float *x, float *y,
+			   uint32_t frames)
+{
+	if (e->fault_after >= 0 && e->calls++ == (uint64_t)e->fault_after)
+		return GF_E_CUDA;
+	return in->ops->process(in->bi, x, y, frames);
+}
+
 static int run_crossfade(struct gf_engine *e, const float *x, float *y, uint32_t frames)
 {
 	uint32_t ch = e->p.channels, n = e->p.crossfade_frames;
-	int err = e->ops->process(e->cur->bi, x, e->scratch_a, frames);
-	int err2 = e->ops->process(e->incoming->bi, x, e->scratch_b, frames);
+	int err = backend_process(e, e->cur, x, e->scratch_a, frames);
 	if (!err)
-		err = err2;
+		err = backend_process(e, e->incoming, x, e->scratch_b, frames);
+	if (err)
+		return err; /* the ramp resumes on the fallback's terms: it cuts it short */
 	for (uint32_t i = 0; i < frames; i++) {
 		uint32_t k = e->fade_pos + i;
 		float g = k < n ? e->ramp[k] : 1.0f;
@@ -484,11 +538,37 @@ static int run_crossfade(struct gf_engine *e, const float *x, float *y, uint32_t
 		e->incoming = NULL;
 		finish_swap(e, old);
 	}
+	return 0;
+}
+
+/* Steps 4 and 5 of the pipeline on input @p x (already in the history). */
+static int run_block(struct gf_engine *e, const float *x, float *out, uint32_t frames, int bad)
+{
+	size_t n = (size_t)frames * e->p.channels;
+	int err;
+	if (e->failed)
+		err = e->fail_err; /* parked: never call a failed backend again */
+	else if (e->incoming)
+		err = run_crossfade(e, x, out, frames);
+	else
+		err = backend_process(e, e->cur, x, out, frames);
+	if (err) {
+		memset(out, 0, n * sizeof(float));
+		stat_add(&e->st_errors, 1);
+		if (!e->failed)
+			raise_failure(e, err);
+		e->redo_frames = frames;
+		e->redo_bad = bad;
+	} else if (bad || any_nonfinite(out, n)) {
+		memset(out, 0, n * sizeof(float));
+		stat_add(&e->st_nonfinite, 1);
+	}
 	return err;
 }
 
 int gf_engine_process(struct gf_engine *e, const float *in, float *out, uint32_t frames)
 {
+	e->redo_frames = 0;
 	if (frames == 0 || frames > e->p.max_block)
 		return GF_E_INVAL;
 	size_t n = (size_t)frames * e->p.channels;
@@ -498,20 +578,29 @@ int gf_engine_process(struct gf_engine *e, const float *in, float *out, uint32_t
 		sanitize(in, e->scratch_in, n);
 		x = e->scratch_in;
 	}
-	take_pending(e);
+	take_pending(e, 0);
+	/* Before filtering: the history then holds the block even when it fails (and in == out). */
 	hist_append(e, x, frames);
-
-	int err =
-		e->incoming ? run_crossfade(e, x, out, frames) : e->ops->process(e->cur->bi, x, out, frames);
-	if (err) {
-		memset(out, 0, n * sizeof(float));
-		stat_add(&e->st_errors, 1);
-	} else if (bad || any_nonfinite(out, n)) {
-		memset(out, 0, n * sizeof(float));
-		stat_add(&e->st_nonfinite, 1);
-	}
+	int err = run_block(e, x, out, frames, bad);
 	stat_add(&e->st_frames, frames);
 	return err;
+}
+
+int gf_engine_retry(struct gf_engine *e, float *out, uint32_t frames)
+{
+	if (!e->p.retry)
+		return GF_E_UNSUPPORTED;
+	if (!e->redo_frames || frames != e->redo_frames)
+		return GF_E_INVAL;
+	size_t n = (size_t)frames * e->p.channels;
+	take_pending(e, frames); /* the fallback, primed with the history before the failed block */
+	if (e->failed) {
+		memset(out, 0, n * sizeof(float));
+		return e->fail_err;
+	}
+	e->redo_frames = 0;
+	/* The block is still in the history ring (p.retry: max_block frames beyond the taps). */
+	return run_block(e, hist_span(e, frames, 0), out, frames, e->redo_bad);
 }
 
 int gf_engine_flush(struct gf_engine *e, float *out, uint32_t frames)
@@ -557,6 +646,12 @@ void gf_engine_get_stats(const struct gf_engine *e, struct gf_engine_stats *s)
 	s->swaps = atomic_load_explicit(&m->st_swaps, memory_order_relaxed);
 	s->nonfinite_blocks = atomic_load_explicit(&m->st_nonfinite, memory_order_relaxed);
 	s->errors = atomic_load_explicit(&m->st_errors, memory_order_relaxed);
+	s->fallbacks = atomic_load_explicit(&m->st_fallbacks, memory_order_relaxed);
+}
+
+int gf_engine_failed(const struct gf_engine *e)
+{
+	return atomic_load_explicit(&((struct gf_engine *)e)->backend_err, memory_order_acquire);
 }
 
 int gf_backend_parse(const char *s, enum gf_backend_kind *out)

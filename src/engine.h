@@ -35,6 +35,8 @@ struct gf_engine_params {
 	uint32_t max_taps;            /**< longest filter swap() accepts; 0 = initial taps */
 	uint32_t crossfade_frames;    /**< swap crossfade length; 0 = hard switch at block edge */
 	int gpu_index;                /**< CUDA device ordinal */
+	int retry;                    /**< 1: keep each call's input so gf_engine_retry() can redo a
+	                                   failed call exactly (offline); costs a copy of each block */
 };
 
 struct gf_engine;
@@ -44,6 +46,7 @@ struct gf_engine_stats {
 	uint64_t swaps;            /**< filter swaps completed */
 	uint64_t nonfinite_blocks; /**< blocks muted because the output held NaN/Inf */
 	uint64_t errors;           /**< backend process errors (block output muted) */
+	uint64_t fallbacks;        /**< switches to the CPU backend after a backend failure */
 };
 
 /** Control thread. @return 0 or negative GF_E_*; details in @p eb. */
@@ -55,10 +58,27 @@ void gf_engine_free(struct gf_engine *e);
 
 /**
  * Filter @p frames interleaved frames (1..max_block). @p in and @p out may alias.
- * RT-safe. A non-finite output block is muted and counted.
+ * RT-safe. A non-finite output block is muted and counted. A backend failure
+ * mutes the block and parks the engine: until reap() has installed the CPU
+ * fallback, every block is muted (the failed backend is not called again)
+ * and returns the failure's code. The input keeps entering the history, so
+ * the fallback's first block is exact.
  * @return 0, or a negative code after which the block's output is silence.
  */
 int gf_engine_process(struct gf_engine *e, const float *in, float *out, uint32_t frames);
+
+/**
+ * Redo the last process() call, which failed, on the CPU fallback that reap()
+ * has since published: its output written to @p out is exactly what a working
+ * backend would have given (with params.retry the engine keeps that call's
+ * input, so @p out may be the buffer that was muted). Call it before any
+ * other process(); the offline path does, the live path just carries on.
+ * Audio thread, RT-safe.
+ * @return 0; GF_E_UNSUPPORTED without params.retry; GF_E_INVAL if the last
+ * call did not fail or @p frames differs; the failure's code if no fallback
+ * is published yet (@p out is then silence).
+ */
+int gf_engine_retry(struct gf_engine *e, float *out, uint32_t frames);
 
 /** Same as processing @p frames frames of silence: call until taps-1 frames give the tail. RT-safe. */
 int gf_engine_flush(struct gf_engine *e, float *out, uint32_t frames);
@@ -74,8 +94,20 @@ int gf_engine_swap(struct gf_engine *e, const struct gf_filter_set *fs, struct g
 /** 1 while a published swap has not yet completed its crossfade. Any thread. */
 int gf_engine_swap_pending(const struct gf_engine *e);
 
-/** Free retired filter instances. Control thread. */
+/**
+ * Free retired filter instances and, after a backend failure, fall back to the
+ * CPU: build a CPU instance of the current filter set and publish it like a
+ * swap without crossfade (a warning is logged; backend_name() then says "cpu").
+ * Until the audio thread takes it up, process() mutes its blocks without
+ * calling the failed backend. Control thread; call it regularly.
+ */
 void gf_engine_reap(struct gf_engine *e);
+
+/**
+ * The GF_E_* code of a backend failure that reap() has not yet answered with
+ * a CPU fallback (it stays until a fallback is published), else 0. Any thread.
+ */
+int gf_engine_failed(const struct gf_engine *e);
 
 /** "cpu" or "cuda". */
 const char *gf_engine_backend_name(const struct gf_engine *e);

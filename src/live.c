@@ -15,6 +15,7 @@
 #define FIRST_CALLBACK_MS 2000 /* gf_live_start waits this long for the device to start */
 #define STALL_NS 2000000000ull /* poll: no capture (or no block) for this long = device lost */
 #define MAX_PERIOD 8192u       /* largest device period the output ring is sized for */
+#define WARM_UP_MS 5000	       /* longest wait for the worker's warm-up blocks */
 
 static int channels_of(const struct gf_config *cfg, uint32_t *out, struct gf_errbuf *eb)
 {
@@ -295,6 +296,16 @@ static void wait_first_callback(struct gf_live *l)
 	}
 }
 
+/* The worker runs a few silent blocks first; start the devices after that. */
+static void wait_warm_up(struct gf_live *l)
+{
+	for (int ms = 0; ms < WARM_UP_MS && !atomic_load_explicit(&l->warm, memory_order_acquire); ms++)
+		sleep_ms(1);
+	if (!atomic_load(&l->warm))
+		gf_warn("live: the engine took over %d ms for %d warm-up blocks", WARM_UP_MS,
+			GF_LIVE_WARMUP_BLOCKS);
+}
+
 int gf_live_start(struct gf_live *l, struct gf_errbuf *eb)
 {
 	if (l->running || l->started_once) {
@@ -310,6 +321,7 @@ int gf_live_start(struct gf_live *l, struct gf_errbuf *eb)
 	}
 	l->worker_started = 1;
 	l->running = 1;
+	wait_warm_up(l);
 	int err = l->rec ? gf_recorder_start(l->rec, eb) : 0;
 	/* Playback first: it idles until capture begins, then joins at the right position. */
 	PaError e = paNoError;

@@ -12,8 +12,9 @@
  * 2) in and out.
  *
  * Latency: a frame captured at stream position p is played at position
- * p + latency_frames (one block when the device period equals the block, see
- * docs/live.md), fixed at the first callback and kept through underruns: a
+ * p + latency_frames (two blocks when the device period equals the block: one
+ * for the work, one of slack; see docs/live.md), fixed at the first callback
+ * and kept through underruns: a
  * late block is dropped where playback already passed, never delays the rest.
  * The recording is aligned with the capture: file frame i is capture position i.
  *

@@ -20,15 +20,21 @@ uint32_t gf_live_latency_for(uint32_t b, uint32_t n_in, uint32_t n_out, int dupl
 	 * complete at the end of the callback that brings its last frame, and its
 	 * first frame is played by the callback holding position first + latency.
 	 * For callbacks aligned with the blocks (one size divides the other) the
-	 * tightest safe latency is max(n, 2b - n); otherwise 2b + n - 1 covers
+	 * tightest such latency is max(n, 2b - n); otherwise 2b + n - 1 covers
 	 * any phase. Separate capture and playback streams have unrelated phases:
-	 * both periods are added. */
+	 * both periods are added. On top, one playback period of slack: callbacks
+	 * do not come exactly on time (a late audio thread shortens the next
+	 * period), and without it every such hiccup would be an underrun. With
+	 * device period == block this is two blocks, as in CamillaDSP (chunk +
+	 * target level) or JACK with two periods. */
+	uint32_t tight;
 	if (!duplex)
-		return 2 * b + n_in + n_out;
-	uint32_t n = n_in;
-	if (n % b == 0 || b % n == 0)
-		return n > 2 * b - n ? n : 2 * b - n;
-	return 2 * b + n - 1;
+		tight = 2 * b + n_in + n_out;
+	else if (n_in % b == 0 || b % n_in == 0)
+		tight = n_in >= b ? n_in : 2 * b - n_in; /* = max(n, 2b - n) */
+	else
+		tight = 2 * b + n_in - 1;
+	return tight + n_out;
 }
 
 static void note_first_capture(struct gf_live *l, uint32_t n)

@@ -28,6 +28,8 @@
 
 enum gf_live_wstate { GF_W_RUN = 0, GF_W_DRAIN, GF_W_QUIT };
 
+#define GF_LIVE_WARMUP_BLOCKS 16 /* silent blocks the worker runs before audio starts */
+
 struct gf_live {
 	/* Settings, fixed by gf_live_new. */
 	uint32_t rate, channels, block;
@@ -83,6 +85,7 @@ struct gf_live {
 	sem_t wake;
 	int sem_ready;
 	atomic_int wstate;
+	atomic_int warm; /* the worker has warmed the engine up */
 
 	/* Health, control thread. */
 	atomic_int finished; /* a stream-finished callback fired */

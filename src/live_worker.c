@@ -143,9 +143,22 @@ static void do_block(struct gf_live *l, uint32_t frames)
 	count(&l->blocks, 1);
 }
 
+/* Before audio starts, on this thread: run the engine on a few blocks of
+ * silence, so one-time costs (first kernel launches, lazy allocations, cold
+ * caches) are not paid by the first real block. The engine's history then
+ * holds silence, as it would anyway before the stream. */
+static void warm_up(struct gf_live *l)
+{
+	memset(l->blk_in, 0, l->blk_bytes);
+	for (int i = 0; i < GF_LIVE_WARMUP_BLOCKS; i++)
+		gf_engine_process(l->engine, l->blk_in, l->blk_out, l->block);
+	atomic_store_explicit(&l->warm, 1, memory_order_release);
+}
+
 void *gf_live_worker_main(void *arg)
 {
 	struct gf_live *l = arg;
+	warm_up(l);
 	for (;;) {
 		/* State first: DRAIN is set after the capture stopped, so the ring
 		 * read after it holds everything there will be. */

@@ -8,8 +8,7 @@
 #include "filter_set.h"
 #include "log.h"
 
-int gf_reload_load_config(const struct gf_daemon_opts *o, struct gf_config **out,
-			  struct gf_errbuf *eb)
+int gf_reload_load_config(const struct gf_daemon_opts *o, struct gf_config **out, struct gf_errbuf *eb)
 {
 	int err = o->config_path ? gf_config_load(o->config_path, out, eb) : gf_config_default(out);
 	if (err) {
@@ -42,8 +41,9 @@ void gf_reload_engine_params(const struct gf_config *c, uint32_t taps, struct gf
 	p->algo = c->algo;
 	p->channels = gf_reload_channels(c);
 	p->max_block = c->block_frames;
-	p->max_taps = c->max_taps ? c->max_taps
-		      : taps > GF_RELOAD_DEFAULT_MAX_TAPS ? taps : GF_RELOAD_DEFAULT_MAX_TAPS;
+	p->max_taps = c->max_taps			  ? c->max_taps
+		      : taps > GF_RELOAD_DEFAULT_MAX_TAPS ? taps
+							  : GF_RELOAD_DEFAULT_MAX_TAPS;
 	p->crossfade_frames = (uint32_t)lround(c->crossfade_ms * c->sample_rate / 1000.0);
 	p->gpu_index = c->gpu_index;
 }
@@ -60,8 +60,8 @@ static void note(char *why, size_t len, const char *what, const char *a, const c
 {
 	size_t used = strlen(why);
 	if (used < len)
-		snprintf(why + used, len - used, "%s%s %s -> %s", used ? ", " : "", what,
-			 a ? a : "default", b ? b : "default");
+		snprintf(why + used, len - used, "%s%s %s -> %s", used ? ", " : "", what, a ? a : "default",
+			 b ? b : "default");
 }
 
 static void note_u(char *why, size_t len, const char *what, unsigned long a, unsigned long b)
@@ -94,8 +94,7 @@ static void diff_endpoint(const char *side, const struct gf_audio_endpoint *a,
 	}
 }
 
-int gf_reload_needs_restart(const struct gf_config *a, const struct gf_config *b, char *why,
-			    size_t len)
+int gf_reload_needs_restart(const struct gf_config *a, const struct gf_config *b, char *why, size_t len)
 {
 	why[0] = '\0';
 	if (a->sample_rate != b->sample_rate)
@@ -123,13 +122,13 @@ int gf_reload_needs_restart(const struct gf_config *a, const struct gf_config *b
 
 static void sleep_ms(unsigned ms)
 {
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
 	nanosleep(&ts, NULL);
 }
 
 /* Swap, waiting out a previous swap still crossfading (GF_E_BUSY). */
-static int swap_with_retry(struct gf_engine *e, const struct gf_filter_set *fs,
-			   uint32_t busy_wait_ms, struct gf_errbuf *eb)
+static int swap_with_retry(struct gf_engine *e, const struct gf_filter_set *fs, uint32_t busy_wait_ms,
+			   struct gf_errbuf *eb)
 {
 	uint32_t waited = 0;
 	for (;;) {
@@ -146,16 +145,14 @@ static int fail(struct gf_reload_result *r, int err, const struct gf_errbuf *eb)
 {
 	r->outcome = GF_RELOAD_FAILED;
 	r->err = err;
-	snprintf(r->text, sizeof(r->text), "reload failed: %s",
-		 eb->msg[0] ? eb->msg : gf_strerror(err));
+	snprintf(r->text, sizeof(r->text), "reload failed: %s", eb->msg[0] ? eb->msg : gf_strerror(err));
 	return err;
 }
 
-int gf_reload(const struct gf_daemon_opts *o, const struct gf_config *running,
-	      struct gf_engine *e, uint32_t busy_wait_ms, struct gf_config **next,
-	      struct gf_reload_result *r)
+int gf_reload(const struct gf_daemon_opts *o, const struct gf_config *running, struct gf_engine *e,
+	      uint32_t busy_wait_ms, struct gf_config **next, struct gf_reload_result *r)
 {
-	struct gf_errbuf eb = { { 0 } };
+	struct gf_errbuf eb = {{0}};
 	struct gf_config *c = NULL;
 	struct gf_filter_set *fs = NULL;
 	char why[400];
@@ -187,7 +184,8 @@ int gf_reload(const struct gf_daemon_opts *o, const struct gf_config *running,
 	}
 	err = swap_with_retry(e, fs, busy_wait_ms, &eb);
 	if (err == GF_E_TOOLONG && !eb.msg[0])
-		gf_errbuf_set(&eb, "%s: filter of %u taps exceeds max_taps; raise max_taps (restarts the stream)",
+		gf_errbuf_set(&eb,
+			      "%s: filter of %u taps exceeds max_taps; raise max_taps (restarts the stream)",
 			      c->path ? c->path : "config", fs->taps);
 	if (err)
 		goto out;

@@ -35,8 +35,8 @@ enum gf_reload_outcome {
 
 struct gf_reload_result {
 	enum gf_reload_outcome outcome;
-	int err;        /**< 0 or the GF_E_* code of a failure */
-	uint32_t taps;  /**< taps of the new filter (APPLIED) */
+	int err;	/**< 0 or the GF_E_* code of a failure */
+	uint32_t taps;	/**< taps of the new filter (APPLIED) */
 	char text[700]; /**< one line for logs, STATUS= and the status socket */
 };
 
@@ -45,15 +45,13 @@ struct gf_reload_result {
  * overrides in @p o and fill in live defaults (sample rate, channels), so the
  * result compares and builds the same way at start-up and on reload.
  */
-int gf_reload_load_config(const struct gf_daemon_opts *o, struct gf_config **out,
-			  struct gf_errbuf *eb);
+int gf_reload_load_config(const struct gf_daemon_opts *o, struct gf_config **out, struct gf_errbuf *eb);
 
 /** Engine channel count for @p c. */
 uint32_t gf_reload_channels(const struct gf_config *c);
 
 /** Engine parameters for @p c and an initial filter of @p taps taps. */
-void gf_reload_engine_params(const struct gf_config *c, uint32_t taps,
-			     struct gf_engine_params *p);
+void gf_reload_engine_params(const struct gf_config *c, uint32_t taps, struct gf_engine_params *p);
 
 /**
  * Settings that need a stream restart (devices, host APIs, channels, sample
@@ -61,8 +59,8 @@ void gf_reload_engine_params(const struct gf_config *c, uint32_t taps,
  * crossfade). @return 1 and a description ("sample rate 48000 -> 44100") in
  * @p why if any differ, else 0.
  */
-int gf_reload_needs_restart(const struct gf_config *running, const struct gf_config *next,
-			    char *why, size_t why_len);
+int gf_reload_needs_restart(const struct gf_config *running, const struct gf_config *next, char *why,
+			    size_t why_len);
 
 /**
  * Reload: load @p o's config; if its stream settings equal @p running's,
@@ -73,8 +71,7 @@ int gf_reload_needs_restart(const struct gf_config *running, const struct gf_con
  * running) makes every valid config a RESTART.
  * @return r->err
  */
-int gf_reload(const struct gf_daemon_opts *o, const struct gf_config *running,
-	      struct gf_engine *e, uint32_t busy_wait_ms, struct gf_config **next,
-	      struct gf_reload_result *r);
+int gf_reload(const struct gf_daemon_opts *o, const struct gf_config *running, struct gf_engine *e,
+	      uint32_t busy_wait_ms, struct gf_config **next, struct gf_reload_result *r);
 
 #endif

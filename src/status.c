@@ -22,8 +22,8 @@ static int make_addr(const char *path, struct sockaddr_un *sa, struct gf_errbuf 
 	memset(sa, 0, sizeof(*sa));
 	sa->sun_family = AF_UNIX;
 	if (!path || !*path || strlen(path) >= sizeof(sa->sun_path)) {
-		gf_errbuf_set(eb, "status socket path '%s': empty or longer than %zu bytes",
-			      path ? path : "", sizeof(sa->sun_path) - 1);
+		gf_errbuf_set(eb, "status socket path '%s': empty or longer than %zu bytes", path ? path : "",
+			      sizeof(sa->sun_path) - 1);
 		return GF_E_INVAL;
 	}
 	memcpy(sa->sun_path, path, strlen(path) + 1);
@@ -137,14 +137,13 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int read_all(int fd, char *buf, size_t len, int timeout_ms, const char *path,
-		    struct gf_errbuf *eb)
+static int read_all(int fd, char *buf, size_t len, int timeout_ms, const char *path, struct gf_errbuf *eb)
 {
 	size_t used = 0;
 	int64_t deadline = now_ms() + timeout_ms;
 	for (;;) {
 		int64_t left = deadline - now_ms();
-		struct pollfd p = { .fd = fd, .events = POLLIN };
+		struct pollfd p = {.fd = fd, .events = POLLIN};
 		if (left <= 0 || poll(&p, 1, (int)left) == 0) {
 			gf_errbuf_set(eb, "status socket %s: no answer within %d ms", path, timeout_ms);
 			return GF_E_IO;

@@ -17,7 +17,7 @@
 #define WATCH_MASK (IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_ATTRIB | IN_ONLYDIR)
 
 struct watch_entry {
-	int wd;     /**< watch on dir; shared by entries in the same directory */
+	int wd; /**< watch on dir; shared by entries in the same directory */
 	char *dir;
 	char *name; /**< basename within dir */
 	char *path; /**< as given (reported to the caller) */
@@ -83,8 +83,8 @@ int gf_watch_fd(const struct gf_watch *w)
 }
 
 /* Split @p file into an entry (dir, name) and add the directory watch. */
-static int add_entry(struct gf_watch *w, struct watch_entry *en, const char *file,
-		     const char *shown, struct gf_errbuf *eb)
+static int add_entry(struct gf_watch *w, struct watch_entry *en, const char *file, const char *shown,
+		     struct gf_errbuf *eb)
 {
 	const char *slash = strrchr(file, '/');
 	en->wd = -1;
@@ -117,8 +117,7 @@ int gf_watch_set_files(struct gf_watch *w, char *const *files, uint32_t n, struc
 		err = add_entry(w, &e[ne++], files[i], files[i], eb);
 		struct stat st;
 		char real[PATH_MAX];
-		if (!err && lstat(files[i], &st) == 0 && S_ISLNK(st.st_mode) &&
-		    realpath(files[i], real))
+		if (!err && lstat(files[i], &st) == 0 && S_ISLNK(st.st_mode) && realpath(files[i], real))
 			err = add_entry(w, &e[ne++], real, files[i], eb);
 	}
 	if (err) {

@@ -12,6 +12,7 @@
  * between the two filters' outputs; the number of transitions equals the
  * number of applied reloads (the broken config changes nothing). */
 #include <errno.h>
+#include <glob.h>
 #include <jack/jack.h>
 #include <math.h>
 #include <poll.h>
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -35,12 +37,13 @@
 #define XFADE_FRAMES 240 /* crossfade_ms = 5.0 */
 #define TAPS_A 63
 #define TAPS_B 4095
-#define MAX_S 90                      /* longest recording */
+#define MAX_S 90 /* longest recording */
 #define MAX_FRAMES ((size_t)RATE * MAX_S)
 #define RELOADS_WANTED 100
-#define RELOAD_BUDGET_S 40.0          /* stop reloading after this long, whichever first */
-#define TOL 2e-5                      /* float32 engine vs double reference, |y| <~ 1 */
+#define RELOAD_BUDGET_S 40.0 /* stop reloading after this long, whichever first */
+#define TOL 2e-5	     /* float32 engine vs double reference, |y| <~ 1 */
 
+static char server[64];
 static char dir[512], conf_path[600], log_path[600], sock_path[600], status_path[600];
 static float h_a[TAPS_A], h_b[TAPS_B];
 static float *x;   /* feed, interleaved, MAX_FRAMES */
@@ -52,16 +55,35 @@ static int notify_fd = -1;
 
 /* ---- processes ------------------------------------------------------------ */
 
+/* Stop our jackd and remove what a server or client that did not exit
+ * cleanly leaves in /dev/shm (ours only: the names carry our server name). */
+static void stop_jackd(void)
+{
+	if (jackd_pid <= 0)
+		return;
+	kill(jackd_pid, SIGTERM);
+	waitpid(jackd_pid, NULL, 0);
+	jackd_pid = -1;
+	char pat[2][128];
+	snprintf(pat[0], sizeof(pat[0]), "/dev/shm/jack_%s_*", server);
+	snprintf(pat[1], sizeof(pat[1]), "/dev/shm/jack_sem.*_%s_*", server);
+	for (int i = 0; i < 2; i++) {
+		glob_t g;
+		if (glob(pat[i], 0, NULL, &g) == 0)
+			for (size_t k = 0; k < g.gl_pathc; k++)
+				unlink(g.gl_pathv[k]);
+		globfree(&g);
+	}
+}
+
 static void cleanup(void)
 {
 	if (gpufir_pid > 0) {
 		kill(gpufir_pid, SIGKILL);
 		waitpid(gpufir_pid, NULL, 0);
+		gpufir_pid = -1;
 	}
-	if (jackd_pid > 0) {
-		kill(jackd_pid, SIGTERM);
-		waitpid(jackd_pid, NULL, 0);
-	}
+	stop_jackd();
 }
 
 static void die_with_log(const char *why)
@@ -80,6 +102,7 @@ static pid_t spawn(char *const argv[], const char *out_path, int set_watchdog_pi
 	pid_t pid = fork();
 	CHECK(pid >= 0);
 	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* a killed test (ctest timeout) takes it along */
 		FILE *f = freopen(out_path, "w", stderr);
 		if (!f || !freopen(out_path, "a", stdout))
 			_exit(126);
@@ -94,12 +117,11 @@ static pid_t spawn(char *const argv[], const char *out_path, int set_watchdog_pi
 	return pid;
 }
 
-static jack_client_t *open_client(const char *server)
+static jack_client_t *open_client(const char *name)
 {
 	jack_status_t st;
 	for (int i = 0; i < 100; i++) {
-		jack_client_t *c = jack_client_open("gftest", JackNoStartServer | JackServerName, &st,
-						    server);
+		jack_client_t *c = jack_client_open("gftest", JackNoStartServer | JackServerName, &st, name);
 		if (c)
 			return c;
 		usleep(100000);
@@ -129,8 +151,7 @@ static int process(jack_nframes_t n, void *arg)
 
 /* gpufir's i-th port of a direction (PortAudio names them "<client>:in_N" /
  * "out_N"; the client is "gpufir"), in registration order. */
-static void gpufir_port(jack_client_t *c, const char *re, unsigned long flags, int i, char *out,
-			size_t len)
+static void gpufir_port(jack_client_t *c, const char *re, unsigned long flags, int i, char *out, size_t len)
 {
 	const char **ports = jack_get_ports(c, re, NULL, flags);
 	int n = 0;
@@ -170,7 +191,7 @@ static double now_s(void)
 
 struct notify_log {
 	int ready, reloading, watchdog, status, stopping;
-	int in_reload; /* RELOADING seen, READY not yet */
+	int in_reload;		    /* RELOADING seen, READY not yet */
 	double last_wd, max_wd_gap; /* seconds between WATCHDOG=1 pings */
 	char last_status[1024];
 };
@@ -178,11 +199,9 @@ static struct notify_log nl;
 
 static void notify_read(int timeout_ms)
 {
-	struct pollfd p = { .fd = notify_fd, .events = POLLIN };
+	struct pollfd p = {.fd = notify_fd, .events = POLLIN};
 	double end = now_s() + timeout_ms / 1000.0;
-	for (int t = timeout_ms; poll(&p, 1, t) == 1; t = (int)((end - now_s()) * 1000.0)) {
-		if (t < 0)
-			t = 0;
+	for (int t = timeout_ms; poll(&p, 1, t) == 1; t = (int)fmax(0.0, (end - now_s()) * 1000.0)) {
 		char buf[2048];
 		ssize_t n = recv(notify_fd, buf, sizeof(buf) - 1, 0);
 		if (n <= 0)
@@ -238,7 +257,7 @@ static void wait_ready(int n, double timeout_s, const char *what)
 
 static int open_notify(const char *path)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	CHECK(strlen(path) < sizeof(sa.sun_path));
 	memcpy(sa.sun_path, path, strlen(path) + 1);
 	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -340,8 +359,10 @@ static int verify(size_t m_start, size_t m_end, size_t d, int *transitions)
 		cur = a ? 'A' : b ? 'B' : 'X';
 		if (cur == 'X') {
 			if (++xrun > max_x) {
-				fprintf(stderr, "block at frame %zu: %d blocks match neither filter (lost or "
-					"duplicated samples, or a step beyond the crossfade)\n", m0, xrun);
+				fprintf(stderr,
+					"block at frame %zu: %d blocks match neither filter (lost or "
+					"duplicated samples, or a step beyond the crossfade)\n",
+					m0, xrun);
 				return -1;
 			}
 			if (!within_envelope(m0, d))
@@ -362,7 +383,7 @@ static int verify(size_t m_start, size_t m_end, size_t d, int *transitions)
 
 static void query_status(char *buf, size_t len)
 {
-	struct gf_errbuf eb = { { 0 } };
+	struct gf_errbuf eb = {{0}};
 	if (gf_status_query(status_path, buf, len, 3000, &eb) != 0)
 		die_with_log(eb.msg);
 }
@@ -386,6 +407,30 @@ static int reload_once(const char *taps_file, int hup, int ready_so_far)
 	wait_ready(want, 20.0, hup ? "reload by SIGHUP" : "reload by file change");
 	notify_read(0);
 	return want;
+}
+
+/* The JACK server goes away under a running daemon: PortAudio cannot
+ * reconnect inside the process, so it must exit 5 for systemd to restart it
+ * (and not hang in PortAudio or keep running without audio). */
+static void device_loss(char *const gargv[])
+{
+	int ready = nl.ready;
+	setenv("NOTIFY_SOCKET", sock_path, 1);
+	gpufir_pid = spawn(gargv, log_path, 0);
+	unsetenv("NOTIFY_SOCKET");
+	wait_ready(ready + 1, 30.0, "second start-up");
+	stop_jackd();
+	int wst = 0;
+	double end = now_s() + 10.0;
+	while (waitpid(gpufir_pid, &wst, WNOHANG) == 0) {
+		if (now_s() > end)
+			die_with_log("gpufir did not exit within 10 s of losing the JACK server");
+		idle_ms(20);
+	}
+	gpufir_pid = -1;
+	if (!WIFEXITED(wst) || WEXITSTATUS(wst) != 5)
+		die_with_log("gpufir did not exit with status 5 after losing the JACK server");
+	printf("JACK server lost: gpufir exited 5 for a restart\n");
 }
 
 int main(void)
@@ -415,13 +460,20 @@ int main(void)
 	write_conf("a.txt", 0);
 
 	/* A private JACK server: dummy driver, sync mode (see TESTING.md). */
-	char server[64], jlog[700];
-	snprintf(server, sizeof(server), "gftest%ld", (long)getpid());
+	char jlog[700];
+	/* One name per build tree, not per run: JACK reclaims a dead server's
+	 * registry slot only for a server of the same name, and has 8 slots. */
+	const char *bdir = getenv("GPUFIR_BINARY_DIR");
+	uint32_t hsh = 2166136261u;
+	for (const char *p = bdir ? bdir : ""; *p; p++)
+		hsh = (hsh ^ (uint8_t)*p) * 16777619u;
+	snprintf(server, sizeof(server), "gfdaemon-%08x", hsh);
 	snprintf(jlog, sizeof(jlog), "%s/jackd.log", dir);
 	setenv("JACK_DEFAULT_SERVER", server, 1);
 	setenv("JACK_NO_AUDIO_RESERVATION", "1", 1);
-	char *jargv[] = { "jackd", "-n", server, "-S", "-r", "-d", "dummy", "-r", "48000",
-			  "-p", "64", "-C", "2", "-P", "2", NULL };
+	char *jargv[] = {"jackd", "-n", server, "-S", "-r", "-d", "dummy", "-r",
+			 "48000", "-p", "64",	"-C", "2",  "-P", "2",	   NULL};
+	atexit(cleanup); /* a failed CHECK must not leave jackd or gpufir running */
 	jackd_pid = spawn(jargv, jlog, 0);
 	jack_client_t *jc = open_client(server);
 	if (!jc) {
@@ -443,7 +495,7 @@ int main(void)
 	notify_fd = open_notify(sock_path);
 	setenv("NOTIFY_SOCKET", sock_path, 1);
 	setenv("WATCHDOG_USEC", "1000000", 1);
-	char *gargv[] = { (char *)bin, "--live", "-c", conf_path, NULL };
+	char *gargv[] = {(char *)bin, "--live", "-c", conf_path, NULL};
 	gpufir_pid = spawn(gargv, log_path, 1);
 	unsetenv("NOTIFY_SOCKET");
 	unsetenv("WATCHDOG_USEC");
@@ -494,15 +546,13 @@ int main(void)
 	notify_read(200);
 	jack_deactivate(jc);
 	jack_client_close(jc);
-	cleanup();
-	jackd_pid = -1;
 	if (!WIFEXITED(wst) || WEXITSTATUS(wst) != 0)
 		die_with_log("gpufir did not exit 0 on SIGTERM");
 
 	/* The systemd side. */
 	printf("notify: READY %d, RELOADING %d, WATCHDOG %d (longest gap %.2f s), STATUS %d, "
-	       "STOPPING %d\n", nl.ready, nl.reloading, nl.watchdog, nl.max_wd_gap, nl.status,
-	       nl.stopping);
+	       "STOPPING %d\n",
+	       nl.ready, nl.reloading, nl.watchdog, nl.max_wd_gap, nl.status, nl.stopping);
 	CHECK(nl.reloading == reloads + 1 && nl.ready == nl.reloading + 1 && !nl.in_reload);
 	/* WATCHDOG_USEC is 1 s: every gap must stay below it, reloads included. */
 	CHECK(nl.watchdog >= (int)(reload_s / 1.0) && nl.max_wd_gap < 1.0 && nl.stopping == 1);
@@ -513,9 +563,6 @@ int main(void)
 	printf("status before the reloads: underflows %ld, overflows %ld, late %ld\n",
 	       status_num(st0, "output_underflows"), status_num(st0, "input_overflows"),
 	       status_num(st0, "late_blocks"));
-	/* gpufir's own xruns: none while reloading (start-up is not this test's business). */
-	CHECK(status_num(st, "input_overflows") == status_num(st0, "input_overflows"));
-	CHECK(status_num(st, "output_underflows") == status_num(st0, "output_underflows"));
 	CHECK(status_num(st, "reload_failures") == 1);
 
 	/* The audio. */
@@ -526,12 +573,17 @@ int main(void)
 	if (verify(m_connected + RATE / 2, m_end - 2 * BLOCK, (size_t)delay, &transitions) != 0)
 		die_with_log("the recording does not follow the filters");
 	printf("delay %ld frames; %d reloads (%d applied filter changes, 1 broken config) in %.1f s; "
-	       "%d transitions seen; %.1f s of audio checked\n", delay, reloads + 1, applied, reload_s,
-	       transitions, (double)(m_end - m_connected) / RATE);
+	       "%d transitions seen; %.1f s of audio checked\n",
+	       delay, reloads + 1, applied, reload_s, transitions, (double)(m_end - m_connected) / RATE);
 	CHECK(transitions == applied);
+	/* gpufir's own xruns: none while reloading (start-up is not this test's business). */
+	CHECK(status_num(st, "input_overflows") == status_num(st0, "input_overflows"));
+	CHECK(status_num(st, "output_underflows") == status_num(st0, "output_underflows"));
 	if (applied < RELOADS_WANTED)
-		printf("note: %d of %d reloads fitted in %.0f s\n", applied, RELOADS_WANTED,
-		       RELOAD_BUDGET_S);
+		printf("note: %d of %d reloads fitted in %.0f s\n", applied, RELOADS_WANTED, RELOAD_BUDGET_S);
+
+	device_loss(gargv);
+	cleanup();
 
 	char cmd[700];
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);

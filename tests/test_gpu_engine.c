@@ -145,9 +145,9 @@ static void run_case(const struct tcase *t)
 	stream(&gf_cuda_backend, inst, x, y, t->frames, t->channels, t->max_block, t->pat);
 	double e = error_of(x, y, t->frames, t->channels, fs, 0);
 #ifdef GPUFIR_HAVE_CUDA
-	printf("%-6s taps %7u ch %2u frames %7u block %5u %-6s  %-16s P %6u  rel L2 %.2e\n", algo, t->taps,
-	       t->channels, t->frames, t->max_block, pat_name(t->pat), gf_cuda_taps_where(inst),
-	       gf_cuda_fft_partition(inst), e);
+	printf("%-6s taps %7u ch %2u frames %7u block %5u %-6s  %-16s hop %7u N %7u  rel L2 %.2e\n", algo,
+	       t->taps, t->channels, t->frames, t->max_block, pat_name(t->pat), gf_cuda_taps_where(inst),
+	       gf_cuda_fft_partition(inst), gf_cuda_fft_size(inst), e);
 #else
 	printf("%-6s taps %7u ch %2u frames %7u block %5u %-6s  rel L2 %.2e\n", algo, t->taps, t->channels,
 	       t->frames, t->max_block, pat_name(t->pat), e);
@@ -323,6 +323,7 @@ static const struct tcase quick_cases[] = {
 	{GF_ALGO_DIRECT, 8, 255, 9000, 1000, RANDOM}, {GF_ALGO_FFT, 2, 255, 5000, 64, RANDOM},
 	{GF_ALGO_FFT, 1, 4095, 20000, 1000, RANDOM},  {GF_ALGO_FFT, 2, 3000, 30000, 8192, FIXED},
 	{GF_ALGO_FFT, 2, 20000, 12000, 64, RANDOM}, /* partition sum split over lanes (shared memory) */
+	{GF_ALGO_FFT, 2, 1000, 60000, 32768, RANDOM}, /* a long hop */
 };
 
 static const struct tcase full_cases[] = {
@@ -350,7 +351,12 @@ static const struct tcase full_cases[] = {
 	{GF_ALGO_FFT, 1, 262143, 600000, 65536, RANDOM},
 	{GF_ALGO_FFT, 1, 1048576, 1200000, 65536, FIXED},
 	{GF_ALGO_FFT, 2, 1048576, 1100000, 4096, RANDOM},
-	{GF_ALGO_FFT, 2, 300000, 700000, 262144, RANDOM}, /* largest partition, 2^18 */
+	{GF_ALGO_FFT, 2, 300000, 700000, 262144, RANDOM}, /* partitions of 2^18 */
+	/* large calls: the cost model's shapes (long hops: windows of 5 or 9 times the history) */
+	{GF_ALGO_FFT, 3, 1000, 400000, 1u << 18, RANDOM},
+	{GF_ALGO_FFT, 2, 16384, 1500000, 1u << 20, RANDOM},
+	{GF_ALGO_FFT, 1, 300000, 5000000, 1u << 22, FIXED},
+	{GF_ALGO_FFT, 2, 1048576, 9000000, 1u << 22, RANDOM},
 	/* automatic choice */
 	{GF_ALGO_AUTO, 2, 64, 20000, 128, RANDOM},
 	{GF_ALGO_AUTO, 2, 8192, 200000, 65536, FIXED},
@@ -381,8 +387,10 @@ int main(void)
 	if (!g_quick) {
 		impulse_case(GF_ALGO_DIRECT, 4000, 1000);
 		impulse_case(GF_ALGO_FFT, 70000, 4096);
+		impulse_case(GF_ALGO_FFT, 1000, 65536); /* long hop */
 		prime_case(GF_ALGO_DIRECT, 16384, 40000, 60000, 4096);
 		prime_case(GF_ALGO_FFT, 300000, 400000, 450000, 8192);
+		prime_case(GF_ALGO_FFT, 1000, 100000, 300000, 65536); /* long hop */
 	}
 	engine_swap_case(GF_ALGO_DIRECT, 200, 513);
 	engine_swap_case(GF_ALGO_FFT, 3000, 1500);

@@ -15,7 +15,7 @@
 
 static int listen_dgram(const char *path)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	CHECK(strlen(path) < sizeof(sa.sun_path));
 	strcpy(sa.sun_path, path);
 	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -28,7 +28,7 @@ static int listen_dgram(const char *path)
 static const char *recv_msg(int fd)
 {
 	static char buf[2048];
-	struct pollfd p = { .fd = fd, .events = POLLIN };
+	struct pollfd p = {.fd = fd, .events = POLLIN};
 	buf[0] = '\0';
 	if (poll(&p, 1, 1000) == 1) {
 		ssize_t n = recv(fd, buf, sizeof(buf) - 1, 0);

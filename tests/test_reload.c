@@ -21,8 +21,8 @@
 
 static char dir[512], conf[600];
 static uint64_t rng;
-static float *x, *y;      /* whole input and output, interleaved */
-static uint32_t pos;      /* frames processed so far */
+static float *x, *y; /* whole input and output, interleaved */
+static uint32_t pos; /* frames processed so far */
 static float ha_taps[63], hb_taps[255], hc_taps[4095];
 
 static void write_text(const char *name, const char *text)
@@ -48,8 +48,7 @@ static void write_taps(const char *name, float *h, uint32_t n)
 	CHECK(fclose(f) == 0);
 }
 
-static void write_conf_full(const char *taps_file, int rate, int block, double xfade_ms,
-			    const char *extra)
+static void write_conf_full(const char *taps_file, int rate, int block, double xfade_ms, const char *extra)
 {
 	char text[2048];
 	snprintf(text, sizeof(text),
@@ -83,8 +82,7 @@ static double err_since(uint32_t from, const float *h, uint32_t taps)
 	for (uint32_t c = 0; c < CH; c++)
 		memcpy(hh + (size_t)c * taps, h, sizeof(float) * taps);
 	gf_test_reference(x, pos, CH, hh, taps, ref);
-	double e = gf_test_rel_l2(y + (size_t)from * CH, ref + (size_t)from * CH,
-				  (size_t)(pos - from) * CH);
+	double e = gf_test_rel_l2(y + (size_t)from * CH, ref + (size_t)from * CH, (size_t)(pos - from) * CH);
 	free(hh);
 	free(ref);
 	return e;
@@ -95,7 +93,7 @@ static struct gf_engine *engine_for(const struct gf_config *c)
 	struct gf_filter_set *fs = NULL;
 	struct gf_engine *e = NULL;
 	struct gf_engine_params p;
-	struct gf_errbuf eb = { { 0 } };
+	struct gf_errbuf eb = {{0}};
 	CHECK_OK_EB(gf_config_build(c, c->sample_rate, gf_reload_channels(c), &fs, &eb), &eb);
 	gf_reload_engine_params(c, fs->taps, &p);
 	CHECK(p.channels == CH && p.max_block == BLOCK && p.max_taps == GF_RELOAD_DEFAULT_MAX_TAPS);
@@ -105,8 +103,8 @@ static struct gf_engine *engine_for(const struct gf_config *c)
 }
 
 /* Reload expecting failure: the text names @p want (file:line), the engine keeps @p h. */
-static void expect_failure(const struct gf_daemon_opts *o, const struct gf_config *cfg,
-			   struct gf_engine *e, const char *want, const float *h, uint32_t taps)
+static void expect_failure(const struct gf_daemon_opts *o, const struct gf_config *cfg, struct gf_engine *e,
+			   const char *want, const float *h, uint32_t taps)
 {
 	struct gf_reload_result r;
 	struct gf_config *next = (struct gf_config *)1;
@@ -124,8 +122,8 @@ static void expect_failure(const struct gf_daemon_opts *o, const struct gf_confi
 	CHECK(err_since(from, h, taps) < 1e-5); /* the running filter, untouched */
 }
 
-static void expect_restart(const struct gf_daemon_opts *o, const struct gf_config *cfg,
-			   struct gf_engine *e, const char *want)
+static void expect_restart(const struct gf_daemon_opts *o, const struct gf_config *cfg, struct gf_engine *e,
+			   const char *want)
 {
 	struct gf_reload_result r;
 	struct gf_config *next = NULL;
@@ -140,8 +138,7 @@ static void expect_restart(const struct gf_daemon_opts *o, const struct gf_confi
 	CHECK(!e || !gf_engine_swap_pending(e)); /* nothing was published */
 }
 
-static void restarts(const struct gf_daemon_opts *o, const struct gf_config *cfg,
-		     struct gf_engine *e)
+static void restarts(const struct gf_daemon_opts *o, const struct gf_config *cfg, struct gf_engine *e)
 {
 	write_conf_full("a.txt", 44100, BLOCK, 0.0, "");
 	expect_restart(o, cfg, e, "sample rate 48000 -> 44100");
@@ -191,9 +188,9 @@ int main(void)
 	write_taps("c.txt", hc, 4095);
 	write_conf("a.txt", "");
 
-	struct gf_daemon_opts o = { .config_path = conf };
+	struct gf_daemon_opts o = {.config_path = conf};
 	struct gf_config *cfg = NULL;
-	struct gf_errbuf eb = { { 0 } };
+	struct gf_errbuf eb = {{0}};
 	CHECK_OK_EB(gf_reload_load_config(&o, &cfg, &eb), &eb);
 	struct gf_engine *e = engine_for(cfg);
 	process(e, 20);
@@ -259,7 +256,7 @@ int main(void)
 	CHECK(gf_reload(&o, cfg, e, 50, &next, &r) == GF_E_BUSY); /* no audio: never finishes */
 	printf("  %s\n", r.text);
 	CHECK(r.outcome == GF_RELOAD_FAILED && strstr(r.text, "in progress") && next == NULL);
-	struct runner rn = { e, 40 };
+	struct runner rn = {e, 40};
 	pthread_t t;
 	CHECK(pthread_create(&t, NULL, run_audio, &rn) == 0);
 	CHECK_OK(gf_reload(&o, cfg, e, 5000, &next, &r)); /* audio finishes b, then c goes in */

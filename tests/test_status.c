@@ -22,7 +22,7 @@ struct query {
 static void *client(void *arg)
 {
 	struct query *q = arg;
-	struct gf_errbuf eb = { { 0 } };
+	struct gf_errbuf eb = {{0}};
 	q->err = gf_status_query(q->path, q->buf, sizeof(q->buf), 3000, &eb);
 	return NULL;
 }
@@ -46,7 +46,7 @@ int main(void)
 	char *dir = gf_test_tmpdir("status");
 	char path[600];
 	snprintf(path, sizeof(path), "%s/status", dir);
-	struct gf_errbuf eb = { { 0 } };
+	struct gf_errbuf eb = {{0}};
 	struct gf_status_server *s = NULL;
 
 	CHECK_OK_EB(gf_status_server_new(&s, path, &eb), &eb);
@@ -59,7 +59,7 @@ int main(void)
 	size_t n = 0;
 	for (int i = 0; n + 40 < sizeof(text) - 1; i++)
 		n += (size_t)snprintf(text + n, sizeof(text) - n, "key_%d: value %d\n", i, i * 7);
-	struct query q = { .path = path };
+	struct query q = {.path = path};
 	query_once(s, text, &q);
 	CHECK_OK(q.err);
 	CHECK(strcmp(q.buf, text) == 0);
@@ -81,13 +81,13 @@ int main(void)
 
 	/* A stale socket file left by a crash is replaced. */
 	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	CHECK(strlen(path) < sizeof(sa.sun_path));
 	memcpy(sa.sun_path, path, strlen(path) + 1);
 	CHECK(bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
 	close(fd); /* bound, never listened: nobody answers */
 	CHECK_OK_EB(gf_status_server_new(&s, path, &eb), &eb);
-	struct query q2 = { .path = path };
+	struct query q2 = {.path = path};
 	query_once(s, "state: running\n", &q2);
 	CHECK_OK(q2.err);
 	CHECK(strcmp(q2.buf, "state: running\n") == 0);

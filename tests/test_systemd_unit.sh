@@ -25,7 +25,7 @@ for want in '^Type=notify$' '^NotifyAccess=main$' '^ExecReload=/bin/kill -HUP \$
 	'^LimitRTPRIO=' '^ExecStart=/[^ ]*/gpufir --live -c /[^ ]*/gpufir\.conf$'; do
 	grep -q -- "$want" "$unit" || fail "installed unit lacks a line matching $want"
 done
-grep -q '@' "$unit" && fail "unconfigured @VARIABLE@ left in the unit: $(grep '@' "$unit")"
+grep -Eq '@[A-Z_]+@' "$unit" && fail "unconfigured @VARIABLE@ left in the unit: $(grep -E '@[A-Z_]+@' "$unit")"
 
 # The unit names the installed path (e.g. /usr/local/bin/gpufir); verify checks
 # that ExecStart is executable, so point it at the staged copy of that binary.

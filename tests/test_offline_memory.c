@@ -1,0 +1,141 @@
+/*
+ * Files larger than RAM, without making one: offline mode streams, so its
+ * peak memory must not grow with the file's length. The real gpufir program
+ * filters a 1-minute and a 10-minute mono 8 kHz file with the built-in
+ * default chain; the peak RSS of each run (wait4's rusage of that child)
+ * must differ by less than 2 MiB. The last second of the long output is
+ * checked against the reference, so the long run did filter to the end.
+ */
+#define _GNU_SOURCE /* asprintf, wait4 */
+#include <math.h>
+#include <sndfile.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+#include "config.h"
+#include "run_prog.h"
+#include "testutil.h"
+
+#define RATE 8000
+#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static char *dir;
+static uint64_t rng;
+
+/* Write @p frames of noise in pieces (the test itself stays small too). */
+static void write_noise(const char *path, uint32_t frames)
+{
+	SF_INFO info = {.samplerate = RATE, .channels = 1, .format = SF_FORMAT_WAV | SF_FORMAT_PCM_16};
+	SNDFILE *f = sf_open(path, SFM_WRITE, &info);
+	CHECK(f);
+	float buf[8192];
+	for (uint32_t done = 0; done < frames;) {
+		uint32_t n = frames - done < 8192 ? frames - done : 8192;
+		for (uint32_t i = 0; i < n; i++)
+			buf[i] = 0.5f * gf_test_randf(&rng);
+		CHECK(sf_writef_float(f, buf, n) == (sf_count_t)n);
+		done += n;
+	}
+	CHECK(sf_close(f) == 0);
+}
+
+/* Filter @p in to @p out; @return the child's peak RSS in KiB. */
+static long filter_rss(const char *in, const char *out)
+{
+	char o_path[4096], e_path[4096];
+	snprintf(o_path, sizeof(o_path), "%s/run.out", dir);
+	snprintf(e_path, sizeof(e_path), "%s/run.err", dir);
+	pid_t pid = spawn_gpufir(ARGS("-i", in, "-o", out, "--backend", "cpu"), o_path, e_path);
+	int status;
+	struct rusage ru;
+	CHECK(wait4(pid, &status, 0, &ru) == pid);
+	struct run_result r;
+	r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	slurp(o_path, r.out, sizeof(r.out));
+	slurp(e_path, r.err, sizeof(r.err));
+	unlink(o_path);
+	unlink(e_path);
+	CHECK_RUN(&r, GF_EXIT_OK, "realtime");
+	return ru.ru_maxrss;
+}
+
+/* Read @p n frames of @p path from frame @p from. */
+static float *read_range(const char *path, sf_count_t from, uint32_t n, sf_count_t *total)
+{
+	SF_INFO info = {0};
+	SNDFILE *f = sf_open(path, SFM_READ, &info);
+	CHECK(f);
+	*total = info.frames;
+	float *x = malloc(n * sizeof(float));
+	CHECK(x);
+	CHECK(sf_seek(f, from, SEEK_SET) == from);
+	CHECK(sf_readf_float(f, x, n) == (sf_count_t)n);
+	sf_close(f);
+	return x;
+}
+
+/* The last @p n output frames against the reference over the input that reaches them. */
+static void check_tail(const char *in, const char *out, uint32_t frames, uint32_t n)
+{
+	struct gf_config *c;
+	struct gf_filter_set *fs;
+	struct gf_errbuf eb = {{0}};
+	CHECK_OK(gf_config_default(&c));
+	CHECK_OK_EB(gf_config_build(c, RATE, 1, &fs, &eb), &eb);
+	uint32_t span = n + fs->taps - 1;
+	sf_count_t total_in, total_out;
+	float *x = read_range(in, frames - span, span, &total_in);
+	float *y = read_range(out, frames - n, n, &total_out);
+	CHECK(total_in == frames && total_out == frames);
+	double *ref = malloc((size_t)span * sizeof(double));
+	CHECK(ref);
+	gf_test_reference(x, span, 1, fs->coeffs, fs->taps, ref);
+	double e = gf_test_rel_l2(y, ref + (span - n), n);
+	fprintf(stderr, "  last %u frames of %u: max 1 LSB expected, rel L2 %.3g\n", n, frames, e);
+	long worst = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		double q = nearbyint(ref[span - n + i] * 32768.0);
+		long d = labs(lrint(y[i] * 32768.0) - (long)q);
+		worst = d > worst ? d : worst;
+	}
+	CHECK(worst <= 1);
+	free(ref);
+	free(x);
+	free(y);
+	gf_filter_set_free(fs);
+	gf_config_free(c);
+}
+
+int main(void)
+{
+	gpufir_bin();
+	gf_log_set_level(GF_LOG_WARN);
+	rng = gf_test_seed("test_offline_memory");
+	dir = gf_test_tmpdir("memory");
+	char *in1, *in10, *out;
+	CHECK(asprintf(&in1, "%s/1min.wav", dir) > 0 && asprintf(&in10, "%s/10min.wav", dir) > 0 &&
+	      asprintf(&out, "%s/out.wav", dir) > 0);
+	const uint32_t f1 = 60 * RATE, f10 = 600 * RATE;
+	write_noise(in1, f1);
+	write_noise(in10, f10);
+
+	long rss1 = filter_rss(in1, out);
+	long rss10 = filter_rss(in10, out);
+	fprintf(stderr,
+		"  peak RSS: 1 min %ld KiB, 10 min %ld KiB (difference %+ld KiB; the file is %ld KiB)\n",
+		rss1, rss10, rss10 - rss1, (long)f10 * 2 / 1024);
+	CHECK(rss10 - rss1 < 2048);
+	check_tail(in10, out, f10, RATE);
+
+	char *cmd;
+	CHECK(asprintf(&cmd, "rm -rf '%s'", dir) > 0);
+	CHECK(system(cmd) == 0);
+	free(cmd);
+	free(out);
+	free(in10);
+	free(in1);
+	free(dir);
+	printf("test_offline_memory: OK\n");
+	return 0;
+}
