@@ -61,6 +61,9 @@ timed sfcopy 3 "$BUILD/bench/bench_sfcopy" "$WORK/in.wav" "$WORK/out_copy.wav"
 if [ -x "$BUILD/src/gpufir" ]; then
 	timed gpufir 3 "$BUILD/src/gpufir" -i "$WORK/in.wav" -o "$WORK/out_gpufir.wav" -c "$WORK/gpufir.conf" &&
 		{ tail -2 "$WORK/gpufir.err"; $PY "$PEERS" check "$WORK" "$WORK/out_gpufir.wav" | tee -a "$RESULTS"; }
+	# Where the streaming goes: set-up phases and each pipeline stage's busy time.
+	"$BUILD/src/gpufir" -v -i "$WORK/in.wav" -o "$WORK/out_gpufir.wav" -c "$WORK/gpufir.conf" 2>&1 |
+		grep -E "offline: " | head -5
 	# Fixed cost (process start, CUDA context, cuFFT, plans, taps): the same filter on 1 s of audio.
 	$PY "$PEERS" gen "$WORK/short" 1 "$TAPS" >/dev/null
 	timed gpufir_1s_file 3 "$BUILD/src/gpufir" -i "$WORK/short/in.wav" -o "$WORK/short/out.wav" -c "$WORK/gpufir.conf"
