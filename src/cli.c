@@ -6,8 +6,14 @@
 
 #include "offline.h"
 
-/* Long-only options get values past the char range. */
-enum { OPT_LIVE = 256, OPT_LIST_DEVICES, OPT_CHECK_CONFIG, OPT_STATUS };
+/* Long-only mode switches get values past the char range that carry their mode. */
+enum {
+	OPT_MODE = 256,
+	OPT_LIVE = OPT_MODE + GF_MODE_LIVE,
+	OPT_LIST_DEVICES = OPT_MODE + GF_MODE_LIST_DEVICES,
+	OPT_CHECK_CONFIG = OPT_MODE + GF_MODE_CHECK_CONFIG,
+	OPT_STATUS = OPT_MODE + GF_MODE_STATUS,
+};
 
 static const char short_opts[] = ":i:o:c:b:a:tf:qvhV"; /* ':' first: report missing values */
 
@@ -122,6 +128,19 @@ static int getopt_error(int c, char *const argv[], struct gf_errbuf *eb)
 	return GF_E_INVAL;
 }
 
+/* Keep the first option of a group: the message names it if the group does not fit the mode. */
+static void note_first(int *first, int c)
+{
+	if (!*first)
+		*first = c;
+}
+
+static int unknown_value(struct gf_errbuf *eb, const char *what, const char *arg, const char *choices)
+{
+	gf_errbuf_set(eb, "unknown %s '%s' (use %s)", what, arg, choices);
+	return GF_E_INVAL;
+}
+
 /* Handle one option from getopt_long. */
 static int take_option(struct gf_cli *cli, struct seen *s, int c, char *const argv[], struct gf_errbuf *eb)
 {
@@ -136,25 +155,23 @@ static int take_option(struct gf_cli *cli, struct seen *s, int c, char *const ar
 		s->config = 1;
 		return take_path(&cli->config, c, optarg, eb);
 	case 'b':
-		s->engine_opt = s->engine_opt ? s->engine_opt : c;
+		note_first(&s->engine_opt, c);
 		cli->backend_set = 1;
 		if (gf_backend_parse(optarg, &cli->backend) == 0)
 			return 0;
-		gf_errbuf_set(eb, "unknown backend '%s' (use auto, cpu or cuda)", optarg);
-		return GF_E_INVAL;
+		return unknown_value(eb, "backend", optarg, "auto, cpu or cuda");
 	case 'a':
-		s->engine_opt = s->engine_opt ? s->engine_opt : c;
+		note_first(&s->engine_opt, c);
 		cli->algo_set = 1;
 		if (gf_algo_parse(optarg, &cli->algo) == 0)
 			return 0;
-		gf_errbuf_set(eb, "unknown algorithm '%s' (use auto, direct or fft)", optarg);
-		return GF_E_INVAL;
+		return unknown_value(eb, "algorithm", optarg, "auto, direct or fft");
 	case 't':
-		s->offline_only = s->offline_only ? s->offline_only : c;
+		note_first(&s->offline_only, c);
 		cli->tail = 1;
 		return 0;
 	case 'f':
-		s->offline_only = s->offline_only ? s->offline_only : c;
+		note_first(&s->offline_only, c);
 		if (gf_offline_parse_format(optarg, &cli->format_subtype) == 0)
 			return 0;
 		gf_errbuf_set(eb, "unknown output format '%s' (use one of %s)", optarg,
@@ -173,16 +190,10 @@ static int take_option(struct gf_cli *cli, struct seen *s, int c, char *const ar
 		s->version = 1;
 		return 0;
 	case OPT_LIVE:
-		s->modes[GF_MODE_LIVE] = 1;
-		return 0;
 	case OPT_LIST_DEVICES:
-		s->modes[GF_MODE_LIST_DEVICES] = 1;
-		return 0;
 	case OPT_CHECK_CONFIG:
-		s->modes[GF_MODE_CHECK_CONFIG] = 1;
-		return 0;
 	case OPT_STATUS:
-		s->modes[GF_MODE_STATUS] = 1;
+		s->modes[c - OPT_MODE] = 1;
 		return 0;
 	default:
 		return getopt_error(c, argv, eb);

@@ -92,6 +92,19 @@ static const char *type_name(const config_setting_t *s)
 	}
 }
 
+/* An integer or floating-point setting as a double. @return 0, or -1 when it is not a number */
+static int number_of(const config_setting_t *s, double *x)
+{
+	int t = config_setting_type(s);
+	if (t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64)
+		*x = (double)config_setting_get_int64(s);
+	else if (t == CONFIG_TYPE_FLOAT)
+		*x = config_setting_get_float(s);
+	else
+		return -1;
+	return 0;
+}
+
 /* "prefix" + "key" into buf (a setting's full name, for messages). */
 static const char *setting(char *buf, size_t size, const char *prefix, const char *key)
 {
@@ -145,13 +158,8 @@ static int get_num(const struct loader *L, const config_setting_t *g, const char
 		return 0;
 	char name[192];
 	setting(name, sizeof(name), prefix, key);
-	int t = config_setting_type(s);
 	double x;
-	if (t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64)
-		x = (double)config_setting_get_int64(s);
-	else if (t == CONFIG_TYPE_FLOAT)
-		x = config_setting_get_float(s);
-	else
+	if (number_of(s, &x))
 		return fail_at(L, s, name, "must be a number, not %s", type_name(s));
 	if (!isfinite(x))
 		return fail_at(L, s, name, "must be finite (got %g)", x);
@@ -321,13 +329,8 @@ static int parse_coeffs(const struct loader *L, const config_setting_t *a, const
 		return GF_E_NOMEM;
 	for (int i = 0; i < n; i++) {
 		const config_setting_t *e = config_setting_get_elem(a, (unsigned)i);
-		int et = config_setting_type(e);
 		double x;
-		if (et == CONFIG_TYPE_FLOAT)
-			x = config_setting_get_float(e);
-		else if (et == CONFIG_TYPE_INT || et == CONFIG_TYPE_INT64)
-			x = (double)config_setting_get_int64(e);
-		else
+		if (number_of(e, &x))
 			return fail_at(L, e, name, "element %d must be a number, not %s", i, type_name(e));
 		if (!isfinite(x))
 			return fail_at(L, e, name, "element %d is not finite (%g)", i, x);
@@ -369,13 +372,8 @@ static int get_freqs(const struct loader *L, const config_setting_t *g, const ch
 		return fail_at(L, s, name, "give 1..%d frequencies (got %d)", GF_DESIGN_MAX_FREQS, n);
 	for (int i = 0; i < n; i++) {
 		const config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
-		int et = config_setting_type(e);
 		double x;
-		if (et == CONFIG_TYPE_FLOAT)
-			x = config_setting_get_float(e);
-		else if (et == CONFIG_TYPE_INT || et == CONFIG_TYPE_INT64)
-			x = (double)config_setting_get_int64(e);
-		else
+		if (number_of(e, &x))
 			return fail_at(L, e, name, "element %d must be a number, not %s", i, type_name(e));
 		if (!(x > 0.0 && x <= 1e6))
 			return fail_at(L, e, name, "element %d must be above 0 Hz (got %g)", i, x);

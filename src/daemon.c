@@ -26,16 +26,16 @@
 #include "log.h"
 #include "notify.h"
 #include "reload.h"
+#include "respawn.h"
 #include "status.h"
 #include "watch.h"
 
-#define LOOP_MS 200	       /* longest poll sleep: health/watchdog/stats granularity */
-#define DEBOUNCE_MS 150	       /* one editor save = one reload */
-#define STALL_MS 3000	       /* no block for this long while "running" = device lost */
-#define START_TIMEOUT_MS 10000 /* a started stream must deliver its first block by then */
-#define RETRY_MIN_MS 500       /* device-loss retry backoff: 0.5 s doubling to 10 s */
-#define RETRY_MAX_MS 10000
-#define STATUS_EVERY_MS 2000 /* STATUS= refresh (xruns, p99 change continuously) */
+#define LOOP_MS 200		       /* longest poll sleep: health/watchdog/stats granularity */
+#define DEBOUNCE_MS 150		       /* one editor save = one reload */
+#define STALL_MS 3000		       /* no block for this long while "running" = device lost */
+#define START_TIMEOUT_MS 10000	       /* a started stream must deliver its first block by then */
+#define RETRY_MIN_MS GF_RESPAWN_MIN_MS /* device-loss retry backoff: 0.5 s doubling to 10 s */
+#define STATUS_EVERY_MS 2000	       /* STATUS= refresh (xruns, p99 change continuously) */
 #define DEFAULT_STATS_S 60.0
 
 enum dstate {
@@ -43,6 +43,11 @@ enum dstate {
 	D_RUNNING,  /* audio flows */
 	D_LOST,	    /* no stream: device lost, retrying with backoff */
 };
+
+/* Watchdog policy (docs/daemon.md): ping while audio flows, and while the
+ * loop deliberately retries an outage of known cause; not while a running
+ * stream makes no progress, nor after the engine stalled (cause unknown: a
+ * fresh process is the remedy, which systemd's watchdog provides). */
 
 struct daemon {
 	const struct gf_daemon_opts *o;
@@ -55,7 +60,8 @@ struct daemon {
 	int stop;      /* leave the loop */
 	int exit_code; /* GF_EXIT_* to return once stopped */
 	enum dstate state;
-	int ready_sent;
+	int ready_sent;	   /* READY=1 sent (by this image or the one before an in-place restart) */
+	int ready_pending; /* send READY=1 when audio flows: at start and after each outage */
 	int64_t t0_ms;
 	int64_t state_since_ms;
 	/* health */
@@ -63,10 +69,17 @@ struct daemon {
 	uint64_t last_blocks;
 	int64_t last_advance_ms;
 	float peak_log;
+	uint64_t cap_at_advance; /* capture position when blocks last advanced */
 	/* device-loss retry */
-	uint32_t retry_ms;
-	uint32_t retries;
+	uint32_t retry_ms; /* last wait between attempts */
+	uint32_t retries;  /* attempts made in this outage (across in-place restarts) */
 	int64_t next_retry_ms;
+	int64_t lost_at_ms; /* when the current outage began; 0: none */
+	int lost_known;	    /* the outage has a known cause (device or server gone): keep pinging */
+	int server_lost;    /* the audio server went away: reconnecting needs an in-place restart */
+	int respawn;	    /* leave the loop to restart in place */
+	uint32_t respawns;  /* in-place restarts since the service started */
+	uint32_t outages;   /* audio losses since the service started */
 	char lost_reason[600];
 	/* watchdog, stats, STATUS= */
 	uint64_t wd_usec;
@@ -87,9 +100,11 @@ static int64_t now_ms(void)
 	return (int64_t)(gf_notify_monotonic_usec() / 1000u);
 }
 
-static const char *state_name(enum dstate s)
+static const char *state_name(const struct daemon *d)
 {
-	return s == D_RUNNING ? "running" : s == D_STARTING ? "starting" : "audio device lost, retrying";
+	if (d->state != D_LOST)
+		return d->state == D_RUNNING ? "running" : "starting";
+	return d->server_lost ? "audio server lost, retrying" : "audio device lost, retrying";
 }
 
 static void apply_log_level(const struct gf_config *c)
@@ -158,6 +173,7 @@ static int stream_start(struct daemon *d, struct gf_errbuf *eb)
 	d->state = D_STARTING;
 	d->state_since_ms = now_ms();
 	d->last_blocks = 0;
+	d->cap_at_advance = 0;
 	d->last_advance_ms = d->state_since_ms;
 	stream_log_started(d);
 	return 0;
@@ -184,8 +200,8 @@ static void status_line(const struct daemon *d, char *buf, size_t len)
 {
 	const struct gf_live_stats *s = &d->ls;
 	if (d->state == D_LOST) {
-		snprintf(buf, len, "audio device lost, retrying (%u attempts so far): %.400s", d->retries,
-			 d->lost_reason);
+		snprintf(buf, len, "audio %s lost: retrying (attempt %u): %.400s",
+			 d->server_lost ? "server" : "device", d->retries + 1, d->lost_reason);
 		return;
 	}
 	snprintf(buf, len,
@@ -233,8 +249,8 @@ static void status_block(const struct daemon *d, char *buf, size_t len)
 		 "\nrecord_errors: %" PRIu64 "\nnonfinite_blocks: %" PRIu64 "\nengine_errors: %" PRIu64
 		 "\nblock_us_median: %.1f\nblock_us_p99: %.1f\nblock_us_max: %.1f\n"
 		 "peak_dbfs: %.1f\nclipped: %" PRIu64 "\nreloads: %" PRIu64 "\nreload_failures: %" PRIu64
-		 "\nlast_reload: %s\nlast_reload_age_s: %.1f\n%s%s%s",
-		 GPUFIR_VERSION, state_name(d->state), (long)getpid(), (now - d->t0_ms) / 1000.0,
+		 "\nlast_reload: %s\nlast_reload_age_s: %.1f\noutages: %u\nrespawns: %u\n%s%s%s",
+		 GPUFIR_VERSION, state_name(d), (long)getpid(), (now - d->t0_ms) / 1000.0,
 		 d->cfg->path ? d->cfg->path : "(built-in default)", rate, gf_reload_channels(d->cfg),
 		 d->cfg->block_frames, s->latency_frames, rate ? 1000.0 * s->latency_frames / rate : 0.0,
 		 gf_engine_backend_name(d->engine), gf_engine_algo_name(d->engine),
@@ -243,7 +259,7 @@ static void status_block(const struct daemon *d, char *buf, size_t len)
 		 es.nonfinite_blocks, es.errors, s->block_us_median, s->block_us_p99, s->block_us_max,
 		 dbfs(s->peak), s->clipped, d->reloads, d->reload_failures,
 		 d->last_reload[0] ? d->last_reload : "none",
-		 d->last_reload_ms ? (now - d->last_reload_ms) / 1000.0 : 0.0,
+		 d->last_reload_ms ? (now - d->last_reload_ms) / 1000.0 : 0.0, d->outages, d->respawns,
 		 d->state == D_LOST ? "lost_reason: " : "", d->state == D_LOST ? d->lost_reason : "",
 		 d->state == D_LOST ? "\n" : "");
 }
@@ -257,7 +273,7 @@ static void stats_log(struct daemon *d)
 		" device %" PRIu64
 		", block us median %.0f p99 %.0f max %.0f, peak %.1f dBFS, clipped %" PRIu64
 		", nonfinite %" PRIu64 ", swaps %" PRIu64 ", reloads %" PRIu64 " (failed %" PRIu64 ")",
-		state_name(d->state), s->blocks, s->input_overflows, s->output_underflows, s->late_blocks,
+		state_name(d), s->blocks, s->input_overflows, s->output_underflows, s->late_blocks,
 		s->device_xruns, s->block_us_median, s->block_us_p99, s->block_us_max, dbfs(d->peak_log),
 		s->clipped, es.nonfinite_blocks, es.swaps, d->reloads, d->reload_failures);
 	d->peak_log = 0.0f;
@@ -294,28 +310,47 @@ static void status_open(struct daemon *d)
 
 /* ---- device loss ------------------------------------------------------- */
 
-static void device_lost(struct daemon *d, const char *why)
+/* Enter (or stay in) an outage: no stream, next attempt after the backoff.
+ * A stream that fails again before audio flowed continues the same outage,
+ * so the backoff keeps growing. */
+static void outage_enter(struct daemon *d, int known)
+{
+	int64_t now = now_ms();
+	if (!d->lost_at_ms) {
+		d->lost_at_ms = now;
+		d->outages++;
+		d->retries = 0;
+		d->retry_ms = RETRY_MIN_MS;
+	} else {
+		d->retry_ms = gf_respawn_next_backoff(d->retry_ms);
+	}
+	d->lost_known = known;
+	d->ready_pending = 1; /* READY=1 again once audio flows */
+	d->state = D_LOST;
+	d->state_since_ms = now;
+	d->next_retry_ms = now + d->retry_ms;
+}
+
+/* @p known: the device or server went away (keep pinging the watchdog while
+ * retrying), as opposed to a stall of unknown cause. */
+static void device_lost(struct daemon *d, const char *why, int known)
 {
 	snprintf(d->lost_reason, sizeof(d->lost_reason), "%s", why);
 	stream_stop(d);
+	outage_enter(d, known);
 	if (gf_live_restart_required()) {
-		/* PortAudio's JACK host API cannot reconnect inside this process: exit
-		 * with a failure so that systemd's Restart= starts a fresh one. */
-		gf_err("audio device lost: %s; it cannot be reopened inside this process, exiting "
-		       "for a restart",
+		/* PortAudio's JACK host API cannot reconnect inside this process:
+		 * restart it in place (same PID) once the loop has wound down. */
+		d->server_lost = 1;
+		d->lost_known = 1;
+		gf_err("audio server lost: %s; PortAudio cannot reconnect inside this process: "
+		       "restarting gpufir in place",
 		       why);
-		gf_notify_status("audio device lost, exiting for a restart");
-		d->state = D_LOST;
+		d->respawn = 1;
 		d->stop = 1;
-		d->exit_code = GF_EXIT_PROCESS;
-		return;
+	} else {
+		gf_err("audio device lost: %s; retrying in %.1f s", why, d->retry_ms / 1000.0);
 	}
-	gf_err("audio device lost: %s; retrying", why);
-	d->state = D_LOST;
-	d->state_since_ms = now_ms();
-	d->retries = 0;
-	d->retry_ms = RETRY_MIN_MS;
-	d->next_retry_ms = d->state_since_ms + d->retry_ms;
 	status_update(d, 1);
 }
 
@@ -331,11 +366,34 @@ static void device_retry(struct daemon *d)
 		return;
 	}
 	snprintf(d->lost_reason, sizeof(d->lost_reason), "%s", eb.msg[0] ? eb.msg : gf_strerror(err));
-	gf_warn("audio device retry %u failed: %s; next in %.1f s", d->retries, d->lost_reason,
-		d->retry_ms / 1000.0);
+	d->retry_ms = gf_respawn_next_backoff(d->retry_ms);
 	d->next_retry_ms = now_ms() + d->retry_ms;
-	d->retry_ms = d->retry_ms * 2 > RETRY_MAX_MS ? RETRY_MAX_MS : d->retry_ms * 2;
+	gf_warn("audio device attempt %u failed: %s; next in %.1f s", d->retries, d->lost_reason,
+		d->retry_ms / 1000.0);
 	status_update(d, 1);
+}
+
+/* The first block of a (re)started stream: the outage, if any, is over. */
+static void audio_flows(struct daemon *d, int64_t now)
+{
+	d->state = D_RUNNING;
+	d->state_since_ms = now;
+	if (d->lost_at_ms)
+		gf_notice("audio resumed after %u attempt%s, %.1f s without audio%s", d->retries,
+			  d->retries == 1 ? "" : "s", (now - d->lost_at_ms) / 1000.0,
+			  d->server_lost ? " (audio server lost; gpufir restarted in place)" : "");
+	d->retries = 0;
+	d->lost_at_ms = 0;
+	d->server_lost = 0;
+	status_update(d, 1);
+}
+
+/* Blocks stopped while the device kept delivering: the worker (engine) is
+ * stuck, a stall of unknown cause. Two blocks of capture rule out a device
+ * that stopped just after a block. */
+static int worker_stuck(const struct daemon *d)
+{
+	return d->ls.capture_frames - d->cap_at_advance >= 2u * d->cfg->block_frames;
 }
 
 /* Poll the stream, note progress, move between states. @return 1 if the audio
@@ -354,6 +412,7 @@ static int health_check(struct daemon *d)
 	if (d->ls.blocks != d->last_blocks) {
 		d->last_blocks = d->ls.blocks;
 		d->last_advance_ms = now;
+		d->cap_at_advance = d->ls.capture_frames;
 	}
 	if (perr) {
 		snprintf(why, sizeof(why), "%s", gf_strerror(perr));
@@ -366,14 +425,8 @@ static int health_check(struct daemon *d)
 		snprintf(why, sizeof(why), "no audio within %d s of starting the stream",
 			 START_TIMEOUT_MS / 1000);
 	} else {
-		if (d->state == D_STARTING) {
-			d->state = D_RUNNING;
-			d->state_since_ms = now;
-			if (d->retries)
-				gf_notice("audio resumed after %u retries", d->retries);
-			d->retries = 0;
-			status_update(d, 1);
-		}
+		if (d->state == D_STARTING)
+			audio_flows(d, now);
 		return 1;
 	}
 	if (!d->ready_sent) {
@@ -383,7 +436,7 @@ static int health_check(struct daemon *d)
 		d->exit_code = GF_EXIT_PROCESS;
 		return 0;
 	}
-	device_lost(d, why);
+	device_lost(d, why, !worker_stuck(d));
 	return 0;
 }
 
@@ -421,7 +474,7 @@ static void restart_with(struct daemon *d, struct gf_config *next, const char *w
 		snprintf(r->text, sizeof(r->text), "stream restarted: %.600s%s%s", why, err ? "; " : "",
 			 err ? "audio not running yet" : "");
 		if (err && d->state != D_LOST)
-			device_lost(d, eb.msg[0] ? eb.msg : gf_strerror(err));
+			device_lost(d, eb.msg[0] ? eb.msg : gf_strerror(err), 1);
 		return;
 	}
 	char msg[512];
@@ -438,7 +491,7 @@ static void restart_with(struct daemon *d, struct gf_config *next, const char *w
 		 msg);
 	eb.msg[0] = '\0';
 	if (stream_start(d, &eb) != 0)
-		device_lost(d, eb.msg[0] ? eb.msg : "previous settings did not restart");
+		device_lost(d, eb.msg[0] ? eb.msg : "previous settings did not restart", 1);
 }
 
 static void watch_config_files(struct daemon *d)
@@ -504,14 +557,16 @@ static void handle_signals(struct daemon *d)
 static void timers(struct daemon *d, int healthy)
 {
 	int64_t now = now_ms();
-	if (healthy && d->state == D_RUNNING && !d->ready_sent) {
-		gf_notify_ready();
+	if (healthy && d->state == D_RUNNING && d->ready_pending) {
+		gf_notify_ready(); /* again after an outage: harmless under Type=notify */
+		gf_notice("%s", d->ready_sent ? "ready again: audio flows" : "ready: audio flows");
 		d->ready_sent = 1;
-		gf_notice("ready: audio flows");
+		d->ready_pending = 0;
 	}
-	/* Ping only while audio flows: a stalled or lost stream lets systemd's
-	 * watchdog fire, so an outage outlasting WatchdogSec restarts the service. */
-	if (d->wd_usec && healthy && now >= d->next_wd_ms) {
+	/* Ping while audio flows, and while retrying an outage of known cause
+	 * (STATUS= says so); see the policy above struct daemon. */
+	int retrying = d->state != D_RUNNING && d->lost_at_ms && d->lost_known;
+	if (d->wd_usec && (healthy || retrying) && now >= d->next_wd_ms) {
 		gf_notify_watchdog();
 		/* On a fixed grid, so that loop latency does not stretch the interval. */
 		int64_t half = (int64_t)(d->wd_usec / 2000u);
@@ -572,9 +627,62 @@ static void loop(struct daemon *d)
 	}
 }
 
+/* ---- in-place restart -------------------------------------------------- */
+
+/* This image was started by respawn_exec(): carry on with the outage where
+ * the previous image left it, waiting its backoff before the next attempt. */
+static void outage_resume(struct daemon *d, const struct gf_respawn *r)
+{
+	int64_t now = now_ms();
+	int64_t lost = (int64_t)(r->lost_us / 1000u), t0 = (int64_t)(r->started_us / 1000u);
+	d->lost_at_ms = lost > 0 && lost <= now ? lost : now;
+	d->t0_ms = t0 > 0 && t0 <= now ? t0 : d->t0_ms;
+	d->retries = r->attempt - 1;
+	d->retry_ms = r->backoff_ms;
+	d->respawns = r->respawns;
+	d->outages = r->outages;
+	d->ready_sent = r->ready;
+	d->server_lost = 1;
+	d->lost_known = 1;
+	d->state = D_LOST;
+	d->state_since_ms = now;
+	d->next_retry_ms = now + d->retry_ms;
+	snprintf(d->lost_reason, sizeof(d->lost_reason), "the audio server went away");
+	gf_notice("restarted in place (pid %ld, restart %u) %.1f s after the audio server was lost: "
+		  "attempt %u in %.1f s",
+		  (long)getpid(), d->respawns, (now - d->lost_at_ms) / 1000.0, r->attempt,
+		  d->retry_ms / 1000.0);
+}
+
+/* The loop has wound down (stream left to the old image, stats logged,
+ * sockets closed): become a fresh image of ourselves, same PID. Returns only
+ * if that failed; systemd's Restart= is then the fallback. */
+static int respawn_exec(struct daemon *d)
+{
+	struct gf_errbuf eb = {{0}};
+	struct gf_respawn r = {
+		.attempt = d->retries + 1,
+		.backoff_ms = d->retry_ms,
+		.respawns = d->respawns + 1,
+		.outages = d->outages,
+		.ready = d->ready_sent,
+		.lost_us = (uint64_t)d->lost_at_ms * 1000u,
+		.started_us = (uint64_t)d->t0_ms * 1000u,
+	};
+	if (d->wd_usec)
+		gf_notify_watchdog(); /* the new image's start-up runs on this ping */
+	gf_notice("restarting gpufir in place (pid %ld) to reconnect: attempt %u in %.1f s", (long)getpid(),
+		  r.attempt, r.backoff_ms / 1000.0);
+	int err = gf_respawn_exec(d->o->argv, &r, &eb);
+	gf_err("%s; exiting for systemd to restart the service", eb.msg[0] ? eb.msg : gf_strerror(err));
+	gf_notify_status("audio server lost; restart in place failed, exiting");
+	return GF_EXIT_PROCESS;
+}
+
 /* ---- start and stop ---------------------------------------------------- */
 
-static int daemon_start(struct daemon *d)
+/* @p rs: state handed over by an in-place restart, or NULL on a fresh start. */
+static int daemon_start(struct daemon *d, const struct gf_respawn *rs)
 {
 	struct gf_errbuf eb = {{0}};
 	int err = gf_reload_load_config(d->o, &d->cfg, &eb);
@@ -582,20 +690,23 @@ static int daemon_start(struct daemon *d)
 		apply_log_level(d->cfg);
 		err = engine_for(d->cfg, &d->engine, &eb);
 	}
-	if (!err)
+	if (!err && !rs)
 		err = stream_start(d, &eb);
 	if (err) {
 		gf_err("%s", eb.msg[0] ? eb.msg : gf_strerror(err));
 		return gf_exit_code(err);
 	}
+	if (rs)
+		outage_resume(d, rs);
 	if (gf_watch_new(&d->watch, DEBOUNCE_MS, &eb) != 0)
 		gf_warn("config file changes will not reload: %s", eb.msg);
 	watch_config_files(d);
 	status_open(d);
 	d->wd_usec = gf_notify_watchdog_usec();
 	if (d->wd_usec)
-		gf_info("systemd watchdog: %.1f s, pinging every %.1f s while audio flows", d->wd_usec / 1e6,
-			d->wd_usec / 2e6);
+		gf_info("systemd watchdog: %.1f s, pinging every %.1f s while audio flows or a lost device "
+			"is being retried",
+			d->wd_usec / 1e6, d->wd_usec / 2e6);
 	double st = d->o->stats_interval_s == 0 ? DEFAULT_STATS_S : d->o->stats_interval_s;
 	d->stats_every_ms = st > 0 ? (int64_t)(st * 1000.0) : 0;
 	d->next_stats_ms = now_ms() + d->stats_every_ms;
@@ -621,23 +732,30 @@ int gf_daemon_run(const struct gf_daemon_opts *o)
 {
 	struct daemon d;
 	sigset_t old;
+	struct gf_respawn rs;
 	memset(&d, 0, sizeof(d));
 	d.o = o;
 	d.t0_ms = now_ms();
+	d.ready_pending = 1;
+	int respawned = gf_respawn_take(&rs); /* before any thread exists: edits the environment */
 	d.sigfd = signals_open(&old);
 	if (d.sigfd < 0) {
 		gf_err("signalfd: %s", strerror(errno));
 		return GF_EXIT_FAILURE;
 	}
-	int rc = daemon_start(&d);
+	int rc = daemon_start(&d, respawned ? &rs : NULL);
 	if (rc == GF_EXIT_OK) {
 		loop(&d);
 		rc = d.exit_code;
-		gf_notify_stopping();
-		if (rc == GF_EXIT_OK)
-			gf_notify_status("stopping");
+		if (!d.respawn) {
+			gf_notify_stopping();
+			if (rc == GF_EXIT_OK)
+				gf_notify_status("stopping");
+		}
 	}
 	daemon_finish(&d);
+	if (d.respawn) /* signals stay blocked: one arriving now waits for the new image */
+		rc = respawn_exec(&d);
 	close(d.sigfd);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return rc;

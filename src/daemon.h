@@ -16,9 +16,16 @@ struct gf_daemon_opts {
 	int algo_set;                     /**< 1: algo overrides the config */
 	enum gf_algo algo;
 	double stats_interval_s;          /**< periodic stats log; 0 = default (60 s), < 0 = off */
+	char *const *argv;                /**< main()'s argv, to restart in place after losing the
+	                                       audio server; NULL: exit for systemd instead */
 };
 
-/** Run until SIGINT/SIGTERM. @return a GF_EXIT_* code. */
+/**
+ * Run until SIGINT/SIGTERM. When the audio server goes away in a way PortAudio
+ * cannot recover from inside the process, re-executes the program in place
+ * (same PID; @p o->argv, see respawn.h) and carries on retrying there.
+ * @return a GF_EXIT_* code.
+ */
 int gf_daemon_run(const struct gf_daemon_opts *o);
 
 /**

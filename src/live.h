@@ -102,7 +102,7 @@ uint64_t gf_live_capture_position(const struct gf_live *l);
  * 1 once a device loss happened that PortAudio cannot recover from inside
  * this process (its JACK host API cannot release a stream after the JACK
  * server went away); gf_live_new then fails with GF_E_AUDIO. The daemon
- * should exit with a failure status so that systemd restarts it. Any thread.
+ * then restarts its process in place (respawn.h). Any thread.
  */
 int gf_live_restart_required(void);
 /** Print audio devices (index, name, host API, channels, default rate) to @p out. */

@@ -180,7 +180,7 @@ static int run_status(const struct gf_cli *cli)
 	return rc;
 }
 
-static int run_live(const struct gf_cli *cli)
+static int run_live(const struct gf_cli *cli, char *const *argv)
 {
 	struct gf_daemon_opts o = {
 		.config_path = cli->config,
@@ -188,6 +188,7 @@ static int run_live(const struct gf_cli *cli)
 		.backend = cli->backend,
 		.algo_set = cli->algo_set,
 		.algo = cli->algo,
+		.argv = argv,
 	};
 	return gf_daemon_run(&o);
 }
@@ -216,7 +217,7 @@ int main(int argc, char **argv)
 	case GF_MODE_OFFLINE:
 		return run_offline(&cli);
 	case GF_MODE_LIVE:
-		return run_live(&cli);
+		return run_live(&cli, argv);
 	case GF_MODE_LIST_DEVICES:
 		return gf_exit_code(gf_live_list_devices(stdout));
 	case GF_MODE_CHECK_CONFIG:

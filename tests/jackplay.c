@@ -102,6 +102,13 @@ int gf_jack_server_start(struct gf_jack_server *s, const char *prefix, uint32_t 
 	return -1;
 }
 
+int gf_jack_server_restart(struct gf_jack_server *s, uint32_t rate, uint32_t period)
+{
+	char name[sizeof(s->name)];
+	snprintf(name, sizeof(name), "%s", s->name);
+	return start_named(s, name, rate, period) == 0 ? 0 : -1;
+}
+
 void gf_jack_server_stop(struct gf_jack_server *s, int sig)
 {
 	if (s->pid > 0) {

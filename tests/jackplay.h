@@ -28,6 +28,12 @@ struct gf_jack_server {
  * @return 0, or -1 (message printed) if jackd is missing or did not start.
  */
 int gf_jack_server_start(struct gf_jack_server *s, const char *prefix, uint32_t rate, uint32_t period);
+/**
+ * Start the server again under the same name after gf_jack_server_stop(), as
+ * a supervisor restarts a crashed server (its clients look for that name).
+ * @return 0 or -1.
+ */
+int gf_jack_server_restart(struct gf_jack_server *s, uint32_t rate, uint32_t period);
 /** Send @p sig (SIGKILL after 5 s), reap it, remove its /dev/shm files. Idempotent. */
 void gf_jack_server_stop(struct gf_jack_server *s, int sig);
 

@@ -2,16 +2,18 @@
  * @file run_prog.h
  * Run the real gpufir program from a test (posix_spawn), capturing its
  * stdout and stderr in files, and check how it ended. Header-only: included
- * by the tests that exercise the command line (test_cli, test_offline).
+ * by the tests that exercise the command line (test_cli, test_offline*).
  */
 #ifndef GPUFIR_TEST_RUN_PROG_H
 #define GPUFIR_TEST_RUN_PROG_H
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,6 +21,9 @@
 #include "testutil.h"
 
 extern char **environ;
+
+/** A NULL-terminated argument list, for run_gpufir and spawn_gpufir. */
+#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
 
 struct run_result {
 	int exit_code; /* -1 when killed by a signal */
@@ -33,17 +38,6 @@ static inline const char *gpufir_bin(void)
 	if (!bin || access(bin, X_OK) != 0)
 		gf_test_skip("GPUFIR_BIN is not set to the gpufir program");
 	return bin;
-}
-
-static inline void slurp(const char *path, char *buf, size_t len)
-{
-	buf[0] = '\0';
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return;
-	size_t n = fread(buf, 1, len - 1, f);
-	buf[n] = '\0';
-	fclose(f);
 }
 
 /**
@@ -72,16 +66,26 @@ static inline pid_t spawn_gpufir(const char *const args[], const char *out_path,
 	return pid;
 }
 
+/**
+ * Wait for @p pid; fill @p r from its exit status and captured output, and
+ * @p ru (if not NULL) with the resources it used.
+ */
+static inline void wait_gpufir_usage(pid_t pid, const char *out_path, const char *err_path,
+				     struct run_result *r, struct rusage *ru)
+{
+	int status;
+	CHECK(wait4(pid, &status, 0, ru) == pid);
+	r->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	gf_test_read_file(out_path, r->out, sizeof(r->out));
+	gf_test_read_file(err_path, r->err, sizeof(r->err));
+	unlink(out_path);
+	unlink(err_path);
+}
+
 /** Wait for @p pid; fill @p r from its exit status and captured output. */
 static inline void wait_gpufir(pid_t pid, const char *out_path, const char *err_path, struct run_result *r)
 {
-	int status;
-	CHECK(waitpid(pid, &status, 0) == pid);
-	r->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-	slurp(out_path, r->out, sizeof(r->out));
-	slurp(err_path, r->err, sizeof(r->err));
-	unlink(out_path);
-	unlink(err_path);
+	wait_gpufir_usage(pid, out_path, err_path, r, NULL);
 }
 
 /** Run gpufir to completion. Output files live in $TMPDIR (or /tmp). */
@@ -109,5 +113,42 @@ static inline void check_run(const struct run_result *r, int code, const char *n
 }
 
 #define CHECK_RUN(r, code, needle) check_run((r), (code), (needle), __FILE__, __LINE__)
+
+/** Temporary outputs (".NAME.gpufir-XXXXXX") left in @p dir. */
+static inline int gpufir_temp_files(const char *dir)
+{
+	DIR *dh = opendir(dir);
+	CHECK(dh);
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(dh)))
+		n += strstr(e->d_name, ".gpufir-") != NULL;
+	closedir(dh);
+	return n;
+}
+
+/**
+ * Run gpufir and expect it to fail: exit @p code with @p needle on stderr,
+ * no @p out created (when given), no temporary output left in @p dir, and
+ * @p in (when given and present) unchanged.
+ */
+static inline void expect_failure_at(const char *dir, const char *in, const char *const args[],
+				     const char *out, int code, const char *needle, const char *file,
+				     int line)
+{
+	uint64_t h0 = in && gf_test_exists(in) ? gf_test_file_hash(in) : 0;
+	struct run_result r;
+	run_gpufir(args, &r);
+	check_run(&r, code, needle, file, line);
+	if (out && gf_test_exists(out)) {
+		fprintf(stderr, "%s:%d: %s exists after a failed run\n", file, line, out);
+		exit(1);
+	}
+	CHECK(gpufir_temp_files(dir) == 0);
+	CHECK(!in || !gf_test_exists(in) || gf_test_file_hash(in) == h0);
+}
+
+#define EXPECT_FAILURE(dir, in, args, out, code, needle)                                                     \
+	expect_failure_at((dir), (in), (args), (out), (code), (needle), __FILE__, __LINE__)
 
 #endif

@@ -30,8 +30,6 @@ static int parse(struct gf_cli *cli, struct gf_errbuf *eb, const char *const arg
 	return gf_cli_parse(cli, argc, argv, eb);
 }
 
-#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
-
 static void parse_ok(struct gf_cli *cli, const char *const args[])
 {
 	struct gf_errbuf eb;

@@ -16,27 +16,18 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "sndutil.h"
 #include "testutil.h"
 
 static char *dir;
 static const char *srcdir;
 
-static char *path_in(const char *name)
+static struct gf_config *load_string_or_die(const char *text)
 {
-	char *p = malloc(strlen(dir) + strlen(name) + 2);
-	CHECK(p);
-	sprintf(p, "%s/%s", dir, name);
-	return p;
-}
-
-static char *write_file(const char *name, const char *text)
-{
-	char *p = path_in(name);
-	FILE *f = fopen(p, "w");
-	CHECK(f);
-	fputs(text, f);
-	fclose(f);
-	return p;
+	struct gf_config *c;
+	struct gf_errbuf eb = {{0}};
+	CHECK_OK_EB(gf_config_load_string(text, NULL, &c, &eb), &eb);
+	return c;
 }
 
 static struct gf_filter_set *build_or_die(const struct gf_config *c, uint32_t rate, uint32_t ch)
@@ -132,6 +123,16 @@ struct bad {
 	const char *why;
 };
 
+/*
+ * Most cases: one filter NAME whose settings start on line 2 (and may go on
+ * over more lines), used by the chain; or a valid filter and chain on lines
+ * 1-2, then the routes from line 4.
+ */
+#define FILTER(name, settings)                                                                               \
+	"filters = (\n { name = \"" name "\"; " settings " }\n);\nchain = [\"" name "\"];\n"
+#define ROUTES(routes)                                                                                       \
+	"filters = ( { name = \"a\"; coeffs = [1.0]; } );\nchain = [\"a\"];\nroutes = (\n" routes "\n);\n"
+
 static const struct bad load_errors[] = {
 	{"filters = ( { name = \"a\"; coeffs = [1.0, 2]; } );\nchain = [\"a\"];\n", GF_E_CONFIG, 1, NULL, ""},
 	{"sample_rate = 48000;\nblock_frames = = 128;\n", GF_E_CONFIG, 2, NULL, "syntax error"},
@@ -175,73 +176,46 @@ static const struct bad load_errors[] = {
 	 "chain", "no filter named \"b\""},
 	{"filters = ( { name = \"a\"; coeffs = [1.0]; } );\nchain = \"a\";\n", GF_E_CONFIG, 2, "chain",
 	 "must be an array of filter names"},
-	{"filters = ( { name = \"a\"; coeffs = [1.0]; } );\nchain = [\"a\"];\nroutes = (\n"
-	 " { channel = 0;\n chain = [\"zz\"]; }\n);\n",
-	 GF_E_CONFIG, 5, "routes[0].chain", "no filter named \"zz\""},
-	{"filters = ( { name = \"a\"; coeffs = [1.0]; } );\nchain = [\"a\"];\nroutes = (\n"
-	 " { channel = 1; },\n { channel = 1; }\n);\n",
-	 GF_E_CONFIG, 5, "routes[1].channel", "channel 1 already has a route (line 4)"},
-	{"filters = ( { name = \"a\"; coeffs = [1.0]; } );\nchain = [\"a\"];\nroutes = (\n"
-	 " { gain_db = 1.0; }\n);\n",
-	 GF_E_CONFIG, 4, "routes[0].channel", "missing"},
-	{"filters = ( { name = \"a\"; coeffs = [1.0]; } );\nchain = [\"a\"];\nroutes = (\n"
-	 " { channel = 0;\n invert = 1; }\n);\n",
-	 GF_E_CONFIG, 5, "routes[0].invert", "true or false"},
-	{"filters = ( { name = \"a\"; coeffs = [1.0]; } );\nchain = [\"a\"];\nroutes = (\n"
-	 " { channel = 0;\n delay_ms = 20000.0; }\n);\n",
-	 GF_E_CONFIG, 5, "routes[0].delay_ms", "0..10000"},
-	{"filters = ( { name = \"a\"; coeffs = [1.0]; } );\nchain = [\"a\"];\nroutes = (\n"
-	 " { channel = 0;\n gain_db = 100.0; }\n);\n",
-	 GF_E_CONFIG, 5, "routes[0].gain_db", "-150..60"},
-	{"filters = (\n { name = \"a\";\n   design = \"allpass\"; }\n);\nchain = [\"a\"];\n", GF_E_CONFIG, 3,
-	 "filters.a.design", "unknown design \"allpass\""},
-	{"filters = (\n { name = \"a\"; design = \"lowpass\"; taps = 101; }\n);\nchain = [\"a\"];\n",
-	 GF_E_CONFIG, 2, "filters.a.cutoff_hz", "missing"},
-	{"filters = (\n { name = \"a\"; design = \"lowpass\"; cutoff_hz = 100.0; }\n);\nchain = [\"a\"];\n",
-	 GF_E_CONFIG, 2, "filters.a.taps", "taps (odd) or transition_hz"},
-	{"filters = (\n { name = \"a\"; design = \"highpass\"; cutoff_hz = 100.0;\n taps = 256; }\n);\n"
-	 "chain = [\"a\"];\n",
-	 GF_E_CONFIG, 3, "filters.a.taps", "must be odd"},
-	{"filters = (\n { name = \"a\"; design = \"highpass\"; cutoff_hz = 100.0;\n taps = 0; }\n);\n"
-	 "chain = [\"a\"];\n",
-	 GF_E_CONFIG, 3, "filters.a.taps", "1..16777216"},
-	{"filters = (\n { name = \"a\"; design = \"lowpass\";\n cutoff_hz = -5.0; taps = 11; }\n);\n"
-	 "chain = [\"a\"];\n",
-	 GF_E_CONFIG, 3, "filters.a.cutoff_hz", "above 0"},
-	{"filters = (\n { name = \"a\"; design = \"bandpass\"; low_hz = 500.0;\n high_hz = 400.0; taps = 11; "
-	 "}\n);\n"
-	 "chain = [\"a\"];\n",
-	 GF_E_CONFIG, 3, "filters.a.high_hz", "above low_hz"},
-	{"filters = (\n { name = \"a\"; design = \"bandstop\"; high_hz = 400.0; taps = 11; }\n);\n"
-	 "chain = [\"a\"];\n",
-	 GF_E_CONFIG, 2, "filters.a.low_hz", "missing"},
-	{"filters = (\n { name = \"hum\"; design = \"notch\"; freq_hz = 50.0; }\n);\nchain = [\"hum\"];\n",
-	 GF_E_CONFIG, 2, "filters.hum", "exactly one of taps, bandwidth_hz, q"},
-	{"filters = (\n { name = \"hum\"; design = \"notch\"; freq_hz = [50.0, 60.0];\n bandwidth_hz = 55.0; "
-	 "}\n);\n"
-	 "chain = [\"hum\"];\n",
-	 GF_E_CONFIG, 3, "filters.hum.bandwidth_hz", "below freq_hz (50 Hz)"},
-	{"filters = (\n { name = \"hum\"; design = \"notch\"; bandwidth_hz = 5.0; }\n);\nchain = "
-	 "[\"hum\"];\n",
-	 GF_E_CONFIG, 2, "filters.hum.freq_hz", "missing"},
-	{"filters = (\n { name = \"hum\"; design = \"notch\"; freq_hz = 50.0; q = 0.5; }\n);\nchain = "
-	 "[\"hum\"];\n",
-	 GF_E_CONFIG, 2, "filters.hum.q", "1..10000"},
-	{"filters = (\n { name = \"a\"; design = \"lowpass\"; cutoff_hz = 100.0; taps = 11;\n"
-	 " attenuation_db = 5.0; }\n);\nchain = [\"a\"];\n",
+	{ROUTES(" { channel = 0;\n chain = [\"zz\"]; }"), GF_E_CONFIG, 5, "routes[0].chain",
+	 "no filter named \"zz\""},
+	{ROUTES(" { channel = 1; },\n { channel = 1; }"), GF_E_CONFIG, 5, "routes[1].channel",
+	 "channel 1 already has a route (line 4)"},
+	{ROUTES(" { gain_db = 1.0; }"), GF_E_CONFIG, 4, "routes[0].channel", "missing"},
+	{ROUTES(" { channel = 0;\n invert = 1; }"), GF_E_CONFIG, 5, "routes[0].invert", "true or false"},
+	{ROUTES(" { channel = 0;\n delay_ms = 20000.0; }"), GF_E_CONFIG, 5, "routes[0].delay_ms", "0..10000"},
+	{ROUTES(" { channel = 0;\n gain_db = 100.0; }"), GF_E_CONFIG, 5, "routes[0].gain_db", "-150..60"},
+	{FILTER("a", "\n   design = \"allpass\";"), GF_E_CONFIG, 3, "filters.a.design",
+	 "unknown design \"allpass\""},
+	{FILTER("a", "design = \"lowpass\"; taps = 101;"), GF_E_CONFIG, 2, "filters.a.cutoff_hz", "missing"},
+	{FILTER("a", "design = \"lowpass\"; cutoff_hz = 100.0;"), GF_E_CONFIG, 2, "filters.a.taps",
+	 "taps (odd) or transition_hz"},
+	{FILTER("a", "design = \"highpass\"; cutoff_hz = 100.0;\n taps = 256;"), GF_E_CONFIG, 3,
+	 "filters.a.taps", "must be odd"},
+	{FILTER("a", "design = \"highpass\"; cutoff_hz = 100.0;\n taps = 0;"), GF_E_CONFIG, 3,
+	 "filters.a.taps", "1..16777216"},
+	{FILTER("a", "design = \"lowpass\";\n cutoff_hz = -5.0; taps = 11;"), GF_E_CONFIG, 3,
+	 "filters.a.cutoff_hz", "above 0"},
+	{FILTER("a", "design = \"bandpass\"; low_hz = 500.0;\n high_hz = 400.0; taps = 11;"), GF_E_CONFIG, 3,
+	 "filters.a.high_hz", "above low_hz"},
+	{FILTER("a", "design = \"bandstop\"; high_hz = 400.0; taps = 11;"), GF_E_CONFIG, 2,
+	 "filters.a.low_hz", "missing"},
+	{FILTER("hum", "design = \"notch\"; freq_hz = 50.0;"), GF_E_CONFIG, 2, "filters.hum",
+	 "exactly one of taps, bandwidth_hz, q"},
+	{FILTER("hum", "design = \"notch\"; freq_hz = [50.0, 60.0];\n bandwidth_hz = 55.0;"), GF_E_CONFIG, 3,
+	 "filters.hum.bandwidth_hz", "below freq_hz (50 Hz)"},
+	{FILTER("hum", "design = \"notch\"; bandwidth_hz = 5.0;"), GF_E_CONFIG, 2, "filters.hum.freq_hz",
+	 "missing"},
+	{FILTER("hum", "design = \"notch\"; freq_hz = 50.0; q = 0.5;"), GF_E_CONFIG, 2, "filters.hum.q",
+	 "1..10000"},
+	{FILTER("a", "design = \"lowpass\"; cutoff_hz = 100.0; taps = 11;\n attenuation_db = 5.0;"),
 	 GF_E_CONFIG, 3, "filters.a.attenuation_db", "20..200"},
-	{"filters = (\n { name = \"d\"; design = \"delay\"; }\n);\nchain = [\"d\"];\n", GF_E_CONFIG, 2,
-	 "filters.d.delay_ms", "missing"},
-	{"filters = (\n { name = \"a\";\n   file = \"no-such-file.txt\"; }\n);\nchain = [\"a\"];\n",
-	 GF_E_CONFIG, 3, "filters.a.file", "No such file"},
-	{"filters = (\n { name = \"a\"; file = \"taps.txt\";\n format = \"mp3\"; }\n);\nchain = [\"a\"];\n",
-	 GF_E_CONFIG, 3, "filters.a.format", "\"text\" or \"wav\""},
-	{"filters = (\n { name = \"a\"; file = \"ir.wav\";\n channel = -1; }\n);\nchain = [\"a\"];\n",
-	 GF_E_CONFIG, 3, "filters.a.channel", "0..1023"},
-	{"filters = (\n { name = \"a\"; file = \"ir.wav\";\n length = 0; }\n);\nchain = [\"a\"];\n",
-	 GF_E_CONFIG, 3, "filters.a.length", "1..16777216"},
-	{"filters = (\n { name = \"a\"; coeffs = [1.0];\n gain_db = 100.0; }\n);\nchain = [\"a\"];\n",
-	 GF_E_CONFIG, 3, "filters.a.gain_db", "-150..60"},
+	{FILTER("d", "design = \"delay\";"), GF_E_CONFIG, 2, "filters.d.delay_ms", "missing"},
+	{FILTER("a", "\n   file = \"no-such-file.txt\";"), GF_E_CONFIG, 3, "filters.a.file", "No such file"},
+	{FILTER("a", "file = \"taps.txt\";\n format = \"mp3\";"), GF_E_CONFIG, 3, "filters.a.format",
+	 "\"text\" or \"wav\""},
+	{FILTER("a", "file = \"ir.wav\";\n channel = -1;"), GF_E_CONFIG, 3, "filters.a.channel", "0..1023"},
+	{FILTER("a", "file = \"ir.wav\";\n length = 0;"), GF_E_CONFIG, 3, "filters.a.length", "1..16777216"},
+	{FILTER("a", "coeffs = [1.0];\n gain_db = 100.0;"), GF_E_CONFIG, 3, "filters.a.gain_db", "-150..60"},
 };
 
 /* Build-time (rate- and file-dependent) errors: load succeeds, build fails. */
@@ -251,62 +225,55 @@ struct bad_build {
 };
 
 static const struct bad_build build_errors[] = {
-	{{"filters = (\n { name = \"a\"; design = \"lowpass\";\n cutoff_hz = 30000.0; taps = 11; }\n);\n"
-	  "chain = [\"a\"];\n",
-	  GF_E_CONFIG, 3, "filters.a.cutoff_hz", "not below half the sample rate (24000 Hz at 48000 Hz)"},
+	{{FILTER("a", "design = \"lowpass\";\n cutoff_hz = 30000.0; taps = 11;"), GF_E_CONFIG, 3,
+	  "filters.a.cutoff_hz", "not below half the sample rate (24000 Hz at 48000 Hz)"},
 	 48000,
 	 2},
-	{{"filters = (\n { name = \"a\"; design = \"bandpass\"; low_hz = 5000.0;\n high_hz = 9000.0; taps = "
-	  "11; }\n);\n"
-	  "chain = [\"a\"];\n",
-	  GF_E_CONFIG, 3, "filters.a.high_hz", "(8000 Hz at 16000 Hz)"},
+	{{FILTER("a", "design = \"bandpass\"; low_hz = 5000.0;\n high_hz = 9000.0; taps = 11;"), GF_E_CONFIG,
+	  3, "filters.a.high_hz", "(8000 Hz at 16000 Hz)"},
 	 16000,
 	 1},
-	{{"filters = (\n { name = \"a\"; design = \"notch\"; freq_hz = [50.0,\n 9000.0]; taps = 101; }\n);\n"
-	  "chain = [\"a\"];\n",
-	  GF_E_CONFIG, 2, "filters.a.freq_hz", "9000 Hz"},
+	{{FILTER("a", "design = \"notch\"; freq_hz = [50.0,\n 9000.0]; taps = 101;"), GF_E_CONFIG, 2,
+	  "filters.a.freq_hz", "9000 Hz"},
 	 16000,
 	 1},
-	{{"filters = (\n { name = \"a\";\n file = \"garbage.txt\"; }\n);\nchain = [\"a\"];\n", GF_E_CONFIG, 3,
-	  "filters.a.file", "garbage.txt:3: 'zap' is not a number"},
+	{{FILTER("a", "\n file = \"garbage.txt\";"), GF_E_CONFIG, 3, "filters.a.file",
+	  "garbage.txt:3: 'zap' is not a number"},
 	 48000,
 	 2},
-	{{"filters = (\n { name = \"a\";\n file = \"nan.txt\"; }\n);\nchain = [\"a\"];\n", GF_E_NONFINITE, 3,
-	  "filters.a.file", "nan.txt:2: 'nan'"},
+	{{FILTER("a", "\n file = \"nan.txt\";"), GF_E_NONFINITE, 3, "filters.a.file", "nan.txt:2: 'nan'"},
 	 48000,
 	 2},
-	{{"filters = (\n { name = \"room\";\n file = \"ir44.wav\"; }\n);\nchain = [\"room\"];\n", GF_E_RATE,
-	  3, "filters.room.file", "at 44100 Hz but the filter runs at 48000 Hz"},
+	{{FILTER("room", "\n file = \"ir44.wav\";"), GF_E_RATE, 3, "filters.room.file",
+	  "at 44100 Hz but the filter runs at 48000 Hz"},
 	 48000,
 	 2},
-	{{"filters = (\n { name = \"room\"; file = \"ir44.wav\";\n channel = 1; }\n);\nchain = [\"room\"];\n",
-	  GF_E_CONFIG, 2, "filters.room.file", "channel 1, but the file has 1 channel"},
+	{{FILTER("room", "file = \"ir44.wav\";\n channel = 1;"), GF_E_CONFIG, 2, "filters.room.file",
+	  "channel 1, but the file has 1 channel"},
 	 44100,
 	 2},
-	{{"filters = (\n { name = \"room\"; file = \"ir44.wav\";\n offset = 10; length = 100; }\n);\n"
-	  "chain = [\"room\"];\n",
-	  GF_E_CONFIG, 2, "filters.room.file", "offset 10 + length 100 exceed the file's 64 frames"},
+	{{FILTER("room", "file = \"ir44.wav\";\n offset = 10; length = 100;"), GF_E_CONFIG, 2,
+	  "filters.room.file", "offset 10 + length 100 exceed the file's 64 frames"},
 	 44100,
 	 2},
-	{{"filters = ( { name = \"a\"; coeffs = [1.0]; } );\nchain = [\"a\"];\nroutes = (\n"
-	  " { channel = 0; },\n { channel = 3; }\n);\n",
-	  GF_E_CONFIG, 5, "routes[1].channel", "channel 3, but the audio has 2 channels (0..1)"},
+	{{ROUTES(" { channel = 0; },\n { channel = 3; }"), GF_E_CONFIG, 5, "routes[1].channel",
+	  "channel 3, but the audio has 2 channels (0..1)"},
 	 48000,
 	 2},
-	{{"max_taps = 100;\nfilters = ( { name = \"a\"; design = \"lowpass\"; cutoff_hz = 1000.0; taps = "
-	  "255; } );\n"
+	{{"max_taps = 100;\n"
+	  "filters = ( { name = \"a\"; design = \"lowpass\"; cutoff_hz = 1000.0; taps = 255; } );\n"
 	  "chain = [\"a\"];\n",
 	  GF_E_TOOLONG, 2, "filters.a", "255 taps, more than max_taps = 100 (line 1)"},
 	 48000,
 	 2},
-	{{"max_taps = 300;\nfilters = (\n { name = \"a\"; design = \"lowpass\"; cutoff_hz = 1000.0; taps = "
-	  "255; },\n"
+	{{"max_taps = 300;\n"
+	  "filters = (\n { name = \"a\"; design = \"lowpass\"; cutoff_hz = 1000.0; taps = 255; },\n"
 	  " { name = \"b\"; coeffs = [1.0, 2.0]; }\n);\nchain = [\"a\", \"a\", \"b\"];\n",
 	  GF_E_TOOLONG, 1, "max_taps", "the chain reaches 509 taps, more than max_taps = 300"},
 	 48000,
 	 2},
-	{{"max_taps = 300;\nfilters = ( { name = \"a\"; design = \"lowpass\"; cutoff_hz = 1000.0; taps = "
-	  "255; } );\n"
+	{{"max_taps = 300;\n"
+	  "filters = ( { name = \"a\"; design = \"lowpass\"; cutoff_hz = 1000.0; taps = 255; } );\n"
 	  "chain = [\"a\"];\nroutes = ( { channel = 1; delay_ms = 1.0; } );\n",
 	  GF_E_TOOLONG, 1, "max_taps", "the filter has 303 taps, more than max_taps = 300"},
 	 48000,
@@ -334,28 +301,25 @@ static void check_message(const struct bad *b, const char *path, int r, const ch
 	CHECK(strstr(msg, b->why) != NULL);
 }
 
-static void write_wav(const char *name, int rate, int frames)
+static void write_wav(const char *name, int rate, uint32_t frames)
 {
-	char *p = path_in(name);
-	SF_INFO info = {.samplerate = rate, .channels = 1, .format = SF_FORMAT_WAV | SF_FORMAT_FLOAT};
-	SNDFILE *sf = sf_open(p, SFM_WRITE, &info);
-	CHECK(sf);
+	char *p = gf_test_path(dir, name);
 	float x[1024] = {1.0f, 0.5f};
-	CHECK(frames <= 1024 && sf_writef_float(sf, x, frames) == frames);
-	sf_close(sf);
+	CHECK(frames <= 1024);
+	gf_test_write_sound(p, SF_FORMAT_WAV | SF_FORMAT_FLOAT, rate, 1, frames, x);
 	free(p);
 }
 
 static void test_errors(void)
 {
-	free(write_file("taps.txt", "1.0\n"));
-	free(write_file("garbage.txt", "1.0\n2.0\nzap\n"));
-	free(write_file("nan.txt", "1.0\nnan\n"));
+	free(gf_test_write_text_in(dir, "taps.txt", "1.0\n"));
+	free(gf_test_write_text_in(dir, "garbage.txt", "1.0\n2.0\nzap\n"));
+	free(gf_test_write_text_in(dir, "nan.txt", "1.0\nnan\n"));
 	write_wav("ir.wav", 48000, 16);
 	write_wav("ir44.wav", 44100, 64);
 	for (size_t i = 0; i < sizeof(load_errors) / sizeof(load_errors[0]); i++) {
 		const struct bad *b = &load_errors[i];
-		char *p = write_file("bad.conf", b->text);
+		char *p = gf_test_write_text_in(dir, "bad.conf", b->text);
 		struct gf_config *c = (struct gf_config *)1;
 		struct gf_errbuf eb = {{0}};
 		int r = gf_config_load(p, &c, &eb);
@@ -369,7 +333,7 @@ static void test_errors(void)
 	}
 	for (size_t i = 0; i < sizeof(build_errors) / sizeof(build_errors[0]); i++) {
 		const struct bad_build *b = &build_errors[i];
-		char *p = write_file("bad.conf", b->b.text);
+		char *p = gf_test_write_text_in(dir, "bad.conf", b->b.text);
 		struct gf_config *c;
 		struct gf_errbuf eb = {{0}};
 		CHECK_OK_EB(gf_config_load(p, &c, &eb), &eb);
@@ -383,7 +347,7 @@ static void test_errors(void)
 	/* a missing config file is an I/O error naming the path */
 	struct gf_config *c;
 	struct gf_errbuf eb;
-	char *p = path_in("nope.conf");
+	char *p = gf_test_path(dir, "nope.conf");
 	CHECK(gf_config_load(p, &c, &eb) == GF_E_IO && c == NULL);
 	CHECK(strstr(eb.msg, p) && strstr(eb.msg, "No such file"));
 	free(p);
@@ -392,18 +356,19 @@ static void test_errors(void)
 /* Unknown settings warn (with file:line) but load. */
 static void test_unknown_keys_warn(void)
 {
-	char *p = write_file("warn.conf", "sample_rate = 48000;\n"
-					  "colour = \"blue\";\n"
-					  "filters = (\n"
-					  " { name = \"a\"; coeffs = [1.0];\n"
-					  "   cutoff_hz = 100.0;\n"
-					  "   flavour = 1; },\n"
-					  " { name = \"unused\"; coeffs = [1.0]; }\n"
-					  ");\n"
-					  "input = { device = \"x\"; volume = 11; };\n"
-					  "routes = ( { channel = 0; pan = 0.5; } );\n"
-					  "chain = [\"a\"];\n");
-	char *log = path_in("warn.log");
+	char *p = gf_test_write_text_in(dir, "warn.conf",
+					"sample_rate = 48000;\n"
+					"colour = \"blue\";\n"
+					"filters = (\n"
+					" { name = \"a\"; coeffs = [1.0];\n"
+					"   cutoff_hz = 100.0;\n"
+					"   flavour = 1; },\n"
+					" { name = \"unused\"; coeffs = [1.0]; }\n"
+					");\n"
+					"input = { device = \"x\"; volume = 11; };\n"
+					"routes = ( { channel = 0; pan = 0.5; } );\n"
+					"chain = [\"a\"];\n");
+	char *log = gf_test_path(dir, "warn.log");
 	fflush(stderr);
 	int saved = dup(2);
 	int fd = open(log, O_CREAT | O_TRUNC | O_WRONLY, 0600);
@@ -416,11 +381,8 @@ static void test_unknown_keys_warn(void)
 	close(fd);
 	close(saved);
 	CHECK_OK_EB(r, &eb);
-	FILE *f = fopen(log, "r");
-	CHECK(f);
 	static char text[8192];
-	text[fread(text, 1, sizeof(text) - 1, f)] = '\0';
-	fclose(f);
+	CHECK(gf_test_read_file(log, text, sizeof(text)) >= 0);
 	printf("%s", text);
 	char want[4400];
 	const char *lines[] = {":2: colour: unknown setting",
@@ -456,9 +418,7 @@ static void test_chain_equals_sequential(uint64_t *seed)
 		t += sprintf(t, "]; }%s\n", k < 2 ? "," : "");
 	}
 	sprintf(t, ");\nchain = [\"f0\", \"f1\", \"f2\"];\n");
-	struct gf_config *c;
-	struct gf_errbuf eb = {{0}};
-	CHECK_OK_EB(gf_config_load_string(text, NULL, &c, &eb), &eb);
+	struct gf_config *c = load_string_or_die(text);
 	struct gf_filter_set *fs = build_or_die(c, 48000, 1);
 	CHECK(fs->taps == NA + NB + NC - 2);
 
@@ -504,9 +464,7 @@ static void test_routes_exact(void)
 		" { channel = 4; chain = [\"loud\"]; },\n"
 		" { channel = 5; chain = []; invert = true; }\n"
 		");\n";
-	struct gf_config *c;
-	struct gf_errbuf eb = {{0}};
-	CHECK_OK_EB(gf_config_load_string(text, NULL, &c, &eb), &eb);
+	struct gf_config *c = load_string_or_die(text);
 	const uint32_t rates[] = {48000, 44100};
 	for (int ri = 0; ri < 2; ri++) {
 		uint32_t rate = rates[ri];
@@ -547,9 +505,7 @@ static void test_routes_without_chain(void)
 {
 	const char *text = "filters = ( { name = \"a\"; coeffs = [0.5, 0.25]; } );\n"
 			   "routes = ( { channel = 0; chain = [\"a\"]; } );\n";
-	struct gf_config *c;
-	struct gf_errbuf eb = {{0}};
-	CHECK_OK_EB(gf_config_load_string(text, NULL, &c, &eb), &eb);
+	struct gf_config *c = load_string_or_die(text);
 	struct gf_filter_set *fs = build_or_die(c, 48000, 2);
 	const float want[2][2] = {{0.5f, 0.25f}, {1.0f, 0.0f}};
 	CHECK(fs->taps == 2 && memcmp(fs->coeffs, want, sizeof(want)) == 0);
@@ -562,20 +518,21 @@ static void test_routes_without_chain(void)
 static void test_files_and_paths(void)
 {
 	/* relative paths resolve against the config's folder, not the working directory */
-	char *sub = path_in("sub");
+	char *sub = gf_test_path(dir, "sub");
 	CHECK(mkdir(sub, 0700) == 0 || access(sub, F_OK) == 0);
-	char *conf = path_in("sub/main.conf");
-	char *more = path_in("sub/more.conf");
-	char *taps = path_in("sub/t.txt");
-	free(write_file("sub/t.txt", "0.5\n0.25\n"));
-	free(write_file("sub/more.conf", "chain = [\"t\", \"lp\"];\n"));
-	free(write_file("sub/main.conf",
-			"filters = (\n"
-			" { name = \"t\"; file = \"t.txt\"; },\n"
-			" { name = \"lp\"; design = \"lowpass\"; cutoff_hz = 4000.0; taps = 31; }\n"
-			");\n"
-			"@include \"more.conf\"\n"
-			"output = { file = \"rec.wav\"; };\n"));
+	char *conf = gf_test_path(dir, "sub/main.conf");
+	char *more = gf_test_path(dir, "sub/more.conf");
+	char *taps = gf_test_path(dir, "sub/t.txt");
+	free(gf_test_write_text_in(dir, "sub/t.txt", "0.5\n0.25\n"));
+	free(gf_test_write_text_in(dir, "sub/more.conf", "chain = [\"t\", \"lp\"];\n"));
+	free(gf_test_write_text_in(
+		dir, "sub/main.conf",
+		"filters = (\n"
+		" { name = \"t\"; file = \"t.txt\"; },\n"
+		" { name = \"lp\"; design = \"lowpass\"; cutoff_hz = 4000.0; taps = 31; }\n"
+		");\n"
+		"@include \"more.conf\"\n"
+		"output = { file = \"rec.wav\"; };\n"));
 	char cwd[4096];
 	CHECK(getcwd(cwd, sizeof(cwd)));
 	CHECK(chdir("/") == 0);
@@ -613,9 +570,8 @@ static void test_settings_parsed(void)
 			   "input = { device = \"USB\"; host_api = \"ALSA\"; channels = 2; };\n"
 			   "output = { device = 3; channels = 4; };\n"
 			   "filters = ( { name = \"id\"; design = \"identity\"; } );\nchain = [\"id\"];\n";
-	struct gf_config *c;
+	struct gf_config *c = load_string_or_die(text);
 	struct gf_errbuf eb = {{0}};
-	CHECK_OK_EB(gf_config_load_string(text, NULL, &c, &eb), &eb);
 	CHECK(c->sample_rate == 96000 && c->block_frames == 64 && c->backend == GF_BACKEND_CPU &&
 	      c->algo == GF_ALGO_FFT && c->gpu_index == 1 && c->crossfade_ms == 5.0 && c->max_taps == 65536 &&
 	      c->log_level == GF_LOG_DEBUG && strcmp(c->status_socket, "/run/x.sock") == 0);
@@ -650,9 +606,7 @@ int main(void)
 	test_routes_without_chain();
 	test_files_and_paths();
 	test_settings_parsed();
-	char cmd[4200];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	CHECK(system(cmd) == 0);
+	gf_test_rmtree(dir);
 	free(dir);
 	printf("test_config: ok\n");
 	return 0;

@@ -23,20 +23,6 @@ static double seconds(void)
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static uint32_t rand_below(uint32_t n)
-{
-	return (uint32_t)(((double)gf_test_randf(&rng) + 1.0) * 0.5 * n) % n;
-}
-
-static struct gf_filter_set *random_filter(uint32_t ch, uint32_t taps)
-{
-	struct gf_filter_set *fs;
-	CHECK_OK(gf_filter_set_new(&fs, ch, taps));
-	for (uint32_t c = 0; c < ch; c++)
-		gf_test_fill_decaying_taps(gf_filter_set_channel(fs, c), taps, &rng);
-	return fs;
-}
-
 static void *make(enum gf_algo algo, uint32_t ch, uint32_t max_block, const struct gf_filter_set *fs)
 {
 	struct gf_engine_params p = {
@@ -57,9 +43,10 @@ static void run_calls(void *inst, const float *x, float *y, uint32_t frames, uin
 	while (pos < frames) {
 		uint32_t n;
 		if (pos < small_until)
-			n = 1 + rand_below(small_max);
+			n = 1 + gf_test_rand_below(&rng, small_max);
 		else
-			n = rand_below(4) == 0 ? max_block : 1 + rand_below(max_block);
+			n = gf_test_rand_below(&rng, 4) == 0 ? max_block
+							     : 1 + gf_test_rand_below(&rng, max_block);
 		if (n > frames - pos)
 			n = frames - pos;
 		size_t off = (size_t)pos * ch;
@@ -92,7 +79,7 @@ static double check_output(const float *x, const float *y, uint32_t frames, uint
 	uint32_t stride = (frames - from) / want > 1 ? (frames - from) / want : 1;
 	double num = 0.0, den = 0.0;
 	for (uint32_t n = from; n < frames;
-	     n += (n < from + 64 || stride < 2 ? 1 : stride - 1 + rand_below(3))) {
+	     n += (n < from + 64 || stride < 2 ? 1 : stride - 1 + gf_test_rand_below(&rng, 3))) {
 		for (uint32_t c = 0; c < ch; c++) {
 			double r = ref_at(x, ch, fs, n, c), d = (double)y[(size_t)n * ch + c] - r;
 			num += d * d;
@@ -115,7 +102,7 @@ static void accuracy_case(const struct acc_case *k, int inplace)
 	struct gf_cpu_tuning t = {
 		.fft_partition = k->partition, .fft_head = k->head, .baseline_kernels = k->baseline};
 	gf_cpu_set_tuning(&t);
-	struct gf_filter_set *fs = random_filter(k->ch, k->taps);
+	struct gf_filter_set *fs = gf_test_random_filter(k->ch, k->taps, &rng);
 	size_t n = (size_t)k->frames * k->ch;
 	float *x = malloc(n * sizeof(float)), *y = malloc(n * sizeof(float));
 	CHECK(x && y);
@@ -189,7 +176,7 @@ static void test_accuracy(void)
 /* An impulse per channel (different taps, different positions) returns the taps in order. */
 static void impulse_case(enum gf_algo algo, uint32_t ch, uint32_t taps, uint32_t max_block)
 {
-	struct gf_filter_set *fs = random_filter(ch, taps);
+	struct gf_filter_set *fs = gf_test_random_filter(ch, taps, &rng);
 	uint32_t frames = taps + 3 * max_block + 50;
 	size_t n = (size_t)frames * ch;
 	float *x = calloc(n, sizeof(float)), *y = malloc(n * sizeof(float));
@@ -219,7 +206,7 @@ static void impulse_case(enum gf_algo algo, uint32_t ch, uint32_t taps, uint32_t
 /* prime(history) then process(input) == convolution of [history | input], for any history length. */
 static void prime_case(enum gf_algo algo, uint32_t ch, uint32_t taps, uint32_t max_block, uint32_t hist)
 {
-	struct gf_filter_set *fs = random_filter(ch, taps);
+	struct gf_filter_set *fs = gf_test_random_filter(ch, taps, &rng);
 	uint32_t frames = hist + 2 * taps + 2 * max_block;
 	size_t n = (size_t)frames * ch;
 	float *x = malloc(n * sizeof(float)), *y = malloc(n * sizeof(float));
@@ -242,7 +229,7 @@ static void prime_case(enum gf_algo algo, uint32_t ch, uint32_t taps, uint32_t m
 
 static void test_misc(void)
 {
-	struct gf_filter_set *fs = random_filter(2, 100);
+	struct gf_filter_set *fs = gf_test_random_filter(2, 100, &rng);
 	void *inst = make(GF_ALGO_AUTO, 2, 64, fs);
 	float buf[2 * 65] = {0};
 	CHECK(gf_cpu_backend.process(inst, buf, buf, 65) == GF_E_INVAL);
@@ -253,8 +240,8 @@ static void test_misc(void)
 	gf_cpu_backend.destroy(inst);
 	gf_cpu_backend.destroy(NULL);
 	/* AUTO: short filters direct, long ones FFT. */
-	struct gf_filter_set *lg = random_filter(1, 8192);
-	struct gf_filter_set *sh = random_filter(1, 16);
+	struct gf_filter_set *lg = gf_test_random_filter(1, 8192, &rng);
+	struct gf_filter_set *sh = gf_test_random_filter(1, 16, &rng);
 	inst = make(GF_ALGO_AUTO, 1, 1024, lg);
 	CHECK(strcmp(gf_cpu_backend.algo_name(inst), "fft") == 0);
 	gf_cpu_backend.destroy(inst);

@@ -410,8 +410,10 @@ static int reload_once(const char *taps_file, int hup, int ready_so_far)
 }
 
 /* The JACK server goes away under a running daemon: PortAudio cannot
- * reconnect inside the process, so it must exit 5 for systemd to restart it
- * (and not hang in PortAudio or keep running without audio). */
+ * reconnect inside the process, so gpufir restarts itself in place (same PID)
+ * and retries; it must neither exit nor hang in PortAudio, must say so in
+ * STATUS=, and must still stop cleanly on SIGTERM while it waits for the
+ * server (test_daemon_jack_restart covers the server coming back). */
 static void device_loss(char *const gargv[])
 {
 	int ready = nl.ready;
@@ -420,17 +422,23 @@ static void device_loss(char *const gargv[])
 	unsetenv("NOTIFY_SOCKET");
 	wait_ready(ready + 1, 30.0, "second start-up");
 	stop_jackd();
+	idle_ms(3000);
+	if (waitpid(gpufir_pid, NULL, WNOHANG) != 0)
+		die_with_log("gpufir exited after losing the JACK server");
+	if (!strstr(nl.last_status, "audio server lost: retrying"))
+		die_with_log("STATUS= does not say that the audio server was lost");
+	kill(gpufir_pid, SIGTERM);
 	int wst = 0;
 	double end = now_s() + 10.0;
 	while (waitpid(gpufir_pid, &wst, WNOHANG) == 0) {
 		if (now_s() > end)
-			die_with_log("gpufir did not exit within 10 s of losing the JACK server");
+			die_with_log("gpufir did not stop within 10 s of SIGTERM while retrying");
 		idle_ms(20);
 	}
 	gpufir_pid = -1;
-	if (!WIFEXITED(wst) || WEXITSTATUS(wst) != 5)
-		die_with_log("gpufir did not exit with status 5 after losing the JACK server");
-	printf("JACK server lost: gpufir exited 5 for a restart\n");
+	if (!WIFEXITED(wst) || WEXITSTATUS(wst) != 0)
+		die_with_log("gpufir did not exit 0 on SIGTERM while retrying");
+	printf("JACK server lost: gpufir kept its PID, retried, and stopped on SIGTERM\n");
 }
 
 int main(void)

@@ -40,6 +40,16 @@ static void check_linear_phase(const double *h, uint32_t n)
 		CHECK(fabs(h[i] - h[n - 1 - i]) <= 1e-12 * (fabs(h[i]) + 1e-3));
 }
 
+/* Run @p d at @p rate, or fail the test at the caller's line. @return the *n taps, malloc'ed */
+#define DESIGN(d, rate, n) design_or_die((d), (rate), (n), __LINE__)
+static double *design_or_die(const struct gf_design *d, double rate, uint32_t *n, int line)
+{
+	double *h;
+	struct gf_errbuf eb = {{0}};
+	gf_check_ok_or_die(gf_design_run(d, rate, &h, n, &eb), &eb, __FILE__, line, "gf_design_run");
+	return h;
+}
+
 struct band {
 	double f0, f1;
 	int pass; /* 1 passband, 0 stopband */
@@ -48,10 +58,8 @@ struct band {
 /* Design, then check every band: ripple < 0.01 dB in passbands, <= -75 dB in stopbands. */
 static void check_sinc(const struct gf_design *d, const struct band *bands, int nb)
 {
-	double *h;
 	uint32_t n;
-	struct gf_errbuf eb = {{0}};
-	CHECK_OK_EB(gf_design_run(d, RATE, &h, &n, &eb), &eb);
+	double *h = DESIGN(d, RATE, &n);
 	CHECK(gf_design_taps(d, RATE) == n);
 	check_linear_phase(h, n);
 	for (int b = 0; b < nb; b++) {
@@ -70,34 +78,27 @@ static void check_sinc(const struct gf_design *d, const struct band *bands, int 
 
 static void test_sinc_designs(void)
 {
-	struct gf_design d;
 	const double tw = 1000.0; /* full transition width */
-
-	gf_design_init(&d, GF_DESIGN_LOWPASS);
-	d.cutoff_hz = 8000.0;
-	d.transition_hz = tw;
-	struct band lp[] = {{0, 7500, 1}, {8500, 24000, 0}};
-	check_sinc(&d, lp, 2);
-
-	gf_design_init(&d, GF_DESIGN_HIGHPASS);
-	d.cutoff_hz = 1000.0;
-	d.transition_hz = tw;
-	struct band hp[] = {{0, 500, 0}, {1500, 24000, 1}};
-	check_sinc(&d, hp, 2);
-
-	gf_design_init(&d, GF_DESIGN_BANDPASS);
-	d.low_hz = 2000.0;
-	d.high_hz = 6000.0;
-	d.transition_hz = tw;
-	struct band bp[] = {{0, 1500, 0}, {2500, 5500, 1}, {6500, 24000, 0}};
-	check_sinc(&d, bp, 3);
-
-	gf_design_init(&d, GF_DESIGN_BANDSTOP);
-	d.low_hz = 2000.0;
-	d.high_hz = 6000.0;
-	d.transition_hz = tw;
-	struct band bs[] = {{0, 1500, 1}, {2500, 5500, 0}, {6500, 24000, 1}};
-	check_sinc(&d, bs, 3);
+	static const struct {
+		enum gf_design_type type;
+		double cutoff_hz, low_hz, high_hz;
+		struct band bands[3];
+		int nb;
+	} cases[] = {
+		{GF_DESIGN_LOWPASS, 8000, 0, 0, {{0, 7500, 1}, {8500, 24000, 0}}, 2},
+		{GF_DESIGN_HIGHPASS, 1000, 0, 0, {{0, 500, 0}, {1500, 24000, 1}}, 2},
+		{GF_DESIGN_BANDPASS, 0, 2000, 6000, {{0, 1500, 0}, {2500, 5500, 1}, {6500, 24000, 0}}, 3},
+		{GF_DESIGN_BANDSTOP, 0, 2000, 6000, {{0, 1500, 1}, {2500, 5500, 0}, {6500, 24000, 1}}, 3},
+	};
+	struct gf_design d;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		gf_design_init(&d, cases[i].type);
+		d.cutoff_hz = cases[i].cutoff_hz;
+		d.low_hz = cases[i].low_hz;
+		d.high_hz = cases[i].high_hz;
+		d.transition_hz = tw;
+		check_sinc(&d, cases[i].bands, cases[i].nb);
+	}
 
 	/* taps given: the transition it reaches follows from Kaiser's formula */
 	gf_design_init(&d, GF_DESIGN_LOWPASS);
@@ -120,6 +121,15 @@ static void test_kaiser_formula(void)
 	CHECK(gf_design_kaiser_taps(80.0, 0.001, 48000.0) == 0); /* over the 16 Mi limit */
 }
 
+/* A notch at @p f0 and its multiples up to @p harmonics; the width is the caller's. */
+static void init_notch(struct gf_design *d, double f0, uint32_t harmonics)
+{
+	gf_design_init(d, GF_DESIGN_NOTCH);
+	d->freq_hz[0] = f0;
+	d->n_freq = 1;
+	d->harmonics = harmonics;
+}
+
 /* -3 dB width of the notch around f0: walk out until the gain is back above -3 dB. */
 static double notch_width(const double *h, uint32_t n, double f0)
 {
@@ -134,15 +144,10 @@ static double notch_width(const double *h, uint32_t n, double f0)
 static void test_notch(void)
 {
 	struct gf_design d;
-	struct gf_errbuf eb = {{0}};
-	double *h;
 	uint32_t n;
-	gf_design_init(&d, GF_DESIGN_NOTCH);
-	d.freq_hz[0] = 50.0;
-	d.n_freq = 1;
-	d.harmonics = 3;
+	init_notch(&d, 50.0, 3);
 	d.bandwidth_hz = 10.0;
-	CHECK_OK_EB(gf_design_run(&d, RATE, &h, &n, &eb), &eb);
+	double *h = DESIGN(&d, RATE, &n);
 	CHECK(gf_design_taps(&d, RATE) == n);
 	check_linear_phase(h, n);
 	printf("  notch 50 Hz x3, 10 Hz wide, 80 dB: %u taps\n", n);
@@ -170,8 +175,6 @@ static void test_notch(void)
 static void test_notch_two_mains_and_q(void)
 {
 	struct gf_design d;
-	struct gf_errbuf eb = {{0}};
-	double *h;
 	uint32_t n;
 	/* 50 and 60 Hz families share 300 Hz: it must be placed once, not make the system singular */
 	gf_design_init(&d, GF_DESIGN_NOTCH);
@@ -181,19 +184,16 @@ static void test_notch_two_mains_and_q(void)
 	d.harmonics = 6;
 	d.bandwidth_hz = 8.0;
 	d.attenuation_db = 60.0;
-	CHECK_OK_EB(gf_design_run(&d, RATE, &h, &n, &eb), &eb);
+	double *h = DESIGN(&d, RATE, &n);
 	const double f[] = {50, 60, 100, 120, 150, 180, 200, 240, 250, 300, 360};
 	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
 		CHECK(db(gf_design_response(h, n, f[i], RATE)) < -100.0);
 	free(h);
 
 	/* constant Q: width grows with frequency */
-	gf_design_init(&d, GF_DESIGN_NOTCH);
-	d.freq_hz[0] = 60.0;
-	d.n_freq = 1;
-	d.harmonics = 4;
+	init_notch(&d, 60.0, 4);
 	d.q = 6.0;
-	CHECK_OK_EB(gf_design_run(&d, RATE, &h, &n, &eb), &eb);
+	h = DESIGN(&d, RATE, &n);
 	for (int k = 1; k <= 4; k++) {
 		double w = notch_width(h, n, 60.0 * k);
 		printf("  constant-Q notch %d Hz: width %.2f Hz (want %.1f)\n", 60 * k, w, 60.0 * k / 6.0);
@@ -203,12 +203,9 @@ static void test_notch_two_mains_and_q(void)
 	free(h);
 
 	/* harmonics above Nyquist are dropped, not an error */
-	gf_design_init(&d, GF_DESIGN_NOTCH);
-	d.freq_hz[0] = 1000.0;
-	d.n_freq = 1;
-	d.harmonics = 100;
+	init_notch(&d, 1000.0, 100);
 	d.taps = 1001;
-	CHECK_OK_EB(gf_design_run(&d, 8000.0, &h, &n, &eb), &eb);
+	h = DESIGN(&d, 8000.0, &n);
 	CHECK(n == 1001);
 	free(h);
 }
@@ -216,16 +213,14 @@ static void test_notch_two_mains_and_q(void)
 static void test_identity_delay(void)
 {
 	struct gf_design d;
-	struct gf_errbuf eb = {{0}};
-	double *h;
 	uint32_t n;
 	gf_design_init(&d, GF_DESIGN_IDENTITY);
-	CHECK_OK(gf_design_run(&d, RATE, &h, &n, &eb));
+	double *h = DESIGN(&d, RATE, &n);
 	CHECK(n == 1 && h[0] == 1.0);
 	free(h);
 	gf_design_init(&d, GF_DESIGN_DELAY);
 	d.delay_ms = 1.5;
-	CHECK_OK(gf_design_run(&d, RATE, &h, &n, &eb));
+	h = DESIGN(&d, RATE, &n);
 	CHECK(n == 73 && h[72] == 1.0 && h[0] == 0.0 && h[71] == 0.0);
 	free(h);
 }
@@ -264,9 +259,7 @@ static void test_errors(void)
 	expect_error(&d, RATE, "high_hz", NULL);
 	d.high_hz = 30000.0;
 	expect_error(&d, RATE, "high_hz", "half the sample rate");
-	gf_design_init(&d, GF_DESIGN_NOTCH);
-	d.freq_hz[0] = 50.0;
-	d.n_freq = 1;
+	init_notch(&d, 50.0, 1);
 	expect_error(&d, RATE, "freq_hz", "exactly one of");
 	d.bandwidth_hz = 60.0;
 	expect_error(&d, RATE, "bandwidth_hz", NULL);
@@ -279,10 +272,7 @@ static void test_errors(void)
 	d.attenuation_db = 10.0;
 	expect_error(&d, RATE, "attenuation_db", NULL);
 	/* bounded work: 100 notches over a million taps is refused, not ground through */
-	gf_design_init(&d, GF_DESIGN_NOTCH);
-	d.freq_hz[0] = 50.0;
-	d.n_freq = 1;
-	d.harmonics = 100;
+	init_notch(&d, 50.0, 100);
 	d.taps = 1000001;
 	expect_error(&d, RATE, "harmonics", "too much work");
 }

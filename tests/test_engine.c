@@ -18,33 +18,10 @@
 
 static uint64_t rng;
 
-static uint32_t rand_below(uint32_t n)
-{
-	return (uint32_t)(((double)gf_test_randf(&rng) + 1.0) * 0.5 * n) % n;
-}
-
-static struct gf_filter_set *random_filter(uint32_t ch, uint32_t taps)
-{
-	struct gf_filter_set *fs;
-	CHECK_OK(gf_filter_set_new(&fs, ch, taps));
-	for (uint32_t c = 0; c < ch; c++)
-		gf_test_fill_decaying_taps(gf_filter_set_channel(fs, c), taps, &rng);
-	return fs;
-}
-
 static struct gf_engine *make(uint32_t ch, uint32_t max_block, uint32_t max_taps, uint32_t xfade,
 			      enum gf_algo algo, const struct gf_filter_set *fs)
 {
-	struct gf_engine_params p = {.backend = GF_BACKEND_CPU,
-				     .algo = algo,
-				     .channels = ch,
-				     .max_block = max_block,
-				     .max_taps = max_taps,
-				     .crossfade_frames = xfade};
-	struct gf_engine *e = NULL;
-	struct gf_errbuf eb = {{0}};
-	CHECK_OK_EB(gf_engine_new(&e, &p, fs, &eb), &eb);
-	return e;
+	return gf_test_cpu_engine(ch, max_block, max_taps, xfade, algo, 0, fs);
 }
 
 /* Process frames [from, to) of x in random call sizes (1..max_block), in place half of the time. */
@@ -53,11 +30,11 @@ static void feed(struct gf_engine *e, const float *x, float *y, uint32_t from, u
 {
 	uint32_t pos = from;
 	while (pos < to) {
-		uint32_t n = 1 + rand_below(max_block);
+		uint32_t n = 1 + gf_test_rand_below(&rng, max_block);
 		if (n > to - pos)
 			n = to - pos;
 		size_t off = (size_t)pos * ch;
-		if (rand_below(2)) {
+		if (gf_test_rand_below(&rng, 2)) {
 			memcpy(y + off, x + off, (size_t)n * ch * sizeof(float));
 			CHECK_OK(gf_engine_process(e, y + off, y + off, n));
 		} else {
@@ -67,32 +44,11 @@ static void feed(struct gf_engine *e, const float *x, float *y, uint32_t from, u
 	}
 }
 
-static double *reference(const float *x, uint32_t frames, uint32_t ch, const struct gf_filter_set *fs)
-{
-	double *r = malloc((size_t)frames * ch * sizeof(double));
-	CHECK(r);
-	gf_test_reference(x, frames, ch, fs->coeffs, fs->taps, r);
-	return r;
-}
-
-static double rel_l2_range(const float *y, const double *r, uint32_t from, uint32_t to, uint32_t ch)
-{
-	return gf_test_rel_l2(y + (size_t)from * ch, r + (size_t)from * ch, (size_t)(to - from) * ch);
-}
-
-static float *noise(uint32_t frames, uint32_t ch)
-{
-	float *x = malloc((size_t)frames * ch * sizeof(float));
-	CHECK(x);
-	gf_test_fill_noise(x, (size_t)frames * ch, &rng);
-	return x;
-}
-
 /* ---- accuracy and flush ----------------------------------------------------- */
 
 static void test_accuracy_and_flush(enum gf_algo algo, uint32_t ch, uint32_t taps, uint32_t max_block)
 {
-	struct gf_filter_set *fs = random_filter(ch, taps);
+	struct gf_filter_set *fs = gf_test_random_filter(ch, taps, &rng);
 	uint32_t frames = 3000, total = frames + taps - 1 + 37;
 	float *x = calloc((size_t)total * ch, sizeof(float)), *y = malloc((size_t)total * ch * sizeof(float));
 	CHECK(x && y);
@@ -103,8 +59,9 @@ static void test_accuracy_and_flush(enum gf_algo algo, uint32_t ch, uint32_t tap
 	uint32_t first = (taps - 1 + 37) / 2;
 	CHECK_OK(gf_engine_flush(e, y + (size_t)frames * ch, first));
 	CHECK_OK(gf_engine_flush(e, y + (size_t)(frames + first) * ch, total - frames - first));
-	double *r = reference(x, total, ch, fs);
-	double err = rel_l2_range(y, r, 0, frames, ch), tail = rel_l2_range(y, r, frames, total, ch);
+	double *r = gf_test_reference_fs(x, total, ch, fs);
+	double err = gf_test_rel_l2_frames(y, r, 0, frames, ch),
+	       tail = gf_test_rel_l2_frames(y, r, frames, total, ch);
 	printf("engine %-6s taps %5u ch %u block %4u: rel L2 %.3g, flushed tail %.3g\n",
 	       gf_engine_algo_name(e), taps, ch, max_block, err, tail);
 	CHECK(err < 1e-6 && tail < 1e-6);
@@ -147,11 +104,12 @@ static void test_swaps(uint32_t xfade, uint32_t max_block)
 	const uint32_t nf = sizeof(taps) / sizeof(taps[0]), frames = nf * seg;
 	struct gf_filter_set *fs[5];
 	double *ref[5];
-	float *x = noise(frames, ch), *y = malloc((size_t)frames * ch * sizeof(float));
+	float *x = gf_test_noise((size_t)frames * ch, &rng);
+	float *y = malloc((size_t)frames * ch * sizeof(float));
 	CHECK(y);
 	for (uint32_t i = 0; i < nf; i++) {
-		fs[i] = random_filter(ch, taps[i]);
-		ref[i] = reference(x, frames, ch, fs[i]);
+		fs[i] = gf_test_random_filter(ch, taps[i], &rng);
+		ref[i] = gf_test_reference_fs(x, frames, ch, fs[i]);
 	}
 	struct gf_engine *e = make(ch, max_block, 4095, xfade, GF_ALGO_AUTO, fs[0]);
 	for (uint32_t i = 0; i < nf; i++) {
@@ -199,12 +157,15 @@ static void test_swaps(uint32_t xfade, uint32_t max_block)
 static void test_swap_rejects(void)
 {
 	const uint32_t ch = 2, frames = 4000, block = 100;
-	struct gf_filter_set *a = random_filter(ch, 300), *b = random_filter(ch, 200);
-	struct gf_filter_set *longer = random_filter(ch, 301), *mono = random_filter(1, 100);
-	struct gf_filter_set *bad = random_filter(ch, 50);
+	struct gf_filter_set *a = gf_test_random_filter(ch, 300, &rng);
+	struct gf_filter_set *b = gf_test_random_filter(ch, 200, &rng);
+	struct gf_filter_set *longer = gf_test_random_filter(ch, 301, &rng);
+	struct gf_filter_set *mono = gf_test_random_filter(1, 100, &rng);
+	struct gf_filter_set *bad = gf_test_random_filter(ch, 50, &rng);
 	bad->coeffs[57] = NAN;
-	float *x = noise(frames, ch), *y = malloc((size_t)frames * ch * sizeof(float));
-	double *ra = reference(x, frames, ch, a), *rb = reference(x, frames, ch, b);
+	float *x = gf_test_noise((size_t)frames * ch, &rng);
+	float *y = malloc((size_t)frames * ch * sizeof(float));
+	double *ra = gf_test_reference_fs(x, frames, ch, a), *rb = gf_test_reference_fs(x, frames, ch, b);
 	struct gf_engine *e = make(ch, block, 0, 0, GF_ALGO_AUTO, a); /* max_taps = initial 300 */
 	struct gf_errbuf eb;
 	feed(e, x, y, 0, 1000, ch, block);
@@ -219,14 +180,14 @@ static void test_swap_rejects(void)
 	CHECK(gf_engine_swap_pending(e) == 0);
 	feed(e, x, y, 1000, 2000, ch, block);
 	CHECK(gf_engine_taps(e) == 300);
-	CHECK(rel_l2_range(y, ra, 0, 2000, ch) < 1e-6);
+	CHECK(gf_test_rel_l2_frames(y, ra, 0, 2000, ch) < 1e-6);
 	/* A second swap while the first is pending: BUSY, and the first one wins. */
 	CHECK_OK_EB(gf_engine_swap(e, b, &eb), &eb);
 	CHECK(gf_engine_swap(e, a, &eb) == GF_E_BUSY);
 	printf("rejected: %s\n", eb.msg);
 	feed(e, x, y, 2000, frames, ch, block);
 	CHECK(gf_engine_taps(e) == 200);
-	CHECK(rel_l2_range(y, rb, 2000, frames, ch) < 1e-6);
+	CHECK(gf_test_rel_l2_frames(y, rb, 2000, frames, ch) < 1e-6);
 	gf_engine_free(e); /* frees the retired instance too */
 	gf_filter_set_free(a);
 	gf_filter_set_free(b);
@@ -248,8 +209,9 @@ static void test_swap_rejects(void)
 static void test_nonfinite_input(enum gf_algo algo, uint32_t taps)
 {
 	const uint32_t ch = 3, block = 64, frames = 40 * block;
-	struct gf_filter_set *fs = random_filter(ch, taps);
-	float *x = noise(frames, ch), *y = malloc((size_t)frames * ch * sizeof(float));
+	struct gf_filter_set *fs = gf_test_random_filter(ch, taps, &rng);
+	float *x = gf_test_noise((size_t)frames * ch, &rng);
+	float *y = malloc((size_t)frames * ch * sizeof(float));
 	struct gf_engine *e = make(ch, block, 0, 0, algo, fs);
 	uint32_t bad1 = 10, bad2 = 25; /* blocks */
 	for (uint32_t b = 0; b < frames / block; b++) {
@@ -271,12 +233,12 @@ static void test_nonfinite_input(enum gf_algo algo, uint32_t taps)
 			in[30 * ch + 2] = 0.0f;
 		}
 	}
-	double *r = reference(x, frames, ch, fs);
+	double *r = gf_test_reference_fs(x, frames, ch, fs);
 	double worst = 0.0;
 	for (uint32_t b = 0; b < frames / block; b++) {
 		if (b == bad1 || b == bad2)
 			continue;
-		double err = rel_l2_range(y, r, b * block, (b + 1) * block, ch);
+		double err = gf_test_rel_l2_frames(y, r, b * block, (b + 1) * block, ch);
 		worst = fmax(worst, err);
 	}
 	struct gf_engine_stats st;
@@ -295,7 +257,7 @@ static void test_nonfinite_input(enum gf_algo algo, uint32_t taps)
 /* Finite input that overflows to Inf in the output is muted too. */
 static void test_overflow_output(void)
 {
-	struct gf_filter_set *fs = random_filter(1, 4);
+	struct gf_filter_set *fs = gf_test_random_filter(1, 4, &rng);
 	fs->coeffs[0] = 1e10f;
 	struct gf_engine *e = make(1, 8, 0, 0, GF_ALGO_DIRECT, fs);
 	float x[8] = {1e30f, 1e30f, 0, 0, 0, 0, 0, 0}, y[8];
@@ -320,7 +282,7 @@ static void test_overflow_output(void)
 
 static void test_arguments(void)
 {
-	struct gf_filter_set *fs = random_filter(2, 10);
+	struct gf_filter_set *fs = gf_test_random_filter(2, 10, &rng);
 	struct gf_engine *e = NULL;
 	struct gf_errbuf eb;
 	struct gf_engine_params p = {.backend = GF_BACKEND_CPU, .channels = 2, .max_block = 16};
@@ -406,8 +368,9 @@ static void test_race(void)
 	struct gf_filter_set *fs[4];
 	static const uint32_t taps[] = {31, 500, 129, 2000};
 	for (int i = 0; i < 4; i++)
-		fs[i] = random_filter(ch, taps[i]);
-	float *x = noise(frames + extra, ch), *y = malloc((size_t)(frames + extra) * ch * sizeof(float));
+		fs[i] = gf_test_random_filter(ch, taps[i], &rng);
+	float *x = gf_test_noise((size_t)(frames + extra) * ch, &rng);
+	float *y = malloc((size_t)(frames + extra) * ch * sizeof(float));
 	struct race r = {.x = x, .y = y, .frames = frames, .block = block, .ch = ch};
 	r.e = make(ch, block, 2000, 100, GF_ALGO_AUTO, fs[0]);
 	pthread_t t;
@@ -421,7 +384,7 @@ static void test_race(void)
 		last = err == 0 ? (unsigned)i : last;
 		busy += err == GF_E_BUSY;
 		gf_engine_reap(r.e);
-		nanosleep(&(struct timespec){0, (long)rand_below(300000)}, NULL);
+		nanosleep(&(struct timespec){0, (long)gf_test_rand_below(&rng, 300000)}, NULL);
 	}
 	CHECK(pthread_join(t, NULL) == 0);
 	/* Finish a swap still pending, then the output must be the last filter's

@@ -20,15 +20,6 @@
 
 static uint64_t rng;
 
-static struct gf_filter_set *random_filter(uint32_t ch, uint32_t taps)
-{
-	struct gf_filter_set *fs;
-	CHECK_OK(gf_filter_set_new(&fs, ch, taps));
-	for (uint32_t c = 0; c < ch; c++)
-		gf_test_fill_decaying_taps(gf_filter_set_channel(fs, c), taps, &rng);
-	return fs;
-}
-
 /* A CPU engine whose backend process() call number @p fault_after + 1 fails (-1: none). */
 static struct gf_engine *make(uint32_t ch, uint32_t block, uint32_t max_taps, uint32_t xfade,
 			      enum gf_algo algo, const struct gf_filter_set *fs, long fault_after, int retry)
@@ -37,39 +28,9 @@ static struct gf_engine *make(uint32_t ch, uint32_t block, uint32_t max_taps, ui
 	snprintf(n, sizeof(n), "%ld", fault_after);
 	if (fault_after >= 0)
 		CHECK(setenv("GPUFIR_FAULT_PROCESS_AFTER", n, 1) == 0);
-	struct gf_engine_params p = {.backend = GF_BACKEND_CPU,
-				     .algo = algo,
-				     .channels = ch,
-				     .max_block = block,
-				     .max_taps = max_taps,
-				     .crossfade_frames = xfade,
-				     .retry = retry};
-	struct gf_engine *e = NULL;
-	struct gf_errbuf eb = {{0}};
-	CHECK_OK_EB(gf_engine_new(&e, &p, fs, &eb), &eb);
+	struct gf_engine *e = gf_test_cpu_engine(ch, block, max_taps, xfade, algo, retry, fs);
 	CHECK(unsetenv("GPUFIR_FAULT_PROCESS_AFTER") == 0);
 	return e;
-}
-
-static float *noise(size_t n)
-{
-	float *x = malloc(n * sizeof(float));
-	CHECK(x);
-	gf_test_fill_noise(x, n, &rng);
-	return x;
-}
-
-static double *reference(const float *x, uint32_t frames, uint32_t ch, const struct gf_filter_set *fs)
-{
-	double *r = malloc((size_t)frames * ch * sizeof(double));
-	CHECK(r);
-	gf_test_reference(x, frames, ch, fs->coeffs, fs->taps, r);
-	return r;
-}
-
-static double err_range(const float *y, const double *r, uint32_t from, uint32_t to, uint32_t ch)
-{
-	return gf_test_rel_l2(y + (size_t)from * ch, r + (size_t)from * ch, (size_t)(to - from) * ch);
 }
 
 static int all_zero(const float *y, size_t n)
@@ -95,9 +56,9 @@ static struct gf_engine_stats stats(const struct gf_engine *e)
 static void test_live(uint32_t ch, uint32_t taps, uint32_t block, enum gf_algo algo, int retry)
 {
 	const uint32_t blocks = 12, fail = 3, frames = blocks * block;
-	struct gf_filter_set *fs = random_filter(ch, taps);
+	struct gf_filter_set *fs = gf_test_random_filter(ch, taps, &rng);
 	struct gf_engine *e = make(ch, block, 0, 0, algo, fs, fail, retry);
-	float *x = noise((size_t)frames * ch), *y = calloc((size_t)frames * ch, sizeof(float));
+	float *x = gf_test_noise((size_t)frames * ch, &rng), *y = calloc((size_t)frames * ch, sizeof(float));
 	CHECK(y);
 	for (uint32_t b = 0; b < blocks; b++) {
 		size_t off = (size_t)b * block * ch;
@@ -127,9 +88,9 @@ static void test_live(uint32_t ch, uint32_t taps, uint32_t block, enum gf_algo a
 			CHECK(!gf_engine_swap_pending(e));
 		}
 	}
-	double *r = reference(x, frames, ch, fs);
-	double before = err_range(y, r, 0, fail * block, ch);
-	double after = err_range(y, r, (fail + 3) * block, frames, ch);
+	double *r = gf_test_reference_fs(x, frames, ch, fs);
+	double before = gf_test_rel_l2_frames(y, r, 0, fail * block, ch);
+	double after = gf_test_rel_l2_frames(y, r, (fail + 3) * block, frames, ch);
 	printf("live   %-6s ch %u taps %5u block %4u%s: rel L2 before %.2e, after the fallback %.2e\n",
 	       gf_engine_algo_name(e), ch, taps, block, retry ? " (retry ring)" : "", before, after);
 	CHECK(before < 1e-6 && after < 1e-6);
@@ -147,9 +108,9 @@ static void test_live(uint32_t ch, uint32_t taps, uint32_t block, enum gf_algo a
 static void test_retry(uint32_t ch, uint32_t taps, uint32_t block, enum gf_algo algo, int flush)
 {
 	const uint32_t blocks = 8, fail = 5, frames = blocks * block;
-	struct gf_filter_set *fs = random_filter(ch, taps);
+	struct gf_filter_set *fs = gf_test_random_filter(ch, taps, &rng);
 	struct gf_engine *e = make(ch, block, 0, 0, algo, fs, fail, 1);
-	float *x = noise((size_t)frames * ch), *y = malloc((size_t)frames * ch * sizeof(float));
+	float *x = gf_test_noise((size_t)frames * ch, &rng), *y = malloc((size_t)frames * ch * sizeof(float));
 	CHECK(y);
 	if (flush) /* the failing call is a flush: the tail of a file */
 		memset(x + (size_t)fail * block * ch, 0,
@@ -173,8 +134,8 @@ static void test_retry(uint32_t ch, uint32_t taps, uint32_t block, enum gf_algo 
 		CHECK_OK(gf_engine_retry(e, yb, block));
 		CHECK(gf_engine_retry(e, yb, block) == GF_E_INVAL); /* once */
 	}
-	double *r = reference(x, frames, ch, fs);
-	double err = err_range(y, r, 0, frames, ch);
+	double *r = gf_test_reference_fs(x, frames, ch, fs);
+	double err = gf_test_rel_l2_frames(y, r, 0, frames, ch);
 	printf("retry  %-6s ch %u taps %5u block %4u%s: rel L2 %.2e over the whole stream\n",
 	       gf_engine_algo_name(e), ch, taps, block, flush ? " (flush)" : "", err);
 	CHECK(err < 1e-6);
@@ -196,11 +157,12 @@ static void test_retry(uint32_t ch, uint32_t taps, uint32_t block, enum gf_algo 
 static void test_crossfade(void)
 {
 	const uint32_t ch = 2, block = 64, xfade = 500, frames = 40 * block;
-	struct gf_filter_set *f1 = random_filter(ch, 300), *f2 = random_filter(ch, 700),
-			     *f3 = random_filter(ch, 129);
+	struct gf_filter_set *f1 = gf_test_random_filter(ch, 300, &rng),
+			     *f2 = gf_test_random_filter(ch, 700, &rng),
+			     *f3 = gf_test_random_filter(ch, 129, &rng);
 	/* Calls 0-3: blocks 0-3; 4-9: blocks 4-6, two a block while crossfading; 10 fails (block 7). */
 	struct gf_engine *e = make(ch, block, 1024, xfade, GF_ALGO_AUTO, f1, 4 + 2 * 3, 0);
-	float *x = noise((size_t)frames * ch), *y = malloc((size_t)frames * ch * sizeof(float));
+	float *x = gf_test_noise((size_t)frames * ch, &rng), *y = malloc((size_t)frames * ch * sizeof(float));
 	CHECK(y);
 	struct gf_errbuf eb = {{0}};
 	uint32_t b = 0;
@@ -218,14 +180,14 @@ static void test_crossfade(void)
 	for (; b < 20; b++)
 		CHECK_OK(gf_engine_process(e, x + (size_t)b * block * ch, y + (size_t)b * block * ch, block));
 	CHECK(!gf_engine_swap_pending(e) && gf_engine_taps(e) == 700);
-	double *r2 = reference(x, frames, ch, f2);
-	double e2 = err_range(y, r2, 8 * block, 20 * block, ch);
+	double *r2 = gf_test_reference_fs(x, frames, ch, f2);
+	double e2 = gf_test_rel_l2_frames(y, r2, 8 * block, 20 * block, ch);
 	CHECK_OK_EB(gf_engine_swap(e, f3, &eb), &eb);
 	CHECK(strstr(gf_engine_describe(e), "cpu backend"));
 	for (; b < 40; b++)
 		CHECK_OK(gf_engine_process(e, x + (size_t)b * block * ch, y + (size_t)b * block * ch, block));
-	double *r3 = reference(x, frames, ch, f3);
-	double e3 = err_range(y, r3, 20 * block + xfade, frames, ch);
+	double *r3 = gf_test_reference_fs(x, frames, ch, f3);
+	double e3 = gf_test_rel_l2_frames(y, r3, 20 * block + xfade, frames, ch);
 	printf("xfade  failure mid-ramp: new filter exact after the fallback (%.2e), next swap exact "
 	       "(%.2e)\n",
 	       e2, e3);
@@ -246,7 +208,7 @@ static void test_crossfade(void)
 /* The hook's value must be a count; anything else is ignored (with a warning). */
 static void test_bad_hook(void)
 {
-	struct gf_filter_set *fs = random_filter(1, 33);
+	struct gf_filter_set *fs = gf_test_random_filter(1, 33, &rng);
 	CHECK(setenv("GPUFIR_FAULT_PROCESS_AFTER", "soon", 1) == 0);
 	struct gf_engine_params p = {.backend = GF_BACKEND_CPU, .channels = 1, .max_block = 16};
 	struct gf_engine *e = NULL;
@@ -294,9 +256,10 @@ static void *audio_main(void *arg)
 static void test_race(void)
 {
 	const uint32_t ch = 2, block = 32, frames = 32 * 1024;
-	struct gf_filter_set *fs[2] = {random_filter(ch, 200), random_filter(ch, 90)};
+	struct gf_filter_set *fs[2] = {gf_test_random_filter(ch, 200, &rng),
+				       gf_test_random_filter(ch, 90, &rng)};
 	struct gf_engine *e = make(ch, block, 256, 64, GF_ALGO_AUTO, fs[0], 200, 0);
-	float *x = noise((size_t)frames * ch), *y = calloc((size_t)frames * ch, sizeof(float));
+	float *x = gf_test_noise((size_t)frames * ch, &rng), *y = calloc((size_t)frames * ch, sizeof(float));
 	CHECK(y);
 	struct race r = {.e = e, .x = x, .y = y, .frames = frames, .ch = ch, .block = block};
 	pthread_t t;
@@ -319,8 +282,8 @@ static void test_race(void)
 	CHECK(s.fallbacks == 1 && s.errors >= 1 && r.failures == (int)s.errors && swaps > 1);
 	CHECK(!gf_engine_failed(e) && !gf_engine_swap_pending(e));
 	/* The tail of the stream (after the last swap's ramp) against the filter it ended on. */
-	double *ref = reference(x, frames, ch, fs[last]);
-	double err = err_range(y, ref, frames - 1024, frames, ch);
+	double *ref = gf_test_reference_fs(x, frames, ch, fs[last]);
+	double err = gf_test_rel_l2_frames(y, ref, frames - 1024, frames, ch);
 	printf("race   last 1024 frames vs the final filter: rel L2 %.2e\n", err);
 	CHECK(gf_engine_taps(e) == fs[last]->taps && err < 1e-6);
 	gf_engine_free(e);

@@ -9,7 +9,6 @@
  * unchanged), SIGINT/SIGTERM, --check-config, and the bundled sample.
  */
 #define _GNU_SOURCE /* asprintf, strsignal */
-#include <dirent.h>
 #include <errno.h>
 #include <fftw3.h>
 #include <math.h>
@@ -21,12 +20,12 @@
 
 #include "error.h"
 #include "run_prog.h"
+#include "sndutil.h"
 #include "testutil.h"
 
 #define RATE 48000
 #define TAPS_A 97 /* text-file FIR (channel 0, and the mono chain) */
 #define TAPS_B 31 /* inline FIR (channel 1) */
-#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
 
 static char *dir;    /* scratch directory of this run */
 static uint64_t rng; /* test random state (seeded, printed) */
@@ -36,68 +35,7 @@ static float taps_a[TAPS_A], taps_b[TAPS_B];
 
 static char *path_in(const char *name)
 {
-	char *p;
-	CHECK(asprintf(&p, "%s/%s", dir, name) > 0);
-	return p;
-}
-
-static void write_text(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-	CHECK(f);
-	CHECK(fputs(text, f) >= 0);
-	CHECK(fclose(f) == 0);
-}
-
-static uint64_t file_hash(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	CHECK(f);
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
-	int c;
-	while ((c = getc(f)) != EOF)
-		h = (h ^ (uint64_t)c) * 1099511628211ull;
-	fclose(f);
-	return h;
-}
-
-static int exists(const char *path)
-{
-	return access(path, F_OK) == 0;
-}
-
-/* Leftover temporary outputs (".NAME.gpufir-XXXXXX") in @p d. */
-static int temp_files_in(const char *d)
-{
-	DIR *dh = opendir(d);
-	CHECK(dh);
-	int n = 0;
-	struct dirent *e;
-	while ((e = readdir(dh)))
-		n += strstr(e->d_name, ".gpufir-") != NULL;
-	closedir(dh);
-	return n;
-}
-
-/* Decaying noise, scaled so that sum |h| = 0.9: full-scale input never clips. */
-static void make_taps(float *h, uint32_t n)
-{
-	gf_test_fill_decaying_taps(h, n, &rng);
-	double s = 0.0;
-	for (uint32_t k = 0; k < n; k++)
-		s += fabs(h[k]);
-	for (uint32_t k = 0; k < n; k++)
-		h[k] = (float)(h[k] * 0.9 / s);
-}
-
-static char *taps_text(const float *h, uint32_t n, const char *sep)
-{
-	char *buf = malloc((size_t)n * 24 + 1);
-	CHECK(buf);
-	size_t len = 0;
-	for (uint32_t k = 0; k < n; k++)
-		len += (size_t)sprintf(buf + len, "%.9g%s", h[k], k + 1 < n ? sep : "");
-	return buf;
+	return gf_test_path(dir, name);
 }
 
 /*
@@ -108,10 +46,10 @@ static char *taps_text(const float *h, uint32_t n, const char *sep)
 static char *write_config(const char *name, uint32_t channels)
 {
 	char *tpath = path_in("taps_a.txt");
-	char *text = taps_text(taps_a, TAPS_A, "\n");
-	write_text(tpath, text);
+	char *text = gf_test_taps_text(taps_a, TAPS_A, "\n");
+	gf_test_write_text(tpath, text);
 	free(text);
-	char *inl = taps_text(taps_b, TAPS_B, ", ");
+	char *inl = gf_test_taps_text(taps_b, TAPS_B, ", ");
 	char *body;
 	CHECK(asprintf(&body,
 		       "# test configuration\n"
@@ -124,7 +62,7 @@ static char *write_config(const char *name, uint32_t channels)
 				     : "routes = ( { channel = 0; chain = [\"a\"]; },\n"
 				       "           { channel = 1; chain = [\"b\"]; } );\n") > 0);
 	char *cpath = path_in(name);
-	write_text(cpath, body);
+	gf_test_write_text(cpath, body);
 	free(body);
 	free(inl);
 	free(tpath);
@@ -153,122 +91,27 @@ static float *make_input(const char *path, int format, uint32_t channels, uint32
 	CHECK(x);
 	for (size_t i = 0; i < n; i++)
 		x[i] = amp * gf_test_randf(&rng);
-	SF_INFO info = {.samplerate = RATE, .channels = (int)channels, .format = format};
-	SNDFILE *f = sf_open(path, SFM_WRITE, &info);
-	if (!f)
-		fprintf(stderr, "%s: %s\n", path, sf_strerror(NULL));
-	CHECK(f);
-	sf_command(f, SFC_SET_CLIPPING, NULL, SF_TRUE);
-	CHECK(sf_writef_float(f, x, frames) == (sf_count_t)frames);
-	CHECK(sf_close(f) == 0);
+	gf_test_write_sound(path, format, RATE, channels, frames, x);
+	free(x);
 	/* Read back: the reference filters what gpufir reads, not what we meant. */
-	SF_INFO ri = {0};
-	f = sf_open(path, SFM_READ, &ri);
-	CHECK(f && ri.frames == (sf_count_t)frames && ri.channels == (int)channels);
-	CHECK(sf_readf_float(f, x, frames) == (sf_count_t)frames);
-	sf_close(f);
+	SF_INFO ri;
+	x = gf_test_read_sound(path, &ri, 1);
+	CHECK(ri.frames == (sf_count_t)frames && ri.channels == (int)channels);
 	return x;
 }
 
-static float *read_sound(const char *path, SF_INFO *info)
-{
-	memset(info, 0, sizeof(*info));
-	SNDFILE *f = sf_open(path, SFM_READ, info);
-	if (!f)
-		fprintf(stderr, "%s: %s\n", path, sf_strerror(NULL));
-	CHECK(f);
-	float *y = malloc((size_t)info->frames * info->channels * sizeof(float) + 1);
-	CHECK(y);
-	CHECK(sf_readf_float(f, y, info->frames) == info->frames);
-	sf_close(f);
-	return y;
-}
-
-/* Full-scale integer code of a float sample, as libsndfile's clipping conversion makes it. */
-static long quantize(double v, int bits)
-{
-	double scale = ldexp(1.0, bits - 1);
-	double q = nearbyint(v * scale);
-	return (long)fmin(fmax(q, -scale), scale - 1.0);
-}
-
-static int subtype_bits(int format)
-{
-	switch (format & SF_FORMAT_SUBMASK) {
-	case SF_FORMAT_PCM_16:
-		return 16;
-	case SF_FORMAT_PCM_24:
-		return 24;
-	case SF_FORMAT_PCM_32:
-		return 32;
-	default:
-		return 0; /* float */
-	}
-}
-
 /*
- * Check OUT against the reference of the decoded input @p x: format, length
- * (frames, plus taps-1 with --tail) and samples.
+ * Check OUT against the reference of the decoded input @p x through the
+ * filters of write_config: format, length (frames, plus taps-1 with --tail)
+ * and samples.
  */
 static void check_output(const char *out, int want_format, const float *x, uint32_t frames, uint32_t channels,
 			 int tail, const char *what)
 {
 	uint32_t taps;
 	float *h = expected_filters(channels, &taps);
-	uint32_t n_out = frames + (tail ? taps - 1 : 0);
-	SF_INFO info;
-	float *y = read_sound(out, &info);
-	if (info.format != want_format || info.frames != (sf_count_t)n_out ||
-	    info.channels != (int)channels || info.samplerate != RATE) {
-		fprintf(stderr, "%s: format 0x%x (want 0x%x), %lld frames (want %u), %d ch, %d Hz\n", what,
-			info.format, want_format, (long long)info.frames, n_out, info.channels,
-			info.samplerate);
-		exit(1);
-	}
-	float *xe = calloc((size_t)n_out * channels, sizeof(float)); /* input + silence for the tail */
-	double *ref = malloc((size_t)n_out * channels * sizeof(double));
-	CHECK(xe && ref);
-	memcpy(xe, x, (size_t)frames * channels * sizeof(float));
-	gf_test_reference(xe, n_out, channels, h, taps, ref);
-	int bits = subtype_bits(want_format);
-	if (bits == 0) {
-		double e = gf_test_rel_l2(y, ref, (size_t)n_out * channels);
-		fprintf(stderr, "  %s: rel L2 %.3g\n", what, e);
-		CHECK(e < 1e-6);
-	} else {
-		/*
-		 * y holds code / 2^(bits-1) exactly: compare integer codes with the
-		 * quantized reference. Allowed: 1 LSB of rounding, plus what float32
-		 * processing itself may be off (1e-6 of the peak): nothing at 16 bits,
-		 * a few LSB at 24, where an LSB is float32's own resolution.
-		 */
-		double peak = 0.0;
-		for (size_t i = 0; i < (size_t)n_out * channels; i++)
-			peak = fmax(peak, fabs(ref[i]));
-		long allowed = 1 + (long)floor(1e-6 * peak * ldexp(1.0, bits - 1));
-		long worst = 0;
-		size_t off = 0;
-		for (size_t i = 0; i < (size_t)n_out * channels; i++) {
-			long got = lrint(ldexp(y[i], bits - 1));
-			long d = labs(got - quantize(ref[i], bits));
-			if (d > worst) {
-				worst = d;
-				off = i;
-			}
-		}
-		double e = gf_test_rel_l2(y, ref, (size_t)n_out * channels);
-		fprintf(stderr, "  %s: max |error| %ld LSB (%d-bit, %ld allowed), rel L2 %.3g\n", what, worst,
-			bits, allowed, e);
-		if (worst > allowed)
-			fprintf(stderr, "  worst at frame %zu channel %zu: ref %.9f\n", off / channels,
-				off % channels, ref[off]);
-		CHECK(worst <= allowed);
-		if (bits > 16)
-			CHECK(e < 1e-6); /* beyond 16 bits, quantization is below float32's error */
-	}
-	free(xe);
-	free(ref);
-	free(y);
+	gf_test_check_output(out, want_format, RATE, x, frames, frames + (tail ? taps - 1 : 0), channels, h,
+			     taps, what);
 	free(h);
 }
 
@@ -299,18 +142,18 @@ static void test_formats(void)
 		char *out = path_in(name);
 		char *cfg = write_config("formats.conf", c->channels);
 		float *x = make_input(in, c->format, c->channels, c->frames, 0.99f);
-		uint64_t h0 = file_hash(in);
+		uint64_t h0 = gf_test_file_hash(in);
 		struct run_result r;
 		run_gpufir(ARGS("-i", in, "-o", out, "-c", cfg, "--backend", "cpu"), &r);
 		CHECK_RUN(&r, GF_EXIT_OK, "realtime");
-		CHECK(file_hash(in) == h0);
+		CHECK(gf_test_file_hash(in) == h0);
 		check_output(out, c->format, x, c->frames, c->channels, 0, c->name);
 		free(x);
 		free(cfg);
 		free(in);
 		free(out);
 	}
-	CHECK(temp_files_in(dir) == 0);
+	CHECK(gpufir_temp_files(dir) == 0);
 }
 
 /* --tail (taps-1 more frames), --format, a container chosen by extension, algo choice. */
@@ -346,7 +189,7 @@ static void test_tail_and_format(void)
 	char *bad = path_in("t_bad.wav");
 	run_gpufir(ARGS("-i", in, "-o", bad, "-c", cfg, "--format", "VORBIS"), &r);
 	CHECK_RUN(&r, GF_EXIT_USAGE, "cannot hold VORBIS");
-	CHECK(!exists(bad) && temp_files_in(dir) == 0);
+	CHECK(!gf_test_exists(bad) && gpufir_temp_files(dir) == 0);
 	free(bad);
 	free(flac);
 	free(x);
@@ -359,7 +202,7 @@ static void test_tail_and_format(void)
 static void test_clipping(void)
 {
 	char *in = path_in("clip.wav"), *out = path_in("clip_out.wav"), *cfg = path_in("gain.conf");
-	write_text(cfg, "filters = ( { name = \"x2\"; coeffs = [ 2.0 ]; } );\nchain = [\"x2\"];\n");
+	gf_test_write_text(cfg, "filters = ( { name = \"x2\"; coeffs = [ 2.0 ]; } );\nchain = [\"x2\"];\n");
 	const uint32_t frames = 20000;
 	float *x = make_input(in, SF_FORMAT_WAV | SF_FORMAT_PCM_16, 1, frames, 0.9f);
 	unsigned long expect = 0;
@@ -374,9 +217,9 @@ static void test_clipping(void)
 	snprintf(msg, sizeof(msg), "%lu samples clipped (peak %+.2f dBFS)", expect, 20.0 * log10(peak));
 	CHECK_RUN(&r, GF_EXIT_OK, msg);
 	SF_INFO info;
-	float *y = read_sound(out, &info);
+	float *y = gf_test_read_sound(out, &info, 1);
 	for (uint32_t i = 0; i < frames; i++) {
-		long want = quantize(2.0 * x[i], 16);
+		long want = gf_test_quantize(2.0 * x[i], 16);
 		CHECK(lrint(ldexp(y[i], 15)) == want); /* clipped, not wrapped around */
 	}
 	/* Float output keeps the overs, and says so. */
@@ -399,24 +242,21 @@ static void test_rates(void)
 	char *in = path_in("r.wav"), *out = path_in("r_out.wav"), *cfg = path_in("rate.conf");
 	float *x = make_input(in, SF_FORMAT_WAV | SF_FORMAT_FLOAT, 1, 4000, 0.5f);
 	free(x);
-	write_text(cfg, "sample_rate = 44100;\nfilters = ( { name = \"lp\"; design = \"lowpass\";\n"
-			"  cutoff_hz = 8000.0; taps = 63; } );\nchain = [\"lp\"];\n");
+	gf_test_write_text(cfg, "sample_rate = 44100;\nfilters = ( { name = \"lp\"; design = \"lowpass\";\n"
+				"  cutoff_hz = 8000.0; taps = 63; } );\nchain = [\"lp\"];\n");
 	struct run_result r;
 	run_gpufir(ARGS("-i", in, "-o", out, "-c", cfg), &r);
 	CHECK_RUN(&r, GF_EXIT_OK, "sample_rate = 44100 Hz but");
 	CHECK(strstr(r.err, "designing the filters at 48000 Hz"));
 
 	char *ir = path_in("ir44k.wav");
-	SF_INFO info = {.samplerate = 44100, .channels = 1, .format = SF_FORMAT_WAV | SF_FORMAT_FLOAT};
-	SNDFILE *f = sf_open(ir, SFM_WRITE, &info);
-	CHECK(f);
-	CHECK(sf_writef_float(f, taps_a, TAPS_A) == TAPS_A);
-	sf_close(f);
-	write_text(cfg, "filters = ( { name = \"ir\"; file = \"ir44k.wav\"; } );\nchain = [\"ir\"];\n");
+	gf_test_write_sound(ir, SF_FORMAT_WAV | SF_FORMAT_FLOAT, 44100, 1, TAPS_A, taps_a);
+	gf_test_write_text(cfg,
+			   "filters = ( { name = \"ir\"; file = \"ir44k.wav\"; } );\nchain = [\"ir\"];\n");
 	unlink(out);
 	run_gpufir(ARGS("-i", in, "-o", out, "-c", cfg), &r);
 	CHECK_RUN(&r, GF_EXIT_CONFIG, "44100");
-	CHECK(strstr(r.err, "48000") && !exists(out));
+	CHECK(strstr(r.err, "48000") && !gf_test_exists(out));
 	free(ir);
 	free(in);
 	free(out);
@@ -425,41 +265,21 @@ static void test_rates(void)
 
 /* ---- errors --------------------------------------------------------------- */
 
-/* Run, expect @p code and @p needle, and that OUT was not created. */
-static void expect_failure(const char *const args[], const char *out, int code, const char *needle)
-{
-	struct run_result r;
-	run_gpufir(args, &r);
-	CHECK_RUN(&r, code, needle);
-	if (out && exists(out)) {
-		fprintf(stderr, "%s exists after a failed run\n", out);
-		exit(1);
-	}
-	CHECK(temp_files_in(dir) == 0);
-}
-
-static void write_bytes(const char *path, const void *data, size_t n)
-{
-	FILE *f = fopen(path, "wb");
-	CHECK(f && fwrite(data, 1, n, f) == n && fclose(f) == 0);
-}
-
 static void test_input_errors(void)
 {
 	char *out = path_in("e_out.wav"), *cfg = write_config("e.conf", 1);
 	char *missing = path_in("no-such-file.wav");
-	expect_failure(ARGS("-i", missing, "-o", out, "-c", cfg), out, GF_EXIT_IO, "no-such-file.wav");
-	expect_failure(ARGS("-i", missing, "-o", out), out, GF_EXIT_IO, "No such file");
+	EXPECT_FAILURE(dir, NULL, ARGS("-i", missing, "-o", out, "-c", cfg), out, GF_EXIT_IO,
+		       "no-such-file.wav");
+	EXPECT_FAILURE(dir, NULL, ARGS("-i", missing, "-o", out), out, GF_EXIT_IO, "No such file");
 
 	/* Random bytes with a .wav name. */
 	char *junk = path_in("junk.wav");
 	unsigned char bytes[4096];
 	for (size_t i = 0; i < sizeof(bytes); i++)
 		bytes[i] = (unsigned char)(gf_test_randf(&rng) * 128.0f + 128.0f);
-	write_bytes(junk, bytes, sizeof(bytes));
-	uint64_t h0 = file_hash(junk);
-	expect_failure(ARGS("-i", junk, "-o", out, "-c", cfg), out, GF_EXIT_IO, "junk.wav");
-	CHECK(file_hash(junk) == h0);
+	gf_test_write_file(junk, bytes, sizeof(bytes));
+	EXPECT_FAILURE(dir, junk, ARGS("-i", junk, "-o", out, "-c", cfg), out, GF_EXIT_IO, "junk.wav");
 
 	/* A WAV header promising 96000 bytes of data, and no data. */
 	static const unsigned char header[44] = {
@@ -468,13 +288,11 @@ static void test_input_errors(void)
 		0x01, 0x00, 2,	 0,   16,   0,	  'd',	'a',  't', 'a',	 0x00, 0x77, 0x01, 0x00,
 	};
 	char *hdr = path_in("header-only.wav");
-	write_bytes(hdr, header, sizeof(header));
-	h0 = file_hash(hdr);
-	expect_failure(ARGS("-i", hdr, "-o", out, "-c", cfg), out, GF_EXIT_IO, "header-only.wav");
-	CHECK(file_hash(hdr) == h0);
+	gf_test_write_file(hdr, header, sizeof(header));
+	EXPECT_FAILURE(dir, hdr, ARGS("-i", hdr, "-o", out, "-c", cfg), out, GF_EXIT_IO, "header-only.wav");
 
 	/* A directory as input. */
-	expect_failure(ARGS("-i", dir, "-o", out), out, GF_EXIT_IO, dir);
+	EXPECT_FAILURE(dir, NULL, ARGS("-i", dir, "-o", out), out, GF_EXIT_IO, dir);
 	free(hdr);
 	free(junk);
 	free(missing);
@@ -487,56 +305,59 @@ static void test_output_errors(void)
 	char *in = path_in("o_in.wav"), *cfg = write_config("o.conf", 1);
 	float *x = make_input(in, SF_FORMAT_WAV | SF_FORMAT_PCM_16, 1, 5000, 0.5f);
 	free(x);
-	uint64_t h0 = file_hash(in);
+	uint64_t h0 = gf_test_file_hash(in);
 
 	/* OUT == IN: by name, by another spelling, through a hard link. */
-	expect_failure(ARGS("-i", in, "-o", in, "-c", cfg), NULL, GF_EXIT_USAGE, "is the input file");
+	EXPECT_FAILURE(dir, in, ARGS("-i", in, "-o", in, "-c", cfg), NULL, GF_EXIT_USAGE,
+		       "is the input file");
 	char *dotted;
 	CHECK(asprintf(&dotted, "%s/./o_in.wav", dir) > 0);
-	expect_failure(ARGS("-i", in, "-o", dotted), NULL, GF_EXIT_USAGE, "is the input file");
+	EXPECT_FAILURE(dir, in, ARGS("-i", in, "-o", dotted), NULL, GF_EXIT_USAGE, "is the input file");
 	char *lnk = path_in("o_link.wav");
 	CHECK(link(in, lnk) == 0);
-	expect_failure(ARGS("-i", in, "-o", lnk), NULL, GF_EXIT_USAGE, "is the input file");
+	EXPECT_FAILURE(dir, in, ARGS("-i", in, "-o", lnk), NULL, GF_EXIT_USAGE, "is the input file");
 	unlink(lnk);
-	CHECK(file_hash(in) == h0);
 
 	/* Output directory missing, or not writable. */
 	char *nodir = path_in("no-such-dir/out.wav");
-	expect_failure(ARGS("-i", in, "-o", nodir, "-c", cfg), nodir, GF_EXIT_IO, "no-such-dir");
-	expect_failure(ARGS("-i", in, "-o", "/proc/gpufir-test-out.wav"), NULL, GF_EXIT_IO,
+	EXPECT_FAILURE(dir, in, ARGS("-i", in, "-o", nodir, "-c", cfg), nodir, GF_EXIT_IO, "no-such-dir");
+	EXPECT_FAILURE(dir, in, ARGS("-i", in, "-o", "/proc/gpufir-test-out.wav"), NULL, GF_EXIT_IO,
 		       "cannot create the output in directory /proc");
 	if (geteuid() != 0) { /* root writes anywhere */
 		char *ro = path_in("readonly");
 		CHECK(mkdir(ro, 0555) == 0);
 		char *ro_out = path_in("readonly/out.wav");
-		expect_failure(ARGS("-i", in, "-o", ro_out), ro_out, GF_EXIT_IO, "Permission denied");
+		EXPECT_FAILURE(dir, in, ARGS("-i", in, "-o", ro_out), ro_out, GF_EXIT_IO,
+			       "Permission denied");
 		CHECK(rmdir(ro) == 0);
 		free(ro_out);
 		free(ro);
 	}
 	/* OUT is a directory, or standard output. */
-	expect_failure(ARGS("-i", in, "-o", dir), NULL, GF_EXIT_IO, "is a directory");
-	expect_failure(ARGS("-i", in, "-o", "-"), "-", GF_EXIT_USAGE, "standard output");
+	EXPECT_FAILURE(dir, in, ARGS("-i", in, "-o", dir), NULL, GF_EXIT_IO, "is a directory");
+	EXPECT_FAILURE(dir, in, ARGS("-i", in, "-o", "-"), "-", GF_EXIT_USAGE, "standard output");
 
 	/* Bad configurations: syntax (file:line), a missing taps file, an unknown key type. */
 	char *out = path_in("o_out.wav"), *bad = path_in("bad.conf");
-	write_text(bad, "filters = (\n  { name = \"a\"; coeffs = [ 0.5, ]; }\n);\nchain = [\"a\"]\n");
-	expect_failure(ARGS("-i", in, "-o", out, "-c", bad), out, GF_EXIT_CONFIG, "bad.conf:");
-	write_text(bad, "filters = ( { name = \"a\"; file = \"missing-taps.txt\"; } );\nchain = [\"a\"];\n");
-	expect_failure(ARGS("-i", in, "-o", out, "-c", bad), out, GF_EXIT_CONFIG, "missing-taps.txt");
-	write_text(bad, "filters = ( { name = \"a\"; coeffs = [ 1.0 ]; } );\nchain = [\"nope\"];\n");
-	expect_failure(ARGS("-i", in, "-o", out, "-c", bad), out, GF_EXIT_CONFIG, "nope");
+	gf_test_write_text(bad, "filters = (\n  { name = \"a\"; coeffs = [ 0.5, ]; }\n);\nchain = [\"a\"]\n");
+	EXPECT_FAILURE(dir, in, ARGS("-i", in, "-o", out, "-c", bad), out, GF_EXIT_CONFIG, "bad.conf:");
+	gf_test_write_text(
+		bad, "filters = ( { name = \"a\"; file = \"missing-taps.txt\"; } );\nchain = [\"a\"];\n");
+	EXPECT_FAILURE(dir, in, ARGS("-i", in, "-o", out, "-c", bad), out, GF_EXIT_CONFIG,
+		       "missing-taps.txt");
+	gf_test_write_text(bad, "filters = ( { name = \"a\"; coeffs = [ 1.0 ]; } );\nchain = [\"nope\"];\n");
+	EXPECT_FAILURE(dir, in, ARGS("-i", in, "-o", out, "-c", bad), out, GF_EXIT_CONFIG, "nope");
 	char *nocfg = path_in("no-such.conf");
-	expect_failure(ARGS("-i", in, "-o", out, "-c", nocfg), out, GF_EXIT_CONFIG, "no-such.conf");
+	EXPECT_FAILURE(dir, in, ARGS("-i", in, "-o", out, "-c", nocfg), out, GF_EXIT_CONFIG, "no-such.conf");
 	/* --backend cuda in a build or machine without a GPU: a processing error, said plainly. */
 	struct run_result r;
 	run_gpufir(ARGS("-i", in, "-o", out, "-c", cfg, "--backend", "cuda"), &r);
 	if (r.exit_code != GF_EXIT_OK) {
 		CHECK_RUN(&r, GF_EXIT_PROCESS, "CUDA");
-		CHECK(!exists(out));
+		CHECK(!gf_test_exists(out));
 	}
-	CHECK(temp_files_in(dir) == 0);
-	CHECK(file_hash(in) == h0);
+	CHECK(gpufir_temp_files(dir) == 0);
+	CHECK(gf_test_file_hash(in) == h0);
 	unlink(out);
 	free(nocfg);
 	free(bad);
@@ -553,7 +374,7 @@ static void test_output_errors(void)
 static void wait_for_temp_file(pid_t pid)
 {
 	for (int i = 0; i < 2000; i++) { /* up to 20 s (slow sanitizer builds) */
-		if (temp_files_in(dir) > 0)
+		if (gpufir_temp_files(dir) > 0)
 			return;
 		int status;
 		if (waitpid(pid, &status, WNOHANG) == pid) {
@@ -578,18 +399,18 @@ static void test_signals(void)
 	char *tpath = path_in("long_taps.txt");
 	static float h[32768]; /* 60 s x 32768 taps: seconds of work even for a fast direct form */
 	gf_test_fill_decaying_taps(h, 32768, &rng);
-	char *text = taps_text(h, 32768, "\n");
-	write_text(tpath, text);
+	char *text = gf_test_taps_text(h, 32768, "\n");
+	gf_test_write_text(tpath, text);
 	free(text);
-	write_text(cfg,
-		   "filters = ( { name = \"long\"; file = \"long_taps.txt\"; } );\nchain = [\"long\"];\n");
+	gf_test_write_text(
+		cfg, "filters = ( { name = \"long\"; file = \"long_taps.txt\"; } );\nchain = [\"long\"];\n");
 	float *x = make_input(in, SF_FORMAT_WAV | SF_FORMAT_PCM_16, 1, 60 * RATE, 0.5f);
 	free(x);
 	static const char precious[] = "an older result the user wants to keep";
 	static const int sigs[] = {SIGINT, SIGTERM};
 	for (size_t i = 0; i < 2; i++) {
-		write_text(out, precious);
-		uint64_t h_out = file_hash(out), h_in = file_hash(in);
+		gf_test_write_text(out, precious);
+		uint64_t h_out = gf_test_file_hash(out), h_in = gf_test_file_hash(in);
 		char o_path[4096], e_path[4096];
 		snprintf(o_path, sizeof(o_path), "%s/sig.out", dir);
 		snprintf(e_path, sizeof(e_path), "%s/sig.err", dir);
@@ -606,8 +427,8 @@ static void test_signals(void)
 		double dt = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
 		fprintf(stderr, "  %s: stopped %.2f s after the signal\n", strsignal(sigs[i]), dt);
 		CHECK_RUN(&r, GF_EXIT_INTERRUPTED, "interrupted");
-		CHECK(file_hash(out) == h_out && file_hash(in) == h_in);
-		CHECK(temp_files_in(dir) == 0);
+		CHECK(gf_test_file_hash(out) == h_out && gf_test_file_hash(in) == h_in);
+		CHECK(gpufir_temp_files(dir) == 0);
 	}
 	unlink(in); /* 5.8 MB: do not keep it around */
 	free(tpath);
@@ -630,8 +451,8 @@ static void test_check_config(void)
 	CHECK_RUN(&r, GF_EXIT_OK, NULL);
 	CHECK(strstr(r.out, "built-in default") && strstr(r.out, "chain:"));
 	char *bad = path_in("cc_bad.conf");
-	write_text(bad, "sample_rate = 48000;\nfilters = ( { name = \"a\"; coeffs = [ 1.0 ]; } );\n"
-			"chain = [\"a\"];\nblock_frames = \"many\";\n");
+	gf_test_write_text(bad, "sample_rate = 48000;\nfilters = ( { name = \"a\"; coeffs = [ 1.0 ]; } );\n"
+				"chain = [\"a\"];\nblock_frames = \"many\";\n");
 	run_gpufir(ARGS("--check-config", "-c", bad), &r);
 	CHECK_RUN(&r, GF_EXIT_CONFIG, "cc_bad.conf:4");
 	free(bad);
@@ -681,13 +502,13 @@ static void test_sample(void)
 	}
 	char *in, *out = path_in("denoised.wav");
 	CHECK(asprintf(&in, "%s/samples/noisy_speech.wav", src) > 0);
-	uint64_t h0 = file_hash(in);
+	uint64_t h0 = gf_test_file_hash(in);
 	struct run_result r;
 	run_gpufir(ARGS("-i", in, "-o", out), &r);
 	CHECK_RUN(&r, GF_EXIT_OK, "realtime");
-	CHECK(file_hash(in) == h0);
+	CHECK(gf_test_file_hash(in) == h0);
 	SF_INFO ii, oi;
-	float *x = read_sound(in, &ii), *y = read_sound(out, &oi);
+	float *x = gf_test_read_sound(in, &ii, 1), *y = gf_test_read_sound(out, &oi, 1);
 	CHECK(ii.frames == oi.frames && ii.channels == 1 && oi.format == ii.format);
 	size_t n = (size_t)ii.frames;
 	double hum = 10.0 * log10(goertzel_power(y, n, 50.0) / goertzel_power(x, n, 50.0));
@@ -707,8 +528,8 @@ int main(void)
 	gpufir_bin();
 	rng = gf_test_seed("test_offline");
 	dir = gf_test_tmpdir("offline");
-	make_taps(taps_a, TAPS_A);
-	make_taps(taps_b, TAPS_B);
+	gf_test_fill_bounded_taps(taps_a, TAPS_A, 0.9, &rng);
+	gf_test_fill_bounded_taps(taps_b, TAPS_B, 0.9, &rng);
 
 	test_formats();
 	test_tail_and_format();
@@ -720,10 +541,7 @@ int main(void)
 	test_signals();
 	test_sample();
 
-	char *cmd;
-	CHECK(asprintf(&cmd, "rm -rf '%s'", dir) > 0);
-	CHECK(system(cmd) == 0);
-	free(cmd);
+	gf_test_rmtree(dir);
 	free(dir);
 	printf("test_offline: OK\n");
 	return 0;

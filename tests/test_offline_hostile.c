@@ -18,7 +18,6 @@
  *     fallback redoes the chunk and the file comes out exact.
  */
 #define _GNU_SOURCE /* asprintf */
-#include <dirent.h>
 #include <math.h>
 #include <sndfile.h>
 #include <stdint.h>
@@ -28,11 +27,11 @@
 #include "error.h"
 #include "offline.h"
 #include "run_prog.h"
+#include "sndutil.h"
 #include "testutil.h"
 
 #define TAPS_A 61
 #define TAPS_B 23
-#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
 
 static char *dir;
 static uint64_t rng;
@@ -42,34 +41,7 @@ static float taps_a[TAPS_A], taps_b[TAPS_B];
 
 static char *path_in(const char *name)
 {
-	char *p;
-	CHECK(asprintf(&p, "%s/%s", dir, name) > 0);
-	return p;
-}
-
-static void write_bytes(const char *path, const void *data, size_t n)
-{
-	FILE *f = fopen(path, "wb");
-	CHECK(f);
-	CHECK(n == 0 || fwrite(data, 1, n, f) == n);
-	CHECK(fclose(f) == 0);
-}
-
-static void write_text(const char *path, const char *text)
-{
-	write_bytes(path, text, strlen(text));
-}
-
-static uint64_t file_hash(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	CHECK(f);
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
-	int c;
-	while ((c = getc(f)) != EOF)
-		h = (h ^ (uint64_t)c) * 1099511628211ull;
-	fclose(f);
-	return h;
+	return gf_test_path(dir, name);
 }
 
 static long file_size(const char *path)
@@ -77,23 +49,6 @@ static long file_size(const char *path)
 	struct stat st;
 	CHECK(stat(path, &st) == 0);
 	return (long)st.st_size;
-}
-
-static int exists(const char *path)
-{
-	return access(path, F_OK) == 0;
-}
-
-static int temp_files_in(const char *d)
-{
-	DIR *dh = opendir(d);
-	CHECK(dh);
-	int n = 0;
-	struct dirent *e;
-	while ((e = readdir(dh)))
-		n += strstr(e->d_name, ".gpufir-") != NULL;
-	closedir(dh);
-	return n;
 }
 
 /* Copy the first @p n bytes of @p src into @p dst. */
@@ -104,7 +59,7 @@ static void truncate_copy(const char *src, const char *dst, long n)
 	char *buf = malloc((size_t)n);
 	CHECK(buf && fread(buf, 1, (size_t)n, f) == (size_t)n);
 	fclose(f);
-	write_bytes(dst, buf, (size_t)n);
+	gf_test_write_file(dst, buf, (size_t)n);
 	free(buf);
 }
 
@@ -117,52 +72,11 @@ static void write_sound(const char *path, int format, int rate, uint32_t ch, uin
 	CHECK(x);
 	for (size_t i = 0; i < n; i++)
 		x[i] = data ? data[i] : amp * gf_test_randf(&rng);
-	SF_INFO info = {.samplerate = rate, .channels = (int)ch, .format = format};
-	SNDFILE *f = sf_open(path, SFM_WRITE, &info);
-	if (!f)
-		fprintf(stderr, "%s: %s\n", path, sf_strerror(NULL));
-	CHECK(f);
-	sf_command(f, SFC_SET_CLIPPING, NULL, SF_TRUE);
-	CHECK(sf_writef_float(f, x, frames) == (sf_count_t)frames);
-	CHECK(sf_close(f) == 0);
+	gf_test_write_sound(path, format, rate, ch, frames, x);
 	free(x);
 }
 
-/* Decode a whole file as gpufir's reader does (for inputs: what it filters). */
-static float *read_sound(const char *path, SF_INFO *info)
-{
-	memset(info, 0, sizeof(*info));
-	SNDFILE *f = sf_open(path, SFM_READ, info);
-	if (!f)
-		fprintf(stderr, "%s: %s\n", path, sf_strerror(NULL));
-	CHECK(f);
-	float *y = malloc((size_t)info->frames * info->channels * sizeof(float) + 1);
-	CHECK(y);
-	sf_count_t got = sf_readf_float(f, y, info->frames);
-	info->frames = got; /* what a reader gets, also from a file cut short */
-	sf_close(f);
-	return y;
-}
-
 /* ---- filters ------------------------------------------------------------------ */
-
-/* Decaying noise with sum |h| = 0.9: full-scale input never clips. */
-static void make_taps(float *h, uint32_t n)
-{
-	gf_test_fill_decaying_taps(h, n, &rng);
-	double s = 0.0;
-	for (uint32_t k = 0; k < n; k++)
-		s += fabs(h[k]);
-	for (uint32_t k = 0; k < n; k++)
-		h[k] = (float)(h[k] * 0.9 / s);
-}
-
-static size_t append_taps(char *buf, size_t len, const float *h, uint32_t n)
-{
-	for (uint32_t k = 0; k < n; k++)
-		len += (size_t)sprintf(buf + len, "%.9g%s", h[k], k + 1 < n ? ", " : "");
-	return len;
-}
 
 /*
  * Mono: chain = ["a"]. More channels: 0 gets a, 1 gets b, the last (from 3
@@ -170,28 +84,31 @@ static size_t append_taps(char *buf, size_t len, const float *h, uint32_t n)
  */
 static char *write_config(uint32_t ch)
 {
-	char *body = malloc(65536);
-	CHECK(body);
-	size_t len = (size_t)sprintf(body, "filters = (\n  { name = \"a\"; coeffs = [ ");
-	len = append_taps(body, len, taps_a, TAPS_A);
-	len += (size_t)sprintf(body + len, " ]; },\n  { name = \"b\"; coeffs = [ ");
-	len = append_taps(body, len, taps_b, TAPS_B);
-	len += (size_t)sprintf(body + len, " ]; }\n);\n");
-	if (ch == 1)
-		len += (size_t)sprintf(body + len, "chain = [\"a\"];\n");
-	else
-		len += (size_t)sprintf(body + len, "routes = ( { channel = 0; chain = [\"a\"]; },\n"
-						   "  { channel = 1; chain = [\"b\"]; }");
+	char *a = gf_test_taps_text(taps_a, TAPS_A, ", "), *b = gf_test_taps_text(taps_b, TAPS_B, ", ");
+	char inverted[96] = "";
 	if (ch > 2)
-		len += (size_t)sprintf(body + len, ",\n  { channel = %u; chain = [\"a\"]; invert = true; }",
-				       ch - 1);
-	if (ch > 1)
-		len += (size_t)sprintf(body + len, " );\n");
+		snprintf(inverted, sizeof(inverted), ",\n  { channel = %u; chain = [\"a\"]; invert = true; }",
+			 ch - 1);
+	char *body;
+	if (ch == 1)
+		CHECK(asprintf(&body,
+			       "filters = (\n  { name = \"a\"; coeffs = [ %s ]; },\n"
+			       "  { name = \"b\"; coeffs = [ %s ]; }\n);\nchain = [\"a\"];\n",
+			       a, b) > 0);
+	else
+		CHECK(asprintf(&body,
+			       "filters = (\n  { name = \"a\"; coeffs = [ %s ]; },\n"
+			       "  { name = \"b\"; coeffs = [ %s ]; }\n);\n"
+			       "routes = ( { channel = 0; chain = [\"a\"]; },\n"
+			       "  { channel = 1; chain = [\"b\"]; }%s );\n",
+			       a, b, inverted) > 0);
 	char name[32];
 	snprintf(name, sizeof(name), "inline%u.conf", ch);
 	char *path = path_in(name);
-	write_text(path, body);
+	gf_test_write_text(path, body);
 	free(body);
+	free(b);
+	free(a);
 	return path;
 }
 
@@ -211,100 +128,16 @@ static float *config_filters(uint32_t ch)
 	return h;
 }
 
-/* ---- checking output -------------------------------------------------------------- */
-
-static int subtype_bits(int format)
-{
-	switch (format & SF_FORMAT_SUBMASK) {
-	case SF_FORMAT_PCM_U8:
-	case SF_FORMAT_PCM_S8:
-		return 8;
-	case SF_FORMAT_PCM_16:
-		return 16;
-	case SF_FORMAT_PCM_24:
-		return 24;
-	case SF_FORMAT_PCM_32:
-		return 32;
-	default:
-		return 0;
-	}
-}
-
-static long quantize(double v, int bits)
-{
-	double scale = ldexp(1.0, bits - 1);
-	return (long)fmin(fmax(nearbyint(v * scale), -scale), scale - 1.0);
-}
-
-/*
- * OUT holds the filtered @p x (frames x ch, decoded input) through @p h:
- * same format, rate and length; float output within rel L2 1e-6 of the
- * reference; integer output within 1 LSB of the quantized reference (plus
- * float32's own error where an LSB is finer than that).
- */
-static void check_output(const char *out, int want_format, int rate, const float *x, uint32_t frames,
-			 uint32_t ch, const float *h, uint32_t taps, const char *what)
-{
-	SF_INFO info;
-	float *y = read_sound(out, &info);
-	if (info.format != want_format || info.frames != (sf_count_t)frames || info.channels != (int)ch ||
-	    info.samplerate != rate) {
-		fprintf(stderr,
-			"%s: format 0x%x (want 0x%x), %lld frames (want %u), %d ch (want %u), %d Hz\n", what,
-			info.format, want_format, (long long)info.frames, frames, info.channels, ch,
-			info.samplerate);
-		exit(1);
-	}
-	size_t n = (size_t)frames * ch;
-	double *ref = malloc(n * sizeof(double) + 1);
-	CHECK(ref);
-	gf_test_reference(x, frames, ch, h, taps, ref);
-	int bits = subtype_bits(want_format);
-	double e = gf_test_rel_l2(y, ref, n);
-	if (bits == 0) {
-		fprintf(stderr, "  %s: rel L2 %.3g\n", what, e);
-		CHECK(e < 1e-6);
-	} else {
-		double peak = 0.0;
-		for (size_t i = 0; i < n; i++)
-			peak = fmax(peak, fabs(ref[i]));
-		long allowed = 1 + (long)floor(1e-6 * peak * ldexp(1.0, bits - 1)), worst = 0;
-		for (size_t i = 0; i < n; i++) {
-			long d = labs(lrint(ldexp(y[i], bits - 1)) - quantize(ref[i], bits));
-			worst = d > worst ? d : worst;
-		}
-		fprintf(stderr, "  %s: max |error| %ld LSB (%d-bit, %ld allowed), rel L2 %.3g\n", what, worst,
-			bits, allowed, e);
-		CHECK(worst <= allowed);
-	}
-	free(ref);
-	free(y);
-}
-
-/* Run, expect failure with @p code and @p needle on stderr, OUT absent, no temp file, IN unchanged. */
-static void expect_failure(const char *in, const char *const args[], const char *out, int code,
-			   const char *needle)
-{
-	uint64_t h0 = exists(in) ? file_hash(in) : 0;
-	struct run_result r;
-	run_gpufir(args, &r);
-	CHECK_RUN(&r, code, needle);
-	if (exists(out)) {
-		fprintf(stderr, "%s exists after a failed run\n", out);
-		exit(1);
-	}
-	CHECK(temp_files_in(dir) == 0);
-	CHECK(!exists(in) || file_hash(in) == h0);
-}
+/* ---- running ------------------------------------------------------------------------ */
 
 /* Run the inline config on IN, expect success, IN unchanged; returns stderr in @p r. */
 static void expect_success(const char *in, const char *const args[], struct run_result *r)
 {
-	uint64_t h0 = file_hash(in);
+	uint64_t h0 = gf_test_file_hash(in);
 	run_gpufir(args, r);
 	CHECK_RUN(r, GF_EXIT_OK, "realtime");
-	CHECK(file_hash(in) == h0);
-	CHECK(temp_files_in(dir) == 0);
+	CHECK(gf_test_file_hash(in) == h0);
+	CHECK(gpufir_temp_files(dir) == 0);
 }
 
 /* ---- broken files ------------------------------------------------------------------ */
@@ -314,33 +147,34 @@ static void test_broken(void)
 	char *out = path_in("broken_out.wav"), *cfg = write_config(2);
 
 	char *empty = path_in("empty.wav");
-	write_bytes(empty, "", 0);
-	expect_failure(empty, ARGS("-i", empty, "-o", out, "-c", cfg), out, GF_EXIT_IO, "empty.wav");
-	expect_failure(empty, ARGS("-i", empty, "-o", out), out, GF_EXIT_IO, "empty.wav"); /* default chain */
+	gf_test_write_file(empty, "", 0);
+	EXPECT_FAILURE(dir, empty, ARGS("-i", empty, "-o", out, "-c", cfg), out, GF_EXIT_IO, "empty.wav");
+	EXPECT_FAILURE(dir, empty, ARGS("-i", empty, "-o", out), out, GF_EXIT_IO,
+		       "empty.wav"); /* default chain */
 
 	char *text = path_in("notes.wav");
-	write_text(text, "These are my notes about the mix, not audio.\n");
-	expect_failure(text, ARGS("-i", text, "-o", out, "-c", cfg), out, GF_EXIT_IO, "notes.wav");
+	gf_test_write_text(text, "These are my notes about the mix, not audio.\n");
+	EXPECT_FAILURE(dir, text, ARGS("-i", text, "-o", out, "-c", cfg), out, GF_EXIT_IO, "notes.wav");
 
 	char *junk = path_in("junk.wav");
 	unsigned char bytes[8192];
 	for (size_t i = 0; i < sizeof(bytes); i++)
 		bytes[i] = (unsigned char)(gf_test_randf(&rng) * 128.0f + 128.0f);
-	write_bytes(junk, bytes, sizeof(bytes));
-	expect_failure(junk, ARGS("-i", junk, "-o", out, "-c", cfg), out, GF_EXIT_IO, "junk.wav");
+	gf_test_write_file(junk, bytes, sizeof(bytes));
+	EXPECT_FAILURE(dir, junk, ARGS("-i", junk, "-o", out, "-c", cfg), out, GF_EXIT_IO, "junk.wav");
 
 	/* RIFF junk after a valid header start: "RIFF....WAVE" then noise. */
 	memcpy(bytes, "RIFF\x00\x20\x00\x00WAVEfmt ", 16);
 	char *riff = path_in("riff-junk.wav");
-	write_bytes(riff, bytes, sizeof(bytes));
-	expect_failure(riff, ARGS("-i", riff, "-o", out, "-c", cfg), out, GF_EXIT_IO, "riff-junk.wav");
+	gf_test_write_file(riff, bytes, sizeof(bytes));
+	EXPECT_FAILURE(dir, riff, ARGS("-i", riff, "-o", out, "-c", cfg), out, GF_EXIT_IO, "riff-junk.wav");
 
 	/* A stereo 16-bit header whose data chunk promises 1 s and holds nothing. */
 	char *full = path_in("full.wav");
 	write_sound(full, SF_FORMAT_WAV | SF_FORMAT_PCM_16, 48000, 2, 48000, 0.5f, NULL);
 	char *hdr = path_in("header-only.wav");
 	truncate_copy(full, hdr, 44);
-	expect_failure(hdr, ARGS("-i", hdr, "-o", out, "-c", cfg), out, GF_EXIT_IO, "header-only.wav");
+	EXPECT_FAILURE(dir, hdr, ARGS("-i", hdr, "-o", out, "-c", cfg), out, GF_EXIT_IO, "header-only.wav");
 
 	/* A header with a sample rate of 0 Hz. */
 	char *zero = path_in("zero-rate.wav");
@@ -349,8 +183,8 @@ static void test_broken(void)
 	CHECK(f && fread(h44, 1, 44, f) == 44);
 	fclose(f);
 	memset(h44 + 24, 0, 8); /* sample rate and byte rate */
-	write_bytes(zero, h44, 44);
-	expect_failure(zero, ARGS("-i", zero, "-o", out, "-c", cfg), out, GF_EXIT_IO, "zero-rate.wav");
+	gf_test_write_file(zero, h44, 44);
+	EXPECT_FAILURE(dir, zero, ARGS("-i", zero, "-o", out, "-c", cfg), out, GF_EXIT_IO, "zero-rate.wav");
 
 	/* Rates gpufir does not filter at: a clear error naming the file, not a config error. */
 	static const int bad_rates[] = {4000, 768000};
@@ -359,8 +193,8 @@ static void test_broken(void)
 		snprintf(name, sizeof(name), "rate%d.wav", bad_rates[i]);
 		char *p = path_in(name);
 		write_sound(p, SF_FORMAT_WAV | SF_FORMAT_PCM_16, bad_rates[i], 1, 2000, 0.5f, NULL);
-		expect_failure(p, ARGS("-i", p, "-o", out), out, GF_EXIT_IO, name);
-		expect_failure(p, ARGS("-i", p, "-o", out), out, GF_EXIT_IO, "not supported");
+		EXPECT_FAILURE(dir, p, ARGS("-i", p, "-o", out), out, GF_EXIT_IO, name);
+		EXPECT_FAILURE(dir, p, ARGS("-i", p, "-o", out), out, GF_EXIT_IO, "not supported");
 		free(p);
 	}
 	free(zero);
@@ -391,29 +225,31 @@ static void test_truncated(void)
 	long keep = 44 + 3 * 2 * 70001 + 4; /* 70001 frames and a half */
 	truncate_copy(full, cut, keep);
 	SF_INFO info;
-	float *x = read_sound(cut, &info);
+	float *x = gf_test_read_sound(cut, &info, 0);
 	CHECK(info.frames == 70001);
 	struct run_result r;
 	expect_success(cut, ARGS("-i", cut, "-o", out, "-c", cfg), &r);
 	CHECK_RUN(&r, GF_EXIT_OK, "cut24.wav: the file ends before its header says");
-	check_output(out, SF_FORMAT_WAV | SF_FORMAT_PCM_24, 48000, x, 70001, ch, h, TAPS_A, "truncated WAV");
+	gf_test_check_output(out, SF_FORMAT_WAV | SF_FORMAT_PCM_24, 48000, x, 70001, 70001, ch, h, TAPS_A,
+			     "truncated WAV");
 	unlink(out);
 	free(x);
 
 	char *flac = path_in("long.flac"), *cflac = path_in("cut.flac"), *oflac = path_in("cut_out.flac");
 	write_sound(flac, SF_FORMAT_FLAC | SF_FORMAT_PCM_16, 48000, ch, frames, 0.9f, NULL);
 	truncate_copy(flac, cflac, file_size(flac) / 2);
-	uint64_t h0 = file_hash(cflac);
+	uint64_t h0 = gf_test_file_hash(cflac);
 	run_gpufir(ARGS("-i", cflac, "-o", oflac, "-c", cfg), &r);
-	CHECK(file_hash(cflac) == h0 && temp_files_in(dir) == 0);
+	CHECK(gf_test_file_hash(cflac) == h0 && gpufir_temp_files(dir) == 0);
 	if (r.exit_code == GF_EXIT_OK) {
-		x = read_sound(cflac, &info);
-		check_output(oflac, SF_FORMAT_FLAC | SF_FORMAT_PCM_16, 48000, x, (uint32_t)info.frames, ch, h,
-			     TAPS_A, "truncated FLAC");
+		x = gf_test_read_sound(cflac, &info, 0);
+		gf_test_check_output(oflac, SF_FORMAT_FLAC | SF_FORMAT_PCM_16, 48000, x,
+				     (uint32_t)info.frames, (uint32_t)info.frames, ch, h, TAPS_A,
+				     "truncated FLAC");
 		free(x);
 	} else {
 		CHECK_RUN(&r, GF_EXIT_IO, "cut.flac: cannot decode");
-		CHECK(!exists(oflac));
+		CHECK(!gf_test_exists(oflac));
 		const char *msg = strstr(r.err, "cut.flac");
 		fprintf(stderr, "  truncated FLAC: refused (%.*s)\n", (int)strcspn(msg, "\n"), msg);
 	}
@@ -440,10 +276,10 @@ static void run_and_check(const char *tag, int format, int rate, uint32_t ch, ui
 	float *h = config_filters(ch);
 	write_sound(in, format, rate, ch, frames, 0.9f, NULL);
 	SF_INFO info;
-	float *x = read_sound(in, &info);
+	float *x = gf_test_read_sound(in, &info, 1);
 	struct run_result r;
 	expect_success(in, ARGS("-i", in, "-o", out, "-c", cfg, "--backend", "cpu"), &r);
-	check_output(out, format, rate, x, frames, ch, h, TAPS_A, tag);
+	gf_test_check_output(out, format, rate, x, frames, frames, ch, h, TAPS_A, tag);
 	unlink(out);
 	unlink(in);
 	free(x);
@@ -471,11 +307,6 @@ static void test_formats_channels(void)
 }
 
 /*
- * The built-in default chain at 8, 44.1, 192 and 384 kHz: it must work at
- * every rate (at 8 kHz without its 14 kHz hiss low-pass, which it says), and
- * the output is the default filter built at that rate, applied exactly.
- */
-/*
  * Compare OUT with the reference on frames [taps-1, frames) only: there every
  * output sums all taps. Before that lies the linear-phase filter's
  * pre-ringing (half the taps long, 31409 frames at 384 kHz), whose output is
@@ -486,7 +317,7 @@ static void check_steady(const char *out, int rate, const float *x, uint32_t fra
 			 const struct gf_filter_set *fs, const char *what)
 {
 	SF_INFO info;
-	float *y = read_sound(out, &info);
+	float *y = gf_test_read_sound(out, &info, 1);
 	CHECK(info.format == (SF_FORMAT_WAV | SF_FORMAT_FLOAT) && info.frames == (sf_count_t)frames &&
 	      info.channels == 1 && info.samplerate == rate);
 	double e = 0.0, s = 0.0;
@@ -528,7 +359,7 @@ static void test_default_rates(void)
 		const uint32_t frames = fs->taps - 1 + 2000;
 		write_sound(in, SF_FORMAT_WAV | SF_FORMAT_FLOAT, rate, 1, frames, 0.5f, NULL);
 		SF_INFO info;
-		float *x = read_sound(in, &info);
+		float *x = gf_test_read_sound(in, &info, 1);
 		struct run_result r;
 		expect_success(in, ARGS("-i", in, "-o", out), &r);
 		int left_out = strstr(r.err, "hiss low-pass at 14000 Hz is left out") != NULL;
@@ -546,9 +377,10 @@ static void test_default_rates(void)
 	/* The same low-pass in the user's own config is an error naming the setting. */
 	char *in = path_in("user8k.wav"), *out = path_in("user8k_out.wav"), *cfg = path_in("hiss.conf");
 	write_sound(in, SF_FORMAT_WAV | SF_FORMAT_PCM_16, 8000, 1, 8000, 0.5f, NULL);
-	write_text(cfg, "# my hiss filter\nfilters = (\n  { name = \"hiss\"; design = \"lowpass\";\n"
-			"    cutoff_hz = 14000.0; transition_hz = 2000.0; }\n);\nchain = [\"hiss\"];\n");
-	expect_failure(in, ARGS("-i", in, "-o", out, "-c", cfg), out, GF_EXIT_CONFIG,
+	gf_test_write_text(cfg,
+			   "# my hiss filter\nfilters = (\n  { name = \"hiss\"; design = \"lowpass\";\n"
+			   "    cutoff_hz = 14000.0; transition_hz = 2000.0; }\n);\nchain = [\"hiss\"];\n");
+	EXPECT_FAILURE(dir, in, ARGS("-i", in, "-o", out, "-c", cfg), out, GF_EXIT_CONFIG,
 		       "hiss.conf:4: filters.hiss.cutoff_hz: 14000 Hz is not below half the sample rate");
 	free(cfg);
 	free(out);
@@ -577,7 +409,7 @@ static void test_nonfinite(void)
 	expect_success(in, ARGS("-i", in, "-o", out, "-c", cfg), &r);
 	CHECK_RUN(&r, GF_EXIT_OK, "1 blocks were muted");
 	SF_INFO info;
-	float *y = read_sound(out, &info);
+	float *y = gf_test_read_sound(out, &info, 1);
 	CHECK(info.frames == frames);
 	x[bad] = x[bad + 7] = 0.0f;
 	double *ref = malloc((size_t)frames * sizeof(double));
@@ -619,10 +451,7 @@ static void test_fault(void)
 	char *in = path_in("fault.wav"), *out = path_in("fault_out.wav"), *cfg = write_config(ch);
 	write_sound(in, SF_FORMAT_WAV | SF_FORMAT_FLOAT, 48000, ch, frames, 0.9f, NULL);
 	SF_INFO info;
-	float *x = read_sound(in, &info);
-	float *xt = calloc((size_t)(frames + TAPS_A - 1) * ch, sizeof(float)); /* input + tail silence */
-	CHECK(xt);
-	memcpy(xt, x, (size_t)frames * ch * sizeof(float));
+	float *x = gf_test_read_sound(in, &info, 1);
 	static const char *const after[] = {"1", "0", "3"};
 	for (size_t i = 0; i < 3; i++) {
 		int tail = i == 2;
@@ -638,11 +467,10 @@ static void test_fault(void)
 		char what[64];
 		snprintf(what, sizeof(what), "fault at backend call %d%s", atoi(after[i]) + 1,
 			 tail ? " (tail)" : "");
-		check_output(out, SF_FORMAT_WAV | SF_FORMAT_FLOAT, 48000, xt,
-			     frames + (tail ? TAPS_A - 1 : 0), ch, h, TAPS_A, what);
+		gf_test_check_output(out, SF_FORMAT_WAV | SF_FORMAT_FLOAT, 48000, x, frames,
+				     frames + (tail ? TAPS_A - 1 : 0), ch, h, TAPS_A, what);
 		unlink(out);
 	}
-	free(xt);
 	free(x);
 	free(cfg);
 	free(out);
@@ -656,8 +484,8 @@ int main(void)
 	gf_log_set_level(GF_LOG_WARN); /* the config built here for reference: no info lines */
 	rng = gf_test_seed("test_offline_hostile");
 	dir = gf_test_tmpdir("hostile");
-	make_taps(taps_a, TAPS_A);
-	make_taps(taps_b, TAPS_B);
+	gf_test_fill_bounded_taps(taps_a, TAPS_A, 0.9, &rng);
+	gf_test_fill_bounded_taps(taps_b, TAPS_B, 0.9, &rng);
 
 	test_broken();
 	test_truncated();
@@ -666,10 +494,7 @@ int main(void)
 	test_nonfinite();
 	test_fault();
 
-	char *cmd;
-	CHECK(asprintf(&cmd, "rm -rf '%s'", dir) > 0);
-	CHECK(system(cmd) == 0);
-	free(cmd);
+	gf_test_rmtree(dir);
 	free(dir);
 	printf("test_offline_hostile: OK\n");
 	return 0;

@@ -6,19 +6,16 @@
  * must differ by less than 2 MiB. The last second of the long output is
  * checked against the reference, so the long run did filter to the end.
  */
-#define _GNU_SOURCE /* asprintf, wait4 */
+#define _GNU_SOURCE /* asprintf */
 #include <math.h>
 #include <sndfile.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 
 #include "config.h"
 #include "run_prog.h"
 #include "testutil.h"
 
 #define RATE 8000
-#define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
 
 static char *dir;
 static uint64_t rng;
@@ -47,15 +44,9 @@ static long filter_rss(const char *in, const char *out)
 	snprintf(o_path, sizeof(o_path), "%s/run.out", dir);
 	snprintf(e_path, sizeof(e_path), "%s/run.err", dir);
 	pid_t pid = spawn_gpufir(ARGS("-i", in, "-o", out, "--backend", "cpu"), o_path, e_path);
-	int status;
 	struct rusage ru;
-	CHECK(wait4(pid, &status, 0, &ru) == pid);
 	struct run_result r;
-	r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-	slurp(o_path, r.out, sizeof(r.out));
-	slurp(e_path, r.err, sizeof(r.err));
-	unlink(o_path);
-	unlink(e_path);
+	wait_gpufir_usage(pid, o_path, e_path, &r, &ru);
 	CHECK_RUN(&r, GF_EXIT_OK, "realtime");
 	return ru.ru_maxrss;
 }
@@ -128,10 +119,7 @@ int main(void)
 	CHECK(rss10 - rss1 < 2048);
 	check_tail(in10, out, f10, RATE);
 
-	char *cmd;
-	CHECK(asprintf(&cmd, "rm -rf '%s'", dir) > 0);
-	CHECK(system(cmd) == 0);
-	free(cmd);
+	gf_test_rmtree(dir);
 	free(out);
 	free(in10);
 	free(in1);

@@ -12,6 +12,7 @@
 #include "error.h"
 #include "recorder.h"
 #include "ring.h"
+#include "sndutil.h"
 #include "testutil.h"
 
 #define CH 2
@@ -43,19 +44,24 @@ static uint32_t produce(struct gf_recorder *rec, struct gf_ring *ring, const flo
 	return done;
 }
 
+/* A recorder of a fresh ring into @p path, started. */
+static struct gf_recorder *start_recorder(const char *path, struct gf_ring **ring)
+{
+	struct gf_recorder *rec;
+	struct gf_errbuf eb = {{0}};
+	CHECK_OK(gf_ring_new(ring, 4096, CH));
+	CHECK_OK_EB(gf_recorder_new(&rec, path, RATE, *ring, &eb), &eb);
+	CHECK_OK_EB(gf_recorder_start(rec, &eb), &eb);
+	return rec;
+}
+
+/* The recording: a float WAV of CH channels at RATE. */
 static float *read_back(const char *path, uint32_t *frames)
 {
-	SF_INFO info = {0};
-	SNDFILE *sf = sf_open(path, SFM_READ, &info);
-	if (!sf)
-		fprintf(stderr, "%s: %s\n", path, sf_strerror(NULL));
-	CHECK(sf);
+	SF_INFO info;
+	float *y = gf_test_read_sound(path, &info, 1);
 	CHECK(info.channels == CH && info.samplerate == RATE);
 	CHECK((info.format & SF_FORMAT_SUBMASK) == SF_FORMAT_FLOAT);
-	float *y = malloc(((size_t)info.frames + 1) * CH * sizeof(float));
-	CHECK(y);
-	CHECK(sf_readf_float(sf, y, info.frames) == info.frames);
-	sf_close(sf);
 	*frames = (uint32_t)info.frames;
 	return y;
 }
@@ -65,11 +71,7 @@ static void test_exact(const char *dir, const float *x, uint32_t frames)
 	char path[512];
 	snprintf(path, sizeof(path), "%s/exact.wav", dir);
 	struct gf_ring *ring;
-	struct gf_recorder *rec;
-	struct gf_errbuf eb = {{0}};
-	CHECK_OK(gf_ring_new(&ring, 4096, CH));
-	CHECK_OK_EB(gf_recorder_new(&rec, path, RATE, ring, &eb), &eb);
-	CHECK_OK_EB(gf_recorder_start(rec, &eb), &eb);
+	struct gf_recorder *rec = start_recorder(path, &ring);
 	CHECK(produce(rec, ring, x, frames) == frames);
 	gf_recorder_stop(rec);
 	CHECK(gf_recorder_errors(rec) == 0 && gf_recorder_frames(rec) == frames);
@@ -84,6 +86,7 @@ static void test_exact(const char *dir, const float *x, uint32_t frames)
 
 	/* A file that cannot be created is an error naming it. */
 	snprintf(path, sizeof(path), "%s/no/such/dir.wav", dir);
+	struct gf_errbuf eb = {{0}};
 	CHECK_OK(gf_ring_new(&ring, 64, CH));
 	CHECK(gf_recorder_new(&rec, path, RATE, ring, &eb) == GF_E_IO && !rec);
 	CHECK(strstr(eb.msg, path));
@@ -103,11 +106,7 @@ static void test_write_error(const char *dir, const float *x, uint32_t frames)
 	CHECK(setrlimit(RLIMIT_FSIZE, &lim) == 0);
 
 	struct gf_ring *ring;
-	struct gf_recorder *rec;
-	struct gf_errbuf eb = {{0}};
-	CHECK_OK(gf_ring_new(&ring, 4096, CH));
-	CHECK_OK_EB(gf_recorder_new(&rec, path, RATE, ring, &eb), &eb);
-	CHECK_OK_EB(gf_recorder_start(rec, &eb), &eb);
+	struct gf_recorder *rec = start_recorder(path, &ring);
 	uint32_t queued = produce(rec, ring, x, frames);
 	gf_recorder_stop(rec);
 	CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0);

@@ -27,25 +27,16 @@ static float ha_taps[63], hb_taps[255], hc_taps[4095];
 
 static void write_text(const char *name, const char *text)
 {
-	char path[700];
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	FILE *f = fopen(path, "w");
-	CHECK(f);
-	fputs(text, f);
-	CHECK(fclose(f) == 0);
+	free(gf_test_write_text_in(dir, name, text));
 }
 
 /* A taps file of @p n decaying-noise taps; the taps are kept in @p h. */
 static void write_taps(const char *name, float *h, uint32_t n)
 {
 	gf_test_fill_decaying_taps(h, n, &rng);
-	char path[700];
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	FILE *f = fopen(path, "w");
-	CHECK(f);
-	for (uint32_t i = 0; i < n; i++)
-		fprintf(f, "%.9g\n", h[i]);
-	CHECK(fclose(f) == 0);
+	char *text = gf_test_taps_text(h, n, "\n");
+	write_text(name, text);
+	free(text);
 }
 
 static void write_conf_full(const char *taps_file, int rate, int block, double xfade_ms, const char *extra)
@@ -82,7 +73,7 @@ static double err_since(uint32_t from, const float *h, uint32_t taps)
 	for (uint32_t c = 0; c < CH; c++)
 		memcpy(hh + (size_t)c * taps, h, sizeof(float) * taps);
 	gf_test_reference(x, pos, CH, hh, taps, ref);
-	double e = gf_test_rel_l2(y + (size_t)from * CH, ref + (size_t)from * CH, (size_t)(pos - from) * CH);
+	double e = gf_test_rel_l2_frames(y, ref, from, pos, CH);
 	free(hh);
 	free(ref);
 	return e;
@@ -274,9 +265,7 @@ int main(void)
 	gf_config_free(cfg);
 	free(x);
 	free(y);
-	char cmd[700];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	CHECK(system(cmd) == 0);
+	gf_test_rmtree(dir);
 	puts("test_reload: ok");
 	return 0;
 }

@@ -10,39 +10,23 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sndutil.h"
 #include "taps_io.h"
 #include "testutil.h"
 
 static char *dir;
 
-static char *path_in(const char *name)
-{
-	char *p = malloc(strlen(dir) + strlen(name) + 2);
-	CHECK(p);
-	sprintf(p, "%s/%s", dir, name);
-	return p;
-}
-
-static char *write_text(const char *name, const char *text)
-{
-	char *p = path_in(name);
-	FILE *f = fopen(p, "wb");
-	CHECK(f);
-	CHECK(fwrite(text, 1, strlen(text), f) == strlen(text));
-	fclose(f);
-	return p;
-}
-
 static void test_text_ok(void)
 {
-	char *p = write_text("ok.txt", "# header comment\n"
-				       "0.5\n"
-				       "\n"
-				       "  -0.25   # trailing comment\r\n"
-				       "1e-3, 2.5e+1 ,3\n"
-				       "\t4;5\n"
-				       "-0\n"
-				       "0x1p-2");
+	char *p = gf_test_write_text_in(dir, "ok.txt",
+					"# header comment\n"
+					"0.5\n"
+					"\n"
+					"  -0.25   # trailing comment\r\n"
+					"1e-3, 2.5e+1 ,3\n"
+					"\t4;5\n"
+					"-0\n"
+					"0x1p-2");
 	double *h;
 	uint32_t n;
 	struct gf_errbuf eb = {{0}};
@@ -58,7 +42,7 @@ static void test_text_ok(void)
 /* Each bad file gives @p code and a message starting "PATH:LINE: " containing @p what. */
 static void expect_text_error(const char *text, int code, int line, const char *what)
 {
-	char *p = write_text("bad.txt", text);
+	char *p = gf_test_write_text_in(dir, "bad.txt", text);
 	double *h = (double *)1;
 	uint32_t n = 1;
 	struct gf_errbuf eb = {{0}};
@@ -90,7 +74,7 @@ static void test_text_errors(void)
 	double *h;
 	uint32_t n;
 	struct gf_errbuf eb = {{0}};
-	char *p = path_in("missing.txt");
+	char *p = gf_test_path(dir, "missing.txt");
 	CHECK(gf_taps_read_text(p, &h, &n, &eb) == GF_E_IO);
 	CHECK(strstr(eb.msg, p) && strstr(eb.msg, "No such file"));
 	free(p);
@@ -102,18 +86,15 @@ static void test_text_errors(void)
 /* A 2-channel file whose frame i holds (i + 1, -(i + 1)) / 1024: exact in float and PCM16. */
 static char *write_wav(const char *name, int rate, int format, int frames, int channels, int nan_at)
 {
-	char *p = path_in(name);
-	SF_INFO info = {.samplerate = rate, .channels = channels, .format = format};
-	SNDFILE *sf = sf_open(p, SFM_WRITE, &info);
-	CHECK(sf);
+	char *p = gf_test_path(dir, name);
 	float *buf = malloc((size_t)frames * channels * sizeof(float));
+	CHECK(buf);
 	for (int i = 0; i < frames; i++)
 		for (int c = 0; c < channels; c++)
 			buf[i * channels + c] = (float)((c ? -1 : 1) * (i + 1) / 1024.0);
 	if (nan_at >= 0)
 		buf[nan_at * channels] = NAN;
-	CHECK(sf_writef_float(sf, buf, frames) == frames);
-	sf_close(sf);
+	gf_test_write_sound(p, format, rate, (uint32_t)channels, (uint32_t)frames, buf);
 	free(buf);
 	return p;
 }
@@ -147,12 +128,11 @@ static void test_wav_ok(void)
 	free(h);
 
 	/* the same bytes from memory */
-	FILE *f = fopen(p, "rb");
-	CHECK(f);
-	static unsigned char img[65536];
-	size_t size = fread(img, 1, sizeof(img), f);
-	fclose(f);
-	CHECK_OK_EB(gf_taps_read_wav_mem(img, size, "mem.wav", 48000, &part, &h, &n, &rate, &eb), &eb);
+	static char img[65536];
+	long size = gf_test_read_file(p, img, sizeof(img));
+	CHECK(size > 0);
+	CHECK_OK_EB(gf_taps_read_wav_mem(img, (size_t)size, "mem.wav", 48000, &part, &h, &n, &rate, &eb),
+		    &eb);
 	CHECK(n == 20 && rate == 48000);
 	check_values(h, n, 1, 10);
 	free(h);
@@ -198,10 +178,10 @@ static void test_wav_errors(void)
 	p = write_wav("nan.wav", 48000, SF_FORMAT_WAV | SF_FORMAT_FLOAT, 100, 1, 42);
 	expect_wav_error(p, 48000, all, GF_E_NONFINITE, "sample 42", "not finite");
 	free(p);
-	p = write_text("text.wav", "0.5\n0.25\n");
+	p = gf_test_write_text_in(dir, "text.wav", "0.5\n0.25\n");
 	expect_wav_error(p, 48000, all, GF_E_FORMAT, "not a sound file", NULL);
 	free(p);
-	p = path_in("missing.wav");
+	p = gf_test_path(dir, "missing.wav");
 	expect_wav_error(p, 48000, all, GF_E_IO, "cannot open", NULL);
 	free(p);
 
@@ -231,9 +211,7 @@ int main(void)
 	test_wav_ok();
 	test_wav_errors();
 	test_extension();
-	char cmd[4200];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	CHECK(system(cmd) == 0);
+	gf_test_rmtree(dir);
 	free(dir);
 	printf("test_taps_io: ok\n");
 	return 0;

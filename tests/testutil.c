@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "error.h"
 
@@ -49,6 +50,27 @@ void gf_test_fill_decaying_taps(float *h, size_t n, uint64_t *state)
 		h[i] = (float)(gf_test_randf(state) * exp(-(double)i / tau));
 }
 
+void gf_test_fill_bounded_taps(float *h, size_t n, double l1, uint64_t *state)
+{
+	gf_test_fill_decaying_taps(h, n, state);
+	double s = 0.0;
+	for (size_t k = 0; k < n; k++)
+		s += fabs(h[k]);
+	for (size_t k = 0; k < n; k++)
+		h[k] = (float)(h[k] * l1 / s);
+}
+
+char *gf_test_taps_text(const float *h, size_t n, const char *sep)
+{
+	size_t cap = n * (24 + strlen(sep)) + 1, len = 0;
+	char *buf = malloc(cap);
+	CHECK(buf);
+	buf[0] = '\0';
+	for (size_t k = 0; k < n; k++)
+		len += (size_t)snprintf(buf + len, cap - len, "%.9g%s", h[k], k + 1 < n ? sep : "");
+	return buf;
+}
+
 void gf_test_reference(const float *x, uint32_t frames, uint32_t channels, const float *h,
 		       uint32_t taps, double *y)
 {
@@ -92,4 +114,127 @@ char *gf_test_tmpdir(const char *tag)
 	char *p = mkdtemp(tmpl);
 	CHECK(p != NULL);
 	return strdup(p);
+}
+
+void gf_test_rmtree(const char *dir)
+{
+	char cmd[4200];
+	CHECK(strchr(dir, '\'') == NULL &&
+	      (size_t)snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir) < sizeof(cmd));
+	CHECK(system(cmd) == 0);
+}
+
+char *gf_test_path(const char *dir, const char *name)
+{
+	size_t n = strlen(dir) + strlen(name) + 2;
+	char *p = malloc(n);
+	CHECK(p);
+	snprintf(p, n, "%s/%s", dir, name);
+	return p;
+}
+
+void gf_test_write_file(const char *path, const void *data, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		perror(path);
+	CHECK(f);
+	CHECK(n == 0 || fwrite(data, 1, n, f) == n);
+	CHECK(fclose(f) == 0);
+}
+
+void gf_test_write_text(const char *path, const char *text)
+{
+	gf_test_write_file(path, text, strlen(text));
+}
+
+char *gf_test_write_text_in(const char *dir, const char *name, const char *text)
+{
+	char *p = gf_test_path(dir, name);
+	gf_test_write_text(p, text);
+	return p;
+}
+
+long gf_test_read_file(const char *path, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return -1;
+	size_t n = fread(buf, 1, len - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return (long)n;
+}
+
+uint64_t gf_test_file_hash(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	CHECK(f);
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+	int c;
+	while ((c = getc(f)) != EOF)
+		h = (h ^ (uint64_t)c) * 1099511628211ull;
+	fclose(f);
+	return h;
+}
+
+int gf_test_exists(const char *path)
+{
+	return access(path, F_OK) == 0;
+}
+
+uint32_t gf_test_rand_below(uint64_t *state, uint32_t n)
+{
+	return (uint32_t)(((double)gf_test_randf(state) + 1.0) * 0.5 * n) % n;
+}
+
+float *gf_test_noise(size_t n, uint64_t *state)
+{
+	float *x = malloc(n * sizeof(float) + 1);
+	CHECK(x);
+	gf_test_fill_noise(x, n, state);
+	return x;
+}
+
+struct gf_filter_set *gf_test_random_filter(uint32_t channels, uint32_t taps, uint64_t *state)
+{
+	struct gf_filter_set *fs;
+	CHECK_OK(gf_filter_set_new(&fs, channels, taps));
+	for (uint32_t c = 0; c < channels; c++)
+		gf_test_fill_decaying_taps(gf_filter_set_channel(fs, c), taps, state);
+	return fs;
+}
+
+double *gf_test_reference_fs(const float *x, uint32_t frames, uint32_t channels,
+			     const struct gf_filter_set *fs)
+{
+	double *r = malloc((size_t)frames * channels * sizeof(double) + 1);
+	CHECK(r);
+	gf_test_reference(x, frames, channels, fs->coeffs, fs->taps, r);
+	return r;
+}
+
+struct gf_engine *gf_test_cpu_engine(uint32_t channels, uint32_t max_block, uint32_t max_taps,
+				     uint32_t crossfade_frames, enum gf_algo algo, int retry,
+				     const struct gf_filter_set *fs)
+{
+	struct gf_engine_params p = {.backend = GF_BACKEND_CPU,
+				     .algo = algo,
+				     .channels = channels,
+				     .max_block = max_block,
+				     .max_taps = max_taps,
+				     .crossfade_frames = crossfade_frames,
+				     .retry = retry};
+	struct gf_engine *e = NULL;
+	struct gf_errbuf eb = {{0}};
+	CHECK_OK_EB(gf_engine_new(&e, &p, fs, &eb), &eb);
+	return e;
+}
+
+double gf_test_rel_l2_frames(const float *got, const double *ref, uint32_t from, uint32_t to,
+			     uint32_t channels)
+{
+	size_t off = (size_t)from * channels;
+	return gf_test_rel_l2(got + off, ref + off, (size_t)(to - from) * channels);
 }

@@ -2,7 +2,8 @@
  * @file testutil.h
  * Helpers for gpufir's test programs: checks that fail loudly with the line
  * number (libsndfile's *_or_die style), deterministic-but-fresh random
- * signals, the double-precision reference convolution, and error norms.
+ * signals, the double-precision reference convolution, error norms, scratch
+ * files, and random filters and CPU engines.
  */
 #ifndef GPUFIR_TESTUTIL_H
 #define GPUFIR_TESTUTIL_H
@@ -10,6 +11,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "engine.h"
 
 #define GF_TEST_SKIP 77
 
@@ -36,6 +39,10 @@ float gf_test_randf(uint64_t *state);
 void gf_test_fill_noise(float *x, size_t n, uint64_t *state);
 /** Non-symmetric taps: decaying noise (a symmetric kernel would hide time reversal). */
 void gf_test_fill_decaying_taps(float *h, size_t n, uint64_t *state);
+/** Decaying-noise taps scaled so that sum |h| = @p l1 (below 1: full-scale input never clips). */
+void gf_test_fill_bounded_taps(float *h, size_t n, double l1, uint64_t *state);
+/** The taps as "%.9g" text joined by @p sep (malloc'ed): for taps files and inline coeffs. */
+char *gf_test_taps_text(const float *h, size_t n, const char *sep);
 
 /**
  * Reference causal convolution in double, interleaved:
@@ -52,5 +59,46 @@ void gf_test_skip(const char *why) __attribute__((noreturn));
 
 /** Make a fresh temporary directory; returns a malloc'ed path. */
 char *gf_test_tmpdir(const char *tag);
+/** Remove @p dir and everything in it (rm -rf); fails the test if that fails. */
+void gf_test_rmtree(const char *dir);
+
+/* ---- files ---------------------------------------------------------------- */
+
+/** "DIR/NAME", malloc'ed. */
+char *gf_test_path(const char *dir, const char *name);
+/** Write @p n bytes to @p path (created or truncated), or fail the test. */
+void gf_test_write_file(const char *path, const void *data, size_t n);
+/** Write a NUL-terminated string to @p path, or fail the test. */
+void gf_test_write_text(const char *path, const char *text);
+/** Write @p text to DIR/NAME; @return that path, malloc'ed. */
+char *gf_test_write_text_in(const char *dir, const char *name, const char *text);
+/**
+ * Read at most @p len - 1 bytes of @p path into @p buf, NUL-terminated.
+ * @return the bytes read, or -1 (and buf "") when the file cannot be opened
+ */
+long gf_test_read_file(const char *path, char *buf, size_t len);
+/** FNV-1a hash of the file's bytes (to check that a file was left unchanged). */
+uint64_t gf_test_file_hash(const char *path);
+/** Whether @p path exists. */
+int gf_test_exists(const char *path);
+
+/* ---- filters and engines ---------------------------------------------------- */
+
+/** Uniform in [0, n), n > 0. */
+uint32_t gf_test_rand_below(uint64_t *state, uint32_t n);
+/** A malloc'ed buffer of @p n samples of uniform noise in [-1, 1). */
+float *gf_test_noise(size_t n, uint64_t *state);
+/** A filter set of decaying-noise taps (gf_test_fill_decaying_taps) per channel. */
+struct gf_filter_set *gf_test_random_filter(uint32_t channels, uint32_t taps, uint64_t *state);
+/** gf_test_reference of @p x through @p fs into a malloc'ed buffer (frames x channels). */
+double *gf_test_reference_fs(const float *x, uint32_t frames, uint32_t channels,
+			     const struct gf_filter_set *fs);
+/** A CPU engine for @p fs (gf_engine_new with these parameters), or fail the test. */
+struct gf_engine *gf_test_cpu_engine(uint32_t channels, uint32_t max_block, uint32_t max_taps,
+				     uint32_t crossfade_frames, enum gf_algo algo, int retry,
+				     const struct gf_filter_set *fs);
+/** gf_test_rel_l2 over interleaved frames [from, to). */
+double gf_test_rel_l2_frames(const float *got, const double *ref, uint32_t from, uint32_t to,
+			     uint32_t channels);
 
 #endif
