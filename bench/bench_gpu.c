@@ -101,13 +101,15 @@ static void kernel_row(enum gf_algo algo, uint32_t ch, uint32_t taps, uint32_t m
 	for (int r = 0; r < RUNS && !err; r++)
 		err = gf_cuda_time_calls(inst, frames, REPS, &ms[r], &host[r]);
 	if (err) {
-		printf("kernel  %-6s taps %8u: %s\n", gf_cuda_backend.algo_name(inst), taps, gf_strerror(err));
+		printf("kernel  %-6s taps %8u: %s\n", gf_cuda_backend.algo_name(inst), taps,
+		       gf_strerror(err));
 	} else {
 		double sorted[RUNS];
 		memcpy(sorted, ms, sizeof(sorted));
 		qsort(sorted, RUNS, sizeof(double), cmp_d);
 		double med = sorted[RUNS / 2], sps = (double)frames * ch / (med * 1e-3);
-		printf("kernel  %-6s taps %8u ch %2u call %7u  %-16s hop %7u N %7u  %8.3f ms (min %.3f max %.3f, "
+		printf("kernel  %-6s taps %8u ch %2u call %7u  %-16s hop %7u N %7u  %8.3f ms (min %.3f max "
+		       "%.3f, "
 		       "host %6.3f)  %8.1f Msamples/s  %9.1f GMAC/s\n",
 		       gf_cuda_backend.algo_name(inst), taps, ch, frames, gf_cuda_taps_where(inst),
 		       gf_cuda_fft_partition(inst), gf_cuda_fft_size(inst), med, sorted[0], sorted[RUNS - 1],
@@ -222,7 +224,8 @@ static int startup(void)
 	printf("startup  %-44s %8.1f ms\n", "destroy it", (c - b) * 1e3);
 	gf_filter_set_free(fs);
 	clock_gettime(CLOCK_REALTIME, &ts);
-	printf("startup  main returns at %.0f (ns since the epoch)\n", (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec);
+	printf("startup  main returns at %.0f (ns since the epoch)\n",
+	       (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec);
 	fflush(stdout);
 	return err ? 1 : 0;
 }
@@ -267,13 +270,14 @@ int main(int argc, char **argv)
 		static const struct {
 			uint32_t taps, part[2];
 		} sw[] = {
-			{1024, {1024, 0}},	   {4096, {1024, 4096}},       {16384, {4096, 16384}},
+			{1024, {1024, 0}},	 {4096, {1024, 4096}},	    {16384, {4096, 16384}},
 			{65536, {16384, 65536}}, {262144, {65536, 262144}}, {1048576, {262144, 1048576}},
 		};
 		for (size_t i = 0; i < sizeof(sw) / sizeof(sw[0]); i++) {
 			for (int j = 0; j < 2; j++)
 				if (sw[i].part[j])
-					shape_row(ch, sw[i].taps, big, "GPUFIR_CUDA_FFT_PARTITION", sw[i].part[j]);
+					shape_row(ch, sw[i].taps, big, "GPUFIR_CUDA_FFT_PARTITION",
+						  sw[i].part[j]);
 			for (uint32_t k = 1; k <= 3 && (sw[i].taps << k) <= big; k++)
 				shape_row(ch, sw[i].taps, big, "GPUFIR_CUDA_FFT_HOP", sw[i].taps << k);
 		}

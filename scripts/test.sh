@@ -9,6 +9,8 @@ bash scripts/install-deps.sh
 . scripts/env.sh
 jobs=$(nproc)
 
+scripts/check-format.sh
+
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build -j"$jobs"
 scripts/with-jackd.sh ctest --test-dir build --output-on-failure

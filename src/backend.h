@@ -20,8 +20,8 @@ struct gf_backend_ops {
 	const char *name; /**< "cpu", "cuda" */
 
 	/** Control thread. Build an instance for @p fs (fs->channels == p->channels). */
-	int (*create)(const struct gf_engine_params *p, const struct gf_filter_set *fs,
-		      void **inst, struct gf_errbuf *eb);
+	int (*create)(const struct gf_engine_params *p, const struct gf_filter_set *fs, void **inst,
+		      struct gf_errbuf *eb);
 
 	/**
 	 * Audio thread, before the first process() of an instance that replaces

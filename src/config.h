@@ -21,40 +21,40 @@
 #define GF_RATE_MAX 384000u
 
 struct gf_config_filter; /* private: one entry of filters = (...) */
-struct gf_config_route;  /* private: per-channel routing, if any */
-struct gf_config_priv;   /* private */
+struct gf_config_route;	 /* private: per-channel routing, if any */
+struct gf_config_priv;	 /* private */
 
 struct gf_audio_endpoint {
-	char *device;       /**< name substring or index as text; NULL = default device */
-	char *host_api;     /**< PortAudio host API name substring; NULL = any */
-	uint32_t channels;  /**< 0 = same as the other side / the filter set */
-	char *file;         /**< output only: WAV recording path, NULL = none */
+	char *device;	   /**< name substring or index as text; NULL = default device */
+	char *host_api;	   /**< PortAudio host API name substring; NULL = any */
+	uint32_t channels; /**< 0 = same as the other side / the filter set */
+	char *file;	   /**< output only: WAV recording path, NULL = none */
 };
 
 struct gf_config {
-	char *path;                   /**< file it came from; NULL for the built-in default */
-	uint32_t sample_rate;         /**< Hz; 0 = not set (offline takes the file's rate) */
-	uint32_t block_frames;        /**< live block size, 16..8192 */
+	char *path;	       /**< file it came from; NULL for the built-in default */
+	uint32_t sample_rate;  /**< Hz; 0 = not set (offline takes the file's rate) */
+	uint32_t block_frames; /**< live block size, 16..8192 */
 	enum gf_backend_kind backend;
 	enum gf_algo algo;
 	int gpu_index;
-	double crossfade_ms;          /**< filter swap crossfade, >= 0 */
-	uint32_t max_taps;            /**< longest filter a live reload may bring; 0 = auto */
+	double crossfade_ms; /**< filter swap crossfade, >= 0 */
+	uint32_t max_taps;   /**< longest filter a live reload may bring; 0 = auto */
 	enum gf_log_level log_level;
-	char *status_socket;          /**< live: Unix socket path for status queries; NULL = none */
+	char *status_socket; /**< live: Unix socket path for status queries; NULL = none */
 	struct gf_audio_endpoint input;
 	struct gf_audio_endpoint output;
 
-	char **files;                 /**< every file the config reads (itself first): watched for reload */
+	char **files; /**< every file the config reads (itself first): watched for reload */
 	uint32_t n_files;
 
 	struct gf_config_filter *filters; /**< private */
 	uint32_t n_filters;
-	char **chain;                     /**< filter names applied to every channel */
+	char **chain; /**< filter names applied to every channel */
 	uint32_t n_chain;
-	struct gf_config_route *routes;   /**< private; NULL = chain on every channel */
+	struct gf_config_route *routes; /**< private; NULL = chain on every channel */
 	uint32_t n_routes;
-	struct gf_config_priv *priv;      /**< private: source lines for build-time messages */
+	struct gf_config_priv *priv; /**< private: source lines for build-time messages */
 };
 
 /**

@@ -10,14 +10,15 @@
 #include "engine.h"
 
 struct gf_daemon_opts {
-	const char *config_path;          /**< NULL = built-in default config */
-	int backend_set;                  /**< 1: backend overrides the config */
+	const char *config_path; /**< NULL = built-in default config */
+	int backend_set;	 /**< 1: backend overrides the config */
 	enum gf_backend_kind backend;
-	int algo_set;                     /**< 1: algo overrides the config */
+	int algo_set; /**< 1: algo overrides the config */
 	enum gf_algo algo;
-	double stats_interval_s;          /**< periodic stats log; 0 = default (60 s), < 0 = off */
-	char *const *argv;                /**< main()'s argv, to restart in place after losing the
-	                                       audio server; NULL: exit for systemd instead */
+	double stats_interval_s; /**< periodic stats log; 0 = default (60 s), < 0 = off */
+	/** main()'s argv, to restart in place after losing the audio server;
+	 * NULL: exit for systemd to restart instead. */
+	char *const *argv;
 };
 
 /**

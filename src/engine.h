@@ -29,29 +29,29 @@ enum gf_algo { GF_ALGO_AUTO = 0, GF_ALGO_DIRECT, GF_ALGO_FFT };
 
 struct gf_engine_params {
 	enum gf_backend_kind backend; /**< AUTO: CUDA when a device is usable, else CPU */
-	enum gf_algo algo;            /**< AUTO: chosen by cost */
-	uint32_t channels;            /**< interleaved channels per frame, >= 1 */
-	uint32_t max_block;           /**< most frames per process() call, >= 1 */
-	uint32_t max_taps;            /**< longest filter swap() accepts; 0 = initial taps */
+	enum gf_algo algo;	      /**< AUTO: chosen by cost */
+	uint32_t channels;	      /**< interleaved channels per frame, >= 1 */
+	uint32_t max_block;	      /**< most frames per process() call, >= 1 */
+	uint32_t max_taps;	      /**< longest filter swap() accepts; 0 = initial taps */
 	uint32_t crossfade_frames;    /**< swap crossfade length; 0 = hard switch at block edge */
-	int gpu_index;                /**< CUDA device ordinal */
-	int retry;                    /**< 1: keep each call's input so gf_engine_retry() can redo a
-	                                   failed call exactly (offline); costs a copy of each block */
+	int gpu_index;		      /**< CUDA device ordinal */
+	int retry;		      /**< 1: keep each call's input so gf_engine_retry() can redo a
+					   failed call exactly (offline); costs a copy of each block */
 };
 
 struct gf_engine;
 
 struct gf_engine_stats {
-	uint64_t frames;           /**< frames processed */
-	uint64_t swaps;            /**< filter swaps completed */
+	uint64_t frames;	   /**< frames processed */
+	uint64_t swaps;		   /**< filter swaps completed */
 	uint64_t nonfinite_blocks; /**< blocks muted because the output held NaN/Inf */
-	uint64_t errors;           /**< backend process errors (block output muted) */
-	uint64_t fallbacks;        /**< switches to the CPU backend after a backend failure */
+	uint64_t errors;	   /**< backend process errors (block output muted) */
+	uint64_t fallbacks;	   /**< switches to the CPU backend after a backend failure */
 };
 
 /** Control thread. @return 0 or negative GF_E_*; details in @p eb. */
-int gf_engine_new(struct gf_engine **out, const struct gf_engine_params *p,
-		  const struct gf_filter_set *fs, struct gf_errbuf *eb);
+int gf_engine_new(struct gf_engine **out, const struct gf_engine_params *p, const struct gf_filter_set *fs,
+		  struct gf_errbuf *eb);
 
 /** Control thread, audio stopped. Accepts NULL. */
 void gf_engine_free(struct gf_engine *e);

@@ -13,24 +13,24 @@
 
 enum gf_error {
 	GF_OK = 0,
-	GF_E_NOMEM = -1,       /**< out of host memory */
-	GF_E_INVAL = -2,       /**< invalid argument (programming error) */
-	GF_E_CONFIG = -3,      /**< configuration file invalid */
-	GF_E_IO = -4,          /**< file could not be read or written */
-	GF_E_FORMAT = -5,      /**< unsupported or corrupt audio/filter file */
-	GF_E_RATE = -6,        /**< sample rate mismatch */
-	GF_E_NOGPU = -7,       /**< no usable CUDA device */
-	GF_E_CUDA = -8,        /**< a CUDA or cuFFT call failed */
-	GF_E_FFT = -9,         /**< FFTW planning failed */
-	GF_E_TOOLONG = -10,    /**< filter longer than the engine was sized for */
-	GF_E_BUSY = -11,       /**< a previous filter swap is still in progress */
-	GF_E_AUDIO = -12,      /**< audio device error (PortAudio) */
-	GF_E_NODEVICE = -13,   /**< audio device not found */
-	GF_E_UNSUPPORTED = -14,/**< feature not built in or not available */
-	GF_E_NONFINITE = -15,  /**< NaN or Inf where a finite value is required */
-	GF_E_INTERRUPTED = -16,/**< stopped by a signal */
-	GF_E_SYSTEM = -17,     /**< a system call failed (see errno) */
-	GF_E_LAST = -18        /**< one past the last code; keep last */
+	GF_E_NOMEM = -1,	/**< out of host memory */
+	GF_E_INVAL = -2,	/**< invalid argument (programming error) */
+	GF_E_CONFIG = -3,	/**< configuration file invalid */
+	GF_E_IO = -4,		/**< file could not be read or written */
+	GF_E_FORMAT = -5,	/**< unsupported or corrupt audio/filter file */
+	GF_E_RATE = -6,		/**< sample rate mismatch */
+	GF_E_NOGPU = -7,	/**< no usable CUDA device */
+	GF_E_CUDA = -8,		/**< a CUDA or cuFFT call failed */
+	GF_E_FFT = -9,		/**< FFTW planning failed */
+	GF_E_TOOLONG = -10,	/**< filter longer than the engine was sized for */
+	GF_E_BUSY = -11,	/**< a previous filter swap is still in progress */
+	GF_E_AUDIO = -12,	/**< audio device error (PortAudio) */
+	GF_E_NODEVICE = -13,	/**< audio device not found */
+	GF_E_UNSUPPORTED = -14, /**< feature not built in or not available */
+	GF_E_NONFINITE = -15,	/**< NaN or Inf where a finite value is required */
+	GF_E_INTERRUPTED = -16, /**< stopped by a signal */
+	GF_E_SYSTEM = -17,	/**< a system call failed (see errno) */
+	GF_E_LAST = -18		/**< one past the last code; keep last */
 };
 
 /** Message for a GF_* code; never NULL, "unknown error" for unknown codes. */
@@ -42,17 +42,16 @@ struct gf_errbuf {
 };
 
 /** printf into an errbuf; a NULL errbuf is allowed and ignored. */
-void gf_errbuf_set(struct gf_errbuf *eb, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+void gf_errbuf_set(struct gf_errbuf *eb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /** Exit codes of the gpufir program (named, as CamillaDSP does). */
 enum gf_exit {
 	GF_EXIT_OK = 0,
-	GF_EXIT_FAILURE = 1,   /**< unspecified failure */
-	GF_EXIT_USAGE = 2,     /**< bad command line */
-	GF_EXIT_CONFIG = 3,    /**< bad configuration or filter file */
-	GF_EXIT_IO = 4,        /**< input/output file error */
-	GF_EXIT_PROCESS = 5,   /**< processing error (engine, GPU, audio device) */
+	GF_EXIT_FAILURE = 1,	  /**< unspecified failure */
+	GF_EXIT_USAGE = 2,	  /**< bad command line */
+	GF_EXIT_CONFIG = 3,	  /**< bad configuration or filter file */
+	GF_EXIT_IO = 4,		  /**< input/output file error */
+	GF_EXIT_PROCESS = 5,	  /**< processing error (engine, GPU, audio device) */
 	GF_EXIT_INTERRUPTED = 130 /**< stopped by SIGINT/SIGTERM before finishing */
 };
 

@@ -10,8 +10,8 @@
 
 struct gf_filter_set {
 	uint32_t channels; /**< number of FIRs, one per audio channel */
-	uint32_t taps;     /**< length of every FIR, >= 1 */
-	float *coeffs;     /**< channels * taps, channel-major: coeffs[c * taps + k] */
+	uint32_t taps;	   /**< length of every FIR, >= 1 */
+	float *coeffs;	   /**< channels * taps, channel-major: coeffs[c * taps + k] */
 };
 
 /** Allocate a zeroed set. Control thread. @return 0 or GF_E_NOMEM / GF_E_INVAL */

@@ -22,9 +22,12 @@ enum gf_log_level gf_log_get_level(void)
 
 int gf_log_parse_level(const char *s, enum gf_log_level *out)
 {
-	static const struct { const char *name; enum gf_log_level level; } names[] = {
-		{ "error", GF_LOG_ERR }, { "warning", GF_LOG_WARN }, { "notice", GF_LOG_NOTICE },
-		{ "info", GF_LOG_INFO }, { "debug", GF_LOG_DEBUG },
+	static const struct {
+		const char *name;
+		enum gf_log_level level;
+	} names[] = {
+		{"error", GF_LOG_ERR}, {"warning", GF_LOG_WARN}, {"notice", GF_LOG_NOTICE},
+		{"info", GF_LOG_INFO}, {"debug", GF_LOG_DEBUG},
 	};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		if (strcmp(s, names[i].name) == 0) {
@@ -49,5 +52,8 @@ void gf_log(enum gf_log_level level, const char *fmt, ...)
 		fprintf(stderr, "<%d>%s\n", (int)level, line);
 	else
 		fprintf(stderr, "gpufir: %s%s\n",
-			level == GF_LOG_ERR ? "error: " : level == GF_LOG_WARN ? "warning: " : "", line);
+			level == GF_LOG_ERR    ? "error: "
+			: level == GF_LOG_WARN ? "warning: "
+					       : "",
+			line);
 }

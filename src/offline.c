@@ -844,8 +844,8 @@ int gf_offline_run(const struct gf_offline_opts *o, struct gf_errbuf *eb)
 	p.clips = subtype_clips(r.out_info.format);
 	err = pipeline_run(&p, r.engine, r.prog, eb);
 	t3 = now_ms();
-	gf_debug("offline: streaming ms busy: reader %.1f, engine %.1f, writer %.1f", p.busy_ms[0], p.busy_ms[1],
-		 p.busy_ms[2]);
+	gf_debug("offline: streaming ms busy: reader %.1f, engine %.1f, writer %.1f", p.busy_ms[0],
+		 p.busy_ms[1], p.busy_ms[2]);
 	gf_progress_finish(r.prog);
 	if (!err && total && total != p.frames_read)
 		gf_warn("%s: the header promised %lld frames, the file held %llu", o->input,

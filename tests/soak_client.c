@@ -291,8 +291,11 @@ static void play_and_record(double seconds, const char *client)
 {
 	play_frames = (size_t)(seconds * (double)rate);
 	rec_cap = play_frames + 5 * rate; /* room for the delay and the tail */
-	rec = calloc(rec_cap * CH, sizeof(float));
+	rec = malloc(rec_cap * CH * sizeof(float));
 	CHECK(rec);
+	/* Touch every page now: page faults in the recorder's callback would
+	 * stretch the JACK cycles that gpufir runs in. */
+	memset(rec, 0, rec_cap * CH * sizeof(float));
 	play_c = open_client("gfsoak_play", play_process, play_port, JackPortIsOutput);
 	rec_c = open_client("gfsoak_rec", rec_process, rec_port, JackPortIsInput);
 	jack_set_xrun_callback(play_c, on_xrun, NULL);

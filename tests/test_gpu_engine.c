@@ -322,7 +322,7 @@ static const struct tcase quick_cases[] = {
 	{GF_ALGO_DIRECT, 2, 31, 3000, 64, RANDOM},    {GF_ALGO_DIRECT, 1, 1024, 20000, 4096, FIXED},
 	{GF_ALGO_DIRECT, 8, 255, 9000, 1000, RANDOM}, {GF_ALGO_FFT, 2, 255, 5000, 64, RANDOM},
 	{GF_ALGO_FFT, 1, 4095, 20000, 1000, RANDOM},  {GF_ALGO_FFT, 2, 3000, 30000, 8192, FIXED},
-	{GF_ALGO_FFT, 2, 20000, 12000, 64, RANDOM}, /* partition sum split over lanes (shared memory) */
+	{GF_ALGO_FFT, 2, 20000, 12000, 64, RANDOM},   /* partition sum split over lanes (shared memory) */
 	{GF_ALGO_FFT, 2, 1000, 60000, 32768, RANDOM}, /* a long hop */
 };
 

@@ -21,7 +21,8 @@ uint64_t gf_test_seed(const char *test_name)
 	const char *env = getenv("GPUFIR_TEST_SEED");
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
-	uint64_t seed = env ? strtoull(env, NULL, 0) : ((uint64_t)ts.tv_sec * 1000000007u) ^ (uint64_t)ts.tv_nsec;
+	uint64_t seed =
+		env ? strtoull(env, NULL, 0) : ((uint64_t)ts.tv_sec * 1000000007u) ^ (uint64_t)ts.tv_nsec;
 	if (seed == 0)
 		seed = 0x9e3779b97f4a7c15ull;
 	fprintf(stderr, "%s: GPUFIR_TEST_SEED=%llu\n", test_name, (unsigned long long)seed);
@@ -71,8 +72,8 @@ char *gf_test_taps_text(const float *h, size_t n, const char *sep)
 	return buf;
 }
 
-void gf_test_reference(const float *x, uint32_t frames, uint32_t channels, const float *h,
-		       uint32_t taps, double *y)
+void gf_test_reference(const float *x, uint32_t frames, uint32_t channels, const float *h, uint32_t taps,
+		       double *y)
 {
 	for (uint32_t c = 0; c < channels; c++) {
 		const float *hc = h + (size_t)c * taps;

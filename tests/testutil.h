@@ -16,12 +16,12 @@
 
 #define GF_TEST_SKIP 77
 
-#define CHECK(cond)                                                                  \
-	do {                                                                         \
-		if (!(cond)) {                                                       \
-			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-			exit(1);                                                     \
-		}                                                                    \
+#define CHECK(cond)                                                                                          \
+	do {                                                                                                 \
+		if (!(cond)) {                                                                               \
+			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);             \
+			exit(1);                                                                             \
+		}                                                                                            \
 	} while (0)
 
 /** Fail unless @p err == 0, printing gf_strerror and an optional detail. */
@@ -48,8 +48,8 @@ char *gf_test_taps_text(const float *h, size_t n, const char *sep);
  * Reference causal convolution in double, interleaved:
  * y[n*ch+c] = sum_k h[c*taps+k] * x[(n-k)*ch+c], for n in [0, frames).
  */
-void gf_test_reference(const float *x, uint32_t frames, uint32_t channels, const float *h,
-		       uint32_t taps, double *y);
+void gf_test_reference(const float *x, uint32_t frames, uint32_t channels, const float *h, uint32_t taps,
+		       double *y);
 
 /** ||got - ref||2 / ||ref||2 (absolute norm when ref is all zero). */
 double gf_test_rel_l2(const float *got, const double *ref, size_t n);
