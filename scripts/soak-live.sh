@@ -16,7 +16,7 @@
 # Exit status: 0 if gpufir had no xruns, RSS grew < 1 MB after the first minute
 # and the output matched; 1 otherwise; 77 without jackd.
 # Environment: GPUFIR_BUILD_DIR (build: where src/gpufir and tests/soak_client
-# are), SOAK_TAPS (255), SOAK_DIR (keep logs there instead of a temporary dir).
+# are), SOAK_TAPS (255), SOAK_LATENCY_SLACK (1, the config's latency_slack), SOAK_DIR (keep logs there instead of a temporary dir).
 set -u
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -57,6 +57,7 @@ trap 'exit 130' INT TERM
 cat >"$work/soak.conf" <<EOF
 sample_rate = 48000;
 block_frames = 64;
+latency_slack = ${SOAK_LATENCY_SLACK:-1};
 backend = "cpu";
 status_socket = "$work/status";
 input = { device = "system"; host_api = "JACK"; channels = 2; };

@@ -724,8 +724,9 @@ static int parse_routes(const struct loader *L, const config_setting_t *root)
 /* ---- top level ---------------------------------------------------------- */
 
 static const char *const top_keys[] = {
-	"sample_rate", "block_frames",	"backend", "algo",   "gpu",	"crossfade_ms", "max_taps",
-	"log_level",   "status_socket", "input",   "output", "filters", "chain",	"routes",
+	"sample_rate",	"block_frames", "backend",   "algo",	      "gpu",
+	"crossfade_ms", "max_taps",	"log_level", "status_socket", "latency_slack",
+	"input",	"output",	"filters",   "chain",	      "routes",
 };
 static const char *const endpoint_keys[] = {"device", "host_api", "channels", "file"};
 
@@ -821,6 +822,10 @@ static int parse_scalars(const struct loader *L, const config_setting_t *root)
 	}
 	if ((r = get_num(L, root, "", "crossfade_ms", 0.0, 10000.0, &c->crossfade_ms)) < 0)
 		return r;
+	if ((r = get_int(L, root, "", "latency_slack", 0, 16, &v)) < 0)
+		return r;
+	if (r)
+		c->latency_slack = (uint32_t)v;
 	if ((r = parse_enum(L, root, "backend", backends, 3, &e)) < 0)
 		return r;
 	if (r)
@@ -881,6 +886,7 @@ static void set_defaults(struct gf_config *c)
 	c->backend = GF_BACKEND_AUTO;
 	c->algo = GF_ALGO_AUTO;
 	c->crossfade_ms = 20.0;
+	c->latency_slack = 1;
 	c->log_level = GF_LOG_INFO;
 }
 

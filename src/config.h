@@ -38,8 +38,9 @@ struct gf_config {
 	enum gf_backend_kind backend;
 	enum gf_algo algo;
 	int gpu_index;
-	double crossfade_ms; /**< filter swap crossfade, >= 0 */
-	uint32_t max_taps;   /**< longest filter a live reload may bring; 0 = auto */
+	double crossfade_ms;	/**< filter swap crossfade, >= 0 */
+	uint32_t max_taps;	/**< longest filter a live reload may bring; 0 = auto */
+	uint32_t latency_slack; /**< live: playback periods of slack beyond the tightest latency (0..16) */
 	enum gf_log_level log_level;
 	char *status_socket; /**< live: Unix socket path for status queries; NULL = none */
 	struct gf_audio_endpoint input;

@@ -125,7 +125,7 @@ static int alloc_buffers(struct gf_live *l)
 	uint32_t in_min = l->rate / 2 > 8 * b ? l->rate / 2 : 8 * b; /* half a second of slack */
 	int err = gf_ring_new(&l->in_ring, in_min, l->channels);
 	if (!err && l->playback) /* room for the largest latency twice over */
-		err = gf_ring_new(&l->out_ring, 2 * (2 * b + 2 * MAX_PERIOD), l->channels);
+		err = gf_ring_new(&l->out_ring, 2 * (2 * b + (2 + l->slack) * MAX_PERIOD), l->channels);
 	if (!err && l->record_path) /* a second of slack for the disk */
 		err = gf_ring_new(&l->rec_ring, l->rate > 8 * b ? l->rate : 8 * b, l->channels);
 	if (!err)
@@ -146,8 +146,10 @@ static int alloc_buffers(struct gf_live *l)
 static struct gf_live *live_alloc(void)
 {
 	struct gf_live *l = aligned_alloc(64, sizeof(*l)); /* cache-line aligned members */
-	if (l)
+	if (l) {
 		memset(l, 0, sizeof(*l));
+		l->slack = 1;
+	}
 	return l;
 }
 
@@ -197,6 +199,7 @@ int gf_live_new(struct gf_live **out, const struct gf_config *cfg, struct gf_eng
 		return GF_E_NOMEM;
 	l->engine = engine;
 	l->block = cfg->block_frames;
+	l->slack = cfg->latency_slack;
 	l->playback = cfg->output.device != NULL || cfg->output.file == NULL;
 	PaStreamParameters in, outp;
 	int err = channels_of(cfg, &l->channels, eb);

@@ -14,7 +14,7 @@ static void count(_Atomic uint64_t *c, uint64_t n)
 	atomic_fetch_add_explicit(c, n, memory_order_relaxed);
 }
 
-uint32_t gf_live_latency_for(uint32_t b, uint32_t n_in, uint32_t n_out, int duplex)
+uint32_t gf_live_latency_for(uint32_t b, uint32_t n_in, uint32_t n_out, int duplex, uint32_t slack)
 {
 	/* The worker gets one block period for each block: a block's input is
 	 * complete at the end of the callback that brings its last frame, and its
@@ -22,11 +22,12 @@ uint32_t gf_live_latency_for(uint32_t b, uint32_t n_in, uint32_t n_out, int dupl
 	 * For callbacks aligned with the blocks (one size divides the other) the
 	 * tightest such latency is max(n, 2b - n); otherwise 2b + n - 1 covers
 	 * any phase. Separate capture and playback streams have unrelated phases:
-	 * both periods are added. On top, one playback period of slack: callbacks
-	 * do not come exactly on time (a late audio thread shortens the next
-	 * period), and without it every such hiccup would be an underrun. With
-	 * device period == block this is two blocks, as in CamillaDSP (chunk +
-	 * target level) or JACK with two periods. */
+	 * both periods are added. On top, `slack` playback periods (config
+	 * latency_slack, default 1): callbacks do not come exactly on time (a late
+	 * audio thread shortens the next period), and without slack every such
+	 * hiccup would be an underrun. With device period == block and one period
+	 * of slack this is two blocks, as in CamillaDSP (chunk + target level) or
+	 * JACK with two periods; jittery systems trade latency for more. */
 	uint32_t tight;
 	if (!duplex)
 		tight = 2 * b + n_in + n_out;
@@ -34,7 +35,7 @@ uint32_t gf_live_latency_for(uint32_t b, uint32_t n_in, uint32_t n_out, int dupl
 		tight = n_in >= b ? n_in : 2 * b - n_in; /* = max(n, 2b - n) */
 	else
 		tight = 2 * b + n_in - 1;
-	return tight + n_out;
+	return tight + n_out * slack;
 }
 
 static void note_first_capture(struct gf_live *l, uint32_t n)
@@ -112,7 +113,7 @@ static int sync_playback(struct gf_live *l, uint32_t n_out, uint64_t pos)
 	uint32_t n_in = atomic_load_explicit(&l->cb_frames, memory_order_acquire);
 	if (n_in == 0)
 		return 0; /* separate streams: capture has not started yet */
-	uint32_t lat = gf_live_latency_for(l->block, n_in, n_out, l->duplex);
+	uint32_t lat = gf_live_latency_for(l->block, n_in, n_out, l->duplex, l->slack);
 	uint32_t cap = gf_ring_capacity(l->out_ring);
 	if (lat > cap / 2)
 		lat = cap / 2;

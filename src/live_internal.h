@@ -33,8 +33,9 @@ enum gf_live_wstate { GF_W_RUN = 0, GF_W_DRAIN, GF_W_QUIT };
 struct gf_live {
 	/* Settings, fixed by gf_live_new. */
 	uint32_t rate, channels, block;
-	int duplex;			  /* one PortAudio stream captures and plays */
-	int playback;			  /* an output device is open */
+	uint32_t slack; /* playback periods of slack in the latency (config latency_slack) */
+	int duplex;	/* one PortAudio stream captures and plays */
+	int playback;	/* an output device is open */
 	char in_desc[200], out_desc[200]; /* "'name' (host API)" for messages */
 	struct gf_engine *engine;
 	char *record_path;
@@ -122,7 +123,7 @@ int gf_live_playback_cb(const void *in, void *out, unsigned long frames, const P
 			PaStreamCallbackFlags flags, void *ud);
 void gf_live_finished_cb(void *ud);
 /** Playback latency for callbacks of @p n_in / @p n_out frames (see docs/live.md). */
-uint32_t gf_live_latency_for(uint32_t block, uint32_t n_in, uint32_t n_out, int duplex);
+uint32_t gf_live_latency_for(uint32_t block, uint32_t n_in, uint32_t n_out, int duplex, uint32_t slack);
 
 /* live_worker.c */
 void *gf_live_worker_main(void *arg);

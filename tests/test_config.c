@@ -96,7 +96,8 @@ static void test_default_equals_file(void)
 	      def->algo == file->algo && def->crossfade_ms == file->crossfade_ms &&
 	      def->max_taps == file->max_taps && def->log_level == file->log_level &&
 	      def->sample_rate == file->sample_rate && def->gpu_index == file->gpu_index);
-	CHECK(def->block_frames == 256 && def->crossfade_ms == 20.0 && def->sample_rate == 0);
+	CHECK(def->block_frames == 256 && def->crossfade_ms == 20.0 && def->sample_rate == 0 &&
+	      def->latency_slack == 1);
 	const uint32_t rates[] = {44100, 48000, 96000};
 	for (int i = 0; i < 3; i++) {
 		struct gf_filter_set *a = build_or_die(def, rates[i], 2),
@@ -142,6 +143,7 @@ static const struct bad load_errors[] = {
 	{"sample_rate = 1000;\n", GF_E_CONFIG, 1, "sample_rate", "8000..384000"},
 	{"crossfade_ms = -1.0;\n", GF_E_CONFIG, 1, "crossfade_ms", "0..10000"},
 	{"\n\ncrossfade_ms = 20000;\n", GF_E_CONFIG, 3, "crossfade_ms", "0..10000"},
+	{"latency_slack = 17;\n", GF_E_CONFIG, 1, "latency_slack", "0..16"},
 	{"backend = \"gpu\";\n", GF_E_CONFIG, 1, "backend", "\"auto\", \"cpu\", \"cuda\""},
 	{"algo = 3;\n", GF_E_CONFIG, 1, "algo", "must be a string"},
 	{"log_level = \"loud\";\n", GF_E_CONFIG, 1, "log_level", "must be one of"},
@@ -564,17 +566,19 @@ static void test_files_and_paths(void)
 
 static void test_settings_parsed(void)
 {
-	const char *text = "sample_rate = 96000;\nblock_frames = 64;\nbackend = \"cpu\";\nalgo = \"fft\";\n"
-			   "gpu = 1;\ncrossfade_ms = 5;\nmax_taps = 65536;\nlog_level = \"debug\";\n"
-			   "status_socket = \"/run/x.sock\";\n"
-			   "input = { device = \"USB\"; host_api = \"ALSA\"; channels = 2; };\n"
-			   "output = { device = 3; channels = 4; };\n"
-			   "filters = ( { name = \"id\"; design = \"identity\"; } );\nchain = [\"id\"];\n";
+	const char *text =
+		"sample_rate = 96000;\nblock_frames = 64;\nbackend = \"cpu\";\nalgo = \"fft\";\n"
+		"gpu = 1;\ncrossfade_ms = 5;\nmax_taps = 65536;\nlog_level = \"debug\";\nlatency_slack = 3;\n"
+		"status_socket = \"/run/x.sock\";\n"
+		"input = { device = \"USB\"; host_api = \"ALSA\"; channels = 2; };\n"
+		"output = { device = 3; channels = 4; };\n"
+		"filters = ( { name = \"id\"; design = \"identity\"; } );\nchain = [\"id\"];\n";
 	struct gf_config *c = load_string_or_die(text);
 	struct gf_errbuf eb = {{0}};
 	CHECK(c->sample_rate == 96000 && c->block_frames == 64 && c->backend == GF_BACKEND_CPU &&
 	      c->algo == GF_ALGO_FFT && c->gpu_index == 1 && c->crossfade_ms == 5.0 && c->max_taps == 65536 &&
-	      c->log_level == GF_LOG_DEBUG && strcmp(c->status_socket, "/run/x.sock") == 0);
+	      c->log_level == GF_LOG_DEBUG && strcmp(c->status_socket, "/run/x.sock") == 0 &&
+	      c->latency_slack == 3);
 	CHECK(strcmp(c->input.device, "USB") == 0 && strcmp(c->input.host_api, "ALSA") == 0 &&
 	      c->input.channels == 2);
 	CHECK(strcmp(c->output.device, "3") == 0 && c->output.channels == 4 && !c->output.file);
