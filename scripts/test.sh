@@ -11,7 +11,7 @@ jobs=$(nproc)
 
 scripts/check-format.sh
 
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release # what quickstart.sh builds
 cmake --build build -j"$jobs"
 scripts/with-jackd.sh ctest --test-dir build --output-on-failure
 

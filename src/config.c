@@ -801,7 +801,7 @@ static int parse_scalars(const struct loader *L, const config_setting_t *root)
 	static const char *const algos[] = {"auto", "direct", "fft"};  /* enum gf_algo order */
 	static const char *const levels[] = {"error", "warning", "notice", "info", "debug"};
 	long long v;
-	int r, e;
+	int r, e = 0; /* set whenever r > 0; initialised for -O3, which cannot see that */
 	if ((r = get_int(L, root, "", "sample_rate", 8000, 384000, &v)) < 0)
 		return r;
 	if (r)
