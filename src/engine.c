@@ -120,7 +120,7 @@ static int engine_first_instance(struct gf_engine *e, const struct gf_filter_set
 	int perr = gf_cuda_probe(e->p.gpu_index, desc, sizeof(desc));
 	if (kind == GF_BACKEND_CUDA) {
 		if (perr) {
-			gf_errbuf_set(eb, "backend cuda: no usable CUDA device: %s", desc);
+			gf_errbuf_set(eb, "backend cuda: %s", desc);
 			return perr;
 		}
 		e->ops = &gf_cuda_backend;
@@ -135,7 +135,9 @@ static int engine_first_instance(struct gf_engine *e, const struct gf_filter_set
 		gf_warn("engine: CUDA backend failed (%s: %s): falling back to the CPU backend",
 			gf_strerror(err), eb ? eb->msg : "");
 	} else {
-		gf_info("engine: no usable CUDA device (%s): using the CPU backend", desc);
+		/* A CPU-only build has nothing to report at info level. */
+		gf_log(perr == GF_E_UNSUPPORTED ? GF_LOG_DEBUG : GF_LOG_INFO,
+		       "engine: %s: using the CPU backend", desc);
 	}
 	e->ops = &gf_cpu_backend;
 	return inst_new(e->ops, &e->p, fs, &e->cur, eb);
