@@ -9,11 +9,15 @@
 # SOAK_TAPS (255) decaying-noise taps. tests/soak_client plays noise plus a
 # counting ramp into gpufir and records its output. Every 10 s the script samples
 # gpufir's RSS (/proc/PID/status VmRSS) and its status-socket counters. At the end
-# it prints the duration, gpufir's xruns by kind during the soak, JACK's xruns
-# (reported only: the dummy driver counts its own late wake-ups), RSS first, last
-# and max, and whether the recording matched the reference (one constant delay,
-# then rel. L2 < 1e-5 in every one-second window).
-# Exit status: 0 if gpufir had no xruns, RSS grew < 1 MB after the first minute
+# it prints the duration, gpufir's xruns by kind during the soak (frames lost:
+# input overflows, output underflows and overflows), its late blocks (engine time
+# over the period: absorbed by the slack, reported only), the worst playback
+# margin, worker wake-up delay and callback interval (docs/live.md, "Why an
+# underrun happened"), the CPU time the hypervisor stole from this machine
+# (/proc/stat), JACK's xruns (reported only: the dummy driver counts its own late
+# wake-ups), RSS first, last and max, and whether the recording matched the
+# reference (one constant delay, then rel. L2 < 1e-5 in every one-second window).
+# Exit status: 0 if gpufir lost no audio, RSS grew < 1 MB after the first minute
 # and the output matched; 1 otherwise; 77 without jackd.
 # Environment: GPUFIR_BUILD_DIR (build: where src/gpufir and tests/soak_client
 # are), SOAK_TAPS (255), SOAK_LATENCY_SLACK (1, the config's latency_slack), SOAK_DIR (keep logs there instead of a temporary dir).
@@ -84,7 +88,11 @@ until query && [ "$(status state)" = running ]; do
 	sleep 0.1
 done
 backend=$(status backend)/$(status algo)
-in0=$(status input_overflows) out0=$(status output_underflows) late0=$(status late_blocks)
+in0=$(status input_overflows) out0=$(status output_underflows) over0=$(status output_overflows)
+late0=$(status late_blocks)
+# steal: CPU time the hypervisor took from this (virtual) machine, in ticks of 10 ms
+steal() { awk '$1 == "cpu" { print $9; exit }' /proc/stat; }
+steal0=$(steal)
 
 "$client" run "$secs" "$work/taps.txt" >"$work/client.log" 2>&1 &
 cpid=$!
@@ -110,9 +118,11 @@ while kill -0 "$cpid" 2>/dev/null; do
 			[ -z "$rss_base" ] && rss_base=$r
 			[ "$r" -gt "$rss_base_max" ] && rss_base_max=$r
 		fi
-		printf 't=%4d s  rss %6d kB  xruns in %s out %s late %s  device %s  blocks %s  load %s\n' \
+		printf 't=%4d s  rss %6d kB  xruns in %s out %s over %s  late %s  margin %s  wake %s us' \
 			"$t" "$r" "$(status input_overflows)" "$(status output_underflows)" \
-			"$(status late_blocks)" "$(status device_xruns)" "$(status blocks)" \
+			"$(status output_overflows)" "$(status late_blocks)" "$(status margin_frames_worst)" \
+			"$(status wake_us_worst)"
+		printf '  device %s  blocks %s  load %s\n' "$(status device_xruns)" "$(status blocks)" \
 			"$(cut -d' ' -f1 /proc/loadavg)"
 	fi
 	sleep 1
@@ -124,7 +134,9 @@ duration=$(($(date +%s) - t0))
 query
 din=$(($(status input_overflows) - in0))
 dout=$(($(status output_underflows) - out0))
+dover=$(($(status output_overflows) - over0))
 dlate=$(($(status late_blocks) - late0))
+dsteal=$(($(steal) - steal0))
 kill -TERM "$gpid"
 wait "$gpid"
 grc=$?
@@ -138,9 +150,14 @@ growth=$((rss_base_max - rss_base))
 fail=0
 echo "---- soak summary ----"
 echo "duration: $duration s (audio: $(awk '$1 == "played_s:" { print $2 }' "$work/client.log") s played)"
-echo "gpufir xruns during the soak: input overflows $din, output underflows $dout, late blocks $dlate" \
-	"(since start: $(status input_overflows)/$(status output_underflows)/$(status late_blocks))"
-[ $((din + dout + dlate)) -eq 0 ] || fail=1
+echo "gpufir xruns during the soak: input overflows $din, output underflows $dout, output overflows $dover" \
+	"(since start: $(status input_overflows)/$(status output_underflows)/$(status output_overflows))"
+[ $((din + dout + dover)) -eq 0 ] || fail=1
+echo "late blocks: $dlate (engine time over the period; reported only)"
+echo "worst since start: playback margin $(status margin_frames_worst) frames," \
+	"worker wake-up $(status wake_us_worst) us, callback interval $(status callback_gap_us_worst) us;" \
+	"latency $(status latency_frames) frames"
+echo "stolen by the hypervisor: $((dsteal * 10)) ms of CPU time ($(nproc) CPUs)"
 echo "JACK xruns: $(awk '$1 == "jack_xruns:" { print $2 }' "$work/client.log") (reported only)"
 flat=flat
 [ "$growth" -lt 1024 ] || { flat="GROWING"; fail=1; }

@@ -68,7 +68,12 @@ struct daemon {
 	struct gf_live_stats ls;
 	uint64_t last_blocks;
 	int64_t last_advance_ms;
-	float peak_log;
+	/* extremes since the last stats log line: its window, not the last poll's */
+	struct {
+		float peak;
+		double callback_gap_us, wake_us;
+		int32_t margin_frames;
+	} logw;
 	uint64_t cap_at_advance; /* capture position when blocks last advanced */
 	/* device-loss retry */
 	uint32_t retry_ms; /* last wait between attempts */
@@ -190,9 +195,11 @@ static void stream_stop(struct daemon *d)
 
 /* ---- status ------------------------------------------------------------ */
 
+/* Audio gpufir lost: frames dropped or played as silence. A late block (engine
+ * time over the period) is counted apart: the latency's slack absorbs it. */
 static uint64_t own_xruns(const struct gf_live_stats *s)
 {
-	return s->input_overflows + s->output_underflows + s->late_blocks;
+	return s->input_overflows + s->output_underflows + s->output_overflows;
 }
 
 /* The one-line STATUS= text. */
@@ -206,11 +213,11 @@ static void status_line(const struct daemon *d, char *buf, size_t len)
 	}
 	snprintf(buf, len,
 		 "%s%u Hz, %u ch, %u taps, %s/%s, xruns %" PRIu64 " (device %" PRIu64
-		 "), block p99 %.0f us%s%.300s",
+		 "), late blocks %" PRIu64 ", block p99 %.0f us%s%.300s",
 		 d->state == D_STARTING ? "starting: " : "", d->cfg->sample_rate, gf_reload_channels(d->cfg),
 		 gf_engine_taps(d->engine), gf_engine_backend_name(d->engine), gf_engine_algo_name(d->engine),
-		 own_xruns(s), s->device_xruns, s->block_us_p99, d->last_reload[0] ? ", " : "",
-		 d->last_reload);
+		 own_xruns(s), s->device_xruns, s->late_blocks, s->block_us_p99,
+		 d->last_reload[0] ? ", " : "", d->last_reload);
 }
 
 static void status_update(struct daemon *d, int force)
@@ -232,6 +239,26 @@ static double dbfs(float peak)
 	return peak > 0.0f ? 20.0 * log10(peak) : -INFINITY;
 }
 
+static void margin_text(int32_t m, char *buf, size_t len)
+{
+	if (m == INT32_MAX)
+		snprintf(buf, len, "none");
+	else
+		snprintf(buf, len, "%" PRId32, m);
+}
+
+/* The status lines that explain underruns: recent window, then since the stream started. */
+static void status_timing(const struct gf_live_stats *s, char *buf, size_t len)
+{
+	char m[16], mw[16];
+	margin_text(s->margin_frames_min, m, sizeof(m));
+	margin_text(s->margin_frames_worst, mw, sizeof(mw));
+	snprintf(buf, len,
+		 "margin_frames_min: %s\nmargin_frames_worst: %s\nwake_us_max: %.1f\nwake_us_worst: %.1f\n"
+		 "callback_gap_us_max: %.1f\ncallback_gap_us_worst: %.1f\n",
+		 m, mw, s->wake_us_max, s->wake_us_worst, s->callback_gap_us_max, s->callback_gap_us_worst);
+}
+
 /* The status socket's answer: "key: value" lines (docs/daemon.md lists them). */
 static void status_block(const struct daemon *d, char *buf, size_t len)
 {
@@ -240,14 +267,17 @@ static void status_block(const struct daemon *d, char *buf, size_t len)
 	gf_engine_get_stats(d->engine, &es);
 	int64_t now = now_ms();
 	uint32_t rate = d->cfg->sample_rate;
+	char timing[400];
+	status_timing(s, timing, sizeof(timing));
 	snprintf(buf, len,
 		 "gpufir %s\nstate: %s\npid: %ld\nuptime_s: %.1f\nconfig: %s\n"
 		 "sample_rate: %u\nchannels: %u\nblock_frames: %u\nlatency_frames: %u\nlatency_ms: %.3f\n"
 		 "backend: %s\nalgo: %s\ndevice: %s\ntaps: %u\nswaps: %" PRIu64 "\n"
 		 "blocks: %" PRIu64 "\nframes: %" PRIu64 "\ninput_overflows: %" PRIu64
-		 "\noutput_underflows: %" PRIu64 "\nlate_blocks: %" PRIu64 "\ndevice_xruns: %" PRIu64
-		 "\nrecord_errors: %" PRIu64 "\nnonfinite_blocks: %" PRIu64 "\nengine_errors: %" PRIu64
-		 "\nblock_us_median: %.1f\nblock_us_p99: %.1f\nblock_us_max: %.1f\n"
+		 "\noutput_underflows: %" PRIu64 "\noutput_overflows: %" PRIu64 "\nlate_blocks: %" PRIu64
+		 "\ndevice_xruns: %" PRIu64 "\nrecord_errors: %" PRIu64 "\nnonfinite_blocks: %" PRIu64
+		 "\nengine_errors: %" PRIu64
+		 "\nblock_us_median: %.1f\nblock_us_p99: %.1f\nblock_us_max: %.1f\n%s"
 		 "peak_dbfs: %.1f\nclipped: %" PRIu64 "\nreloads: %" PRIu64 "\nreload_failures: %" PRIu64
 		 "\nlast_reload: %s\nlast_reload_age_s: %.1f\noutages: %u\nrespawns: %u\n%s%s%s",
 		 GPUFIR_VERSION, state_name(d), (long)getpid(), (now - d->t0_ms) / 1000.0,
@@ -255,13 +285,30 @@ static void status_block(const struct daemon *d, char *buf, size_t len)
 		 d->cfg->block_frames, s->latency_frames, rate ? 1000.0 * s->latency_frames / rate : 0.0,
 		 gf_engine_backend_name(d->engine), gf_engine_algo_name(d->engine),
 		 gf_engine_describe(d->engine), gf_engine_taps(d->engine), es.swaps, s->blocks, es.frames,
-		 s->input_overflows, s->output_underflows, s->late_blocks, s->device_xruns, s->record_errors,
-		 es.nonfinite_blocks, es.errors, s->block_us_median, s->block_us_p99, s->block_us_max,
-		 dbfs(s->peak), s->clipped, d->reloads, d->reload_failures,
-		 d->last_reload[0] ? d->last_reload : "none",
+		 s->input_overflows, s->output_underflows, s->output_overflows, s->late_blocks,
+		 s->device_xruns, s->record_errors, es.nonfinite_blocks, es.errors, s->block_us_median,
+		 s->block_us_p99, s->block_us_max, timing, dbfs(s->peak), s->clipped, d->reloads,
+		 d->reload_failures, d->last_reload[0] ? d->last_reload : "none",
 		 d->last_reload_ms ? (now - d->last_reload_ms) / 1000.0 : 0.0, d->outages, d->respawns,
 		 d->state == D_LOST ? "lost_reason: " : "", d->state == D_LOST ? d->lost_reason : "",
 		 d->state == D_LOST ? "\n" : "");
+}
+
+static void log_window_reset(struct daemon *d)
+{
+	d->logw.peak = 0.0f;
+	d->logw.callback_gap_us = d->logw.wake_us = 0.0;
+	d->logw.margin_frames = INT32_MAX;
+}
+
+static void log_window_fold(struct daemon *d)
+{
+	const struct gf_live_stats *s = &d->ls;
+	d->logw.peak = fmaxf(d->logw.peak, s->peak);
+	d->logw.callback_gap_us = fmax(d->logw.callback_gap_us, s->callback_gap_us_max);
+	d->logw.wake_us = fmax(d->logw.wake_us, s->wake_us_max);
+	if (s->margin_frames_min < d->logw.margin_frames)
+		d->logw.margin_frames = s->margin_frames_min;
 }
 
 static void stats_log(struct daemon *d)
@@ -270,13 +317,15 @@ static void stats_log(struct daemon *d)
 	struct gf_engine_stats es = {0};
 	gf_engine_get_stats(d->engine, &es);
 	gf_info("stats: %s, blocks %" PRIu64 ", xruns in %" PRIu64 " out %" PRIu64 " late %" PRIu64
-		" device %" PRIu64
-		", block us median %.0f p99 %.0f max %.0f, peak %.1f dBFS, clipped %" PRIu64
+		" device %" PRIu64 ", block us median %.0f p99 %.0f max %.0f, margin min %" PRId32
+		" frames, wake max %.0f us, callback gap max %.0f us, peak %.1f dBFS, clipped %" PRIu64
 		", nonfinite %" PRIu64 ", swaps %" PRIu64 ", reloads %" PRIu64 " (failed %" PRIu64 ")",
 		state_name(d), s->blocks, s->input_overflows, s->output_underflows, s->late_blocks,
-		s->device_xruns, s->block_us_median, s->block_us_p99, s->block_us_max, dbfs(d->peak_log),
-		s->clipped, es.nonfinite_blocks, es.swaps, d->reloads, d->reload_failures);
-	d->peak_log = 0.0f;
+		s->device_xruns, s->block_us_median, s->block_us_p99, s->block_us_max,
+		d->logw.margin_frames == INT32_MAX ? 0 : d->logw.margin_frames, d->logw.wake_us,
+		d->logw.callback_gap_us, dbfs(d->logw.peak), s->clipped, es.nonfinite_blocks, es.swaps,
+		d->reloads, d->reload_failures);
+	log_window_reset(d);
 }
 
 static void status_serve(struct daemon *d)
@@ -408,7 +457,7 @@ static int health_check(struct daemon *d)
 	int perr = gf_live_poll(d->live);
 	gf_live_get_stats(d->live, &d->ls);
 	int64_t now = now_ms();
-	d->peak_log = d->ls.peak > d->peak_log ? d->ls.peak : d->peak_log;
+	log_window_fold(d);
 	if (d->ls.blocks != d->last_blocks) {
 		d->last_blocks = d->ls.blocks;
 		d->last_advance_ms = now;
@@ -737,6 +786,7 @@ int gf_daemon_run(const struct gf_daemon_opts *o)
 	d.o = o;
 	d.t0_ms = now_ms();
 	d.ready_pending = 1;
+	log_window_reset(&d);
 	int respawned = gf_respawn_take(&rs); /* before any thread exists: edits the environment */
 	d.sigfd = signals_open(&old);
 	if (d.sigfd < 0) {

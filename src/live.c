@@ -149,6 +149,8 @@ static struct gf_live *live_alloc(void)
 	if (l) {
 		memset(l, 0, sizeof(*l));
 		l->slack = 1;
+		atomic_init(&l->margin_min, INT32_MAX);
+		l->margin_worst = INT32_MAX;
 	}
 	return l;
 }
@@ -403,6 +405,23 @@ void gf_live_stop(struct gf_live *l)
 	l->running = 0;
 }
 
+/* The timing window's extremes, and the worst since start. */
+static void take_timing(struct gf_live *l, struct gf_live_stats *s)
+{
+	uint64_t gap = atomic_exchange(&l->cb_gap_max_ns, 0);
+	uint64_t wake = atomic_exchange(&l->wake_max_ns, 0);
+	int32_t margin = atomic_exchange(&l->margin_min, INT32_MAX);
+	l->cb_gap_worst_ns = gap > l->cb_gap_worst_ns ? gap : l->cb_gap_worst_ns;
+	l->wake_worst_ns = wake > l->wake_worst_ns ? wake : l->wake_worst_ns;
+	l->margin_worst = margin < l->margin_worst ? margin : l->margin_worst;
+	s->callback_gap_us_max = gap / 1e3;
+	s->callback_gap_us_worst = l->cb_gap_worst_ns / 1e3;
+	s->wake_us_max = wake / 1e3;
+	s->wake_us_worst = l->wake_worst_ns / 1e3;
+	s->margin_frames_min = margin;
+	s->margin_frames_worst = l->margin_worst;
+}
+
 void gf_live_get_stats(struct gf_live *l, struct gf_live_stats *s)
 {
 	memset(s, 0, sizeof(*s));
@@ -431,6 +450,7 @@ void gf_live_get_stats(struct gf_live *l, struct gf_live_stats *s)
 	s->engine_errors = atomic_load(&l->engine_errors);
 	s->capture_frames = atomic_load(&l->capture_pos);
 	s->device_period = atomic_load(&l->cb_frames);
+	take_timing(l, s);
 }
 
 uint64_t gf_live_capture_position(const struct gf_live *l)

@@ -60,6 +60,17 @@ struct gf_live_stats {
 	uint64_t engine_errors;	   /**< blocks whose gf_engine_process failed (output muted) */
 	uint64_t capture_frames;   /**< frames the capture device delivered since start */
 	uint32_t device_period;	   /**< frames per capture callback (0 until the first one) */
+	/* Why an underrun happened (docs/live.md): each as the extreme of the
+	 * window since the previous get_stats, and as the worst since start. */
+	double callback_gap_us_max; /**< longest interval between capture callbacks */
+	double callback_gap_us_worst;
+	double wake_us_max; /**< longest wait from a block's last capture callback to the worker */
+	double wake_us_worst;
+	/** Fewest frames still queued for playback when a block reached the
+	 * output ring: latency_slack device periods normally, 0 just in time, negative when
+	 * the block came late (an underrun). INT32_MAX: no block (or no playback). */
+	int32_t margin_frames_min;
+	int32_t margin_frames_worst;
 };
 
 /**

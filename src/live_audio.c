@@ -6,12 +6,40 @@
 #include <pthread.h>
 #include <sched.h>
 #include <string.h>
+#include <time.h>
 
 #include "live_internal.h"
 
 static void count(_Atomic uint64_t *c, uint64_t n)
 {
 	atomic_fetch_add_explicit(c, n, memory_order_relaxed);
+}
+
+uint64_t gf_live_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void gf_live_note_max(_Atomic uint64_t *m, uint64_t v)
+{
+	/* One writer; the control thread only exchanges it with 0. */
+	uint64_t old = atomic_load_explicit(m, memory_order_relaxed);
+	while (v > old &&
+	       !atomic_compare_exchange_weak_explicit(m, &old, v, memory_order_relaxed, memory_order_relaxed))
+		;
+}
+
+/* Before the frames are published: a worker that sees them sees this time
+ * (or a later callback's). */
+static void note_callback_time(struct gf_live *l)
+{
+	uint64_t t = gf_live_now_ns();
+	uint64_t prev = atomic_load_explicit(&l->cb_ns, memory_order_relaxed);
+	if (prev)
+		gf_live_note_max(&l->cb_gap_max_ns, t - prev);
+	atomic_store_explicit(&l->cb_ns, t, memory_order_relaxed);
 }
 
 uint32_t gf_live_latency_for(uint32_t b, uint32_t n_in, uint32_t n_out, int duplex, uint32_t slack)
@@ -66,6 +94,7 @@ static void gap_grow(struct gf_live *l, uint32_t n)
 static void capture(struct gf_live *l, const float *in, uint32_t n)
 {
 	struct gf_ring *r = l->in_ring;
+	note_callback_time(l);
 	if (l->cap.dropping) {
 		/* Resume only when the worker took the previous gap and all of this fits. */
 		if (atomic_load_explicit(&l->gap_pending, memory_order_acquire) ||

@@ -71,6 +71,12 @@ struct gf_live {
 	atomic_int latency_known;
 	_Atomic uint32_t cb_frames; /* frames of the first capture callback (0: none yet) */
 	atomic_int cb_rt_prio;	    /* capture callback's SCHED_FIFO/RR priority, 0 if none */
+	/* Timing diagnostics (docs/live.md, "Why an underrun happened"):
+	 * CLOCK_MONOTONIC of the last capture callback, and the longest interval
+	 * between capture callbacks in the current stats window (the control
+	 * thread takes it with an exchange). */
+	_Atomic uint64_t cb_ns;
+	_Atomic uint64_t cb_gap_max_ns;
 	/* Capture -> worker: at most one input gap (dropped frames) outstanding. */
 	_Atomic uint32_t gap_pos, gap_len;
 	atomic_int gap_pending; /* set by the callback, cleared by the worker */
@@ -79,6 +85,12 @@ struct gf_live {
 	alignas(64) _Atomic uint64_t blocks;
 	_Atomic uint64_t out_overflow, late, clipped, rec_dropped, engine_errors;
 	_Atomic uint32_t peak_bits; /* float bits of the output peak since the last stats */
+	/* Per stats window, taken by the control thread with an exchange: the
+	 * longest wait from the callback that completed a block to the worker
+	 * starting it, and the fewest frames still queued for playback when a
+	 * block arrived there (negative: it came late; INT32_MAX: no block). */
+	_Atomic uint64_t wake_max_ns;
+	_Atomic int32_t margin_min;
 
 	/* Worker thread (control thread's handles). */
 	alignas(64) pthread_t worker;
@@ -94,7 +106,15 @@ struct gf_live {
 	int device_error;
 	uint64_t poll_pos, poll_cap;
 	struct timespec poll_time;
+	/* Worst timing values since start, folded in by gf_live_get_stats. */
+	uint64_t cb_gap_worst_ns, wake_worst_ns;
+	int32_t margin_worst;
 };
+
+/** CLOCK_MONOTONIC in ns; RT-safe (vDSO). */
+uint64_t gf_live_now_ns(void);
+/** Raise the maximum in @p m to @p v; RT-safe. */
+void gf_live_note_max(_Atomic uint64_t *m, uint64_t v);
 
 /* live.c */
 /**

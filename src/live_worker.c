@@ -16,13 +16,6 @@ static void count(_Atomic uint64_t *c, uint64_t n)
 	atomic_fetch_add_explicit(c, n, memory_order_relaxed);
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void wait_input(struct gf_live *l)
 {
 	struct timespec ts;
@@ -107,6 +100,27 @@ static uint32_t gap_offset(struct gf_live *l, uint32_t frames, uint32_t *len)
 	return off;
 }
 
+static void note_min(_Atomic int32_t *m, int32_t v)
+{
+	int32_t old = atomic_load_explicit(m, memory_order_relaxed);
+	while (v < old &&
+	       !atomic_compare_exchange_weak_explicit(m, &old, v, memory_order_relaxed, memory_order_relaxed))
+		;
+}
+
+/* How early the block is: frames still queued for playback ahead of it, or
+ * minus the frames playback already passed. Before playback has joined the
+ * stream there is nothing to measure. */
+static void note_margin(struct gf_live *l)
+{
+	struct gf_ring *r = l->out_ring;
+	if (!r || !atomic_load_explicit(&l->latency_known, memory_order_acquire))
+		return;
+	uint32_t lag = gf_ring_write_lag(r);
+	int32_t m = lag ? -(int32_t)lag : (int32_t)(gf_ring_capacity(r) - gf_ring_write_space(r));
+	note_min(&l->margin_min, m);
+}
+
 /* Filter the next @p frames frames of input (available in the ring). */
 static void do_block(struct gf_live *l, uint32_t frames)
 {
@@ -122,9 +136,14 @@ static void do_block(struct gf_live *l, uint32_t frames)
 	uint32_t gap_len;
 	uint32_t split = gap_offset(l, frames, &gap_len);
 
-	uint64_t t0 = now_ns();
+	uint64_t t0 = gf_live_now_ns();
+	/* Since the latest capture callback: the block's wait when the worker
+	 * keeps up (a lower bound when it is a whole callback behind). Not once
+	 * the capture stopped: the drain is not late. */
+	if (atomic_load_explicit(&l->wstate, memory_order_relaxed) == GF_W_RUN)
+		gf_live_note_max(&l->wake_max_ns, t0 - atomic_load_explicit(&l->cb_ns, memory_order_relaxed));
 	int err = gf_engine_process(l->engine, src, l->blk_out, frames);
-	uint64_t dt = now_ns() - t0;
+	uint64_t dt = gf_live_now_ns() - t0;
 
 	gf_ring_read_advance(l->in_ring, frames); /* src is not used after this */
 	if (gap_len)
@@ -135,6 +154,7 @@ static void do_block(struct gf_live *l, uint32_t frames)
 	if (err)
 		count(&l->engine_errors, 1);
 	scan_output(l, l->blk_out, (size_t)frames * l->channels);
+	note_margin(l);
 
 	emit(l, l->blk_out, split);
 	if (gap_len)

@@ -11,23 +11,15 @@
  * and fails; each transition lasts no longer than the crossfade and stays
  * between the two filters' outputs; the number of transitions equals the
  * number of applied reloads (the broken config changes nothing). */
-#include <errno.h>
-#include <glob.h>
 #include <jack/jack.h>
 #include <math.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
+#include "daemonutil.h"
 #include "status.h"
 #include "testutil.h"
 
@@ -43,91 +35,13 @@
 #define RELOAD_BUDGET_S 40.0 /* stop reloading after this long, whichever first */
 #define TOL 2e-5	     /* float32 engine vs double reference, |y| <~ 1 */
 
-static char server[64];
-static char dir[512], conf_path[600], log_path[600], sock_path[600], status_path[600];
+static struct gf_daemon dm;
+static unsigned slack; /* latency_slack in every config written (gf_test_latency_slack) */
 static float h_a[TAPS_A], h_b[TAPS_B];
 static float *x;   /* feed, interleaved, MAX_FRAMES */
 static float *rec; /* recording, interleaved */
 static atomic_size_t feed_pos, rec_pos;
 static jack_port_t *feed_port[CH], *rec_port[CH];
-static pid_t jackd_pid = -1, gpufir_pid = -1;
-static int notify_fd = -1;
-
-/* ---- processes ------------------------------------------------------------ */
-
-/* Stop our jackd and remove what a server or client that did not exit
- * cleanly leaves in /dev/shm (ours only: the names carry our server name). */
-static void stop_jackd(void)
-{
-	if (jackd_pid <= 0)
-		return;
-	kill(jackd_pid, SIGTERM);
-	waitpid(jackd_pid, NULL, 0);
-	jackd_pid = -1;
-	char pat[2][128];
-	snprintf(pat[0], sizeof(pat[0]), "/dev/shm/jack_%s_*", server);
-	snprintf(pat[1], sizeof(pat[1]), "/dev/shm/jack_sem.*_%s_*", server);
-	for (int i = 0; i < 2; i++) {
-		glob_t g;
-		if (glob(pat[i], 0, NULL, &g) == 0)
-			for (size_t k = 0; k < g.gl_pathc; k++)
-				unlink(g.gl_pathv[k]);
-		globfree(&g);
-	}
-}
-
-static void cleanup(void)
-{
-	if (gpufir_pid > 0) {
-		kill(gpufir_pid, SIGKILL);
-		waitpid(gpufir_pid, NULL, 0);
-		gpufir_pid = -1;
-	}
-	stop_jackd();
-}
-
-static void die_with_log(const char *why)
-{
-	fprintf(stderr, "FAIL: %s\n--- gpufir log (tail) ---\n", why);
-	char cmd[700];
-	snprintf(cmd, sizeof(cmd), "tail -n 40 '%s' >&2", log_path);
-	if (system(cmd) != 0)
-		fprintf(stderr, "(no log)\n");
-	cleanup();
-	exit(1);
-}
-
-static pid_t spawn(char *const argv[], const char *out_path, int set_watchdog_pid)
-{
-	pid_t pid = fork();
-	CHECK(pid >= 0);
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL); /* a killed test (ctest timeout) takes it along */
-		FILE *f = freopen(out_path, "w", stderr);
-		if (!f || !freopen(out_path, "a", stdout))
-			_exit(126);
-		if (set_watchdog_pid) {
-			char p[32];
-			snprintf(p, sizeof(p), "%ld", (long)getpid()); /* exec keeps the PID */
-			setenv("WATCHDOG_PID", p, 1);
-		}
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	return pid;
-}
-
-static jack_client_t *open_client(const char *name)
-{
-	jack_status_t st;
-	for (int i = 0; i < 100; i++) {
-		jack_client_t *c = jack_client_open("gftest", JackNoStartServer | JackServerName, &st, name);
-		if (c)
-			return c;
-		usleep(100000);
-	}
-	return NULL;
-}
 
 /* ---- JACK client: feed and record in the same cycle ----------------------- */
 
@@ -159,7 +73,7 @@ static void gpufir_port(jack_client_t *c, const char *re, unsigned long flags, i
 		n++;
 	if (i >= n) {
 		jack_free(ports);
-		die_with_log("gpufir's JACK ports not found");
+		gf_daemon_die(&dm, "gpufir's JACK ports not found");
 	}
 	snprintf(out, len, "%s", ports[i]);
 	jack_free(ports);
@@ -180,98 +94,13 @@ static void connect_ports(jack_client_t *c)
 	}
 }
 
-/* ---- notify socket: the systemd side ------------------------------------- */
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-struct notify_log {
-	int ready, reloading, watchdog, status, stopping;
-	int in_reload;		    /* RELOADING seen, READY not yet */
-	double last_wd, max_wd_gap; /* seconds between WATCHDOG=1 pings */
-	char last_status[1024];
-};
-static struct notify_log nl;
-
-static void notify_read(int timeout_ms)
-{
-	struct pollfd p = {.fd = notify_fd, .events = POLLIN};
-	double end = now_s() + timeout_ms / 1000.0;
-	for (int t = timeout_ms; poll(&p, 1, t) == 1; t = (int)fmax(0.0, (end - now_s()) * 1000.0)) {
-		char buf[2048];
-		ssize_t n = recv(notify_fd, buf, sizeof(buf) - 1, 0);
-		if (n <= 0)
-			break;
-		buf[n] = '\0';
-		if (strcmp(buf, "READY=1") == 0) {
-			nl.ready++;
-			nl.in_reload = 0;
-		} else if (strncmp(buf, "RELOADING=1\nMONOTONIC_USEC=", 27) == 0) {
-			CHECK(!nl.in_reload); /* the previous reload ended with READY=1 */
-			nl.reloading++;
-			nl.in_reload = 1;
-		} else if (strcmp(buf, "WATCHDOG=1") == 0) {
-			double at = now_s();
-			if (nl.watchdog++ && at - nl.last_wd > nl.max_wd_gap)
-				nl.max_wd_gap = at - nl.last_wd;
-			nl.last_wd = at;
-		} else if (strncmp(buf, "STATUS=", 7) == 0) {
-			nl.status++;
-			snprintf(nl.last_status, sizeof(nl.last_status), "%.1000s", buf + 7);
-		} else if (strcmp(buf, "STOPPING=1") == 0) {
-			nl.stopping++;
-		} else {
-			fprintf(stderr, "unexpected notify message '%s'\n", buf);
-			exit(1);
-		}
-	}
-}
-
-/* Sleep @p ms while still reading the notify socket (watchdog gaps are timed
- * on arrival). */
-static void idle_ms(int ms)
-{
-	double end = now_s() + ms / 1000.0;
-	for (double left; (left = end - now_s()) > 0;)
-		notify_read((int)(left * 1000.0) + 1);
-}
-
-/* Wait until @p n READY=1 messages in all, or fail after @p timeout_s. */
-static void wait_ready(int n, double timeout_s, const char *what)
-{
-	double end = now_s() + timeout_s;
-	while (nl.ready < n) {
-		if (now_s() > end) {
-			char why[256];
-			snprintf(why, sizeof(why), "%s: %d READY=1 after %.0f s, want %d", what, nl.ready,
-				 timeout_s, n);
-			die_with_log(why);
-		}
-		notify_read(50);
-	}
-}
-
-static int open_notify(const char *path)
-{
-	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	CHECK(strlen(path) < sizeof(sa.sun_path));
-	memcpy(sa.sun_path, path, strlen(path) + 1);
-	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	CHECK(fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
-	return fd;
-}
-
 /* ---- config files -------------------------------------------------------- */
 
 static void write_taps(const char *name, float *h, uint32_t n, uint64_t *rng)
 {
 	char path[700];
 	gf_test_fill_decaying_taps(h, n, rng);
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	snprintf(path, sizeof(path), "%s/%s", dm.dir, name);
 	FILE *f = fopen(path, "w");
 	CHECK(f);
 	for (uint32_t i = 0; i < n; i++)
@@ -283,19 +112,19 @@ static void write_taps(const char *name, float *h, uint32_t n, uint64_t *rng)
 static void write_conf(const char *taps_file, int broken)
 {
 	char tmp[700];
-	snprintf(tmp, sizeof(tmp), "%s.new", conf_path);
+	snprintf(tmp, sizeof(tmp), "%s.new", dm.conf_path);
 	FILE *f = fopen(tmp, "w");
 	CHECK(f);
 	fprintf(f,
 		"sample_rate = %d;\nblock_frames = %d;\nbackend = \"cpu\";\ncrossfade_ms = 5.0;\n"
-		"status_socket = \"%s\";\n"
+		"latency_slack = %u;\nstatus_socket = \"%s\";\n"
 		"input = { device = \"system\"; host_api = \"JACK\"; channels = %d; };\n"
 		"output = { device = \"system\"; host_api = \"JACK\"; };\n"
 		"filters = ( { name = \"f\"; file = \"%s\"; format = \"text\"; } );\n"
 		"chain = [\"f\"];\n%s",
-		RATE, BLOCK, status_path, CH, taps_file, broken ? "filters = ( {\n" : "");
+		RATE, BLOCK, slack, dm.status_path, CH, taps_file, broken ? "filters = ( {\n" : "");
 	CHECK(fclose(f) == 0);
-	CHECK(rename(tmp, conf_path) == 0);
+	CHECK(rename(tmp, dm.conf_path) == 0);
 }
 
 /* ---- verification -------------------------------------------------------- */
@@ -381,31 +210,16 @@ static int verify(size_t m_start, size_t m_end, size_t d, int *transitions)
 
 /* ---- the run ------------------------------------------------------------- */
 
-static void query_status(char *buf, size_t len)
-{
-	struct gf_errbuf eb = {{0}};
-	if (gf_status_query(status_path, buf, len, 3000, &eb) != 0)
-		die_with_log(eb.msg);
-}
-
-static long status_num(const char *block, const char *key)
-{
-	char k[64];
-	snprintf(k, sizeof(k), "\n%s: ", key);
-	const char *p = strstr(block, k);
-	return p ? strtol(p + strlen(k), NULL, 10) : -1;
-}
-
 /* One reload to @p taps_file; @p hup: also send SIGHUP (then the watch's own
  * debounced reload follows: two READY=1). @return READY=1 messages to expect. */
 static int reload_once(const char *taps_file, int hup, int ready_so_far)
 {
 	write_conf(taps_file, 0);
 	if (hup)
-		kill(gpufir_pid, SIGHUP);
+		kill(dm.pid, SIGHUP);
 	int want = ready_so_far + (hup ? 2 : 1);
-	wait_ready(want, 20.0, hup ? "reload by SIGHUP" : "reload by file change");
-	notify_read(0);
+	gf_daemon_wait_ready(&dm, want, 20.0, hup ? "reload by SIGHUP" : "reload by file change");
+	gf_daemon_notify_read(&dm, 0);
 	return want;
 }
 
@@ -414,30 +228,18 @@ static int reload_once(const char *taps_file, int hup, int ready_so_far)
  * and retries; it must neither exit nor hang in PortAudio, must say so in
  * STATUS=, and must still stop cleanly on SIGTERM while it waits for the
  * server (test_daemon_jack_restart covers the server coming back). */
-static void device_loss(char *const gargv[])
+static void device_loss(const char *bin)
 {
-	int ready = nl.ready;
-	setenv("NOTIFY_SOCKET", sock_path, 1);
-	gpufir_pid = spawn(gargv, log_path, 0);
-	unsetenv("NOTIFY_SOCKET");
-	wait_ready(ready + 1, 30.0, "second start-up");
-	stop_jackd();
-	idle_ms(3000);
-	if (waitpid(gpufir_pid, NULL, WNOHANG) != 0)
-		die_with_log("gpufir exited after losing the JACK server");
-	if (!strstr(nl.last_status, "audio server lost: retrying"))
-		die_with_log("STATUS= does not say that the audio server was lost");
-	kill(gpufir_pid, SIGTERM);
-	int wst = 0;
-	double end = now_s() + 10.0;
-	while (waitpid(gpufir_pid, &wst, WNOHANG) == 0) {
-		if (now_s() > end)
-			die_with_log("gpufir did not stop within 10 s of SIGTERM while retrying");
-		idle_ms(20);
-	}
-	gpufir_pid = -1;
-	if (!WIFEXITED(wst) || WEXITSTATUS(wst) != 0)
-		die_with_log("gpufir did not exit 0 on SIGTERM while retrying");
+	int ready = dm.nl.ready;
+	gf_daemon_spawn(&dm, bin, 0);
+	gf_daemon_wait_ready(&dm, ready + 1, 30.0, "second start-up");
+	gf_jack_server_stop(&dm.jack, SIGTERM);
+	gf_daemon_idle_ms(&dm, 3000);
+	if (!gf_daemon_alive(&dm))
+		gf_daemon_die(&dm, "gpufir exited after losing the JACK server");
+	if (!strstr(dm.nl.last_status, "audio server lost: retrying"))
+		gf_daemon_die(&dm, "STATUS= does not say that the audio server was lost");
+	gf_daemon_terminate(&dm, 10.0, " while retrying");
 	printf("JACK server lost: gpufir kept its PID, retried, and stopped on SIGTERM\n");
 }
 
@@ -450,13 +252,8 @@ int main(void)
 	if (system("command -v jackd >/dev/null 2>&1") != 0)
 		gf_test_skip("jackd not installed");
 	uint64_t rng = gf_test_seed("test_daemon_jack");
-	char *d = gf_test_tmpdir("daemon-jack");
-	snprintf(dir, sizeof(dir), "%s", d);
-	free(d);
-	snprintf(conf_path, sizeof(conf_path), "%s/gpufir.conf", dir);
-	snprintf(log_path, sizeof(log_path), "%s/gpufir.log", dir);
-	snprintf(sock_path, sizeof(sock_path), "%s/notify", dir);
-	snprintf(status_path, sizeof(status_path), "%s/status", dir);
+	gf_daemon_init(&dm, "daemon-jack");
+	slack = gf_test_latency_slack();
 	x = malloc(sizeof(float) * MAX_FRAMES * CH);
 	rec = calloc(MAX_FRAMES * CH, sizeof(float));
 	CHECK(x && rec);
@@ -467,27 +264,15 @@ int main(void)
 	write_taps("b.txt", h_b, TAPS_B, &rng);
 	write_conf("a.txt", 0);
 
-	/* A private JACK server: dummy driver, sync mode (see TESTING.md). */
-	char jlog[700];
-	/* One name per build tree, not per run: JACK reclaims a dead server's
-	 * registry slot only for a server of the same name, and has 8 slots. */
-	const char *bdir = getenv("GPUFIR_BINARY_DIR");
-	uint32_t hsh = 2166136261u;
-	for (const char *p = bdir ? bdir : ""; *p; p++)
-		hsh = (hsh ^ (uint8_t)*p) * 16777619u;
-	snprintf(server, sizeof(server), "gfdaemon-%08x", hsh);
-	snprintf(jlog, sizeof(jlog), "%s/jackd.log", dir);
-	setenv("JACK_DEFAULT_SERVER", server, 1);
+	/* A private JACK server: dummy driver, sync mode (see TESTING.md). Fixed
+	 * names: JACK's registry has 8 slots, reclaimed only by a server of the same name. */
 	setenv("JACK_NO_AUDIO_RESERVATION", "1", 1);
-	char *jargv[] = {"jackd", "-n", server, "-S", "-r", "-d", "dummy", "-r",
-			 "48000", "-p", "64",	"-C", "2",  "-P", "2",	   NULL};
-	atexit(cleanup); /* a failed CHECK must not leave jackd or gpufir running */
-	jackd_pid = spawn(jargv, jlog, 0);
-	jack_client_t *jc = open_client(server);
-	if (!jc) {
-		cleanup();
+	jack_client_t *jc = NULL;
+	jack_status_t jst;
+	if (gf_jack_server_start(&dm.jack, "gpufir-daemon", RATE, BLOCK) == 0)
+		jc = jack_client_open("gftest", JackNoStartServer | JackServerName, &jst, dm.jack.name);
+	if (!jc)
 		gf_test_skip("the private jackd did not start");
-	}
 	for (int c = 0; c < CH; c++) {
 		char n[16];
 		snprintf(n, sizeof(n), "feed_%d", c + 1);
@@ -500,102 +285,88 @@ int main(void)
 	CHECK(jack_activate(jc) == 0);
 
 	/* The daemon, as systemd starts it. */
-	notify_fd = open_notify(sock_path);
-	setenv("NOTIFY_SOCKET", sock_path, 1);
-	setenv("WATCHDOG_USEC", "1000000", 1);
-	char *gargv[] = {(char *)bin, "--live", "-c", conf_path, NULL};
-	gpufir_pid = spawn(gargv, log_path, 1);
-	unsetenv("NOTIFY_SOCKET");
-	unsetenv("WATCHDOG_USEC");
-	wait_ready(1, 30.0, "start-up");
+	gf_daemon_spawn(&dm, bin, 1.0); /* WATCHDOG_USEC = 1 s */
+	gf_daemon_wait_ready(&dm, 1, 30.0, "start-up");
 	connect_ports(jc);
 	size_t m_connected = atomic_load(&rec_pos);
-	idle_ms(1000);
-	notify_read(0);
-	CHECK(nl.status > 0 && strstr(nl.last_status, "63 taps"));
+	gf_daemon_idle_ms(&dm, 1000);
+	gf_daemon_notify_read(&dm, 0);
+	CHECK(dm.nl.status > 0 && strstr(dm.nl.last_status, "63 taps"));
 
 	char st0[GF_STATUS_MAX];
-	query_status(st0, sizeof(st0));
+	gf_daemon_query_status(&dm, st0, sizeof(st0));
 
 	/* Reloads under running audio. */
-	int ready = nl.ready, applied = 0, reloads = 0;
-	double t0 = now_s();
-	for (int i = 0; i < RELOADS_WANTED && now_s() - t0 < RELOAD_BUDGET_S; i++) {
+	int ready = dm.nl.ready, applied = 0, reloads = 0;
+	double t0 = gf_daemon_now_s();
+	for (int i = 0; i < RELOADS_WANTED && gf_daemon_now_s() - t0 < RELOAD_BUDGET_S; i++) {
 		if (i == RELOADS_WANTED / 2) {
 			/* A broken config: audio keeps the running filter; the status says why. */
 			write_conf(i % 2 ? "a.txt" : "b.txt", 1);
-			wait_ready(++ready, 20.0, "broken reload");
+			gf_daemon_wait_ready(&dm, ++ready, 20.0, "broken reload");
 			char st[GF_STATUS_MAX];
-			query_status(st, sizeof(st));
+			gf_daemon_query_status(&dm, st, sizeof(st));
 			if (!strstr(st, "last_reload: reload failed: ") || !strstr(st, "gpufir.conf:"))
-				die_with_log("status socket does not show the failed reload");
-			notify_read(200); /* STATUS= follows READY=1 */
-			CHECK(strstr(nl.last_status, "reload failed: ") != NULL);
-			idle_ms(300);
+				gf_daemon_die(&dm, "status socket does not show the failed reload");
+			gf_daemon_notify_read(&dm, 200); /* STATUS= follows READY=1 */
+			CHECK(strstr(dm.nl.last_status, "reload failed: ") != NULL);
+			gf_daemon_idle_ms(&dm, 300);
 		}
 		/* Filter B on even reloads, A on odd; SIGHUP on every other. */
 		ready = reload_once(i % 2 ? "a.txt" : "b.txt", i % 2, ready);
 		applied++;
 		reloads += 1 + i % 2;
-		idle_ms(50 + (int)(rng % 200)); /* 50..250 ms of each filter */
+		gf_daemon_idle_ms(&dm, 50 + (int)(rng % 200)); /* 50..250 ms of each filter */
 		rng = rng * 6364136223846793005ull + 1442695040888963407ull;
 	}
-	double reload_s = now_s() - t0;
-	idle_ms(500);
+	double reload_s = gf_daemon_now_s() - t0;
+	gf_daemon_idle_ms(&dm, 500);
 	char st[GF_STATUS_MAX];
-	query_status(st, sizeof(st));
+	gf_daemon_query_status(&dm, st, sizeof(st));
 	size_t m_end = atomic_load_explicit(&rec_pos, memory_order_acquire);
 
 	/* Stop as systemd does. */
-	kill(gpufir_pid, SIGTERM);
-	int wst = 0;
-	CHECK(waitpid(gpufir_pid, &wst, 0) == gpufir_pid);
-	gpufir_pid = -1;
-	notify_read(200);
+	gf_daemon_terminate(&dm, 20.0, "");
+	gf_daemon_notify_read(&dm, 200);
 	jack_deactivate(jc);
 	jack_client_close(jc);
-	if (!WIFEXITED(wst) || WEXITSTATUS(wst) != 0)
-		die_with_log("gpufir did not exit 0 on SIGTERM");
 
 	/* The systemd side. */
 	printf("notify: READY %d, RELOADING %d, WATCHDOG %d (longest gap %.2f s), STATUS %d, "
 	       "STOPPING %d\n",
-	       nl.ready, nl.reloading, nl.watchdog, nl.max_wd_gap, nl.status, nl.stopping);
-	CHECK(nl.reloading == reloads + 1 && nl.ready == nl.reloading + 1 && !nl.in_reload);
+	       dm.nl.ready, dm.nl.reloading, dm.nl.watchdog, dm.nl.max_wd_gap, dm.nl.status, dm.nl.stopping);
+	CHECK(dm.nl.reloading == reloads + 1 && dm.nl.ready == dm.nl.reloading + 1 && !dm.nl.in_reload);
 	/* WATCHDOG_USEC is 1 s: every gap must stay below it, reloads included. */
-	CHECK(nl.watchdog >= (int)(reload_s / 1.0) && nl.max_wd_gap < 1.0 && nl.stopping == 1);
+	CHECK(dm.nl.watchdog >= (int)(reload_s / 1.0) && dm.nl.max_wd_gap < 1.0 && dm.nl.stopping == 1);
 	printf("status: swaps %ld, blocks %ld, overflows %ld, underflows %ld, late %ld, device xruns %ld\n",
-	       status_num(st, "swaps"), status_num(st, "blocks"), status_num(st, "input_overflows"),
-	       status_num(st, "output_underflows"), status_num(st, "late_blocks"),
-	       status_num(st, "device_xruns"));
+	       gf_daemon_status_num(st, "swaps"), gf_daemon_status_num(st, "blocks"),
+	       gf_daemon_status_num(st, "input_overflows"), gf_daemon_status_num(st, "output_underflows"),
+	       gf_daemon_status_num(st, "late_blocks"), gf_daemon_status_num(st, "device_xruns"));
 	printf("status before the reloads: underflows %ld, overflows %ld, late %ld\n",
-	       status_num(st0, "output_underflows"), status_num(st0, "input_overflows"),
-	       status_num(st0, "late_blocks"));
-	CHECK(status_num(st, "reload_failures") == 1);
+	       gf_daemon_status_num(st0, "output_underflows"), gf_daemon_status_num(st0, "input_overflows"),
+	       gf_daemon_status_num(st0, "late_blocks"));
+	CHECK(gf_daemon_status_num(st, "reload_failures") == 1);
 
 	/* The audio. */
 	long delay = find_delay(m_connected + RATE / 2);
 	if (delay < 0)
-		die_with_log("the recording is not filter A's output at any constant delay");
+		gf_daemon_die(&dm, "the recording is not filter A's output at any constant delay");
 	int transitions = 0;
 	if (verify(m_connected + RATE / 2, m_end - 2 * BLOCK, (size_t)delay, &transitions) != 0)
-		die_with_log("the recording does not follow the filters");
+		gf_daemon_die(&dm, "the recording does not follow the filters");
 	printf("delay %ld frames; %d reloads (%d applied filter changes, 1 broken config) in %.1f s; "
 	       "%d transitions seen; %.1f s of audio checked\n",
 	       delay, reloads + 1, applied, reload_s, transitions, (double)(m_end - m_connected) / RATE);
 	CHECK(transitions == applied);
 	/* gpufir's own xruns: none while reloading (start-up is not this test's business). */
-	CHECK(status_num(st, "input_overflows") == status_num(st0, "input_overflows"));
-	CHECK(status_num(st, "output_underflows") == status_num(st0, "output_underflows"));
+	CHECK(gf_daemon_status_num(st, "input_overflows") == gf_daemon_status_num(st0, "input_overflows"));
+	CHECK(gf_daemon_status_num(st, "output_underflows") ==
+	      gf_daemon_status_num(st0, "output_underflows"));
 	if (applied < RELOADS_WANTED)
 		printf("note: %d of %d reloads fitted in %.0f s\n", applied, RELOADS_WANTED, RELOAD_BUDGET_S);
 
-	device_loss(gargv);
-	cleanup();
-
-	char cmd[700];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	CHECK(system(cmd) == 0);
+	device_loss(bin);
+	gf_daemon_finish(&dm);
 	free(x);
 	free(rec);
 	puts("test_daemon_jack: ok");

@@ -33,6 +33,7 @@
 #include "filter_set.h"
 #include "jackplay.h"
 #include "live.h"
+#include "live_internal.h" /* GF_LIVE_WARMUP_BLOCKS */
 #include "testutil.h"
 
 #define RATE 48000u
@@ -44,6 +45,7 @@
 #define TOL 1e-5
 
 static enum gf_backend_kind backend = GF_BACKEND_CPU;
+static unsigned slack; /* latency_slack: gf_test_latency_slack() */
 
 static void sleep_ms(long ms)
 {
@@ -72,11 +74,11 @@ static char *make_config(const float *taps, int playback, const char *wav)
 	char *s = malloc(cap);
 	CHECK(s);
 	int n = snprintf(s, cap,
-			 "sample_rate = %u;\nblock_frames = %u;\nbackend = \"%s\";\n"
+			 "sample_rate = %u;\nblock_frames = %u;\nbackend = \"%s\";\nlatency_slack = %u;\n"
 			 "input = { device = \"system\"; host_api = \"JACK\"; channels = %u; };\n"
 			 "output = { %s %s%s%s };\n"
 			 "filters = ( { name = \"fir\"; coeffs = [",
-			 RATE, BLOCK, backend == GF_BACKEND_CUDA ? "cuda" : "cpu", CH,
+			 RATE, BLOCK, backend == GF_BACKEND_CUDA ? "cuda" : "cpu", slack, CH,
 			 playback ? "device = \"system\"; host_api = \"JACK\";" : "", wav ? "file = \"" : "",
 			 wav ? wav : "", wav ? "\";" : "");
 	for (uint32_t k = 0; k < TAPS; k++)
@@ -214,6 +216,10 @@ static void print_stats(const char *what, const struct gf_live_stats *s)
 	       (unsigned long long)s->late_blocks, (unsigned long long)s->engine_errors,
 	       (unsigned long long)s->device_xruns, (unsigned long long)s->record_errors,
 	       (unsigned long long)s->record_dropped);
+	if (s->margin_frames_worst != INT32_MAX) /* else no playback */
+		printf("%s: playback margin worst %d frames\n", what, (int)s->margin_frames_worst);
+	printf("%s: worker wake-up worst %.1f us, callback interval worst %.1f us\n", what, s->wake_us_worst,
+	       s->callback_gap_us_worst);
 }
 
 static void check_clean(const struct gf_live_stats *s)
@@ -221,7 +227,10 @@ static void check_clean(const struct gf_live_stats *s)
 	CHECK(s->input_overflows == 0);
 	CHECK(s->output_underflows == 0);
 	CHECK(s->output_overflows == 0);
-	CHECK(s->late_blocks == 0);
+	/* Every block reached playback before the device needed it. A late block
+	 * (engine time over the period) is not asserted on: a virtual machine's
+	 * host can deschedule the worker mid-block, and the slack absorbs it. */
+	CHECK(s->margin_frames_worst >= 0);
 	CHECK(s->engine_errors == 0);
 	CHECK(s->record_errors == 0 && s->record_dropped == 0);
 }
@@ -234,10 +243,12 @@ static void on_play_start(void *arg)
 	atomic_store(&start_capture_pos, gf_live_capture_position(arg));
 }
 
-/* Play the signal through gpufir. @return the rig (recording stopped). */
-static struct gf_jack_rig *run_signal(struct gf_live *live, const float *x, uint32_t frames, int playback,
+/* Play the signal through gpufir, calling gf_engine_reap() on @p st's engine
+ * as the daemon's control loop does. @return the rig (recording stopped). */
+static struct gf_jack_rig *run_signal(struct setup *st, const float *x, uint32_t frames, int playback,
 				      const float **rec, uint32_t *rec_frames)
 {
+	struct gf_live *live = st->live;
 	struct gf_jack_rig *rig = gf_jack_rig_open(CH, frames + 5 * RATE);
 	CHECK(rig);
 	CHECK(gf_jack_rig_connect(rig, "gpufir", playback) == 0);
@@ -245,8 +256,10 @@ static struct gf_jack_rig *run_signal(struct gf_live *live, const float *x, uint
 	gf_jack_rig_record(rig);
 	sleep_ms(100);
 	gf_jack_rig_play(rig, x, frames, on_play_start, live);
-	while (!gf_jack_rig_played(rig))
+	while (!gf_jack_rig_played(rig)) {
 		sleep_ms(50);
+		gf_engine_reap(st->engine);
+	}
 	sleep_ms(300); /* latency plus the filter's ring-out */
 	*rec_frames = gf_jack_rig_stop_recording(rig, rec);
 	return rig;
@@ -274,7 +287,7 @@ static void case_playback(uint64_t *seed, uint32_t seconds, const char *dir, int
 	unsetenv("GPUFIR_LIVE_TWO_STREAMS");
 	const float *rec;
 	uint32_t rec_frames;
-	struct gf_jack_rig *rig = run_signal(st.live, x, frames, 1, &rec, &rec_frames);
+	struct gf_jack_rig *rig = run_signal(&st, x, frames, 1, &rec, &rec_frames);
 	struct gf_live_stats s;
 	gf_live_get_stats(st.live, &s);
 	CHECK(gf_live_poll(st.live) == 0);
@@ -284,8 +297,10 @@ static void case_playback(uint64_t *seed, uint32_t seconds, const char *dir, int
 	long expect = (long)(gf_jack_rig_play_time(rig) - gf_jack_rig_record_time(rig)) + s.latency_frames;
 	printf("%s: JACK period %u, JACK xruns %u (not asserted), recorded %u frames\n", what, period,
 	       gf_jack_rig_xruns(rig), rec_frames);
-	/* duplex, device period == block: two blocks; two streams: 2 blocks + 3 periods */
-	CHECK(s.latency_frames == (two ? 2 * BLOCK + 3 * period : 2 * BLOCK));
+	/* Duplex, device period == block: one block of work plus the slack; two
+	 * streams: two blocks, both periods, plus the slack (docs/live.md). */
+	CHECK(period == BLOCK);
+	CHECK(s.latency_frames == (two ? 2 * BLOCK + (2 + slack) * period : BLOCK + slack * period));
 
 	double *ref = malloc((size_t)frames * CH * sizeof(double));
 	CHECK(ref);
@@ -331,7 +346,7 @@ static void case_record_only(uint64_t *seed, uint32_t seconds, const char *dir)
 	setup_open(&st, taps, 0, wav);
 	const float *rec;
 	uint32_t rec_frames;
-	struct gf_jack_rig *rig = run_signal(st.live, x, frames, 0, &rec, &rec_frames);
+	struct gf_jack_rig *rig = run_signal(&st, x, frames, 0, &rec, &rec_frames);
 	gf_live_stop(st.live); /* drains and closes the file */
 	struct gf_live_stats s;
 	gf_live_get_stats(st.live, &s);
@@ -358,6 +373,98 @@ static void case_record_only(uint64_t *seed, uint32_t seconds, const char *dir)
 	setup_close(&st);
 	free(x);
 	unlink(wav);
+}
+
+/* Windows of @p got (from @p delay) against @p ref: @return the first and last
+ * window index over TOL in *first, *last (-1 if none). */
+static void bad_windows(const float *got, long delay, const double *ref, uint32_t frames, long *first,
+			long *last)
+{
+	*first = *last = -1;
+	for (uint32_t w = 0; w < frames; w += WINDOW) {
+		uint32_t len = frames - w < WINDOW ? frames - w : WINDOW;
+		double e = gf_test_rel_l2(got + ((size_t)delay + w) * CH, ref + (size_t)w * CH,
+					  (size_t)len * CH);
+		if (!(e < TOL)) {
+			*first = *first < 0 ? (long)(w / WINDOW) : *first;
+			*last = (long)(w / WINDOW);
+		}
+	}
+}
+
+/* The backend fails mid-stream (a fault hook: the CUDA backend's with cuda,
+ * the engine's otherwise). The stream must keep running without an xrun; the
+ * blocks from the failure until the control thread has built the CPU fallback
+ * come out as silence, and from then on the output is exact again (the
+ * fallback starts from the input history). Only that one stretch may differ
+ * from the reference. */
+static void case_fallback(uint64_t *seed, uint32_t seconds)
+{
+	const char *what = "backend fallback";
+	const char *hook =
+		backend == GF_BACKEND_CUDA ? "GPUFIR_CUDA_FAIL_AFTER" : "GPUFIR_FAULT_PROCESS_AFTER";
+	uint32_t frames = seconds * RATE;
+	float taps[TAPS];
+	gf_test_fill_decaying_taps(taps, TAPS, seed);
+	float *x = make_signal(frames, seed);
+	/* About a second and a half after the stream starts: inside the signal,
+	 * which begins some 0.3 s after the start. */
+	char n[32];
+	snprintf(n, sizeof(n), "%u", GF_LIVE_WARMUP_BLOCKS + 3 * RATE / (2 * BLOCK));
+	CHECK(setenv(hook, n, 1) == 0);
+	struct setup st;
+	setup_open(&st, taps, 1, NULL);
+	CHECK(unsetenv(hook) == 0);
+	const char *before = gf_engine_backend_name(st.engine);
+	const float *rec;
+	uint32_t rec_frames;
+	struct gf_jack_rig *rig = run_signal(&st, x, frames, 1, &rec, &rec_frames);
+	struct gf_live_stats s;
+	gf_live_get_stats(st.live, &s);
+	CHECK(gf_live_poll(st.live) == 0); /* the stream never stopped */
+	gf_live_stop(st.live);
+	print_stats(what, &s);
+	struct gf_engine_stats es;
+	gf_engine_get_stats(st.engine, &es);
+	printf("%s: %s -> %s, %llu fallback, %llu blocks muted (%s=%s)\n", what, before,
+	       gf_engine_backend_name(st.engine), (unsigned long long)es.fallbacks,
+	       (unsigned long long)s.engine_errors, hook, n);
+	CHECK(es.fallbacks == 1 && strcmp(gf_engine_backend_name(st.engine), "cpu") == 0);
+	CHECK(s.engine_errors >= 1);
+	CHECK(s.input_overflows == 0 && s.output_underflows == 0 && s.output_overflows == 0);
+
+	double *ref = malloc((size_t)frames * CH * sizeof(double));
+	CHECK(ref);
+	gf_test_reference(x, frames, CH, st.fs->coeffs, TAPS, ref);
+	long expect = (long)(gf_jack_rig_play_time(rig) - gf_jack_rig_record_time(rig)) + s.latency_frames;
+	long d = find_delay(rec, rec_frames, ref, rec_frames - frames);
+	CHECK(d == expect);
+	long first, last;
+	bad_windows(rec, d, ref, frames, &first, &last);
+	/* The muted stretch: silence from the failed block to the fallback's first. */
+	size_t mute_from = 0, mute_to = 0;
+	for (size_t i = (size_t)d; i < (size_t)d + frames; i++) {
+		int quiet = rec[i * CH] == 0.0f && rec[i * CH + 1] == 0.0f;
+		if (quiet && !mute_from && i > (size_t)d)
+			mute_from = i;
+		if (!quiet && mute_from && !mute_to)
+			mute_to = i;
+	}
+	printf("%s: windows over %.0e: %ld..%ld of %u; muted %.1f ms from %.2f s into the signal\n", what,
+	       TOL, first, last, (frames + WINDOW - 1) / WINDOW,
+	       1000.0 * (double)(mute_to - mute_from) / RATE, (double)(mute_from - (size_t)d) / RATE);
+	CHECK(first > 0 && last < (long)((frames - 1) / WINDOW)); /* exact before and after */
+	CHECK(mute_from && mute_to > mute_from);
+	/* The bad windows are exactly those the muted stretch touches: the
+	 * fallback's first block is already exact. */
+	CHECK((size_t)first == (mute_from - (size_t)d) / WINDOW);
+	CHECK((size_t)last == (mute_to - 1 - (size_t)d) / WINDOW);
+	CHECK(mute_to - mute_from <= RATE / 2); /* the control loop reaped within its period */
+
+	free(ref);
+	gf_jack_rig_close(rig);
+	setup_close(&st);
+	free(x);
 }
 
 static double now_s(void)
@@ -482,6 +589,7 @@ static void case_device_loss(uint64_t *seed, const char *dir)
 int main(void)
 {
 	uint64_t seed = gf_test_seed("test_live_jack");
+	slack = gf_test_latency_slack();
 	const char *be = getenv("GPUFIR_TEST_BACKEND");
 	if (be && strcmp(be, "cuda") == 0)
 		backend = GF_BACKEND_CUDA;
@@ -509,6 +617,8 @@ int main(void)
 		case_playback(&seed, 4, NULL, 1);
 	if (!only || strstr(only, "record"))
 		case_record_only(&seed, seconds / 2 > 0 ? seconds / 2 : 1, dir);
+	if (!only || strstr(only, "fallback"))
+		case_fallback(&seed, 4);
 	if (own.pid)
 		gf_jack_server_stop(&own, SIGTERM);
 	if (!only || strstr(only, "loss"))

@@ -23,11 +23,13 @@
 #define B 64u
 #define TAPS 32768u /* an impulse padded to a long filter: slow enough to fall behind a burst */
 #define TOL 1e-4f
+#define PAUSE_MS 50L
 
 struct phase {
 	const char *name;
 	uint32_t callbacks;
-	int paced; /* wait for the worker before each callback */
+	int paced;     /* wait for the worker before each callback */
+	long pause_ms; /* once, halfway: the device's audio thread is this late */
 };
 
 static void sleep_us(long us)
@@ -136,13 +138,33 @@ static void check_recording(const char *path, const float *x, uint64_t frames, u
 	free(w);
 }
 
+/* The underrun diagnostics of the phase just played (its stats window; a
+ * block the worker finishes after get_stats counts in the next window). */
+static void check_timing(const struct phase *ph, size_t index, const struct gf_live_stats *s)
+{
+	printf("%s: margin min %d frames, wake max %.1f us, callback gap max %.1f us\n", ph->name,
+	       (int)s->margin_frames_min, s->wake_us_max, s->callback_gap_us_max);
+	/* Paced from the start, each callback waits for what it plays, so a block
+	 * reaches the output ring one period ahead of playback (latency 2B) or,
+	 * if the next callback came first, just in time: never late. */
+	if (index == 0)
+		CHECK(s->margin_frames_min == 0 || s->margin_frames_min == (int32_t)B);
+	if (ph->pause_ms)
+		CHECK(s->callback_gap_us_max >= ph->pause_ms * 1000.0);
+	CHECK(s->callback_gap_us_worst >= s->callback_gap_us_max);
+	CHECK(s->wake_us_worst >= s->wake_us_max);
+	CHECK(s->margin_frames_worst <= s->margin_frames_min);
+}
+
 int main(void)
 {
 	uint64_t seed = gf_test_seed("test_live_policy");
 	static const struct phase phases[] = {
-		{"steady", 200, 1},	    {"burst (underruns)", 300, 0},
-		{"steady again", 200, 1},   {"long burst (overflow)", 1200, 0},
-		{"steady at last", 300, 1},
+		{"steady", 200, 1, 0},
+		{"burst (underruns)", 300, 0, 0},
+		{"steady again", 200, 1, PAUSE_MS},
+		{"long burst (overflow)", 1200, 0, 0},
+		{"steady at last", 300, 1, 0},
 	};
 	uint32_t total = 0;
 	for (size_t i = 0; i < sizeof(phases) / sizeof(phases[0]); i++)
@@ -174,6 +196,8 @@ int main(void)
 				wait_resume(l);
 				resync++;
 			}
+			if (phases[i].pause_ms && k == phases[i].callbacks / 2)
+				sleep_us(phases[i].pause_ms * 1000L);
 			gf_live_duplex_cb(x + (size_t)pos * CH, y + (size_t)pos * CH, B, NULL, 0, l);
 			pos += B;
 		}
@@ -190,6 +214,7 @@ int main(void)
 		printf("%s: %llu frames underflowed, %llu input frames dropped so far, %llu late blocks\n",
 		       phases[i].name, (unsigned long long)under, (unsigned long long)s.input_overflows,
 		       (unsigned long long)s.late_blocks);
+		check_timing(&phases[i], i, &s);
 		if (i == 0)
 			CHECK(quiet == lat); /* only the initial latency */
 		else if (phases[i].paced)    /* aligned again at once (after a gap handover) */
@@ -203,6 +228,11 @@ int main(void)
 	gf_live_stop(l);
 	gf_live_get_stats(l, &s);
 	CHECK(s.capture_frames == total);
+	/* Every block has reached the output ring by now: the late ones too. */
+	printf("worst: margin %d frames, wake %.1f us, callback gap %.1f us\n", (int)s.margin_frames_worst,
+	       s.wake_us_worst, s.callback_gap_us_worst);
+	CHECK(s.output_underflows > 0 && s.margin_frames_worst < 0);
+	CHECK(s.wake_us_worst > 0.0 && s.callback_gap_us_worst >= PAUSE_MS * 1000.0);
 	check_recording(wav, x, s.capture_frames, s.record_dropped);
 	gf_live_free(l);
 	gf_engine_free(e);

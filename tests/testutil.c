@@ -29,6 +29,14 @@ uint64_t gf_test_seed(const char *test_name)
 	return seed;
 }
 
+unsigned gf_test_latency_slack(void)
+{
+	const char *env = getenv("GPUFIR_TEST_LATENCY_SLACK");
+	unsigned v = env && *env ? (unsigned)strtoul(env, NULL, 10) : GF_TEST_LATENCY_SLACK;
+	fprintf(stderr, "latency_slack = %u (GPUFIR_TEST_LATENCY_SLACK)\n", v);
+	return v;
+}
+
 float gf_test_randf(uint64_t *s)
 {
 	*s ^= *s >> 12;

@@ -33,6 +33,17 @@ void gf_check_ok_or_die(int err, const struct gf_errbuf *eb, const char *file, i
 
 /** Seed from GPUFIR_TEST_SEED or the clock; printed so a failure can be replayed. */
 uint64_t gf_test_seed(const char *test_name);
+/**
+ * latency_slack for the live tests against a real JACK server:
+ * GPUFIR_TEST_LATENCY_SLACK, else GF_TEST_LATENCY_SLACK. These tests prove
+ * alignment, exactness and zero xruns of the real audio path; virtual
+ * machines (CI's) deschedule a vCPU for up to about 10 ms dozens of times a
+ * minute, which no period of slack at 64 frames absorbs (docs/live.md,
+ * "Jitter and slack"). The default latency is proven without a device
+ * (test_live_policy) and in long runs by scripts/soak-live.sh.
+ */
+#define GF_TEST_LATENCY_SLACK 16
+unsigned gf_test_latency_slack(void);
 /** xorshift64* in [-1, 1). */
 float gf_test_randf(uint64_t *state);
 /** Fill with uniform noise in [-1, 1). */

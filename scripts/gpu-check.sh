@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# GPU verification, on a machine with an NVIDIA GPU and a build made with the
+# CUDA backend (cmake -B BUILD -DCMAKE_BUILD_TYPE=Release; cmake --build BUILD):
+#
+#   scripts/gpu-check.sh BUILD LOGDIR
+#
+# Runs, each into LOGDIR/<step>.log, and prints one line per step (exit status,
+# seconds) whatever the earlier steps gave:
+#   gpu          ctest -L gpu (the CUDA engine against the double reference)
+#   live_cuda    test_live_jack on the CUDA backend under a private JACK server:
+#                sample-exact playback, two streams, recording, the CUDA fault
+#                hook mid-stream (CPU fallback), device loss
+#   live_cuda_tight  its playback case at latency_slack 1 (the default latency),
+#                reported, not required: it fails where the host stalls threads
+#   bench_live   engine time per block and capacity on the CUDA backend
+#   memcheck, racecheck  compute-sanitizer on the quick GPU case set, when
+#                GPU_CHECK_SANITIZE=1 (they take minutes)
+#   cyclictest   60 s of real-time wake-up latency (two SCHED_FIFO threads), when
+#                cyclictest is installed: the host's jitter, for the live figures
+# Exit status: 0 if every required step passed.
+set -u
+if [ $# -ne 2 ]; then
+	echo "usage: $0 BUILD LOGDIR" >&2
+	exit 2
+fi
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "$1" && pwd) || exit 2
+logs=$2
+mkdir -p "$logs"
+failed=0
+
+# step NAME REQUIRED COMMAND...
+step() {
+	local name=$1 required=$2
+	shift 2
+	local t0 rc ms
+	t0=$(date +%s%N)
+	"$@" >"$logs/$name.log" 2>&1
+	rc=$?
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	printf '%-16s rc %3d  %4d.%01d s\n' "$name" "$rc" $((ms / 1000)) $((ms % 1000 / 100))
+	if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ] && [ "$required" = required ]; then
+		failed=1
+	fi
+}
+
+step gpu required ctest --test-dir "$build" -L gpu --output-on-failure
+step live_cuda required env GPUFIR_TEST_BACKEND=cuda \
+	"$root/scripts/with-jackd.sh" "$build/tests/test_live_jack"
+step live_cuda_tight optional env GPUFIR_TEST_BACKEND=cuda GPUFIR_TEST_LATENCY_SLACK=1 \
+	GPUFIR_LIVE_CASES=playback "$root/scripts/with-jackd.sh" "$build/tests/test_live_jack"
+step bench_live required "$build/bench/bench_live" --backend cuda --blocks 20000 --trial 1
+if [ "${GPU_CHECK_SANITIZE:-0}" = 1 ]; then
+	step memcheck required env GPUFIR_GPU_TEST_QUICK=1 compute-sanitizer --tool memcheck \
+		--leak-check full --error-exitcode 9 "$build/tests/test_gpu_engine"
+	step racecheck required env GPUFIR_GPU_TEST_QUICK=1 compute-sanitizer --tool racecheck \
+		--error-exitcode 9 "$build/tests/test_gpu_engine"
+fi
+if command -v cyclictest >/dev/null 2>&1; then
+	step cyclictest optional cyclictest -m -p 90 -t 2 -a -i 1000 -D 60 -q -h 30000
+fi
+exit $failed

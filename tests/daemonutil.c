@@ -1,0 +1,225 @@
+#include "daemonutil.h"
+
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "status.h"
+#include "testutil.h"
+
+static struct gf_daemon *the_daemon; /* for the exit handler */
+
+double gf_daemon_now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* ---- processes ------------------------------------------------------------ */
+
+static void cleanup_at_exit(void)
+{
+	gf_daemon_cleanup(the_daemon);
+}
+
+static int open_notify(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	CHECK(strlen(path) < sizeof(sa.sun_path));
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	CHECK(fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	return fd;
+}
+
+void gf_daemon_init(struct gf_daemon *d, const char *tag)
+{
+	memset(d, 0, sizeof(*d));
+	d->pid = -1;
+	char *t = gf_test_tmpdir(tag);
+	snprintf(d->dir, sizeof(d->dir), "%s", t);
+	free(t);
+	snprintf(d->conf_path, sizeof(d->conf_path), "%s/gpufir.conf", d->dir);
+	snprintf(d->log_path, sizeof(d->log_path), "%s/gpufir.log", d->dir);
+	snprintf(d->sock_path, sizeof(d->sock_path), "%s/notify", d->dir);
+	snprintf(d->status_path, sizeof(d->status_path), "%s/status", d->dir);
+	d->notify_fd = open_notify(d->sock_path);
+	CHECK(!the_daemon);
+	the_daemon = d;
+	atexit(cleanup_at_exit); /* a failed CHECK must not leave jackd or gpufir running */
+}
+
+void gf_daemon_spawn(struct gf_daemon *d, const char *bin, double watchdog_s)
+{
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* a killed test (ctest timeout) takes it along */
+		if (!freopen(d->log_path, "w", stderr) || !freopen(d->log_path, "a", stdout))
+			_exit(126);
+		setenv("NOTIFY_SOCKET", d->sock_path, 1);
+		if (watchdog_s > 0) {
+			char p[32], wd[32];
+			snprintf(p, sizeof(p), "%ld", (long)getpid()); /* exec keeps the PID */
+			snprintf(wd, sizeof(wd), "%.0f", watchdog_s * 1e6);
+			setenv("WATCHDOG_PID", p, 1);
+			setenv("WATCHDOG_USEC", wd, 1);
+		}
+		execl(bin, bin, "--live", "-c", d->conf_path, (char *)NULL);
+		_exit(127);
+	}
+	d->pid = pid;
+}
+
+int gf_daemon_alive(struct gf_daemon *d)
+{
+	if (d->pid <= 0)
+		return 0; /* waitpid(-1) would reap any child */
+	if (waitpid(d->pid, NULL, WNOHANG) == 0)
+		return 1;
+	d->pid = -1;
+	return 0;
+}
+
+void gf_daemon_terminate(struct gf_daemon *d, double timeout_s, const char *when)
+{
+	char why[256];
+	kill(d->pid, SIGTERM);
+	int wst = 0;
+	pid_t r;
+	double end = gf_daemon_now_s() + timeout_s;
+	while ((r = waitpid(d->pid, &wst, WNOHANG)) == 0) {
+		if (gf_daemon_now_s() > end) {
+			snprintf(why, sizeof(why), "gpufir did not stop within %.0f s of SIGTERM%s",
+				 timeout_s, when);
+			gf_daemon_die(d, why);
+		}
+		gf_daemon_idle_ms(d, 20);
+	}
+	CHECK(r == d->pid);
+	d->pid = -1;
+	if (!WIFEXITED(wst) || WEXITSTATUS(wst) != 0) {
+		snprintf(why, sizeof(why), "gpufir did not exit 0 on SIGTERM%s", when);
+		gf_daemon_die(d, why);
+	}
+}
+
+void gf_daemon_cleanup(struct gf_daemon *d)
+{
+	if (d->pid > 0) {
+		kill(d->pid, SIGKILL);
+		waitpid(d->pid, NULL, 0);
+		d->pid = -1;
+	}
+	if (d->jack.name[0]) /* else never started: no files of its own to remove */
+		gf_jack_server_stop(&d->jack, SIGTERM);
+}
+
+void gf_daemon_finish(struct gf_daemon *d)
+{
+	gf_daemon_cleanup(d);
+	gf_test_rmtree(d->dir);
+}
+
+void gf_daemon_die(struct gf_daemon *d, const char *why)
+{
+	fprintf(stderr, "FAIL: %s\n--- gpufir log (tail) ---\n", why);
+	char cmd[700];
+	snprintf(cmd, sizeof(cmd), "grep -v '^ALSA lib' '%s' | tail -n 40 >&2", d->log_path);
+	if (system(cmd) != 0)
+		fprintf(stderr, "(no log)\n");
+	gf_daemon_cleanup(d);
+	exit(1);
+}
+
+/* ---- notify socket -------------------------------------------------------- */
+
+static void notify_msg(struct gf_notify_log *nl, const char *buf)
+{
+	if (strcmp(buf, "READY=1") == 0) {
+		nl->ready++;
+		nl->in_reload = 0;
+	} else if (strncmp(buf, "RELOADING=1\nMONOTONIC_USEC=", 27) == 0) {
+		CHECK(!nl->in_reload); /* the previous reload ended with READY=1 */
+		nl->reloading++;
+		nl->in_reload = 1;
+	} else if (strcmp(buf, "WATCHDOG=1") == 0) {
+		double at = gf_daemon_now_s();
+		if (nl->watchdog++ && at - nl->last_wd > nl->max_wd_gap)
+			nl->max_wd_gap = at - nl->last_wd;
+		nl->last_wd = at;
+	} else if (strncmp(buf, "STATUS=", 7) == 0) {
+		nl->status++;
+		snprintf(nl->last_status, sizeof(nl->last_status), "%.1000s", buf + 7);
+		nl->watched += nl->watch && strstr(buf + 7, nl->watch);
+	} else if (strcmp(buf, "STOPPING=1") == 0) {
+		nl->stopping++;
+	} else {
+		fprintf(stderr, "unexpected notify message '%s'\n", buf);
+		exit(1);
+	}
+}
+
+void gf_daemon_notify_read(struct gf_daemon *d, int timeout_ms)
+{
+	struct pollfd p = {.fd = d->notify_fd, .events = POLLIN};
+	double end = gf_daemon_now_s() + timeout_ms / 1000.0;
+	for (int t = timeout_ms; poll(&p, 1, t) == 1;
+	     t = (int)fmax(0.0, (end - gf_daemon_now_s()) * 1000.0)) {
+		char buf[2048];
+		ssize_t n = recv(d->notify_fd, buf, sizeof(buf) - 1, 0);
+		if (n <= 0)
+			break;
+		buf[n] = '\0';
+		notify_msg(&d->nl, buf);
+	}
+}
+
+void gf_daemon_idle_ms(struct gf_daemon *d, int ms)
+{
+	double end = gf_daemon_now_s() + ms / 1000.0;
+	for (double left; (left = end - gf_daemon_now_s()) > 0;)
+		gf_daemon_notify_read(d, (int)(left * 1000.0) + 1);
+}
+
+void gf_daemon_wait_ready(struct gf_daemon *d, int n, double timeout_s, const char *what)
+{
+	double end = gf_daemon_now_s() + timeout_s;
+	while (d->nl.ready < n) {
+		int up = gf_daemon_alive(d);
+		if (gf_daemon_now_s() > end || !up) {
+			char why[256];
+			snprintf(why, sizeof(why), "%s: %d READY=1 after %.0f s, want %d%s", what,
+				 d->nl.ready, timeout_s, n, up ? "" : " (gpufir exited)");
+			gf_daemon_die(d, why);
+		}
+		gf_daemon_notify_read(d, 50);
+	}
+}
+
+/* ---- status socket -------------------------------------------------------- */
+
+void gf_daemon_query_status(struct gf_daemon *d, char *buf, size_t len)
+{
+	struct gf_errbuf eb = {{0}};
+	if (gf_status_query(d->status_path, buf, len, 3000, &eb) != 0)
+		gf_daemon_die(d, eb.msg);
+}
+
+long gf_daemon_status_num(const char *block, const char *key)
+{
+	char k[64];
+	snprintf(k, sizeof(k), "\n%s: ", key);
+	const char *p = strstr(block, k);
+	return p ? strtol(p + strlen(k), NULL, 10) : -1;
+}

@@ -1,0 +1,75 @@
+/**
+ * @file daemonutil.h
+ * The systemd side of the daemon tests: run the real `gpufir --live` as
+ * systemd does (exec'ed from a forked child, so WATCHDOG_PID is its own PID;
+ * NOTIFY_SOCKET; WATCHDOG_USEC), listen on the notify socket and count what
+ * the daemon says there, query its status socket, and on failure print the
+ * tail of its log and take the daemon and the private JACK server down with
+ * the test. One daemon per test process: the exit handler needs to find it.
+ */
+#ifndef GPUFIR_TESTS_DAEMONUTIL_H
+#define GPUFIR_TESTS_DAEMONUTIL_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "jackplay.h"
+
+/** What came on the notify socket. */
+struct gf_notify_log {
+	int ready, reloading, watchdog, status, stopping;
+	int in_reload;		    /* RELOADING=1 seen, READY=1 not yet */
+	double last_wd, max_wd_gap; /* seconds between WATCHDOG=1 pings */
+	char last_status[1024];
+	const char *watch; /* if set, count the STATUS= messages that contain it... */
+	int watched;	   /* ...here */
+};
+
+struct gf_daemon {
+	char dir[512]; /* scratch directory, removed by gf_daemon_finish() */
+	char conf_path[600], log_path[600], sock_path[600], status_path[600];
+	pid_t pid; /* gpufir, or -1 */
+	int notify_fd;
+	struct gf_jack_server jack; /* the private JACK server, stopped with gpufir */
+	struct gf_notify_log nl;
+};
+
+/** Seconds on the monotonic clock. */
+double gf_daemon_now_s(void);
+/**
+ * Make the scratch directory (gf_test_tmpdir(@p tag)) and the paths in it,
+ * bind the notify socket, and have gf_daemon_cleanup() run at exit.
+ */
+void gf_daemon_init(struct gf_daemon *d, const char *tag);
+/**
+ * Start `BIN --live -c CONF`, stdout and stderr to the log, NOTIFY_SOCKET set;
+ * WATCHDOG_USEC and WATCHDOG_PID too if @p watchdog_s > 0. Sets d->pid.
+ */
+void gf_daemon_spawn(struct gf_daemon *d, const char *bin, double watchdog_s);
+/** 1 while gpufir runs; reaps it (d->pid = -1) once it has exited. */
+int gf_daemon_alive(struct gf_daemon *d);
+/**
+ * Stop gpufir as systemd does (SIGTERM), reading the notify socket while it
+ * goes; fail unless it exits 0 within @p timeout_s. @p when ends the messages.
+ */
+void gf_daemon_terminate(struct gf_daemon *d, double timeout_s, const char *when);
+/** SIGKILL gpufir and stop the JACK server, if running. Idempotent. */
+void gf_daemon_cleanup(struct gf_daemon *d);
+/** Clean up and remove the scratch directory (the test passed). */
+void gf_daemon_finish(struct gf_daemon *d);
+/** Print "FAIL: why" and the tail of gpufir's log, clean up, exit 1. */
+void gf_daemon_die(struct gf_daemon *d, const char *why) __attribute__((noreturn));
+
+/** Read notify messages into d->nl for up to @p timeout_ms (0: what is queued). */
+void gf_daemon_notify_read(struct gf_daemon *d, int timeout_ms);
+/** Sleep @p ms while still reading the notify socket (watchdog gaps are timed on arrival). */
+void gf_daemon_idle_ms(struct gf_daemon *d, int ms);
+/** Wait until @p n READY=1 messages in all; fail after @p timeout_s or if gpufir exits. */
+void gf_daemon_wait_ready(struct gf_daemon *d, int n, double timeout_s, const char *what);
+
+/** The status block from gpufir's status socket (as `gpufir --status`), or fail. */
+void gf_daemon_query_status(struct gf_daemon *d, char *buf, size_t len);
+/** The number after "KEY: " in a status block, or -1. */
+long gf_daemon_status_num(const char *block, const char *key);
+
+#endif
