@@ -13,9 +13,10 @@
 #   live_cuda_tight  its playback case at latency_slack 1 (the default latency),
 #                reported, not required: it fails where the host stalls threads
 #   bench_live   engine time per block and capacity on the CUDA backend
+#                (GPU_CHECK_BLOCKS blocks per size, 20000; GPU_CHECK_TRIAL_S, 1)
 #   memcheck, racecheck  compute-sanitizer on the quick GPU case set, when
 #                GPU_CHECK_SANITIZE=1 (they take minutes)
-#   cyclictest   60 s of real-time wake-up latency (two SCHED_FIFO threads), when
+#   cyclictest   60 s (GPU_CHECK_CYCLIC_S) of real-time wake-up latency (two SCHED_FIFO threads), when
 #                cyclictest is installed: the host's jitter, for the live figures
 # Exit status: 0 if every required step passed.
 set -u
@@ -49,7 +50,8 @@ step live_cuda required env GPUFIR_TEST_BACKEND=cuda \
 	"$root/scripts/with-jackd.sh" "$build/tests/test_live_jack"
 step live_cuda_tight optional env GPUFIR_TEST_BACKEND=cuda GPUFIR_TEST_LATENCY_SLACK=1 \
 	GPUFIR_LIVE_CASES=playback "$root/scripts/with-jackd.sh" "$build/tests/test_live_jack"
-step bench_live required "$build/bench/bench_live" --backend cuda --blocks 20000 --trial 1
+step bench_live required "$build/bench/bench_live" --backend cuda --blocks "${GPU_CHECK_BLOCKS:-20000}" \
+	--trial "${GPU_CHECK_TRIAL_S:-1}"
 if [ "${GPU_CHECK_SANITIZE:-0}" = 1 ]; then
 	step memcheck required env GPUFIR_GPU_TEST_QUICK=1 compute-sanitizer --tool memcheck \
 		--leak-check full --error-exitcode 9 "$build/tests/test_gpu_engine"
@@ -57,6 +59,6 @@ if [ "${GPU_CHECK_SANITIZE:-0}" = 1 ]; then
 		--error-exitcode 9 "$build/tests/test_gpu_engine"
 fi
 if command -v cyclictest >/dev/null 2>&1; then
-	step cyclictest optional cyclictest -m -p 90 -t 2 -a -i 1000 -D 60 -q -h 30000
+	step cyclictest optional cyclictest -m -p 90 -t 2 -a -i 1000 -D "${GPU_CHECK_CYCLIC_S:-60}" -q -h 30000
 fi
 exit $failed
