@@ -136,12 +136,15 @@ static void do_block(struct gf_live *l, uint32_t frames)
 	uint32_t gap_len;
 	uint32_t split = gap_offset(l, frames, &gap_len);
 
+	/* The callback time first: a callback running on another CPU can store
+	 * a time later than a clock read taken before this load. */
+	uint64_t cb = atomic_load_explicit(&l->cb_ns, memory_order_relaxed);
 	uint64_t t0 = gf_live_now_ns();
 	/* Since the latest capture callback: the block's wait when the worker
 	 * keeps up (a lower bound when it is a whole callback behind). Not once
 	 * the capture stopped: the drain is not late. */
-	if (atomic_load_explicit(&l->wstate, memory_order_relaxed) == GF_W_RUN)
-		gf_live_note_max(&l->wake_max_ns, t0 - atomic_load_explicit(&l->cb_ns, memory_order_relaxed));
+	if (t0 > cb && atomic_load_explicit(&l->wstate, memory_order_relaxed) == GF_W_RUN)
+		gf_live_note_max(&l->wake_max_ns, t0 - cb);
 	int err = gf_engine_process(l->engine, src, l->blk_out, frames);
 	uint64_t dt = gf_live_now_ns() - t0;
 

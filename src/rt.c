@@ -37,8 +37,8 @@ int gf_rt_set_fifo(pthread_t thread, int prio)
 	if (err) {
 		if (!atomic_flag_test_and_set(&fifo_warned))
 			gf_warn("no real-time priority for the audio worker (SCHED_FIFO: %s): expect "
-				"dropouts under load; grant it with LimitRTPRIO= in the systemd unit "
-				"or an rtprio entry in limits.conf",
+				"dropouts at the tightest latencies; grant it with LimitRTPRIO= in the "
+				"systemd unit or an rtprio entry in limits.conf, or raise latency_slack",
 				strerror(err));
 		return 0;
 	}

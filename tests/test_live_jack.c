@@ -231,6 +231,7 @@ static void check_clean(const struct gf_live_stats *s)
 	 * (engine time over the period) is not asserted on: a virtual machine's
 	 * host can deschedule the worker mid-block, and the slack absorbs it. */
 	CHECK(s->margin_frames_worst >= 0);
+	CHECK(s->wake_us_worst < 60e6 && s->callback_gap_us_worst < 60e6); /* durations, not wrapped */
 	CHECK(s->engine_errors == 0);
 	CHECK(s->record_errors == 0 && s->record_dropped == 0);
 }
