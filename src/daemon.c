@@ -316,15 +316,17 @@ static void stats_log(struct daemon *d)
 	const struct gf_live_stats *s = &d->ls;
 	struct gf_engine_stats es = {0};
 	gf_engine_get_stats(d->engine, &es);
-	gf_info("stats: %s, blocks %" PRIu64 ", xruns in %" PRIu64 " out %" PRIu64 " late %" PRIu64
-		" device %" PRIu64 ", block us median %.0f p99 %.0f max %.0f, margin min %" PRId32
+	char margin[16];
+	margin_text(d->logw.margin_frames, margin, sizeof(margin));
+	gf_info("stats: %s, blocks %" PRIu64 ", xruns in %" PRIu64 " out %" PRIu64 " over %" PRIu64
+		", late blocks %" PRIu64 ", device xruns %" PRIu64
+		", block us median %.0f p99 %.0f max %.0f, margin min %s"
 		" frames, wake max %.0f us, callback gap max %.0f us, peak %.1f dBFS, clipped %" PRIu64
 		", nonfinite %" PRIu64 ", swaps %" PRIu64 ", reloads %" PRIu64 " (failed %" PRIu64 ")",
-		state_name(d), s->blocks, s->input_overflows, s->output_underflows, s->late_blocks,
-		s->device_xruns, s->block_us_median, s->block_us_p99, s->block_us_max,
-		d->logw.margin_frames == INT32_MAX ? 0 : d->logw.margin_frames, d->logw.wake_us,
-		d->logw.callback_gap_us, dbfs(d->logw.peak), s->clipped, es.nonfinite_blocks, es.swaps,
-		d->reloads, d->reload_failures);
+		state_name(d), s->blocks, s->input_overflows, s->output_underflows, s->output_overflows,
+		s->late_blocks, s->device_xruns, s->block_us_median, s->block_us_p99, s->block_us_max, margin,
+		d->logw.wake_us, d->logw.callback_gap_us, dbfs(d->logw.peak), s->clipped, es.nonfinite_blocks,
+		es.swaps, d->reloads, d->reload_failures);
 	log_window_reset(d);
 }
 
