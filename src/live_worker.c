@@ -137,7 +137,9 @@ static void do_block(struct gf_live *l, uint32_t frames)
 	uint32_t split = gap_offset(l, frames, &gap_len);
 
 	/* The callback time first: a callback running on another CPU can store
-	 * a time later than a clock read taken before this load. */
+	 * a time later than a clock read taken before this load. The t0 > cb
+	 * test stays for what the C memory model does not promise: a relaxed
+	 * load is not ordered before the clock read on every CPU. */
 	uint64_t cb = atomic_load_explicit(&l->cb_ns, memory_order_relaxed);
 	uint64_t t0 = gf_live_now_ns();
 	/* Since the latest capture callback: the block's wait when the worker

@@ -164,6 +164,13 @@ static long find_delay(const float *got, uint32_t got_frames, const double *ref,
 	return best;
 }
 
+/* rel. L2 of the window of @p got starting @p w frames after @p delay, against @p ref (frames long). */
+static double window_error(const float *got, long delay, const double *ref, uint32_t frames, uint32_t w)
+{
+	uint32_t len = frames - w < WINDOW ? frames - w : WINDOW;
+	return gf_test_rel_l2(got + ((size_t)delay + w) * CH, ref + (size_t)w * CH, (size_t)len * CH);
+}
+
 /* @p got from frame @p delay on must equal @p ref (frames long), window by window. */
 static void check_windows(const char *what, const float *got, uint32_t got_frames, long delay,
 			  const double *ref, uint32_t frames)
@@ -172,9 +179,7 @@ static void check_windows(const char *what, const float *got, uint32_t got_frame
 	uint32_t bad = 0;
 	double worst = 0.0;
 	for (uint32_t w = 0; w < frames; w += WINDOW) {
-		uint32_t len = frames - w < WINDOW ? frames - w : WINDOW;
-		double e = gf_test_rel_l2(got + ((size_t)delay + w) * CH, ref + (size_t)w * CH,
-					  (size_t)len * CH);
+		double e = window_error(got, delay, ref, frames, w);
 		worst = e > worst ? e : worst;
 		if (!(e < TOL) && bad++ < 5)
 			fprintf(stderr, "%s: window at frame %u (%.2f s): rel L2 %.3g\n", what, w,
@@ -383,10 +388,7 @@ static void bad_windows(const float *got, long delay, const double *ref, uint32_
 {
 	*first = *last = -1;
 	for (uint32_t w = 0; w < frames; w += WINDOW) {
-		uint32_t len = frames - w < WINDOW ? frames - w : WINDOW;
-		double e = gf_test_rel_l2(got + ((size_t)delay + w) * CH, ref + (size_t)w * CH,
-					  (size_t)len * CH);
-		if (!(e < TOL)) {
+		if (!(window_error(got, delay, ref, frames, w) < TOL)) {
 			*first = *first < 0 ? (long)(w / WINDOW) : *first;
 			*last = (long)(w / WINDOW);
 		}
