@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "daemon.h"
 #include "engine.h"
 #include "error.h"
 #include "filter_set.h"
@@ -87,6 +88,15 @@ static char *make_config(const float *taps, int playback, const char *wav)
 	return s;
 }
 
+/* gf_live_new with the stream settings of @p cfg, as the daemon opens it. */
+static int live_new_from(struct gf_live **l, const struct gf_config *cfg, struct gf_engine *e,
+			 struct gf_errbuf *eb)
+{
+	struct gf_live_params lp;
+	gf_daemon_live_params(cfg, &lp);
+	return gf_live_new(l, &lp, e, eb);
+}
+
 struct setup {
 	struct gf_config *cfg;
 	struct gf_filter_set *fs;
@@ -109,7 +119,7 @@ static void setup_open(struct setup *st, const float *taps, int playback, const 
 	if (err && backend == GF_BACKEND_CUDA && (err == GF_E_NOGPU || err == GF_E_UNSUPPORTED))
 		gf_test_skip(eb.msg);
 	CHECK_OK_EB(err, &eb);
-	CHECK_OK_EB(gf_live_new(&st->live, st->cfg, st->engine, &eb), &eb);
+	CHECK_OK_EB(live_new_from(&st->live, st->cfg, st->engine, &eb), &eb);
 	CHECK_OK_EB(gf_live_start(st->live, &eb), &eb);
 }
 
@@ -498,7 +508,7 @@ static void expect_error(const char *settings, int code, const char *needle)
 	struct gf_errbuf eb = {{0}};
 	CHECK_OK_EB(gf_config_load_string(text, ".", &cfg, &eb), &eb);
 	struct gf_live *l = NULL;
-	int err = gf_live_new(&l, cfg, NULL, &eb); /* the engine is not touched before start */
+	int err = live_new_from(&l, cfg, NULL, &eb); /* the engine is not touched before start */
 	printf("error case: %d %s\n", err, eb.msg);
 	CHECK(err == code && !l);
 	CHECK(strstr(eb.msg, needle));
@@ -584,7 +594,7 @@ static void case_device_loss(uint64_t *seed, const char *dir)
 	unlink(wav);
 	struct gf_errbuf eb = {{0}};
 	struct gf_live *l = NULL;
-	CHECK(gf_live_new(&l, st.cfg, st.engine, &eb) == GF_E_AUDIO && !l);
+	CHECK(live_new_from(&l, st.cfg, st.engine, &eb) == GF_E_AUDIO && !l);
 	printf("server gone: gf_live_new: %s\n", eb.msg);
 	setup_close(&st);
 }

@@ -94,7 +94,7 @@ static struct gf_engine *engine_for(const struct gf_config *c)
 }
 
 /* Reload expecting failure: the text names @p want (file:line), the engine keeps @p h. */
-static void expect_failure(const struct gf_daemon_opts *o, const struct gf_config *cfg, struct gf_engine *e,
+static void expect_failure(const struct gf_config_source *o, const struct gf_config *cfg, struct gf_engine *e,
 			   const char *want, const float *h, uint32_t taps)
 {
 	struct gf_reload_result r;
@@ -113,7 +113,7 @@ static void expect_failure(const struct gf_daemon_opts *o, const struct gf_confi
 	CHECK(err_since(from, h, taps) < 1e-5); /* the running filter, untouched */
 }
 
-static void expect_restart(const struct gf_daemon_opts *o, const struct gf_config *cfg, struct gf_engine *e,
+static void expect_restart(const struct gf_config_source *o, const struct gf_config *cfg, struct gf_engine *e,
 			   const char *want)
 {
 	struct gf_reload_result r;
@@ -129,7 +129,7 @@ static void expect_restart(const struct gf_daemon_opts *o, const struct gf_confi
 	CHECK(!e || !gf_engine_swap_pending(e)); /* nothing was published */
 }
 
-static void restarts(const struct gf_daemon_opts *o, const struct gf_config *cfg, struct gf_engine *e)
+static void restarts(const struct gf_config_source *o, const struct gf_config *cfg, struct gf_engine *e)
 {
 	write_conf_full("a.txt", 44100, BLOCK, 0.0, "");
 	expect_restart(o, cfg, e, "sample rate 48000 -> 44100");
@@ -181,7 +181,7 @@ int main(void)
 	write_taps("c.txt", hc, 4095);
 	write_conf("a.txt", "");
 
-	struct gf_daemon_opts o = {.config_path = conf};
+	struct gf_config_source o = {.path = conf};
 	struct gf_config *cfg = NULL;
 	struct gf_errbuf eb = {{0}};
 	CHECK_OK_EB(gf_reload_load_config(&o, &cfg, &eb), &eb);

@@ -44,16 +44,23 @@ static void install_stop_handlers(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
+static struct gf_config_source config_source(const struct gf_cli *cli)
+{
+	return (struct gf_config_source){
+		.path = cli->config,
+		.backend_set = cli->backend_set,
+		.backend = cli->backend,
+		.algo_set = cli->algo_set,
+		.algo = cli->algo,
+	};
+}
+
 static int run_offline(const struct gf_cli *cli)
 {
 	struct gf_offline_opts o = {
 		.input = cli->input,
 		.output = cli->output,
-		.config_path = cli->config,
-		.backend_set = cli->backend_set,
-		.backend = cli->backend,
-		.algo_set = cli->algo_set,
-		.algo = cli->algo,
+		.src = config_source(cli),
 		.tail = cli->tail,
 		.format_subtype = cli->format_subtype,
 		.progress = !cli->quiet && isatty(STDERR_FILENO),
@@ -183,11 +190,7 @@ static int run_status(const struct gf_cli *cli)
 static int run_live(const struct gf_cli *cli, char *const *argv)
 {
 	struct gf_daemon_opts o = {
-		.config_path = cli->config,
-		.backend_set = cli->backend_set,
-		.backend = cli->backend,
-		.algo_set = cli->algo_set,
-		.algo = cli->algo,
+		.src = config_source(cli),
 		.argv = argv,
 	};
 	return gf_daemon_run(&o);

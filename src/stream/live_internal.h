@@ -129,7 +129,7 @@ int gf_live_new_detached(struct gf_live **out, uint32_t rate, uint32_t channels,
 int gf_live_pa_init(struct gf_errbuf *eb);
 void gf_live_pa_term(void);
 /** Resolve an endpoint to a device index: by number, name substring, or default. */
-int gf_live_find_device(const struct gf_audio_endpoint *ep, int output, PaDeviceIndex *out,
+int gf_live_find_device(const struct gf_live_endpoint *ep, int output, PaDeviceIndex *out,
 			struct gf_errbuf *eb);
 /** "'name' (host API)" */
 void gf_live_describe_device(PaDeviceIndex d, char *buf, size_t len);

@@ -16,7 +16,6 @@
 #include <stdint.h>
 
 #include "config.h"
-#include "daemon.h"
 #include "engine.h"
 #include "error.h"
 
@@ -41,11 +40,10 @@ struct gf_reload_result {
 };
 
 /**
- * Load the config at @p o->config_path (built-in default if NULL), apply the
- * overrides in @p o and fill in live defaults (sample rate, channels), so the
+ * Load @p src (gf_config_load_source) and fill in live defaults (sample rate, channels), so the
  * result compares and builds the same way at start-up and on reload.
  */
-int gf_reload_load_config(const struct gf_daemon_opts *o, struct gf_config **out, struct gf_errbuf *eb);
+int gf_reload_load_config(const struct gf_config_source *src, struct gf_config **out, struct gf_errbuf *eb);
 
 /** Engine channel count for @p c. */
 uint32_t gf_reload_channels(const struct gf_config *c);
@@ -63,7 +61,7 @@ int gf_reload_needs_restart(const struct gf_config *running, const struct gf_con
 			    size_t why_len);
 
 /**
- * Reload: load @p o's config; if its stream settings equal @p running's,
+ * Reload: load @p src; if its stream settings equal @p running's,
  * build the filter set and swap it into @p e (waiting up to @p busy_wait_ms
  * for a previous swap's crossfade to finish). On APPLIED and RESTART the new
  * config is returned in @p *next (caller frees it; for RESTART the caller
@@ -71,7 +69,7 @@ int gf_reload_needs_restart(const struct gf_config *running, const struct gf_con
  * running) makes every valid config a RESTART.
  * @return r->err
  */
-int gf_reload(const struct gf_daemon_opts *o, const struct gf_config *running, struct gf_engine *e,
+int gf_reload(const struct gf_config_source *src, const struct gf_config *running, struct gf_engine *e,
 	      uint32_t busy_wait_ms, struct gf_config **next, struct gf_reload_result *r);
 
 #endif

@@ -657,10 +657,10 @@ static int open_input(struct run *r, const struct gf_offline_opts *o, struct gf_
 /* Config and filters at the file's rate and channel count: any failure is a config error. */
 static int build_filters(struct run *r, const struct gf_offline_opts *o, struct gf_errbuf *eb)
 {
-	int err = o->config_path ? gf_config_load(o->config_path, &r->cfg, eb) : gf_config_default(&r->cfg);
+	int err = gf_config_load_source(&o->src, &r->cfg, eb);
 	if (err)
 		return err == GF_E_NOMEM ? err : GF_E_CONFIG;
-	if ((o->backend_set ? o->backend : r->cfg->backend) != GF_BACKEND_CPU)
+	if (r->cfg->backend != GF_BACKEND_CPU)
 		gf_cuda_prewarm(r->cfg->gpu_index); /* CUDA starts while the taps are read */
 	if (!o->log_level_set)
 		gf_log_set_level(r->cfg->log_level);
@@ -679,8 +679,8 @@ static int build_filters(struct run *r, const struct gf_offline_opts *o, struct 
 static int make_engine(struct run *r, const struct gf_offline_opts *o, struct gf_errbuf *eb)
 {
 	struct gf_engine_params ep = {
-		.backend = o->backend_set ? o->backend : r->cfg->backend,
-		.algo = o->algo_set ? o->algo : r->cfg->algo,
+		.backend = r->cfg->backend,
+		.algo = r->cfg->algo,
 		.channels = (uint32_t)r->in_info.channels,
 		.max_block = r->chunk_frames,
 		.gpu_index = r->cfg->gpu_index,

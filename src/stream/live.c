@@ -17,14 +17,14 @@
 #define MAX_PERIOD 8192u       /* largest device period the output ring is sized for */
 #define WARM_UP_MS 5000	       /* longest wait for the worker's warm-up blocks */
 
-static int channels_of(const struct gf_config *cfg, uint32_t *out, struct gf_errbuf *eb)
+static int channels_of(const struct gf_live_params *p, uint32_t *out, struct gf_errbuf *eb)
 {
-	uint32_t ch = cfg->input.channels ? cfg->input.channels : 2;
-	if (cfg->output.channels && cfg->output.channels != ch) {
+	uint32_t ch = p->input.channels ? p->input.channels : 2;
+	if (p->output.channels && p->output.channels != ch) {
 		gf_errbuf_set(eb,
 			      "output.channels = %u: must equal input.channels (%u); routing "
 			      "changes channels, the stream does not",
-			      cfg->output.channels, ch);
+			      p->output.channels, ch);
 		return GF_E_CONFIG;
 	}
 	*out = ch;
@@ -66,19 +66,19 @@ static int check_side(const PaStreamParameters *p, int output, double rate, cons
 }
 
 /* Find the devices, settle rate and channels, decide duplex or two streams. */
-static int open_devices(struct gf_live *l, const struct gf_config *cfg, PaStreamParameters *in,
+static int open_devices(struct gf_live *l, const struct gf_live_params *p, PaStreamParameters *in,
 			PaStreamParameters *out, struct gf_errbuf *eb)
 {
 	PaDeviceIndex din, dout = paNoDevice;
-	int err = gf_live_find_device(&cfg->input, 0, &din, eb);
+	int err = gf_live_find_device(&p->input, 0, &din, eb);
 	if (!err && l->playback)
-		err = gf_live_find_device(&cfg->output, 1, &dout, eb);
+		err = gf_live_find_device(&p->output, 1, &dout, eb);
 	if (err)
 		return err;
 	gf_live_describe_device(din, l->in_desc, sizeof(l->in_desc));
 	const PaHostApiInfo *ai = Pa_GetHostApiInfo(Pa_GetDeviceInfo(din)->hostApi);
 	l->jack = ai && ai->type == paJACK;
-	l->rate = cfg->sample_rate ? cfg->sample_rate : (uint32_t)Pa_GetDeviceInfo(din)->defaultSampleRate;
+	l->rate = p->sample_rate ? p->sample_rate : (uint32_t)Pa_GetDeviceInfo(din)->defaultSampleRate;
 	stream_params(in, din, l->channels, 0);
 	if ((err = check_side(in, 0, l->rate, l->in_desc, eb)))
 		return err;
@@ -183,12 +183,12 @@ int gf_live_new_detached(struct gf_live **out, uint32_t rate, uint32_t channels,
 	return 0;
 }
 
-int gf_live_new(struct gf_live **out, const struct gf_config *cfg, struct gf_engine *engine,
+int gf_live_new(struct gf_live **out, const struct gf_live_params *p, struct gf_engine *engine,
 		struct gf_errbuf *eb)
 {
 	*out = NULL;
-	if (cfg->block_frames < 16 || cfg->block_frames > 8192) {
-		gf_errbuf_set(eb, "block_frames = %u: must be 16..8192", cfg->block_frames);
+	if (p->block_frames < 16 || p->block_frames > 8192) {
+		gf_errbuf_set(eb, "block_frames = %u: must be 16..8192", p->block_frames);
 		return GF_E_CONFIG;
 	}
 	if (gf_live_restart_required()) {
@@ -200,17 +200,17 @@ int gf_live_new(struct gf_live **out, const struct gf_config *cfg, struct gf_eng
 	if (!l)
 		return GF_E_NOMEM;
 	l->engine = engine;
-	l->block = cfg->block_frames;
-	l->slack = cfg->latency_slack;
-	l->playback = cfg->output.device != NULL || cfg->output.file == NULL;
+	l->block = p->block_frames;
+	l->slack = p->latency_slack;
+	l->playback = p->output.device != NULL || p->record_path == NULL;
 	PaStreamParameters in, outp;
-	int err = channels_of(cfg, &l->channels, eb);
-	if (!err && cfg->output.file && !(l->record_path = strdup(cfg->output.file)))
+	int err = channels_of(p, &l->channels, eb);
+	if (!err && p->record_path && !(l->record_path = strdup(p->record_path)))
 		err = GF_E_NOMEM;
 	if (!err && !(err = gf_live_pa_init(eb)))
 		l->pa_ready = 1;
 	if (!err)
-		err = open_devices(l, cfg, &in, &outp, eb);
+		err = open_devices(l, p, &in, &outp, eb);
 	if (!err && (err = alloc_buffers(l)))
 		gf_errbuf_set(eb, "cannot allocate the audio buffers: %s", gf_strerror(err));
 	if (!err && l->duplex)

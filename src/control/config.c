@@ -996,6 +996,21 @@ static const char default_text[] =
 	");\n"
 	"chain = [\"rumble\", \"hum\", \"hiss\"];\n";
 
+int gf_config_load_source(const struct gf_config_source *src, struct gf_config **out, struct gf_errbuf *eb)
+{
+	int err = src->path ? gf_config_load(src->path, out, eb) : gf_config_default(out);
+	if (err) {
+		if (!src->path)
+			gf_errbuf_set(eb, "built-in default config: %s", gf_strerror(err));
+		return err;
+	}
+	if (src->backend_set)
+		(*out)->backend = src->backend;
+	if (src->algo_set)
+		(*out)->algo = src->algo;
+	return 0;
+}
+
 int gf_config_default(struct gf_config **out)
 {
 	struct gf_errbuf eb;

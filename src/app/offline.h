@@ -17,6 +17,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "config.h"
 #include "engine.h"
 #include "error.h"
 
@@ -26,19 +27,15 @@
 #define GF_OFFLINE_CHUNKS 4u
 
 struct gf_offline_opts {
-	const char *input;	 /**< any file libsndfile reads, any channel count */
-	const char *output;	 /**< replaced atomically on success */
-	const char *config_path; /**< NULL = built-in default (denoise chain) */
-	int backend_set;	 /**< 1: backend overrides the config's */
-	enum gf_backend_kind backend;
-	int algo_set; /**< 1: algo overrides the config's */
-	enum gf_algo algo;
-	int tail;		/**< 1: append the filter's ring-out (taps-1 frames) */
-	int format_subtype;	/**< SF_FORMAT_* subtype of OUT; 0 = keep the input's */
-	int progress;		/**< 1: draw a progress bar on stderr (caller checks isatty) */
-	int log_level_set;	/**< 1: the command line chose the log level; ignore the config's */
-	const atomic_int *stop; /**< optional: set nonzero (e.g. by a signal handler) to stop */
-	uint32_t chunk_frames;	/**< 0 = GF_OFFLINE_CHUNK_FRAMES */
+	const char *input;	     /**< any file libsndfile reads, any channel count */
+	const char *output;	     /**< replaced atomically on success */
+	struct gf_config_source src; /**< the config (NULL path: built-in denoise chain) and overrides */
+	int tail;		     /**< 1: append the filter's ring-out (taps-1 frames) */
+	int format_subtype;	     /**< SF_FORMAT_* subtype of OUT; 0 = keep the input's */
+	int progress;		     /**< 1: draw a progress bar on stderr (caller checks isatty) */
+	int log_level_set;	     /**< 1: the command line chose the log level; ignore the config's */
+	const atomic_int *stop;	     /**< optional: set nonzero (e.g. by a signal handler) to stop */
+	uint32_t chunk_frames;	     /**< 0 = GF_OFFLINE_CHUNK_FRAMES */
 };
 
 /**

@@ -8,19 +8,12 @@
 #include "filter_set.h"
 #include "log.h"
 
-int gf_reload_load_config(const struct gf_daemon_opts *o, struct gf_config **out, struct gf_errbuf *eb)
+int gf_reload_load_config(const struct gf_config_source *src, struct gf_config **out, struct gf_errbuf *eb)
 {
-	int err = o->config_path ? gf_config_load(o->config_path, out, eb) : gf_config_default(out);
-	if (err) {
-		if (!o->config_path)
-			gf_errbuf_set(eb, "built-in default config: %s", gf_strerror(err));
+	int err = gf_config_load_source(src, out, eb);
+	if (err)
 		return err;
-	}
 	struct gf_config *c = *out;
-	if (o->backend_set)
-		c->backend = o->backend;
-	if (o->algo_set)
-		c->algo = o->algo;
 	/* Explicit live defaults, so that "unset" and "set to the default" compare equal. */
 	if (c->sample_rate == 0)
 		c->sample_rate = GF_RELOAD_DEFAULT_RATE;
@@ -151,7 +144,7 @@ static int fail(struct gf_reload_result *r, int err, const struct gf_errbuf *eb)
 	return err;
 }
 
-int gf_reload(const struct gf_daemon_opts *o, const struct gf_config *running, struct gf_engine *e,
+int gf_reload(const struct gf_config_source *src, const struct gf_config *running, struct gf_engine *e,
 	      uint32_t busy_wait_ms, struct gf_config **next, struct gf_reload_result *r)
 {
 	struct gf_errbuf eb = {{0}};
@@ -160,7 +153,7 @@ int gf_reload(const struct gf_daemon_opts *o, const struct gf_config *running, s
 	char why[400];
 	memset(r, 0, sizeof(*r));
 	*next = NULL;
-	int err = gf_reload_load_config(o, &c, &eb);
+	int err = gf_reload_load_config(src, &c, &eb);
 	if (err)
 		return fail(r, err, &eb);
 	/* Build before deciding anything: a restart must not stop audio for a config

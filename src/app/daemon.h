@@ -7,15 +7,12 @@
 #ifndef GPUFIR_DAEMON_H
 #define GPUFIR_DAEMON_H
 
-#include "engine.h"
+#include "config.h"
+#include "live.h"
 
 struct gf_daemon_opts {
-	const char *config_path; /**< NULL = built-in default config */
-	int backend_set;	 /**< 1: backend overrides the config */
-	enum gf_backend_kind backend;
-	int algo_set; /**< 1: algo overrides the config */
-	enum gf_algo algo;
-	double stats_interval_s; /**< periodic stats log; 0 = default (60 s), < 0 = off */
+	struct gf_config_source src; /**< the config file (NULL: built-in default) and overrides */
+	double stats_interval_s;     /**< periodic stats log; 0 = default (60 s), < 0 = off */
 	/** main()'s argv, to restart in place after losing the audio server;
 	 * NULL: exit for systemd to restart instead. */
 	char *const *argv;
@@ -28,6 +25,12 @@ struct gf_daemon_opts {
  * @return a GF_EXIT_* code.
  */
 int gf_daemon_run(const struct gf_daemon_opts *o);
+
+/**
+ * The stream settings of @p c (devices, rate, block, slack, recording), as
+ * gf_live_new takes them; @p p points into @p c's strings.
+ */
+void gf_daemon_live_params(const struct gf_config *c, struct gf_live_params *p);
 
 /**
  * Query a running daemon through its status socket and print the answer to

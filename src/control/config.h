@@ -58,6 +58,21 @@ struct gf_config {
 	struct gf_config_priv *priv; /**< private: source lines for build-time messages */
 };
 
+/** Where a run's configuration comes from, with the command line's overrides. */
+struct gf_config_source {
+	const char *path; /**< NULL = the built-in default */
+	int backend_set;  /**< 1: backend overrides the file's */
+	enum gf_backend_kind backend;
+	int algo_set; /**< 1: algo overrides the file's */
+	enum gf_algo algo;
+};
+
+/**
+ * Load @p src: its file (gf_config_load) or the built-in default, then its
+ * overrides. @return as gf_config_load
+ */
+int gf_config_load_source(const struct gf_config_source *src, struct gf_config **out, struct gf_errbuf *eb);
+
 /**
  * Parse and validate @p path (syntax, types, ranges, names, that named files
  * exist). Unknown settings are warnings (gf_warn). Rate-dependent checks and

@@ -3,9 +3,10 @@
  * Live streaming: PortAudio capture -> input ring -> worker thread running the
  * engine -> output ring -> PortAudio playback and/or a WAV writer thread.
  *
- * Modes, from the config: input device + playback device (output.device, or
- * the default device when output names neither a device nor a file); input
- * device + WAV recording only (output.file without output.device); or both.
+ * Modes, from gf_live_params: input device + playback device (output.device,
+ * or the default device when there is neither an output device nor a
+ * recording); input device + WAV recording only (record_path without
+ * output.device); or both.
  * Capture and playback on one host API run as one full-duplex stream, whose
  * latency is constant and sample-exact; otherwise as two streams (their
  * clocks may drift; xruns then show it). Channels: input.channels (default
@@ -31,11 +32,27 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "config.h"
 #include "engine.h"
 #include "error.h"
 
 struct gf_live;
+
+/** One side of the stream. Its strings are read only during gf_live_new. */
+struct gf_live_endpoint {
+	const char *device;   /**< name substring or index as text; NULL = default device */
+	const char *host_api; /**< PortAudio host API name substring; NULL = any */
+	uint32_t channels;    /**< 0 = 2 (input) / same as the input (output) */
+};
+
+/** What the stream is asked for; the app fills it from the configuration. */
+struct gf_live_params {
+	uint32_t sample_rate;	/**< Hz; 0 = the capture device's default rate */
+	uint32_t block_frames;	/**< frames per engine block, 16..8192 */
+	uint32_t latency_slack; /**< playback periods of slack beyond the tightest latency */
+	struct gf_live_endpoint input;
+	struct gf_live_endpoint output;
+	const char *record_path; /**< WAV recording; NULL = none */
+};
 
 struct gf_live_stats {
 	uint64_t blocks;	    /**< blocks filtered */
@@ -79,7 +96,7 @@ struct gf_live_stats {
  * new one scans the devices afresh. Errors name the device, rate or file:
  * GF_E_NODEVICE, GF_E_RATE, GF_E_AUDIO, GF_E_IO, GF_E_CONFIG.
  */
-int gf_live_new(struct gf_live **out, const struct gf_config *cfg, struct gf_engine *engine,
+int gf_live_new(struct gf_live **out, const struct gf_live_params *p, struct gf_engine *engine,
 		struct gf_errbuf *eb);
 /**
  * Start audio: worker and recorder threads, then the streams; waits (2 s at

@@ -164,10 +164,24 @@ static void stream_log_started(struct daemon *d)
 	gf_info("engine: %s", gf_engine_describe(d->engine));
 }
 
+void gf_daemon_live_params(const struct gf_config *c, struct gf_live_params *p)
+{
+	*p = (struct gf_live_params){
+		.sample_rate = c->sample_rate,
+		.block_frames = c->block_frames,
+		.latency_slack = c->latency_slack,
+		.input = {c->input.device, c->input.host_api, c->input.channels},
+		.output = {c->output.device, c->output.host_api, c->output.channels},
+		.record_path = c->output.file,
+	};
+}
+
 /* Open and start the stream on d->cfg/d->engine. On failure d->live stays NULL. */
 static int stream_start(struct daemon *d, struct gf_errbuf *eb)
 {
-	int err = gf_live_new(&d->live, d->cfg, d->engine, eb);
+	struct gf_live_params lp;
+	gf_daemon_live_params(d->cfg, &lp);
+	int err = gf_live_new(&d->live, &lp, d->engine, eb);
 	if (!err)
 		err = gf_live_start(d->live, eb);
 	if (err) {
@@ -563,7 +577,7 @@ static void reload(struct daemon *d, const char *trigger)
 	if (d->ready_sent)
 		gf_notify_reloading();
 	uint32_t busy_wait = (uint32_t)(d->cfg->crossfade_ms + 1000.0);
-	gf_reload(d->o, d->cfg, d->live ? d->engine : NULL, busy_wait, &next, &r);
+	gf_reload(&d->o->src, d->cfg, d->live ? d->engine : NULL, busy_wait, &next, &r);
 	if (r.outcome == GF_RELOAD_APPLIED) {
 		gf_config_free(d->cfg);
 		d->cfg = next;
@@ -736,7 +750,7 @@ static int respawn_exec(struct daemon *d)
 static int daemon_start(struct daemon *d, const struct gf_respawn *rs)
 {
 	struct gf_errbuf eb = {{0}};
-	int err = gf_reload_load_config(d->o, &d->cfg, &eb);
+	int err = gf_reload_load_config(&d->o->src, &d->cfg, &eb);
 	if (!err) {
 		apply_log_level(d->cfg);
 		err = engine_for(d->cfg, &d->engine, &eb);

@@ -100,7 +100,7 @@ static PaDeviceIndex match_name(const char *name, int output, const char *host_a
 	return exact != paNoDevice ? exact : first;
 }
 
-int gf_live_find_device(const struct gf_audio_endpoint *ep, int output, PaDeviceIndex *out,
+int gf_live_find_device(const struct gf_live_endpoint *ep, int output, PaDeviceIndex *out,
 			struct gf_errbuf *eb)
 {
 	const char *side = output ? "output" : "input";
