@@ -1,8 +1,7 @@
 /**
  * @file cu_common.cuh
- * Internal to cuda/: the instance shared by the CUDA backend's files, error
- * checking that turns every CUDA/cuFFT failure into GF_E_CUDA plus a message,
- * and the per-channel input line both algorithms read their history from.
+ * Internal to cuda/: the instance shared by the CUDA backend's files and the
+ * per-channel input line both algorithms read their history from.
  *
  * Threads: everything here runs on the thread that owns the instance (control
  * thread for create/destroy, audio thread for prime/process). Functions that
@@ -20,29 +19,7 @@ extern "C" {
 #include "error.h"
 }
 
-/** Report a failed CUDA runtime call into @p eb. @return 0 or GF_E_CUDA */
-int gf_cu_check(cudaError_t e, struct gf_errbuf *eb, const char *file, int line, const char *expr);
-/** Same for cuFFT. */
-int gf_cufft_check(cufftResult r, struct gf_errbuf *eb, const char *file, int line, const char *expr);
-
-/* Evaluate to 0 or GF_E_CUDA; the message names file, line and the call. */
-#define CU_TRY(eb, call) gf_cu_check((call), (eb), __FILE__, __LINE__, #call)
-#define CUFFT_TRY(eb, call) gf_cufft_check((call), (eb), __FILE__, __LINE__, #call)
-/* Return from the enclosing int function on failure. */
-#define CU_RET(eb, call)                                                                                     \
-	do {                                                                                                 \
-		int gf_rc_ = CU_TRY(eb, call);                                                               \
-		if (gf_rc_)                                                                                  \
-			return gf_rc_;                                                                       \
-	} while (0)
-#define CUFFT_RET(eb, call)                                                                                  \
-	do {                                                                                                 \
-		int gf_rc_ = CUFFT_TRY(eb, call);                                                            \
-		if (gf_rc_)                                                                                  \
-			return gf_rc_;                                                                       \
-	} while (0)
-/* After a kernel launch: configuration errors surface here. */
-#define CU_LAUNCHED(eb) CU_RET(eb, cudaGetLastError())
+#include "cu_error.cuh"
 
 /**
  * Per-channel linear input buffer: x at absolute frame t of channel c lives at

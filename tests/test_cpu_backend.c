@@ -11,7 +11,9 @@
 #include <time.h>
 
 #include "backend.h"
-#include "cpu_backend.h"
+#include "cpu_direct.h"
+#include "cpu_fft.h"
+#include "cpu_tune.h"
 #include "testutil.h"
 
 static uint64_t rng;

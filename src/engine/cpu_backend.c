@@ -8,7 +8,9 @@
 #include <stdlib.h>
 
 #include "backend.h"
-#include "cpu_backend.h"
+#include "cpu_direct.h"
+#include "cpu_fft.h"
+#include "cpu_tune.h"
 
 struct cpu_inst {
 	enum gf_algo algo; /* DIRECT or FFT, never AUTO */
@@ -18,28 +20,6 @@ struct cpu_inst {
 	uint32_t max_block;
 	char desc[192];
 };
-
-static struct gf_cpu_tuning tuning; /* control thread only */
-
-void gf_cpu_set_tuning(const struct gf_cpu_tuning *t)
-{
-	tuning = *t;
-}
-
-void gf_cpu_get_tuning(struct gf_cpu_tuning *t)
-{
-	*t = tuning;
-}
-
-int gf_cpu_use_avx2(void)
-{
-#ifdef GF_CPU_X86
-	__builtin_cpu_init();
-	return !tuning.baseline_kernels && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#else
-	return 0;
-#endif
-}
 
 static enum gf_algo choose_algo(const struct gf_engine_params *p, uint32_t taps)
 {
@@ -81,7 +61,9 @@ static int cpu_create(const struct gf_engine_params *p, const struct gf_filter_s
 		snprintf(ci->desc, sizeof(ci->desc),
 			 "CPU, direct convolution in double, %s kernels, single-threaded", simd);
 	} else {
-		err = gf_cpu_fft_new(&ci->fft, fs, p->max_block, tuning.fft_partition, eb);
+		struct gf_cpu_tuning t;
+		gf_cpu_get_tuning(&t);
+		err = gf_cpu_fft_new(&ci->fft, fs, p->max_block, t.fft_partition, eb);
 		if (!err)
 			snprintf(ci->desc, sizeof(ci->desc),
 				 "CPU, %s single precision, zero-latency overlap-save with %u-frame "

@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu_backend.h"
+#include "cpu_direct.h"
+#include "cpu_tune.h"
 
 struct gf_cpu_direct {
 	uint32_t channels, taps, max_block;

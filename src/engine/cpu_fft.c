@@ -24,7 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu_backend.h"
+#include "cpu_fft.h"
+#include "cpu_tune.h"
 
 /* FFTW's planner is not thread-safe: plans are made and destroyed under this lock. */
 static pthread_mutex_t planner_lock = PTHREAD_MUTEX_INITIALIZER;
