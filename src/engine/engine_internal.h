@@ -1,0 +1,89 @@
+/*
+ * Internal to the engine: the engine object and the filter instances it runs,
+ * shared by engine.c (construction, queries), engine_swap.c (control thread:
+ * swaps, reaping, CPU fallback) and engine_process.c (audio thread).
+ */
+#ifndef GPUFIR_ENGINE_INTERNAL_H
+#define GPUFIR_ENGINE_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "backend.h"
+#include "engine.h"
+
+/* One filter instance; it carries its backend, which a fallback may change. */
+struct gf_inst {
+	const struct gf_backend_ops *ops;
+	void *bi;
+	uint32_t taps;
+	const char *algo;
+};
+
+struct gf_engine {
+	struct gf_engine_params p; /* max_taps resolved */
+	uint32_t hist_frames;	   /* max_taps - 1 */
+	uint32_t hist_cap;	   /* hist_frames, + max_block with p.retry (the last block too) */
+
+	/* Control thread only. */
+	const struct gf_backend_ops *ops; /* backend of new instances: CPU after a fallback */
+	struct gf_filter_set *fs;	  /* copy of the newest published filter set */
+	int fallback_error_logged;	  /* building the fallback failed (said once) */
+
+	/* Audio thread only. */
+	struct gf_inst *cur;
+	struct gf_inst *incoming; /* non-NULL while crossfading cur -> incoming */
+	uint32_t fade_pos;	  /* frames of the crossfade done */
+	float *hist;		  /* mirrored ring: frame i stored at i and i + hist_cap */
+	uint32_t hist_w;	  /* next frame to write */
+	float *scratch_in;	  /* sanitized input */
+	float *scratch_a;	  /* old filter's output while crossfading */
+	float *scratch_b;	  /* new filter's output while crossfading */
+	float *zeros;		  /* flush input */
+	float *ramp;		  /* crossfade gain of the new filter per frame */
+	int failed;		  /* a backend call failed: mute until the fallback is taken */
+	int fail_err;		  /* its code */
+	uint32_t redo_frames;	  /* frames of the last call if it failed (gf_engine_retry) */
+	int redo_bad;		  /* that call's input held NaN/Inf */
+	uint64_t calls;		  /* backend process() calls, for the fault hook */
+	int64_t fault_after;	  /* GPUFIR_FAULT_PROCESS_AFTER, -1 = off */
+
+	/* Shared between threads. */
+	_Atomic(struct gf_inst *) pending;   /* published by swap(), taken by process() */
+	_Atomic(struct gf_inst *) fallback;  /* published by reap() after a failure */
+	_Atomic(struct gf_inst *) retired;   /* left by process(), freed by reap() */
+	_Atomic(struct gf_inst *) retired_b; /* the incoming instance a fallback cut short */
+	atomic_int swap_busy;		     /* 1 from publish to end of crossfade */
+	atomic_int backend_err;		     /* failure code raised by process(), handled by reap() */
+	_Atomic uint32_t cur_taps;
+	_Atomic(const char *) cur_algo;
+	_Atomic uint64_t st_frames, st_swaps, st_nonfinite, st_errors, st_fallbacks;
+
+	char desc[320];
+};
+
+/* Control thread (engine.c). */
+int gf_inst_new(const struct gf_backend_ops *ops, const struct gf_engine_params *p,
+		const struct gf_filter_set *fs, struct gf_inst **out, struct gf_errbuf *eb);
+/** Accepts NULL. */
+void gf_inst_free(struct gf_inst *in);
+/** The one-line description gf_engine_describe() returns, for instance @p in. */
+void gf_engine_set_desc(struct gf_engine *e, const struct gf_inst *in);
+/** The filter set is usable by this engine: channels, length, finite. */
+int gf_engine_check_filter(const struct gf_engine_params *p, uint32_t max_taps,
+			   const struct gf_filter_set *fs, struct gf_errbuf *eb);
+
+/* Control thread (engine_swap.c). */
+/** Free what the audio thread has retired. */
+void gf_engine_reap_retired(struct gf_engine *e);
+
+/* Any thread that owns the current instance (construction, then the audio thread). */
+void gf_engine_set_current(struct gf_engine *e, struct gf_inst *in);
+
+static inline void gf_stat_add(_Atomic uint64_t *c, uint64_t n)
+{
+	/* Single writer per counter: a relaxed load/store pair suffices. */
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n, memory_order_relaxed);
+}
+
+#endif

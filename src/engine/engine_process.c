@@ -1,0 +1,252 @@
+/*
+ * The engine's audio path: one process() call filters a block through the
+ * current instance (and the incoming one while crossfading), keeps the input
+ * history, takes up published swaps and mutes non-finite blocks.
+ *
+ * Pipeline of one process() call (audio thread):
+ *   1. scan the input; a block holding NaN/Inf is filtered as if those samples
+ *      were zero (so no filter state is poisoned) and its output is muted;
+ *   2. take a published swap (or, after a backend failure, the CPU fallback):
+ *      prime the new instance with the history;
+ *   3. append the block to the history ring;
+ *   4. run the current instance (and the incoming one while crossfading);
+ *      a failure mutes the block and parks the engine until reap() has built
+ *      the CPU fallback (the failed backend is not called again);
+ *   5. scan the output; mute and count a non-finite block.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "engine_internal.h"
+
+/* ---- audio thread ------------------------------------------------------------ */
+
+/* Nonzero if any sample is NaN or Inf (exponent all ones); integer test vectorizes. */
+static int any_nonfinite(const float *x, size_t n)
+{
+	uint32_t bad = 0;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t u;
+		memcpy(&u, &x[i], sizeof(u));
+		bad |= (u & 0x7f800000u) == 0x7f800000u;
+	}
+	return bad != 0;
+}
+
+static void sanitize(const float *in, float *out, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		out[i] = isfinite(in[i]) ? in[i] : 0.0f;
+}
+
+/* The @p n frames that end @p back frames before the newest one; n + back <= hist_cap. */
+static const float *hist_span(const struct gf_engine *e, uint32_t n, uint32_t back)
+{
+	uint64_t cap = e->hist_cap;
+	if (cap == 0)
+		return e->hist;
+	uint64_t start = ((uint64_t)e->hist_w + 2 * cap - back - n) % cap;
+	return e->hist + start * e->p.channels; /* contiguous: the ring is mirrored */
+}
+
+static void hist_append(struct gf_engine *e, const float *x, uint32_t frames)
+{
+	uint32_t cap = e->hist_cap, ch = e->p.channels;
+	if (cap == 0)
+		return;
+	if (frames > cap) {
+		x += (size_t)(frames - cap) * ch;
+		frames = cap;
+	}
+	while (frames) {
+		uint32_t n = cap - e->hist_w < frames ? cap - e->hist_w : frames;
+		size_t bytes = (size_t)n * ch * sizeof(float);
+		memcpy(e->hist + (size_t)e->hist_w * ch, x, bytes);
+		memcpy(e->hist + ((size_t)e->hist_w + cap) * ch, x, bytes);
+		x += (size_t)n * ch;
+		frames -= n;
+		e->hist_w = (e->hist_w + n) % cap;
+	}
+}
+
+static void finish_swap(struct gf_engine *e, struct gf_inst *old)
+{
+	atomic_store_explicit(&e->retired, old, memory_order_release);
+	gf_stat_add(&e->st_swaps, 1);
+	atomic_store_explicit(&e->swap_busy, 0, memory_order_release);
+}
+
+/*
+ * Park the engine and ask the control thread for a fallback. Raised once per
+ * outage (reap() lowers the flag as it publishes): a second request while a
+ * fallback waits in its slot would make reap() build another.
+ */
+static void raise_failure(struct gf_engine *e, int err)
+{
+	e->failed = 1;
+	e->fail_err = err;
+	atomic_store_explicit(&e->backend_err, err, memory_order_release);
+}
+
+/* The fallback replaces the failed instances at once, cutting any crossfade short. */
+static void switch_to_fallback(struct gf_engine *e, struct gf_inst *in)
+{
+	struct gf_inst *old = e->cur, *cut = e->incoming;
+	e->incoming = NULL;
+	e->fade_pos = 0;
+	gf_engine_set_current(e, in);
+	e->failed = 0;
+	atomic_store_explicit(&e->retired_b, cut, memory_order_release);
+	atomic_store_explicit(&e->retired, old, memory_order_release);
+	atomic_store_explicit(&e->swap_busy, 0, memory_order_release);
+}
+
+/*
+ * Take a published instance: prime it with the history that ends @p back
+ * frames before the newest frame, then switch or start a crossfade. A parked
+ * (failed) engine looks only at the fallback slot.
+ */
+static void take_pending(struct gf_engine *e, uint32_t back)
+{
+	_Atomic(struct gf_inst *) *slot = e->failed ? &e->fallback : &e->pending;
+	if (!atomic_load_explicit(slot, memory_order_relaxed))
+		return;
+	struct gf_inst *in = atomic_exchange_explicit(slot, NULL, memory_order_acquire);
+	if (!in)
+		return;
+	const float *h = hist_span(e, e->hist_frames, back);
+	int err = in->ops->prime ? in->ops->prime(in->bi, h, e->hist_frames) : 0;
+	if (err) {
+		/* Keep the running filter; the control thread frees the failed one. */
+		gf_stat_add(&e->st_errors, 1);
+		atomic_store_explicit(&e->retired, in, memory_order_release);
+		if (e->failed)
+			raise_failure(e, err); /* still no working instance: reap() tries again */
+		atomic_store_explicit(&e->swap_busy, 0, memory_order_release);
+		return;
+	}
+	if (e->failed) {
+		switch_to_fallback(e, in);
+		return;
+	}
+	if (e->p.crossfade_frames == 0) {
+		struct gf_inst *old = e->cur;
+		gf_engine_set_current(e, in);
+		finish_swap(e, old);
+		return;
+	}
+	e->incoming = in;
+	e->fade_pos = 0;
+}
+
+/* One backend process() call, through the fault-injection hook. */
+static int backend_process(struct gf_engine *e, const struct gf_inst *in, const float *x, float *y,
+			   uint32_t frames)
+{
+	if (e->fault_after >= 0 && e->calls++ == (uint64_t)e->fault_after)
+		return GF_E_CUDA;
+	return in->ops->process(in->bi, x, y, frames);
+}
+
+static int run_crossfade(struct gf_engine *e, const float *x, float *y, uint32_t frames)
+{
+	uint32_t ch = e->p.channels, n = e->p.crossfade_frames;
+	int err = backend_process(e, e->cur, x, e->scratch_a, frames);
+	if (!err)
+		err = backend_process(e, e->incoming, x, e->scratch_b, frames);
+	if (err)
+		return err; /* the ramp resumes on the fallback's terms: it cuts it short */
+	for (uint32_t i = 0; i < frames; i++) {
+		uint32_t k = e->fade_pos + i;
+		float g = k < n ? e->ramp[k] : 1.0f;
+		const float *a = e->scratch_a + (size_t)i * ch, *b = e->scratch_b + (size_t)i * ch;
+		float *o = y + (size_t)i * ch;
+		for (uint32_t c = 0; c < ch; c++)
+			o[c] = (1.0f - g) * a[c] + g * b[c];
+	}
+	e->fade_pos = e->fade_pos + frames < n ? e->fade_pos + frames : n;
+	if (e->fade_pos >= n) {
+		struct gf_inst *old = e->cur;
+		gf_engine_set_current(e, e->incoming);
+		e->incoming = NULL;
+		finish_swap(e, old);
+	}
+	return 0;
+}
+
+/* Steps 4 and 5 of the pipeline on input @p x (already in the history). */
+static int run_block(struct gf_engine *e, const float *x, float *out, uint32_t frames, int bad)
+{
+	size_t n = (size_t)frames * e->p.channels;
+	int err;
+	if (e->failed)
+		err = e->fail_err; /* parked: never call a failed backend again */
+	else if (e->incoming)
+		err = run_crossfade(e, x, out, frames);
+	else
+		err = backend_process(e, e->cur, x, out, frames);
+	if (err) {
+		memset(out, 0, n * sizeof(float));
+		gf_stat_add(&e->st_errors, 1);
+		if (!e->failed)
+			raise_failure(e, err);
+		e->redo_frames = frames;
+		e->redo_bad = bad;
+	} else if (bad || any_nonfinite(out, n)) {
+		memset(out, 0, n * sizeof(float));
+		gf_stat_add(&e->st_nonfinite, 1);
+	}
+	return err;
+}
+
+int gf_engine_process(struct gf_engine *e, const float *in, float *out, uint32_t frames)
+{
+	e->redo_frames = 0;
+	if (frames == 0 || frames > e->p.max_block)
+		return GF_E_INVAL;
+	size_t n = (size_t)frames * e->p.channels;
+	const float *x = in;
+	int bad = any_nonfinite(in, n);
+	if (bad) {
+		sanitize(in, e->scratch_in, n);
+		x = e->scratch_in;
+	}
+	take_pending(e, 0);
+	/* Before filtering: the history then holds the block even when it fails (and in == out). */
+	hist_append(e, x, frames);
+	int err = run_block(e, x, out, frames, bad);
+	gf_stat_add(&e->st_frames, frames);
+	return err;
+}
+
+int gf_engine_retry(struct gf_engine *e, float *out, uint32_t frames)
+{
+	if (!e->p.retry)
+		return GF_E_UNSUPPORTED;
+	if (!e->redo_frames || frames != e->redo_frames)
+		return GF_E_INVAL;
+	size_t n = (size_t)frames * e->p.channels;
+	take_pending(e, frames); /* the fallback, primed with the history before the failed block */
+	if (e->failed) {
+		memset(out, 0, n * sizeof(float));
+		return e->fail_err;
+	}
+	e->redo_frames = 0;
+	/* The block is still in the history ring (p.retry: max_block frames beyond the taps). */
+	return run_block(e, hist_span(e, frames, 0), out, frames, e->redo_bad);
+}
+
+int gf_engine_flush(struct gf_engine *e, float *out, uint32_t frames)
+{
+	int first = 0;
+	while (frames) {
+		uint32_t n = frames < e->p.max_block ? frames : e->p.max_block;
+		int err = gf_engine_process(e, e->zeros, out, n);
+		if (err && !first)
+			first = err;
+		out += (size_t)n * e->p.channels;
+		frames -= n;
+	}
+	return first;
+}
