@@ -1,0 +1,117 @@
+/* The live stream's counters and health, read by the control thread: stats
+ * snapshots (gf_live_get_stats) and the periodic check that audio still
+ * flows (gf_live_poll). */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "live_internal.h"
+#include "log.h"
+
+#define STALL_NS 2000000000ull /* poll: no capture (or no block) for this long = device lost */
+
+/* The timing window's extremes, and the worst since start. */
+static void take_timing(struct gf_live *l, struct gf_live_stats *s)
+{
+	uint64_t gap = atomic_exchange(&l->cb_gap_max_ns, 0);
+	uint64_t wake = atomic_exchange(&l->wake_max_ns, 0);
+	int32_t margin = atomic_exchange(&l->margin_min, INT32_MAX);
+	l->cb_gap_worst_ns = gap > l->cb_gap_worst_ns ? gap : l->cb_gap_worst_ns;
+	l->wake_worst_ns = wake > l->wake_worst_ns ? wake : l->wake_worst_ns;
+	l->margin_worst = margin < l->margin_worst ? margin : l->margin_worst;
+	s->callback_gap_us_max = gap / 1e3;
+	s->callback_gap_us_worst = l->cb_gap_worst_ns / 1e3;
+	s->wake_us_max = wake / 1e3;
+	s->wake_us_worst = l->wake_worst_ns / 1e3;
+	s->margin_frames_min = margin;
+	s->margin_frames_worst = l->margin_worst;
+}
+
+void gf_live_get_stats(struct gf_live *l, struct gf_live_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->blocks = atomic_load(&l->blocks);
+	s->input_overflows = atomic_load(&l->in_overflow);
+	s->output_underflows = atomic_load(&l->out_underflow);
+	s->late_blocks = atomic_load(&l->late);
+	s->device_xruns = atomic_load(&l->dev_xruns);
+	s->record_errors = l->rec ? gf_recorder_errors(l->rec) : 0;
+	struct gf_timehist_summary h;
+	gf_timehist_window(l->hist, &h);
+	s->block_us_median = h.median_us;
+	s->block_us_p99 = h.p99_us;
+	s->block_us_max = h.max_us;
+	uint32_t bits = atomic_exchange(&l->peak_bits, 0);
+	memcpy(&s->peak, &bits, sizeof(s->peak));
+	s->clipped = atomic_load(&l->clipped);
+	s->latency_frames = l->playback ? atomic_load(&l->latency) : 0;
+	s->sample_rate = l->rate;
+	s->channels = l->channels;
+	s->running = l->running && !l->device_error;
+	s->device_error = l->device_error;
+	s->output_overflows = atomic_load(&l->out_overflow);
+	s->record_dropped = atomic_load(&l->rec_dropped);
+	s->record_frames = l->rec ? gf_recorder_frames(l->rec) : 0;
+	s->engine_errors = atomic_load(&l->engine_errors);
+	s->capture_frames = atomic_load(&l->capture_pos);
+	s->device_period = atomic_load(&l->cb_frames);
+	take_timing(l, s);
+}
+
+uint64_t gf_live_capture_position(const struct gf_live *l)
+{
+	return atomic_load_explicit(&l->capture_pos, memory_order_acquire);
+}
+
+static uint64_t elapsed_ns(const struct timespec *since)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (uint64_t)(now.tv_sec - since->tv_sec) * 1000000000u + (uint64_t)now.tv_nsec -
+	       (uint64_t)since->tv_nsec;
+}
+
+/* Why the stream is unhealthy, or NULL. */
+static const char *check_health(struct gf_live *l, char *buf, size_t len)
+{
+	PaStream *streams[2] = {l->in_stream, l->out_stream};
+	for (int i = 0; i < 2; i++) {
+		if (!streams[i])
+			continue;
+		PaError a = Pa_IsStreamActive(streams[i]);
+		if (a != 1) {
+			snprintf(buf, len, "%s stopped unexpectedly (%s)", i ? l->out_desc : l->in_desc,
+				 a < 0 ? Pa_GetErrorText(a) : "device lost or audio server gone");
+			return buf;
+		}
+	}
+	/* Blocks advance only while capture delivers and the worker keeps up. */
+	uint64_t blocks = atomic_load(&l->blocks), cap = atomic_load(&l->capture_pos);
+	if (blocks != l->poll_pos) {
+		l->poll_pos = blocks;
+		l->poll_cap = cap;
+		clock_gettime(CLOCK_MONOTONIC, &l->poll_time);
+	} else if (elapsed_ns(&l->poll_time) > STALL_NS) {
+		if (cap == l->poll_cap)
+			snprintf(buf, len, "%s delivered no audio for %.1f s", l->in_desc,
+				 elapsed_ns(&l->poll_time) / 1e9);
+		else
+			snprintf(buf, len, "audio worker stalled: no block for %.1f s",
+				 elapsed_ns(&l->poll_time) / 1e9);
+		return buf;
+	}
+	return NULL;
+}
+
+int gf_live_poll(struct gf_live *l)
+{
+	if (!l->running || l->device_error)
+		return l->device_error;
+	char why[512];
+	if (check_health(l, why, sizeof(why))) {
+		l->device_error = GF_E_AUDIO;
+		gf_err("live: %s", why);
+	}
+	return l->device_error;
+}
