@@ -1,0 +1,122 @@
+/*
+ * Internal to the daemon: its state, shared by daemon.c (signals, reload, the
+ * loop, start and stop), daemon_stream.c (engine and stream, device loss and
+ * health) and daemon_status.c (STATUS=, the status socket, the stats log).
+ * Everything here runs on the daemon's one control thread.
+ */
+#ifndef GPUFIR_DAEMON_INTERNAL_H
+#define GPUFIR_DAEMON_INTERNAL_H
+
+#include <stdint.h>
+
+#include "config.h"
+#include "daemon.h"
+#include "engine.h"
+#include "live.h"
+#include "notify.h"
+#include "respawn.h"
+#include "status.h"
+#include "watch.h"
+
+#define LOOP_MS 200		       /* longest poll sleep: health/watchdog/stats granularity */
+#define DEBOUNCE_MS 150		       /* one editor save = one reload */
+#define STALL_MS 3000		       /* no block for this long while "running" = device lost */
+#define START_TIMEOUT_MS 10000	       /* a started stream must deliver its first block by then */
+#define RETRY_MIN_MS GF_RESPAWN_MIN_MS /* device-loss retry backoff: 0.5 s doubling to 10 s */
+#define STATUS_EVERY_MS 2000	       /* STATUS= refresh (xruns, p99 change continuously) */
+#define DEFAULT_STATS_S 60.0
+
+enum dstate {
+	D_STARTING, /* stream started, waiting for its first block */
+	D_RUNNING,  /* audio flows */
+	D_LOST,	    /* no stream: device lost, retrying with backoff */
+};
+
+/* Watchdog policy (docs/daemon.md): ping while audio flows, and while the
+ * loop deliberately retries an outage of known cause; not while a running
+ * stream makes no progress, nor after the engine stalled (cause unknown: a
+ * fresh process is the remedy, which systemd's watchdog provides). */
+
+struct daemon {
+	const struct gf_daemon_opts *o;
+	struct gf_config *cfg;
+	struct gf_engine *engine;
+	struct gf_live *live;
+	struct gf_watch *watch;
+	struct gf_status_server *status;
+	int sigfd;
+	int stop;      /* leave the loop */
+	int exit_code; /* GF_EXIT_* to return once stopped */
+	enum dstate state;
+	int ready_sent;	   /* READY=1 sent (by this image or the one before an in-place restart) */
+	int ready_pending; /* send READY=1 when audio flows: at start and after each outage */
+	int64_t t0_ms;
+	int64_t state_since_ms;
+	/* health */
+	struct gf_live_stats ls;
+	uint64_t last_blocks;
+	int64_t last_advance_ms;
+	/* extremes since the last stats log line: its window, not the last poll's */
+	struct {
+		float peak;
+		double callback_gap_us, wake_us;
+		int32_t margin_frames;
+	} logw;
+	uint64_t cap_at_advance; /* capture position when blocks last advanced */
+	/* device-loss retry */
+	uint32_t retry_ms; /* last wait between attempts */
+	uint32_t retries;  /* attempts made in this outage (across in-place restarts) */
+	int64_t next_retry_ms;
+	int64_t lost_at_ms; /* when the current outage began; 0: none */
+	int lost_known;	    /* the outage has a known cause (device or server gone): keep pinging */
+	int server_lost;    /* the audio server went away: reconnecting needs an in-place restart */
+	int respawn;	    /* leave the loop to restart in place */
+	uint32_t respawns;  /* in-place restarts since the service started */
+	uint32_t outages;   /* audio losses since the service started */
+	char lost_reason[600];
+	/* watchdog, stats, STATUS= */
+	uint64_t wd_usec;
+	int64_t next_wd_ms;
+	int64_t stats_every_ms;
+	int64_t next_stats_ms;
+	int64_t next_status_ms;
+	char status_sent[512];
+	/* reloads */
+	uint64_t reloads;
+	uint64_t reload_failures;
+	int64_t last_reload_ms;
+	char last_reload[700];
+};
+
+static inline int64_t gf_dm_now_ms(void)
+{
+	return (int64_t)(gf_notify_monotonic_usec() / 1000u);
+}
+
+/* daemon_stream.c */
+/** Build an engine for @p c with its filter set. */
+int gf_dm_engine_for(const struct gf_config *c, struct gf_engine **out, struct gf_errbuf *eb);
+/** Open and start the stream on d->cfg/d->engine. On failure d->live stays NULL. */
+int gf_dm_stream_start(struct daemon *d, struct gf_errbuf *eb);
+void gf_dm_stream_stop(struct daemon *d);
+/** The stream is gone (@p known: device or server loss, as opposed to a stall): retry with backoff. */
+void gf_dm_device_lost(struct daemon *d, const char *why, int known);
+/** Poll the stream, move between states. @return 1 if audio flows. */
+int gf_dm_health_check(struct daemon *d);
+/** Carry on with the outage an in-place restart handed over. */
+void gf_dm_outage_resume(struct daemon *d, const struct gf_respawn *r);
+
+/* daemon_status.c */
+const char *gf_dm_state_name(const struct daemon *d);
+/** Send STATUS= if it changed (at most every STATUS_EVERY_MS unless @p force). */
+void gf_dm_status_update(struct daemon *d, int force);
+/** Open the configured status socket (or the service's runtime directory's). */
+void gf_dm_status_open(struct daemon *d);
+/** Answer one status query. */
+void gf_dm_status_serve(struct daemon *d);
+void gf_dm_log_window_reset(struct daemon *d);
+/** Fold the latest stats into the stats log line's window. */
+void gf_dm_log_window_fold(struct daemon *d);
+void gf_dm_stats_log(struct daemon *d);
+
+#endif

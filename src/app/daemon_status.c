@@ -1,0 +1,183 @@
+/* What the daemon tells the world: systemd's STATUS= line, the status
+ * socket's "key: value" block, and the periodic stats log line. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon_internal.h"
+#include "log.h"
+#include "reload.h"
+
+const char *gf_dm_state_name(const struct daemon *d)
+{
+	if (d->state != D_LOST)
+		return d->state == D_RUNNING ? "running" : "starting";
+	return d->server_lost ? "audio server lost, retrying" : "audio device lost, retrying";
+}
+
+/* Audio gpufir lost: frames dropped or played as silence. A late block (engine
+ * time over the period) is counted apart: the latency's slack absorbs it. */
+static uint64_t own_xruns(const struct gf_live_stats *s)
+{
+	return s->input_overflows + s->output_underflows + s->output_overflows;
+}
+
+/* The one-line STATUS= text. */
+static void status_line(const struct daemon *d, char *buf, size_t len)
+{
+	const struct gf_live_stats *s = &d->ls;
+	if (d->state == D_LOST) {
+		snprintf(buf, len, "audio %s lost: retrying (attempt %u): %.400s",
+			 d->server_lost ? "server" : "device", d->retries + 1, d->lost_reason);
+		return;
+	}
+	snprintf(buf, len,
+		 "%s%u Hz, %u ch, %u taps, %s/%s, xruns %" PRIu64 " (device %" PRIu64
+		 "), late blocks %" PRIu64 ", block p99 %.0f us%s%.300s",
+		 d->state == D_STARTING ? "starting: " : "", d->cfg->sample_rate, gf_reload_channels(d->cfg),
+		 gf_engine_taps(d->engine), gf_engine_backend_name(d->engine), gf_engine_algo_name(d->engine),
+		 own_xruns(s), s->device_xruns, s->late_blocks, s->block_us_p99,
+		 d->last_reload[0] ? ", " : "", d->last_reload);
+}
+
+void gf_dm_status_update(struct daemon *d, int force)
+{
+	char line[512];
+	int64_t now = gf_dm_now_ms();
+	if (!force && now < d->next_status_ms)
+		return;
+	d->next_status_ms = now + STATUS_EVERY_MS;
+	status_line(d, line, sizeof(line));
+	if (strcmp(line, d->status_sent) != 0) {
+		gf_notify_status(line);
+		snprintf(d->status_sent, sizeof(d->status_sent), "%s", line);
+	}
+}
+
+static double dbfs(float peak)
+{
+	return peak > 0.0f ? 20.0 * log10(peak) : -INFINITY;
+}
+
+static void margin_text(int32_t m, char *buf, size_t len)
+{
+	if (m == INT32_MAX)
+		snprintf(buf, len, "none");
+	else
+		snprintf(buf, len, "%" PRId32, m);
+}
+
+/* The status lines that explain underruns: recent window, then since the stream started. */
+static void status_timing(const struct gf_live_stats *s, char *buf, size_t len)
+{
+	char m[16], mw[16];
+	margin_text(s->margin_frames_min, m, sizeof(m));
+	margin_text(s->margin_frames_worst, mw, sizeof(mw));
+	snprintf(buf, len,
+		 "margin_frames_min: %s\nmargin_frames_worst: %s\nwake_us_max: %.1f\nwake_us_worst: %.1f\n"
+		 "callback_gap_us_max: %.1f\ncallback_gap_us_worst: %.1f\n",
+		 m, mw, s->wake_us_max, s->wake_us_worst, s->callback_gap_us_max, s->callback_gap_us_worst);
+}
+
+/* The status socket's answer: "key: value" lines (docs/daemon.md lists them). */
+static void status_block(const struct daemon *d, char *buf, size_t len)
+{
+	const struct gf_live_stats *s = &d->ls;
+	struct gf_engine_stats es = {0};
+	gf_engine_get_stats(d->engine, &es);
+	int64_t now = gf_dm_now_ms();
+	uint32_t rate = d->cfg->sample_rate;
+	char timing[400];
+	status_timing(s, timing, sizeof(timing));
+	snprintf(buf, len,
+		 "gpufir %s\nstate: %s\npid: %ld\nuptime_s: %.1f\nconfig: %s\n"
+		 "sample_rate: %u\nchannels: %u\nblock_frames: %u\nlatency_frames: %u\nlatency_ms: %.3f\n"
+		 "backend: %s\nalgo: %s\ndevice: %s\ntaps: %u\nswaps: %" PRIu64 "\n"
+		 "blocks: %" PRIu64 "\nframes: %" PRIu64 "\ninput_overflows: %" PRIu64
+		 "\noutput_underflows: %" PRIu64 "\noutput_overflows: %" PRIu64 "\nlate_blocks: %" PRIu64
+		 "\ndevice_xruns: %" PRIu64 "\nrecord_errors: %" PRIu64 "\nnonfinite_blocks: %" PRIu64
+		 "\nengine_errors: %" PRIu64
+		 "\nblock_us_median: %.1f\nblock_us_p99: %.1f\nblock_us_max: %.1f\n%s"
+		 "peak_dbfs: %.1f\nclipped: %" PRIu64 "\nreloads: %" PRIu64 "\nreload_failures: %" PRIu64
+		 "\nlast_reload: %s\nlast_reload_age_s: %.1f\noutages: %u\nrespawns: %u\n%s%s%s",
+		 GPUFIR_VERSION, gf_dm_state_name(d), (long)getpid(), (now - d->t0_ms) / 1000.0,
+		 d->cfg->path ? d->cfg->path : "(built-in default)", rate, gf_reload_channels(d->cfg),
+		 d->cfg->block_frames, s->latency_frames, rate ? 1000.0 * s->latency_frames / rate : 0.0,
+		 gf_engine_backend_name(d->engine), gf_engine_algo_name(d->engine),
+		 gf_engine_describe(d->engine), gf_engine_taps(d->engine), es.swaps, s->blocks, es.frames,
+		 s->input_overflows, s->output_underflows, s->output_overflows, s->late_blocks,
+		 s->device_xruns, s->record_errors, es.nonfinite_blocks, es.errors, s->block_us_median,
+		 s->block_us_p99, s->block_us_max, timing, dbfs(s->peak), s->clipped, d->reloads,
+		 d->reload_failures, d->last_reload[0] ? d->last_reload : "none",
+		 d->last_reload_ms ? (now - d->last_reload_ms) / 1000.0 : 0.0, d->outages, d->respawns,
+		 d->state == D_LOST ? "lost_reason: " : "", d->state == D_LOST ? d->lost_reason : "",
+		 d->state == D_LOST ? "\n" : "");
+}
+
+void gf_dm_log_window_reset(struct daemon *d)
+{
+	d->logw.peak = 0.0f;
+	d->logw.callback_gap_us = d->logw.wake_us = 0.0;
+	d->logw.margin_frames = INT32_MAX;
+}
+
+void gf_dm_log_window_fold(struct daemon *d)
+{
+	const struct gf_live_stats *s = &d->ls;
+	d->logw.peak = fmaxf(d->logw.peak, s->peak);
+	d->logw.callback_gap_us = fmax(d->logw.callback_gap_us, s->callback_gap_us_max);
+	d->logw.wake_us = fmax(d->logw.wake_us, s->wake_us_max);
+	if (s->margin_frames_min < d->logw.margin_frames)
+		d->logw.margin_frames = s->margin_frames_min;
+}
+
+void gf_dm_stats_log(struct daemon *d)
+{
+	const struct gf_live_stats *s = &d->ls;
+	struct gf_engine_stats es = {0};
+	gf_engine_get_stats(d->engine, &es);
+	char margin[16];
+	margin_text(d->logw.margin_frames, margin, sizeof(margin));
+	gf_info("stats: %s, blocks %" PRIu64 ", xruns in %" PRIu64 " out %" PRIu64 " over %" PRIu64
+		", late blocks %" PRIu64 ", device xruns %" PRIu64
+		", block us median %.0f p99 %.0f max %.0f, margin min %s"
+		" frames, wake max %.0f us, callback gap max %.0f us, peak %.1f dBFS, clipped %" PRIu64
+		", nonfinite %" PRIu64 ", swaps %" PRIu64 ", reloads %" PRIu64 " (failed %" PRIu64 ")",
+		gf_dm_state_name(d), s->blocks, s->input_overflows, s->output_underflows, s->output_overflows,
+		s->late_blocks, s->device_xruns, s->block_us_median, s->block_us_p99, s->block_us_max, margin,
+		d->logw.wake_us, d->logw.callback_gap_us, dbfs(d->logw.peak), s->clipped, es.nonfinite_blocks,
+		es.swaps, d->reloads, d->reload_failures);
+	gf_dm_log_window_reset(d);
+}
+
+void gf_dm_status_serve(struct daemon *d)
+{
+	char buf[GF_STATUS_MAX];
+	status_block(d, buf, sizeof(buf));
+	gf_status_server_serve(d->status, buf);
+}
+
+/* The configured status socket, or the service's RuntimeDirectory (/run/gpufir). */
+void gf_dm_status_open(struct daemon *d)
+{
+	char path[512];
+	const char *rt = getenv("RUNTIME_DIRECTORY");
+	struct gf_errbuf eb = {{0}};
+	if (d->cfg->status_socket)
+		snprintf(path, sizeof(path), "%s", d->cfg->status_socket);
+	else if (rt && *rt && !strchr(rt, ':')) /* several directories: ':'-separated */
+		snprintf(path, sizeof(path), "%s/status", rt);
+	else
+		return;
+	if (d->status && strcmp(gf_status_server_path(d->status), path) == 0)
+		return;
+	gf_status_server_free(d->status);
+	d->status = NULL;
+	if (gf_status_server_new(&d->status, path, &eb) == 0)
+		gf_info("status socket: %s", path);
+	else
+		gf_warn("no status socket: %s", eb.msg);
+}
