@@ -1,0 +1,316 @@
+/*
+ * The offline pipeline: reader thread -> engine (calling thread) -> writer thread.
+ *
+ * Chunks circulate through three FIFOs under one mutex:
+ *   free --reader decodes--> decoded --engine filters in place--> filtered --writer encodes--> free
+ * so decoding, filtering and encoding of neighbouring chunks overlap, and memory
+ * is GF_OFFLINE_CHUNKS chunks whatever the file's length. This is not the RT
+ * path: a mutex and a condition variable are the simplest correct choice.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "log.h"
+#include "offline_internal.h"
+
+#define STOP_POLL_NS 100000000L /* the engine thread looks at o->stop every 100 ms */
+
+static void fifo_push(struct gf_offline_fifo *q, uint32_t i)
+{
+	q->idx[(q->head + q->count++) % GF_OFFLINE_CHUNKS] = i;
+}
+
+static uint32_t fifo_pop(struct gf_offline_fifo *q)
+{
+	uint32_t i = q->idx[q->head];
+	q->head = (q->head + 1) % GF_OFFLINE_CHUNKS;
+	q->count--;
+	return i;
+}
+
+/* Record the first failure and wake everyone. Caller holds mu. */
+static void fail_locked(struct gf_offline_pipeline *p, int err, const struct gf_errbuf *eb)
+{
+	if (!p->failed) {
+		p->failed = err;
+		p->eb = *eb;
+	}
+	pthread_cond_broadcast(&p->cv);
+}
+
+static void fail(struct gf_offline_pipeline *p, int err, const struct gf_errbuf *eb)
+{
+	pthread_mutex_lock(&p->mu);
+	fail_locked(p, err, eb);
+	pthread_mutex_unlock(&p->mu);
+}
+
+static int stop_requested(const struct gf_offline_pipeline *p)
+{
+	return p->o->stop && atomic_load(p->o->stop);
+}
+
+/*
+ * Take a chunk index from @p q, waiting while it is empty.
+ * @return 1 with *idx set, 0 when @p q is empty and *done says none will come,
+ * -1 when the pipeline failed. The engine thread also polls the stop flag.
+ */
+static int take(struct gf_offline_pipeline *p, struct gf_offline_fifo *q, const int *done, int poll_stop,
+		uint32_t *idx)
+{
+	int r;
+	pthread_mutex_lock(&p->mu);
+	for (;;) {
+		if (poll_stop && stop_requested(p)) {
+			struct gf_errbuf eb;
+			gf_errbuf_set(&eb, "interrupted: %s was not written", p->o->output);
+			fail_locked(p, GF_E_INTERRUPTED, &eb);
+		}
+		if (p->failed) {
+			r = -1;
+			break;
+		}
+		if (q->count) {
+			*idx = fifo_pop(q);
+			r = 1;
+			break;
+		}
+		if (done && *done) {
+			r = 0;
+			break;
+		}
+		if (poll_stop) {
+			struct timespec ts;
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			ts.tv_nsec += STOP_POLL_NS;
+			if (ts.tv_nsec >= 1000000000L) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000L;
+			}
+			pthread_cond_timedwait(&p->cv, &p->mu, &ts);
+		} else {
+			pthread_cond_wait(&p->cv, &p->mu);
+		}
+	}
+	pthread_mutex_unlock(&p->mu);
+	return r;
+}
+
+static void give(struct gf_offline_pipeline *p, struct gf_offline_fifo *q, uint32_t idx)
+{
+	pthread_mutex_lock(&p->mu);
+	fifo_push(q, idx);
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+}
+
+static void set_done(struct gf_offline_pipeline *p, int *flag)
+{
+	pthread_mutex_lock(&p->mu);
+	*flag = 1;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+}
+
+static void *reader_main(void *arg)
+{
+	struct gf_offline_pipeline *p = arg;
+	uint32_t i;
+	while (take(p, &p->free_q, NULL, 0, &i) == 1) {
+		struct gf_offline_chunk *c = &p->chunk[i];
+		double t0 = gf_offline_now_ms();
+		sf_count_t n = sf_readf_float(p->in, c->buf, p->chunk_frames);
+		p->busy_ms[0] += gf_offline_now_ms() - t0;
+		if (sf_error(p->in) != SF_ERR_NO_ERROR) {
+			struct gf_errbuf eb;
+			gf_errbuf_set(&eb, "%s: cannot decode: %s", p->o->input, sf_strerror(p->in));
+			give(p, &p->free_q, i);
+			fail(p, GF_E_FORMAT, &eb);
+			break;
+		}
+		if (n <= 0) {
+			give(p, &p->free_q, i);
+			break;
+		}
+		c->frames = (uint32_t)n;
+		p->frames_read += (uint64_t)n;
+		give(p, &p->decoded_q, i);
+	}
+	set_done(p, &p->reader_done);
+	return NULL;
+}
+
+/* Count samples the output format will clip, and the peak (writer thread). */
+static void measure(struct gf_offline_pipeline *p, const float *x, size_t n)
+{
+	/* On the bits: |x| of a float orders like its bit pattern with the sign
+	 * cleared, and integer max/compare vectorize where a float max (NaN
+	 * rules) does not: 4x faster, and the writer is the pipeline's slowest stage. */
+	int32_t top = 0, over = 0; /* a chunk holds far fewer than 2^31 samples */
+	for (size_t k = 0; k < n; k++) {
+		int32_t u;
+		memcpy(&u, &x[k], sizeof(u));
+		u &= 0x7fffffff;
+		u = u > 0x7f800000 ? 0 : u; /* NaN: ignored, as a float comparison would */
+		top = u > top ? u : top;
+		over += u > 0x3f800000; /* |x| > 1.0f */
+	}
+	float peak;
+	memcpy(&peak, &top, sizeof(peak));
+	if (peak > p->peak)
+		p->peak = peak;
+	if (p->clips)
+		p->clipped += (uint32_t)over;
+}
+
+static void *writer_main(void *arg)
+{
+	struct gf_offline_pipeline *p = arg;
+	uint32_t i;
+	while (take(p, &p->filtered_q, &p->engine_done, 0, &i) == 1) {
+		struct gf_offline_chunk *c = &p->chunk[i];
+		double t0 = gf_offline_now_ms();
+		measure(p, c->buf, (size_t)c->frames * p->channels);
+		sf_count_t n = sf_writef_float(p->out, c->buf, c->frames);
+		p->busy_ms[2] += gf_offline_now_ms() - t0;
+		if (n != (sf_count_t)c->frames) {
+			struct gf_errbuf eb;
+			gf_errbuf_set(&eb, "%s: write failed: %s", p->o->output, sf_strerror(p->out));
+			give(p, &p->free_q, i);
+			fail(p, GF_E_IO, &eb);
+			break;
+		}
+		p->frames_written += c->frames;
+		give(p, &p->free_q, i);
+	}
+	return NULL;
+}
+
+static void engine_failed(struct gf_offline_pipeline *p, uint32_t i, int err)
+{
+	struct gf_errbuf eb;
+	gf_errbuf_set(&eb, "filtering failed at frame %llu: %s", (unsigned long long)p->frames_filtered,
+		      gf_strerror(err));
+	give(p, &p->free_q, i);
+	fail(p, err, &eb);
+}
+
+/*
+ * Filter one chunk in place (@p flush: the tail, from silence). If the backend
+ * fails (a GPU lost mid-file), fall back to the CPU and redo the chunk from
+ * the engine's copy of its input: the output stays exact. The engine thread
+ * is also the engine's control thread, so it may reap() here.
+ */
+static int filter_chunk(struct gf_engine *e, float *buf, uint32_t frames, int flush)
+{
+	int err = flush ? gf_engine_flush(e, buf, frames) : gf_engine_process(e, buf, buf, frames);
+	if (!err || !gf_engine_failed(e))
+		return err;
+	gf_engine_reap(e);
+	return gf_engine_retry(e, buf, frames) == 0 ? 0 : err;
+}
+
+/* Engine thread (the caller's): filter decoded chunks in place, then the tail. */
+static void run_engine(struct gf_offline_pipeline *p, struct gf_engine *e, struct gf_progress *prog)
+{
+	uint32_t i;
+	int r;
+	while ((r = take(p, &p->decoded_q, &p->reader_done, 1, &i)) == 1) {
+		struct gf_offline_chunk *c = &p->chunk[i];
+		double t0 = gf_offline_now_ms();
+		int err = filter_chunk(e, c->buf, c->frames, 0);
+		p->busy_ms[1] += gf_offline_now_ms() - t0;
+		if (err) {
+			engine_failed(p, i, err);
+			return;
+		}
+		p->frames_filtered += c->frames;
+		give(p, &p->filtered_q, i);
+		gf_progress_update(prog, p->frames_filtered);
+	}
+	if (r < 0)
+		return;
+	/* --tail: the filter's ring-out, taps-1 frames of input silence. */
+	uint64_t tail = p->o->tail ? gf_engine_taps(e) - 1u : 0;
+	while (tail > 0 && take(p, &p->free_q, NULL, 1, &i) == 1) {
+		struct gf_offline_chunk *c = &p->chunk[i];
+		c->frames = tail < p->chunk_frames ? (uint32_t)tail : p->chunk_frames;
+		int err = filter_chunk(e, c->buf, c->frames, 1); /* frames <= max_block: one call */
+		if (err) {
+			engine_failed(p, i, err);
+			return;
+		}
+		tail -= c->frames;
+		give(p, &p->filtered_q, i);
+	}
+}
+
+void gf_offline_pipeline_free(struct gf_offline_pipeline *p)
+{
+	for (uint32_t i = 0; i < GF_OFFLINE_CHUNKS; i++) {
+		if (p->chunk[i].pinned)
+			gf_cuda_unpin(p->chunk[i].buf);
+		free(p->chunk[i].buf);
+	}
+	pthread_cond_destroy(&p->cv);
+	pthread_mutex_destroy(&p->mu);
+}
+
+int gf_offline_pipeline_init(struct gf_offline_pipeline *p, const struct gf_offline_opts *o,
+			     uint32_t channels, uint32_t chunk_frames, int pin)
+{
+	memset(p, 0, sizeof(*p));
+	p->o = o;
+	p->channels = channels;
+	p->chunk_frames = chunk_frames;
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&p->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	size_t bytes = (size_t)chunk_frames * channels * sizeof(float);
+	for (uint32_t i = 0; i < GF_OFFLINE_CHUNKS; i++) {
+		void *mem = NULL;
+		if (posix_memalign(&mem, 4096, bytes) != 0)
+			return GF_E_NOMEM;
+		p->chunk[i].buf = mem;
+		/*
+		 * Pinned chunks let the CUDA backend DMA directly; unpinned ones work
+		 * too. The CPU backend skips this: pinning would create a CUDA context.
+		 */
+		int err = pin ? gf_cuda_pin(mem, bytes) : GF_E_UNSUPPORTED;
+		p->chunk[i].pinned = err == 0;
+		if (err && err != GF_E_UNSUPPORTED)
+			gf_debug("chunk %u not pinned: %s", i, gf_strerror(err));
+		fifo_push(&p->free_q, i);
+	}
+	return 0;
+}
+
+/* Run the three stages; joins both threads before returning. */
+int gf_offline_pipeline_run(struct gf_offline_pipeline *p, struct gf_engine *e, struct gf_progress *prog,
+			    struct gf_errbuf *eb)
+{
+	pthread_t reader, writer;
+	if (pthread_create(&reader, NULL, reader_main, p) != 0) {
+		gf_errbuf_set(eb, "cannot start the reader thread");
+		return GF_E_SYSTEM;
+	}
+	if (pthread_create(&writer, NULL, writer_main, p) != 0) {
+		gf_errbuf_set(eb, "cannot start the writer thread");
+		fail(p, GF_E_SYSTEM, eb);
+		pthread_join(reader, NULL);
+		*eb = p->eb;
+		return p->failed;
+	}
+	run_engine(p, e, prog);
+	set_done(p, &p->engine_done);
+	pthread_join(reader, NULL);
+	pthread_join(writer, NULL);
+	if (p->failed)
+		*eb = p->eb;
+	return p->failed;
+}
