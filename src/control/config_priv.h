@@ -1,11 +1,14 @@
 /*
- * Private to the config module (config.c loads, config_build.c builds):
- * the parsed form of filters and routes, with the source lines kept so
- * that build-time errors can name "FILE:LINE: SETTING".
+ * Private to the config module: config.c loads the file (top level, routes),
+ * config_filters.c parses the filters, config_read.c holds the typed getters
+ * they share, config_build.c builds the filter set. The parsed form of
+ * filters and routes keeps the source lines, so that build-time errors can
+ * name "FILE:LINE: SETTING".
  */
 #ifndef GPUFIR_CONFIG_PRIV_H
 #define GPUFIR_CONFIG_PRIV_H
 
+#include <libconfig.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -81,5 +84,48 @@ struct gf_config_priv {
 
 /** Index of the filter called @p name, or -1. */
 int gf_config_find_filter(const struct gf_config *c, const char *name);
+
+/* ---- reading settings (config_read.c) ----------------------------------- */
+
+struct gf_cfg_loader {
+	struct gf_config *c;
+	struct gf_errbuf *eb;
+	const char *name;     /* config name for messages when libconfig has none */
+	const char *base_dir; /* relative filter paths resolve against this */
+};
+
+/* The file a setting is in: the config itself, or an @include'd file (made a path). */
+const char *gf_cfg_src_of(const struct gf_cfg_loader *L, const config_setting_t *s);
+int gf_cfg_line_of(const config_setting_t *s);
+int gf_cfg_fail_at(const struct gf_cfg_loader *L, const config_setting_t *s, const char *setting,
+		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+const char *gf_cfg_type_name(const config_setting_t *s);
+/* An integer or floating-point setting as a double. @return 0, or -1 when it is not a number */
+int gf_cfg_number_of(const config_setting_t *s, double *x);
+/* "prefix" + "key" into buf (a setting's full name, for messages). */
+const char *gf_cfg_setting(char *buf, size_t size, const char *prefix, const char *key);
+char *gf_cfg_join_path(const char *dir, const char *file);
+char *gf_cfg_dir_of(const char *path);
+int gf_cfg_add_file(struct gf_config *c, const char *path);
+int gf_cfg_get_num(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
+		   const char *key, double lo, double hi, double *v);
+int gf_cfg_get_int(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
+		   const char *key, long long lo, long long hi, long long *v);
+int gf_cfg_get_str(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
+		   const char *key, char **v);
+int gf_cfg_get_bool(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
+		    const char *key, int *v);
+int gf_cfg_in_list(const char *name, const char *const *list, size_t n);
+/* Unknown settings are warnings, not errors: a newer config still loads. */
+void gf_cfg_warn_unknown(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
+			 const char *const *known, size_t n_known, const char *what);
+/* A required setting @p key of group @p g is absent: say what it is for. */
+int gf_cfg_missing(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
+		   const char *key, const char *why);
+
+/* ---- filters (config_filters.c) ------------------------------------------ */
+
+/** Parse `filters = ( ... )` into c->filters. */
+int gf_cfg_parse_filters(const struct gf_cfg_loader *L, const config_setting_t *root);
 
 #endif

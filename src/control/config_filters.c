@@ -1,0 +1,394 @@
+/*
+ * The config's filters = ( ... ) list: inline coefficients, text and sound
+ * files, and designs, each checked (types, ranges, files exist) and kept with
+ * its source lines for build-time messages.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <libconfig.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config_priv.h"
+
+const char *const gf_config_fkey_names[K_COUNT] = {
+	"name",		  "coeffs",  "file",	  "format",	  "channel", "offset",	 "length",
+	"design",	  "gain_db", "cutoff_hz", "low_hz",	  "high_hz", "taps",	 "transition_hz",
+	"attenuation_db", "freq_hz", "harmonics", "bandwidth_hz", "q",	     "delay_ms",
+};
+
+#define BIT(k) (1u << (k))
+#define SINC_KEYS (BIT(K_TAPS) | BIT(K_TRANSITION_HZ) | BIT(K_ATTENUATION_DB))
+
+static uint32_t allowed_keys(const struct gf_config_filter *f)
+{
+	uint32_t m = BIT(K_NAME) | BIT(K_GAIN_DB);
+	switch (f->kind) {
+	case FK_INLINE:
+		return m | BIT(K_COEFFS);
+	case FK_TEXT:
+		return m | BIT(K_FILE) | BIT(K_FORMAT);
+	case FK_WAV:
+		return m | BIT(K_FILE) | BIT(K_FORMAT) | BIT(K_CHANNEL) | BIT(K_OFFSET) | BIT(K_LENGTH);
+	case FK_DESIGN:
+		break;
+	}
+	m |= BIT(K_DESIGN);
+	switch (f->design.type) {
+	case GF_DESIGN_LOWPASS:
+	case GF_DESIGN_HIGHPASS:
+		return m | BIT(K_CUTOFF_HZ) | SINC_KEYS;
+	case GF_DESIGN_BANDPASS:
+	case GF_DESIGN_BANDSTOP:
+		return m | BIT(K_LOW_HZ) | BIT(K_HIGH_HZ) | SINC_KEYS;
+	case GF_DESIGN_NOTCH:
+		return m | BIT(K_FREQ_HZ) | BIT(K_HARMONICS) | BIT(K_BANDWIDTH_HZ) | BIT(K_Q) | BIT(K_TAPS) |
+		       BIT(K_ATTENUATION_DB);
+	case GF_DESIGN_DELAY:
+		return m | BIT(K_DELAY_MS);
+	case GF_DESIGN_IDENTITY:
+		break;
+	}
+	return m;
+}
+
+/* Record key lines; warn about settings that this kind of filter does not use. */
+static void note_keys(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
+		      struct gf_config_filter *f)
+{
+	uint32_t allowed = allowed_keys(f);
+	const char *what = f->kind == FK_DESIGN	  ? gf_design_type_name(f->design.type)
+			   : f->kind == FK_INLINE ? "coeffs"
+			   : f->kind == FK_TEXT	  ? "text file"
+						  : "sound file";
+	int n = config_setting_length(g);
+	for (int i = 0; i < n; i++) {
+		const config_setting_t *s = config_setting_get_elem(g, (unsigned)i);
+		const char *name = config_setting_name(s);
+		int k = 0;
+		while (k < K_COUNT && strcmp(name, gf_config_fkey_names[k]) != 0)
+			k++;
+		if (k == K_COUNT)
+			gf_warn("%s:%d: %s%s: unknown setting, ignored", gf_cfg_src_of(L, s),
+				gf_cfg_line_of(s), prefix, name);
+		else if (!(allowed & BIT(k)))
+			gf_warn("%s:%d: %s%s: not used by a %s filter, ignored", gf_cfg_src_of(L, s),
+				gf_cfg_line_of(s), prefix, name, what);
+		else
+			f->key_line[k] = gf_cfg_line_of(s);
+	}
+}
+
+static int parse_coeffs(const struct gf_cfg_loader *L, const config_setting_t *a, const char *prefix,
+			struct gf_config_filter *f)
+{
+	char name[192];
+	gf_cfg_setting(name, sizeof(name), prefix, "coeffs");
+	int t = config_setting_type(a);
+	if (t != CONFIG_TYPE_ARRAY && t != CONFIG_TYPE_LIST)
+		return gf_cfg_fail_at(L, a, name, "must be an array of numbers [...], not %s",
+				      gf_cfg_type_name(a));
+	int n = config_setting_length(a);
+	if (n < 1)
+		return gf_cfg_fail_at(L, a, name, "is empty: give at least one coefficient");
+	if (!(f->coeffs = malloc((size_t)n * sizeof(double))))
+		return GF_E_NOMEM;
+	for (int i = 0; i < n; i++) {
+		const config_setting_t *e = config_setting_get_elem(a, (unsigned)i);
+		double x;
+		if (gf_cfg_number_of(e, &x))
+			return gf_cfg_fail_at(L, e, name, "element %d must be a number, not %s", i,
+					      gf_cfg_type_name(e));
+		if (!isfinite(x))
+			return gf_cfg_fail_at(L, e, name, "element %d is not finite (%g)", i, x);
+		f->coeffs[i] = x;
+	}
+	f->n_coeffs = (uint32_t)n;
+	return 0;
+}
+
+/* A positive frequency-like number; 0 if absent. */
+static int get_pos(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
+		   const char *key, double hi, double *v)
+{
+	int r = gf_cfg_get_num(L, g, prefix, key, -INFINITY, hi, v);
+	if (r == 1 && !(*v > 0.0)) {
+		char name[192];
+		gf_cfg_setting(name, sizeof(name), prefix, key);
+		return gf_cfg_fail_at(L, config_setting_get_member(g, key), name, "must be above 0 (got %g)",
+				      *v);
+	}
+	return r;
+}
+
+/* freq_hz = 50.0; or freq_hz = [50.0, 60.0]; */
+static int get_freqs(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
+		     struct gf_design *d)
+{
+	const config_setting_t *s = config_setting_get_member(g, "freq_hz");
+	if (!s)
+		return 0;
+	char name[192];
+	gf_cfg_setting(name, sizeof(name), prefix, "freq_hz");
+	int t = config_setting_type(s);
+	if (t != CONFIG_TYPE_ARRAY && t != CONFIG_TYPE_LIST) {
+		d->n_freq = 1;
+		return get_pos(L, g, prefix, "freq_hz", 1e6, &d->freq_hz[0]);
+	}
+	int n = config_setting_length(s);
+	if (n < 1 || n > GF_DESIGN_MAX_FREQS)
+		return gf_cfg_fail_at(L, s, name, "give 1..%d frequencies (got %d)", GF_DESIGN_MAX_FREQS, n);
+	for (int i = 0; i < n; i++) {
+		const config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
+		double x;
+		if (gf_cfg_number_of(e, &x))
+			return gf_cfg_fail_at(L, e, name, "element %d must be a number, not %s", i,
+					      gf_cfg_type_name(e));
+		if (!(x > 0.0 && x <= 1e6))
+			return gf_cfg_fail_at(L, e, name, "element %d must be above 0 Hz (got %g)", i, x);
+		d->freq_hz[i] = x;
+	}
+	d->n_freq = (uint32_t)n;
+	return 1;
+}
+
+static int parse_design(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
+			struct gf_config_filter *f)
+{
+	struct gf_design *d = &f->design;
+	char *type = NULL;
+	int r = gf_cfg_get_str(L, g, prefix, "design", &type);
+	if (r < 0)
+		return r;
+	enum gf_design_type t;
+	if (gf_design_parse_type(type, &t)) {
+		char name[192];
+		gf_cfg_setting(name, sizeof(name), prefix, "design");
+		r = gf_cfg_fail_at(
+			L, config_setting_get_member(g, "design"), name,
+			"unknown design \"%s\" (lowpass, highpass, bandpass, bandstop, notch, identity, "
+			"delay)",
+			type);
+		free(type);
+		return r;
+	}
+	free(type);
+	gf_design_init(d, t);
+	long long taps = 0, harm = 1;
+	const double fmax = 1e6;
+	if ((r = get_pos(L, g, prefix, "cutoff_hz", fmax, &d->cutoff_hz)) < 0 ||
+	    (r = get_pos(L, g, prefix, "low_hz", fmax, &d->low_hz)) < 0 ||
+	    (r = get_pos(L, g, prefix, "high_hz", fmax, &d->high_hz)) < 0 ||
+	    (r = get_pos(L, g, prefix, "transition_hz", fmax, &d->transition_hz)) < 0 ||
+	    (r = get_freqs(L, g, prefix, d)) < 0 ||
+	    (r = get_pos(L, g, prefix, "bandwidth_hz", fmax, &d->bandwidth_hz)) < 0 ||
+	    (r = gf_cfg_get_num(L, g, prefix, "q", 1.0, 10000.0, &d->q)) < 0 ||
+	    (r = gf_cfg_get_num(L, g, prefix, "attenuation_db", 20.0, 200.0, &d->attenuation_db)) < 0 ||
+	    (r = gf_cfg_get_num(L, g, prefix, "delay_ms", 0.0, 10000.0, &d->delay_ms)) < 0 ||
+	    (r = gf_cfg_get_int(L, g, prefix, "taps", 1, GF_DESIGN_MAX_TAPS, &taps)) < 0 ||
+	    (r = gf_cfg_get_int(L, g, prefix, "harmonics", 1, GF_DESIGN_MAX_NOTCHES, &harm)) < 0)
+		return r;
+	d->taps = (uint32_t)taps;
+	d->harmonics = (uint32_t)harm;
+	if (taps && !(taps & 1) && t != GF_DESIGN_IDENTITY && t != GF_DESIGN_DELAY) {
+		char name[192];
+		gf_cfg_setting(name, sizeof(name), prefix, "taps");
+		return gf_cfg_fail_at(L, config_setting_get_member(g, "taps"), name,
+				      "must be odd for a linear-phase %s (got %lld)", gf_design_type_name(t),
+				      taps);
+	}
+	switch (t) {
+	case GF_DESIGN_LOWPASS:
+	case GF_DESIGN_HIGHPASS:
+		if (d->cutoff_hz == 0.0)
+			return gf_cfg_missing(L, g, prefix, "cutoff_hz", "the -6 dB frequency in Hz");
+		break;
+	case GF_DESIGN_BANDPASS:
+	case GF_DESIGN_BANDSTOP:
+		if (d->low_hz == 0.0)
+			return gf_cfg_missing(L, g, prefix, "low_hz", "the lower band edge in Hz");
+		if (d->high_hz == 0.0)
+			return gf_cfg_missing(L, g, prefix, "high_hz", "the upper band edge in Hz");
+		if (!(d->low_hz < d->high_hz)) {
+			char name[192];
+			gf_cfg_setting(name, sizeof(name), prefix, "high_hz");
+			return gf_cfg_fail_at(L, config_setting_get_member(g, "high_hz"), name,
+					      "must be above low_hz (%g <= %g)", d->high_hz, d->low_hz);
+		}
+		break;
+	case GF_DESIGN_NOTCH:
+		if (d->n_freq == 0)
+			return gf_cfg_missing(L, g, prefix, "freq_hz",
+					      "the hum frequency, e.g. 50.0 or [50.0, 60.0]");
+		if ((d->taps != 0) + (d->bandwidth_hz != 0.0) + (d->q != 0.0) != 1) {
+			char grp[160];
+			snprintf(grp, sizeof(grp), "filters.%s", f->name);
+			return gf_cfg_fail_at(L, g, grp,
+					      "a notch needs exactly one of taps, bandwidth_hz, q");
+		}
+		for (uint32_t i = 0; i < d->n_freq; i++) {
+			if (d->bandwidth_hz != 0.0 && !(d->bandwidth_hz < d->freq_hz[i])) {
+				char name[192];
+				gf_cfg_setting(name, sizeof(name), prefix, "bandwidth_hz");
+				return gf_cfg_fail_at(L, config_setting_get_member(g, "bandwidth_hz"), name,
+						      "must be below freq_hz (%g Hz)", d->freq_hz[i]);
+			}
+		}
+		return 0;
+	case GF_DESIGN_DELAY:
+		if (!config_setting_get_member(g, "delay_ms"))
+			return gf_cfg_missing(L, g, prefix, "delay_ms", "the delay in milliseconds");
+		return 0;
+	case GF_DESIGN_IDENTITY:
+		return 0;
+	}
+	if (!d->taps && d->transition_hz == 0.0)
+		return gf_cfg_missing(L, g, prefix, "taps", "give taps (odd) or transition_hz");
+	return 0;
+}
+
+static int parse_file_filter(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
+			     struct gf_config_filter *f)
+{
+	char *rel = NULL, *format = NULL;
+	int r = gf_cfg_get_str(L, g, prefix, "file", &rel);
+	if (r >= 0)
+		r = gf_cfg_get_str(L, g, prefix, "format", &format);
+	if (r < 0)
+		goto out;
+	const config_setting_t *fs = config_setting_get_member(g, "file");
+	char name[192];
+	gf_cfg_setting(name, sizeof(name), prefix, "file");
+	f->kind = gf_taps_is_sound_file(rel) ? FK_WAV : FK_TEXT;
+	if (format) {
+		if (strcmp(format, "text") == 0) {
+			f->kind = FK_TEXT;
+		} else if (strcmp(format, "wav") == 0 || strcmp(format, "sound") == 0) {
+			f->kind = FK_WAV;
+		} else {
+			gf_cfg_setting(name, sizeof(name), prefix, "format");
+			r = gf_cfg_fail_at(L, config_setting_get_member(g, "format"), name,
+					   "must be \"text\" or \"wav\" (got \"%s\")", format);
+			goto out;
+		}
+	}
+	if (!(f->file = gf_cfg_join_path(L->base_dir, rel))) {
+		r = GF_E_NOMEM;
+		goto out;
+	}
+	if (access(f->file, R_OK) != 0) {
+		r = gf_cfg_fail_at(L, fs, name, "cannot read %s: %s", f->file, strerror(errno));
+		goto out;
+	}
+	long long ch = 0, off = 0, len = 0;
+	if ((r = gf_cfg_get_int(L, g, prefix, "channel", 0, MAX_CHANNELS - 1, &ch)) < 0 ||
+	    (r = gf_cfg_get_int(L, g, prefix, "offset", 0, 1LL << 40, &off)) < 0 ||
+	    (r = gf_cfg_get_int(L, g, prefix, "length", 1, GF_TAPS_MAX, &len)) < 0)
+		goto out;
+	f->sel.channel = (uint32_t)ch;
+	f->sel.offset = (uint64_t)off;
+	f->sel.length = (uint64_t)len;
+	r = gf_cfg_add_file(L->c, f->file);
+out:
+	free(rel);
+	free(format);
+	return r < 0 ? r : 0;
+}
+
+/* "filters.NAME" for messages about the whole group. */
+static const char *prefix_group(char *buf, const struct gf_config_filter *f)
+{
+	snprintf(buf, 160, "filters.%s", f->name);
+	return buf;
+}
+
+static int parse_filter(const struct gf_cfg_loader *L, const config_setting_t *g, unsigned idx,
+			struct gf_config_filter *f)
+{
+	char prefix[160];
+	snprintf(prefix, sizeof(prefix), "filters[%u].", idx);
+	if (config_setting_type(g) != CONFIG_TYPE_GROUP)
+		return gf_cfg_fail_at(L, g, "filters", "entry %u must be a group { name = ...; ... }, not %s",
+				      idx, gf_cfg_type_name(g));
+	f->line = gf_cfg_line_of(g);
+	if (!(f->src = strdup(gf_cfg_src_of(L, g))))
+		return GF_E_NOMEM;
+	int r = gf_cfg_get_str(L, g, prefix, "name", &f->name);
+	if (r < 0)
+		return r;
+	if (r == 0)
+		return gf_cfg_missing(L, g, prefix, "name", "every filter needs a name");
+	snprintf(prefix, sizeof(prefix), "filters.%s.", f->name);
+	const config_setting_t *co = config_setting_get_member(g, "coeffs");
+	const config_setting_t *fi = config_setting_get_member(g, "file");
+	const config_setting_t *de = config_setting_get_member(g, "design");
+	if (!!co + !!fi + !!de != 1)
+		return gf_cfg_fail_at(L, g, prefix_group(prefix, f),
+				      "a filter needs exactly one of coeffs, file, design");
+	if (co) {
+		f->kind = FK_INLINE;
+		r = parse_coeffs(L, co, prefix, f);
+	} else if (fi) {
+		r = parse_file_filter(L, g, prefix, f);
+	} else {
+		f->kind = FK_DESIGN;
+		r = parse_design(L, g, prefix, f);
+	}
+	if (r < 0)
+		return r;
+	if ((r = gf_cfg_get_num(L, g, prefix, "gain_db", GAIN_DB_MIN, GAIN_DB_MAX, &f->gain_db)) < 0)
+		return r;
+	note_keys(L, g, prefix, f);
+	return 0;
+}
+
+int gf_config_find_filter(const struct gf_config *c, const char *name)
+{
+	for (uint32_t i = 0; i < c->n_filters; i++)
+		if (strcmp(c->filters[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+int gf_cfg_parse_filters(const struct gf_cfg_loader *L, const config_setting_t *root)
+{
+	struct gf_config *c = L->c;
+	const config_setting_t *fl = config_setting_get_member(root, "filters");
+	if (!fl)
+		return gf_cfg_fail_at(
+			L, root, "filters",
+			"missing: e.g. filters = ( { name = \"lp\"; design = \"lowpass\"; cutoff_hz = "
+			"8000.0; taps = 255; } );");
+	int t = config_setting_type(fl);
+	if (t != CONFIG_TYPE_LIST)
+		return gf_cfg_fail_at(L, fl, "filters", "must be a list ( {...}, ... ), not %s",
+				      gf_cfg_type_name(fl));
+	int n = config_setting_length(fl);
+	if (n < 1)
+		return gf_cfg_fail_at(L, fl, "filters", "is empty: define at least one filter");
+	if (!(c->filters = calloc((size_t)n, sizeof(*c->filters))))
+		return GF_E_NOMEM;
+	for (int i = 0; i < n; i++) {
+		const config_setting_t *g = config_setting_get_elem(fl, (unsigned)i);
+		int r = parse_filter(L, g, (unsigned)i, &c->filters[i]);
+		c->n_filters = (uint32_t)i + 1;
+		if (r < 0)
+			return r;
+		int dup = gf_config_find_filter(c, c->filters[i].name);
+		if (dup >= 0 && dup < i) {
+			char name[192];
+			snprintf(name, sizeof(name), "filters.%s.name", c->filters[i].name);
+			return gf_cfg_fail_at(L, config_setting_get_member(g, "name"), name,
+					      "duplicate filter name (first defined at line %d)",
+					      c->filters[dup].line);
+		}
+	}
+	return 0;
+}
+
+/* chain = ["a", "b"]: names that must exist in filters. */
