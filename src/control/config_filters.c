@@ -157,51 +157,11 @@ static int get_freqs(const struct gf_cfg_loader *L, const config_setting_t *g, c
 	return 1;
 }
 
-static int parse_design(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
-			struct gf_config_filter *f)
+/* The settings design type @p t requires, and how they must relate. */
+static int check_design(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
+			const struct gf_config_filter *f, enum gf_design_type t)
 {
-	struct gf_design *d = &f->design;
-	char *type = NULL;
-	int r = gf_cfg_get_str(L, g, prefix, "design", &type);
-	if (r < 0)
-		return r;
-	enum gf_design_type t;
-	if (gf_design_parse_type(type, &t)) {
-		char name[192];
-		gf_cfg_setting(name, sizeof(name), prefix, "design");
-		r = gf_cfg_fail_at(
-			L, config_setting_get_member(g, "design"), name,
-			"unknown design \"%s\" (lowpass, highpass, bandpass, bandstop, notch, identity, "
-			"delay)",
-			type);
-		free(type);
-		return r;
-	}
-	free(type);
-	gf_design_init(d, t);
-	long long taps = 0, harm = 1;
-	const double fmax = 1e6;
-	if ((r = get_pos(L, g, prefix, "cutoff_hz", fmax, &d->cutoff_hz)) < 0 ||
-	    (r = get_pos(L, g, prefix, "low_hz", fmax, &d->low_hz)) < 0 ||
-	    (r = get_pos(L, g, prefix, "high_hz", fmax, &d->high_hz)) < 0 ||
-	    (r = get_pos(L, g, prefix, "transition_hz", fmax, &d->transition_hz)) < 0 ||
-	    (r = get_freqs(L, g, prefix, d)) < 0 ||
-	    (r = get_pos(L, g, prefix, "bandwidth_hz", fmax, &d->bandwidth_hz)) < 0 ||
-	    (r = gf_cfg_get_num(L, g, prefix, "q", 1.0, 10000.0, &d->q)) < 0 ||
-	    (r = gf_cfg_get_num(L, g, prefix, "attenuation_db", 20.0, 200.0, &d->attenuation_db)) < 0 ||
-	    (r = gf_cfg_get_num(L, g, prefix, "delay_ms", 0.0, 10000.0, &d->delay_ms)) < 0 ||
-	    (r = gf_cfg_get_int(L, g, prefix, "taps", 1, GF_DESIGN_MAX_TAPS, &taps)) < 0 ||
-	    (r = gf_cfg_get_int(L, g, prefix, "harmonics", 1, GF_DESIGN_MAX_NOTCHES, &harm)) < 0)
-		return r;
-	d->taps = (uint32_t)taps;
-	d->harmonics = (uint32_t)harm;
-	if (taps && !(taps & 1) && t != GF_DESIGN_IDENTITY && t != GF_DESIGN_DELAY) {
-		char name[192];
-		gf_cfg_setting(name, sizeof(name), prefix, "taps");
-		return gf_cfg_fail_at(L, config_setting_get_member(g, "taps"), name,
-				      "must be odd for a linear-phase %s (got %lld)", gf_design_type_name(t),
-				      taps);
-	}
+	const struct gf_design *d = &f->design;
 	switch (t) {
 	case GF_DESIGN_LOWPASS:
 	case GF_DESIGN_HIGHPASS:
@@ -250,6 +210,54 @@ static int parse_design(const struct gf_cfg_loader *L, const config_setting_t *g
 	if (!d->taps && d->transition_hz == 0.0)
 		return gf_cfg_missing(L, g, prefix, "taps", "give taps (odd) or transition_hz");
 	return 0;
+}
+
+static int parse_design(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
+			struct gf_config_filter *f)
+{
+	struct gf_design *d = &f->design;
+	char *type = NULL;
+	int r = gf_cfg_get_str(L, g, prefix, "design", &type);
+	if (r < 0)
+		return r;
+	enum gf_design_type t;
+	if (gf_design_parse_type(type, &t)) {
+		char name[192];
+		gf_cfg_setting(name, sizeof(name), prefix, "design");
+		r = gf_cfg_fail_at(
+			L, config_setting_get_member(g, "design"), name,
+			"unknown design \"%s\" (lowpass, highpass, bandpass, bandstop, notch, identity, "
+			"delay)",
+			type);
+		free(type);
+		return r;
+	}
+	free(type);
+	gf_design_init(d, t);
+	long long taps = 0, harm = 1;
+	const double fmax = 1e6;
+	if ((r = get_pos(L, g, prefix, "cutoff_hz", fmax, &d->cutoff_hz)) < 0 ||
+	    (r = get_pos(L, g, prefix, "low_hz", fmax, &d->low_hz)) < 0 ||
+	    (r = get_pos(L, g, prefix, "high_hz", fmax, &d->high_hz)) < 0 ||
+	    (r = get_pos(L, g, prefix, "transition_hz", fmax, &d->transition_hz)) < 0 ||
+	    (r = get_freqs(L, g, prefix, d)) < 0 ||
+	    (r = get_pos(L, g, prefix, "bandwidth_hz", fmax, &d->bandwidth_hz)) < 0 ||
+	    (r = gf_cfg_get_num(L, g, prefix, "q", 1.0, 10000.0, &d->q)) < 0 ||
+	    (r = gf_cfg_get_num(L, g, prefix, "attenuation_db", 20.0, 200.0, &d->attenuation_db)) < 0 ||
+	    (r = gf_cfg_get_num(L, g, prefix, "delay_ms", 0.0, 10000.0, &d->delay_ms)) < 0 ||
+	    (r = gf_cfg_get_int(L, g, prefix, "taps", 1, GF_DESIGN_MAX_TAPS, &taps)) < 0 ||
+	    (r = gf_cfg_get_int(L, g, prefix, "harmonics", 1, GF_DESIGN_MAX_NOTCHES, &harm)) < 0)
+		return r;
+	d->taps = (uint32_t)taps;
+	d->harmonics = (uint32_t)harm;
+	if (taps && !(taps & 1) && t != GF_DESIGN_IDENTITY && t != GF_DESIGN_DELAY) {
+		char name[192];
+		gf_cfg_setting(name, sizeof(name), prefix, "taps");
+		return gf_cfg_fail_at(L, config_setting_get_member(g, "taps"), name,
+				      "must be odd for a linear-phase %s (got %lld)", gf_design_type_name(t),
+				      taps);
+	}
+	return check_design(L, g, prefix, f, t);
 }
 
 static int parse_file_filter(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
