@@ -3,6 +3,12 @@
  * The live daemon's control loop: config, engine, live stream, signals
  * (SIGINT/SIGTERM stop, SIGHUP reloads), systemd notify and watchdog,
  * file-watch reload, periodic stats and the status socket.
+ *
+ * Layer app (src/app/: main, the command line, the offline and daemon
+ * drivers): the top, which alone sees every other layer. Runs on the
+ * process's main thread (plus the offline reader and writer threads); it
+ * may block, but the daemon's loop never stops answering signals, the
+ * watchdog and status queries for long.
  */
 #ifndef GPUFIR_DAEMON_H
 #define GPUFIR_DAEMON_H

@@ -5,6 +5,11 @@
  * Functions return 0 on success or a negative GF_E_* code; gf_strerror()
  * maps each code to a message. Modules that can say more (file, line,
  * setting) fill a struct gf_errbuf supplied by the caller.
+ *
+ * Layer base (src/base/: errors, logging, time histograms): used by every
+ * other layer and by cuda/. Any thread. Nothing here allocates or blocks
+ * except the log functions, which write to stderr and are never called on
+ * the audio path.
  */
 #ifndef GPUFIR_ERROR_H
 #define GPUFIR_ERROR_H

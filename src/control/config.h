@@ -5,6 +5,11 @@
  *
  * Control thread only (may allocate, read files and fail). Errors name the
  * file, line and setting in the caller's gf_errbuf.
+ *
+ * Layer control (src/control/: configuration, filter design and files,
+ * reload, file watch, systemd notify, status socket): this header is its
+ * entry point. Runs on the control thread, never on the audio path; it may
+ * block, allocate and fail. It stands on engine and base.
  */
 #ifndef GPUFIR_CONFIG_H
 #define GPUFIR_CONFIG_H

@@ -10,6 +10,9 @@
  * audio (worker) thread. process() is RT-safe: no allocation, no locks, no
  * blocking I/O (the CUDA backend waits only on its own streams).
  *
+ * Layer engine (src/engine/ and cuda/): this header is its entry point. It
+ * stands on base only; control, stream and app call it.
+ *
  * Filter swaps: swap() builds and prepares the new filter completely on the
  * control thread, then publishes it with one atomic store. The next process()
  * call primes it with the input history, crossfades from the old filter over

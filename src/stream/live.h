@@ -19,6 +19,12 @@
  * late block is dropped where playback already passed, never delays the rest.
  * The recording is aligned with the capture: file frame i is capture position i.
  *
+ * Layer stream (src/stream/: devices, callbacks, worker, rings, recorder,
+ * pinned memory, real-time set-up): this header is its entry point. It
+ * stands on engine and base; it knows nothing of the configuration file
+ * (the app fills gf_live_params). The callbacks and the worker never block,
+ * allocate or lock; the functions below are the control thread's and may.
+ *
  * Threads: every function here runs on the control thread, except
  * gf_live_capture_position() and gf_live_restart_required() (any thread).
  * The PortAudio callback touches only rings and atomic counters; the worker
