@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "config_priv.h"
+#include "safe_file.h"
 
 static int parse_names(const struct gf_cfg_loader *L, const config_setting_t *a, const char *setting,
 		       char ***out, uint32_t *n_out)
@@ -342,27 +343,35 @@ int gf_config_load(const char *path, struct gf_config **out, struct gf_errbuf *e
 	*out = NULL;
 	if (!path)
 		return GF_E_INVAL;
-	FILE *fp = fopen(path, "r");
-	if (!fp) {
-		gf_errbuf_set(eb, "%s: cannot open: %s", path, strerror(errno));
-		return GF_E_IO;
-	}
+	/* Read through the safe open and hand libconfig the text: a directory or
+	 * a FIFO never reaches libconfig's scanner (exit(2), or a blocked open). */
+	char *text = NULL;
+	size_t len = 0;
+	int r = gf_file_read_all(path, "config", GF_CFG_MAX_BYTES, &text, &len, eb);
+	if (r)
+		return r;
 	struct gf_config *c = calloc(1, sizeof(*c));
 	char *dir = gf_cfg_dir_of(path);
 	if (!c || !dir || !(c->path = strdup(path)) || gf_cfg_add_file(c, path)) {
-		fclose(fp);
+		free(text);
 		free(dir);
 		gf_config_free(c);
 		return GF_E_NOMEM;
+	}
+	if ((r = gf_cfg_prescan(text, len, path, dir, eb)) < 0) {
+		free(text);
+		free(dir);
+		gf_config_free(c);
+		return r;
 	}
 	set_defaults(c);
 	config_t cfg;
 	config_init(&cfg);
 	config_set_include_dir(&cfg, dir);
-	int ok = config_read(&cfg, fp) == CONFIG_TRUE;
-	fclose(fp);
+	int ok = config_read_string(&cfg, text) == CONFIG_TRUE;
+	free(text);
 	struct gf_cfg_loader L = {.c = c, .eb = eb, .name = path, .base_dir = dir};
-	int r = load_common(&cfg, ok, &L, out);
+	r = load_common(&cfg, ok, &L, out);
 	free(dir);
 	return r;
 }
@@ -377,6 +386,11 @@ int gf_config_load_string(const char *text, const char *base_dir, struct gf_conf
 	if (!c)
 		return GF_E_NOMEM;
 	set_defaults(c);
+	int r = gf_cfg_prescan(text, strlen(text), "<string>", base_dir, eb);
+	if (r < 0) {
+		gf_config_free(c);
+		return r;
+	}
 	config_t cfg;
 	config_init(&cfg);
 	if (base_dir)

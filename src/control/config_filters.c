@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "config_priv.h"
+#include "safe_file.h"
 
 const char *const gf_config_fkey_names[K_COUNT] = {
 	"name",		  "coeffs",  "file",	  "format",	  "channel", "offset",	 "length",
@@ -289,10 +290,14 @@ static int parse_file_filter(const struct gf_cfg_loader *L, const config_setting
 		r = GF_E_NOMEM;
 		goto out;
 	}
-	if (access(f->file, R_OK) != 0) {
-		r = gf_cfg_fail_at(L, fs, name, "cannot read %s: %s", f->file, strerror(errno));
+	/* readable and a regular file, checked without blocking on a FIFO */
+	struct gf_errbuf why;
+	int fd = gf_file_open_read(f->file, "filter file", 0, &why);
+	if (fd < 0) {
+		r = gf_cfg_fail_at(L, fs, name, "%s", why.msg);
 		goto out;
 	}
+	close(fd);
 	long long ch = 0, off = 0, len = 0;
 	if ((r = gf_cfg_get_int(L, g, prefix, "channel", 0, MAX_CHANNELS - 1, &ch)) < 0 ||
 	    (r = gf_cfg_get_int(L, g, prefix, "offset", 0, 1LL << 40, &off)) < 0 ||

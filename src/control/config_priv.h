@@ -18,6 +18,9 @@
 #define MAX_CHANNELS 1024
 #define GAIN_DB_MIN -150.0
 #define GAIN_DB_MAX 60.0
+/* A config or @include file larger than this is refused (inline taps beyond
+ * a few million belong in a filter file). */
+#define GF_CFG_MAX_BYTES ((size_t)64 << 20)
 
 enum filter_kind { FK_INLINE, FK_TEXT, FK_WAV, FK_DESIGN };
 
@@ -122,6 +125,13 @@ void gf_cfg_warn_unknown(const struct gf_cfg_loader *L, const config_setting_t *
 /* A required setting @p key of group @p g is absent: say what it is for. */
 int gf_cfg_missing(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
 		   const char *key, const char *why);
+
+/* ---- pre-scan (config_scan.c) ------------------------------------------- */
+
+/** Check every @include of @p text (recursively: regular files only) and its
+ *  integer literals (those libconfig would truncate) before libconfig runs. */
+int gf_cfg_prescan(const char *text, size_t len, const char *name, const char *include_dir,
+		   struct gf_errbuf *eb);
 
 /* ---- filters (config_filters.c) ------------------------------------------ */
 

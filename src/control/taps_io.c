@@ -10,6 +10,8 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "safe_file.h"
+
 /* 16 Mi taps of about 25 characters each, with room for comments */
 #define TEXT_MAX_BYTES (1 << 30)
 
@@ -120,41 +122,11 @@ int gf_taps_read_text(const char *path, double **taps, uint32_t *n, struct gf_er
 {
 	*taps = NULL;
 	*n = 0;
-	FILE *fp = fopen(path, "rb");
-	if (!fp) {
-		gf_errbuf_set(eb, "%s: cannot open: %s", path, strerror(errno));
-		return GF_E_IO;
-	}
-	/* a device or FIFO (/dev/zero) would never end: taps come from regular files */
-	struct stat st;
-	if (fstat(fileno(fp), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > TEXT_MAX_BYTES) {
-		gf_errbuf_set(eb, "%s: not a regular file of at most %d MiB", path, TEXT_MAX_BYTES >> 20);
-		fclose(fp);
-		return GF_E_IO;
-	}
+	/* regular files only (a FIFO or /dev/zero would never end), read up to
+	 * the size fstat reports (/proc/self/pagemap says 0 and reads as empty) */
 	char *buf = NULL;
-	size_t len = 0, cap = 0;
-	int r = 0;
-	for (;;) {
-		if (len == cap) {
-			cap = cap ? cap * 2 : 65536;
-			char *b = realloc(buf, cap);
-			if (!b) {
-				r = GF_E_NOMEM;
-				break;
-			}
-			buf = b;
-		}
-		size_t got = fread(buf + len, 1, cap - len, fp);
-		len += got;
-		if (got == 0 || len > TEXT_MAX_BYTES)
-			break;
-	}
-	if (!r && ferror(fp)) {
-		gf_errbuf_set(eb, "%s: read error: %s", path, strerror(errno));
-		r = GF_E_IO;
-	}
-	fclose(fp);
+	size_t len = 0;
+	int r = gf_file_read_all(path, "filter file", TEXT_MAX_BYTES, &buf, &len, eb);
 	if (!r)
 		r = gf_taps_parse_text(buf, len, path, taps, n, eb);
 	free(buf);
@@ -280,14 +252,11 @@ int gf_taps_read_wav(const char *path, uint32_t rate, const struct gf_ir_select 
 	*taps = NULL;
 	*n = 0;
 	SF_INFO info = {0};
-	SNDFILE *sf = sf_open(path, SFM_READ, &info);
+	int fd = gf_file_open_read(path, "filter file", 0, eb);
+	if (fd < 0)
+		return fd;
+	SNDFILE *sf = sf_open_fd(fd, SFM_READ, &info, SF_TRUE); /* closes fd, even on failure */
 	if (!sf) {
-		FILE *fp = fopen(path, "rb");
-		if (!fp) {
-			gf_errbuf_set(eb, "%s: cannot open: %s", path, strerror(errno));
-			return GF_E_IO;
-		}
-		fclose(fp);
 		gf_errbuf_set(eb, "%s: not a sound file libsndfile can read: %s", path, sf_strerror(NULL));
 		return GF_E_FORMAT;
 	}

@@ -1,0 +1,194 @@
+/*
+ * Pre-scan of a config's text before libconfig sees it (libconfig 1.5, as in
+ * Debian 12, has no include hook):
+ *  - every @include is resolved as libconfig will resolve it and opened
+ *    through gf_file_read_all, so a directory (libconfig's flex scanner calls
+ *    exit(2) on a read error), a FIFO (open blocks forever) or a device is
+ *    refused with a message; includes are scanned recursively;
+ *  - integer literals without the L suffix that do not fit 32 bits are
+ *    refused: libconfig 1.5 keeps only the low 32 bits (4294967424 -> 128).
+ * A file swapped between this check and libconfig's own fopen is not caught;
+ * the config's own text is handed to libconfig from this read, not reopened.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config_priv.h"
+#include "safe_file.h"
+
+#define MAX_DEPTH 10 /* libconfig's MAX_INCLUDE_DEPTH */
+
+struct scan {
+	const char *p, *end, *name, *include_dir;
+	int line, depth;
+	struct gf_errbuf *eb;
+};
+
+static int is_ident(int ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '*';
+}
+
+static int is_ident_more(int ch)
+{
+	return is_ident(ch) || (ch >= '0' && ch <= '9') || ch == '-' || ch == '_';
+}
+
+static int is_digit(int ch)
+{
+	return ch >= '0' && ch <= '9';
+}
+
+/* One number token at s->p; refuse an integer that libconfig would truncate. */
+static int scan_number(struct scan *s)
+{
+	const char *b = s->p, *q = s->p;
+	if (*q == '+' || *q == '-')
+		q++;
+	int hex = q + 1 < s->end && q[0] == '0' && (q[1] == 'x' || q[1] == 'X');
+	while (q < s->end) {
+		char ch = *q;
+		if (is_digit(ch) || is_ident(ch) || ch == '.' || ch == '_')
+			q++;
+		else if ((ch == '+' || ch == '-') && !hex && (q[-1] == 'e' || q[-1] == 'E'))
+			q++;
+		else
+			break;
+	}
+	s->p = q;
+	size_t n = (size_t)(q - b);
+	char tok[72];
+	if (n >= sizeof(tok))
+		return 0; /* not a number libconfig accepts: its parser reports it */
+	memcpy(tok, b, n);
+	tok[n] = '\0';
+	int l64 = n && (tok[n - 1] == 'L');
+	if (!hex && (strpbrk(tok, ".eE") != NULL))
+		return 0; /* floating point */
+	char *e;
+	errno = 0;
+	long long v = hex ? (long long)strtoull(tok, &e, 16) : strtoll(tok, &e, 10);
+	if (e == tok || (*e && strcmp(e, "L") && strcmp(e, "LL")))
+		return 0;
+	int over = errno == ERANGE;
+	if (!l64 && !over)
+		over = hex ? (unsigned long long)v > UINT_MAX : (v < INT_MIN || v > INT_MAX);
+	if (!over)
+		return 0;
+	gf_errbuf_set(s->eb, "%s:%d: the integer %s does not fit in %s bits%s", s->name, s->line, tok,
+		      l64 ? "64" : "32", l64 ? "" : " (write it with an L suffix for a 64-bit value)");
+	return GF_E_CONFIG;
+}
+
+static int scan_text(const char *text, size_t len, const char *name, const char *include_dir, int depth,
+		     struct gf_errbuf *eb);
+
+/* @include "FILE" at the start of a line (libconfig's rule): check and scan FILE. */
+static int scan_include(struct scan *s)
+{
+	const char *q = s->p + 8; /* after "@include" */
+	while (q < s->end && (*q == ' ' || *q == '\t'))
+		q++;
+	if (q >= s->end || *q != '"')
+		return 0; /* libconfig's parser reports the syntax error */
+	char file[4096];
+	size_t n = 0;
+	for (q++; q < s->end && *q != '"'; q++) {
+		if (*q == '\\' && q + 1 < s->end)
+			q++;
+		if (*q == '\n')
+			s->line++;
+		if (n + 1 < sizeof(file))
+			file[n++] = *q;
+	}
+	file[n] = '\0';
+	s->p = q < s->end ? q + 1 : q;
+	if (s->depth + 1 >= MAX_DEPTH)
+		return 0; /* libconfig refuses the nesting itself */
+	char *path =
+		file[0] == '/' || !s->include_dir ? strdup(file) : gf_cfg_join_path(s->include_dir, file);
+	if (!path)
+		return GF_E_NOMEM;
+	char *buf = NULL;
+	size_t blen = 0;
+	struct gf_errbuf why;
+	int r = gf_file_read_all(path, "@include file", GF_CFG_MAX_BYTES, &buf, &blen, &why);
+	if (r == GF_E_IO)
+		gf_errbuf_set(s->eb, "%s:%d: @include: %s", s->name, s->line, why.msg);
+	else if (!r)
+		r = scan_text(buf, blen, path, s->include_dir, s->depth + 1, s->eb);
+	free(buf);
+	free(path);
+	return r == GF_E_IO ? GF_E_CONFIG : r;
+}
+
+/* Skip a string, or a comment; @return 1 when one was skipped. */
+static int skip_string_or_comment(struct scan *s)
+{
+	const char *q = s->p;
+	if (*q == '"') {
+		for (q++; q < s->end && *q != '"'; q++) {
+			if (*q == '\\' && q + 1 < s->end)
+				q++;
+			if (*q == '\n')
+				s->line++;
+		}
+	} else if (*q == '#' || (*q == '/' && q + 1 < s->end && q[1] == '/')) {
+		while (q < s->end && *q != '\n')
+			q++;
+		s->p = q;
+		return 1;
+	} else if (*q == '/' && q + 1 < s->end && q[1] == '*') {
+		for (q += 2; q + 1 < s->end && !(q[0] == '*' && q[1] == '/'); q++)
+			if (*q == '\n')
+				s->line++;
+		q++;
+	} else {
+		return 0;
+	}
+	s->p = q < s->end ? q + 1 : q;
+	return 1;
+}
+
+static int scan_text(const char *text, size_t len, const char *name, const char *include_dir, int depth,
+		     struct gf_errbuf *eb)
+{
+	struct scan s = {text, text + len, name, include_dir, 1, depth, eb};
+	int bol = 1, r = 0;
+	while (!r && s.p < s.end) {
+		char ch = *s.p;
+		if (ch == '\n') {
+			s.line++;
+			s.p++;
+			bol = 1;
+			continue;
+		}
+		if (ch == ' ' || ch == '\t' || ch == '\r') {
+			s.p++;
+			continue;
+		}
+		if (bol && ch == '@' && (size_t)(s.end - s.p) >= 8 && memcmp(s.p, "@include", 8) == 0)
+			r = scan_include(&s);
+		else if (skip_string_or_comment(&s))
+			;
+		else if (is_ident(ch))
+			while (s.p < s.end && is_ident_more(*s.p))
+				s.p++;
+		else if (is_digit(ch) || ((ch == '+' || ch == '-' || ch == '.') && s.p + 1 < s.end &&
+					  (is_digit(s.p[1]) || s.p[1] == '.')))
+			r = scan_number(&s);
+		else
+			s.p++;
+		bol = 0;
+	}
+	return r;
+}
+
+int gf_cfg_prescan(const char *text, size_t len, const char *name, const char *include_dir,
+		   struct gf_errbuf *eb)
+{
+	return scan_text(text, len, name, include_dir, 0, eb);
+}

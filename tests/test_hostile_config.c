@@ -1,0 +1,149 @@
+/*
+ * Hostile configs and filter files (issue "hostile input and a local
+ * attacker"), in process through gf_config_load / gf_config_build, the
+ * functions the daemon's reload calls. Each case prints "case N (what): ok".
+ * An alarm turns a hang (a FIFO blocking open) into a failure.
+ *
+ *   5  -c DIR, an @include of a directory: refused (libconfig would exit(2))
+ *   6  a FIFO as the config, an @include, a text or WAV filter file: refused
+ *      at once, never a blocked open
+ *  12  integers that do not fit 32 bits without L: refused, not truncated
+ */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "error.h"
+#include "testutil.h"
+
+static char *dir;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	static const char m[] = "FAIL: a config load hung (blocked open?)\n";
+	if (write(2, m, sizeof(m) - 1) < 0) {
+	}
+	_exit(1);
+}
+
+/* Load @p path and build it at 48 kHz; @return the first error, message in @p eb. */
+static int load_build(const char *path, struct gf_errbuf *eb)
+{
+	struct gf_config *c = NULL;
+	int r = gf_config_load(path, &c, eb);
+	if (!r) {
+		struct gf_filter_set *fs = NULL;
+		r = gf_config_build(c, 48000, 2, &fs, eb);
+		gf_filter_set_free(fs);
+		gf_config_free(c);
+	}
+	return r;
+}
+
+/* Expect @p path to fail with a message containing @p want. */
+static void expect_fail(int num, const char *what, const char *path, const char *want)
+{
+	struct gf_errbuf eb = {""};
+	alarm(10);
+	int r = load_build(path, &eb);
+	alarm(0);
+	printf("case %d (%s): %s -> %s\n", num, what, r ? "refused" : "ACCEPTED", eb.msg);
+	fflush(stdout);
+	CHECK(r != 0);
+	CHECK(strstr(eb.msg, want) != NULL);
+}
+
+static char *conf(const char *name, const char *text)
+{
+	return gf_test_write_text_in(dir, name, text);
+}
+
+static void case5(void)
+{
+	char *sub = gf_test_path(dir, "adir");
+	CHECK(mkdir(sub, 0755) == 0);
+	expect_fail(5, "-c DIR", sub, "is a directory");
+	char *p = conf("inc_dir.conf", "@include \"adir\"\nfilters = ({name=\"a\"; coeffs=[1.0];});\n"
+				       "chain=[\"a\"];\n");
+	expect_fail(5, "@include of a directory", p, "is a directory");
+	/* nested: an include that includes a directory */
+	conf("mid.conf", "  @include \"adir\"\n");
+	char *q = conf("inc_nested.conf", "@include \"mid.conf\"\n");
+	expect_fail(5, "nested @include of a directory", q, "mid.conf:1: @include");
+	free(sub);
+	free(p);
+	free(q);
+}
+
+static void case6(void)
+{
+	char *fifo = gf_test_path(dir, "fifo");
+	CHECK(mkfifo(fifo, 0600) == 0);
+	char *wfifo = gf_test_path(dir, "fifo.wav");
+	CHECK(mkfifo(wfifo, 0600) == 0);
+	expect_fail(6, "FIFO as the config", fifo, "is a FIFO");
+	char *p = conf("inc_fifo.conf", "@include \"fifo\"\n");
+	expect_fail(6, "FIFO as an @include", p, "is a FIFO");
+	char *t = conf("text_fifo.conf", "filters = ({name=\"a\"; file=\"fifo\"; format=\"text\";});\n"
+					 "chain=[\"a\"];\n");
+	expect_fail(6, "FIFO as a text filter file", t, "is a FIFO");
+	char *w = conf("wav_fifo.conf", "filters = ({name=\"a\"; file=\"fifo.wav\";});\nchain=[\"a\"];\n");
+	expect_fail(6, "FIFO as a WAV filter file", w, "is a FIFO");
+	char *d = conf("dev.conf", "filters = ({name=\"a\"; file=\"/dev/zero\"; format=\"text\";});\n"
+				   "chain=[\"a\"];\n");
+	expect_fail(6, "/dev/zero as a text filter file", d, "character device");
+	free(fifo);
+	free(wfifo);
+	free(p);
+	free(t);
+	free(w);
+	free(d);
+}
+
+static void case12(void)
+{
+	static const char *const bad[] = {"4294967424", "2147483648", "-2147483649", "0x100000000",
+					  "99999999999999999999L"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char text[256], name[32];
+		snprintf(text, sizeof(text),
+			 "filters = ({name=\"a\"; coeffs=[1.0];});\nchain=[\"a\"];\nblock_frames = %s;\n",
+			 bad[i]);
+		snprintf(name, sizeof(name), "int%zu.conf", i);
+		char *p = conf(name, text);
+		char what[64];
+		snprintf(what, sizeof(what), "block_frames = %s", bad[i]);
+		expect_fail(12, what, p, ":3: the integer");
+		free(p);
+	}
+	/* what must still load: L-suffixed, floats, names with digits, numbers in strings and comments */
+	char *ok = conf("int_ok.conf",
+			"# 4294967424 in a comment\n"
+			"filters = ({name=\"a4294967424\"; coeffs=[1.0, 1e300, -4294967424.0];});\n"
+			"chain=[\"a4294967424\"]; /* 99999999999 */ max_taps = 16777216L;\n"
+			"block_frames = 0x80;\n");
+	struct gf_config *c = NULL;
+	struct gf_errbuf eb = {""};
+	CHECK_OK_EB(gf_config_load(ok, &c, &eb), &eb);
+	CHECK(c->block_frames == 128);
+	gf_config_free(c);
+	printf("case 12 (in range, L suffix, floats, digits in names/strings/comments): loads\n");
+	free(ok);
+}
+
+int main(void)
+{
+	signal(SIGALRM, on_alarm);
+	dir = gf_test_tmpdir("hostile-config");
+	case5();
+	case6();
+	case12();
+	gf_test_rmtree(dir);
+	free(dir);
+	printf("ok\n");
+	return 0;
+}
