@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "config_priv.h"
 #include "safe_file.h"
@@ -295,6 +296,31 @@ static void set_defaults(struct gf_config *c)
 	c->log_level = GF_LOG_INFO;
 }
 
+/*
+ * output.file may not be a file the config reads (the config, an @include, a
+ * filter file): a recording there would destroy what the next start needs.
+ * Compared by name and by inode (links, "./" and "../" spellings).
+ */
+static int check_output_file(const struct gf_cfg_loader *L, const config_setting_t *root)
+{
+	const struct gf_config *c = L->c;
+	if (!c->output.file)
+		return 0;
+	struct stat so;
+	int have = stat(c->output.file, &so) == 0;
+	for (uint32_t i = 0; i < c->n_files; i++) {
+		struct stat sf;
+		if (strcmp(c->files[i], c->output.file) == 0 ||
+		    (have && stat(c->files[i], &sf) == 0 && sf.st_dev == so.st_dev && sf.st_ino == so.st_ino))
+			return gf_cfg_fail_at(
+				L,
+				config_setting_get_member(config_setting_get_member(root, "output"), "file"),
+				"output.file", "%s is a file the config reads (%s): record somewhere else",
+				c->output.file, c->files[i]);
+	}
+	return 0;
+}
+
 static int load_root(struct gf_cfg_loader *L, const config_setting_t *root)
 {
 	int r;
@@ -303,6 +329,8 @@ static int load_root(struct gf_cfg_loader *L, const config_setting_t *root)
 	    (r = parse_endpoint(L, root, "output", &L->c->output, 1)) < 0 ||
 	    (r = gf_cfg_parse_filters(L, root)) < 0 || (r = parse_routes(L, root)) < 0 ||
 	    (r = parse_chain(L, root)) < 0)
+		return r;
+	if ((r = check_output_file(L, root)) < 0)
 		return r;
 	for (uint32_t i = 0; i < L->c->n_filters; i++) {
 		const struct gf_config_filter *f = &L->c->filters[i];

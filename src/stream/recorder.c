@@ -1,13 +1,17 @@
 #define _GNU_SOURCE /* sem_clockwait */
 #include "recorder.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <sndfile.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "log.h"
 
@@ -27,6 +31,52 @@ struct gf_recorder {
 	_Atomic uint64_t frames;
 };
 
+/* "DIR/NAME.EXT" -> "DIR/NAME.K.EXT" (the extension is kept so players know the file). */
+static char *numbered(const char *path, unsigned k)
+{
+	const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
+	if (!dot || (slash && dot < slash) || dot == (slash ? slash + 1 : path))
+		dot = path + strlen(path);
+	size_t n = strlen(path) + 16;
+	char *p = malloc(n);
+	if (p)
+		snprintf(p, n, "%.*s.%u%s", (int)(dot - path), path, k, dot);
+	return p;
+}
+
+/*
+ * Create the recording as a new file: O_EXCL never truncates what is there
+ * and never follows a symlink (nor opens a FIFO or device); if the name is
+ * taken (an earlier recording, a stream restart, a reload), roll on to
+ * NAME.1.EXT, NAME.2.EXT, ... Owner-only permissions: recordings of a room
+ * are not for everyone who may use the audio devices.
+ */
+static int create_new(struct gf_recorder *r, const char *path, struct gf_errbuf *eb)
+{
+	for (unsigned k = 0; k < 10000; k++) {
+		char *p = k ? numbered(path, k) : strdup(path);
+		if (!p)
+			return GF_E_NOMEM;
+		int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0) {
+			free(r->path);
+			r->path = p;
+			if (k)
+				gf_notice("%s exists (recordings are never overwritten): recording to %s",
+					  path, p);
+			return fd;
+		}
+		int e = errno;
+		free(p);
+		if (e != EEXIST) {
+			gf_errbuf_set(eb, "%s: cannot create recording: %s", path, strerror(e));
+			return GF_E_IO;
+		}
+	}
+	gf_errbuf_set(eb, "%s: cannot create recording: %s.1 to .9999 all exist", path, path);
+	return GF_E_IO;
+}
+
 int gf_recorder_new(struct gf_recorder **out, const char *path, uint32_t rate, struct gf_ring *ring,
 		    struct gf_errbuf *eb)
 {
@@ -41,9 +91,12 @@ int gf_recorder_new(struct gf_recorder **out, const char *path, uint32_t rate, s
 	SF_INFO info = {.samplerate = (int)rate,
 			.channels = (int)gf_ring_channels(ring),
 			.format = SF_FORMAT_RF64 | SF_FORMAT_FLOAT};
-	r->sf = sf_open(path, SFM_WRITE, &info);
+	int fd = create_new(r, path, eb);
+	if (fd == GF_E_NOMEM)
+		goto nomem;
+	if (fd >= 0 && !(r->sf = sf_open_fd(fd, SFM_WRITE, &info, SF_TRUE))) /* closes fd on failure */
+		gf_errbuf_set(eb, "%s: cannot create recording: %s", r->path, sf_strerror(NULL));
 	if (!r->sf) {
-		gf_errbuf_set(eb, "%s: cannot create recording: %s", path, sf_strerror(NULL));
 		gf_recorder_free(r);
 		return GF_E_IO;
 	}
@@ -56,6 +109,11 @@ int gf_recorder_new(struct gf_recorder **out, const char *path, uint32_t rate, s
 nomem:
 	gf_recorder_free(r);
 	return GF_E_NOMEM;
+}
+
+const char *gf_recorder_path(const struct gf_recorder *r)
+{
+	return r->path;
 }
 
 /* Write one contiguous piece; on failure end the recording. */

@@ -25,12 +25,18 @@
 struct gf_recorder;
 
 /**
- * Create @p path (truncating it) for @p ring's channel count at @p rate Hz.
+ * Create a new recording at @p path for @p ring's channel count at @p rate Hz.
+ * An existing file is never truncated nor a symlink followed: when @p path
+ * exists the recording rolls to PATH-STEM.1.EXT, .2, ... (gf_recorder_path).
+ * The file is created owner-only (0600 before the umask).
  * The ring is the caller's; it must outlive the recorder.
  * @return 0, GF_E_IO (names the file and the reason in @p eb) or GF_E_NOMEM
  */
 int gf_recorder_new(struct gf_recorder **out, const char *path, uint32_t rate, struct gf_ring *ring,
 		    struct gf_errbuf *eb);
+
+/** The file actually written (@p path or a numbered one). Control thread. */
+const char *gf_recorder_path(const struct gf_recorder *r);
 
 /** Start the writer thread. @return 0 or GF_E_SYSTEM */
 int gf_recorder_start(struct gf_recorder *r, struct gf_errbuf *eb);
