@@ -30,7 +30,46 @@ static int make_addr(const char *path, struct sockaddr_un *sa, struct gf_errbuf 
 	return 0;
 }
 
-/* A socket file nobody answers on is left over from a crash: remove it. */
+static int64_t now_ms(void);
+
+/*
+ * connect() with a deadline. A Unix stream socket whose listen backlog is
+ * full (a stopped or stuck daemon) makes a blocking connect wait forever and
+ * a non-blocking one fail with EAGAIN: retry that until the deadline.
+ * @return a connected descriptor, or -1 with errno set (ETIMEDOUT at the deadline)
+ */
+static int connect_deadline(const struct sockaddr_un *sa, int timeout_ms)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	int64_t deadline = now_ms() + timeout_ms;
+	for (;;) {
+		if (connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0)
+			return fd;
+		int e = errno;
+		if (e != EAGAIN && e != EINTR) {
+			close(fd);
+			errno = e;
+			return -1;
+		}
+		if (now_ms() >= deadline) {
+			close(fd);
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		struct timespec ts = {0, 10 * 1000000L};
+		nanosleep(&ts, NULL);
+	}
+}
+
+/*
+ * Remove a socket file only when it is provably ours and dead: a socket
+ * owned by this user on which a stream connect is refused (ECONNREFUSED:
+ * nobody listens). Anything else (another user's socket, a datagram socket
+ * such as /dev/log, which answers EPROTOTYPE; a daemon too busy to accept)
+ * is left alone and refused.
+ */
 static int clear_stale(const char *path, const struct sockaddr_un *sa, struct gf_errbuf *eb)
 {
 	struct stat st;
@@ -40,13 +79,30 @@ static int clear_stale(const char *path, const struct sockaddr_un *sa, struct gf
 		gf_errbuf_set(eb, "status socket %s: exists and is not a socket", path);
 		return GF_E_INVAL;
 	}
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return 0;
-	int alive = connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) == 0;
-	close(fd);
-	if (alive) {
+	if (st.st_uid != geteuid()) {
+		gf_errbuf_set(eb,
+			      "status socket %s: a socket of another user (uid %u) is there; not removing it",
+			      path, (unsigned)st.st_uid);
+		return GF_E_BUSY;
+	}
+	int fd = connect_deadline(sa, 200);
+	if (fd >= 0) {
+		close(fd);
 		gf_errbuf_set(eb, "status socket %s: another gpufir daemon is answering there", path);
+		return GF_E_BUSY;
+	}
+	if (errno == ETIMEDOUT) {
+		gf_errbuf_set(eb,
+			      "status socket %s: something listens there but does not accept "
+			      "(a stuck daemon?); not removing it",
+			      path);
+		return GF_E_BUSY;
+	}
+	if (errno != ECONNREFUSED) {
+		gf_errbuf_set(eb,
+			      "status socket %s: a socket is there that is not a dead gpufir one (%s); "
+			      "not removing it",
+			      path, strerror(errno));
 		return GF_E_BUSY;
 	}
 	unlink(path);
@@ -175,18 +231,15 @@ int gf_status_query(const char *path, char *buf, size_t len, int timeout_ms, str
 	int err = make_addr(path, &sa, eb);
 	if (err)
 		return err;
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int64_t t0 = now_ms();
+	int fd = connect_deadline(&sa, timeout_ms);
 	if (fd < 0) {
-		gf_errbuf_set(eb, "socket: %s", strerror(errno));
-		return GF_E_SYSTEM;
-	}
-	if (connect(fd, (const struct sockaddr *)&sa, sizeof(sa)) != 0) {
 		gf_errbuf_set(eb, "status socket %s: %s (is the gpufir daemon running?)", path,
-			      strerror(errno));
-		close(fd);
+			      errno == ETIMEDOUT ? "no connection within the timeout" : strerror(errno));
 		return GF_E_IO;
 	}
-	err = read_all(fd, buf, len, timeout_ms, path, eb);
+	int64_t left = timeout_ms - (now_ms() - t0); /* one deadline for connect and answer */
+	err = read_all(fd, buf, len, left > 1 ? (int)left : 1, path, eb);
 	close(fd);
 	return err;
 }
