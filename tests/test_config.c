@@ -240,7 +240,7 @@ static const struct bad_build build_errors[] = {
 	 16000,
 	 1},
 	{{FILTER("a", "\n file = \"garbage.txt\";"), GF_E_CONFIG, 3, "filters.a.file",
-	  "garbage.txt:3: 'zap' is not a number"},
+	  "garbage.txt:3: column 1: not a number"},
 	 48000,
 	 2},
 	{{FILTER("a", "\n file = \"nan.txt\";"), GF_E_NONFINITE, 3, "filters.a.file", "nan.txt:2: 'nan'"},

@@ -7,6 +7,10 @@
  *   5  -c DIR, an @include of a directory: refused (libconfig would exit(2))
  *   6  a FIFO as the config, an @include, a text or WAV filter file: refused
  *      at once, never a blocked open
+ *  11  a file that is not a taps file (a secret, escapes, a 200-byte token):
+ *      the message gives the position and the kind of error, never the
+ *      content and never a control byte; a filter name with a newline is
+ *      refused; no errbuf message carries a control byte
  *  12  integers that do not fit 32 bits without L: refused, not truncated
  */
 #define _GNU_SOURCE
@@ -104,6 +108,43 @@ static void case6(void)
 	free(d);
 }
 
+static int printable(const char *m)
+{
+	for (; *m; m++)
+		if ((unsigned char)*m < 0x20 || *m == 0x7f)
+			return 0;
+	return 1;
+}
+
+static void case11(void)
+{
+	char secret[400];
+	memset(secret, 'S', sizeof(secret));
+	memcpy(secret, "root:$y$j9T$secret\x1b]0;owned\x07:20228:0:99999:7:::\n", 49);
+	secret[sizeof(secret) - 1] = '\0';
+	char *f = gf_test_write_text_in(dir, "shadow.txt", secret);
+	char *p = conf("secret.conf", "filters = ({name=\"a\"; file=\"shadow.txt\"; format=\"text\";});\n"
+				      "chain=[\"a\"];\n");
+	struct gf_errbuf eb = {""};
+	CHECK(load_build(p, &eb) != 0);
+	printf("case 11 (a non-taps file as a text filter): %s\n", eb.msg);
+	CHECK(strstr(eb.msg, "shadow.txt:1: column 1: not a number"));
+	CHECK(!strstr(eb.msg, "root") && !strstr(eb.msg, "SSSS") && printable(eb.msg));
+	char *n = conf("name_nl.conf", "filters = ({name=\"a\\nstate: running\"; coeffs=[1.0];});\n"
+				       "chain=[\"a\\nstate: running\"];\n");
+	expect_fail(11, "a filter name with a newline", n, "may not contain control characters");
+	char *u = conf("unknown_nl.conf", "filters = ({name=\"a\"; coeffs=[1.0];});\n"
+					  "chain=[\"a\\n\\x1b[31mlast_reload: ok\"];\n");
+	eb.msg[0] = '\0';
+	CHECK(load_build(u, &eb) != 0);
+	printf("case 11 (an unknown filter name with a newline and an escape): %s\n", eb.msg);
+	CHECK(printable(eb.msg));
+	free(f);
+	free(p);
+	free(n);
+	free(u);
+}
+
 static void case12(void)
 {
 	static const char *const bad[] = {"4294967424", "2147483648", "-2147483649", "0x100000000",
@@ -141,6 +182,7 @@ int main(void)
 	dir = gf_test_tmpdir("hostile-config");
 	case5();
 	case6();
+	case11();
 	case12();
 	gf_test_rmtree(dir);
 	free(dir);

@@ -62,8 +62,8 @@ static void expect_text_error(const char *text, int code, int line, const char *
 
 static void test_text_errors(void)
 {
-	expect_text_error("1.0\n2.0\nabc\n", GF_E_FORMAT, 3, "'abc' is not a number");
-	expect_text_error("1.0\n# c\n2.0 3.0x\n", GF_E_FORMAT, 3, "'3.0x'");
+	expect_text_error("1.0\n2.0\nabc\n", GF_E_FORMAT, 3, "column 1: not a number");
+	expect_text_error("1.0\n# c\n2.0 3.0x\n", GF_E_FORMAT, 3, "column 5: not a number");
 	expect_text_error("1.0\nnan\n", GF_E_NONFINITE, 2, "not a finite number");
 	expect_text_error("1.0\n\n\n-inf\n", GF_E_NONFINITE, 4, "-inf");
 	expect_text_error("1e999\n", GF_E_NONFINITE, 1, "1e999");

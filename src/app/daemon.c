@@ -125,6 +125,7 @@ static void reload(struct daemon *d, const char *trigger)
 	d->reloads++;
 	d->last_reload_ms = gf_dm_now_ms();
 	snprintf(d->last_reload, sizeof(d->last_reload), "%s", r.text);
+	gf_str_printable(d->last_reload); /* one line of the status block, whatever the path holds */
 	if (r.outcome == GF_RELOAD_FAILED) {
 		d->reload_failures++;
 		gf_err("%s (the running filter is unchanged)", r.text);

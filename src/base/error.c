@@ -40,6 +40,14 @@ void gf_errbuf_set(struct gf_errbuf *eb, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(eb->msg, sizeof(eb->msg), fmt, ap);
 	va_end(ap);
+	gf_str_printable(eb->msg);
+}
+
+void gf_str_printable(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
 }
 
 int gf_exit_code(int err)

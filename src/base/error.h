@@ -46,7 +46,15 @@ struct gf_errbuf {
 	char msg[512];
 };
 
-/** printf into an errbuf; a NULL errbuf is allowed and ignored. */
+/**
+ * Replace control bytes (newline, escape, ... DEL) in @p s with '?', in place:
+ * text from files and configs is echoed in messages, the journal and the
+ * status block, where a newline would inject lines and an escape would reach
+ * the terminal.
+ */
+void gf_str_printable(char *s);
+
+/** printf into an errbuf (control bytes made '?': gf_str_printable); a NULL errbuf is allowed and ignored. */
 void gf_errbuf_set(struct gf_errbuf *eb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /** Exit codes of the gpufir program (named, as CamillaDSP does). */

@@ -48,6 +48,7 @@ void gf_log(enum gf_log_level level, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
+	gf_str_printable(line); /* one message, one line; no escapes from file contents */
 	if (getenv("JOURNAL_STREAM"))
 		fprintf(stderr, "<%d>%s\n", (int)level, line);
 	else

@@ -336,6 +336,12 @@ static int parse_filter(const struct gf_cfg_loader *L, const config_setting_t *g
 		return r;
 	if (r == 0)
 		return gf_cfg_missing(L, g, prefix, "name", "every filter needs a name");
+	for (const char *q = f->name; *q; q++) /* names end up in messages and the status block */
+		if ((unsigned char)*q < 0x20 || *q == 0x7f)
+			return gf_cfg_fail_at(L, config_setting_get_member(g, "name"), "name",
+					      "filter %u: a name may not contain control characters "
+					      "(newline, tab, escape)",
+					      idx);
 	snprintf(prefix, sizeof(prefix), "filters.%s.", f->name);
 	const config_setting_t *co = config_setting_get_member(g, "coeffs");
 	const config_setting_t *fi = config_setting_get_member(g, "file");

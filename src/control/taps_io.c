@@ -57,22 +57,24 @@ static int parse_line(const char *s, size_t len, const char *name, unsigned line
 		size_t start = i;
 		while (i < len && !is_sep(s[i]) && s[i] != '#')
 			i++;
+		/* Say where and what kind of problem, never what the file holds: the
+		 * file may be anything readable (/etc/shadow) and the message goes to
+		 * the journal and the status socket. */
 		char tok[64];
 		size_t tl = i - start;
-		if (tl >= sizeof(tok)) {
-			gf_errbuf_set(eb, "%s:%u: '%.20s...' is not a number", name, line, s + start);
-			return GF_E_FORMAT;
+		char *end = NULL;
+		double x = 0.0;
+		if (tl < sizeof(tok)) {
+			memcpy(tok, s + start, tl);
+			tok[tl] = '\0';
+			x = strtod(tok, &end);
 		}
-		memcpy(tok, s + start, tl);
-		tok[tl] = '\0';
-		char *end;
-		errno = 0;
-		double x = strtod(tok, &end);
-		if (end == tok || *end != '\0') {
-			for (size_t k = 0; k < tl; k++) /* keep messages printable */
-				if (!isprint((unsigned char)tok[k]))
-					tok[k] = '?';
-			gf_errbuf_set(eb, "%s:%u: '%s' is not a number", name, line, tok);
+		if (tl >= sizeof(tok) || end == tok || *end != '\0') {
+			gf_errbuf_set(eb,
+				      "%s:%u: column %zu: not a number (a taps file holds numbers separated "
+				      "by spaces, "
+				      "commas, semicolons or newlines; '#' starts a comment)",
+				      name, line, start + 1);
 			return GF_E_FORMAT;
 		}
 		if (!isfinite(x)) {
