@@ -23,18 +23,27 @@
 
 static atomic_int stop_signal; /* lock-free, so async-signal-safe */
 
-static void on_stop_signal(int sig)
+static void die_by(int sig)
 {
-	/* A second Ctrl-C means "now": die by the signal (the temporary file may stay). */
-	if (atomic_exchange(&stop_signal, sig)) {
-		signal(sig, SIG_DFL);
-		raise(sig);
-	}
+	gf_offline_temp_unlink_now();
+	signal(sig, SIG_DFL);
+	raise(sig);
 }
 
-/* SIGINT/SIGTERM ask offline mode to stop at the next chunk and clean up. */
+static void on_stop_signal(int sig)
+{
+	/* A second Ctrl-C means "now": remove the temporary output and die by the signal. */
+	if (atomic_exchange(&stop_signal, sig))
+		die_by(sig);
+}
+
+/* SIGINT/SIGTERM ask offline mode to stop at the next chunk and clean up;
+ * every other signal that would end the process removes the temporary
+ * output first (SIGPIPE: `gpufir -v ... 2>&1 | head -c1`). */
 static void install_stop_handlers(void)
 {
+	static const int fatal[] = {SIGHUP,  SIGPIPE, SIGQUIT,	 SIGUSR1, SIGUSR2, SIGALRM,
+				    SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF, SIGPOLL};
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop_signal;
@@ -42,6 +51,13 @@ static void install_stop_handlers(void)
 	sa.sa_flags = SA_RESTART; /* file I/O carries on; the flag is polled */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = die_by;
+	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++) {
+		struct sigaction old;
+		/* a signal ignored by whoever started us (nohup) stays ignored */
+		if (sigaction(fatal[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+			sigaction(fatal[i], &sa, NULL);
+	}
 }
 
 static struct gf_config_source config_source(const struct gf_cli *cli)

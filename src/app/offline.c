@@ -187,6 +187,7 @@ static int finish_output(struct run *r, const struct gf_offline_opts *o, int err
 	}
 	if (err)
 		unlink(r->tmp_path);
+	gf_offline_temp_forget();
 	free(r->tmp_path);
 	r->tmp_path = NULL;
 	return err;

@@ -48,6 +48,13 @@ struct gf_offline_opts {
 int gf_offline_run(const struct gf_offline_opts *o, struct gf_errbuf *eb);
 
 /**
+ * Remove the temporary output being written, if any. Async-signal-safe: for
+ * the handlers of fatal signals (SIGHUP, SIGPIPE, ...), which then die by
+ * the signal.
+ */
+void gf_offline_temp_unlink_now(void);
+
+/**
  * Parse a --format name ("PCM_16", "pcm_24", "FLOAT", ...; case-insensitive)
  * into an SF_FORMAT_* subtype. @return 0 or GF_E_INVAL
  */

@@ -15,6 +15,7 @@
 
 #include "log.h"
 #include "offline_internal.h"
+#include "safe_file.h"
 
 /* ---- formats ------------------------------------------------------------ */
 
@@ -193,6 +194,15 @@ int gf_offline_check_paths(const char *in, const char *out, struct gf_errbuf *eb
 		gf_errbuf_set(eb, "output %s is a directory: give a file name", out);
 		return GF_E_IO;
 	}
+	/* OUT is replaced by renaming a finished temporary file over it: that
+	 * would replace a device node or FIFO (/dev/null, as root) with a file. */
+	if (out_ok && !S_ISREG(so.st_mode)) {
+		gf_errbuf_set(eb,
+			      "output %s is %s: gpufir writes regular files only (OUT is replaced by a "
+			      "finished file); give a file name",
+			      out, gf_file_mode_kind(so.st_mode));
+		return GF_E_IO;
+	}
 	return 0;
 }
 
@@ -209,7 +219,8 @@ int gf_offline_open_temp(const char *out, char **tmp_path, int *fd, struct gf_er
 	if (!d || !b)
 		goto done;
 	const char *dir = dirname(d), *base = basename(b);
-	if (asprintf(tmp_path, "%s/.%.200s.gpufir-XXXXXX", dir, base) < 0) {
+	gf_offline_temp_sweep(dir);
+	if (asprintf(tmp_path, "%s/.%.200s.gpufir-%ld-XXXXXX", dir, base, (long)getpid()) < 0) {
 		*tmp_path = NULL;
 		goto done;
 	}
@@ -221,6 +232,7 @@ int gf_offline_open_temp(const char *out, char **tmp_path, int *fd, struct gf_er
 		err = GF_E_IO;
 		goto done;
 	}
+	gf_offline_temp_register(*tmp_path);
 	mode_t mask = umask(0); /* read the umask: single-threaded here */
 	umask(mask);
 	if (fchmod(*fd, 0666 & ~mask) != 0)

@@ -1,0 +1,89 @@
+/*
+ * The temporary output's life outside the normal path: a fatal signal
+ * removes it (the handler in main.c calls gf_offline_temp_unlink_now), and
+ * temporaries that a killed run (kill -9, a power cut) left behind are
+ * removed by the next run that writes into the same directory. The name
+ * carries the writer's pid, ".OUT.gpufir-PID-XXXXXX", so "left behind" is
+ * provable: that process no longer exists.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "offline.h"
+#include "offline_internal.h"
+
+/* A run on another host (NFS) has a pid that means nothing here: its file is
+ * written continuously, so only a temporary this old is ever removed. */
+#define STALE_AGE_S 60
+
+static char temp_path[4096];
+static atomic_int temp_set; /* lock-free: read by a signal handler */
+
+void gf_offline_temp_register(const char *path)
+{
+	if (strlen(path) >= sizeof(temp_path))
+		return; /* cannot happen: the name is cut to 200 bytes and PATH_MAX */
+	memcpy(temp_path, path, strlen(path) + 1);
+	atomic_store(&temp_set, 1);
+}
+
+void gf_offline_temp_forget(void)
+{
+	atomic_store(&temp_set, 0);
+}
+
+void gf_offline_temp_unlink_now(void)
+{
+	if (atomic_exchange(&temp_set, 0))
+		unlink(temp_path); /* async-signal-safe */
+}
+
+/* The pid in ".NAME.gpufir-PID-XXXXXX", or 0 when @p name is not such a name. */
+static long temp_pid(const char *name)
+{
+	const char *g = name[0] == '.' ? strstr(name, ".gpufir-") : NULL;
+	if (!g)
+		return 0;
+	const char *last;
+	while ((last = strstr(g + 1, ".gpufir-")))
+		g = last;
+	char *end;
+	long pid = strtol(g + 8, &end, 10);
+	if (pid <= 0 || *end != '-' || strlen(end + 1) != 6)
+		return 0;
+	return pid;
+}
+
+void gf_offline_temp_sweep(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	time_t now = time(NULL);
+	for (struct dirent *e; (e = readdir(d));) {
+		long pid = temp_pid(e->d_name);
+		if (!pid || pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		struct stat st;
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
+		    st.st_uid != geteuid() || now - st.st_mtime < STALE_AGE_S)
+			continue;
+		if (unlinkat(dirfd(d), e->d_name, 0) == 0)
+			gf_notice(
+				"removed %s/%s (%lld bytes): the unfinished output of gpufir pid %ld, which "
+				"no longer runs",
+				dir, e->d_name, (long long)st.st_size, pid);
+	}
+	closedir(d);
+}
