@@ -514,8 +514,11 @@ void gf_config_free(struct gf_config *c)
 	}
 	free(c->status_socket);
 	free(c->path);
-	if (c->priv)
+	if (c->priv) {
 		free(c->priv->src);
+		gf_strmap_free(c->priv->filter_index);
+		gf_strmap_free(c->priv->file_index);
+	}
 	free(c->priv);
 	free(c);
 }

@@ -368,6 +368,9 @@ static int parse_filter(const struct gf_cfg_loader *L, const config_setting_t *g
 
 int gf_config_find_filter(const struct gf_config *c, const char *name)
 {
+	uint32_t k;
+	if (c->priv && c->priv->filter_index)
+		return gf_strmap_get(c->priv->filter_index, name, &k) ? (int)k : -1;
 	for (uint32_t i = 0; i < c->n_filters; i++)
 		if (strcmp(c->filters[i].name, name) == 0)
 			return (int)i;
@@ -390,7 +393,7 @@ int gf_cfg_parse_filters(const struct gf_cfg_loader *L, const config_setting_t *
 	int n = config_setting_length(fl);
 	if (n < 1)
 		return gf_cfg_fail_at(L, fl, "filters", "is empty: define at least one filter");
-	if (!(c->filters = calloc((size_t)n, sizeof(*c->filters))))
+	if (!(c->filters = calloc((size_t)n, sizeof(*c->filters))) || gf_strmap_new(&c->priv->filter_index))
 		return GF_E_NOMEM;
 	for (int i = 0; i < n; i++) {
 		const config_setting_t *g = config_setting_get_elem(fl, (unsigned)i);
@@ -398,8 +401,10 @@ int gf_cfg_parse_filters(const struct gf_cfg_loader *L, const config_setting_t *
 		c->n_filters = (uint32_t)i + 1;
 		if (r < 0)
 			return r;
-		int dup = gf_config_find_filter(c, c->filters[i].name);
-		if (dup >= 0 && dup < i) {
+		uint32_t dup;
+		if ((r = gf_strmap_put(c->priv->filter_index, c->filters[i].name, (uint32_t)i, &dup)) < 0)
+			return r;
+		if (r == 1) {
 			char name[192];
 			snprintf(name, sizeof(name), "filters.%s.name", c->filters[i].name);
 			return gf_cfg_fail_at(L, config_setting_get_member(g, "name"), name,

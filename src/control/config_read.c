@@ -117,17 +117,36 @@ char *gf_cfg_dir_of(const char *path)
 	return strndup(path, (size_t)(slash - path));
 }
 
+/* The index is made on the first call after load_common made priv (the
+ * config's own path comes before: a scan of one name). Growth doubles. */
 int gf_cfg_add_file(struct gf_config *c, const char *path)
 {
-	for (uint32_t i = 0; i < c->n_files; i++)
+	struct gf_strmap **ix = c->priv ? &c->priv->file_index : NULL;
+	uint32_t k;
+	if (ix && !*ix) {
+		if (gf_strmap_new(ix))
+			return GF_E_NOMEM;
+		for (uint32_t i = 0; i < c->n_files; i++)
+			if (gf_strmap_put(*ix, c->files[i], i, NULL) < 0)
+				return GF_E_NOMEM;
+	}
+	if (ix ? gf_strmap_get(*ix, path, &k) : 0)
+		return 0;
+	for (uint32_t i = 0; !ix && i < c->n_files; i++)
 		if (strcmp(c->files[i], path) == 0)
 			return 0;
-	char **f = realloc(c->files, (c->n_files + 1) * sizeof(*f));
-	if (!f)
+	if ((c->n_files & (c->n_files - 1)) == 0) { /* 0, 1, 2, 4, ...: double */
+		char **f = realloc(c->files, (c->n_files ? c->n_files * 2 : 1) * sizeof(*f));
+		if (!f)
+			return GF_E_NOMEM;
+		c->files = f;
+	}
+	if (!(c->files[c->n_files] = strdup(path)))
 		return GF_E_NOMEM;
-	c->files = f;
-	if (!(f[c->n_files] = strdup(path)))
+	if (ix && gf_strmap_put(*ix, c->files[c->n_files], c->n_files, NULL) < 0) {
+		free(c->files[c->n_files]);
 		return GF_E_NOMEM;
+	}
 	c->n_files++;
 	return 0;
 }
