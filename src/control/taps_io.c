@@ -10,6 +10,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "log.h"
 #include "safe_file.h"
 
 /* 16 Mi taps of about 25 characters each, with room for comments */
@@ -223,6 +224,27 @@ static int read_channel(SNDFILE *sf, const SF_INFO *info, const char *name, uint
 	return r;
 }
 
+/*
+ * A file cut short (an interrupted copy) still opens: libsndfile reads the
+ * frames that are there and notes the shortfall in its log as "data : N
+ * (should be M)" (WAV; "SSND" in AIFF). Say so, as the offline input does:
+ * an impulse response missing its tail is a different filter.
+ */
+static void warn_if_truncated(SNDFILE *sf, const char *name, sf_count_t frames)
+{
+	char log[4096] = "";
+	sf_command(sf, SFC_GET_LOG_INFO, log, sizeof(log));
+	for (char *save = NULL, *line = strtok_r(log, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if ((strncmp(line, "data", 4) == 0 || strncmp(line, "SSND", 4) == 0) &&
+		    strstr(line, "should be")) {
+			gf_warn("%s: the file ends before its header says (truncated?): using the %lld "
+				"frames it "
+				"holds",
+				name, (long long)frames);
+			return;
+		}
+}
+
 static int read_sf(SNDFILE *sf, SF_INFO *info, const char *name, uint32_t rate,
 		   const struct gf_ir_select *sel, double **taps, uint32_t *n, uint32_t *file_rate,
 		   struct gf_errbuf *eb)
@@ -234,6 +256,7 @@ static int read_sf(SNDFILE *sf, SF_INFO *info, const char *name, uint32_t rate,
 	int r = check_select(info, name, rate, sel, &count, eb);
 	if (r)
 		return r;
+	warn_if_truncated(sf, name, info->frames);
 	if (sel->offset && sf_seek(sf, (sf_count_t)sel->offset, SEEK_SET) < 0) {
 		gf_errbuf_set(eb, "%s: cannot seek to frame %llu: %s", name, (unsigned long long)sel->offset,
 			      sf_strerror(sf));
