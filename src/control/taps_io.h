@@ -56,4 +56,21 @@ int gf_taps_read_wav_mem(const void *data, size_t size, const char *name, uint32
 /** 1 if @p path's extension names a sound file (.wav, .flac, ...), else 0 (text). */
 int gf_taps_is_sound_file(const char *path);
 
+/* ---- writing (taps_write.c): what --export-filters writes ---------------- */
+
+/**
+ * Write @p n taps as text, one per line with 9 significant digits (every
+ * float reads back exactly), after a '#' line holding @p comment (may be
+ * NULL). gpufir's text reader and SoX's `fir` effect read this format.
+ * @return 0, GF_E_IO (the message names @p path)
+ */
+int gf_taps_write_text(const char *path, const float *h, uint32_t n, const char *comment,
+		       struct gf_errbuf *eb);
+
+/**
+ * Write @p n taps as a mono 32-bit float WAV at @p rate (read back exactly).
+ * @return 0, GF_E_IO (the message names @p path)
+ */
+int gf_taps_write_wav(const char *path, const float *h, uint32_t n, uint32_t rate, struct gf_errbuf *eb);
+
 #endif
