@@ -19,7 +19,7 @@
 #define GAIN_DB_MIN -150.0
 #define GAIN_DB_MAX 60.0
 
-enum filter_kind { FK_INLINE, FK_TEXT, FK_WAV, FK_DESIGN };
+enum filter_kind { FK_INLINE, FK_TEXT, FK_WAV, FK_RAW, FK_DESIGN };
 
 /* Settings of a filter group; their lines are kept for build-time messages. */
 enum fkey {
@@ -56,8 +56,10 @@ struct gf_config_filter {
 	enum filter_kind kind;
 	double *coeffs; /* FK_INLINE */
 	uint32_t n_coeffs;
-	char *file; /* FK_TEXT, FK_WAV: resolved path */
+	char *file; /* FK_TEXT, FK_WAV, FK_RAW: resolved path */
 	struct gf_ir_select sel;
+	enum gf_raw_format raw; /* FK_RAW */
+	int channel_is_route;	/* FK_WAV, channel = "route": the file channel = the audio channel */
 	struct gf_design design;
 	double gain_db;
 	int used;
