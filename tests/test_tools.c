@@ -14,6 +14,7 @@
 #include "design.h"
 #include "response.h"
 #include "run_prog.h"
+#include "sndutil.h"
 #include "taps_io.h"
 #include "testutil.h"
 #include "tools.h"
@@ -191,6 +192,103 @@ static void test_check_config_report(void)
 	free(conf);
 }
 
+/* A mono float WAV of @p n taps at @p rate. */
+static void write_ir(const char *name, int rate, const float *h, uint32_t n)
+{
+	char *p = gf_test_path(dir, name);
+	gf_test_write_sound(p, SF_FORMAT_WAV | SF_FORMAT_FLOAT, rate, 1, n, h);
+	free(p);
+}
+
+static int build_at(const char *text, uint32_t rate, struct gf_filter_set **fs, struct gf_errbuf *eb)
+{
+	struct gf_config *c = NULL;
+	*fs = NULL;
+	int r = gf_config_load_string(text, dir, &c, eb);
+	if (!r)
+		r = gf_config_build(c, rate, 1, fs, eb);
+	gf_config_free(c);
+	return r;
+}
+
+/* $samplerate$ and a list by rate: the build takes the file for its rate, or names the rate it lacks. */
+static void test_rate_files(void)
+{
+	const float a[] = {0.5f, 0.25f}, b[] = {-1.0f, 0.0f, 0.125f};
+	write_ir("room-44100.wav", 44100, a, 2);
+	write_ir("room-48000.wav", 48000, b, 3);
+	write_ir("room-96000.wav", 88200, a, 2); /* named for one rate, made at another */
+	const char *tok = "filters = ( { name = \"room\"; file = \"room-$samplerate$.wav\"; } );\n"
+			  "chain = [\"room\"];\n";
+	struct gf_filter_set *fs;
+	struct gf_errbuf eb = {{0}};
+	CHECK_OK_EB(build_at(tok, 44100, &fs, &eb), &eb);
+	CHECK(fs->taps == 2 && memcmp(fs->coeffs, a, sizeof(a)) == 0);
+	gf_filter_set_free(fs);
+	CHECK_OK_EB(build_at(tok, 48000, &fs, &eb), &eb);
+	CHECK(fs->taps == 3 && memcmp(fs->coeffs, b, sizeof(b)) == 0);
+	gf_filter_set_free(fs);
+	CHECK(build_at(tok, 96000, &fs, &eb) == GF_E_RATE && !fs);
+	printf("  expected error: %s\n", eb.msg);
+	CHECK(strstr(eb.msg,
+		     "room-96000.wav: the impulse response is at 88200 Hz but the filter runs at 96000 Hz"));
+	CHECK(build_at(tok, 32000, &fs, &eb) == GF_E_CONFIG);
+	printf("  expected error: %s\n", eb.msg);
+	CHECK(strstr(eb.msg, "filters.room.file: ") && strstr(eb.msg, "room-32000.wav: cannot open"));
+	/* the existing expansions are watched for reload */
+	struct gf_config *c = NULL;
+	CHECK_OK_EB(gf_config_load_string(tok, dir, &c, &eb), &eb);
+	int seen = 0;
+	for (uint32_t i = 0; i < c->n_files; i++)
+		seen += strstr(c->files[i], "room-44100.wav") || strstr(c->files[i], "room-48000.wav") ||
+			strstr(c->files[i], "room-96000.wav");
+	CHECK(seen == 3);
+	gf_config_free(c);
+
+	free(gf_test_write_text_in(dir, "eq-44k.txt", "0.5\n0.25\n"));
+	free(gf_test_write_text_in(dir, "eq-48k.txt", "-1\n0\n0.125\n"));
+	const char *list = "filters = ( { name = \"eq\"; file = ( { rate = 44100; file = \"eq-44k.txt\"; },\n"
+			   "  { rate = 48000; file = \"eq-48k.txt\"; } ); } );\nchain = [\"eq\"];\n";
+	CHECK_OK_EB(build_at(list, 44100, &fs, &eb), &eb);
+	CHECK(fs->taps == 2 && memcmp(fs->coeffs, a, sizeof(a)) == 0);
+	gf_filter_set_free(fs);
+	CHECK_OK_EB(build_at(list, 48000, &fs, &eb), &eb);
+	CHECK(fs->taps == 3 && memcmp(fs->coeffs, b, sizeof(b)) == 0);
+	gf_filter_set_free(fs);
+	CHECK(build_at(list, 96000, &fs, &eb) == GF_E_RATE);
+	printf("  expected error: %s\n", eb.msg);
+	CHECK(strstr(eb.msg, "filters.eq.file: no file for 96000 Hz (the list gives 44100, 48000 Hz)"));
+	CHECK(gf_config_load_string(
+		      "filters = ( { name = \"eq\"; file = ( { rate = 44100; file = \"eq-44k.txt\"; },"
+		      " { rate = 44100; file = \"eq-48k.txt\"; } ); } );\nchain = [\"eq\"];\n",
+		      dir, &c, &eb) == GF_E_CONFIG);
+	CHECK(strstr(eb.msg, "two files for 44100 Hz"));
+	CHECK(gf_config_load_string(
+		      "filters = ( { name = \"eq\"; file = ( { rate = 44100; file = \"nope.txt\"; }"
+		      " ); } );\nchain = [\"eq\"];\n",
+		      dir, &c, &eb) == GF_E_CONFIG);
+	CHECK(strstr(eb.msg, "nope.txt"));
+
+	/* offline: the input's rate picks the file, and the log says which */
+	char *conf = gf_test_write_text_in(dir, "rate.conf", tok);
+	char *in = gf_test_path(dir, "impulse.wav"), *out = gf_test_path(dir, "out.wav");
+	const float imp[4] = {1.0f, 0.0f, 0.0f, 0.0f};
+	gf_test_write_sound(in, SF_FORMAT_WAV | SF_FORMAT_FLOAT, 48000, 1, 4, imp);
+	struct run_result r;
+	run_gpufir(ARGS("-i", in, "-o", out, "-c", conf, "--backend", "cpu"), &r);
+	CHECK_RUN(&r, 0, "room-48000.wav for 48000 Hz");
+	SF_INFO info = {0};
+	float *y = gf_test_read_sound(out, &info, 1);
+	CHECK(info.frames == 4 && y[0] == b[0] && y[1] == b[1] && y[2] == b[2] && y[3] == 0.0f);
+	free(y);
+	/* --check-config at another rate reports the file it took */
+	run_gpufir(ARGS("--check-config", conf, "--rate", "44100"), &r);
+	CHECK_RUN(&r, 0, "room-44100.wav for 44100 Hz");
+	free(conf);
+	free(in);
+	free(out);
+}
+
 static void parse_ok(struct gf_cli *c, const char *const args[])
 {
 	char *argv[32] = {"gpufir"};
@@ -238,6 +336,7 @@ int main(void)
 	test_report_closed_forms();
 	test_export_round_trip();
 	test_check_config_report();
+	test_rate_files();
 	gf_test_rmtree(dir);
 	free(dir);
 	puts("test_tools: OK");

@@ -67,6 +67,26 @@ static int default_leaves_out(const struct gf_config *c, const struct gf_config_
 	       f->design.cutoff_hz >= 0.45 * rate;
 }
 
+/* A file filter: the file for @p rate (per-rate list or $samplerate$), said when the rate chose it. */
+static int read_file(const struct gf_config_filter *f, uint32_t rate, const struct gf_ir_select *sel,
+		     struct taps *t, struct gf_errbuf *eb)
+{
+	char *path = NULL;
+	int chosen, r = gf_cfg_filter_file(f, rate, &path, &chosen, eb);
+	if (r)
+		return r;
+	if (chosen)
+		gf_info("filters.%s: %s for %u Hz", f->name, path, rate);
+	if (f->kind == FK_TEXT)
+		r = gf_taps_read_text(path, &t->h, &t->n, eb);
+	else if (f->kind == FK_WAV)
+		r = gf_taps_read_wav(path, rate, sel, &t->h, &t->n, NULL, eb);
+	else
+		r = gf_taps_read_raw(path, f->raw, sel, &t->h, &t->n, eb);
+	free(path);
+	return r;
+}
+
 /* @p ch: the audio channel, for a sound file's channel = "route". */
 static int build_filter(const struct gf_config *c, const struct gf_config_filter *f, uint32_t rate,
 			uint32_t ch, struct taps *t, struct gf_errbuf *eb)
@@ -95,18 +115,9 @@ static int build_filter(const struct gf_config *c, const struct gf_config_filter
 		t->n = f->n_coeffs;
 		break;
 	case FK_TEXT:
-		r = gf_taps_read_text(f->file, &t->h, &t->n, eb);
-		if (r)
-			return filter_error(f, r, 0, eb);
-		break;
 	case FK_WAV:
-		r = gf_taps_read_wav(f->file, rate, &sel, &t->h, &t->n, NULL, eb);
-		if (r)
-			return filter_error(f, r, 0, eb);
-		break;
 	case FK_RAW:
-		r = gf_taps_read_raw(f->file, f->raw, &sel, &t->h, &t->n, eb);
-		if (r)
+		if ((r = read_file(f, rate, &sel, t, eb)))
 			return filter_error(f, r, 0, eb);
 		break;
 	case FK_DESIGN:

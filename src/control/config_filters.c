@@ -309,12 +309,13 @@ static int parse_file_filter(const struct gf_cfg_loader *L, const config_setting
 			     struct gf_config_filter *f)
 {
 	char *rel = NULL, *format = NULL;
-	int r = gf_cfg_get_str(L, g, prefix, "file", &rel);
+	const config_setting_t *fs = config_setting_get_member(g, "file");
+	int r = config_setting_type(fs) == CONFIG_TYPE_LIST ? gf_cfg_parse_rate_files(L, fs, prefix, f, &rel)
+							    : gf_cfg_get_str(L, g, prefix, "file", &rel);
 	if (r >= 0)
 		r = gf_cfg_get_str(L, g, prefix, "format", &format);
 	if (r < 0)
 		goto out;
-	const config_setting_t *fs = config_setting_get_member(g, "file");
 	char name[192];
 	gf_cfg_setting(name, sizeof(name), prefix, "file");
 	f->kind = gf_taps_is_sound_file(rel) ? FK_WAV : FK_TEXT;
@@ -322,11 +323,13 @@ static int parse_file_filter(const struct gf_cfg_loader *L, const config_setting
 		f->kind = FK_RAW;
 	if (format && (r = parse_format(L, g, prefix, format, f)) < 0)
 		goto out;
-	if (!(f->file = gf_cfg_join_path(L->base_dir, rel))) {
+	if (!f->n_by_rate && !(f->file = gf_cfg_join_path(L->base_dir, rel))) {
 		r = GF_E_NOMEM;
 		goto out;
 	}
-	if (access(f->file, R_OK) != 0) {
+	/* with the rate token, which file is read is known at build time */
+	int token = f->file && strstr(f->file, GF_RATE_TOKEN);
+	if (f->file && !token && access(f->file, R_OK) != 0) {
 		r = gf_cfg_fail_at(L, fs, name, "cannot read %s: %s", f->file, strerror(errno));
 		goto out;
 	}
@@ -338,7 +341,8 @@ static int parse_file_filter(const struct gf_cfg_loader *L, const config_setting
 	f->sel.channel = f->kind == FK_WAV ? (uint32_t)ch : 0; /* raw files are mono */
 	f->sel.offset = (uint64_t)off;
 	f->sel.length = (uint64_t)len;
-	r = gf_cfg_add_file(L->c, f->file);
+	if (f->file)
+		r = token ? gf_cfg_watch_rate_files(L->c, f->file) : gf_cfg_add_file(L->c, f->file);
 out:
 	free(rel);
 	free(format);
