@@ -38,6 +38,7 @@ static const struct option long_opts[] = {
 	{"check-config", no_argument, NULL, OPT_CHECK_CONFIG},
 	{"status", no_argument, NULL, OPT_STATUS},
 	{"export-filters", required_argument, NULL, OPT_EXPORT},
+	{"plot", no_argument, NULL, OPT_PLOT},
 	{"rate", required_argument, NULL, OPT_RATE},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},

@@ -213,6 +213,8 @@ int main(int argc, char **argv)
 		return run_status(&cli);
 	case GF_MODE_EXPORT:
 		return gf_tool_run_export(&cli);
+	case GF_MODE_PLOT:
+		return gf_tool_run_plot(&cli);
 	default:
 		return GF_EXIT_USAGE;
 	}

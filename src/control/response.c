@@ -13,7 +13,7 @@
 #define REANCHOR 4096u
 #define FFT_MIN 65536u
 #define FFT_OVERSAMPLE 8u
-#define FFT_MAX (1u << 24) /* 256 MiB per spectrum; longer filters use nextpow2(n) */
+#define FFT_MAX (1u << 21) /* 32 MiB per spectrum; longer filters use nextpow2(n) */
 
 /* sum_k w_k h[k] z^-k with w_k = 1 (@p weighted 0) or k (1). */
 static double complex dtft(const float *h, uint32_t n, double omega, int weighted)
@@ -43,6 +43,22 @@ double gf_response_group_delay(const float *h, uint32_t n, double rate, double f
 	if (cabs(H) == 0.0)
 		return NAN;
 	return creal(dtft(h, n, omega, 1) / H);
+}
+
+void gf_response_eval(const float *h, uint32_t n, double rate, double freq_hz, double *mag, double *gd)
+{
+	double omega = 2.0 * M_PI * freq_hz / rate;
+	double complex H = 0.0, K = 0.0, rot = cexp(-I * omega), z = 1.0;
+	for (uint32_t k = 0; k < n; k++) {
+		if (k % REANCHOR == 0)
+			z = cexp(-I * omega * (double)k);
+		double complex t = (double)h[k] * z;
+		H += t;
+		K += (double)k * t;
+		z *= rot;
+	}
+	*mag = cabs(H);
+	*gd = *mag > 0.0 ? creal(K / H) : NAN;
 }
 
 /* In-place iterative radix-2 FFT (forward, e^{-j}) of @p size, a power of two. */

@@ -26,6 +26,12 @@ void gf_response_at(const float *h, uint32_t n, double rate, double freq_hz, dou
  */
 double gf_response_group_delay(const float *h, uint32_t n, double rate, double freq_hz);
 
+/**
+ * |H(f)| and the group delay (samples) at @p freq_hz in one pass; *gd is NAN
+ * where |H| is 0.
+ */
+void gf_response_eval(const float *h, uint32_t n, double rate, double freq_hz, double *mag, double *gd);
+
 struct gf_response_stats {
 	double dc_gain;	      /**< H(0) = sum h (signed) */
 	double peak_gain;     /**< max |H(f)| over 0..rate/2 */
@@ -36,8 +42,9 @@ struct gf_response_stats {
 };
 
 /**
- * Compute the figures of @p h (n taps) at @p rate: an FFT (zero-padded to at
- * least 8 n and 65536 points), the peak refined by direct evaluation.
+ * Compute the figures of @p h (n taps) at @p rate: an FFT (zero-padded to
+ * 8 n rounded up to a power of two, at least 65536 and at most 2 Mi points
+ * unless n itself is longer), the peak refined by direct evaluation.
  * @return 0 or GF_E_NOMEM
  */
 int gf_response_stats(const float *h, uint32_t n, double rate, struct gf_response_stats *st);
