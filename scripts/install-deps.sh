@@ -10,7 +10,8 @@ pkgs=(build-essential cmake pkg-config
       libsndfile1-dev libconfig-dev portaudio19-dev libsystemd-dev libfftw3-dev
       jackd2 libjack-jackd2-dev systemd
       sox espeak-ng python3 python3-numpy python3-scipy
-      clang clang-format libclang-rt-14-dev valgrind)
+      clang clang-format libclang-rt-14-dev valgrind
+      libxml2-utils chromium)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

@@ -1,9 +1,12 @@
 #include "cli.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <sndfile.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "offline.h"
 
 /* Long-only mode switches get values past the char range that carry their mode. */
@@ -13,6 +16,9 @@ enum {
 	OPT_LIST_DEVICES = OPT_MODE + GF_MODE_LIST_DEVICES,
 	OPT_CHECK_CONFIG = OPT_MODE + GF_MODE_CHECK_CONFIG,
 	OPT_STATUS = OPT_MODE + GF_MODE_STATUS,
+	OPT_EXPORT = OPT_MODE + GF_MODE_EXPORT,
+	OPT_PLOT = OPT_MODE + GF_MODE_PLOT,
+	OPT_RATE = OPT_MODE + 64,
 };
 
 static const char short_opts[] = ":i:o:c:b:a:tf:qvhV"; /* ':' first: report missing values */
@@ -31,6 +37,9 @@ static const struct option long_opts[] = {
 	{"list-devices", no_argument, NULL, OPT_LIST_DEVICES},
 	{"check-config", no_argument, NULL, OPT_CHECK_CONFIG},
 	{"status", no_argument, NULL, OPT_STATUS},
+	{"export-filters", required_argument, NULL, OPT_EXPORT},
+	{"plot", no_argument, NULL, OPT_PLOT},
+	{"rate", required_argument, NULL, OPT_RATE},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
@@ -46,6 +55,7 @@ struct seen {
 	int config;	  /* -c given */
 	int offline_only; /* the first offline-only option, or 0 */
 	int engine_opt;	  /* --backend/--algo given ('b' or 'a') */
+	int rate;	  /* --rate given */
 };
 
 const char *gf_cli_mode_name(enum gf_cli_mode m)
@@ -61,6 +71,10 @@ const char *gf_cli_mode_name(enum gf_cli_mode m)
 		return "--check-config";
 	case GF_MODE_STATUS:
 		return "--status";
+	case GF_MODE_EXPORT:
+		return "--export-filters";
+	case GF_MODE_PLOT:
+		return "--plot";
 	case GF_MODE_HELP:
 		return "--help";
 	case GF_MODE_VERSION:
@@ -87,6 +101,8 @@ static const char *opt_name(int c)
 		return "--tail";
 	case 'f':
 		return "--format";
+	case OPT_EXPORT:
+		return "--export-filters";
 	default:
 		return "?";
 	}
@@ -141,6 +157,21 @@ static int unknown_value(struct gf_errbuf *eb, const char *what, const char *arg
 	return GF_E_INVAL;
 }
 
+/* --rate HZ: a whole number of Hz in the range gf_config_build accepts. */
+static int take_rate(struct gf_cli *cli, const char *arg, struct gf_errbuf *eb)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(arg, &end, 10);
+	if (end == arg || *end != '\0' || errno || arg[0] == '-' || v < GF_RATE_MIN || v > GF_RATE_MAX) {
+		gf_errbuf_set(eb, "--rate needs a sample rate in Hz (%u..%u), got '%s'", GF_RATE_MIN,
+			      GF_RATE_MAX, arg);
+		return GF_E_INVAL;
+	}
+	cli->rate = (unsigned)v;
+	return 0;
+}
+
 /* Handle one option from getopt_long. */
 static int take_option(struct gf_cli *cli, struct seen *s, int c, char *const argv[], struct gf_errbuf *eb)
 {
@@ -193,17 +224,33 @@ static int take_option(struct gf_cli *cli, struct seen *s, int c, char *const ar
 	case OPT_LIST_DEVICES:
 	case OPT_CHECK_CONFIG:
 	case OPT_STATUS:
+	case OPT_PLOT:
 		s->modes[c - OPT_MODE] = 1;
 		return 0;
+	case OPT_EXPORT:
+		s->modes[GF_MODE_EXPORT] = 1;
+		return take_path(&cli->export_dir, c, optarg, eb);
+	case OPT_RATE:
+		s->rate = 1;
+		return take_rate(cli, optarg, eb);
 	default:
 		return getopt_error(c, argv, eb);
 	}
 }
 
 /* Exactly one mode: the offline one, or one of the --MODE switches. */
-static int pick_mode(struct gf_cli *cli, const struct seen *s, struct gf_errbuf *eb)
+static int pick_mode(struct gf_cli *cli, struct seen *s, struct gf_errbuf *eb)
 {
-	for (int m = GF_MODE_OFFLINE; m <= GF_MODE_STATUS; m++) {
+	/* --plot and --export-filters read -i IN for its rate, --plot writes -o SVG */
+	if (s->modes[GF_MODE_PLOT] || s->modes[GF_MODE_EXPORT]) {
+		if (s->modes[GF_MODE_EXPORT] && cli->output) {
+			gf_errbuf_set(eb,
+				      "-o/--output does not apply to --export-filters (DIR is its operand)");
+			return GF_E_INVAL;
+		}
+		s->modes[GF_MODE_OFFLINE] = 0;
+	}
+	for (int m = GF_MODE_OFFLINE; m <= GF_MODE_PLOT; m++) {
 		if (!s->modes[m])
 			continue;
 		if (cli->mode != GF_MODE_NONE) {
@@ -215,7 +262,7 @@ static int pick_mode(struct gf_cli *cli, const struct seen *s, struct gf_errbuf 
 	}
 	if (cli->mode == GF_MODE_NONE) {
 		gf_errbuf_set(eb, "nothing to do: give -i IN -o OUT, --live, --list-devices, "
-				  "--check-config or --status");
+				  "--check-config, --status, --plot or --export-filters DIR");
 		return GF_E_INVAL;
 	}
 	return 0;
@@ -233,6 +280,12 @@ static int check_mode_options(struct gf_cli *cli, const struct seen *s, struct g
 	if (s->engine_opt && m != GF_MODE_OFFLINE && m != GF_MODE_LIVE) {
 		gf_errbuf_set(eb, "%s applies only to offline mode and --live, not %s",
 			      opt_name(s->engine_opt), gf_cli_mode_name(m));
+		return GF_E_INVAL;
+	}
+	if (s->rate && m != GF_MODE_CHECK_CONFIG && m != GF_MODE_EXPORT && m != GF_MODE_PLOT) {
+		gf_errbuf_set(eb,
+			      "--rate applies only to --check-config, --export-filters and --plot, not %s",
+			      gf_cli_mode_name(m));
 		return GF_E_INVAL;
 	}
 	if (s->config && m == GF_MODE_LIST_DEVICES) {
@@ -328,7 +381,9 @@ int gf_cli_parse(struct gf_cli *cli, int argc, char *const argv[], struct gf_err
 void gf_cli_print_usage(FILE *out)
 {
 	fputs("Usage: gpufir -i IN -o OUT [-c FILE] [OPTION]...\n"
-	      "       gpufir --live [-c FILE] | --list-devices | --check-config [FILE] | --status [SOCKET]\n",
+	      "       gpufir --live [-c FILE] | --list-devices | --check-config [FILE] | --status [SOCKET]\n"
+	      "       gpufir --plot [-c FILE] [-o SVG] [--rate HZ | -i IN]\n"
+	      "       gpufir --export-filters DIR [-c FILE] [--rate HZ | -i IN]\n",
 	      out);
 }
 
@@ -353,6 +408,11 @@ void gf_cli_print_help(FILE *out)
 	      "      --status [SOCKET]  ask a running --live instance for its state; SOCKET\n"
 	      "                         defaults to the config's status_socket, else\n"
 	      "                         /run/gpufir/status\n"
+	      "      --plot             draw every channel's final FIR (magnitude, group delay,\n"
+	      "                         taps) into the SVG file -o (default response.svg)\n"
+	      "      --export-filters=DIR\n"
+	      "                         write every channel's final FIR to DIR as a 32-bit float\n"
+	      "                         WAV and a text file, with a config that loads them\n"
 	      "  -h, --help             show this help and exit\n"
 	      "  -V, --version          show version and build features, and exit\n"
 	      "\n"
@@ -367,6 +427,8 @@ void gf_cli_print_help(FILE *out)
 	      "  -f, --format=SUBTYPE   offline: sample format of OUT, one of\n"
 	      "                         PCM_16, PCM_24, PCM_32, FLOAT, DOUBLE, PCM_U8, PCM_S8,\n"
 	      "                         ULAW, ALAW, VORBIS, OPUS, ...; default: IN's format\n"
+	      "      --rate=HZ          --check-config, --plot, --export-filters: build the filters\n"
+	      "                         at HZ (default: -i IN's rate, else the config's, else 48000)\n"
 	      "  -q, --quiet            only warnings and errors; no progress bar\n"
 	      "  -v, --verbose          debug messages\n"
 	      "\n"
@@ -384,6 +446,8 @@ void gf_cli_print_help(FILE *out)
 	      "  gpufir -i in.flac -o out.flac -c room.conf --tail\n"
 	      "  gpufir -i in.wav -o out.wav --format FLOAT --backend cpu\n"
 	      "  gpufir --check-config /etc/gpufir/gpufir.conf\n"
+	      "  gpufir --plot -c room.conf -o room.svg --rate 44100\n"
+	      "  gpufir --export-filters exported -c room.conf\n"
 	      "  gpufir --live -c /etc/gpufir/gpufir.conf\n",
 	      out);
 }

@@ -22,6 +22,8 @@ enum gf_cli_mode {
 	GF_MODE_LIST_DEVICES, /**< --list-devices */
 	GF_MODE_CHECK_CONFIG, /**< --check-config [FILE] */
 	GF_MODE_STATUS,	      /**< --status [SOCKET] */
+	GF_MODE_EXPORT,	      /**< --export-filters DIR */
+	GF_MODE_PLOT,	      /**< --plot [-o SVG] */
 	GF_MODE_HELP,	      /**< --help */
 	GF_MODE_VERSION,      /**< --version */
 };
@@ -29,11 +31,13 @@ enum gf_cli_mode {
 /** The parsed command line. Strings point into argv. */
 struct gf_cli {
 	enum gf_cli_mode mode;
-	const char *input;  /**< -i: offline input file */
-	const char *output; /**< -o: offline output file */
-	const char *config; /**< -c, or --check-config's operand; NULL = built-in default */
-	const char *socket; /**< --status operand; NULL = from the config */
-	int backend_set;    /**< 1 when --backend was given */
+	const char *input;	/**< -i: offline input file (--plot, --export-filters: its rate) */
+	const char *output;	/**< -o: offline output file (--plot: the SVG, NULL = response.svg) */
+	const char *export_dir; /**< --export-filters operand */
+	unsigned rate;		/**< --rate: build filters at this rate; 0 = not given */
+	const char *config;	/**< -c, or --check-config's operand; NULL = built-in default */
+	const char *socket;	/**< --status operand; NULL = from the config */
+	int backend_set;	/**< 1 when --backend was given */
 	enum gf_backend_kind backend;
 	int algo_set; /**< 1 when --algo was given */
 	enum gf_algo algo;

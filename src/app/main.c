@@ -16,10 +16,9 @@
 #include "live.h"
 #include "log.h"
 #include "offline.h"
+#include "tools.h"
 
 #define DEFAULT_STATUS_SOCKET "/run/gpufir/status"
-#define CHECK_RATE_DEFAULT 48000u
-#define CHECK_CHANNELS_DEFAULT 2u
 
 static atomic_int stop_signal; /* lock-free, so async-signal-safe */
 
@@ -154,34 +153,19 @@ static void print_config_summary(FILE *out, const struct gf_config *cfg, const s
 	}
 }
 
-/* The config's channel count: its devices', else what its routes need, at least 2. */
-static uint32_t check_channels(const struct gf_config *cfg)
-{
-	if (cfg->input.channels)
-		return cfg->input.channels;
-	if (cfg->output.channels)
-		return cfg->output.channels;
-	uint32_t routed = gf_config_min_channels(cfg);
-	return routed > CHECK_CHANNELS_DEFAULT ? routed : CHECK_CHANNELS_DEFAULT;
-}
-
 /* --check-config: the same loading and building code as every other mode. */
 static int run_check_config(const struct gf_cli *cli)
 {
-	struct gf_config *cfg = NULL;
-	struct gf_filter_set *fs = NULL;
+	struct gf_tool_build b;
 	struct gf_errbuf eb = {{0}};
-	int err = load_config(cli->config, &cfg, &eb);
+	int err = gf_tool_build(cli, &b, &eb);
 	if (!err) {
-		uint32_t rate = cfg->sample_rate ? cfg->sample_rate : CHECK_RATE_DEFAULT;
-		err = gf_config_build(cfg, rate, check_channels(cfg), &fs, &eb);
-		if (!err)
-			print_config_summary(stdout, cfg, fs, rate);
-	}
-	if (err)
+		print_config_summary(stdout, b.cfg, b.fs, b.rate);
+		gf_tool_print_report(stdout, b.fs, b.rate);
+	} else {
 		gf_err("%s", eb.msg[0] ? eb.msg : gf_strerror(err));
-	gf_filter_set_free(fs);
-	gf_config_free(cfg);
+	}
+	gf_tool_build_free(&b);
 	if (err == GF_E_NOMEM)
 		return GF_EXIT_FAILURE;
 	return err ? GF_EXIT_CONFIG : GF_EXIT_OK;
@@ -243,6 +227,10 @@ int main(int argc, char **argv)
 		return run_check_config(&cli);
 	case GF_MODE_STATUS:
 		return run_status(&cli);
+	case GF_MODE_EXPORT:
+		return gf_tool_run_export(&cli);
+	case GF_MODE_PLOT:
+		return gf_tool_run_plot(&cli);
 	default:
 		return GF_EXIT_USAGE;
 	}

@@ -497,6 +497,9 @@ void gf_config_free(struct gf_config *c)
 		free(c->filters[i].src);
 		free(c->filters[i].coeffs);
 		free(c->filters[i].file);
+		for (uint32_t k = 0; k < c->filters[i].n_by_rate; k++)
+			free(c->filters[i].by_rate[k].file);
+		free(c->filters[i].by_rate);
 	}
 	free(c->filters);
 	for (uint32_t i = 0; i < c->n_routes; i++) {

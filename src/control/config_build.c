@@ -67,10 +67,34 @@ static int default_leaves_out(const struct gf_config *c, const struct gf_config_
 	       f->design.cutoff_hz >= 0.45 * rate;
 }
 
+/* A file filter: the file for @p rate (per-rate list or $samplerate$), said when the rate chose it. */
+static int read_file(const struct gf_config_filter *f, uint32_t rate, const struct gf_ir_select *sel,
+		     struct taps *t, struct gf_errbuf *eb)
+{
+	char *path = NULL;
+	int chosen, r = gf_cfg_filter_file(f, rate, &path, &chosen, eb);
+	if (r)
+		return r;
+	if (chosen)
+		gf_info("filters.%s: %s for %u Hz", f->name, path, rate);
+	if (f->kind == FK_TEXT)
+		r = gf_taps_read_text(path, &t->h, &t->n, eb);
+	else if (f->kind == FK_WAV)
+		r = gf_taps_read_wav(path, rate, sel, &t->h, &t->n, NULL, eb);
+	else
+		r = gf_taps_read_raw(path, f->raw, sel, &t->h, &t->n, eb);
+	free(path);
+	return r;
+}
+
+/* @p ch: the audio channel, for a sound file's channel = "route". */
 static int build_filter(const struct gf_config *c, const struct gf_config_filter *f, uint32_t rate,
-			struct taps *t, struct gf_errbuf *eb)
+			uint32_t ch, struct taps *t, struct gf_errbuf *eb)
 {
 	int r = 0;
+	struct gf_ir_select sel = f->sel;
+	if (f->channel_is_route)
+		sel.channel = ch;
 	if (default_leaves_out(c, f, rate)) {
 		gf_info("built-in default: the %s low-pass at %g Hz is left out at %u Hz (at or above 0.45 x "
 			"the sample rate)",
@@ -91,13 +115,9 @@ static int build_filter(const struct gf_config *c, const struct gf_config_filter
 		t->n = f->n_coeffs;
 		break;
 	case FK_TEXT:
-		r = gf_taps_read_text(f->file, &t->h, &t->n, eb);
-		if (r)
-			return filter_error(f, r, 0, eb);
-		break;
 	case FK_WAV:
-		r = gf_taps_read_wav(f->file, rate, &f->sel, &t->h, &t->n, NULL, eb);
-		if (r)
+	case FK_RAW:
+		if ((r = read_file(f, rate, &sel, t, eb)))
 			return filter_error(f, r, 0, eb);
 		break;
 	case FK_DESIGN:
@@ -251,6 +271,31 @@ static int to_filter_set(const struct gf_config *c, struct taps *fir, uint32_t c
 	return 0;
 }
 
+/*
+ * Build every used filter for audio channel @p ch (@p only_per_channel: just
+ * those with channel = "route", rebuilt for each channel). *per_channel
+ * (may be NULL) is set when there are such filters.
+ */
+static int build_filters(const struct gf_config *c, uint32_t rate, uint32_t ch, int only_per_channel,
+			 struct taps *built, int *per_channel, struct gf_errbuf *eb)
+{
+	for (uint32_t i = 0; i < c->n_filters; i++) {
+		const struct gf_config_filter *f = &c->filters[i];
+		if (!f->used || (only_per_channel && !f->channel_is_route))
+			continue;
+		if (per_channel && f->channel_is_route)
+			*per_channel = 1;
+		free(built[i].h);
+		built[i].h = NULL;
+		int r = build_filter(c, f, rate, ch, &built[i], eb);
+		if (!r)
+			r = check_max_taps(c, f, built[i].n, eb);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
 int gf_config_build(const struct gf_config *c, uint32_t sample_rate, uint32_t channels,
 		    struct gf_filter_set **out, struct gf_errbuf *eb)
 {
@@ -267,17 +312,20 @@ int gf_config_build(const struct gf_config *c, uint32_t sample_rate, uint32_t ch
 	r = GF_E_NOMEM;
 	if (!built || !fir)
 		goto out;
-	for (uint32_t i = 0; i < c->n_filters; i++)
-		if (c->filters[i].used && ((r = build_filter(c, &c->filters[i], rate, &built[i], eb)) ||
-					   (r = check_max_taps(c, &c->filters[i], built[i].n, eb))))
-			goto out;
+	int per_channel = 0;
+	if ((r = build_filters(c, rate, 0, 0, built, &per_channel, eb)))
+		goto out;
 	if ((r = chain_fir(c, built, c->chain, c->n_chain, NULL, rate, &global, eb)))
 		goto out;
 	for (uint32_t ch = 0; ch < channels; ch++) {
 		const struct gf_config_route *rt = route_of(c, ch);
+		if (per_channel && ch > 0 && (r = build_filters(c, rate, ch, 1, built, NULL, eb)))
+			goto out;
 		if (rt)
 			r = chain_fir(c, built, rt->has_chain ? rt->chain : c->chain,
 				      rt->has_chain ? rt->n_chain : c->n_chain, rt, rate, &fir[ch], eb);
+		else if (per_channel)
+			r = chain_fir(c, built, c->chain, c->n_chain, NULL, rate, &fir[ch], eb);
 		else if ((fir[ch].h = malloc(global.n * sizeof(double))))
 			memcpy(fir[ch].h, global.h, global.n * sizeof(double)), fir[ch].n = global.n, r = 0;
 		else

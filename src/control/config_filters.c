@@ -36,6 +36,8 @@ static uint32_t allowed_keys(const struct gf_config_filter *f)
 		return m | BIT(K_FILE) | BIT(K_FORMAT);
 	case FK_WAV:
 		return m | BIT(K_FILE) | BIT(K_FORMAT) | BIT(K_CHANNEL) | BIT(K_OFFSET) | BIT(K_LENGTH);
+	case FK_RAW:
+		return m | BIT(K_FILE) | BIT(K_FORMAT) | BIT(K_OFFSET) | BIT(K_LENGTH);
 	case FK_DESIGN:
 		break;
 	}
@@ -66,6 +68,7 @@ static void note_keys(const struct gf_cfg_loader *L, const config_setting_t *g, 
 	const char *what = f->kind == FK_DESIGN	  ? gf_design_type_name(f->design.type)
 			   : f->kind == FK_INLINE ? "coeffs"
 			   : f->kind == FK_TEXT	  ? "text file"
+			   : f->kind == FK_RAW	  ? "raw sample file"
 						  : "sound file";
 	int n = config_setting_length(g);
 	for (int i = 0; i < n; i++) {
@@ -261,52 +264,92 @@ static int parse_design(const struct gf_cfg_loader *L, const config_setting_t *g
 	return check_design(L, g, prefix, f, t);
 }
 
+/* format = "text" | "wav" | a raw format (CamillaDSP's names: "FLOAT64LE", "S24LE3", ...). */
+static int parse_format(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
+			const char *format, struct gf_config_filter *f)
+{
+	if (strcmp(format, "text") == 0) {
+		f->kind = FK_TEXT;
+		f->raw = GF_RAW_NONE;
+	} else if (strcmp(format, "wav") == 0 || strcmp(format, "sound") == 0) {
+		f->kind = FK_WAV;
+		f->raw = GF_RAW_NONE;
+	} else if ((f->raw = gf_taps_raw_parse(format))) {
+		f->kind = FK_RAW;
+	} else {
+		char name[192];
+		gf_cfg_setting(name, sizeof(name), prefix, "format");
+		return gf_cfg_fail_at(
+			L, config_setting_get_member(g, "format"), name,
+			"must be \"text\" or \"wav\", or a raw sample format: FLOAT32LE, FLOAT64LE, "
+			"S16LE, S24LE3, S24LE, S32LE (got \"%s\")",
+			format);
+	}
+	return 0;
+}
+
+/* channel = N, or "route": each audio channel takes the file's channel of the same number. */
+static int get_channel(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
+		       struct gf_config_filter *f, long long *ch)
+{
+	const config_setting_t *s = config_setting_get_member(g, "channel");
+	if (!s || config_setting_type(s) != CONFIG_TYPE_STRING)
+		return gf_cfg_get_int(L, g, prefix, "channel", 0, MAX_CHANNELS - 1, ch);
+	char name[192];
+	gf_cfg_setting(name, sizeof(name), prefix, "channel");
+	if (strcmp(config_setting_get_string(s), "route") != 0)
+		return gf_cfg_fail_at(L, s, name, "must be a channel number or \"route\" (got \"%s\")",
+				      config_setting_get_string(s));
+	if (f->kind != FK_WAV)
+		return gf_cfg_fail_at(L, s, name, "\"route\" needs a multi-channel sound file");
+	f->channel_is_route = 1;
+	return 1;
+}
+
 static int parse_file_filter(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
 			     struct gf_config_filter *f)
 {
 	char *rel = NULL, *format = NULL;
-	int r = gf_cfg_get_str(L, g, prefix, "file", &rel);
+	const config_setting_t *fs = config_setting_get_member(g, "file");
+	int r = config_setting_type(fs) == CONFIG_TYPE_LIST ? gf_cfg_parse_rate_files(L, fs, prefix, f, &rel)
+							    : gf_cfg_get_str(L, g, prefix, "file", &rel);
 	if (r >= 0)
 		r = gf_cfg_get_str(L, g, prefix, "format", &format);
 	if (r < 0)
 		goto out;
-	const config_setting_t *fs = config_setting_get_member(g, "file");
 	char name[192];
 	gf_cfg_setting(name, sizeof(name), prefix, "file");
 	f->kind = gf_taps_is_sound_file(rel) ? FK_WAV : FK_TEXT;
-	if (format) {
-		if (strcmp(format, "text") == 0) {
-			f->kind = FK_TEXT;
-		} else if (strcmp(format, "wav") == 0 || strcmp(format, "sound") == 0) {
-			f->kind = FK_WAV;
-		} else {
-			gf_cfg_setting(name, sizeof(name), prefix, "format");
-			r = gf_cfg_fail_at(L, config_setting_get_member(g, "format"), name,
-					   "must be \"text\" or \"wav\" (got \"%s\")", format);
-			goto out;
-		}
-	}
-	if (!(f->file = gf_cfg_join_path(L->base_dir, rel))) {
+	if ((f->raw = gf_taps_raw_by_extension(rel)))
+		f->kind = FK_RAW;
+	if (format && (r = parse_format(L, g, prefix, format, f)) < 0)
+		goto out;
+	if (!f->n_by_rate && !(f->file = gf_cfg_join_path(L->base_dir, rel))) {
 		r = GF_E_NOMEM;
 		goto out;
 	}
-	/* readable and a regular file, checked without blocking on a FIFO */
-	struct gf_errbuf why;
-	int fd = gf_file_open_read(f->file, "filter file", 0, &why);
-	if (fd < 0) {
-		r = gf_cfg_fail_at(L, fs, name, "%s", why.msg);
-		goto out;
+	/* with the rate token, which file is read is known at build time */
+	int token = f->file && strstr(f->file, GF_RATE_TOKEN);
+	if (f->file && !token) {
+		/* readable and a regular file, checked without blocking on a FIFO */
+		struct gf_errbuf why;
+		int fd = gf_file_open_read(f->file, "filter file", 0, &why);
+		if (fd < 0) {
+			r = gf_cfg_fail_at(L, fs, name, "%s", why.msg);
+			goto out;
+		}
+		close(fd);
 	}
-	close(fd);
 	long long ch = 0, off = 0, len = 0;
-	if ((r = gf_cfg_get_int(L, g, prefix, "channel", 0, MAX_CHANNELS - 1, &ch)) < 0 ||
+	if ((r = get_channel(L, g, prefix, f, &ch)) < 0 ||
 	    (r = gf_cfg_get_int(L, g, prefix, "offset", 0, 1LL << 40, &off)) < 0 ||
 	    (r = gf_cfg_get_int(L, g, prefix, "length", 1, GF_TAPS_MAX, &len)) < 0)
 		goto out;
-	f->sel.channel = (uint32_t)ch;
+	f->sel.channel = f->kind == FK_WAV ? (uint32_t)ch : 0; /* raw files are mono */
 	f->sel.offset = (uint64_t)off;
 	f->sel.length = (uint64_t)len;
-	r = gf_cfg_add_file(L->c, f->file);
+	if (f->file)
+		r = token ? gf_cfg_watch_rate_files(L->c, f->file) : gf_cfg_add_file(L->c, f->file);
 out:
 	free(rel);
 	free(format);

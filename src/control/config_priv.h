@@ -23,7 +23,7 @@
  * a few million belong in a filter file). */
 #define GF_CFG_MAX_BYTES ((size_t)64 << 20)
 
-enum filter_kind { FK_INLINE, FK_TEXT, FK_WAV, FK_DESIGN };
+enum filter_kind { FK_INLINE, FK_TEXT, FK_WAV, FK_RAW, FK_DESIGN };
 
 /* Settings of a filter group; their lines are kept for build-time messages. */
 enum fkey {
@@ -52,6 +52,14 @@ enum fkey {
 /* Setting names, indexed by enum fkey. */
 extern const char *const gf_config_fkey_names[K_COUNT];
 
+/* CamillaDSP's token in a filter file's name: replaced by the rate the filter is built at. */
+#define GF_RATE_TOKEN "$samplerate$"
+
+struct gf_rate_file {
+	uint32_t rate;
+	char *file; /* resolved path */
+};
+
 struct gf_config_filter {
 	char *name;
 	char *src;	       /* config file the group is in, for messages */
@@ -60,8 +68,12 @@ struct gf_config_filter {
 	enum filter_kind kind;
 	double *coeffs; /* FK_INLINE */
 	uint32_t n_coeffs;
-	char *file; /* FK_TEXT, FK_WAV: resolved path */
+	char *file; /* FK_TEXT, FK_WAV, FK_RAW: resolved path; may hold GF_RATE_TOKEN; NULL with by_rate */
+	struct gf_rate_file *by_rate; /* file = ( { rate = ...; file = ...; }, ... ) */
+	uint32_t n_by_rate;
 	struct gf_ir_select sel;
+	enum gf_raw_format raw; /* FK_RAW */
+	int channel_is_route;	/* FK_WAV, channel = "route": the file channel = the audio channel */
 	struct gf_design design;
 	double gain_db;
 	int used;
@@ -141,5 +153,25 @@ int gf_cfg_prescan(const char *text, size_t len, const char *name, const char *i
 
 /** Parse `filters = ( ... )` into c->filters. */
 int gf_cfg_parse_filters(const struct gf_cfg_loader *L, const config_setting_t *root);
+
+/* ---- per-rate filter files (config_rate_files.c) ------------------------------ */
+
+/** Parse file = ( { rate; file; }, ... ) into f->by_rate; *first_rel: the first entry's file name. */
+int gf_cfg_parse_rate_files(const struct gf_cfg_loader *L, const config_setting_t *list, const char *prefix,
+			    struct gf_config_filter *f, char **first_rel);
+
+/** Add the existing expansions of @p path (with GF_RATE_TOKEN) at common rates to c->files. */
+int gf_cfg_watch_rate_files(struct gf_config *c, const char *path);
+
+/** @p path with every GF_RATE_TOKEN replaced by @p rate; malloc'ed, NULL when out of memory. */
+char *gf_cfg_expand_rate(const char *path, uint32_t rate);
+
+/**
+ * The file filter @p f reads at @p rate (its by-rate entry, or its file with
+ * the token replaced), malloc'ed into *path; *chosen is 1 when the rate chose it.
+ * @return 0, GF_E_RATE (no entry for @p rate: the message names it) or GF_E_NOMEM
+ */
+int gf_cfg_filter_file(const struct gf_config_filter *f, uint32_t rate, char **path, int *chosen,
+		       struct gf_errbuf *eb);
 
 #endif

@@ -1,0 +1,282 @@
+/*
+ * Impulse-response formats that room-correction tools write: raw
+ * little-endian float32/float64 (DRC-FIR .pcm, rePhase .dbl) and 16/24/32-bit
+ * integers, each loaded through a config and compared with the same taps in
+ * text; sizes that are not whole samples; 64-bit float WAV (Acourate); a
+ * multi-channel WAV taken per route (channel = "route").
+ */
+#include <math.h>
+#include <sndfile.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "taps_io.h"
+#include "testutil.h"
+
+#define N_TAPS 301
+
+static char *dir;
+
+/* Little-endian bytes of @p v, @p bytes long. */
+static void put_le(unsigned char *p, uint64_t v, unsigned bytes)
+{
+	for (unsigned i = 0; i < bytes; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/*
+ * Taps that @p fmt holds exactly (decaying noise, with full-scale extremes),
+ * their raw image into @p img, and the exact values into @p want.
+ */
+static size_t make_raw(enum gf_raw_format fmt, uint64_t *seed, unsigned char *img, double *want)
+{
+	unsigned ss = gf_taps_raw_size(fmt);
+	for (uint32_t k = 0; k < N_TAPS; k++) {
+		double x = gf_test_randf(seed) * exp(-(double)k / 60.0);
+		if (k == 7)
+			x = -1.0; /* the most negative integer code */
+		unsigned char *p = img + (size_t)k * ss;
+		switch (fmt) {
+		case GF_RAW_FLOAT32LE: {
+			float f = (float)(x * 3.0); /* floats may exceed full scale */
+			uint32_t u;
+			memcpy(&u, &f, 4);
+			put_le(p, u, 4);
+			want[k] = f;
+			break;
+		}
+		case GF_RAW_FLOAT64LE: {
+			double d = x * 3.0 + 1e-12; /* not a float */
+			uint64_t u;
+			memcpy(&u, &d, 8);
+			put_le(p, u, 8);
+			want[k] = d;
+			break;
+		}
+		default: {
+			int bits = fmt == GF_RAW_S16LE ? 16 : fmt == GF_RAW_S32LE ? 32 : 24;
+			double scale = ldexp(1.0, bits - 1);
+			int64_t v = (int64_t)llround(x * scale);
+			if (v >= (int64_t)scale)
+				v = (int64_t)scale - 1;
+			put_le(p, (uint64_t)v, ss); /* S24LE: the 4th byte is the sign extension */
+			want[k] = (double)v / scale;
+		}
+		}
+	}
+	return (size_t)N_TAPS * ss;
+}
+
+static char *text_of(const double *h, uint32_t n)
+{
+	char *s = malloc((size_t)n * 32 + 1), *p = s;
+	for (uint32_t i = 0; i < n; i++)
+		p += sprintf(p, "%.17g\n", h[i]);
+	return s;
+}
+
+static struct gf_filter_set *build_conf(const char *text, struct gf_errbuf *eb, int *err)
+{
+	struct gf_config *c = NULL;
+	struct gf_filter_set *fs = NULL;
+	*err = gf_config_load_string(text, dir, &c, eb);
+	if (!*err)
+		*err = gf_config_build(c, 48000, 2, &fs, eb);
+	gf_config_free(c);
+	return fs;
+}
+
+static void test_raw_round_trips(void)
+{
+	static const enum gf_raw_format fmts[] = {GF_RAW_FLOAT32LE, GF_RAW_FLOAT64LE, GF_RAW_S16LE,
+						  GF_RAW_S24LE3,    GF_RAW_S24LE,     GF_RAW_S32LE};
+	uint64_t seed = gf_test_seed("taps_formats");
+	for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
+		const char *name = gf_taps_raw_name(fmts[i]);
+		unsigned char img[N_TAPS * 8];
+		double want[N_TAPS];
+		size_t size = make_raw(fmts[i], &seed, img, want);
+		char fname[64];
+		snprintf(fname, sizeof(fname), "ir-%s.raw", name);
+		char *raw = gf_test_path(dir, fname);
+		gf_test_write_file(raw, img, size);
+		char *txt = text_of(want, N_TAPS);
+		free(gf_test_write_text_in(dir, "ir.txt", txt));
+		free(txt);
+
+		/* the reader: exact values */
+		double *h;
+		uint32_t n;
+		struct gf_errbuf eb = {{0}};
+		struct gf_ir_select sel = {0};
+		CHECK_OK_EB(gf_taps_read_raw(raw, fmts[i], &sel, &h, &n, &eb), &eb);
+		CHECK(n == N_TAPS);
+		for (uint32_t k = 0; k < n; k++)
+			CHECK(h[k] == want[k]);
+		free(h);
+
+		/* through a config (the name in any case), against the text file, with offset and length */
+		char lower[16];
+		for (size_t j = 0; j < sizeof(lower); j++)
+			lower[j] = (char)(name[j] >= 'A' && name[j] <= 'Z' ? name[j] - 'A' + 'a' : name[j]);
+		char conf[1024];
+		snprintf(conf, sizeof(conf),
+			 "filters = ( { name = \"raw\"; file = \"%s\"; format = \"%s\"; offset = 5; length = "
+			 "200; },\n"
+			 "            { name = \"txt\"; file = \"ir.txt\"; } );\n"
+			 "routes = ( { channel = 0; chain = [\"raw\"]; }, { channel = 1; chain = [\"txt\"]; "
+			 "} );\n",
+			 fname, i % 2 ? name : lower);
+		int err;
+		struct gf_filter_set *fs = build_conf(conf, &eb, &err);
+		CHECK_OK_EB(err, &eb);
+		CHECK(fs->taps == N_TAPS);
+		const float *a = gf_filter_set_channel(fs, 0), *b = gf_filter_set_channel(fs, 1);
+		for (uint32_t k = 0; k < 200; k++)
+			CHECK(a[k] == b[k + 5]);
+		printf("  %s: %zu bytes, %u taps read exactly, offset/length as text\n", name, size, N_TAPS);
+		gf_filter_set_free(fs);
+
+		/* one byte short: an error that names the file and the format */
+		if (gf_taps_raw_size(fmts[i]) > 1) {
+			gf_test_write_file(raw, img, size - 1);
+			fs = build_conf(conf, &eb, &err);
+			printf("  expected error: %s\n", eb.msg);
+			CHECK(err == GF_E_CONFIG && !fs);
+			CHECK(strstr(eb.msg, raw) && strstr(eb.msg, "not a whole number") &&
+			      strstr(eb.msg, name));
+		}
+		free(raw);
+	}
+}
+
+static void test_raw_extensions_and_errors(void)
+{
+	unsigned char img[16];
+	double one = 0.5, two = -0.25;
+	uint64_t u;
+	memcpy(&u, &one, 8), put_le(img, u, 8);
+	memcpy(&u, &two, 8), put_le(img + 8, u, 8);
+	char *p = gf_test_path(dir, "rephase.dbl");
+	gf_test_write_file(p, img, 16);
+	free(p);
+	float f = 0.75f;
+	uint32_t v;
+	memcpy(&v, &f, 4), put_le(img, v, 4);
+	p = gf_test_path(dir, "drc.pcm");
+	gf_test_write_file(p, img, 4);
+	free(p);
+	int err;
+	struct gf_errbuf eb = {{0}};
+	struct gf_filter_set *fs = build_conf("filters = ( { name = \"a\"; file = \"rephase.dbl\"; },\n"
+					      "  { name = \"b\"; file = \"drc.pcm\"; } );\n"
+					      "chain = [\"a\", \"b\"];\n",
+					      &eb, &err);
+	CHECK_OK_EB(err, &eb);
+	CHECK(fs->taps == 2 && gf_filter_set_channel(fs, 0)[0] == 0.375f &&
+	      gf_filter_set_channel(fs, 0)[1] == -0.1875f);
+	gf_filter_set_free(fs);
+
+	p = gf_test_path(dir, "empty.raw");
+	gf_test_write_file(p, img, 0);
+	free(p);
+	fs = build_conf("filters = ( { name = \"a\"; file = \"empty.raw\"; format = \"S16LE\"; } );\n"
+			"chain = [\"a\"];\n",
+			&eb, &err);
+	CHECK(err == GF_E_CONFIG && strstr(eb.msg, "empty.raw: the file is empty"));
+	fs = build_conf("filters = ( { name = \"a\"; file = \"drc.pcm\"; format = \"S20LE\"; } );\n"
+			"chain = [\"a\"];\n",
+			&eb, &err);
+	printf("  expected error: %s\n", eb.msg);
+	CHECK(err == GF_E_CONFIG && strstr(eb.msg, "filters.a.format") && strstr(eb.msg, "FLOAT64LE"));
+	/* a NaN in a float file */
+	memcpy(img, (unsigned char[]){0, 0, 0xc0, 0x7f}, 4);
+	struct gf_ir_select sel = {0};
+	double *h = (double *)1;
+	uint32_t n = 1;
+	CHECK(gf_taps_parse_raw(img, 4, "nan.pcm", GF_RAW_FLOAT32LE, &sel, &h, &n, &eb) == GF_E_NONFINITE);
+	CHECK(!h && !n && strstr(eb.msg, "nan.pcm: sample 0 is not finite"));
+	sel.channel = 1;
+	CHECK(gf_taps_parse_raw(img, 4, "x.raw", GF_RAW_S16LE, &sel, &h, &n, &eb) == GF_E_CONFIG);
+}
+
+/* Acourate writes 64-bit float WAV: the taps come back as doubles, not rounded to float. */
+static void test_wav_float64(void)
+{
+	char *p = gf_test_path(dir, "acourate.wav");
+	SF_INFO info = {.samplerate = 48000, .channels = 2, .format = SF_FORMAT_WAV | SF_FORMAT_DOUBLE};
+	SNDFILE *sf = sf_open(p, SFM_WRITE, &info);
+	CHECK(sf);
+	double x[2 * 64];
+	for (int i = 0; i < 128; i++)
+		x[i] = (i & 1 ? -1.0 : 1.0) * (1.0 + 1e-12 * i) / (1 + i / 2) * (i == 10 ? 2.5 : 1.0);
+	CHECK(sf_writef_double(sf, x, 64) == 64);
+	sf_close(sf);
+	for (uint32_t c = 0; c < 2; c++) {
+		struct gf_ir_select sel = {.channel = c};
+		double *h;
+		uint32_t n;
+		struct gf_errbuf eb = {{0}};
+		CHECK_OK_EB(gf_taps_read_wav(p, 48000, &sel, &h, &n, NULL, &eb), &eb);
+		CHECK(n == 64);
+		for (uint32_t k = 0; k < n; k++)
+			CHECK(h[k] == x[2 * k + c]); /* beyond full scale too (2.5) */
+		free(h);
+	}
+	free(p);
+}
+
+/* One stereo IR file, channel = "route": audio channel c takes the file's channel c. */
+static void test_wav_channel_per_route(void)
+{
+	char *p = gf_test_path(dir, "stereo.wav");
+	SF_INFO info = {.samplerate = 48000, .channels = 2, .format = SF_FORMAT_WAV | SF_FORMAT_FLOAT};
+	SNDFILE *sf = sf_open(p, SFM_WRITE, &info);
+	CHECK(sf);
+	const float x[] = {0.5f, -0.5f, 0.25f, 0.125f, 0.0f, 0.0625f};
+	CHECK(sf_writef_float(sf, x, 3) == 3);
+	sf_close(sf);
+	free(p);
+	int err;
+	struct gf_errbuf eb = {{0}};
+	/* the global chain, and a route with a gain: both follow the audio channel */
+	struct gf_filter_set *fs =
+		build_conf("filters = ( { name = \"room\"; file = \"stereo.wav\"; channel = \"route\"; } );\n"
+			   "chain = [\"room\"];\n"
+			   "routes = ( { channel = 1; gain_db = 6.0205999132796; } );\n",
+			   &eb, &err);
+	CHECK_OK_EB(err, &eb);
+	const float *a = gf_filter_set_channel(fs, 0), *b = gf_filter_set_channel(fs, 1);
+	CHECK(a[0] == 0.5f && a[1] == 0.25f && a[2] == 0.0f);
+	CHECK(fabsf(b[0] + 1.0f) < 1e-6f && fabsf(b[1] - 0.25f) < 1e-6f && fabsf(b[2] - 0.125f) < 1e-6f);
+	gf_filter_set_free(fs);
+	/* three audio channels, two in the file: the message names the file and the channel */
+	struct gf_config *c = NULL;
+	CHECK_OK_EB(gf_config_load_string("filters = ( { name = \"room\"; file = \"stereo.wav\"; "
+					  "channel = \"route\"; } );\nchain = [\"room\"];\n",
+					  dir, &c, &eb),
+		    &eb);
+	CHECK(gf_config_build(c, 48000, 3, &fs, &eb) == GF_E_CONFIG);
+	printf("  expected error: %s\n", eb.msg);
+	CHECK(strstr(eb.msg, "stereo.wav: channel 2, but the file has 2 channels"));
+	gf_config_free(c);
+	CHECK(gf_config_load_string("filters = ( { name = \"room\"; file = \"stereo.wav\"; "
+				    "channel = \"left\"; } );\nchain = [\"room\"];\n",
+				    dir, &c, &eb) == GF_E_CONFIG);
+	CHECK(strstr(eb.msg, "filters.room.channel: must be a channel number or \"route\""));
+}
+
+int main(void)
+{
+	dir = gf_test_tmpdir("taps_formats");
+	test_raw_round_trips();
+	test_raw_extensions_and_errors();
+	test_wav_float64();
+	test_wav_channel_per_route();
+	gf_test_rmtree(dir);
+	free(dir);
+	puts("test_taps_formats: OK");
+	return 0;
+}
