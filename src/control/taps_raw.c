@@ -12,6 +12,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "safe_file.h"
 #include "taps_io.h"
 
 static const struct {
@@ -175,11 +176,10 @@ int gf_taps_read_raw(const char *path, enum gf_raw_format fmt, const struct gf_i
 {
 	*taps = NULL;
 	*n = 0;
-	FILE *fp = fopen(path, "rb");
-	if (!fp) {
-		gf_errbuf_set(eb, "%s: cannot open: %s", path, strerror(errno));
-		return GF_E_IO;
-	}
+	FILE *fp;
+	int err = gf_file_fopen_read(path, "filter file", 0, &fp, eb); /* never blocks on a FIFO */
+	if (err)
+		return err;
 	/* 16 Mi float64 samples at most (and offset): bound what is read into memory */
 	struct stat st;
 	uint64_t max = (uint64_t)GF_TAPS_MAX * 8u + (sel->offset * gf_taps_raw_size(fmt));
