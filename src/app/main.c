@@ -15,6 +15,7 @@
 #include "error.h"
 #include "live.h"
 #include "log.h"
+#include "minphase.h"
 #include "offline.h"
 
 #define DEFAULT_STATUS_SOCKET "/run/gpufir/status"
@@ -128,6 +129,12 @@ static void print_config_summary(FILE *out, const struct gf_config *cfg, const s
 		}
 	}
 	fputc('\n', out);
+	fprintf(out, "  phase:        %s%s\n",
+		gf_config_min_phase(cfg) ? "minimum" : "as designed (linear for designs)",
+		cfg->phase == GF_PHASE_AUTO
+			? " (phase = \"auto\": as in live mode; offline uses linear phase, aligned)"
+			: "");
+	gf_minphase_print_delays(out, fs, rate);
 	fprintf(out, "  engine:       backend %s, algo %s, block %u frames, crossfade %.1f ms\n",
 		backend_name(cfg->backend), algo_name(cfg->algo), cfg->block_frames, cfg->crossfade_ms);
 	if (cfg->n_files > 1) {
@@ -157,6 +164,7 @@ static int run_check_config(const struct gf_cli *cli)
 	struct gf_errbuf eb = {{0}};
 	int err = load_config(cli->config, &cfg, &eb);
 	if (!err) {
+		cfg->live = 1; /* a checked config is usually the service's: show what live mode runs */
 		uint32_t rate = cfg->sample_rate ? cfg->sample_rate : CHECK_RATE_DEFAULT;
 		err = gf_config_build(cfg, rate, check_channels(cfg), &fs, &eb);
 		if (!err)
@@ -193,6 +201,7 @@ static int run_live(const struct gf_cli *cli, char *const *argv)
 		.src = config_source(cli),
 		.argv = argv,
 	};
+	o.src.live = 1;
 	return gf_daemon_run(&o);
 }
 
