@@ -63,6 +63,7 @@ static int run_offline(const struct gf_cli *cli)
 		.output = cli->output,
 		.src = config_source(cli),
 		.tail = cli->tail,
+		.causal = cli->causal,
 		.format_subtype = cli->format_subtype,
 		.progress = !cli->quiet && isatty(STDERR_FILENO),
 		.log_level_set = cli->quiet || cli->verbose,
