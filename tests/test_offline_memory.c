@@ -43,7 +43,7 @@ static long filter_rss(const char *in, const char *out)
 	char o_path[4096], e_path[4096];
 	snprintf(o_path, sizeof(o_path), "%s/run.out", dir);
 	snprintf(e_path, sizeof(e_path), "%s/run.err", dir);
-	pid_t pid = spawn_gpufir(ARGS("-i", in, "-o", out, "--backend", "cpu"), o_path, e_path);
+	pid_t pid = spawn_gpufir(ARGS("-i", in, "-o", out, "--backend", "cpu", "--causal"), o_path, e_path);
 	struct rusage ru;
 	struct run_result r;
 	wait_gpufir_usage(pid, o_path, e_path, &r, &ru);

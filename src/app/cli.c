@@ -19,6 +19,7 @@ enum {
 	OPT_EXPORT = OPT_MODE + GF_MODE_EXPORT,
 	OPT_PLOT = OPT_MODE + GF_MODE_PLOT,
 	OPT_RATE = OPT_MODE + 64,
+	OPT_CAUSAL = 512, /* long-only, not a mode */
 };
 
 static const char short_opts[] = ":i:o:c:b:a:tf:qvhV"; /* ':' first: report missing values */
@@ -30,6 +31,7 @@ static const struct option long_opts[] = {
 	{"backend", required_argument, NULL, 'b'},
 	{"algo", required_argument, NULL, 'a'},
 	{"tail", no_argument, NULL, 't'},
+	{"causal", no_argument, NULL, OPT_CAUSAL},
 	{"format", required_argument, NULL, 'f'},
 	{"quiet", no_argument, NULL, 'q'},
 	{"verbose", no_argument, NULL, 'v'},
@@ -99,6 +101,8 @@ static const char *opt_name(int c)
 		return "--algo";
 	case 't':
 		return "--tail";
+	case OPT_CAUSAL:
+		return "--causal";
 	case 'f':
 		return "--format";
 	case OPT_EXPORT:
@@ -200,6 +204,10 @@ static int take_option(struct gf_cli *cli, struct seen *s, int c, char *const ar
 	case 't':
 		note_first(&s->offline_only, c);
 		cli->tail = 1;
+		return 0;
+	case OPT_CAUSAL:
+		note_first(&s->offline_only, c);
+		cli->causal = 1;
 		return 0;
 	case 'f':
 		note_first(&s->offline_only, c);
@@ -424,6 +432,8 @@ void gf_cli_print_help(FILE *out)
 	      "                         (offline and --live)\n"
 	      "  -t, --tail             offline: append the filter's ring-out (taps-1 frames);\n"
 	      "                         by default OUT has exactly as many frames as IN\n"
+	      "      --causal           offline: keep the linear-phase filters' delay; by\n"
+	      "                         default it is removed so OUT lines up with IN\n"
 	      "  -f, --format=SUBTYPE   offline: sample format of OUT, one of\n"
 	      "                         PCM_16, PCM_24, PCM_32, FLOAT, DOUBLE, PCM_U8, PCM_S8,\n"
 	      "                         ULAW, ALAW, VORBIS, OPUS, ...; default: IN's format\n"

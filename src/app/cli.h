@@ -42,6 +42,7 @@ struct gf_cli {
 	int algo_set; /**< 1 when --algo was given */
 	enum gf_algo algo;
 	int tail;	    /**< --tail: keep the filter's ring-out (taps-1 frames) */
+	int causal;	    /**< --causal: keep the linear-phase delay (no alignment) */
 	int format_subtype; /**< --format as an SF_FORMAT_* subtype; 0 = keep the input's */
 	int quiet;	    /**< --quiet: warnings and errors only, no progress bar */
 	int verbose;	    /**< --verbose: debug messages */

@@ -15,6 +15,7 @@
 #include "error.h"
 #include "live.h"
 #include "log.h"
+#include "minphase.h"
 #include "offline.h"
 #include "tools.h"
 
@@ -77,6 +78,7 @@ static int run_offline(const struct gf_cli *cli)
 		.output = cli->output,
 		.src = config_source(cli),
 		.tail = cli->tail,
+		.causal = cli->causal,
 		.format_subtype = cli->format_subtype,
 		.progress = !cli->quiet && isatty(STDERR_FILENO),
 		.log_level_set = cli->quiet || cli->verbose,
@@ -143,6 +145,12 @@ static void print_config_summary(FILE *out, const struct gf_config *cfg, const s
 		}
 	}
 	fputc('\n', out);
+	fprintf(out, "  phase:        %s%s\n",
+		gf_config_min_phase(cfg) ? "minimum" : "as designed (linear for designs)",
+		cfg->phase == GF_PHASE_AUTO
+			? " (phase = \"auto\": as in live mode; offline uses linear phase, aligned)"
+			: "");
+	gf_minphase_print_delays(out, fs, rate);
 	fprintf(out, "  engine:       backend %s, algo %s, block %u frames, crossfade %.1f ms\n",
 		backend_name(cfg->backend), algo_name(cfg->algo), cfg->block_frames, cfg->crossfade_ms);
 	if (cfg->n_files > 1) {
@@ -193,6 +201,7 @@ static int run_live(const struct gf_cli *cli, char *const *argv)
 		.src = config_source(cli),
 		.argv = argv,
 	};
+	o.src.live = 1;
 	return gf_daemon_run(&o);
 }
 

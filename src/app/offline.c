@@ -29,6 +29,7 @@ struct run {
 	struct gf_progress *prog;
 	SNDFILE *in, *out;
 	SF_INFO in_info, out_info;
+	struct gf_config_build_info built;
 	char *tmp_path;
 	int tmp_fd;
 	uint32_t chunk_frames;
@@ -75,7 +76,7 @@ static int build_filters(struct run *r, const struct gf_offline_opts *o, struct 
 			"%u Hz, the file's rate (WAV impulse responses must match it)",
 			r->cfg->path ? r->cfg->path : "the configuration", r->cfg->sample_rate, o->input,
 			rate, rate);
-	err = gf_config_build(r->cfg, rate, ch, &r->fs, eb);
+	err = gf_config_build_ex(r->cfg, rate, ch, &r->fs, &r->built, eb);
 	if (err)
 		return err == GF_E_NOMEM ? err : GF_E_CONFIG;
 	return 0;
@@ -249,6 +250,12 @@ int gf_offline_run(const struct gf_offline_opts *o, struct gf_errbuf *eb)
 	p.in = r.in;
 	p.out = r.out;
 	p.clips = gf_offline_subtype_clips(r.out_info.format);
+	gf_offline_align_plan(&p.align, gf_engine_taps(r.engine), r.built.align_frames, o->tail, o->causal);
+	if (p.align.skip)
+		gf_info("%s: output aligned with the input: the filter's linear-phase delay of %llu samples "
+			"(%.2f ms) is removed (--causal keeps it)",
+			o->output, (unsigned long long)p.align.skip,
+			1e3 * (double)p.align.skip / r.in_info.samplerate);
 	err = gf_offline_pipeline_run(&p, r.engine, r.prog, eb);
 	t3 = gf_offline_now_ms();
 	gf_debug("offline: streaming ms busy: reader %.1f, engine %.1f, writer %.1f", p.busy_ms[0],

@@ -38,6 +38,15 @@ void gf_offline_temp_sweep(const char *dir);
 void gf_offline_copy_strings(SNDFILE *in, SNDFILE *out);
 void gf_offline_warn_if_truncated(SNDFILE *f, const char *path, sf_count_t frames);
 
+/* offline_align.c: frames the writer drops at the start, frames of silence the engine runs at the end */
+struct gf_offline_align {
+	uint64_t skip;
+	uint64_t flush;
+};
+void gf_offline_align_plan(struct gf_offline_align *a, uint32_t taps, uint32_t delay, int tail, int causal);
+/* Of a chunk of @p frames, the frames to write (from *offset on); counts the skip down. */
+uint32_t gf_offline_align_trim(struct gf_offline_align *a, uint32_t frames, uint32_t *offset);
+
 /* offline_pipeline.c */
 struct gf_offline_fifo {
 	uint32_t idx[GF_OFFLINE_CHUNKS];
@@ -64,6 +73,7 @@ struct gf_offline_pipeline {
 	SNDFILE *in, *out;
 	uint32_t channels, chunk_frames;
 	int clips; /* OUT's format clips beyond +-1.0 */
+	struct gf_offline_align align;
 	uint64_t frames_read, frames_filtered, frames_written, clipped;
 	float peak;
 	double busy_ms[3]; /* reader, engine, writer: time spent working (debug log) */

@@ -172,17 +172,19 @@ static void *writer_main(void *arg)
 	while (take(p, &p->filtered_q, &p->engine_done, 0, &i) == 1) {
 		struct gf_offline_chunk *c = &p->chunk[i];
 		double t0 = gf_offline_now_ms();
-		measure(p, c->buf, (size_t)c->frames * p->channels);
-		sf_count_t n = sf_writef_float(p->out, c->buf, c->frames);
+		uint32_t off, frames = gf_offline_align_trim(&p->align, c->frames, &off);
+		float *buf = c->buf + (size_t)off * p->channels;
+		measure(p, buf, (size_t)frames * p->channels);
+		sf_count_t n = frames ? sf_writef_float(p->out, buf, frames) : 0;
 		p->busy_ms[2] += gf_offline_now_ms() - t0;
-		if (n != (sf_count_t)c->frames) {
+		if (n != (sf_count_t)frames) {
 			struct gf_errbuf eb;
 			gf_errbuf_set(&eb, "%s: write failed: %s", p->o->output, sf_strerror(p->out));
 			give(p, &p->free_q, i);
 			fail(p, GF_E_IO, &eb);
 			break;
 		}
-		p->frames_written += c->frames;
+		p->frames_written += frames;
 		give(p, &p->free_q, i);
 	}
 	return NULL;
@@ -232,8 +234,8 @@ static void run_engine(struct gf_offline_pipeline *p, struct gf_engine *e, struc
 	}
 	if (r < 0)
 		return;
-	/* --tail: the filter's ring-out, taps-1 frames of input silence. */
-	uint64_t tail = p->o->tail ? gf_engine_taps(e) - 1u : 0;
+	/* the ring-out from input silence: --tail's taps-1 frames, or the frames alignment skipped */
+	uint64_t tail = p->align.flush;
 	while (tail > 0 && take(p, &p->free_q, NULL, 1, &i) == 1) {
 		struct gf_offline_chunk *c = &p->chunk[i];
 		c->frames = tail < p->chunk_frames ? (uint32_t)tail : p->chunk_frames;

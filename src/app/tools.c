@@ -56,6 +56,9 @@ int gf_tool_build(const struct gf_cli *cli, struct gf_tool_build *b, struct gf_e
 		err = load(cli->config, &b->cfg, eb);
 	if (err)
 		return err;
+	/* Without an input file the tools show what the service (live mode) runs;
+	 * with -i IN, what offline filtering of IN runs (phase = "auto" differs). */
+	b->cfg->live = !cli->input;
 	if (cli->rate) {
 		b->rate = cli->rate;
 		b->rate_from = "--rate";

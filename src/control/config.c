@@ -127,9 +127,9 @@ static int parse_routes(const struct gf_cfg_loader *L, const config_setting_t *r
 /* ---- top level ---------------------------------------------------------- */
 
 static const char *const top_keys[] = {
-	"sample_rate",	"block_frames", "backend",   "algo",	      "gpu",
-	"crossfade_ms", "max_taps",	"log_level", "status_socket", "latency_slack",
-	"input",	"output",	"filters",   "chain",	      "routes",
+	"sample_rate", "block_frames", "backend",	"algo",		 "gpu",	  "crossfade_ms",
+	"max_taps",    "log_level",    "status_socket", "latency_slack", "input", "output",
+	"filters",     "chain",	       "routes",	"phase",
 };
 static const char *const endpoint_keys[] = {"device", "host_api", "channels", "file"};
 
@@ -245,6 +245,12 @@ static int parse_scalars(const struct gf_cfg_loader *L, const config_setting_t *
 		gf_log_parse_level(levels[e], &c->log_level);
 	if ((r = gf_cfg_get_str(L, root, "", "status_socket", &c->status_socket)) < 0)
 		return r;
+	if ((r = gf_cfg_get_phase(L, root, "", 1, &e)) < 0)
+		return r;
+	if (r) {
+		c->phase = (enum gf_phase)e;
+		c->priv->phase_line = gf_cfg_line_of(config_setting_get_member(root, "phase"));
+	}
 	return 0;
 }
 
@@ -441,7 +447,8 @@ static const char default_text[] =
 	"  { name = \"hiss\"; design = \"lowpass\"; cutoff_hz = 14000.0; transition_hz = 2000.0;\n"
 	"    attenuation_db = 60.0; }\n"
 	");\n"
-	"chain = [\"rumble\", \"hum\", \"hiss\"];\n";
+	"chain = [\"rumble\", \"hum\", \"hiss\"];\n"
+	"phase = \"auto\";\n";
 
 int gf_config_load_source(const struct gf_config_source *src, struct gf_config **out, struct gf_errbuf *eb)
 {
@@ -455,6 +462,7 @@ int gf_config_load_source(const struct gf_config_source *src, struct gf_config *
 		(*out)->backend = src->backend;
 	if (src->algo_set)
 		(*out)->algo = src->algo;
+	(*out)->live = src->live;
 	return 0;
 }
 

@@ -29,6 +29,13 @@ struct gf_config_filter; /* private: one entry of filters = (...) */
 struct gf_config_route;	 /* private: per-channel routing, if any */
 struct gf_config_priv;	 /* private */
 
+/** Top-level `phase`: how each channel's pre-convolved chain is made. */
+enum gf_phase {
+	GF_PHASE_LINEAR = 0, /**< as the filters are (designs are linear phase) */
+	GF_PHASE_MINIMUM,    /**< the chain made minimum phase (same magnitude, least delay) */
+	GF_PHASE_AUTO,	     /**< minimum in live mode, linear offline (the built-in default) */
+};
+
 struct gf_audio_endpoint {
 	char *device;	   /**< name substring or index as text; NULL = default device */
 	char *host_api;	   /**< PortAudio host API name substring; NULL = any */
@@ -50,6 +57,8 @@ struct gf_config {
 	char *status_socket; /**< live: Unix socket path for status queries; NULL = none */
 	struct gf_audio_endpoint input;
 	struct gf_audio_endpoint output;
+	enum gf_phase phase; /**< top-level phase; GF_PHASE_LINEAR when unset */
+	int live;	     /**< loaded for live mode (resolves GF_PHASE_AUTO); set by the caller */
 
 	char **files; /**< every file the config reads (itself first): watched for reload */
 	uint32_t n_files;
@@ -70,6 +79,7 @@ struct gf_config_source {
 	enum gf_backend_kind backend;
 	int algo_set; /**< 1: algo overrides the file's */
 	enum gf_algo algo;
+	int live; /**< 1: live mode (copied to gf_config.live) */
 };
 
 /**
@@ -106,6 +116,24 @@ void gf_config_free(struct gf_config *c);
  */
 int gf_config_build(const struct gf_config *c, uint32_t sample_rate, uint32_t channels,
 		    struct gf_filter_set **out, struct gf_errbuf *eb);
+
+/** What a build reports beside the filter set. */
+struct gf_config_build_info {
+	/**
+	 * The delay in whole samples that every channel's chain has from its
+	 * linear-phase filters ((taps - 1) / 2 each, rounded down in the sum):
+	 * offline alignment removes it. Minimum-phase and other filters, delay
+	 * designs and route delays add nothing: they keep their causal timing.
+	 */
+	uint32_t align_frames;
+};
+
+/** gf_config_build, and @p info (may be NULL) filled on success. */
+int gf_config_build_ex(const struct gf_config *c, uint32_t sample_rate, uint32_t channels,
+		       struct gf_filter_set **out, struct gf_config_build_info *info, struct gf_errbuf *eb);
+
+/** Whether the chains are made minimum phase (the top-level phase, auto resolved by c->live). */
+int gf_config_min_phase(const struct gf_config *c);
 
 /** Fewest audio channels the routes need (highest routed channel + 1); 0 without routes. */
 uint32_t gf_config_min_channels(const struct gf_config *c);

@@ -12,11 +12,63 @@
 #include <string.h>
 
 #include "config_priv.h"
+#include "minphase.h"
 
 struct taps {
 	double *h;
 	uint32_t n;
+	double lin_delay; /* samples of delay from linear-phase filters (offline alignment removes it) */
 };
+
+int gf_config_min_phase(const struct gf_config *c)
+{
+	return c->phase == GF_PHASE_MINIMUM || (c->phase == GF_PHASE_AUTO && c->live);
+}
+
+/* Symmetric or antisymmetric taps: a linear-phase filter, (n - 1) / 2 samples late. */
+static int is_linear_phase(const double *h, uint32_t n)
+{
+	double peak = 0.0;
+	for (uint32_t i = 0; i < n; i++)
+		peak = fmax(peak, fabs(h[i]));
+	double tol = 1e-9 * peak;
+	int sym = 1, anti = 1;
+	for (uint32_t i = 0; i < n / 2 && (sym || anti); i++) {
+		sym = sym && fabs(h[i] - h[n - 1 - i]) <= tol;
+		anti = anti && fabs(h[i] + h[n - 1 - i]) <= tol;
+	}
+	return sym || (anti && (n % 2 == 0 || fabs(h[n / 2]) <= tol));
+}
+
+static double linear_delay(const struct gf_config_filter *f, const struct taps *t)
+{
+	if (f->kind == FK_DESIGN)
+		return f->design.type == GF_DESIGN_DELAY || f->design.type == GF_DESIGN_IDENTITY
+			       ? 0.0
+			       : (t->n - 1) / 2.0;
+	return is_linear_phase(t->h, t->n) ? (t->n - 1) / 2.0 : 0.0;
+}
+
+/* phase = "minimum" on one filter (@p f) or on a whole chain (@p f NULL). */
+static int make_min_phase(const struct gf_config *c, const struct gf_config_filter *f, struct taps *t,
+			  struct gf_errbuf *eb)
+{
+	int r = gf_minphase(t->h, t->n);
+	if (r == GF_E_INVAL) /* all zeros: already as short as it gets */
+		r = 0;
+	t->lin_delay = 0.0;
+	if (r == GF_E_TOOLONG) {
+		const char *src = f ? f->src : c->priv->src;
+		int line = f ? (f->key_line[K_PHASE] ? f->key_line[K_PHASE] : f->line) : c->priv->phase_line;
+		char name[160] = "phase";
+		if (f)
+			snprintf(name, sizeof(name), "filters.%s.phase", f->name);
+		gf_errbuf_set(eb, "%s:%d: %s: minimum phase is limited to %u taps (the filter has %u)", src,
+			      line, name, GF_MINPHASE_MAX_TAPS, t->n);
+		return GF_E_CONFIG;
+	}
+	return r;
+}
 
 /*
  * Prefix a module's message with the filter's place. Designs say "KEY: why"
@@ -131,7 +183,8 @@ static int build_filter(const struct gf_config *c, const struct gf_config_filter
 		for (uint32_t i = 0; i < t->n; i++)
 			t->h[i] *= g;
 	}
-	return 0;
+	t->lin_delay = linear_delay(f, t);
+	return f->minphase ? make_min_phase(c, f, t, eb) : 0;
 }
 
 /* Full linear convolution in double: lengths add (na + nb - 1). */
@@ -167,6 +220,7 @@ static int chain_fir(const struct gf_config *c, struct taps *built, char *const 
 		return GF_E_NOMEM;
 	out->h[0] = 1.0;
 	out->n = 1;
+	out->lin_delay = 0.0;
 	for (uint32_t i = 0; i < n_chain; i++) {
 		int k = gf_config_find_filter(c, chain[i]);
 		uint64_t len = (uint64_t)out->n + built[k].n - 1;
@@ -186,6 +240,13 @@ static int chain_fir(const struct gf_config *c, struct taps *built, char *const 
 				      name, GF_DESIGN_MAX_TAPS);
 			return GF_E_CONFIG;
 		}
+		if (r)
+			return r;
+		out->lin_delay += built[k].lin_delay;
+	}
+	/* the whole chain, before the route's delay: that delay is wanted */
+	if (gf_config_min_phase(c) && out->n > 1) {
+		int r = make_min_phase(c, NULL, out, eb);
 		if (r)
 			return r;
 	}
@@ -299,6 +360,21 @@ static int build_filters(const struct gf_config *c, uint32_t rate, uint32_t ch, 
 int gf_config_build(const struct gf_config *c, uint32_t sample_rate, uint32_t channels,
 		    struct gf_filter_set **out, struct gf_errbuf *eb)
 {
+	return gf_config_build_ex(c, sample_rate, channels, out, NULL, eb);
+}
+
+/* The linear-phase delay all channels share, in whole samples. */
+static uint32_t align_frames(const struct taps *fir, uint32_t channels)
+{
+	double d = INFINITY;
+	for (uint32_t ch = 0; ch < channels; ch++)
+		d = fmin(d, fir[ch].lin_delay);
+	return (uint32_t)floor(d + 1e-9);
+}
+
+int gf_config_build_ex(const struct gf_config *c, uint32_t sample_rate, uint32_t channels,
+		       struct gf_filter_set **out, struct gf_config_build_info *info, struct gf_errbuf *eb)
+{
 	*out = NULL;
 	if (!c)
 		return GF_E_INVAL;
@@ -327,13 +403,16 @@ int gf_config_build(const struct gf_config *c, uint32_t sample_rate, uint32_t ch
 		else if (per_channel)
 			r = chain_fir(c, built, c->chain, c->n_chain, NULL, rate, &fir[ch], eb);
 		else if ((fir[ch].h = malloc(global.n * sizeof(double))))
-			memcpy(fir[ch].h, global.h, global.n * sizeof(double)), fir[ch].n = global.n, r = 0;
+			memcpy(fir[ch].h, global.h, global.n * sizeof(double)),
+				fir[ch].n = global.n, fir[ch].lin_delay = global.lin_delay, r = 0;
 		else
 			r = GF_E_NOMEM;
 		if (r)
 			goto out;
 	}
 	r = to_filter_set(c, fir, channels, out, eb);
+	if (!r && info)
+		info->align_frames = align_frames(fir, channels);
 out:
 	for (uint32_t i = 0; built && i < c->n_filters; i++)
 		free(built[i].h);

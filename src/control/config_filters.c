@@ -20,7 +20,7 @@
 const char *const gf_config_fkey_names[K_COUNT] = {
 	"name",		  "coeffs",  "file",	  "format",	  "channel", "offset",	 "length",
 	"design",	  "gain_db", "cutoff_hz", "low_hz",	  "high_hz", "taps",	 "transition_hz",
-	"attenuation_db", "freq_hz", "harmonics", "bandwidth_hz", "q",	     "delay_ms",
+	"attenuation_db", "freq_hz", "harmonics", "bandwidth_hz", "q",	     "delay_ms", "phase",
 };
 
 #define BIT(k) (1u << (k))
@@ -28,7 +28,7 @@ const char *const gf_config_fkey_names[K_COUNT] = {
 
 static uint32_t allowed_keys(const struct gf_config_filter *f)
 {
-	uint32_t m = BIT(K_NAME) | BIT(K_GAIN_DB);
+	uint32_t m = BIT(K_NAME) | BIT(K_GAIN_DB) | BIT(K_PHASE);
 	switch (f->kind) {
 	case FK_INLINE:
 		return m | BIT(K_COEFFS);
@@ -403,7 +403,8 @@ static int parse_filter(const struct gf_cfg_loader *L, const config_setting_t *g
 	}
 	if (r < 0)
 		return r;
-	if ((r = gf_cfg_get_num(L, g, prefix, "gain_db", GAIN_DB_MIN, GAIN_DB_MAX, &f->gain_db)) < 0)
+	if ((r = gf_cfg_get_num(L, g, prefix, "gain_db", GAIN_DB_MIN, GAIN_DB_MAX, &f->gain_db)) < 0 ||
+	    (r = gf_cfg_get_phase(L, g, prefix, 0, &f->minphase)) < 0)
 		return r;
 	note_keys(L, g, prefix, f);
 	return 0;

@@ -47,6 +47,7 @@ enum fkey {
 	K_BANDWIDTH_HZ,
 	K_Q,
 	K_DELAY_MS,
+	K_PHASE,
 	K_COUNT
 };
 /* Setting names, indexed by enum fkey. */
@@ -76,6 +77,7 @@ struct gf_config_filter {
 	int channel_is_route;	/* FK_WAV, channel = "route": the file channel = the audio channel */
 	struct gf_design design;
 	double gain_db;
+	int minphase; /* phase = "minimum" */
 	int used;
 };
 
@@ -95,7 +97,8 @@ struct gf_config_priv {
 	char *src;	/* config name for messages */
 	int chain_line; /* 0 = no chain setting */
 	int max_taps_line;
-	int builtin; /* the built-in default: designs adapt to the sample rate */
+	int phase_line; /* top-level phase; 0 = not set */
+	int builtin;	/* the built-in default: designs adapt to the sample rate */
 	/* name -> index of filters[] and of files[]: loading stays linear in
 	 * their number (40,000 filters took 10 s with a scan per lookup) */
 	struct gf_strmap *filter_index, *file_index;
@@ -135,6 +138,12 @@ int gf_cfg_get_str(const struct gf_cfg_loader *L, const config_setting_t *g, con
 int gf_cfg_get_bool(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
 		    const char *key, int *v);
 int gf_cfg_in_list(const char *name, const char *const *list, size_t n);
+/*
+ * phase = "linear" | "minimum" (and "auto" where @p allow_auto): *v is 0, 1 or
+ * 2 (auto). @return 1 if given, 0 if absent, or a negative error.
+ */
+int gf_cfg_get_phase(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
+		     int allow_auto, int *v);
 /* Unknown settings are warnings, not errors: a newer config still loads. */
 void gf_cfg_warn_unknown(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
 			 const char *const *known, size_t n_known, const char *what);
