@@ -118,8 +118,8 @@ static void test_raw_round_trips(void)
 		free(h);
 
 		/* through a config (the name in any case), against the text file, with offset and length */
-		char lower[16];
-		for (size_t j = 0; j < sizeof(lower); j++)
+		char lower[16] = "";
+		for (size_t j = 0; name[j] && j + 1 < sizeof(lower); j++)
 			lower[j] = (char)(name[j] >= 'A' && name[j] <= 'Z' ? name[j] - 'A' + 'a' : name[j]);
 		char conf[1024];
 		snprintf(conf, sizeof(conf),

@@ -327,6 +327,13 @@ static void test_cli(void)
 	parse_fails("-o/--output does not apply to --export-filters",
 		    ARGS("--export-filters", "d", "-o", "x.wav"));
 	parse_fails("conflicting modes", ARGS("--export-filters", "d", "--check-config"));
+	parse_ok(&c, ARGS("--plot", "-c", "a.conf", "-o", "r.svg", "-i", "in.wav"));
+	CHECK(c.mode == GF_MODE_PLOT && strcmp(c.output, "r.svg") == 0 && strcmp(c.input, "in.wav") == 0);
+	parse_ok(&c, ARGS("--plot"));
+	CHECK(c.mode == GF_MODE_PLOT && !c.output && !c.input && !c.config);
+	parse_fails("--tail applies only to offline mode", ARGS("--plot", "--tail"));
+	parse_fails("--backend applies only to offline mode and --live", ARGS("--plot", "-b", "cpu"));
+	parse_fails("conflicting modes", ARGS("--plot", "--live"));
 }
 
 int main(void)
