@@ -115,6 +115,10 @@ static int build_filter(const struct gf_config *c, const struct gf_config_filter
 }
 
 /* Full linear convolution in double: lengths add (na + nb - 1). */
+/* Direct convolution below this many taps in the shorter FIR (exact sums,
+ * and faster than planning an FFT); FFT above. */
+#define DIRECT_MAX_TAPS 64
+
 static int convolve(struct taps *acc, const struct taps *b)
 {
 	uint64_t n = (uint64_t)acc->n + b->n - 1;
@@ -125,7 +129,15 @@ static int convolve(struct taps *acc, const struct taps *b)
 		return GF_E_NOMEM;
 	/* loop over the shorter one outside: fewer, longer inner loops */
 	const struct taps *s = acc->n <= b->n ? acc : b, *l = acc->n <= b->n ? b : acc;
-	for (uint32_t i = 0; i < s->n; i++) {
+	if (s->n > DIRECT_MAX_TAPS) { /* O(n log n): long designs in a chain */
+		int r = gf_cfg_convolve_fft(acc->h, acc->n, b->h, b->n, y);
+		if (r) {
+			free(y);
+			return r;
+		}
+		s = NULL;
+	}
+	for (uint32_t i = 0; s && i < s->n; i++) {
 		double x = s->h[i];
 		if (x == 0.0)
 			continue;
