@@ -11,6 +11,9 @@
  *      well under a second's worth of the watchdog (direct convolution took
  *      7 s); chains of long FIRs are convolved by FFT and match the direct
  *      double-precision convolution
+ *   8  1024 channels x a 4M-tap design: refused before the build allocates,
+ *      with how much it needs; file = "/proc/self/pagemap" reads nothing
+ *      (reads stop at the size fstat gives) instead of 2 GB
  *  11  a file that is not a taps file (a secret, escapes, a 200-byte token):
  *      the message gives the position and the kind of error, never the
  *      content and never a control byte; a filter name with a newline is
@@ -199,6 +202,33 @@ static void case7(void)
 	free(d);
 }
 
+static void case8(void)
+{
+	char *p = conf("wide.conf", "sample_rate = 48000;\nfilters = ({name=\"a\"; design=\"lowpass\"; "
+				    "cutoff_hz=1000.0; taps=4194303;});\nchain=[\"a\"];\n");
+	struct gf_config *c = NULL;
+	struct gf_filter_set *fs = NULL;
+	struct gf_errbuf eb = {""};
+	CHECK_OK_EB(gf_config_load(p, &c, &eb), &eb);
+	double t0 = now_s();
+	int r = gf_config_build(c, 48000, 1024, &fs, &eb);
+	double dt = now_s() - t0;
+	printf("case 8 (1024 channels x 4M taps): %s after %.2f s: %s\n", r ? "refused" : "BUILT", dt,
+	       eb.msg);
+	CHECK(r == GF_E_NOMEM && !fs && strstr(eb.msg, "GiB of memory") && strstr(eb.msg, "1024 channels"));
+	gf_config_free(c);
+	char *q = conf("pagemap.conf",
+		       "filters = ({name=\"a\"; file=\"/proc/self/pagemap\"; format=\"text\";});\n"
+		       "chain=[\"a\"];\n");
+	t0 = now_s();
+	r = load_build(q, &eb);
+	printf("case 8 (file = /proc/self/pagemap): %s after %.2f s: %s\n", r ? "refused" : "LOADED",
+	       now_s() - t0, eb.msg);
+	CHECK(r && strstr(eb.msg, "no coefficients"));
+	free(p);
+	free(q);
+}
+
 static void case11(void)
 {
 	char secret[400];
@@ -352,6 +382,7 @@ int main(void)
 	case5();
 	case6();
 	case7();
+	case8();
 	case11();
 	case12();
 	case13();
