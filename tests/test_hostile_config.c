@@ -7,6 +7,13 @@
  *   5  -c DIR, an @include of a directory: refused (libconfig would exit(2))
  *   6  a FIFO as the config, an @include, a text or WAV filter file: refused
  *      at once, never a blocked open
+ *   7  (the pre-convolution part) a chain of two 131071-tap designs builds in
+ *      well under a second's worth of the watchdog (direct convolution took
+ *      7 s); chains of long FIRs are convolved by FFT and match the direct
+ *      double-precision convolution
+ *   8  1024 channels x a 4M-tap design: refused before the build allocates,
+ *      with how much it needs; file = "/proc/self/pagemap" reads nothing
+ *      (reads stop at the size fstat gives) instead of 2 GB
  *  11  a file that is not a taps file (a secret, escapes, a 200-byte token):
  *      the message gives the position and the kind of error, never the
  *      content and never a control byte; a filter name with a newline is
@@ -20,6 +27,7 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
 #include <sndfile.h>
 #include <string.h>
@@ -125,6 +133,102 @@ static int printable(const char *m)
 	return 1;
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void case7(void)
+{
+	enum { NA = 3001, NB = 4999 };
+	uint64_t rng = gf_test_seed("test_hostile_config");
+	double *a = malloc(NA * sizeof(double)), *b = malloc(NB * sizeof(double));
+	double *ref = calloc(NA + NB - 1, sizeof(double));
+	CHECK(a && b && ref);
+	char *ta = malloc(NA * 32), *tb = malloc(NB * 32), *q;
+	CHECK(ta && tb);
+	q = ta;
+	for (int i = 0; i < NA; i++)
+		q += sprintf(q, "%.17g\n", a[i] = gf_test_randf(&rng) * exp(-i / 500.0));
+	q = tb;
+	for (int i = 0; i < NB; i++)
+		q += sprintf(q, "%.17g\n", b[i] = gf_test_randf(&rng) * exp(-i / 900.0));
+	for (int i = 0; i < NA; i++)
+		for (int k = 0; k < NB; k++)
+			ref[i + k] += a[i] * b[k];
+	free(gf_test_write_text_in(dir, "long_a.txt", ta));
+	free(gf_test_write_text_in(dir, "long_b.txt", tb));
+	char *p = conf("long_chain.conf",
+		       "filters = ({name=\"a\"; file=\"long_a.txt\"; format=\"text\";},\n"
+		       "  {name=\"b\"; file=\"long_b.txt\"; format=\"text\";});\nchain=[\"a\", \"b\"];\n");
+	struct gf_config *c = NULL;
+	struct gf_filter_set *fs = NULL;
+	struct gf_errbuf eb = {""};
+	CHECK_OK_EB(gf_config_load(p, &c, &eb), &eb);
+	CHECK_OK_EB(gf_config_build(c, 48000, 1, &fs, &eb), &eb);
+	CHECK(fs->taps == NA + NB - 1);
+	double e2 = 0.0, r2 = 0.0;
+	for (uint32_t i = 0; i < fs->taps; i++) {
+		double d = fs->coeffs[i] - ref[i];
+		e2 += d * d;
+		r2 += ref[i] * ref[i];
+	}
+	printf("case 7 (chain of %d and %d taps by FFT): rel L2 against direct double %.2e\n", NA, NB,
+	       sqrt(e2 / r2));
+	CHECK(sqrt(e2 / r2) < 1e-7); /* float storage: ~3e-8 */
+	gf_filter_set_free(fs);
+	gf_config_free(c);
+
+	char *d = conf("two_designs.conf",
+		       "sample_rate = 48000;\nfilters = ({name=\"a\"; design=\"lowpass\"; cutoff_hz=1000.0; "
+		       "taps=131071;},\n  {name=\"b\"; design=\"highpass\"; cutoff_hz=50.0; taps=131071;});\n"
+		       "chain=[\"a\", \"b\"];\n");
+	double t0 = now_s();
+	CHECK_OK_EB(gf_config_load(d, &c, &eb), &eb);
+	CHECK_OK_EB(gf_config_build(c, 48000, 2, &fs, &eb), &eb);
+	double dt = now_s() - t0;
+	printf("case 7 (two 131071-tap designs in a chain): built in %.3f s (direct: 7.0 s)\n", dt);
+	CHECK(fs->taps == 262141 && dt < 3.0);
+	gf_filter_set_free(fs);
+	gf_config_free(c);
+	free(a);
+	free(b);
+	free(ref);
+	free(ta);
+	free(tb);
+	free(p);
+	free(d);
+}
+
+static void case8(void)
+{
+	char *p = conf("wide.conf", "sample_rate = 48000;\nfilters = ({name=\"a\"; design=\"lowpass\"; "
+				    "cutoff_hz=1000.0; taps=4194303;});\nchain=[\"a\"];\n");
+	struct gf_config *c = NULL;
+	struct gf_filter_set *fs = NULL;
+	struct gf_errbuf eb = {""};
+	CHECK_OK_EB(gf_config_load(p, &c, &eb), &eb);
+	double t0 = now_s();
+	int r = gf_config_build(c, 48000, 1024, &fs, &eb);
+	double dt = now_s() - t0;
+	printf("case 8 (1024 channels x 4M taps): %s after %.2f s: %s\n", r ? "refused" : "BUILT", dt,
+	       eb.msg);
+	CHECK(r == GF_E_NOMEM && !fs && strstr(eb.msg, "GiB of memory") && strstr(eb.msg, "1024 channels"));
+	gf_config_free(c);
+	char *q = conf("pagemap.conf",
+		       "filters = ({name=\"a\"; file=\"/proc/self/pagemap\"; format=\"text\";});\n"
+		       "chain=[\"a\"];\n");
+	t0 = now_s();
+	r = load_build(q, &eb);
+	printf("case 8 (file = /proc/self/pagemap): %s after %.2f s: %s\n", r ? "refused" : "LOADED",
+	       now_s() - t0, eb.msg);
+	CHECK(r && strstr(eb.msg, "no coefficients"));
+	free(p);
+	free(q);
+}
+
 static void case11(void)
 {
 	char secret[400];
@@ -224,13 +328,6 @@ static void case13(void)
 	free(log);
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Best of 3: load and build @p n filters (files, every one in the chain) and
  * a @p chain-element chain of them. */
 static double time_many(uint32_t n, uint32_t chain)
@@ -284,6 +381,8 @@ int main(void)
 	dir = gf_test_tmpdir("hostile-config");
 	case5();
 	case6();
+	case7();
+	case8();
 	case11();
 	case12();
 	case13();

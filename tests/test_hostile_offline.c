@@ -10,6 +10,8 @@
  *      while the output is being written: no temporary file is left; a
  *      temporary of a dead run (kill -9) is removed by the next run in that
  *      directory, one of a live process or a fresh one is kept
+ *   7  (offline) SIGINT/SIGTERM during the set-up (a 16M-tap design) end the
+ *      run within a second, exit 130, nothing written
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -182,6 +184,35 @@ static void case4_stale(void)
 	free(out);
 }
 
+static void case7(void)
+{
+	char *cfg = gf_test_write_text_in(dir, "huge.conf",
+					  "filters = ({name=\"a\"; design=\"lowpass\"; cutoff_hz=1000.0; "
+					  "taps=16777215;});\nchain=[\"a\"];\n");
+	char *out = gf_test_path(dir, "huge_out.wav"), *log = gf_test_path(dir, "huge.log");
+	static const int sigs[] = {SIGINT, SIGTERM};
+	for (int i = 0; i < 2; i++) {
+		pid_t pid = spawn_gpufir(ARGS("-q", "-i", in, "-o", out, "-c", cfg, "--backend", "cpu"), log,
+					 log);
+		sleep_ms(400);
+		struct timespec t0, t1;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		CHECK(kill(pid, sigs[i]) == 0);
+		int status;
+		CHECK(waitpid(pid, &status, 0) == pid);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		double dt = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+		printf("case 7 (%s during the set-up of a 16M-tap design): exit %d after %.2f s\n",
+		       i ? "SIGTERM" : "SIGINT", WIFEXITED(status) ? WEXITSTATUS(status) : -1, dt);
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 130 && dt < 1.0);
+		CHECK(!gf_test_exists(out) && gpufir_temp_files(dir) == 0);
+	}
+	unlink(log);
+	free(cfg);
+	free(out);
+	free(log);
+}
+
 int main(void)
 {
 	gpufir_bin();
@@ -196,6 +227,7 @@ int main(void)
 	case1();
 	case4_signals();
 	case4_stale();
+	case7();
 	gf_test_rmtree(dir);
 	free(dir);
 	free(in);

@@ -32,6 +32,12 @@ static void die_by(int sig)
 
 static void on_stop_signal(int sig)
 {
+	/* Setting up writes nothing: stop now rather than when the build ends. */
+	if (gf_offline_in_setup()) {
+		static const char m[] = "gpufir: interrupted during set-up: nothing was written\n";
+		(void)!write(STDERR_FILENO, m, sizeof(m) - 1);
+		_exit(GF_EXIT_INTERRUPTED);
+	}
 	/* A second Ctrl-C means "now": remove the temporary output and die by the signal. */
 	if (atomic_exchange(&stop_signal, sig))
 		die_by(sig);

@@ -221,6 +221,7 @@ static int prepare(struct run *r, const struct gf_offline_opts *o, struct gf_err
 int gf_offline_run(const struct gf_offline_opts *o, struct gf_errbuf *eb)
 {
 	struct run r = {.tmp_fd = -1};
+	gf_offline_setup_phase(1);
 	struct gf_offline_pipeline p;
 	int have_pipeline = 0;
 	double t0 = gf_offline_now_ms(), t1 = t0, t2 = t0, t3 = t0;
@@ -265,6 +266,7 @@ int gf_offline_run(const struct gf_offline_opts *o, struct gf_errbuf *eb)
 		gf_warn("%s: the header promised %lld frames, the file held %llu", o->input,
 			(long long)r.in_info.frames, (unsigned long long)p.frames_read);
 done:
+	gf_offline_setup_phase(0);
 	err = finish_output(&r, o, err, eb);
 	if (!err)
 		report(&r, &p, o);

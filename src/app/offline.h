@@ -56,6 +56,13 @@ int gf_offline_run(const struct gf_offline_opts *o, struct gf_errbuf *eb);
 void gf_offline_temp_unlink_now(void);
 
 /**
+ * 1 while gf_offline_run is setting up (config, filter files, designs, the
+ * engine) and has written nothing: a stop signal may then _exit at once.
+ * Async-signal-safe.
+ */
+int gf_offline_in_setup(void);
+
+/**
  * Parse a --format name ("PCM_16", "pcm_24", "FLOAT", ...; case-insensitive)
  * into an SF_FORMAT_* subtype. @return 0 or GF_E_INVAL
  */

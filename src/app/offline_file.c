@@ -219,6 +219,7 @@ int gf_offline_open_temp(const char *out, char **tmp_path, int *fd, struct gf_er
 	if (!d || !b)
 		goto done;
 	const char *dir = dirname(d), *base = basename(b);
+	gf_offline_setup_phase(0); /* from here on a stop signal must clean up */
 	gf_offline_temp_sweep(dir);
 	if (asprintf(tmp_path, "%s/.%.200s.gpufir-%ld-XXXXXX", dir, base, (long)getpid()) < 0) {
 		*tmp_path = NULL;

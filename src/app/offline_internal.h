@@ -32,7 +32,8 @@ int gf_offline_check_paths(const char *in, const char *out, struct gf_errbuf *eb
 int gf_offline_open_temp(const char *out, char **tmp_path, int *fd, struct gf_errbuf *eb);
 /* offline_temp.c: the temporary output for the fatal-signal handler, and
  * the removal of those that dead runs left in @p dir. */
-void gf_offline_temp_register(const char *path);
+void gf_offline_temp_register(const char *path); /* also ends the set-up phase */
+void gf_offline_setup_phase(int on);
 void gf_offline_temp_forget(void);
 void gf_offline_temp_sweep(const char *dir);
 void gf_offline_copy_strings(SNDFILE *in, SNDFILE *out);

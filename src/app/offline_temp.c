@@ -5,6 +5,11 @@
  * removed by the next run that writes into the same directory. The name
  * carries the writer's pid, ".OUT.gpufir-PID-XXXXXX", so "left behind" is
  * provable: that process no longer exists.
+ *
+ * Set-up (reading the config and filter files, designing, pre-convolving,
+ * making the engine) writes nothing, so a stop signal then ends the process
+ * at once (gf_offline_in_setup) instead of when the build is done: a 16M-tap
+ * design or a huge taps file takes seconds, and Ctrl-C must not wait.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -30,8 +35,21 @@
 static char temp_path[4096];
 static atomic_int temp_set; /* lock-free: read by a signal handler */
 
+static atomic_int setting_up; /* between the start of a run and its output's creation */
+
+void gf_offline_setup_phase(int on)
+{
+	atomic_store(&setting_up, on);
+}
+
+int gf_offline_in_setup(void)
+{
+	return atomic_load(&setting_up);
+}
+
 void gf_offline_temp_register(const char *path)
 {
+	atomic_store(&setting_up, 0);
 	if (strlen(path) >= sizeof(temp_path))
 		return; /* cannot happen: the name is cut to 200 bytes and PATH_MAX */
 	memcpy(temp_path, path, strlen(path) + 1);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "config_priv.h"
+#include "memlimit.h"
 #include "minphase.h"
 
 struct taps {
@@ -188,6 +189,10 @@ static int build_filter(const struct gf_config *c, const struct gf_config_filter
 }
 
 /* Full linear convolution in double: lengths add (na + nb - 1). */
+/* Direct convolution below this many taps in the shorter FIR (exact sums,
+ * and faster than planning an FFT); FFT above. */
+#define DIRECT_MAX_TAPS 64
+
 static int convolve(struct taps *acc, const struct taps *b)
 {
 	uint64_t n = (uint64_t)acc->n + b->n - 1;
@@ -198,7 +203,15 @@ static int convolve(struct taps *acc, const struct taps *b)
 		return GF_E_NOMEM;
 	/* loop over the shorter one outside: fewer, longer inner loops */
 	const struct taps *s = acc->n <= b->n ? acc : b, *l = acc->n <= b->n ? b : acc;
-	for (uint32_t i = 0; i < s->n; i++) {
+	if (s->n > DIRECT_MAX_TAPS) { /* O(n log n): long designs in a chain */
+		int r = gf_cfg_convolve_fft(acc->h, acc->n, b->h, b->n, y);
+		if (r) {
+			free(y);
+			return r;
+		}
+		s = NULL;
+	}
+	for (uint32_t i = 0; s && i < s->n; i++) {
 		double x = s->h[i];
 		if (x == 0.0)
 			continue;
@@ -276,6 +289,52 @@ static const struct gf_config_route *route_of(const struct gf_config *c, uint32_
 		if (c->routes[i].channel == ch)
 			return &c->routes[i];
 	return NULL;
+}
+
+/*
+ * Memory a build and the engine it feeds need, before allocating any of it:
+ * 1024 channels x 16M taps was OOM-killed in a 4 GiB cgroup. Per tap and
+ * channel: the build's double FIR (8 bytes) and the float filter set (4),
+ * and the CPU engine's partition spectra, measured at 24-26 bytes (offline,
+ * 2 and 8 channels x 1M and 4M taps, peak RSS): ENGINE_BYTES_PER_TAP 28.
+ * A live crossfade holds a second filter for a moment, and CUDA's buffers
+ * are device memory: this is the host floor, refused only when even that
+ * does not fit (docs/config.md, "Limits").
+ */
+#define BUILD_BYTES_PER_TAP 12u
+#define ENGINE_BYTES_PER_TAP 28u
+
+static uint64_t chain_len(const struct gf_config *c, const struct taps *built, char *const *chain, uint32_t n,
+			  const struct gf_config_route *rt, uint32_t rate)
+{
+	uint64_t len = 1;
+	for (uint32_t i = 0; i < n; i++)
+		len += built[gf_config_find_filter(c, chain[i])].n - 1;
+	if (rt)
+		len += (uint64_t)llround(rt->delay_ms * rate / 1000.0);
+	return len;
+}
+
+static int check_memory(const struct gf_config *c, const struct taps *built, uint32_t channels, uint32_t rate,
+			struct gf_errbuf *eb)
+{
+	uint64_t tap_channels = 0;
+	for (uint32_t ch = 0; ch < channels; ch++) {
+		const struct gf_config_route *rt = route_of(c, ch);
+		tap_channels += rt && rt->has_chain ? chain_len(c, built, rt->chain, rt->n_chain, rt, rate)
+						    : chain_len(c, built, c->chain, c->n_chain, rt, rate);
+	}
+	uint64_t need = tap_channels * (BUILD_BYTES_PER_TAP + ENGINE_BYTES_PER_TAP);
+	uint64_t have = gf_mem_available();
+	if (need <= have)
+		return 0;
+	gf_errbuf_set(eb,
+		      "%s: %u channels with these filters need about %.1f GiB of memory (%llu taps over all "
+		      "channels), more than the %.1f GiB available to this process: shorten the filters "
+		      "(max_taps) or filter fewer channels",
+		      c->priv->src, channels, (double)need / (1u << 30), (unsigned long long)tap_channels,
+		      (double)have / (1u << 30));
+	return GF_E_NOMEM;
 }
 
 static int check_build_args(const struct gf_config *c, uint32_t rate, uint32_t channels, struct gf_errbuf *eb)
@@ -389,9 +448,9 @@ int gf_config_build_ex(const struct gf_config *c, uint32_t sample_rate, uint32_t
 	if (!built || !fir)
 		goto out;
 	int per_channel = 0;
-	if ((r = build_filters(c, rate, 0, 0, built, &per_channel, eb)))
-		goto out;
-	if ((r = chain_fir(c, built, c->chain, c->n_chain, NULL, rate, &global, eb)))
+	if ((r = build_filters(c, rate, 0, 0, built, &per_channel, eb)) ||
+	    (r = check_memory(c, built, channels, rate, eb)) ||
+	    (r = chain_fir(c, built, c->chain, c->n_chain, NULL, rate, &global, eb)))
 		goto out;
 	for (uint32_t ch = 0; ch < channels; ch++) {
 		const struct gf_config_route *rt = route_of(c, ch);

@@ -158,6 +158,11 @@ int gf_cfg_missing(const struct gf_cfg_loader *L, const config_setting_t *g, con
 int gf_cfg_prescan(const char *text, size_t len, const char *name, const char *include_dir,
 		   struct gf_errbuf *eb);
 
+/* ---- chain pre-convolution (fir_fft.c) ------------------------------------ */
+
+/** y[0 .. na+nb-2] = a * b by FFT (double precision). @return 0, GF_E_NOMEM or GF_E_FFT */
+int gf_cfg_convolve_fft(const double *a, uint32_t na, const double *b, uint32_t nb, double *y);
+
 /* ---- filters (config_filters.c) ------------------------------------------ */
 
 /** Parse `filters = ( ... )` into c->filters. */

@@ -1,0 +1,82 @@
+#include "memlimit.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+/* The first number in @p path (or after @p key on a line starting with it). */
+static int read_u64(const char *path, const char *key, uint64_t *v)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	char line[512];
+	int ok = -1;
+	unsigned long long x;
+	while (ok && fgets(line, sizeof(line), f)) {
+		const char *p = line;
+		if (key) {
+			if (strncmp(line, key, strlen(key)) != 0)
+				continue;
+			p += strlen(key);
+		}
+		if (sscanf(p, " %llu", &x) == 1) {
+			*v = (uint64_t)x;
+			ok = 0;
+		}
+		if (!key)
+			break;
+	}
+	fclose(f);
+	return ok;
+}
+
+static uint64_t cgroup_room(void)
+{
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	if (!f)
+		return UINT64_MAX;
+	char line[1024], lim[1200], use[1200];
+	uint64_t room = UINT64_MAX, max, cur;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		const char *path = NULL;
+		int v2 = strncmp(line, "0::", 3) == 0;
+		if (v2)
+			path = line + 3;
+		else if (strstr(line, ":memory:"))
+			path = strstr(line, ":memory:") + 8;
+		if (!path)
+			continue;
+		snprintf(lim, sizeof(lim),
+			 v2 ? "/sys/fs/cgroup%s/memory.max" : "/sys/fs/cgroup/memory%s/memory.limit_in_bytes",
+			 path);
+		snprintf(use, sizeof(use),
+			 v2 ? "/sys/fs/cgroup%s/memory.current"
+			    : "/sys/fs/cgroup/memory%s/memory.usage_in_bytes",
+			 path);
+		if (read_u64(lim, NULL, &max) == 0 && read_u64(use, NULL, &cur) == 0) /* "max": no number */
+			room = max > cur ? (max - cur < room ? max - cur : room) : 0;
+	}
+	fclose(f);
+	return room;
+}
+
+uint64_t gf_mem_available(void)
+{
+	uint64_t best = UINT64_MAX, kb;
+	if (read_u64("/proc/meminfo", "MemAvailable:", &kb) == 0)
+		best = kb * 1024;
+	uint64_t cg = cgroup_room();
+	best = cg < best ? cg : best;
+	struct rlimit rl;
+	uint64_t pages;
+	if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    read_u64("/proc/self/statm", NULL, &pages) == 0) {
+		uint64_t used = pages * (uint64_t)sysconf(_SC_PAGESIZE), lim = (uint64_t)rl.rlim_cur;
+		uint64_t room = lim > used ? lim - used : 0;
+		best = room < best ? room : best;
+	}
+	return best;
+}
