@@ -76,6 +76,7 @@ static int build_filters(struct run *r, const struct gf_offline_opts *o, struct 
 			"%u Hz, the file's rate (WAV impulse responses must match it)",
 			r->cfg->path ? r->cfg->path : "the configuration", r->cfg->sample_rate, o->input,
 			rate, rate);
+	r->cfg->program_file = o->input; /* learned filters measure what they will filter */
 	err = gf_config_build_ex(r->cfg, rate, ch, &r->fs, &r->built, eb);
 	if (err)
 		return err == GF_E_NOMEM ? err : GF_E_CONFIG;

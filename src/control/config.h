@@ -57,8 +57,10 @@ struct gf_config {
 	char *status_socket; /**< live: Unix socket path for status queries; NULL = none */
 	struct gf_audio_endpoint input;
 	struct gf_audio_endpoint output;
-	enum gf_phase phase; /**< top-level phase; GF_PHASE_LINEAR when unset */
-	int live;	     /**< loaded for live mode (resolves GF_PHASE_AUTO); set by the caller */
+	enum gf_phase phase;	  /**< top-level phase; GF_PHASE_LINEAR when unset */
+	int live;		  /**< loaded for live mode (resolves GF_PHASE_AUTO); set by the caller */
+	const char *program_file; /**< offline: the file to be filtered (denoise designs measure it);
+				     set by the caller, not owned; NULL = unknown */
 
 	char **files; /**< every file the config reads (itself first): watched for reload */
 	uint32_t n_files;

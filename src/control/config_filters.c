@@ -15,12 +15,14 @@
 #include <unistd.h>
 
 #include "config_priv.h"
+#include "denoise.h"
 #include "safe_file.h"
 
 const char *const gf_config_fkey_names[K_COUNT] = {
-	"name",		  "coeffs",  "file",	  "format",	  "channel", "offset",	 "length",
-	"design",	  "gain_db", "cutoff_hz", "low_hz",	  "high_hz", "taps",	 "transition_hz",
-	"attenuation_db", "freq_hz", "harmonics", "bandwidth_hz", "q",	     "delay_ms", "phase",
+	"name",	  "coeffs",	   "file",	     "format",	  "channel",	  "offset",
+	"length", "design",	   "gain_db",	     "cutoff_hz", "low_hz",	  "high_hz",
+	"taps",	  "transition_hz", "attenuation_db", "freq_hz",	  "harmonics",	  "bandwidth_hz",
+	"q",	  "delay_ms",	   "phase",	     "noise",	  "reduction_db", "use_input",
 };
 
 #define BIT(k) (1u << (k))
@@ -54,6 +56,8 @@ static uint32_t allowed_keys(const struct gf_config_filter *f)
 		       BIT(K_ATTENUATION_DB);
 	case GF_DESIGN_DELAY:
 		return m | BIT(K_DELAY_MS);
+	case GF_DESIGN_DENOISE:
+		return m | BIT(K_NOISE) | BIT(K_REDUCTION_DB) | BIT(K_USE_INPUT) | BIT(K_TAPS);
 	case GF_DESIGN_IDENTITY:
 		break;
 	}
@@ -210,10 +214,42 @@ static int check_design(const struct gf_cfg_loader *L, const config_setting_t *g
 		return 0;
 	case GF_DESIGN_IDENTITY:
 		return 0;
+	case GF_DESIGN_DENOISE:
+		if (!f->file)
+			return gf_cfg_missing(
+				L, g, prefix, "noise",
+				"a recording of the noise alone, e.g. noise = \"room-noise.wav\"");
+		return 0;
 	}
 	if (!d->taps && d->transition_hz == 0.0)
 		return gf_cfg_missing(L, g, prefix, "taps", "give taps (odd) or transition_hz");
 	return 0;
+}
+
+/* denoise: noise = "FILE" (must be readable now; watched for reload), reduction_db. */
+static int parse_noise(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
+		       struct gf_config_filter *f)
+{
+	f->design.reduction_db = GF_DENOISE_DEFAULT_REDUCTION_DB;
+	int r = gf_cfg_get_num(L, g, prefix, "reduction_db", 0.0, GF_DENOISE_MAX_REDUCTION_DB,
+			       &f->design.reduction_db);
+	f->design.use_input = 1;
+	if (r >= 0)
+		r = gf_cfg_get_bool(L, g, prefix, "use_input", &f->design.use_input);
+	char *rel = NULL;
+	if (r < 0 || (r = gf_cfg_get_str(L, g, prefix, "noise", &rel)) <= 0)
+		return r;
+	f->file = gf_cfg_join_path(L->base_dir, rel);
+	free(rel);
+	if (!f->file)
+		return GF_E_NOMEM;
+	if (access(f->file, R_OK) != 0) {
+		char name[192];
+		gf_cfg_setting(name, sizeof(name), prefix, "noise");
+		return gf_cfg_fail_at(L, config_setting_get_member(g, "noise"), name, "cannot read %s: %s",
+				      f->file, strerror(errno));
+	}
+	return gf_cfg_add_file(L->c, f->file);
 }
 
 static int parse_design(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
@@ -231,7 +267,7 @@ static int parse_design(const struct gf_cfg_loader *L, const config_setting_t *g
 		r = gf_cfg_fail_at(
 			L, config_setting_get_member(g, "design"), name,
 			"unknown design \"%s\" (lowpass, highpass, bandpass, bandstop, notch, identity, "
-			"delay)",
+			"delay, denoise)",
 			type);
 		free(type);
 		return r;
@@ -254,6 +290,8 @@ static int parse_design(const struct gf_cfg_loader *L, const config_setting_t *g
 		return r;
 	d->taps = (uint32_t)taps;
 	d->harmonics = (uint32_t)harm;
+	if (t == GF_DESIGN_DENOISE && (r = parse_noise(L, g, prefix, f)) < 0)
+		return r;
 	if (taps && !(taps & 1) && t != GF_DESIGN_IDENTITY && t != GF_DESIGN_DELAY) {
 		char name[192];
 		gf_cfg_setting(name, sizeof(name), prefix, "taps");

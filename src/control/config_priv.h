@@ -48,6 +48,9 @@ enum fkey {
 	K_Q,
 	K_DELAY_MS,
 	K_PHASE,
+	K_NOISE,
+	K_REDUCTION_DB,
+	K_USE_INPUT,
 	K_COUNT
 };
 /* Setting names, indexed by enum fkey. */
@@ -69,7 +72,8 @@ struct gf_config_filter {
 	enum filter_kind kind;
 	double *coeffs; /* FK_INLINE */
 	uint32_t n_coeffs;
-	char *file; /* FK_TEXT, FK_WAV, FK_RAW: resolved path; may hold GF_RATE_TOKEN; NULL with by_rate */
+	char *file; /* FK_TEXT, FK_WAV, FK_RAW: resolved path; may hold GF_RATE_TOKEN; NULL with
+		     * by_rate; denoise design: the noise file */
 	struct gf_rate_file *by_rate; /* file = ( { rate = ...; file = ...; }, ... ) */
 	uint32_t n_by_rate;
 	struct gf_ir_select sel;

@@ -4,11 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "denoise.h"
+
 static const char *const type_names[] = {
 	[GF_DESIGN_LOWPASS] = "lowpass",   [GF_DESIGN_HIGHPASS] = "highpass",
 	[GF_DESIGN_BANDPASS] = "bandpass", [GF_DESIGN_BANDSTOP] = "bandstop",
 	[GF_DESIGN_NOTCH] = "notch",	   [GF_DESIGN_IDENTITY] = "identity",
-	[GF_DESIGN_DELAY] = "delay",
+	[GF_DESIGN_DELAY] = "delay",	   [GF_DESIGN_DENOISE] = "denoise",
 };
 
 void gf_design_init(struct gf_design *d, enum gf_design_type type)
@@ -540,6 +542,8 @@ uint32_t gf_design_taps(const struct gf_design *d, double rate)
 		double s = round(d->delay_ms * rate / 1000.0);
 		return s >= 0.0 && s < (double)GF_DESIGN_MAX_TAPS ? (uint32_t)s + 1 : 0;
 	}
+	case GF_DESIGN_DENOISE:
+		return d->taps ? d->taps : GF_DENOISE_DEFAULT_TAPS;
 	}
 	return 0;
 }
@@ -569,6 +573,9 @@ int gf_design_run(const struct gf_design *d, double rate, double **taps, uint32_
 	case GF_DESIGN_IDENTITY:
 	case GF_DESIGN_DELAY:
 		return design_delay(d, rate, taps, n, eb);
+	case GF_DESIGN_DENOISE: /* needs its noise file: gf_denoise_design */
+		gf_errbuf_set(eb, "noise: a denoise design is made from its noise file (gf_denoise_design)");
+		return GF_E_INVAL;
 	}
 	return GF_E_INVAL;
 }

@@ -25,6 +25,7 @@ enum gf_design_type {
 	GF_DESIGN_NOTCH,    /**< notches at freq_hz and its harmonics */
 	GF_DESIGN_IDENTITY, /**< one tap of 1.0 */
 	GF_DESIGN_DELAY,    /**< delay_ms of leading zeros then 1.0 */
+	GF_DESIGN_DENOISE,  /**< learned from a noise file (denoise.h; the config reads the file) */
 };
 
 /** Longest filter any design or file may produce (16 Mi taps). */
@@ -49,6 +50,8 @@ struct gf_design {
 	double bandwidth_hz;		     /**< notch: -3 dB width of every notch */
 	double q;			     /**< notch: freq/width per harmonic (constant Q) */
 	double delay_ms;		     /**< delay */
+	double reduction_db;		     /**< denoise: the most any band is cut */
+	int use_input;			     /**< denoise: measure the input file where there is one */
 };
 
 /** Fill @p d with defaults for @p type (attenuation 80 dB, harmonics 1). */
