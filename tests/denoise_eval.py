@@ -226,8 +226,22 @@ def main():
         run([gpufir, "-i", inp, "-o", out, "--backend", "cpu"])
         ys = read_wav(out)
         hum_in, hum_out = snr(s, noisy), snr(s, y)
+        # the same, the hum found rather than guessed (freq_hz = "auto"), narrower notches
+        auto = ('filters = (\n'
+                '  { name = "rumble"; design = "highpass"; cutoff_hz = 60.0; transition_hz = 80.0;\n'
+                '    attenuation_db = 40.0; },\n'
+                '  { name = "hum"; design = "notch"; freq_hz = "auto"; bandwidth_hz = 4.0; attenuation_db = 40.0; },\n'
+                '  { name = "hiss"; design = "lowpass"; cutoff_hz = 14000.0; transition_hz = 2000.0;\n'
+                '    attenuation_db = 60.0; } );\nchain = ["rumble", "hum", "hiss"];\n')
+        ya, alog = gpufir_run(gpufir, tmp, "auto", auto, noisy)
+        found = [l.split("gpufir: ")[-1] for l in alog.splitlines() if "mains hum found" in l]
+        auto_out = snr(s, ya)
         print("default chain, hum %.2f Hz + 3 harmonics + hiss at -42 dBFS: SNR %.2f -> %.2f dB (%+.2f dB); "
               "speech distortion %.1f dB" % (f0, hum_in, hum_out, hum_out - hum_in, db_ratio(ys - s, s)))
+        print("same, hum found (freq_hz = \"auto\", 4 Hz notches): SNR %.2f dB (%+.2f dB); log: %s"
+              % (auto_out, auto_out - hum_in, found[0] if found else "(nothing found)"))
+        assert found and "50.03" in found[0], found
+        assert auto_out - hum_in > 12.0, (hum_in, auto_out)
         # bounds (margins below what was measured; the noise is seeded)
         for name, (w, p) in results.items():
             assert w["out"] - w["in"] > {"white": 4.0, "pink": 4.0, "room": 8.0}[name], (name, w["out"], w["in"])

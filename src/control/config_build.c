@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "config_priv.h"
-#include "denoise.h"
 #include "memlimit.h"
 #include "minphase.h"
 
@@ -121,23 +120,6 @@ static int default_leaves_out(const struct gf_config *c, const struct gf_config_
 	       f->design.cutoff_hz >= 0.45 * rate;
 }
 
-/* design = "denoise": learned from its noise file, and the log says what it found. */
-static int build_denoise(const struct gf_config *c, const struct gf_config_filter *f, uint32_t rate,
-			 struct taps *t, struct gf_errbuf *eb)
-{
-	struct gf_denoise_report rep;
-	int r = gf_denoise_design(f->file, f->design.use_input ? c->program_file : NULL, (double)rate,
-				  f->design.taps, f->design.reduction_db, &t->h, &t->n, &rep, eb);
-	if (!r)
-		gf_info("filters.%s: noise %s: %.2f s at %.1f dBFS RMS, %u Welch segments; gain from %s; the "
-			"filter cuts up to %.1f dB (at %.0f Hz), %.0f%% of 20 Hz-%.0f Hz by 3 dB or more",
-			f->name, f->file, rep.seconds, rep.rms_dbfs, rep.segments,
-			rep.from_program ? "the input's spectrum (Wiener)"
-					 : "the noise alone (its floor as the program prior)",
-			rep.max_cut_db, rep.max_cut_hz, 100.0 * rep.cut_fraction, 0.45 * rate);
-	return r;
-}
-
 /* A file filter: the file for @p rate (per-rate list or $samplerate$), said when the rate chose it. */
 static int read_file(const struct gf_config_filter *f, uint32_t rate, const struct gf_ir_select *sel,
 		     struct taps *t, struct gf_errbuf *eb)
@@ -192,9 +174,12 @@ static int build_filter(const struct gf_config *c, const struct gf_config_filter
 			return filter_error(f, r, 0, eb);
 		break;
 	case FK_DESIGN:
-		r = f->design.type == GF_DESIGN_DENOISE
-			    ? build_denoise(c, f, rate, t, eb)
-			    : gf_design_run(&f->design, (double)rate, &t->h, &t->n, eb);
+		if (f->design.type == GF_DESIGN_DENOISE)
+			r = gf_cfg_build_denoise(c, f, rate, &t->h, &t->n, eb);
+		else if (f->design.freq_auto)
+			r = gf_cfg_build_hum(c, f, rate, &t->h, &t->n, eb);
+		else
+			r = gf_design_run(&f->design, (double)rate, &t->h, &t->n, eb);
 		if (r)
 			return filter_error(f, r, 1, eb);
 		break;

@@ -16,6 +16,7 @@
 
 #include "config_priv.h"
 #include "denoise.h"
+#include "hum.h"
 #include "safe_file.h"
 
 const char *const gf_config_fkey_names[K_COUNT] = {
@@ -144,6 +145,14 @@ static int get_freqs(const struct gf_cfg_loader *L, const config_setting_t *g, c
 	char name[192];
 	gf_cfg_setting(name, sizeof(name), prefix, "freq_hz");
 	int t = config_setting_type(s);
+	if (t == CONFIG_TYPE_STRING) {
+		if (strcmp(config_setting_get_string(s), "auto") != 0)
+			return gf_cfg_fail_at(
+				L, s, name, "must be a number, an array of numbers or \"auto\" (got \"%s\")",
+				config_setting_get_string(s));
+		d->freq_auto = 1;
+		return 1;
+	}
 	if (t != CONFIG_TYPE_ARRAY && t != CONFIG_TYPE_LIST) {
 		d->n_freq = 1;
 		return get_pos(L, g, prefix, "freq_hz", 1e6, &d->freq_hz[0]);
@@ -190,7 +199,7 @@ static int check_design(const struct gf_cfg_loader *L, const config_setting_t *g
 		}
 		break;
 	case GF_DESIGN_NOTCH:
-		if (d->n_freq == 0)
+		if (d->n_freq == 0 && !d->freq_auto)
 			return gf_cfg_missing(L, g, prefix, "freq_hz",
 					      "the hum frequency, e.g. 50.0 or [50.0, 60.0]");
 		if ((d->taps != 0) + (d->bandwidth_hz != 0.0) + (d->q != 0.0) != 1) {
@@ -290,6 +299,8 @@ static int parse_design(const struct gf_cfg_loader *L, const config_setting_t *g
 		return r;
 	d->taps = (uint32_t)taps;
 	d->harmonics = (uint32_t)harm;
+	if (d->freq_auto && !config_setting_get_member(g, "harmonics"))
+		d->harmonics = GF_HUM_DEFAULT_HARMONICS; /* the highest one looked for */
 	if (t == GF_DESIGN_DENOISE && (r = parse_noise(L, g, prefix, f)) < 0)
 		return r;
 	if (taps && !(taps & 1) && t != GF_DESIGN_IDENTITY && t != GF_DESIGN_DELAY) {

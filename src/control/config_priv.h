@@ -167,6 +167,15 @@ int gf_cfg_prescan(const char *text, size_t len, const char *name, const char *i
 /** y[0 .. na+nb-2] = a * b by FFT (double precision). @return 0, GF_E_NOMEM or GF_E_FFT */
 int gf_cfg_convolve_fft(const double *a, uint32_t na, const double *b, uint32_t nb, double *y);
 
+/* ---- filters measured from files at build time (config_learned.c) -------- */
+
+/* design = "denoise": learned from its noise file (and, offline, the input). */
+int gf_cfg_build_denoise(const struct gf_config *c, const struct gf_config_filter *f, uint32_t rate,
+			 double **h, uint32_t *n, struct gf_errbuf *eb);
+/* A notch with freq_hz = "auto": the mains hum measured in the input file. */
+int gf_cfg_build_hum(const struct gf_config *c, const struct gf_config_filter *f, uint32_t rate, double **h,
+		     uint32_t *n, struct gf_errbuf *eb);
+
 /* ---- filters (config_filters.c) ------------------------------------------ */
 
 /** Parse `filters = ( ... )` into c->filters. */

@@ -330,6 +330,8 @@ static int notch_freqs(const struct gf_design *d, double rate, double *f, uint32
 	for (uint32_t i = 0; i < d->n_freq; i++) {
 		for (uint32_t h = 1; h <= d->harmonics; h++) {
 			double x = d->freq_hz[i] * h;
+			if (d->keep_set && !d->keep[h])
+				continue; /* freq_hz = "auto": only the harmonics found above the noise */
 			if (!(x < rate / 2.0))
 				break; /* harmonics past Nyquist are dropped */
 			uint32_t j = 0;

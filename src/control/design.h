@@ -50,8 +50,11 @@ struct gf_design {
 	double bandwidth_hz;		     /**< notch: -3 dB width of every notch */
 	double q;			     /**< notch: freq/width per harmonic (constant Q) */
 	double delay_ms;		     /**< delay */
-	double reduction_db;		     /**< denoise: the most any band is cut */
-	int use_input;			     /**< denoise: measure the input file where there is one */
+	int freq_auto;			     /**< notch: freq_hz = "auto" (the config finds it, hum.h) */
+	uint8_t keep[GF_DESIGN_MAX_NOTCHES + 1]; /**< notch, when keep_set: only harmonics h with keep[h] */
+	int keep_set;
+	double reduction_db; /**< denoise: the most any band is cut */
+	int use_input;	     /**< denoise: measure the input file where there is one */
 };
 
 /** Fill @p d with defaults for @p type (attenuation 80 dB, harmonics 1). */

@@ -1,0 +1,76 @@
+/*
+ * Configuration, building: the filters measured from files when the config
+ * is built, not designed from numbers alone. design = "denoise" measures its
+ * noise file (and, offline, the input: denoise.h); a notch with freq_hz =
+ * "auto" finds the mains hum in the input (hum.h). Each says in the log what
+ * it found, so a user can see why the filter is what it is.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config_priv.h"
+#include "denoise.h"
+#include "hum.h"
+
+/* design = "denoise": learned from its noise file, and the log says what it found. */
+int gf_cfg_build_denoise(const struct gf_config *c, const struct gf_config_filter *f, uint32_t rate,
+			 double **h, uint32_t *n, struct gf_errbuf *eb)
+{
+	struct gf_denoise_report rep;
+	int r = gf_denoise_design(f->file, f->design.use_input ? c->program_file : NULL, (double)rate,
+				  f->design.taps, f->design.reduction_db, h, n, &rep, eb);
+	if (!r)
+		gf_info("filters.%s: noise %s: %.2f s at %.1f dBFS RMS, %u Welch segments; gain from %s; the "
+			"filter cuts up to %.1f dB (at %.0f Hz), %.0f%% of 20 Hz-%.0f Hz by 3 dB or more",
+			f->name, f->file, rep.seconds, rep.rms_dbfs, rep.segments,
+			rep.from_program ? "the input's spectrum (Wiener)"
+					 : "the noise alone (its floor as the program prior)",
+			rep.max_cut_db, rep.max_cut_hz, 100.0 * rep.cut_fraction, 0.45 * rate);
+	return r;
+}
+
+/* A notch with freq_hz = "auto": the hum measured in the input file, and the log says what was found. */
+int gf_cfg_build_hum(const struct gf_config *c, const struct gf_config_filter *f, uint32_t rate, double **out,
+		     uint32_t *n, struct gf_errbuf *eb)
+{
+	struct gf_design d = f->design;
+	int line = f->key_line[K_FREQ_HZ] ? f->key_line[K_FREQ_HZ] : f->line;
+	if (!c->program_file) {
+		gf_warn("%s:%d: filters.%s.freq_hz: \"auto\" is measured from the input file (offline mode); "
+			"without one, both 50 and 60 Hz are notched",
+			f->src, line, f->name);
+		d.freq_hz[0] = 50.0, d.freq_hz[1] = 60.0, d.n_freq = 2;
+		return gf_design_run(&d, (double)rate, out, n, eb);
+	}
+	struct gf_hum h;
+	int r = gf_hum_detect(c->program_file, (double)rate, d.harmonics, &h, eb);
+	if (r)
+		return r;
+	if (h.f0_hz == 0.0) {
+		gf_info("filters.%s: no mains hum (50 or 60 Hz) stands %.0f dB above the noise in the first "
+			"%.1f s "
+			"of %s: the notch passes the audio unchanged",
+			f->name, GF_HUM_MIN_SNR_DB, h.seconds, c->program_file);
+		if (!(*out = calloc(1, sizeof(double))))
+			return GF_E_NOMEM;
+		(*out)[0] = 1.0, *n = 1;
+		return 0;
+	}
+	char list[1024] = "";
+	size_t len = 0;
+	memset(d.keep, 0, sizeof(d.keep));
+	for (uint32_t i = 0; i < h.n; i++) {
+		d.keep[h.harmonic[i]] = 1;
+		if (len < sizeof(list) - 32)
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%u (%.0f dB)",
+						i ? ", " : "", h.harmonic[i], h.snr_db[i]);
+	}
+	d.keep_set = 1;
+	d.freq_hz[0] = h.f0_hz, d.n_freq = 1, d.harmonics = h.harmonic[h.n - 1];
+	gf_info("filters.%s: mains hum found at %.3f Hz in the first %.1f s of %s; notched harmonics (dB "
+		"above the "
+		"noise): %s",
+		f->name, h.f0_hz, h.seconds, c->program_file, list);
+	return gf_design_run(&d, (double)rate, out, n, eb);
+}
