@@ -40,7 +40,12 @@ struct gf_engine_params {
 	int gpu_index;		      /**< CUDA device ordinal */
 	int retry;		      /**< 1: keep each call's input so gf_engine_retry() can redo a
 					   failed call exactly (offline); costs a copy of each block */
+	uint32_t deadline_us;	      /**< longest wait for one call's backend work (live: about
+					   two block periods); 0 = GF_ENGINE_DEADLINE_DEFAULT_US */
 };
+
+/** Deadline when params.deadline_us is 0: generous, for offline calls of any size. */
+#define GF_ENGINE_DEADLINE_DEFAULT_US 60000000u
 
 struct gf_engine;
 
@@ -50,6 +55,8 @@ struct gf_engine_stats {
 	uint64_t nonfinite_blocks; /**< blocks muted because the output held NaN/Inf */
 	uint64_t errors;	   /**< backend process errors (block output muted) */
 	uint64_t fallbacks;	   /**< switches to the CPU backend after a backend failure */
+	uint64_t timeouts;	   /**< backend waits that missed the deadline (each a failure) */
+	uint64_t abandoned;	   /**< instances left alive, never destroyed: their work was stuck */
 };
 
 /** Control thread. @return 0 or negative GF_E_*; details in @p eb. */

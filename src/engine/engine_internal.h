@@ -12,12 +12,21 @@
 #include "backend.h"
 #include "engine.h"
 
+/* Test hooks armed for an instance's submitted call (engine_process.c). */
+enum gf_hook { GF_HOOK_NONE = 0, GF_HOOK_HANG, GF_HOOK_STUCK };
+
 /* One filter instance; it carries its backend, which a fallback may change. */
 struct gf_inst {
 	const struct gf_backend_ops *ops;
 	void *bi;
 	uint32_t taps;
 	const char *algo;
+	/* Audio thread, seen by the control thread through the retired slots'
+	 * release/acquire: a finish() missed its deadline, so work may still be
+	 * in flight on it. Never destroyed (destroy could block on that work). */
+	int abandoned;
+	enum gf_hook hook;		/* audio thread: hook of the call in flight */
+	struct gf_inst *next_abandoned; /* control thread: the list abandoned instances are kept on */
 };
 
 struct gf_engine {
@@ -45,8 +54,11 @@ struct gf_engine {
 	int fail_err;		  /* its code */
 	uint32_t redo_frames;	  /* frames of the last call if it failed (gf_engine_retry) */
 	int redo_bad;		  /* that call's input held NaN/Inf */
-	uint64_t calls;		  /* backend process() calls, for the fault hook */
+	uint64_t calls;		  /* backend submit() calls, for the fault hooks */
 	int64_t fault_after;	  /* GPUFIR_FAULT_PROCESS_AFTER, -1 = off */
+	int64_t hang_after;	  /* GPUFIR_FAULT_HANG_AFTER, -1 = off */
+	int64_t stuck_after;	  /* GPUFIR_FAULT_STUCK_AFTER, -1 = off */
+	uint64_t deadline_ns;	  /* longest wait for one block's backend work */
 
 	/* Shared between threads. */
 	_Atomic(struct gf_inst *) pending;   /* published by swap(), taken by process() */
@@ -58,6 +70,8 @@ struct gf_engine {
 	_Atomic uint32_t cur_taps;
 	_Atomic(const char *) cur_algo;
 	_Atomic uint64_t st_frames, st_swaps, st_nonfinite, st_errors, st_fallbacks;
+	_Atomic uint64_t st_timeouts;  /* audio thread: finish() calls that missed the deadline */
+	_Atomic uint64_t st_abandoned; /* control thread: instances left undestroyed */
 
 	char desc[320];
 };
@@ -65,8 +79,8 @@ struct gf_engine {
 /* Control thread (engine.c). */
 int gf_inst_new(const struct gf_backend_ops *ops, const struct gf_engine_params *p,
 		const struct gf_filter_set *fs, struct gf_inst **out, struct gf_errbuf *eb);
-/** Accepts NULL. */
-void gf_inst_free(struct gf_inst *in);
+/** Accepts NULL. An abandoned instance is left alive (its memory leaked), counted and logged. */
+void gf_inst_free(struct gf_engine *e, struct gf_inst *in);
 /** The one-line description gf_engine_describe() returns, for instance @p in. */
 void gf_engine_set_desc(struct gf_engine *e, const struct gf_inst *in);
 /** The filter set is usable by this engine: channels, length, finite. */

@@ -9,14 +9,19 @@
  *   2. take a published swap (or, after a backend failure, the CPU fallback):
  *      prime the new instance with the history;
  *   3. append the block to the history ring;
- *   4. run the current instance (and the incoming one while crossfading);
- *      a failure mutes the block and parks the engine until reap() has built
- *      the CPU fallback (the failed backend is not called again);
+ *   4. submit the block to the current instance (and the incoming one while
+ *      crossfading), then finish each within one deadline (params.deadline_us
+ *      from now); a failure or a missed deadline mutes the block and parks
+ *      the engine until reap() has built the CPU fallback (the failed backend
+ *      is not called again; an instance that missed its deadline is
+ *      abandoned, never destroyed);
  *   5. scan the output; mute and count a non-finite block.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "engine_internal.h"
 
@@ -140,23 +145,82 @@ static void take_pending(struct gf_engine *e, uint32_t back)
 	e->fade_pos = 0;
 }
 
-/* One backend process() call, through the fault-injection hook. */
-static int backend_process(struct gf_engine *e, const struct gf_inst *in, const float *x, float *y,
-			   uint32_t frames)
+/* GPUFIR_FAULT_STUCK_AFTER: the thread never comes back, as inside a hung driver call. */
+static void stuck_forever(void)
 {
-	if (e->fault_after >= 0 && e->calls++ == (uint64_t)e->fault_after)
-		return GF_E_CUDA;
-	return in->ops->process(in->bi, x, y, frames);
+	for (;;) {
+		struct timespec ts = {3600, 0};
+		nanosleep(&ts, NULL);
+	}
 }
 
-static int run_crossfade(struct gf_engine *e, const float *x, float *y, uint32_t frames)
+/* GPUFIR_FAULT_HANG_AFTER: the work never completes; a waiter gives up at its deadline. */
+static void wait_until(uint64_t deadline_ns)
+{
+	struct timespec ts = {(time_t)(deadline_ns / 1000000000u), (long)(deadline_ns % 1000000000u)};
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+/* Start one backend call, through the fault hooks (call numbers count submits). */
+static int backend_submit(struct gf_engine *e, struct gf_inst *in, const float *x, uint32_t frames)
+{
+	uint64_t n = e->calls++;
+	in->hook = GF_HOOK_NONE;
+	if (e->fault_after >= 0 && n == (uint64_t)e->fault_after)
+		return GF_E_CUDA;
+	if (e->hang_after >= 0 && n == (uint64_t)e->hang_after)
+		in->hook = GF_HOOK_HANG;
+	if (e->stuck_after >= 0 && n == (uint64_t)e->stuck_after)
+		in->hook = GF_HOOK_STUCK;
+	return in->ops->submit(in->bi, x, frames);
+}
+
+/* Wait for a submitted call until @p deadline_ns. A miss abandons the instance:
+ * its work may still be in flight, so nothing may destroy it. */
+static int backend_finish(struct gf_engine *e, struct gf_inst *in, float *y, uint64_t deadline_ns)
+{
+	int err;
+	if (in->hook == GF_HOOK_STUCK)
+		stuck_forever();
+	if (in->hook == GF_HOOK_HANG) {
+		wait_until(deadline_ns);
+		err = GF_E_TIMEOUT;
+	} else {
+		err = in->ops->finish(in->bi, y, deadline_ns);
+	}
+	in->hook = GF_HOOK_NONE;
+	if (err == GF_E_TIMEOUT) {
+		in->abandoned = 1;
+		gf_stat_add(&e->st_timeouts, 1);
+	}
+	return err;
+}
+
+static int backend_run(struct gf_engine *e, struct gf_inst *in, const float *x, float *y, uint32_t frames,
+		       uint64_t deadline_ns)
+{
+	int err = backend_submit(e, in, x, frames);
+	return err ? err : backend_finish(e, in, y, deadline_ns);
+}
+
+/*
+ * Both filters' work is submitted before either is waited for: one round
+ * trip per block, the two instances' streams running concurrently on a GPU.
+ * Whatever was submitted is finished (within the one deadline) before return.
+ */
+static int run_crossfade(struct gf_engine *e, const float *x, float *y, uint32_t frames, uint64_t deadline_ns)
 {
 	uint32_t ch = e->p.channels, n = e->p.crossfade_frames;
-	int err = backend_process(e, e->cur, x, e->scratch_a, frames);
-	if (!err)
-		err = backend_process(e, e->incoming, x, e->scratch_b, frames);
+	int err = backend_submit(e, e->cur, x, frames);
 	if (err)
-		return err; /* the ramp resumes on the fallback's terms: it cuts it short */
+		return err;
+	int err_b = backend_submit(e, e->incoming, x, frames);
+	err = backend_finish(e, e->cur, e->scratch_a, deadline_ns);
+	if (!err_b)
+		err_b = backend_finish(e, e->incoming, e->scratch_b, deadline_ns);
+	if (err || err_b)
+		return err ? err : err_b; /* the ramp resumes on the fallback's terms: it cuts it short */
 	for (uint32_t i = 0; i < frames; i++) {
 		uint32_t k = e->fade_pos + i;
 		float g = k < n ? e->ramp[k] : 1.0f;
@@ -180,12 +244,13 @@ static int run_block(struct gf_engine *e, const float *x, float *out, uint32_t f
 {
 	size_t n = (size_t)frames * e->p.channels;
 	int err;
+	uint64_t deadline_ns = gf_backend_now_ns() + e->deadline_ns;
 	if (e->failed)
 		err = e->fail_err; /* parked: never call a failed backend again */
 	else if (e->incoming)
-		err = run_crossfade(e, x, out, frames);
+		err = run_crossfade(e, x, out, frames, deadline_ns);
 	else
-		err = backend_process(e, e->cur, x, out, frames);
+		err = backend_run(e, e->cur, x, out, frames, deadline_ns);
 	if (err) {
 		memset(out, 0, n * sizeof(float));
 		gf_stat_add(&e->st_errors, 1);

@@ -14,8 +14,8 @@
 
 void gf_engine_reap_retired(struct gf_engine *e)
 {
-	gf_inst_free(atomic_exchange_explicit(&e->retired, NULL, memory_order_acquire));
-	gf_inst_free(atomic_exchange_explicit(&e->retired_b, NULL, memory_order_acquire));
+	gf_inst_free(e, atomic_exchange_explicit(&e->retired, NULL, memory_order_acquire));
+	gf_inst_free(e, atomic_exchange_explicit(&e->retired_b, NULL, memory_order_acquire));
 }
 
 /*
@@ -28,7 +28,7 @@ void gf_engine_reap_retired(struct gf_engine *e)
  */
 static void engine_fall_back(struct gf_engine *e, int cause)
 {
-	gf_inst_free(atomic_exchange_explicit(&e->pending, NULL, memory_order_acquire));
+	gf_inst_free(e, atomic_exchange_explicit(&e->pending, NULL, memory_order_acquire));
 	const char *failed = strcmp(e->ops->name, "cuda") == 0 ? "CUDA" : "CPU";
 	struct gf_errbuf eb = {{0}};
 	struct gf_inst *in;
