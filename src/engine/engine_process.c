@@ -162,6 +162,10 @@ static void wait_until(uint64_t deadline_ns)
 		;
 }
 
+/* GPUFIR_FAULT_STUCK_AFTER fires once per process: an engine built to replace
+ * the one a stuck thread holds must run. */
+static atomic_int stuck_fired;
+
 /* Start one backend call, through the fault hooks (call numbers count submits). */
 static int backend_submit(struct gf_engine *e, struct gf_inst *in, const float *x, uint32_t frames)
 {
@@ -171,7 +175,7 @@ static int backend_submit(struct gf_engine *e, struct gf_inst *in, const float *
 		return GF_E_CUDA;
 	if (e->hang_after >= 0 && n == (uint64_t)e->hang_after)
 		in->hook = GF_HOOK_HANG;
-	if (e->stuck_after >= 0 && n == (uint64_t)e->stuck_after)
+	if (e->stuck_after >= 0 && n == (uint64_t)e->stuck_after && !atomic_exchange(&stuck_fired, 1))
 		in->hook = GF_HOOK_STUCK;
 	return in->ops->submit(in->bi, x, frames);
 }
