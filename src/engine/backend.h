@@ -25,10 +25,11 @@ struct gf_backend_ops {
 		      struct gf_errbuf *eb);
 
 	/**
-	 * Audio thread, before the first process() of an instance that replaces
-	 * another: load input history. @p history holds @p frames interleaved frames,
-	 * oldest first; anything older counts as zero. frames may exceed taps-1
-	 * (use the newest) or be fewer (stream just started). No allocation.
+	 * Before the first submit() of an instance that replaces another, on the
+	 * thread that owns it then (the control thread, which publishes it
+	 * afterwards; the audio thread only as a last resort): load input history. @p history holds @p frames
+	 * interleaved frames, oldest first; anything older counts as zero. frames may exceed taps-1 (use the
+	 * newest) or be fewer (stream just started). No allocation.
 	 */
 	int (*prime)(void *inst, const float *history, uint32_t frames);
 

@@ -158,7 +158,9 @@ static int engine_alloc(struct gf_engine *e)
 	e->scratch_b = alloc_floats(blk);
 	e->zeros = alloc_floats(blk);
 	e->ramp = alloc_floats(e->p.crossfade_frames);
-	if (!e->hist || !e->scratch_in || !e->scratch_a || !e->scratch_b || !e->zeros || !e->ramp)
+	e->ctl_out = alloc_floats(blk);
+	if (!e->hist || !e->scratch_in || !e->scratch_a || !e->scratch_b || !e->zeros || !e->ramp ||
+	    !e->ctl_out)
 		return GF_E_NOMEM;
 	/* Raised cosine sampled at frame centres: ramp[k] + ramp[N-1-k] == 1. */
 	uint32_t n = e->p.crossfade_frames;
@@ -215,13 +217,15 @@ int gf_engine_new(struct gf_engine **out, const struct gf_engine_params *p, cons
 	e->p = *p;
 	e->p.max_taps = max_taps;
 	e->hist_frames = max_taps - 1;
-	if ((uint64_t)e->hist_frames + p->max_block > UINT32_MAX / 2) {
+	uint32_t extra = p->retry ? p->max_block : GF_ENGINE_HIST_MARGIN;
+	if ((uint64_t)e->hist_frames + extra > UINT32_MAX / 2) {
 		gf_errbuf_set(eb, "engine: %u taps with %u-frame blocks is too much history", max_taps,
 			      p->max_block);
 		err = GF_E_TOOLONG;
 		goto fail;
 	}
-	e->hist_cap = e->hist_frames + (p->retry ? p->max_block : 0);
+	/* Offline (retry) swaps nothing while it processes: no margin needed. */
+	e->hist_cap = e->hist_frames + extra;
 	engine_hooks(e);
 	e->deadline_ns = 1000ull * (p->deadline_us ? p->deadline_us : GF_ENGINE_DEADLINE_DEFAULT_US);
 	err = gf_filter_set_dup(&e->fs, fs);
@@ -262,6 +266,7 @@ void gf_engine_free(struct gf_engine *e)
 	free(e->scratch_b);
 	free(e->zeros);
 	free(e->ramp);
+	free(e->ctl_out);
 	free(e);
 }
 
@@ -297,6 +302,8 @@ void gf_engine_get_stats(const struct gf_engine *e, struct gf_engine_stats *s)
 	s->fallbacks = atomic_load_explicit(&m->st_fallbacks, memory_order_relaxed);
 	s->timeouts = atomic_load_explicit(&m->st_timeouts, memory_order_relaxed);
 	s->abandoned = atomic_load_explicit(&m->st_abandoned, memory_order_relaxed);
+	s->takeup_frames = atomic_load_explicit(&m->st_takeup, memory_order_relaxed);
+	s->takeup_frames_max = atomic_load_explicit(&m->st_takeup_max, memory_order_relaxed);
 }
 
 int gf_engine_failed(const struct gf_engine *e)

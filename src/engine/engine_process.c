@@ -6,8 +6,8 @@
  * Pipeline of one process() call (audio thread):
  *   1. scan the input; a block holding NaN/Inf is filtered as if those samples
  *      were zero (so no filter state is poisoned) and its output is muted;
- *   2. take a published swap (or, after a backend failure, the CPU fallback):
- *      prime the new instance with the history;
+ *   2. take a published swap (or, after a backend failure, the CPU fallback),
+ *      primed by the control thread: feed it the frames since its priming;
  *   3. append the block to the history ring;
  *   4. submit the block to the current instance (and the incoming one while
  *      crossfading), then finish each within one deadline (params.deadline_us
@@ -55,9 +55,12 @@ static const float *hist_span(const struct gf_engine *e, uint32_t n, uint32_t ba
 	return e->hist + start * e->p.channels; /* contiguous: the ring is mirrored */
 }
 
+/* Append, then publish the new position (release: the control thread primes
+ * from the frames before it). */
 static void hist_append(struct gf_engine *e, const float *x, uint32_t frames)
 {
 	uint32_t cap = e->hist_cap, ch = e->p.channels;
+	uint64_t pos = atomic_load_explicit(&e->hist_pos, memory_order_relaxed) + frames;
 	if (cap == 0)
 		return;
 	if (frames > cap) {
@@ -73,6 +76,7 @@ static void hist_append(struct gf_engine *e, const float *x, uint32_t frames)
 		frames -= n;
 		e->hist_w = (e->hist_w + n) % cap;
 	}
+	atomic_store_explicit(&e->hist_pos, pos, memory_order_release);
 }
 
 static void finish_swap(struct gf_engine *e, struct gf_inst *old)
@@ -107,10 +111,57 @@ static void switch_to_fallback(struct gf_engine *e, struct gf_inst *in)
 	atomic_store_explicit(&e->swap_busy, 0, memory_order_release);
 }
 
+static void note_takeup(struct gf_engine *e, uint64_t frames)
+{
+	atomic_store_explicit(&e->st_takeup, frames, memory_order_relaxed);
+	if (frames > atomic_load_explicit(&e->st_takeup_max, memory_order_relaxed))
+		atomic_store_explicit(&e->st_takeup_max, frames, memory_order_relaxed);
+}
+
 /*
- * Take a published instance: prime it with the history that ends @p back
- * frames before the newest frame, then switch or start a crossfade. A parked
- * (failed) engine looks only at the fallback slot.
+ * Bring a published instance, primed by the control thread up to in->pos, to
+ * the history that ends @p back frames before the newest frame: feed it the
+ * few frames appended since (a block or two). If it is past that point (a
+ * retry wants the state before the last block) or the frames are no longer
+ * in the ring (the control thread was held up for long), prime it here from
+ * the ring instead, as a last resort.
+ */
+static int take_up(struct gf_engine *e, struct gf_inst *in, uint32_t back)
+{
+	uint64_t end = atomic_load_explicit(&e->hist_pos, memory_order_relaxed) - back;
+	uint64_t oldest = end + back > e->hist_cap ? end + back - e->hist_cap : 0;
+	if (in->pos <= end && in->pos >= oldest) {
+		note_takeup(e, end - in->pos);
+		return gf_engine_feed(e, in, end, e->scratch_a, gf_backend_now_ns() + e->deadline_ns);
+	}
+	uint32_t n = end < e->hist_frames ? (uint32_t)end : e->hist_frames;
+	note_takeup(e, n);
+	in->pos = end;
+	return in->ops->prime ? in->ops->prime(in->bi, gf_engine_hist_at(e, end, n), n) : 0;
+}
+
+int gf_engine_feed(struct gf_engine *e, struct gf_inst *in, uint64_t end, float *scratch,
+		   uint64_t deadline_ns)
+{
+	while (in->pos < end) {
+		uint32_t f = end - in->pos < e->p.max_block ? (uint32_t)(end - in->pos) : e->p.max_block;
+		const float *x = gf_engine_hist_at(e, in->pos + f, f);
+		int err = in->ops->submit(in->bi, x, f);
+		if (!err)
+			err = in->ops->finish(in->bi, scratch, deadline_ns);
+		if (err == GF_E_TIMEOUT)
+			in->abandoned = 1;
+		if (err)
+			return err;
+		in->pos += f;
+	}
+	return 0;
+}
+
+/*
+ * Take a published instance at a block edge: bring it up to the history that
+ * ends @p back frames before the newest frame (take_up), then switch or start
+ * a crossfade. A parked (failed) engine looks only at the fallback slot.
  */
 static void take_pending(struct gf_engine *e, uint32_t back)
 {
@@ -120,8 +171,7 @@ static void take_pending(struct gf_engine *e, uint32_t back)
 	struct gf_inst *in = atomic_exchange_explicit(slot, NULL, memory_order_acquire);
 	if (!in)
 		return;
-	const float *h = hist_span(e, e->hist_frames, back);
-	int err = in->ops->prime ? in->ops->prime(in->bi, h, e->hist_frames) : 0;
+	int err = take_up(e, in, back);
 	if (err) {
 		/* Keep the running filter; the control thread frees the failed one. */
 		gf_stat_add(&e->st_errors, 1);
