@@ -466,8 +466,19 @@ fail:
 	return err;
 }
 
+static int wait_event(struct gf_cuda_inst *in, cudaEvent_t ev, uint64_t deadline_ns);
+#define PRIME_STEP_DEADLINE_NS 2000000000ull /* per chunk: a hung GPU must not hold the caller */
+
+/* Wait for everything enqueued on s_comp so far, within PRIME_STEP_DEADLINE_NS. */
+static int drain_comp(struct gf_cuda_inst *in)
+{
+	CU_RET(&in->eb, cudaEventRecord(in->ev_done, in->s_comp));
+	return wait_event(in, in->ev_done, gf_backend_now_ns() + PRIME_STEP_DEADLINE_NS);
+}
+
 /* Upload the newest taps-1 history frames and run them through the state
- * without producing output. Audio thread: no allocation. */
+ * without producing output. The engine calls it on the control thread (the
+ * audio thread only as a last resort): no allocation; every wait bounded. */
 static int cu_prime(void *inst, const float *history, uint32_t frames)
 {
 	struct gf_cuda_inst *in = (struct gf_cuda_inst *)inst;
@@ -483,13 +494,11 @@ static int cu_prime(void *inst, const float *history, uint32_t frames)
 		if (!(err = CU_TRY(eb, cudaMemcpyAsync(in->d_in[0], in->h_in[0], bytes,
 						       cudaMemcpyHostToDevice, in->s_comp))) &&
 		    !(err = run_chunk(in, in->d_in[0], NULL, f, in->s_comp, eb)))
-			err = CU_TRY(eb, cudaStreamSynchronize(in->s_comp));
+			err = drain_comp(in);
 		src += (size_t)f * in->channels;
 		n -= f;
 	}
-	if (!err)
-		err = CU_TRY(eb, cudaStreamSynchronize(in->s_comp));
-	return err;
+	return err ? err : drain_comp(in);
 }
 
 /*

@@ -54,6 +54,8 @@ int gf_engine_prime_here(struct gf_engine *e, struct gf_inst *in, struct gf_errb
 		uint64_t p = atomic_load_explicit(&e->hist_pos, memory_order_acquire);
 		uint32_t n = p < e->hist_frames ? (uint32_t)p : e->hist_frames;
 		int err = in->ops->prime ? in->ops->prime(in->bi, gf_engine_hist_at(e, p, n), n) : 0;
+		if (err == GF_E_TIMEOUT)
+			in->abandoned = 1; /* its work is stuck: never destroy it */
 		if (err) {
 			gf_errbuf_set(eb, "engine: priming the new filter failed: %s", gf_strerror(err));
 			return err;
