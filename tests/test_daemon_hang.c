@@ -310,7 +310,7 @@ int main(void)
 	setenv("JACK_NO_AUDIO_RESERVATION", "1", 1);
 	jack_client_t *jc = NULL;
 	jack_status_t jst;
-	if (gf_jack_server_start(&dm.jack, "gpufir-hang", RATE, BLOCK) == 0)
+	if (gf_jack_server_start(&dm.jack, "gpufir-daemon", RATE, BLOCK) == 0)
 		jc = jack_client_open("gftest", JackNoStartServer | JackServerName, &jst, dm.jack.name);
 	if (!jc)
 		gf_test_skip("the private jackd did not start");
