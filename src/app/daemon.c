@@ -298,9 +298,18 @@ static int daemon_start(struct daemon *d, const struct gf_respawn *rs)
 	return 0;
 }
 
+static int left_stuck_work;
+
+int gf_daemon_left_stuck_work(void)
+{
+	return left_stuck_work;
+}
+
 static void daemon_finish(struct daemon *d)
 {
+	struct gf_engine_stats es = {0};
 	if (d->engine) {
+		gf_engine_get_stats(d->engine, &es);
 		if (d->live)
 			gf_live_get_stats(d->live, &d->ls);
 		gf_dm_stats_log(d);
@@ -310,6 +319,7 @@ static void daemon_finish(struct daemon *d)
 	gf_watch_free(d->watch);
 	if (!d->engine_stuck) /* else a stuck worker still holds it */
 		gf_engine_free(d->engine);
+	left_stuck_work = es.timeouts > 0 || d->engines_abandoned > 0;
 	gf_config_free(d->cfg);
 }
 

@@ -30,9 +30,12 @@ static int overwritten(const struct gf_engine *e, uint64_t first, uint64_t now)
  */
 static int catch_up(struct gf_engine *e, struct gf_inst *in)
 {
+	uint64_t give_up = gf_backend_now_ns() + CTL_DEADLINE_NS;
 	for (;;) {
 		uint64_t now = atomic_load_explicit(&e->hist_pos, memory_order_acquire);
-		if (now - in->pos <= e->p.max_block)
+		/* Close enough; or starved for a second: publish, the audio thread
+		 * feeds (or, past the ring, primes) the rest. */
+		if (now - in->pos <= e->p.max_block || gf_backend_now_ns() > give_up)
 			return 0;
 		uint64_t from = in->pos;
 		if (overwritten(e, from, now))
