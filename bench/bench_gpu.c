@@ -146,12 +146,12 @@ static void process_row(enum gf_algo algo, uint32_t ch, uint32_t taps, uint32_t 
 	for (size_t i = 0; i < n; i++)
 		buf[i] = randf();
 	int pin_ok = pinned && gf_cuda_pin(buf, n * sizeof(float)) == 0;
-	gf_cuda_backend.process(inst, buf, buf, block); /* warm-up */
+	gf_backend_process(&gf_cuda_backend, inst, buf, buf, block); /* warm-up */
 	uint64_t calls = total / block;
 	double t0 = now_s();
 	int err = 0;
 	for (uint64_t i = 0; i < calls && !err; i++)
-		err = gf_cuda_backend.process(inst, buf, buf, block);
+		err = gf_backend_process(&gf_cuda_backend, inst, buf, buf, block);
 	double dt = now_s() - t0;
 	printf("process %-6s taps %8u ch %2u block %7u %-8s %8.1f Msamples/s (%llu calls, %.3f s)%s\n",
 	       gf_cuda_backend.algo_name(inst), taps, ch, block, pin_ok ? "pinned" : "pageable",
@@ -179,10 +179,10 @@ static void latency_row(enum gf_algo algo, uint32_t ch, uint32_t taps, uint32_t 
 	for (size_t i = 0; i < n; i++)
 		x[i] = randf();
 	for (int i = 0; i < 50; i++)
-		gf_cuda_backend.process(inst, x, y, block);
+		gf_backend_process(&gf_cuda_backend, inst, x, y, block);
 	for (int i = 0; i < calls; i++) {
 		double t0 = now_s();
-		gf_cuda_backend.process(inst, x, y, block);
+		gf_backend_process(&gf_cuda_backend, inst, x, y, block);
 		t[i] = now_s() - t0;
 	}
 	qsort(t, (size_t)calls, sizeof(double), cmp_d);

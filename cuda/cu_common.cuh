@@ -53,7 +53,15 @@ struct gf_cuda_inst {
 	struct gf_direct *direct;
 	struct gf_fft *fft;
 	long fail_after; /**< GPUFIR_CUDA_FAIL_AFTER test hook; -1 = off */
+	long hang_after; /**< GPUFIR_CUDA_HANG_AFTER test hook; -1 = off */
+	int *h_hang, *d_hang;  /**< mapped flag the hook's kernel spins on (host and device address) */
+	long long hang_cycles; /**< the hook kernel's bound: a few seconds of GPU clock */
 	uint64_t calls;
+	/* submit/finish: one call in flight (cuda_backend.cu) */
+	uint32_t sub_frames;   /**< frames submitted, 0 = none */
+	const float *sub_in;   /**< a large (pipelined) call's input, read in finish */
+	bool sub_single;       /**< submitted on the single-chunk path: finish waits for ev_done */
+	cudaEvent_t ev_done;   /**< recorded after the single-chunk path's download */
 	struct gf_errbuf eb; /**< last error of prime/process */
 	char desc[160];
 };

@@ -7,10 +7,13 @@
  * copied host->device on s_h2d, convolved on s_comp and copied back on s_d2h,
  * with events so that the upload of chunk k+1 and the download of chunk k-1
  * overlap the compute of chunk k (two staging slots). A call of one chunk
- * (every live block) goes through s_comp alone: one upload, the kernels, one
- * download, one synchronize.
+ * (every live block) goes through s_comp alone: submit enqueues one upload,
+ * the kernels, one download and an event; finish polls the event until its
+ * deadline (never a blocking synchronize: a hung kernel must not hang the
+ * audio thread).
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,6 +194,8 @@ static void inst_free(struct gf_cuda_inst *in)
 	if (!in)
 		return;
 	cudaSetDevice(in->dev);
+	if (in->h_hang) /* release a hook kernel still spinning: its stream then drains at once */
+		*(volatile int *)in->h_hang = 1;
 	if (in->s_comp)
 		cudaStreamSynchronize(in->s_comp);
 	gf_direct_free(in->direct);
@@ -208,6 +213,9 @@ static void inst_free(struct gf_cuda_inst *in)
 		if (in->ev_d2h[i])
 			cudaEventDestroy(in->ev_d2h[i]);
 	}
+	if (in->ev_done)
+		cudaEventDestroy(in->ev_done);
+	cudaFreeHost(in->h_hang);
 	if (in->s_h2d)
 		cudaStreamDestroy(in->s_h2d);
 	if (in->s_comp)
@@ -224,6 +232,7 @@ static int alloc_io(struct gf_cuda_inst *in, struct gf_errbuf *eb)
 	CU_RET(eb, cudaStreamCreateWithFlags(&in->s_h2d, cudaStreamNonBlocking));
 	CU_RET(eb, cudaStreamCreateWithFlags(&in->s_comp, cudaStreamNonBlocking));
 	CU_RET(eb, cudaStreamCreateWithFlags(&in->s_d2h, cudaStreamNonBlocking));
+	CU_RET(eb, cudaEventCreateWithFlags(&in->ev_done, cudaEventDisableTiming));
 	for (int i = 0; i < 2; i++) {
 		CU_RET(eb, cudaEventCreateWithFlags(&in->ev_h2d[i], cudaEventDisableTiming));
 		CU_RET(eb, cudaEventCreateWithFlags(&in->ev_comp[i], cudaEventDisableTiming));
@@ -354,6 +363,28 @@ static uint32_t pick_chunk(uint32_t channels, uint32_t max_block, uint32_t hop)
 	return max_block < p ? max_block : p;
 }
 
+/* GPUFIR_CUDA_HANG_AFTER: a kernel that spins on a host-mapped flag nobody
+ * sets, bounded by the GPU clock to a few seconds so the device recovers. */
+__global__ void hang_kernel(const volatile int *flag, long long cycles)
+{
+	long long t0 = clock64();
+	while (!*flag && clock64() - t0 < cycles) {
+	}
+}
+
+static int hang_hook_init(struct gf_cuda_inst *in, struct gf_errbuf *eb)
+{
+	int khz = 0;
+	CU_RET(eb, cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, in->dev));
+	in->hang_cycles = (long long)(khz > 0 ? khz : 2000000) * 1000 * 3; /* 3 s */
+	CU_RET(eb, cudaHostAlloc((void **)&in->h_hang, sizeof(int), cudaHostAllocMapped));
+	*in->h_hang = 0;
+	CU_RET(eb, cudaHostGetDevicePointer((void **)&in->d_hang, in->h_hang, 0));
+	gf_warn("cuda: test hook GPUFIR_CUDA_HANG_AFTER=%ld: call %ld will hang for about 3 s",
+		in->hang_after, in->hang_after + 1);
+	return 0;
+}
+
 static int cu_create(const struct gf_engine_params *p, const struct gf_filter_set *fs, void **out,
 		     struct gf_errbuf *eb)
 {
@@ -380,6 +411,8 @@ static int cu_create(const struct gf_engine_params *p, const struct gf_filter_se
 	in->max_block = p->max_block;
 	const char *fa = getenv("GPUFIR_CUDA_FAIL_AFTER");
 	in->fail_after = fa && *fa ? strtol(fa, NULL, 10) : -1;
+	const char *ha = getenv("GPUFIR_CUDA_HANG_AFTER");
+	in->hang_after = ha && *ha ? strtol(ha, NULL, 10) : -1;
 
 	bool want_direct = p->algo == GF_ALGO_DIRECT ||
 			   (p->algo == GF_ALGO_AUTO && fs->taps <= GF_CU_DIRECT_AUTO_MAX_TAPS);
@@ -399,6 +432,8 @@ static int cu_create(const struct gf_engine_params *p, const struct gf_filter_se
 	if ((err = CU_TRY(eb, cudaSetDevice(in->dev))) || (err = CU_TRY(eb, cudaFree(NULL))))
 		goto fail;
 	t[1] = now_ms();
+	if (in->hang_after >= 0 && (err = hang_hook_init(in, eb)))
+		goto fail;
 	snprintf(in->desc, sizeof(in->desc), "%s", why); /* the probe's description of the device */
 	if ((err = alloc_io(in, eb)) ||
 	    (err = gf_cu_line_init(&in->line, in->channels, keep, in->chunk, eb)) ||
@@ -431,8 +466,19 @@ fail:
 	return err;
 }
 
+static int wait_event(struct gf_cuda_inst *in, cudaEvent_t ev, uint64_t deadline_ns);
+#define PRIME_STEP_DEADLINE_NS 2000000000ull /* per chunk: a hung GPU must not hold the caller */
+
+/* Wait for everything enqueued on s_comp so far, within PRIME_STEP_DEADLINE_NS. */
+static int drain_comp(struct gf_cuda_inst *in)
+{
+	CU_RET(&in->eb, cudaEventRecord(in->ev_done, in->s_comp));
+	return wait_event(in, in->ev_done, gf_backend_now_ns() + PRIME_STEP_DEADLINE_NS);
+}
+
 /* Upload the newest taps-1 history frames and run them through the state
- * without producing output. Audio thread: no allocation. */
+ * without producing output. The engine calls it on the control thread (the
+ * audio thread only as a last resort): no allocation; every wait bounded. */
 static int cu_prime(void *inst, const float *history, uint32_t frames)
 {
 	struct gf_cuda_inst *in = (struct gf_cuda_inst *)inst;
@@ -448,17 +494,50 @@ static int cu_prime(void *inst, const float *history, uint32_t frames)
 		if (!(err = CU_TRY(eb, cudaMemcpyAsync(in->d_in[0], in->h_in[0], bytes,
 						       cudaMemcpyHostToDevice, in->s_comp))) &&
 		    !(err = run_chunk(in, in->d_in[0], NULL, f, in->s_comp, eb)))
-			err = CU_TRY(eb, cudaStreamSynchronize(in->s_comp));
+			err = drain_comp(in);
 		src += (size_t)f * in->channels;
 		n -= f;
 	}
-	if (!err)
-		err = CU_TRY(eb, cudaStreamSynchronize(in->s_comp));
-	return err;
+	return err ? err : drain_comp(in);
 }
 
-/* One chunk on s_comp alone: the low-latency path of every live block. */
-static int process_single(struct gf_cuda_inst *in, const float *inp, float *outp, uint32_t frames)
+/*
+ * Poll @p ev until it has completed or @p deadline_ns (CLOCK_MONOTONIC) has
+ * passed: never a blocking synchronize, which waits forever on a hung
+ * kernel. Yields for the first SPIN_NS (a live block's round trip is tens of
+ * microseconds), then sleeps in short steps.
+ */
+#define WAIT_SPIN_NS 250000u
+#define WAIT_STEP_NS 20000
+static int wait_event(struct gf_cuda_inst *in, cudaEvent_t ev, uint64_t deadline_ns)
+{
+	uint64_t t0 = gf_backend_now_ns();
+	for (;;) {
+		cudaError_t e = cudaEventQuery(ev);
+		if (e == cudaSuccess)
+			return 0;
+		if (e != cudaErrorNotReady) {
+			(void)cudaGetLastError();
+			gf_errbuf_set(&in->eb, "cuda: %s", cudaGetErrorString(e));
+			return GF_E_CUDA;
+		}
+		uint64_t now = gf_backend_now_ns();
+		if (now >= deadline_ns) {
+			gf_errbuf_set(&in->eb, "cuda: work still in flight at the deadline");
+			return GF_E_TIMEOUT;
+		}
+		if (now - t0 < WAIT_SPIN_NS) {
+			sched_yield();
+		} else {
+			struct timespec ts = {0, WAIT_STEP_NS};
+			nanosleep(&ts, NULL);
+		}
+	}
+}
+
+/* One chunk on s_comp alone: the low-latency path of every live block. Enqueues
+ * upload, kernels and download; finish waits for ev_done. */
+static int submit_single(struct gf_cuda_inst *in, const float *inp, uint32_t frames)
 {
 	struct gf_errbuf *eb = &in->eb;
 	size_t bytes = (size_t)frames * in->channels * sizeof(float);
@@ -468,23 +547,23 @@ static int process_single(struct gf_cuda_inst *in, const float *inp, float *outp
 	if (err)
 		return err;
 	CU_RET(eb, cudaMemcpyAsync(in->h_out[0], in->d_out[0], bytes, cudaMemcpyDeviceToHost, in->s_comp));
-	CU_RET(eb, cudaStreamSynchronize(in->s_comp));
-	memcpy(outp, in->h_out[0], bytes);
+	CU_RET(eb, cudaEventRecord(in->ev_done, in->s_comp));
 	return 0;
 }
 
 /* Enqueue chunk k (slot k&1) on the three streams. With @p direct_io the
  * caller's memory is pinned: DMA straight from and to it, no staging copies. */
 static int enqueue_chunk(struct gf_cuda_inst *in, const float *inp, float *outp, uint32_t k, uint32_t f,
-			 bool direct_io)
+			 bool direct_io, uint64_t deadline_ns)
 {
 	struct gf_errbuf *eb = &in->eb;
 	int s = k & 1;
 	size_t bytes = (size_t)f * in->channels * sizeof(float);
 	const float *src = inp;
 	if (!direct_io) {
-		if (k >= 2) /* upload of chunk k-2 done: its pinned slot is free */
-			CU_RET(eb, cudaEventSynchronize(in->ev_h2d[s]));
+		int err = k >= 2 ? wait_event(in, in->ev_h2d[s], deadline_ns) : 0;
+		if (err) /* upload of chunk k-2 not done: its pinned slot is not free */
+			return err;
 		memcpy(in->h_in[s], inp, bytes);
 		src = in->h_in[s];
 	}
@@ -506,10 +585,13 @@ static int enqueue_chunk(struct gf_cuda_inst *in, const float *inp, float *outp,
 	return 0;
 }
 
-static int finish_chunk(struct gf_cuda_inst *in, float *outp, uint32_t k, uint32_t f, bool direct_io)
+static int finish_chunk(struct gf_cuda_inst *in, float *outp, uint32_t k, uint32_t f, bool direct_io,
+			uint64_t deadline_ns)
 {
 	int s = k & 1;
-	CU_RET(&in->eb, cudaEventSynchronize(in->ev_d2h[s]));
+	int err = wait_event(in, in->ev_d2h[s], deadline_ns);
+	if (err)
+		return err;
 	if (!direct_io)
 		memcpy(outp, in->h_out[s], (size_t)f * in->channels * sizeof(float));
 	return 0;
@@ -527,7 +609,8 @@ static bool is_pinned(const void *p, size_t bytes)
 	return a.type == cudaMemoryTypeHost && b.type == cudaMemoryTypeHost;
 }
 
-static int process_pipelined(struct gf_cuda_inst *in, const float *inp, float *outp, uint32_t frames)
+static int process_pipelined(struct gf_cuda_inst *in, const float *inp, float *outp, uint32_t frames,
+			     uint64_t deadline_ns)
 {
 	const uint32_t ch = in->chunk, C = in->channels;
 	const uint32_t nk = (frames + ch - 1) / ch;
@@ -536,15 +619,20 @@ static int process_pipelined(struct gf_cuda_inst *in, const float *inp, float *o
 	int err = 0;
 	for (uint32_t k = 0; k < nk && !err; k++) {
 		uint32_t f = k + 1 < nk ? ch : frames - k * ch;
-		err = enqueue_chunk(in, inp + (size_t)k * ch * C, outp + (size_t)k * ch * C, k, f, dio);
+		err = enqueue_chunk(in, inp + (size_t)k * ch * C, outp + (size_t)k * ch * C, k, f, dio,
+				    deadline_ns);
 		/* The output of k-1 is copied out only after chunk k's input was
 		 * staged: in and out may alias. */
 		if (!err && k >= 1)
-			err = finish_chunk(in, outp + (size_t)(k - 1) * ch * C, k - 1, ch, dio);
+			err = finish_chunk(in, outp + (size_t)(k - 1) * ch * C, k - 1, ch, dio, deadline_ns);
 	}
 	if (!err)
-		err = finish_chunk(in, outp + (size_t)(nk - 1) * ch * C, nk - 1, frames - (nk - 1) * ch, dio);
-	if (err) { /* leave nothing in flight that still reads the staging buffers */
+		err = finish_chunk(in, outp + (size_t)(nk - 1) * ch * C, nk - 1, frames - (nk - 1) * ch, dio,
+				   deadline_ns);
+	/* Leave nothing in flight that still reads the staging buffers, except
+	 * after a missed deadline: the instance is abandoned, a synchronize could
+	 * block for good. */
+	if (err && err != GF_E_TIMEOUT) {
 		cudaStreamSynchronize(in->s_h2d);
 		cudaStreamSynchronize(in->s_comp);
 		cudaStreamSynchronize(in->s_d2h);
@@ -553,9 +641,14 @@ static int process_pipelined(struct gf_cuda_inst *in, const float *inp, float *o
 	return err;
 }
 
-static int cu_process(void *inst, const float *inp, float *outp, uint32_t frames)
+/*
+ * Start a call. A live block (one chunk) is enqueued here whole; a larger
+ * call runs the pipeline in finish(), whose waits then share the deadline.
+ */
+static int cu_submit(void *inst, const float *inp, uint32_t frames)
 {
 	struct gf_cuda_inst *in = (struct gf_cuda_inst *)inst;
+	in->sub_frames = 0;
 	if (frames < 1 || frames > in->max_block)
 		return GF_E_INVAL;
 	if (in->fail_after >= 0 && in->calls >= (uint64_t)in->fail_after) {
@@ -563,13 +656,36 @@ static int cu_process(void *inst, const float *inp, float *outp, uint32_t frames
 			      in->fail_after);
 		return GF_E_CUDA;
 	}
+	bool hang = in->hang_after >= 0 && in->calls == (uint64_t)in->hang_after;
 	in->calls++;
 	CU_RET(&in->eb, cudaSetDevice(in->dev));
+	if (hang) { /* everything after it on s_comp waits for it */
+		hang_kernel<<<1, 1, 0, in->s_comp>>>(in->d_hang, in->hang_cycles);
+		CU_RET(&in->eb, cudaGetLastError());
+	}
 	/* Small calls: one staging copy is cheaper than asking the driver
 	 * whether the caller's memory is pinned. */
-	if (frames <= in->chunk && (size_t)frames * in->channels < GF_CU_DIRECT_IO_SAMPLES)
-		return process_single(in, inp, outp, frames);
-	return process_pipelined(in, inp, outp, frames);
+	in->sub_single = frames <= in->chunk && (size_t)frames * in->channels < GF_CU_DIRECT_IO_SAMPLES;
+	in->sub_in = inp;
+	int err = in->sub_single ? submit_single(in, inp, frames) : 0;
+	if (!err)
+		in->sub_frames = frames;
+	return err;
+}
+
+static int cu_finish(void *inst, float *outp, uint64_t deadline_ns)
+{
+	struct gf_cuda_inst *in = (struct gf_cuda_inst *)inst;
+	uint32_t frames = in->sub_frames;
+	if (!frames)
+		return GF_E_INVAL;
+	in->sub_frames = 0;
+	if (!in->sub_single)
+		return process_pipelined(in, in->sub_in, outp, frames, deadline_ns);
+	int err = wait_event(in, in->ev_done, deadline_ns);
+	if (!err)
+		memcpy(outp, in->h_out[0], (size_t)frames * in->channels * sizeof(float));
+	return err;
 }
 
 static void cu_destroy(void *inst)
@@ -618,5 +734,5 @@ extern "C" const char *gf_cuda_taps_where(const void *inst)
 }
 
 extern "C" const struct gf_backend_ops gf_cuda_backend = {
-	"cuda", cu_create, cu_prime, cu_process, cu_destroy, cu_algo_name, cu_describe,
+	"cuda", cu_create, cu_prime, cu_submit, cu_finish, cu_destroy, cu_algo_name, cu_describe,
 };

@@ -54,9 +54,9 @@ static void run_calls(void *inst, const float *x, float *y, uint32_t frames, uin
 		size_t off = (size_t)pos * ch;
 		if (inplace) {
 			memcpy(y + off, x + off, (size_t)n * ch * sizeof(float));
-			CHECK_OK(gf_cpu_backend.process(inst, y + off, y + off, n));
+			CHECK_OK(gf_backend_process(&gf_cpu_backend, inst, y + off, y + off, n));
 		} else {
-			CHECK_OK(gf_cpu_backend.process(inst, x + off, y + off, n));
+			CHECK_OK(gf_backend_process(&gf_cpu_backend, inst, x + off, y + off, n));
 		}
 		pos += n;
 	}
@@ -234,8 +234,8 @@ static void test_misc(void)
 	struct gf_filter_set *fs = gf_test_random_filter(2, 100, &rng);
 	void *inst = make(GF_ALGO_AUTO, 2, 64, fs);
 	float buf[2 * 65] = {0};
-	CHECK(gf_cpu_backend.process(inst, buf, buf, 65) == GF_E_INVAL);
-	CHECK(gf_cpu_backend.process(inst, buf, buf, 0) == GF_E_INVAL);
+	CHECK(gf_backend_process(&gf_cpu_backend, inst, buf, buf, 65) == GF_E_INVAL);
+	CHECK(gf_backend_process(&gf_cpu_backend, inst, buf, buf, 0) == GF_E_INVAL);
 	CHECK(strlen(gf_cpu_backend.describe(inst)) > 0);
 	printf("auto, 100 taps, block 64: %s (%s)\n", gf_cpu_backend.algo_name(inst),
 	       gf_cpu_backend.describe(inst));

@@ -62,7 +62,8 @@ static void stream(const struct gf_backend_ops *ops, void *inst, const float *x,
 {
 	for (uint32_t done = 0; done < frames;) {
 		uint32_t n = call_size(pat, max_block, frames - done);
-		int err = ops->process(inst, x + (size_t)done * channels, y + (size_t)done * channels, n);
+		int err = gf_backend_process(ops, inst, x + (size_t)done * channels,
+					     y + (size_t)done * channels, n);
 		if (err)
 			fprintf(stderr, "process(%u frames at %u) failed: %s\n", n, done, gf_strerror(err));
 		CHECK_OK(err);
@@ -311,11 +312,40 @@ static void fault_case(void)
 	CHECK_OK_EB(gf_cuda_backend.create(&p, fs, &inst, &eb), &eb);
 	unsetenv("GPUFIR_CUDA_FAIL_AFTER");
 	for (int i = 0; i < 3; i++)
-		CHECK_OK(gf_cuda_backend.process(inst, x, y, block));
-	CHECK(gf_cuda_backend.process(inst, x, y, block) == GF_E_CUDA);
+		CHECK_OK(gf_backend_process(&gf_cuda_backend, inst, x, y, block));
+	CHECK(gf_backend_process(&gf_cuda_backend, inst, x, y, block) == GF_E_CUDA);
 	gf_cuda_backend.destroy(inst);
 	gf_filter_set_free(fs);
 	printf("fault   GPUFIR_CUDA_FAIL_AFTER=3: 4th call returned GF_E_CUDA\n");
+}
+
+/* GPUFIR_CUDA_HANG_AFTER: the 3rd call's kernel spins; finish() gives up at its
+ * deadline with GF_E_TIMEOUT instead of waiting for it. The instance is then
+ * abandoned (never destroyed), as the engine does. */
+static void hang_case(void)
+{
+	const uint32_t ch = 2, block = 64;
+	struct gf_filter_set *fs = make_taps(ch, 33);
+	float x[128] = {0}, y[128];
+	struct gf_engine_params p = {.backend = GF_BACKEND_CUDA, .channels = ch, .max_block = block};
+	struct gf_errbuf eb = {{0}};
+	void *inst = NULL;
+	setenv("GPUFIR_CUDA_HANG_AFTER", "2", 1);
+	CHECK_OK_EB(gf_cuda_backend.create(&p, fs, &inst, &eb), &eb);
+	unsetenv("GPUFIR_CUDA_HANG_AFTER");
+	for (int i = 0; i < 2; i++)
+		CHECK_OK(gf_backend_process(&gf_cuda_backend, inst, x, y, block));
+	CHECK_OK(gf_cuda_backend.submit(inst, x, block));
+	uint64_t t0 = gf_backend_now_ns(), deadline = t0 + 5000000u;
+	CHECK(gf_cuda_backend.finish(inst, y, deadline) == GF_E_TIMEOUT);
+	uint64_t t1 = gf_backend_now_ns();
+	CHECK(t1 >= deadline && t1 - t0 < 50000000u);
+	/* The engine would abandon it; here destroy releases the hook's kernel
+	 * through its mapped flag, so memcheck's leak check stays clean. */
+	gf_cuda_backend.destroy(inst);
+	gf_filter_set_free(fs);
+	printf("hang    GPUFIR_CUDA_HANG_AFTER=2: 3rd call timed out after %.1f ms (deadline 5 ms)\n",
+	       (double)(t1 - t0) / 1e6);
 }
 
 static const struct tcase quick_cases[] = {
@@ -398,6 +428,7 @@ int main(void)
 	bank_case();
 #endif
 	fault_case();
+	hang_case();
 	printf("all GPU checks passed\n");
 	return 0;
 }

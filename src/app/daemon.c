@@ -51,7 +51,7 @@ static void restart_with(struct daemon *d, struct gf_config *next, const char *w
 {
 	struct gf_errbuf eb = {{0}};
 	struct gf_engine *ne = NULL;
-	int err = gf_dm_engine_for(next, &ne, &eb);
+	int err = gf_dm_engine_for(next, d->force_cpu, &ne, &eb);
 	if (err) {
 		snprintf(r->text, sizeof(r->text), "reload failed: %s",
 			 eb.msg[0] ? eb.msg : gf_strerror(err));
@@ -63,6 +63,14 @@ static void restart_with(struct daemon *d, struct gf_config *next, const char *w
 	gf_notice("restarting audio stream: %s", why);
 	int was_running = d->live != NULL;
 	gf_dm_stream_stop(d);
+	if (d->engine_stuck) { /* the worker was abandoned and nothing replaced its engine: exiting */
+		gf_engine_free(ne);
+		gf_config_free(next);
+		r->outcome = GF_RELOAD_FAILED;
+		r->err = GF_E_BUSY;
+		snprintf(r->text, sizeof(r->text), "reload failed: the audio worker is stuck");
+		return;
+	}
 	struct gf_config *oc = d->cfg;
 	struct gf_engine *oe = d->engine;
 	d->cfg = next;
@@ -265,7 +273,7 @@ static int daemon_start(struct daemon *d, const struct gf_respawn *rs)
 	int err = gf_reload_load_config(&d->o->src, &d->cfg, &eb);
 	if (!err) {
 		apply_log_level(d->cfg);
-		err = gf_dm_engine_for(d->cfg, &d->engine, &eb);
+		err = gf_dm_engine_for(d->cfg, 0, &d->engine, &eb);
 	}
 	if (!err && !rs)
 		err = gf_dm_stream_start(d, &eb);
@@ -291,9 +299,18 @@ static int daemon_start(struct daemon *d, const struct gf_respawn *rs)
 	return 0;
 }
 
+static int left_stuck_work;
+
+int gf_daemon_left_stuck_work(void)
+{
+	return left_stuck_work;
+}
+
 static void daemon_finish(struct daemon *d)
 {
+	struct gf_engine_stats es = {0};
 	if (d->engine) {
+		gf_engine_get_stats(d->engine, &es);
 		if (d->live)
 			gf_live_get_stats(d->live, &d->ls);
 		gf_dm_stats_log(d);
@@ -301,7 +318,9 @@ static void daemon_finish(struct daemon *d)
 	gf_dm_stream_stop(d);
 	gf_status_server_free(d->status);
 	gf_watch_free(d->watch);
-	gf_engine_free(d->engine);
+	if (!d->engine_stuck) /* else a stuck worker still holds it */
+		gf_engine_free(d->engine);
+	left_stuck_work = es.timeouts > 0 || d->engines_abandoned > 0;
 	gf_config_free(d->cfg);
 }
 

@@ -33,6 +33,13 @@ struct gf_daemon_opts {
 int gf_daemon_run(const struct gf_daemon_opts *o);
 
 /**
+ * 1 after gf_daemon_run() if GPU work was left stuck (a missed deadline, an
+ * abandoned worker): the process should then end with _exit(), since the
+ * CUDA runtime's teardown at exit() could wait for that work.
+ */
+int gf_daemon_left_stuck_work(void);
+
+/**
  * The stream settings of @p c (devices, rate, block, slack, recording), as
  * gf_live_new takes them; @p p points into @p c's strings.
  */

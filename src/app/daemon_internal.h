@@ -81,6 +81,10 @@ struct daemon {
 	int64_t next_stats_ms;
 	int64_t next_status_ms;
 	char status_sent[512];
+	/* a stuck audio worker (gf_live_worker_abandoned) */
+	unsigned engines_abandoned; /* engines left to stuck workers, never freed */
+	int engine_stuck;	    /* d->engine is one of them: query it only, never free or run it */
+	int force_cpu;		    /* build later engines on the CPU backend */
 	/* reloads */
 	uint64_t reloads;
 	uint64_t reload_failures;
@@ -94,10 +98,11 @@ static inline int64_t gf_dm_now_ms(void)
 }
 
 /* daemon_stream.c */
-/** Build an engine for @p c with its filter set. */
-int gf_dm_engine_for(const struct gf_config *c, struct gf_engine **out, struct gf_errbuf *eb);
+/** Build an engine for @p c with its filter set; on the CPU backend if @p force_cpu. */
+int gf_dm_engine_for(const struct gf_config *c, int force_cpu, struct gf_engine **out, struct gf_errbuf *eb);
 /** Open and start the stream on d->cfg/d->engine. On failure d->live stays NULL. */
 int gf_dm_stream_start(struct daemon *d, struct gf_errbuf *eb);
+/** Bounded (gf_live_stop); a stuck worker's engine is abandoned and replaced by a CPU engine. */
 void gf_dm_stream_stop(struct daemon *d);
 /** The stream is gone (@p known: device or server loss, as opposed to a stall): retry with backoff. */
 void gf_dm_device_lost(struct daemon *d, const char *why, int known);

@@ -10,7 +10,7 @@
 #include "log.h"
 #include "reload.h"
 
-int gf_dm_engine_for(const struct gf_config *c, struct gf_engine **out, struct gf_errbuf *eb)
+int gf_dm_engine_for(const struct gf_config *c, int force_cpu, struct gf_engine **out, struct gf_errbuf *eb)
 {
 	struct gf_filter_set *fs = NULL;
 	struct gf_engine_params p;
@@ -19,6 +19,8 @@ int gf_dm_engine_for(const struct gf_config *c, struct gf_engine **out, struct g
 	if (err)
 		return err;
 	gf_reload_engine_params(c, fs->taps, &p);
+	if (force_cpu)
+		p.backend = GF_BACKEND_CPU;
 	err = gf_engine_new(out, &p, fs, eb);
 	gf_filter_set_free(fs);
 	return err;
@@ -50,6 +52,10 @@ void gf_daemon_live_params(const struct gf_config *c, struct gf_live_params *p)
 
 int gf_dm_stream_start(struct daemon *d, struct gf_errbuf *eb)
 {
+	if (d->engine_stuck) {
+		gf_errbuf_set(eb, "the engine is held by a stuck audio worker");
+		return GF_E_BUSY;
+	}
 	struct gf_live_params lp;
 	gf_daemon_live_params(d->cfg, &lp);
 	int err = gf_live_new(&d->live, &lp, d->engine, eb);
@@ -69,13 +75,52 @@ int gf_dm_stream_start(struct daemon *d, struct gf_errbuf *eb)
 	return 0;
 }
 
+/* Engines a stuck worker still runs: kept reachable here, never freed. */
+#define MAX_KEPT_ENGINES 16
+static struct gf_engine *kept_engines[MAX_KEPT_ENGINES];
+
+/*
+ * The stream's worker did not stop (stuck inside the engine, e.g. in a GPU
+ * driver call) and was abandoned with the engine it holds: that engine may
+ * never be freed or run again. Unless the daemon is stopping, a CPU engine
+ * of the same settings replaces it, so the stream can restart on the CPU.
+ */
+static void engine_abandon(struct daemon *d)
+{
+	if (d->engines_abandoned < MAX_KEPT_ENGINES)
+		kept_engines[d->engines_abandoned] = d->engine;
+	d->engines_abandoned++;
+	d->engine_stuck = 1; /* still answers queries (atomic reads) */
+	d->force_cpu = 1;
+	if (d->stop)
+		return;
+	struct gf_errbuf eb = {{0}};
+	struct gf_engine *ne = NULL;
+	int err = gf_dm_engine_for(d->cfg, 1, &ne, &eb);
+	if (err) {
+		gf_err("engine: abandoned with its stuck worker, and no CPU engine can replace it (%s): "
+		       "exiting",
+		       eb.msg[0] ? eb.msg : gf_strerror(err));
+		d->stop = 1;
+		d->exit_code = GF_EXIT_PROCESS;
+		return;
+	}
+	gf_err("engine: abandoned with its stuck worker (%u so far); continuing on the CPU backend",
+	       d->engines_abandoned);
+	d->engine = ne;
+	d->engine_stuck = 0;
+}
+
 void gf_dm_stream_stop(struct daemon *d)
 {
 	if (!d->live)
 		return;
 	gf_live_stop(d->live);
+	int abandoned = gf_live_worker_abandoned(d->live);
 	gf_live_free(d->live);
 	d->live = NULL;
+	if (abandoned)
+		engine_abandon(d);
 }
 
 /* ---- device loss ------------------------------------------------------- */

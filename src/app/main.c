@@ -208,7 +208,14 @@ static int run_live(const struct gf_cli *cli, char *const *argv)
 		.argv = argv,
 	};
 	o.src.live = 1;
-	return gf_daemon_run(&o);
+	int rc = gf_daemon_run(&o);
+	if (gf_daemon_left_stuck_work()) {
+		/* SIGTERM must end the process within 2 s whatever the GPU does:
+		 * skip the atexit teardown, which could wait for the stuck work. */
+		fflush(NULL);
+		_exit(rc);
+	}
+	return rc;
 }
 
 int main(int argc, char **argv)

@@ -22,6 +22,7 @@ static const char *const messages[] = {
 	[-GF_E_NONFINITE] = "non-finite value (NaN or Inf)",
 	[-GF_E_INTERRUPTED] = "interrupted",
 	[-GF_E_SYSTEM] = "system call failed",
+	[-GF_E_TIMEOUT] = "deadline missed: the work is still in flight",
 };
 
 const char *gf_strerror(int code)

@@ -35,7 +35,8 @@ enum gf_error {
 	GF_E_NONFINITE = -15,	/**< NaN or Inf where a finite value is required */
 	GF_E_INTERRUPTED = -16, /**< stopped by a signal */
 	GF_E_SYSTEM = -17,	/**< a system call failed (see errno) */
-	GF_E_LAST = -18		/**< one past the last code; keep last */
+	GF_E_TIMEOUT = -18,	/**< a wait reached its deadline with the work still in flight */
+	GF_E_LAST = -19		/**< one past the last code; keep last */
 };
 
 /** Message for a GF_* code; never NULL, "unknown error" for unknown codes. */

@@ -127,9 +127,9 @@ static int parse_routes(const struct gf_cfg_loader *L, const config_setting_t *r
 /* ---- top level ---------------------------------------------------------- */
 
 static const char *const top_keys[] = {
-	"sample_rate", "block_frames", "backend",	"algo",		 "gpu",	  "crossfade_ms",
-	"max_taps",    "log_level",    "status_socket", "latency_slack", "input", "output",
-	"filters",     "chain",	       "routes",	"phase",
+	"sample_rate", "block_frames",	"backend",	   "algo",  "gpu",    "crossfade_ms", "max_taps",
+	"log_level",   "status_socket", "latency_slack",   "input", "output", "filters",      "chain",
+	"routes",      "phase",		"gpu_deadline_ms",
 };
 static const char *const endpoint_keys[] = {"device", "host_api", "channels", "file"};
 
@@ -226,6 +226,8 @@ static int parse_scalars(const struct gf_cfg_loader *L, const config_setting_t *
 		c->priv->max_taps_line = gf_cfg_line_of(config_setting_get_member(root, "max_taps"));
 	}
 	if ((r = gf_cfg_get_num(L, root, "", "crossfade_ms", 0.0, 10000.0, &c->crossfade_ms)) < 0)
+		return r;
+	if ((r = gf_cfg_get_num(L, root, "", "gpu_deadline_ms", 0.0, 10000.0, &c->gpu_deadline_ms)) < 0)
 		return r;
 	if ((r = gf_cfg_get_int(L, root, "", "latency_slack", 0, 16, &v)) < 0)
 		return r;

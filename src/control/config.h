@@ -53,6 +53,7 @@ struct gf_config {
 	double crossfade_ms;	/**< filter swap crossfade, >= 0 */
 	uint32_t max_taps;	/**< longest filter a live reload may bring; 0 = auto */
 	uint32_t latency_slack; /**< live: playback periods of slack beyond the tightest latency (0..16) */
+	double gpu_deadline_ms; /**< live: longest wait for a block's GPU work; 0 = two block periods */
 	enum gf_log_level log_level;
 	char *status_socket; /**< live: Unix socket path for status queries; NULL = none */
 	struct gf_audio_endpoint input;

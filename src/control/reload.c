@@ -39,6 +39,18 @@ void gf_reload_engine_params(const struct gf_config *c, uint32_t taps, struct gf
 							  : GF_RELOAD_DEFAULT_MAX_TAPS;
 	p->crossfade_frames = (uint32_t)lround(c->crossfade_ms * c->sample_rate / 1000.0);
 	p->gpu_index = c->gpu_index;
+	p->deadline_us = gf_reload_deadline_us(c);
+}
+
+uint32_t gf_reload_deadline_us(const struct gf_config *c)
+{
+	if (c->gpu_deadline_ms > 0)
+		return (uint32_t)lround(c->gpu_deadline_ms * 1000.0);
+	uint32_t rate = c->sample_rate ? c->sample_rate : GF_RELOAD_DEFAULT_RATE;
+	/* Two block periods: one is the block's own budget, the second the slack
+	 * a late block may still use before it costs an underrun. */
+	uint64_t us = 2000000ull * c->block_frames / rate;
+	return us > 0 ? (uint32_t)us : 1;
 }
 
 static int str_differs(const char *a, const char *b)
@@ -106,6 +118,12 @@ int gf_reload_needs_restart(const struct gf_config *a, const struct gf_config *b
 		note_u(why, len, "max_taps", a->max_taps, b->max_taps);
 	if (a->latency_slack != b->latency_slack)
 		note_u(why, len, "latency_slack", a->latency_slack, b->latency_slack);
+	if (a->gpu_deadline_ms != b->gpu_deadline_ms) {
+		char sa[32], sb[32];
+		snprintf(sa, sizeof(sa), "%g ms", a->gpu_deadline_ms);
+		snprintf(sb, sizeof(sb), "%g ms", b->gpu_deadline_ms);
+		note(why, len, "gpu_deadline", sa, sb);
+	}
 	if (a->crossfade_ms != b->crossfade_ms) {
 		char sa[32], sb[32];
 		snprintf(sa, sizeof(sa), "%g ms", a->crossfade_ms);

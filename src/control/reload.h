@@ -50,6 +50,8 @@ uint32_t gf_reload_channels(const struct gf_config *c);
 
 /** Engine parameters for @p c and an initial filter of @p taps taps. */
 void gf_reload_engine_params(const struct gf_config *c, uint32_t taps, struct gf_engine_params *p);
+/** The engine's per-block deadline: gpu_deadline_ms, or two block periods when 0. Any thread. */
+uint32_t gf_reload_deadline_us(const struct gf_config *c);
 
 /**
  * Settings that need a stream restart (devices, host APIs, channels, sample

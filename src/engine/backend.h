@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "engine.h"
 
@@ -24,15 +25,33 @@ struct gf_backend_ops {
 		      struct gf_errbuf *eb);
 
 	/**
-	 * Audio thread, before the first process() of an instance that replaces
-	 * another: load input history. @p history holds @p frames interleaved frames,
-	 * oldest first; anything older counts as zero. frames may exceed taps-1
-	 * (use the newest) or be fewer (stream just started). No allocation.
+	 * Before the first submit() of an instance that replaces another, on the
+	 * thread that owns it then (the control thread, which publishes it
+	 * afterwards; the audio thread only as a last resort): load input history. @p history holds @p frames
+	 * interleaved frames, oldest first; anything older counts as zero. frames may exceed taps-1 (use the
+	 * newest) or be fewer (stream just started). No allocation.
 	 */
 	int (*prime)(void *inst, const float *history, uint32_t frames);
 
-	/** Audio thread. Zero-latency convolution of 1..max_block frames. RT-safe. */
-	int (*process)(void *inst, const float *in, float *out, uint32_t frames);
+	/**
+	 * Audio thread. Start the zero-latency convolution of 1..max_block
+	 * frames; never waits. Calls that fit one staging chunk (every live
+	 * block) have consumed @p in when it returns; a larger call (offline)
+	 * may read @p in until finish() returns. RT-safe. One call in flight
+	 * per instance: finish() before the next submit().
+	 */
+	int (*submit)(void *inst, const float *in, uint32_t frames);
+
+	/**
+	 * Audio thread. Wait until the work of the last submit() is done, but
+	 * not past @p deadline_ns (CLOCK_MONOTONIC), and write its output to
+	 * @p out (which may be the submit()'s input). A backend that computes
+	 * here (the CPU) is not bounded by the deadline: only waits are.
+	 * @return 0; GF_E_TIMEOUT if the work is still in flight at the
+	 * deadline: the instance is then unusable and must never be destroyed
+	 * (destroy could block on the stuck work): the engine abandons it.
+	 */
+	int (*finish)(void *inst, float *out, uint64_t deadline_ns);
 
 	/** Control thread. Accepts NULL. */
 	void (*destroy)(void *inst);
@@ -43,6 +62,28 @@ struct gf_backend_ops {
 	/** Device/backend description for logs ("NVIDIA H200 (sm_90, 139 GiB)"). */
 	const char *(*describe)(const void *inst);
 };
+
+/** CLOCK_MONOTONIC in nanoseconds; RT-safe (vDSO). */
+static inline uint64_t gf_backend_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/** Deadline of gf_backend_process: generous, for callers without a block period. */
+#define GF_BACKEND_SYNC_DEADLINE_NS (60ull * 1000000000u)
+
+/**
+ * submit() then finish() with a generous deadline: one synchronous call
+ * (tests, benchmarks). Same thread and RT contract as submit/finish.
+ */
+static inline int gf_backend_process(const struct gf_backend_ops *ops, void *inst, const float *in,
+				     float *out, uint32_t frames)
+{
+	int err = ops->submit(inst, in, frames);
+	return err ? err : ops->finish(inst, out, gf_backend_now_ns() + GF_BACKEND_SYNC_DEADLINE_NS);
+}
 
 extern const struct gf_backend_ops gf_cpu_backend;
 /** Present in every build; create() fails with GF_E_UNSUPPORTED without CUDA. */

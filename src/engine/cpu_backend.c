@@ -6,6 +6,7 @@
 #include <fftw3.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "backend.h"
 #include "cpu_direct.h"
@@ -18,6 +19,8 @@ struct cpu_inst {
 	struct gf_cpu_fft *fft;
 	uint32_t channels;
 	uint32_t max_block;
+	float *in;	 /* submit()'s input, max_block frames: computed in finish() */
+	uint32_t frames; /* frames submitted, 0 = none */
 	char desc[192];
 };
 
@@ -37,6 +40,7 @@ static void cpu_destroy(void *inst)
 		return;
 	gf_cpu_direct_free(ci->direct);
 	gf_cpu_fft_free(ci->fft);
+	free(ci->in);
 	free(ci);
 }
 
@@ -54,6 +58,11 @@ static int cpu_create(const struct gf_engine_params *p, const struct gf_filter_s
 	ci->channels = fs->channels;
 	ci->max_block = p->max_block;
 	ci->algo = choose_algo(p, fs->taps);
+	ci->in = malloc((size_t)p->max_block * p->channels * sizeof(float));
+	if (!ci->in) {
+		free(ci);
+		return GF_E_NOMEM;
+	}
 	const char *simd = gf_cpu_use_avx2() ? "AVX2+FMA" : "portable";
 	int err;
 	if (ci->algo == GF_ALGO_DIRECT) {
@@ -89,15 +98,32 @@ static int cpu_prime(void *inst, const float *history, uint32_t frames)
 	return 0;
 }
 
-static int cpu_process(void *inst, const float *in, float *out, uint32_t frames)
+/* The work is done in finish(): submit() only keeps a copy of the input, so
+ * the caller may reuse its buffer (and a crossfade submits both instances
+ * before computing either). */
+static int cpu_submit(void *inst, const float *in, uint32_t frames)
 {
 	struct cpu_inst *ci = inst;
 	if (frames == 0 || frames > ci->max_block)
 		return GF_E_INVAL;
+	memcpy(ci->in, in, (size_t)frames * ci->channels * sizeof(float));
+	ci->frames = frames;
+	return 0;
+}
+
+/* Computing is not waiting: the deadline bounds waits only, so it is unused. */
+static int cpu_finish(void *inst, float *out, uint64_t deadline_ns)
+{
+	struct cpu_inst *ci = inst;
+	(void)deadline_ns;
+	uint32_t frames = ci->frames;
+	if (frames == 0)
+		return GF_E_INVAL;
+	ci->frames = 0;
 	if (ci->direct)
-		gf_cpu_direct_process(ci->direct, in, out, frames);
+		gf_cpu_direct_process(ci->direct, ci->in, out, frames);
 	else
-		gf_cpu_fft_process(ci->fft, in, out, frames);
+		gf_cpu_fft_process(ci->fft, ci->in, out, frames);
 	return 0;
 }
 
@@ -117,7 +143,8 @@ const struct gf_backend_ops gf_cpu_backend = {
 	.name = "cpu",
 	.create = cpu_create,
 	.prime = cpu_prime,
-	.process = cpu_process,
+	.submit = cpu_submit,
+	.finish = cpu_finish,
 	.destroy = cpu_destroy,
 	.algo_name = cpu_algo_name,
 	.describe = cpu_describe,

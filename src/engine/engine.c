@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,10 +16,34 @@
 
 /* ---- instances (control thread) ----------------------------------------- */
 
-void gf_inst_free(struct gf_inst *in)
+/* Abandoned instances stay reachable from here: leaked on purpose, not lost
+ * (leak checkers agree). Engines on several control threads share it. */
+static pthread_mutex_t g_abandoned_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct gf_inst *g_abandoned;
+
+static void keep_abandoned(struct gf_inst *in)
+{
+	pthread_mutex_lock(&g_abandoned_mu);
+	in->next_abandoned = g_abandoned;
+	g_abandoned = in;
+	pthread_mutex_unlock(&g_abandoned_mu);
+}
+
+void gf_inst_free(struct gf_engine *e, struct gf_inst *in)
 {
 	if (!in)
 		return;
+	if (in->abandoned) {
+		/* Its work may never complete: destroying it could block (in
+		 * cudaFree, say) on the control thread. Leak it on purpose. */
+		gf_stat_add(&e->st_abandoned, 1);
+		gf_warn("engine: abandoned a %s instance (%u taps) whose work missed its deadline: "
+			"left alive, never destroyed (%llu so far)",
+			in->ops->name, in->taps,
+			(unsigned long long)atomic_load_explicit(&e->st_abandoned, memory_order_relaxed));
+		keep_abandoned(in);
+		return;
+	}
 	if (in->bi && in->ops->destroy)
 		in->ops->destroy(in->bi);
 	free(in);
@@ -133,7 +158,9 @@ static int engine_alloc(struct gf_engine *e)
 	e->scratch_b = alloc_floats(blk);
 	e->zeros = alloc_floats(blk);
 	e->ramp = alloc_floats(e->p.crossfade_frames);
-	if (!e->hist || !e->scratch_in || !e->scratch_a || !e->scratch_b || !e->zeros || !e->ramp)
+	e->ctl_out = alloc_floats(blk);
+	if (!e->hist || !e->scratch_in || !e->scratch_a || !e->scratch_b || !e->zeros || !e->ramp ||
+	    !e->ctl_out)
 		return GF_E_NOMEM;
 	/* Raised cosine sampled at frame centres: ramp[k] + ramp[N-1-k] == 1. */
 	uint32_t n = e->p.crossfade_frames;
@@ -142,22 +169,33 @@ static int engine_alloc(struct gf_engine *e)
 	return 0;
 }
 
-/* Test hook: GPUFIR_FAULT_PROCESS_AFTER=N fails backend process() call N+1 with GF_E_CUDA. */
-static int64_t fault_hook(void)
+/*
+ * Test hooks (docs/engine.md), each a count N of backend calls that pass first:
+ * GPUFIR_FAULT_PROCESS_AFTER fails call N+1 with GF_E_CUDA;
+ * GPUFIR_FAULT_HANG_AFTER makes call N+1 never complete (finish waits to the deadline);
+ * GPUFIR_FAULT_STUCK_AFTER blocks the audio thread inside call N+1 for good.
+ */
+static int64_t fault_hook(const char *name, const char *what)
 {
-	const char *s = getenv("GPUFIR_FAULT_PROCESS_AFTER");
+	const char *s = getenv(name);
 	if (!s || !*s)
 		return -1;
 	char *end;
 	errno = 0;
 	long long n = strtoll(s, &end, 10);
 	if (errno || *end || n < 0) {
-		gf_warn("engine: ignoring GPUFIR_FAULT_PROCESS_AFTER=%s (not a count)", s);
+		gf_warn("engine: ignoring %s=%s (not a count)", name, s);
 		return -1;
 	}
-	gf_warn("engine: test hook GPUFIR_FAULT_PROCESS_AFTER=%lld: backend process() call %lld will fail", n,
-		n + 1);
+	gf_warn("engine: test hook %s=%lld: backend call %lld will %s", name, n, n + 1, what);
 	return n;
+}
+
+static void engine_hooks(struct gf_engine *e)
+{
+	e->fault_after = fault_hook("GPUFIR_FAULT_PROCESS_AFTER", "fail");
+	e->hang_after = fault_hook("GPUFIR_FAULT_HANG_AFTER", "hang (never complete)");
+	e->stuck_after = fault_hook("GPUFIR_FAULT_STUCK_AFTER", "block its thread for good");
 }
 
 int gf_engine_new(struct gf_engine **out, const struct gf_engine_params *p, const struct gf_filter_set *fs,
@@ -179,14 +217,17 @@ int gf_engine_new(struct gf_engine **out, const struct gf_engine_params *p, cons
 	e->p = *p;
 	e->p.max_taps = max_taps;
 	e->hist_frames = max_taps - 1;
-	if ((uint64_t)e->hist_frames + p->max_block > UINT32_MAX / 2) {
+	uint32_t extra = p->retry ? p->max_block : GF_ENGINE_HIST_MARGIN;
+	if ((uint64_t)e->hist_frames + extra > UINT32_MAX / 2) {
 		gf_errbuf_set(eb, "engine: %u taps with %u-frame blocks is too much history", max_taps,
 			      p->max_block);
 		err = GF_E_TOOLONG;
 		goto fail;
 	}
-	e->hist_cap = e->hist_frames + (p->retry ? p->max_block : 0);
-	e->fault_after = fault_hook();
+	/* Offline (retry) swaps nothing while it processes: no margin needed. */
+	e->hist_cap = e->hist_frames + extra;
+	engine_hooks(e);
+	e->deadline_ns = 1000ull * (p->deadline_us ? p->deadline_us : GF_ENGINE_DEADLINE_DEFAULT_US);
 	err = gf_filter_set_dup(&e->fs, fs);
 	if (err)
 		goto fail;
@@ -212,12 +253,12 @@ void gf_engine_free(struct gf_engine *e)
 {
 	if (!e)
 		return;
-	gf_inst_free(e->cur);
-	gf_inst_free(e->incoming);
-	gf_inst_free(atomic_load(&e->pending));
-	gf_inst_free(atomic_load(&e->fallback));
-	gf_inst_free(atomic_load(&e->retired));
-	gf_inst_free(atomic_load(&e->retired_b));
+	gf_inst_free(e, e->cur);
+	gf_inst_free(e, e->incoming);
+	gf_inst_free(e, atomic_load(&e->pending));
+	gf_inst_free(e, atomic_load(&e->fallback));
+	gf_inst_free(e, atomic_load(&e->retired));
+	gf_inst_free(e, atomic_load(&e->retired_b));
 	gf_filter_set_free(e->fs);
 	free(e->hist);
 	free(e->scratch_in);
@@ -225,6 +266,7 @@ void gf_engine_free(struct gf_engine *e)
 	free(e->scratch_b);
 	free(e->zeros);
 	free(e->ramp);
+	free(e->ctl_out);
 	free(e);
 }
 
@@ -258,6 +300,10 @@ void gf_engine_get_stats(const struct gf_engine *e, struct gf_engine_stats *s)
 	s->nonfinite_blocks = atomic_load_explicit(&m->st_nonfinite, memory_order_relaxed);
 	s->errors = atomic_load_explicit(&m->st_errors, memory_order_relaxed);
 	s->fallbacks = atomic_load_explicit(&m->st_fallbacks, memory_order_relaxed);
+	s->timeouts = atomic_load_explicit(&m->st_timeouts, memory_order_relaxed);
+	s->abandoned = atomic_load_explicit(&m->st_abandoned, memory_order_relaxed);
+	s->takeup_frames = atomic_load_explicit(&m->st_takeup, memory_order_relaxed);
+	s->takeup_frames_max = atomic_load_explicit(&m->st_takeup_max, memory_order_relaxed);
 }
 
 int gf_engine_failed(const struct gf_engine *e)

@@ -8,16 +8,19 @@
  *
  * Threads: new/free/swap/reap on the control thread; process/flush on one
  * audio (worker) thread. process() is RT-safe: no allocation, no locks, no
- * blocking I/O (the CUDA backend waits only on its own streams).
+ * blocking I/O; every wait on backend work ends at params.deadline_us (a
+ * miss is a backend failure, the instance is abandoned).
  *
  * Layer engine (src/engine/ and cuda/): this header is its entry point. It
  * stands on base only; control, stream and app call it.
  *
- * Filter swaps: swap() builds and prepares the new filter completely on the
- * control thread, then publishes it with one atomic store. The next process()
- * call primes it with the input history, crossfades from the old filter over
- * crossfade_frames (0 = switch at the block edge), and retires the old one,
- * which reap() (or the next swap()) frees on the control thread.
+ * Filter swaps: swap() builds the new filter completely on the control
+ * thread, primes it from the input history the audio thread keeps appending
+ * and catches it up, then publishes it with one atomic store. The next
+ * process() call feeds it the frames since (a block or two), crossfades from
+ * the old filter over crossfade_frames (0 = switch at the block edge), and
+ * retires the old one, which reap() (or the next swap()) frees on the
+ * control thread.
  */
 #ifndef GPUFIR_ENGINE_H
 #define GPUFIR_ENGINE_H
@@ -40,16 +43,25 @@ struct gf_engine_params {
 	int gpu_index;		      /**< CUDA device ordinal */
 	int retry;		      /**< 1: keep each call's input so gf_engine_retry() can redo a
 					   failed call exactly (offline); costs a copy of each block */
+	uint32_t deadline_us;	      /**< longest wait for one call's backend work (live: about
+					   two block periods); 0 = GF_ENGINE_DEADLINE_DEFAULT_US */
 };
+
+/** Deadline when params.deadline_us is 0: generous, for offline calls of any size. */
+#define GF_ENGINE_DEADLINE_DEFAULT_US 60000000u
 
 struct gf_engine;
 
 struct gf_engine_stats {
-	uint64_t frames;	   /**< frames processed */
-	uint64_t swaps;		   /**< filter swaps completed */
-	uint64_t nonfinite_blocks; /**< blocks muted because the output held NaN/Inf */
-	uint64_t errors;	   /**< backend process errors (block output muted) */
-	uint64_t fallbacks;	   /**< switches to the CPU backend after a backend failure */
+	uint64_t frames;	    /**< frames processed */
+	uint64_t swaps;		    /**< filter swaps completed */
+	uint64_t nonfinite_blocks;  /**< blocks muted because the output held NaN/Inf */
+	uint64_t errors;	    /**< backend process errors (block output muted) */
+	uint64_t fallbacks;	    /**< switches to the CPU backend after a backend failure */
+	uint64_t timeouts;	    /**< backend waits that missed the deadline (each a failure) */
+	uint64_t abandoned;	    /**< instances left alive, never destroyed: their work was stuck */
+	uint64_t takeup_frames;	    /**< frames the audio thread fed a new instance at the last take-up */
+	uint64_t takeup_frames_max; /**< the most at any take-up (priming is the control thread's) */
 };
 
 /** Control thread. @return 0 or negative GF_E_*; details in @p eb. */

@@ -6,17 +6,22 @@
  * Pipeline of one process() call (audio thread):
  *   1. scan the input; a block holding NaN/Inf is filtered as if those samples
  *      were zero (so no filter state is poisoned) and its output is muted;
- *   2. take a published swap (or, after a backend failure, the CPU fallback):
- *      prime the new instance with the history;
+ *   2. take a published swap (or, after a backend failure, the CPU fallback),
+ *      primed by the control thread: feed it the frames since its priming;
  *   3. append the block to the history ring;
- *   4. run the current instance (and the incoming one while crossfading);
- *      a failure mutes the block and parks the engine until reap() has built
- *      the CPU fallback (the failed backend is not called again);
+ *   4. submit the block to the current instance (and the incoming one while
+ *      crossfading), then finish each within one deadline (params.deadline_us
+ *      from now); a failure or a missed deadline mutes the block and parks
+ *      the engine until reap() has built the CPU fallback (the failed backend
+ *      is not called again; an instance that missed its deadline is
+ *      abandoned, never destroyed);
  *   5. scan the output; mute and count a non-finite block.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "engine_internal.h"
 
@@ -50,9 +55,12 @@ static const float *hist_span(const struct gf_engine *e, uint32_t n, uint32_t ba
 	return e->hist + start * e->p.channels; /* contiguous: the ring is mirrored */
 }
 
+/* Append, then publish the new position (release: the control thread primes
+ * from the frames before it). */
 static void hist_append(struct gf_engine *e, const float *x, uint32_t frames)
 {
 	uint32_t cap = e->hist_cap, ch = e->p.channels;
+	uint64_t pos = atomic_load_explicit(&e->hist_pos, memory_order_relaxed) + frames;
 	if (cap == 0)
 		return;
 	if (frames > cap) {
@@ -68,6 +76,7 @@ static void hist_append(struct gf_engine *e, const float *x, uint32_t frames)
 		frames -= n;
 		e->hist_w = (e->hist_w + n) % cap;
 	}
+	atomic_store_explicit(&e->hist_pos, pos, memory_order_release);
 }
 
 static void finish_swap(struct gf_engine *e, struct gf_inst *old)
@@ -102,10 +111,57 @@ static void switch_to_fallback(struct gf_engine *e, struct gf_inst *in)
 	atomic_store_explicit(&e->swap_busy, 0, memory_order_release);
 }
 
+static void note_takeup(struct gf_engine *e, uint64_t frames)
+{
+	atomic_store_explicit(&e->st_takeup, frames, memory_order_relaxed);
+	if (frames > atomic_load_explicit(&e->st_takeup_max, memory_order_relaxed))
+		atomic_store_explicit(&e->st_takeup_max, frames, memory_order_relaxed);
+}
+
 /*
- * Take a published instance: prime it with the history that ends @p back
- * frames before the newest frame, then switch or start a crossfade. A parked
- * (failed) engine looks only at the fallback slot.
+ * Bring a published instance, primed by the control thread up to in->pos, to
+ * the history that ends @p back frames before the newest frame: feed it the
+ * few frames appended since (a block or two). If it is past that point (a
+ * retry wants the state before the last block) or the frames are no longer
+ * in the ring (the control thread was held up for long), prime it here from
+ * the ring instead, as a last resort.
+ */
+static int take_up(struct gf_engine *e, struct gf_inst *in, uint32_t back)
+{
+	uint64_t end = atomic_load_explicit(&e->hist_pos, memory_order_relaxed) - back;
+	uint64_t oldest = end + back > e->hist_cap ? end + back - e->hist_cap : 0;
+	if (in->pos <= end && in->pos >= oldest) {
+		note_takeup(e, end - in->pos);
+		return gf_engine_feed(e, in, end, e->scratch_a, gf_backend_now_ns() + e->deadline_ns);
+	}
+	uint32_t n = end < e->hist_frames ? (uint32_t)end : e->hist_frames;
+	note_takeup(e, n);
+	in->pos = end;
+	return in->ops->prime ? in->ops->prime(in->bi, gf_engine_hist_at(e, end, n), n) : 0;
+}
+
+int gf_engine_feed(struct gf_engine *e, struct gf_inst *in, uint64_t end, float *scratch,
+		   uint64_t deadline_ns)
+{
+	while (in->pos < end) {
+		uint32_t f = end - in->pos < e->p.max_block ? (uint32_t)(end - in->pos) : e->p.max_block;
+		const float *x = gf_engine_hist_at(e, in->pos + f, f);
+		int err = in->ops->submit(in->bi, x, f);
+		if (!err)
+			err = in->ops->finish(in->bi, scratch, deadline_ns);
+		if (err == GF_E_TIMEOUT)
+			in->abandoned = 1;
+		if (err)
+			return err;
+		in->pos += f;
+	}
+	return 0;
+}
+
+/*
+ * Take a published instance at a block edge: bring it up to the history that
+ * ends @p back frames before the newest frame (take_up), then switch or start
+ * a crossfade. A parked (failed) engine looks only at the fallback slot.
  */
 static void take_pending(struct gf_engine *e, uint32_t back)
 {
@@ -115,8 +171,7 @@ static void take_pending(struct gf_engine *e, uint32_t back)
 	struct gf_inst *in = atomic_exchange_explicit(slot, NULL, memory_order_acquire);
 	if (!in)
 		return;
-	const float *h = hist_span(e, e->hist_frames, back);
-	int err = in->ops->prime ? in->ops->prime(in->bi, h, e->hist_frames) : 0;
+	int err = take_up(e, in, back);
 	if (err) {
 		/* Keep the running filter; the control thread frees the failed one. */
 		gf_stat_add(&e->st_errors, 1);
@@ -140,23 +195,86 @@ static void take_pending(struct gf_engine *e, uint32_t back)
 	e->fade_pos = 0;
 }
 
-/* One backend process() call, through the fault-injection hook. */
-static int backend_process(struct gf_engine *e, const struct gf_inst *in, const float *x, float *y,
-			   uint32_t frames)
+/* GPUFIR_FAULT_STUCK_AFTER: the thread never comes back, as inside a hung driver call. */
+static void stuck_forever(void)
 {
-	if (e->fault_after >= 0 && e->calls++ == (uint64_t)e->fault_after)
-		return GF_E_CUDA;
-	return in->ops->process(in->bi, x, y, frames);
+	for (;;) {
+		struct timespec ts = {3600, 0};
+		nanosleep(&ts, NULL);
+	}
 }
 
-static int run_crossfade(struct gf_engine *e, const float *x, float *y, uint32_t frames)
+/* GPUFIR_FAULT_HANG_AFTER: the work never completes; a waiter gives up at its deadline. */
+static void wait_until(uint64_t deadline_ns)
+{
+	struct timespec ts = {(time_t)(deadline_ns / 1000000000u), (long)(deadline_ns % 1000000000u)};
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+/* GPUFIR_FAULT_STUCK_AFTER fires once per process: an engine built to replace
+ * the one a stuck thread holds must run. */
+static atomic_int stuck_fired;
+
+/* Start one backend call, through the fault hooks (call numbers count submits). */
+static int backend_submit(struct gf_engine *e, struct gf_inst *in, const float *x, uint32_t frames)
+{
+	uint64_t n = e->calls++;
+	in->hook = GF_HOOK_NONE;
+	if (e->fault_after >= 0 && n == (uint64_t)e->fault_after)
+		return GF_E_CUDA;
+	if (e->hang_after >= 0 && n == (uint64_t)e->hang_after)
+		in->hook = GF_HOOK_HANG;
+	if (e->stuck_after >= 0 && n == (uint64_t)e->stuck_after && !atomic_exchange(&stuck_fired, 1))
+		in->hook = GF_HOOK_STUCK;
+	return in->ops->submit(in->bi, x, frames);
+}
+
+/* Wait for a submitted call until @p deadline_ns. A miss abandons the instance:
+ * its work may still be in flight, so nothing may destroy it. */
+static int backend_finish(struct gf_engine *e, struct gf_inst *in, float *y, uint64_t deadline_ns)
+{
+	int err;
+	if (in->hook == GF_HOOK_STUCK)
+		stuck_forever();
+	if (in->hook == GF_HOOK_HANG) {
+		wait_until(deadline_ns);
+		err = GF_E_TIMEOUT;
+	} else {
+		err = in->ops->finish(in->bi, y, deadline_ns);
+	}
+	in->hook = GF_HOOK_NONE;
+	if (err == GF_E_TIMEOUT) {
+		in->abandoned = 1;
+		gf_stat_add(&e->st_timeouts, 1);
+	}
+	return err;
+}
+
+static int backend_run(struct gf_engine *e, struct gf_inst *in, const float *x, float *y, uint32_t frames,
+		       uint64_t deadline_ns)
+{
+	int err = backend_submit(e, in, x, frames);
+	return err ? err : backend_finish(e, in, y, deadline_ns);
+}
+
+/*
+ * Both filters' work is submitted before either is waited for: one round
+ * trip per block, the two instances' streams running concurrently on a GPU.
+ * Whatever was submitted is finished (within the one deadline) before return.
+ */
+static int run_crossfade(struct gf_engine *e, const float *x, float *y, uint32_t frames, uint64_t deadline_ns)
 {
 	uint32_t ch = e->p.channels, n = e->p.crossfade_frames;
-	int err = backend_process(e, e->cur, x, e->scratch_a, frames);
-	if (!err)
-		err = backend_process(e, e->incoming, x, e->scratch_b, frames);
+	int err = backend_submit(e, e->cur, x, frames);
 	if (err)
-		return err; /* the ramp resumes on the fallback's terms: it cuts it short */
+		return err;
+	int err_b = backend_submit(e, e->incoming, x, frames);
+	err = backend_finish(e, e->cur, e->scratch_a, deadline_ns);
+	if (!err_b)
+		err_b = backend_finish(e, e->incoming, e->scratch_b, deadline_ns);
+	if (err || err_b)
+		return err ? err : err_b; /* the ramp resumes on the fallback's terms: it cuts it short */
 	for (uint32_t i = 0; i < frames; i++) {
 		uint32_t k = e->fade_pos + i;
 		float g = k < n ? e->ramp[k] : 1.0f;
@@ -180,12 +298,13 @@ static int run_block(struct gf_engine *e, const float *x, float *out, uint32_t f
 {
 	size_t n = (size_t)frames * e->p.channels;
 	int err;
+	uint64_t deadline_ns = gf_backend_now_ns() + e->deadline_ns;
 	if (e->failed)
 		err = e->fail_err; /* parked: never call a failed backend again */
 	else if (e->incoming)
-		err = run_crossfade(e, x, out, frames);
+		err = run_crossfade(e, x, out, frames, deadline_ns);
 	else
-		err = backend_process(e, e->cur, x, out, frames);
+		err = backend_run(e, e->cur, x, out, frames, deadline_ns);
 	if (err) {
 		memset(out, 0, n * sizeof(float));
 		gf_stat_add(&e->st_errors, 1);

@@ -1,7 +1,8 @@
 /*
  * Filter swaps and the CPU fallback, on the control thread: build the new
- * instance completely here, publish it with one atomic store, and free what
- * the audio thread retires.
+ * instance completely here, prime it from the history ring and catch it up
+ * while the audio thread keeps appending, publish it with one atomic store,
+ * and free what the audio thread retires.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,12 +11,79 @@
 #include "engine_internal.h"
 #include "log.h"
 
+/* ---- priming (control thread) --------------------------------------------- */
+
+#define PRIME_ATTEMPTS 8
+#define CTL_DEADLINE_NS 1000000000ull /* catch-up calls on the control thread */
+
+/* Has the audio thread, now at @p now, overwritten history frame @p first? */
+static int overwritten(const struct gf_engine *e, uint64_t first, uint64_t now)
+{
+	return now > first + e->hist_cap;
+}
+
+/*
+ * Catch up: feed the frames the audio thread appended since in->pos, until
+ * at most a block is left (the audio thread feeds that at take-up). Each pass
+ * takes less time than the frames it fed lasted, so the gap shrinks.
+ * @return 0, 1 if the frames were overwritten meanwhile (prime again), or an error.
+ */
+static int catch_up(struct gf_engine *e, struct gf_inst *in)
+{
+	uint64_t give_up = gf_backend_now_ns() + CTL_DEADLINE_NS;
+	for (;;) {
+		uint64_t now = atomic_load_explicit(&e->hist_pos, memory_order_acquire);
+		/* Close enough; or starved for a second: publish, the audio thread
+		 * feeds (or, past the ring, primes) the rest. */
+		if (now - in->pos <= e->p.max_block || gf_backend_now_ns() > give_up)
+			return 0;
+		uint64_t from = in->pos;
+		if (overwritten(e, from, now))
+			return 1;
+		int err = gf_engine_feed(e, in, now, e->ctl_out, gf_backend_now_ns() + CTL_DEADLINE_NS);
+		if (err)
+			return err;
+		if (overwritten(e, from, atomic_load_explicit(&e->hist_pos, memory_order_acquire)))
+			return 1; /* some input was overwritten while it was read */
+	}
+}
+
+int gf_engine_prime_here(struct gf_engine *e, struct gf_inst *in, struct gf_errbuf *eb)
+{
+	for (int i = 0; i < PRIME_ATTEMPTS; i++) {
+		/* Acquire: the frames before p are in the ring. Frames arriving while
+		 * prime() reads go to other slots unless the writer gets more than
+		 * the margin ahead, which the second load detects. */
+		uint64_t p = atomic_load_explicit(&e->hist_pos, memory_order_acquire);
+		uint32_t n = p < e->hist_frames ? (uint32_t)p : e->hist_frames;
+		int err = in->ops->prime ? in->ops->prime(in->bi, gf_engine_hist_at(e, p, n), n) : 0;
+		if (err == GF_E_TIMEOUT)
+			in->abandoned = 1; /* its work is stuck: never destroy it */
+		if (err) {
+			gf_errbuf_set(eb, "engine: priming the new filter failed: %s", gf_strerror(err));
+			return err;
+		}
+		if (overwritten(e, p - n, atomic_load_explicit(&e->hist_pos, memory_order_acquire)))
+			continue;
+		in->pos = p;
+		err = catch_up(e, in);
+		if (err <= 0) {
+			if (err)
+				gf_errbuf_set(eb, "engine: catching the new filter up failed: %s",
+					      gf_strerror(err));
+			return err;
+		}
+	}
+	gf_errbuf_set(eb, "engine: the input history moved too fast to prime the new filter");
+	return GF_E_BUSY;
+}
+
 /* ---- swap (control thread) ------------------------------------------------ */
 
 void gf_engine_reap_retired(struct gf_engine *e)
 {
-	gf_inst_free(atomic_exchange_explicit(&e->retired, NULL, memory_order_acquire));
-	gf_inst_free(atomic_exchange_explicit(&e->retired_b, NULL, memory_order_acquire));
+	gf_inst_free(e, atomic_exchange_explicit(&e->retired, NULL, memory_order_acquire));
+	gf_inst_free(e, atomic_exchange_explicit(&e->retired_b, NULL, memory_order_acquire));
 }
 
 /*
@@ -28,11 +96,15 @@ void gf_engine_reap_retired(struct gf_engine *e)
  */
 static void engine_fall_back(struct gf_engine *e, int cause)
 {
-	gf_inst_free(atomic_exchange_explicit(&e->pending, NULL, memory_order_acquire));
+	gf_inst_free(e, atomic_exchange_explicit(&e->pending, NULL, memory_order_acquire));
 	const char *failed = strcmp(e->ops->name, "cuda") == 0 ? "CUDA" : "CPU";
 	struct gf_errbuf eb = {{0}};
 	struct gf_inst *in;
 	int err = gf_inst_new(&gf_cpu_backend, &e->p, e->fs, &in, &eb);
+	if (!err && (err = gf_engine_prime_here(e, in, &eb)) != 0) {
+		gf_inst_free(e, in);
+		in = NULL;
+	}
 	if (err) {
 		/* The flag stays up: the next reap() tries again; the stream stays muted. */
 		if (!e->fallback_error_logged)
@@ -84,6 +156,8 @@ int gf_engine_swap(struct gf_engine *e, const struct gf_filter_set *fs, struct g
 		return err;
 	struct gf_inst *in;
 	err = gf_inst_new(e->ops, &e->p, fs, &in, eb);
+	if (!err && (err = gf_engine_prime_here(e, in, eb)) != 0)
+		gf_inst_free(e, in);
 	if (err) {
 		gf_filter_set_free(copy);
 		return err;

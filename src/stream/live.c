@@ -16,6 +16,11 @@
 #define FIRST_CALLBACK_MS 2000 /* gf_live_start waits this long for the device to start */
 #define MAX_PERIOD 8192u       /* largest device period the output ring is sized for */
 #define WARM_UP_MS 5000	       /* longest wait for the worker's warm-up blocks */
+#define JOIN_MS 1000	       /* gf_live_stop waits this long for the worker, then abandons it */
+
+/* Stopped streams whose worker would not stop: kept reachable here, never
+ * freed (the worker may still touch them). Control thread. */
+static struct gf_live *abandoned_lives;
 
 static int channels_of(const struct gf_live_params *p, uint32_t *out, struct gf_errbuf *eb)
 {
@@ -249,6 +254,13 @@ void gf_live_free(struct gf_live *l)
 		if (l->pa_ready)
 			gf_live_pa_term();
 	}
+	if (l->worker_abandoned) {
+		/* The worker may still run (or wake) and use rings, buffers, the
+		 * semaphore and the recorder: keep all of it. */
+		l->next_abandoned = abandoned_lives;
+		abandoned_lives = l;
+		return;
+	}
 	gf_recorder_free(l->rec);
 	if (l->sem_ready)
 		sem_destroy(&l->wake);
@@ -380,6 +392,34 @@ static void stop_stream(PaStream *s, int lost)
 		Pa_AbortStream(s);
 }
 
+/* Join the worker, but give up after JOIN_MS: a worker stuck in a driver
+ * call must not take the control thread (status, watchdog, SIGTERM) with it.
+ * An abandoned worker keeps its thread and everything it touches. */
+static void join_worker(struct gf_live *l)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += JOIN_MS / 1000;
+	ts.tv_nsec += (JOIN_MS % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	int rc = pthread_timedjoin_np(l->worker, NULL, &ts);
+	if (rc == 0)
+		return;
+	l->worker_abandoned = 1;
+	pthread_detach(l->worker);
+	gf_err("live: the audio worker did not stop within %d ms (stuck in the engine: %s): "
+	       "abandoned, its thread and memory left alive",
+	       JOIN_MS, gf_engine_backend_name(l->engine));
+}
+
+int gf_live_worker_abandoned(const struct gf_live *l)
+{
+	return l && l->worker_abandoned;
+}
+
 void gf_live_stop(struct gf_live *l)
 {
 	if (!l || !l->running)
@@ -398,7 +438,7 @@ void gf_live_stop(struct gf_live *l)
 	if (l->worker_started) {
 		atomic_store_explicit(&l->wstate, GF_W_DRAIN, memory_order_release);
 		sem_post(&l->wake);
-		pthread_join(l->worker, NULL);
+		join_worker(l);
 		l->worker_started = 0;
 	}
 	gf_recorder_stop(l->rec);

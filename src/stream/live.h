@@ -111,9 +111,19 @@ int gf_live_new(struct gf_live **out, const struct gf_live_params *p, struct gf_
  * mlockall, warning once if not permitted. Once per gf_live.
  */
 int gf_live_start(struct gf_live *l, struct gf_errbuf *eb);
-/** Stop audio after draining what was captured; closes the recording cleanly. */
+/**
+ * Stop audio after draining what was captured; closes the recording cleanly.
+ * Bounded: a worker that has not stopped within a second (stuck inside the
+ * engine, e.g. in a GPU driver call) is abandoned: it keeps its thread, and
+ * gf_live_free() then frees nothing it touches (gf_live_worker_abandoned()).
+ */
 void gf_live_stop(struct gf_live *l);
-/** Accepts NULL. */
+/**
+ * 1 once gf_live_stop() abandoned the worker: the engine it runs must then
+ * never be freed or used again (build another). Control thread.
+ */
+int gf_live_worker_abandoned(const struct gf_live *l);
+/** Accepts NULL. After an abandoned worker only the devices are closed; the rest is kept. */
 void gf_live_free(struct gf_live *l);
 /** Snapshot of counters (resets the peak; block times cover the time since the previous call). */
 void gf_live_get_stats(struct gf_live *l, struct gf_live_stats *s);

@@ -95,6 +95,8 @@ struct gf_live {
 	/* Worker thread (control thread's handles). */
 	alignas(64) pthread_t worker;
 	int worker_started;
+	int worker_abandoned; /* gf_live_stop gave up joining it: never free what it touches */
+	struct gf_live *next_abandoned;
 	sem_t wake;
 	int sem_ready;
 	atomic_int wstate;

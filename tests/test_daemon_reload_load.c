@@ -1,0 +1,338 @@
+/* Reload under load: the real `gpufir --live` on a private JACK server (dummy
+ * driver) with a long filter, its filter file replaced every 1.5 s, as a user
+ * edits it while audio flows.
+ *
+ * Defaults (CI): CPU backend, 262143 taps, 128-frame blocks, 6 reloads
+ * alternating two filters. Knobs: GPUFIR_TEST_BACKEND=cuda,
+ * GPUFIR_TEST_RELOAD_TAPS (e.g. 1048575 on a GPU), GPUFIR_TEST_RELOAD_BLOCK,
+ * GPUFIR_TEST_RELOADS.
+ *
+ * Checked: the counters from `gpufir --status` show no output underflow, no
+ * input overflow and no late block while reloading; the recording is, frame
+ * by frame and at one constant delay, filter A's output, then after each
+ * reload exactly the reference crossfade of the old and the new filter's
+ * outputs (raised cosine over crossfade_ms from a block edge), then the new
+ * filter's output, across every reload. The references are the two filters'
+ * outputs over the whole fed signal from an engine in this process. */
+#include <jack/jack.h>
+#include <math.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemonutil.h"
+#include "engine.h"
+#include "sndutil.h"
+#include "status.h"
+#include "testutil.h"
+
+#define RATE 48000
+#define CH 2
+#define XFADE_MS 10
+#define XFADE ((size_t)RATE * XFADE_MS / 1000)
+#define PERIOD_S 1.5 /* between reloads */
+#define MAX_S 30
+#define MAX_FRAMES ((size_t)RATE * MAX_S)
+#define TOL 2e-5 /* float32 engines, |y| <~ 1 */
+
+static struct gf_daemon dm;
+static uint32_t taps = 262143, block = 128, reloads = 6;
+static int cuda;
+static float *h[2];   /* filters A and B */
+static float *x;      /* the signal, fed from feed_start on */
+static float *rec;    /* recording */
+static float *ref[2]; /* A's and B's output over x */
+static atomic_size_t feed_pos, rec_pos, feed_start = MAX_FRAMES;
+static jack_port_t *feed_port[CH], *rec_port[CH];
+
+/* Silence until feed_start, then x: gpufir's history before it is silence
+ * too (the dummy capture, then us), so the references start from zero. */
+static int process(jack_nframes_t n, void *arg)
+{
+	(void)arg;
+	size_t f = atomic_load_explicit(&feed_pos, memory_order_relaxed);
+	size_t r = atomic_load_explicit(&rec_pos, memory_order_relaxed);
+	size_t s = atomic_load_explicit(&feed_start, memory_order_relaxed);
+	for (int c = 0; c < CH; c++) {
+		float *o = jack_port_get_buffer(feed_port[c], n);
+		const float *in = jack_port_get_buffer(rec_port[c], n);
+		for (jack_nframes_t i = 0; i < n; i++) {
+			size_t k = f + i;
+			o[i] = k >= s && k - s < MAX_FRAMES ? x[(k - s) * CH + c] : 0.0f;
+			if (r + i < MAX_FRAMES)
+				rec[(r + i) * CH + c] = in[i];
+		}
+	}
+	atomic_store_explicit(&feed_pos, f + n, memory_order_relaxed);
+	atomic_store_explicit(&rec_pos, r + n, memory_order_release);
+	return 0;
+}
+
+static void gpufir_port(jack_client_t *c, const char *re, unsigned long flags, int i, char *out, size_t len)
+{
+	const char **ports = jack_get_ports(c, re, NULL, flags);
+	int n = 0;
+	while (ports && ports[n])
+		n++;
+	if (i >= n) {
+		jack_free(ports);
+		gf_daemon_die(&dm, "gpufir's JACK ports not found");
+	}
+	snprintf(out, len, "%s", ports[i]);
+	jack_free(ports);
+}
+
+static void connect_ports(jack_client_t *c)
+{
+	for (int i = 0; i < CH; i++) {
+		char gin[256], gout[256];
+		gpufir_port(c, "^gpufir[^:]*:in_", JackPortIsInput, i, gin, sizeof(gin));
+		gpufir_port(c, "^gpufir[^:]*:out_", JackPortIsOutput, i, gout, sizeof(gout));
+		const char **src = jack_port_get_all_connections(c, jack_port_by_name(c, gin));
+		for (int k = 0; src && src[k]; k++)
+			jack_disconnect(c, src[k], gin);
+		jack_free(src);
+		CHECK(jack_connect(c, jack_port_name(feed_port[i]), gin) == 0);
+		CHECK(jack_connect(c, gout, jack_port_name(rec_port[i])) == 0);
+	}
+}
+
+/* Replace the filter file with filter @p which (a new file renamed over it). */
+static void write_filter(int which)
+{
+	char path[700], tmp[720];
+	snprintf(path, sizeof(path), "%s/taps.wav", dm.dir);
+	snprintf(tmp, sizeof(tmp), "%s/taps.new.wav", dm.dir);
+	gf_test_write_sound(tmp, SF_FORMAT_WAV | SF_FORMAT_FLOAT, RATE, 1, taps, h[which]);
+	CHECK(rename(tmp, path) == 0);
+}
+
+static void write_conf(void)
+{
+	FILE *f = fopen(dm.conf_path, "w");
+	CHECK(f);
+	fprintf(f,
+		"sample_rate = %d;\nblock_frames = %u;\nbackend = \"%s\";\ncrossfade_ms = %d.0;\n"
+		"max_taps = %u;\nlatency_slack = %u;\nstatus_socket = \"%s\";\n"
+		"input = { device = \"system\"; host_api = \"JACK\"; channels = %d; };\n"
+		"output = { device = \"system\"; host_api = \"JACK\"; };\n"
+		"filters = ( { name = \"f\"; file = \"taps.wav\"; format = \"wav\"; } );\nchain = [\"f\"];\n",
+		RATE, block, cuda ? "cuda" : "cpu", XFADE_MS, taps, gf_test_latency_slack(), dm.status_path,
+		CH);
+	CHECK(fclose(f) == 0);
+}
+
+/* Filter @p which's output over x, from an engine in this process. */
+static float *reference(int which)
+{
+	struct gf_filter_set *fs = NULL;
+	CHECK_OK(gf_filter_set_new(&fs, CH, taps));
+	for (int c = 0; c < CH; c++) /* the mono taps file applies to every channel */
+		memcpy(fs->coeffs + (size_t)c * taps, h[which], taps * sizeof(float));
+	struct gf_engine *e = gf_test_cpu_engine(CH, 8192, 0, 0, GF_ALGO_AUTO, 0, fs);
+	float *y = malloc(MAX_FRAMES * CH * sizeof(float));
+	CHECK(y);
+	for (size_t f = 0; f < MAX_FRAMES; f += 8192)
+		CHECK_OK(gf_engine_process(e, x + f * CH, y + f * CH,
+					   MAX_FRAMES - f < 8192 ? (uint32_t)(MAX_FRAMES - f) : 8192));
+	gf_engine_free(e);
+	gf_filter_set_free(fs);
+	return y;
+}
+
+static long unsigned env_u(const char *name, long unsigned def)
+{
+	const char *s = getenv(name);
+	return s && *s ? strtoul(s, NULL, 10) : def;
+}
+
+/* Does recording frame m equal (1-g) ref[a] + g ref[b] at signal frame t? */
+static int frame_is(size_t m, size_t t, int a, int b, double g)
+{
+	for (int c = 0; c < CH; c++) {
+		double want = (1.0 - g) * ref[a][t * CH + c] + g * ref[b][t * CH + c];
+		if (fabs(rec[m * CH + c] - want) > TOL)
+			return 0;
+	}
+	return 1;
+}
+
+static double ramp(size_t k)
+{
+	return 0.5 - 0.5 * cos(M_PI * ((double)k + 0.5) / (double)XFADE);
+}
+
+/* The crossfade from @p a to @p b starting at recording frame @p s holds for every frame of it. */
+static int xfade_at(size_t s, size_t sig0, int a, int b)
+{
+	for (size_t k = 0; k < XFADE; k++)
+		if (!frame_is(s + k, s + k - sig0, a, b, ramp(k)))
+			return 0;
+	return 1;
+}
+
+/*
+ * Walk the recording from @p m0 to @p m1 (signal frame = m - sig0): each frame
+ * is the current filter's output, or a crossfade to the other one starts
+ * there (the start found by matching the whole ramp, since its first frames
+ * barely differ). @return the number of transitions, or -1.
+ */
+static int verify(size_t m0, size_t m1, size_t sig0, size_t *starts)
+{
+	int cur = 0, n = 0;
+	for (size_t m = m0; m < m1; m++) {
+		if (frame_is(m, m - sig0, cur, cur, 0.0))
+			continue;
+		/* The ramp started at most XFADE frames ago, at or after the last match region. */
+		size_t found = 0;
+		for (size_t s = m >= XFADE ? m - XFADE : 0; s <= m && !found; s++)
+			if (s >= m0 && s + XFADE <= m1 && xfade_at(s, sig0, cur, !cur))
+				found = s + 1;
+		if (!found) {
+			fprintf(stderr,
+				"recording frame %zu (%.3f s of signal): neither filter %c's output nor a "
+				"crossfade to %c\n",
+				m, (double)(m - sig0) / RATE, 'A' + cur, 'A' + !cur);
+			return -1;
+		}
+		starts[n++] = found - 1;
+		cur = !cur;
+		m = found - 1 + XFADE - 1;
+	}
+	return n;
+}
+
+static long find_delay(size_t m_probe, size_t s0)
+{
+	for (size_t d = 0; d < 16384; d++) {
+		int ok = 1;
+		for (size_t m = m_probe; m < m_probe + 128 && ok; m++)
+			ok = frame_is(m, m - d - s0, 0, 0, 0.0);
+		if (ok)
+			return (long)d;
+	}
+	return -1;
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	const char *bin = getenv("GPUFIR_BIN");
+	if (!bin)
+		gf_test_skip("GPUFIR_BIN not set (run through ctest)");
+	if (system("command -v jackd >/dev/null 2>&1") != 0)
+		gf_test_skip("jackd not installed");
+	const char *tb = getenv("GPUFIR_TEST_BACKEND");
+	cuda = tb && strcmp(tb, "cuda") == 0;
+	taps = (uint32_t)env_u("GPUFIR_TEST_RELOAD_TAPS", taps);
+	block = (uint32_t)env_u("GPUFIR_TEST_RELOAD_BLOCK", block);
+	reloads = (uint32_t)env_u("GPUFIR_TEST_RELOADS", reloads);
+	CHECK(taps >= 1 && block >= 16 && reloads >= 1 && reloads <= 16);
+	CHECK((reloads + 3) * PERIOD_S < MAX_S);
+	uint64_t rng = gf_test_seed("test_daemon_reload_load");
+	gf_daemon_init(&dm, "daemon-reload-load");
+	x = malloc(sizeof(float) * MAX_FRAMES * CH);
+	rec = calloc(MAX_FRAMES * CH, sizeof(float));
+	CHECK(x && rec);
+	gf_test_fill_noise(x, MAX_FRAMES * CH, &rng);
+	for (int i = 0; i < 2; i++) {
+		h[i] = malloc(taps * sizeof(float));
+		CHECK(h[i]);
+		gf_test_fill_decaying_taps(h[i], taps, &rng);
+		double e2 = 0.0;
+		for (uint32_t k = 0; k < taps; k++)
+			e2 += (double)h[i][k] * h[i][k];
+		for (uint32_t k = 0; k < taps; k++) /* L2 norm 0.5: outputs near x's level */
+			h[i][k] = (float)(h[i][k] * 0.5 / sqrt(e2));
+	}
+	ref[0] = reference(0);
+	ref[1] = reference(1);
+	write_filter(0);
+	write_conf();
+
+	setenv("JACK_NO_AUDIO_RESERVATION", "1", 1);
+	jack_client_t *jc = NULL;
+	jack_status_t jst;
+	if (gf_jack_server_start(&dm.jack, "gpufir-daemon", RATE, block) == 0)
+		jc = jack_client_open("gftest", JackNoStartServer | JackServerName, &jst, dm.jack.name);
+	if (!jc)
+		gf_test_skip("the private jackd did not start");
+	for (int c = 0; c < CH; c++) {
+		char n[16];
+		snprintf(n, sizeof(n), "feed_%d", c + 1);
+		feed_port[c] = jack_port_register(jc, n, JACK_DEFAULT_AUDIO_TYPE, JackPortIsOutput, 0);
+		snprintf(n, sizeof(n), "rec_%d", c + 1);
+		rec_port[c] = jack_port_register(jc, n, JACK_DEFAULT_AUDIO_TYPE, JackPortIsInput, 0);
+		CHECK(feed_port[c] && rec_port[c]);
+	}
+	CHECK(jack_set_process_callback(jc, process, NULL) == 0);
+	CHECK(jack_activate(jc) == 0);
+
+	gf_daemon_spawn(&dm, bin, 1.0);
+	gf_daemon_wait_ready(&dm, 1, 60.0, "start-up");
+	connect_ports(jc);
+	gf_daemon_idle_ms(&dm, 200);
+	size_t s0 = atomic_load(&feed_pos) + RATE / 10;
+	atomic_store(&feed_start, s0);
+	gf_daemon_idle_ms(&dm, (int)(PERIOD_S * 1000));
+	char st0[GF_STATUS_MAX], st[GF_STATUS_MAX];
+	gf_daemon_query_status(&dm, st0, sizeof(st0));
+
+	int ready = dm.nl.ready;
+	double t0 = gf_daemon_now_s();
+	for (uint32_t i = 0; i < reloads; i++) {
+		double due = t0 + PERIOD_S * i;
+		while (gf_daemon_now_s() < due)
+			gf_daemon_idle_ms(&dm, 10);
+		write_filter((int)((i + 1) % 2));
+		gf_daemon_wait_ready(&dm, ++ready, 20.0, "reload");
+	}
+	gf_daemon_idle_ms(&dm, (int)(PERIOD_S * 1000));
+	gf_daemon_query_status(&dm, st, sizeof(st));
+	size_t m_end = atomic_load_explicit(&rec_pos, memory_order_acquire);
+	gf_daemon_terminate(&dm, 10.0, "");
+	jack_deactivate(jc);
+	jack_client_close(jc);
+
+	const char *keys[] = {"output_underflows",	  "input_overflows", "late_blocks", "swaps",
+			      "engine_takeup_frames_max", "block_us_max"};
+	long d0[6], d1[6];
+	for (int k = 0; k < 6; k++) {
+		d0[k] = gf_daemon_status_num(st0, keys[k]);
+		d1[k] = gf_daemon_status_num(st, keys[k]);
+	}
+	printf("%s, %u taps, block %u, %u reloads every %.1f s: underflows %ld -> %ld, overflows %ld -> %ld, "
+	       "late %ld -> %ld, swaps %ld, take-up frames max %ld, reload failures %ld\n",
+	       cuda ? "cuda" : "cpu", taps, block, reloads, PERIOD_S, d0[0], d1[0], d0[1], d1[1], d0[2],
+	       d1[2], d1[3], d1[4], gf_daemon_status_num(st, "reload_failures"));
+	CHECK(gf_daemon_status_num(st, "reload_failures") == 0 && d1[3] == (long)reloads);
+	CHECK(d1[0] == d0[0] && d1[1] == d0[1]);
+	CHECK(d1[2] == d0[2]);
+	CHECK(d1[4] >= 0 && d1[4] <= 4 * (long)block);
+
+	/* The audio: A, then every reload a crossfade, at one constant delay. */
+	size_t probe = s0 + RATE / 2;
+	long d = find_delay(probe, s0);
+	if (d < 0)
+		gf_daemon_die(&dm, "the recording is not filter A's output at any constant delay");
+	size_t starts[16];
+	int n = verify(probe, m_end - 2 * block, s0 + (size_t)d, starts);
+	if (n < 0)
+		gf_daemon_die(&dm, "the recording does not follow the filters and their crossfades");
+	printf("delay %ld frames; %d crossfades, each exact over its %zu frames, at", d, n, XFADE);
+	for (int i = 0; i < n; i++)
+		printf(" %.2f", (double)(starts[i] - s0 - (size_t)d) / RATE);
+	printf(" s; %.1f s of audio checked\n", (double)(m_end - 2 * block - probe) / RATE);
+	CHECK(n == (int)reloads);
+	gf_daemon_finish(&dm);
+	for (int i = 0; i < 2; i++) {
+		free(h[i]);
+		free(ref[i]);
+	}
+	free(x);
+	free(rec);
+	puts("test_daemon_reload_load: ok");
+	return 0;
+}
