@@ -15,12 +15,23 @@
  *    (searched over taps: doubling, then bisection to about 6 %) with no late
  *    block in --trial seconds; the figure is channels x taps.
  *
- * usage: bench_live [--backend cpu|cuda|auto] [--algo auto|direct|fft]
+ *    With --backend cuda the same run first measures the bare PCIe round trip
+ *    of the block (cuda_bench.h: pinned copies + empty kernel + synchronize;
+ *    host-mapped memory + synchronize; host-mapped memory + a polled
+ *    completion word), paced the same way, and prints each engine figure's
+ *    ratio to the copy and mapped floors.
+ * 3. --churn TAPS: the latency table again while another thread creates and
+ *    frees engines of 2 ch x TAPS taps in a loop (a reload's control-thread
+ *    work), to show whether instance set-up stalls the running one.
+ *
+ * usage: bench_live [--backend cpu|cuda|auto] [--algo auto|direct|fft] [--taps N]
  *                   [--blocks N] [--trial S] [--channels 2,8,32] [--sizes 64,128,256]
- *                   [--no-latency] [--no-capacity] [--unpaced]
+ *                   [--churn TAPS] [--no-latency] [--no-capacity] [--unpaced]
  */
 #define _GNU_SOURCE
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,12 +41,16 @@
 #include "log.h"
 #include "rt.h"
 
+#ifdef GPUFIR_HAVE_CUDA
+#include "../cuda/cuda_bench.h"
+#endif
+
 #define RATE 48000u
 
 struct opts {
 	enum gf_backend_kind backend;
 	enum gf_algo algo;
-	uint32_t blocks;
+	uint32_t blocks, taps, churn_taps;
 	double trial_s;
 	uint32_t channels[8];
 	int n_channels;
@@ -91,17 +106,36 @@ struct run {
 	uint32_t late;	 /* blocks whose process() took longer than the block period */
 };
 
+/* What one block does: an engine's process() or a bare round trip. */
+struct step {
+	struct gf_engine *e;
+#ifdef GPUFIR_HAVE_CUDA
+	struct gf_cuda_floor *floor;
+#endif
+};
+
+static void do_step(const struct step *st, const float *in, float *out, uint32_t block)
+{
+#ifdef GPUFIR_HAVE_CUDA
+	if (st->floor) {
+		(void)gf_cuda_floor_trip(st->floor, in, out);
+		return;
+	}
+#endif
+	gf_engine_process(st->e, in, out, block);
+}
+
 /* Run @p n blocks paced like the live worker; stops early after @p stop_after
  * late blocks (0: never). */
-static void run_blocks(struct gf_engine *e, uint32_t ch, uint32_t block, uint32_t n, int paced,
-		       uint32_t stop_after, struct run *r)
+static void run_steps(const struct step *st, uint32_t ch, uint32_t block, uint32_t n, int paced,
+		      uint32_t stop_after, struct run *r)
 {
 	float *in = malloc((size_t)block * ch * sizeof(float));
 	float *out = malloc((size_t)block * ch * sizeof(float));
 	for (size_t i = 0; i < (size_t)block * ch; i++)
 		in[i] = rnd();
 	for (int i = 0; i < 50; i++) /* warm up: first partitions, page faults, GPU clocks */
-		gf_engine_process(e, in, out, block);
+		do_step(st, in, out, block);
 	uint64_t period = (uint64_t)block * 1000000000u / RATE;
 	uint64_t t0 = now_ns();
 	r->n = 0;
@@ -112,7 +146,7 @@ static void run_blocks(struct gf_engine *e, uint32_t ch, uint32_t block, uint32_
 		if (paced)
 			sleep_until(avail);
 		uint64_t a = now_ns();
-		gf_engine_process(e, in, out, block);
+		do_step(st, in, out, block);
 		uint64_t b = now_ns();
 		r->ns[r->n++] = b - a;
 		if (paced && b > avail + 2 * period)
@@ -124,31 +158,108 @@ static void run_blocks(struct gf_engine *e, uint32_t ch, uint32_t block, uint32_
 	free(out);
 }
 
+static void run_blocks(struct gf_engine *e, uint32_t ch, uint32_t block, uint32_t n, int paced,
+		       uint32_t stop_after, struct run *r)
+{
+	struct step st = {.e = e};
+	run_steps(&st, ch, block, n, paced, stop_after, r);
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 	return x < y ? -1 : x > y;
 }
 
-static void latency_table(const struct opts *o)
+struct figs {
+	double med, p99, max;
+};
+
+static struct figs sorted_figs(struct run *r)
 {
-	printf("\n== Added latency per block: engine process() time, 2 ch x 4095 taps, %u blocks%s ==\n",
-	       o->blocks, o->paced ? ", paced at 48 kHz" : ", back to back");
+	qsort(r->ns, r->n, sizeof(uint64_t), cmp_u64);
+	return (struct figs){r->ns[r->n / 2] / 1e3, r->ns[(size_t)(r->n * 0.99)] / 1e3,
+			     r->ns[r->n - 1] / 1e3};
+}
+
+/* The bare round trips of one block size (zeros where there is no GPU). */
+static void floors(const struct opts *o, uint32_t ch, uint32_t block, struct run *r, struct figs f[3])
+{
+	static const char *names[3] = {"floor: pinned copies + sync", "floor: mapped + sync",
+				       "floor: mapped + polled word"};
+	memset(f, 0, 3 * sizeof(*f));
+#ifdef GPUFIR_HAVE_CUDA
+	if (o->backend != GF_BACKEND_CUDA)
+		return;
+	for (int k = 0; k < 3; k++) {
+		struct step st = {0};
+		if (gf_cuda_floor_new(&st.floor, 0, block * ch, k))
+			continue;
+		run_steps(&st, ch, block, o->blocks, o->paced, 0, r);
+		f[k] = sorted_figs(r);
+		double per_us = 1e6 * block / RATE;
+		printf("%6u %7.0fus %8.1fus %8.1fus %8.1fus %7.1f%% %5s %7s  %s\n", block, per_us, f[k].med,
+		       f[k].p99, f[k].max, 100.0 * f[k].max / per_us, "-", "-", names[k]);
+		gf_cuda_floor_free(st.floor);
+	}
+#else
+	(void)o, (void)ch, (void)block, (void)r, (void)names;
+#endif
+}
+
+static atomic_int g_churn_stop;
+static atomic_uint g_churn_cycles;
+
+/* Create and free engines of 2 ch x churn_taps taps until told to stop. */
+static void *churn_main(void *arg)
+{
+	const struct opts *o = arg;
+	while (!atomic_load(&g_churn_stop)) {
+		struct gf_engine *e = make_engine(o, 2, o->churn_taps, o->sizes[0]);
+		gf_engine_free(e);
+		atomic_fetch_add(&g_churn_cycles, 1);
+	}
+	return NULL;
+}
+
+static void latency_table(const struct opts *o, int churn)
+{
+	printf("\n== Added latency per block: engine process() time, 2 ch x %u taps, %u blocks%s%s ==\n",
+	       o->taps, o->blocks, o->paced ? ", paced at 48 kHz" : ", back to back",
+	       churn ? ", another thread creating and freeing engines" : "");
 	printf("%6s %9s %10s %10s %10s %8s %5s %7s  %s\n", "block", "period", "median", "p99", "max",
 	       "max/per", "late", "missed", "engine");
 	struct run r = {.ns = malloc(sizeof(uint64_t) * o->blocks)};
 	for (int i = 0; i < o->n_sizes; i++) {
 		const uint32_t *blocks = o->sizes;
-		struct gf_engine *e = make_engine(o, 2, 4095, blocks[i]);
+		struct figs fl[3];
+		if (!churn)
+			floors(o, 2, blocks[i], &r, fl);
+		struct gf_engine *e = make_engine(o, 2, o->taps, blocks[i]);
 		if (!e)
 			continue;
+		pthread_t th;
+		int churning = churn && pthread_create(&th, NULL, churn_main, (void *)o) == 0;
+		atomic_store(&g_churn_cycles, 0);
 		run_blocks(e, 2, blocks[i], o->blocks, o->paced, 0, &r);
-		qsort(r.ns, r.n, sizeof(uint64_t), cmp_u64);
+		if (churning) {
+			atomic_store(&g_churn_stop, 1);
+			pthread_join(th, NULL);
+			atomic_store(&g_churn_stop, 0);
+		}
+		struct figs f = sorted_figs(&r);
 		double per_us = 1e6 * blocks[i] / RATE;
-		double med = r.ns[r.n / 2] / 1e3, p99 = r.ns[(size_t)(r.n * 0.99)] / 1e3,
-		       mx = r.ns[r.n - 1] / 1e3;
-		printf("%6u %7.0fus %8.1fus %8.1fus %8.1fus %7.1f%% %5u %7u  %s\n", blocks[i], per_us, med,
-		       p99, mx, 100.0 * mx / per_us, r.late, r.missed, gf_engine_describe(e));
+		printf("%6u %7.0fus %8.1fus %8.1fus %8.1fus %7.1f%% %5u %7u  %s\n", blocks[i], per_us, f.med,
+		       f.p99, f.max, 100.0 * f.max / per_us, r.late, r.missed, gf_engine_describe(e));
+		if (churning)
+			printf("%6s %9s %u engines of %u taps created and freed meanwhile\n", "", "",
+			       atomic_load(&g_churn_cycles), o->churn_taps);
+		else if (fl[0].med > 0 && fl[1].med > 0)
+			printf("%6s %9s ratio to the copy floor: median %.2fx p99 %.2fx; to the mapped "
+			       "floor: "
+			       "median %.2fx p99 %.2fx\n",
+			       "", "", f.med / fl[0].med, f.p99 / fl[0].p99, f.med / fl[1].med,
+			       f.p99 / fl[1].p99);
 		fflush(stdout);
 		gf_engine_free(e);
 	}
@@ -222,6 +333,7 @@ static int parse(int argc, char **argv, struct opts *o)
 {
 	*o = (struct opts){.backend = GF_BACKEND_CPU,
 			   .blocks = 100000,
+			   .taps = 4095,
 			   .trial_s = 2.0,
 			   .channels = {2, 8, 32},
 			   .n_channels = 3,
@@ -238,6 +350,12 @@ static int parse(int argc, char **argv, struct opts *o)
 			i++;
 		} else if (strcmp(a, "--blocks") == 0 && v && atoi(v) > 0) {
 			o->blocks = (uint32_t)atoi(v);
+			i++;
+		} else if (strcmp(a, "--taps") == 0 && v && atoi(v) > 0) {
+			o->taps = (uint32_t)atoi(v);
+			i++;
+		} else if (strcmp(a, "--churn") == 0 && v && atoi(v) > 0) {
+			o->churn_taps = (uint32_t)atoi(v);
 			i++;
 		} else if (strcmp(a, "--trial") == 0 && v && atof(v) > 0) {
 			o->trial_s = atof(v);
@@ -261,7 +379,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		} else {
 			fprintf(stderr,
 				"usage: %s [--backend cpu|cuda|auto] [--algo auto|direct|fft] "
-				"[--blocks N] [--trial S] [--channels 2,8,32] [--sizes 64,128,256] "
+				"[--taps N] [--blocks N] [--trial S] [--channels 2,8,32] [--sizes "
+				"64,128,256] [--churn TAPS] "
 				"[--no-latency] "
 				"[--no-capacity] [--unpaced]\n",
 				argv[0]);
@@ -285,7 +404,9 @@ int main(int argc, char **argv)
 					     : "auto",
 	       o.paced ? "paced like a 48 kHz device" : "unpaced", prio ? "SCHED_FIFO" : "normal");
 	if (o.latency)
-		latency_table(&o);
+		latency_table(&o, 0);
+	if (o.churn_taps)
+		latency_table(&o, 1);
 	if (o.capacity)
 		capacity_table(&o);
 	return 0;

@@ -40,15 +40,31 @@ const char *gf_cuda_taps_where(const void *inst);
 /** Steps timed by gf_cuda_time_startup, in order. */
 #define GF_CUDA_STARTUP_STEPS 7
 #define GF_CUDA_STARTUP_NAMES                                                                                \
-	{"driver and runtime (cudaGetDeviceCount)", "cudaGetDeviceProperties",                               \
-	 "context (cudaSetDevice + cudaFree(0))", "first cuFFT plan (create, plan, destroy)",               \
-	 "cudaHostAlloc 4 x 512 KiB (+ free)", "cudaHostRegister 4 x 512 KiB", "cudaHostUnregister 4 x 512 KiB"}
+	{                                                                                                    \
+		"driver and runtime (cudaGetDeviceCount)", "cudaGetDeviceProperties",                        \
+			"context (cudaSetDevice + cudaFree(0))", "first cuFFT plan (create, plan, destroy)", \
+			"cudaHostAlloc 4 x 512 KiB (+ free)", "cudaHostRegister 4 x 512 KiB",                \
+			"cudaHostUnregister 4 x 512 KiB"                                                     \
+	}
 
 /**
  * Time the steps of CUDA's start-up in this process, in milliseconds (call
  * it first, in a fresh process). @return 0 or GF_E_CUDA.
  */
 int gf_cuda_time_startup(int dev, double ms[GF_CUDA_STARTUP_STEPS]);
+
+/** Shapes of the bare round trip (gf_cuda_floor_new). */
+enum {
+	GF_CUDA_FLOOR_COPY,   /**< pinned staging: copy up, empty kernel, copy down, stream synchronize */
+	GF_CUDA_FLOOR_MAPPED, /**< host-mapped in/out read and written by the kernel, stream synchronize */
+	GF_CUDA_FLOOR_FLAG,   /**< host-mapped in/out, the host polls a completion word the kernel writes */
+};
+struct gf_cuda_floor;
+/** A bare PCIe round trip of @p samples floats in one of the shapes above. */
+int gf_cuda_floor_new(struct gf_cuda_floor **out, int dev, uint32_t samples, int shape);
+/** One round trip: @p in to the device and back into @p out. */
+int gf_cuda_floor_trip(struct gf_cuda_floor *f, const float *in, float *out);
+void gf_cuda_floor_free(struct gf_cuda_floor *f);
 
 #ifdef __cplusplus
 }
