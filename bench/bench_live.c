@@ -26,7 +26,8 @@
  *
  * usage: bench_live [--backend cpu|cuda|auto] [--algo auto|direct|fft] [--taps N]
  *                   [--blocks N] [--trial S] [--channels 2,8,32] [--sizes 64,128,256]
- *                   [--churn TAPS] [--no-latency] [--no-capacity] [--unpaced]
+ *                   [--churn TAPS] [--capacity-taps T1,T2] [--no-floor]
+ *                   [--no-latency] [--no-capacity] [--unpaced]
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -51,12 +52,14 @@ struct opts {
 	enum gf_backend_kind backend;
 	enum gf_algo algo;
 	uint32_t blocks, taps, churn_taps;
+	uint32_t cap_taps[8]; /* --capacity-taps: check these (one per block size) instead of searching */
+	int n_cap_taps;
 	double trial_s;
 	uint32_t channels[8];
 	int n_channels;
 	uint32_t sizes[8];
 	int n_sizes;
-	int latency, capacity, paced;
+	int latency, capacity, paced, floor;
 };
 
 static uint64_t now_ns(void)
@@ -189,7 +192,7 @@ static void floors(const struct opts *o, uint32_t ch, uint32_t block, struct run
 				       "floor: mapped + polled word"};
 	memset(f, 0, 3 * sizeof(*f));
 #ifdef GPUFIR_HAVE_CUDA
-	if (o->backend != GF_BACKEND_CUDA)
+	if (o->backend != GF_BACKEND_CUDA || !o->floor)
 		return;
 	for (int k = 0; k < 3; k++) {
 		struct step st = {0};
@@ -295,7 +298,16 @@ static void capacity_table(const struct opts *o)
 	printf("%6s %9s %10s %10s %14s %9s  %s\n", "block", "channels", "taps", "ch x taps", "p99 (period)",
 	       "algo", "");
 	for (int i = 0; i < o->n_sizes; i++) {
-		for (int c = 0; c < o->n_channels; c++) {
+		for (int c = 0; c < o->n_channels && i < o->n_cap_taps; c++) {
+			char a[16];
+			double q = 0;
+			uint32_t ch = o->channels[c], t = o->cap_taps[i];
+			int ok = feasible(o, ch, t, blocks[i], a, sizeof(a), &q);
+			printf("%6u %9u %10u %10.3g %7.0f/%-6.0f %9s  %s\n", blocks[i], ch, t, (double)t * ch,
+			       q, 1e6 * blocks[i] / RATE, a, ok ? "no late block" : "LATE");
+			fflush(stdout);
+		}
+		for (int c = 0; c < o->n_channels && !o->n_cap_taps; c++) {
 			uint32_t ch = o->channels[c];
 			char algo[16] = "-", a[16];
 			double p99 = 0, q;
@@ -341,7 +353,8 @@ static int parse(int argc, char **argv, struct opts *o)
 			   .n_sizes = 3,
 			   .latency = 1,
 			   .capacity = 1,
-			   .paced = 1};
+			   .paced = 1,
+			   .floor = 1};
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (strcmp(a, "--backend") == 0 && v && gf_backend_parse(v, &o->backend) == 0) {
@@ -360,13 +373,16 @@ static int parse(int argc, char **argv, struct opts *o)
 		} else if (strcmp(a, "--trial") == 0 && v && atof(v) > 0) {
 			o->trial_s = atof(v);
 			i++;
-		} else if ((strcmp(a, "--channels") == 0 || strcmp(a, "--sizes") == 0) && v) {
-			uint32_t *list = a[2] == 'c' ? o->channels : o->sizes;
-			int *n = a[2] == 'c' ? &o->n_channels : &o->n_sizes;
+		} else if ((strcmp(a, "--channels") == 0 || strcmp(a, "--sizes") == 0 ||
+			    strcmp(a, "--capacity-taps") == 0) &&
+			   v) {
+			int taps = strcmp(a, "--capacity-taps") == 0;
+			uint32_t *list = taps ? o->cap_taps : a[2] == 'c' ? o->channels : o->sizes;
+			int *n = taps ? &o->n_cap_taps : a[2] == 'c' ? &o->n_channels : &o->n_sizes;
 			*n = 0;
 			for (char *s = argv[++i]; *s && *n < 8; s += strspn(s, ",")) {
 				uint32_t x = (uint32_t)strtoul(s, &s, 10);
-				if (x < 1 || x > 8192)
+				if (x < 1 || (!taps && x > 8192))
 					return -1;
 				list[(*n)++] = x;
 			}
@@ -374,13 +390,15 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->latency = 0;
 		} else if (strcmp(a, "--no-capacity") == 0) {
 			o->capacity = 0;
+		} else if (strcmp(a, "--no-floor") == 0) {
+			o->floor = 0;
 		} else if (strcmp(a, "--unpaced") == 0) {
 			o->paced = 0;
 		} else {
 			fprintf(stderr,
 				"usage: %s [--backend cpu|cuda|auto] [--algo auto|direct|fft] "
 				"[--taps N] [--blocks N] [--trial S] [--channels 2,8,32] [--sizes "
-				"64,128,256] [--churn TAPS] "
+				"64,128,256] [--churn TAPS] [--capacity-taps T1,T2] [--no-floor] "
 				"[--no-latency] "
 				"[--no-capacity] [--unpaced]\n",
 				argv[0]);

@@ -38,6 +38,10 @@ struct gf_cu_line {
 
 struct gf_direct;
 struct gf_fft;
+struct gf_cu_live;
+
+/** The path of a call (cuda_backend.cu, submit_call). */
+enum { GF_SUB_FUSED, GF_SUB_MAPPED, GF_SUB_SINGLE, GF_SUB_PIPELINED };
 
 /** One backend instance: one filter set on one device. */
 struct gf_cuda_inst {
@@ -52,6 +56,10 @@ struct gf_cuda_inst {
 	struct gf_cu_line line;
 	struct gf_direct *direct;
 	struct gf_fft *fft;
+	struct gf_cu_live *live; /**< fused per-block path (cuda_live.cu), or NULL */
+	float *m_in, *m_out;	 /**< host-mapped staging of small FFT calls (max_block * channels) */
+	unsigned *m_done;	 /**< host-mapped completion words of those calls */
+	unsigned seq;		 /**< sequence number the last small call's kernel writes there */
 	long fail_after; /**< GPUFIR_CUDA_FAIL_AFTER test hook; -1 = off */
 	long hang_after; /**< GPUFIR_CUDA_HANG_AFTER test hook; -1 = off */
 	int *h_hang, *d_hang;  /**< mapped flag the hook's kernel spins on (host and device address) */
@@ -60,16 +68,82 @@ struct gf_cuda_inst {
 	/* submit/finish: one call in flight (cuda_backend.cu) */
 	uint32_t sub_frames;   /**< frames submitted, 0 = none */
 	const float *sub_in;   /**< a large (pipelined) call's input, read in finish */
-	bool sub_single;       /**< submitted on the single-chunk path: finish waits for ev_done */
+	int sub_kind;	       /**< GF_SUB_*: the path the call in flight took */
+	unsigned sub_words;    /**< GF_SUB_MAPPED: completion words finish waits for */
 	cudaEvent_t ev_done;   /**< recorded after the single-chunk path's download */
 	struct gf_errbuf eb; /**< last error of prime/process */
 	char desc[160];
 };
 
+/* Allocation and device selection that do not stall other instances (cu_pool.cu). */
+/** cudaSetDevice only when this thread's current device (as set here) differs. */
+int gf_cu_use_device(int dev, struct gf_errbuf *eb);
+/** Once per device: keep freed pool memory reserved (no release at synchronize). */
+int gf_cu_pool_init(int dev, struct gf_errbuf *eb);
+/** Stream-ordered device memory from the default pool. */
+int gf_cu_dmalloc(void **p, size_t bytes, cudaStream_t s, struct gf_errbuf *eb);
+void gf_cu_dfree(void *p, cudaStream_t s);
+/** Pinned host memory (cudaHostAlloc flags) from a process-wide cache; never cudaFreeHost'd while cached. */
+int gf_cu_halloc(void **p, size_t bytes, unsigned flags, struct gf_errbuf *eb);
+void gf_cu_hfree(void *p);
+/** A cached 1-D R2C or C2R plan of n points x batch (no work area: set one). *made_new: a plan was built. */
+int gf_cu_plan_get(cufftHandle *h, size_t *ws, int dev, long long n, long long batch, cufftType type,
+		   int *made_new, struct gf_errbuf *eb);
+void gf_cu_plan_put(cufftHandle h);
+
+/* Fused per-block path (cuda_live.cu). */
+/** Largest call and filter the fused path takes (beyond them the pipelined path runs). */
+#define GF_LIVE_MAX_FRAMES 4096u
+#define GF_LIVE_MAX_TAPS 16384u
+/** Larger calls read too much host memory with strided (per-channel) loads: copies win. */
+#define GF_LIVE_MAX_SAMPLES 16384u
+/** Small FFT calls on host-mapped staging up to this many samples (frames x channels). */
+#define GF_CU_MAPPED_SAMPLES 4096u
+#define GF_LIVE_MAX_WARPS 32 /**< warps a block (1024 threads) */
+/** Can an instance of these sizes use it? */
+int gf_live_fits(uint32_t channels, uint32_t taps, uint32_t max_block);
+int gf_live_new(struct gf_cu_live **out, struct gf_cuda_inst *in, struct gf_errbuf *eb);
+void gf_live_free(struct gf_cu_live *l, cudaStream_t s);
+/** History = silence, position 0. */
+int gf_live_reset(struct gf_cu_live *l, cudaStream_t s, struct gf_errbuf *eb);
+/** Load the newest frames of @p d_hist (n interleaved frames on the device) as history. */
+int gf_live_load(struct gf_cu_live *l, const float *d_hist, uint32_t n, cudaStream_t s, struct gf_errbuf *eb);
+/** Start a call: copy into mapped memory, launch the kernel. */
+int gf_live_submit(struct gf_cu_live *l, const float *inp, uint32_t frames, struct gf_errbuf *eb);
+/** Wait for its completion words until @p deadline_ns (CLOCK_MONOTONIC), copy the output out. */
+int gf_live_finish(struct gf_cu_live *l, float *outp, uint32_t frames, uint64_t deadline_ns,
+		   struct gf_errbuf *eb);
+/**
+ * Wait until all @p n words at @p w equal @p seq (the kernel writes them after
+ * its output), until @p deadline_ns; the stream is queried for errors while it
+ * takes long. @return 0, GF_E_CUDA (stream error), GF_E_TIMEOUT (deadline missed: the
+ * work is still in flight)
+ */
+int gf_cu_wait_words(volatile unsigned *w, unsigned n, unsigned seq, cudaStream_t s, uint64_t deadline_ns,
+		     struct gf_errbuf *eb);
+/**
+ * Calibration results per (device, channels, max_block), reused by later
+ * instances: direct won at up to *direct_max taps, FFT from *fft_min taps on
+ * (0 and UINT32_MAX when unknown). Direct's cost grows with the taps and the
+ * FFT's hardly does, so one measurement settles every shorter or longer filter.
+ */
+void gf_cu_calib_lookup(int dev, uint32_t channels, uint32_t max_block, uint32_t *direct_max, uint32_t *fft_min);
+void gf_cu_calib_store(int dev, uint32_t channels, uint32_t max_block, uint32_t taps, int direct_won);
+/** CLOCK_MONOTONIC in ns. */
+uint64_t gf_cu_now_ns(void);
+/** Default deadline of a call's wait when the caller gives none. */
+#define GF_CU_WAIT_NS 2000000000ull
+
 /* Line helpers (cuda_line.cu). */
-int gf_cu_line_init(struct gf_cu_line *l, uint32_t channels, int64_t keep, uint32_t chunk,
+int gf_cu_line_init(struct gf_cu_line *l, uint32_t channels, int64_t keep, uint32_t chunk, cudaStream_t s,
 		    struct gf_errbuf *eb);
-void gf_cu_line_free(struct gf_cu_line *l);
+void gf_cu_line_free(struct gf_cu_line *l, cudaStream_t s);
+/**
+ * After a reset: the newest frames of the @p n interleaved history frames at
+ * @p d_hist (device) become the history before position n.
+ */
+int gf_cu_line_load(struct gf_cu_line *l, uint32_t channels, const float *d_hist, uint32_t n, cudaStream_t s,
+		    struct gf_errbuf *eb);
 /** Zero the line and restart at position 0 (history = silence). */
 int gf_cu_line_reset(struct gf_cu_line *l, uint32_t channels, cudaStream_t s, struct gf_errbuf *eb);
 /**
@@ -93,6 +167,24 @@ int gf_direct_run(struct gf_direct *d, struct gf_cuda_inst *in, int64_t j0, uint
 int gf_direct_needs_zero(const struct gf_direct *d, uint32_t frames);
 /** "constant bank N" or "global memory". */
 const char *gf_direct_where(const struct gf_direct *d);
+/** Taps per channel as stored (padded with zeros to a multiple of 16). */
+uint32_t gf_direct_taps_pad(const struct gf_direct *d);
+/** Arguments of the fused per-block kernel (cu_live_kernel.cuh). */
+struct gf_live_args {
+	float *ring;
+	uint32_t L;
+	int64_t pos;
+	int frames, C, taps_pad, ks;
+	const float *in;
+	float *out;
+	unsigned *done;
+	unsigned seq;
+};
+/** Once per instance at create: allow the fused kernel @p smem_max bytes of shared memory. */
+int gf_direct_live_setup(size_t smem_max, struct gf_errbuf *eb);
+/** Launch the fused kernel with R = @p r (1, 2, 4) outputs a lane, reading the taps of @p d. */
+cudaError_t gf_direct_live_launch(const struct gf_direct *d, int r, dim3 grid, dim3 block, size_t smem,
+				  cudaStream_t s, const struct gf_live_args *a);
 /** Force the launch shape (benchmarks): 0 = automatic, 4 or 16 outputs per thread. */
 void gf_direct_force_r(struct gf_direct *d, int r);
 
@@ -129,5 +221,14 @@ int gf_fft_reset(struct gf_fft *f, struct gf_cuda_inst *in, cudaStream_t s, stru
  */
 int gf_fft_run(struct gf_fft *f, struct gf_cuda_inst *in, const float *d_in, int64_t j0, uint32_t frames,
 	       float *d_out, cudaStream_t s, struct gf_errbuf *eb);
+/** Completion words for the next gf_fft_run's last kernel (NULL: none); returns how many it writes. */
+unsigned gf_fft_set_done(struct gf_fft *f, unsigned *done, unsigned seq, uint32_t frames);
+/**
+ * Batched prime: the spectra of the last M segments of the @p n history frames
+ * at @p d_hist (interleaved, on the device), in passes of one gather and one
+ * batched R2C each. The line must already hold the newest frames.
+ */
+int gf_fft_prime(struct gf_fft *f, struct gf_cuda_inst *in, const float *d_hist, uint32_t n, cudaStream_t s,
+		 struct gf_errbuf *eb);
 
 #endif

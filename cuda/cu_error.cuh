@@ -35,6 +35,13 @@ int gf_cufft_check(cufftResult r, struct gf_errbuf *eb, const char *file, int li
 		if (gf_rc_)                                                                                  \
 			return gf_rc_;                                                                       \
 	} while (0)
+/* Return from the enclosing int function when @p call (0 or GF_E_*) fails. */
+#define GF_RET(call)                                                                                         \
+	do {                                                                                                 \
+		int gf_rc_ = (call);                                                                         \
+		if (gf_rc_)                                                                                  \
+			return gf_rc_;                                                                       \
+	} while (0)
 /* After a kernel launch: configuration errors surface here. */
 #define CU_LAUNCHED(eb) CU_RET(eb, cudaGetLastError())
 

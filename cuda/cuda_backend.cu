@@ -189,23 +189,30 @@ extern "C" void gf_cuda_unpin(void *ptr)
 		(void)cudaGetLastError(); /* never pinned: fine */
 }
 
+/* Control thread. Only stream-ordered frees and cache returns: nothing here
+ * waits for, or stalls, another instance's streams. */
 static void inst_free(struct gf_cuda_inst *in)
 {
 	if (!in)
 		return;
-	cudaSetDevice(in->dev);
+	struct gf_errbuf eb = {{0}};
+	(void)gf_cu_use_device(in->dev, &eb);
 	if (in->h_hang) /* release a hook kernel still spinning: its stream then drains at once */
 		*(volatile int *)in->h_hang = 1;
-	if (in->s_comp)
+	if (in->s_comp) /* this instance's own work only */
 		cudaStreamSynchronize(in->s_comp);
+	gf_live_free(in->live, in->s_comp);
 	gf_direct_free(in->direct);
 	gf_fft_free(in->fft);
-	gf_cu_line_free(&in->line);
+	gf_cu_line_free(&in->line, in->s_comp);
+	gf_cu_hfree(in->m_in);
+	gf_cu_hfree(in->m_out);
+	gf_cu_hfree(in->m_done);
 	for (int i = 0; i < 2; i++) {
-		cudaFreeHost(in->h_in[i]);
-		cudaFreeHost(in->h_out[i]);
-		cudaFree(in->d_in[i]);
-		cudaFree(in->d_out[i]);
+		gf_cu_hfree(in->h_in[i]);
+		gf_cu_hfree(in->h_out[i]);
+		gf_cu_dfree(in->d_in[i], in->s_comp);
+		gf_cu_dfree(in->d_out[i], in->s_comp);
 		if (in->ev_h2d[i])
 			cudaEventDestroy(in->ev_h2d[i]);
 		if (in->ev_comp[i])
@@ -226,23 +233,40 @@ static void inst_free(struct gf_cuda_inst *in)
 	free(in);
 }
 
+/* Small FFT calls read their input from and write their output to host-mapped staging. */
+static bool small_call(const struct gf_cuda_inst *in, uint32_t frames)
+{
+	return frames <= in->chunk && (size_t)frames * in->channels < GF_CU_DIRECT_IO_SAMPLES;
+}
+
 static int alloc_io(struct gf_cuda_inst *in, struct gf_errbuf *eb)
 {
 	size_t bytes = (size_t)in->chunk * in->channels * sizeof(float);
+	int lo = 0, hi = 0;
+	CU_RET(eb, cudaDeviceGetStreamPriorityRange(&lo, &hi));
 	CU_RET(eb, cudaStreamCreateWithFlags(&in->s_h2d, cudaStreamNonBlocking));
-	CU_RET(eb, cudaStreamCreateWithFlags(&in->s_comp, cudaStreamNonBlocking));
+	/* live blocks run on s_comp: ahead of other instances' set-up and calibration */
+	CU_RET(eb, cudaStreamCreateWithPriority(&in->s_comp, cudaStreamNonBlocking, hi));
 	CU_RET(eb, cudaStreamCreateWithFlags(&in->s_d2h, cudaStreamNonBlocking));
 	CU_RET(eb, cudaEventCreateWithFlags(&in->ev_done, cudaEventDisableTiming));
 	for (int i = 0; i < 2; i++) {
 		CU_RET(eb, cudaEventCreateWithFlags(&in->ev_h2d[i], cudaEventDisableTiming));
 		CU_RET(eb, cudaEventCreateWithFlags(&in->ev_comp[i], cudaEventDisableTiming));
 		CU_RET(eb, cudaEventCreateWithFlags(&in->ev_d2h[i], cudaEventDisableTiming));
-		CU_RET(eb, cudaHostAlloc(&in->h_in[i], bytes, cudaHostAllocDefault));
-		CU_RET(eb, cudaHostAlloc(&in->h_out[i], bytes, cudaHostAllocDefault));
-		CU_RET(eb, cudaMalloc(&in->d_in[i], bytes));
-		CU_RET(eb, cudaMalloc(&in->d_out[i], bytes));
+		GF_RET(gf_cu_halloc((void **)&in->h_in[i], bytes, cudaHostAllocDefault, eb));
+		GF_RET(gf_cu_halloc((void **)&in->h_out[i], bytes, cudaHostAllocDefault, eb));
+		GF_RET(gf_cu_dmalloc((void **)&in->d_in[i], bytes, in->s_comp, eb));
+		GF_RET(gf_cu_dmalloc((void **)&in->d_out[i], bytes, in->s_comp, eb));
 		memset(in->h_in[i], 0, bytes);
 		CU_RET(eb, cudaMemsetAsync(in->d_in[i], 0, bytes, in->s_comp));
+	}
+	if (small_call(in, in->chunk) && (size_t)in->chunk * in->channels <= GF_CU_MAPPED_SAMPLES) {
+		size_t words = (size_t)(in->chunk * in->channels + 255) / 256 * sizeof(unsigned);
+		GF_RET(gf_cu_halloc((void **)&in->m_in, bytes, cudaHostAllocMapped, eb));
+		GF_RET(gf_cu_halloc((void **)&in->m_out, bytes, cudaHostAllocMapped, eb));
+		GF_RET(gf_cu_halloc((void **)&in->m_done, words, cudaHostAllocMapped, eb));
+		memset(in->m_in, 0, bytes);
+		memset(in->m_done, 0, words);
 	}
 	return 0;
 }
@@ -273,6 +297,8 @@ static int reset_state(struct gf_cuda_inst *in, struct gf_errbuf *eb)
 	int err = gf_cu_line_reset(&in->line, in->channels, in->s_comp, eb);
 	if (!err && in->fft)
 		err = gf_fft_reset(in->fft, in, in->s_comp, eb);
+	if (!err && in->live)
+		err = gf_live_reset(in->live, in->s_comp, eb);
 	return err;
 }
 
@@ -286,7 +312,7 @@ extern "C" int gf_cuda_time_calls(void *inst, uint32_t frames, int reps, double 
 	int err;
 	if (frames < 1 || frames > in->chunk)
 		return GF_E_INVAL;
-	if ((err = CU_TRY(eb, cudaSetDevice(in->dev))) || (err = CU_TRY(eb, cudaEventCreate(&a))) ||
+	if ((err = gf_cu_use_device(in->dev, eb)) || (err = CU_TRY(eb, cudaEventCreate(&a))) ||
 	    (err = CU_TRY(eb, cudaEventCreate(&b))))
 		goto out;
 	for (int i = 0; i < 2 && !err; i++)
@@ -317,28 +343,69 @@ out:
 	return err;
 }
 
+static int process_call(struct gf_cuda_inst *in, const float *inp, float *outp, uint32_t frames);
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Median wall time (ns) of a whole process() call of @p frames frames of silence. */
+static int time_round_trip(struct gf_cuda_inst *in, uint32_t frames, double *ns)
+{
+	enum { WARM = 3, REPS = 9 };
+	size_t n = (size_t)frames * in->channels;
+	float *x = (float *)calloc(n, sizeof(float)), *y = (float *)malloc(n * sizeof(float));
+	uint64_t t[REPS];
+	int err = x && y ? 0 : GF_E_NOMEM;
+	for (int i = 0; i < WARM + REPS && !err; i++) {
+		uint64_t a = gf_cu_now_ns();
+		err = process_call(in, x, y, frames);
+		if (i >= WARM)
+			t[i - WARM] = gf_cu_now_ns() - a;
+	}
+	if (!err) {
+		qsort(t, REPS, sizeof(t[0]), cmp_u64);
+		*ns = (double)t[REPS / 2];
+	}
+	free(x);
+	free(y);
+	return err;
+}
+
 /* AUTO: time both algorithms on a call of this instance's typical size and
- * keep the faster. Runs on the control thread; a few milliseconds. */
+ * keep the faster: whole round trips where the fused per-block path would
+ * run (it and the FFT path differ in more than device time), device time
+ * otherwise. Control thread; a few milliseconds; the result is kept for
+ * later instances of the same shape (gf_cu_calib_store). */
 static int calibrate(struct gf_cuda_inst *in, struct gf_errbuf *eb)
 {
 	uint32_t frames = in->max_block < in->chunk ? in->max_block : in->chunk;
 	int reps = 5;
 	double t_direct = 0.0, t_fft = 0.0;
 	in->algo = GF_ALGO_DIRECT;
-	int err = gf_cuda_time_calls(in, frames, reps, &t_direct, NULL);
+	int err = in->live ? time_round_trip(in, frames, &t_direct)
+			   : gf_cuda_time_calls(in, frames, reps, &t_direct, NULL);
 	if (!err) {
 		in->algo = GF_ALGO_FFT;
-		err = gf_cuda_time_calls(in, frames, reps, &t_fft, NULL);
+		err = in->live ? time_round_trip(in, frames, &t_fft)
+			       : gf_cuda_time_calls(in, frames, reps, &t_fft, NULL);
 	}
+	if (!err)
+		err = CU_TRY(&in->eb, cudaStreamSynchronize(in->s_comp));
 	if (err) {
 		gf_errbuf_set(eb, "%s", in->eb.msg);
 		return err;
 	}
 	in->algo = t_direct <= t_fft ? GF_ALGO_DIRECT : GF_ALGO_FFT;
+	gf_cu_calib_store(in->dev, in->channels, in->max_block, in->taps, in->algo == GF_ALGO_DIRECT);
 	if (in->algo == GF_ALGO_DIRECT) {
 		gf_fft_free(in->fft);
 		in->fft = NULL;
 	} else {
+		gf_live_free(in->live, in->s_comp);
+		in->live = NULL;
 		gf_direct_free(in->direct);
 		in->direct = NULL;
 	}
@@ -417,6 +484,14 @@ static int cu_create(const struct gf_engine_params *p, const struct gf_filter_se
 	bool want_direct = p->algo == GF_ALGO_DIRECT ||
 			   (p->algo == GF_ALGO_AUTO && fs->taps <= GF_CU_DIRECT_AUTO_MAX_TAPS);
 	bool want_fft = p->algo != GF_ALGO_DIRECT;
+	if (p->algo == GF_ALGO_AUTO && want_direct) { /* an earlier calibration may settle it */
+		uint32_t direct_max, fft_min;
+		gf_cu_calib_lookup(in->dev, in->channels, in->max_block, &direct_max, &fft_min);
+		if (fs->taps <= direct_max)
+			want_fft = false;
+		else if (fs->taps >= fft_min)
+			want_direct = false;
+	}
 	struct gf_fft_shape shape = {0, 0, 0, 0};
 	if (want_fft)
 		gf_fft_pick_shape(fs->taps, p->max_block, chunk_cap(in->channels), &shape);
@@ -428,19 +503,22 @@ static int cu_create(const struct gf_engine_params *p, const struct gf_filter_se
 
 	double t[6];
 	t[0] = now_ms();
-	/* cudaFree(NULL) creates the context here, so its cost shows on its own line. */
-	if ((err = CU_TRY(eb, cudaSetDevice(in->dev))) || (err = CU_TRY(eb, cudaFree(NULL))))
+	/* cudaSetDevice creates the context (CUDA 12+) when the probe did not. */
+	if ((err = gf_cu_use_device(in->dev, eb)) || (err = gf_cu_pool_init(in->dev, eb)))
 		goto fail;
 	t[1] = now_ms();
 	if (in->hang_after >= 0 && (err = hang_hook_init(in, eb)))
 		goto fail;
 	snprintf(in->desc, sizeof(in->desc), "%s", why); /* the probe's description of the device */
 	if ((err = alloc_io(in, eb)) ||
-	    (err = gf_cu_line_init(&in->line, in->channels, keep, in->chunk, eb)) ||
+	    (err = gf_cu_line_init(&in->line, in->channels, keep, in->chunk, in->s_comp, eb)) ||
 	    (err = gf_cu_line_reset(&in->line, in->channels, in->s_comp, eb)))
 		goto fail;
 	t[2] = now_ms();
 	if (want_direct && (err = gf_direct_new(&in->direct, in, fs, eb)))
+		goto fail;
+	if (want_direct && gf_live_fits(in->channels, in->taps, in->max_block) &&
+	    (err = gf_live_new(&in->live, in, eb)))
 		goto fail;
 	t[3] = now_ms();
 	if (want_fft && (err = gf_fft_new(&in->fft, in, fs, &shape, eb)))
@@ -448,16 +526,18 @@ static int cu_create(const struct gf_engine_params *p, const struct gf_filter_se
 	t[4] = now_ms();
 	if (want_direct && want_fft && (err = calibrate(in, eb)))
 		goto fail;
-	if ((err = reset_state(in, eb)) || (err = CU_TRY(eb, cudaDeviceSynchronize())))
+	/* This instance's streams only: a device-wide synchronize would wait for
+	 * (and stall) the instance that is streaming while this one is built. */
+	if ((err = reset_state(in, eb)) || (err = CU_TRY(eb, cudaStreamSynchronize(in->s_comp))))
 		goto fail;
 	t[5] = now_ms();
-	gf_debug("cuda: %s, %u taps x %u ch, block %u, chunk %u: %s%s; setup ms: context %.1f, staging %.1f, "
+	gf_debug("cuda: %s, %u taps x %u ch, block %u, chunk %u: %s%s%s; setup ms: context %.1f, staging %.1f, "
 		 "direct %.1f, fft %.1f (hop %u, size %u), calibration %.1f",
 		 in->desc, in->taps, in->channels, in->max_block, in->chunk, algo_str(in->algo),
 		 in->direct
 			 ? (gf_direct_where(in->direct)[0] == 'c' ? " (constant memory)" : " (global memory)")
 			 : "",
-		 t[1] - t[0], t[2] - t[1], t[3] - t[2], t[4] - t[3], in->fft ? gf_fft_partition(in->fft) : 0,
+		 in->live ? ", fused per-block path" : "", t[1] - t[0], t[2] - t[1], t[3] - t[2], t[4] - t[3], in->fft ? gf_fft_partition(in->fft) : 0,
 		 in->fft ? gf_fft_size(in->fft) : 0, t[5] - t[4]);
 	*out = in;
 	return 0;
@@ -467,7 +547,7 @@ fail:
 }
 
 static int wait_event(struct gf_cuda_inst *in, cudaEvent_t ev, uint64_t deadline_ns);
-#define PRIME_STEP_DEADLINE_NS 2000000000ull /* per chunk: a hung GPU must not hold the caller */
+#define PRIME_STEP_DEADLINE_NS 2000000000ull /* a hung GPU must not hold the caller */
 
 /* Wait for everything enqueued on s_comp so far, within PRIME_STEP_DEADLINE_NS. */
 static int drain_comp(struct gf_cuda_inst *in)
@@ -476,29 +556,52 @@ static int drain_comp(struct gf_cuda_inst *in)
 	return wait_event(in, in->ev_done, gf_backend_now_ns() + PRIME_STEP_DEADLINE_NS);
 }
 
-/* Upload the newest taps-1 history frames and run them through the state
- * without producing output. The engine calls it on the control thread (the
- * audio thread only as a last resort): no allocation; every wait bounded. */
+/* Load the newest taps-1 history frames into the state without producing
+ * output, batched: one upload, then the line (and the fused path's ring)
+ * filled by one kernel and the FFT's spectra by one gather and one batched
+ * R2C a pass, then one bounded wait. Stream-ordered temporary device memory.
+ * The engine calls it on the control thread (the audio thread only as a last
+ * resort). The upload is from pageable memory: the driver stages it and
+ * waits for this instance's stream (new, idle) first. */
 static int cu_prime(void *inst, const float *history, uint32_t frames)
 {
 	struct gf_cuda_inst *in = (struct gf_cuda_inst *)inst;
 	struct gf_errbuf *eb = &in->eb;
 	uint32_t n = frames < in->taps - 1 ? frames : in->taps - 1;
 	const float *src = history + (size_t)(frames - n) * in->channels;
-	CU_RET(eb, cudaSetDevice(in->dev));
-	int err = reset_state(in, eb);
-	while (!err && n > 0) {
-		uint32_t f = n < in->chunk ? n : in->chunk;
-		size_t bytes = (size_t)f * in->channels * sizeof(float);
-		memcpy(in->h_in[0], src, bytes);
-		if (!(err = CU_TRY(eb, cudaMemcpyAsync(in->d_in[0], in->h_in[0], bytes,
-						       cudaMemcpyHostToDevice, in->s_comp))) &&
-		    !(err = run_chunk(in, in->d_in[0], NULL, f, in->s_comp, eb)))
-			err = drain_comp(in);
-		src += (size_t)f * in->channels;
-		n -= f;
+	cudaStream_t s = in->s_comp;
+	float *d_hist = NULL;
+	int err = gf_cu_use_device(in->dev, eb);
+	if (!err)
+		err = reset_state(in, eb);
+	if (!err && n > 0) {
+		size_t bytes = (size_t)n * in->channels * sizeof(float);
+		err = gf_cu_dmalloc((void **)&d_hist, bytes, s, eb);
+		if (!err)
+			err = CU_TRY(eb, cudaMemcpyAsync(d_hist, src, bytes, cudaMemcpyHostToDevice, s));
+		if (!err)
+			err = gf_cu_line_load(&in->line, in->channels, d_hist, n, s, eb);
+		if (!err && in->fft)
+			err = gf_fft_prime(in->fft, in, d_hist, n, s, eb);
+		if (!err && in->live)
+			err = gf_live_load(in->live, d_hist, n, s, eb);
+		gf_cu_dfree(d_hist, s);
 	}
 	return err ? err : drain_comp(in);
+}
+
+/* A small FFT call through host-mapped staging: the kernels read the input
+ * from and write the output to host memory (no copies), the last one writes
+ * completion words that finish polls. */
+static int submit_mapped(struct gf_cuda_inst *in, const float *inp, uint32_t frames)
+{
+	memcpy(in->m_in, inp, (size_t)frames * in->channels * sizeof(float));
+	unsigned seq = ++in->seq;
+	in->sub_words = gf_fft_set_done(in->fft, in->m_done, seq, frames);
+	int err = run_chunk(in, in->m_in, in->m_out, frames, in->s_comp, &in->eb);
+	if (err)
+		gf_fft_set_done(in->fft, NULL, 0, 0);
+	return err;
 }
 
 /*
@@ -641,6 +744,62 @@ static int process_pipelined(struct gf_cuda_inst *in, const float *inp, float *o
 	return err;
 }
 
+/* Which path a call takes: live blocks of the direct algorithm the fused
+ * kernel; small FFT calls mapped staging; other small calls one staging copy
+ * each way (cheaper than asking the driver whether the caller's memory is
+ * pinned); large calls the pipeline (run in finish). */
+static int submit_call(struct gf_cuda_inst *in, const float *inp, uint32_t frames)
+{
+	if (in->live && in->algo == GF_ALGO_DIRECT)
+		in->sub_kind = GF_SUB_FUSED;
+	else if (small_call(in, frames) && in->m_in && in->algo == GF_ALGO_FFT)
+		in->sub_kind = GF_SUB_MAPPED;
+	else if (small_call(in, frames))
+		in->sub_kind = GF_SUB_SINGLE;
+	else
+		in->sub_kind = GF_SUB_PIPELINED;
+	switch (in->sub_kind) {
+	case GF_SUB_FUSED:
+		return gf_live_submit(in->live, inp, frames, &in->eb);
+	case GF_SUB_MAPPED:
+		return submit_mapped(in, inp, frames);
+	case GF_SUB_SINGLE:
+		return submit_single(in, inp, frames);
+	default:
+		return 0;
+	}
+}
+
+static int finish_call(struct gf_cuda_inst *in, float *outp, uint32_t frames, uint64_t deadline_ns)
+{
+	int err;
+	switch (in->sub_kind) {
+	case GF_SUB_FUSED:
+		return gf_live_finish(in->live, outp, frames, deadline_ns, &in->eb);
+	case GF_SUB_MAPPED:
+		err = gf_cu_wait_words(in->m_done, in->sub_words, in->seq, in->s_comp, deadline_ns, &in->eb);
+		if (!err)
+			memcpy(outp, in->m_out, (size_t)frames * in->channels * sizeof(float));
+		return err;
+	case GF_SUB_SINGLE:
+		err = wait_event(in, in->ev_done, deadline_ns);
+		if (!err)
+			memcpy(outp, in->h_out[0], (size_t)frames * in->channels * sizeof(float));
+		return err;
+	default:
+		return process_pipelined(in, in->sub_in, outp, frames, deadline_ns);
+	}
+}
+
+/* A whole call (calibration): submit, then finish with a generous deadline. */
+static int process_call(struct gf_cuda_inst *in, const float *inp, float *outp, uint32_t frames)
+{
+	int err = gf_cu_use_device(in->dev, &in->eb);
+	if (!err)
+		err = submit_call(in, inp, frames);
+	return err ? err : finish_call(in, outp, frames, gf_cu_now_ns() + GF_CU_WAIT_NS);
+}
+
 /*
  * Start a call. A live block (one chunk) is enqueued here whole; a larger
  * call runs the pipeline in finish(), whose waits then share the deadline.
@@ -658,16 +817,15 @@ static int cu_submit(void *inst, const float *inp, uint32_t frames)
 	}
 	bool hang = in->hang_after >= 0 && in->calls == (uint64_t)in->hang_after;
 	in->calls++;
-	CU_RET(&in->eb, cudaSetDevice(in->dev));
+	int err = gf_cu_use_device(in->dev, &in->eb);
+	if (err)
+		return err;
 	if (hang) { /* everything after it on s_comp waits for it */
 		hang_kernel<<<1, 1, 0, in->s_comp>>>(in->d_hang, in->hang_cycles);
 		CU_RET(&in->eb, cudaGetLastError());
 	}
-	/* Small calls: one staging copy is cheaper than asking the driver
-	 * whether the caller's memory is pinned. */
-	in->sub_single = frames <= in->chunk && (size_t)frames * in->channels < GF_CU_DIRECT_IO_SAMPLES;
 	in->sub_in = inp;
-	int err = in->sub_single ? submit_single(in, inp, frames) : 0;
+	err = submit_call(in, inp, frames);
 	if (!err)
 		in->sub_frames = frames;
 	return err;
@@ -680,12 +838,7 @@ static int cu_finish(void *inst, float *outp, uint64_t deadline_ns)
 	if (!frames)
 		return GF_E_INVAL;
 	in->sub_frames = 0;
-	if (!in->sub_single)
-		return process_pipelined(in, in->sub_in, outp, frames, deadline_ns);
-	int err = wait_event(in, in->ev_done, deadline_ns);
-	if (!err)
-		memcpy(outp, in->h_out[0], (size_t)frames * in->channels * sizeof(float));
-	return err;
+	return finish_call(in, outp, frames, deadline_ns);
 }
 
 static void cu_destroy(void *inst)
@@ -731,6 +884,16 @@ extern "C" const char *gf_cuda_taps_where(const void *inst)
 {
 	const struct gf_cuda_inst *in = (const struct gf_cuda_inst *)inst;
 	return in->direct ? gf_direct_where(in->direct) : "";
+}
+
+extern "C" const char *gf_cuda_block_path(const void *inst)
+{
+	const struct gf_cuda_inst *in = (const struct gf_cuda_inst *)inst;
+	if (in->live && in->algo == GF_ALGO_DIRECT)
+		return "fused";
+	if (!small_call(in, in->max_block))
+		return "pipelined";
+	return in->m_in && in->algo == GF_ALGO_FFT ? "mapped" : "staged";
 }
 
 extern "C" const struct gf_backend_ops gf_cuda_backend = {

@@ -37,6 +37,11 @@ uint32_t gf_cuda_chunk_frames(const void *inst);
 /** Where the direct algorithm reads its taps: "constant bank N", "global memory", or "" for fft. */
 const char *gf_cuda_taps_where(const void *inst);
 
+/** How a call of the instance's max_block frames runs: "fused" (one kernel per block on host-mapped
+ * memory), "mapped" (FFT kernels on host-mapped memory), "staged" (copies through pinned staging) or
+ * "pipelined". */
+const char *gf_cuda_block_path(const void *inst);
+
 /** Steps timed by gf_cuda_time_startup, in order. */
 #define GF_CUDA_STARTUP_STEPS 7
 #define GF_CUDA_STARTUP_NAMES                                                                                \

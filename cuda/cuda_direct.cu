@@ -21,6 +21,7 @@ struct gf_direct {
 	int bank; /**< 0/1, or -1 = taps read from global memory */
 	uint32_t channels, taps, taps_pad;
 	float *d_taps; /**< channels * taps_pad, zero padded */
+	cudaStream_t s; /**< the instance's stream: d_taps is freed on it */
 	int force_r;
 	char where[32];
 };
@@ -157,6 +158,54 @@ __global__ void k_direct(const float *__restrict__ line, int64_t cap, int64_t j0
 	}
 }
 
+#include "cu_live_kernel.cuh"
+
+template <int R, bool CT>
+static cudaError_t live_launch(const struct gf_direct *d, dim3 grid, dim3 block, size_t smem, cudaStream_t s,
+			       const struct gf_live_args *a)
+{
+	k_live<R, CT><<<grid, block, smem, s>>>(a->ring, a->L, a->pos, a->frames, a->C, a->taps_pad, a->ks,
+						d->bank < 0 ? 0 : d->bank, d->d_taps, a->in, a->out, a->done,
+						a->seq);
+	return cudaGetLastError();
+}
+
+cudaError_t gf_direct_live_launch(const struct gf_direct *d, int r, dim3 grid, dim3 block, size_t smem,
+				  cudaStream_t s, const struct gf_live_args *a)
+{
+	bool ct = d->bank >= 0;
+	if (r == 1)
+		return ct ? live_launch<1, true>(d, grid, block, smem, s, a)
+			  : live_launch<1, false>(d, grid, block, smem, s, a);
+	if (r == 2)
+		return ct ? live_launch<2, true>(d, grid, block, smem, s, a)
+			  : live_launch<2, false>(d, grid, block, smem, s, a);
+	return ct ? live_launch<4, true>(d, grid, block, smem, s, a) : live_launch<4, false>(d, grid, block, smem, s, a);
+}
+
+template <int R, bool CT>
+static int live_attr(size_t smem, struct gf_errbuf *eb)
+{
+	CU_RET(eb, cudaFuncSetAttribute(k_live<R, CT>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+	return 0;
+}
+
+int gf_direct_live_setup(size_t smem_max, struct gf_errbuf *eb)
+{
+	/* The same value from every instance: the attribute is per function, process-wide. */
+	int err = live_attr<1, true>(smem_max, eb);
+	err = err ? err : live_attr<1, false>(smem_max, eb);
+	err = err ? err : live_attr<2, true>(smem_max, eb);
+	err = err ? err : live_attr<2, false>(smem_max, eb);
+	err = err ? err : live_attr<4, true>(smem_max, eb);
+	return err ? err : live_attr<4, false>(smem_max, eb);
+}
+
+uint32_t gf_direct_taps_pad(const struct gf_direct *d)
+{
+	return d->taps_pad;
+}
+
 static void pick_shape(const struct gf_direct *d, uint32_t frames, struct shape *sh)
 {
 	/* Large tiles (16 outputs a thread, 2048 a block, 4096 taps a z-slice)
@@ -248,7 +297,8 @@ int gf_direct_new(struct gf_direct **out, struct gf_cuda_inst *in, const struct 
 		for (uint32_t c = 0; c < d->channels; c++)
 			for (uint32_t k = 0; k < d->taps; k++)
 				h[(size_t)c * d->taps_pad + k] = fs->coeffs[(size_t)c * fs->taps + k];
-		if ((err = CU_TRY(eb, cudaMalloc(&d->d_taps, n * sizeof(float)))))
+		d->s = in->s_comp;
+		if ((err = gf_cu_dmalloc((void **)&d->d_taps, n * sizeof(float), in->s_comp, eb)))
 			goto fail;
 		if ((err = CU_TRY(eb, cudaMemcpyAsync(d->d_taps, h, n * sizeof(float), cudaMemcpyHostToDevice,
 						      in->s_comp))))
@@ -285,8 +335,7 @@ void gf_direct_free(struct gf_direct *d)
 {
 	if (!d)
 		return;
-	if (d->d_taps)
-		cudaFree(d->d_taps);
+	gf_cu_dfree(d->d_taps, d->s);
 	if (d->bank >= 0)
 		g_bank_used[d->dev][d->bank].store(0);
 	free(d);

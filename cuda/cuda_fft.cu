@@ -36,8 +36,15 @@ struct gf_fft {
 	float *d_y;	   /**< [gmax][C][N] inverse transforms */
 	void *d_work;
 	int nplans;
-	cufftHandle r2c[GF_FFT_MAX_PLANS], c2r[GF_FFT_MAX_PLANS]; /**< batch (1 << i) * C */
+	cufftHandle r2c[GF_FFT_MAX_PLANS], c2r[GF_FFT_MAX_PLANS]; /**< batch (1 << i) * C, from the plan cache */
 	int made_r2c, made_c2r;
+	cufftHandle r2c_prime; /**< batch gp * C: the batched prime's passes */
+	uint32_t gp;
+	int made_prime;
+	size_t ws;	   /**< the work area's size */
+	cudaStream_t s;	   /**< the instance's stream: memory is freed on it */
+	unsigned *done;	   /**< completion words for the next run's scatter, or NULL */
+	unsigned done_seq;
 	int64_t tf_seg;
 	int tf_cur; /**< which half of d_T holds the cached tail */
 };
@@ -293,7 +300,7 @@ __global__ void k_mac(cufftComplex *__restrict__ Y, const cufftComplex *__restri
 
 /* out[n*C + c] = y[(g*C + c)*N + Hh + m] for frame pos+n = (sf+g)*B + m (B = 2^lb). */
 __global__ void k_scatter(float *__restrict__ out, const float *__restrict__ y, int64_t pos, uint32_t frames,
-			  int64_t sf, uint32_t lb, uint32_t Hh, uint32_t N, uint32_t C)
+			  int64_t sf, uint32_t lb, uint32_t Hh, uint32_t N, uint32_t C, unsigned *done, unsigned seq)
 {
 	const uint32_t total = frames * C, B = 1u << lb;
 	for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x) {
@@ -302,37 +309,73 @@ __global__ void k_scatter(float *__restrict__ out, const float *__restrict__ y, 
 		uint32_t g = (uint32_t)((t >> lb) - sf), m = (uint32_t)t & (B - 1);
 		out[i] = y[((uint64_t)g * C + c) * N + Hh + m];
 	}
+	if (done) { /* out is host-mapped: fence, then this block's completion word */
+		__threadfence_system();
+		__syncthreads();
+		if (threadIdx.x == 0)
+			*(volatile unsigned *)&done[blockIdx.x] = seq;
+	}
 }
 
-static int make_plans(struct gf_fft *f, cudaStream_t s, struct gf_errbuf *eb)
+/* Batched prime: W[(g*C + c)*N + k] = x_c[(s0+g)*B - Hh + k], x_c[t] = hist[t*C + c] for 0 <= t < n, else 0. */
+__global__ void k_prime_gather(float *__restrict__ W, const float *__restrict__ hist, uint32_t n, int64_t s0,
+			       uint32_t B, uint32_t Hh, uint32_t N, uint32_t C)
 {
-	size_t ws_max = 0;
-	long long n = f->N;
+	const uint32_t b = blockIdx.x, g = b / C, c = b - g * C;
+	const int64_t t0 = (s0 + g) * (int64_t)B - Hh;
+	float *w = W + (uint64_t)b * N;
+	const uint32_t k1 = min(N, (blockIdx.y + 1) * GATHER_PER_BLOCK);
+	for (uint32_t k = blockIdx.y * GATHER_PER_BLOCK + threadIdx.x; k < k1; k += blockDim.x) {
+		int64_t t = t0 + k;
+		w[k] = t >= 0 && t < n ? hist[(uint64_t)t * C + c] : 0.0f;
+	}
+}
+
+/* X slot (s0+g) % Mr = Xt[g] for the cnt segments of a pass. */
+__global__ void k_prime_place(cufftComplex *__restrict__ X, const cufftComplex *__restrict__ Xt, int64_t s0,
+			      uint32_t cnt, uint32_t Mr, uint64_t per)
+{
+	for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < (uint64_t)cnt * per;
+	     i += (uint64_t)gridDim.x * blockDim.x) {
+		uint64_t g = i / per, r = i - g * per;
+		X[(uint64_t)((s0 + (int64_t)g) % Mr) * per + r] = Xt[i];
+	}
+}
+
+/* Plans from the process-wide cache (cu_pool.cu), one work area for all of
+ * them from the stream-ordered pool. *made_new: a plan was built here. */
+static int make_plans(struct gf_fft *f, int dev, cudaStream_t s, int *made_new, struct gf_errbuf *eb)
+{
+	size_t ws_max = 0, ws = 0;
+	int mn = 0;
+	*made_new = 0;
 	for (int i = 0; i < GF_FFT_MAX_PLANS && (1u << i) <= f->gmax; i++) {
 		long long batch = (long long)(1u << i) * f->C;
-		size_t ws = 0;
-		CUFFT_RET(eb, cufftCreate(&f->r2c[i]));
+		GF_RET(gf_cu_plan_get(&f->r2c[i], &ws, dev, f->N, batch, CUFFT_R2C, &mn, eb));
 		f->made_r2c = i + 1;
-		CUFFT_RET(eb, cufftSetAutoAllocation(f->r2c[i], 0));
-		CUFFT_RET(eb, cufftMakePlanMany64(f->r2c[i], 1, &n, NULL, 1, n, NULL, 1, f->NB, CUFFT_R2C,
-						  batch, &ws));
+		*made_new |= mn;
 		ws_max = ws > ws_max ? ws : ws_max;
-		CUFFT_RET(eb, cufftCreate(&f->c2r[i]));
+		GF_RET(gf_cu_plan_get(&f->c2r[i], &ws, dev, f->N, batch, CUFFT_C2R, &mn, eb));
 		f->made_c2r = i + 1;
-		CUFFT_RET(eb, cufftSetAutoAllocation(f->c2r[i], 0));
-		CUFFT_RET(eb, cufftMakePlanMany64(f->c2r[i], 1, &n, NULL, 1, f->NB, NULL, 1, n, CUFFT_C2R,
-						  batch, &ws));
+		*made_new |= mn;
 		ws_max = ws > ws_max ? ws : ws_max;
 		f->nplans = i + 1;
 	}
+	GF_RET(gf_cu_plan_get(&f->r2c_prime, &ws, dev, f->N, (long long)f->gp * f->C, CUFFT_R2C, &mn, eb));
+	f->made_prime = 1;
+	*made_new |= mn;
+	ws_max = ws > ws_max ? ws : ws_max;
+	f->ws = ws_max;
 	if (ws_max)
-		CU_RET(eb, cudaMalloc(&f->d_work, ws_max));
+		GF_RET(gf_cu_dmalloc(&f->d_work, ws_max, s, eb));
 	for (int i = 0; i < f->nplans; i++) {
 		CUFFT_RET(eb, cufftSetWorkArea(f->r2c[i], f->d_work));
 		CUFFT_RET(eb, cufftSetWorkArea(f->c2r[i], f->d_work));
 		CUFFT_RET(eb, cufftSetStream(f->r2c[i], s));
 		CUFFT_RET(eb, cufftSetStream(f->c2r[i], s));
 	}
+	CUFFT_RET(eb, cufftSetWorkArea(f->r2c_prime, f->d_work));
+	CUFFT_RET(eb, cufftSetStream(f->r2c_prime, s));
 	return 0;
 }
 
@@ -381,7 +424,7 @@ static int make_spectra(struct gf_fft *f, const struct gf_filter_set *fs, cudaSt
 {
 	float *d_h = NULL;
 	size_t n = (size_t)fs->channels * fs->taps;
-	int err = CU_TRY(eb, cudaMalloc(&d_h, n * sizeof(float)));
+	int err = gf_cu_dmalloc((void **)&d_h, n * sizeof(float), s, eb);
 	if (!err)
 		err = CU_TRY(eb,
 			     cudaMemcpyAsync(d_h, fs->coeffs, n * sizeof(float), cudaMemcpyHostToDevice, s));
@@ -396,10 +439,9 @@ static int make_spectra(struct gf_fft *f, const struct gf_filter_set *fs, cudaSt
 					cufftExecR2C(f->r2c[pi], f->d_W, f->d_H + (size_t)j * f->C * f->NB));
 		j += cnt;
 	}
-	if (!err)
+	if (!err) /* fs->coeffs is the caller's: the copy must be done before create returns */
 		err = CU_TRY(eb, cudaStreamSynchronize(s));
-	if (d_h)
-		cudaFree(d_h);
+	gf_cu_dfree(d_h, s);
 	return err;
 }
 
@@ -424,17 +466,30 @@ int gf_fft_new(struct gf_fft **out, struct gf_cuda_inst *in, const struct gf_fil
 	f->gmax = (in->chunk + f->B - 1) / f->B + 1;
 	f->Mr = f->M + f->gmax;
 	f->tf_seg = -1;
+	f->s = in->s_comp;
+	{ /* prime passes: a power of two of segments, windows of at most 2^24 floats */
+		uint64_t cap = ((uint64_t)1 << 24) / ((uint64_t)f->C * f->N);
+		uint64_t want = f->M < cap ? f->M : cap;
+		f->gp = 1;
+		while ((uint64_t)f->gp * 2 <= want)
+			f->gp *= 2;
+	}
 	size_t spec = (size_t)f->C * f->NB * sizeof(cufftComplex), win = (size_t)f->C * f->N * sizeof(float);
-	if ((err = CU_TRY(eb, cudaMalloc(&f->d_H, spec * f->M))) ||
-	    (err = CU_TRY(eb, cudaMalloc(&f->d_X, spec * f->Mr))) ||
-	    (err = CU_TRY(eb, cudaMalloc(&f->d_T, 2 * spec))) ||
-	    (err = CU_TRY(eb, cudaMalloc(&f->d_Y, spec * f->gmax))) ||
-	    (err = CU_TRY(eb, cudaMalloc(&f->d_W, win * f->gmax))) ||
-	    (err = CU_TRY(eb, cudaMalloc(&f->d_y, win * f->gmax))) || (err = make_plans(f, in->s_comp, eb)) ||
-	    /* plan setup may have queued work on the legacy stream, which our
-	     * non-blocking streams do not wait for */
-	    (err = CU_TRY(eb, cudaDeviceSynchronize())) || (err = make_spectra(f, fs, in->s_comp, eb)) ||
-	    (err = gf_fft_reset(f, in, in->s_comp, eb)))
+	cudaStream_t s = in->s_comp;
+	int made_new = 0;
+	if ((err = gf_cu_dmalloc((void **)&f->d_H, spec * f->M, s, eb)) ||
+	    (err = gf_cu_dmalloc((void **)&f->d_X, spec * f->Mr, s, eb)) ||
+	    (err = gf_cu_dmalloc((void **)&f->d_T, 2 * spec, s, eb)) ||
+	    (err = gf_cu_dmalloc((void **)&f->d_Y, spec * f->gmax, s, eb)) ||
+	    (err = gf_cu_dmalloc((void **)&f->d_W, win * f->gmax, s, eb)) ||
+	    (err = gf_cu_dmalloc((void **)&f->d_y, win * f->gmax, s, eb)) ||
+	    (err = make_plans(f, in->dev, s, &made_new, eb)))
+		goto fail;
+	/* A new plan's set-up may have queued work on the legacy stream, which our
+	 * non-blocking streams do not wait for: wait for that stream alone (it does
+	 * not wait for other instances' non-blocking streams). */
+	if ((made_new && (err = CU_TRY(eb, cudaStreamSynchronize(cudaStreamLegacy)))) ||
+	    (err = make_spectra(f, fs, s, eb)) || (err = gf_fft_reset(f, in, s, eb)))
 		goto fail;
 	*out = f;
 	return 0;
@@ -447,17 +502,20 @@ void gf_fft_free(struct gf_fft *f)
 {
 	if (!f)
 		return;
+	/* The caller has synchronized the stream: the plans are idle. */
 	for (int i = 0; i < f->made_r2c; i++)
-		cufftDestroy(f->r2c[i]);
+		gf_cu_plan_put(f->r2c[i]);
 	for (int i = 0; i < f->made_c2r; i++)
-		cufftDestroy(f->c2r[i]);
-	cudaFree(f->d_work);
-	cudaFree(f->d_H);
-	cudaFree(f->d_X);
-	cudaFree(f->d_T);
-	cudaFree(f->d_Y);
-	cudaFree(f->d_W);
-	cudaFree(f->d_y);
+		gf_cu_plan_put(f->c2r[i]);
+	if (f->made_prime)
+		gf_cu_plan_put(f->r2c_prime);
+	gf_cu_dfree(f->d_work, f->s);
+	gf_cu_dfree(f->d_H, f->s);
+	gf_cu_dfree(f->d_X, f->s);
+	gf_cu_dfree(f->d_T, f->s);
+	gf_cu_dfree(f->d_Y, f->s);
+	gf_cu_dfree(f->d_W, f->s);
+	gf_cu_dfree(f->d_y, f->s);
 	free(f);
 }
 
@@ -516,10 +574,50 @@ int gf_fft_run(struct gf_fft *f, struct gf_cuda_inst *in, const float *d_in, int
 	if ((err = launch_mac(f, slot0, cached, store, G, s, eb)) || (err = inverse(f, G, eb)))
 		return err;
 	k_scatter<<<blocks_for((uint64_t)frames * f->C, 256), 256, 0, s>>>(d_out, f->d_y, pos, frames, sf, f->lb,
-									   f->Hh, f->N, f->C);
+									   f->Hh, f->N, f->C, f->done, f->done_seq);
+	f->done = NULL;
 	CU_LAUNCHED(eb);
 	if (store)
 		f->tf_cur ^= 1;
 	f->tf_seg = last_incomplete ? sl : -1;
 	return 0;
+}
+
+unsigned gf_fft_set_done(struct gf_fft *f, unsigned *done, unsigned seq, uint32_t frames)
+{
+	f->done = done;
+	f->done_seq = seq;
+	return blocks_for((uint64_t)frames * f->C, 256);
+}
+
+int gf_fft_prime(struct gf_fft *f, struct gf_cuda_inst *in, const float *d_hist, uint32_t n, cudaStream_t s,
+		 struct gf_errbuf *eb)
+{
+	(void)in;
+	f->tf_seg = -1;
+	if (n == 0)
+		return 0;
+	/* The next call reads the spectra of segments sl-M+1 .. sl (it recomputes
+	 * sl itself when that one is incomplete). */
+	const int64_t sl = (int64_t)(n - 1) >> f->lb;
+	const int64_t s_lo = sl - (int64_t)f->M + 1 > 0 ? sl - (int64_t)f->M + 1 : 0;
+	const uint64_t per = (uint64_t)f->C * f->NB;
+	cufftComplex *Xt = NULL;
+	int err = gf_cu_dmalloc((void **)&Xt, per * f->gp * sizeof(cufftComplex), s, eb);
+	float *W = NULL;
+	if (!err)
+		err = gf_cu_dmalloc((void **)&W, (size_t)f->gp * f->C * f->N * sizeof(float), s, eb);
+	for (int64_t s0 = s_lo; !err && s0 <= sl; s0 += f->gp) {
+		uint32_t cnt = (uint32_t)(sl - s0 + 1 < f->gp ? sl - s0 + 1 : f->gp);
+		dim3 grid(f->gp * f->C, (f->N + GATHER_PER_BLOCK - 1) / GATHER_PER_BLOCK);
+		k_prime_gather<<<grid, 256, 0, s>>>(W, d_hist, n, s0, f->B, f->Hh, f->N, f->C);
+		if ((err = CU_TRY(eb, cudaGetLastError())) ||
+		    (err = CUFFT_TRY(eb, cufftExecR2C(f->r2c_prime, W, Xt))))
+			break;
+		k_prime_place<<<blocks_for(per * cnt, 256), 256, 0, s>>>(f->d_X, Xt, s0, cnt, f->Mr, per);
+		err = CU_TRY(eb, cudaGetLastError());
+	}
+	gf_cu_dfree(W, s);
+	gf_cu_dfree(Xt, s);
+	return err;
 }

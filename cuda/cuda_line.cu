@@ -2,20 +2,18 @@
  * behind the history, and move the history to the front when the line fills. */
 #include "cu_common.cuh"
 
-int gf_cu_line_init(struct gf_cu_line *l, uint32_t channels, int64_t keep, uint32_t chunk,
+int gf_cu_line_init(struct gf_cu_line *l, uint32_t channels, int64_t keep, uint32_t chunk, cudaStream_t s,
 		    struct gf_errbuf *eb)
 {
 	l->keep = keep;
 	l->cap = 2 * keep + chunk;
 	l->cap = (l->cap + 31) & ~(int64_t)31;
-	CU_RET(eb, cudaMalloc(&l->d_line, (size_t)l->cap * channels * sizeof(float)));
-	return 0;
+	return gf_cu_dmalloc((void **)&l->d_line, (size_t)l->cap * channels * sizeof(float), s, eb);
 }
 
-void gf_cu_line_free(struct gf_cu_line *l)
+void gf_cu_line_free(struct gf_cu_line *l, cudaStream_t s)
 {
-	if (l->d_line)
-		cudaFree(l->d_line);
+	gf_cu_dfree(l->d_line, s);
 	l->d_line = NULL;
 }
 
@@ -80,5 +78,31 @@ int gf_cu_line_append(struct gf_cu_line *l, uint32_t channels, const float *d_in
 							  d_zero_out);
 	CU_LAUNCHED(eb);
 	*j0 = jw;
+	return 0;
+}
+
+/* line[c*cap + keep - m + i] = hist[(n - m + i)*C + c] for the newest m = min(n, keep) frames. */
+__global__ void k_line_load(float *__restrict__ line, int64_t cap, int64_t keep, const float *__restrict__ hist,
+			    uint32_t n, uint32_t m, uint32_t C)
+{
+	const uint64_t total = (uint64_t)m * C;
+	for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < total;
+	     i += (uint64_t)gridDim.x * blockDim.x) {
+		uint64_t f = i / C, c = i - f * C;
+		line[c * cap + keep - m + f] = hist[(uint64_t)(n - m + f) * C + c];
+	}
+}
+
+int gf_cu_line_load(struct gf_cu_line *l, uint32_t channels, const float *d_hist, uint32_t n, cudaStream_t s,
+		    struct gf_errbuf *eb)
+{
+	uint32_t m = (int64_t)n < l->keep ? n : (uint32_t)l->keep;
+	if (m > 0) {
+		k_line_load<<<grid_for((uint64_t)m * channels, 256), 256, 0, s>>>(l->d_line, l->cap, l->keep, d_hist,
+										   n, m, channels);
+		CU_LAUNCHED(eb);
+	}
+	l->pos = n;
+	l->origin = (int64_t)n - l->keep; /* pos at line index keep, as after a move */
 	return 0;
 }

@@ -1,8 +1,10 @@
 /*
  * CUDA backend against the double-precision reference: both algorithms, taps
  * 1..1M, channels 1..64, call sizes 1..65536 (fixed and random), impulses
- * across block boundaries, priming, filter swaps through gf_engine, constant
- * bank exhaustion, and the GPUFIR_CUDA_FAIL_AFTER fault hook.
+ * across block boundaries, priming (batched), filter swaps through gf_engine,
+ * constant bank exhaustion, the GPUFIR_CUDA_FAIL_AFTER fault hook, and the
+ * fused per-block path of live blocks (which path runs, bit-identical output
+ * run to run, the same cases with it turned off).
  *
  * Skips (77) where no CUDA device is usable. GPUFIR_GPU_TEST_QUICK=1 runs a
  * reduced set small enough for compute-sanitizer.
@@ -11,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "backend.h"
 #include "engine.h"
@@ -146,9 +149,10 @@ static void run_case(const struct tcase *t)
 	stream(&gf_cuda_backend, inst, x, y, t->frames, t->channels, t->max_block, t->pat);
 	double e = error_of(x, y, t->frames, t->channels, fs, 0);
 #ifdef GPUFIR_HAVE_CUDA
-	printf("%-6s taps %7u ch %2u frames %7u block %5u %-6s  %-16s hop %7u N %7u  rel L2 %.2e\n", algo,
-	       t->taps, t->channels, t->frames, t->max_block, pat_name(t->pat), gf_cuda_taps_where(inst),
-	       gf_cuda_fft_partition(inst), gf_cuda_fft_size(inst), e);
+	printf("%-6s taps %7u ch %2u frames %7u block %5u %-6s  %-16s %-9s hop %7u N %7u  rel L2 %.2e\n",
+	       algo, t->taps, t->channels, t->frames, t->max_block, pat_name(t->pat),
+	       gf_cuda_taps_where(inst), gf_cuda_block_path(inst), gf_cuda_fft_partition(inst),
+	       gf_cuda_fft_size(inst), e);
 #else
 	printf("%-6s taps %7u ch %2u frames %7u block %5u %-6s  rel L2 %.2e\n", algo, t->taps, t->channels,
 	       t->frames, t->max_block, pat_name(t->pat), e);
@@ -186,8 +190,13 @@ static void impulse_case(enum gf_algo algo, uint32_t taps, uint32_t block)
 			double d = fabs((double)y[(size_t)n * ch + c] - want);
 			worst = d > worst ? d : worst;
 		}
+#ifdef GPUFIR_HAVE_CUDA
+	printf("impulse %-6s taps %6u block %5u (%s): worst abs error %.2e\n",
+	       gf_cuda_backend.algo_name(inst), taps, block, gf_cuda_block_path(inst), worst);
+#else
 	printf("impulse %-6s taps %6u block %5u: worst abs error %.2e\n", gf_cuda_backend.algo_name(inst),
 	       taps, block, worst);
+#endif
 	CHECK(worst < 1e-5);
 	gf_cuda_backend.destroy(inst);
 	gf_filter_set_free(fs);
@@ -211,12 +220,16 @@ static void prime_case(enum gf_algo algo, uint32_t taps, uint32_t split, uint32_
 	CHECK_OK_EB(gf_cuda_backend.create(&p, fs, &a, &eb), &eb);
 	CHECK_OK_EB(gf_cuda_backend.create(&p, fs, &b, &eb), &eb);
 	stream(&gf_cuda_backend, a, x, y, split, ch, block, RANDOM);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	CHECK_OK(gf_cuda_backend.prime(b, x, split));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
 	stream(&gf_cuda_backend, b, x + (size_t)split * ch, y + (size_t)split * ch, frames - split, ch, block,
 	       RANDOM);
 	double e = error_of(x, y, frames, ch, fs, 0);
-	printf("prime   %-6s taps %6u history %6u: rel L2 %.2e\n", gf_cuda_backend.algo_name(b), taps, split,
-	       e);
+	printf("prime   %-6s taps %7u history %7u block %5u: rel L2 %.2e (prime %.1f ms)\n",
+	       gf_cuda_backend.algo_name(b), taps, split, block, e,
+	       (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-6);
 	CHECK(e < TOL);
 	gf_cuda_backend.destroy(a);
 	gf_cuda_backend.destroy(b);
@@ -297,6 +310,51 @@ static void bank_case(void)
 	}
 	free(x);
 	free(y);
+}
+#endif
+
+#ifdef GPUFIR_HAVE_CUDA
+/* Live blocks of the direct algorithm take the fused path; it is
+ * deterministic (two instances give the same bits) and matches the reference
+ * with random call sizes, with the taps in constant and in global memory; the
+ * same stream with the fused path turned off matches too. */
+static void fused_case(uint32_t ch, uint32_t taps, uint32_t block, const char *want_where)
+{
+	const uint32_t frames = 8 * block + 2 * taps + 77;
+	struct gf_filter_set *fs = make_taps(ch, taps);
+	size_t n = (size_t)frames * ch;
+	float *x = malloc(n * sizeof(float)), *y[3];
+	CHECK(x);
+	gf_test_fill_noise(x, n, &g_rng);
+	struct gf_engine_params p = {
+		.backend = GF_BACKEND_CUDA, .algo = GF_ALGO_DIRECT, .channels = ch, .max_block = block};
+	uint64_t seed = g_rng;
+	for (int k = 0; k < 3; k++) {
+		struct gf_errbuf eb = {{0}};
+		void *inst = NULL;
+		y[k] = malloc(n * sizeof(float));
+		CHECK(y[k]);
+		if (k == 2)
+			setenv("GPUFIR_CUDA_LIVE", "0", 1);
+		CHECK_OK_EB(gf_cuda_backend.create(&p, fs, &inst, &eb), &eb);
+		unsetenv("GPUFIR_CUDA_LIVE");
+		CHECK(strcmp(gf_cuda_block_path(inst), k == 2 ? "staged" : "fused") == 0);
+		if (k < 2)
+			CHECK(strncmp(gf_cuda_taps_where(inst), want_where, strlen(want_where)) == 0);
+		g_rng = seed; /* the same call sizes each time */
+		stream(&gf_cuda_backend, inst, x, y[k], frames, ch, block, RANDOM);
+		gf_cuda_backend.destroy(inst);
+	}
+	double e = error_of(x, y[0], frames, ch, fs, 0), e2 = error_of(x, y[2], frames, ch, fs, 0);
+	int same = memcmp(y[0], y[1], n * sizeof(float)) == 0;
+	printf("fused   taps %5u ch %2u block %4u (%s): rel L2 %.2e, run to run %s; staged path rel L2 "
+	       "%.2e\n",
+	       taps, ch, block, want_where, e, same ? "bit-identical" : "DIFFERENT", e2);
+	CHECK(e < TOL && e2 < TOL && same);
+	for (int k = 0; k < 3; k++)
+		free(y[k]);
+	free(x);
+	gf_filter_set_free(fs);
 }
 #endif
 
@@ -410,7 +468,18 @@ int main(void)
 		run_case(&cases[i]);
 
 	impulse_case(GF_ALGO_DIRECT, 37, 16);
+	impulse_case(GF_ALGO_DIRECT, 4095, 64); /* fused path, constant memory */
 	impulse_case(GF_ALGO_FFT, 300, 64);
+#ifdef GPUFIR_HAVE_CUDA
+	fused_case(2, 4095, 64, "constant");
+	fused_case(2, 300, 1000, "constant");
+	fused_case(8, 1500, 256, "global");
+	if (!g_quick) {
+		fused_case(1, 8192, 4096, "constant");
+		fused_case(2, 16384, 512, "global");
+		fused_case(8, 255, 2048, "constant");
+	}
+#endif
 	prime_case(GF_ALGO_DIRECT, 1000, 3000, 8000, 256);
 	prime_case(GF_ALGO_FFT, 5000, 9000, 20000, 512);
 	prime_case(GF_ALGO_FFT, 5000, 700, 9000, 512); /* history shorter than the filter */
@@ -420,7 +489,10 @@ int main(void)
 		impulse_case(GF_ALGO_FFT, 1000, 65536); /* long hop */
 		prime_case(GF_ALGO_DIRECT, 16384, 40000, 60000, 4096);
 		prime_case(GF_ALGO_FFT, 300000, 400000, 450000, 8192);
-		prime_case(GF_ALGO_FFT, 1000, 100000, 300000, 65536); /* long hop */
+		prime_case(GF_ALGO_DIRECT, 4095, 20000, 26000, 64);	 /* fused path */
+		prime_case(GF_ALGO_FFT, 262143, 300000, 302000, 64);	 /* batched: 128 segments */
+		prime_case(GF_ALGO_FFT, 1048575, 1100000, 1104000, 128); /* 256 segments in one batch */
+		prime_case(GF_ALGO_FFT, 1000, 100000, 300000, 65536);	 /* long hop */
 	}
 	engine_swap_case(GF_ALGO_DIRECT, 200, 513);
 	engine_swap_case(GF_ALGO_FFT, 3000, 1500);

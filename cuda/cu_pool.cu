@@ -1,0 +1,229 @@
+/*
+ * Allocation that never stalls a running instance (docs/cuda.md, "Nothing
+ * device-wide while audio runs"): device memory is stream-ordered
+ * (cudaMallocAsync / cudaFreeAsync from the device's default pool, whose
+ * release threshold is raised so that freed memory stays reserved instead of
+ * going back to the driver with a device-wide synchronize); pinned host
+ * buffers and cuFFT plans are kept in process-wide caches, so a reload with
+ * the same sizes reuses the previous instance's instead of calling
+ * cudaFreeHost or making a plan while another instance streams.
+ *
+ * Threads: control thread (create/destroy); the caches are guarded by one
+ * mutex. The device helper gf_cu_use_device is for any thread.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "cu_common.cuh"
+
+#define GF_CU_MAX_DEVICES_POOL 16
+#define GF_CU_HOST_CACHE 64
+#define GF_CU_PLAN_CACHE 128
+
+static pthread_mutex_t g_pool_mu = PTHREAD_MUTEX_INITIALIZER;
+static int g_pool_ready[GF_CU_MAX_DEVICES_POOL];
+
+int gf_cu_use_device(int dev, struct gf_errbuf *eb)
+{
+	static __thread int t_dev = -1; /* this thread's current device, as last set here */
+	if (t_dev == dev)
+		return 0;
+	CU_RET(eb, cudaSetDevice(dev));
+	t_dev = dev;
+	return 0;
+}
+
+int gf_cu_pool_init(int dev, struct gf_errbuf *eb)
+{
+	int err = 0;
+	pthread_mutex_lock(&g_pool_mu);
+	if (dev >= 0 && dev < GF_CU_MAX_DEVICES_POOL && !g_pool_ready[dev]) {
+		cudaMemPool_t pool;
+		uint64_t keep = UINT64_MAX;
+		err = CU_TRY(eb, cudaDeviceGetDefaultMemPool(&pool, dev));
+		if (!err)
+			err = CU_TRY(eb, cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+		g_pool_ready[dev] = !err;
+	}
+	pthread_mutex_unlock(&g_pool_mu);
+	return err;
+}
+
+int gf_cu_dmalloc(void **p, size_t bytes, cudaStream_t s, struct gf_errbuf *eb)
+{
+	*p = NULL;
+	CU_RET(eb, cudaMallocAsync(p, bytes ? bytes : 16, s));
+	return 0;
+}
+
+void gf_cu_dfree(void *p, cudaStream_t s)
+{
+	if (p && cudaFreeAsync(p, s) != cudaSuccess)
+		(void)cudaGetLastError();
+}
+
+struct host_buf {
+	void *p;
+	size_t bytes;
+	unsigned flags;
+	int used;
+};
+static struct host_buf g_host[GF_CU_HOST_CACHE];
+
+int gf_cu_halloc(void **p, size_t bytes, unsigned flags, struct gf_errbuf *eb)
+{
+	int err = 0, slot = -1;
+	*p = NULL;
+	pthread_mutex_lock(&g_pool_mu);
+	for (int i = 0; i < GF_CU_HOST_CACHE && !*p; i++) {
+		struct host_buf *h = &g_host[i];
+		if (h->p && !h->used && h->bytes == bytes && h->flags == flags)
+			h->used = 1, *p = h->p;
+		else if (!h->p && slot < 0)
+			slot = i;
+	}
+	if (!*p) {
+		err = CU_TRY(eb, cudaHostAlloc(p, bytes, flags));
+		if (!err && slot >= 0)
+			g_host[slot] = (struct host_buf){*p, bytes, flags, 1};
+	}
+	pthread_mutex_unlock(&g_pool_mu);
+	return err;
+}
+
+void gf_cu_hfree(void *p)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&g_pool_mu);
+	int found = 0;
+	for (int i = 0; i < GF_CU_HOST_CACHE && !found; i++)
+		if (g_host[i].p == p)
+			g_host[i].used = 0, found = 1;
+	pthread_mutex_unlock(&g_pool_mu);
+	if (!found) /* the cache was full when it was made */
+		cudaFreeHost(p);
+}
+
+struct plan_ent {
+	cufftHandle h;
+	int dev, used, made;
+	long long n, batch;
+	cufftType type;
+	size_t ws;
+};
+static struct plan_ent g_plans[GF_CU_PLAN_CACHE];
+
+/* A 1-D plan of @p n points x @p batch, packed (R2C: in n reals, out n/2+1 bins). */
+static int make_plan(struct plan_ent *e, struct gf_errbuf *eb)
+{
+	long long n = e->n, nb = n / 2 + 1;
+	CUFFT_RET(eb, cufftCreate(&e->h));
+	e->made = 1;
+	CUFFT_RET(eb, cufftSetAutoAllocation(e->h, 0));
+	if (e->type == CUFFT_R2C)
+		CUFFT_RET(eb, cufftMakePlanMany64(e->h, 1, &n, NULL, 1, n, NULL, 1, nb, CUFFT_R2C, e->batch, &e->ws));
+	else
+		CUFFT_RET(eb, cufftMakePlanMany64(e->h, 1, &n, NULL, 1, nb, NULL, 1, n, CUFFT_C2R, e->batch, &e->ws));
+	return 0;
+}
+
+int gf_cu_plan_get(cufftHandle *h, size_t *ws, int dev, long long n, long long batch, cufftType type,
+		   int *made_new, struct gf_errbuf *eb)
+{
+	int err = 0, spares = 0;
+	struct plan_ent *got = NULL;
+	pthread_mutex_lock(&g_pool_mu);
+	for (int i = 0; i < GF_CU_PLAN_CACHE && !got; i++) {
+		struct plan_ent *e = &g_plans[i];
+		if (e->made && !e->used && e->dev == dev && e->n == n && e->batch == batch && e->type == type)
+			got = e;
+	}
+	/* A miss makes two: the second waits for the next instance of this
+	 * size (a reload's, while this one streams). */
+	for (int i = 0; i < GF_CU_PLAN_CACHE && !got && !err && spares < 2; i++) {
+		struct plan_ent *e = &g_plans[i];
+		if (e->made)
+			continue;
+		*e = (struct plan_ent){0, dev, 0, 0, n, batch, type, 0};
+		err = make_plan(e, eb);
+		if (err) {
+			if (e->made)
+				cufftDestroy(e->h);
+			e->made = 0;
+		} else if (spares++ == 0) {
+			got = e;
+		}
+	}
+	if (got) {
+		got->used = 1;
+		*h = got->h;
+		*ws = got->ws;
+	}
+	pthread_mutex_unlock(&g_pool_mu);
+	*made_new = spares > 0;
+	if (!err && !got) { /* cache full: a plan of its own, destroyed by put */
+		struct plan_ent e = {0, dev, 1, 0, n, batch, type, 0};
+		err = make_plan(&e, eb);
+		if (err && e.made)
+			cufftDestroy(e.h);
+		*h = e.h;
+		*ws = e.ws;
+		*made_new = 1;
+	}
+	return err;
+}
+
+void gf_cu_plan_put(cufftHandle h)
+{
+	int found = 0;
+	pthread_mutex_lock(&g_pool_mu);
+	for (int i = 0; i < GF_CU_PLAN_CACHE && !found; i++)
+		if (g_plans[i].made && g_plans[i].used && g_plans[i].h == h)
+			g_plans[i].used = 0, found = 1;
+	pthread_mutex_unlock(&g_pool_mu);
+	if (!found)
+		cufftDestroy(h);
+}
+
+#define GF_CU_CALIB 64
+struct calib {
+	int dev, set;
+	uint32_t channels, max_block, direct_max, fft_min;
+};
+static struct calib g_calib[GF_CU_CALIB];
+
+void gf_cu_calib_lookup(int dev, uint32_t channels, uint32_t max_block, uint32_t *direct_max, uint32_t *fft_min)
+{
+	*direct_max = 0;
+	*fft_min = UINT32_MAX;
+	pthread_mutex_lock(&g_pool_mu);
+	for (int i = 0; i < GF_CU_CALIB; i++) {
+		struct calib *c = &g_calib[i];
+		if (c->set && c->dev == dev && c->channels == channels && c->max_block == max_block) {
+			*direct_max = c->direct_max;
+			*fft_min = c->fft_min;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&g_pool_mu);
+}
+
+void gf_cu_calib_store(int dev, uint32_t channels, uint32_t max_block, uint32_t taps, int direct_won)
+{
+	pthread_mutex_lock(&g_pool_mu);
+	struct calib *c = NULL;
+	for (int i = 0; i < GF_CU_CALIB && !c; i++)
+		if (g_calib[i].set && g_calib[i].dev == dev && g_calib[i].channels == channels &&
+		    g_calib[i].max_block == max_block)
+			c = &g_calib[i];
+	for (int i = 0; i < GF_CU_CALIB && !c; i++)
+		if (!g_calib[i].set)
+			c = &g_calib[i], *c = (struct calib){dev, 1, channels, max_block, 0, UINT32_MAX};
+	if (c && direct_won && taps > c->direct_max && taps < c->fft_min)
+		c->direct_max = taps;
+	else if (c && !direct_won && taps < c->fft_min && taps > c->direct_max)
+		c->fft_min = taps;
+	pthread_mutex_unlock(&g_pool_mu);
+}
