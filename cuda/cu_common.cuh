@@ -90,6 +90,8 @@ void gf_cu_hfree(void *p);
 int gf_cu_plan_get(cufftHandle *h, size_t *ws, int dev, long long n, long long batch, cufftType type,
 		   int *made_new, struct gf_errbuf *eb);
 void gf_cu_plan_put(cufftHandle h);
+/** Free the cached buffers and plans no instance holds (gf_cuda_release_caches). */
+void gf_cu_release_caches(void);
 
 /* Fused per-block path (cuda_live.cu). */
 /** Largest call and filter the fused path takes (beyond them the pipelined path runs). */

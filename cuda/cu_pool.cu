@@ -227,3 +227,25 @@ void gf_cu_calib_store(int dev, uint32_t channels, uint32_t max_block, uint32_t 
 		c->fft_min = taps;
 	pthread_mutex_unlock(&g_pool_mu);
 }
+
+void gf_cu_release_caches(void)
+{
+	pthread_mutex_lock(&g_pool_mu);
+	for (int i = 0; i < GF_CU_HOST_CACHE; i++)
+		if (g_host[i].p && !g_host[i].used) {
+			cudaFreeHost(g_host[i].p);
+			g_host[i].p = NULL;
+		}
+	for (int i = 0; i < GF_CU_PLAN_CACHE; i++)
+		if (g_plans[i].made && !g_plans[i].used) {
+			cufftDestroy(g_plans[i].h);
+			g_plans[i].made = 0;
+		}
+	pthread_mutex_unlock(&g_pool_mu);
+	(void)cudaGetLastError();
+}
+
+extern "C" void gf_cuda_release_caches(void)
+{
+	gf_cu_release_caches();
+}

@@ -42,6 +42,14 @@ const char *gf_cuda_taps_where(const void *inst);
  * "pipelined". */
 const char *gf_cuda_block_path(const void *inst);
 
+/**
+ * Free the pinned buffers and cuFFT plans cached for later instances
+ * (cu_pool.cu) that no instance holds, so that a leak check at exit sees
+ * none. The daemon never calls it: freeing pinned memory synchronizes the
+ * device, which a hung GPU could turn into a hang at exit.
+ */
+void gf_cuda_release_caches(void);
+
 /** Steps timed by gf_cuda_time_startup, in order. */
 #define GF_CUDA_STARTUP_STEPS 7
 #define GF_CUDA_STARTUP_NAMES                                                                                \

@@ -3,8 +3,8 @@
  * 1..1M, channels 1..64, call sizes 1..65536 (fixed and random), impulses
  * across block boundaries, priming (batched), filter swaps through gf_engine,
  * constant bank exhaustion, the GPUFIR_CUDA_FAIL_AFTER fault hook, and the
- * fused per-block path of live blocks (which path runs, bit-identical output
- * run to run, the same cases with it turned off).
+ * fused per-block path of live blocks, opt-in with GPUFIR_CUDA_LIVE=1 (which
+ * path runs, bit-identical output run to run, the same cases without it).
  *
  * Skips (77) where no CUDA device is usable. GPUFIR_GPU_TEST_QUICK=1 runs a
  * reduced set small enough for compute-sanitizer.
@@ -334,8 +334,8 @@ static void fused_case(uint32_t ch, uint32_t taps, uint32_t block, const char *w
 		void *inst = NULL;
 		y[k] = malloc(n * sizeof(float));
 		CHECK(y[k]);
-		if (k == 2)
-			setenv("GPUFIR_CUDA_LIVE", "0", 1);
+		if (k < 2) /* the fused path is opt-in */
+			setenv("GPUFIR_CUDA_LIVE", "1", 1);
 		CHECK_OK_EB(gf_cuda_backend.create(&p, fs, &inst, &eb), &eb);
 		unsetenv("GPUFIR_CUDA_LIVE");
 		CHECK(strcmp(gf_cuda_block_path(inst), k == 2 ? "staged" : "fused") == 0);
@@ -468,7 +468,14 @@ int main(void)
 		run_case(&cases[i]);
 
 	impulse_case(GF_ALGO_DIRECT, 37, 16);
-	impulse_case(GF_ALGO_DIRECT, 4095, 64); /* fused path, constant memory */
+	impulse_case(GF_ALGO_DIRECT, 4095, 64);
+#ifdef GPUFIR_HAVE_CUDA
+	setenv("GPUFIR_CUDA_LIVE", "1", 1); /* the fused path */
+	impulse_case(GF_ALGO_DIRECT, 37, 16);
+	impulse_case(GF_ALGO_DIRECT, 4095, 64);
+	prime_case(GF_ALGO_DIRECT, 4095, 20000, 26000, 64);
+	unsetenv("GPUFIR_CUDA_LIVE");
+#endif
 	impulse_case(GF_ALGO_FFT, 300, 64);
 #ifdef GPUFIR_HAVE_CUDA
 	fused_case(2, 4095, 64, "constant");
@@ -489,7 +496,6 @@ int main(void)
 		impulse_case(GF_ALGO_FFT, 1000, 65536); /* long hop */
 		prime_case(GF_ALGO_DIRECT, 16384, 40000, 60000, 4096);
 		prime_case(GF_ALGO_FFT, 300000, 400000, 450000, 8192);
-		prime_case(GF_ALGO_DIRECT, 4095, 20000, 26000, 64);	 /* fused path */
 		prime_case(GF_ALGO_FFT, 262143, 300000, 302000, 64);	 /* batched: 128 segments */
 		prime_case(GF_ALGO_FFT, 1048575, 1100000, 1104000, 128); /* 256 segments in one batch */
 		prime_case(GF_ALGO_FFT, 1000, 100000, 300000, 65536);	 /* long hop */
@@ -501,6 +507,9 @@ int main(void)
 #endif
 	fault_case();
 	hang_case();
+#ifdef GPUFIR_HAVE_CUDA
+	gf_cuda_release_caches();
+#endif
 	printf("all GPU checks passed\n");
 	return 0;
 }
