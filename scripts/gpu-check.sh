@@ -10,6 +10,11 @@
 #   live_cuda    test_live_jack on the CUDA backend under a private JACK server:
 #                sample-exact playback, two streams, recording, the CUDA fault
 #                hook mid-stream (CPU fallback), device loss
+#   reload_cuda  test_daemon_reload_load on CUDA: 1048575 taps (GPU_CHECK_RELOAD_TAPS)
+#                at 256-frame blocks, the filter file replaced while audio plays: no
+#                underflow, no late block, every reload's crossfade exact
+#   hang_cuda    test_daemon_hang on CUDA: a kernel that spins (GPUFIR_CUDA_HANG_AFTER):
+#                CPU takes over within the deadline, status answers, SIGTERM within 2 s
 #   live_cuda_tight  its playback case at latency_slack 1 (the default latency),
 #                reported, not required: it fails where the host stalls threads
 #   bench_live   engine time per block and capacity on the CUDA backend
@@ -50,6 +55,9 @@ step live_cuda required env GPUFIR_TEST_BACKEND=cuda \
 	"$root/scripts/with-jackd.sh" "$build/tests/test_live_jack"
 step live_cuda_tight optional env GPUFIR_TEST_BACKEND=cuda GPUFIR_TEST_LATENCY_SLACK=1 \
 	GPUFIR_LIVE_CASES=playback "$root/scripts/with-jackd.sh" "$build/tests/test_live_jack"
+step reload_cuda required env GPUFIR_TEST_BACKEND=cuda GPUFIR_TEST_RELOAD_TAPS="${GPU_CHECK_RELOAD_TAPS:-1048575}" \
+	GPUFIR_TEST_RELOAD_BLOCK="${GPU_CHECK_RELOAD_BLOCK:-256}" "$root/scripts/with-jackd.sh" "$build/tests/test_daemon_reload_load"
+step hang_cuda required env GPUFIR_TEST_BACKEND=cuda "$root/scripts/with-jackd.sh" "$build/tests/test_daemon_hang"
 step bench_live required "$build/bench/bench_live" --backend cuda --blocks "${GPU_CHECK_BLOCKS:-20000}" \
 	--trial "${GPU_CHECK_TRIAL_S:-1}"
 if [ "${GPU_CHECK_SANITIZE:-0}" = 1 ]; then
