@@ -35,6 +35,9 @@ logs=$2
 mkdir -p "$logs"
 failed=0
 
+# The daemon tests run the real program, as ctest would point them to it.
+export GPUFIR_BIN="$build/src/gpufir" GPUFIR_SOURCE_DIR="$root" GPUFIR_BINARY_DIR="$build"
+
 # step NAME REQUIRED COMMAND...
 step() {
 	local name=$1 required=$2
