@@ -37,6 +37,8 @@ struct gf_offline_opts {
 	int log_level_set;	     /**< 1: the command line chose the log level; ignore the config's */
 	const atomic_int *stop;	     /**< optional: set nonzero (e.g. by a signal handler) to stop */
 	uint32_t chunk_frames;	     /**< 0 = GF_OFFLINE_CHUNK_FRAMES */
+	int gpu_set;		     /**< 1: gpu_index overrides the configuration's */
+	int gpu_index;		     /**< CUDA device (with gpu_set) */
 };
 
 /**
