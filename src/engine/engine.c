@@ -247,7 +247,8 @@ int gf_engine_reset(struct gf_engine *e, struct gf_errbuf *eb)
 	e->redo_bad = 0;
 	int err = e->cur->ops->prime ? e->cur->ops->prime(e->cur->bi, e->hist, 0) : 0;
 	if (err)
-		gf_errbuf_set(eb, "engine: %s backend could not reset: %s", e->cur->ops->name, gf_strerror(err));
+		gf_errbuf_set(eb, "engine: %s backend could not reset: %s", e->cur->ops->name,
+			      gf_strerror(err));
 	return err;
 }
 
