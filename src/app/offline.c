@@ -246,6 +246,7 @@ done:
 	if (have_pipeline && st)
 		st->frames = err ? 0 : p->frames_written;
 	if (st) {
+		st->on_gpu = !err && r.engine && strcmp(gf_engine_backend_name(r.engine), "cuda") == 0;
 		st->rate = (uint32_t)(r.in_info.samplerate > 0 ? r.in_info.samplerate : 0);
 		st->seconds = (gf_offline_now_ms() - t0) / 1e3;
 	}

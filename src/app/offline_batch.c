@@ -33,7 +33,7 @@ struct batch {
 	pthread_mutex_t mu; /* guards what follows */
 	pthread_cond_t cv;
 	uint32_t running;
-	size_t written, failed;
+	size_t written, failed, on_gpu;
 	int first_err;
 	double audio_s;
 	uint64_t bytes_done;
@@ -56,6 +56,7 @@ static void file_done(struct batch *b, size_t t, int err, const struct gf_offlin
 	pthread_mutex_lock(&b->mu);
 	if (!err) {
 		b->written++;
+		b->on_gpu += st->on_gpu != 0;
 		b->audio_s += st->rate ? (double)st->frames / st->rate : 0.0;
 	} else if (err != GF_E_INTERRUPTED) {
 		b->failed++;
@@ -253,7 +254,7 @@ static void summarize(const struct batch *b, const struct gf_offline_batch_resul
 	       "%.2f s (%.0fx realtime), %u lanes on %s",
 	       b->o->jobs->n, r->written, r->failed, r->skipped, r->not_started, r->audio_s / 3600.0,
 	       r->wall_s, r->wall_s > 0 ? r->audio_s / r->wall_s : 0.0, r->lanes,
-	       r->gpus ? (r->gpus == 1 ? "1 GPU" : "GPUs") : "the CPU");
+	       r->gpus ? (r->gpus == 1 ? "1 GPU" : "several GPUs") : "the CPU");
 }
 
 static int batch_run(struct batch *b, struct gf_offline_batch_result *res, struct gf_errbuf *eb)
@@ -280,7 +281,7 @@ static int batch_run(struct batch *b, struct gf_offline_batch_result *res, struc
 	res->audio_s = b->audio_s;
 	res->wall_s = (gf_offline_now_ms() - t0) / 1e3;
 	res->lanes = b->n_todo ? lanes : 0;
-	res->gpus = n_gpus;
+	res->gpus = b->on_gpu ? n_gpus : 0; /* auto may have fallen back to the CPU */
 	res->first_err = stop_requested(b) && res->not_started ? GF_E_INTERRUPTED : b->first_err;
 	summarize(b, res);
 	if (!err && res->first_err) {

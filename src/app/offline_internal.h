@@ -159,6 +159,7 @@ struct gf_offline_file_stats {
 	uint64_t frames; /* frames written */
 	uint32_t rate;	 /* the input's sample rate (0 if it never opened) */
 	double seconds;	 /* wall time of the file */
+	int on_gpu;	 /* the engine that filtered it ran on CUDA */
 };
 int gf_offline_file_run(struct gf_offline_lane *l, const struct gf_offline_opts *o,
 			struct gf_offline_file_stats *st, struct gf_errbuf *eb);
