@@ -33,7 +33,7 @@ int gf_offline_choose_format(const SF_INFO *in, const struct gf_offline_opts *o,
 			     struct gf_errbuf *eb);
 int gf_offline_check_paths(const char *in, const char *out, struct gf_errbuf *eb);
 int gf_offline_open_temp(const char *out, char **tmp_path, int *fd, struct gf_errbuf *eb);
-/* offline_temp.c: the temporary output for the fatal-signal handler, and
+/* offline_temp.c: each thread's temporary output for the fatal-signal handler, and
  * the removal of those that dead runs left in @p dir. */
 void gf_offline_temp_register(const char *path); /* also ends the set-up phase */
 void gf_offline_setup_phase(int on);
