@@ -9,6 +9,10 @@
   bench_peers.py cupy-sweep DIR            CuPy oaconvolve on the device, taps 1k..1M
                                            (4M frames x 2 channels: bench_gpu's 2^22-frame calls)
   bench_peers.py check DIR OUT.wav         OUT against a float64 reference (sampled windows)
+  bench_peers.py corpus DIR N SECONDS TAPS DIR/corpus/cNNNN.wav: N stereo 48 kHz float32 files
+                                           (distinct noise), DIR/list.txt, the TAPS filter as
+                                           DIR/gpufir.conf and for fconvolver DIR/ir.wav and
+                                           DIR/fconv.conf
 
 Every timing line starts with 'RESULT name seconds msps' for the shell script.
 """
@@ -53,6 +57,31 @@ def gen(d, seconds=600, taps=65535):
     with open(os.path.join(d, "gpufir.conf"), "w") as f:
         f.write('filters = ( { name = "fir"; file = "taps.txt"; } );\nchain = ["fir"];\n')
     print(data_offset(os.path.join(d, "in.wav")))
+
+
+def corpus(d, n=200, seconds=5, taps=4095):
+    os.makedirs(os.path.join(d, "corpus"), exist_ok=True)
+    rng = np.random.default_rng(20261201)
+    frames = int(seconds * RATE)
+    names = []
+    for i in range(n):
+        x = (rng.standard_normal((frames, 2), dtype=np.float32) * 0.1).astype(np.float32)
+        p = os.path.join(d, "corpus", f"c{i:04d}.wav")
+        wavfile.write(p, RATE, x)
+        names.append(p)
+    with open(os.path.join(d, "list.txt"), "w") as f:
+        f.write("".join(p + "\n" for p in names))
+    k = np.arange(taps)
+    h = rng.standard_normal(taps) * np.exp(-k / (taps / 4.0))
+    h = (h / np.sqrt(np.sum(h * h))).astype(np.float32)
+    np.savetxt(os.path.join(d, "taps.txt"), h, fmt="%.9e")
+    wavfile.write(os.path.join(d, "ir.wav"), RATE, h)
+    with open(os.path.join(d, "gpufir.conf"), "w") as f:
+        f.write('filters = ( { name = "fir"; file = "taps.txt"; } );\nchain = ["fir"];\n')
+    # fconvolver: 2 in, 2 out, 1024-frame partitions, the IR on each channel (PEERS.md).
+    with open(os.path.join(d, "fconv.conf"), "w") as f:
+        f.write(f"/cd {os.path.abspath(d)}\n/convolver/new 2 2 1024 {taps}\n"
+                "/impulse/read 1 1 1 0 0 0 1 ir.wav\n/impulse/read 2 2 1 0 0 0 1 ir.wav\n")
 
 
 def load(d):
@@ -165,6 +194,8 @@ def main():
         cupy_sweep(d)
     elif cmd == "check":
         check(d, sys.argv[3])
+    elif cmd == "corpus":
+        corpus(d, *(int(a) for a in sys.argv[3:6]))
     else:
         raise SystemExit(__doc__)
 

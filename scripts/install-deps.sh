@@ -9,7 +9,7 @@ export DEBIAN_FRONTEND=noninteractive
 pkgs=(build-essential cmake pkg-config
       libsndfile1-dev libconfig-dev portaudio19-dev libsystemd-dev libfftw3-dev
       jackd2 libjack-jackd2-dev systemd
-      sox espeak-ng python3 python3-numpy python3-scipy
+      sox jconvolver hyperfine espeak-ng python3 python3-numpy python3-scipy
       clang clang-format libclang-rt-14-dev valgrind
       libxml2-utils chromium)
 missing=()

@@ -171,6 +171,37 @@ static void test_errors(void)
 }
 
 /* The parser resets getopt: a failed parse does not disturb the next one. */
+static void test_batch_options(void)
+{
+	struct gf_cli c;
+	parse_ok(&c, ARGS("-i", "a.wav", "-o", "b.wav"));
+	CHECK(!c.batch && c.n_inputs == 1 && !c.inputs);
+	parse_ok(&c, ARGS("-i", "a.wav", "-i", "b.wav", "-i", "c.wav", "-o", "out"));
+	CHECK(c.batch && c.n_inputs == 3 && strcmp(c.inputs[2], "c.wav") == 0 &&
+	      strcmp(c.input, "a.wav") == 0);
+	gf_cli_free(&c);
+	parse_ok(&c, ARGS("-i", "a.wav", "-o", "dir/"));
+	CHECK(c.batch);
+	parse_ok(&c, ARGS("--batch", "-", "--shard", "2/5", "--skip-existing", "-j", "8", "--gpu", "0,1"));
+	CHECK(c.mode == GF_MODE_OFFLINE && c.batch && strcmp(c.batch_list, "-") == 0);
+	CHECK(c.shard_set && c.shard_k == 2 && c.shard_n == 5 && c.skip_existing && c.jobs == 8);
+	CHECK(c.gpu_set && !c.gpus.all && c.gpus.n == 2 && c.gpus.index[1] == 1);
+	parse_ok(&c, ARGS("-i", "a.wav", "-o", "b.wav", "--gpu", "1"));
+	CHECK(!c.batch && c.gpu_set && c.gpus.n == 1 && c.gpus.index[0] == 1);
+	parse_ok(&c, ARGS("-i", "a.wav", "-o", "d", "--gpu", "all"));
+	CHECK(c.batch && c.gpus.all);
+	parse_fails("--shard needs K/N", ARGS("--batch", "l", "-o", "d/", "--shard", "4/4"));
+	parse_fails("--shard needs K/N", ARGS("--batch", "l", "-o", "d/", "--shard", "x"));
+	parse_fails("-j/--jobs needs a count", ARGS("--batch", "l", "-o", "d/", "-j", "0"));
+	parse_fails("--gpu needs", ARGS("--batch", "l", "-o", "d/", "--gpu", "0,0"));
+	parse_fails("--gpu needs", ARGS("--batch", "l", "-o", "d/", "--gpu", "-1"));
+	parse_fails("--batch given twice", ARGS("--batch", "l", "--batch", "m"));
+	parse_fails("a batch needs an output directory", ARGS("-i", "a", "-i", "b"));
+	parse_fails("a batch needs input files", ARGS("-o", "d/", "--skip-existing"));
+	parse_fails("applies only to offline mode", ARGS("--live", "--shard", "0/2"));
+	parse_fails("-i/--input needs a file name", ARGS("-i", "a", "-i", "", "-o", "d/"));
+}
+
 static void test_reparse(void)
 {
 	struct gf_cli c;
@@ -206,6 +237,12 @@ static void test_help_text(void)
 		"--status",
 		"--help",
 		"--version",
+		"--batch",
+		"--shard",
+		"--skip-existing",
+		"--jobs",
+		"--gpu",
+		"-j,",
 		"-i,",
 		"-o,",
 		"-c,",
@@ -281,6 +318,7 @@ int main(void)
 	test_offline_mode();
 	test_other_modes();
 	test_errors();
+	test_batch_options();
 	test_reparse();
 	test_help_text();
 	test_progress_format();

@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <getopt.h>
-#include <sndfile.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,9 +19,13 @@ enum {
 	OPT_PLOT = OPT_MODE + GF_MODE_PLOT,
 	OPT_RATE = OPT_MODE + 64,
 	OPT_CAUSAL = 512, /* long-only, not a mode */
+	OPT_BATCH = OPT_MODE + 96,
+	OPT_SHARD,
+	OPT_SKIP_EXISTING,
+	OPT_GPU,
 };
 
-static const char short_opts[] = ":i:o:c:b:a:tf:qvhV"; /* ':' first: report missing values */
+static const char short_opts[] = ":i:o:c:b:a:tf:j:qvhV"; /* ':' first: report missing values */
 
 static const struct option long_opts[] = {
 	{"input", required_argument, NULL, 'i'},
@@ -33,6 +36,11 @@ static const struct option long_opts[] = {
 	{"tail", no_argument, NULL, 't'},
 	{"causal", no_argument, NULL, OPT_CAUSAL},
 	{"format", required_argument, NULL, 'f'},
+	{"batch", required_argument, NULL, OPT_BATCH},
+	{"shard", required_argument, NULL, OPT_SHARD},
+	{"skip-existing", no_argument, NULL, OPT_SKIP_EXISTING},
+	{"jobs", required_argument, NULL, 'j'},
+	{"gpu", required_argument, NULL, OPT_GPU},
 	{"quiet", no_argument, NULL, 'q'},
 	{"verbose", no_argument, NULL, 'v'},
 	{"live", no_argument, NULL, OPT_LIVE},
@@ -107,6 +115,16 @@ static const char *opt_name(int c)
 		return "--format";
 	case OPT_EXPORT:
 		return "--export-filters";
+	case 'j':
+		return "-j/--jobs";
+	case OPT_BATCH:
+		return "--batch";
+	case OPT_SHARD:
+		return "--shard";
+	case OPT_SKIP_EXISTING:
+		return "--skip-existing";
+	case OPT_GPU:
+		return "--gpu";
 	default:
 		return "?";
 	}
@@ -130,6 +148,43 @@ static int take_path(const char **dst, int c, const char *arg, struct gf_errbuf 
 		return GF_E_INVAL;
 	}
 	*dst = arg;
+	return 0;
+}
+
+/* -i may be given many times (a batch); the first stays in cli->input. */
+static int take_input(struct gf_cli *cli, const char *arg, struct gf_errbuf *eb)
+{
+	const char *first = NULL;
+	int err = take_path(&first, 'i', arg, eb);
+	if (err)
+		return err;
+	if (cli->n_inputs == 0) {
+		cli->input = arg;
+		cli->n_inputs = 1;
+		return 0;
+	}
+	if (!cli->inputs) {
+		cli->inputs = malloc(2 * sizeof(*cli->inputs));
+		if (!cli->inputs)
+			return GF_E_NOMEM;
+		cli->inputs[0] = cli->input;
+	} else if ((cli->n_inputs & (cli->n_inputs - 1)) == 0) { /* grow at powers of two */
+		const char **v = realloc(cli->inputs, 2 * cli->n_inputs * sizeof(*v));
+		if (!v)
+			return GF_E_NOMEM;
+		cli->inputs = v;
+	}
+	cli->inputs[cli->n_inputs++] = arg;
+	return 0;
+}
+
+static int parse_count(const char *arg, uint32_t *out)
+{
+	char *end;
+	unsigned long v = strtoul(arg, &end, 10);
+	if (arg[0] < '1' || arg[0] > '9' || *end || v > 4096)
+		return GF_E_INVAL;
+	*out = (uint32_t)v;
 	return 0;
 }
 
@@ -176,13 +231,54 @@ static int take_rate(struct gf_cli *cli, const char *arg, struct gf_errbuf *eb)
 	return 0;
 }
 
+/* The batch's options: each makes the offline run a batch. */
+static int take_batch_option(struct gf_cli *cli, struct seen *s, int c, struct gf_errbuf *eb)
+{
+	note_first(&s->offline_only, c);
+	cli->batch = cli->batch || c != OPT_GPU;
+	switch (c) {
+	case 'j':
+		if (parse_count(optarg, &cli->jobs) == 0)
+			return 0;
+		gf_errbuf_set(eb, "-j/--jobs needs a count from 1 to 4096, got '%s'", optarg);
+		return GF_E_INVAL;
+	case OPT_BATCH:
+		s->modes[GF_MODE_OFFLINE] = 1;
+		if (cli->batch_list) {
+			gf_errbuf_set(eb, "--batch given twice");
+			return GF_E_INVAL;
+		}
+		if (!optarg[0]) {
+			gf_errbuf_set(eb, "--batch needs a list file (or - for standard input)");
+			return GF_E_INVAL;
+		}
+		cli->batch_list = optarg;
+		return 0;
+	case OPT_SHARD:
+		cli->shard_set = 1;
+		if (gf_offline_shard_parse(optarg, &cli->shard_k, &cli->shard_n) == 0)
+			return 0;
+		gf_errbuf_set(eb, "--shard needs K/N with 0 <= K < N (e.g. 0/4), got '%s'", optarg);
+		return GF_E_INVAL;
+	case OPT_SKIP_EXISTING:
+		cli->skip_existing = 1;
+		return 0;
+	default: /* OPT_GPU */
+		cli->gpu_set = 1;
+		if (gf_offline_gpus_parse(optarg, &cli->gpus) == 0)
+			return 0;
+		gf_errbuf_set(eb, "--gpu needs 'all' or device numbers like 0 or 0,1, got '%s'", optarg);
+		return GF_E_INVAL;
+	}
+}
+
 /* Handle one option from getopt_long. */
 static int take_option(struct gf_cli *cli, struct seen *s, int c, char *const argv[], struct gf_errbuf *eb)
 {
 	switch (c) {
 	case 'i':
 		s->modes[GF_MODE_OFFLINE] = 1;
-		return take_path(&cli->input, c, optarg, eb);
+		return take_input(cli, optarg, eb);
 	case 'o':
 		s->modes[GF_MODE_OFFLINE] = 1;
 		return take_path(&cli->output, c, optarg, eb);
@@ -216,6 +312,12 @@ static int take_option(struct gf_cli *cli, struct seen *s, int c, char *const ar
 		gf_errbuf_set(eb, "unknown output format '%s' (use one of %s)", optarg,
 			      gf_offline_format_list());
 		return GF_E_INVAL;
+	case 'j':
+	case OPT_BATCH:
+	case OPT_SHARD:
+	case OPT_SKIP_EXISTING:
+	case OPT_GPU:
+		return take_batch_option(cli, s, c, eb);
 	case 'q':
 		cli->quiet = 1;
 		return 0;
@@ -335,9 +437,23 @@ static int take_operand(struct gf_cli *cli, const struct seen *s, struct gf_errb
 	return 0;
 }
 
-static int check_offline(const struct gf_cli *cli, struct gf_errbuf *eb)
+static int check_offline(struct gf_cli *cli, struct gf_errbuf *eb)
 {
 	if (cli->mode != GF_MODE_OFFLINE)
+		return 0;
+	size_t ol = cli->output ? strlen(cli->output) : 0;
+	if (cli->n_inputs > 1 || (ol && cli->output[ol - 1] == '/') ||
+	    (cli->gpu_set && (cli->gpus.all || cli->gpus.n > 1)))
+		cli->batch = 1;
+	if (cli->batch && !cli->input && !cli->batch_list) {
+		gf_errbuf_set(eb, "missing -i IN or --batch LIST: a batch needs input files");
+		return GF_E_INVAL;
+	}
+	if (cli->batch && !cli->output && !cli->batch_list) {
+		gf_errbuf_set(eb, "missing -o DIR/: a batch needs an output directory");
+		return GF_E_INVAL;
+	}
+	if (cli->batch)
 		return 0;
 	if (!cli->input) {
 		gf_errbuf_set(eb, "missing -i IN: offline mode needs an input file");
@@ -350,9 +466,8 @@ static int check_offline(const struct gf_cli *cli, struct gf_errbuf *eb)
 	return 0;
 }
 
-int gf_cli_parse(struct gf_cli *cli, int argc, char *const argv[], struct gf_errbuf *eb)
+static int parse_all(struct gf_cli *cli, int argc, char *const argv[], struct gf_errbuf *eb)
 {
-	memset(cli, 0, sizeof(*cli));
 	struct seen s;
 	memset(&s, 0, sizeof(s));
 	optind = 0; /* glibc: 0 re-initialises getopt completely */
@@ -386,91 +501,17 @@ int gf_cli_parse(struct gf_cli *cli, int argc, char *const argv[], struct gf_err
 	return err;
 }
 
-void gf_cli_print_usage(FILE *out)
+void gf_cli_free(struct gf_cli *cli)
 {
-	fputs("Usage: gpufir -i IN -o OUT [-c FILE] [OPTION]...\n"
-	      "       gpufir --live [-c FILE] | --list-devices | --check-config [FILE] | --status [SOCKET]\n"
-	      "       gpufir --plot [-c FILE] [-o SVG] [--rate HZ | -i IN]\n"
-	      "       gpufir --export-filters DIR [-c FILE] [--rate HZ | -i IN]\n",
-	      out);
+	free(cli->inputs);
+	cli->inputs = NULL;
 }
 
-void gf_cli_print_help(FILE *out)
+int gf_cli_parse(struct gf_cli *cli, int argc, char *const argv[], struct gf_errbuf *eb)
 {
-	gf_cli_print_usage(out);
-	fputs("\n"
-	      "Filter audio through FIR filters on an NVIDIA GPU (or the CPU), offline or live.\n"
-	      "Filters come from a libconfig file (-c); without one, a built-in denoise chain\n"
-	      "(rumble high-pass, 50/60 Hz hum notches, hiss low-pass) is used.\n"
-	      "\n"
-	      "Modes (choose one):\n"
-	      "  -i, --input=IN         offline: filter the sound file IN (with -o)\n"
-	      "  -o, --output=OUT       offline: write the result to OUT; OUT is replaced only\n"
-	      "                         when filtering succeeded, and may not be IN\n"
-	      "      --live             run the live filter (capture -> filter -> playback or\n"
-	      "                         recording) until SIGINT/SIGTERM; SIGHUP reloads\n"
-	      "      --list-devices     list audio devices (index, name, host API, channels)\n"
-	      "      --check-config [FILE]\n"
-	      "                         load and build FILE (or -c FILE, or the built-in default)\n"
-	      "                         and print a summary, or the error with file and line\n"
-	      "      --status [SOCKET]  ask a running --live instance for its state; SOCKET\n"
-	      "                         defaults to the config's status_socket, else\n"
-	      "                         /run/gpufir/status\n"
-	      "      --plot             draw every channel's final FIR (magnitude, group delay,\n"
-	      "                         taps) into the SVG file -o (default response.svg)\n"
-	      "      --export-filters=DIR\n"
-	      "                         write every channel's final FIR to DIR as a 32-bit float\n"
-	      "                         WAV and a text file, with a config that loads them\n"
-	      "  -h, --help             show this help and exit\n"
-	      "  -V, --version          show version and build features, and exit\n"
-	      "\n"
-	      "Options:\n"
-	      "  -c, --config=FILE      libconfig file with filters, routing, devices\n"
-	      "  -b, --backend=KIND     auto (CUDA when a GPU is usable, else CPU), cpu or cuda;\n"
-	      "                         overrides the config (offline and --live)\n"
-	      "  -a, --algo=ALGO        auto (cheapest), direct or fft; overrides the config\n"
-	      "                         (offline and --live)\n"
-	      "  -t, --tail             offline: append the filter's ring-out (taps-1 frames);\n"
-	      "                         by default OUT has exactly as many frames as IN\n"
-	      "      --causal           offline: keep the linear-phase filters' delay; by\n"
-	      "                         default it is removed so OUT lines up with IN\n"
-	      "  -f, --format=SUBTYPE   offline: sample format of OUT, one of\n"
-	      "                         PCM_16, PCM_24, PCM_32, FLOAT, DOUBLE, PCM_U8, PCM_S8,\n"
-	      "                         ULAW, ALAW, VORBIS, OPUS, ...; default: IN's format\n"
-	      "      --rate=HZ          --check-config, --plot, --export-filters: build the filters\n"
-	      "                         at HZ (default: -i IN's rate, else the config's, else 48000)\n"
-	      "  -q, --quiet            only warnings and errors; no progress bar\n"
-	      "  -v, --verbose          debug messages\n"
-	      "\n"
-	      "Offline mode reads anything libsndfile reads (WAV, FLAC, OGG, AIFF, CAF, W64,\n"
-	      "RF64, ...) with any channel count; OUT's container follows its extension (.wav,\n"
-	      ".flac, ...), else IN's. Filters are designed at IN's sample rate.\n"
-	      "\n"
-	      "Exit status:\n"
-	      "  0 success, 1 failure, 2 usage error, 3 bad configuration or filter file,\n"
-	      "  4 input/output file error, 5 processing error (engine, GPU, audio device),\n"
-	      "  130 stopped by SIGINT/SIGTERM\n"
-	      "\n"
-	      "Examples:\n"
-	      "  gpufir -i noisy.wav -o clean.wav\n"
-	      "  gpufir -i in.flac -o out.flac -c room.conf --tail\n"
-	      "  gpufir -i in.wav -o out.wav --format FLOAT --backend cpu\n"
-	      "  gpufir --check-config /etc/gpufir/gpufir.conf\n"
-	      "  gpufir --plot -c room.conf -o room.svg --rate 44100\n"
-	      "  gpufir --export-filters exported -c room.conf\n"
-	      "  gpufir --live -c /etc/gpufir/gpufir.conf\n",
-	      out);
-}
-
-void gf_cli_print_version(FILE *out)
-{
-	char sndfile_version[128];
-	sf_command(NULL, SFC_GET_LIB_VERSION, sndfile_version, sizeof(sndfile_version));
-	fprintf(out, "gpufir %s\n", GPUFIR_VERSION);
-#ifdef GPUFIR_HAVE_CUDA
-	fputs("CUDA backend: built in\n", out);
-#else
-	fputs("CUDA backend: not built in (CPU only)\n", out);
-#endif
-	fprintf(out, "%s\n", sndfile_version);
+	memset(cli, 0, sizeof(*cli));
+	int err = parse_all(cli, argc, argv, eb);
+	if (err)
+		gf_cli_free(cli);
+	return err;
 }

@@ -14,6 +14,7 @@
 
 #include "engine.h"
 #include "error.h"
+#include "offline.h"
 
 enum gf_cli_mode {
 	GF_MODE_NONE = 0,     /**< nothing selected (only while parsing) */
@@ -31,7 +32,10 @@ enum gf_cli_mode {
 /** The parsed command line. Strings point into argv. */
 struct gf_cli {
 	enum gf_cli_mode mode;
-	const char *input;	/**< -i: offline input file (--plot, --export-filters: its rate) */
+	const char *input;	/**< -i: offline input file (--plot, --export-filters: its rate); the first of
+				   several */
+	const char **inputs;	/**< every -i when more than one (allocated: gf_cli_free), else NULL */
+	size_t n_inputs;	/**< -i count */
 	const char *output;	/**< -o: offline output file (--plot: the SVG, NULL = response.svg) */
 	const char *export_dir; /**< --export-filters operand */
 	unsigned rate;		/**< --rate: build filters at this rate; 0 = not given */
@@ -41,11 +45,19 @@ struct gf_cli {
 	enum gf_backend_kind backend;
 	int algo_set; /**< 1 when --algo was given */
 	enum gf_algo algo;
-	int tail;	    /**< --tail: keep the filter's ring-out (taps-1 frames) */
-	int causal;	    /**< --causal: keep the linear-phase delay (no alignment) */
-	int format_subtype; /**< --format as an SF_FORMAT_* subtype; 0 = keep the input's */
-	int quiet;	    /**< --quiet: warnings and errors only, no progress bar */
-	int verbose;	    /**< --verbose: debug messages */
+	int tail;		/**< --tail: keep the filter's ring-out (taps-1 frames) */
+	int causal;		/**< --causal: keep the linear-phase delay (no alignment) */
+	int format_subtype;	/**< --format as an SF_FORMAT_* subtype; 0 = keep the input's */
+	int quiet;		/**< --quiet: warnings and errors only, no progress bar */
+	int verbose;		/**< --verbose: debug messages */
+	int batch;		/**< batch: several -i, --batch, -o DIR/, or a batch-only option */
+	const char *batch_list; /**< --batch LIST ("-": standard input) */
+	int shard_set;		/**< --shard K/N */
+	uint32_t shard_k, shard_n;
+	int skip_existing; /**< --skip-existing */
+	uint32_t jobs;	   /**< -j/--jobs: files in flight; 0 = one per CPU */
+	int gpu_set;	   /**< --gpu given */
+	struct gf_offline_gpus gpus;
 };
 
 /**
@@ -54,6 +66,9 @@ struct gf_cli {
  * @return 0, or GF_E_INVAL with the reason in @p eb (exit GF_EXIT_USAGE)
  */
 int gf_cli_parse(struct gf_cli *cli, int argc, char *const argv[], struct gf_errbuf *eb);
+
+/** Free what gf_cli_parse allocated (several -i). Accepts a zeroed or failed parse. */
+void gf_cli_free(struct gf_cli *cli);
 
 /** The full --help text: every mode and option, exit codes, examples. */
 void gf_cli_print_help(FILE *out);

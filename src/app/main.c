@@ -3,10 +3,12 @@
  * of offline mode, and turn results into the named exit codes of error.h.
  * Everything that does work lives in the library (offline.c, daemon.c, ...).
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -77,9 +79,9 @@ static struct gf_config_source config_source(const struct gf_cli *cli)
 	};
 }
 
-static int run_offline(const struct gf_cli *cli)
+static struct gf_offline_opts offline_opts(const struct gf_cli *cli)
 {
-	struct gf_offline_opts o = {
+	return (struct gf_offline_opts){
 		.input = cli->input,
 		.output = cli->output,
 		.src = config_source(cli),
@@ -89,12 +91,94 @@ static int run_offline(const struct gf_cli *cli)
 		.progress = !cli->quiet && isatty(STDERR_FILENO),
 		.log_level_set = cli->quiet || cli->verbose,
 		.stop = &stop_signal,
+		.gpu_set = cli->gpu_set && !cli->gpus.all && cli->gpus.n == 1,
+		.gpu_index = cli->gpus.n ? cli->gpus.index[0] : 0,
 	};
+}
+
+static int run_offline(const struct gf_cli *cli)
+{
+	struct gf_offline_opts o = offline_opts(cli);
 	install_stop_handlers();
 	struct gf_errbuf eb = {{0}};
 	int err = gf_offline_run(&o, &eb);
 	if (err)
 		gf_err("%s", eb.msg[0] ? eb.msg : gf_strerror(err));
+	return gf_exit_code(err);
+}
+
+/*
+ * -o of a batch: a directory (created if it ends in '/' and is missing), or,
+ * for a single -i without --batch, a file as in a plain run. @return 1 for a
+ * directory, 0 for a file, a GF_E_* code on error.
+ */
+static int batch_outdir(const struct gf_cli *cli, struct gf_errbuf *eb)
+{
+	const char *o = cli->output;
+	size_t n = strlen(o);
+	struct stat st;
+	if (stat(o, &st) == 0) {
+		if (S_ISDIR(st.st_mode))
+			return 1;
+	} else if (n && o[n - 1] == '/') {
+		if (mkdir(o, 0777) == 0 || errno == EEXIST)
+			return 1;
+		gf_errbuf_set(eb, "cannot create the output directory %s: %s", o, strerror(errno));
+		return GF_E_IO;
+	}
+	if (cli->n_inputs == 1 && !cli->batch_list && !(n && o[n - 1] == '/'))
+		return 0;
+	gf_errbuf_set(eb, "-o %s: a batch writes into a directory (give DIR/; it is created)", o);
+	return GF_E_IO;
+}
+
+static int batch_jobs(const struct gf_cli *cli, struct gf_offline_jobs *j, struct gf_errbuf *eb)
+{
+	const char *outdir = NULL;
+	int err = 0;
+	if (cli->output) {
+		int dir = batch_outdir(cli, eb);
+		if (dir < 0)
+			return dir;
+		if (dir)
+			outdir = cli->output;
+		else
+			return gf_offline_jobs_add(j, cli->input, cli->output, NULL, eb);
+	}
+	for (size_t i = 0; i < cli->n_inputs && !err; i++)
+		err = gf_offline_jobs_add(j, cli->inputs ? cli->inputs[i] : cli->input, NULL, outdir, eb);
+	if (!err && cli->batch_list)
+		err = gf_offline_jobs_read_list(j, cli->batch_list, outdir, eb);
+	if (!err && cli->shard_set)
+		gf_offline_jobs_shard(j, cli->shard_k, cli->shard_n);
+	return err;
+}
+
+/* Many files in one process: a summary line, and the first failure's exit status. */
+static int run_batch(const struct gf_cli *cli)
+{
+	struct gf_offline_jobs jobs = {0};
+	struct gf_errbuf eb = {{0}};
+	int err = batch_jobs(cli, &jobs, &eb);
+	if (err) {
+		gf_err("%s", eb.msg[0] ? eb.msg : gf_strerror(err));
+		gf_offline_jobs_free(&jobs);
+		return err == GF_E_INVAL ? GF_EXIT_USAGE : gf_exit_code(err);
+	}
+	struct gf_offline_batch_opts bo = {
+		.base = offline_opts(cli),
+		.jobs = &jobs,
+		.lanes = cli->jobs,
+		.gpus = cli->gpu_set ? &cli->gpus : NULL,
+		.skip_existing = cli->skip_existing,
+	};
+	bo.base.input = bo.base.output = NULL;
+	install_stop_handlers();
+	struct gf_offline_batch_result res;
+	err = gf_offline_batch_run(&bo, &res, &eb);
+	if (err)
+		gf_err("%s", eb.msg[0] ? eb.msg : gf_strerror(err));
+	gf_offline_jobs_free(&jobs);
 	return gf_exit_code(err);
 }
 
@@ -239,8 +323,11 @@ int main(int argc, char **argv)
 	case GF_MODE_VERSION:
 		gf_cli_print_version(stdout);
 		return GF_EXIT_OK;
-	case GF_MODE_OFFLINE:
-		return run_offline(&cli);
+	case GF_MODE_OFFLINE: {
+		int rc = cli.batch ? run_batch(&cli) : run_offline(&cli);
+		gf_cli_free(&cli);
+		return rc;
+	}
 	case GF_MODE_LIVE:
 		return run_live(&cli, argv);
 	case GF_MODE_LIST_DEVICES:

@@ -1,7 +1,9 @@
 /*
- * Offline filtering of one file: check the paths, open the input, build the
- * filters at its rate, start the engine, open a temporary output, run the
- * pipeline (offline_pipeline.c), then rename the output into place or remove it.
+ * Offline filtering of one file through a lane: check the paths, open the
+ * input, take the filters at its rate and the lane's engine for them
+ * (offline_ctx.c: built once, reset per file), open a temporary output, run
+ * the pipeline (offline_pipeline.c), then rename the output into place or
+ * remove it. gf_offline_run is one file through a lane of its own.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,12 +22,12 @@
 #include "log.h"
 #include "offline_internal.h"
 
-#define MAX_CHUNK_BYTES (8u << 20) /* many-channel files get shorter chunks */
-
 struct run {
-	struct gf_config *cfg;
+	struct gf_offline_lane *lane;
 	struct gf_filter_set *fs;
+	int fs_owned; /* built for this file alone (learned filters): no engine reuse */
 	struct gf_engine *engine;
+	struct gf_engine_stats st0; /* the engine's counters before this file */
 	struct gf_progress *prog;
 	SNDFILE *in, *out;
 	SF_INFO in_info, out_info;
@@ -60,43 +62,16 @@ static int open_input(struct run *r, const struct gf_offline_opts *o, struct gf_
 	return 0;
 }
 
-/* Config and filters at the file's rate and channel count: any failure is a config error. */
-static int build_filters(struct run *r, const struct gf_offline_opts *o, struct gf_errbuf *eb)
+static int take_engine(struct run *r, const struct gf_offline_opts *o, struct gf_errbuf *eb)
 {
-	int err = gf_config_load_source(&o->src, &r->cfg, eb);
-	if (err)
-		return err == GF_E_NOMEM ? err : GF_E_CONFIG;
-	if (r->cfg->backend != GF_BACKEND_CPU)
-		gf_cuda_prewarm(r->cfg->gpu_index); /* CUDA starts while the taps are read */
-	if (!o->log_level_set)
-		gf_log_set_level(r->cfg->log_level);
 	uint32_t rate = (uint32_t)r->in_info.samplerate, ch = (uint32_t)r->in_info.channels;
-	if (r->cfg->sample_rate && r->cfg->sample_rate != rate)
-		gf_warn("%s sets sample_rate = %u Hz but %s is %u Hz: designing the filters at "
-			"%u Hz, the file's rate (WAV impulse responses must match it)",
-			r->cfg->path ? r->cfg->path : "the configuration", r->cfg->sample_rate, o->input,
-			rate, rate);
-	r->cfg->program_file = o->input; /* learned filters measure what they will filter */
-	err = gf_config_build_ex(r->cfg, rate, ch, &r->fs, &r->built, eb);
+	int err =
+		gf_offline_ctx_filters(r->lane->ctx, rate, ch, o->input, &r->fs, &r->fs_owned, &r->built, eb);
 	if (err)
-		return err == GF_E_NOMEM ? err : GF_E_CONFIG;
-	return 0;
-}
-
-static int make_engine(struct run *r, const struct gf_offline_opts *o, struct gf_errbuf *eb)
-{
-	struct gf_engine_params ep = {
-		.backend = r->cfg->backend,
-		.algo = r->cfg->algo,
-		.channels = (uint32_t)r->in_info.channels,
-		.max_block = r->chunk_frames,
-		.gpu_index = r->cfg->gpu_index,
-		.retry = 1, /* a backend failing mid-file: redo the chunk on the CPU (filter_chunk) */
-	};
-	struct gf_errbuf eeb = {{0}};
-	int err = gf_engine_new(&r->engine, &ep, r->fs, &eeb);
-	if (err)
-		gf_errbuf_set(eb, "cannot start the engine: %s", eeb.msg[0] ? eeb.msg : gf_strerror(err));
+		return err;
+	err = gf_offline_lane_engine(r->lane, r->fs, ch, &r->engine, &r->chunk_frames, eb);
+	if (!err)
+		gf_engine_get_stats(r->engine, &r->st0);
 	return err;
 }
 
@@ -118,15 +93,6 @@ static int open_output(struct run *r, const struct gf_offline_opts *o, struct gf
 	return 0;
 }
 
-static uint32_t pick_chunk_frames(const struct gf_offline_opts *o, uint32_t channels)
-{
-	uint32_t f = o->chunk_frames ? o->chunk_frames : GF_OFFLINE_CHUNK_FRAMES;
-	uint32_t cap = MAX_CHUNK_BYTES / (channels * (uint32_t)sizeof(float));
-	if (!o->chunk_frames && f > cap)
-		f = cap > 1024 ? cap : 1024;
-	return f;
-}
-
 static void report(const struct run *r, const struct gf_offline_pipeline *p, const struct gf_offline_opts *o)
 {
 	double secs = gf_progress_elapsed(r->prog);
@@ -142,16 +108,17 @@ static void report(const struct run *r, const struct gf_offline_pipeline *p, con
 			peak_db);
 	struct gf_engine_stats st;
 	gf_engine_get_stats(r->engine, &st);
-	if (st.nonfinite_blocks)
-		gf_warn("%llu blocks were muted because the filter produced NaN/Inf",
-			(unsigned long long)st.nonfinite_blocks);
-	gf_info("%s -> %s: %llu frames (%.2f s, %d ch, %d Hz, %s %s) in %.3f s, %.1fx realtime; "
-		"%s/%s, %u taps; peak %.1f dBFS",
-		o->input, o->output, (unsigned long long)p->frames_written, audio, r->in_info.channels,
-		r->in_info.samplerate, gf_offline_major_name(r->out_info.format & SF_FORMAT_TYPEMASK),
-		gf_offline_format_name(r->out_info.format), secs, secs > 0.0 ? audio / secs : 0.0,
-		gf_engine_backend_name(r->engine), gf_engine_algo_name(r->engine), gf_engine_taps(r->engine),
-		peak_db);
+	if (st.nonfinite_blocks > r->st0.nonfinite_blocks)
+		gf_warn("%s: %llu blocks were muted because the filter produced NaN/Inf", o->output,
+			(unsigned long long)(st.nonfinite_blocks - r->st0.nonfinite_blocks));
+	gf_log(r->lane->ctx->quiet_files ? GF_LOG_DEBUG : GF_LOG_INFO,
+	       "%s -> %s: %llu frames (%.2f s, %d ch, %d Hz, %s %s) in %.3f s, %.1fx realtime; "
+	       "%s/%s, %u taps; peak %.1f dBFS",
+	       o->input, o->output, (unsigned long long)p->frames_written, audio, r->in_info.channels,
+	       r->in_info.samplerate, gf_offline_major_name(r->out_info.format & SF_FORMAT_TYPEMASK),
+	       gf_offline_format_name(r->out_info.format), secs, secs > 0.0 ? audio / secs : 0.0,
+	       gf_engine_backend_name(r->engine), gf_engine_algo_name(r->engine), gf_engine_taps(r->engine),
+	       peak_db);
 }
 
 static int stopped(const struct gf_offline_opts *o, struct gf_errbuf *eb)
@@ -202,13 +169,13 @@ static int prepare(struct run *r, const struct gf_offline_opts *o, struct gf_err
 	if (!err)
 		err = open_input(r, o, eb);
 	t[1] = gf_offline_now_ms();
-	if (!err)
-		err = build_filters(r, o, eb);
-	t[2] = gf_offline_now_ms();
 	if (!err) {
-		r->chunk_frames = pick_chunk_frames(o, (uint32_t)r->in_info.channels);
-		err = make_engine(r, o, eb);
+		const struct gf_config *cfg;
+		err = gf_offline_ctx_config(r->lane->ctx, &cfg, eb);
 	}
+	t[2] = gf_offline_now_ms();
+	if (!err)
+		err = take_engine(r, o, eb);
 	t[3] = gf_offline_now_ms();
 	if (!err)
 		err = stopped(o, eb);
@@ -219,11 +186,11 @@ static int prepare(struct run *r, const struct gf_offline_opts *o, struct gf_err
 	return err;
 }
 
-int gf_offline_run(const struct gf_offline_opts *o, struct gf_errbuf *eb)
+int gf_offline_file_run(struct gf_offline_lane *l, const struct gf_offline_opts *o,
+			struct gf_offline_file_stats *st, struct gf_errbuf *eb)
 {
-	struct run r = {.tmp_fd = -1};
-	gf_offline_setup_phase(1);
-	struct gf_offline_pipeline p;
+	struct run r = {.lane = l, .tmp_fd = -1};
+	struct gf_offline_pipeline *p = &l->pipe;
 	int have_pipeline = 0;
 	double t0 = gf_offline_now_ms(), t1 = t0, t2 = t0, t3 = t0;
 	int err = prepare(&r, o, eb);
@@ -236,8 +203,8 @@ int gf_offline_run(const struct gf_offline_opts *o, struct gf_errbuf *eb)
 		 gf_offline_major_name(r.out_info.format & SF_FORMAT_TYPEMASK),
 		 gf_offline_format_name(r.out_info.format), gf_engine_describe(r.engine));
 	t1 = gf_offline_now_ms();
-	err = gf_offline_pipeline_init(&p, o, (uint32_t)r.in_info.channels, r.chunk_frames,
-				       strcmp(gf_engine_backend_name(r.engine), "cuda") == 0);
+	err = gf_offline_pipeline_prepare(p, o, (uint32_t)r.in_info.channels, r.chunk_frames,
+					  strcmp(gf_engine_backend_name(r.engine), "cuda") == 0);
 	have_pipeline = 1;
 	t2 = gf_offline_now_ms();
 	/* Streams from a pipe report SF_COUNT_MAX frames: no percent or ETA then. */
@@ -249,38 +216,64 @@ int gf_offline_run(const struct gf_offline_opts *o, struct gf_errbuf *eb)
 		gf_errbuf_set(eb, "%s", gf_strerror(err));
 		goto done;
 	}
-	p.in = r.in;
-	p.out = r.out;
-	p.clips = gf_offline_subtype_clips(r.out_info.format);
-	gf_offline_align_plan(&p.align, gf_engine_taps(r.engine), r.built.align_frames, o->tail, o->causal);
-	if (p.align.skip)
-		gf_info("%s: output aligned with the input: the filter's linear-phase delay of %llu samples "
-			"(%.2f ms) is removed (--causal keeps it)",
-			o->output, (unsigned long long)p.align.skip,
-			1e3 * (double)p.align.skip / r.in_info.samplerate);
-	err = gf_offline_pipeline_run(&p, r.engine, r.prog, eb);
+	p->in = r.in;
+	p->out = r.out;
+	p->clips = gf_offline_subtype_clips(r.out_info.format);
+	gf_offline_align_plan(&p->align, gf_engine_taps(r.engine), r.built.align_frames, o->tail, o->causal);
+	if (p->align.skip)
+		gf_log(r.lane->ctx->quiet_files ? GF_LOG_DEBUG : GF_LOG_INFO,
+		       "%s: output aligned with the input: the filter's linear-phase delay of %llu samples "
+		       "(%.2f ms) is removed (--causal keeps it)",
+		       o->output, (unsigned long long)p->align.skip,
+		       1e3 * (double)p->align.skip / r.in_info.samplerate);
+	err = gf_offline_pipeline_run(p, r.engine, r.prog, eb);
 	t3 = gf_offline_now_ms();
-	gf_debug("offline: streaming ms busy: reader %.1f, engine %.1f, writer %.1f", p.busy_ms[0],
-		 p.busy_ms[1], p.busy_ms[2]);
+	gf_debug("offline: streaming ms busy: reader %.1f, engine %.1f, writer %.1f", p->busy_ms[0],
+		 p->busy_ms[1], p->busy_ms[2]);
 	gf_progress_finish(r.prog);
-	if (!err && total && total != p.frames_read)
+	if (!err && total && total != p->frames_read)
 		gf_warn("%s: the header promised %lld frames, the file held %llu", o->input,
-			(long long)r.in_info.frames, (unsigned long long)p.frames_read);
+			(long long)r.in_info.frames, (unsigned long long)p->frames_read);
 done:
 	gf_offline_setup_phase(0);
 	err = finish_output(&r, o, err, eb);
 	if (!err)
-		report(&r, &p, o);
-	if (have_pipeline)
-		gf_offline_pipeline_free(&p);
+		report(&r, p, o);
+	if (r.engine && (err || r.fs_owned || gf_engine_failed(r.engine)))
+		gf_offline_lane_drop(l, r.fs); /* a failed file leaves no half-run engine behind */
+	if (r.fs_owned)
+		gf_filter_set_free(r.fs);
+	if (have_pipeline && st)
+		st->frames = err ? 0 : p->frames_written;
+	if (st) {
+		st->on_gpu = !err && r.engine && strcmp(gf_engine_backend_name(r.engine), "cuda") == 0;
+		st->rate = (uint32_t)(r.in_info.samplerate > 0 ? r.in_info.samplerate : 0);
+		st->seconds = (gf_offline_now_ms() - t0) / 1e3;
+	}
 	gf_progress_free(r.prog);
-	gf_engine_free(r.engine);
-	gf_filter_set_free(r.fs);
-	gf_config_free(r.cfg);
 	if (r.in)
 		sf_close(r.in);
-	gf_cuda_prewarm_wait(); /* a failed set-up may leave CUDA's start-up running */
 	gf_debug("offline: ms: set-up %.1f, pipeline buffers %.1f, streaming %.1f, finish and teardown %.1f",
 		 t1 - t0, t2 - t1, t3 - t2, gf_offline_now_ms() - t3);
+	return err;
+}
+
+int gf_offline_run(const struct gf_offline_opts *o, struct gf_errbuf *eb)
+{
+	struct gf_offline_ctx ctx;
+	struct gf_offline_lane lane;
+	int err = gf_offline_ctx_init(&ctx, o);
+	if (err) {
+		gf_errbuf_set(eb, "%s", gf_strerror(err));
+		return err;
+	}
+	gf_offline_lane_init(&lane, &ctx, o->gpu_set ? o->gpu_index : -1, GF_BACKEND_AUTO);
+	/* One file: a stop signal before its temporary output exists ends the run at
+	 * once (main.c). Not in a batch, where other lanes may be writing. */
+	gf_offline_setup_phase(1);
+	err = gf_offline_file_run(&lane, o, NULL, eb);
+	gf_offline_lane_free(&lane);
+	gf_offline_ctx_free(&ctx);
+	gf_cuda_prewarm_wait(); /* a failed set-up may leave CUDA's start-up running */
 	return err;
 }

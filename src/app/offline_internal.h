@@ -1,13 +1,16 @@
 /*
  * Internal to the offline driver: file and format handling (offline_file.c),
- * the reader/engine/writer pipeline (offline_pipeline.c), shared with the run
- * itself (offline.c). Control-side code: it may block and allocate.
+ * the reader/engine/writer pipeline (offline_pipeline.c), the configuration,
+ * filters and engines kept across files (offline_ctx.c), one file's run
+ * (offline.c) and the batch's lanes (offline_batch.c). Control-side code: it
+ * may block and allocate.
  */
 #ifndef GPUFIR_OFFLINE_INTERNAL_H
 #define GPUFIR_OFFLINE_INTERNAL_H
 
 #include <pthread.h>
 #include <sndfile.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -30,7 +33,7 @@ int gf_offline_choose_format(const SF_INFO *in, const struct gf_offline_opts *o,
 			     struct gf_errbuf *eb);
 int gf_offline_check_paths(const char *in, const char *out, struct gf_errbuf *eb);
 int gf_offline_open_temp(const char *out, char **tmp_path, int *fd, struct gf_errbuf *eb);
-/* offline_temp.c: the temporary output for the fatal-signal handler, and
+/* offline_temp.c: each thread's temporary output for the fatal-signal handler, and
  * the removal of those that dead runs left in @p dir. */
 void gf_offline_temp_register(const char *path); /* also ends the set-up phase */
 void gf_offline_setup_phase(int on);
@@ -61,6 +64,8 @@ struct gf_offline_chunk {
 };
 
 struct gf_offline_pipeline {
+	int inited; /* mu, cv and the chunks exist (kept across files of a lane) */
+	int pin;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct gf_offline_chunk chunk[GF_OFFLINE_CHUNKS];
@@ -80,10 +85,83 @@ struct gf_offline_pipeline {
 	double busy_ms[3]; /* reader, engine, writer: time spent working (debug log) */
 };
 
+/* Accepts a zeroed, never prepared pipeline. */
 void gf_offline_pipeline_free(struct gf_offline_pipeline *p);
-int gf_offline_pipeline_init(struct gf_offline_pipeline *p, const struct gf_offline_opts *o,
-			     uint32_t channels, uint32_t chunk_frames, int pin);
+/* Ready @p p for one file: keeps the chunks of the previous file when the sizes match. */
+int gf_offline_pipeline_prepare(struct gf_offline_pipeline *p, const struct gf_offline_opts *o,
+				uint32_t channels, uint32_t chunk_frames, int pin);
 int gf_offline_pipeline_run(struct gf_offline_pipeline *p, struct gf_engine *e, struct gf_progress *prog,
 			    struct gf_errbuf *eb);
+
+/* offline_ctx.c: what a run keeps across files. */
+#define GF_OFFLINE_MAX_KEYS 8 /* distinct (rate, channels) kept; more: the oldest is rebuilt */
+
+struct gf_offline_fs_entry {
+	uint32_t rate, channels;
+	struct gf_filter_set *fs;
+	struct gf_config_build_info built;
+	int err; /* building failed: every file of this shape fails the same way */
+	struct gf_errbuf eb;
+};
+
+/* Shared by every lane (its mutex guards the lazy config and the filter sets). */
+struct gf_offline_ctx {
+	const struct gf_offline_opts *o; /* base options (input/output unused in a batch) */
+	pthread_mutex_t mu;
+	struct gf_config *cfg;
+	int cfg_err;
+	struct gf_errbuf cfg_eb;
+	struct gf_offline_fs_entry fs[GF_OFFLINE_MAX_KEYS];
+	uint32_t n_fs;
+	int quiet_files; /* batch: one file's summary goes at debug level */
+	int per_file;	 /* the filters are measured from each input: built per file */
+};
+
+struct gf_offline_engine_entry {
+	const struct gf_filter_set *fs;
+	struct gf_engine *engine;
+	uint32_t chunk_frames;
+	uint64_t last_use;
+};
+
+/* One worker's engines (one per filter set it met) and its pipeline buffers. */
+struct gf_offline_lane {
+	struct gf_offline_ctx *ctx;
+	int gpu_index;		      /* -1: the configuration's */
+	enum gf_backend_kind backend; /* the run's choice, or AUTO (the configuration's) */
+	struct gf_offline_engine_entry eng[GF_OFFLINE_MAX_KEYS];
+	uint32_t n_eng;
+	uint64_t uses;
+	struct gf_offline_pipeline pipe;
+};
+
+int gf_offline_ctx_init(struct gf_offline_ctx *c, const struct gf_offline_opts *o);
+void gf_offline_ctx_free(struct gf_offline_ctx *c);
+/* Load the configuration once (any thread; later calls return the first result). */
+int gf_offline_ctx_config(struct gf_offline_ctx *c, const struct gf_config **cfg, struct gf_errbuf *eb);
+/* The filters at (rate, channels), built once (any thread); *owned: built for @p input
+ * alone (ctx->per_file), the caller frees it. */
+int gf_offline_ctx_filters(struct gf_offline_ctx *c, uint32_t rate, uint32_t channels, const char *input,
+			   struct gf_filter_set **fs, int *owned, struct gf_config_build_info *built,
+			   struct gf_errbuf *eb);
+
+void gf_offline_lane_init(struct gf_offline_lane *l, struct gf_offline_ctx *c, int gpu_index,
+			  enum gf_backend_kind backend);
+void gf_offline_lane_free(struct gf_offline_lane *l);
+/* The lane's engine for @p fs, reset for a new file (built on first use). */
+int gf_offline_lane_engine(struct gf_offline_lane *l, const struct gf_filter_set *fs, uint32_t channels,
+			   struct gf_engine **e, uint32_t *chunk_frames, struct gf_errbuf *eb);
+/* Forget the engine of @p fs (it failed: the next file builds a new one). */
+void gf_offline_lane_drop(struct gf_offline_lane *l, const struct gf_filter_set *fs);
+
+/* offline.c: one file through a lane. */
+struct gf_offline_file_stats {
+	uint64_t frames; /* frames written */
+	uint32_t rate;	 /* the input's sample rate (0 if it never opened) */
+	double seconds;	 /* wall time of the file */
+	int on_gpu;	 /* the engine that filtered it ran on CUDA */
+};
+int gf_offline_file_run(struct gf_offline_lane *l, const struct gf_offline_opts *o,
+			struct gf_offline_file_stats *st, struct gf_errbuf *eb);
 
 #endif

@@ -251,6 +251,8 @@ static void run_engine(struct gf_offline_pipeline *p, struct gf_engine *e, struc
 
 void gf_offline_pipeline_free(struct gf_offline_pipeline *p)
 {
+	if (!p->inited)
+		return;
 	for (uint32_t i = 0; i < GF_OFFLINE_CHUNKS; i++) {
 		if (p->chunk[i].pinned)
 			gf_cuda_unpin(p->chunk[i].buf);
@@ -258,13 +260,14 @@ void gf_offline_pipeline_free(struct gf_offline_pipeline *p)
 	}
 	pthread_cond_destroy(&p->cv);
 	pthread_mutex_destroy(&p->mu);
+	memset(p, 0, sizeof(*p));
 }
 
-int gf_offline_pipeline_init(struct gf_offline_pipeline *p, const struct gf_offline_opts *o,
-			     uint32_t channels, uint32_t chunk_frames, int pin)
+static int pipeline_alloc(struct gf_offline_pipeline *p, uint32_t channels, uint32_t chunk_frames, int pin)
 {
 	memset(p, 0, sizeof(*p));
-	p->o = o;
+	p->inited = 1;
+	p->pin = pin;
 	p->channels = channels;
 	p->chunk_frames = chunk_frames;
 	pthread_mutex_init(&p->mu, NULL);
@@ -287,8 +290,33 @@ int gf_offline_pipeline_init(struct gf_offline_pipeline *p, const struct gf_offl
 		p->chunk[i].pinned = err == 0;
 		if (err && err != GF_E_UNSUPPORTED)
 			gf_debug("chunk %u not pinned: %s", i, gf_strerror(err));
-		fifo_push(&p->free_q, i);
 	}
+	return 0;
+}
+
+int gf_offline_pipeline_prepare(struct gf_offline_pipeline *p, const struct gf_offline_opts *o,
+				uint32_t channels, uint32_t chunk_frames, int pin)
+{
+	/* A lane's files mostly share a shape: keep the (pinned) chunks then. */
+	if (!p->inited || p->channels != channels || p->chunk_frames != chunk_frames || p->pin != pin) {
+		gf_offline_pipeline_free(p);
+		int err = pipeline_alloc(p, channels, chunk_frames, pin);
+		if (err)
+			return err;
+	}
+	memset(&p->free_q, 0, sizeof(p->free_q));
+	memset(&p->decoded_q, 0, sizeof(p->decoded_q));
+	memset(&p->filtered_q, 0, sizeof(p->filtered_q));
+	for (uint32_t i = 0; i < GF_OFFLINE_CHUNKS; i++)
+		fifo_push(&p->free_q, i);
+	p->reader_done = p->engine_done = p->failed = 0;
+	memset(&p->eb, 0, sizeof(p->eb));
+	p->o = o;
+	p->in = p->out = NULL;
+	p->clips = 0;
+	p->frames_read = p->frames_filtered = p->frames_written = p->clipped = 0;
+	p->peak = 0.0f;
+	memset(p->busy_ms, 0, sizeof(p->busy_ms));
 	return 0;
 }
 

@@ -32,8 +32,15 @@
  * written continuously, so only a temporary this old is ever removed. */
 #define STALE_AGE_S 60
 
-static char temp_path[4096];
-static atomic_int temp_set; /* lock-free: read by a signal handler */
+/*
+ * One slot per file being written: a batch's lanes each write one at a time.
+ * A slot is claimed by its thread (0 -> 2), filled, then published (1); the
+ * signal handler takes published slots (1 -> 0) and unlinks them.
+ */
+#define TEMP_SLOTS 256 /* the batch's most lanes */
+static char temp_path[TEMP_SLOTS][4096];
+static atomic_int temp_state[TEMP_SLOTS]; /* lock-free: read by a signal handler */
+static _Thread_local int temp_slot = -1;  /* this thread's slot */
 
 static atomic_int setting_up; /* between the start of a run and its output's creation */
 
@@ -50,21 +57,33 @@ int gf_offline_in_setup(void)
 void gf_offline_temp_register(const char *path)
 {
 	atomic_store(&setting_up, 0);
-	if (strlen(path) >= sizeof(temp_path))
+	if (strlen(path) >= sizeof(temp_path[0]))
 		return; /* cannot happen: the name is cut to 200 bytes and PATH_MAX */
-	memcpy(temp_path, path, strlen(path) + 1);
-	atomic_store(&temp_set, 1);
+	for (int i = 0; i < TEMP_SLOTS; i++) {
+		int free_state = 0;
+		if (!atomic_compare_exchange_strong(&temp_state[i], &free_state, 2))
+			continue;
+		memcpy(temp_path[i], path, strlen(path) + 1);
+		atomic_store(&temp_state[i], 1);
+		temp_slot = i;
+		return;
+	}
 }
 
 void gf_offline_temp_forget(void)
 {
-	atomic_store(&temp_set, 0);
+	if (temp_slot >= 0)
+		atomic_store(&temp_state[temp_slot], 0);
+	temp_slot = -1;
 }
 
 void gf_offline_temp_unlink_now(void)
 {
-	if (atomic_exchange(&temp_set, 0))
-		unlink(temp_path); /* async-signal-safe */
+	for (int i = 0; i < TEMP_SLOTS; i++) {
+		int published = 1;
+		if (atomic_compare_exchange_strong(&temp_state[i], &published, 0))
+			unlink(temp_path[i]); /* async-signal-safe */
+	}
 }
 
 /* The pid in ".NAME.gpufir-PID-XXXXXX", or 0 when @p name is not such a name. */

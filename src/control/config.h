@@ -135,6 +135,13 @@ struct gf_config_build_info {
 int gf_config_build_ex(const struct gf_config *c, uint32_t sample_rate, uint32_t channels,
 		       struct gf_filter_set **out, struct gf_config_build_info *info, struct gf_errbuf *eb);
 
+/**
+ * 1 when a filter is measured from the file being filtered (design = "denoise"
+ * with the input's spectrum, a notch with freq_hz = "auto"): offline batches
+ * then build the filters per file, not once per (rate, channels). Any thread.
+ */
+int gf_config_reads_input(const struct gf_config *c);
+
 /** Whether the chains are made minimum phase (the top-level phase, auto resolved by c->live). */
 int gf_config_min_phase(const struct gf_config *c);
 

@@ -270,6 +270,30 @@ void gf_engine_free(struct gf_engine *e)
 	free(e);
 }
 
+/*
+ * A new stream on the same filter: zero the history and let the backend
+ * restart from it (prime with no frames resets its state), so a reused
+ * engine gives exactly what a new one would. Offline batches use it to keep
+ * one engine across files.
+ */
+int gf_engine_reset(struct gf_engine *e, struct gf_errbuf *eb)
+{
+	gf_engine_reap(e);
+	if (e->failed || e->incoming || atomic_load(&e->pending) || atomic_load(&e->swap_busy)) {
+		gf_errbuf_set(eb, "engine: cannot reset while a swap or a fallback is in progress");
+		return GF_E_BUSY;
+	}
+	memset(e->hist, 0, 2 * (size_t)e->hist_cap * e->p.channels * sizeof(float));
+	e->hist_w = 0;
+	e->redo_frames = 0;
+	e->redo_bad = 0;
+	int err = e->cur->ops->prime ? e->cur->ops->prime(e->cur->bi, e->hist, 0) : 0;
+	if (err)
+		gf_errbuf_set(eb, "engine: %s backend could not reset: %s", e->cur->ops->name,
+			      gf_strerror(err));
+	return err;
+}
+
 /* ---- queries ---------------------------------------------------------------- */
 
 const char *gf_engine_backend_name(const struct gf_engine *e)

@@ -124,6 +124,14 @@ void gf_engine_reap(struct gf_engine *e);
  */
 int gf_engine_failed(const struct gf_engine *e);
 
+/**
+ * Start a new stream with the current filter: the history is forgotten and the
+ * output from here on is what a new engine would give, bit for bit. Control
+ * thread, with no process() running. @return 0; GF_E_BUSY while a swap or a
+ * CPU fallback is not complete; a backend error (free the engine then).
+ */
+int gf_engine_reset(struct gf_engine *e, struct gf_errbuf *eb);
+
 /** "cpu" or "cuda". */
 const char *gf_engine_backend_name(const struct gf_engine *e);
 /** "direct" or "fft" of the current filter. */

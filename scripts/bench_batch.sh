@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Offline at corpus scale (issue 14's targets), with the peers in the same run:
+#
+#   scripts/bench_batch.sh [BUILD_DIR] [WORK_DIR] [FILES] [SECONDS] [TAPS]
+#
+# Makes FILES (200) stereo 48 kHz float32 WAVs of SECONDS (5) each and a TAPS
+# (4095) filter, then times, best of RUNS (3) after a warm-up:
+#   - the floor: bench_sfcopy copying the corpus in one process (1 thread and
+#     one per CPU);
+#   - gpufir --batch (auto: the GPU where one is usable) and --batch --backend cpu;
+#   - gpufir --batch --gpu all (every GPU of the host);
+#   - one process per file, as a shell loop does it: gpufir (auto, run once), gpufir
+#     --backend cpu, fconvolver -T, and with xargs -P (one per CPU);
+#   - one 5 s file: auto against --backend cpu (target: auto <= 1.1x cpu);
+#   - one LONG (600) s file at LONG_TAPS (65535): gpufir auto, cpu, fconvolver.
+# Prints "RESULT name seconds per_file_ms" lines and a Markdown table; checks
+# that the batch's outputs equal the per-file runs' samples (CPU backend).
+# LONG=0 skips the long file; RUNS=N sets the repetitions.
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${1:-$ROOT/build-gpu}
+WORK=${2:-/tmp/gpufir-bench-batch}
+FILES=${3:-200}
+SECS=${4:-5}
+TAPS=${5:-4095}
+LONG=${LONG:-600}
+LONG_TAPS=${LONG_TAPS:-65535}
+RUNS=${RUNS:-3}
+PY=${PYTHON:-python3}
+if ! "$PY" -c "import numpy, scipy" 2>/dev/null; then PY=/usr/bin/python3; fi
+PEERS="$ROOT/scripts/bench_peers.py"
+G="$BUILD/src/gpufir"
+CPUS=$(nproc)
+mkdir -p "$WORK"
+RESULTS="$WORK/results.txt"
+: >"$RESULTS"
+
+now() { date +%s.%N; }
+record() { # name seconds files
+	local ms
+	ms=$(awk -v s="$2" -v n="$3" 'BEGIN { printf "%.2f", 1000 * s / n }')
+	echo "RESULT $1 $2 $ms" | tee -a "$RESULTS"
+}
+# Best of RUNS runs of a command after one untimed warm-up; "files" is the per-file divisor.
+timed() { # name files cmd...
+	local name=$1 files=$2 best="" t0 t1 dt i
+	shift 2
+	[ "$RUNS" -gt 1 ] && { "$@" >/dev/null 2>"$WORK/$name.err" || true; }
+	for ((i = 0; i < RUNS; i++)); do
+		rm -rf "$WORK/out" && mkdir -p "$WORK/out"
+		t0=$(now)
+		if ! "$@" >"$WORK/$name.log" 2>"$WORK/$name.err"; then
+			echo "FAILED $name: $(tail -3 "$WORK/$name.err" | tr '\n' ' ')" | tee -a "$RESULTS"
+			return 1
+		fi
+		t1=$(now)
+		dt=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", b - a }')
+		if [ -z "$best" ] || awk -v a="$dt" -v b="$best" 'BEGIN { exit !(a < b) }'; then best=$dt; fi
+	done
+	record "$name" "$best" "$files"
+}
+loop_gpufir() { # extra args...
+	for f in "$WORK"/corpus/*.wav; do "$G" -q -c "$WORK/gpufir.conf" "$@" -i "$f" -o "$WORK/out/${f##*/}" || return 1; done
+}
+loop_fconvolver() {
+	for f in "$WORK"/corpus/*.wav; do fconvolver -T "$WORK/fconv.conf" "$f" "$WORK/out/${f##*/}" >/dev/null || return 1; done
+}
+export G WORK
+parallel_gpufir() { # extra args... (one process per file, CPUS at a time)
+	ls "$WORK"/corpus/*.wav | xargs -P "$CPUS" -I{} sh -c 'f={}; "$G" -q -c "$WORK/gpufir.conf" "$@" -i "$f" -o "$WORK/out/${f##*/}"' sh "$@"
+}
+parallel_fconvolver() {
+	ls "$WORK"/corpus/*.wav | xargs -P "$CPUS" -I{} sh -c 'f={}; fconvolver -T "$WORK/fconv.conf" "$f" "$WORK/out/${f##*/}" >/dev/null'
+}
+
+echo "== $(date -u +%F) $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null) on $(nproc) CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
+nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | sed 's/^/   GPU: /'
+echo "== corpus: $FILES x $SECS s stereo 48 kHz float32, $TAPS taps"
+[ -f "$WORK/corpus/c$(printf %04d $((FILES - 1))).wav" ] && [ -f "$WORK/fconv.conf" ] ||
+	"$PY" "$PEERS" corpus "$WORK" "$FILES" "$SECS" "$TAPS" || exit 1
+cat "$WORK"/corpus/*.wav >/dev/null # page cache warm for everyone
+
+timed sfcopy_1proc_1thread "$FILES" "$BUILD/bench/bench_sfcopy" -d "$WORK/out" "$WORK"/corpus/*.wav
+timed sfcopy_1proc_${CPUS}threads "$FILES" "$BUILD/bench/bench_sfcopy" -d "$WORK/out" -j "$CPUS" "$WORK"/corpus/*.wav
+timed gpufir_batch_auto "$FILES" "$G" -c "$WORK/gpufir.conf" --batch "$WORK/list.txt" -o "$WORK/out/" &&
+	tail -1 "$WORK/gpufir_batch_auto.err"
+timed gpufir_batch_gpu_all "$FILES" "$G" -c "$WORK/gpufir.conf" --batch "$WORK/list.txt" -o "$WORK/out/" --gpu all &&
+	tail -1 "$WORK/gpufir_batch_gpu_all.err"
+timed gpufir_batch_cpu "$FILES" "$G" -c "$WORK/gpufir.conf" --batch "$WORK/list.txt" -o "$WORK/out/" --backend cpu &&
+	tail -1 "$WORK/gpufir_batch_cpu.err"
+# The batch equals the per-file runs (CPU backend: deterministic), sample for sample.
+mkdir -p "$WORK/check_b" "$WORK/check_f"
+"$G" -q -c "$WORK/gpufir.conf" --backend cpu --batch "$WORK/list.txt" -o "$WORK/check_b/"
+for i in 0000 0001 $(printf %04d $((FILES - 1))); do
+	"$G" -q -c "$WORK/gpufir.conf" --backend cpu -i "$WORK/corpus/c$i.wav" -o "$WORK/check_f/c$i.wav"
+	"$PY" -c "import sys, scipy.io.wavfile as w, numpy as np; a=w.read(sys.argv[1])[1]; b=w.read(sys.argv[2])[1]; sys.exit(0 if np.array_equal(a, b) else 1)" \
+		"$WORK/check_b/c$i.wav" "$WORK/check_f/c$i.wav" 2>/dev/null &&
+		echo "CHECK batch c$i.wav equals the per-file run" | tee -a "$RESULTS" ||
+		echo "CHECK FAILED batch c$i.wav differs from the per-file run" | tee -a "$RESULTS"
+done
+
+RUNS=1 timed loop_gpufir_auto "$FILES" loop_gpufir # 0.36 s a file on a GPU: once
+timed loop_gpufir_cpu "$FILES" loop_gpufir --backend cpu
+command -v fconvolver >/dev/null && timed loop_fconvolver "$FILES" loop_fconvolver
+timed xargs_P${CPUS}_gpufir_cpu "$FILES" parallel_gpufir --backend cpu
+command -v fconvolver >/dev/null && timed xargs_P${CPUS}_fconvolver "$FILES" parallel_fconvolver
+
+echo "== one $SECS s file: auto against --backend cpu (hyperfine where present)"
+F1="$WORK/corpus/c0000.wav"
+FCONV=$(command -v fconvolver)
+if command -v hyperfine >/dev/null; then
+	hyperfine -N -w 3 -r 20 --export-markdown "$WORK/one_file.md" \
+		"$G -q -c $WORK/gpufir.conf -i $F1 -o $WORK/one_auto.wav" \
+		"$G -q -c $WORK/gpufir.conf --backend cpu -i $F1 -o $WORK/one_cpu.wav" \
+		${FCONV:+"fconvolver -T $WORK/fconv.conf $F1 $WORK/one_fconv.wav"} 2>&1 | grep -E "Benchmark|Time" | tee -a "$RESULTS"
+	cat "$WORK/one_file.md"
+fi
+"$G" -v -c "$WORK/gpufir.conf" -i "$F1" -o "$WORK/one_auto.wav" 2>&1 | grep -E "engine:|auto" | head -3
+
+if [ "$LONG" != 0 ]; then
+	echo "== one $LONG s file, $LONG_TAPS taps"
+	"$PY" "$PEERS" gen "$WORK/long" "$LONG" "$LONG_TAPS" >/dev/null || exit 1
+	"$PY" -c "import sys, numpy as np, scipy.io.wavfile as w; w.write(sys.argv[2], 48000, np.fromfile(sys.argv[1], dtype=np.float32))" \
+		"$WORK/long/taps.raw" "$WORK/long/ir.wav"
+	printf '/cd %s\n/convolver/new 2 2 1024 %s\n/impulse/read 1 1 1 0 0 0 1 ir.wav\n/impulse/read 2 2 1 0 0 0 1 ir.wav\n' \
+		"$WORK/long" "$LONG_TAPS" >"$WORK/long/fconv.conf"
+	cat "$WORK/long/in.wav" >/dev/null
+	timed long_gpufir_auto 1 "$G" -q -c "$WORK/long/gpufir.conf" -i "$WORK/long/in.wav" -o "$WORK/long/out.wav"
+	timed long_gpufir_cpu 1 "$G" -q -c "$WORK/long/gpufir.conf" --backend cpu -i "$WORK/long/in.wav" -o "$WORK/long/out_cpu.wav"
+	command -v fconvolver >/dev/null &&
+		timed long_fconvolver 1 fconvolver -T "$WORK/long/fconv.conf" "$WORK/long/in.wav" "$WORK/long/out_fconv.wav"
+fi
+
+echo "== summary (seconds; ms per file)"
+echo "| run | s | ms/file |"
+echo "| --- | ---: | ---: |"
+awk '/^RESULT/ { printf "| %s | %s | %s |\n", $2, $3, $4 }' "$RESULTS"
