@@ -97,7 +97,7 @@ static void case5(void)
 				       "chain=[\"a\"];\n");
 	expect_fail(5, "@include of a directory", p, "is a directory");
 	/* nested: an include that includes a directory */
-	conf("mid.conf", "  @include \"adir\"\n");
+	free(conf("mid.conf", "  @include \"adir\"\n"));
 	char *q = conf("inc_nested.conf", "@include \"mid.conf\"\n");
 	expect_fail(5, "nested @include of a directory", q, "mid.conf:1: @include");
 	free(sub);
