@@ -428,7 +428,15 @@ static void case15(void)
 	printf("case 15 (10,000 / 40,000 filters): %.3f s / %.3f s (x%.1f; quadratic is x16)\n", t10, t40,
 	       t40 / t10);
 	printf("case 15 (25,000 / 100,000-element chain): %.3f s / %.3f s (x%.1f)\n", c25, c100, c100 / c25);
-	CHECK(t40 < 8.0 * t10 + 0.05 && c100 < 8.0 * c25 + 0.05);
+	CHECK(t40 < 8.0 * t10 + 0.05);
+#if defined(__SANITIZE_ADDRESS__)
+	/* libconfig 1.5 grows a list by 16 elements per realloc; ASan's realloc
+	 * always copies, so its parse of a long array is quadratic there (glibc's
+	 * mremaps: linear). The release build holds the chain bound. */
+	printf("case 15 (chain ratio): not asserted under AddressSanitizer\n");
+#else
+	CHECK(c100 < 8.0 * c25 + 0.05);
+#endif
 }
 
 int main(void)
