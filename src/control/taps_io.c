@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "safe_file.h"
@@ -271,6 +272,63 @@ static int read_sf(SNDFILE *sf, SF_INFO *info, const char *name, uint32_t rate,
 	return 0;
 }
 
+/*
+ * libsndfile 1.2 (with libvorbis) leaks about 5.8 KB inside sf_open on every
+ * failed open of a malformed Ogg file (vorbis_info_init's allocation; the
+ * handle that would free it is never returned, so no call order avoids it:
+ * sf_open, sf_open_fd and sf_open_virtual all do it). A daemon reloading the
+ * same broken file would leak that, mlocked, on each reload. So a failed Ogg
+ * file is remembered by (device, inode, size, mtime) and not opened again
+ * until it changes, and after OGG_FAILS_MAX distinct failures no further Ogg
+ * file is opened: at most OGG_FAILS_MAX x 5.8 KB per process. Control thread.
+ */
+#define OGG_FAILS_MAX 64
+
+struct file_id {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+};
+static struct file_id ogg_fails[OGG_FAILS_MAX];
+static unsigned n_ogg_fails;
+
+static int same_id(const struct file_id *a, const struct stat *st)
+{
+	return a->dev == st->st_dev && a->ino == st->st_ino && a->size == st->st_size &&
+	       a->mtime.tv_sec == st->st_mtim.tv_sec && a->mtime.tv_nsec == st->st_mtim.tv_nsec;
+}
+
+/* 1: @p fd is an Ogg file that must not be handed to libsndfile (message in @p eb). */
+static int ogg_refused(int fd, const char *path, int *is_ogg, struct stat *st, struct gf_errbuf *eb)
+{
+	char magic[4];
+	*is_ogg = fstat(fd, st) == 0 && pread(fd, magic, 4, 0) == 4 && memcmp(magic, "OggS", 4) == 0;
+	if (!*is_ogg)
+		return 0;
+	for (unsigned i = 0; i < n_ogg_fails; i++)
+		if (same_id(&ogg_fails[i], st)) {
+			gf_errbuf_set(eb,
+				      "%s: this Ogg file could not be read before; it is not opened again "
+				      "until it changes (libsndfile leaks memory on each failed Ogg open)",
+				      path);
+			return 1;
+		}
+	if (n_ogg_fails < OGG_FAILS_MAX)
+		return 0;
+	gf_errbuf_set(eb,
+		      "%s: %u malformed Ogg files failed to open in this process; no more Ogg files "
+		      "are opened (each failure leaks memory inside libsndfile): restart gpufir",
+		      path, n_ogg_fails);
+	return 1;
+}
+
+static void ogg_failed(const struct stat *st)
+{
+	if (n_ogg_fails < OGG_FAILS_MAX)
+		ogg_fails[n_ogg_fails++] = (struct file_id){st->st_dev, st->st_ino, st->st_size, st->st_mtim};
+}
+
 int gf_taps_read_wav(const char *path, uint32_t rate, const struct gf_ir_select *sel, double **taps,
 		     uint32_t *n, uint32_t *file_rate, struct gf_errbuf *eb)
 {
@@ -280,8 +338,16 @@ int gf_taps_read_wav(const char *path, uint32_t rate, const struct gf_ir_select 
 	int fd = gf_file_open_read(path, "filter file", 0, eb);
 	if (fd < 0)
 		return fd;
+	int is_ogg;
+	struct stat st;
+	if (ogg_refused(fd, path, &is_ogg, &st, eb)) {
+		close(fd);
+		return GF_E_FORMAT;
+	}
 	SNDFILE *sf = sf_open_fd(fd, SFM_READ, &info, SF_TRUE); /* closes fd, even on failure */
 	if (!sf) {
+		if (is_ogg)
+			ogg_failed(&st);
 		gf_errbuf_set(eb, "%s: not a sound file libsndfile can read: %s", path, sf_strerror(NULL));
 		return GF_E_FORMAT;
 	}
