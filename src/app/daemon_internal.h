@@ -25,6 +25,7 @@
 #define RETRY_MIN_MS GF_RESPAWN_MIN_MS /* device-loss retry backoff: 0.5 s doubling to 10 s */
 #define STATUS_EVERY_MS 2000	       /* STATUS= refresh (xruns, p99 change continuously) */
 #define DEFAULT_STATS_S 60.0
+#define WD_EARLY_MS 50 /* ping this much before WATCHDOG_USEC/2: the loop's own wake-up latency */
 
 enum dstate {
 	D_STARTING, /* stream started, waiting for its first block */
@@ -45,8 +46,12 @@ struct daemon {
 	struct gf_watch *watch;
 	struct gf_status_server *status;
 	int sigfd;
-	int stop;      /* leave the loop */
-	int exit_code; /* GF_EXIT_* to return once stopped */
+	int stop;	     /* leave the loop */
+	int hup_pending;     /* a SIGHUP asks for a reload */
+	uint64_t hups;	     /* SIGHUPs since the last SIGHUP reload */
+	int64_t next_hup_ms; /* earliest time for the next SIGHUP reload */
+	int healthy;	     /* the last health check found audio flowing */
+	int exit_code;	     /* GF_EXIT_* to return once stopped */
 	enum dstate state;
 	int ready_sent;	   /* READY=1 sent (by this image or the one before an in-place restart) */
 	int ready_pending; /* send READY=1 when audio flows: at start and after each outage */

@@ -134,22 +134,35 @@ void gf_dm_log_window_fold(struct daemon *d)
 		d->logw.margin_frames = s->margin_frames_min;
 }
 
+/* Block times over the stats line's own interval (not the last poll's). */
+static void block_times_text(struct daemon *d, char *buf, size_t len)
+{
+	struct gf_live_block_times t = {0};
+	if (d->live)
+		gf_live_block_times(d->live, GF_LIVE_WINDOW_LOG, &t);
+	if (t.blocks == 0)
+		snprintf(buf, len, "no block since the last stats");
+	else
+		snprintf(buf, len, "block us median %.0f p99 %.0f max %.0f over %" PRIu64 " blocks",
+			 t.median_us, t.p99_us, t.max_us, t.blocks);
+}
+
 void gf_dm_stats_log(struct daemon *d)
 {
 	const struct gf_live_stats *s = &d->ls;
 	struct gf_engine_stats es = {0};
 	gf_engine_get_stats(d->engine, &es);
-	char margin[16];
+	char margin[16], times[160];
 	margin_text(d->logw.margin_frames, margin, sizeof(margin));
+	block_times_text(d, times, sizeof(times));
 	gf_info("stats: %s, blocks %" PRIu64 ", xruns in %" PRIu64 " out %" PRIu64 " over %" PRIu64
-		", late blocks %" PRIu64 ", device xruns %" PRIu64
-		", block us median %.0f p99 %.0f max %.0f, margin min %s"
+		", late blocks %" PRIu64 ", device xruns %" PRIu64 ", %s, margin min %s"
 		" frames, wake max %.0f us, callback gap max %.0f us, peak %.1f dBFS, clipped %" PRIu64
 		", nonfinite %" PRIu64 ", swaps %" PRIu64 ", reloads %" PRIu64 " (failed %" PRIu64 ")",
 		gf_dm_state_name(d), s->blocks, s->input_overflows, s->output_underflows, s->output_overflows,
-		s->late_blocks, s->device_xruns, s->block_us_median, s->block_us_p99, s->block_us_max, margin,
-		d->logw.wake_us, d->logw.callback_gap_us, dbfs(d->logw.peak), s->clipped, es.nonfinite_blocks,
-		es.swaps, d->reloads, d->reload_failures);
+		s->late_blocks, s->device_xruns, times, margin, d->logw.wake_us, d->logw.callback_gap_us,
+		dbfs(d->logw.peak), s->clipped, es.nonfinite_blocks, es.swaps, d->reloads,
+		d->reload_failures);
 	gf_dm_log_window_reset(d);
 }
 

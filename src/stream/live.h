@@ -117,6 +117,22 @@ void gf_live_stop(struct gf_live *l);
 void gf_live_free(struct gf_live *l);
 /** Snapshot of counters (resets the peak; block times cover the time since the previous call). */
 void gf_live_get_stats(struct gf_live *l, struct gf_live_stats *s);
+
+/** Engine time per block over one reader's window. */
+struct gf_live_block_times {
+	uint64_t blocks;		  /**< blocks in the window */
+	double median_us, p99_us, max_us; /**< 0 when no block */
+};
+/** The window gf_live_get_stats() takes (health poll, status). */
+#define GF_LIVE_WINDOW_POLL 0u
+/** A window of its own, for a reader with a longer interval (the daemon's stats line). */
+#define GF_LIVE_WINDOW_LOG 1u
+/**
+ * Block times since the same window's previous call (or since new): each
+ * window is cut only by its own reader, so a 60 s stats line covers 60 s
+ * whatever polls the stream meanwhile. Control thread.
+ */
+void gf_live_block_times(struct gf_live *l, unsigned window, struct gf_live_block_times *t);
 /**
  * Periodic health check from the control thread: 0 while healthy, else the
  * device error (GF_E_AUDIO: the stream stopped — device unplugged, audio
