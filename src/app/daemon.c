@@ -260,6 +260,7 @@ static void loop(struct daemon *d)
 		d->healthy = gf_dm_health_check(d);
 		if (d->stop)
 			break;
+		gf_dm_latency_check(d);
 		timers(d);
 		if (d->status && p[2].revents)
 			gf_dm_status_serve(d);

@@ -68,6 +68,7 @@ struct daemon {
 		int32_t margin_frames;
 	} logw;
 	uint64_t cap_at_advance; /* capture position when blocks last advanced */
+	uint32_t latency_seen;	 /* the stream's latency last published (0: none yet) */
 	/* device-loss retry */
 	uint32_t retry_ms; /* last wait between attempts */
 	uint32_t retries;  /* attempts made in this outage (across in-place restarts) */
@@ -123,5 +124,7 @@ void gf_dm_log_window_reset(struct daemon *d);
 /** Fold the latest stats into the stats log line's window. */
 void gf_dm_log_window_fold(struct daemon *d);
 void gf_dm_stats_log(struct daemon *d);
+/** Log and publish a latency the stream re-derived (period change, auto slack step). */
+void gf_dm_latency_check(struct daemon *d);
 
 #endif

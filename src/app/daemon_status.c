@@ -35,11 +35,11 @@ static void status_line(const struct daemon *d, char *buf, size_t len)
 		return;
 	}
 	snprintf(buf, len,
-		 "%s%u Hz, %u ch, %u taps, %s/%s, xruns %" PRIu64 " (device %" PRIu64
+		 "%s%u Hz, %u ch, %u taps, %s/%s, latency %u frames, xruns %" PRIu64 " (device %" PRIu64
 		 "), late blocks %" PRIu64 ", block p99 %.0f us%s%.300s",
 		 d->state == D_STARTING ? "starting: " : "", d->cfg->sample_rate, gf_reload_channels(d->cfg),
 		 gf_engine_taps(d->engine), gf_engine_backend_name(d->engine), gf_engine_algo_name(d->engine),
-		 own_xruns(s), s->device_xruns, s->late_blocks, s->block_us_p99,
+		 s->latency_frames, own_xruns(s), s->device_xruns, s->late_blocks, s->block_us_p99,
 		 d->last_reload[0] ? ", " : "", d->last_reload);
 }
 
@@ -82,6 +82,35 @@ static void status_timing(const struct gf_live_stats *s, char *buf, size_t len)
 		 m, mw, s->wake_us_max, s->wake_us_worst, s->callback_gap_us_max, s->callback_gap_us_worst);
 }
 
+/* How the latency came about: device period, slack, resyncs (period changes, slack steps). */
+static void status_latency(const struct gf_live_stats *s, char *buf, size_t len)
+{
+	snprintf(buf, len,
+		 "device_period: %u\nlatency_slack: %u\nlatency_slack_mode: %s\nresyncs: %" PRIu64 "\n",
+		 s->device_period, s->latency_slack, s->latency_slack_auto ? "auto" : "fixed", s->resyncs);
+}
+
+/* The latency changed while playing (a new device period, an auto slack
+ * step): say so in the log, STATUS= and (through the stats) the socket. */
+void gf_dm_latency_check(struct daemon *d)
+{
+	const struct gf_live_stats *s = &d->ls;
+	if (!d->live || !s->latency_frames || s->latency_frames == d->latency_seen)
+		return;
+	if (d->latency_seen) {
+		uint32_t rate = s->sample_rate ? s->sample_rate : d->cfg->sample_rate;
+		gf_notice("latency now %u frames (%.2f ms), was %u: device period %u, slack %u period%s "
+			  "(%s), resync %" PRIu64,
+			  s->latency_frames, rate ? 1000.0 * s->latency_frames / rate : 0.0, d->latency_seen,
+			  s->device_period, s->latency_slack, s->latency_slack == 1 ? "" : "s",
+			  s->latency_slack_auto ? "auto" : "fixed", s->resyncs);
+		d->latency_seen = s->latency_frames;
+		gf_dm_status_update(d, 1);
+		return;
+	}
+	d->latency_seen = s->latency_frames;
+}
+
 /* The status socket's answer: "key: value" lines (docs/daemon.md lists them). */
 static void status_block(const struct daemon *d, char *buf, size_t len)
 {
@@ -90,11 +119,12 @@ static void status_block(const struct daemon *d, char *buf, size_t len)
 	gf_engine_get_stats(d->engine, &es);
 	int64_t now = gf_dm_now_ms();
 	uint32_t rate = d->cfg->sample_rate;
-	char timing[400];
+	char timing[400], lat[200];
 	status_timing(s, timing, sizeof(timing));
+	status_latency(s, lat, sizeof(lat));
 	snprintf(buf, len,
 		 "gpufir %s\nstate: %s\npid: %ld\nuptime_s: %.1f\nconfig: %s\n"
-		 "sample_rate: %u\nchannels: %u\nblock_frames: %u\nlatency_frames: %u\nlatency_ms: %.3f\n"
+		 "sample_rate: %u\nchannels: %u\nblock_frames: %u\nlatency_frames: %u\nlatency_ms: %.3f\n%s"
 		 "backend: %s\nalgo: %s\ndevice: %s\ntaps: %u\nswaps: %" PRIu64 "\n"
 		 "blocks: %" PRIu64 "\nframes: %" PRIu64 "\ninput_overflows: %" PRIu64
 		 "\noutput_underflows: %" PRIu64 "\noutput_overflows: %" PRIu64 "\nlate_blocks: %" PRIu64
@@ -105,7 +135,7 @@ static void status_block(const struct daemon *d, char *buf, size_t len)
 		 "\nlast_reload: %s\nlast_reload_age_s: %.1f\noutages: %u\nrespawns: %u\n%s%s%s",
 		 GPUFIR_VERSION, gf_dm_state_name(d), (long)getpid(), (now - d->t0_ms) / 1000.0,
 		 d->cfg->path ? d->cfg->path : "(built-in default)", rate, gf_reload_channels(d->cfg),
-		 d->cfg->block_frames, s->latency_frames, rate ? 1000.0 * s->latency_frames / rate : 0.0,
+		 d->cfg->block_frames, s->latency_frames, rate ? 1000.0 * s->latency_frames / rate : 0.0, lat,
 		 gf_engine_backend_name(d->engine), gf_engine_algo_name(d->engine),
 		 gf_engine_describe(d->engine), gf_engine_taps(d->engine), es.swaps, s->blocks, es.frames,
 		 s->input_overflows, s->output_underflows, s->output_overflows, s->late_blocks,

@@ -125,7 +125,7 @@ static int alloc_buffers(struct gf_live *l)
 	uint32_t in_min = l->rate / 2 > 8 * b ? l->rate / 2 : 8 * b; /* half a second of slack */
 	int err = gf_ring_new(&l->in_ring, in_min, l->channels);
 	if (!err && l->playback) /* room for the largest latency twice over */
-		err = gf_ring_new(&l->out_ring, 2 * (2 * b + (2 + l->slack) * MAX_PERIOD), l->channels);
+		err = gf_ring_new(&l->out_ring, 2 * (2 * b + (2 + l->slack_max) * MAX_PERIOD), l->channels);
 	if (!err && l->record_path) /* a second of slack for the disk */
 		err = gf_ring_new(&l->rec_ring, l->rate > 8 * b ? l->rate : 8 * b, l->channels);
 	if (!err)
@@ -148,7 +148,8 @@ static struct gf_live *live_alloc(void)
 	struct gf_live *l = aligned_alloc(64, sizeof(*l)); /* cache-line aligned members */
 	if (l) {
 		memset(l, 0, sizeof(*l));
-		l->slack = 1;
+		l->slack = l->slack_max = 1;
+		atomic_init(&l->slack_now, 1);
 		atomic_init(&l->margin_min, INT32_MAX);
 		l->margin_worst = INT32_MAX;
 	}
@@ -201,7 +202,11 @@ int gf_live_new(struct gf_live **out, const struct gf_live_params *p, struct gf_
 		return GF_E_NOMEM;
 	l->engine = engine;
 	l->block = p->block_frames;
-	l->slack = p->latency_slack;
+	/* auto: from the tightest latency up to the most a fixed slack may be */
+	l->slack_auto = p->latency_slack_auto;
+	l->slack = l->slack_auto ? 0 : p->latency_slack;
+	l->slack_max = l->slack_auto ? GF_LIVE_SLACK_MAX : l->slack;
+	atomic_store(&l->slack_now, l->slack);
 	l->playback = p->output.device != NULL || p->record_path == NULL;
 	PaStreamParameters in, outp;
 	int err = channels_of(p, &l->channels, eb);

@@ -14,9 +14,12 @@
  *
  * Latency: a frame captured at stream position p is played at position
  * p + latency_frames (two blocks when the device period equals the block: one
- * for the work, one of slack; see docs/live.md), fixed at the first callback
- * and kept through underruns: a
- * late block is dropped where playback already passed, never delays the rest.
+ * for the work, one of slack; see docs/live.md), derived at the first callback
+ * and kept through underruns: a late block is dropped where playback already
+ * passed, never delays the rest. A new device period (a PipeWire quantum
+ * change, `jack_bufsize`) or, with latency_slack "auto", an underrun
+ * re-derives it: one short glitch (silence or a skip), then a constant delay
+ * again at the new latency (resyncs counts them).
  * The recording is aligned with the capture: file frame i is capture position i.
  *
  * Layer stream (src/stream/: devices, callbacks, worker, rings, recorder,
@@ -43,6 +46,9 @@
 
 struct gf_live;
 
+/** Most periods of slack: the config's limit, and where "auto" stops growing. */
+#define GF_LIVE_SLACK_MAX 16u
+
 /** One side of the stream. Its strings are read only during gf_live_new. */
 struct gf_live_endpoint {
 	const char *device;   /**< name substring or index as text; NULL = default device */
@@ -55,6 +61,8 @@ struct gf_live_params {
 	uint32_t sample_rate;	/**< Hz; 0 = the capture device's default rate */
 	uint32_t block_frames;	/**< frames per engine block, 16..8192 */
 	uint32_t latency_slack; /**< playback periods of slack beyond the tightest latency */
+	int latency_slack_auto; /**< 1: start at 0 slack, one period more after each underrun
+				     (up to GF_LIVE_SLACK_MAX); latency_slack is then ignored */
 	struct gf_live_endpoint input;
 	struct gf_live_endpoint output;
 	const char *record_path; /**< WAV recording; NULL = none */
@@ -82,7 +90,7 @@ struct gf_live_stats {
 	uint64_t record_frames;	   /**< frames written to the recording */
 	uint64_t engine_errors;	   /**< blocks whose gf_engine_process failed (output muted) */
 	uint64_t capture_frames;   /**< frames the capture device delivered since start */
-	uint32_t device_period;	   /**< frames per capture callback (0 until the first one) */
+	uint32_t device_period;	   /**< frames of the latest capture callback (0 until the first one) */
 	/* Why an underrun happened (docs/live.md): each as the extreme of the
 	 * window since the previous get_stats, and as the worst since start. */
 	double callback_gap_us_max; /**< longest interval between capture callbacks */
@@ -94,6 +102,9 @@ struct gf_live_stats {
 	 * the block came late (an underrun). INT32_MAX: no block (or no playback). */
 	int32_t margin_frames_min;
 	int32_t margin_frames_worst;
+	uint64_t resyncs;	/**< latency re-derived while playing: period changes, slack steps */
+	uint32_t latency_slack; /**< periods of slack in force (auto: grows after underruns) */
+	int latency_slack_auto; /**< the slack is adaptive */
 };
 
 /**

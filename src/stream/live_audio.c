@@ -66,7 +66,7 @@ uint32_t gf_live_latency_for(uint32_t b, uint32_t n_in, uint32_t n_out, int dupl
 	return tight + n_out * slack;
 }
 
-static void note_first_capture(struct gf_live *l, uint32_t n)
+static void note_first_capture(struct gf_live *l)
 {
 	/* Once: which priority does the device give its audio thread? The worker
 	 * is put just below it (pthread_getschedparam does not block). */
@@ -77,8 +77,19 @@ static void note_first_capture(struct gf_live *l, uint32_t n)
 	    (policy == SCHED_FIFO || policy == SCHED_RR))
 		prio = sp.sched_priority;
 	atomic_store_explicit(&l->cb_rt_prio, prio, memory_order_relaxed);
-	atomic_store_explicit(&l->cb_frames, n, memory_order_release);
 	l->cap.first_done = 1;
+}
+
+/* The capture period, published whenever it changes (PipeWire changes its
+ * quantum, `jack_bufsize`): playback re-derives the latency from it. */
+static void note_period(struct gf_live *l, uint32_t n)
+{
+	if (n != l->cap.period) {
+		l->cap.period = n;
+		atomic_store_explicit(&l->cb_frames, n, memory_order_release);
+	}
+	if (!l->cap.first_done)
+		note_first_capture(l);
 }
 
 /* Frames dropped because the input ring is full form one gap at one ring
@@ -123,8 +134,7 @@ static void capture(struct gf_live *l, const float *in, uint32_t n)
 		gf_ring_write_zeros(r, n);
 	}
 done:
-	if (!l->cap.first_done)
-		note_first_capture(l, n);
+	note_period(l, n);
 	atomic_store_explicit(&l->capture_pos,
 			      atomic_load_explicit(&l->capture_pos, memory_order_relaxed) + n,
 			      memory_order_release);
@@ -135,31 +145,46 @@ done:
 	sem_post(&l->wake);
 }
 
-/* Join the stream: play position (capture position - latency), so a frame
- * captured at position p is played at position p + latency. */
-static int sync_playback(struct gf_live *l, uint32_t n_out, uint64_t pos)
+/* Join the stream, or rejoin it after a period (or slack) change: the frame
+ * captured at position p is played at p + latency, so the read position
+ * becomes (capture position - latency). Moving it forward drops frames;
+ * moving it back would replay slots already played, so the difference is
+ * played as silence instead (play.hold). Either is the one short glitch of a
+ * period change; after it the delay is constant again. */
+static void sync_playback(struct gf_live *l, uint32_t n_in, uint32_t n_out, uint64_t pos)
 {
-	uint32_t n_in = atomic_load_explicit(&l->cb_frames, memory_order_acquire);
-	if (n_in == 0)
-		return 0; /* separate streams: capture has not started yet */
-	uint32_t lat = gf_live_latency_for(l->block, n_in, n_out, l->duplex, l->slack);
+	uint32_t slack = atomic_load_explicit(&l->slack_now, memory_order_relaxed);
+	uint32_t lat = gf_live_latency_for(l->block, n_in, n_out, l->duplex, slack);
 	uint32_t cap = gf_ring_capacity(l->out_ring);
 	if (lat > cap / 2)
 		lat = cap / 2;
-	gf_ring_read_seek(l->out_ring, (uint32_t)pos - lat);
+	uint32_t target = (uint32_t)pos - lat;
+	if (!l->play.synced) {
+		gf_ring_read_seek(l->out_ring, target);
+	} else {
+		/* Where playback stands now: the read index less the silence still owed. */
+		uint32_t at = gf_ring_read_index(l->out_ring) - l->play.hold;
+		int32_t move = (int32_t)(target - at);
+		l->play.hold = 0;
+		if (move > 0)
+			gf_ring_read_advance(l->out_ring, (uint32_t)move);
+		else
+			l->play.hold = (uint32_t)-move;
+		count(&l->resyncs, 1);
+	}
+	l->play.n_in = n_in;
+	l->play.n_out = n_out;
+	l->play.slack = slack;
 	atomic_store_explicit(&l->latency, lat, memory_order_relaxed);
 	atomic_store_explicit(&l->latency_known, 1, memory_order_release);
 	l->play.synced = 1;
-	return 1;
 }
 
-static void playback(struct gf_live *l, float *out, uint32_t n, uint64_t pos)
+/* Copy what the output ring holds at the read position, silence for what it
+ * does not (an underrun). @return frames missing. */
+static uint32_t play_ring(struct gf_live *l, float *out, uint32_t n)
 {
 	size_t fb = (size_t)l->channels * sizeof(float);
-	if (!l->play.synced && !sync_playback(l, n, pos)) {
-		memset(out, 0, n * fb);
-		return;
-	}
 	struct gf_ring_vec v[2];
 	uint32_t avail = gf_ring_read_vector(l->out_ring, v);
 	uint32_t k = avail < n ? avail : n;
@@ -174,6 +199,29 @@ static void playback(struct gf_live *l, float *out, uint32_t n, uint64_t pos)
 		count(&l->out_underflow, n - k);
 	}
 	gf_ring_read_advance(l->out_ring, n);
+	return n - k;
+}
+
+static void playback(struct gf_live *l, float *out, uint32_t n, uint64_t pos)
+{
+	size_t fb = (size_t)l->channels * sizeof(float);
+	uint32_t n_in = atomic_load_explicit(&l->cb_frames, memory_order_acquire);
+	if (n_in == 0) { /* separate streams: capture has not started yet */
+		memset(out, 0, n * fb);
+		return;
+	}
+	if (!l->play.synced || n_in != l->play.n_in || n != l->play.n_out ||
+	    atomic_load_explicit(&l->slack_now, memory_order_relaxed) != l->play.slack)
+		sync_playback(l, n_in, n, pos);
+	uint32_t quiet = l->play.hold < n ? l->play.hold : n;
+	memset(out, 0, quiet * fb);
+	l->play.hold -= quiet;
+	if (quiet == n)
+		return;
+	if (play_ring(l, out + (size_t)quiet * l->channels, n - quiet))
+		gf_live_slack_underrun(l);
+	else
+		gf_live_slack_clean(l);
 }
 
 static void count_flags(struct gf_live *l, PaStreamCallbackFlags flags)

@@ -56,6 +56,9 @@ void gf_live_get_stats(struct gf_live *l, struct gf_live_stats *s)
 	s->engine_errors = atomic_load(&l->engine_errors);
 	s->capture_frames = atomic_load(&l->capture_pos);
 	s->device_period = atomic_load(&l->cb_frames);
+	s->resyncs = atomic_load(&l->resyncs);
+	s->latency_slack = atomic_load(&l->slack_now);
+	s->latency_slack_auto = l->slack_auto;
 	take_timing(l, s);
 }
 

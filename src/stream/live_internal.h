@@ -33,9 +33,11 @@ enum gf_live_wstate { GF_W_RUN = 0, GF_W_DRAIN, GF_W_QUIT };
 struct gf_live {
 	/* Settings, fixed by gf_live_new. */
 	uint32_t rate, channels, block;
-	uint32_t slack; /* playback periods of slack in the latency (config latency_slack) */
-	int duplex;	/* one PortAudio stream captures and plays */
-	int playback;	/* an output device is open */
+	uint32_t slack;			  /* playback periods of slack at start (config latency_slack) */
+	int slack_auto;			  /* latency_slack = "auto": one more period after each underrun */
+	uint32_t slack_max;		  /* auto: the most it grows to */
+	int duplex;			  /* one PortAudio stream captures and plays */
+	int playback;			  /* an output device is open */
 	char in_desc[200], out_desc[200]; /* "'name' (host API)" for messages */
 	struct gf_engine *engine;
 	char *record_path;
@@ -61,15 +63,21 @@ struct gf_live {
 		int dropping; /* collecting an input gap */
 		uint32_t drop_pos, drop_len;
 		int first_done;
+		uint32_t period; /* frames of the latest capture callback */
 	} cap;
 	struct {
 		int synced;
+		uint32_t n_in, n_out, slack; /* what the latency was derived from */
+		uint32_t hold;		     /* frames of silence owed before reading on (a resync) */
+		int in_underrun; /* the previous callback underran (auto slack: one step per episode) */
 	} play;
+	_Atomic uint32_t slack_now;   /* playback periods of slack in force (auto: grows after underruns) */
+	_Atomic uint64_t resyncs;     /* latency re-derived while playing (period or slack change) */
 	_Atomic uint64_t capture_pos; /* frames delivered by the capture device, dropped ones too */
 	_Atomic uint64_t in_overflow, out_underflow, dev_xruns;
 	_Atomic uint32_t latency; /* playback latency, frames: set by the first playback callback */
 	atomic_int latency_known;
-	_Atomic uint32_t cb_frames; /* frames of the first capture callback (0: none yet) */
+	_Atomic uint32_t cb_frames; /* frames of the latest capture callback (0: none yet) */
 	atomic_int cb_rt_prio;	    /* capture callback's SCHED_FIFO/RR priority, 0 if none */
 	/* Timing diagnostics (docs/live.md, "Why an underrun happened"):
 	 * CLOCK_MONOTONIC of the last capture callback, and the longest interval
@@ -144,6 +152,12 @@ int gf_live_playback_cb(const void *in, void *out, unsigned long frames, const P
 void gf_live_finished_cb(void *ud);
 /** Playback latency for callbacks of @p n_in / @p n_out frames (see docs/live.md). */
 uint32_t gf_live_latency_for(uint32_t block, uint32_t n_in, uint32_t n_out, int duplex, uint32_t slack);
+
+/* live_slack.c */
+/** Playback underran in this callback (auto slack: the next callback resyncs one period later). RT. */
+void gf_live_slack_underrun(struct gf_live *l);
+/** The playback callback read without underrun (ends an underrun episode). RT. */
+void gf_live_slack_clean(struct gf_live *l);
 
 /* live_worker.c */
 void *gf_live_worker_main(void *arg);
