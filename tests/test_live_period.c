@@ -153,10 +153,35 @@ static uint64_t underflows(struct gf_live *l)
 	return atomic_load(&l->out_underflow);
 }
 
+/* One round of 1000 callbacks: paced, or with @p burst_len callbacks back
+ * to back every 50 (faster than the worker can follow). @return the
+ * 50-callback cycles during which playback underran. */
+static int play_round(struct gf_live *l, const float *x, float *y, uint32_t *pos, uint32_t burst_len,
+		      uint32_t *steps)
+{
+	int glitched = 0;
+	uint64_t cycle_u0 = 0;
+	for (uint32_t c = 0; c < 1000; c++) {
+		if (c % 50 == 0)
+			cycle_u0 = underflows(l);
+		if (*pos && c % 50 >= burst_len)
+			wait_idle(l);
+		uint32_t s0 = atomic_load(&l->slack_now);
+		gf_live_duplex_cb(x + (size_t)*pos * CH, y + (size_t)*pos * CH, B, NULL, 0, l);
+		uint32_t s1 = atomic_load(&l->slack_now);
+		CHECK(s1 >= s0 && s1 <= GF_LIVE_SLACK_MAX); /* never shrinks, never past the cap */
+		*steps += s1 != s0;
+		if (c % 50 == 49 && underflows(l) != cycle_u0)
+			glitched++;
+		*pos += B;
+	}
+	return glitched;
+}
+
 static void case_auto_slack(uint64_t *seed)
 {
-	const uint32_t calls = 6000;
-	uint32_t total = calls * B;
+	const uint32_t rounds = 6;
+	uint32_t total = rounds * 1000 * B;
 	float *x = make_input(total, seed);
 	float *y = calloc((size_t)total * CH, sizeof(float));
 	CHECK(y);
@@ -169,49 +194,29 @@ static void case_auto_slack(uint64_t *seed)
 	l->slack_max = GF_LIVE_SLACK_MAX;
 	atomic_store(&l->slack_now, 0);
 	CHECK_OK_EB(gf_live_start(l, &eb), &eb);
-	uint32_t pos = 0, c = 0, episodes = 0;
-	int prev_under = 0;
-	/* Paced; then bursts of 8 back-to-back callbacks (two rounds: the slack
-	 * grows until it covers them, then holds); then bursts of 24 (it grows to
-	 * its cap, where underruns go on); then paced to the end. */
-	for (; c < calls; c++) {
-		uint32_t round = c / 1000;
-		int burst = round >= 1 && round <= 3 && c % 1000 < (round == 3 ? 1000u : 400u) &&
-			    (c % 50) < (round == 3 ? 24u : 8u);
-		if (pos && !burst)
-			wait_idle(l);
+	/* Paced; bursts of 8 (the slack grows to cover them); the same bursts
+	 * again (covered: at most one more glitch, should one burst run
+	 * longer); bursts of 32 (it grows to its cap); paced to the end. */
+	static const uint32_t bursts[] = {0, 8, 8, 32, 0, 0};
+	uint32_t pos = 0, steps = 0, slack_after[6];
+	int glitched[6];
+	for (uint32_t r = 0; r < rounds; r++) {
 		uint64_t u0 = underflows(l);
-		uint32_t r0 = gf_ring_read_index(l->out_ring);
-		gf_live_duplex_cb(x + (size_t)pos * CH, y + (size_t)pos * CH, B, NULL, 0, l);
-		int under = underflows(l) != u0, read = gf_ring_read_index(l->out_ring) != r0;
-		/* An episode: from an underrun to the first callback that reads the
-		 * ring without one (the silence a resync owes reads nothing). */
-		if (under && !prev_under)
-			episodes++;
-		prev_under = under ? 1 : read ? 0 : prev_under;
-		pos += B;
-		if (c == 999 || c == 2999 || c == 4999) {
-			struct gf_live_stats s;
-			gf_live_get_stats(l, &s);
-			printf("after %u callbacks: slack %u, latency %u, resyncs %llu, underflows %llu, %u "
-			       "underrun episodes\n",
-			       c + 1, s.latency_slack, s.latency_frames, (unsigned long long)s.resyncs,
-			       (unsigned long long)s.output_underflows, episodes);
-			if (c == 999) /* paced at the tightest latency: exact, no underrun */
-				CHECK(s.latency_slack == 0 && s.latency_frames == B &&
-				      s.output_underflows == 0);
-		}
+		glitched[r] = play_round(l, x, y, &pos, bursts[r], &steps);
+		slack_after[r] = atomic_load(&l->slack_now);
+		printf("round %u (bursts of %u): %d bursts glitched, %llu frames underflowed, slack now %u\n",
+		       r, bursts[r], glitched[r], (unsigned long long)(underflows(l) - u0), slack_after[r]);
 	}
-	uint64_t u_end = underflows(l);
 	struct gf_live_stats s;
 	gf_live_get_stats(l, &s);
-	uint32_t want_slack = episodes < GF_LIVE_SLACK_MAX ? episodes : GF_LIVE_SLACK_MAX;
-	printf("auto slack: %u episodes -> slack %u (latency %u frames), %llu resyncs\n", episodes,
-	       s.latency_slack, s.latency_frames, (unsigned long long)s.resyncs);
-	CHECK(s.latency_slack_auto == 1 && episodes > GF_LIVE_SLACK_MAX);
-	CHECK(s.latency_slack == want_slack && s.resyncs == want_slack);
-	CHECK(s.latency_frames == B + want_slack * B);
-	CHECK(u_end == s.output_underflows);
+	printf("auto slack: slack %u (latency %u frames), %llu resyncs, %u steps\n", s.latency_slack,
+	       s.latency_frames, (unsigned long long)s.resyncs, steps);
+	CHECK(slack_after[0] == 0 && glitched[0] == 0); /* paced at the tightest latency: clean */
+	CHECK(glitched[1] > 0 && slack_after[1] > 0 && slack_after[1] <= 9);
+	CHECK(glitched[2] <= 1 && glitched[1] + glitched[2] < 8); /* not one glitch per burst */
+	CHECK(slack_after[3] == GF_LIVE_SLACK_MAX && glitched[4] == 0 && glitched[5] == 0);
+	CHECK(s.latency_slack_auto == 1 && s.latency_slack == GF_LIVE_SLACK_MAX && s.resyncs == steps);
+	CHECK(s.latency_frames == B + GF_LIVE_SLACK_MAX * B);
 	/* The last 2000 callbacks were paced: exact at the final latency. */
 	check_segment("auto slack, paced at the end", y, x, 4000 * B + s.latency_frames, total, 0,
 		      s.latency_frames);

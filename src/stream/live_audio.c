@@ -210,18 +210,16 @@ static void playback(struct gf_live *l, float *out, uint32_t n, uint64_t pos)
 		memset(out, 0, n * fb);
 		return;
 	}
+	gf_live_slack_check(l, n);
 	if (!l->play.synced || n_in != l->play.n_in || n != l->play.n_out ||
 	    atomic_load_explicit(&l->slack_now, memory_order_relaxed) != l->play.slack)
 		sync_playback(l, n_in, n, pos);
 	uint32_t quiet = l->play.hold < n ? l->play.hold : n;
 	memset(out, 0, quiet * fb);
 	l->play.hold -= quiet;
-	if (quiet == n)
-		return;
-	if (play_ring(l, out + (size_t)quiet * l->channels, n - quiet))
-		gf_live_slack_underrun(l);
-	else
-		gf_live_slack_clean(l);
+	uint32_t missing = quiet < n ? play_ring(l, out + (size_t)quiet * l->channels, n - quiet) : 0;
+	if (missing)
+		gf_live_slack_underrun(l, missing);
 }
 
 static void count_flags(struct gf_live *l, PaStreamCallbackFlags flags)

@@ -70,6 +70,7 @@ struct gf_live {
 		uint32_t n_in, n_out, slack; /* what the latency was derived from */
 		uint32_t hold;		     /* frames of silence owed before reading on (a resync) */
 		int in_underrun; /* the previous callback underran (auto slack: one step per episode) */
+		uint32_t missed; /* frames the episode missed so far */
 	} play;
 	_Atomic uint32_t slack_now;   /* playback periods of slack in force (auto: grows after underruns) */
 	_Atomic uint64_t resyncs;     /* latency re-derived while playing (period or slack change) */
@@ -153,11 +154,11 @@ void gf_live_finished_cb(void *ud);
 /** Playback latency for callbacks of @p n_in / @p n_out frames (see docs/live.md). */
 uint32_t gf_live_latency_for(uint32_t block, uint32_t n_in, uint32_t n_out, int duplex, uint32_t slack);
 
-/* live_slack.c */
-/** Playback underran in this callback (auto slack: the next callback resyncs one period later). RT. */
-void gf_live_slack_underrun(struct gf_live *l);
-/** The playback callback read without underrun (ends an underrun episode). RT. */
-void gf_live_slack_clean(struct gf_live *l);
+/* live_slack.c (playback callback, RT) */
+/** Playback missed @p missing frames in this callback: an underrun episode goes on. */
+void gf_live_slack_underrun(struct gf_live *l, uint32_t missing);
+/** Before reading @p n frames: a whole period ready ends an episode; auto slack then grows. */
+void gf_live_slack_check(struct gf_live *l, uint32_t n);
 
 /* live_worker.c */
 void *gf_live_worker_main(void *arg);
