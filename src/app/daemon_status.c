@@ -86,8 +86,10 @@ static void status_timing(const struct gf_live_stats *s, char *buf, size_t len)
 static void status_latency(const struct gf_live_stats *s, char *buf, size_t len)
 {
 	snprintf(buf, len,
-		 "device_period: %u\nlatency_slack: %u\nlatency_slack_mode: %s\nresyncs: %" PRIu64 "\n",
-		 s->device_period, s->latency_slack, s->latency_slack_auto ? "auto" : "fixed", s->resyncs);
+		 "device_period: %u\nlatency_slack: %u\nlatency_slack_mode: %s\nresyncs: %" PRIu64
+		 "\nclocks: %s\nclock_ratio: %.9f\ndelay_error_frames: %.3f\n",
+		 s->device_period, s->latency_slack, s->latency_slack_auto ? "auto" : "fixed", s->resyncs,
+		 s->resampling ? "two (resampling)" : "one", s->clock_ratio, s->delay_error_frames);
 }
 
 /* The latency changed while playing (a new device period, an auto slack
@@ -119,7 +121,7 @@ static void status_block(const struct daemon *d, char *buf, size_t len)
 	gf_engine_get_stats(d->engine, &es);
 	int64_t now = gf_dm_now_ms();
 	uint32_t rate = d->cfg->sample_rate;
-	char timing[400], lat[200];
+	char timing[400], lat[320];
 	status_timing(s, timing, sizeof(timing));
 	status_latency(s, lat, sizeof(lat));
 	snprintf(buf, len,

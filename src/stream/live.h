@@ -7,10 +7,12 @@
  * or the default device when there is neither an output device nor a
  * recording); input device + WAV recording only (record_path without
  * output.device); or both.
- * Capture and playback on one host API run as one full-duplex stream, whose
- * latency is constant and sample-exact; otherwise as two streams (their
- * clocks may drift; xruns then show it). Channels: input.channels (default
- * 2) in and out.
+ * Capture and playback that share a clock (one device, or a JACK server) run
+ * as one full-duplex stream, whose latency is constant and sample-exact;
+ * otherwise as two streams, whose clocks drift: playback then reads through
+ * an adaptive resampler that a delay-locked loop keeps at the target delay
+ * (live_clock.c; the measured ratio is in the stats). Channels:
+ * input.channels (default 2) in and out.
  *
  * Latency: a frame captured at stream position p is played at position
  * p + latency_frames (two blocks when the device period equals the block: one
@@ -102,9 +104,12 @@ struct gf_live_stats {
 	 * the block came late (an underrun). INT32_MAX: no block (or no playback). */
 	int32_t margin_frames_min;
 	int32_t margin_frames_worst;
-	uint64_t resyncs;	/**< latency re-derived while playing: period changes, slack steps */
-	uint32_t latency_slack; /**< periods of slack in force (auto: grows after underruns) */
-	int latency_slack_auto; /**< the slack is adaptive */
+	uint64_t resyncs;	   /**< latency re-derived while playing: period changes, slack steps */
+	uint32_t latency_slack;	   /**< periods of slack in force (auto: grows after underruns) */
+	int latency_slack_auto;	   /**< the slack is adaptive */
+	int resampling;		   /**< two clocks: playback reads through the adaptive resampler */
+	double clock_ratio;	   /**< resampling: measured playback/capture rate ratio (1 otherwise) */
+	double delay_error_frames; /**< resampling: latest delay minus its target, frames */
 };
 
 /**

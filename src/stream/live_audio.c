@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <string.h>
+#include <math.h>
 #include <time.h>
 
 #include "live_internal.h"
@@ -102,7 +103,15 @@ static void gap_grow(struct gf_live *l, uint32_t n)
 	count(&l->in_overflow, n);
 }
 
-static void capture(struct gf_live *l, const float *in, uint32_t n)
+/* The callback's time: the clock's, or in tests the time info's (virtual). */
+static uint64_t callback_ns(const struct gf_live *l, const PaStreamCallbackTimeInfo *ti)
+{
+	if (l->ti_clock && ti)
+		return (uint64_t)llround(ti->currentTime * 1e9);
+	return gf_live_now_ns();
+}
+
+static void capture(struct gf_live *l, const float *in, uint32_t n, uint64_t t_ns)
 {
 	struct gf_ring *r = l->in_ring;
 	note_callback_time(l);
@@ -135,9 +144,10 @@ static void capture(struct gf_live *l, const float *in, uint32_t n)
 	}
 done:
 	note_period(l, n);
-	atomic_store_explicit(&l->capture_pos,
-			      atomic_load_explicit(&l->capture_pos, memory_order_relaxed) + n,
-			      memory_order_release);
+	uint64_t pos_after = atomic_load_explicit(&l->capture_pos, memory_order_relaxed) + n;
+	atomic_store_explicit(&l->capture_pos, pos_after, memory_order_release);
+	if (l->clock)
+		gf_live_clock_capture(l, pos_after, t_ns);
 	/* sem_post never blocks (an atomic increment, and a futex wake only if
 	 * the worker sleeps). A wake-up that finds too few frames, or one that
 	 * comes while the worker is busy, is harmless: the worker re-checks the
@@ -172,6 +182,7 @@ static void sync_playback(struct gf_live *l, uint32_t n_in, uint32_t n_out, uint
 			l->play.hold = (uint32_t)-move;
 		count(&l->resyncs, 1);
 	}
+	gf_live_clock_resync(l);
 	l->play.n_in = n_in;
 	l->play.n_out = n_out;
 	l->play.slack = slack;
@@ -202,7 +213,7 @@ static uint32_t play_ring(struct gf_live *l, float *out, uint32_t n)
 	return n - k;
 }
 
-static void playback(struct gf_live *l, float *out, uint32_t n, uint64_t pos)
+static void playback(struct gf_live *l, float *out, uint32_t n, uint64_t pos, uint64_t t_ns)
 {
 	size_t fb = (size_t)l->channels * sizeof(float);
 	uint32_t n_in = atomic_load_explicit(&l->cb_frames, memory_order_acquire);
@@ -217,7 +228,10 @@ static void playback(struct gf_live *l, float *out, uint32_t n, uint64_t pos)
 	uint32_t quiet = l->play.hold < n ? l->play.hold : n;
 	memset(out, 0, quiet * fb);
 	l->play.hold -= quiet;
-	uint32_t missing = quiet < n ? play_ring(l, out + (size_t)quiet * l->channels, n - quiet) : 0;
+	float *o = out + (size_t)quiet * l->channels;
+	uint32_t missing = quiet == n ? 0
+			   : l->clock ? gf_live_clock_play(l, o, n - quiet, t_ns)
+				      : play_ring(l, o, n - quiet);
 	if (missing)
 		gf_live_slack_underrun(l, missing);
 }
@@ -231,12 +245,12 @@ static void count_flags(struct gf_live *l, PaStreamCallbackFlags flags)
 int gf_live_duplex_cb(const void *in, void *out, unsigned long frames, const PaStreamCallbackTimeInfo *ti,
 		      PaStreamCallbackFlags flags, void *ud)
 {
-	(void)ti;
 	struct gf_live *l = ud;
 	count_flags(l, flags);
 	uint64_t pos = atomic_load_explicit(&l->capture_pos, memory_order_relaxed);
-	capture(l, in, (uint32_t)frames);
-	playback(l, out, (uint32_t)frames, pos);
+	uint64_t t = callback_ns(l, ti);
+	capture(l, in, (uint32_t)frames, t);
+	playback(l, out, (uint32_t)frames, pos, t);
 	return paContinue;
 }
 
@@ -244,10 +258,9 @@ int gf_live_capture_cb(const void *in, void *out, unsigned long frames, const Pa
 		       PaStreamCallbackFlags flags, void *ud)
 {
 	(void)out;
-	(void)ti;
 	struct gf_live *l = ud;
 	count_flags(l, flags);
-	capture(l, in, (uint32_t)frames);
+	capture(l, in, (uint32_t)frames, callback_ns(l, ti));
 	return paContinue;
 }
 
@@ -255,10 +268,10 @@ int gf_live_playback_cb(const void *in, void *out, unsigned long frames, const P
 			PaStreamCallbackFlags flags, void *ud)
 {
 	(void)in;
-	(void)ti;
 	struct gf_live *l = ud;
 	count_flags(l, flags);
-	playback(l, out, (uint32_t)frames, atomic_load_explicit(&l->capture_pos, memory_order_acquire));
+	playback(l, out, (uint32_t)frames, atomic_load_explicit(&l->capture_pos, memory_order_acquire),
+		 callback_ns(l, ti));
 	return paContinue;
 }
 
