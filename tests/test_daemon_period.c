@@ -8,7 +8,12 @@
  * underflows must stop growing within a second; the recording must be the
  * reference convolution at the reported latency before the first change and
  * at each new reported latency from a second after each change, window by
- * window, with at most one disturbed window around each change. */
+ * window, with at most one disturbed window around each change.
+ *
+ * Under a real PipeWire server (scripts/with-pipewire.sh sets
+ * GPUFIR_TEST_PIPEWIRE=1 and runs this through pw-jack): the same through
+ * PipeWire's JACK library, gpufir on its null sink, and the quantum forced
+ * with `pw-metadata -n settings 0 clock.force-quantum N`. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +35,8 @@
 #define N_PHASES 3
 
 static struct gf_daemon dm;
+static int pipewire; /* GPUFIR_TEST_PIPEWIRE=1: a running PipeWire server, not a private jackd */
+static const char *device = "system";
 static float h[TAPS];
 static float *x;
 static double *y;
@@ -63,11 +70,11 @@ static void setup_files(uint64_t *rng)
 	fprintf(f,
 		"sample_rate = %d;\nblock_frames = 64;\nbackend = \"cpu\";\nlatency_slack = %u;\n"
 		"status_socket = \"%s\";\n"
-		"input = { device = \"system\"; host_api = \"JACK\"; channels = %d; };\n"
-		"output = { device = \"system\"; host_api = \"JACK\"; };\n"
+		"input = { device = \"%s\"; host_api = \"JACK\"; channels = %d; };\n"
+		"output = { device = \"%s\"; host_api = \"JACK\"; };\n"
 		"filters = ( { name = \"f\"; file = \"taps.txt\"; format = \"text\"; } );\n"
 		"chain = [\"f\"];\n",
-		RATE, gf_test_latency_slack(), dm.status_path, CH);
+		RATE, gf_test_latency_slack(), dm.status_path, device, CH, device);
 	CHECK(fclose(f) == 0);
 	x = malloc(sizeof(float) * SIG_FRAMES * CH);
 	y = malloc(sizeof(double) * SIG_FRAMES * CH);
@@ -92,9 +99,13 @@ struct phase {
 static void set_period(uint32_t n)
 {
 	char cmd[128];
-	snprintf(cmd, sizeof(cmd), "jack_bufsize %u >/dev/null 2>&1", n);
+	if (pipewire)
+		snprintf(cmd, sizeof(cmd), "pw-metadata -n settings 0 clock.force-quantum %u >/dev/null 2>&1",
+			 n);
+	else
+		snprintf(cmd, sizeof(cmd), "jack_bufsize %u >/dev/null 2>&1", n);
 	if (system(cmd) != 0)
-		gf_daemon_die(&dm, "jack_bufsize failed");
+		gf_daemon_die(&dm, pipewire ? "pw-metadata failed" : "jack_bufsize failed");
 }
 
 /* A second after the change, and two: the latency published, underflows settled. */
@@ -160,11 +171,23 @@ int main(void)
 	const char *bin = getenv("GPUFIR_BIN");
 	if (!bin)
 		gf_test_skip("GPUFIR_BIN not set (run through ctest)");
-	if (system("command -v jack_bufsize >/dev/null 2>&1") != 0)
+	const char *pw = getenv("GPUFIR_TEST_PIPEWIRE");
+	pipewire = pw && strcmp(pw, "1") == 0;
+	if (pipewire)
+		device = "gf-null-sink"; /* with-pipewire.sh's null sink */
+	else if (system("command -v jack_bufsize >/dev/null 2>&1") != 0)
 		gf_test_skip("jack_bufsize not installed");
 	uint64_t rng = gf_test_seed("test_daemon_period");
 	setup_files(&rng);
-	if (gf_jack_server_start(&dm.jack, "gpufir-period", RATE, 64) != 0)
+	if (pipewire) {
+		/* pw-jack puts PipeWire's libjack first: the rig and gpufir both load it. */
+		const char *lp = getenv("LD_LIBRARY_PATH");
+		if (!lp || !strstr(lp, "pipewire"))
+			gf_test_skip(
+				"GPUFIR_TEST_PIPEWIRE=1 but not under pw-jack (scripts/with-pipewire.sh)");
+		printf("server: PipeWire through pw-jack (%s), device %s\n", lp, device);
+		set_period(64);
+	} else if (gf_jack_server_start(&dm.jack, "gpufir-period", RATE, 64) != 0)
 		gf_test_skip("no private JACK server (jackd missing or did not start)");
 	gf_daemon_spawn(&dm, bin, 2.0);
 	gf_daemon_wait_ready(&dm, 1, 30.0, "start-up");
