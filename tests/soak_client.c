@@ -10,8 +10,11 @@
  * records what comes back. Then it checks the recording against the
  * double-precision reference convolution with the taps in TAPS: one constant
  * delay (found on the first half second of signal), then every one-second
- * window to rel. L2 < 1e-5, so a single lost or repeated sample fails.
- * Prints `key: value` lines for the script and exits 0 only on a match. */
+ * window to rel. L2 < 1e-5, so a single lost or repeated sample fails. After
+ * a bad window it looks for a new constant delay (a latency step: period
+ * change or auto slack) and goes on from there; it prints the steps and the
+ * glitches (runs of bad windows). Prints `key: value` lines for the script
+ * and exits 0 only if every window matched. */
 #include <errno.h>
 #include <jack/jack.h>
 #include <math.h>
@@ -201,10 +204,11 @@ static void reference(const float *h, uint32_t taps, long m0, size_t len, double
 		}
 }
 
-/* The delay d with rec[m] == y[m - d] on a window half a second in. */
-static long find_delay(const float *h, uint32_t taps, size_t nrec)
+/* The delay d with rec[m] == y[m - d] on a window at recording frame @p w0
+ * (>= MAX_DELAY), or -1. */
+static long find_delay_at(const float *h, uint32_t taps, size_t nrec, size_t w0)
 {
-	size_t w0 = rate / 2 + MAX_DELAY, wl = 512;
+	size_t wl = 512;
 	if (w0 + wl > nrec)
 		return -1;
 	size_t len = MAX_DELAY + wl;
@@ -228,9 +232,30 @@ static long find_delay(const float *h, uint32_t taps, size_t nrec)
 	return best;
 }
 
-/* Every window of @p win frames of output, [d, d + play_frames). */
+/* The delay on a window half a second in. */
+static long find_delay(const float *h, uint32_t taps, size_t nrec)
+{
+	return find_delay_at(h, taps, nrec, rate / 2 + MAX_DELAY);
+}
+
+/* After a bad window at input frame @p s: has the delay stepped (a period
+ * change, an auto slack step)? The new delay, from the next window, or -1. */
+static long delay_step(const float *h, uint32_t taps, size_t win, size_t nrec, size_t s, long d)
+{
+	size_t w0 = s + win + (size_t)d + win / 2; /* recording frame in the next window */
+	if (w0 < MAX_DELAY || w0 + 512 > nrec)
+		return -1;
+	long nd = find_delay_at(h, taps, nrec, w0);
+	return nd >= 0 && nd != d ? nd : -1;
+}
+
+/* Every window of @p win frames of output, [d, d + play_frames): at one
+ * constant delay, or at a new one after a step. Glitches: runs of bad
+ * windows (a step costs one). */
 static int verify_windows(const float *h, uint32_t taps, size_t win, size_t nrec, long d)
 {
+	size_t steps = 0, glitches = 0;
+	int prev_bad = 0;
 	double *y = malloc(sizeof(double) * win * CH);
 	float *xs = malloc(sizeof(float) * (win + taps) * CH);
 	CHECK(y && xs);
@@ -252,13 +277,23 @@ static int verify_windows(const float *h, uint32_t taps, size_t win, size_t nrec
 		}
 		double rel = ref > 0 ? sqrt(err / ref) : sqrt(err);
 		worst = rel > worst ? rel : worst;
-		if (!(rel < TOL) && bad++ < 16) {
+		int is_bad = !(rel < TOL);
+		glitches += is_bad && !prev_bad;
+		prev_bad = is_bad;
+		if (is_bad && bad++ < 16) {
 			size_t u = strlen(where);
 			snprintf(where + u, sizeof(where) - u, " %.0f", (double)s / (double)rate);
+		}
+		long nd = is_bad ? delay_step(h, taps, win, nrec, s, d) : -1;
+		if (nd >= 0) {
+			printf("delay_step_at_s: %.0f %ld -> %ld\n", (double)s / (double)rate, d, nd);
+			d = nd;
+			steps++;
 		}
 	}
 	printf("windows: %zu of %.1f s checked, %zu over %.0e, worst rel L2 %.2e\n", n_win,
 	       (double)win / (double)rate, bad, TOL, worst);
+	printf("delay_steps: %zu\nglitches: %zu\nfinal_delay_frames: %ld\n", steps, glitches, d);
 	if (bad)
 		printf("mismatch_at_s:%s%s\n", where, bad > 16 ? " ..." : "");
 	free(y);

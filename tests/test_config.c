@@ -144,6 +144,7 @@ static const struct bad load_errors[] = {
 	{"crossfade_ms = -1.0;\n", GF_E_CONFIG, 1, "crossfade_ms", "0..10000"},
 	{"\n\ncrossfade_ms = 20000;\n", GF_E_CONFIG, 3, "crossfade_ms", "0..10000"},
 	{"latency_slack = 17;\n", GF_E_CONFIG, 1, "latency_slack", "0..16"},
+	{"\nlatency_slack = \"fast\";\n", GF_E_CONFIG, 2, "latency_slack", "\"auto\" or 0..16"},
 	{"backend = \"gpu\";\n", GF_E_CONFIG, 1, "backend", "\"auto\", \"cpu\", \"cuda\""},
 	{"algo = 3;\n", GF_E_CONFIG, 1, "algo", "must be a string"},
 	{"log_level = \"loud\";\n", GF_E_CONFIG, 1, "log_level", "must be one of"},
@@ -578,7 +579,7 @@ static void test_settings_parsed(void)
 	CHECK(c->sample_rate == 96000 && c->block_frames == 64 && c->backend == GF_BACKEND_CPU &&
 	      c->algo == GF_ALGO_FFT && c->gpu_index == 1 && c->crossfade_ms == 5.0 && c->max_taps == 65536 &&
 	      c->log_level == GF_LOG_DEBUG && strcmp(c->status_socket, "/run/x.sock") == 0 &&
-	      c->latency_slack == 3);
+	      c->latency_slack == 3 && !c->latency_slack_auto);
 	CHECK(strcmp(c->input.device, "USB") == 0 && strcmp(c->input.host_api, "ALSA") == 0 &&
 	      c->input.channels == 2);
 	CHECK(strcmp(c->output.device, "3") == 0 && c->output.channels == 4 && !c->output.file);
@@ -591,6 +592,11 @@ static void test_settings_parsed(void)
 	CHECK_OK(gf_config_default(&c));
 	CHECK(gf_config_build(c, 0, 2, &fs, &eb) == GF_E_RATE && fs == NULL);
 	printf("  expected error: %s\n", eb.msg);
+	gf_config_free(c);
+	c = load_string_or_die(
+		"latency_slack = \"auto\";\nfilters = ( { name = \"id\"; design = \"identity\"; } );\n"
+		"chain = [\"id\"];\n");
+	CHECK(c->latency_slack_auto == 1);
 	gf_config_free(c);
 }
 

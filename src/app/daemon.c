@@ -5,6 +5,7 @@
  * log stats. Audio itself runs on the live module's threads and never waits
  * for anything here. */
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -150,13 +151,17 @@ static void reload(struct daemon *d, const char *trigger)
 
 /* ---- main loop --------------------------------------------------------- */
 
+/* Drain the signalfd into flags: whatever arrives, this returns after one
+ * read per queued signal, and the work they ask for runs below, bounded per
+ * loop pass (a storm of SIGHUPs must not keep the loop from its timers). */
 static void handle_signals(struct daemon *d)
 {
 	struct signalfd_siginfo si;
 	while (read(d->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (si.ssi_signo == SIGHUP) {
-			reload(d, "SIGHUP");
-		} else {
+			d->hups++;
+			d->hup_pending = 1;
+		} else if (!d->stop) {
 			gf_notice("%s received, stopping", si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
 			d->stop = 1;
 			d->exit_code = GF_EXIT_OK;
@@ -164,24 +169,61 @@ static void handle_signals(struct daemon *d)
 	}
 }
 
-static void timers(struct daemon *d, int healthy)
+/* Ping now if a ping falls due within @p early_ms (0: only if due). Early is
+ * harmless to systemd; late is what kills the service. */
+static void watchdog_ping(struct daemon *d, int64_t now, int64_t early_ms)
+{
+	/* Ping while audio flows, and while retrying an outage of known cause
+	 * (STATUS= says so); see the policy above struct daemon. */
+	int retrying = d->state != D_RUNNING && d->lost_at_ms && d->lost_known;
+	if (!d->wd_usec || !(d->healthy || retrying) || now + early_ms < d->next_wd_ms)
+		return;
+	gf_notify_watchdog();
+	/* On a fixed grid, so that loop latency does not stretch the interval;
+	 * an early ping restarts the grid from now. */
+	int64_t half = (int64_t)(d->wd_usec / 2000u);
+	if (now < d->next_wd_ms)
+		d->next_wd_ms = now + half;
+	else
+		d->next_wd_ms = d->next_wd_ms + half > now ? d->next_wd_ms + half : now + half;
+}
+
+/* At most one reload per loop pass. SIGHUPs are throttled: the first one
+ * reloads at once, those that arrive during a reload or within DEBOUNCE_MS of
+ * its end coalesce into one more reload when the interval is over (a SIGHUP
+ * that came after a reload read the files may mean newer files). File
+ * changes come debounced from the watch. */
+static void reload_due(struct daemon *d)
 {
 	int64_t now = gf_dm_now_ms();
-	if (healthy && d->state == D_RUNNING && d->ready_pending) {
+	const char *changed = NULL;
+	char trig[600];
+	if (d->hup_pending && now >= d->next_hup_ms) {
+		snprintf(trig, sizeof(trig), "SIGHUP%s", d->hups > 1 ? "s, coalesced" : "");
+		if (d->hups > 1)
+			gf_info("%" PRIu64 " SIGHUPs since the last reload: one reload", d->hups);
+		d->hup_pending = 0;
+		d->hups = 0;
+	} else if (d->watch && gf_watch_take(d->watch, &changed)) {
+		snprintf(trig, sizeof(trig), "%.500s changed", changed);
+	} else {
+		return;
+	}
+	watchdog_ping(d, now, (int64_t)(d->wd_usec / 4000u)); /* the reload may take a while */
+	reload(d, trig);
+	d->next_hup_ms = gf_dm_now_ms() + DEBOUNCE_MS;
+}
+
+static void timers(struct daemon *d)
+{
+	int64_t now = gf_dm_now_ms();
+	if (d->healthy && d->state == D_RUNNING && d->ready_pending) {
 		gf_notify_ready(); /* again after an outage: harmless under Type=notify */
 		gf_notice("%s", d->ready_sent ? "ready again: audio flows" : "ready: audio flows");
 		d->ready_sent = 1;
 		d->ready_pending = 0;
 	}
-	/* Ping while audio flows, and while retrying an outage of known cause
-	 * (STATUS= says so); see the policy above struct daemon. */
-	int retrying = d->state != D_RUNNING && d->lost_at_ms && d->lost_known;
-	if (d->wd_usec && (healthy || retrying) && now >= d->next_wd_ms) {
-		gf_notify_watchdog();
-		/* On a fixed grid, so that loop latency does not stretch the interval. */
-		int64_t half = (int64_t)(d->wd_usec / 2000u);
-		d->next_wd_ms = d->next_wd_ms + half > now ? d->next_wd_ms + half : now + half;
-	}
+	watchdog_ping(d, now, WD_EARLY_MS);
 	if (d->stats_every_ms > 0 && now >= d->next_stats_ms) {
 		d->next_stats_ms = now + d->stats_every_ms;
 		gf_dm_stats_log(d);
@@ -192,15 +234,15 @@ static void timers(struct daemon *d, int healthy)
 
 static int poll_timeout(const struct daemon *d)
 {
-	int t = LOOP_MS;
+	int64_t t = LOOP_MS, now = gf_dm_now_ms();
 	int w = d->watch ? gf_watch_timeout_ms(d->watch) : -1;
 	if (w >= 0 && w < t)
 		t = w;
-	if (d->wd_usec) {
-		int64_t wd = d->next_wd_ms - gf_dm_now_ms();
-		t = wd < 0 ? 0 : wd < t ? (int)wd : t;
-	}
-	return t;
+	if (d->wd_usec && d->next_wd_ms - WD_EARLY_MS - now < t)
+		t = d->next_wd_ms - WD_EARLY_MS - now;
+	if (d->hup_pending && d->next_hup_ms - now < t)
+		t = d->next_hup_ms - now;
+	return t < 0 ? 0 : (int)t;
 }
 
 static void loop(struct daemon *d)
@@ -220,18 +262,14 @@ static void loop(struct daemon *d)
 			handle_signals(d);
 		if (d->stop)
 			break;
-		const char *changed = NULL;
 		if (p[1].revents)
 			gf_watch_read(d->watch);
-		if (d->watch && gf_watch_take(d->watch, &changed)) {
-			char trig[600];
-			snprintf(trig, sizeof(trig), "%.500s changed", changed);
-			reload(d, trig);
-		}
-		int healthy = gf_dm_health_check(d);
+		reload_due(d);
+		d->healthy = gf_dm_health_check(d);
 		if (d->stop)
 			break;
-		timers(d, healthy);
+		gf_dm_latency_check(d);
+		timers(d);
 		if (d->status && p[2].revents)
 			gf_dm_status_serve(d);
 	}
@@ -291,7 +329,7 @@ static int daemon_start(struct daemon *d, const struct gf_respawn *rs)
 	if (d->wd_usec)
 		gf_info("systemd watchdog: %.1f s, pinging every %.1f s while audio flows or a lost device "
 			"is being retried",
-			d->wd_usec / 1e6, d->wd_usec / 2e6);
+			d->wd_usec / 1e6, d->wd_usec / 2e6 - WD_EARLY_MS / 1e3);
 	double st = d->o->stats_interval_s == 0 ? DEFAULT_STATS_S : d->o->stats_interval_s;
 	d->stats_every_ms = st > 0 ? (int64_t)(st * 1000.0) : 0;
 	d->next_stats_ms = gf_dm_now_ms() + d->stats_every_ms;

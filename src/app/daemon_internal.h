@@ -25,6 +25,7 @@
 #define RETRY_MIN_MS GF_RESPAWN_MIN_MS /* device-loss retry backoff: 0.5 s doubling to 10 s */
 #define STATUS_EVERY_MS 2000	       /* STATUS= refresh (xruns, p99 change continuously) */
 #define DEFAULT_STATS_S 60.0
+#define WD_EARLY_MS 50 /* ping this much before WATCHDOG_USEC/2: the loop's own wake-up latency */
 
 enum dstate {
 	D_STARTING, /* stream started, waiting for its first block */
@@ -45,8 +46,12 @@ struct daemon {
 	struct gf_watch *watch;
 	struct gf_status_server *status;
 	int sigfd;
-	int stop;      /* leave the loop */
-	int exit_code; /* GF_EXIT_* to return once stopped */
+	int stop;	     /* leave the loop */
+	int hup_pending;     /* a SIGHUP asks for a reload */
+	uint64_t hups;	     /* SIGHUPs since the last SIGHUP reload */
+	int64_t next_hup_ms; /* earliest time for the next SIGHUP reload */
+	int healthy;	     /* the last health check found audio flowing */
+	int exit_code;	     /* GF_EXIT_* to return once stopped */
 	enum dstate state;
 	int ready_sent;	   /* READY=1 sent (by this image or the one before an in-place restart) */
 	int ready_pending; /* send READY=1 when audio flows: at start and after each outage */
@@ -63,6 +68,7 @@ struct daemon {
 		int32_t margin_frames;
 	} logw;
 	uint64_t cap_at_advance; /* capture position when blocks last advanced */
+	uint32_t latency_seen;	 /* the stream's latency last published (0: none yet) */
 	/* device-loss retry */
 	uint32_t retry_ms; /* last wait between attempts */
 	uint32_t retries;  /* attempts made in this outage (across in-place restarts) */
@@ -123,5 +129,7 @@ void gf_dm_log_window_reset(struct daemon *d);
 /** Fold the latest stats into the stats log line's window. */
 void gf_dm_log_window_fold(struct daemon *d);
 void gf_dm_stats_log(struct daemon *d);
+/** Log and publish a latency the stream re-derived (period change, auto slack step). */
+void gf_dm_latency_check(struct daemon *d);
 
 #endif

@@ -35,11 +35,11 @@ static void status_line(const struct daemon *d, char *buf, size_t len)
 		return;
 	}
 	snprintf(buf, len,
-		 "%s%u Hz, %u ch, %u taps, %s/%s, xruns %" PRIu64 " (device %" PRIu64
+		 "%s%u Hz, %u ch, %u taps, %s/%s, latency %u frames, xruns %" PRIu64 " (device %" PRIu64
 		 "), late blocks %" PRIu64 ", block p99 %.0f us%s%.300s",
 		 d->state == D_STARTING ? "starting: " : "", d->cfg->sample_rate, gf_reload_channels(d->cfg),
 		 gf_engine_taps(d->engine), gf_engine_backend_name(d->engine), gf_engine_algo_name(d->engine),
-		 own_xruns(s), s->device_xruns, s->late_blocks, s->block_us_p99,
+		 s->latency_frames, own_xruns(s), s->device_xruns, s->late_blocks, s->block_us_p99,
 		 d->last_reload[0] ? ", " : "", d->last_reload);
 }
 
@@ -82,6 +82,37 @@ static void status_timing(const struct gf_live_stats *s, char *buf, size_t len)
 		 m, mw, s->wake_us_max, s->wake_us_worst, s->callback_gap_us_max, s->callback_gap_us_worst);
 }
 
+/* How the latency came about: device period, slack, resyncs (period changes, slack steps). */
+static void status_latency(const struct gf_live_stats *s, char *buf, size_t len)
+{
+	snprintf(buf, len,
+		 "device_period: %u\nlatency_slack: %u\nlatency_slack_mode: %s\nresyncs: %" PRIu64
+		 "\nclocks: %s\nclock_ratio: %.9f\ndelay_error_frames: %.3f\n",
+		 s->device_period, s->latency_slack, s->latency_slack_auto ? "auto" : "fixed", s->resyncs,
+		 s->resampling ? "two (resampling)" : "one", s->clock_ratio, s->delay_error_frames);
+}
+
+/* The latency changed while playing (a new device period, an auto slack
+ * step): say so in the log, STATUS= and (through the stats) the socket. */
+void gf_dm_latency_check(struct daemon *d)
+{
+	const struct gf_live_stats *s = &d->ls;
+	if (!d->live || !s->latency_frames || s->latency_frames == d->latency_seen)
+		return;
+	if (d->latency_seen) {
+		uint32_t rate = s->sample_rate ? s->sample_rate : d->cfg->sample_rate;
+		gf_notice("latency now %u frames (%.2f ms), was %u: device period %u, slack %u period%s "
+			  "(%s), resync %" PRIu64,
+			  s->latency_frames, rate ? 1000.0 * s->latency_frames / rate : 0.0, d->latency_seen,
+			  s->device_period, s->latency_slack, s->latency_slack == 1 ? "" : "s",
+			  s->latency_slack_auto ? "auto" : "fixed", s->resyncs);
+		d->latency_seen = s->latency_frames;
+		gf_dm_status_update(d, 1);
+		return;
+	}
+	d->latency_seen = s->latency_frames;
+}
+
 /* The status socket's answer: "key: value" lines (docs/daemon.md lists them). */
 static void status_block(const struct daemon *d, char *buf, size_t len)
 {
@@ -90,11 +121,12 @@ static void status_block(const struct daemon *d, char *buf, size_t len)
 	gf_engine_get_stats(d->engine, &es);
 	int64_t now = gf_dm_now_ms();
 	uint32_t rate = d->cfg->sample_rate;
-	char timing[400];
+	char timing[400], lat[320];
 	status_timing(s, timing, sizeof(timing));
+	status_latency(s, lat, sizeof(lat));
 	snprintf(buf, len,
 		 "gpufir %s\nstate: %s\npid: %ld\nuptime_s: %.1f\nconfig: %s\n"
-		 "sample_rate: %u\nchannels: %u\nblock_frames: %u\nlatency_frames: %u\nlatency_ms: %.3f\n"
+		 "sample_rate: %u\nchannels: %u\nblock_frames: %u\nlatency_frames: %u\nlatency_ms: %.3f\n%s"
 		 "backend: %s\nalgo: %s\ndevice: %s\ntaps: %u\nswaps: %" PRIu64 "\n"
 		 "blocks: %" PRIu64 "\nframes: %" PRIu64 "\ninput_overflows: %" PRIu64
 		 "\noutput_underflows: %" PRIu64 "\noutput_overflows: %" PRIu64 "\nlate_blocks: %" PRIu64
@@ -106,7 +138,7 @@ static void status_block(const struct daemon *d, char *buf, size_t len)
 		 "\nlast_reload: %s\nlast_reload_age_s: %.1f\noutages: %u\nrespawns: %u\n%s%s%s",
 		 GPUFIR_VERSION, gf_dm_state_name(d), (long)getpid(), (now - d->t0_ms) / 1000.0,
 		 d->cfg->path ? d->cfg->path : "(built-in default)", rate, gf_reload_channels(d->cfg),
-		 d->cfg->block_frames, s->latency_frames, rate ? 1000.0 * s->latency_frames / rate : 0.0,
+		 d->cfg->block_frames, s->latency_frames, rate ? 1000.0 * s->latency_frames / rate : 0.0, lat,
 		 gf_engine_backend_name(d->engine), gf_engine_algo_name(d->engine),
 		 gf_engine_describe(d->engine), gf_engine_taps(d->engine), es.swaps, s->blocks, es.frames,
 		 s->input_overflows, s->output_underflows, s->output_overflows, s->late_blocks,
@@ -136,22 +168,35 @@ void gf_dm_log_window_fold(struct daemon *d)
 		d->logw.margin_frames = s->margin_frames_min;
 }
 
+/* Block times over the stats line's own interval (not the last poll's). */
+static void block_times_text(struct daemon *d, char *buf, size_t len)
+{
+	struct gf_live_block_times t = {0};
+	if (d->live)
+		gf_live_block_times(d->live, GF_LIVE_WINDOW_LOG, &t);
+	if (t.blocks == 0)
+		snprintf(buf, len, "no block since the last stats");
+	else
+		snprintf(buf, len, "block us median %.0f p99 %.0f max %.0f over %" PRIu64 " blocks",
+			 t.median_us, t.p99_us, t.max_us, t.blocks);
+}
+
 void gf_dm_stats_log(struct daemon *d)
 {
 	const struct gf_live_stats *s = &d->ls;
 	struct gf_engine_stats es = {0};
 	gf_engine_get_stats(d->engine, &es);
-	char margin[16];
+	char margin[16], times[160];
 	margin_text(d->logw.margin_frames, margin, sizeof(margin));
+	block_times_text(d, times, sizeof(times));
 	gf_info("stats: %s, blocks %" PRIu64 ", xruns in %" PRIu64 " out %" PRIu64 " over %" PRIu64
-		", late blocks %" PRIu64 ", device xruns %" PRIu64
-		", block us median %.0f p99 %.0f max %.0f, margin min %s"
+		", late blocks %" PRIu64 ", device xruns %" PRIu64 ", %s, margin min %s"
 		" frames, wake max %.0f us, callback gap max %.0f us, peak %.1f dBFS, clipped %" PRIu64
 		", nonfinite %" PRIu64 ", swaps %" PRIu64 ", reloads %" PRIu64 " (failed %" PRIu64 ")",
 		gf_dm_state_name(d), s->blocks, s->input_overflows, s->output_underflows, s->output_overflows,
-		s->late_blocks, s->device_xruns, s->block_us_median, s->block_us_p99, s->block_us_max, margin,
-		d->logw.wake_us, d->logw.callback_gap_us, dbfs(d->logw.peak), s->clipped, es.nonfinite_blocks,
-		es.swaps, d->reloads, d->reload_failures);
+		s->late_blocks, s->device_xruns, times, margin, d->logw.wake_us, d->logw.callback_gap_us,
+		dbfs(d->logw.peak), s->clipped, es.nonfinite_blocks, es.swaps, d->reloads,
+		d->reload_failures);
 	gf_dm_log_window_reset(d);
 }
 

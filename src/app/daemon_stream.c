@@ -44,6 +44,7 @@ void gf_daemon_live_params(const struct gf_config *c, struct gf_live_params *p)
 		.sample_rate = c->sample_rate,
 		.block_frames = c->block_frames,
 		.latency_slack = c->latency_slack,
+		.latency_slack_auto = c->latency_slack_auto,
 		.input = {c->input.device, c->input.host_api, c->input.channels},
 		.output = {c->output.device, c->output.host_api, c->output.channels},
 		.record_path = c->output.file,
@@ -69,6 +70,7 @@ int gf_dm_stream_start(struct daemon *d, struct gf_errbuf *eb)
 	d->state = D_STARTING;
 	d->state_since_ms = gf_dm_now_ms();
 	d->last_blocks = 0;
+	d->latency_seen = 0;
 	d->cap_at_advance = 0;
 	d->last_advance_ms = d->state_since_ms;
 	stream_log_started(d);

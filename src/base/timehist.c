@@ -13,9 +13,11 @@
 
 struct gf_timehist {
 	_Atomic uint64_t bins[NBINS]; /* cumulative counts, written by the adder only */
-	_Atomic uint64_t max_ns;      /* since the last window; reader swaps in 0 */
-	uint64_t seen[NBINS];	      /* reader: counts at the previous window */
-	uint64_t delta[NBINS];	      /* reader: scratch for one window */
+	struct {
+		_Atomic uint64_t max_ns; /* since this reader's last window; it swaps in 0 */
+		uint64_t seen[NBINS];	 /* counts at its previous window */
+		uint64_t delta[NBINS];	 /* scratch for one window */
+	} r[GF_TIMEHIST_READERS];
 };
 
 int gf_timehist_new(struct gf_timehist **out)
@@ -57,24 +59,29 @@ void gf_timehist_add(struct gf_timehist *h, uint64_t ns)
 	_Atomic uint64_t *c = &h->bins[bin_of(ns)];
 	/* Single writer: a load and a store, no read-modify-write needed. */
 	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_relaxed);
-	uint64_t m = atomic_load_explicit(&h->max_ns, memory_order_relaxed);
-	while (ns > m && !atomic_compare_exchange_weak_explicit(&h->max_ns, &m, ns, memory_order_relaxed,
-								memory_order_relaxed))
-		;
+	for (unsigned i = 0; i < GF_TIMEHIST_READERS; i++) {
+		_Atomic uint64_t *mx = &h->r[i].max_ns;
+		uint64_t m = atomic_load_explicit(mx, memory_order_relaxed);
+		while (ns > m && !atomic_compare_exchange_weak_explicit(mx, &m, ns, memory_order_relaxed,
+									memory_order_relaxed))
+			;
+	}
 }
 
-void gf_timehist_window(struct gf_timehist *h, struct gf_timehist_summary *s)
+void gf_timehist_window(struct gf_timehist *h, unsigned reader, struct gf_timehist_summary *s)
 {
-	uint64_t *delta = h->delta, total = 0;
+	memset(s, 0, sizeof(*s));
+	if (reader >= GF_TIMEHIST_READERS)
+		return;
+	uint64_t *delta = h->r[reader].delta, *seen = h->r[reader].seen, total = 0;
 	for (uint32_t b = 0; b < NBINS; b++) {
 		uint64_t now = atomic_load_explicit(&h->bins[b], memory_order_relaxed);
-		delta[b] = now - h->seen[b];
-		h->seen[b] = now;
+		delta[b] = now - seen[b];
+		seen[b] = now;
 		total += delta[b];
 	}
-	memset(s, 0, sizeof(*s));
 	s->count = total;
-	s->max_us = (double)atomic_exchange_explicit(&h->max_ns, 0, memory_order_relaxed) / 1000.0;
+	s->max_us = (double)atomic_exchange_explicit(&h->r[reader].max_ns, 0, memory_order_relaxed) / 1000.0;
 	if (total == 0)
 		return;
 	uint64_t half = (total + 1) / 2, p99 = total - total / 100, acc = 0;

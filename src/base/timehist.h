@@ -4,14 +4,18 @@
  * from 64 ns to 4 s: 32 logarithmic bins per octave, preallocated.
  *
  * One thread (the audio worker) adds; any thread reads. Adding is RT-safe
- * (relaxed atomic stores of counters only that thread writes). A reader takes
+ * (relaxed atomic stores of counters only that thread writes). Readers take
  * windows: each gf_timehist_window() call summarizes what was added since the
- * previous call through the same snapshot, without stopping the writer.
+ * same reader's previous call, without stopping the writer. Up to
+ * GF_TIMEHIST_READERS readers keep windows of their own (a 200 ms health
+ * poll and a 60 s stats line must not cut each other's windows short).
  */
 #ifndef GPUFIR_TIMEHIST_H
 #define GPUFIR_TIMEHIST_H
 
 #include <stdint.h>
+
+#define GF_TIMEHIST_READERS 2
 
 struct gf_timehist;
 
@@ -31,9 +35,10 @@ void gf_timehist_free(struct gf_timehist *h);
 void gf_timehist_add(struct gf_timehist *h, uint64_t ns);
 
 /**
- * Summary of the durations added since the previous call (or since new).
- * One reader thread. Not RT-safe (walks the bins).
+ * Summary of the durations added since reader @p reader's previous call (or
+ * since new). @p reader < GF_TIMEHIST_READERS; each reader is one thread's.
+ * Not RT-safe (walks the bins).
  */
-void gf_timehist_window(struct gf_timehist *h, struct gf_timehist_summary *s);
+void gf_timehist_window(struct gf_timehist *h, unsigned reader, struct gf_timehist_summary *s);
 
 #endif

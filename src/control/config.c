@@ -199,6 +199,26 @@ static int parse_enum(const struct gf_cfg_loader *L, const config_setting_t *roo
 	return r;
 }
 
+/* latency_slack: periods (0..16) or "auto" (grows after underruns). */
+static int parse_slack(const struct gf_cfg_loader *L, const config_setting_t *root, struct gf_config *c)
+{
+	const config_setting_t *s = config_setting_get_member(root, "latency_slack");
+	if (s && config_setting_type(s) == CONFIG_TYPE_STRING) {
+		if (strcmp(config_setting_get_string(s), "auto") != 0)
+			return gf_cfg_fail_at(L, s, "latency_slack", "must be \"auto\" or 0..16 (got \"%s\")",
+					      config_setting_get_string(s));
+		c->latency_slack_auto = 1;
+		return 1;
+	}
+	long long v;
+	int r = gf_cfg_get_int(L, root, "", "latency_slack", 0, 16, &v);
+	if (r > 0) {
+		c->latency_slack = (uint32_t)v;
+		c->latency_slack_auto = 0;
+	}
+	return r;
+}
+
 static int parse_scalars(const struct gf_cfg_loader *L, const config_setting_t *root)
 {
 	struct gf_config *c = L->c;
@@ -229,10 +249,8 @@ static int parse_scalars(const struct gf_cfg_loader *L, const config_setting_t *
 		return r;
 	if ((r = gf_cfg_get_num(L, root, "", "gpu_deadline_ms", 0.0, 10000.0, &c->gpu_deadline_ms)) < 0)
 		return r;
-	if ((r = gf_cfg_get_int(L, root, "", "latency_slack", 0, 16, &v)) < 0)
+	if ((r = parse_slack(L, root, c)) < 0)
 		return r;
-	if (r)
-		c->latency_slack = (uint32_t)v;
 	if ((r = parse_enum(L, root, "backend", backends, 3, &e)) < 0)
 		return r;
 	if (r)

@@ -93,14 +93,17 @@ static int open_devices(struct gf_live *l, const struct gf_live_params *p, PaStr
 	stream_params(out, dout, l->channels, 1);
 	if ((err = check_side(out, 1, l->rate, l->out_desc, eb)))
 		return err;
-	l->duplex = Pa_GetDeviceInfo(din)->hostApi == Pa_GetDeviceInfo(dout)->hostApi &&
+	/* One clock only for one device, or a server with one graph clock
+	 * (JACK, PipeWire's JACK): two ALSA cards on one host API have two. */
+	l->duplex = (din == dout || l->jack) &&
+		    Pa_GetDeviceInfo(din)->hostApi == Pa_GetDeviceInfo(dout)->hostApi &&
 		    Pa_IsFormatSupported(in, out, l->rate) == paFormatIsSupported;
 	const char *two = getenv("GPUFIR_LIVE_TWO_STREAMS"); /* tests: the path of unrelated devices */
 	if (l->duplex && two && strcmp(two, "1") == 0)
 		l->duplex = 0;
 	else if (!l->duplex)
-		gf_warn("capture %s and playback %s cannot share one stream: they run as two, whose "
-			"clocks may drift apart (the latency is then not sample-exact)",
+		gf_info("capture %s and playback %s do not share a clock: two streams, rate-matched by "
+			"an adaptive resampler (docs/live.md)",
 			l->in_desc, l->out_desc);
 	return 0;
 }
@@ -130,7 +133,7 @@ static int alloc_buffers(struct gf_live *l)
 	uint32_t in_min = l->rate / 2 > 8 * b ? l->rate / 2 : 8 * b; /* half a second of slack */
 	int err = gf_ring_new(&l->in_ring, in_min, l->channels);
 	if (!err && l->playback) /* room for the largest latency twice over */
-		err = gf_ring_new(&l->out_ring, 2 * (2 * b + (2 + l->slack) * MAX_PERIOD), l->channels);
+		err = gf_ring_new(&l->out_ring, 2 * (2 * b + (2 + l->slack_max) * MAX_PERIOD), l->channels);
 	if (!err && l->record_path) /* a second of slack for the disk */
 		err = gf_ring_new(&l->rec_ring, l->rate > 8 * b ? l->rate : 8 * b, l->channels);
 	if (!err)
@@ -153,7 +156,8 @@ static struct gf_live *live_alloc(void)
 	struct gf_live *l = aligned_alloc(64, sizeof(*l)); /* cache-line aligned members */
 	if (l) {
 		memset(l, 0, sizeof(*l));
-		l->slack = 1;
+		l->slack = l->slack_max = 1;
+		atomic_init(&l->slack_now, 1);
 		atomic_init(&l->margin_min, INT32_MAX);
 		l->margin_worst = INT32_MAX;
 	}
@@ -206,7 +210,11 @@ int gf_live_new(struct gf_live **out, const struct gf_live_params *p, struct gf_
 		return GF_E_NOMEM;
 	l->engine = engine;
 	l->block = p->block_frames;
-	l->slack = p->latency_slack;
+	/* auto: from the tightest latency up to the most a fixed slack may be */
+	l->slack_auto = p->latency_slack_auto;
+	l->slack = l->slack_auto ? 0 : p->latency_slack;
+	l->slack_max = l->slack_auto ? GF_LIVE_SLACK_MAX : l->slack;
+	atomic_store(&l->slack_now, l->slack);
 	l->playback = p->output.device != NULL || p->record_path == NULL;
 	PaStreamParameters in, outp;
 	int err = channels_of(p, &l->channels, eb);
@@ -218,6 +226,10 @@ int gf_live_new(struct gf_live **out, const struct gf_live_params *p, struct gf_
 		err = open_devices(l, p, &in, &outp, eb);
 	if (!err && (err = alloc_buffers(l)))
 		gf_errbuf_set(eb, "cannot allocate the audio buffers: %s", gf_strerror(err));
+	/* Two streams on JACK still share the server's clock (forced two streams, tests). */
+	if (!err && l->playback && !l->duplex && !l->jack &&
+	    (err = gf_live_clock_new(&l->clock, l->channels, l->rate)))
+		gf_errbuf_set(eb, "cannot set up the resampler: %s", gf_strerror(err));
 	if (!err && l->duplex)
 		err = open_stream(l, &l->in_stream, &in, &outp, gf_live_duplex_cb, l->in_desc, eb);
 	else if (!err)
@@ -267,6 +279,7 @@ void gf_live_free(struct gf_live *l)
 	gf_pinned_free(l->blk_in, l->blk_bytes);
 	gf_pinned_free(l->blk_out, l->blk_bytes);
 	gf_timehist_free(l->hist);
+	gf_live_clock_free(l->clock);
 	gf_ring_free(l->in_ring);
 	gf_ring_free(l->out_ring);
 	gf_ring_free(l->rec_ring);

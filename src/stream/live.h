@@ -7,16 +7,21 @@
  * or the default device when there is neither an output device nor a
  * recording); input device + WAV recording only (record_path without
  * output.device); or both.
- * Capture and playback on one host API run as one full-duplex stream, whose
- * latency is constant and sample-exact; otherwise as two streams (their
- * clocks may drift; xruns then show it). Channels: input.channels (default
- * 2) in and out.
+ * Capture and playback that share a clock (one device, or a JACK server) run
+ * as one full-duplex stream, whose latency is constant and sample-exact;
+ * otherwise as two streams, whose clocks drift: playback then reads through
+ * an adaptive resampler that a delay-locked loop keeps at the target delay
+ * (live_clock.c; the measured ratio is in the stats). Channels:
+ * input.channels (default 2) in and out.
  *
  * Latency: a frame captured at stream position p is played at position
  * p + latency_frames (two blocks when the device period equals the block: one
- * for the work, one of slack; see docs/live.md), fixed at the first callback
- * and kept through underruns: a
- * late block is dropped where playback already passed, never delays the rest.
+ * for the work, one of slack; see docs/live.md), derived at the first callback
+ * and kept through underruns: a late block is dropped where playback already
+ * passed, never delays the rest. A new device period (a PipeWire quantum
+ * change, `jack_bufsize`) or, with latency_slack "auto", an underrun
+ * re-derives it: one short glitch (silence or a skip), then a constant delay
+ * again at the new latency (resyncs counts them).
  * The recording is aligned with the capture: file frame i is capture position i.
  *
  * Layer stream (src/stream/: devices, callbacks, worker, rings, recorder,
@@ -43,6 +48,9 @@
 
 struct gf_live;
 
+/** Most periods of slack: the config's limit, and where "auto" stops growing. */
+#define GF_LIVE_SLACK_MAX 16u
+
 /** One side of the stream. Its strings are read only during gf_live_new. */
 struct gf_live_endpoint {
 	const char *device;   /**< name substring or index as text; NULL = default device */
@@ -55,6 +63,8 @@ struct gf_live_params {
 	uint32_t sample_rate;	/**< Hz; 0 = the capture device's default rate */
 	uint32_t block_frames;	/**< frames per engine block, 16..8192 */
 	uint32_t latency_slack; /**< playback periods of slack beyond the tightest latency */
+	int latency_slack_auto; /**< 1: start at 0 slack, one period more after each underrun
+				     (up to GF_LIVE_SLACK_MAX); latency_slack is then ignored */
 	struct gf_live_endpoint input;
 	struct gf_live_endpoint output;
 	const char *record_path; /**< WAV recording; NULL = none */
@@ -82,7 +92,7 @@ struct gf_live_stats {
 	uint64_t record_frames;	   /**< frames written to the recording */
 	uint64_t engine_errors;	   /**< blocks whose gf_engine_process failed (output muted) */
 	uint64_t capture_frames;   /**< frames the capture device delivered since start */
-	uint32_t device_period;	   /**< frames per capture callback (0 until the first one) */
+	uint32_t device_period;	   /**< frames of the latest capture callback (0 until the first one) */
 	/* Why an underrun happened (docs/live.md): each as the extreme of the
 	 * window since the previous get_stats, and as the worst since start. */
 	double callback_gap_us_max; /**< longest interval between capture callbacks */
@@ -94,6 +104,12 @@ struct gf_live_stats {
 	 * the block came late (an underrun). INT32_MAX: no block (or no playback). */
 	int32_t margin_frames_min;
 	int32_t margin_frames_worst;
+	uint64_t resyncs;	   /**< latency re-derived while playing: period changes, slack steps */
+	uint32_t latency_slack;	   /**< periods of slack in force (auto: grows after underruns) */
+	int latency_slack_auto;	   /**< the slack is adaptive */
+	int resampling;		   /**< two clocks: playback reads through the adaptive resampler */
+	double clock_ratio;	   /**< resampling: measured playback/capture rate ratio (1 otherwise) */
+	double delay_error_frames; /**< resampling: latest delay minus its target, frames */
 };
 
 /**
@@ -127,6 +143,22 @@ int gf_live_worker_abandoned(const struct gf_live *l);
 void gf_live_free(struct gf_live *l);
 /** Snapshot of counters (resets the peak; block times cover the time since the previous call). */
 void gf_live_get_stats(struct gf_live *l, struct gf_live_stats *s);
+
+/** Engine time per block over one reader's window. */
+struct gf_live_block_times {
+	uint64_t blocks;		  /**< blocks in the window */
+	double median_us, p99_us, max_us; /**< 0 when no block */
+};
+/** The window gf_live_get_stats() takes (health poll, status). */
+#define GF_LIVE_WINDOW_POLL 0u
+/** A window of its own, for a reader with a longer interval (the daemon's stats line). */
+#define GF_LIVE_WINDOW_LOG 1u
+/**
+ * Block times since the same window's previous call (or since new): each
+ * window is cut only by its own reader, so a 60 s stats line covers 60 s
+ * whatever polls the stream meanwhile. Control thread.
+ */
+void gf_live_block_times(struct gf_live *l, unsigned window, struct gf_live_block_times *t);
 /**
  * Periodic health check from the control thread: 0 while healthy, else the
  * device error (GF_E_AUDIO: the stream stopped — device unplugged, audio

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <string.h>
+#include <math.h>
 #include <time.h>
 
 #include "live_internal.h"
@@ -66,7 +67,7 @@ uint32_t gf_live_latency_for(uint32_t b, uint32_t n_in, uint32_t n_out, int dupl
 	return tight + n_out * slack;
 }
 
-static void note_first_capture(struct gf_live *l, uint32_t n)
+static void note_first_capture(struct gf_live *l)
 {
 	/* Once: which priority does the device give its audio thread? The worker
 	 * is put just below it (pthread_getschedparam does not block). */
@@ -77,8 +78,19 @@ static void note_first_capture(struct gf_live *l, uint32_t n)
 	    (policy == SCHED_FIFO || policy == SCHED_RR))
 		prio = sp.sched_priority;
 	atomic_store_explicit(&l->cb_rt_prio, prio, memory_order_relaxed);
-	atomic_store_explicit(&l->cb_frames, n, memory_order_release);
 	l->cap.first_done = 1;
+}
+
+/* The capture period, published whenever it changes (PipeWire changes its
+ * quantum, `jack_bufsize`): playback re-derives the latency from it. */
+static void note_period(struct gf_live *l, uint32_t n)
+{
+	if (n != l->cap.period) {
+		l->cap.period = n;
+		atomic_store_explicit(&l->cb_frames, n, memory_order_release);
+	}
+	if (!l->cap.first_done)
+		note_first_capture(l);
 }
 
 /* Frames dropped because the input ring is full form one gap at one ring
@@ -91,7 +103,15 @@ static void gap_grow(struct gf_live *l, uint32_t n)
 	count(&l->in_overflow, n);
 }
 
-static void capture(struct gf_live *l, const float *in, uint32_t n)
+/* The callback's time: the clock's, or in tests the time info's (virtual). */
+static uint64_t callback_ns(const struct gf_live *l, const PaStreamCallbackTimeInfo *ti)
+{
+	if (l->ti_clock && ti)
+		return (uint64_t)llround(ti->currentTime * 1e9);
+	return gf_live_now_ns();
+}
+
+static void capture(struct gf_live *l, const float *in, uint32_t n, uint64_t t_ns)
 {
 	struct gf_ring *r = l->in_ring;
 	note_callback_time(l);
@@ -123,11 +143,11 @@ static void capture(struct gf_live *l, const float *in, uint32_t n)
 		gf_ring_write_zeros(r, n);
 	}
 done:
-	if (!l->cap.first_done)
-		note_first_capture(l, n);
-	atomic_store_explicit(&l->capture_pos,
-			      atomic_load_explicit(&l->capture_pos, memory_order_relaxed) + n,
-			      memory_order_release);
+	note_period(l, n);
+	uint64_t pos_after = atomic_load_explicit(&l->capture_pos, memory_order_relaxed) + n;
+	atomic_store_explicit(&l->capture_pos, pos_after, memory_order_release);
+	if (l->clock)
+		gf_live_clock_capture(l, pos_after, t_ns);
 	/* sem_post never blocks (an atomic increment, and a futex wake only if
 	 * the worker sleeps). A wake-up that finds too few frames, or one that
 	 * comes while the worker is busy, is harmless: the worker re-checks the
@@ -135,31 +155,47 @@ done:
 	sem_post(&l->wake);
 }
 
-/* Join the stream: play position (capture position - latency), so a frame
- * captured at position p is played at position p + latency. */
-static int sync_playback(struct gf_live *l, uint32_t n_out, uint64_t pos)
+/* Join the stream, or rejoin it after a period (or slack) change: the frame
+ * captured at position p is played at p + latency, so the read position
+ * becomes (capture position - latency). Moving it forward drops frames;
+ * moving it back would replay slots already played, so the difference is
+ * played as silence instead (play.hold). Either is the one short glitch of a
+ * period change; after it the delay is constant again. */
+static void sync_playback(struct gf_live *l, uint32_t n_in, uint32_t n_out, uint64_t pos)
 {
-	uint32_t n_in = atomic_load_explicit(&l->cb_frames, memory_order_acquire);
-	if (n_in == 0)
-		return 0; /* separate streams: capture has not started yet */
-	uint32_t lat = gf_live_latency_for(l->block, n_in, n_out, l->duplex, l->slack);
+	uint32_t slack = atomic_load_explicit(&l->slack_now, memory_order_relaxed);
+	uint32_t lat = gf_live_latency_for(l->block, n_in, n_out, l->duplex, slack);
 	uint32_t cap = gf_ring_capacity(l->out_ring);
 	if (lat > cap / 2)
 		lat = cap / 2;
-	gf_ring_read_seek(l->out_ring, (uint32_t)pos - lat);
+	uint32_t target = (uint32_t)pos - lat;
+	if (!l->play.synced) {
+		gf_ring_read_seek(l->out_ring, target);
+	} else {
+		/* Where playback stands now: the read index less the silence still owed. */
+		uint32_t at = gf_ring_read_index(l->out_ring) - l->play.hold;
+		int32_t move = (int32_t)(target - at);
+		l->play.hold = 0;
+		if (move > 0)
+			gf_ring_read_advance(l->out_ring, (uint32_t)move);
+		else
+			l->play.hold = (uint32_t)-move;
+		count(&l->resyncs, 1);
+	}
+	gf_live_clock_resync(l);
+	l->play.n_in = n_in;
+	l->play.n_out = n_out;
+	l->play.slack = slack;
 	atomic_store_explicit(&l->latency, lat, memory_order_relaxed);
 	atomic_store_explicit(&l->latency_known, 1, memory_order_release);
 	l->play.synced = 1;
-	return 1;
 }
 
-static void playback(struct gf_live *l, float *out, uint32_t n, uint64_t pos)
+/* Copy what the output ring holds at the read position, silence for what it
+ * does not (an underrun). @return frames missing. */
+static uint32_t play_ring(struct gf_live *l, float *out, uint32_t n)
 {
 	size_t fb = (size_t)l->channels * sizeof(float);
-	if (!l->play.synced && !sync_playback(l, n, pos)) {
-		memset(out, 0, n * fb);
-		return;
-	}
 	struct gf_ring_vec v[2];
 	uint32_t avail = gf_ring_read_vector(l->out_ring, v);
 	uint32_t k = avail < n ? avail : n;
@@ -174,6 +210,30 @@ static void playback(struct gf_live *l, float *out, uint32_t n, uint64_t pos)
 		count(&l->out_underflow, n - k);
 	}
 	gf_ring_read_advance(l->out_ring, n);
+	return n - k;
+}
+
+static void playback(struct gf_live *l, float *out, uint32_t n, uint64_t pos, uint64_t t_ns)
+{
+	size_t fb = (size_t)l->channels * sizeof(float);
+	uint32_t n_in = atomic_load_explicit(&l->cb_frames, memory_order_acquire);
+	if (n_in == 0) { /* separate streams: capture has not started yet */
+		memset(out, 0, n * fb);
+		return;
+	}
+	gf_live_slack_check(l, n);
+	if (!l->play.synced || n_in != l->play.n_in || n != l->play.n_out ||
+	    atomic_load_explicit(&l->slack_now, memory_order_relaxed) != l->play.slack)
+		sync_playback(l, n_in, n, pos);
+	uint32_t quiet = l->play.hold < n ? l->play.hold : n;
+	memset(out, 0, quiet * fb);
+	l->play.hold -= quiet;
+	float *o = out + (size_t)quiet * l->channels;
+	uint32_t missing = quiet == n ? 0
+			   : l->clock ? gf_live_clock_play(l, o, n - quiet, t_ns)
+				      : play_ring(l, o, n - quiet);
+	if (missing)
+		gf_live_slack_underrun(l, missing);
 }
 
 static void count_flags(struct gf_live *l, PaStreamCallbackFlags flags)
@@ -185,12 +245,12 @@ static void count_flags(struct gf_live *l, PaStreamCallbackFlags flags)
 int gf_live_duplex_cb(const void *in, void *out, unsigned long frames, const PaStreamCallbackTimeInfo *ti,
 		      PaStreamCallbackFlags flags, void *ud)
 {
-	(void)ti;
 	struct gf_live *l = ud;
 	count_flags(l, flags);
 	uint64_t pos = atomic_load_explicit(&l->capture_pos, memory_order_relaxed);
-	capture(l, in, (uint32_t)frames);
-	playback(l, out, (uint32_t)frames, pos);
+	uint64_t t = callback_ns(l, ti);
+	capture(l, in, (uint32_t)frames, t);
+	playback(l, out, (uint32_t)frames, pos, t);
 	return paContinue;
 }
 
@@ -198,10 +258,9 @@ int gf_live_capture_cb(const void *in, void *out, unsigned long frames, const Pa
 		       PaStreamCallbackFlags flags, void *ud)
 {
 	(void)out;
-	(void)ti;
 	struct gf_live *l = ud;
 	count_flags(l, flags);
-	capture(l, in, (uint32_t)frames);
+	capture(l, in, (uint32_t)frames, callback_ns(l, ti));
 	return paContinue;
 }
 
@@ -209,10 +268,10 @@ int gf_live_playback_cb(const void *in, void *out, unsigned long frames, const P
 			PaStreamCallbackFlags flags, void *ud)
 {
 	(void)in;
-	(void)ti;
 	struct gf_live *l = ud;
 	count_flags(l, flags);
-	playback(l, out, (uint32_t)frames, atomic_load_explicit(&l->capture_pos, memory_order_acquire));
+	playback(l, out, (uint32_t)frames, atomic_load_explicit(&l->capture_pos, memory_order_acquire),
+		 callback_ns(l, ti));
 	return paContinue;
 }
 

@@ -38,7 +38,7 @@ void gf_live_get_stats(struct gf_live *l, struct gf_live_stats *s)
 	s->device_xruns = atomic_load(&l->dev_xruns);
 	s->record_errors = l->rec ? gf_recorder_errors(l->rec) : 0;
 	struct gf_timehist_summary h;
-	gf_timehist_window(l->hist, &h);
+	gf_timehist_window(l->hist, GF_LIVE_WINDOW_POLL, &h);
 	s->block_us_median = h.median_us;
 	s->block_us_p99 = h.p99_us;
 	s->block_us_max = h.max_us;
@@ -56,7 +56,20 @@ void gf_live_get_stats(struct gf_live *l, struct gf_live_stats *s)
 	s->engine_errors = atomic_load(&l->engine_errors);
 	s->capture_frames = atomic_load(&l->capture_pos);
 	s->device_period = atomic_load(&l->cb_frames);
+	s->resyncs = atomic_load(&l->resyncs);
+	s->latency_slack = atomic_load(&l->slack_now);
+	s->latency_slack_auto = l->slack_auto;
+	s->resampling = l->clock != NULL;
+	s->clock_ratio = 1.0 + atomic_load(&l->ratio_ppb) * 1e-9;
+	s->delay_error_frames = atomic_load(&l->delay_err_milli) / 1000.0;
 	take_timing(l, s);
+}
+
+void gf_live_block_times(struct gf_live *l, unsigned window, struct gf_live_block_times *t)
+{
+	struct gf_timehist_summary h;
+	gf_timehist_window(l->hist, window, &h);
+	*t = (struct gf_live_block_times){h.count, h.median_us, h.p99_us, h.max_us};
 }
 
 uint64_t gf_live_capture_position(const struct gf_live *l)

@@ -33,9 +33,11 @@ enum gf_live_wstate { GF_W_RUN = 0, GF_W_DRAIN, GF_W_QUIT };
 struct gf_live {
 	/* Settings, fixed by gf_live_new. */
 	uint32_t rate, channels, block;
-	uint32_t slack; /* playback periods of slack in the latency (config latency_slack) */
-	int duplex;	/* one PortAudio stream captures and plays */
-	int playback;	/* an output device is open */
+	uint32_t slack;			  /* playback periods of slack at start (config latency_slack) */
+	int slack_auto;			  /* latency_slack = "auto": one more period after each underrun */
+	uint32_t slack_max;		  /* auto: the most it grows to */
+	int duplex;			  /* one PortAudio stream captures and plays */
+	int playback;			  /* an output device is open */
 	char in_desc[200], out_desc[200]; /* "'name' (host API)" for messages */
 	struct gf_engine *engine;
 	char *record_path;
@@ -61,15 +63,30 @@ struct gf_live {
 		int dropping; /* collecting an input gap */
 		uint32_t drop_pos, drop_len;
 		int first_done;
+		uint32_t period; /* frames of the latest capture callback */
 	} cap;
 	struct {
 		int synced;
+		uint32_t n_in, n_out, slack; /* what the latency was derived from */
+		uint32_t hold;		     /* frames of silence owed before reading on (a resync) */
+		int in_underrun; /* the previous callback underran (auto slack: one step per episode) */
+		uint32_t missed; /* frames the episode missed so far */
 	} play;
-	_Atomic uint64_t capture_pos; /* frames delivered by the capture device, dropped ones too */
+	_Atomic uint32_t slack_now; /* playback periods of slack in force (auto: grows after underruns) */
+	/* Two streams, two clocks (live_clock.c): the capture callback's latest
+	 * (position, time) under a sequence lock, and what the loop measured. */
+	struct gf_live_clock *clock; /* NULL: one clock (duplex), no resampling */
+	int ti_clock;		     /* tests: the callbacks' time info is the clock (virtual time) */
+	_Atomic uint32_t cap_seq;
+	_Atomic uint64_t cap_stamp_pos, cap_stamp_ns;
+	_Atomic int64_t ratio_ppb;	 /* playback/capture rate ratio - 1, parts per 10^9 */
+	_Atomic int32_t delay_err_milli; /* delay minus target, 1/1000 frame */
+	_Atomic uint64_t resyncs;	 /* latency re-derived while playing (period or slack change) */
+	_Atomic uint64_t capture_pos;	 /* frames delivered by the capture device, dropped ones too */
 	_Atomic uint64_t in_overflow, out_underflow, dev_xruns;
 	_Atomic uint32_t latency; /* playback latency, frames: set by the first playback callback */
 	atomic_int latency_known;
-	_Atomic uint32_t cb_frames; /* frames of the first capture callback (0: none yet) */
+	_Atomic uint32_t cb_frames; /* frames of the latest capture callback (0: none yet) */
 	atomic_int cb_rt_prio;	    /* capture callback's SCHED_FIFO/RR priority, 0 if none */
 	/* Timing diagnostics (docs/live.md, "Why an underrun happened"):
 	 * CLOCK_MONOTONIC of the last capture callback, and the longest interval
@@ -146,6 +163,23 @@ int gf_live_playback_cb(const void *in, void *out, unsigned long frames, const P
 void gf_live_finished_cb(void *ud);
 /** Playback latency for callbacks of @p n_in / @p n_out frames (see docs/live.md). */
 uint32_t gf_live_latency_for(uint32_t block, uint32_t n_in, uint32_t n_out, int duplex, uint32_t slack);
+
+/* live_slack.c (playback callback, RT) */
+/** Playback missed @p missing frames in this callback: an underrun episode goes on. */
+void gf_live_slack_underrun(struct gf_live *l, uint32_t missing);
+/** Before reading @p n frames: a whole period ready ends an episode; auto slack then grows. */
+void gf_live_slack_check(struct gf_live *l, uint32_t n);
+
+/* live_clock.c: rate matching between two streams' clocks */
+/** Allocate the resampler and its buffers (control thread). */
+int gf_live_clock_new(struct gf_live_clock **out, uint32_t channels, uint32_t rate);
+void gf_live_clock_free(struct gf_live_clock *k);
+/** Capture callback: frames captured so far (after this callback) at @p t_ns. RT. */
+void gf_live_clock_capture(struct gf_live *l, uint64_t pos_after, uint64_t t_ns);
+/** Playback callback: @p n resampled frames at @p t_ns. @return frames missing (counted). RT. */
+uint32_t gf_live_clock_play(struct gf_live *l, float *out, uint32_t n, uint64_t t_ns);
+/** Playback callback: the read position was moved (a resync). RT. */
+void gf_live_clock_resync(struct gf_live *l);
 
 /* live_worker.c */
 void *gf_live_worker_main(void *arg);

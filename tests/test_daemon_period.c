@@ -1,0 +1,238 @@
+/* The JACK period changes while gpufir plays (as PipeWire changes its quantum).
+ *
+ * `gpufir --live` as systemd runs it, against a private JACK server (dummy
+ * driver, sync mode) at period 64. Two JACK test clients play noise through
+ * it and record what comes back; meanwhile `jack_bufsize` sets the period to
+ * 256, then to 128. After each change gpufir must re-derive its latency and
+ * publish it (status socket, STATUS=, log), count a resync, and its output
+ * underflows must stop growing within a second; the recording must be the
+ * reference convolution at the reported latency before the first change and
+ * at each new reported latency from a second after each change, window by
+ * window, with at most one disturbed window around each change.
+ *
+ * Under a real PipeWire server (scripts/with-pipewire.sh sets
+ * GPUFIR_TEST_PIPEWIRE=1 and runs this through pw-jack): the same through
+ * PipeWire's JACK library, gpufir on its null sink, and the quantum forced
+ * with `pw-metadata -n settings 0 clock.force-quantum N`. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemonutil.h"
+#include "jackplay.h"
+#include "status.h"
+#include "testutil.h"
+
+#define RATE 48000
+#define CH 2
+#define TAPS 63
+#define SIG_S 9
+#define SIG_FRAMES (RATE * SIG_S)
+#define REC_FRAMES (SIG_FRAMES + RATE)
+#define WIN 2400 /* frames per checked window (50 ms) */
+#define TOL 1e-5 /* rel. L2 per window */
+#define N_PHASES 3
+
+static struct gf_daemon dm;
+static int pipewire; /* GPUFIR_TEST_PIPEWIRE=1: a running PipeWire server, not a private jackd */
+static const char *device = "system";
+static float h[TAPS];
+static float *x;
+static double *y;
+
+static double rel_err(const float *rec, uint32_t n, size_t m, size_t len, long d)
+{
+	double err = 0, ref = 0;
+	if (d < 0 || m + len + (size_t)d > n)
+		return INFINITY;
+	for (size_t i = m * CH; i < (m + len) * CH; i++) {
+		double e = rec[i + (size_t)d * CH] - y[i];
+		err += e * e;
+		ref += y[i] * y[i];
+	}
+	return sqrt(err / ref);
+}
+
+static void setup_files(uint64_t *rng)
+{
+	gf_daemon_init(&dm, "daemon-period");
+	char path[700];
+	snprintf(path, sizeof(path), "%s/taps.txt", dm.dir);
+	gf_test_fill_decaying_taps(h, TAPS, rng);
+	FILE *f = fopen(path, "w");
+	CHECK(f);
+	for (int i = 0; i < TAPS; i++)
+		fprintf(f, "%.9g\n", h[i]);
+	CHECK(fclose(f) == 0);
+	f = fopen(dm.conf_path, "w");
+	CHECK(f);
+	fprintf(f,
+		"sample_rate = %d;\nblock_frames = 64;\nbackend = \"cpu\";\nlatency_slack = %u;\n"
+		"status_socket = \"%s\";\n"
+		"input = { device = \"%s\"; host_api = \"JACK\"; channels = %d; };\n"
+		"output = { device = \"%s\"; host_api = \"JACK\"; };\n"
+		"filters = ( { name = \"f\"; file = \"taps.txt\"; format = \"text\"; } );\n"
+		"chain = [\"f\"];\n",
+		RATE, gf_test_latency_slack(), dm.status_path, device, CH, device);
+	CHECK(fclose(f) == 0);
+	x = malloc(sizeof(float) * SIG_FRAMES * CH);
+	y = malloc(sizeof(double) * SIG_FRAMES * CH);
+	float *hh = malloc(sizeof(float) * TAPS * CH);
+	CHECK(x && y && hh);
+	memcpy(hh, h, sizeof(h));
+	memcpy(hh + TAPS, h, sizeof(h));
+	gf_test_fill_noise(x, (size_t)SIG_FRAMES * CH, rng);
+	for (size_t i = 0; i < (size_t)SIG_FRAMES * CH; i++)
+		x[i] *= 0.3f;
+	gf_test_reference(x, SIG_FRAMES, CH, hh, TAPS, y);
+	free(hh);
+}
+
+struct phase {
+	uint32_t period;
+	double start_s; /* since the signal began (wall clock) */
+	long latency, resyncs, under_1s, under_2s;
+	char status[1024]; /* STATUS= a second after the change */
+};
+
+static void set_period(uint32_t n)
+{
+	char cmd[128];
+	if (pipewire)
+		snprintf(cmd, sizeof(cmd), "pw-metadata -n settings 0 clock.force-quantum %u >/dev/null 2>&1",
+			 n);
+	else
+		snprintf(cmd, sizeof(cmd), "jack_bufsize %u >/dev/null 2>&1", n);
+	if (system(cmd) != 0)
+		gf_daemon_die(&dm, pipewire ? "pw-metadata failed" : "jack_bufsize failed");
+}
+
+/* A second after the change, and two: the latency published, underflows settled. */
+static void observe(struct phase *p)
+{
+	char st[GF_STATUS_MAX];
+	gf_daemon_idle_ms(&dm, 1000);
+	gf_daemon_query_status(&dm, st, sizeof(st));
+	p->latency = gf_daemon_status_num(st, "latency_frames");
+	p->resyncs = gf_daemon_status_num(st, "resyncs");
+	p->under_1s = gf_daemon_status_num(st, "output_underflows");
+	CHECK(gf_daemon_status_num(st, "device_period") == (long)p->period);
+	snprintf(p->status, sizeof(p->status), "%s", dm.nl.last_status);
+	gf_daemon_idle_ms(&dm, 1000);
+	gf_daemon_query_status(&dm, st, sizeof(st));
+	p->under_2s = gf_daemon_status_num(st, "output_underflows");
+	printf("period %u: latency %ld frames, resyncs %ld, underflows %ld after 1 s, %ld after 2 s; "
+	       "STATUS=%s\n",
+	       p->period, p->latency, p->resyncs, p->under_1s, p->under_2s, p->status);
+}
+
+/* Each window: the reference at the phase's delay; around a change (from
+ * 0.2 s before to 1 s after) either delay, or neither in one glitch: the
+ * window where the delay steps, and the input a shorter latency skips. */
+static void check_recording(const float *rec, uint32_t n, const struct phase *ph, long offset)
+{
+	int bad_total = 0;
+	for (int k = 0; k < N_PHASES; k++) {
+		size_t from = k ? (size_t)(ph[k].start_s * RATE) - RATE / 5 : (size_t)RATE / 10;
+		size_t to = k + 1 < N_PHASES ? (size_t)(ph[k + 1].start_s * RATE) - RATE / 5 : SIG_FRAMES;
+		size_t settle_end = k ? from + RATE / 5 + RATE : 0;
+		long skip = k && ph[k].latency < ph[k - 1].latency ? ph[k - 1].latency - ph[k].latency : 0;
+		int exact = 0, settling = 0, neither = 0;
+		for (size_t m = from / WIN * WIN; m + WIN <= to && m + WIN <= SIG_FRAMES; m += WIN) {
+			double e = rel_err(rec, n, m, WIN, ph[k].latency + offset);
+			if (e < TOL) {
+				exact++;
+				continue;
+			}
+			if (m < settle_end) {
+				if (rel_err(rec, n, m, WIN, ph[k - 1].latency + offset) < TOL)
+					settling++;
+				else
+					neither++;
+				continue;
+			}
+			if (bad_total++ < 3)
+				fprintf(stderr, "period %u: window at frame %zu: rel L2 %.2e at delay %ld\n",
+					ph[k].period, m, e, ph[k].latency + offset);
+		}
+		printf("period %u: %d windows exact at latency %ld, %d still at the old one, %d neither (the "
+		       "glitch; %ld input frames skipped)\n",
+		       ph[k].period, exact, ph[k].latency, settling, neither, skip);
+		CHECK(neither <= 1 + (skip + WIN - 1) / WIN && exact > 0);
+	}
+	if (bad_total)
+		gf_daemon_die(&dm, "the recording is not the reference at the reported latency");
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	const char *bin = getenv("GPUFIR_BIN");
+	if (!bin)
+		gf_test_skip("GPUFIR_BIN not set (run through ctest)");
+	const char *pw = getenv("GPUFIR_TEST_PIPEWIRE");
+	pipewire = pw && strcmp(pw, "1") == 0;
+	if (pipewire)
+		device = "gf-null-sink"; /* with-pipewire.sh's null sink */
+	else if (system("command -v jack_bufsize >/dev/null 2>&1") != 0)
+		gf_test_skip("jack_bufsize not installed");
+	uint64_t rng = gf_test_seed("test_daemon_period");
+	setup_files(&rng);
+	if (pipewire) {
+		/* pw-jack puts PipeWire's libjack first: the rig and gpufir both load it. */
+		const char *lp = getenv("LD_LIBRARY_PATH");
+		if (!lp || !strstr(lp, "pipewire"))
+			gf_test_skip(
+				"GPUFIR_TEST_PIPEWIRE=1 but not under pw-jack (scripts/with-pipewire.sh)");
+		printf("server: PipeWire through pw-jack (%s), device %s\n", lp, device);
+		set_period(64);
+	} else if (gf_jack_server_start(&dm.jack, "gpufir-period", RATE, 64) != 0)
+		gf_test_skip("no private JACK server (jackd missing or did not start)");
+	gf_daemon_spawn(&dm, bin, 2.0);
+	gf_daemon_wait_ready(&dm, 1, 30.0, "start-up");
+	struct gf_jack_rig *rig = gf_jack_rig_open(CH, REC_FRAMES);
+	if (!rig || gf_jack_rig_connect(rig, "gpufir", 1) != 0)
+		gf_daemon_die(&dm, "cannot connect the JACK test clients to gpufir");
+	gf_daemon_idle_ms(&dm, 100);
+	struct phase ph[N_PHASES] = {{.period = 64}, {.period = 256}, {.period = 128}};
+	gf_jack_rig_record(rig);
+	gf_jack_rig_play(rig, x, SIG_FRAMES, NULL, NULL);
+	double t0 = gf_daemon_now_s();
+	observe(&ph[0]);
+	for (int k = 1; k < N_PHASES; k++) {
+		gf_daemon_idle_ms(&dm, 500);
+		ph[k].start_s = gf_daemon_now_s() - t0;
+		set_period(ph[k].period);
+		observe(&ph[k]);
+	}
+	while (!gf_jack_rig_played(rig) && gf_daemon_now_s() < t0 + 30.0)
+		gf_daemon_idle_ms(&dm, 50);
+	gf_daemon_idle_ms(&dm, 300);
+	const float *rec;
+	uint32_t n = gf_jack_rig_stop_recording(rig, &rec);
+	long offset = (long)(gf_jack_rig_play_time(rig) - gf_jack_rig_record_time(rig));
+	printf("JACK xruns seen by the test clients: %u; clients' offset %ld frames\n",
+	       gf_jack_rig_xruns(rig), offset);
+
+	/* duplex, period p >= block 64, slack s: p + s * p (docs/live.md) */
+	uint32_t slack = gf_test_latency_slack();
+	for (int k = 0; k < N_PHASES; k++) {
+		char want[64];
+		snprintf(want, sizeof(want), "latency %ld frames", ph[k].latency);
+		CHECK(ph[k].latency == (long)(ph[k].period * (1 + slack)));
+		CHECK(ph[k].resyncs == k && ph[k].under_2s == ph[k].under_1s);
+		CHECK(strstr(ph[k].status, want) != NULL);
+	}
+	check_recording(rec, n, ph, offset);
+	gf_jack_rig_close(rig);
+	char cmd[800];
+	snprintf(cmd, sizeof(cmd), "grep -c 'latency now ' '%s' | grep -qx 2", dm.log_path);
+	CHECK(system(cmd) == 0);
+	gf_daemon_terminate(&dm, 20.0, "");
+	gf_daemon_finish(&dm);
+	free(x);
+	free(y);
+	puts("test_daemon_period: ok");
+	return 0;
+}

@@ -1,0 +1,237 @@
+/* Rate matching between two streams whose clocks drift, in virtual time.
+ *
+ * The test plays two devices: it calls the real capture and playback
+ * callbacks in the order of two virtual clocks (capture at 48 kHz, playback
+ * off by +200 ppm, -200 ppm, -2 %), passing each callback its virtual time
+ * in the time info, while the real worker thread filters (an impulse). The
+ * worker is given the time it needs (virtual time stands still while it
+ * works), so what is measured is the rate matching alone. An hour of audio
+ * per case (GPUFIR_DRIFT_SECONDS), about 10 s each.
+ *
+ * The input is a sum of low sines, so the ideal resampled signal is known
+ * at any fractional time. Every 5 s of audio, a 20 ms window of output is
+ * fitted with the delay D (in capture frames) at which it best equals the
+ * input: rel. L2 at that D must be < 1e-3, and after lock-in D must stay
+ * within DELAY_TOL frames of where it settled; no frame may be dropped
+ * (no underflow or overflow); the status' measured ratio must be the
+ * clocks' ratio. */
+#include <math.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "error.h"
+#include "filter_set.h"
+#include "live_internal.h"
+#include "testutil.h"
+
+#define RATE 48000.0
+#define CH 2u
+#define B 256u /* block = both periods: fewer callbacks per virtual hour */
+#define WIN 960u
+#define CHECK_EVERY_S 5.0
+#define LOCK_S 1.0    /* lock-in allowed before the delay is held to DELAY_TOL */
+#define DELAY_TOL 4.0 /* frames */
+#define REL_TOL 1e-3
+
+static const double freq[3] = {97.0, 211.0, 347.0}, amp[3] = {0.3, 0.2, 0.1};
+
+static double signal_at(double t, unsigned c)
+{
+	double v = 0;
+	for (int k = 0; k < 3; k++)
+		v += amp[k] * sin(2 * M_PI * freq[k] * t + 0.7 * c + k);
+	return v;
+}
+
+static struct gf_engine *make_engine(void)
+{
+	struct gf_filter_set *fs;
+	CHECK_OK(gf_filter_set_new(&fs, CH, 1));
+	for (uint32_t c = 0; c < CH; c++)
+		gf_filter_set_channel(fs, c)[0] = 1.0f;
+	struct gf_engine_params p = {
+		.backend = GF_BACKEND_CPU, .channels = CH, .max_block = B, .max_taps = 1};
+	struct gf_engine *e;
+	struct gf_errbuf eb = {{0}};
+	CHECK_OK_EB(gf_engine_new(&e, &p, fs, &eb), &eb);
+	gf_filter_set_free(fs);
+	return e;
+}
+
+static void wait_idle(struct gf_live *l)
+{
+	for (long i = 0; gf_ring_read_space(l->in_ring) >= B; i++) {
+		CHECK(i < 100000000L);
+		sched_yield();
+	}
+}
+
+/* Output window: frame j played at time (j0 + j) / fs_p; error at delay d (capture frames). */
+static double window_err(const float *w, uint64_t j0, double fs_p, double d)
+{
+	double err = 0, ref = 0;
+	for (uint32_t j = 0; j < WIN; j++) {
+		double t = (double)(j0 + j) / fs_p - d / RATE;
+		for (unsigned c = 0; c < CH; c++) {
+			double r = signal_at(t, c), e = w[j * CH + c] - r;
+			err += e * e;
+			ref += r * r;
+		}
+	}
+	return sqrt(err / ref);
+}
+
+/* The delay that fits best: a scan (first window), then a golden-section search near @p guess. */
+static double fit_delay(const float *w, uint64_t j0, double fs_p, double guess, double *rel)
+{
+	double lo = guess - 16, hi = guess + 16;
+	if (guess < 0) {
+		double best = 1e9;
+		for (double d = 0; d < 4000; d += 1.0) {
+			double e = window_err(w, j0, fs_p, d);
+			if (e < best) {
+				best = e;
+				guess = d;
+			}
+		}
+		lo = guess - 2;
+		hi = guess + 2;
+	}
+	const double g = (sqrt(5.0) - 1) / 2;
+	double a = hi - g * (hi - lo), b = lo + g * (hi - lo);
+	double fa = window_err(w, j0, fs_p, a), fb = window_err(w, j0, fs_p, b);
+	for (int i = 0; i < 40; i++) {
+		if (fa < fb) {
+			hi = b;
+			b = a;
+			fb = fa;
+			a = hi - g * (hi - lo);
+			fa = window_err(w, j0, fs_p, a);
+		} else {
+			lo = a;
+			a = b;
+			fa = fb;
+			b = lo + g * (hi - lo);
+			fb = window_err(w, j0, fs_p, b);
+		}
+	}
+	*rel = fa < fb ? fa : fb;
+	return fa < fb ? a : b;
+}
+
+struct result {
+	double worst_rel, d_settled, d_min, d_max, ratio, max_err_status;
+	int windows;
+};
+
+static void run_case(double drift, double seconds, struct result *res)
+{
+	double fs_p = RATE * (1.0 + drift);
+	struct gf_engine *e = make_engine();
+	struct gf_live *l;
+	struct gf_errbuf eb = {{0}};
+	CHECK_OK_EB(gf_live_new_detached(&l, (uint32_t)RATE, CH, B, 1, NULL, e, &eb), &eb);
+	l->duplex = 0; /* two streams, two clocks: as gf_live_new decides for two devices */
+	l->ti_clock = 1;
+	CHECK_OK(gf_live_clock_new(&l->clock, CH, (uint32_t)RATE));
+	CHECK_OK_EB(gf_live_start(l, &eb), &eb);
+	float in[B * CH], out[B * CH], win[WIN * CH];
+	uint64_t kc = 0, kp = 0, next_check = (uint64_t)(fs_p * 1.0), filled = 0;
+	uint64_t end = (uint64_t)(seconds * RATE / B);
+	double guess = -1;
+	memset(res, 0, sizeof(*res));
+	res->d_min = 1e9;
+	res->d_max = -1e9;
+	while (kc < end) {
+		/* A capture callback brings the period that ends at its time; playback
+		 * runs at an unrelated phase. */
+		double tc = (double)(kc + 1) * B / RATE, tp = (double)kp * B / fs_p + 0.3e-3;
+		if (tc <= tp) {
+			for (uint32_t i = 0; i < B; i++)
+				for (unsigned c = 0; c < CH; c++)
+					in[i * CH + c] = (float)signal_at((double)(kc * B + i) / RATE, c);
+			PaStreamCallbackTimeInfo ti = {.currentTime = tc};
+			gf_live_capture_cb(in, NULL, B, &ti, 0, l);
+			wait_idle(l);
+			kc++;
+			continue;
+		}
+		PaStreamCallbackTimeInfo ti = {.currentTime = tp};
+		gf_live_playback_cb(NULL, out, B, &ti, 0, l);
+		uint64_t j0 = kp * B;
+		if (getenv("GPUFIR_DRIFT_TRACE") && kp < 400 && kp % 4 == 0)
+			printf("    cb %llu: loop error %.3f ratio %.6f read %u\n", (unsigned long long)kp,
+			       atomic_load(&l->delay_err_milli) / 1000.0,
+			       1.0 + atomic_load(&l->ratio_ppb) * 1e-9, gf_ring_read_index(l->out_ring));
+		kp++;
+		/* Collect the window that starts at next_check. */
+		for (uint32_t i = 0; i < B; i++) {
+			uint64_t j = j0 + i;
+			if (j < next_check || j >= next_check + WIN)
+				continue;
+			memcpy(win + (j - next_check) * CH, out + i * CH, CH * sizeof(float));
+			filled++;
+		}
+		if (filled < WIN)
+			continue;
+		/* The output frame j is played at the callback's time plus j's offset in it. */
+		double rel, fit = fit_delay(win, next_check, fs_p, guess, &rel);
+		double d = fit + 0.3e-3 * RATE; /* frames are played 0.3 ms after j / fs_p */
+		guess = fit;
+		double at_s = (double)next_check / fs_p;
+		if (at_s < LOCK_S || getenv("GPUFIR_DRIFT_VERBOSE"))
+			printf("  %.0f s: delay %.3f frames, rel L2 %.2e, loop error %.3f, ratio %.9f\n",
+			       at_s, d, rel, atomic_load(&l->delay_err_milli) / 1000.0,
+			       1.0 + atomic_load(&l->ratio_ppb) * 1e-9);
+		if (at_s >= LOCK_S) {
+			res->windows++;
+			res->worst_rel = fmax(res->worst_rel, rel);
+			if (rel >= REL_TOL)
+				fprintf(stderr, "drift %+g: window at %.0f s: rel L2 %.2e at delay %.3f\n",
+					drift, at_s, rel, d);
+			CHECK(rel < REL_TOL);
+			if (res->d_settled == 0)
+				res->d_settled = d;
+			res->d_min = fmin(res->d_min, d);
+			res->d_max = fmax(res->d_max, d);
+			double m = fabs(atomic_load(&l->delay_err_milli) / 1000.0);
+			res->max_err_status = fmax(res->max_err_status, m);
+		}
+		next_check += (uint64_t)(CHECK_EVERY_S * fs_p);
+		filled = 0;
+	}
+	struct gf_live_stats s;
+	gf_live_get_stats(l, &s);
+	res->ratio = s.clock_ratio;
+	printf("drift %+.4f %%: %.0f s of audio, %d windows: worst rel L2 %.2e, delay settled at %.2f frames "
+	       "(latency %u), then within [%.2f, %.2f]; measured ratio %.9f (true %.9f); underflows %llu, "
+	       "overflows in %llu out %llu\n",
+	       drift * 100, seconds, res->windows, res->worst_rel, res->d_settled, s.latency_frames,
+	       res->d_min, res->d_max, s.clock_ratio, 1.0 + drift, (unsigned long long)s.output_underflows,
+	       (unsigned long long)s.input_overflows, (unsigned long long)s.output_overflows);
+	CHECK(s.resampling == 1);
+	CHECK(s.output_underflows == 0 && s.input_overflows == 0 && s.output_overflows == 0);
+	CHECK(res->d_max - res->d_settled <= DELAY_TOL && res->d_settled - res->d_min <= DELAY_TOL);
+	CHECK(fabs(res->d_settled - s.latency_frames) < DELAY_TOL); /* at the target, not just steady */
+	CHECK(fabs(s.clock_ratio - (1.0 + drift)) < 1e-5);
+	gf_live_stop(l);
+	gf_live_free(l);
+	gf_engine_free(e);
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	const char *env = getenv("GPUFIR_DRIFT_SECONDS");
+	double seconds = env ? atof(env) : 3600.0;
+	static const double drifts[] = {200e-6, -200e-6, -0.02};
+	for (size_t i = 0; i < sizeof(drifts) / sizeof(drifts[0]); i++) {
+		struct result r;
+		run_case(drifts[i], seconds, &r);
+	}
+	printf("test_live_drift: ok\n");
+	return 0;
+}

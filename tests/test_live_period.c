@@ -1,0 +1,238 @@
+/* Period changes and adaptive slack, without a device: the test plays the
+ * device by calling the duplex callback itself while the real worker thread
+ * runs the engine (an impulse: output = input delayed by the latency).
+ *
+ * 1. Period 64 -> 256 -> 128 while playing: after each change the callback
+ *    re-derives the latency; the frames played in between are one gap of
+ *    silence (latency grew) or a skip (it shrank), never a wrong frame, and
+ *    from then on every frame is the input at the new reported latency.
+ * 2. latency_slack "auto": start at the tightest latency; each underrun
+ *    episode (bursts of callbacks faster than the worker) adds one period,
+ *    up to GF_LIVE_SLACK_MAX; paced again, the stream is sample-exact at the
+ *    reported, larger latency, without further underruns or steps. */
+#include <math.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine.h"
+#include "error.h"
+#include "filter_set.h"
+#include "live_internal.h"
+#include "testutil.h"
+
+#define RATE 48000u
+#define CH 2u
+#define B 64u
+#define TOL 1e-4f
+
+static void sleep_us(long us)
+{
+	struct timespec ts = {0, us * 1000L};
+	nanosleep(&ts, NULL);
+}
+
+static struct gf_engine *make_engine(uint32_t taps)
+{
+	struct gf_filter_set *fs;
+	CHECK_OK(gf_filter_set_new(&fs, CH, taps));
+	for (uint32_t c = 0; c < CH; c++)
+		gf_filter_set_channel(fs, c)[0] = 1.0f;
+	struct gf_engine_params p = {
+		.backend = GF_BACKEND_CPU, .channels = CH, .max_block = B, .max_taps = taps};
+	struct gf_engine *e;
+	struct gf_errbuf eb = {{0}};
+	CHECK_OK_EB(gf_engine_new(&e, &p, fs, &eb), &eb);
+	gf_filter_set_free(fs);
+	return e;
+}
+
+/* Wait until the worker has filtered every whole block captured so far. */
+static void wait_idle(struct gf_live *l)
+{
+	for (int i = 0; i < 400000 && gf_ring_read_space(l->in_ring) >= B; i++)
+		sleep_us(5);
+	CHECK(gf_ring_read_space(l->in_ring) < B);
+	sleep_us(20); /* the last block's output reaches the ring after its input is released */
+}
+
+static int silent(const float *f)
+{
+	for (uint32_t c = 0; c < CH; c++)
+		if (f[c] != 0.0f)
+			return 0;
+	return 1;
+}
+
+static int is_input(const float *f, const float *x, uint32_t p, uint32_t lat)
+{
+	if (p < lat)
+		return 0;
+	for (uint32_t c = 0; c < CH; c++)
+		if (!(fabsf(f[c] - x[(size_t)(p - lat) * CH + c]) < TOL))
+			return 0;
+	return 1;
+}
+
+/* Frames [from, from + quiet) silent, [from + quiet, to) the input at @p lat. */
+static void check_segment(const char *what, const float *y, const float *x, uint32_t from, uint32_t to,
+			  uint32_t quiet, uint32_t lat)
+{
+	uint32_t wrong = 0;
+	for (uint32_t p = from; p < to; p++) {
+		const float *f = y + (size_t)p * CH;
+		int ok = p < from + quiet ? silent(f) : is_input(f, x, p, lat);
+		if (!ok && wrong++ < 3)
+			fprintf(stderr, "%s: frame %u = %g (%s)\n", what, p, (double)f[0],
+				p < from + quiet ? "should be silent" : "not the input at the latency");
+	}
+	printf("%s: frames %u..%u: %u silent, then the input at latency %u: %u wrong\n", what, from, to,
+	       quiet, lat, wrong);
+	CHECK(wrong == 0);
+}
+
+static float *make_input(uint32_t frames, uint64_t *seed)
+{
+	float *x = malloc((size_t)frames * CH * sizeof(float));
+	CHECK(x);
+	for (size_t i = 0; i < (size_t)frames * CH; i++)
+		x[i] = 0.55f + 0.25f * gf_test_randf(seed); /* never silence */
+	return x;
+}
+
+static void case_periods(uint64_t *seed)
+{
+	static const uint32_t periods[] = {64, 256, 128, 64};
+	const uint32_t per_segment = 24000; /* frames: half a second each */
+	uint32_t total = per_segment * 4;
+	float *x = make_input(total, seed);
+	float *y = calloc((size_t)total * CH, sizeof(float));
+	CHECK(y);
+	struct gf_engine *e = make_engine(32);
+	struct gf_live *l;
+	struct gf_errbuf eb = {{0}};
+	CHECK_OK_EB(gf_live_new_detached(&l, RATE, CH, B, 1, NULL, e, &eb), &eb);
+	CHECK_OK_EB(gf_live_start(l, &eb), &eb);
+	uint32_t pos = 0, prev_lat = 0;
+	for (int k = 0; k < 4; k++) {
+		uint32_t n = periods[k], from = pos, lat = 0;
+		while (pos + n <= (uint32_t)(k + 1) * per_segment) {
+			if (pos)
+				wait_idle(l);
+			gf_live_duplex_cb(x + (size_t)pos * CH, y + (size_t)pos * CH, n, NULL, 0, l);
+			if (pos == from)
+				lat = atomic_load(&l->latency); /* derived by the segment's first callback */
+			pos += n;
+		}
+		struct gf_live_stats s;
+		gf_live_get_stats(l, &s);
+		/* duplex, aligned callbacks, slack 1: max(n, 2B - n) + n */
+		uint32_t want = (n >= B ? n : 2 * B - n) + n;
+		printf("period %u: latency %u frames, device period %u, resyncs %llu, underflows %llu\n", n,
+		       s.latency_frames, s.device_period, (unsigned long long)s.resyncs,
+		       (unsigned long long)s.output_underflows);
+		CHECK(lat == want && s.latency_frames == want && s.device_period == n);
+		CHECK(s.resyncs == (uint64_t)k && s.output_underflows == 0);
+		/* The first segment starts with the latency's silence; a longer
+		 * latency later costs that much silence once, a shorter one a skip. */
+		uint32_t quiet = k == 0 ? lat : lat > prev_lat ? lat - prev_lat : 0;
+		char what[64];
+		snprintf(what, sizeof(what), "period %u", n);
+		check_segment(what, y, x, from, pos, quiet, lat);
+		prev_lat = lat;
+	}
+	gf_live_stop(l);
+	gf_live_free(l);
+	gf_engine_free(e);
+	free(x);
+	free(y);
+}
+
+static uint64_t underflows(struct gf_live *l)
+{
+	return atomic_load(&l->out_underflow);
+}
+
+/* One round of 1000 callbacks: paced, or with @p burst_len callbacks back
+ * to back every 50 (faster than the worker can follow). @return the
+ * 50-callback cycles during which playback underran. */
+static int play_round(struct gf_live *l, const float *x, float *y, uint32_t *pos, uint32_t burst_len,
+		      uint32_t *steps)
+{
+	int glitched = 0;
+	uint64_t cycle_u0 = 0;
+	for (uint32_t c = 0; c < 1000; c++) {
+		if (c % 50 == 0)
+			cycle_u0 = underflows(l);
+		if (*pos && c % 50 >= burst_len)
+			wait_idle(l);
+		uint32_t s0 = atomic_load(&l->slack_now);
+		gf_live_duplex_cb(x + (size_t)*pos * CH, y + (size_t)*pos * CH, B, NULL, 0, l);
+		uint32_t s1 = atomic_load(&l->slack_now);
+		CHECK(s1 >= s0 && s1 <= GF_LIVE_SLACK_MAX); /* never shrinks, never past the cap */
+		*steps += s1 != s0;
+		if (c % 50 == 49 && underflows(l) != cycle_u0)
+			glitched++;
+		*pos += B;
+	}
+	return glitched;
+}
+
+static void case_auto_slack(uint64_t *seed)
+{
+	const uint32_t rounds = 6;
+	uint32_t total = rounds * 1000 * B;
+	float *x = make_input(total, seed);
+	float *y = calloc((size_t)total * CH, sizeof(float));
+	CHECK(y);
+	struct gf_engine *e = make_engine(32768); /* slow enough to fall behind a burst */
+	struct gf_live *l;
+	struct gf_errbuf eb = {{0}};
+	CHECK_OK_EB(gf_live_new_detached(&l, RATE, CH, B, 1, NULL, e, &eb), &eb);
+	l->slack_auto = 1; /* as gf_live_new does for latency_slack = "auto" */
+	l->slack = 0;
+	l->slack_max = GF_LIVE_SLACK_MAX;
+	atomic_store(&l->slack_now, 0);
+	CHECK_OK_EB(gf_live_start(l, &eb), &eb);
+	/* Paced; bursts of 8 (the slack grows to cover them); the same bursts
+	 * again (covered: at most one more glitch, should one burst run
+	 * longer); bursts of 32 (it grows to its cap); paced to the end. */
+	static const uint32_t bursts[] = {0, 8, 8, 32, 0, 0};
+	uint32_t pos = 0, steps = 0, slack_after[6];
+	int glitched[6];
+	for (uint32_t r = 0; r < rounds; r++) {
+		uint64_t u0 = underflows(l);
+		glitched[r] = play_round(l, x, y, &pos, bursts[r], &steps);
+		slack_after[r] = atomic_load(&l->slack_now);
+		printf("round %u (bursts of %u): %d bursts glitched, %llu frames underflowed, slack now %u\n",
+		       r, bursts[r], glitched[r], (unsigned long long)(underflows(l) - u0), slack_after[r]);
+	}
+	struct gf_live_stats s;
+	gf_live_get_stats(l, &s);
+	printf("auto slack: slack %u (latency %u frames), %llu resyncs, %u steps\n", s.latency_slack,
+	       s.latency_frames, (unsigned long long)s.resyncs, steps);
+	CHECK(slack_after[0] == 0 && glitched[0] == 0); /* paced at the tightest latency: clean */
+	CHECK(glitched[1] > 0 && slack_after[1] > 0 && slack_after[1] <= 9);
+	CHECK(glitched[2] <= 1 && glitched[1] + glitched[2] < 8); /* not one glitch per burst */
+	CHECK(slack_after[3] == GF_LIVE_SLACK_MAX && glitched[4] == 0 && glitched[5] == 0);
+	CHECK(s.latency_slack_auto == 1 && s.latency_slack == GF_LIVE_SLACK_MAX && s.resyncs == steps);
+	CHECK(s.latency_frames == B + GF_LIVE_SLACK_MAX * B);
+	/* The last 2000 callbacks were paced: exact at the final latency. */
+	check_segment("auto slack, paced at the end", y, x, 4000 * B + s.latency_frames, total, 0,
+		      s.latency_frames);
+	gf_live_stop(l);
+	gf_live_free(l);
+	gf_engine_free(e);
+	free(x);
+	free(y);
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	uint64_t seed = gf_test_seed("test_live_period");
+	case_periods(&seed);
+	case_auto_slack(&seed);
+	printf("test_live_period: ok\n");
+	return 0;
+}
