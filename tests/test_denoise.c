@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "config.h"
 #include "design.h"
@@ -122,7 +123,20 @@ static void test_errors(uint64_t *st)
 	char *shorty = band_noise("short.wav", RATE, 0.2, 100.0, 200.0, 1e-3, 0.0, st);
 	expect_error("filters = ( { name = \"dn\"; design = \"denoise\";\n noise = \"nope.wav\"; } );\n"
 		     "chain = [\"dn\"];\n",
-		     0, "<string>:2: filters.dn.noise: cannot read ");
+		     0, "<string>:2: filters.dn.noise: ");
+	expect_error("filters = ( { name = \"dn\"; design = \"denoise\";\n noise = \"nope.wav\"; } );\n"
+		     "chain = [\"dn\"];\n",
+		     0, "nope.wav: cannot open the noise file: No such file or directory");
+	/* a FIFO would block the reader: refused at once */
+	char *fifo = gf_test_path(dir, "fifo.wav");
+	CHECK(mkfifo(fifo, 0600) == 0);
+	expect_error("filters = ( { name = \"dn\"; design = \"denoise\";\n noise = \"fifo.wav\"; } );\n"
+		     "chain = [\"dn\"];\n",
+		     0, "<string>:2: filters.dn.noise: ") /* and says what it is: */;
+	expect_error("filters = ( { name = \"dn\"; design = \"denoise\"; noise = \"fifo.wav\"; } );\nchain = "
+		     "[\"dn\"];\n",
+		     0, "fifo.wav: the noise file is a FIFO, not a regular file");
+	free(fifo);
 	expect_error("filters = ( { name = \"dn\"; design = \"denoise\"; } );\nchain = [\"dn\"];\n", 0,
 		     "filters.dn.noise: missing");
 	expect_error("filters = ( { name = \"dn\"; design = \"denoise\"; noise = \"band.wav\";\n"

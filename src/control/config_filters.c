@@ -252,12 +252,14 @@ static int parse_noise(const struct gf_cfg_loader *L, const config_setting_t *g,
 	free(rel);
 	if (!f->file)
 		return GF_E_NOMEM;
-	if (access(f->file, R_OK) != 0) {
+	struct gf_errbuf why; /* readable and a regular file, checked without blocking on a FIFO */
+	int fd = gf_file_open_read(f->file, "noise file", 0, &why);
+	if (fd < 0) {
 		char name[192];
 		gf_cfg_setting(name, sizeof(name), prefix, "noise");
-		return gf_cfg_fail_at(L, config_setting_get_member(g, "noise"), name, "cannot read %s: %s",
-				      f->file, strerror(errno));
+		return gf_cfg_fail_at(L, config_setting_get_member(g, "noise"), name, "%s", why.msg);
 	}
+	close(fd);
 	return gf_cfg_add_file(L->c, f->file);
 }
 
