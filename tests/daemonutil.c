@@ -223,3 +223,36 @@ long gf_daemon_status_num(const char *block, const char *key)
 	const char *p = strstr(block, k);
 	return p ? strtol(p + strlen(k), NULL, 10) : -1;
 }
+
+/* gpufir's i-th port of a direction (PortAudio names them "<client>:in_N" /
+ * "out_N"; the client is "gpufir"), in registration order. */
+static void gpufir_port(struct gf_daemon *d, jack_client_t *c, const char *re, unsigned long flags, int i,
+			char *out, size_t len)
+{
+	const char **ports = jack_get_ports(c, re, NULL, flags);
+	int n = 0;
+	while (ports && ports[n])
+		n++;
+	if (i >= n) {
+		jack_free(ports);
+		gf_daemon_die(d, "gpufir's JACK ports not found");
+	}
+	snprintf(out, len, "%s", ports[i]);
+	jack_free(ports);
+}
+
+void gf_daemon_connect_ports(struct gf_daemon *d, jack_client_t *c, jack_port_t *const *feed,
+			     jack_port_t *const *rec, int ch)
+{
+	for (int i = 0; i < ch; i++) {
+		char gin[256], gout[256];
+		gpufir_port(d, c, "^gpufir[^:]*:in_", JackPortIsInput, i, gin, sizeof(gin));
+		gpufir_port(d, c, "^gpufir[^:]*:out_", JackPortIsOutput, i, gout, sizeof(gout));
+		const char **src = jack_port_get_all_connections(c, jack_port_by_name(c, gin));
+		for (int k = 0; src && src[k]; k++)
+			jack_disconnect(c, src[k], gin); /* PortAudio auto-connects the dummy capture */
+		jack_free(src);
+		CHECK(jack_connect(c, jack_port_name(feed[i]), gin) == 0);
+		CHECK(jack_connect(c, gout, jack_port_name(rec[i])) == 0);
+	}
+}

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include <jack/jack.h>
+
 #include "jackplay.h"
 
 /** What came on the notify socket. */
@@ -66,6 +68,15 @@ void gf_daemon_notify_read(struct gf_daemon *d, int timeout_ms);
 void gf_daemon_idle_ms(struct gf_daemon *d, int ms);
 /** Wait until @p n READY=1 messages in all; fail after @p timeout_s or if gpufir exits. */
 void gf_daemon_wait_ready(struct gf_daemon *d, int n, double timeout_s, const char *what);
+
+/**
+ * Connect test client @p c's @p ch feed ports to gpufir's JACK inputs and
+ * gpufir's outputs to its @p ch record ports (PortAudio names them
+ * "<client>:in_N" / "out_N", client "gpufir"), after removing the dummy
+ * capture ports PortAudio auto-connects. Fails the test if they are missing.
+ */
+void gf_daemon_connect_ports(struct gf_daemon *d, jack_client_t *c, jack_port_t *const *feed,
+			     jack_port_t *const *rec, int ch);
 
 /** The status block from gpufir's status socket (as `gpufir --status`), or fail. */
 void gf_daemon_query_status(struct gf_daemon *d, char *buf, size_t len);

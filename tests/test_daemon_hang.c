@@ -61,35 +61,6 @@ static int process(jack_nframes_t n, void *arg)
 	return 0;
 }
 
-static void gpufir_port(jack_client_t *c, const char *re, unsigned long flags, int i, char *out, size_t len)
-{
-	const char **ports = jack_get_ports(c, re, NULL, flags);
-	int n = 0;
-	while (ports && ports[n])
-		n++;
-	if (i >= n) {
-		jack_free(ports);
-		gf_daemon_die(&dm, "gpufir's JACK ports not found");
-	}
-	snprintf(out, len, "%s", ports[i]);
-	jack_free(ports);
-}
-
-static void connect_ports(jack_client_t *c)
-{
-	for (int i = 0; i < CH; i++) {
-		char gin[256], gout[256];
-		gpufir_port(c, "^gpufir[^:]*:in_", JackPortIsInput, i, gin, sizeof(gin));
-		gpufir_port(c, "^gpufir[^:]*:out_", JackPortIsOutput, i, gout, sizeof(gout));
-		const char **src = jack_port_get_all_connections(c, jack_port_by_name(c, gin));
-		for (int k = 0; src && src[k]; k++)
-			jack_disconnect(c, src[k], gin); /* PortAudio auto-connects the dummy capture */
-		jack_free(src);
-		CHECK(jack_connect(c, jack_port_name(feed_port[i]), gin) == 0);
-		CHECK(jack_connect(c, gout, jack_port_name(rec_port[i])) == 0);
-	}
-}
-
 static void write_conf(void)
 {
 	char taps[700];
@@ -214,7 +185,7 @@ static void case_hang(const char *bin, jack_client_t *jc)
 	gf_daemon_spawn(&dm, bin, 1.0);
 	CHECK(unsetenv(hook) == 0);
 	gf_daemon_wait_ready(&dm, 1, 30.0, "start-up");
-	connect_ports(jc);
+	gf_daemon_connect_ports(&dm, jc, feed_port, rec_port, CH);
 	size_t m_connected = atomic_load(&rec_pos);
 	char st[GF_STATUS_MAX];
 	double waited = wait_status("engine_timeouts", 1, 10.0, st, sizeof(st));
@@ -253,7 +224,7 @@ static void case_stuck(const char *bin, jack_client_t *jc)
 	gf_daemon_spawn(&dm, bin, 0);
 	CHECK(unsetenv("GPUFIR_FAULT_STUCK_AFTER") == 0);
 	gf_daemon_wait_ready(&dm, ready + 1, 30.0, "start-up (stuck case)");
-	connect_ports(jc);
+	gf_daemon_connect_ports(&dm, jc, feed_port, rec_port, CH);
 	char st[GF_STATUS_MAX];
 	/* The stall is noticed, the worker abandoned, the stream restarted on a CPU engine. */
 	double t = wait_status("workers_abandoned", 1, 15.0, st, sizeof(st));
@@ -276,7 +247,7 @@ static void case_stuck(const char *bin, jack_client_t *jc)
 	gf_daemon_spawn(&dm, bin, 0);
 	CHECK(unsetenv("GPUFIR_FAULT_STUCK_AFTER") == 0);
 	gf_daemon_wait_ready(&dm, ready + 1, 30.0, "start-up (stuck at SIGTERM)");
-	connect_ports(jc);
+	gf_daemon_connect_ports(&dm, jc, feed_port, rec_port, CH);
 	gf_daemon_idle_ms(&dm, 1500); /* stuck from about 1 s on */
 	gf_daemon_query_status(&dm, st, sizeof(st));
 	long b1 = gf_daemon_status_num(st, "blocks");

@@ -63,37 +63,6 @@ static int process(jack_nframes_t n, void *arg)
 	return 0;
 }
 
-/* gpufir's i-th port of a direction (PortAudio names them "<client>:in_N" /
- * "out_N"; the client is "gpufir"), in registration order. */
-static void gpufir_port(jack_client_t *c, const char *re, unsigned long flags, int i, char *out, size_t len)
-{
-	const char **ports = jack_get_ports(c, re, NULL, flags);
-	int n = 0;
-	while (ports && ports[n])
-		n++;
-	if (i >= n) {
-		jack_free(ports);
-		gf_daemon_die(&dm, "gpufir's JACK ports not found");
-	}
-	snprintf(out, len, "%s", ports[i]);
-	jack_free(ports);
-}
-
-static void connect_ports(jack_client_t *c)
-{
-	for (int i = 0; i < CH; i++) {
-		char gin[256], gout[256];
-		gpufir_port(c, "^gpufir[^:]*:in_", JackPortIsInput, i, gin, sizeof(gin));
-		gpufir_port(c, "^gpufir[^:]*:out_", JackPortIsOutput, i, gout, sizeof(gout));
-		const char **src = jack_port_get_all_connections(c, jack_port_by_name(c, gin));
-		for (int k = 0; src && src[k]; k++)
-			jack_disconnect(c, src[k], gin); /* PortAudio auto-connects the dummy capture */
-		jack_free(src);
-		CHECK(jack_connect(c, jack_port_name(feed_port[i]), gin) == 0);
-		CHECK(jack_connect(c, gout, jack_port_name(rec_port[i])) == 0);
-	}
-}
-
 /* ---- config files -------------------------------------------------------- */
 
 static void write_taps(const char *name, float *h, uint32_t n, uint64_t *rng)
@@ -287,7 +256,7 @@ int main(void)
 	/* The daemon, as systemd starts it. */
 	gf_daemon_spawn(&dm, bin, 1.0); /* WATCHDOG_USEC = 1 s */
 	gf_daemon_wait_ready(&dm, 1, 30.0, "start-up");
-	connect_ports(jc);
+	gf_daemon_connect_ports(&dm, jc, feed_port, rec_port, CH);
 	size_t m_connected = atomic_load(&rec_pos);
 	gf_daemon_idle_ms(&dm, 1000);
 	gf_daemon_notify_read(&dm, 0);

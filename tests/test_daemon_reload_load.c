@@ -70,35 +70,6 @@ static int process(jack_nframes_t n, void *arg)
 	return 0;
 }
 
-static void gpufir_port(jack_client_t *c, const char *re, unsigned long flags, int i, char *out, size_t len)
-{
-	const char **ports = jack_get_ports(c, re, NULL, flags);
-	int n = 0;
-	while (ports && ports[n])
-		n++;
-	if (i >= n) {
-		jack_free(ports);
-		gf_daemon_die(&dm, "gpufir's JACK ports not found");
-	}
-	snprintf(out, len, "%s", ports[i]);
-	jack_free(ports);
-}
-
-static void connect_ports(jack_client_t *c)
-{
-	for (int i = 0; i < CH; i++) {
-		char gin[256], gout[256];
-		gpufir_port(c, "^gpufir[^:]*:in_", JackPortIsInput, i, gin, sizeof(gin));
-		gpufir_port(c, "^gpufir[^:]*:out_", JackPortIsOutput, i, gout, sizeof(gout));
-		const char **src = jack_port_get_all_connections(c, jack_port_by_name(c, gin));
-		for (int k = 0; src && src[k]; k++)
-			jack_disconnect(c, src[k], gin);
-		jack_free(src);
-		CHECK(jack_connect(c, jack_port_name(feed_port[i]), gin) == 0);
-		CHECK(jack_connect(c, gout, jack_port_name(rec_port[i])) == 0);
-	}
-}
-
 /* Replace the filter file with filter @p which (a new file renamed over it). */
 static void write_filter(int which)
 {
@@ -272,7 +243,7 @@ int main(void)
 
 	gf_daemon_spawn(&dm, bin, 1.0);
 	gf_daemon_wait_ready(&dm, 1, 60.0, "start-up");
-	connect_ports(jc);
+	gf_daemon_connect_ports(&dm, jc, feed_port, rec_port, CH);
 	gf_daemon_idle_ms(&dm, 200);
 	size_t s0 = atomic_load(&feed_pos) + RATE / 10;
 	atomic_store(&feed_start, s0);
