@@ -239,17 +239,17 @@ done:
 	err = finish_output(&r, o, err, eb);
 	if (!err)
 		report(&r, p, o);
-	if (r.engine && (err || r.fs_owned || gf_engine_failed(r.engine)))
-		gf_offline_lane_drop(l, r.fs); /* a failed file leaves no half-run engine behind */
-	if (r.fs_owned)
-		gf_filter_set_free(r.fs);
 	if (have_pipeline && st)
 		st->frames = err ? 0 : p->frames_written;
-	if (st) {
+	if (st) { /* before the engine may be dropped below */
 		st->on_gpu = !err && r.engine && strcmp(gf_engine_backend_name(r.engine), "cuda") == 0;
 		st->rate = (uint32_t)(r.in_info.samplerate > 0 ? r.in_info.samplerate : 0);
 		st->seconds = (gf_offline_now_ms() - t0) / 1e3;
 	}
+	if (r.engine && (err || r.fs_owned || gf_engine_failed(r.engine)))
+		gf_offline_lane_drop(l, r.fs); /* a failed file leaves no half-run engine behind */
+	if (r.fs_owned)
+		gf_filter_set_free(r.fs);
 	gf_progress_free(r.prog);
 	if (r.in)
 		sf_close(r.in);
