@@ -256,3 +256,27 @@ void gf_daemon_connect_ports(struct gf_daemon *d, jack_client_t *c, jack_port_t 
 		CHECK(jack_connect(c, gout, jack_port_name(rec[i])) == 0);
 	}
 }
+
+jack_client_t *gf_daemon_jack_client(struct gf_daemon *d, const char *prefix, uint32_t rate, uint32_t period,
+				     JackProcessCallback process, jack_port_t **feed, jack_port_t **rec,
+				     int ch)
+{
+	setenv("JACK_NO_AUDIO_RESERVATION", "1", 1);
+	jack_client_t *jc = NULL;
+	jack_status_t jst;
+	if (gf_jack_server_start(&d->jack, prefix, rate, period) == 0)
+		jc = jack_client_open("gftest", JackNoStartServer | JackServerName, &jst, d->jack.name);
+	if (!jc)
+		gf_test_skip("the private jackd did not start");
+	for (int i = 0; i < ch; i++) {
+		char n[16];
+		snprintf(n, sizeof(n), "feed_%d", i + 1);
+		feed[i] = jack_port_register(jc, n, JACK_DEFAULT_AUDIO_TYPE, JackPortIsOutput, 0);
+		snprintf(n, sizeof(n), "rec_%d", i + 1);
+		rec[i] = jack_port_register(jc, n, JACK_DEFAULT_AUDIO_TYPE, JackPortIsInput, 0);
+		CHECK(feed[i] && rec[i]);
+	}
+	CHECK(jack_set_process_callback(jc, process, NULL) == 0);
+	CHECK(jack_activate(jc) == 0);
+	return jc;
+}

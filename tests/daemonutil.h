@@ -70,6 +70,16 @@ void gf_daemon_idle_ms(struct gf_daemon *d, int ms);
 void gf_daemon_wait_ready(struct gf_daemon *d, int n, double timeout_s, const char *what);
 
 /**
+ * Start the private JACK server (dummy driver, @p rate, @p period; names
+ * PREFIX-N, see jackplay.h) into d->jack and open a test client on it with
+ * @p ch feed (output) and @p ch record (input) ports, named feed_N / rec_N,
+ * running @p process; activated. Skips the test (77) if the server does not start.
+ */
+jack_client_t *gf_daemon_jack_client(struct gf_daemon *d, const char *prefix, uint32_t rate, uint32_t period,
+				     JackProcessCallback process, jack_port_t **feed, jack_port_t **rec,
+				     int ch);
+
+/**
  * Connect test client @p c's @p ch feed ports to gpufir's JACK inputs and
  * gpufir's outputs to its @p ch record ports (PortAudio names them
  * "<client>:in_N" / "out_N", client "gpufir"), after removing the dummy

@@ -223,23 +223,8 @@ int main(void)
 	write_filter(0);
 	write_conf();
 
-	setenv("JACK_NO_AUDIO_RESERVATION", "1", 1);
-	jack_client_t *jc = NULL;
-	jack_status_t jst;
-	if (gf_jack_server_start(&dm.jack, "gpufir-daemon", RATE, block) == 0)
-		jc = jack_client_open("gftest", JackNoStartServer | JackServerName, &jst, dm.jack.name);
-	if (!jc)
-		gf_test_skip("the private jackd did not start");
-	for (int c = 0; c < CH; c++) {
-		char n[16];
-		snprintf(n, sizeof(n), "feed_%d", c + 1);
-		feed_port[c] = jack_port_register(jc, n, JACK_DEFAULT_AUDIO_TYPE, JackPortIsOutput, 0);
-		snprintf(n, sizeof(n), "rec_%d", c + 1);
-		rec_port[c] = jack_port_register(jc, n, JACK_DEFAULT_AUDIO_TYPE, JackPortIsInput, 0);
-		CHECK(feed_port[c] && rec_port[c]);
-	}
-	CHECK(jack_set_process_callback(jc, process, NULL) == 0);
-	CHECK(jack_activate(jc) == 0);
+	jack_client_t *jc =
+		gf_daemon_jack_client(&dm, "gpufir-daemon", RATE, block, process, feed_port, rec_port, CH);
 
 	gf_daemon_spawn(&dm, bin, 1.0);
 	gf_daemon_wait_ready(&dm, 1, 60.0, "start-up");
