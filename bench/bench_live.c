@@ -24,9 +24,12 @@
  *    frees engines of 2 ch x TAPS taps in a loop (a reload's control-thread
  *    work), to show whether instance set-up stalls the running one.
  *
+ * 4. --crossfade: block times inside crossfades against outside them, while
+ *    another thread publishes a new filter every ~100 ms (the reload path).
+ *
  * usage: bench_live [--backend cpu|cuda|auto] [--algo auto|direct|fft] [--taps N]
  *                   [--blocks N] [--trial S] [--channels 2,8,32] [--sizes 64,128,256]
- *                   [--churn TAPS] [--capacity-taps T1,T2] [--no-floor]
+ *                   [--churn TAPS] [--capacity-taps T1,T2] [--crossfade] [--no-floor]
  *                   [--no-latency] [--no-capacity] [--unpaced]
  */
 #define _GNU_SOURCE
@@ -59,7 +62,7 @@ struct opts {
 	int n_channels;
 	uint32_t sizes[8];
 	int n_sizes;
-	int latency, capacity, paced, floor;
+	int latency, capacity, paced, floor, crossfade;
 };
 
 static uint64_t now_ns(void)
@@ -85,21 +88,40 @@ static float rnd(void)
 	return (float)((double)((rng * 0x2545F4914F6CDD1Dull) >> 40) / (double)(1ull << 23) - 1.0);
 }
 
-static struct gf_engine *make_engine(const struct opts *o, uint32_t ch, uint32_t taps, uint32_t block)
+/* Random taps with a decaying envelope, like a measured response. */
+static struct gf_filter_set *make_fs(uint32_t ch, uint32_t taps)
 {
 	struct gf_filter_set *fs;
 	if (gf_filter_set_new(&fs, ch, taps))
 		return NULL;
 	for (size_t i = 0; i < (size_t)ch * taps; i++)
 		fs->coeffs[i] = rnd() * (float)exp(-4.0 * (double)(i % taps) / taps);
-	struct gf_engine_params p = {
-		.backend = o->backend, .algo = o->algo, .channels = ch, .max_block = block, .max_taps = taps};
+	return fs;
+}
+
+static struct gf_engine *make_engine_xf(const struct opts *o, uint32_t ch, uint32_t taps, uint32_t block,
+					uint32_t crossfade)
+{
+	struct gf_filter_set *fs = make_fs(ch, taps);
+	if (!fs)
+		return NULL;
+	struct gf_engine_params p = {.backend = o->backend,
+				     .algo = o->algo,
+				     .channels = ch,
+				     .max_block = block,
+				     .max_taps = taps,
+				     .crossfade_frames = crossfade};
 	struct gf_engine *e = NULL;
 	struct gf_errbuf eb = {{0}};
 	if (gf_engine_new(&e, &p, fs, &eb))
 		fprintf(stderr, "bench_live: %u ch x %u taps: %s\n", ch, taps, eb.msg);
 	gf_filter_set_free(fs);
 	return e;
+}
+
+static struct gf_engine *make_engine(const struct opts *o, uint32_t ch, uint32_t taps, uint32_t block)
+{
+	return make_engine_xf(o, ch, taps, block, 0);
 }
 
 struct run {
@@ -269,6 +291,97 @@ static void latency_table(const struct opts *o, int churn)
 	free(r.ns);
 }
 
+/* The swapper: a control thread publishing a new filter every ~100 ms, reaping after each crossfade. */
+struct swapper {
+	struct gf_engine *e;
+	struct gf_filter_set *fs[2];
+	atomic_int stop;
+	unsigned swaps;
+};
+
+static void *swapper_main(void *arg)
+{
+	struct swapper *w = arg;
+	const struct timespec tick = {0, 1000000}, gap = {0, 100000000};
+	while (!atomic_load(&w->stop)) {
+		struct gf_errbuf eb = {{0}};
+		if (gf_engine_swap(w->e, w->fs[w->swaps & 1], &eb) == 0)
+			w->swaps++;
+		while (gf_engine_swap_pending(w->e) && !atomic_load(&w->stop))
+			nanosleep(&tick, NULL);
+		gf_engine_reap(w->e);
+		nanosleep(&gap, NULL);
+	}
+	return NULL;
+}
+
+/*
+ * Block time inside crossfades against outside them: 2 ch x taps, the daemon's
+ * default 20 ms crossfade, a new filter every ~100 ms from another thread. A
+ * block counts as inside when a swap was pending as it started or ended.
+ */
+static void crossfade_table(const struct opts *o)
+{
+	const uint32_t xf = RATE / 50;
+	printf("\n== Block time during crossfades (%u frames) against outside them, 2 ch x %u taps, "
+	       "%u blocks, paced ==\n",
+	       xf, o->taps, o->blocks);
+	printf("%6s %8s %10s %10s %10s %10s %10s %10s %8s %7s\n", "block", "swaps", "in med", "in p99",
+	       "in max", "out med", "out p99", "out max", "p99 x", "path");
+	struct run rin = {.ns = malloc(sizeof(uint64_t) * o->blocks)};
+	struct run rout = {.ns = malloc(sizeof(uint64_t) * o->blocks)};
+	for (int i = 0; i < o->n_sizes; i++) {
+		uint32_t block = o->sizes[i];
+		struct swapper w = {.e = make_engine_xf(o, 2, o->taps, block, xf)};
+		w.fs[0] = make_fs(2, o->taps);
+		w.fs[1] = make_fs(2, o->taps);
+		if (!w.e || !w.fs[0] || !w.fs[1])
+			goto next;
+		float *buf = malloc((size_t)block * 2 * sizeof(float));
+		for (size_t k = 0; k < (size_t)block * 2; k++)
+			buf[k] = rnd();
+		for (int k = 0; k < 50; k++)
+			gf_engine_process(w.e, buf, buf, block);
+		pthread_t th;
+		if (pthread_create(&th, NULL, swapper_main, &w) != 0) {
+			free(buf);
+			goto next;
+		}
+		uint64_t period = (uint64_t)block * 1000000000u / RATE, t0 = now_ns();
+		rin.n = rout.n = 0;
+		for (uint32_t k = 0; k < o->blocks; k++) {
+			sleep_until(t0 + (k + 1) * period);
+			int pend = gf_engine_swap_pending(w.e);
+			uint64_t a = now_ns();
+			gf_engine_process(w.e, buf, buf, block);
+			uint64_t b = now_ns();
+			pend |= gf_engine_swap_pending(w.e);
+			struct run *r = pend ? &rin : &rout;
+			r->ns[r->n++] = b - a;
+			for (size_t q = 0; q < (size_t)block * 2; q++) /* keep the signal bounded */
+				buf[q] = rnd();
+		}
+		atomic_store(&w.stop, 1);
+		pthread_join(th, NULL);
+		free(buf);
+		if (rin.n > 10 && rout.n > 10) {
+			struct figs fi = sorted_figs(&rin), fo = sorted_figs(&rout);
+			printf("%6u %8u %9.1fus %9.1fus %9.1fus %9.1fus %9.1fus %9.1fus %7.2fx  %s\n", block,
+			       w.swaps, fi.med, fi.p99, fi.max, fo.med, fo.p99, fo.max, fi.p99 / fo.p99,
+			       gf_engine_describe(w.e));
+		} else {
+			printf("%6u %8u (too few blocks inside or outside crossfades)\n", block, w.swaps);
+		}
+		fflush(stdout);
+	next:
+		gf_engine_free(w.e);
+		gf_filter_set_free(w.fs[0]);
+		gf_filter_set_free(w.fs[1]);
+	}
+	free(rin.ns);
+	free(rout.ns);
+}
+
 /* Does @p ch x @p taps process every block of the trial within its period? */
 static int feasible(const struct opts *o, uint32_t ch, uint32_t taps, uint32_t block, char *algo,
 		    size_t algo_len, double *p99_us)
@@ -390,6 +503,8 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->latency = 0;
 		} else if (strcmp(a, "--no-capacity") == 0) {
 			o->capacity = 0;
+		} else if (strcmp(a, "--crossfade") == 0) {
+			o->crossfade = 1;
 		} else if (strcmp(a, "--no-floor") == 0) {
 			o->floor = 0;
 		} else if (strcmp(a, "--unpaced") == 0) {
@@ -398,7 +513,8 @@ static int parse(int argc, char **argv, struct opts *o)
 			fprintf(stderr,
 				"usage: %s [--backend cpu|cuda|auto] [--algo auto|direct|fft] "
 				"[--taps N] [--blocks N] [--trial S] [--channels 2,8,32] [--sizes "
-				"64,128,256] [--churn TAPS] [--capacity-taps T1,T2] [--no-floor] "
+				"64,128,256] [--churn TAPS] [--capacity-taps T1,T2] [--crossfade] "
+				"[--no-floor] "
 				"[--no-latency] "
 				"[--no-capacity] [--unpaced]\n",
 				argv[0]);
@@ -425,6 +541,8 @@ int main(int argc, char **argv)
 		latency_table(&o, 0);
 	if (o.churn_taps)
 		latency_table(&o, 1);
+	if (o.crossfade)
+		crossfade_table(&o);
 	if (o.capacity)
 		capacity_table(&o);
 	return 0;

@@ -39,9 +39,10 @@ struct gf_cu_line {
 struct gf_direct;
 struct gf_fft;
 struct gf_cu_live;
+struct gf_cu_persist;
 
 /** The path of a call (cuda_backend.cu, submit_call). */
-enum { GF_SUB_FUSED, GF_SUB_MAPPED, GF_SUB_SINGLE, GF_SUB_PIPELINED };
+enum { GF_SUB_PERSIST, GF_SUB_FUSED, GF_SUB_MAPPED, GF_SUB_SINGLE, GF_SUB_PIPELINED };
 
 /** One backend instance: one filter set on one device. */
 struct gf_cuda_inst {
@@ -57,6 +58,7 @@ struct gf_cuda_inst {
 	struct gf_direct *direct;
 	struct gf_fft *fft;
 	struct gf_cu_live *live; /**< fused per-block path (cuda_live.cu), or NULL */
+	struct gf_cu_persist *persist; /**< persistent-kernel path (cuda_persist.cu), or NULL */
 	float *m_in, *m_out;	 /**< host-mapped staging of small FFT calls (max_block * channels) */
 	unsigned *m_done;	 /**< host-mapped completion words of those calls */
 	unsigned seq;		 /**< sequence number the last small call's kernel writes there */
@@ -115,6 +117,30 @@ int gf_live_submit(struct gf_cu_live *l, const float *inp, uint32_t frames, stru
 /** Wait for its completion words until @p deadline_ns (CLOCK_MONOTONIC), copy the output out. */
 int gf_live_finish(struct gf_cu_live *l, float *outp, uint32_t frames, uint64_t deadline_ns,
 		   struct gf_errbuf *eb);
+/* Persistent-kernel path (cuda_persist.cu). */
+/** Largest filter (taps as padded) and call the persistent kernel takes. */
+#define GF_PERSIST_MAX_TAPS 16384u
+#define GF_PERSIST_MAX_FRAMES 1024u
+/** Does an instance of these sizes fit (sizes, and a quarter of the device's resident blocks)? */
+int gf_persist_fits(int dev, uint32_t channels, uint32_t taps_pad, uint32_t max_block);
+/** Launch the kernel for @p in's direct taps (uploaded on s_comp) and wait for its first answer. */
+int gf_persist_new(struct gf_cu_persist **out, struct gf_cuda_inst *in, struct gf_errbuf *eb);
+/** Stop the kernel and free; a kernel that does not answer keeps (leaks) what it may write. */
+void gf_persist_free(struct gf_cu_persist *p);
+/** History: the newest frames of @p n interleaved frames at @p d_hist (device; n = 0: silence). */
+int gf_persist_load(struct gf_cu_persist *p, const float *d_hist, uint32_t n, uint64_t deadline_ns,
+		    struct gf_errbuf *eb);
+/** Test hook: the kernel spins @p cycles GPU clocks before answering the next command. */
+void gf_persist_hang_next(struct gf_cu_persist *p, long long cycles);
+/** Start a call: the input into mapped memory, then the sequence word. Never waits. */
+int gf_persist_submit(struct gf_cu_persist *p, const float *inp, uint32_t frames);
+/** Wait for every block's answer until @p deadline_ns, then add the slices' planes into @p outp. */
+int gf_persist_finish(struct gf_cu_persist *p, float *outp, uint32_t frames, uint64_t deadline_ns,
+		      struct gf_errbuf *eb);
+/** The measured choice between it and the staged path, per shape: -1 unknown, 0 staged, 1 persistent. */
+int gf_persist_choice_lookup(int dev, uint32_t channels, uint32_t max_block, uint32_t taps_pad);
+void gf_persist_choice_store(int dev, uint32_t channels, uint32_t max_block, uint32_t taps_pad, int persist);
+
 /**
  * Wait until all @p n words at @p w equal @p seq (the kernel writes them after
  * its output), until @p deadline_ns; the stream is queried for errors while it
@@ -171,6 +197,8 @@ int gf_direct_needs_zero(const struct gf_direct *d, uint32_t frames);
 const char *gf_direct_where(const struct gf_direct *d);
 /** Taps per channel as stored (padded with zeros to a multiple of 16). */
 uint32_t gf_direct_taps_pad(const struct gf_direct *d);
+/** The taps in global memory, [channels][taps_pad] (also when a constant bank holds them). */
+const float *gf_direct_taps(const struct gf_direct *d);
 /** Arguments of the fused per-block kernel (cu_live_kernel.cuh). */
 struct gf_live_args {
 	float *ring;

@@ -47,6 +47,18 @@ static pthread_t g_warm_thread;
 static int g_warm_state; /* 0 not started, 1 running (joinable), 2 done */
 static int g_warm_dev;
 
+/*
+ * A persistent kernel never finishes, so nothing may queue behind it: streams
+ * share the driver's hardware work queues (8 by default), and an operation on
+ * a stream that shares the kernel's queue can wait for it. 32 (the most) before
+ * the context exists, unless the user set it.
+ */
+static pthread_once_t g_conn_once = PTHREAD_ONCE_INIT;
+static void set_connections(void)
+{
+	setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
+}
+
 static void *prewarm_main(void *)
 {
 	int n = 0;
@@ -60,6 +72,7 @@ static void *prewarm_main(void *)
 extern "C" void gf_cuda_prewarm(int gpu_index)
 {
 	const char *env = getenv("GPUFIR_CUDA_PREWARM");
+	pthread_once(&g_conn_once, set_connections);
 	if (env && strcmp(env, "0") == 0)
 		return;
 	pthread_mutex_lock(&g_warm_mu);
@@ -82,6 +95,7 @@ extern "C" void gf_cuda_prewarm_wait(void)
 extern "C" int gf_cuda_probe(int gpu_index, char *desc, uint32_t desc_len)
 {
 	int n = 0;
+	pthread_once(&g_conn_once, set_connections);
 	gf_cuda_prewarm_wait();
 	cudaError_t e = cudaGetDeviceCount(&n);
 	if (e != cudaSuccess) {
@@ -199,6 +213,7 @@ static void inst_free(struct gf_cuda_inst *in)
 	(void)gf_cu_use_device(in->dev, &eb);
 	if (in->h_hang) /* release a hook kernel still spinning: its stream then drains at once */
 		*(volatile int *)in->h_hang = 1;
+	gf_persist_free(in->persist);
 	if (in->s_comp) /* this instance's own work only */
 		cudaStreamSynchronize(in->s_comp);
 	gf_live_free(in->live, in->s_comp);
@@ -460,6 +475,68 @@ static int hang_hook_init(struct gf_cuda_inst *in, struct gf_errbuf *eb)
 	return 0;
 }
 
+/*
+ * The persistent kernel or the staged path for a direct instance's live
+ * blocks. Opt-in (docs/cuda.md): while a persistent kernel runs, building
+ * another instance on its device serialises behind it (page-locked and
+ * device allocations synchronise implicitly), so a reload under it falls
+ * back to the CPU. GPUFIR_CUDA_PERSIST=1 takes it wherever it fits;
+ * GPUFIR_CUDA_PERSIST=auto times both on whole round trips of max_block
+ * frames and keeps the faster (per shape, so a second instance of the same
+ * shape measures nothing); unset or 0: the staged path. Control thread,
+ * before the instance is published.
+ */
+static int pick_persist(struct gf_cuda_inst *in, struct gf_errbuf *eb)
+{
+	const char *env = getenv("GPUFIR_CUDA_PERSIST");
+	int force = !env || !*env || strcmp(env, "0") == 0 ? 0 : strcmp(env, "auto") == 0 ? -1 : 1;
+	if (in->algo != GF_ALGO_DIRECT || !in->direct || force == 0)
+		return 0;
+	uint32_t tp = gf_direct_taps_pad(in->direct);
+	if (!gf_persist_fits(in->dev, in->channels, tp, in->max_block))
+		return 0;
+	int known = force < 0 ? gf_persist_choice_lookup(in->dev, in->channels, in->max_block, tp) : 1;
+	if (known == 0)
+		return 0;
+	struct gf_errbuf peb = {{0}};
+	int err = gf_persist_new(&in->persist, in, &peb);
+	if (err) { /* the staged path stays; a broken device shows there too */
+		gf_debug("cuda: persistent kernel not used: %s", peb.msg);
+		in->persist = NULL;
+		return 0;
+	}
+	if (known == 1)
+		return 0;
+	double t_persist = 0.0, t_staged = 0.0;
+	err = time_round_trip(in, in->max_block, &t_persist);
+	struct gf_cu_persist *p = in->persist;
+	in->persist = NULL;
+	if (!err)
+		err = time_round_trip(in, in->max_block, &t_staged);
+	in->persist = p;
+	if (!err)
+		err = reset_state(in, eb);
+	if (!err)
+		err = CU_TRY(eb, cudaStreamSynchronize(in->s_comp));
+	if (!err)
+		err = gf_persist_load(in->persist, NULL, 0, gf_cu_now_ns() + GF_CU_WAIT_NS, eb);
+	if (err) {
+		if (in->eb.msg[0] && !eb->msg[0])
+			gf_errbuf_set(eb, "%s", in->eb.msg);
+		return err;
+	}
+	int keep = t_persist < t_staged;
+	gf_debug("cuda: live path, %u taps x %u ch, blocks of %u: persistent %.1f us, staged %.1f us (%s)",
+		 in->taps, in->channels, in->max_block, t_persist / 1e3, t_staged / 1e3,
+		 keep ? "persistent" : "staged");
+	gf_persist_choice_store(in->dev, in->channels, in->max_block, tp, keep);
+	if (!keep) {
+		gf_persist_free(in->persist);
+		in->persist = NULL;
+	}
+	return 0;
+}
+
 static int cu_create(const struct gf_engine_params *p, const struct gf_filter_set *fs, void **out,
 		     struct gf_errbuf *eb)
 {
@@ -536,7 +613,8 @@ static int cu_create(const struct gf_engine_params *p, const struct gf_filter_se
 		goto fail;
 	/* This instance's streams only: a device-wide synchronize would wait for
 	 * (and stall) the instance that is streaming while this one is built. */
-	if ((err = reset_state(in, eb)) || (err = CU_TRY(eb, cudaStreamSynchronize(in->s_comp))))
+	if ((err = reset_state(in, eb)) || (err = CU_TRY(eb, cudaStreamSynchronize(in->s_comp))) ||
+	    (err = pick_persist(in, eb)))
 		goto fail;
 	t[5] = now_ms();
 	gf_debug("cuda: %s, %u taps x %u ch, block %u, chunk %u: %s%s%s; setup ms: context %.1f, staging %.1f, "
@@ -545,7 +623,7 @@ static int cu_create(const struct gf_engine_params *p, const struct gf_filter_se
 		 in->direct
 			 ? (gf_direct_where(in->direct)[0] == 'c' ? " (constant memory)" : " (global memory)")
 			 : "",
-		 in->live ? ", fused per-block path" : "", t[1] - t[0], t[2] - t[1], t[3] - t[2], t[4] - t[3], in->fft ? gf_fft_partition(in->fft) : 0,
+		 in->persist ? ", persistent kernel" : in->live ? ", fused per-block path" : "", t[1] - t[0], t[2] - t[1], t[3] - t[2], t[4] - t[3], in->fft ? gf_fft_partition(in->fft) : 0,
 		 in->fft ? gf_fft_size(in->fft) : 0, t[5] - t[4]);
 	*out = in;
 	return 0;
@@ -593,7 +671,14 @@ static int cu_prime(void *inst, const float *history, uint32_t frames)
 			err = gf_fft_prime(in->fft, in, d_hist, n, s, eb);
 		if (!err && in->live)
 			err = gf_live_load(in->live, d_hist, n, s, eb);
+		if (!err && in->persist) /* the kernel reads d_hist once its upload is done */
+			err = drain_comp(in);
+		if (!err && in->persist)
+			err = gf_persist_load(in->persist, d_hist, n, gf_backend_now_ns() + PRIME_STEP_DEADLINE_NS,
+					      eb);
 		gf_cu_dfree(d_hist, s);
+	} else if (!err && in->persist) {
+		err = gf_persist_load(in->persist, NULL, 0, gf_backend_now_ns() + PRIME_STEP_DEADLINE_NS, eb);
 	}
 	return err ? err : drain_comp(in);
 }
@@ -758,7 +843,9 @@ static int process_pipelined(struct gf_cuda_inst *in, const float *inp, float *o
  * pinned); large calls the pipeline (run in finish). */
 static int submit_call(struct gf_cuda_inst *in, const float *inp, uint32_t frames)
 {
-	if (in->live && in->algo == GF_ALGO_DIRECT)
+	if (in->persist)
+		in->sub_kind = GF_SUB_PERSIST;
+	else if (in->live && in->algo == GF_ALGO_DIRECT)
 		in->sub_kind = GF_SUB_FUSED;
 	else if (small_call(in, frames) && in->m_in && in->algo == GF_ALGO_FFT)
 		in->sub_kind = GF_SUB_MAPPED;
@@ -767,6 +854,8 @@ static int submit_call(struct gf_cuda_inst *in, const float *inp, uint32_t frame
 	else
 		in->sub_kind = GF_SUB_PIPELINED;
 	switch (in->sub_kind) {
+	case GF_SUB_PERSIST:
+		return gf_persist_submit(in->persist, inp, frames);
 	case GF_SUB_FUSED:
 		return gf_live_submit(in->live, inp, frames, &in->eb);
 	case GF_SUB_MAPPED:
@@ -782,6 +871,8 @@ static int finish_call(struct gf_cuda_inst *in, float *outp, uint32_t frames, ui
 {
 	int err;
 	switch (in->sub_kind) {
+	case GF_SUB_PERSIST:
+		return gf_persist_finish(in->persist, outp, frames, deadline_ns, &in->eb);
 	case GF_SUB_FUSED:
 		return gf_live_finish(in->live, outp, frames, deadline_ns, &in->eb);
 	case GF_SUB_MAPPED:
@@ -828,7 +919,9 @@ static int cu_submit(void *inst, const float *inp, uint32_t frames)
 	int err = gf_cu_use_device(in->dev, &in->eb);
 	if (err)
 		return err;
-	if (hang) { /* everything after it on s_comp waits for it */
+	if (hang && in->persist) {
+		gf_persist_hang_next(in->persist, in->hang_cycles);
+	} else if (hang) { /* everything after it on s_comp waits for it */
 		hang_kernel<<<1, 1, 0, in->s_comp>>>(in->d_hang, in->hang_cycles);
 		CU_RET(&in->eb, cudaGetLastError());
 	}
@@ -897,6 +990,8 @@ extern "C" const char *gf_cuda_taps_where(const void *inst)
 extern "C" const char *gf_cuda_block_path(const void *inst)
 {
 	const struct gf_cuda_inst *in = (const struct gf_cuda_inst *)inst;
+	if (in->persist)
+		return "persistent";
 	if (in->live && in->algo == GF_ALGO_DIRECT)
 		return "fused";
 	if (!small_call(in, in->max_block))

@@ -206,6 +206,11 @@ uint32_t gf_direct_taps_pad(const struct gf_direct *d)
 	return d->taps_pad;
 }
 
+const float *gf_direct_taps(const struct gf_direct *d)
+{
+	return d->d_taps;
+}
+
 static void pick_shape(const struct gf_direct *d, uint32_t frames, struct shape *sh)
 {
 	/* Large tiles (16 outputs a thread, 2048 a block, 4096 taps a z-slice)

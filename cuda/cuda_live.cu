@@ -182,7 +182,11 @@ int gf_cu_wait_words(volatile unsigned *w, unsigned n, unsigned seq, cudaStream_
 			continue;
 		uint64_t t = gf_cu_now_ns();
 		if (t >= deadline_ns) {
-			gf_errbuf_set(eb, "cuda: work still in flight at the deadline");
+			unsigned done = 0;
+			for (unsigned k = 0; k < n; k++)
+				done += w[k] == seq;
+			gf_errbuf_set(eb, "cuda: work still in flight at the deadline (%u of %u blocks answered)",
+				      done, n);
 			return GF_E_TIMEOUT;
 		}
 		if (next_query == 0)

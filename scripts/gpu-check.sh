@@ -17,8 +17,12 @@
 #                CPU takes over within the deadline, status answers, SIGTERM within 2 s
 #   live_cuda_tight  its playback case at latency_slack 1 (the default latency),
 #                reported, not required: it fails where the host stalls threads
+#   hang_cuda_persist  the same on the persistent-kernel path (GPUFIR_CUDA_PERSIST=1):
+#                the abandoned kernel must not hold up the exit
 #   bench_live   engine time per block and capacity on the CUDA backend
-#                (GPU_CHECK_BLOCKS blocks per size, 20000; GPU_CHECK_TRIAL_S, 1)
+#                (GPU_CHECK_BLOCKS blocks per size, 20000; GPU_CHECK_TRIAL_S, 1;
+#                more arguments in GPU_CHECK_BENCH_ARGS, e.g. --no-capacity --crossfade)
+#   bench_live_persist  its latency table on the persistent-kernel path (reported)
 #   memcheck, racecheck  compute-sanitizer on the quick GPU case set, when
 #                GPU_CHECK_SANITIZE=1 (they take minutes)
 #   cyclictest   60 s (GPU_CHECK_CYCLIC_S) of real-time wake-up latency (two SCHED_FIFO threads), when
@@ -61,8 +65,12 @@ step live_cuda_tight optional env GPUFIR_TEST_BACKEND=cuda GPUFIR_TEST_LATENCY_S
 step reload_cuda required env GPUFIR_TEST_BACKEND=cuda GPUFIR_TEST_RELOAD_TAPS="${GPU_CHECK_RELOAD_TAPS:-1048575}" \
 	GPUFIR_TEST_RELOAD_BLOCK="${GPU_CHECK_RELOAD_BLOCK:-256}" "$root/scripts/with-jackd.sh" "$build/tests/test_daemon_reload_load"
 step hang_cuda required env GPUFIR_TEST_BACKEND=cuda "$root/scripts/with-jackd.sh" "$build/tests/test_daemon_hang"
+step hang_cuda_persist required env GPUFIR_TEST_BACKEND=cuda GPUFIR_CUDA_PERSIST=1 \
+	"$root/scripts/with-jackd.sh" "$build/tests/test_daemon_hang"
 step bench_live required "$build/bench/bench_live" --backend cuda --blocks "${GPU_CHECK_BLOCKS:-20000}" \
-	--trial "${GPU_CHECK_TRIAL_S:-1}"
+	--trial "${GPU_CHECK_TRIAL_S:-1}" ${GPU_CHECK_BENCH_ARGS:-}
+step bench_live_persist optional env GPUFIR_CUDA_PERSIST=1 "$build/bench/bench_live" --backend cuda \
+	--blocks "${GPU_CHECK_BLOCKS:-20000}" --sizes 64,128 --no-capacity --no-floor
 if [ "${GPU_CHECK_SANITIZE:-0}" = 1 ]; then
 	step memcheck required env GPUFIR_GPU_TEST_QUICK=1 compute-sanitizer --tool memcheck \
 		--leak-check full --error-exitcode 9 "$build/tests/test_gpu_engine"

@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "config.h"
 #include "daemon.h"
+#include "engine.h"
 #include "error.h"
 #include "live.h"
 #include "log.h"
@@ -297,6 +298,7 @@ static int run_live(const struct gf_cli *cli, char *const *argv)
 		/* SIGTERM must end the process within 2 s whatever the GPU does:
 		 * skip the atexit teardown, which could wait for the stuck work. */
 		fflush(NULL);
+		gf_engine_release_device_work();
 		_exit(rc);
 	}
 	return rc;

@@ -111,6 +111,12 @@ void gf_cuda_unpin(void *ptr);
  * Control thread.
  */
 void gf_cuda_prewarm(int gpu_index);
+/**
+ * End every persistent kernel of the process, the abandoned ones too (sets a
+ * host-mapped flag they poll; no CUDA call, safe anywhere). Before _exit():
+ * the driver's teardown would otherwise wait for them.
+ */
+void gf_cuda_quit_kernels(void);
 /** Wait for gf_cuda_prewarm's thread (call before returning from a path that may not have used CUDA). */
 void gf_cuda_prewarm_wait(void);
 

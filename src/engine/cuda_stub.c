@@ -45,3 +45,7 @@ void gf_cuda_prewarm(int gpu_index)
 void gf_cuda_prewarm_wait(void)
 {
 }
+
+void gf_cuda_quit_kernels(void)
+{
+}

@@ -330,6 +330,11 @@ void gf_engine_get_stats(const struct gf_engine *e, struct gf_engine_stats *s)
 	s->takeup_frames_max = atomic_load_explicit(&m->st_takeup_max, memory_order_relaxed);
 }
 
+void gf_engine_release_device_work(void)
+{
+	gf_cuda_quit_kernels();
+}
+
 int gf_engine_failed(const struct gf_engine *e)
 {
 	return atomic_load_explicit(&((struct gf_engine *)e)->backend_err, memory_order_acquire);

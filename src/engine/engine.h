@@ -125,6 +125,13 @@ void gf_engine_reap(struct gf_engine *e);
 int gf_engine_failed(const struct gf_engine *e);
 
 /**
+ * Before _exit() with abandoned GPU work: tell the device's long-running
+ * kernels to end, so that the driver's teardown does not wait for them. No
+ * driver call; any thread.
+ */
+void gf_engine_release_device_work(void);
+
+/**
  * Start a new stream with the current filter: the history is forgotten and the
  * output from here on is what a new engine would give, bit for bit. Control
  * thread, with no process() running. @return 0; GF_E_BUSY while a swap or a
