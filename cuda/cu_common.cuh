@@ -16,6 +16,7 @@
 
 extern "C" {
 #include "backend.h"
+#include "cuda_module.h"
 #include "error.h"
 }
 
@@ -40,6 +41,18 @@ struct gf_direct;
 struct gf_fft;
 struct gf_cu_live;
 struct gf_cu_persist;
+
+/* The CUDA side of backend.h's gf_cuda_* entry points (cuda_backend.cu): the
+ * engine reaches them through gf_cu_module (cuda_module.h). */
+extern "C" {
+extern const struct gf_backend_ops gf_cu_backend;
+int gf_cu_probe(int gpu_index, char *desc, uint32_t desc_len);
+int gf_cu_pin(void *ptr, size_t bytes);
+void gf_cu_unpin(void *ptr);
+void gf_cu_prewarm(int gpu_index);
+void gf_cu_prewarm_wait(void);
+void gf_cu_quit_kernels(void); /* cuda_persist.cu */
+}
 
 /** The path of a call (cuda_backend.cu, submit_call). */
 enum { GF_SUB_PERSIST, GF_SUB_FUSED, GF_SUB_MAPPED, GF_SUB_SINGLE, GF_SUB_PIPELINED };

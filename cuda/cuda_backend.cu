@@ -36,7 +36,7 @@ static const char *algo_str(enum gf_algo a)
 }
 
 /*
- * Background start-up (gf_cuda_prewarm): the driver, the runtime and the
+ * Background start-up (gf_cu_prewarm): the driver, the runtime and the
  * device's primary context (shared by every thread of the process) come up on
  * a thread while the caller reads its configuration and taps. Every entry
  * point that talks to the driver first waits for that thread, so CUDA is
@@ -69,7 +69,7 @@ static void *prewarm_main(void *)
 	return NULL;
 }
 
-extern "C" void gf_cuda_prewarm(int gpu_index)
+extern "C" void gf_cu_prewarm(int gpu_index)
 {
 	const char *env = getenv("GPUFIR_CUDA_PREWARM");
 	pthread_once(&g_conn_once, set_connections);
@@ -83,7 +83,7 @@ extern "C" void gf_cuda_prewarm(int gpu_index)
 	pthread_mutex_unlock(&g_warm_mu);
 }
 
-extern "C" void gf_cuda_prewarm_wait(void)
+extern "C" void gf_cu_prewarm_wait(void)
 {
 	pthread_mutex_lock(&g_warm_mu);
 	if (g_warm_state == 1)
@@ -92,11 +92,11 @@ extern "C" void gf_cuda_prewarm_wait(void)
 	pthread_mutex_unlock(&g_warm_mu);
 }
 
-extern "C" int gf_cuda_probe(int gpu_index, char *desc, uint32_t desc_len)
+extern "C" int gf_cu_probe(int gpu_index, char *desc, uint32_t desc_len)
 {
 	int n = 0;
 	pthread_once(&g_conn_once, set_connections);
-	gf_cuda_prewarm_wait();
+	gf_cu_prewarm_wait();
 	cudaError_t e = cudaGetDeviceCount(&n);
 	if (e != cudaSuccess) {
 		(void)cudaGetLastError();
@@ -147,7 +147,7 @@ extern "C" int gf_cuda_time_startup(int dev, double ms[GF_CUDA_STARTUP_STEPS])
 	void *h[4] = {NULL, NULL, NULL, NULL};
 	const size_t bytes = (size_t)65536 * 2 * sizeof(float); /* one offline chunk, stereo */
 	int n = 0, err;
-	gf_cuda_prewarm_wait();
+	gf_cu_prewarm_wait();
 	double t = now_ms();
 	err = CU_TRY(&eb, cudaGetDeviceCount(&n));
 	ms[0] = lap(&t);
@@ -173,7 +173,7 @@ extern "C" int gf_cuda_time_startup(int dev, double ms[GF_CUDA_STARTUP_STEPS])
 		err = h[i] ? CU_TRY(&eb, cudaHostRegister(h[i], bytes, cudaHostRegisterDefault)) : GF_E_NOMEM;
 	ms[5] = lap(&t);
 	for (int i = 0; i < 4; i++)
-		gf_cuda_unpin(h[i]);
+		gf_cu_unpin(h[i]);
 	ms[6] = lap(&t);
 	for (int i = 0; i < 4; i++)
 		free(h[i]);
@@ -182,10 +182,10 @@ extern "C" int gf_cuda_time_startup(int dev, double ms[GF_CUDA_STARTUP_STEPS])
 	return err;
 }
 
-extern "C" int gf_cuda_pin(void *ptr, size_t bytes)
+extern "C" int gf_cu_pin(void *ptr, size_t bytes)
 {
 	int n = 0;
-	gf_cuda_prewarm_wait();
+	gf_cu_prewarm_wait();
 	if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
 		(void)cudaGetLastError();
 		return GF_E_NOGPU;
@@ -197,7 +197,7 @@ extern "C" int gf_cuda_pin(void *ptr, size_t bytes)
 	return 0;
 }
 
-extern "C" void gf_cuda_unpin(void *ptr)
+extern "C" void gf_cu_unpin(void *ptr)
 {
 	if (ptr && cudaHostUnregister(ptr) != cudaSuccess)
 		(void)cudaGetLastError(); /* never pinned: fine */
@@ -547,7 +547,7 @@ static int cu_create(const struct gf_engine_params *p, const struct gf_filter_se
 			      fs ? fs->channels : 0, p->channels, fs ? fs->taps : 0, p->max_block);
 		return GF_E_INVAL;
 	}
-	int err = gf_cuda_probe(p->gpu_index, why, sizeof(why));
+	int err = gf_cu_probe(p->gpu_index, why, sizeof(why));
 	if (err) {
 		gf_errbuf_set(eb, "cuda: %s", why);
 		return err;
@@ -999,6 +999,13 @@ extern "C" const char *gf_cuda_block_path(const void *inst)
 	return in->m_in && in->algo == GF_ALGO_FFT ? "mapped" : "staged";
 }
 
-extern "C" const struct gf_backend_ops gf_cuda_backend = {
+extern "C" const struct gf_backend_ops gf_cu_backend = {
 	"cuda", cu_create, cu_prime, cu_submit, cu_finish, cu_destroy, cu_algo_name, cu_describe,
+};
+
+/* The table the engine's loader uses (cuda_module.h): through the module's
+ * entry point (cu_entry.cu), or directly where a program links these objects. */
+extern "C" const struct gf_cuda_module gf_cu_module = {
+	GF_CUDA_MODULE_ABI, &gf_cu_backend, gf_cu_probe, gf_cu_pin,
+	gf_cu_unpin, gf_cu_prewarm, gf_cu_prewarm_wait, gf_cu_quit_kernels,
 };

@@ -298,7 +298,7 @@ int gf_persist_fits(int dev, uint32_t channels, uint32_t taps_pad, uint32_t max_
 static int *g_quit;
 static pthread_mutex_t g_quit_mu = PTHREAD_MUTEX_INITIALIZER;
 
-extern "C" void gf_cuda_quit_kernels(void)
+extern "C" void gf_cu_quit_kernels(void)
 {
 	if (g_quit)
 		*(volatile int *)g_quit = 1;
@@ -306,7 +306,7 @@ extern "C" void gf_cuda_quit_kernels(void)
 
 static void quit_at_exit(void)
 {
-	gf_cuda_quit_kernels();
+	gf_cu_quit_kernels();
 	/* Give the kernels a moment to see it before the runtime tears down. */
 	struct timespec ts = {0, 20000000};
 	nanosleep(&ts, NULL);

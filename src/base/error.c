@@ -35,12 +35,17 @@ const char *gf_strerror(int code)
 
 void gf_errbuf_set(struct gf_errbuf *eb, const char *fmt, ...)
 {
-	if (!eb)
-		return;
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(eb->msg, sizeof(eb->msg), fmt, ap);
+	gf_errbuf_vset(eb, fmt, ap);
 	va_end(ap);
+}
+
+void gf_errbuf_vset(struct gf_errbuf *eb, const char *fmt, va_list ap)
+{
+	if (!eb)
+		return;
+	vsnprintf(eb->msg, sizeof(eb->msg), fmt, ap);
 	gf_str_printable(eb->msg);
 }
 

@@ -14,6 +14,7 @@
 #ifndef GPUFIR_ERROR_H
 #define GPUFIR_ERROR_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 enum gf_error {
@@ -57,6 +58,8 @@ void gf_str_printable(char *s);
 
 /** printf into an errbuf (control bytes made '?': gf_str_printable); a NULL errbuf is allowed and ignored. */
 void gf_errbuf_set(struct gf_errbuf *eb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/** gf_errbuf_set with a va_list (the CUDA module reports through it). */
+void gf_errbuf_vset(struct gf_errbuf *eb, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
 /** Exit codes of the gpufir program (named, as CamillaDSP does). */
 enum gf_exit {

@@ -40,14 +40,19 @@ int gf_log_parse_level(const char *s, enum gf_log_level *out)
 
 void gf_log(enum gf_log_level level, const char *fmt, ...)
 {
+	va_list ap;
+	va_start(ap, fmt);
+	gf_vlog(level, fmt, ap);
+	va_end(ap);
+}
+
+void gf_vlog(enum gf_log_level level, const char *fmt, va_list ap)
+{
 	if ((int)level > atomic_load(&log_level))
 		return;
 	/* One fprintf per line so lines from different threads do not interleave. */
 	char line[1024];
-	va_list ap;
-	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
 	gf_str_printable(line); /* one message, one line; no escapes from file contents */
 	if (getenv("JOURNAL_STREAM"))
 		fprintf(stderr, "<%d>%s\n", (int)level, line);

@@ -8,6 +8,8 @@
 #ifndef GPUFIR_LOG_H
 #define GPUFIR_LOG_H
 
+#include <stdarg.h>
+
 enum gf_log_level { GF_LOG_ERR = 3, GF_LOG_WARN = 4, GF_LOG_NOTICE = 5, GF_LOG_INFO = 6, GF_LOG_DEBUG = 7 };
 
 /** Messages above @p level are dropped. Default GF_LOG_INFO. */
@@ -17,6 +19,8 @@ enum gf_log_level gf_log_get_level(void);
 int gf_log_parse_level(const char *s, enum gf_log_level *out);
 
 void gf_log(enum gf_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/** gf_log with a va_list (the CUDA module logs through it). */
+void gf_vlog(enum gf_log_level level, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
 #define gf_err(...) gf_log(GF_LOG_ERR, __VA_ARGS__)
 #define gf_warn(...) gf_log(GF_LOG_WARN, __VA_ARGS__)

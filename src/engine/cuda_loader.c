@@ -1,0 +1,239 @@
+/*
+ * The CUDA backend, loaded on first use (builds with CUDA; cuda_module.h).
+ * Nothing here touches CUDA until a caller needs the GPU: a CPU run never
+ * maps libcudart or libcufft, which cost a few milliseconds of loading per
+ * process. The module is looked for at $GPUFIR_CUDA_MODULE (exactly there
+ * when set), beside the executable (the build tree), then in the lib dir
+ * relative to the executable and at the configured install path.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "cost.h"
+#include "cuda_module.h"
+#include "log.h"
+
+#ifndef GPUFIR_LIBDIR_REL
+#define GPUFIR_LIBDIR_REL "lib/gpufir"
+#endif
+
+extern const struct gf_cuda_module gf_cu_module __attribute__((weak));
+
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+/* Set once, inside g_once; read without it by the calls that must not load (atomic). */
+static const struct gf_cuda_module *_Atomic g_mod;
+static char g_why[512]; /* why there is none */
+static const struct gf_cuda_host g_host = {GF_CUDA_MODULE_ABI, gf_vlog, gf_errbuf_vset};
+
+/* Try one path: 0 and g_mod set, or -errno-ish with the reason in why. */
+static int try_load(const char *path, char *why, size_t why_len)
+{
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		const char *e = dlerror();
+		snprintf(why, why_len, "%s", e ? e : path);
+		return -1;
+	}
+	gf_cuda_module_entry_fn entry;
+	*(void **)&entry = dlsym(h, GF_CUDA_MODULE_ENTRY);
+	const struct gf_cuda_module *m = entry ? entry(&g_host) : NULL;
+	if (!m || m->abi != GF_CUDA_MODULE_ABI) {
+		snprintf(why, why_len, "%.200s: not a gpufir CUDA module of this version (ABI %d)", path,
+			 GF_CUDA_MODULE_ABI);
+		dlclose(h);
+		return -1;
+	}
+	g_mod = m; /* never unloaded: instances and CUDA's state live in it */
+	gf_debug("cuda: loaded the CUDA backend from %s", path);
+	return 0;
+}
+
+/* The executable's folder, with a trailing '/', or "" if unknown. */
+static void exe_dir(char *dir, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", dir, len - 1);
+	dir[n > 0 ? n : 0] = '\0';
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		slash[1] = '\0';
+	else
+		dir[0] = '\0';
+}
+
+static void load_once(void)
+{
+	if (&gf_cu_module) { /* linked in: no module to load */
+		g_mod = &gf_cu_module;
+		return;
+	}
+	const char *env = getenv(GF_CUDA_MODULE_ENV);
+	if (env && *env) {
+		char why[256];
+		gf_cost_cuda_loading();
+		if (try_load(env, why, sizeof(why)) == 0)
+			gf_cost_cuda_loaded();
+		else
+			snprintf(g_why, sizeof(g_why),
+				 "the CUDA backend module did not load (%s=%.200s): %.200s",
+				 GF_CUDA_MODULE_ENV, env, why);
+		return;
+	}
+	char dir[PATH_MAX], path[3][PATH_MAX + 64];
+	exe_dir(dir, sizeof(dir));
+	int n = 0;
+	if (dir[0]) {
+		snprintf(path[n++], sizeof(path[0]), "%s%s", dir, GF_CUDA_MODULE_NAME);
+		snprintf(path[n++], sizeof(path[0]), "%s../%s/%s", dir, GPUFIR_LIBDIR_REL,
+			 GF_CUDA_MODULE_NAME);
+	}
+#ifdef GPUFIR_LIBDIR
+	snprintf(path[n++], sizeof(path[0]), "%s/%s", GPUFIR_LIBDIR, GF_CUDA_MODULE_NAME);
+#endif
+	char why[256] = "";
+	for (int i = 0; i < n; i++) {
+		if (access(path[i], F_OK) != 0)
+			continue;
+		gf_cost_cuda_loading(); /* CUDA's start-up is measured from here (cost_measure.c) */
+		if (try_load(path[i], why, sizeof(why)) == 0) {
+			gf_cost_cuda_loaded();
+			return;
+		}
+	}
+	if (why[0]) /* found but broken (a missing libcufft, say) */
+		snprintf(g_why, sizeof(g_why), "the CUDA backend module did not load: %.400s", why);
+	else
+		snprintf(g_why, sizeof(g_why),
+			 "the CUDA backend module (%s) is not installed: not beside the program, nor in "
+			 "%.400s",
+			 GF_CUDA_MODULE_NAME, n ? path[n - 1] : "the lib dir");
+}
+
+/* The module, loading it on the first call; NULL with the reason in g_why. */
+static const struct gf_cuda_module *module(void)
+{
+	pthread_once(&g_once, load_once);
+	return g_mod;
+}
+
+/* The module if something already loaded it: for calls that must not load it. */
+static const struct gf_cuda_module *module_if_loaded(void)
+{
+	return g_mod;
+}
+
+int gf_cuda_probe(int gpu_index, char *desc, uint32_t desc_len)
+{
+	const struct gf_cuda_module *m = module();
+	if (!m) {
+		snprintf(desc, desc_len, "%s", g_why);
+		return GF_E_UNSUPPORTED;
+	}
+	return m->probe(gpu_index, desc, desc_len);
+}
+
+/* Pinning never loads the module: memory allocated before any CUDA use stays pageable. */
+int gf_cuda_pin(void *ptr, size_t bytes)
+{
+	const struct gf_cuda_module *m = module_if_loaded();
+	return m ? m->pin(ptr, bytes) : GF_E_UNSUPPORTED;
+}
+
+void gf_cuda_unpin(void *ptr)
+{
+	const struct gf_cuda_module *m = module_if_loaded();
+	if (m)
+		m->unpin(ptr);
+}
+
+void gf_cuda_prewarm(int gpu_index)
+{
+	const char *env = getenv("GPUFIR_CUDA_PREWARM");
+	if (env && strcmp(env, "0") == 0)
+		return; /* no prewarm: no loading ahead of need either */
+	const struct gf_cuda_module *m = module();
+	if (m)
+		m->prewarm(gpu_index);
+}
+
+void gf_cuda_prewarm_wait(void)
+{
+	const struct gf_cuda_module *m = module_if_loaded();
+	if (m)
+		m->prewarm_wait();
+}
+
+/* No CUDA call and safe anywhere (before _exit): a module not loaded has no kernels. */
+void gf_cuda_quit_kernels(void)
+{
+	const struct gf_cuda_module *m = module_if_loaded();
+	if (m)
+		m->quit_kernels();
+}
+
+/* ---- the backend table: create loads the module, the rest forward ---- */
+
+static int ld_create(const struct gf_engine_params *p, const struct gf_filter_set *fs, void **inst,
+		     struct gf_errbuf *eb)
+{
+	*inst = NULL;
+	const struct gf_cuda_module *m = module();
+	if (!m) {
+		gf_errbuf_set(eb, "cuda: %s", g_why);
+		return GF_E_UNSUPPORTED;
+	}
+	int err = m->ops->create(p, fs, inst, eb);
+	if (!err)
+		gf_cost_cuda_ready(); /* the first one ends the start-up (only where the module was loaded) */
+	return err;
+}
+
+static int ld_prime(void *inst, const float *history, uint32_t frames)
+{
+	return g_mod->ops->prime(inst, history, frames);
+}
+
+static int ld_submit(void *inst, const float *in, uint32_t frames)
+{
+	return g_mod->ops->submit(inst, in, frames);
+}
+
+static int ld_finish(void *inst, float *out, uint64_t deadline_ns)
+{
+	return g_mod->ops->finish(inst, out, deadline_ns);
+}
+
+static void ld_destroy(void *inst)
+{
+	if (inst)
+		g_mod->ops->destroy(inst);
+}
+
+static const char *ld_algo_name(const void *inst)
+{
+	return g_mod->ops->algo_name(inst);
+}
+
+static const char *ld_describe(const void *inst)
+{
+	return g_mod->ops->describe(inst);
+}
+
+/* An instance exists only after create() loaded the module, so the others may use g_mod. */
+const struct gf_backend_ops gf_cuda_backend = {
+	.name = "cuda",
+	.create = ld_create,
+	.prime = ld_prime,
+	.submit = ld_submit,
+	.finish = ld_finish,
+	.destroy = ld_destroy,
+	.algo_name = ld_algo_name,
+	.describe = ld_describe,
+};
