@@ -168,6 +168,12 @@ static int prepare(struct run *r, const struct gf_offline_opts *o, struct gf_err
 	int err = gf_offline_check_paths(o->input, o->output, eb);
 	if (!err)
 		err = open_input(r, o, eb);
+	if (!err) /* a stream from a pipe reports SF_COUNT_MAX frames: size unknown */
+		gf_offline_ctx_note_input(r->lane->ctx, o->input,
+					  r->in_info.frames == SF_COUNT_MAX
+						  ? 0
+						  : (uint64_t)r->in_info.frames *
+							    (uint64_t)r->in_info.channels);
 	t[1] = gf_offline_now_ms();
 	if (!err) {
 		const struct gf_config *cfg;

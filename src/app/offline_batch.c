@@ -262,17 +262,21 @@ static int batch_run(struct batch *b, struct gf_offline_batch_result *res, struc
 	const struct gf_offline_batch_opts *o = b->o;
 	double t0 = gf_offline_now_ms();
 	const struct gf_config *cfg;
-	int err = gf_offline_ctx_config(&b->ctx, &cfg, eb);
+	/* The files first: auto weighs the batch's size (offline_ctx.c) from the config's load on. */
+	int err = plan_files(b, &res->skipped);
+	uint32_t lanes = pick_lanes(o, b->n_todo);
+	b->ctx.job_bytes = b->bytes_total;
+	b->ctx.job_lanes = lanes;
+	b->ctx.weigh_cost = !o->gpus && !o->base.gpu_set; /* --gpu asks for the GPUs */
 	int gpus[64];
 	uint32_t n_gpus = 0;
 	enum gf_backend_kind backend = GF_BACKEND_AUTO;
 	if (!err)
-		err = pick_devices(o, cfg, gpus, &n_gpus, &backend, eb);
+		err = gf_offline_ctx_config(&b->ctx, &cfg, eb);
 	if (!err)
-		err = plan_files(b, &res->skipped);
+		err = pick_devices(o, cfg, gpus, &n_gpus, &backend, eb);
 	if (err)
 		return err;
-	uint32_t lanes = pick_lanes(o, b->n_todo);
 	if (b->n_todo)
 		err = run_lanes(b, gpus, n_gpus, backend, lanes, eb);
 	res->written = b->written;

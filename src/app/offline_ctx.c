@@ -6,8 +6,10 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "backend.h"
+#include "cost.h"
 #include "log.h"
 #include "offline_internal.h"
 
@@ -17,7 +19,8 @@ int gf_offline_ctx_init(struct gf_offline_ctx *c, const struct gf_offline_opts *
 {
 	memset(c, 0, sizeof(*c));
 	c->o = o;
-	c->cfg_err = 1; /* not loaded yet */
+	c->cfg_err = 1;		     /* not loaded yet */
+	c->weigh_cost = !o->gpu_set; /* --gpu N asks for that GPU */
 	return pthread_mutex_init(&c->mu, NULL) == 0 ? 0 : GF_E_SYSTEM;
 }
 
@@ -27,6 +30,38 @@ void gf_offline_ctx_free(struct gf_offline_ctx *c)
 		gf_filter_set_free(c->fs[i].fs);
 	gf_config_free(c->cfg);
 	pthread_mutex_destroy(&c->mu);
+}
+
+/*
+ * Start CUDA ahead (overlapping the filter's design) only where it will run:
+ * --backend cuda, or auto for a job the GPU wins whatever the filter (the
+ * choice itself waits for the taps: engine.c). A batch's size before any
+ * file is open counts 4 bytes a sample (float WAV; 16-bit files have more
+ * samples: they only miss the overlap).
+ */
+static int wants_prewarm(const struct gf_offline_ctx *c)
+{
+	if (c->cfg->backend != GF_BACKEND_AUTO || !c->weigh_cost)
+		return c->cfg->backend != GF_BACKEND_CPU;
+	uint64_t samples = c->job_known ? c->job_samples : c->job_bytes / 4;
+	if (!c->job_known && !c->job_bytes)
+		return 1;
+	struct gf_cost_calib cal;
+	gf_cost_calib_current(&cal);
+	return gf_cost_gpu_certain(samples, c->job_lanes, &cal);
+}
+
+void gf_offline_ctx_note_input(struct gf_offline_ctx *c, const char *path, uint64_t samples)
+{
+	pthread_mutex_lock(&c->mu);
+	if (!c->job_known) {
+		c->job_known = 1;
+		struct stat st;
+		if (samples && c->job_bytes && stat(path, &st) == 0 && st.st_size > 0)
+			samples = (uint64_t)((double)samples * (double)c->job_bytes / (double)st.st_size);
+		c->job_samples = samples;
+	}
+	pthread_mutex_unlock(&c->mu);
 }
 
 static int load_config_locked(struct gf_offline_ctx *c)
@@ -40,7 +75,7 @@ static int load_config_locked(struct gf_offline_ctx *c)
 	}
 	c->cfg_err = 0;
 	c->per_file = gf_config_reads_input(c->cfg);
-	if (c->cfg->backend != GF_BACKEND_CPU) /* CUDA starts while the taps are read */
+	if (wants_prewarm(c)) /* CUDA starts while the taps are read */
 		gf_cuda_prewarm(c->o->gpu_set ? c->o->gpu_index : c->cfg->gpu_index);
 	if (!c->o->log_level_set)
 		gf_log_set_level(c->cfg->log_level);
@@ -157,6 +192,10 @@ static int make_engine(struct gf_offline_lane *l, const struct gf_filter_set *fs
 	const struct gf_config *cfg = l->ctx->cfg;
 	en->fs = fs;
 	en->chunk_frames = pick_chunk_frames(l->ctx->o, channels);
+	pthread_mutex_lock(&l->ctx->mu);
+	uint64_t job_samples = l->ctx->weigh_cost && l->ctx->job_known ? l->ctx->job_samples : 0;
+	uint32_t job_lanes = l->ctx->job_lanes;
+	pthread_mutex_unlock(&l->ctx->mu);
 	struct gf_engine_params ep = {
 		.backend = l->backend != GF_BACKEND_AUTO ? l->backend : cfg->backend,
 		.algo = cfg->algo,
@@ -164,6 +203,8 @@ static int make_engine(struct gf_offline_lane *l, const struct gf_filter_set *fs
 		.max_block = en->chunk_frames,
 		.gpu_index = l->gpu_index >= 0 ? l->gpu_index : cfg->gpu_index,
 		.retry = 1, /* a backend failing mid-file: redo the chunk on the CPU (filter_chunk) */
+		.job_samples = job_samples, /* auto weighs the CPU against CUDA's start-up */
+		.job_cpu_threads = job_lanes,
 	};
 	struct gf_errbuf eeb = {{0}};
 	int err = gf_engine_new(&en->engine, &ep, fs, &eeb);

@@ -115,6 +115,14 @@ struct gf_offline_ctx {
 	uint32_t n_fs;
 	int quiet_files; /* batch: one file's summary goes at debug level */
 	int per_file;	 /* the filters are measured from each input: built per file */
+	/* The job's size for auto by cost (guarded by mu): a batch sets job_bytes
+	 * (its inputs' total) and job_lanes; the first input to open sets
+	 * job_samples (a batch's extrapolated from that file's samples per byte). */
+	int weigh_cost; /* 0: no weighing (--gpu asks for the GPU; a stream of unknown size) */
+	uint64_t job_bytes;
+	uint32_t job_lanes;
+	int job_known;
+	uint64_t job_samples;
 };
 
 struct gf_offline_engine_entry {
@@ -144,6 +152,9 @@ int gf_offline_ctx_config(struct gf_offline_ctx *c, const struct gf_config **cfg
 int gf_offline_ctx_filters(struct gf_offline_ctx *c, uint32_t rate, uint32_t channels, const char *input,
 			   struct gf_filter_set **fs, int *owned, struct gf_config_build_info *built,
 			   struct gf_errbuf *eb);
+
+/* An input of @p samples (frames x channels; 0 = unknown) opened: the job's size, once. */
+void gf_offline_ctx_note_input(struct gf_offline_ctx *c, const char *path, uint64_t samples);
 
 void gf_offline_lane_init(struct gf_offline_lane *l, struct gf_offline_ctx *c, int gpu_index,
 			  enum gf_backend_kind backend);

@@ -87,7 +87,7 @@ int gf_cost_cache_load(const char *path, struct gf_cost_calib *c)
 		return GF_E_IO;
 	struct gf_cost_calib got;
 	gf_cost_calib_defaults(&got);
-	int err = 0, lineno = 0;
+	int err = strlen(buf) == len ? 0 : GF_E_FORMAT, lineno = 0; /* a NUL inside: binary */
 	char *save = NULL;
 	for (char *line = strtok_r(buf, "\n", &save); line && !err; line = strtok_r(NULL, "\n", &save)) {
 		if (lineno++ == 0)
@@ -95,7 +95,7 @@ int gf_cost_cache_load(const char *path, struct gf_cost_calib *c)
 		else if (line[0] != '#' && parse_line(line, &got) < 0)
 			err = GF_E_FORMAT;
 	}
-	if (lineno == 0 || memchr(buf, '\0', len))
+	if (lineno == 0)
 		err = GF_E_FORMAT;
 	free(buf);
 	if (!err)

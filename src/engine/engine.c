@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "cost.h"
 #include "engine_internal.h"
 #include "log.h"
 
@@ -69,12 +70,34 @@ int gf_inst_new(const struct gf_backend_ops *ops, const struct gf_engine_params 
 	return 0;
 }
 
+/* AUTO for a job of known size: the CPU when its whole run costs less than
+ * CUDA's start-up plus the GPU's run (cost.h); else AUTO's usual course. */
+static enum gf_backend_kind auto_by_cost(const struct gf_engine_params *p, const struct gf_filter_set *fs)
+{
+	struct gf_cost_calib cal;
+	gf_cost_calib_current(&cal);
+	struct gf_cost_job job = {
+		.samples = p->job_samples,
+		.taps = fs->taps,
+		.channels = p->channels,
+		.max_block = p->max_block,
+		.algo = p->algo,
+		.cpu_threads = p->job_cpu_threads,
+	};
+	struct gf_cost_estimate est;
+	enum gf_backend_kind k = gf_cost_pick(&job, &cal, &est);
+	gf_debug("engine: auto backend by cost: %s", est.why);
+	return k == GF_BACKEND_CPU ? GF_BACKEND_CPU : GF_BACKEND_AUTO;
+}
+
 /* Choose the backend and build the first instance, falling back to the CPU under AUTO. */
 static int engine_first_instance(struct gf_engine *e, const struct gf_filter_set *fs, struct gf_errbuf *eb)
 {
 	char desc[256] = "";
 	enum gf_backend_kind kind = e->p.backend;
 
+	if (kind == GF_BACKEND_AUTO && e->p.job_samples)
+		kind = auto_by_cost(&e->p, fs);
 	if (kind == GF_BACKEND_CPU) {
 		e->ops = &gf_cpu_backend;
 		return gf_inst_new(e->ops, &e->p, fs, &e->cur, eb);

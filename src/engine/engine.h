@@ -34,7 +34,8 @@ enum gf_backend_kind { GF_BACKEND_AUTO = 0, GF_BACKEND_CPU, GF_BACKEND_CUDA };
 enum gf_algo { GF_ALGO_AUTO = 0, GF_ALGO_DIRECT, GF_ALGO_FFT };
 
 struct gf_engine_params {
-	enum gf_backend_kind backend; /**< AUTO: CUDA when a device is usable, else CPU */
+	enum gf_backend_kind backend; /**< AUTO: by cost when job_samples is known (cost.h), else
+					   CUDA when a device is usable; CPU when none is */
 	enum gf_algo algo;	      /**< AUTO: chosen by cost */
 	uint32_t channels;	      /**< interleaved channels per frame, >= 1 */
 	uint32_t max_block;	      /**< most frames per process() call, >= 1 */
@@ -45,6 +46,9 @@ struct gf_engine_params {
 					   failed call exactly (offline); costs a copy of each block */
 	uint32_t deadline_us;	      /**< longest wait for one call's backend work (live: about
 					   two block periods); 0 = GF_ENGINE_DEADLINE_DEFAULT_US */
+	uint64_t job_samples;	      /**< AUTO: frames x channels the whole job will filter (an
+					   offline file or batch), weighed by cost; 0 = unknown (live) */
+	uint32_t job_cpu_threads;     /**< AUTO: CPU lanes such a job spreads over; 0 = 1 */
 };
 
 /** Deadline when params.deadline_us is 0: generous, for offline calls of any size. */
