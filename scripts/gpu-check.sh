@@ -19,6 +19,9 @@
 #                reported, not required: it fails where the host stalls threads
 #   hang_cuda_persist  the same on the persistent-kernel path (GPUFIR_CUDA_PERSIST=1):
 #                the abandoned kernel must not hold up the exit
+#   cuda_startup scripts/check-cuda-startup.sh: no CUDA library linked, none mapped
+#                by a CPU run, auto by cost on a 5 s and a 600 s file, CUDA's start-up
+#                measured into the cost cache against the whole-process difference
 #   bench_live   engine time per block and capacity on the CUDA backend
 #                (GPU_CHECK_BLOCKS blocks per size, 20000; GPU_CHECK_TRIAL_S, 1;
 #                more arguments in GPU_CHECK_BENCH_ARGS, e.g. --no-capacity --crossfade)
@@ -41,6 +44,8 @@ failed=0
 
 # The daemon tests run the real program, as ctest would point them to it.
 export GPUFIR_BIN="$build/src/gpufir" GPUFIR_SOURCE_DIR="$root" GPUFIR_BINARY_DIR="$build"
+# Test programs load the CUDA module from here (ctest sets the same; gpufir finds it beside itself).
+export GPUFIR_CUDA_MODULE="$build/src/libgpufir-cuda.so" GPUFIR_COST_CACHE="$logs/cost-cache"
 
 # step NAME REQUIRED COMMAND...
 step() {
@@ -67,6 +72,7 @@ step reload_cuda required env GPUFIR_TEST_BACKEND=cuda GPUFIR_TEST_RELOAD_TAPS="
 step hang_cuda required env GPUFIR_TEST_BACKEND=cuda "$root/scripts/with-jackd.sh" "$build/tests/test_daemon_hang"
 step hang_cuda_persist required env GPUFIR_TEST_BACKEND=cuda GPUFIR_CUDA_PERSIST=1 \
 	"$root/scripts/with-jackd.sh" "$build/tests/test_daemon_hang"
+step cuda_startup required "$root/scripts/check-cuda-startup.sh" "$build" "$logs/startup-work"
 step bench_live required "$build/bench/bench_live" --backend cuda --blocks "${GPU_CHECK_BLOCKS:-20000}" \
 	--trial "${GPU_CHECK_TRIAL_S:-1}" ${GPU_CHECK_BENCH_ARGS:-}
 step bench_live_persist optional env GPUFIR_CUDA_PERSIST=1 "$build/bench/bench_live" --backend cuda \

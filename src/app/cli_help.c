@@ -45,8 +45,10 @@ void gf_cli_print_help(FILE *out)
 	      "\n"
 	      "Options:\n"
 	      "  -c, --config=FILE      libconfig file with filters, routing, devices\n"
-	      "  -b, --backend=KIND     auto (CUDA when a GPU is usable, else CPU), cpu or cuda;\n"
-	      "                         overrides the config (offline and --live)\n"
+	      "  -b, --backend=KIND     auto, cpu or cuda; overrides the config (offline and\n"
+	      "                         --live). auto: offline, the cheaper for the job (the CPU\n"
+	      "                         when its run costs less than CUDA's start-up, -v says\n"
+	      "                         why); live, CUDA when a GPU is usable; else the CPU\n"
 	      "  -a, --algo=ALGO        auto (cheapest), direct or fft; overrides the config\n"
 	      "                         (offline and --live)\n"
 	      "  -t, --tail             offline: append the filter's ring-out (taps-1 frames);\n"
@@ -104,7 +106,7 @@ void gf_cli_print_version(FILE *out)
 	sf_command(NULL, SFC_GET_LIB_VERSION, sndfile_version, sizeof(sndfile_version));
 	fprintf(out, "gpufir %s\n", GPUFIR_VERSION);
 #ifdef GPUFIR_HAVE_CUDA
-	fputs("CUDA backend: built in\n", out);
+	fputs("CUDA backend: built, as a module (libgpufir-cuda.so) loaded when the GPU is used\n", out);
 #else
 	fputs("CUDA backend: not built in (CPU only)\n", out);
 #endif
