@@ -103,9 +103,9 @@ void gf_cost_calib_current(struct gf_cost_calib *c);
 
 /** The module is about to be loaded (once per process). */
 void gf_cost_cuda_loading(void);
-/** It loaded: arms the exit-time measurement. */
+/** It loaded. */
 void gf_cost_cuda_loaded(void);
-/** The first CUDA instance is ready: the in-process start-up ends here. */
+/** The first CUDA instance is ready: the in-process start-up ends here; arms the exit-time measurement. */
 void gf_cost_cuda_ready(void);
 /**
  * Fold a measured start-up (in-process + exit, ms) into the cache: the first
