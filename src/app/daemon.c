@@ -44,15 +44,14 @@ static int signals_open(sigset_t *old)
 
 /* ---- reload ------------------------------------------------------------ */
 
-/* Replace engine and stream with ones built from @p next (owned). Audio stops
- * only once the new engine is built; if the new stream cannot start, the old
- * settings are restored. Fills @p r's outcome and text. */
-static void restart_with(struct daemon *d, struct gf_config *next, const char *why,
+/* Replace engine and stream with @p ne (owned; NULL: build it here) and @p next
+ * (owned). Audio stops only once the new engine is built; if the new stream
+ * cannot start, the old settings are restored. Fills @p r's outcome and text. */
+static void restart_with(struct daemon *d, struct gf_config *next, struct gf_engine *ne, const char *why,
 			 struct gf_reload_result *r)
 {
 	struct gf_errbuf eb = {{0}};
-	struct gf_engine *ne = NULL;
-	int err = gf_dm_engine_for(next, d->force_cpu, &ne, &eb);
+	int err = ne ? 0 : gf_dm_engine_for(next, d->force_cpu, &ne, &eb);
 	if (err) {
 		snprintf(r->text, sizeof(r->text), "reload failed: %s",
 			 eb.msg[0] ? eb.msg : gf_strerror(err));
@@ -113,40 +112,72 @@ static void watch_config_files(struct daemon *d)
 		gf_warn("%s", eb.msg[0] ? eb.msg : "cannot watch the config files");
 }
 
-static void reload(struct daemon *d, const char *trigger)
+/* The end of a reload, whatever its outcome: count it, say it, READY=1. */
+static void reload_done(struct daemon *d, const struct gf_reload_result *r, int64_t t0)
 {
-	struct gf_reload_result r;
-	struct gf_config *next = NULL;
-	int64_t t0 = gf_dm_now_ms();
-	gf_info("reloading configuration (%s)", trigger);
-	if (d->ready_sent)
-		gf_notify_reloading();
-	uint32_t busy_wait = (uint32_t)(d->cfg->crossfade_ms + 1000.0);
-	gf_reload(&d->o->src, d->cfg, d->live ? d->engine : NULL, busy_wait, &next, &r);
-	if (r.outcome == GF_RELOAD_APPLIED) {
-		gf_config_free(d->cfg);
-		d->cfg = next;
-	} else if (r.outcome == GF_RELOAD_RESTART) {
-		char why[sizeof(r.text)];
-		snprintf(why, sizeof(why), "%s", r.text + strlen("stream restart needed: "));
-		restart_with(d, next, why, &r);
-	}
 	d->reloads++;
 	d->last_reload_ms = gf_dm_now_ms();
-	snprintf(d->last_reload, sizeof(d->last_reload), "%s", r.text);
+	snprintf(d->last_reload, sizeof(d->last_reload), "%s", r->text);
 	gf_str_printable(d->last_reload); /* one line of the status block, whatever the path holds */
-	if (r.outcome == GF_RELOAD_FAILED) {
+	if (r->outcome == GF_RELOAD_FAILED) {
 		d->reload_failures++;
-		gf_err("%s (the running filter is unchanged)", r.text);
+		gf_err("%s (the running filter is unchanged)", r->text);
 	} else {
 		apply_log_level(d->cfg);
 		watch_config_files(d);
 		gf_dm_status_open(d);
-		gf_notice("%s (%lld ms)", r.text, (long long)(gf_dm_now_ms() - t0));
+		gf_notice("%s (%lld ms)", r->text, (long long)(gf_dm_now_ms() - t0));
 	}
 	if (d->ready_sent)
 		gf_notify_ready(); /* after failures too, or systemd stays in "reloading" */
 	gf_dm_status_update(d, 1);
+}
+
+/* Start a reload: the build runs on the build thread; reload_finish() takes it. */
+static void reload_begin(struct daemon *d, const char *trigger)
+{
+	gf_info("reloading configuration (%s)", trigger);
+	if (d->ready_sent)
+		gf_notify_reloading();
+	int err = gf_dm_build_start(d, trigger);
+	if (err) {
+		struct gf_reload_result r = {.outcome = GF_RELOAD_FAILED, .err = err};
+		snprintf(r.text, sizeof(r.text), "reload failed: cannot start a build thread: %s",
+			 gf_strerror(err));
+		reload_done(d, &r, gf_dm_now_ms());
+		return;
+	}
+	d->build_startup = 0;
+	gf_dm_status_update(d, 1);
+}
+
+/* A reload's build is done: swap its filter in, or restart with its engine. */
+static void reload_finish(struct daemon *d, struct gf_dm_build *b)
+{
+	struct gf_reload_result r = b->r;
+	if (!b->err && r.outcome == GF_RELOAD_APPLIED && d->live && !d->engine_stuck) {
+		uint32_t busy_wait = (uint32_t)(d->cfg->crossfade_ms + 1000.0);
+		if (gf_reload_swap(d->engine, b->cfg, b->fs, busy_wait, &r) == 0) {
+			gf_config_free(d->cfg);
+			d->cfg = b->cfg;
+			b->cfg = NULL;
+		}
+	} else if (!b->err) {
+		/* A restart; or the stream went away while the filter was built. */
+		char why[sizeof(r.text)];
+		const char *pre = "stream restart needed: ";
+		snprintf(why, sizeof(why), "%s",
+			 r.outcome == GF_RELOAD_RESTART ? r.text + strlen(pre) : "audio not running");
+		struct gf_engine *ne = b->engine;
+		b->engine = NULL;
+		if (ne && d->force_cpu && !b->force_cpu) { /* an abandoned worker forced the CPU meanwhile */
+			gf_engine_free(ne);
+			ne = NULL;
+		}
+		restart_with(d, b->cfg, ne, why, &r);
+		b->cfg = NULL;
+	}
+	reload_done(d, &r, b->t0_ms);
 }
 
 /* ---- main loop --------------------------------------------------------- */
@@ -176,7 +207,10 @@ static void watchdog_ping(struct daemon *d, int64_t now, int64_t early_ms)
 	/* Ping while audio flows, and while retrying an outage of known cause
 	 * (STATUS= says so); see the policy above struct daemon. */
 	int retrying = d->state != D_RUNNING && d->lost_at_ms && d->lost_known;
-	if (!d->wd_usec || !(d->healthy || retrying) || now + early_ms < d->next_wd_ms)
+	/* A filter build is progress of known cause too, up to a bound: one that
+	 * never ends stops the pings, and systemd's watchdog restarts the service. */
+	int building = d->build && now - d->build->t0_ms < BUILD_PING_MAX_MS;
+	if (!d->wd_usec || !(d->healthy || retrying || building) || now + early_ms < d->next_wd_ms)
 		return;
 	gf_notify_watchdog();
 	/* On a fixed grid, so that loop latency does not stretch the interval;
@@ -188,16 +222,19 @@ static void watchdog_ping(struct daemon *d, int64_t now, int64_t early_ms)
 		d->next_wd_ms = d->next_wd_ms + half > now ? d->next_wd_ms + half : now + half;
 }
 
-/* At most one reload per loop pass. SIGHUPs are throttled: the first one
- * reloads at once, those that arrive during a reload or within DEBOUNCE_MS of
- * its end coalesce into one more reload when the interval is over (a SIGHUP
- * that came after a reload read the files may mean newer files). File
- * changes come debounced from the watch. */
+/* At most one reload at a time. SIGHUPs are throttled: the first one reloads
+ * at once, those that arrive during a reload (its build) or within
+ * DEBOUNCE_MS of its end coalesce into one more reload when the interval is
+ * over (a SIGHUP that came after a reload read the files may mean newer
+ * files). File changes come debounced from the watch, and wait likewise while
+ * a build runs. */
 static void reload_due(struct daemon *d)
 {
 	int64_t now = gf_dm_now_ms();
 	const char *changed = NULL;
 	char trig[600];
+	if (d->build)
+		return;
 	if (d->hup_pending && now >= d->next_hup_ms) {
 		snprintf(trig, sizeof(trig), "SIGHUP%s", d->hups > 1 ? "s, coalesced" : "");
 		if (d->hups > 1)
@@ -209,9 +246,7 @@ static void reload_due(struct daemon *d)
 	} else {
 		return;
 	}
-	watchdog_ping(d, now, (int64_t)(d->wd_usec / 4000u)); /* the reload may take a while */
-	reload(d, trig);
-	d->next_hup_ms = gf_dm_now_ms() + DEBOUNCE_MS;
+	reload_begin(d, trig);
 }
 
 static void timers(struct daemon *d)
@@ -235,25 +270,60 @@ static void timers(struct daemon *d)
 static int poll_timeout(const struct daemon *d)
 {
 	int64_t t = LOOP_MS, now = gf_dm_now_ms();
-	int w = d->watch ? gf_watch_timeout_ms(d->watch) : -1;
+	/* While a build runs, pending reloads wait for its eventfd, not a timer. */
+	int w = d->watch && !d->build ? gf_watch_timeout_ms(d->watch) : -1;
 	if (w >= 0 && w < t)
 		t = w;
 	if (d->wd_usec && d->next_wd_ms - WD_EARLY_MS - now < t)
 		t = d->next_wd_ms - WD_EARLY_MS - now;
-	if (d->hup_pending && d->next_hup_ms - now < t)
+	if (d->hup_pending && !d->build && d->next_hup_ms - now < t)
 		t = d->next_hup_ms - now;
 	return t < 0 ? 0 : (int)t;
+}
+
+static int startup_finish(struct daemon *d, struct gf_dm_build *b);
+
+/* The build thread's news: the start-up config loaded (its status socket can
+ * answer now), or a build done. */
+static void build_progress(struct daemon *d)
+{
+	struct gf_dm_build *b = d->build;
+	if (!b)
+		return;
+	struct gf_config *loaded = atomic_load_explicit(&b->loaded, memory_order_acquire);
+	if (d->build_startup && !d->cfg && loaded) {
+		d->cfg = loaded; /* shared, read-only, until the build is done; then d->cfg owns it */
+		apply_log_level(d->cfg);
+		gf_dm_status_open(d);
+	}
+	uint64_t n;
+	if (read(b->efd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		gf_warn("build: eventfd: %s", strerror(errno));
+	if (!(b = gf_dm_build_take(d)))
+		return;
+	if (d->build_startup) {
+		int rc = startup_finish(d, b);
+		if (rc != GF_EXIT_OK) {
+			d->stop = 1;
+			d->exit_code = rc;
+		}
+	} else {
+		reload_finish(d, b);
+		d->next_hup_ms = gf_dm_now_ms() + DEBOUNCE_MS;
+	}
+	gf_dm_build_free(b);
 }
 
 static void loop(struct daemon *d)
 {
 	while (!d->stop) {
-		struct pollfd p[3] = {
+		struct pollfd p[4] = {
 			{.fd = d->sigfd, .events = POLLIN},
 			{.fd = d->watch ? gf_watch_fd(d->watch) : -1, .events = POLLIN},
 			{.fd = d->status ? gf_status_server_fd(d->status) : -1, .events = POLLIN},
+			{.fd = gf_dm_build_fd(d), .events = POLLIN},
 		};
-		if (poll(p, 3, poll_timeout(d)) < 0 && errno != EINTR) {
+		if (poll(p, 4, poll_timeout(d)) < 0 && errno != EINTR) {
 			gf_err("poll: %s", strerror(errno));
 			d->exit_code = GF_EXIT_FAILURE;
 			break;
@@ -262,8 +332,18 @@ static void loop(struct daemon *d)
 			handle_signals(d);
 		if (d->stop)
 			break;
+		build_progress(d);
+		if (d->stop)
+			break;
 		if (p[1].revents)
 			gf_watch_read(d->watch);
+		if (!d->engine) { /* the start-up build runs: no stream yet */
+			watchdog_ping(d, gf_dm_now_ms(), WD_EARLY_MS);
+			gf_dm_status_update(d, 0);
+			if (d->status && p[2].revents)
+				gf_dm_status_serve(d);
+			continue;
+		}
 		reload_due(d);
 		d->healthy = gf_dm_health_check(d);
 		if (d->stop)
@@ -304,36 +384,66 @@ static int respawn_exec(struct daemon *d)
 
 /* ---- start and stop ---------------------------------------------------- */
 
-/* @p rs: state handed over by an in-place restart, or NULL on a fresh start. */
-static int daemon_start(struct daemon *d, const struct gf_respawn *rs)
+/* The start-up build is done: take its engine, start the stream (or carry on
+ * with the outage an in-place restart handed over), watch the files.
+ * @return GF_EXIT_OK or the exit code of a failed start. */
+static int startup_finish(struct daemon *d, struct gf_dm_build *b)
 {
 	struct gf_errbuf eb = {{0}};
-	int err = gf_reload_load_config(&d->o->src, &d->cfg, &eb);
-	if (!err) {
+	const char *pre = "reload failed: ";
+	if (b->cfg && d->cfg == b->cfg)
+		b->cfg = NULL; /* d->cfg owns it (build_progress shared it) */
+	else if (b->cfg) {
+		d->cfg = b->cfg; /* loaded and done within one loop pass */
+		b->cfg = NULL;
 		apply_log_level(d->cfg);
-		err = gf_dm_engine_for(d->cfg, 0, &d->engine, &eb);
 	}
-	if (!err && !rs)
-		err = gf_dm_stream_start(d, &eb);
+	if (b->err) {
+		gf_err("%s", strncmp(b->r.text, pre, strlen(pre)) == 0 ? b->r.text + strlen(pre) : b->r.text);
+		return gf_exit_code(b->err);
+	}
+	d->engine = b->engine;
+	b->engine = NULL;
+	d->build_startup = 0;
+	gf_info("filters built in %.2f s", (gf_dm_now_ms() - b->t0_ms) / 1000.0);
+	int err = d->rs ? 0 : gf_dm_stream_start(d, &eb);
 	if (err) {
 		gf_err("%s", eb.msg[0] ? eb.msg : gf_strerror(err));
 		return gf_exit_code(err);
 	}
-	if (rs)
-		gf_dm_outage_resume(d, rs);
+	if (d->rs)
+		gf_dm_outage_resume(d, d->rs);
 	if (gf_watch_new(&d->watch, DEBOUNCE_MS, &eb) != 0)
 		gf_warn("config file changes will not reload: %s", eb.msg);
 	watch_config_files(d);
 	gf_dm_status_open(d);
-	d->wd_usec = gf_notify_watchdog_usec();
-	if (d->wd_usec)
-		gf_info("systemd watchdog: %.1f s, pinging every %.1f s while audio flows or a lost device "
-			"is being retried",
-			d->wd_usec / 1e6, d->wd_usec / 2e6 - WD_EARLY_MS / 1e3);
 	double st = d->o->stats_interval_s == 0 ? DEFAULT_STATS_S : d->o->stats_interval_s;
 	d->stats_every_ms = st > 0 ? (int64_t)(st * 1000.0) : 0;
 	d->next_stats_ms = gf_dm_now_ms() + d->stats_every_ms;
 	gf_dm_status_update(d, 1);
+	return GF_EXIT_OK;
+}
+
+/* Start the watchdog and the start-up build; the loop carries on from there
+ * (startup_finish). @p rs: state handed over by an in-place restart, or NULL. */
+static int daemon_start(struct daemon *d, const struct gf_respawn *rs)
+{
+	d->rs = rs;
+	d->wd_usec = gf_notify_watchdog_usec();
+	if (d->wd_usec)
+		gf_info("systemd watchdog: %.1f s, pinging every %.1f s while filters build, audio flows or "
+			"a lost device is being retried",
+			d->wd_usec / 1e6, d->wd_usec / 2e6 - WD_EARLY_MS / 1e3);
+	d->build_startup = 1;
+	int err = gf_dm_build_start(d, "start-up");
+	if (err) {
+		gf_err("cannot start the filter build: %s", gf_strerror(err));
+		return gf_exit_code(err);
+	}
+	if (d->wd_usec) {
+		gf_notify_watchdog(); /* and then on the grid, through the build */
+		d->next_wd_ms = gf_dm_now_ms() + (int64_t)(d->wd_usec / 2000u);
+	}
 	return 0;
 }
 
@@ -347,6 +457,9 @@ int gf_daemon_left_stuck_work(void)
 static void daemon_finish(struct daemon *d)
 {
 	struct gf_engine_stats es = {0};
+	if (d->build && d->build_startup && d->cfg) /* d->cfg is the build's: it frees it if it ends now */
+		d->cfg = NULL;
+	d->builds_abandoned += gf_dm_build_abandon(d);
 	if (d->engine) {
 		gf_engine_get_stats(d->engine, &es);
 		if (d->live)
@@ -358,8 +471,9 @@ static void daemon_finish(struct daemon *d)
 	gf_watch_free(d->watch);
 	if (!d->engine_stuck) /* else a stuck worker still holds it */
 		gf_engine_free(d->engine);
-	left_stuck_work = es.timeouts > 0 || d->engines_abandoned > 0;
-	gf_config_free(d->cfg);
+	left_stuck_work = es.timeouts > 0 || d->engines_abandoned > 0 || d->builds_abandoned > 0;
+	if (!d->builds_abandoned) /* else the abandoned build may still read it */
+		gf_config_free(d->cfg);
 }
 
 int gf_daemon_run(const struct gf_daemon_opts *o)

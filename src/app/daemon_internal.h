@@ -2,11 +2,15 @@
  * Internal to the daemon: its state, shared by daemon.c (signals, reload, the
  * loop, start and stop), daemon_stream.c (engine and stream, device loss and
  * health) and daemon_status.c (STATUS=, the status socket, the stats log).
- * Everything here runs on the daemon's one control thread.
+ * Everything here runs on the daemon's control thread, except a filter build
+ * (daemon_build.c), which runs on a build thread of its own and touches only
+ * its struct gf_dm_build.
  */
 #ifndef GPUFIR_DAEMON_INTERNAL_H
 #define GPUFIR_DAEMON_INTERNAL_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -14,6 +18,7 @@
 #include "engine.h"
 #include "live.h"
 #include "notify.h"
+#include "reload.h"
 #include "respawn.h"
 #include "status.h"
 #include "watch.h"
@@ -25,6 +30,7 @@
 #define RETRY_MIN_MS GF_RESPAWN_MIN_MS /* device-loss retry backoff: 0.5 s doubling to 10 s */
 #define STATUS_EVERY_MS 2000	       /* STATUS= refresh (xruns, p99 change continuously) */
 #define DEFAULT_STATS_S 60.0
+#define BUILD_PING_MAX_MS 600000 /* ping through a build for at most this long (a stuck build ends the pings) */
 #define WD_EARLY_MS 50 /* ping this much before WATCHDOG_USEC/2: the loop's own wake-up latency */
 
 enum dstate {
@@ -37,6 +43,29 @@ enum dstate {
  * loop deliberately retries an outage of known cause; not while a running
  * stream makes no progress, nor after the engine stalled (cause unknown: a
  * fresh process is the remedy, which systemd's watchdog provides). */
+
+/* One filter build on the build thread (daemon_build.c): inputs fixed before
+ * it starts, outputs read by the control thread once done is set. */
+struct gf_dm_build {
+	pthread_t thread;
+	int efd;			  /* eventfd written when done: in the loop's poll set */
+	atomic_int done;		  /* release: the outputs are complete */
+	_Atomic(struct gf_config *) loaded; /* the config, once loaded: read-only from then on */
+	/* inputs */
+	const struct gf_config_source *src;
+	const struct gf_config *running; /* read only; the control thread keeps it until done */
+	int engine_running;		 /* a stream runs: a compatible config is swapped in */
+	int force_cpu;
+	int64_t t0_ms;
+	char trigger[600];
+	/* outputs */
+	int err;
+	struct gf_config *cfg;	   /* the new config (also on failure, if it loaded) */
+	struct gf_filter_set *fs;  /* APPLIED: to swap into the running engine */
+	struct gf_engine *engine;  /* RESTART: the new engine */
+	struct gf_reload_result r; /* outcome and text */
+	struct gf_errbuf eb;
+};
 
 struct daemon {
 	const struct gf_daemon_opts *o;
@@ -91,7 +120,11 @@ struct daemon {
 	unsigned engines_abandoned; /* engines left to stuck workers, never freed */
 	int engine_stuck;	    /* d->engine is one of them: query it only, never free or run it */
 	int force_cpu;		    /* build later engines on the CPU backend */
-	/* reloads */
+	/* builds and reloads */
+	struct gf_dm_build *build; /* the build running, or NULL */
+	int build_startup;	   /* it is the start-up build (no engine yet) */
+	int builds_abandoned;	   /* left running at exit: end with _exit */
+	const struct gf_respawn *rs; /* state an in-place restart handed over, or NULL */
 	uint64_t reloads;
 	uint64_t reload_failures;
 	int64_t last_reload_ms;
@@ -116,6 +149,18 @@ void gf_dm_device_lost(struct daemon *d, const char *why, int known);
 int gf_dm_health_check(struct daemon *d);
 /** Carry on with the outage an in-place restart handed over. */
 void gf_dm_outage_resume(struct daemon *d, const struct gf_respawn *r);
+
+/* daemon_build.c */
+/** Start a build of d->o->src against d->cfg (NULL at start-up) on the build thread. */
+int gf_dm_build_start(struct daemon *d, const char *trigger);
+/** The running build's eventfd (readable when done), or -1. */
+int gf_dm_build_fd(const struct daemon *d);
+/** The finished build (joined; d->build NULL again), or NULL while it runs or if none. */
+struct gf_dm_build *gf_dm_build_take(struct daemon *d);
+/** Free a taken build and what it still owns. Accepts NULL. */
+void gf_dm_build_free(struct gf_dm_build *b);
+/** At exit: wait briefly for a running build, then abandon it. @return 1 if abandoned. */
+int gf_dm_build_abandon(struct daemon *d);
 
 /* daemon_status.c */
 const char *gf_dm_state_name(const struct daemon *d);

@@ -25,10 +25,25 @@ static uint64_t own_xruns(const struct gf_live_stats *s)
 	return s->input_overflows + s->output_underflows + s->output_overflows;
 }
 
+/* "building filters for 2.1 s" while a build runs, else "". */
+static void build_text(const struct daemon *d, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (d->build)
+		snprintf(buf, len, "%s: building filters for %.1f s", d->build_startup ? "start-up" : "reload",
+			 (gf_dm_now_ms() - d->build->t0_ms) / 1000.0);
+}
+
 /* The one-line STATUS= text. */
 static void status_line(const struct daemon *d, char *buf, size_t len)
 {
 	const struct gf_live_stats *s = &d->ls;
+	char bt[80];
+	build_text(d, bt, sizeof(bt));
+	if (!d->engine) {
+		snprintf(buf, len, "starting: %s", bt[0] ? bt : "no engine");
+		return;
+	}
 	if (d->state == D_LOST) {
 		snprintf(buf, len, "audio %s lost: retrying (attempt %u): %.400s",
 			 d->server_lost ? "server" : "device", d->retries + 1, d->lost_reason);
@@ -36,11 +51,11 @@ static void status_line(const struct daemon *d, char *buf, size_t len)
 	}
 	snprintf(buf, len,
 		 "%s%u Hz, %u ch, %u taps, %s/%s, latency %u frames, xruns %" PRIu64 " (device %" PRIu64
-		 "), late blocks %" PRIu64 ", block p99 %.0f us%s%.300s",
+		 "), late blocks %" PRIu64 ", block p99 %.0f us%s%s%s%.300s",
 		 d->state == D_STARTING ? "starting: " : "", d->cfg->sample_rate, gf_reload_channels(d->cfg),
 		 gf_engine_taps(d->engine), gf_engine_backend_name(d->engine), gf_engine_algo_name(d->engine),
 		 s->latency_frames, own_xruns(s), s->device_xruns, s->late_blocks, s->block_us_p99,
-		 d->last_reload[0] ? ", " : "", d->last_reload);
+		 bt[0] ? ", " : "", bt, d->last_reload[0] ? ", " : "", d->last_reload);
 }
 
 void gf_dm_status_update(struct daemon *d, int force)
@@ -113,16 +128,41 @@ void gf_dm_latency_check(struct daemon *d)
 	d->latency_seen = s->latency_frames;
 }
 
+/* "build: none|start-up|reload" and, while one runs, how long it has. */
+static void status_build(const struct daemon *d, char *buf, size_t len)
+{
+	if (!d->build)
+		snprintf(buf, len, "build: none\n");
+	else
+		snprintf(buf, len, "build: %s\nbuild_s: %.1f\n", d->build_startup ? "start-up" : "reload",
+			 (gf_dm_now_ms() - d->build->t0_ms) / 1000.0);
+}
+
+/* The status block before the first engine exists (the start-up build runs). */
+static void status_block_starting(const struct daemon *d, char *buf, size_t len)
+{
+	char bl[80];
+	status_build(d, bl, sizeof(bl));
+	snprintf(buf, len, "gpufir %s\nstate: starting\npid: %ld\nuptime_s: %.1f\nconfig: %s\n%s", GPUFIR_VERSION,
+		 (long)getpid(), (gf_dm_now_ms() - d->t0_ms) / 1000.0,
+		 d->cfg && d->cfg->path ? d->cfg->path : "(built-in default)", bl);
+}
+
 /* The status socket's answer: "key: value" lines (docs/daemon.md lists them). */
 static void status_block(const struct daemon *d, char *buf, size_t len)
 {
 	const struct gf_live_stats *s = &d->ls;
+	if (!d->engine || !d->cfg) {
+		status_block_starting(d, buf, len);
+		return;
+	}
 	struct gf_engine_stats es = {0};
 	gf_engine_get_stats(d->engine, &es);
 	int64_t now = gf_dm_now_ms();
 	uint32_t rate = d->cfg->sample_rate;
-	char timing[400], lat[320];
+	char timing[400], lat[320], bl[80];
 	status_timing(s, timing, sizeof(timing));
+	status_build(d, bl, sizeof(bl));
 	status_latency(s, lat, sizeof(lat));
 	snprintf(buf, len,
 		 "gpufir %s\nstate: %s\npid: %ld\nuptime_s: %.1f\nconfig: %s\n"
@@ -135,7 +175,7 @@ static void status_block(const struct daemon *d, char *buf, size_t len)
 		 "\nengine_abandoned: %" PRIu64 "\nworkers_abandoned: %u\nengine_takeup_frames_max: %" PRIu64
 		 "\nblock_us_median: %.1f\nblock_us_p99: %.1f\nblock_us_max: %.1f\n%s"
 		 "peak_dbfs: %.1f\nclipped: %" PRIu64 "\nreloads: %" PRIu64 "\nreload_failures: %" PRIu64
-		 "\nlast_reload: %s\nlast_reload_age_s: %.1f\noutages: %u\nrespawns: %u\n%s%s%s",
+		 "\nlast_reload: %s\nlast_reload_age_s: %.1f\n%soutages: %u\nrespawns: %u\n%s%s%s",
 		 GPUFIR_VERSION, gf_dm_state_name(d), (long)getpid(), (now - d->t0_ms) / 1000.0,
 		 d->cfg->path ? d->cfg->path : "(built-in default)", rate, gf_reload_channels(d->cfg),
 		 d->cfg->block_frames, s->latency_frames, rate ? 1000.0 * s->latency_frames / rate : 0.0, lat,
@@ -146,7 +186,7 @@ static void status_block(const struct daemon *d, char *buf, size_t len)
 		 es.abandoned, d->engines_abandoned, es.takeup_frames_max, s->block_us_median,
 		 s->block_us_p99, s->block_us_max, timing, dbfs(s->peak), s->clipped, d->reloads,
 		 d->reload_failures, d->last_reload[0] ? d->last_reload : "none",
-		 d->last_reload_ms ? (now - d->last_reload_ms) / 1000.0 : 0.0, d->outages, d->respawns,
+		 d->last_reload_ms ? (now - d->last_reload_ms) / 1000.0 : 0.0, bl, d->outages, d->respawns,
 		 d->state == D_LOST ? "lost_reason: " : "", d->state == D_LOST ? d->lost_reason : "",
 		 d->state == D_LOST ? "\n" : "");
 }
@@ -183,6 +223,8 @@ static void block_times_text(struct daemon *d, char *buf, size_t len)
 
 void gf_dm_stats_log(struct daemon *d)
 {
+	if (!d->engine)
+		return;
 	const struct gf_live_stats *s = &d->ls;
 	struct gf_engine_stats es = {0};
 	gf_engine_get_stats(d->engine, &es);

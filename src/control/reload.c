@@ -163,56 +163,88 @@ static int fail(struct gf_reload_result *r, int err, const struct gf_errbuf *eb)
 	return err;
 }
 
-int gf_reload(const struct gf_config_source *src, const struct gf_config *running, struct gf_engine *e,
-	      uint32_t busy_wait_ms, struct gf_config **next, struct gf_reload_result *r)
+int gf_reload_build(const struct gf_config *c, const struct gf_config *running, int engine_running,
+		    struct gf_filter_set **fs_out, struct gf_reload_result *r)
 {
 	struct gf_errbuf eb = {{0}};
-	struct gf_config *c = NULL;
 	struct gf_filter_set *fs = NULL;
 	char why[400];
 	memset(r, 0, sizeof(*r));
-	*next = NULL;
-	int err = gf_reload_load_config(src, &c, &eb);
-	if (err)
-		return fail(r, err, &eb);
+	*fs_out = NULL;
 	/* Build before deciding anything: a restart must not stop audio for a config
 	 * whose filters turn out not to build. */
-	err = gf_config_build(c, c->sample_rate, gf_reload_channels(c), &fs, &eb);
+	int err = gf_config_build(c, c->sample_rate, gf_reload_channels(c), &fs, &eb);
 	if (!err && gf_filter_set_check_finite(fs) != 0) {
 		err = GF_E_NONFINITE;
 		gf_errbuf_set(&eb, "%s: filter has NaN or Inf coefficients", c->path ? c->path : "config");
 	}
-	if (err)
-		goto out;
-	if (!e) {
-		r->outcome = GF_RELOAD_RESTART;
-		r->taps = fs->taps;
-		snprintf(r->text, sizeof(r->text), "stream restart needed: audio not running");
-		goto out;
+	if (err) {
+		gf_filter_set_free(fs);
+		return fail(r, err, &eb);
 	}
-	if (gf_reload_needs_restart(running, c, why, sizeof(why))) {
-		r->outcome = GF_RELOAD_RESTART;
-		r->taps = fs->taps;
-		snprintf(r->text, sizeof(r->text), "stream restart needed: %s", why);
-		goto out;
-	}
-	err = swap_with_retry(e, fs, busy_wait_ms, &eb);
-	if (err == GF_E_TOOLONG && !eb.msg[0])
-		gf_errbuf_set(&eb,
-			      "%s: filter of %u taps exceeds max_taps; raise max_taps (restarts the stream)",
-			      c->path ? c->path : "config", fs->taps);
-	if (err)
-		goto out;
-	r->outcome = GF_RELOAD_APPLIED;
 	r->taps = fs->taps;
-	snprintf(r->text, sizeof(r->text), "reloaded %s: %u taps", c->path ? c->path : "built-in default",
-		 fs->taps);
-out:
-	gf_filter_set_free(fs);
+	if (!engine_running) {
+		r->outcome = GF_RELOAD_RESTART;
+		snprintf(r->text, sizeof(r->text), "stream restart needed: audio not running");
+	} else if (gf_reload_needs_restart(running, c, why, sizeof(why))) {
+		r->outcome = GF_RELOAD_RESTART;
+		snprintf(r->text, sizeof(r->text), "stream restart needed: %s", why);
+	} else {
+		r->outcome = GF_RELOAD_APPLIED;
+	}
+	*fs_out = fs;
+	return 0;
+}
+
+int gf_reload_prepare(const struct gf_config_source *src, const struct gf_config *running, int engine_running,
+		      struct gf_config **next, struct gf_filter_set **fs, struct gf_reload_result *r)
+{
+	struct gf_errbuf eb = {{0}};
+	struct gf_config *c = NULL;
+	memset(r, 0, sizeof(*r));
+	*next = NULL;
+	*fs = NULL;
+	int err = gf_reload_load_config(src, &c, &eb);
+	if (err)
+		return fail(r, err, &eb);
+	err = gf_reload_build(c, running, engine_running, fs, r);
 	if (err) {
 		gf_config_free(c);
-		return fail(r, err, &eb);
+		return err;
 	}
 	*next = c;
 	return 0;
+}
+
+int gf_reload_swap(struct gf_engine *e, const struct gf_config *next, const struct gf_filter_set *fs,
+		   uint32_t busy_wait_ms, struct gf_reload_result *r)
+{
+	struct gf_errbuf eb = {{0}};
+	int err = swap_with_retry(e, fs, busy_wait_ms, &eb);
+	if (err == GF_E_TOOLONG && !eb.msg[0])
+		gf_errbuf_set(&eb,
+			      "%s: filter of %u taps exceeds max_taps; raise max_taps (restarts the stream)",
+			      next->path ? next->path : "config", fs->taps);
+	if (err)
+		return fail(r, err, &eb);
+	r->outcome = GF_RELOAD_APPLIED;
+	r->taps = fs->taps;
+	snprintf(r->text, sizeof(r->text), "reloaded %s: %u taps", next->path ? next->path : "built-in default",
+		 fs->taps);
+	return 0;
+}
+
+int gf_reload(const struct gf_config_source *src, const struct gf_config *running, struct gf_engine *e,
+	      uint32_t busy_wait_ms, struct gf_config **next, struct gf_reload_result *r)
+{
+	struct gf_filter_set *fs = NULL;
+	int err = gf_reload_prepare(src, running, e != NULL, next, &fs, r);
+	if (!err && r->outcome == GF_RELOAD_APPLIED)
+		err = gf_reload_swap(e, *next, fs, busy_wait_ms, r);
+	gf_filter_set_free(fs);
+	if (err) {
+		gf_config_free(*next);
+		*next = NULL;
+	}
+	return err;
 }

@@ -7,8 +7,9 @@
  * All-or-nothing: on any failure the running filter, engine and stream are
  * untouched and the result text says why ("reload failed: FILE:LINE: ...").
  *
- * Control thread only (reads files, designs filters, allocates, may wait
- * briefly for a previous swap to finish).
+ * Control thread, except gf_reload_prepare (the daemon's build thread): reads
+ * files, designs filters, allocates, may wait briefly for a previous swap to
+ * finish.
  */
 #ifndef GPUFIR_RELOAD_H
 #define GPUFIR_RELOAD_H
@@ -73,5 +74,33 @@ int gf_reload_needs_restart(const struct gf_config *running, const struct gf_con
  */
 int gf_reload(const struct gf_config_source *src, const struct gf_config *running, struct gf_engine *e,
 	      uint32_t busy_wait_ms, struct gf_config **next, struct gf_reload_result *r);
+
+/**
+ * The slow half of gf_reload, for any thread: load @p src and build its filter
+ * set, then decide: r->outcome GF_RELOAD_APPLIED means "swap @p *fs into the
+ * running engine" (gf_reload_swap), GF_RELOAD_RESTART that the stream must
+ * restart (@p engine_running 0, or stream settings differ from @p running's);
+ * r->text says why. @p running may be NULL when @p engine_running is 0; it is
+ * only read, and must not change or be freed meanwhile. On success the caller
+ * owns @p *next and @p *fs; on failure both are NULL and r says why.
+ * Touches nothing the control thread uses. @return r->err
+ */
+int gf_reload_prepare(const struct gf_config_source *src, const struct gf_config *running, int engine_running,
+		      struct gf_config **next, struct gf_filter_set **fs, struct gf_reload_result *r);
+
+/**
+ * gf_reload_prepare's build and decision for @p c, loaded already (and only
+ * read here: another thread may read it meanwhile). Any thread.
+ */
+int gf_reload_build(const struct gf_config *c, const struct gf_config *running, int engine_running,
+		    struct gf_filter_set **fs, struct gf_reload_result *r);
+
+/**
+ * The fast half: swap @p fs (built for @p next) into @p e, waiting up to
+ * @p busy_wait_ms for a previous swap's crossfade. Control thread. Fills @p r
+ * (APPLIED or FAILED). @return r->err
+ */
+int gf_reload_swap(struct gf_engine *e, const struct gf_config *next, const struct gf_filter_set *fs,
+		   uint32_t busy_wait_ms, struct gf_reload_result *r);
 
 #endif
