@@ -30,7 +30,8 @@
 #define RETRY_MIN_MS GF_RESPAWN_MIN_MS /* device-loss retry backoff: 0.5 s doubling to 10 s */
 #define STATUS_EVERY_MS 2000	       /* STATUS= refresh (xruns, p99 change continuously) */
 #define DEFAULT_STATS_S 60.0
-#define BUILD_PING_MAX_MS 600000 /* ping through a build for at most this long (a stuck build ends the pings) */
+#define BUILD_PING_MAX_MS                                                                                    \
+	600000	       /* ping through a build for at most this long (a stuck build ends the pings) */
 #define WD_EARLY_MS 50 /* ping this much before WATCHDOG_USEC/2: the loop's own wake-up latency */
 
 enum dstate {
@@ -48,8 +49,8 @@ enum dstate {
  * it starts, outputs read by the control thread once done is set. */
 struct gf_dm_build {
 	pthread_t thread;
-	int efd;			  /* eventfd written when done: in the loop's poll set */
-	atomic_int done;		  /* release: the outputs are complete */
+	int efd;			    /* eventfd written when done: in the loop's poll set */
+	atomic_int done;		    /* release: the outputs are complete */
 	_Atomic(struct gf_config *) loaded; /* the config, once loaded: read-only from then on */
 	/* inputs */
 	const struct gf_config_source *src;
@@ -121,9 +122,9 @@ struct daemon {
 	int engine_stuck;	    /* d->engine is one of them: query it only, never free or run it */
 	int force_cpu;		    /* build later engines on the CPU backend */
 	/* builds and reloads */
-	struct gf_dm_build *build; /* the build running, or NULL */
-	int build_startup;	   /* it is the start-up build (no engine yet) */
-	int builds_abandoned;	   /* left running at exit: end with _exit */
+	struct gf_dm_build *build;   /* the build running, or NULL */
+	int build_startup;	     /* it is the start-up build (no engine yet) */
+	int builds_abandoned;	     /* left running at exit: end with _exit */
 	const struct gf_respawn *rs; /* state an in-place restart handed over, or NULL */
 	uint64_t reloads;
 	uint64_t reload_failures;

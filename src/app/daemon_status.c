@@ -30,7 +30,8 @@ static void build_text(const struct daemon *d, char *buf, size_t len)
 {
 	buf[0] = '\0';
 	if (d->build)
-		snprintf(buf, len, "%s: building filters for %.1f s", d->build_startup ? "start-up" : "reload",
+		snprintf(buf, len, "%s: building filters for %.1f s",
+			 d->build_startup ? "start-up" : "reload",
 			 (gf_dm_now_ms() - d->build->t0_ms) / 1000.0);
 }
 
@@ -143,8 +144,8 @@ static void status_block_starting(const struct daemon *d, char *buf, size_t len)
 {
 	char bl[80];
 	status_build(d, bl, sizeof(bl));
-	snprintf(buf, len, "gpufir %s\nstate: starting\npid: %ld\nuptime_s: %.1f\nconfig: %s\n%s", GPUFIR_VERSION,
-		 (long)getpid(), (gf_dm_now_ms() - d->t0_ms) / 1000.0,
+	snprintf(buf, len, "gpufir %s\nstate: starting\npid: %ld\nuptime_s: %.1f\nconfig: %s\n%s",
+		 GPUFIR_VERSION, (long)getpid(), (gf_dm_now_ms() - d->t0_ms) / 1000.0,
 		 d->cfg && d->cfg->path ? d->cfg->path : "(built-in default)", bl);
 }
 

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fftw_plan.h"
+
 struct welch {
 	size_t len, bins;
 	double *win, *seg, *psd; /* len, len, bins */
@@ -24,7 +26,7 @@ struct welch {
 static void welch_free(struct welch *w)
 {
 	if (w->plan)
-		fftw_destroy_plan(w->plan);
+		gf_fftw_destroy(w->plan);
 	fftw_free(w->seg);
 	fftw_free(w->spec);
 	free(w->win);
@@ -42,7 +44,7 @@ static int welch_init(struct welch *w, size_t len)
 	w->spec = fftw_malloc(w->bins * sizeof(fftw_complex));
 	if (!w->win || !w->psd || !w->seg || !w->spec)
 		return GF_E_NOMEM;
-	w->plan = fftw_plan_dft_r2c_1d((int)len, w->seg, w->spec, FFTW_ESTIMATE);
+	w->plan = gf_fftw_plan_r2c((int)len, w->seg, w->spec);
 	if (!w->plan)
 		return GF_E_NOMEM;
 	for (size_t i = 0; i < len; i++) /* periodic Hann: half overlap sums to a constant */
@@ -188,7 +190,7 @@ static int gain_to_fir(const double *g, size_t len, uint32_t taps, double **out)
 	size_t bins = len / 2 + 1;
 	fftw_complex *spec = fftw_malloc(bins * sizeof(fftw_complex));
 	double *t = fftw_malloc(len * sizeof(double)), *h = malloc(taps * sizeof(double));
-	fftw_plan p = spec && t ? fftw_plan_dft_c2r_1d((int)len, spec, t, FFTW_ESTIMATE) : NULL;
+	fftw_plan p = spec && t ? gf_fftw_plan_c2r((int)len, spec, t) : NULL;
 	int r = GF_E_NOMEM;
 	if (!p || !h)
 		goto out;
@@ -206,7 +208,7 @@ static int gain_to_fir(const double *g, size_t len, uint32_t taps, double **out)
 	r = 0;
 out:
 	if (p)
-		fftw_destroy_plan(p);
+		gf_fftw_destroy(p);
 	fftw_free(spec);
 	fftw_free(t);
 	free(h);

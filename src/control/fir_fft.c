@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "fftw_plan.h"
 #include "config_priv.h"
 
 /* Smallest 2^a 3^b 5^c >= n: sizes FFTW handles fast. */
@@ -37,9 +38,9 @@ int gf_cfg_convolve_fft(const double *a, uint32_t na, const double *b, uint32_t 
 	int r = GF_E_NOMEM;
 	if (!ta || !tb || !fa || !fb)
 		goto out;
-	pa = fftw_plan_dft_r2c_1d((int)size, ta, fa, FFTW_ESTIMATE);
-	pb = fftw_plan_dft_r2c_1d((int)size, tb, fb, FFTW_ESTIMATE);
-	pi = fftw_plan_dft_c2r_1d((int)size, fa, ta, FFTW_ESTIMATE);
+	pa = gf_fftw_plan_r2c((int)size, ta, fa);
+	pb = gf_fftw_plan_r2c((int)size, tb, fb);
+	pi = gf_fftw_plan_c2r((int)size, fa, ta);
 	if (!pa || !pb || !pi) {
 		r = GF_E_FFT;
 		goto out;
@@ -62,11 +63,11 @@ int gf_cfg_convolve_fft(const double *a, uint32_t na, const double *b, uint32_t 
 	r = 0;
 out:
 	if (pa)
-		fftw_destroy_plan(pa);
+		gf_fftw_destroy(pa);
 	if (pb)
-		fftw_destroy_plan(pb);
+		gf_fftw_destroy(pb);
 	if (pi)
-		fftw_destroy_plan(pi);
+		gf_fftw_destroy(pi);
 	fftw_free(ta);
 	fftw_free(tb);
 	fftw_free(fa);

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fftw_plan.h"
+
 struct spectrum {
 	double *p; /* |X|^2 on bins 0..m/2 */
 	size_t m;
@@ -69,7 +71,7 @@ static int make_spectrum(const double *x, size_t n, double rate, struct spectrum
 	double *t = fftw_malloc(m * sizeof(double));
 	fftw_complex *X = fftw_malloc((m / 2 + 1) * sizeof(fftw_complex));
 	s->p = malloc((m / 2 + 1) * sizeof(double));
-	fftw_plan plan = t && X ? fftw_plan_dft_r2c_1d((int)m, t, X, FFTW_ESTIMATE) : NULL;
+	fftw_plan plan = t && X ? gf_fftw_plan_r2c((int)m, t, X) : NULL;
 	int r = plan && s->p ? 0 : GF_E_NOMEM;
 	if (!r) {
 		for (size_t i = 0; i < m; i++)
@@ -81,7 +83,7 @@ static int make_spectrum(const double *x, size_t n, double rate, struct spectrum
 		s->df = rate / (double)m;
 	}
 	if (plan)
-		fftw_destroy_plan(plan);
+		gf_fftw_destroy(plan);
 	fftw_free(t);
 	fftw_free(X);
 	return r;

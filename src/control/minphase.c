@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fftw_plan.h"
+
 static size_t fft_len(uint32_t n)
 {
 	size_t m = 4096;
@@ -52,8 +54,8 @@ int gf_minphase(double *h, uint32_t n)
 	int r = GF_E_NOMEM;
 	if (!x || !spec)
 		goto out;
-	fwd = fftw_plan_dft_r2c_1d((int)m, x, spec, FFTW_ESTIMATE);
-	inv = fftw_plan_dft_c2r_1d((int)m, spec, x, FFTW_ESTIMATE);
+	fwd = gf_fftw_plan_r2c((int)m, x, spec);
+	inv = gf_fftw_plan_c2r((int)m, spec, x);
 	if (!fwd || !inv)
 		goto out;
 	memset(x, 0, m * sizeof(double));
@@ -76,9 +78,9 @@ int gf_minphase(double *h, uint32_t n)
 	r = 0;
 out:
 	if (fwd)
-		fftw_destroy_plan(fwd);
+		gf_fftw_destroy(fwd);
 	if (inv)
-		fftw_destroy_plan(inv);
+		gf_fftw_destroy(inv);
 	fftw_free(x);
 	fftw_free(spec);
 	return r;

@@ -229,8 +229,8 @@ int gf_reload_swap(struct gf_engine *e, const struct gf_config *next, const stru
 		return fail(r, err, &eb);
 	r->outcome = GF_RELOAD_APPLIED;
 	r->taps = fs->taps;
-	snprintf(r->text, sizeof(r->text), "reloaded %s: %u taps", next->path ? next->path : "built-in default",
-		 fs->taps);
+	snprintf(r->text, sizeof(r->text), "reloaded %s: %u taps",
+		 next->path ? next->path : "built-in default", fs->taps);
 	return 0;
 }
 
