@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <sndfile.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -290,6 +291,8 @@ struct file_id {
 	off_t size;
 	struct timespec mtime;
 };
+/* Builds may run on two threads at once (the daemon's build thread, its control thread). */
+static pthread_mutex_t ogg_fails_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct file_id ogg_fails[OGG_FAILS_MAX];
 static unsigned n_ogg_fails;
 
@@ -306,27 +309,33 @@ static int ogg_refused(int fd, const char *path, int *is_ogg, struct stat *st, s
 	*is_ogg = fstat(fd, st) == 0 && pread(fd, magic, 4, 0) == 4 && memcmp(magic, "OggS", 4) == 0;
 	if (!*is_ogg)
 		return 0;
-	for (unsigned i = 0; i < n_ogg_fails; i++)
-		if (same_id(&ogg_fails[i], st)) {
-			gf_errbuf_set(eb,
-				      "%s: this Ogg file could not be read before; it is not opened again "
-				      "until it changes (libsndfile leaks memory on each failed Ogg open)",
-				      path);
-			return 1;
-		}
-	if (n_ogg_fails < OGG_FAILS_MAX)
+	pthread_mutex_lock(&ogg_fails_lock);
+	unsigned n = n_ogg_fails, seen = 0;
+	for (unsigned i = 0; i < n && !seen; i++)
+		seen = same_id(&ogg_fails[i], st);
+	pthread_mutex_unlock(&ogg_fails_lock);
+	if (seen) {
+		gf_errbuf_set(eb,
+			      "%s: this Ogg file could not be read before; it is not opened again "
+			      "until it changes (libsndfile leaks memory on each failed Ogg open)",
+			      path);
+		return 1;
+	}
+	if (n < OGG_FAILS_MAX)
 		return 0;
 	gf_errbuf_set(eb,
 		      "%s: %u malformed Ogg files failed to open in this process; no more Ogg files "
 		      "are opened (each failure leaks memory inside libsndfile): restart gpufir",
-		      path, n_ogg_fails);
+		      path, n);
 	return 1;
 }
 
 static void ogg_failed(const struct stat *st)
 {
+	pthread_mutex_lock(&ogg_fails_lock);
 	if (n_ogg_fails < OGG_FAILS_MAX)
 		ogg_fails[n_ogg_fails++] = (struct file_id){st->st_dev, st->st_ino, st->st_size, st->st_mtim};
+	pthread_mutex_unlock(&ogg_fails_lock);
 }
 
 int gf_taps_read_wav(const char *path, uint32_t rate, const struct gf_ir_select *sel, double **taps,
