@@ -75,17 +75,17 @@ struct gf_cuda_inst {
 	float *m_in, *m_out;	 /**< host-mapped staging of small FFT calls (max_block * channels) */
 	unsigned *m_done;	 /**< host-mapped completion words of those calls */
 	unsigned seq;		 /**< sequence number the last small call's kernel writes there */
-	long fail_after; /**< GPUFIR_CUDA_FAIL_AFTER test hook; -1 = off */
-	long hang_after; /**< GPUFIR_CUDA_HANG_AFTER test hook; -1 = off */
-	int *h_hang, *d_hang;  /**< mapped flag the hook's kernel spins on (host and device address) */
-	long long hang_cycles; /**< the hook kernel's bound: a few seconds of GPU clock */
+	long fail_after;	 /**< GPUFIR_CUDA_FAIL_AFTER test hook; -1 = off */
+	long hang_after;	 /**< GPUFIR_CUDA_HANG_AFTER test hook; -1 = off */
+	int *h_hang, *d_hang;	 /**< mapped flag the hook's kernel spins on (host and device address) */
+	long long hang_cycles;	 /**< the hook kernel's bound: a few seconds of GPU clock */
 	uint64_t calls;
 	/* submit/finish: one call in flight (cuda_backend.cu) */
-	uint32_t sub_frames;   /**< frames submitted, 0 = none */
-	const float *sub_in;   /**< a large (pipelined) call's input, read in finish */
-	int sub_kind;	       /**< GF_SUB_*: the path the call in flight took */
-	unsigned sub_words;    /**< GF_SUB_MAPPED: completion words finish waits for */
-	cudaEvent_t ev_done;   /**< recorded after the single-chunk path's download */
+	uint32_t sub_frames; /**< frames submitted, 0 = none */
+	const float *sub_in; /**< a large (pipelined) call's input, read in finish */
+	int sub_kind;	     /**< GF_SUB_*: the path the call in flight took */
+	unsigned sub_words;  /**< GF_SUB_MAPPED: completion words finish waits for */
+	cudaEvent_t ev_done; /**< recorded after the single-chunk path's download */
 	struct gf_errbuf eb; /**< last error of prime/process */
 	char desc[160];
 };
@@ -168,7 +168,8 @@ int gf_cu_wait_words(volatile unsigned *w, unsigned n, unsigned seq, cudaStream_
  * (0 and UINT32_MAX when unknown). Direct's cost grows with the taps and the
  * FFT's hardly does, so one measurement settles every shorter or longer filter.
  */
-void gf_cu_calib_lookup(int dev, uint32_t channels, uint32_t max_block, uint32_t *direct_max, uint32_t *fft_min);
+void gf_cu_calib_lookup(int dev, uint32_t channels, uint32_t max_block, uint32_t *direct_max,
+			uint32_t *fft_min);
 void gf_cu_calib_store(int dev, uint32_t channels, uint32_t max_block, uint32_t taps, int direct_won);
 /** CLOCK_MONOTONIC in ns. */
 uint64_t gf_cu_now_ns(void);
@@ -232,7 +233,7 @@ cudaError_t gf_direct_live_launch(const struct gf_direct *d, int r, dim3 grid, d
 void gf_direct_force_r(struct gf_direct *d, int r);
 
 /* Partitioned FFT algorithm (cuda_fft.cu). */
-#define GF_FFT_MAX_P (1u << 20)	     /**< largest partition */
+#define GF_FFT_MAX_P (1u << 20)	 /**< largest partition */
 #define GF_FFT_LIVE_BLOCK 16384u /**< smaller max_block: live rule (latency), else the cost model */
 
 /** Segmentation: hop B (power of two), window N = B + Hh, M partitions of B taps (or one of all). */
@@ -273,5 +274,25 @@ unsigned gf_fft_set_done(struct gf_fft *f, unsigned *done, unsigned seq, uint32_
  */
 int gf_fft_prime(struct gf_fft *f, struct gf_cuda_inst *in, const float *d_hist, uint32_t n, cudaStream_t s,
 		 struct gf_errbuf *eb);
+
+/* Memory estimate before an instance allocates (cu_memcheck.cu). */
+/** What an instance will allocate: its algorithms, FFT shape, staging chunk and line history. */
+struct gf_cu_plan {
+	bool direct, fft; /* both while calibration decides between them */
+	struct gf_fft_shape shape;
+	uint32_t chunk;
+	int64_t keep;
+};
+/** Device and pinned host bytes an instance of @p pl for @p channels x @p taps will take (estimates). */
+void gf_cu_estimate(const struct gf_cu_plan *pl, uint32_t channels, uint32_t taps, double *device_bytes,
+		    double *pinned_bytes);
+/**
+ * With @p dev current: refuse (GF_E_NOMEM, how much is needed and free in
+ * @p eb) an instance whose estimate exceeds the device's free memory
+ * (cudaMemGetInfo, plus what the stream-ordered pool holds unused) or the
+ * host memory this process may still use for pinned buffers.
+ */
+int gf_cu_check_memory(int dev, const struct gf_cu_plan *pl, uint32_t channels, uint32_t taps,
+		       struct gf_errbuf *eb);
 
 #endif

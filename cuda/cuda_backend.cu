@@ -419,9 +419,10 @@ static int calibrate(struct gf_cuda_inst *in, struct gf_errbuf *eb)
 		return err;
 	}
 	in->algo = t_direct <= t_fft ? GF_ALGO_DIRECT : GF_ALGO_FFT;
-	gf_debug("cuda: calibration, %u taps x %u ch, calls of %u frames: direct%s %.1f us, fft %.1f us (%s)", in->taps,
-		 in->channels, frames, in->live ? " (fused, round trip)" : "", in->live ? t_direct / 1e3 : t_direct * 1e3,
-		 in->live ? t_fft / 1e3 : t_fft * 1e3, algo_str(in->algo));
+	gf_debug("cuda: calibration, %u taps x %u ch, calls of %u frames: direct%s %.1f us, fft %.1f us (%s)",
+		 in->taps, in->channels, frames, in->live ? " (fused, round trip)" : "",
+		 in->live ? t_direct / 1e3 : t_direct * 1e3, in->live ? t_fft / 1e3 : t_fft * 1e3,
+		 algo_str(in->algo));
 	gf_cu_calib_store(in->dev, in->channels, in->max_block, in->taps, in->algo == GF_ALGO_DIRECT);
 	if (in->algo == GF_ALGO_DIRECT) {
 		gf_fft_free(in->fft);
@@ -537,6 +538,48 @@ static int pick_persist(struct gf_cuda_inst *in, struct gf_errbuf *eb)
 	return 0;
 }
 
+/* Which algorithms, FFT shape, staging chunk and line history an instance for
+ * @p p and @p taps taps will have (cu_create builds it; cu_check_memory sizes it). */
+static void plan_instance(const struct gf_engine_params *p, uint32_t taps, struct gf_cu_plan *pl)
+{
+	pl->direct =
+		p->algo == GF_ALGO_DIRECT || (p->algo == GF_ALGO_AUTO && taps <= GF_CU_DIRECT_AUTO_MAX_TAPS);
+	pl->fft = p->algo != GF_ALGO_DIRECT;
+	if (p->algo == GF_ALGO_AUTO && pl->direct) { /* an earlier calibration may settle it */
+		uint32_t direct_max, fft_min;
+		gf_cu_calib_lookup(p->gpu_index, p->channels, p->max_block, &direct_max, &fft_min);
+		if (taps <= direct_max)
+			pl->fft = false;
+		else if (taps >= fft_min)
+			pl->direct = false;
+	}
+	pl->shape = (struct gf_fft_shape){0, 0, 0, 0};
+	if (pl->fft)
+		gf_fft_pick_shape(taps, p->max_block, chunk_cap(p->channels), &pl->shape);
+	pl->chunk = pick_chunk(p->channels, p->max_block, pl->shape.B);
+	pl->keep = pl->direct ? (int64_t)taps - 1 : 0;
+	if (pl->fft && (int64_t)gf_fft_keep(&pl->shape) > pl->keep)
+		pl->keep = gf_fft_keep(&pl->shape);
+}
+
+/* backend.h check_memory: the estimate against the device's free memory, before any allocation. */
+static int cu_check_memory(const struct gf_engine_params *p, uint32_t taps, struct gf_errbuf *eb)
+{
+	char why[160];
+	if (p->channels < 1 || p->max_block < 1 || taps < 1)
+		return 0; /* create() reports the parameters */
+	int err = gf_cu_probe(p->gpu_index, why, sizeof(why));
+	if (err) {
+		gf_errbuf_set(eb, "cuda: %s", why);
+		return err;
+	}
+	struct gf_cu_plan pl;
+	plan_instance(p, taps, &pl);
+	if ((err = gf_cu_use_device(p->gpu_index, eb)) || (err = gf_cu_pool_init(p->gpu_index, eb)))
+		return err;
+	return gf_cu_check_memory(p->gpu_index, &pl, p->channels, taps, eb);
+}
+
 static int cu_create(const struct gf_engine_params *p, const struct gf_filter_set *fs, void **out,
 		     struct gf_errbuf *eb)
 {
@@ -566,30 +609,19 @@ static int cu_create(const struct gf_engine_params *p, const struct gf_filter_se
 	const char *ha = getenv("GPUFIR_CUDA_HANG_AFTER");
 	in->hang_after = ha && *ha ? strtol(ha, NULL, 10) : -1;
 
-	bool want_direct = p->algo == GF_ALGO_DIRECT ||
-			   (p->algo == GF_ALGO_AUTO && fs->taps <= GF_CU_DIRECT_AUTO_MAX_TAPS);
-	bool want_fft = p->algo != GF_ALGO_DIRECT;
-	if (p->algo == GF_ALGO_AUTO && want_direct) { /* an earlier calibration may settle it */
-		uint32_t direct_max, fft_min;
-		gf_cu_calib_lookup(in->dev, in->channels, in->max_block, &direct_max, &fft_min);
-		if (fs->taps <= direct_max)
-			want_fft = false;
-		else if (fs->taps >= fft_min)
-			want_direct = false;
-	}
-	struct gf_fft_shape shape = {0, 0, 0, 0};
-	if (want_fft)
-		gf_fft_pick_shape(fs->taps, p->max_block, chunk_cap(in->channels), &shape);
-	in->chunk = pick_chunk(in->channels, in->max_block, shape.B);
-	int64_t keep = want_direct ? (int64_t)fs->taps - 1 : 0;
-	if (want_fft && (int64_t)gf_fft_keep(&shape) > keep)
-		keep = gf_fft_keep(&shape);
+	struct gf_cu_plan pl;
+	plan_instance(p, fs->taps, &pl);
+	bool want_direct = pl.direct, want_fft = pl.fft;
+	struct gf_fft_shape shape = pl.shape;
+	in->chunk = pl.chunk;
+	int64_t keep = pl.keep;
 	in->algo = want_direct ? GF_ALGO_DIRECT : GF_ALGO_FFT;
 
 	double t[6];
 	t[0] = now_ms();
 	/* cudaSetDevice creates the context (CUDA 12+) when the probe did not. */
-	if ((err = gf_cu_use_device(in->dev, eb)) || (err = gf_cu_pool_init(in->dev, eb)))
+	if ((err = gf_cu_use_device(in->dev, eb)) || (err = gf_cu_pool_init(in->dev, eb)) ||
+	    (err = gf_cu_check_memory(in->dev, &pl, in->channels, in->taps, eb)))
 		goto fail;
 	t[1] = now_ms();
 	if (in->hang_after >= 0 && (err = hang_hook_init(in, eb)))
@@ -617,13 +649,17 @@ static int cu_create(const struct gf_engine_params *p, const struct gf_filter_se
 	    (err = pick_persist(in, eb)))
 		goto fail;
 	t[5] = now_ms();
-	gf_debug("cuda: %s, %u taps x %u ch, block %u, chunk %u: %s%s%s; setup ms: context %.1f, staging %.1f, "
+	gf_debug("cuda: %s, %u taps x %u ch, block %u, chunk %u: %s%s%s; setup ms: context %.1f, staging "
+		 "%.1f, "
 		 "direct %.1f, fft %.1f (hop %u, size %u), calibration %.1f",
 		 in->desc, in->taps, in->channels, in->max_block, in->chunk, algo_str(in->algo),
 		 in->direct
 			 ? (gf_direct_where(in->direct)[0] == 'c' ? " (constant memory)" : " (global memory)")
 			 : "",
-		 in->persist ? ", persistent kernel" : in->live ? ", fused per-block path" : "", t[1] - t[0], t[2] - t[1], t[3] - t[2], t[4] - t[3], in->fft ? gf_fft_partition(in->fft) : 0,
+		 in->persist ? ", persistent kernel"
+		 : in->live  ? ", fused per-block path"
+			     : "",
+		 t[1] - t[0], t[2] - t[1], t[3] - t[2], t[4] - t[3], in->fft ? gf_fft_partition(in->fft) : 0,
 		 in->fft ? gf_fft_size(in->fft) : 0, t[5] - t[4]);
 	*out = in;
 	return 0;
@@ -674,8 +710,8 @@ static int cu_prime(void *inst, const float *history, uint32_t frames)
 		if (!err && in->persist) /* the kernel reads d_hist once its upload is done */
 			err = drain_comp(in);
 		if (!err && in->persist)
-			err = gf_persist_load(in->persist, d_hist, n, gf_backend_now_ns() + PRIME_STEP_DEADLINE_NS,
-					      eb);
+			err = gf_persist_load(in->persist, d_hist, n,
+					      gf_backend_now_ns() + PRIME_STEP_DEADLINE_NS, eb);
 		gf_cu_dfree(d_hist, s);
 	} else if (!err && in->persist) {
 		err = gf_persist_load(in->persist, NULL, 0, gf_backend_now_ns() + PRIME_STEP_DEADLINE_NS, eb);
@@ -1000,12 +1036,13 @@ extern "C" const char *gf_cuda_block_path(const void *inst)
 }
 
 extern "C" const struct gf_backend_ops gf_cu_backend = {
-	"cuda", cu_create, cu_prime, cu_submit, cu_finish, cu_destroy, cu_algo_name, cu_describe,
+	"cuda",	    cu_create,	  cu_prime,    cu_submit,	cu_finish,
+	cu_destroy, cu_algo_name, cu_describe, cu_check_memory,
 };
 
 /* The table the engine's loader uses (cuda_module.h): through the module's
  * entry point (cu_entry.cu), or directly where a program links these objects. */
 extern "C" const struct gf_cuda_module gf_cu_module = {
-	GF_CUDA_MODULE_ABI, &gf_cu_backend, gf_cu_probe, gf_cu_pin,
-	gf_cu_unpin, gf_cu_prewarm, gf_cu_prewarm_wait, gf_cu_quit_kernels,
+	GF_CUDA_MODULE_ABI, &gf_cu_backend, gf_cu_probe,	gf_cu_pin,
+	gf_cu_unpin,	    gf_cu_prewarm,  gf_cu_prewarm_wait, gf_cu_quit_kernels,
 };

@@ -1,5 +1,6 @@
 #include "memlimit.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -79,4 +80,29 @@ uint64_t gf_mem_available(void)
 		best = room < best ? room : best;
 	}
 	return best;
+}
+
+static atomic_int all_locked;
+
+uint64_t gf_mem_lock_available(void)
+{
+	uint64_t have = gf_mem_available(), kb = 0;
+	struct rlimit rl;
+	if (geteuid() == 0 || getrlimit(RLIMIT_MEMLOCK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+		return have;
+	if (read_u64("/proc/self/status", "VmLck:", &kb) != 0)
+		kb = 0;
+	uint64_t used = kb * 1024u, lim = (uint64_t)rl.rlim_cur;
+	uint64_t room = lim > used ? lim - used : 0;
+	return room < have ? room : have;
+}
+
+void gf_mem_note_all_locked(void)
+{
+	atomic_store(&all_locked, 1);
+}
+
+int gf_mem_all_locked(void)
+{
+	return atomic_load(&all_locked);
 }

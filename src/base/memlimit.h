@@ -15,4 +15,17 @@
 /** Bytes available, or UINT64_MAX when nothing could be read. */
 uint64_t gf_mem_available(void);
 
+/**
+ * Bytes this process may still lock in RAM (mlock, mlockall): the room under
+ * RLIMIT_MEMLOCK less what is locked already (VmLck), or no limit for root
+ * (CAP_IPC_LOCK) and an unlimited RLIMIT_MEMLOCK; never more than
+ * gf_mem_available(), since locked memory must be resident.
+ */
+uint64_t gf_mem_lock_available(void);
+
+/** Record that mlockall(MCL_FUTURE) is in force: every later allocation is locked. Any thread. */
+void gf_mem_note_all_locked(void);
+/** 1 once gf_mem_note_all_locked() was called. Any thread. */
+int gf_mem_all_locked(void);
+
 #endif

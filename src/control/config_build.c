@@ -330,15 +330,19 @@ static int check_memory(const struct gf_config *c, const struct taps *built, uin
 						    : chain_len(c, built, c->chain, c->n_chain, rt, rate);
 	}
 	uint64_t need = tap_channels * (BUILD_BYTES_PER_TAP + ENGINE_BYTES_PER_TAP);
-	uint64_t have = gf_mem_available();
+	/* Under mlockall(MCL_FUTURE) (a live daemon that locked its memory) every byte is locked. */
+	int locked = gf_mem_all_locked();
+	uint64_t have = locked ? gf_mem_lock_available() : gf_mem_available();
 	if (need <= have)
 		return 0;
-	gf_errbuf_set(eb,
-		      "%s: %u channels with these filters need about %.1f GiB of memory (%llu taps over all "
-		      "channels), more than the %.1f GiB available to this process: shorten the filters "
-		      "(max_taps) or filter fewer channels",
-		      c->priv->src, channels, (double)need / (1u << 30), (unsigned long long)tap_channels,
-		      (double)have / (1u << 30));
+	gf_errbuf_set(
+		eb,
+		"%s: %u channels with these filters need about %.1f GiB of %smemory (%llu taps over all "
+		"channels), more than the %.1f GiB available to this process%s: shorten the filters "
+		"(max_taps) or filter fewer channels",
+		c->priv->src, channels, (double)need / (1u << 30), locked ? "locked " : "",
+		(unsigned long long)tap_channels, (double)have / (1u << 30),
+		locked ? " (RLIMIT_MEMLOCK less what is locked, and free memory)" : "");
 	return GF_E_NOMEM;
 }
 

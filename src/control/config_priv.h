@@ -157,8 +157,9 @@ int gf_cfg_missing(const struct gf_cfg_loader *L, const config_setting_t *g, con
 
 /* ---- pre-scan (config_scan.c) ------------------------------------------- */
 
-/** Check every @include of @p text (recursively: regular files only) and its
- *  integer literals (those libconfig would truncate) before libconfig runs. */
+/** Check every @include of @p text (recursively: regular files only), its
+ *  integer literals (those libconfig would truncate) and the memory its parse
+ *  needs (GF_E_NOMEM, with how much, if it will not fit) before libconfig runs. */
 int gf_cfg_prescan(const char *text, size_t len, const char *name, const char *include_dir,
 		   struct gf_errbuf *eb);
 

@@ -6,7 +6,11 @@
  *    exit(2) on a read error), a FIFO (open blocks forever) or a device is
  *    refused with a message; includes are scanned recursively;
  *  - integer literals without the L suffix that do not fit 32 bits are
- *    refused: libconfig 1.5 keeps only the low 32 bits (4294967424 -> 128).
+ *    refused: libconfig 1.5 keeps only the low 32 bits (4294967424 -> 128);
+ *  - the values are counted, and a text whose parse would not fit in the
+ *    memory this process may still use is refused: under `ulimit -v`
+ *    libconfig 1.5 dereferences a failed allocation (a segfault) on a huge
+ *    inline array instead of reporting it.
  * A file swapped between this check and libconfig's own fopen is not caught;
  * the config's own text is handed to libconfig from this read, not reopened.
  */
@@ -17,14 +21,30 @@
 #include <string.h>
 
 #include "config_priv.h"
+#include "memlimit.h"
 #include "safe_file.h"
 
 #define MAX_DEPTH 10 /* libconfig's MAX_INCLUDE_DEPTH */
+
+/*
+ * What libconfig 1.5 allocates to parse: a setting per value (config_setting_t
+ * and its malloc overhead, the list's pointer array, doubled as it grows) and
+ * its own buffer of each file's text. Measured with gpufir --check-config on
+ * configs of 1M and 4M inline coeffs (2026-12-01): 85-86 bytes per value of
+ * peak RSS and VmPeak, gpufir's own copy of the taps included. Rounded up.
+ */
+#define PARSE_BYTES_PER_VALUE 96u
+#define PARSE_BYTES_PER_TEXT_BYTE 2u /* the text gpufir read, and libconfig's scanner buffer */
+
+struct scan_totals {
+	uint64_t values, bytes;
+};
 
 struct scan {
 	const char *p, *end, *name, *include_dir;
 	int line, depth;
 	struct gf_errbuf *eb;
+	struct scan_totals *tot;
 };
 
 static int is_ident(int ch)
@@ -84,7 +104,7 @@ static int scan_number(struct scan *s)
 }
 
 static int scan_text(const char *text, size_t len, const char *name, const char *include_dir, int depth,
-		     struct gf_errbuf *eb);
+		     struct scan_totals *tot, struct gf_errbuf *eb);
 
 /* @include "FILE" at the start of a line (libconfig's rule): check and scan FILE. */
 static int scan_include(struct scan *s)
@@ -119,7 +139,7 @@ static int scan_include(struct scan *s)
 	if (r == GF_E_IO)
 		gf_errbuf_set(s->eb, "%s:%d: @include: %s", s->name, s->line, why.msg);
 	else if (!r)
-		r = scan_text(buf, blen, path, s->include_dir, s->depth + 1, s->eb);
+		r = scan_text(buf, blen, path, s->include_dir, s->depth + 1, s->tot, s->eb);
 	free(buf);
 	free(path);
 	return r == GF_E_IO ? GF_E_CONFIG : r;
@@ -154,9 +174,10 @@ static int skip_string_or_comment(struct scan *s)
 }
 
 static int scan_text(const char *text, size_t len, const char *name, const char *include_dir, int depth,
-		     struct gf_errbuf *eb)
+		     struct scan_totals *tot, struct gf_errbuf *eb)
 {
-	struct scan s = {text, text + len, name, include_dir, 1, depth, eb};
+	struct scan s = {text, text + len, name, include_dir, 1, depth, eb, tot};
+	tot->bytes += len;
 	int bol = 1, r = 0;
 	while (!r && s.p < s.end) {
 		char ch = *s.p;
@@ -178,17 +199,37 @@ static int scan_text(const char *text, size_t len, const char *name, const char 
 			while (s.p < s.end && is_ident_more(*s.p))
 				s.p++;
 		else if (is_digit(ch) || ((ch == '+' || ch == '-' || ch == '.') && s.p + 1 < s.end &&
-					  (is_digit(s.p[1]) || s.p[1] == '.')))
+					  (is_digit(s.p[1]) || s.p[1] == '.'))) {
 			r = scan_number(&s);
-		else
+			tot->values++;
+		} else
 			s.p++;
 		bol = 0;
 	}
 	return r;
 }
 
+/* Refuse a parse that would not fit (libconfig would crash, not fail). */
+static int check_parse_memory(const struct scan_totals *t, const char *name, struct gf_errbuf *eb)
+{
+	uint64_t need = t->values * PARSE_BYTES_PER_VALUE + t->bytes * PARSE_BYTES_PER_TEXT_BYTE;
+	uint64_t have = gf_mem_available();
+	if (need <= have)
+		return 0;
+	gf_errbuf_set(eb,
+		      "%s: parsing its %llu values (%.1f MiB of text, includes too) needs about %.0f MiB of "
+		      "memory, more than the %.0f MiB this process may still use (the least of free "
+		      "memory, the cgroup's limit and ulimit -v): put long filters in a filter file "
+		      "(file = \"taps.txt\" or a WAV), not inline coeffs",
+		      name, (unsigned long long)t->values, (double)t->bytes / (1u << 20),
+		      (double)need / (1u << 20), (double)have / (1u << 20));
+	return GF_E_NOMEM;
+}
+
 int gf_cfg_prescan(const char *text, size_t len, const char *name, const char *include_dir,
 		   struct gf_errbuf *eb)
 {
-	return scan_text(text, len, name, include_dir, 0, eb);
+	struct scan_totals t = {0, 0};
+	int r = scan_text(text, len, name, include_dir, 0, &t, eb);
+	return r ? r : check_parse_memory(&t, name, eb);
 }

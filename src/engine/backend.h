@@ -61,6 +61,15 @@ struct gf_backend_ops {
 
 	/** Device/backend description for logs ("NVIDIA H200 (sm_90, 139 GiB)"). */
 	const char *(*describe)(const void *inst);
+
+	/**
+	 * Optional (NULL: nothing to check). Control thread, before create():
+	 * would an instance for @p p and a filter of @p taps taps fit the memory
+	 * only this backend knows about (device memory, its pinned host
+	 * buffers)? Allocates nothing. @return 0, or GF_E_NOMEM with how much it
+	 * needs and how much is available in @p eb (other codes: as create()).
+	 */
+	int (*check_memory)(const struct gf_engine_params *p, uint32_t taps, struct gf_errbuf *eb);
 };
 
 /** CLOCK_MONOTONIC in nanoseconds; RT-safe (vDSO). */

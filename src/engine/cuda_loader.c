@@ -226,6 +226,14 @@ static const char *ld_describe(const void *inst)
 	return g_mod->ops->describe(inst);
 }
 
+static int ld_check_memory(const struct gf_engine_params *p, uint32_t taps, struct gf_errbuf *eb)
+{
+	const struct gf_cuda_module *m = module();
+	if (!m || !m->ops->check_memory)
+		return 0; /* create() reports a missing module */
+	return m->ops->check_memory(p, taps, eb);
+}
+
 /* An instance exists only after create() loaded the module, so the others may use g_mod. */
 const struct gf_backend_ops gf_cuda_backend = {
 	.name = "cuda",
@@ -236,4 +244,5 @@ const struct gf_backend_ops gf_cuda_backend = {
 	.destroy = ld_destroy,
 	.algo_name = ld_algo_name,
 	.describe = ld_describe,
+	.check_memory = ld_check_memory,
 };

@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 /** Bumped whenever either struct below changes; a module of another ABI is refused. */
-#define GF_CUDA_MODULE_ABI 1
+#define GF_CUDA_MODULE_ABI 2 /* 2: gf_backend_ops.check_memory */
 /** File name of the module; the loader looks for it beside the executable, then in the lib dir. */
 #define GF_CUDA_MODULE_NAME "libgpufir-cuda.so"
 /** Environment variable naming the module's path (tests, unusual installs). */

@@ -54,10 +54,14 @@ int gf_inst_new(const struct gf_backend_ops *ops, const struct gf_engine_params 
 		const struct gf_filter_set *fs, struct gf_inst **out, struct gf_errbuf *eb)
 {
 	*out = NULL;
+	/* Refuse what will not fit with a message, before the backend allocates any of it. */
+	int err = ops->check_memory ? ops->check_memory(p, fs->taps, eb) : 0;
+	if (err)
+		return err;
 	struct gf_inst *in = calloc(1, sizeof(*in));
 	if (!in)
 		return GF_E_NOMEM;
-	int err = ops->create(p, fs, &in->bi, eb);
+	err = ops->create(p, fs, &in->bi, eb);
 	if (err) {
 		in->bi = NULL;
 		free(in);

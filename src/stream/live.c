@@ -127,15 +127,32 @@ static int open_stream(struct gf_live *l, PaStream **s, const PaStreamParameters
 	return 0;
 }
 
-static int alloc_buffers(struct gf_live *l)
+/* Bytes gf_ring_new takes for @p min_frames (a power of two of frames, page-rounded). */
+static uint64_t ring_bytes(uint32_t min_frames, uint32_t channels)
+{
+	uint64_t cap = 1;
+	while (cap < min_frames)
+		cap <<= 1;
+	return (cap * channels * sizeof(float) + 4095u) / 4096u * 4096u;
+}
+
+static int alloc_buffers(struct gf_live *l, struct gf_errbuf *eb)
 {
 	uint32_t b = l->block;
-	uint32_t in_min = l->rate / 2 > 8 * b ? l->rate / 2 : 8 * b; /* half a second of slack */
-	int err = gf_ring_new(&l->in_ring, in_min, l->channels);
-	if (!err && l->playback) /* room for the largest latency twice over */
-		err = gf_ring_new(&l->out_ring, 2 * (2 * b + (2 + l->slack_max) * MAX_PERIOD), l->channels);
-	if (!err && l->record_path) /* a second of slack for the disk */
-		err = gf_ring_new(&l->rec_ring, l->rate > 8 * b ? l->rate : 8 * b, l->channels);
+	uint32_t in_min = l->rate / 2 > 8 * b ? l->rate / 2 : 8 * b;	  /* half a second of slack */
+	uint32_t out_min = 2 * (2 * b + (2 + l->slack_max) * MAX_PERIOD); /* the largest latency twice over */
+	uint32_t rec_min = l->rate > 8 * b ? l->rate : 8 * b;		  /* a second of slack for the disk */
+	/* Every buffer here is locked (pinned.h): check the total against the budget first. */
+	uint64_t need =
+		ring_bytes(in_min, l->channels) + (l->playback ? ring_bytes(out_min, l->channels) : 0) +
+		(l->record_path ? ring_bytes(rec_min, l->channels) : 0) + 2 * ring_bytes(b, l->channels);
+	int err = gf_pinned_check(need, "the stream's buffers", eb);
+	if (!err)
+		err = gf_ring_new(&l->in_ring, in_min, l->channels);
+	if (!err && l->playback)
+		err = gf_ring_new(&l->out_ring, out_min, l->channels);
+	if (!err && l->record_path)
+		err = gf_ring_new(&l->rec_ring, rec_min, l->channels);
 	if (!err)
 		err = gf_timehist_new(&l->hist);
 	if (err)
@@ -181,7 +198,7 @@ int gf_live_new_detached(struct gf_live **out, uint32_t rate, uint32_t channels,
 	if (record_path && !(l->record_path = strdup(record_path)))
 		err = GF_E_NOMEM;
 	if (!err)
-		err = alloc_buffers(l);
+		err = alloc_buffers(l, eb);
 	if (!err && l->record_path)
 		err = gf_recorder_new(&l->rec, l->record_path, l->rate, l->rec_ring, eb);
 	if (err) {
@@ -224,7 +241,7 @@ int gf_live_new(struct gf_live **out, const struct gf_live_params *p, struct gf_
 		l->pa_ready = 1;
 	if (!err)
 		err = open_devices(l, p, &in, &outp, eb);
-	if (!err && (err = alloc_buffers(l)))
+	if (!err && (err = alloc_buffers(l, eb)) && !eb->msg[0])
 		gf_errbuf_set(eb, "cannot allocate the audio buffers: %s", gf_strerror(err));
 	/* Two streams on JACK still share the server's clock (forced two streams, tests). */
 	if (!err && l->playback && !l->duplex && !l->jack &&

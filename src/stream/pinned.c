@@ -10,6 +10,7 @@
 
 #include "backend.h"
 #include "log.h"
+#include "memlimit.h"
 
 static atomic_flag mlock_warned = ATOMIC_FLAG_INIT;
 static atomic_flag pin_warned = ATOMIC_FLAG_INIT;
@@ -19,6 +20,28 @@ static size_t page_round(size_t bytes)
 	long ps = sysconf(_SC_PAGESIZE);
 	size_t page = ps > 0 ? (size_t)ps : 4096;
 	return (bytes + page - 1) / page * page;
+}
+
+int gf_pinned_check(uint64_t need, const char *what, struct gf_errbuf *eb)
+{
+	uint64_t have = gf_mem_lock_available();
+	if (need <= have)
+		return 0;
+	double mib = 1024.0 * 1024.0;
+	if (gf_mem_all_locked()) {
+		gf_errbuf_set(eb,
+			      "%s need %.1f MiB of locked memory (all memory is locked: mlockall), more "
+			      "than the %.1f MiB available (RLIMIT_MEMLOCK less what is locked, and free "
+			      "memory): raise LimitMEMLOCK=, or use fewer channels or a smaller block",
+			      what, need / mib, have / mib);
+		return GF_E_NOMEM;
+	}
+	if (!atomic_flag_test_and_set(&mlock_warned))
+		gf_warn("%s need %.1f MiB of locked memory, more than the %.1f MiB left under "
+			"RLIMIT_MEMLOCK: they are not all locked, and page faults may cause dropouts; "
+			"raise RLIMIT_MEMLOCK (LimitMEMLOCK= in the systemd unit)",
+			what, need / mib, have / mib);
+	return 0;
 }
 
 void *gf_pinned_alloc(size_t bytes)

@@ -15,6 +15,19 @@
 #define GPUFIR_PINNED_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+/**
+ * Before allocating @p need bytes of buffers for @p what ("the stream's
+ * buffers"): check them against the locked-memory budget
+ * (gf_mem_lock_available). Over it while mlockall(MCL_FUTURE) is in force,
+ * the allocation would fail or exhaust RAM: GF_E_NOMEM, and @p eb says how
+ * much is needed and available. Over it otherwise: one warning with both
+ * figures (the buffers will not be locked; they still work). @return 0 or GF_E_NOMEM
+ */
+int gf_pinned_check(uint64_t need, const char *what, struct gf_errbuf *eb);
 
 /** Allocate @p bytes (> 0) of zeroed, locked, pinned memory. @return NULL when out of memory. */
 void *gf_pinned_alloc(size_t bytes);

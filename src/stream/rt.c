@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "memlimit.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define GF_RT_SANITIZED 1
@@ -65,6 +66,7 @@ int gf_rt_lock_memory(void)
 		state = 0;
 	} else {
 		state = 1;
+		gf_mem_note_all_locked(); /* later builds check their memory against the locked budget */
 	}
 #endif
 	atomic_store(&memory_locked, state);
