@@ -320,6 +320,15 @@ static uint64_t chain_len(const struct gf_config *c, const struct taps *built, c
 	return len;
 }
 
+/* "160.0 GiB" or "12.5 MiB". */
+static void size_text(uint64_t bytes, char *buf, size_t len)
+{
+	if (bytes >= (1u << 30))
+		snprintf(buf, len, "%.1f GiB", (double)bytes / (1u << 30));
+	else
+		snprintf(buf, len, "%.1f MiB", (double)bytes / (1u << 20));
+}
+
 static int check_memory(const struct gf_config *c, const struct taps *built, uint32_t channels, uint32_t rate,
 			struct gf_errbuf *eb)
 {
@@ -335,14 +344,15 @@ static int check_memory(const struct gf_config *c, const struct taps *built, uin
 	uint64_t have = locked ? gf_mem_lock_available() : gf_mem_available();
 	if (need <= have)
 		return 0;
-	gf_errbuf_set(
-		eb,
-		"%s: %u channels with these filters need about %.1f GiB of %smemory (%llu taps over all "
-		"channels), more than the %.1f GiB available to this process%s: shorten the filters "
-		"(max_taps) or filter fewer channels",
-		c->priv->src, channels, (double)need / (1u << 30), locked ? "locked " : "",
-		(unsigned long long)tap_channels, (double)have / (1u << 30),
-		locked ? " (RLIMIT_MEMLOCK less what is locked, and free memory)" : "");
+	char sn[32], sh[32];
+	size_text(need, sn, sizeof(sn));
+	size_text(have, sh, sizeof(sh));
+	gf_errbuf_set(eb,
+		      "%s: %u channels with these filters need about %s of %smemory (%llu taps over all "
+		      "channels), more than the %s available to this process%s: shorten the filters "
+		      "(max_taps) or filter fewer channels",
+		      c->priv->src, channels, sn, locked ? "locked " : "", (unsigned long long)tap_channels,
+		      sh, locked ? " (RLIMIT_MEMLOCK less what is locked, and free memory)" : "");
 	return GF_E_NOMEM;
 }
 

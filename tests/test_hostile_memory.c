@@ -1,0 +1,200 @@
+/*
+ * Memory limits (issue "hostile input and a local attacker", case 8: the
+ * locked-memory and address-space parts; the host estimate and the capped
+ * reads are in test_hostile_config). Each case prints its result.
+ *
+ *  8  a huge inline `coeffs` array under RLIMIT_AS (`ulimit -v`): the real
+ *     gpufir refuses it before libconfig parses, with how much it needs and
+ *     how much it may use (libconfig 1.5 segfaulted: rc 139)
+ *  8  the stream's buffers against the locked-memory budget (RLIMIT_MEMLOCK,
+ *     as a user without CAP_IPC_LOCK): over it, a warning with both figures
+ *     while nothing forces locking; refused with both figures once all memory
+ *     is locked (mlockall); a build under mlockall is checked against the
+ *     same budget
+ */
+#define _GNU_SOURCE
+#include <grp.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "error.h"
+#include "live_internal.h"
+#include "memlimit.h"
+#include "run_prog.h"
+#include "testutil.h"
+
+#define MIB (1024ull * 1024ull)
+#define HUGE_VALUES 6000000 /* about 24 MB of text; libconfig takes about 90 bytes a value */
+
+static char *dir;
+
+/* gpufir --check-config -c @p conf with RLIMIT_AS = @p as_bytes; @return its wait status. */
+static int run_limited(const char *conf, uint64_t as_bytes, char *err, size_t len)
+{
+	char *err_path = gf_test_path(dir, "err.txt");
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		struct rlimit rl;
+		if (getrlimit(RLIMIT_AS, &rl) != 0)
+			_exit(120);
+		rl.rlim_cur = (rlim_t)as_bytes;
+		if (setrlimit(RLIMIT_AS, &rl) != 0 || !freopen(err_path, "w", stderr) ||
+		    !freopen("/dev/null", "w", stdout))
+			_exit(121);
+		execl(gpufir_bin(), "gpufir", "--check-config", "-c", conf, (char *)NULL);
+		_exit(127);
+	}
+	int st;
+	CHECK(waitpid(pid, &st, 0) == pid);
+	gf_test_read_file(err_path, err, len);
+	free(err_path);
+	return st;
+}
+
+static int exited(int st, int code)
+{
+	return WIFEXITED(st) && WEXITSTATUS(st) == code;
+}
+
+/* The least RLIMIT_AS (64 MiB steps) under which gpufir checks a tiny config. */
+static uint64_t base_limit(const char *tiny)
+{
+	char err[4096];
+	uint64_t lo = 64 * MIB, hi = 8192 * MIB;
+	if (!exited(run_limited(tiny, hi, err, sizeof(err)), 0))
+		gf_test_skip("gpufir does not run under an 8 GiB address-space limit here");
+	while (hi - lo > 64 * MIB) {
+		uint64_t mid = (lo + hi) / 2;
+		if (exited(run_limited(tiny, mid, err, sizeof(err)), 0))
+			hi = mid;
+		else
+			lo = mid;
+	}
+	return hi;
+}
+
+static void case8_address_space(void)
+{
+	char *tiny = gf_test_write_text_in(
+		dir, "tiny.conf",
+		"sample_rate = 48000;\nfilters = ({ name = \"a\"; coeffs = [0.5, 0.25]; });\n"
+		"chain = [\"a\"];\n");
+	char *huge = gf_test_path(dir, "huge.conf");
+	FILE *f = fopen(huge, "w");
+	CHECK(f);
+	fputs("sample_rate = 48000;\nfilters = ({ name = \"a\"; coeffs = [", f);
+	for (int i = 0; i < HUGE_VALUES; i++)
+		fputs(i ? ",0.5" : "0.5", f);
+	fputs("]; });\nchain = [\"a\"];\n", f);
+	CHECK(fclose(f) == 0);
+	uint64_t base = base_limit(tiny);
+	uint64_t lim = base + 128 * MIB;
+	char err[16384];
+	int st = run_limited(huge, lim, err, sizeof(err));
+	int sig = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+	printf("case 8 (%d inline coeffs under ulimit -v %llu MiB, %llu MiB above what a tiny config "
+	       "needs): %s%d: %s",
+	       HUGE_VALUES, (unsigned long long)(lim / MIB), (unsigned long long)((lim - base) / MIB),
+	       sig ? "KILLED by signal " : "exit ", sig ? sig : WEXITSTATUS(st), err);
+	CHECK(!sig && exited(st, GF_EXIT_FAILURE));
+	CHECK(strstr(err, "values") && strstr(err, "needs about") && strstr(err, "may still use") &&
+	      strstr(err, "ulimit -v"));
+	free(tiny);
+	free(huge);
+}
+
+/* As a user without CAP_IPC_LOCK (nobody, when run as root), RLIMIT_MEMLOCK 1 MiB. */
+static void become_limited_user(void)
+{
+	if (geteuid() == 0) {
+		CHECK(setgroups(0, NULL) == 0);
+		CHECK(setresgid(65534, 65534, 65534) == 0);
+		CHECK(setresuid(65534, 65534, 65534) == 0);
+	}
+	struct rlimit rl = {MIB, MIB};
+	CHECK(setrlimit(RLIMIT_MEMLOCK, &rl) == 0);
+}
+
+/* In a child (it gives up root and marks all memory locked). */
+static void locked_cases(const char *err_path)
+{
+	become_limited_user();
+	struct gf_errbuf eb = {""};
+	struct gf_live *l = NULL;
+	/* 64 channels, block 8192: rings of about 48 MiB, over the 1 MiB budget. */
+	int r = gf_live_new_detached(&l, 48000, 64, 8192, 1, NULL, NULL, &eb);
+	gf_live_free(l);
+	char warned[4096] = "";
+	fflush(stderr);
+	gf_test_read_file(err_path, warned, sizeof(warned));
+	printf("case 8 (stream buffers of 64 ch x block 8192 over RLIMIT_MEMLOCK 1 MiB, memory not "
+	       "all locked): %s; warning: %s",
+	       r ? "REFUSED" : "started", warned[0] ? warned : "NONE\n");
+	CHECK(r == 0 && strstr(warned, "MiB of locked memory") && strstr(warned, "RLIMIT_MEMLOCK"));
+
+	gf_mem_note_all_locked(); /* what a successful mlockall(MCL_FUTURE) records (rt.c) */
+	l = NULL;
+	eb.msg[0] = '\0';
+	r = gf_live_new_detached(&l, 48000, 64, 8192, 1, NULL, NULL, &eb);
+	gf_live_free(l);
+	printf("case 8 (the same under mlockall): %s: %s\n", r ? "refused" : "STARTED", eb.msg);
+	CHECK(r == GF_E_NOMEM && strstr(eb.msg, "need") && strstr(eb.msg, "MiB of locked memory") &&
+	      strstr(eb.msg, "available"));
+
+	struct gf_config *c = NULL;
+	struct gf_filter_set *fs = NULL;
+	eb.msg[0] = '\0';
+	CHECK_OK_EB(gf_config_load_string("sample_rate = 48000;\nfilters = ({ name = \"a\"; design = "
+					  "\"lowpass\"; cutoff_hz = 1000.0; taps = 262143; });\n"
+					  "chain = [\"a\"];\n",
+					  NULL, &c, &eb),
+		    &eb);
+	r = gf_config_build(c, 48000, 2, &fs, &eb);
+	printf("case 8 (a 262143-tap build under mlockall, 1 MiB locked budget): %s: %s\n",
+	       r ? "refused" : "BUILT", eb.msg);
+	CHECK(r == GF_E_NOMEM && !fs && strstr(eb.msg, "locked memory") && strstr(eb.msg, "RLIMIT_MEMLOCK"));
+	gf_filter_set_free(fs);
+	gf_config_free(c);
+}
+
+static void case8_locked(void)
+{
+	char *err_path = gf_test_path(dir, "locked-err.txt");
+	fflush(stdout);
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		if (!freopen(err_path, "w", stderr))
+			_exit(121);
+		locked_cases(err_path);
+		fflush(stdout);
+		_exit(0);
+	}
+	int st;
+	CHECK(waitpid(pid, &st, 0) == pid);
+	if (!exited(st, 0)) {
+		char err[4096] = "";
+		gf_test_read_file(err_path, err, sizeof(err));
+		fprintf(stderr, "the locked-memory cases failed:\n%s", err);
+	}
+	CHECK(exited(st, 0));
+	free(err_path);
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	dir = gf_test_tmpdir("hostile-memory");
+	CHECK(chmod(dir, 0777) == 0); /* the child that gave up root writes here */
+	case8_locked();
+	case8_address_space();
+	gf_test_rmtree(dir);
+	free(dir);
+	printf("ok\n");
+	return 0;
+}
