@@ -405,6 +405,7 @@ static int startup_finish(struct daemon *d, struct gf_dm_build *b)
 	d->engine = b->engine;
 	b->engine = NULL;
 	d->build_startup = 0;
+	d->started = 1;
 	gf_info("filters built in %.2f s", (gf_dm_now_ms() - b->t0_ms) / 1000.0);
 	int err = d->rs ? 0 : gf_dm_stream_start(d, &eb);
 	if (err) {
@@ -496,7 +497,9 @@ int gf_daemon_run(const struct gf_daemon_opts *o)
 	if (rc == GF_EXIT_OK) {
 		loop(&d);
 		rc = d.exit_code;
-		if (!d.respawn) {
+		/* STOPPING=1 once started, or when stopped during the start-up build; not for a failed start.
+		 */
+		if (!d.respawn && (d.started || rc == GF_EXIT_OK)) {
 			gf_notify_stopping();
 			if (rc == GF_EXIT_OK)
 				gf_notify_status("stopping");

@@ -124,6 +124,7 @@ struct daemon {
 	/* builds and reloads */
 	struct gf_dm_build *build;   /* the build running, or NULL */
 	int build_startup;	     /* it is the start-up build (no engine yet) */
+	int started;		     /* the start-up build is done and applied */
 	int builds_abandoned;	     /* left running at exit: end with _exit */
 	const struct gf_respawn *rs; /* state an in-place restart handed over, or NULL */
 	uint64_t reloads;
