@@ -61,13 +61,13 @@ static int exited(int st, int code)
 	return WIFEXITED(st) && WEXITSTATUS(st) == code;
 }
 
-/* The least RLIMIT_AS (64 MiB steps) under which gpufir checks a tiny config. */
+/* The least RLIMIT_AS (64 MiB steps) under which gpufir checks a tiny config; 0 if not even 8 GiB. */
 static uint64_t base_limit(const char *tiny)
 {
 	char err[4096];
 	uint64_t lo = 64 * MIB, hi = 8192 * MIB;
 	if (!exited(run_limited(tiny, hi, err, sizeof(err)), 0))
-		gf_test_skip("gpufir does not run under an 8 GiB address-space limit here");
+		return 0; /* a sanitizer build reserves terabytes of address space */
 	while (hi - lo > 64 * MIB) {
 		uint64_t mid = (lo + hi) / 2;
 		if (exited(run_limited(tiny, mid, err, sizeof(err)), 0))
@@ -93,6 +93,13 @@ static void case8_address_space(void)
 	fputs("]; });\nchain = [\"a\"];\n", f);
 	CHECK(fclose(f) == 0);
 	uint64_t base = base_limit(tiny);
+	if (!base) {
+		printf("case 8 (huge inline coeffs under ulimit -v): skipped (gpufir does not run under an "
+		       "8 GiB address-space limit here: a sanitizer build?)\n");
+		free(tiny);
+		free(huge);
+		return;
+	}
 	uint64_t lim = base + 128 * MIB;
 	char err[16384];
 	int st = run_limited(huge, lim, err, sizeof(err));

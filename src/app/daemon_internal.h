@@ -30,9 +30,11 @@
 #define RETRY_MIN_MS GF_RESPAWN_MIN_MS /* device-loss retry backoff: 0.5 s doubling to 10 s */
 #define STATUS_EVERY_MS 2000	       /* STATUS= refresh (xruns, p99 change continuously) */
 #define DEFAULT_STATS_S 60.0
-#define BUILD_PING_MAX_MS                                                                                    \
-	600000	       /* ping through a build for at most this long (a stuck build ends the pings) */
-#define WD_EARLY_MS 50 /* ping this much before WATCHDOG_USEC/2: the loop's own wake-up latency */
+/* Ping through one build for at most this long: a build that never ends stops the pings. */
+#define BUILD_PING_MAX_MS 600000
+/* Ping this much before WATCHDOG_USEC/2: the loop's own wake-up latency (under ASan, with a
+ * build running on the other core, a wake-up 50 ms late was seen). */
+#define WD_EARLY_MS 100
 
 enum dstate {
 	D_STARTING, /* stream started, waiting for its first block */
