@@ -73,6 +73,7 @@ struct gf_live {
 		uint32_t missed; /* frames the episode missed so far */
 	} play;
 	_Atomic uint32_t slack_now; /* playback periods of slack in force (auto: grows after underruns) */
+	_Atomic uint32_t slack_step_missed; /* auto: frames missed by the episode of the latest step */
 	/* Two streams, two clocks (live_clock.c): the capture callback's latest
 	 * (position, time) under a sequence lock, and what the loop measured. */
 	struct gf_live_clock *clock; /* NULL: one clock (duplex), no resampling */
@@ -169,6 +170,10 @@ uint32_t gf_live_latency_for(uint32_t block, uint32_t n_in, uint32_t n_out, int 
 void gf_live_slack_underrun(struct gf_live *l, uint32_t missing);
 /** Before reading @p n frames: a whole period ready ends an episode; auto slack then grows. */
 void gf_live_slack_check(struct gf_live *l, uint32_t n);
+/** The auto slack after an episode at @p slack that missed @p missed frames at
+ * period @p n: twice the slack that would have absorbed it, plus one, at most
+ * @p max (pure; any thread). */
+uint32_t gf_live_slack_next(uint32_t slack, uint32_t missed, uint32_t n, uint32_t max);
 
 /* live_clock.c: rate matching between two streams' clocks */
 /** Allocate the resampler and its buffers (control thread). */
