@@ -127,6 +127,25 @@ static void observe(struct phase *p)
 	       p->period, p->latency, p->resyncs, p->under_1s, p->under_2s, p->status);
 }
 
+/* The delay in [around - 8192, around + 8192] at which window @p m fits
+ * best, and its error: a wrong window at the right delay plus some
+ * periods is a slip of the alignment (a cycle missed somewhere), not a
+ * wrong signal. */
+static long best_delay(const float *rec, uint32_t n, size_t m, long around, double *err)
+{
+	long best = around;
+	*err = INFINITY;
+	for (long d = around - 8192; d <= around + 8192; d++) {
+		double e = rel_err(rec, n, m, WIN / 4, d); /* a quarter window: coarse */
+		if (e < *err) {
+			*err = e;
+			best = d;
+		}
+	}
+	*err = rel_err(rec, n, m, WIN, best);
+	return best;
+}
+
 /* Each window: the reference at the phase's delay; around a change (from
  * 0.2 s before to 1 s after) either delay, or neither in one glitch: the
  * window where the delay steps, and the input a shorter latency skips. */
@@ -152,9 +171,15 @@ static void check_recording(const float *rec, uint32_t n, const struct phase *ph
 					neither++;
 				continue;
 			}
-			if (bad_total++ < 3)
-				fprintf(stderr, "period %u: window at frame %zu: rel L2 %.2e at delay %ld\n",
-					ph[k].period, m, e, ph[k].latency + offset);
+			if (bad_total++ < 3) {
+				double be;
+				long bd = best_delay(rec, n, m, ph[k].latency + offset, &be);
+				fprintf(stderr,
+					"period %u: window at frame %zu (%.3f s): rel L2 %.2e at delay %ld; "
+					"best fit: delay %ld (%+ld frames), rel L2 %.2e\n",
+					ph[k].period, m, (double)m / RATE, e, ph[k].latency + offset, bd,
+					bd - (ph[k].latency + offset), be);
+			}
 		}
 		printf("period %u: %d windows exact at latency %ld, %d still at the old one, %d neither (the "
 		       "glitch; %ld input frames skipped)\n",
@@ -214,6 +239,12 @@ int main(void)
 	long offset = (long)(gf_jack_rig_play_time(rig) - gf_jack_rig_record_time(rig));
 	printf("JACK xruns seen by the test clients: %u; clients' offset %ld frames\n",
 	       gf_jack_rig_xruns(rig), offset);
+	/* A client that missed a cycle shifts the recording against the signal
+	 * by that many frames from there on, whatever gpufir did. */
+	uint32_t gaps_p = gf_jack_rig_cycle_gaps(rig, 0, stdout), gaps_r = gf_jack_rig_cycle_gaps(rig, 1, stdout);
+	printf("cycles: player %u, recorder %u; discontinuities in frame time: player %u, recorder %u\n",
+	       atomic_load(&gf_jack_rig_cycles(rig, 0)->count), atomic_load(&gf_jack_rig_cycles(rig, 1)->count),
+	       gaps_p, gaps_r);
 
 	/* duplex, period p >= block 64, slack s: p + s * p (docs/live.md) */
 	uint32_t slack = gf_test_latency_slack();
