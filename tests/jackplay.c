@@ -416,8 +416,9 @@ uint32_t gf_jack_rig_cycle_gaps(const struct gf_jack_rig *r, int recorder, FILE 
 		if (d == 0)
 			continue;
 		if (log && gaps < 10)
-			fprintf(log, "%s: cycle %u (its frame %u): frame time %u, %d frames %s the previous "
-				     "cycle's end (%u frames then %u)\n",
+			fprintf(log,
+				"%s: cycle %u (its frame %u): frame time %u, %d frames %s the previous "
+				"cycle's end (%u frames then %u)\n",
 				recorder ? "recorder" : "player", k, pos, c->time[k], d < 0 ? -d : d,
 				d > 0 ? "after" : "before", c->frames[k - 1], c->frames[k]);
 		gaps++;

@@ -271,9 +271,10 @@ static void check_recording(const float *rec, uint32_t n, const struct phase *ph
 				long bd = best_delay(rec, n, m, d, &be);
 				fprintf(stderr,
 					"period %u: window at frame %zu (%.3f s): rel L2 %.2e at delay %ld "
-					"(%+ld for the rig's slips); best fit: delay %ld (%+ld frames), rel L2 %.2e\n",
-					ph[k].period, m, (double)m / RATE, e, d, d - (ph[k].latency + offset), bd,
-					bd - d, be);
+					"(%+ld for the rig's slips); best fit: delay %ld (%+ld frames), rel "
+					"L2 %.2e\n",
+					ph[k].period, m, (double)m / RATE, e, d, d - (ph[k].latency + offset),
+					bd, bd - d, be);
 			}
 		}
 		printf("period %u: %d windows exact at latency %ld, %d still at the old one, %d neither (the "
@@ -339,11 +340,13 @@ int main(void)
 	       gf_jack_rig_xruns(rig), offset);
 	/* A client that missed a cycle shifts the recording against the signal
 	 * by that many frames from there on, whatever gpufir did. */
-	uint32_t gaps_p = gf_jack_rig_cycle_gaps(rig, 0, stdout), gaps_r = gf_jack_rig_cycle_gaps(rig, 1, stdout);
+	uint32_t gaps_p = gf_jack_rig_cycle_gaps(rig, 0, stdout),
+		 gaps_r = gf_jack_rig_cycle_gaps(rig, 1, stdout);
 	printf("graph cycles %u; player %u, recorder %u; frame-time discontinuities: player %u, recorder %u; "
 	       "graph audio missed: player %ld frames, recorder %ld frames\n",
-	       g_n, atomic_load(&gf_jack_rig_cycles(rig, 0)->count), atomic_load(&gf_jack_rig_cycles(rig, 1)->count),
-	       gaps_p, gaps_r, skipped_before(gf_jack_rig_cycles(rig, 0), SIG_FRAMES),
+	       g_n, atomic_load(&gf_jack_rig_cycles(rig, 0)->count),
+	       atomic_load(&gf_jack_rig_cycles(rig, 1)->count), gaps_p, gaps_r,
+	       skipped_before(gf_jack_rig_cycles(rig, 0), SIG_FRAMES),
 	       skipped_before(gf_jack_rig_cycles(rig, 1), REC_FRAMES));
 
 	/* duplex, period p >= block 64, slack s: p + s * p (docs/live.md) */

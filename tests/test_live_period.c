@@ -166,7 +166,7 @@ static void case_policy(void)
 	CHECK(gf_live_slack_next(7, 2 * B, B, max) == 16); /* need 9: capped */
 	CHECK(gf_live_slack_next(16, 100 * B, B, max) == 16);
 	CHECK(gf_live_slack_next(5, UINT32_MAX, 16, max) == 16); /* no overflow */
-	CHECK(gf_live_slack_next(3, 4 * B, 0, max) == 3);	  /* no period: no step */
+	CHECK(gf_live_slack_next(3, 4 * B, 0, max) == 3);	 /* no period: no step */
 	/* The development VM's soak (docs/live.md): stalls that needed 3, 4
 	 * and 6 periods of slack. At slack s a stall needing k periods is
 	 * absorbed if k <= s, else it underruns, missing (k - s) periods. */

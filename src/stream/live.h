@@ -105,13 +105,13 @@ struct gf_live_stats {
 	 * the block came late (an underrun). INT32_MAX: no block (or no playback). */
 	int32_t margin_frames_min;
 	int32_t margin_frames_worst;
-	uint64_t resyncs;	   /**< latency re-derived while playing: period changes, slack steps */
-	uint32_t latency_slack;	   /**< periods of slack in force (auto: grows after underruns) */
-	int latency_slack_auto;	   /**< the slack is adaptive */
+	uint64_t resyncs;	    /**< latency re-derived while playing: period changes, slack steps */
+	uint32_t latency_slack;	    /**< periods of slack in force (auto: grows after underruns) */
+	int latency_slack_auto;	    /**< the slack is adaptive */
 	uint32_t slack_step_missed; /**< auto: frames the underrun that caused the latest step missed */
-	int resampling;		   /**< two clocks: playback reads through the adaptive resampler */
-	double clock_ratio;	   /**< resampling: measured playback/capture rate ratio (1 otherwise) */
-	double delay_error_frames; /**< resampling: latest delay minus its target, frames */
+	int resampling;		    /**< two clocks: playback reads through the adaptive resampler */
+	double clock_ratio;	    /**< resampling: measured playback/capture rate ratio (1 otherwise) */
+	double delay_error_frames;  /**< resampling: latest delay minus its target, frames */
 };
 
 /**
