@@ -15,7 +15,9 @@
  *    than the worker) raises the slack to twice what it needed plus one, up
  *    to GF_LIVE_SLACK_MAX, in one glitch; the same bursts and smaller ones
  *    then cost nothing; paced again, the stream is sample-exact at the
- *    reported, larger latency, without further underruns or steps. */
+ *    reported, larger latency, without further underruns or steps.
+ * 4. The same after the audio thread stalled once (16 ms between two
+ *    callbacks, nothing lost): the first step makes room for that stall. */
 #include <math.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -158,15 +160,19 @@ static void case_periods(uint64_t *seed)
 static void case_policy(void)
 {
 	const uint32_t max = GF_LIVE_SLACK_MAX;
-	CHECK(gf_live_slack_next(0, 1, B, max) == 3);	   /* one period late: need 1 -> 3 */
-	CHECK(gf_live_slack_next(0, B, B, max) == 3);	   /* exactly one period */
-	CHECK(gf_live_slack_next(0, B + 1, B, max) == 5);  /* a frame more: need 2 -> 5 */
-	CHECK(gf_live_slack_next(0, 3 * B, B, max) == 7);  /* need 3 -> 7 */
-	CHECK(gf_live_slack_next(2, 0, B, max) == 7);	   /* no frame counted: still a step */
-	CHECK(gf_live_slack_next(7, 2 * B, B, max) == 16); /* need 9: capped */
-	CHECK(gf_live_slack_next(16, 100 * B, B, max) == 16);
-	CHECK(gf_live_slack_next(5, UINT32_MAX, 16, max) == 16); /* no overflow */
-	CHECK(gf_live_slack_next(3, 4 * B, 0, max) == 3);	 /* no period: no step */
+	CHECK(gf_live_slack_next(0, 1, 0, B, max) == 3);      /* one period late: need 1 -> 3 */
+	CHECK(gf_live_slack_next(0, B, 0, B, max) == 3);      /* exactly one period */
+	CHECK(gf_live_slack_next(0, B + 1, 0, B, max) == 5);  /* a frame more: need 2 -> 5 */
+	CHECK(gf_live_slack_next(0, 3 * B, 0, B, max) == 7);  /* need 3 -> 7 */
+	CHECK(gf_live_slack_next(2, 0, 0, B, max) == 7);      /* no frame counted: still a step */
+	CHECK(gf_live_slack_next(7, 2 * B, 0, B, max) == 16); /* need 9: capped */
+	CHECK(gf_live_slack_next(16, 100 * B, 0, B, max) == 16);
+	CHECK(gf_live_slack_next(5, UINT32_MAX, 0, 16, max) == 16); /* no overflow */
+	CHECK(gf_live_slack_next(3, 4 * B, 0, 0, max) == 3);	    /* no period: no step */
+	/* The audio thread stalled longer than the worker was late: room for that. */
+	CHECK(gf_live_slack_next(0, B, 5 * B + 20, B, max) == 7); /* 6 periods of stall, +1 */
+	CHECK(gf_live_slack_next(0, B, 2 * B, B, max) == 3);	  /* less than 2 need + 1 */
+	CHECK(gf_live_slack_next(0, B, UINT32_MAX, B, max) == 16);
 	/* The development VM's soak (docs/live.md): stalls that needed 3, 4
 	 * and 6 periods of slack. At slack s a stall needing k periods is
 	 * absorbed if k <= s, else it underruns, missing (k - s) periods. */
@@ -175,7 +181,7 @@ static void case_policy(void)
 	for (unsigned i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
 		if (need[i] <= s)
 			continue;
-		s = gf_live_slack_next(s, (need[i] - s) * B, B, max);
+		s = gf_live_slack_next(s, (need[i] - s) * B, 0, B, max);
 		steps++;
 	}
 	printf("policy: stalls of 3, 4, 6, 2, 6, 5 periods: %u step(s), slack %u\n", steps, s);
@@ -263,6 +269,52 @@ static void case_auto_slack(uint64_t *seed)
 	free(y);
 }
 
+/* The audio thread stalls 16 ms once (a callback comes that late; the worker
+ * was idle, nothing is lost); later the worker falls 2-3 periods behind a
+ * burst. The step then makes room for the audio thread's stall (12 periods:
+ * 768 frames less one period), not only for twice the burst's (5-7), so
+ * bursts 9 periods late cost nothing afterwards. */
+static void case_auto_stall(uint64_t *seed)
+{
+	const uint32_t rounds = 4;
+	uint32_t total = rounds * 1000 * B;
+	float *x = make_input(total, seed);
+	float *y = calloc((size_t)total * CH, sizeof(float));
+	CHECK(y);
+	struct gf_engine *e = make_engine(32768);
+	struct gf_live *l;
+	struct gf_errbuf eb = {{0}};
+	CHECK_OK_EB(gf_live_new_detached(&l, RATE, CH, B, 1, NULL, e, &eb), &eb);
+	l->slack_auto = 1;
+	l->slack = 0;
+	l->slack_max = GF_LIVE_SLACK_MAX;
+	atomic_store(&l->slack_now, 0);
+	CHECK_OK_EB(gf_live_start(l, &eb), &eb);
+	static const uint32_t bursts[] = {0, 0, 3, 10};
+	uint32_t pos = 0, steps = 0, slack_after[4];
+	int glitched[4];
+	for (uint32_t r = 0; r < rounds; r++) {
+		if (r == 1)
+			sleep_us(16000); /* more than a second captured: the stall counts */
+		glitched[r] = play_round(l, x, y, &pos, bursts[r], &steps);
+		slack_after[r] = atomic_load(&l->slack_now);
+		printf("stall case, round %u (bursts of %u): %d bursts glitched, slack now %u\n", r,
+		       bursts[r], glitched[r], slack_after[r]);
+	}
+	struct gf_live_stats s;
+	gf_live_get_stats(l, &s);
+	printf("stall case: slack %u, the step's underrun missed %u frames, audio thread stall %u frames\n",
+	       s.latency_slack, s.slack_step_missed, s.slack_step_stall);
+	CHECK(glitched[0] == 0 && glitched[1] == 0 && slack_after[1] == 0);
+	CHECK(glitched[2] >= 1 && s.slack_step_stall >= 768 - B && slack_after[2] >= 12);
+	CHECK(glitched[3] == 0 && slack_after[3] == slack_after[2]);
+	gf_live_stop(l);
+	gf_live_free(l);
+	gf_engine_free(e);
+	free(x);
+	free(y);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -270,6 +322,7 @@ int main(void)
 	case_periods(&seed);
 	case_policy();
 	case_auto_slack(&seed);
+	case_auto_stall(&seed);
 	printf("test_live_period: ok\n");
 	return 0;
 }

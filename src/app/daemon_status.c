@@ -99,12 +99,14 @@ static void status_latency(const struct gf_live_stats *s, char *buf, size_t len)
  * happened"). The timings are the stats window's that saw the step. */
 static void log_slack_step(const struct gf_live_stats *s, uint32_t rate)
 {
-	gf_notice("auto slack: the underrun missed %u frames (%.2f ms); in that window worker wake-up "
-		  "%.0f us, engine block %.0f us, callback interval %.0f us, playback margin %d frames "
-		  "(worst since start: wake-up %.0f us, callback interval %.0f us)",
-		  s->slack_step_missed, rate ? 1000.0 * s->slack_step_missed / rate : 0.0, s->wake_us_max,
-		  s->block_us_max, s->callback_gap_us_max, s->margin_frames_min, s->wake_us_worst,
-		  s->callback_gap_us_worst);
+	double ms = rate ? 1000.0 / rate : 0.0;
+	gf_notice("auto slack: the underrun missed %u frames (%.2f ms); the audio thread's longest stall "
+		  "%u frames (%.2f ms) beyond a period; in that window worker wake-up %.0f us, engine block "
+		  "%.0f us, callback interval %.0f us, playback margin %d frames (worst since start: "
+		  "wake-up %.0f us, callback interval %.0f us)",
+		  s->slack_step_missed, ms * s->slack_step_missed, s->slack_step_stall,
+		  ms * s->slack_step_stall, s->wake_us_max, s->block_us_max, s->callback_gap_us_max,
+		  s->margin_frames_min, s->wake_us_worst, s->callback_gap_us_worst);
 }
 
 /* The latency changed while playing (a new device period, an auto slack

@@ -109,9 +109,10 @@ struct gf_live_stats {
 	uint32_t latency_slack;	    /**< periods of slack in force (auto: grows after underruns) */
 	int latency_slack_auto;	    /**< the slack is adaptive */
 	uint32_t slack_step_missed; /**< auto: frames the underrun that caused the latest step missed */
-	int resampling;		    /**< two clocks: playback reads through the adaptive resampler */
-	double clock_ratio;	    /**< resampling: measured playback/capture rate ratio (1 otherwise) */
-	double delay_error_frames;  /**< resampling: latest delay minus its target, frames */
+	uint32_t slack_step_stall; /**< auto: the audio thread's longest stall beyond a period then, frames */
+	int resampling;		   /**< two clocks: playback reads through the adaptive resampler */
+	double clock_ratio;	   /**< resampling: measured playback/capture rate ratio (1 otherwise) */
+	double delay_error_frames; /**< resampling: latest delay minus its target, frames */
 };
 
 /**
