@@ -15,7 +15,7 @@
 #                underflow, no late block, every reload's crossfade exact
 #   hang_cuda    test_daemon_hang on CUDA: a kernel that spins (GPUFIR_CUDA_HANG_AFTER):
 #                CPU takes over within the deadline, status answers, SIGTERM within 2 s
-#   live_cuda_tight  its playback case at latency_slack 1 (the default latency),
+#   live_cuda_tight  its playback case at latency_slack 1 (two blocks of latency),
 #                reported, not required: it fails where the host stalls threads
 #   hang_cuda_persist  the same on the persistent-kernel path (GPUFIR_CUDA_PERSIST=1):
 #                the abandoned kernel must not hold up the exit

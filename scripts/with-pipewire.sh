@@ -11,6 +11,11 @@
 #   that name: playback ports in, monitor ports out).
 # The command runs under pw-jack (PipeWire's libjack), with
 # GPUFIR_TEST_PIPEWIRE=1 and the quantum forced to 64 frames at 48 kHz.
+# GPUFIR_PW_LOGS=DIR keeps what the server saw in DIR: pipewire.log,
+# wireplumber.log, profiler.log (pw-profiler: every graph cycle's driver
+# position, quantum, rate and each node's signal/awake/finish times and
+# status), metadata.log (pw-metadata -m: each quantum/rate setting as it
+# changes) and pw-dump.json (the graph 3 s into the command).
 # Exit status: the command's; 77 when pipewire, wireplumber, pw-jack or
 # dbus-run-session is missing. Debian packages: pipewire pipewire-bin
 # pipewire-jack wireplumber dbus.
@@ -34,10 +39,17 @@ chmod 700 "$dir"
 export XDG_RUNTIME_DIR="$dir" PIPEWIRE_RUNTIME_DIR="$dir"
 ppid_=
 wpid=
+mpid=
+fpid=
 finish() {
+	[ -n "$fpid" ] && kill -INT "$fpid" 2>/dev/null
+	[ -n "$mpid" ] && kill "$mpid" 2>/dev/null
 	[ -n "$wpid" ] && kill "$wpid" 2>/dev/null
 	[ -n "$ppid_" ] && kill "$ppid_" 2>/dev/null
 	wait 2>/dev/null
+	if [ -n "${GPUFIR_PW_LOGS:-}" ]; then
+		mkdir -p "$GPUFIR_PW_LOGS" && cp "$dir"/*.log "$dir"/*.json "$GPUFIR_PW_LOGS"/ 2>/dev/null
+	fi
 	rm -rf "$dir"
 }
 trap finish EXIT
@@ -71,7 +83,18 @@ until pw-jack jack_lsp 2>/dev/null | grep -q '^gf-null-sink:playback_FL$'; do
 	sleep 0.1
 done
 sleep 0.5 # wireplumber settles
-GPUFIR_TEST_PIPEWIRE=1 pw-jack "$@"
+if [ -n "${GPUFIR_PW_LOGS:-}" ]; then
+	pw-metadata -n settings -m >"$dir/metadata.log" 2>&1 &
+	mpid=$!
+	(cd "$dir" && exec pw-profiler -o profiler.log >/dev/null 2>&1) &
+	fpid=$!
+	(sleep 3 && pw-dump >"$dir/pw-dump.json" 2>/dev/null) &
+fi
+# Sanitizer builds: PipeWire's libjack leaks what its clients registered
+# (tests/lsan-pipewire.supp says what).
+root=$(cd "$(dirname "$0")/.." && pwd)
+LSAN_OPTIONS="suppressions=$root/tests/lsan-pipewire.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
+	GPUFIR_TEST_PIPEWIRE=1 pw-jack "$@"
 rc=$?
 if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then
 	echo "with-pipewire.sh: pipewire log tail:" >&2

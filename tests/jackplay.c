@@ -158,7 +158,23 @@ struct gf_jack_rig {
 	_Atomic uint32_t rec_time;
 
 	atomic_uint xruns;
+
+	/* Each client's cycles while playing / recording: (frame time, frames),
+	 * to tell a cycle a client missed from a wrong signal (gf_jack_rig_cycle_gaps). */
+	struct gf_jack_cycles play_cyc, rec_cyc;
 };
+
+#define CYCLES_MAX 65536 /* 22 s of 16-frame cycles, 87 s at 64 */
+
+static void note_cycle(struct gf_jack_cycles *c, jack_client_t *client, jack_nframes_t n)
+{
+	uint32_t k = atomic_load_explicit(&c->count, memory_order_relaxed);
+	if (k >= c->cap)
+		return;
+	c->time[k] = jack_last_frame_time(client);
+	c->frames[k] = n;
+	atomic_store_explicit(&c->count, k + 1, memory_order_release);
+}
 
 static int play_process(jack_nframes_t n, void *arg)
 {
@@ -177,6 +193,7 @@ static int play_process(jack_nframes_t n, void *arg)
 	}
 	if (st != 2)
 		return 0;
+	note_cycle(&r->play_cyc, r->pc, n);
 	uint32_t k = r->frames - r->pos < n ? r->frames - r->pos : n;
 	for (uint32_t i = 0; i < k; i++)
 		for (uint32_t c = 0; c < r->channels; c++)
@@ -197,6 +214,7 @@ static int rec_process(jack_nframes_t n, void *arg)
 	}
 	if (st != 2)
 		return 0;
+	note_cycle(&r->rec_cyc, r->rc, n);
 	uint32_t have = atomic_load_explicit(&r->rec_frames, memory_order_relaxed);
 	uint32_t k = r->cap - have < n ? r->cap - have : n;
 	for (uint32_t c = 0; c < r->channels; c++) {
@@ -239,6 +257,14 @@ struct gf_jack_rig *gf_jack_rig_open(uint32_t channels, uint32_t rec_frames)
 	r->channels = channels;
 	r->cap = rec_frames;
 	r->buf = calloc((size_t)rec_frames * channels, sizeof(float));
+	struct gf_jack_cycles *cyc[2] = {&r->play_cyc, &r->rec_cyc};
+	for (int i = 0; i < 2; i++) {
+		cyc[i]->cap = CYCLES_MAX;
+		cyc[i]->time = calloc(CYCLES_MAX, sizeof(uint32_t));
+		cyc[i]->frames = calloc(CYCLES_MAX, sizeof(uint32_t));
+		if (!cyc[i]->time || !cyc[i]->frames)
+			goto fail;
+	}
 	r->pc = open_client("gftest_play", r, play_process, 1);
 	r->rc = open_client("gftest_rec", r, rec_process, 0);
 	if (!r->buf || !r->pc || !r->rc)
@@ -270,6 +296,10 @@ void gf_jack_rig_close(struct gf_jack_rig *r)
 	if (r->rc)
 		jack_client_close(r->rc);
 	free(r->buf);
+	free(r->play_cyc.time);
+	free(r->play_cyc.frames);
+	free(r->rec_cyc.time);
+	free(r->rec_cyc.frames);
 	free(r);
 }
 
@@ -322,6 +352,7 @@ int gf_jack_rig_connect(struct gf_jack_rig *r, const char *client, int to_record
 void gf_jack_rig_record(struct gf_jack_rig *r)
 {
 	atomic_store(&r->rec_frames, 0);
+	atomic_store(&r->rec_cyc.count, 0);
 	atomic_store_explicit(&r->recording, 1, memory_order_release);
 }
 
@@ -331,6 +362,7 @@ void gf_jack_rig_play(struct gf_jack_rig *r, const float *signal, uint32_t frame
 	r->signal = signal;
 	r->frames = frames;
 	r->pos = 0;
+	atomic_store(&r->play_cyc.count, 0);
 	r->hook = hook;
 	r->arg = arg;
 	atomic_store_explicit(&r->playing, 1, memory_order_release);
@@ -367,4 +399,29 @@ uint32_t gf_jack_rig_xruns(const struct gf_jack_rig *r)
 uint32_t gf_jack_rig_period(const struct gf_jack_rig *r)
 {
 	return jack_get_buffer_size(r->pc);
+}
+
+const struct gf_jack_cycles *gf_jack_rig_cycles(const struct gf_jack_rig *r, int recorder)
+{
+	return recorder ? &r->rec_cyc : &r->play_cyc;
+}
+
+uint32_t gf_jack_rig_cycle_gaps(const struct gf_jack_rig *r, int recorder, FILE *log)
+{
+	const struct gf_jack_cycles *c = gf_jack_rig_cycles(r, recorder);
+	uint32_t n = atomic_load_explicit(&c->count, memory_order_acquire), gaps = 0, pos = 0;
+	for (uint32_t k = 1; k < n; k++) {
+		pos += c->frames[k - 1];
+		int32_t d = (int32_t)(c->time[k] - c->time[k - 1] - c->frames[k - 1]);
+		if (d == 0)
+			continue;
+		if (log && gaps < 10)
+			fprintf(log,
+				"%s: cycle %u (its frame %u): frame time %u, %d frames %s the previous "
+				"cycle's end (%u frames then %u)\n",
+				recorder ? "recorder" : "player", k, pos, c->time[k], d < 0 ? -d : d,
+				d > 0 ? "after" : "before", c->frames[k - 1], c->frames[k]);
+		gaps++;
+	}
+	return gaps;
 }

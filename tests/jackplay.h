@@ -10,7 +10,9 @@
 #ifndef GPUFIR_TESTS_JACKPLAY_H
 #define GPUFIR_TESTS_JACKPLAY_H
 
+#include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #define GF_JACK_MAX_CH 8
@@ -73,5 +75,21 @@ uint32_t gf_jack_rig_record_time(const struct gf_jack_rig *r);
 uint32_t gf_jack_rig_xruns(const struct gf_jack_rig *r);
 /** Server period in frames. */
 uint32_t gf_jack_rig_period(const struct gf_jack_rig *r);
+
+/** One client's cycles since play (recorder: record) began: the JACK frame
+ * time each started at and its frames. Filled by the process callback. */
+struct gf_jack_cycles {
+	uint32_t *time, *frames;
+	uint32_t cap;
+	_Atomic uint32_t count;
+};
+const struct gf_jack_cycles *gf_jack_rig_cycles(const struct gf_jack_rig *r, int recorder);
+/**
+ * Cycles of the player (@p recorder 0) or the recorder (1) that did not start
+ * where the previous one ended in frame time (a cycle the client missed, or
+ * the graph's clock jumping); the first 10 are described on @p log (may be
+ * NULL). Call after the recording stopped. @return how many.
+ */
+uint32_t gf_jack_rig_cycle_gaps(const struct gf_jack_rig *r, int recorder, FILE *log);
 
 #endif

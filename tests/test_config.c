@@ -97,7 +97,7 @@ static void test_default_equals_file(void)
 	      def->max_taps == file->max_taps && def->log_level == file->log_level &&
 	      def->sample_rate == file->sample_rate && def->gpu_index == file->gpu_index);
 	CHECK(def->block_frames == 256 && def->crossfade_ms == 20.0 && def->sample_rate == 0 &&
-	      def->latency_slack == 1);
+	      def->latency_slack_auto == 1);
 	const uint32_t rates[] = {44100, 48000, 96000};
 	for (int i = 0; i < 3; i++) {
 		struct gf_filter_set *a = build_or_die(def, rates[i], 2),

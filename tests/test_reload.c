@@ -142,7 +142,7 @@ static void restarts(const struct gf_config_source *o, const struct gf_config *c
 	write_conf_full("a.txt", 48000, BLOCK, 20.0, "");
 	expect_restart(o, cfg, e, "crossfade 0 ms -> 20 ms");
 	write_conf("a.txt", "latency_slack = 2;");
-	expect_restart(o, cfg, e, "latency_slack 1 -> 2");
+	expect_restart(o, cfg, e, "latency_slack auto -> 2");
 	write_conf("a.txt", "");
 	expect_restart(o, cfg, NULL, "audio not running"); /* no engine running: restart */
 	uint32_t from = pos;

@@ -101,6 +101,7 @@ struct daemon {
 	} logw;
 	uint64_t cap_at_advance; /* capture position when blocks last advanced */
 	uint32_t latency_seen;	 /* the stream's latency last published (0: none yet) */
+	uint32_t slack_seen;	 /* the slack it was published with (auto: a change is a step) */
 	/* device-loss retry */
 	uint32_t retry_ms; /* last wait between attempts */
 	uint32_t retries;  /* attempts made in this outage (across in-place restarts) */

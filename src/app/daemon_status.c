@@ -101,11 +101,28 @@ static void status_timing(const struct gf_live_stats *s, char *buf, size_t len)
 /* How the latency came about: device period, slack, resyncs (period changes, slack steps). */
 static void status_latency(const struct gf_live_stats *s, char *buf, size_t len)
 {
-	snprintf(buf, len,
-		 "device_period: %u\nlatency_slack: %u\nlatency_slack_mode: %s\nresyncs: %" PRIu64
-		 "\nclocks: %s\nclock_ratio: %.9f\ndelay_error_frames: %.3f\n",
-		 s->device_period, s->latency_slack, s->latency_slack_auto ? "auto" : "fixed", s->resyncs,
-		 s->resampling ? "two (resampling)" : "one", s->clock_ratio, s->delay_error_frames);
+	snprintf(
+		buf, len,
+		"device_period: %u\nlatency_slack: %u\nlatency_slack_mode: %s\nslack_step_missed_frames: %u\n"
+		"resyncs: %" PRIu64 "\nclocks: %s\nclock_ratio: %.9f\ndelay_error_frames: %.3f\n",
+		s->device_period, s->latency_slack, s->latency_slack_auto ? "auto" : "fixed",
+		s->slack_step_missed, s->resyncs, s->resampling ? "two (resampling)" : "one", s->clock_ratio,
+		s->delay_error_frames);
+}
+
+/* An auto slack step: what the underrun that caused it measured, so that a
+ * log tells how late the worker was and why (docs/live.md, "Why an underrun
+ * happened"). The timings are the stats window's that saw the step. */
+static void log_slack_step(const struct gf_live_stats *s, uint32_t rate)
+{
+	double ms = rate ? 1000.0 / rate : 0.0;
+	gf_notice("auto slack: the underrun missed %u frames (%.2f ms); the audio thread's longest stall "
+		  "%u frames (%.2f ms) beyond a period; in that window worker wake-up %.0f us, engine block "
+		  "%.0f us, callback interval %.0f us, playback margin %d frames (worst since start: "
+		  "wake-up %.0f us, callback interval %.0f us)",
+		  s->slack_step_missed, ms * s->slack_step_missed, s->slack_step_stall,
+		  ms * s->slack_step_stall, s->wake_us_max, s->block_us_max, s->callback_gap_us_max,
+		  s->margin_frames_min, s->wake_us_worst, s->callback_gap_us_worst);
 }
 
 /* The latency changed while playing (a new device period, an auto slack
@@ -122,11 +139,15 @@ void gf_dm_latency_check(struct daemon *d)
 			  s->latency_frames, rate ? 1000.0 * s->latency_frames / rate : 0.0, d->latency_seen,
 			  s->device_period, s->latency_slack, s->latency_slack == 1 ? "" : "s",
 			  s->latency_slack_auto ? "auto" : "fixed", s->resyncs);
+		if (s->latency_slack_auto && s->latency_slack != d->slack_seen)
+			log_slack_step(s, rate);
 		d->latency_seen = s->latency_frames;
+		d->slack_seen = s->latency_slack;
 		gf_dm_status_update(d, 1);
 		return;
 	}
 	d->latency_seen = s->latency_frames;
+	d->slack_seen = s->latency_slack;
 }
 
 /* "build: none|start-up|reload" and, while one runs, how long it has. */

@@ -318,7 +318,8 @@ static void set_defaults(struct gf_config *c)
 	c->backend = GF_BACKEND_AUTO;
 	c->algo = GF_ALGO_AUTO;
 	c->crossfade_ms = 20.0;
-	c->latency_slack = 1;
+	c->latency_slack_auto = 1; /* docs/live.md, "Adaptive slack": the soaks that support it */
+	c->latency_slack = 0;
 	c->log_level = GF_LOG_INFO;
 }
 

@@ -54,7 +54,8 @@ struct gf_config {
 	uint32_t max_taps;	/**< longest filter a live reload may bring; 0 = auto */
 	uint32_t latency_slack; /**< live: playback periods of slack beyond the tightest latency (0..16) */
 	double gpu_deadline_ms; /**< live: longest wait for a block's GPU work; 0 = two block periods */
-	int latency_slack_auto; /**< live: latency_slack = "auto" (from 0, one period more per underrun) */
+	int latency_slack_auto; /**< live: latency_slack = "auto" (the default: from 0, grown after an
+				   underrun) */
 	enum gf_log_level log_level;
 	char *status_socket; /**< live: Unix socket path for status queries; NULL = none */
 	struct gf_audio_endpoint input;

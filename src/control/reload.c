@@ -116,9 +116,12 @@ int gf_reload_needs_restart(const struct gf_config *a, const struct gf_config *b
 		note_u(why, len, "gpu", (unsigned long)a->gpu_index, (unsigned long)b->gpu_index);
 	if (a->max_taps != b->max_taps)
 		note_u(why, len, "max_taps", a->max_taps, b->max_taps);
-	if (a->latency_slack != b->latency_slack || a->latency_slack_auto != b->latency_slack_auto)
-		note_u(why, len, b->latency_slack_auto ? "latency_slack (now auto)" : "latency_slack",
-		       a->latency_slack, b->latency_slack);
+	if (a->latency_slack != b->latency_slack || a->latency_slack_auto != b->latency_slack_auto) {
+		char sa[24], sb[24];
+		snprintf(sa, sizeof(sa), a->latency_slack_auto ? "auto" : "%u", a->latency_slack);
+		snprintf(sb, sizeof(sb), b->latency_slack_auto ? "auto" : "%u", b->latency_slack);
+		note(why, len, "latency_slack", sa, sb);
+	}
 	if (a->gpu_deadline_ms != b->gpu_deadline_ms) {
 		char sa[32], sb[32];
 		snprintf(sa, sizeof(sa), "%g ms", a->gpu_deadline_ms);

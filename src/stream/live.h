@@ -63,8 +63,9 @@ struct gf_live_params {
 	uint32_t sample_rate;	/**< Hz; 0 = the capture device's default rate */
 	uint32_t block_frames;	/**< frames per engine block, 16..8192 */
 	uint32_t latency_slack; /**< playback periods of slack beyond the tightest latency */
-	int latency_slack_auto; /**< 1: start at 0 slack, one period more after each underrun
-				     (up to GF_LIVE_SLACK_MAX); latency_slack is then ignored */
+	int latency_slack_auto; /**< 1: start at 0 slack; after an underrun, twice the slack
+				     that would have absorbed it, plus one (up to
+				     GF_LIVE_SLACK_MAX); latency_slack is then ignored */
 	struct gf_live_endpoint input;
 	struct gf_live_endpoint output;
 	const char *record_path; /**< WAV recording; NULL = none */
@@ -104,9 +105,11 @@ struct gf_live_stats {
 	 * the block came late (an underrun). INT32_MAX: no block (or no playback). */
 	int32_t margin_frames_min;
 	int32_t margin_frames_worst;
-	uint64_t resyncs;	   /**< latency re-derived while playing: period changes, slack steps */
-	uint32_t latency_slack;	   /**< periods of slack in force (auto: grows after underruns) */
-	int latency_slack_auto;	   /**< the slack is adaptive */
+	uint64_t resyncs;	    /**< latency re-derived while playing: period changes, slack steps */
+	uint32_t latency_slack;	    /**< periods of slack in force (auto: grows after underruns) */
+	int latency_slack_auto;	    /**< the slack is adaptive */
+	uint32_t slack_step_missed; /**< auto: frames the underrun that caused the latest step missed */
+	uint32_t slack_step_stall; /**< auto: the audio thread's longest stall beyond a period then, frames */
 	int resampling;		   /**< two clocks: playback reads through the adaptive resampler */
 	double clock_ratio;	   /**< resampling: measured playback/capture rate ratio (1 otherwise) */
 	double delay_error_frames; /**< resampling: latest delay minus its target, frames */

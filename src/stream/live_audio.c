@@ -38,8 +38,14 @@ static void note_callback_time(struct gf_live *l)
 {
 	uint64_t t = gf_live_now_ns();
 	uint64_t prev = atomic_load_explicit(&l->cb_ns, memory_order_relaxed);
-	if (prev)
+	if (prev) {
 		gf_live_note_max(&l->cb_gap_max_ns, t - prev);
+		/* The audio thread's worst stall since the first second (start-up's
+		 * own gaps left out): what auto slack keeps room for. One writer. */
+		if (atomic_load_explicit(&l->capture_pos, memory_order_relaxed) >= l->rate &&
+		    t - prev > atomic_load_explicit(&l->cb_gap_run_ns, memory_order_relaxed))
+			atomic_store_explicit(&l->cb_gap_run_ns, t - prev, memory_order_relaxed);
+	}
 	atomic_store_explicit(&l->cb_ns, t, memory_order_relaxed);
 }
 

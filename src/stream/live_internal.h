@@ -73,6 +73,8 @@ struct gf_live {
 		uint32_t missed; /* frames the episode missed so far */
 	} play;
 	_Atomic uint32_t slack_now; /* playback periods of slack in force (auto: grows after underruns) */
+	_Atomic uint32_t slack_step_missed; /* auto: frames missed by the episode of the latest step */
+	_Atomic uint32_t slack_step_stall;  /* auto: the audio thread's longest stall then, frames */
 	/* Two streams, two clocks (live_clock.c): the capture callback's latest
 	 * (position, time) under a sequence lock, and what the loop measured. */
 	struct gf_live_clock *clock; /* NULL: one clock (duplex), no resampling */
@@ -94,6 +96,7 @@ struct gf_live {
 	 * thread takes it with an exchange). */
 	_Atomic uint64_t cb_ns;
 	_Atomic uint64_t cb_gap_max_ns;
+	_Atomic uint64_t cb_gap_run_ns; /* the longest since the first second of capture (auto slack) */
 	/* Capture -> worker: at most one input gap (dropped frames) outstanding. */
 	_Atomic uint32_t gap_pos, gap_len;
 	atomic_int gap_pending; /* set by the callback, cleared by the worker */
@@ -169,6 +172,12 @@ uint32_t gf_live_latency_for(uint32_t block, uint32_t n_in, uint32_t n_out, int 
 void gf_live_slack_underrun(struct gf_live *l, uint32_t missing);
 /** Before reading @p n frames: a whole period ready ends an episode; auto slack then grows. */
 void gf_live_slack_check(struct gf_live *l, uint32_t n);
+/** The auto slack after an episode at @p slack that missed @p missed frames at
+ * period @p n, on a host whose audio thread has stalled up to @p stall
+ * frames beyond a period: twice the slack that would have absorbed the
+ * episode plus one, or the periods of that stall plus one if more, at most
+ * @p max (pure; any thread). */
+uint32_t gf_live_slack_next(uint32_t slack, uint32_t missed, uint32_t stall, uint32_t n, uint32_t max);
 
 /* live_clock.c: rate matching between two streams' clocks */
 /** Allocate the resampler and its buffers (control thread). */
