@@ -254,8 +254,8 @@ static void case_auto_slack(uint64_t *seed)
 	       s.latency_frames, (unsigned long long)s.resyncs, steps);
 	CHECK(slack_after[0] == 0 && glitched[0] == 0); /* paced at the tightest latency: clean */
 	/* The first glitched burst raises it; the larger bursts then cost nothing. */
-	CHECK(glitched[1] >= 1 && slack_after[1] >= 6 && slack_after[1] <= GF_LIVE_SLACK_MAX);
-	CHECK(glitched[2] == 0 && glitched[3] == 0 && slack_after[3] == slack_after[1]);
+	CHECK(glitched[1] + glitched[2] >= 1 && slack_after[2] >= 6); /* a step by then */
+	CHECK(glitched[3] == 0 && slack_after[3] == slack_after[2]);  /* bursts of 6: covered */
 	CHECK(slack_after[4] == GF_LIVE_SLACK_MAX && glitched[5] == 0 && glitched[6] == 0);
 	CHECK(s.latency_slack_auto == 1 && s.latency_slack == GF_LIVE_SLACK_MAX && s.resyncs == steps);
 	CHECK(s.latency_frames == B + GF_LIVE_SLACK_MAX * B);
