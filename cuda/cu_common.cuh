@@ -140,9 +140,11 @@ int gf_persist_fits(int dev, uint32_t channels, uint32_t taps_pad, uint32_t max_
 int gf_persist_new(struct gf_cu_persist **out, struct gf_cuda_inst *in, struct gf_errbuf *eb);
 /** Stop the kernel and free; a kernel that does not answer keeps (leaks) what it may write. */
 void gf_persist_free(struct gf_cu_persist *p);
-/** History: the newest frames of @p n interleaved frames at @p d_hist (device; n = 0: silence). */
-int gf_persist_load(struct gf_cu_persist *p, const float *d_hist, uint32_t n, uint64_t deadline_ns,
-		    struct gf_errbuf *eb);
+/** Enqueue on @p s a copy of the newest of @p n frames at @p d_hist into the kernel's load buffer. */
+int gf_persist_stage(struct gf_cu_persist *p, const float *d_hist, uint32_t n, cudaStream_t s,
+		     uint32_t *staged, struct gf_errbuf *eb);
+/** History: the @p n frames staged (after the copy completed; n = 0: silence). */
+int gf_persist_load(struct gf_cu_persist *p, uint32_t n, uint64_t deadline_ns, struct gf_errbuf *eb);
 /** Test hook: the kernel spins @p cycles GPU clocks before answering the next command. */
 void gf_persist_hang_next(struct gf_cu_persist *p, long long cycles);
 /** Start a call: the input into mapped memory, then the sequence word. Never waits. */

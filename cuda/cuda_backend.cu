@@ -520,7 +520,7 @@ static int pick_persist(struct gf_cuda_inst *in, struct gf_errbuf *eb)
 	if (!err)
 		err = CU_TRY(eb, cudaStreamSynchronize(in->s_comp));
 	if (!err)
-		err = gf_persist_load(in->persist, NULL, 0, gf_cu_now_ns() + GF_CU_WAIT_NS, eb);
+		err = gf_persist_load(in->persist, 0, gf_cu_now_ns() + GF_CU_WAIT_NS, eb);
 	if (err) {
 		if (in->eb.msg[0] && !eb->msg[0])
 			gf_errbuf_set(eb, "%s", in->eb.msg);
@@ -707,14 +707,16 @@ static int cu_prime(void *inst, const float *history, uint32_t frames)
 			err = gf_fft_prime(in->fft, in, d_hist, n, s, eb);
 		if (!err && in->live)
 			err = gf_live_load(in->live, d_hist, n, s, eb);
-		if (!err && in->persist) /* the kernel reads d_hist once its upload is done */
+		uint32_t staged = 0; /* the kernel loads its own buffer once the copy is done */
+		if (!err && in->persist)
+			err = gf_persist_stage(in->persist, d_hist, n, s, &staged, eb);
+		if (!err && in->persist)
 			err = drain_comp(in);
 		if (!err && in->persist)
-			err = gf_persist_load(in->persist, d_hist, n,
-					      gf_backend_now_ns() + PRIME_STEP_DEADLINE_NS, eb);
+			err = gf_persist_load(in->persist, staged, gf_backend_now_ns() + PRIME_STEP_DEADLINE_NS, eb);
 		gf_cu_dfree(d_hist, s);
 	} else if (!err && in->persist) {
-		err = gf_persist_load(in->persist, NULL, 0, gf_backend_now_ns() + PRIME_STEP_DEADLINE_NS, eb);
+		err = gf_persist_load(in->persist, 0, gf_backend_now_ns() + PRIME_STEP_DEADLINE_NS, eb);
 	}
 	return err ? err : drain_comp(in);
 }

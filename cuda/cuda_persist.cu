@@ -56,6 +56,7 @@ struct gf_cu_persist {
 	size_t smem;
 	struct persist_ctl *ctl;
 	struct persist_cmd *d_cmd;
+	float *d_load; /**< history to load, [taps_pad-1][C]: allocated before the kernel starts */
 	float *h_in, *h_out;
 	unsigned *h_done;
 	unsigned seq;
@@ -365,6 +366,7 @@ int gf_persist_new(struct gf_cu_persist **out, struct gf_cuda_inst *in, struct g
 	    (err = gf_cu_halloc((void **)&p->ctl, sizeof(*p->ctl), cudaHostAllocMapped, eb)) ||
 	    (err = gf_cu_dmalloc((void **)&p->d_cmd, sizeof(struct persist_cmd), in->s_comp, eb)) ||
 	    (err = CU_TRY(eb, cudaMemsetAsync(p->d_cmd, 0, sizeof(struct persist_cmd), in->s_comp))) ||
+	    (err = gf_cu_dmalloc((void **)&p->d_load, (size_t)p->taps_pad * p->C * sizeof(float), in->s_comp, eb)) ||
 	    (err = gf_cu_halloc((void **)&p->h_in, io, cudaHostAllocMapped, eb)) ||
 	    (err = gf_cu_halloc((void **)&p->h_out, io * p->kz, cudaHostAllocMapped, eb)) ||
 	    (err = gf_cu_halloc((void **)&p->h_done, p->blocks * sizeof(unsigned), cudaHostAllocMapped, eb)) ||
@@ -418,6 +420,7 @@ void gf_persist_free(struct gf_cu_persist *p)
 		}
 	}
 	gf_cu_dfree(p->d_cmd, p->s);
+	gf_cu_dfree(p->d_load, p->s);
 	if (p->s)
 		cudaStreamDestroy(p->s);
 	gf_cu_hfree(p->ctl);
@@ -428,9 +431,25 @@ void gf_persist_free(struct gf_cu_persist *p)
 	free(p);
 }
 
-int gf_persist_load(struct gf_cu_persist *p, const float *d_hist, uint32_t n, uint64_t deadline_ns,
-		    struct gf_errbuf *eb)
+/*
+ * The kernel reads history only from its own buffer, allocated before it was
+ * launched: memory allocated later in stream order (the caller's upload) is
+ * not the kernel's to read under the stream-ordered allocator's rules.
+ */
+int gf_persist_stage(struct gf_cu_persist *p, const float *d_hist, uint32_t n, cudaStream_t s,
+		     uint32_t *staged, struct gf_errbuf *eb)
 {
+	uint32_t m = n < p->taps_pad - 1 ? n : p->taps_pad - 1;
+	*staged = m;
+	if (m)
+		CU_RET(eb, cudaMemcpyAsync(p->d_load, d_hist + (size_t)(n - m) * p->C, (size_t)m * p->C * sizeof(float),
+					   cudaMemcpyDeviceToDevice, s));
+	return 0;
+}
+
+int gf_persist_load(struct gf_cu_persist *p, uint32_t n, uint64_t deadline_ns, struct gf_errbuf *eb)
+{
+	const float *d_hist = p->d_load;
 	p->ctl->hist = n ? d_hist : NULL;
 	p->ctl->hist_n = n;
 	persist_post(p, OP_LOAD);
