@@ -407,6 +407,12 @@ static int startup_finish(struct daemon *d, struct gf_dm_build *b)
 	d->build_startup = 0;
 	d->started = 1;
 	gf_info("filters built in %.2f s", (gf_dm_now_ms() - b->t0_ms) / 1000.0);
+	if (d->wd_usec) {
+		/* The build was progress up to here: ping, so that the stream's start
+		 * (device open, buffer pinning) is not added to the build's last interval. */
+		gf_notify_watchdog();
+		d->next_wd_ms = gf_dm_now_ms() + (int64_t)(d->wd_usec / 2000u);
+	}
 	int err = d->rs ? 0 : gf_dm_stream_start(d, &eb);
 	if (err) {
 		gf_err("%s", eb.msg[0] ? eb.msg : gf_strerror(err));
