@@ -6,8 +6,13 @@
  * of partition j. The input is cut into segments of P frames; X_s is the
  * spectrum of [segment s-1 | segment s]. Output segment s is the last half of
  *     IFFT( H_0 X_s + A_s ),   A_s = sum_{j>=1} H_j X_{s-j}.
- * A_s (the "tail") only involves completed segments, so it is computed once,
- * when segment s-1 completes. The head term H_0 X_s needs segment s itself,
+ * A_s (the "tail") only involves completed segments. Its terms j >= 2 are
+ * known while segment s-1 is still arriving, so they are summed a share per
+ * call, in proportion to the frames received (partitions 2..K-1 in order);
+ * the segment's completion adds H_1 X_{s-1}. So no call pays for the whole
+ * tail: a live block's cost is flat, not one spike per segment, and the sum's
+ * order (hence its rounding) does not depend on the call sizes. The head
+ * term H_0 X_s needs segment s itself,
  * which a call may deliver only partly. Per call and channel, in chunks that
  * never cross a segment edge:
  *   - a chunk that completes the segment: X_s = FFT, one IFFT of H_0 X_s + A_s,
@@ -34,6 +39,7 @@ struct fft_chan {
 	float *tbuf;		/* 2P: [previous segment | current segment] */
 	float *fdl_re, *fdl_im; /* K slots of nbp bins: X of the latest segments */
 	float *acc_re, *acc_im; /* nbp: A_s of the current segment */
+	float *nxt_re, *nxt_im; /* nbp: A_{s+1}, partitions 2..tail_next-1 summed so far */
 	float *tail;		/* P: last half of IFFT(A_s), valid when tail_ok */
 	float *h_re, *h_im;	/* K x nbp: partition spectra, scaled by 1/2P */
 	float *head_r;		/* Lh head taps reversed, for the direct head */
@@ -41,11 +47,12 @@ struct fft_chan {
 
 struct gf_cpu_fft {
 	uint32_t channels, taps, max_block;
-	uint32_t P, K, N; /* partition frames, partitions, FFT size 2P */
-	uint32_t nb, nbp; /* bins P+1, padded to a multiple of 8 */
-	uint32_t lh;	  /* head taps used by the direct head: min(taps, P) */
-	uint32_t pos;	  /* frames of the current segment received */
-	uint32_t newest;  /* FDL slot of the newest spectrum */
+	uint32_t P, K, N;   /* partition frames, partitions, FFT size 2P */
+	uint32_t nb, nbp;   /* bins P+1, padded to a multiple of 8 */
+	uint32_t lh;	    /* head taps used by the direct head: min(taps, P) */
+	uint32_t pos;	    /* frames of the current segment received */
+	uint32_t newest;    /* FDL slot of the newest spectrum */
+	uint32_t tail_next; /* next partition of A_{s+1} to sum (2..K) */
 	int tail_ok;
 	enum gf_cpu_head head_mode;
 	double cost_head_tap, cost_fft_pair, cost_tail; /* per-call head choice */
@@ -213,17 +220,51 @@ static uint32_t slot_back(const struct gf_cpu_fft *f, uint32_t back)
 	return (f->newest + f->K - back % f->K) % f->K;
 }
 
-/* A_{s+1} = sum_{j=1}^{K-1} H_j X_{s+1-j}, X_s being the newest spectrum. */
+/* acc += H_j X, X being the spectrum @p back slots before the newest. */
+static void tail_term(struct gf_cpu_fft *f, float *acc_re, float *acc_im, const struct fft_chan *c,
+		      uint32_t j, uint32_t back)
+{
+	size_t sx = (size_t)slot_back(f, back) * f->nbp, sh = (size_t)j * f->nbp;
+	f->k->cmac(acc_re, acc_im, c->h_re + sh, c->h_im + sh, c->fdl_re + sx, c->fdl_im + sx, f->nbp);
+}
+
+/* A_{s+1} = sum_{j=1}^{K-1} H_j X_{s+1-j}, X_s being the newest spectrum, in
+ * the streaming order: j = 2..K-1, then j = 1 (priming gives what streaming would). */
 static void sum_tail(struct gf_cpu_fft *f, struct fft_chan *c)
 {
-	size_t nbp = f->nbp;
-	memset(c->acc_re, 0, nbp * sizeof(float));
-	memset(c->acc_im, 0, nbp * sizeof(float));
-	for (uint32_t j = 1; j < f->K; j++) {
-		size_t sx = (size_t)slot_back(f, j - 1) * nbp, sh = (size_t)j * nbp;
-		f->k->cmac(c->acc_re, c->acc_im, c->h_re + sh, c->h_im + sh, c->fdl_re + sx, c->fdl_im + sx,
-			   f->nbp);
+	memset(c->acc_re, 0, f->nbp * sizeof(float));
+	memset(c->acc_im, 0, f->nbp * sizeof(float));
+	for (uint32_t j = 2; j < f->K; j++)
+		tail_term(f, c->acc_re, c->acc_im, c, j, j - 1);
+	tail_term(f, c->acc_re, c->acc_im, c, 1, 0);
+}
+
+/* While segment s arrives (X_{s-1} the newest): sum A_{s+1}'s partitions up
+ * to the share of @p pos frames received, j - 2 slots back from the newest. */
+static void tail_advance(struct gf_cpu_fft *f, uint32_t pos)
+{
+	uint32_t upto = 2 + (uint32_t)((uint64_t)(f->K - 2) * pos / f->P);
+	for (uint32_t c = 0; c < f->channels; c++)
+		for (uint32_t j = f->tail_next; j < upto; j++)
+			tail_term(f, f->ch[c].nxt_re, f->ch[c].nxt_im, &f->ch[c], j, j - 2);
+	f->tail_next = upto;
+}
+
+/* Segment s completed and X_s is the newest: add H_1 X_s; A_{s+1} becomes current. */
+static void tail_complete(struct gf_cpu_fft *f)
+{
+	for (uint32_t c = 0; c < f->channels; c++) {
+		struct fft_chan *ch = &f->ch[c];
+		tail_term(f, ch->nxt_re, ch->nxt_im, ch, 1, 0);
+		float *re = ch->acc_re, *im = ch->acc_im;
+		ch->acc_re = ch->nxt_re;
+		ch->acc_im = ch->nxt_im;
+		ch->nxt_re = re;
+		ch->nxt_im = im;
+		memset(ch->nxt_re, 0, f->nbp * sizeof(float));
+		memset(ch->nxt_im, 0, f->nbp * sizeof(float));
 	}
+	f->tail_next = 2;
 }
 
 /* ---- cost model ------------------------------------------------------------- */
@@ -305,12 +346,14 @@ static int chan_alloc(struct gf_cpu_fft *f, struct fft_chan *c)
 	c->fdl_im = falloc(kn);
 	c->acc_re = falloc(f->nbp);
 	c->acc_im = falloc(f->nbp);
+	c->nxt_re = falloc(f->nbp);
+	c->nxt_im = falloc(f->nbp);
 	c->tail = falloc(f->P);
 	c->h_re = falloc(kn);
 	c->h_im = falloc(kn);
 	c->head_r = falloc(f->lh);
-	return c->tbuf && c->fdl_re && c->fdl_im && c->acc_re && c->acc_im && c->tail && c->h_re && c->h_im &&
-			       c->head_r
+	return c->tbuf && c->fdl_re && c->fdl_im && c->acc_re && c->acc_im && c->nxt_re && c->nxt_im &&
+			       c->tail && c->h_re && c->h_im && c->head_r
 		       ? 0
 		       : GF_E_NOMEM;
 }
@@ -322,6 +365,8 @@ static void chan_free(struct fft_chan *c)
 	fftwf_free(c->fdl_im);
 	fftwf_free(c->acc_re);
 	fftwf_free(c->acc_im);
+	fftwf_free(c->nxt_re);
+	fftwf_free(c->nxt_im);
 	fftwf_free(c->tail);
 	fftwf_free(c->h_re);
 	fftwf_free(c->h_im);
@@ -410,6 +455,7 @@ int gf_cpu_fft_new(struct gf_cpu_fft **out, const struct gf_filter_set *fs, uint
 	for (uint32_t c = 0; c < f->channels; c++)
 		chan_load_taps(f, &f->ch[c], gf_filter_set_channel(fs, c));
 	f->newest = f->K - 1;
+	f->tail_next = 2;
 	*out = f;
 	return 0;
 fail:
@@ -483,8 +529,12 @@ void gf_cpu_fft_prime(struct gf_cpu_fft *f, const float *history, uint32_t frame
 		history_segment(f, c, history, frames, (int64_t)frames - f->P, ch->tbuf);
 	}
 	f->newest = f->K >= 2 ? f->K - 2 : 0;
-	for (uint32_t c = 0; c < f->channels; c++)
+	f->tail_next = 2;
+	for (uint32_t c = 0; c < f->channels && f->K > 1; c++) {
 		sum_tail(f, &f->ch[c]);
+		memset(f->ch[c].nxt_re, 0, f->nbp * sizeof(float));
+		memset(f->ch[c].nxt_im, 0, f->nbp * sizeof(float));
+	}
 }
 
 /* Chunk that completes the segment: output, push X_s, sum the next tail. */
@@ -554,10 +604,12 @@ void gf_cpu_fft_process(struct gf_cpu_fft *f, const float *in, float *out, uint3
 			else
 				chunk_direct(f, ch, out + c, nch, m);
 		}
+		if (f->K > 2)
+			tail_advance(f, f->pos + m); /* before newest moves: slots count from X_{s-1} */
 		if (complete) {
 			f->newest = slot;
-			for (uint32_t c = 0; c < nch && f->K > 1; c++)
-				sum_tail(f, &f->ch[c]);
+			if (f->K > 1)
+				tail_complete(f);
 			f->pos = 0;
 			f->tail_ok = 0;
 		} else {
