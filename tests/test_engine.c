@@ -420,6 +420,73 @@ static void test_race(void)
 	free(y);
 }
 
+/* ---- the swap window --------------------------------------------------------- */
+
+struct window_watch {
+	struct gf_engine *e;
+	atomic_int stop, seen_building;
+};
+
+static void *watch_window(void *arg)
+{
+	struct window_watch *w = arg;
+	while (!atomic_load(&w->stop))
+		if (gf_engine_swap_window(w->e) & GF_SWAP_BUILDING)
+			atomic_store(&w->seen_building, 1);
+	return NULL;
+}
+
+/*
+ * gf_engine_swap_window() is what the live worker attributes late blocks to:
+ * open through the build and priming on the control thread (seen from another
+ * thread while the swap call runs), the take-up and the crossfade; shut before
+ * and after, and after a rejected swap.
+ */
+static void test_swap_window(void)
+{
+	const uint32_t ch = 2, block = 128, taps = 65535, xfade = 500;
+	struct gf_filter_set *a = gf_test_random_filter(ch, taps, &rng);
+	struct gf_filter_set *b = gf_test_random_filter(ch, taps, &rng);
+	struct gf_filter_set *too_long = gf_test_random_filter(ch, taps + 1, &rng);
+	struct gf_engine *e = make(ch, block, taps, xfade, GF_ALGO_FFT, a);
+	float *buf = calloc((size_t)block * ch, sizeof(float));
+	CHECK(buf);
+	for (int i = 0; i < 4; i++)
+		CHECK_OK(gf_engine_process(e, buf, buf, block));
+	CHECK(!gf_engine_swap_window(e));
+	struct gf_errbuf eb;
+	CHECK(gf_engine_swap(e, too_long, &eb) == GF_E_TOOLONG);
+	CHECK(!gf_engine_swap_window(e));
+
+	struct window_watch w = {.e = e};
+	pthread_t t;
+	CHECK(pthread_create(&t, NULL, watch_window, &w) == 0);
+	int seen = 0;
+	for (int attempt = 0; attempt < 20 && !seen; attempt++) {
+		CHECK_OK_EB(gf_engine_swap(e, attempt % 2 ? a : b, &eb), &eb);
+		CHECK(gf_engine_swap_window(e) == GF_SWAP_PUBLISHED && gf_engine_swap_pending(e));
+		uint32_t fed = 0;
+		while (gf_engine_swap_pending(e)) {
+			CHECK(gf_engine_swap_window(e));
+			CHECK_OK(gf_engine_process(e, buf, buf, block));
+			fed += block;
+			CHECK(fed <= xfade + 2 * block);
+		}
+		CHECK(!gf_engine_swap_window(e));
+		gf_engine_reap(e);
+		seen = atomic_load(&w.seen_building);
+	}
+	atomic_store(&w.stop, 1);
+	CHECK(pthread_join(t, NULL) == 0);
+	CHECK(seen); /* a 65535-tap build and priming takes milliseconds: the watcher sees it */
+	printf("swap window: open from the build to the end of the crossfade\n");
+	gf_engine_free(e);
+	gf_filter_set_free(a);
+	gf_filter_set_free(b);
+	gf_filter_set_free(too_long);
+	free(buf);
+}
+
 int main(void)
 {
 	rng = gf_test_seed("test_engine");
@@ -437,6 +504,7 @@ int main(void)
 	test_nonfinite_input(GF_ALGO_FFT, 1000);
 	test_overflow_output();
 	test_race();
+	test_swap_window();
 	printf("test_engine: OK\n");
 	return 0;
 }

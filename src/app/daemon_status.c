@@ -192,9 +192,10 @@ static void status_block(const struct daemon *d, char *buf, size_t len)
 		 "backend: %s\nalgo: %s\ndevice: %s\ntaps: %u\nswaps: %" PRIu64 "\n"
 		 "blocks: %" PRIu64 "\nframes: %" PRIu64 "\ninput_overflows: %" PRIu64
 		 "\noutput_underflows: %" PRIu64 "\noutput_overflows: %" PRIu64 "\nlate_blocks: %" PRIu64
-		 "\ndevice_xruns: %" PRIu64 "\nrecord_errors: %" PRIu64 "\nnonfinite_blocks: %" PRIu64
-		 "\nengine_errors: %" PRIu64 "\nengine_fallbacks: %" PRIu64 "\nengine_timeouts: %" PRIu64
-		 "\nengine_abandoned: %" PRIu64 "\nworkers_abandoned: %u\nengine_takeup_frames_max: %" PRIu64
+		 "\nlate_blocks_swap: %" PRIu64 "\ndevice_xruns: %" PRIu64 "\nrecord_errors: %" PRIu64
+		 "\nnonfinite_blocks: %" PRIu64 "\nengine_errors: %" PRIu64 "\nengine_fallbacks: %" PRIu64
+		 "\nengine_timeouts: %" PRIu64 "\nengine_abandoned: %" PRIu64
+		 "\nworkers_abandoned: %u\nengine_takeup_frames_max: %" PRIu64
 		 "\nblock_us_median: %.1f\nblock_us_p99: %.1f\nblock_us_max: %.1f\n%s"
 		 "peak_dbfs: %.1f\nclipped: %" PRIu64 "\nreloads: %" PRIu64 "\nreload_failures: %" PRIu64
 		 "\nlast_reload: %s\nlast_reload_age_s: %.1f\n%soutages: %u\nrespawns: %u\n%s%s%s",
@@ -204,10 +205,10 @@ static void status_block(const struct daemon *d, char *buf, size_t len)
 		 gf_engine_backend_name(d->engine), gf_engine_algo_name(d->engine),
 		 gf_engine_describe(d->engine), gf_engine_taps(d->engine), es.swaps, s->blocks, es.frames,
 		 s->input_overflows, s->output_underflows, s->output_overflows, s->late_blocks,
-		 s->device_xruns, s->record_errors, es.nonfinite_blocks, es.errors, es.fallbacks, es.timeouts,
-		 es.abandoned, d->engines_abandoned, es.takeup_frames_max, s->block_us_median,
-		 s->block_us_p99, s->block_us_max, timing, dbfs(s->peak), s->clipped, d->reloads,
-		 d->reload_failures, d->last_reload[0] ? d->last_reload : "none",
+		 s->late_blocks_swap, s->device_xruns, s->record_errors, es.nonfinite_blocks, es.errors,
+		 es.fallbacks, es.timeouts, es.abandoned, d->engines_abandoned, es.takeup_frames_max,
+		 s->block_us_median, s->block_us_p99, s->block_us_max, timing, dbfs(s->peak), s->clipped,
+		 d->reloads, d->reload_failures, d->last_reload[0] ? d->last_reload : "none",
 		 d->last_reload_ms ? (now - d->last_reload_ms) / 1000.0 : 0.0, bl, d->outages, d->respawns,
 		 d->state == D_LOST ? "lost_reason: " : "", d->state == D_LOST ? d->lost_reason : "",
 		 d->state == D_LOST ? "\n" : "");

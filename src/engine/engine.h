@@ -113,6 +113,19 @@ int gf_engine_swap(struct gf_engine *e, const struct gf_filter_set *fs, struct g
 /** 1 while a published swap has not yet completed its crossfade. Any thread. */
 int gf_engine_swap_pending(const struct gf_engine *e);
 
+/** The phases of a swap (or a fallback) that gf_engine_swap_window() reports. */
+enum {
+	GF_SWAP_BUILDING = 1, /**< the control thread builds and primes the new instance */
+	GF_SWAP_PUBLISHED = 2 /**< published: taken up, then crossfading, on the audio thread */
+};
+
+/**
+ * Nonzero while a swap or a fallback is in progress anywhere: GF_SWAP_BUILDING
+ * and/or GF_SWAP_PUBLISHED. What the live worker attributes a block's lateness
+ * to. Any thread.
+ */
+int gf_engine_swap_window(const struct gf_engine *e);
+
 /**
  * Free retired filter instances and, after a backend failure, fall back to the
  * CPU: build a CPU instance of the current filter set and publish it like a

@@ -100,11 +100,13 @@ static void engine_fall_back(struct gf_engine *e, int cause)
 	const char *failed = strcmp(e->ops->name, "cuda") == 0 ? "CUDA" : "CPU";
 	struct gf_errbuf eb = {{0}};
 	struct gf_inst *in;
+	atomic_store_explicit(&e->building, 1, memory_order_relaxed);
 	int err = gf_inst_new(&gf_cpu_backend, &e->p, e->fs, &in, &eb);
 	if (!err && (err = gf_engine_prime_here(e, in, &eb)) != 0) {
 		gf_inst_free(e, in);
 		in = NULL;
 	}
+	atomic_store_explicit(&e->building, 0, memory_order_relaxed); /* swap_busy covers the rest */
 	if (err) {
 		/* The flag stays up: the next reap() tries again; the stream stays muted. */
 		if (!e->fallback_error_logged)
@@ -154,11 +156,13 @@ int gf_engine_swap(struct gf_engine *e, const struct gf_filter_set *fs, struct g
 	err = gf_filter_set_dup(&copy, fs);
 	if (err)
 		return err;
+	atomic_store_explicit(&e->building, 1, memory_order_relaxed);
 	struct gf_inst *in;
 	err = gf_inst_new(e->ops, &e->p, fs, &in, eb);
 	if (!err && (err = gf_engine_prime_here(e, in, eb)) != 0)
 		gf_inst_free(e, in);
 	if (err) {
+		atomic_store_explicit(&e->building, 0, memory_order_relaxed);
 		gf_filter_set_free(copy);
 		return err;
 	}
@@ -166,6 +170,7 @@ int gf_engine_swap(struct gf_engine *e, const struct gf_filter_set *fs, struct g
 	e->fs = copy;
 	gf_engine_set_desc(e, in);
 	atomic_store_explicit(&e->swap_busy, 1, memory_order_relaxed);
+	atomic_store_explicit(&e->building, 0, memory_order_relaxed);
 	atomic_store_explicit(&e->pending, in, memory_order_release);
 	return 0;
 }
@@ -173,4 +178,11 @@ int gf_engine_swap(struct gf_engine *e, const struct gf_filter_set *fs, struct g
 int gf_engine_swap_pending(const struct gf_engine *e)
 {
 	return atomic_load_explicit(&((struct gf_engine *)e)->swap_busy, memory_order_acquire);
+}
+
+int gf_engine_swap_window(const struct gf_engine *e)
+{
+	struct gf_engine *m = (struct gf_engine *)e;
+	return (atomic_load_explicit(&m->building, memory_order_relaxed) ? GF_SWAP_BUILDING : 0) |
+	       (atomic_load_explicit(&m->swap_busy, memory_order_relaxed) ? GF_SWAP_PUBLISHED : 0);
 }

@@ -76,6 +76,7 @@ struct gf_live_stats {
 	uint64_t input_overflows;   /**< capture frames dropped: input ring full */
 	uint64_t output_underflows; /**< playback frames filled with silence: output ring empty */
 	uint64_t late_blocks;	    /**< blocks whose processing exceeded the block period */
+	uint64_t late_blocks_swap;  /**< of those, blocks while a filter swap was in progress */
 	uint64_t device_xruns;	    /**< xrun flags reported by PortAudio */
 	uint64_t record_errors;	    /**< WAV recording write failures */
 	double block_us_median;	    /**< engine time per block, recent window */

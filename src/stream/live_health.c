@@ -35,6 +35,7 @@ void gf_live_get_stats(struct gf_live *l, struct gf_live_stats *s)
 	s->input_overflows = atomic_load(&l->in_overflow);
 	s->output_underflows = atomic_load(&l->out_underflow);
 	s->late_blocks = atomic_load(&l->late);
+	s->late_blocks_swap = atomic_load(&l->late_swap);
 	s->device_xruns = atomic_load(&l->dev_xruns);
 	s->record_errors = l->rec ? gf_recorder_errors(l->rec) : 0;
 	struct gf_timehist_summary h;

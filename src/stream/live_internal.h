@@ -104,6 +104,7 @@ struct gf_live {
 	/* Written by the worker: relaxed counters, read by the control thread. */
 	alignas(64) _Atomic uint64_t blocks;
 	_Atomic uint64_t out_overflow, late, clipped, rec_dropped, engine_errors;
+	_Atomic uint64_t late_swap; /* late blocks inside a swap's window (engine_swap_window) */
 	_Atomic uint32_t peak_bits; /* float bits of the output peak since the last stats */
 	/* Per stats window, taken by the control thread with an exchange: the
 	 * longest wait from the callback that completed a block to the worker

@@ -147,15 +147,20 @@ static void do_block(struct gf_live *l, uint32_t frames)
 	 * the capture stopped: the drain is not late. */
 	if (t0 > cb && atomic_load_explicit(&l->wstate, memory_order_relaxed) == GF_W_RUN)
 		gf_live_note_max(&l->wake_max_ns, t0 - cb);
+	int in_swap = gf_engine_swap_window(l->engine);
 	int err = gf_engine_process(l->engine, src, l->blk_out, frames);
 	uint64_t dt = gf_live_now_ns() - t0;
+	in_swap |= gf_engine_swap_window(l->engine);
 
 	gf_ring_read_advance(l->in_ring, frames); /* src is not used after this */
 	if (gap_len)
 		atomic_store_explicit(&l->gap_pending, 0, memory_order_release);
 	gf_timehist_add(l->hist, dt);
-	if (dt * l->rate > (uint64_t)frames * 1000000000u)
+	if (dt * l->rate > (uint64_t)frames * 1000000000u) {
 		count(&l->late, 1);
+		if (in_swap)
+			count(&l->late_swap, 1);
+	}
 	if (err)
 		count(&l->engine_errors, 1);
 	scan_output(l, l->blk_out, (size_t)frames * l->channels);
