@@ -39,6 +39,10 @@ static int open_notify(const char *path)
 	memcpy(sa.sun_path, path, strlen(path) + 1);
 	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	CHECK(fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	/* Each message carries the time the kernel queued it: the test may read
+	 * late (blocked in a status query or a JACK call), gaps must not grow. */
+	int on = 1;
+	CHECK(setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof(on)) == 0);
 	return fd;
 }
 
@@ -144,7 +148,7 @@ void gf_daemon_die(struct gf_daemon *d, const char *why)
 
 /* ---- notify socket -------------------------------------------------------- */
 
-static void notify_msg(struct gf_notify_log *nl, const char *buf)
+static void notify_msg(struct gf_notify_log *nl, const char *buf, double at)
 {
 	if (strcmp(buf, "READY=1") == 0) {
 		nl->ready++;
@@ -154,9 +158,10 @@ static void notify_msg(struct gf_notify_log *nl, const char *buf)
 		nl->reloading++;
 		nl->in_reload = 1;
 	} else if (strcmp(buf, "WATCHDOG=1") == 0) {
-		double at = gf_daemon_now_s();
-		if (nl->watchdog++ && at - nl->last_wd > nl->max_wd_gap)
+		if (nl->watchdog++ && at - nl->last_wd > nl->max_wd_gap) {
 			nl->max_wd_gap = at - nl->last_wd;
+			nl->max_wd_gap_end = at;
+		}
 		nl->last_wd = at;
 	} else if (strncmp(buf, "STATUS=", 7) == 0) {
 		nl->status++;
@@ -170,18 +175,44 @@ static void notify_msg(struct gf_notify_log *nl, const char *buf)
 	}
 }
 
+/* One datagram, and when it was sent on gf_daemon_now_s()'s clock (from the
+ * kernel's CLOCK_REALTIME stamp; the receive time where there is none). */
+static ssize_t recv_stamped(int fd, char *buf, size_t len, double *at)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(struct timespec))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = {.iov_base = buf, .iov_len = len};
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof(ctl)};
+	ssize_t n = recvmsg(fd, &mh, 0);
+	*at = gf_daemon_now_s();
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); n > 0 && c; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS)
+			continue;
+		struct timespec sent, real;
+		memcpy(&sent, CMSG_DATA(c), sizeof(sent));
+		clock_gettime(CLOCK_REALTIME, &real);
+		double age = (double)(real.tv_sec - sent.tv_sec) + (real.tv_nsec - sent.tv_nsec) / 1e9;
+		if (age >= 0.0)
+			*at -= age;
+	}
+	return n;
+}
+
 void gf_daemon_notify_read(struct gf_daemon *d, int timeout_ms)
 {
 	struct pollfd p = {.fd = d->notify_fd, .events = POLLIN};
-	double end = gf_daemon_now_s() + timeout_ms / 1000.0;
+	double end = gf_daemon_now_s() + timeout_ms / 1000.0, at;
 	for (int t = timeout_ms; poll(&p, 1, t) == 1;
 	     t = (int)fmax(0.0, (end - gf_daemon_now_s()) * 1000.0)) {
 		char buf[2048];
-		ssize_t n = recv(d->notify_fd, buf, sizeof(buf) - 1, 0);
+		ssize_t n = recv_stamped(d->notify_fd, buf, sizeof(buf) - 1, &at);
 		if (n <= 0)
 			break;
 		buf[n] = '\0';
-		notify_msg(&d->nl, buf);
+		notify_msg(&d->nl, buf, at);
 	}
 }
 

@@ -21,7 +21,8 @@
 struct gf_notify_log {
 	int ready, reloading, watchdog, status, stopping;
 	int in_reload;		    /* RELOADING=1 seen, READY=1 not yet */
-	double last_wd, max_wd_gap; /* seconds between WATCHDOG=1 pings */
+	double last_wd, max_wd_gap; /* seconds between WATCHDOG=1 pings (when sent) */
+	double max_wd_gap_end;	    /* when the longest gap ended (gf_daemon_now_s()) */
 	char last_status[1024];
 	const char *watch; /* if set, count the STATUS= messages that contain it... */
 	int watched;	   /* ...here */
