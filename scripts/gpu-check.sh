@@ -30,6 +30,7 @@
 #                GPU_CHECK_SANITIZE=1 (they take minutes)
 #   cyclictest   60 s (GPU_CHECK_CYCLIC_S) of real-time wake-up latency (two SCHED_FIFO threads), when
 #                cyclictest is installed: the host's jitter, for the live figures
+# GPU_CHECK_ONLY="gpu hang_cuda ..." runs only those steps (to split a check over calls).
 # Exit status: 0 if every required step passed.
 set -u
 if [ $# -ne 2 ]; then
@@ -47,10 +48,14 @@ export GPUFIR_BIN="$build/src/gpufir" GPUFIR_SOURCE_DIR="$root" GPUFIR_BINARY_DI
 # Test programs load the CUDA module from here (ctest sets the same; gpufir finds it beside itself).
 export GPUFIR_CUDA_MODULE="$build/src/libgpufir-cuda.so" GPUFIR_COST_CACHE="$logs/cost-cache"
 
-# step NAME REQUIRED COMMAND...
+# step NAME REQUIRED COMMAND... (only the steps named in GPU_CHECK_ONLY, when set)
 step() {
 	local name=$1 required=$2
 	shift 2
+	case " ${GPU_CHECK_ONLY:-$name} " in
+	*" $name "*) ;;
+	*) return 0 ;;
+	esac
 	local t0 rc ms
 	t0=$(date +%s%N)
 	"$@" >"$logs/$name.log" 2>&1
