@@ -262,11 +262,53 @@ static void test_misc(void)
 	gf_filter_set_free(sh);
 }
 
+/*
+ * A live call's cost is bounded by its share of the tail: a call of m frames
+ * sums at most ceil((K-2) m / P) + 2 partitions (its share, rounding at a
+ * segment edge, and H_1 X_s at a completion), not all K-1 of them in the call
+ * that completes a segment. Random call sizes up to the block; the output
+ * must still be the convolution.
+ */
+static void test_fft_tail_spread(void)
+{
+	const uint32_t ch = 2, taps = 65535, P = 1024, block = 128, K = (taps + P - 1) / P;
+	struct gf_filter_set *fs = gf_test_random_filter(ch, taps, &rng);
+	struct gf_cpu_fft *f;
+	struct gf_errbuf eb;
+	CHECK_OK_EB(gf_cpu_fft_new(&f, fs, block, P, &eb), &eb);
+	const uint32_t frames = 12 * P;
+	float *x = gf_test_noise((size_t)frames * ch, &rng);
+	float *y = malloc((size_t)frames * ch * sizeof(float));
+	CHECK(y);
+	for (uint32_t pos = 0, n; pos < frames; pos += n) {
+		n = 1 + gf_test_rand_below(&rng, block);
+		n = n < frames - pos ? n : frames - pos;
+		gf_cpu_fft_process(f, x + (size_t)pos * ch, y + (size_t)pos * ch, n);
+	}
+	uint32_t bound = (uint32_t)(((uint64_t)(K - 2) * block + P - 1) / P) + 2;
+	printf("fft tail: %u partitions, calls <= %u frames: at most %u summed in one call (bound %u)\n", K,
+	       block, gf_cpu_fft_tail_terms_max(f), bound);
+	CHECK(gf_cpu_fft_tail_terms_max(f) >= 1 && gf_cpu_fft_tail_terms_max(f) <= bound);
+	double num = 0.0, den = 0.0;
+	for (uint32_t n = frames - 300; n < frames; n++)
+		for (uint32_t c = 0; c < ch; c++) {
+			double want = ref_at(x, ch, fs, n, c), d = y[(size_t)n * ch + c] - want;
+			num += d * d;
+			den += want * want;
+		}
+	CHECK(sqrt(num / den) < 1e-5);
+	gf_cpu_fft_free(f);
+	gf_filter_set_free(fs);
+	free(x);
+	free(y);
+}
+
 int main(void)
 {
 	rng = gf_test_seed("test_cpu_backend");
 	test_misc();
 	test_accuracy();
+	test_fft_tail_spread();
 	impulse_case(GF_ALGO_DIRECT, 3, 200, 64);
 	impulse_case(GF_ALGO_FFT, 3, 200, 64);
 	impulse_case(GF_ALGO_FFT, 5, 5000, 1000);

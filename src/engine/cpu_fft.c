@@ -53,6 +53,7 @@ struct gf_cpu_fft {
 	uint32_t pos;	    /* frames of the current segment received */
 	uint32_t newest;    /* FDL slot of the newest spectrum */
 	uint32_t tail_next; /* next partition of A_{s+1} to sum (2..K) */
+	uint32_t terms_max; /* the most tail partitions one process() call summed (per channel) */
 	int tail_ok;
 	enum gf_cpu_head head_mode;
 	double cost_head_tap, cost_fft_pair, cost_tail; /* per-call head choice */
@@ -240,14 +241,16 @@ static void sum_tail(struct gf_cpu_fft *f, struct fft_chan *c)
 }
 
 /* While segment s arrives (X_{s-1} the newest): sum A_{s+1}'s partitions up
- * to the share of @p pos frames received, j - 2 slots back from the newest. */
-static void tail_advance(struct gf_cpu_fft *f, uint32_t pos)
+ * to the share of @p pos frames received, j - 2 slots back from the newest.
+ * @return the partitions summed per channel */
+static uint32_t tail_advance(struct gf_cpu_fft *f, uint32_t pos)
 {
-	uint32_t upto = 2 + (uint32_t)((uint64_t)(f->K - 2) * pos / f->P);
+	uint32_t upto = 2 + (uint32_t)((uint64_t)(f->K - 2) * pos / f->P), from = f->tail_next;
 	for (uint32_t c = 0; c < f->channels; c++)
-		for (uint32_t j = f->tail_next; j < upto; j++)
+		for (uint32_t j = from; j < upto; j++)
 			tail_term(f, f->ch[c].nxt_re, f->ch[c].nxt_im, &f->ch[c], j, j - 2);
 	f->tail_next = upto;
+	return upto - from;
 }
 
 /* Segment s completed and X_s is the newest: add H_1 X_s; A_{s+1} becomes current. */
@@ -583,9 +586,14 @@ static int use_fft_head(const struct gf_cpu_fft *f, uint32_t m)
 	return f->cost_fft_pair < direct;
 }
 
+uint32_t gf_cpu_fft_tail_terms_max(const struct gf_cpu_fft *f)
+{
+	return f->terms_max;
+}
+
 void gf_cpu_fft_process(struct gf_cpu_fft *f, const float *in, float *out, uint32_t frames)
 {
-	uint32_t nch = f->channels;
+	uint32_t nch = f->channels, terms = 0;
 	while (frames) {
 		uint32_t m = f->P - f->pos < frames ? f->P - f->pos : frames;
 		int complete = f->pos + m == f->P;
@@ -605,11 +613,14 @@ void gf_cpu_fft_process(struct gf_cpu_fft *f, const float *in, float *out, uint3
 				chunk_direct(f, ch, out + c, nch, m);
 		}
 		if (f->K > 2)
-			tail_advance(f, f->pos + m); /* before newest moves: slots count from X_{s-1} */
+			terms += tail_advance(f,
+					      f->pos + m); /* before newest moves: slots count from X_{s-1} */
 		if (complete) {
 			f->newest = slot;
-			if (f->K > 1)
+			if (f->K > 1) {
 				tail_complete(f);
+				terms++;
+			}
 			f->pos = 0;
 			f->tail_ok = 0;
 		} else {
@@ -620,4 +631,6 @@ void gf_cpu_fft_process(struct gf_cpu_fft *f, const float *in, float *out, uint3
 		out += (size_t)m * nch;
 		frames -= m;
 	}
+	if (terms > f->terms_max)
+		f->terms_max = terms;
 }

@@ -25,6 +25,8 @@ void gf_cpu_fft_free(struct gf_cpu_fft *f);
 void gf_cpu_fft_prime(struct gf_cpu_fft *f, const float *history, uint32_t frames);
 void gf_cpu_fft_process(struct gf_cpu_fft *f, const float *in, float *out, uint32_t frames);
 uint32_t gf_cpu_fft_partition(const struct gf_cpu_fft *f);
+/** The most tail partitions one process() call has summed per channel: what bounds a call's cost. */
+uint32_t gf_cpu_fft_tail_terms_max(const struct gf_cpu_fft *f);
 /** Partition size the cost model picks, and its cost per frame and channel (same units as direct). */
 uint32_t gf_cpu_fft_choose_partition(uint32_t taps, uint32_t channels, uint32_t max_block, double *cost);
 
