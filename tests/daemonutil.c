@@ -146,6 +146,33 @@ void gf_daemon_die(struct gf_daemon *d, const char *why)
 	exit(1);
 }
 
+const char *gf_daemon_test_bin(int need_jackd)
+{
+	const char *bin = getenv("GPUFIR_BIN");
+	if (!bin)
+		gf_test_skip("GPUFIR_BIN not set (run through ctest)");
+	if (need_jackd && system("command -v jackd >/dev/null 2>&1") != 0)
+		gf_test_skip("jackd not installed");
+	return bin;
+}
+
+int gf_daemon_test_cuda(void)
+{
+	const char *tb = getenv("GPUFIR_TEST_BACKEND");
+	return tb && strcmp(tb, "cuda") == 0;
+}
+
+void gf_daemon_write_taps_text(const struct gf_daemon *d, const char *name, const float *h, size_t n)
+{
+	char path[700];
+	snprintf(path, sizeof(path), "%s/%s", d->dir, name);
+	FILE *f = fopen(path, "w");
+	CHECK(f);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%.9g\n", h[i]);
+	CHECK(fclose(f) == 0);
+}
+
 /* ---- notify socket -------------------------------------------------------- */
 
 static void notify_msg(struct gf_notify_log *nl, const char *buf, double at)

@@ -40,6 +40,15 @@ struct gf_daemon {
 /** Seconds on the monotonic clock. */
 double gf_daemon_now_s(void);
 /**
+ * The program under test (GPUFIR_BIN, set by ctest); the test is skipped
+ * without it or, with @p need_jackd, without jackd on PATH.
+ */
+const char *gf_daemon_test_bin(int need_jackd);
+/** 1 if GPUFIR_TEST_BACKEND=cuda (the GPU machine's runs), else 0 (the CPU backend). */
+int gf_daemon_test_cuda(void);
+/** Write @p n taps, one per line ("text" format), to @p name in the scratch directory. */
+void gf_daemon_write_taps_text(const struct gf_daemon *d, const char *name, const float *h, size_t n);
+/**
  * Make the scratch directory (gf_test_tmpdir(@p tag)) and the paths in it,
  * bind the notify socket, and have gf_daemon_cleanup() run at exit.
  */

@@ -158,9 +158,7 @@ static void term_during(const char *build, const char *what)
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	const char *bin = getenv("GPUFIR_BIN");
-	if (!bin)
-		gf_test_skip("GPUFIR_BIN not set (run through ctest)");
+	const char *bin = gf_daemon_test_bin(0);
 	gf_daemon_init(&dm, "daemon-build");
 	write_config();
 	if (gf_jack_server_start(&dm.jack, "gpufir-build", RATE, PERIOD) != 0)

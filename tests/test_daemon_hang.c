@@ -264,13 +264,8 @@ static void case_stuck(const char *bin, jack_client_t *jc)
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	const char *bin = getenv("GPUFIR_BIN");
-	if (!bin)
-		gf_test_skip("GPUFIR_BIN not set (run through ctest)");
-	if (system("command -v jackd >/dev/null 2>&1") != 0)
-		gf_test_skip("jackd not installed");
-	const char *tb = getenv("GPUFIR_TEST_BACKEND");
-	cuda = tb && strcmp(tb, "cuda") == 0;
+	const char *bin = gf_daemon_test_bin(1);
+	cuda = gf_daemon_test_cuda();
 	uint64_t rng = gf_test_seed("test_daemon_hang");
 	gf_daemon_init(&dm, "daemon-hang");
 	x = malloc(sizeof(float) * MAX_FRAMES * CH);

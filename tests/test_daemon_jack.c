@@ -67,14 +67,8 @@ static int process(jack_nframes_t n, void *arg)
 
 static void write_taps(const char *name, float *h, uint32_t n, uint64_t *rng)
 {
-	char path[700];
 	gf_test_fill_decaying_taps(h, n, rng);
-	snprintf(path, sizeof(path), "%s/%s", dm.dir, name);
-	FILE *f = fopen(path, "w");
-	CHECK(f);
-	for (uint32_t i = 0; i < n; i++)
-		fprintf(f, "%.9g\n", h[i]);
-	CHECK(fclose(f) == 0);
+	gf_daemon_write_taps_text(&dm, name, h, n);
 }
 
 /* Write the config naming @p taps_file (or garbage) and rename it into place. */
@@ -215,11 +209,7 @@ static void device_loss(const char *bin)
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	const char *bin = getenv("GPUFIR_BIN");
-	if (!bin)
-		gf_test_skip("GPUFIR_BIN not set (run through ctest)");
-	if (system("command -v jackd >/dev/null 2>&1") != 0)
-		gf_test_skip("jackd not installed");
+	const char *bin = gf_daemon_test_bin(1);
 	uint64_t rng = gf_test_seed("test_daemon_jack");
 	gf_daemon_init(&dm, "daemon-jack");
 	slack = gf_test_latency_slack();

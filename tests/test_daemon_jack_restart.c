@@ -120,16 +120,10 @@ static void setup_files(uint64_t *rng)
 {
 	gf_daemon_init(&dm, "daemon-jack-restart");
 	dm.nl.watch = "audio server lost: retrying (attempt ";
-	char taps_path[700];
-	snprintf(taps_path, sizeof(taps_path), "%s/taps.txt", dm.dir);
 	gf_test_fill_decaying_taps(h, TAPS, rng);
 	memcpy(h + TAPS, h, sizeof(float) * TAPS);
-	FILE *f = fopen(taps_path, "w");
-	CHECK(f);
-	for (int i = 0; i < TAPS; i++)
-		fprintf(f, "%.9g\n", h[i]);
-	CHECK(fclose(f) == 0);
-	f = fopen(dm.conf_path, "w");
+	gf_daemon_write_taps_text(&dm, "taps.txt", h, TAPS);
+	FILE *f = fopen(dm.conf_path, "w");
 	CHECK(f);
 	fprintf(f,
 		"sample_rate = %d;\nblock_frames = %d;\nbackend = \"cpu\";\nlatency_slack = %u;\n"
@@ -175,9 +169,7 @@ static void check_outage(int fds_running)
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	const char *bin = getenv("GPUFIR_BIN");
-	if (!bin)
-		gf_test_skip("GPUFIR_BIN not set (run through ctest)");
+	const char *bin = gf_daemon_test_bin(0);
 	uint64_t rng = gf_test_seed("test_daemon_jack_restart");
 	setup_files(&rng);
 	/* Fixed names: JACK's registry has 8 slots, reclaimed only by a server of the same name. */

@@ -57,15 +57,9 @@ static double rel_err(const float *rec, uint32_t n, size_t m, size_t len, long d
 static void setup_files(uint64_t *rng)
 {
 	gf_daemon_init(&dm, "daemon-period");
-	char path[700];
-	snprintf(path, sizeof(path), "%s/taps.txt", dm.dir);
 	gf_test_fill_decaying_taps(h, TAPS, rng);
-	FILE *f = fopen(path, "w");
-	CHECK(f);
-	for (int i = 0; i < TAPS; i++)
-		fprintf(f, "%.9g\n", h[i]);
-	CHECK(fclose(f) == 0);
-	f = fopen(dm.conf_path, "w");
+	gf_daemon_write_taps_text(&dm, "taps.txt", h, TAPS);
+	FILE *f = fopen(dm.conf_path, "w");
 	CHECK(f);
 	fprintf(f,
 		"sample_rate = %d;\nblock_frames = 64;\nbackend = \"cpu\";\nlatency_slack = %u;\n"
@@ -309,9 +303,7 @@ static void check_recording(const float *rec, uint32_t n, const struct phase *ph
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	const char *bin = getenv("GPUFIR_BIN");
-	if (!bin)
-		gf_test_skip("GPUFIR_BIN not set (run through ctest)");
+	const char *bin = gf_daemon_test_bin(0);
 	const char *pw = getenv("GPUFIR_TEST_PIPEWIRE");
 	pipewire = pw && strcmp(pw, "1") == 0;
 	if (pipewire)

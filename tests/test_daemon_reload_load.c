@@ -190,13 +190,8 @@ static long find_delay(size_t m_probe, size_t s0)
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	const char *bin = getenv("GPUFIR_BIN");
-	if (!bin)
-		gf_test_skip("GPUFIR_BIN not set (run through ctest)");
-	if (system("command -v jackd >/dev/null 2>&1") != 0)
-		gf_test_skip("jackd not installed");
-	const char *tb = getenv("GPUFIR_TEST_BACKEND");
-	cuda = tb && strcmp(tb, "cuda") == 0;
+	const char *bin = gf_daemon_test_bin(1);
+	cuda = gf_daemon_test_cuda();
 	taps = (uint32_t)env_u("GPUFIR_TEST_RELOAD_TAPS", taps);
 	block = (uint32_t)env_u("GPUFIR_TEST_RELOAD_BLOCK", block);
 	reloads = (uint32_t)env_u("GPUFIR_TEST_RELOADS", reloads);
