@@ -612,9 +612,9 @@ void gf_cpu_fft_process(struct gf_cpu_fft *f, const float *in, float *out, uint3
 			else
 				chunk_direct(f, ch, out + c, nch, m);
 		}
+		/* Before newest moves: tail_advance counts slots back from X_{s-1}. */
 		if (f->K > 2)
-			terms += tail_advance(f,
-					      f->pos + m); /* before newest moves: slots count from X_{s-1} */
+			terms += tail_advance(f, f->pos + m);
 		if (complete) {
 			f->newest = slot;
 			if (f->K > 1) {
