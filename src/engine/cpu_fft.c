@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "cpu_fft.h"
+#include "cpu_fft_kernels.h"
 #include "cpu_tune.h"
 
 /* FFTW's planner is not thread-safe: plans are made and destroyed under this lock. */
@@ -57,7 +58,7 @@ struct gf_cpu_fft {
 	int tail_ok;
 	enum gf_cpu_head head_mode;
 	double cost_head_tap, cost_fft_pair, cost_tail; /* per-call head choice */
-	const struct fft_kernels *k;
+	const struct gf_fft_kernels *k;
 
 	fftwf_plan r2c, c2r;
 	float *time;	     /* 2P */
@@ -66,135 +67,6 @@ struct gf_cpu_fft {
 	float *z_re, *z_im;  /* nbp: H_0 X + A */
 	struct fft_chan *ch;
 };
-
-typedef float v8f __attribute__((vector_size(32)));
-/* Unaligned views of eight floats (plain loads and stores, also in -O0 builds). */
-typedef float v8f_u __attribute__((vector_size(32), aligned(4), may_alias));
-#define LD8(p) (*(const v8f_u *)(p))
-#define ST8(p, v) (*(v8f_u *)(p) = (v))
-
-#define GF_INLINE static inline __attribute__((always_inline))
-
-/* ---- kernels ------------------------------------------------------------------ */
-
-/* a += b * c over n complex bins in split form (n a multiple of 8). */
-GF_INLINE void cmac_body(float *restrict ar, float *restrict ai, const float *br, const float *bi,
-			 const float *cr, const float *ci, uint32_t n)
-{
-	for (uint32_t i = 0; i < n; i += 8) {
-		v8f xr = LD8(br + i), xi = LD8(bi + i), yr = LD8(cr + i), yi = LD8(ci + i);
-		ST8(ar + i, LD8(ar + i) + xr * yr - xi * yi);
-		ST8(ai + i, LD8(ai + i) + xr * yi + xi * yr);
-	}
-}
-
-/* z = b * c (+ a when a is non-NULL), split form, n a multiple of 8. */
-GF_INLINE void cmul_add_body(float *restrict zr, float *restrict zi, const float *br, const float *bi,
-			     const float *cr, const float *ci, const float *ar, const float *ai, uint32_t n)
-{
-	for (uint32_t i = 0; i < n; i += 8) {
-		v8f xr = LD8(br + i), xi = LD8(bi + i), yr = LD8(cr + i), yi = LD8(ci + i);
-		v8f re = xr * yr - xi * yi, im = xr * yi + xi * yr;
-		if (ar) {
-			re += LD8(ar + i);
-			im += LD8(ai + i);
-		}
-		ST8(zr + i, re);
-		ST8(zi + i, im);
-	}
-}
-
-/*
- * Direct head: y[i*ys] = tail[i] + sum_k hr[k] * x[i+k] for i < m (tail may be NULL).
- * x[i + lh-1] is the input frame of output i. Float sums of HEAD_RUN taps are
- * added into a second accumulator, so rounding grows with HEAD_RUN + lh/HEAD_RUN
- * rather than with lh (heads reach 65536 taps).
- */
-#define HEAD_RUN 64u
-
-GF_INLINE void head_body(const float *hr, uint32_t lh, const float *x, const float *tail, float *y,
-			 uint32_t ys, uint32_t m)
-{
-	uint32_t i = 0;
-	for (; i + 16 <= m; i += 16) {
-		v8f s0 = {0}, s1 = {0};
-		for (uint32_t k0 = 0; k0 < lh; k0 += HEAD_RUN) {
-			uint32_t k1 = k0 + HEAD_RUN < lh ? k0 + HEAD_RUN : lh;
-			v8f a0 = {0}, a1 = {0};
-			for (uint32_t k = k0; k < k1; k++) {
-				a0 += hr[k] * LD8(x + i + k);
-				a1 += hr[k] * LD8(x + i + k + 8);
-			}
-			s0 += a0;
-			s1 += a1;
-		}
-		if (tail) {
-			s0 += LD8(tail + i);
-			s1 += LD8(tail + i + 8);
-		}
-		for (int j = 0; j < 8; j++) {
-			y[(size_t)(i + j) * ys] = s0[j];
-			y[(size_t)(i + 8 + j) * ys] = s1[j];
-		}
-	}
-	for (; i < m; i++) {
-		float sum = tail ? tail[i] : 0.0f;
-		for (uint32_t k0 = 0; k0 < lh; k0 += HEAD_RUN) {
-			uint32_t k1 = k0 + HEAD_RUN < lh ? k0 + HEAD_RUN : lh;
-			float acc = 0.0f;
-			for (uint32_t k = k0; k < k1; k++)
-				acc += hr[k] * x[i + k];
-			sum += acc;
-		}
-		y[(size_t)i * ys] = sum;
-	}
-}
-
-/* The kernels, built for the baseline and (x86-64) for AVX2+FMA. */
-#define CMAC_ARGS                                                                                            \
-	float *restrict ar, float *restrict ai, const float *br, const float *bi, const float *cr,           \
-		const float *ci, uint32_t n
-#define CMUL_ARGS                                                                                            \
-	float *restrict zr, float *restrict zi, const float *br, const float *bi, const float *cr,           \
-		const float *ci, const float *ar, const float *ai, uint32_t n
-#define HEAD_ARGS                                                                                            \
-	const float *hr, uint32_t lh, const float *x, const float *tail, float *y, uint32_t ys, uint32_t m
-
-struct fft_kernels {
-	void (*cmac)(CMAC_ARGS);
-	void (*cmul_add)(CMUL_ARGS);
-	void (*head)(HEAD_ARGS);
-};
-
-static void cmac_base(CMAC_ARGS)
-{
-	cmac_body(ar, ai, br, bi, cr, ci, n);
-}
-static void cmul_add_base(CMUL_ARGS)
-{
-	cmul_add_body(zr, zi, br, bi, cr, ci, ar, ai, n);
-}
-static void head_base(HEAD_ARGS)
-{
-	head_body(hr, lh, x, tail, y, ys, m);
-}
-static const struct fft_kernels kernels_base = {cmac_base, cmul_add_base, head_base};
-
-#ifdef GF_CPU_X86
-GF_TARGET_AVX2 static void cmac_avx2(CMAC_ARGS)
-{
-	cmac_body(ar, ai, br, bi, cr, ci, n);
-}
-GF_TARGET_AVX2 static void cmul_add_avx2(CMUL_ARGS)
-{
-	cmul_add_body(zr, zi, br, bi, cr, ci, ar, ai, n);
-}
-GF_TARGET_AVX2 static void head_avx2(HEAD_ARGS)
-{
-	head_body(hr, lh, x, tail, y, ys, m);
-}
-static const struct fft_kernels kernels_avx2 = {cmac_avx2, cmul_add_avx2, head_avx2};
-#endif
 
 /* ---- transforms ------------------------------------------------------------- */
 
@@ -405,11 +277,7 @@ static void set_costs(struct gf_cpu_fft *f)
 	struct gf_cpu_tuning t;
 	gf_cpu_get_tuning(&t);
 	f->head_mode = t.fft_head;
-	f->k = &kernels_base;
-#ifdef GF_CPU_X86
-	if (gf_cpu_use_avx2())
-		f->k = &kernels_avx2;
-#endif
+	f->k = gf_cpu_fft_kernels();
 	f->cost_head_tap = NS_HEAD_MAC * f->lh;
 	f->cost_fft_pair = 2.0 * fft_cost(f->N) + f->nbp * 0.25;
 	f->cost_tail = f->K > 1 ? fft_cost(f->N) : 0.0;
