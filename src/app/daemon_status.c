@@ -255,13 +255,14 @@ void gf_dm_stats_log(struct daemon *d)
 	margin_text(d->logw.margin_frames, margin, sizeof(margin));
 	block_times_text(d, times, sizeof(times));
 	gf_info("stats: %s, blocks %" PRIu64 ", xruns in %" PRIu64 " out %" PRIu64 " over %" PRIu64
-		", late blocks %" PRIu64 ", device xruns %" PRIu64 ", %s, margin min %s"
+		", late blocks %" PRIu64 " (%" PRIu64 " in swaps), device xruns %" PRIu64
+		", %s, margin min %s"
 		" frames, wake max %.0f us, callback gap max %.0f us, peak %.1f dBFS, clipped %" PRIu64
 		", nonfinite %" PRIu64 ", swaps %" PRIu64 ", reloads %" PRIu64 " (failed %" PRIu64 ")",
 		gf_dm_state_name(d), s->blocks, s->input_overflows, s->output_underflows, s->output_overflows,
-		s->late_blocks, s->device_xruns, times, margin, d->logw.wake_us, d->logw.callback_gap_us,
-		dbfs(d->logw.peak), s->clipped, es.nonfinite_blocks, es.swaps, d->reloads,
-		d->reload_failures);
+		s->late_blocks, s->late_blocks_swap, s->device_xruns, times, margin, d->logw.wake_us,
+		d->logw.callback_gap_us, dbfs(d->logw.peak), s->clipped, es.nonfinite_blocks, es.swaps,
+		d->reloads, d->reload_failures);
 	gf_dm_log_window_reset(d);
 }
 
