@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "daemon_internal.h"
+#include "deadline.h"
 #include "error.h"
 #include "log.h"
 #include "reload.h"
@@ -126,13 +127,7 @@ int gf_dm_build_abandon(struct daemon *d)
 	struct gf_dm_build *b = d->build;
 	if (!b)
 		return 0;
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_nsec += BUILD_JOIN_MS * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	struct timespec ts = gf_deadline_in(CLOCK_REALTIME, BUILD_JOIN_MS * 1000000ull);
 	if (pthread_timedjoin_np(b->thread, NULL, &ts) == 0) {
 		d->build = NULL;
 		gf_dm_build_free(b);

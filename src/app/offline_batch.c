@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "deadline.h"
 #include "log.h"
 #include "offline_internal.h"
 
@@ -153,13 +154,7 @@ static void watch(struct batch *b, FILE *tty, double t0)
 			fflush(tty);
 			drawn = (size_t)n;
 		}
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += DRAW_NS;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
+		struct timespec ts = gf_deadline_in(CLOCK_REALTIME, DRAW_NS);
 		pthread_cond_timedwait(&b->cv, &b->mu, &ts);
 	}
 	pthread_mutex_unlock(&b->mu);

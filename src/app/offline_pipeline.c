@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "deadline.h"
 #include "log.h"
 #include "offline_internal.h"
 
@@ -82,13 +83,7 @@ static int take(struct gf_offline_pipeline *p, struct gf_offline_fifo *q, const 
 			break;
 		}
 		if (poll_stop) {
-			struct timespec ts;
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			ts.tv_nsec += STOP_POLL_NS;
-			if (ts.tv_nsec >= 1000000000L) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000L;
-			}
+			struct timespec ts = gf_deadline_in(CLOCK_MONOTONIC, STOP_POLL_NS);
 			pthread_cond_timedwait(&p->cv, &p->mu, &ts);
 		} else {
 			pthread_cond_wait(&p->cv, &p->mu);

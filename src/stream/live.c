@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "deadline.h"
 #include "live_internal.h"
 #include "log.h"
 #include "pinned.h"
@@ -427,14 +428,7 @@ static void stop_stream(PaStream *s, int lost)
  * An abandoned worker keeps its thread and everything it touches. */
 static void join_worker(struct gf_live *l)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += JOIN_MS / 1000;
-	ts.tv_nsec += (JOIN_MS % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	struct timespec ts = gf_deadline_in(CLOCK_REALTIME, JOIN_MS * 1000000ull);
 	int rc = pthread_timedjoin_np(l->worker, NULL, &ts);
 	if (rc == 0)
 		return;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "deadline.h"
 #include "live_internal.h"
 
 #define WAIT_NS 100000000L /* re-check the state at least every 100 ms */
@@ -18,13 +19,7 @@ static void count(_Atomic uint64_t *c, uint64_t n)
 
 static void wait_input(struct gf_live *l)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_nsec += WAIT_NS;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	struct timespec ts = gf_deadline_in(CLOCK_MONOTONIC, WAIT_NS);
 	sem_clockwait(&l->wake, CLOCK_MONOTONIC, &ts);
 }
 

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "deadline.h"
 #include "log.h"
 
 #define POLL_NS 20000000L /* the writer looks at the ring every 20 ms */
@@ -151,13 +152,7 @@ static void *writer_main(void *arg)
 		}
 		if (stopping)
 			break;
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_nsec += POLL_NS;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
+		struct timespec ts = gf_deadline_in(CLOCK_MONOTONIC, POLL_NS);
 		sem_clockwait(&r->wake, CLOCK_MONOTONIC, &ts);
 	}
 	if (r->sf) {
