@@ -183,16 +183,6 @@ static int run_batch(const struct gf_cli *cli)
 	return gf_exit_code(err);
 }
 
-static int load_config(const char *path, struct gf_config **cfg, struct gf_errbuf *eb)
-{
-	if (path)
-		return gf_config_load(path, cfg, eb);
-	int err = gf_config_default(cfg);
-	if (err)
-		gf_errbuf_set(eb, "built-in configuration: %s", gf_strerror(err));
-	return err;
-}
-
 static const char *backend_name(enum gf_backend_kind b)
 {
 	return b == GF_BACKEND_CPU ? "cpu" : b == GF_BACKEND_CUDA ? "cuda" : "auto";
@@ -276,7 +266,7 @@ static int run_status(const struct gf_cli *cli)
 		return gf_daemon_print_status(cli->socket);
 	struct gf_config *cfg = NULL;
 	struct gf_errbuf eb = {{0}};
-	int err = load_config(cli->config, &cfg, &eb);
+	int err = gf_config_load_or_default(cli->config, &cfg, &eb);
 	if (err) {
 		gf_err("%s", eb.msg[0] ? eb.msg : gf_strerror(err));
 		return GF_EXIT_CONFIG;

@@ -37,23 +37,13 @@ static int input_format(const char *path, uint32_t *rate, uint32_t *channels, st
 	return 0;
 }
 
-static int load(const char *path, struct gf_config **cfg, struct gf_errbuf *eb)
-{
-	if (path)
-		return gf_config_load(path, cfg, eb);
-	int err = gf_config_default(cfg);
-	if (err)
-		gf_errbuf_set(eb, "built-in configuration: %s", gf_strerror(err));
-	return err;
-}
-
 int gf_tool_build(const struct gf_cli *cli, struct gf_tool_build *b, struct gf_errbuf *eb)
 {
 	memset(b, 0, sizeof(*b));
 	uint32_t in_rate = 0, in_channels = 0;
 	int err = cli->input ? input_format(cli->input, &in_rate, &in_channels, eb) : 0;
 	if (!err)
-		err = load(cli->config, &b->cfg, eb);
+		err = gf_config_load_or_default(cli->config, &b->cfg, eb);
 	if (err)
 		return err;
 	/* Without an input file the tools show what the service (live mode) runs;

@@ -506,6 +506,16 @@ int gf_config_default(struct gf_config **out)
 	return r;
 }
 
+int gf_config_load_or_default(const char *path, struct gf_config **out, struct gf_errbuf *eb)
+{
+	if (path)
+		return gf_config_load(path, out, eb);
+	int err = gf_config_default(out);
+	if (err)
+		gf_errbuf_set(eb, "built-in configuration: %s", gf_strerror(err));
+	return err;
+}
+
 /* ---- free --------------------------------------------------------------- */
 
 static void free_names(char **v, uint32_t n)

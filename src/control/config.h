@@ -108,6 +108,9 @@ int gf_config_load_string(const char *text, const char *base_dir, struct gf_conf
 /** The built-in default: a denoise chain (rumble high-pass, 50/60 Hz hum notches, hiss low-pass). */
 int gf_config_default(struct gf_config **out);
 
+/** gf_config_load(@p path), or the built-in default when @p path is NULL (no -c given). */
+int gf_config_load_or_default(const char *path, struct gf_config **out, struct gf_errbuf *eb);
+
 /** Accepts NULL. */
 void gf_config_free(struct gf_config *c);
 
