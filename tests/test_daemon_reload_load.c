@@ -187,18 +187,11 @@ static long find_delay(size_t m_probe, size_t s0)
 	return -1;
 }
 
-int main(void)
+/* The signal and filters A and B (decaying noise, L2 norm 0.5), their
+ * references, and the files: the daemon starts with A. */
+static void make_material(void)
 {
-	setvbuf(stdout, NULL, _IOLBF, 0);
-	const char *bin = gf_daemon_test_bin(1);
-	cuda = gf_daemon_test_cuda();
-	taps = (uint32_t)env_u("GPUFIR_TEST_RELOAD_TAPS", taps);
-	block = (uint32_t)env_u("GPUFIR_TEST_RELOAD_BLOCK", block);
-	reloads = (uint32_t)env_u("GPUFIR_TEST_RELOADS", reloads);
-	CHECK(taps >= 1 && block >= 16 && reloads >= 1 && reloads <= 16);
-	CHECK((reloads + 3) * PERIOD_S < MAX_S);
 	uint64_t rng = gf_test_seed("test_daemon_reload_load");
-	gf_daemon_init(&dm, "daemon-reload-load");
 	x = malloc(sizeof(float) * MAX_FRAMES * CH);
 	rec = calloc(MAX_FRAMES * CH, sizeof(float));
 	CHECK(x && rec);
@@ -217,20 +210,11 @@ int main(void)
 	ref[1] = reference(1);
 	write_filter(0);
 	write_conf();
+}
 
-	jack_client_t *jc =
-		gf_daemon_jack_client(&dm, "gpufir-daemon", RATE, block, process, feed_port, rec_port, CH);
-
-	gf_daemon_spawn(&dm, bin, 1.0);
-	gf_daemon_wait_ready(&dm, 1, 60.0, "start-up");
-	gf_daemon_connect_ports(&dm, jc, feed_port, rec_port, CH);
-	gf_daemon_idle_ms(&dm, 200);
-	size_t s0 = atomic_load(&feed_pos) + RATE / 10;
-	atomic_store(&feed_start, s0);
-	gf_daemon_idle_ms(&dm, (int)(PERIOD_S * 1000));
-	char st0[GF_STATUS_MAX], st[GF_STATUS_MAX];
-	gf_daemon_query_status(&dm, st0, sizeof(st0));
-
+/* Replace the filter file every PERIOD_S, alternating B and A, each answered by READY=1. */
+static void run_reloads(void)
+{
 	int ready = dm.nl.ready;
 	double t0 = gf_daemon_now_s();
 	for (uint32_t i = 0; i < reloads; i++) {
@@ -240,13 +224,11 @@ int main(void)
 		write_filter((int)((i + 1) % 2));
 		gf_daemon_wait_ready(&dm, ++ready, 20.0, "reload");
 	}
-	gf_daemon_idle_ms(&dm, (int)(PERIOD_S * 1000));
-	gf_daemon_query_status(&dm, st, sizeof(st));
-	size_t m_end = atomic_load_explicit(&rec_pos, memory_order_acquire);
-	gf_daemon_terminate(&dm, 10.0, "");
-	jack_deactivate(jc);
-	jack_client_close(jc);
+}
 
+/* The counters of `gpufir --status` before (@p st0) and after (@p st) the reloads. */
+static void check_counters(const char *st0, const char *st)
+{
 	const char *keys[] = {"output_underflows",	  "input_overflows", "late_blocks", "swaps",
 			      "engine_takeup_frames_max", "block_us_max"};
 	long d0[6], d1[6];
@@ -256,8 +238,7 @@ int main(void)
 	}
 	printf("%s, %u taps, block %u, %u reloads every %.1f s: underflows %ld -> %ld, overflows %ld -> %ld, "
 	       "late %ld -> %ld, swaps %ld, take-up frames max %ld, reload failures %ld, block us max %ld -> "
-	       "%ld "
-	       "(median %ld, p99 %ld)\n",
+	       "%ld (median %ld, p99 %ld)\n",
 	       cuda ? "cuda" : "cpu", taps, block, reloads, PERIOD_S, d0[0], d1[0], d0[1], d1[1], d0[2],
 	       d1[2], d1[3], d1[4], gf_daemon_status_num(st, "reload_failures"), d0[5], d1[5],
 	       gf_daemon_status_num(st, "block_us_median"), gf_daemon_status_num(st, "block_us_p99"));
@@ -275,8 +256,12 @@ int main(void)
 	else
 		printf("note: %ld late blocks before the first reload: late blocks not checked\n", d0[2]);
 	CHECK(d1[4] >= 0 && d1[4] <= 4 * (long)block);
+}
 
-	/* The audio: A, then every reload a crossfade, at one constant delay. */
+/* The audio from @p s0 (where the signal starts) to @p m_end: A, then every
+ * reload a crossfade, at one constant delay. */
+static void check_audio(size_t s0, size_t m_end)
+{
 	size_t probe = s0 + RATE / 2;
 	long d = find_delay(probe, s0);
 	if (d < 0)
@@ -290,6 +275,42 @@ int main(void)
 		printf(" %.2f", (double)(starts[i] - s0 - (size_t)d) / RATE);
 	printf(" s; %.1f s of audio checked\n", (double)(m_end - 2 * block - probe) / RATE);
 	CHECK(n == (int)reloads);
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	const char *bin = gf_daemon_test_bin(1);
+	cuda = gf_daemon_test_cuda();
+	taps = (uint32_t)env_u("GPUFIR_TEST_RELOAD_TAPS", taps);
+	block = (uint32_t)env_u("GPUFIR_TEST_RELOAD_BLOCK", block);
+	reloads = (uint32_t)env_u("GPUFIR_TEST_RELOADS", reloads);
+	CHECK(taps >= 1 && block >= 16 && reloads >= 1 && reloads <= 16);
+	CHECK((reloads + 3) * PERIOD_S < MAX_S);
+	gf_daemon_init(&dm, "daemon-reload-load");
+	make_material();
+	jack_client_t *jc =
+		gf_daemon_jack_client(&dm, "gpufir-daemon", RATE, block, process, feed_port, rec_port, CH);
+
+	gf_daemon_spawn(&dm, bin, 1.0);
+	gf_daemon_wait_ready(&dm, 1, 60.0, "start-up");
+	gf_daemon_connect_ports(&dm, jc, feed_port, rec_port, CH);
+	gf_daemon_idle_ms(&dm, 200);
+	size_t s0 = atomic_load(&feed_pos) + RATE / 10;
+	atomic_store(&feed_start, s0);
+	gf_daemon_idle_ms(&dm, (int)(PERIOD_S * 1000));
+	char st0[GF_STATUS_MAX], st[GF_STATUS_MAX];
+	gf_daemon_query_status(&dm, st0, sizeof(st0));
+	run_reloads();
+	gf_daemon_idle_ms(&dm, (int)(PERIOD_S * 1000));
+	gf_daemon_query_status(&dm, st, sizeof(st));
+	size_t m_end = atomic_load_explicit(&rec_pos, memory_order_acquire);
+	gf_daemon_terminate(&dm, 10.0, "");
+	jack_deactivate(jc);
+	jack_client_close(jc);
+
+	check_counters(st0, st);
+	check_audio(s0, m_end);
 	gf_daemon_finish(&dm);
 	for (int i = 0; i < 2; i++) {
 		free(h[i]);
