@@ -201,8 +201,10 @@ static int engine_alloc(struct gf_engine *e)
  * GPUFIR_FAULT_PROCESS_AFTER fails call N+1 with GF_E_CUDA;
  * GPUFIR_FAULT_HANG_AFTER makes call N+1 never complete (finish waits to the deadline);
  * GPUFIR_FAULT_STUCK_AFTER blocks the audio thread inside call N+1 for good.
+ * GPUFIR_FAULT_SLOW_CROSSFADE_US (a duration, not a count) makes every
+ * crossfading block that much slower: late blocks inside a swap.
  */
-static int64_t fault_hook(const char *name, const char *what)
+static int64_t hook_value(const char *name)
 {
 	const char *s = getenv(name);
 	if (!s || !*s)
@@ -211,10 +213,18 @@ static int64_t fault_hook(const char *name, const char *what)
 	errno = 0;
 	long long n = strtoll(s, &end, 10);
 	if (errno || *end || n < 0) {
-		gf_warn("engine: ignoring %s=%s (not a count)", name, s);
+		gf_warn("engine: ignoring %s=%s (not a whole number)", name, s);
 		return -1;
 	}
-	gf_warn("engine: test hook %s=%lld: backend call %lld will %s", name, n, n + 1, what);
+	return n;
+}
+
+static int64_t fault_hook(const char *name, const char *what)
+{
+	int64_t n = hook_value(name);
+	if (n >= 0)
+		gf_warn("engine: test hook %s=%lld: backend call %lld will %s", name, (long long)n,
+			(long long)n + 1, what);
 	return n;
 }
 
@@ -223,6 +233,11 @@ static void engine_hooks(struct gf_engine *e)
 	e->fault_after = fault_hook("GPUFIR_FAULT_PROCESS_AFTER", "fail");
 	e->hang_after = fault_hook("GPUFIR_FAULT_HANG_AFTER", "hang (never complete)");
 	e->stuck_after = fault_hook("GPUFIR_FAULT_STUCK_AFTER", "block its thread for good");
+	e->slow_xfade_us = hook_value("GPUFIR_FAULT_SLOW_CROSSFADE_US");
+	if (e->slow_xfade_us >= 0)
+		gf_warn("engine: test hook GPUFIR_FAULT_SLOW_CROSSFADE_US=%lld: every crossfading block "
+			"takes that many microseconds longer",
+			(long long)e->slow_xfade_us);
 }
 
 int gf_engine_new(struct gf_engine **out, const struct gf_engine_params *p, const struct gf_filter_set *fs,

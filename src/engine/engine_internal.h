@@ -62,6 +62,7 @@ struct gf_engine {
 	int64_t fault_after;	  /* GPUFIR_FAULT_PROCESS_AFTER, -1 = off */
 	int64_t hang_after;	  /* GPUFIR_FAULT_HANG_AFTER, -1 = off */
 	int64_t stuck_after;	  /* GPUFIR_FAULT_STUCK_AFTER, -1 = off */
+	int64_t slow_xfade_us;	  /* GPUFIR_FAULT_SLOW_CROSSFADE_US, -1 = off */
 	uint64_t deadline_ns;	  /* longest wait for one block's backend work */
 
 	/* Shared between threads. */

@@ -266,6 +266,10 @@ static int backend_run(struct gf_engine *e, struct gf_inst *in, const float *x, 
 static int run_crossfade(struct gf_engine *e, const float *x, float *y, uint32_t frames, uint64_t deadline_ns)
 {
 	uint32_t ch = e->p.channels, n = e->p.crossfade_frames;
+	if (e->slow_xfade_us > 0) { /* GPUFIR_FAULT_SLOW_CROSSFADE_US: late blocks, not failed ones */
+		wait_until(gf_backend_now_ns() + 1000ull * (uint64_t)e->slow_xfade_us);
+		deadline_ns += 1000ull * (uint64_t)e->slow_xfade_us;
+	}
 	int err = backend_submit(e, e->cur, x, frames);
 	if (err)
 		return err;
