@@ -115,7 +115,7 @@ int gf_engine_swap_pending(const struct gf_engine *e);
 
 /** The phases of a swap (or a fallback) that gf_engine_swap_window() reports. */
 enum {
-	GF_SWAP_BUILDING = 1, /**< the control thread builds and primes the new instance */
+	GF_SWAP_BUILDING = 1, /**< the control thread builds and primes the new instance, or frees the old */
 	GF_SWAP_PUBLISHED = 2 /**< published: taken up, then crossfading, on the audio thread */
 };
 

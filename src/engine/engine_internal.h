@@ -71,9 +71,9 @@ struct gf_engine {
 	_Atomic(struct gf_inst *) retired;   /* left by process(), freed by reap() */
 	_Atomic(struct gf_inst *) retired_b; /* the incoming instance a fallback cut short */
 	atomic_int swap_busy;		     /* 1 from publish to end of crossfade */
-	atomic_int building;		     /* 1 while the control thread builds and primes a swap */
-	_Atomic uint64_t hist_pos;	     /* frames appended to the history (audio thread, release) */
-	atomic_int backend_err;		     /* failure code raised by process(), handled by reap() */
+	atomic_int building;	   /* 1 while the control thread builds, primes or frees for a swap */
+	_Atomic uint64_t hist_pos; /* frames appended to the history (audio thread, release) */
+	atomic_int backend_err;	   /* failure code raised by process(), handled by reap() */
 	_Atomic uint32_t cur_taps;
 	_Atomic(const char *) cur_algo;
 	_Atomic uint64_t st_frames, st_swaps, st_nonfinite, st_errors, st_fallbacks;

@@ -82,8 +82,14 @@ int gf_engine_prime_here(struct gf_engine *e, struct gf_inst *in, struct gf_errb
 
 void gf_engine_reap_retired(struct gf_engine *e)
 {
-	gf_inst_free(e, atomic_exchange_explicit(&e->retired, NULL, memory_order_acquire));
-	gf_inst_free(e, atomic_exchange_explicit(&e->retired_b, NULL, memory_order_acquire));
+	struct gf_inst *a = atomic_exchange_explicit(&e->retired, NULL, memory_order_acquire);
+	struct gf_inst *b = atomic_exchange_explicit(&e->retired_b, NULL, memory_order_acquire);
+	if (!a && !b)
+		return;
+	atomic_store_explicit(&e->building, 1, memory_order_relaxed); /* freeing is the swap's work too */
+	gf_inst_free(e, a);
+	gf_inst_free(e, b);
+	atomic_store_explicit(&e->building, 0, memory_order_relaxed);
 }
 
 /*
