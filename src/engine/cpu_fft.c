@@ -266,20 +266,8 @@ static void chan_load_taps(struct gf_cpu_fft *f, struct fft_chan *c, const float
 
 static int make_plans(struct gf_cpu_fft *f)
 {
-	/* From the wisdom file where it has this size (fft_wisdom.h): the planner's search
-	 * is most of a short offline run's set-up. The same choices, so the same plans. */
-	const unsigned r2c_flags = FFTW_ESTIMATE | FFTW_PRESERVE_INPUT, c2r_flags = FFTW_ESTIMATE;
 	pthread_mutex_lock(&planner_lock);
-	gf_fft_wisdom_load();
-	f->r2c = fftwf_plan_dft_r2c_1d((int)f->N, f->time, f->spec, r2c_flags | FFTW_WISDOM_ONLY);
-	f->c2r = fftwf_plan_dft_c2r_1d((int)f->N, f->spec, f->time, c2r_flags | FFTW_WISDOM_ONLY);
-	int searched = !f->r2c || !f->c2r;
-	if (!f->r2c)
-		f->r2c = fftwf_plan_dft_r2c_1d((int)f->N, f->time, f->spec, r2c_flags);
-	if (!f->c2r)
-		f->c2r = fftwf_plan_dft_c2r_1d((int)f->N, f->spec, f->time, c2r_flags);
-	if (searched && f->r2c && f->c2r)
-		gf_fft_wisdom_store();
+	gf_fft_wisdom_plan_pair((int)f->N, f->time, f->spec, &f->r2c, &f->c2r);
 	pthread_mutex_unlock(&planner_lock);
 	return f->r2c && f->c2r ? 0 : GF_E_FFT;
 }

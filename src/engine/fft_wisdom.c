@@ -86,3 +86,20 @@ void gf_fft_wisdom_store(void)
 	}
 	free(text);
 }
+
+void gf_fft_wisdom_plan_pair(int n, float *time, fftwf_complex *spec, fftwf_plan *r2c, fftwf_plan *c2r)
+{
+	/* Asked of the wisdom first: the planner's search is most of a short offline
+	 * run's set-up. The same choices, so the same plans. */
+	const unsigned r2c_flags = FFTW_ESTIMATE | FFTW_PRESERVE_INPUT, c2r_flags = FFTW_ESTIMATE;
+	gf_fft_wisdom_load();
+	*r2c = fftwf_plan_dft_r2c_1d(n, time, spec, r2c_flags | FFTW_WISDOM_ONLY);
+	*c2r = fftwf_plan_dft_c2r_1d(n, spec, time, c2r_flags | FFTW_WISDOM_ONLY);
+	int searched = !*r2c || !*c2r;
+	if (!*r2c)
+		*r2c = fftwf_plan_dft_r2c_1d(n, time, spec, r2c_flags);
+	if (!*c2r)
+		*c2r = fftwf_plan_dft_c2r_1d(n, spec, time, c2r_flags);
+	if (searched && *r2c && *c2r)
+		gf_fft_wisdom_store();
+}
