@@ -518,17 +518,3 @@ int gf_daemon_run(const struct gf_daemon_opts *o)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return rc;
 }
-
-int gf_daemon_print_status(const char *socket_path)
-{
-	char buf[GF_STATUS_MAX];
-	struct gf_errbuf eb = {{0}};
-	int err = gf_status_query(socket_path ? socket_path : GF_STATUS_DEFAULT_PATH, buf, sizeof(buf), 2000,
-				  &eb);
-	if (err) {
-		gf_err("%s", eb.msg[0] ? eb.msg : gf_strerror(err));
-		return GF_EXIT_IO;
-	}
-	fputs(buf, stdout);
-	return fflush(stdout) == 0 ? GF_EXIT_OK : GF_EXIT_IO;
-}

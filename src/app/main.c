@@ -2,6 +2,8 @@
  * gpufir's front end: parse the command line, pick the mode, own the signals
  * of offline mode, and turn results into the named exit codes of error.h.
  * Everything that does work lives in the library (offline.c, daemon.c, ...).
+ * The live modes run in libgpufir-live.so (live_module.h), so that no other
+ * mode maps PortAudio, JACK or libsystemd.
  */
 #include <errno.h>
 #include <signal.h>
@@ -14,9 +16,8 @@
 #include "cli.h"
 #include "config.h"
 #include "daemon.h"
-#include "engine.h"
 #include "error.h"
-#include "live.h"
+#include "live_module.h"
 #include "log.h"
 #include "minphase.h"
 #include "offline.h"
@@ -276,24 +277,6 @@ static int run_status(const struct gf_cli *cli)
 	return rc;
 }
 
-static int run_live(const struct gf_cli *cli, char *const *argv)
-{
-	struct gf_daemon_opts o = {
-		.src = config_source(cli),
-		.argv = argv,
-	};
-	o.src.live = 1;
-	int rc = gf_daemon_run(&o);
-	if (gf_daemon_left_stuck_work()) {
-		/* SIGTERM must end the process within 2 s whatever the GPU does:
-		 * skip the atexit teardown, which could wait for the stuck work. */
-		fflush(NULL);
-		gf_engine_release_device_work();
-		_exit(rc);
-	}
-	return rc;
-}
-
 int main(int argc, char **argv)
 {
 	struct gf_cli cli;
@@ -320,10 +303,12 @@ int main(int argc, char **argv)
 		gf_cli_free(&cli);
 		return rc;
 	}
-	case GF_MODE_LIVE:
-		return run_live(&cli, argv);
+	case GF_MODE_LIVE: /* PortAudio, JACK, libsystemd: only in the module (live_module.h) */
+		gf_cli_free(&cli);
+		return gf_live_module_run("live mode", argc, argv);
 	case GF_MODE_LIST_DEVICES:
-		return gf_exit_code(gf_live_list_devices(stdout));
+		gf_cli_free(&cli);
+		return gf_live_module_run("--list-devices", argc, argv);
 	case GF_MODE_CHECK_CONFIG:
 		return run_check_config(&cli);
 	case GF_MODE_STATUS:

@@ -83,6 +83,9 @@ int gf_cost_gpu_certain(uint64_t samples, uint32_t cpu_threads, const struct gf_
  */
 int gf_cost_cache_path(char *buf, size_t len);
 
+/** Create the folder of the cache file @p path (and ~/.cache above it) where missing. */
+void gf_cost_cache_make_parent(const char *path);
+
 /**
  * Load @p path into @p c. A missing, unreadable or corrupt file (any line
  * that does not parse, a value out of range, the wrong header) leaves the

@@ -104,7 +104,7 @@ int gf_cost_cache_load(const char *path, struct gf_cost_calib *c)
 }
 
 /* mkdir of the cache's folder (one level: $XDG_CACHE_HOME itself must exist, or ~/.cache is made too). */
-static void make_parent(const char *path)
+void gf_cost_cache_make_parent(const char *path)
 {
 	char dir[4096];
 	snprintf(dir, sizeof(dir), "%s", path);
@@ -131,7 +131,7 @@ int gf_cost_cache_store(const char *path, const struct gf_cost_calib *c, struct 
 		gf_errbuf_set(eb, "cost cache: path too long");
 		return GF_E_IO;
 	}
-	make_parent(path);
+	gf_cost_cache_make_parent(path);
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0) {
 		gf_errbuf_set(eb, "cost cache %s: %s", tmp, strerror(errno));

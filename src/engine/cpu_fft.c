@@ -32,6 +32,7 @@
 #include "cpu_fft.h"
 #include "cpu_fft_kernels.h"
 #include "cpu_tune.h"
+#include "fft_wisdom.h"
 
 /* FFTW's planner is not thread-safe: plans are made and destroyed under this lock. */
 static pthread_mutex_t planner_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -266,8 +267,7 @@ static void chan_load_taps(struct gf_cpu_fft *f, struct fft_chan *c, const float
 static int make_plans(struct gf_cpu_fft *f)
 {
 	pthread_mutex_lock(&planner_lock);
-	f->r2c = fftwf_plan_dft_r2c_1d((int)f->N, f->time, f->spec, FFTW_ESTIMATE | FFTW_PRESERVE_INPUT);
-	f->c2r = fftwf_plan_dft_c2r_1d((int)f->N, f->spec, f->time, FFTW_ESTIMATE);
+	gf_fft_wisdom_plan_pair((int)f->N, f->time, f->spec, &f->r2c, &f->c2r);
 	pthread_mutex_unlock(&planner_lock);
 	return f->r2c && f->c2r ? 0 : GF_E_FFT;
 }

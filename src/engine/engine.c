@@ -276,6 +276,12 @@ int gf_engine_new(struct gf_engine **out, const struct gf_engine_params *p, cons
 	err = engine_first_instance(e, fs, eb);
 	if (err)
 		goto fail;
+	/* A retry redoes the block on the CPU fallback, which for a CPU instance would
+	 * fail as it did: only the test hooks make one fail. Without a whole block in
+	 * the history, a call copies its last frames only, not all of them twice. */
+	if (p->retry && e->cur->ops == &gf_cpu_backend && e->fault_after < 0 && e->hang_after < 0 &&
+	    e->stuck_after < 0)
+		e->hist_cap = e->hist_frames + GF_ENGINE_HIST_MARGIN;
 	gf_engine_set_current(e, e->cur);
 	err = engine_alloc(e);
 	if (err) {

@@ -93,7 +93,9 @@ int gf_engine_process(struct gf_engine *e, const float *in, float *out, uint32_t
  * input, so @p out may be the buffer that was muted). Call it before any
  * other process(); the offline path does, the live path just carries on.
  * Audio thread, RT-safe.
- * @return 0; GF_E_UNSUPPORTED without params.retry; GF_E_INVAL if the last
+ * @return 0; GF_E_UNSUPPORTED without params.retry or where the engine started
+ * on the CPU backend without a test hook (no copy kept: nothing could fail
+ * that the CPU fallback would redo); GF_E_INVAL if the last
  * call did not fail or @p frames differs; the failure's code if no fallback
  * is published yet (@p out is then silence).
  */

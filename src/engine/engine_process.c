@@ -345,7 +345,7 @@ int gf_engine_process(struct gf_engine *e, const float *in, float *out, uint32_t
 
 int gf_engine_retry(struct gf_engine *e, float *out, uint32_t frames)
 {
-	if (!e->p.retry)
+	if (!e->p.retry || (uint64_t)e->hist_frames + frames > e->hist_cap) /* no copy of the block kept */
 		return GF_E_UNSUPPORTED;
 	if (!e->redo_frames || frames != e->redo_frames)
 		return GF_E_INVAL;
