@@ -14,10 +14,7 @@
 #include "error.h"
 #include "live_module.h"
 #include "log.h"
-
-#ifndef GPUFIR_LIBDIR_REL
-#define GPUFIR_LIBDIR_REL "lib/gpufir"
-#endif
+#include "module_path.h"
 
 /* Open one path: the module's table, or NULL with the reason in why. */
 static const struct gf_live_module *try_load(const char *path, char *why, size_t why_len)
@@ -41,18 +38,6 @@ static const struct gf_live_module *try_load(const char *path, char *why, size_t
 	return m; /* never unloaded: the process ends in it */
 }
 
-/* The executable's folder, with a trailing '/', or "" if unknown. */
-static void exe_dir(char *dir, size_t len)
-{
-	ssize_t n = readlink("/proc/self/exe", dir, len - 1);
-	dir[n > 0 ? n : 0] = '\0';
-	char *slash = strrchr(dir, '/');
-	if (slash)
-		slash[1] = '\0';
-	else
-		dir[0] = '\0';
-}
-
 static const struct gf_live_module *find_and_load(char *why, size_t why_len)
 {
 	const char *env = getenv(GF_LIVE_MODULE_ENV);
@@ -63,17 +48,8 @@ static const struct gf_live_module *find_and_load(char *why, size_t why_len)
 			snprintf(why, why_len, "%s=%.300s: %s", GF_LIVE_MODULE_ENV, env, e);
 		return m;
 	}
-	char dir[PATH_MAX], path[3][PATH_MAX + 64];
-	exe_dir(dir, sizeof(dir));
-	int n = 0;
-	if (dir[0]) {
-		snprintf(path[n++], sizeof(path[0]), "%s%s", dir, GF_LIVE_MODULE_NAME);
-		snprintf(path[n++], sizeof(path[0]), "%s../%s/%s", dir, GPUFIR_LIBDIR_REL,
-			 GF_LIVE_MODULE_NAME);
-	}
-#ifdef GPUFIR_LIBDIR
-	snprintf(path[n++], sizeof(path[0]), "%s/%s", GPUFIR_LIBDIR, GF_LIVE_MODULE_NAME);
-#endif
+	char path[GF_MODULE_PATHS][GF_MODULE_PATH_MAX];
+	int n = gf_module_paths(GF_LIVE_MODULE_NAME, path);
 	why[0] = '\0';
 	for (int i = 0; i < n; i++) {
 		if (access(path[i], F_OK) != 0)

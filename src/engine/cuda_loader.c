@@ -20,10 +20,7 @@
 #include "cost.h"
 #include "cuda_module.h"
 #include "log.h"
-
-#ifndef GPUFIR_LIBDIR_REL
-#define GPUFIR_LIBDIR_REL "lib/gpufir"
-#endif
+#include "module_path.h"
 
 extern const struct gf_cuda_module gf_cu_module __attribute__((weak));
 
@@ -56,18 +53,6 @@ static int try_load(const char *path, char *why, size_t why_len)
 	return 0;
 }
 
-/* The executable's folder, with a trailing '/', or "" if unknown. */
-static void exe_dir(char *dir, size_t len)
-{
-	ssize_t n = readlink("/proc/self/exe", dir, len - 1);
-	dir[n > 0 ? n : 0] = '\0';
-	char *slash = strrchr(dir, '/');
-	if (slash)
-		slash[1] = '\0';
-	else
-		dir[0] = '\0';
-}
-
 static void load_once(void)
 {
 	if (&gf_cu_module) { /* linked in: no module to load */
@@ -86,17 +71,8 @@ static void load_once(void)
 				 GF_CUDA_MODULE_ENV, env, why);
 		return;
 	}
-	char dir[PATH_MAX], path[3][PATH_MAX + 64];
-	exe_dir(dir, sizeof(dir));
-	int n = 0;
-	if (dir[0]) {
-		snprintf(path[n++], sizeof(path[0]), "%s%s", dir, GF_CUDA_MODULE_NAME);
-		snprintf(path[n++], sizeof(path[0]), "%s../%s/%s", dir, GPUFIR_LIBDIR_REL,
-			 GF_CUDA_MODULE_NAME);
-	}
-#ifdef GPUFIR_LIBDIR
-	snprintf(path[n++], sizeof(path[0]), "%s/%s", GPUFIR_LIBDIR, GF_CUDA_MODULE_NAME);
-#endif
+	char path[GF_MODULE_PATHS][GF_MODULE_PATH_MAX];
+	int n = gf_module_paths(GF_CUDA_MODULE_NAME, path);
 	char why[256] = "";
 	for (int i = 0; i < n; i++) {
 		if (access(path[i], F_OK) != 0)
