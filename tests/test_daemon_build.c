@@ -14,6 +14,10 @@
  *       and SIGHUPs that arrive during the build coalesce into one more build
  *   7c  SIGTERM during a reload's build: exit 0 within 1 s
  *   7d  SIGTERM during the start-up build: exit 0 within 1 s
+ *   7e  a reload whose filter is built while the previous swap still
+ *       crossfades (crossfade_ms 3000, a short filter): the swap waits for
+ *       the crossfade without holding the loop (no ping gap over 1 s, status
+ *       answers), then goes in (no reload failure)
  */
 #include <signal.h>
 #include <stdio.h>
@@ -35,7 +39,8 @@
 
 static struct gf_daemon dm;
 
-static void write_config(void)
+/* The slow chain, or with @p xfade_ms one short filter and that crossfade. */
+static void write_config(int xfade_ms)
 {
 	FILE *f = fopen(dm.conf_path, "w");
 	CHECK(f);
@@ -45,6 +50,14 @@ static void write_config(void)
 		"input = { device = \"system\"; host_api = \"JACK\"; channels = %d; };\n"
 		"output = { device = \"system\"; host_api = \"JACK\"; };\nfilters = (\n",
 		RATE, PERIOD, gf_test_latency_slack(), dm.status_path, CH);
+	if (xfade_ms) {
+		fprintf(f,
+			"  { name = \"lp\"; design = \"lowpass\"; cutoff_hz = 8000.0; taps = 255; }\n);\n"
+			"chain = [\"lp\"];\ncrossfade_ms = %d.0;\n",
+			xfade_ms);
+		CHECK(fclose(f) == 0);
+		return;
+	}
 	for (int i = 0; i < FILTERS; i++)
 		fprintf(f,
 			"  { name = \"lp%d\"; design = \"lowpass\"; cutoff_hz = %d.0; taps = 32767; "
@@ -137,6 +150,47 @@ static void case7b(void)
 	CHECK(strstr(st, "\nbuild: none\n") && strstr(st, "\nstate: running\n"));
 }
 
+/* Two reloads 0.3 s apart under a 3 s crossfade: the second's swap waits
+ * for the first's crossfade, with the loop still pinging and answering. */
+static void case7e(const char *bin)
+{
+	memset(&dm.nl, 0, sizeof(dm.nl));
+	unlink(dm.status_path);
+	write_config(3000);
+	gf_daemon_spawn(&dm, bin, WATCHDOG_S);
+	gf_daemon_wait_ready(&dm, 1, 30.0, "start-up");
+	gf_daemon_idle_ms(&dm, 500);
+	dm.nl.max_wd_gap = 0.0;
+	double t0 = gf_daemon_now_s();
+	CHECK(kill(dm.pid, SIGHUP) == 0);
+	gf_daemon_wait_ready(&dm, 2, 10.0, "first reload");
+	gf_daemon_idle_ms(&dm, 300);
+	CHECK(kill(dm.pid, SIGHUP) == 0); /* built in milliseconds; the crossfade has 2.7 s to go */
+	int answered = 0, said = 0;
+	while (dm.nl.ready < 3) {
+		if (gf_daemon_now_s() - t0 > 10.0 || !gf_daemon_alive(&dm))
+			gf_daemon_die(&dm, "the second reload did not end");
+		said += status_says("reload", &answered);
+		gf_daemon_idle_ms(&dm, 100);
+	}
+	double second_s = gf_daemon_now_s() - t0;
+	char st[GF_STATUS_MAX]; /* swaps count ended crossfades: the second one's takes 3 s more */
+	do {
+		gf_daemon_idle_ms(&dm, 200);
+		gf_daemon_query_status(&dm, st, sizeof(st));
+	} while (gf_daemon_status_num(st, "swaps") < 2 && gf_daemon_now_s() - t0 < second_s + 5.0);
+	printf("case 7e (a swap behind a 3 s crossfade): the second reload took effect %.2f s after the "
+	       "first began; longest ping gap %.2f s; status answered %d times, %d of them \"build: "
+	       "reload\"; failures %ld, swaps %ld\n",
+	       second_s, dm.nl.max_wd_gap, answered, said, gf_daemon_status_num(st, "reload_failures"),
+	       gf_daemon_status_num(st, "swaps"));
+	CHECK(second_s >= 2.5); /* it did wait for the crossfade */
+	CHECK(dm.nl.max_wd_gap > 0.0 && dm.nl.max_wd_gap <= WATCHDOG_S / 2);
+	CHECK(answered >= 10 && said >= 5);
+	CHECK(gf_daemon_status_num(st, "reload_failures") == 0 && gf_daemon_status_num(st, "swaps") == 2);
+	gf_daemon_terminate(&dm, 10.0, " after case 7e");
+}
+
 /* SIGTERM once the status says @p build runs; exit 0 within a second. */
 static void term_during(const char *build, const char *what)
 {
@@ -160,7 +214,7 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	const char *bin = gf_daemon_test_bin(0);
 	gf_daemon_init(&dm, "daemon-build");
-	write_config();
+	write_config(0);
 	if (gf_jack_server_start(&dm.jack, "gpufir-build", RATE, PERIOD) != 0)
 		gf_test_skip("no private JACK server (jackd missing or did not start)");
 	double build_s;
@@ -172,6 +226,7 @@ int main(void)
 	unlink(dm.status_path);
 	gf_daemon_spawn(&dm, bin, WATCHDOG_S);
 	term_during("start-up", "case 7d (SIGTERM during the start-up build)");
+	case7e(bin);
 	gf_daemon_finish(&dm);
 	puts("test_daemon_build: ok");
 	return 0;

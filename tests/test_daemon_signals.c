@@ -179,7 +179,9 @@ int main(void)
 	printf("storm: %d SIGHUPs in %.1f s; %d reloads (READY=1), %d WATCHDOG=1, longest gap %.3f s, "
 	       "%d status queries answered\n",
 	       STORM_SIGNALS, storm_s, reloads, dm.nl.watchdog - wd0, dm.nl.max_wd_gap, answered);
-	CHECK(dm.nl.max_wd_gap > 0.0 && dm.nl.max_wd_gap <= WATCHDOG_S / 2);
+	printf("storm: the longest gap ended %.2f s after the storm began\n", dm.nl.max_wd_gap_end - t0);
+	if (!(dm.nl.max_wd_gap > 0.0 && dm.nl.max_wd_gap <= WATCHDOG_S / 2))
+		gf_daemon_die(&dm, "a watchdog ping gap over half of WatchdogSec during the storm");
 	CHECK(dm.nl.watchdog - wd0 >= (int)(storm_s / (WATCHDOG_S / 2)));
 	CHECK(answered >= (int)(STORM_S * 2));
 	CHECK(reloads >= 2 && reloads < STORM_SIGNALS / 10 && !dm.nl.in_reload);

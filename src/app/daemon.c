@@ -151,13 +151,21 @@ static void reload_begin(struct daemon *d, const char *trigger)
 	gf_dm_status_update(d, 1);
 }
 
-/* A reload's build is done: swap its filter in, or restart with its engine. */
-static void reload_finish(struct daemon *d, struct gf_dm_build *b)
+/* A reload's build is done: swap its filter in, or restart with its engine.
+ * @return 1 if the previous swap still crossfades: the loop calls again on
+ * its next pass (it keeps pinging and answering meanwhile), up to the
+ * crossfade's length plus a second; after that the reload fails BUSY. */
+static int reload_finish(struct daemon *d, struct gf_dm_build *b)
 {
 	struct gf_reload_result r = b->r;
 	if (!b->err && r.outcome == GF_RELOAD_APPLIED && d->live && !d->engine_stuck) {
-		uint32_t busy_wait = (uint32_t)(d->cfg->crossfade_ms + 1000.0);
-		if (gf_reload_swap(d->engine, b->cfg, b->fs, busy_wait, &r) == 0) {
+		int64_t now = gf_dm_now_ms();
+		if (!b->swap_until_ms)
+			b->swap_until_ms = now + (int64_t)d->cfg->crossfade_ms + 1000;
+		int err = gf_reload_swap(d->engine, b->cfg, b->fs, 0, &r);
+		if (err == GF_E_BUSY && now < b->swap_until_ms)
+			return 1;
+		if (err == 0) {
 			gf_config_free(d->cfg);
 			d->cfg = b->cfg;
 			b->cfg = NULL;
@@ -178,6 +186,7 @@ static void reload_finish(struct daemon *d, struct gf_dm_build *b)
 		b->cfg = NULL;
 	}
 	reload_done(d, &r, b->t0_ms);
+	return 0;
 }
 
 /* ---- main loop --------------------------------------------------------- */
@@ -270,6 +279,8 @@ static void timers(struct daemon *d)
 static int poll_timeout(const struct daemon *d)
 {
 	int64_t t = LOOP_MS, now = gf_dm_now_ms();
+	if (d->build && d->build->swap_until_ms)
+		t = SWAP_RETRY_MS; /* a swap waits for the running crossfade to end */
 	/* While a build runs, pending reloads wait for its eventfd, not a timer. */
 	int w = d->watch && !d->build ? gf_watch_timeout_ms(d->watch) : -1;
 	if (w >= 0 && w < t)
@@ -308,7 +319,10 @@ static void build_progress(struct daemon *d)
 			d->exit_code = rc;
 		}
 	} else {
-		reload_finish(d, b);
+		if (reload_finish(d, b)) {
+			d->build = b; /* its swap waits for the running crossfade: retried next pass */
+			return;
+		}
 		d->next_hup_ms = gf_dm_now_ms() + DEBOUNCE_MS;
 	}
 	gf_dm_build_free(b);

@@ -106,7 +106,8 @@ struct gf_dm_build *gf_dm_build_take(struct daemon *d)
 	struct gf_dm_build *b = d->build;
 	if (!b || !atomic_load_explicit(&b->done, memory_order_acquire))
 		return NULL;
-	pthread_join(b->thread, NULL); /* it has written done: it is returning */
+	if (!b->swap_until_ms)		       /* a build waiting to swap was joined already */
+		pthread_join(b->thread, NULL); /* it has written done: it is returning */
 	d->build = NULL;
 	return b;
 }
@@ -128,7 +129,7 @@ int gf_dm_build_abandon(struct daemon *d)
 	if (!b)
 		return 0;
 	struct timespec ts = gf_deadline_in(CLOCK_REALTIME, BUILD_JOIN_MS * 1000000ull);
-	if (pthread_timedjoin_np(b->thread, NULL, &ts) == 0) {
+	if (b->swap_until_ms || pthread_timedjoin_np(b->thread, NULL, &ts) == 0) {
 		d->build = NULL;
 		gf_dm_build_free(b);
 		return 0;

@@ -23,10 +23,11 @@
 #include "status.h"
 #include "watch.h"
 
-#define LOOP_MS 200		       /* longest poll sleep: health/watchdog/stats granularity */
-#define DEBOUNCE_MS 150		       /* one editor save = one reload */
-#define STALL_MS 3000		       /* no block for this long while "running" = device lost */
-#define START_TIMEOUT_MS 10000	       /* a started stream must deliver its first block by then */
+#define LOOP_MS 200	       /* longest poll sleep: health/watchdog/stats granularity */
+#define DEBOUNCE_MS 150	       /* one editor save = one reload */
+#define SWAP_RETRY_MS 5	       /* a built filter waiting for the running crossfade: retry this often */
+#define STALL_MS 3000	       /* no block for this long while "running" = device lost */
+#define START_TIMEOUT_MS 10000 /* a started stream must deliver its first block by then */
 #define RETRY_MIN_MS GF_RESPAWN_MIN_MS /* device-loss retry backoff: 0.5 s doubling to 10 s */
 #define STATUS_EVERY_MS 2000	       /* STATUS= refresh (xruns, p99 change continuously) */
 #define DEFAULT_STATS_S 60.0
@@ -68,6 +69,9 @@ struct gf_dm_build {
 	struct gf_engine *engine;  /* RESTART: the new engine */
 	struct gf_reload_result r; /* outcome and text */
 	struct gf_errbuf eb;
+	/* Done and joined, its filter waiting for the previous swap's crossfade to
+	 * end: the loop retries the swap each pass until then (0: not waiting). */
+	int64_t swap_until_ms;
 };
 
 struct daemon {
