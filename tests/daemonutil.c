@@ -162,6 +162,20 @@ int gf_daemon_test_cuda(void)
 	return tb && strcmp(tb, "cuda") == 0;
 }
 
+FILE *gf_daemon_conf_begin(const struct gf_daemon *d, unsigned rate, unsigned block, const char *backend,
+			   unsigned ch, const char *device)
+{
+	FILE *f = fopen(d->conf_path, "w");
+	CHECK(f);
+	fprintf(f,
+		"sample_rate = %u;\nblock_frames = %u;\nbackend = \"%s\";\nlatency_slack = %u;\n"
+		"status_socket = \"%s\";\n"
+		"input = { device = \"%s\"; host_api = \"JACK\"; channels = %u; };\n"
+		"output = { device = \"%s\"; host_api = \"JACK\"; };\n",
+		rate, block, backend, gf_test_latency_slack(), d->status_path, device, ch, device);
+	return f;
+}
+
 void gf_daemon_write_taps_text(const struct gf_daemon *d, const char *name, const float *h, size_t n)
 {
 	char path[700];

@@ -11,6 +11,7 @@
 #define GPUFIR_TESTS_DAEMONUTIL_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include <jack/jack.h>
@@ -46,6 +47,14 @@ double gf_daemon_now_s(void);
 const char *gf_daemon_test_bin(int need_jackd);
 /** 1 if GPUFIR_TEST_BACKEND=cuda (the GPU machine's runs), else 0 (the CPU backend). */
 int gf_daemon_test_cuda(void);
+/**
+ * Open the daemon's config for writing, with the head every JACK test shares:
+ * rate, block, @p backend, latency_slack (gf_test_latency_slack()), the status
+ * socket, and JACK input (@p ch channels) and output on @p device. The caller
+ * writes the filters and the rest, and closes it.
+ */
+FILE *gf_daemon_conf_begin(const struct gf_daemon *d, unsigned rate, unsigned block, const char *backend,
+			   unsigned ch, const char *device);
 /** Write @p n taps, one per line ("text" format), to @p name in the scratch directory. */
 void gf_daemon_write_taps_text(const struct gf_daemon *d, const char *name, const float *h, size_t n);
 /**

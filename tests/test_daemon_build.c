@@ -42,14 +42,8 @@ static struct gf_daemon dm;
 /* The slow chain, or with @p xfade_ms one short filter and that crossfade. */
 static void write_config(int xfade_ms)
 {
-	FILE *f = fopen(dm.conf_path, "w");
-	CHECK(f);
-	fprintf(f,
-		"sample_rate = %d;\nblock_frames = %d;\nbackend = \"cpu\";\nlatency_slack = %u;\n"
-		"status_socket = \"%s\";\n"
-		"input = { device = \"system\"; host_api = \"JACK\"; channels = %d; };\n"
-		"output = { device = \"system\"; host_api = \"JACK\"; };\nfilters = (\n",
-		RATE, PERIOD, gf_test_latency_slack(), dm.status_path, CH);
+	FILE *f = gf_daemon_conf_begin(&dm, RATE, PERIOD, "cpu", CH, "system");
+	fprintf(f, "filters = (\n");
 	if (xfade_ms) {
 		fprintf(f,
 			"  { name = \"lp\"; design = \"lowpass\"; cutoff_hz = 8000.0; taps = 255; }\n);\n"

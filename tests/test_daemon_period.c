@@ -59,16 +59,9 @@ static void setup_files(uint64_t *rng)
 	gf_daemon_init(&dm, "daemon-period");
 	gf_test_fill_decaying_taps(h, TAPS, rng);
 	gf_daemon_write_taps_text(&dm, "taps.txt", h, TAPS);
-	FILE *f = fopen(dm.conf_path, "w");
-	CHECK(f);
-	fprintf(f,
-		"sample_rate = %d;\nblock_frames = 64;\nbackend = \"cpu\";\nlatency_slack = %u;\n"
-		"status_socket = \"%s\";\n"
-		"input = { device = \"%s\"; host_api = \"JACK\"; channels = %d; };\n"
-		"output = { device = \"%s\"; host_api = \"JACK\"; };\n"
-		"filters = ( { name = \"f\"; file = \"taps.txt\"; format = \"text\"; } );\n"
-		"chain = [\"f\"];\n",
-		RATE, gf_test_latency_slack(), dm.status_path, device, CH, device);
+	FILE *f = gf_daemon_conf_begin(&dm, RATE, 64, "cpu", CH, device);
+	fprintf(f, "filters = ( { name = \"f\"; file = \"taps.txt\"; format = \"text\"; } );\n"
+		   "chain = [\"f\"];\n");
 	CHECK(fclose(f) == 0);
 	x = malloc(sizeof(float) * SIG_FRAMES * CH);
 	y = malloc(sizeof(double) * SIG_FRAMES * CH);

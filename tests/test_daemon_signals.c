@@ -65,16 +65,10 @@ static void setup_files(uint64_t *rng)
 	gf_daemon_init(&dm, "daemon-signals");
 	gf_test_fill_decaying_taps(h, TAPS, rng);
 	gf_daemon_write_taps_text(&dm, "taps.txt", h, TAPS);
-	FILE *f = fopen(dm.conf_path, "w");
-	CHECK(f);
-	fprintf(f,
-		"sample_rate = %d;\nblock_frames = %d;\nbackend = \"cpu\";\nlatency_slack = %u;\n"
-		"crossfade_ms = 5.0;\nstatus_socket = \"%s\";\n"
-		"input = { device = \"system\"; host_api = \"JACK\"; channels = %d; };\n"
-		"output = { device = \"system\"; host_api = \"JACK\"; };\n"
-		"filters = ( { name = \"f\"; file = \"taps.txt\"; format = \"text\"; } );\n"
-		"chain = [\"f\"];\n",
-		RATE, PERIOD, gf_test_latency_slack(), dm.status_path, CH);
+	FILE *f = gf_daemon_conf_begin(&dm, RATE, PERIOD, "cpu", CH, "system");
+	fprintf(f, "crossfade_ms = 5.0;\n"
+		   "filters = ( { name = \"f\"; file = \"taps.txt\"; format = \"text\"; } );\n"
+		   "chain = [\"f\"];\n");
 	CHECK(fclose(f) == 0);
 	x = malloc(sizeof(float) * SIG_FRAMES * CH);
 	y = malloc(sizeof(double) * SIG_FRAMES * CH);
