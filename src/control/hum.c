@@ -183,6 +183,12 @@ int gf_hum_detect(const char *path, double rate, uint32_t max_harmonic, struct g
 				 f60 = best_fundamental(&s, 60.0, max_harmonic, rate, &s60);
 		harmonics_above(&s, s50 >= s60 ? f50 : f60, max_harmonic, rate, h);
 		double secs = h->seconds;
+		/* The fundamental was fitted to the strongest peaks over hundreds of
+		 * candidates and each harmonic's peak is the best of a few bins: one
+		 * harmonic just over the line is what noise alone gives about once in
+		 * a few hundred files. A single harmonic must stand 6 dB higher. */
+		if (h->n == 1 && h->snr_db[0] < GF_HUM_MIN_SNR_DB + 6.0)
+			h->n = 0;
 		if (!h->n)
 			memset(h, 0, sizeof(*h)), h->seconds = secs;
 	}
