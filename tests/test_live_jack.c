@@ -251,6 +251,13 @@ static void check_clean(const struct gf_live_stats *s)
 	CHECK(s->record_errors == 0 && s->record_dropped == 0);
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 static _Atomic uint64_t start_capture_pos;
 static void on_play_start(void *arg)
 {
@@ -272,7 +279,15 @@ static struct gf_jack_rig *run_signal(struct setup *st, const float *x, uint32_t
 	gf_jack_rig_record(rig);
 	sleep_ms(100);
 	gf_jack_rig_play(rig, x, frames, on_play_start, live);
+	/* The signal's length and 20 s: a server that stops running the player
+	 * (a zombified client) fails here with a reason, not at ctest's timeout. */
+	double deadline = now_s() + (double)frames / RATE + 20.0;
 	while (!gf_jack_rig_played(rig)) {
+		if (now_s() > deadline) {
+			fprintf(stderr, "the player never finished its %u frames: JACK stopped running it\n",
+				frames);
+			CHECK(!"player finished");
+		}
 		sleep_ms(50);
 		gf_engine_reap(st->engine);
 	}
@@ -480,13 +495,6 @@ static void case_fallback(uint64_t *seed, uint32_t seconds)
 	free(x);
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /* Run until blocks flow; @return blocks after @p ms. */
 static uint64_t blocks_after(struct gf_live *l, long ms)
 {
@@ -601,6 +609,8 @@ static void case_device_loss(uint64_t *seed, const char *dir)
 
 int main(void)
 {
+	/* Line by line: a case that hangs until ctest's timeout shows where it stood. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	uint64_t seed = gf_test_seed("test_live_jack");
 	slack = gf_test_latency_slack();
 	const char *be = getenv("GPUFIR_TEST_BACKEND");

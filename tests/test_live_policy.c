@@ -5,7 +5,10 @@
  * played at position p is input frame p - latency, the stream is exactly
  * aligned again after each disturbance, the silence played equals the
  * underflow count, and the recording stays aligned with the capture. */
+#define _GNU_SOURCE
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sndfile.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -30,6 +33,7 @@ struct phase {
 	uint32_t callbacks;
 	int paced;     /* wait for the worker before each callback */
 	long pause_ms; /* once, halfway: the device's audio thread is this late */
+	int preempt;   /* the worker preempts the callback (one CPU, worker SCHED_FIFO) */
 };
 
 static void sleep_us(long us)
@@ -81,6 +85,44 @@ static void wait_resume(struct gf_live *l)
 		sleep_us(5);
 	}
 	CHECK(!"the worker never made room after an overflow");
+}
+
+/* With @p on, the worker and this thread share one CPU and the worker runs
+ * under SCHED_FIFO (gf_live_start asks for it; the test makes sure): the
+ * wake-up in a callback runs the worker at once, before the callback returns,
+ * as on a host whose audio thread shares a core with it. The block must not be
+ * seen before the same callback's playback has moved on. Where SCHED_FIFO is
+ * refused the phase runs unpinned. */
+static void worker_preempts(struct gf_live *l, int on)
+{
+	static cpu_set_t cpus_before;
+	static struct sched_param sp_before;
+	static int policy_before = -1;
+	cpu_set_t cpus;
+	if (on) {
+		CHECK(pthread_getschedparam(l->worker, &policy_before, &sp_before) == 0);
+		struct sched_param sp = {.sched_priority = 1};
+		int err = policy_before == SCHED_FIFO ? 0 : pthread_setschedparam(l->worker, SCHED_FIFO, &sp);
+		if (err) {
+			printf("SCHED_FIFO refused (%s): the worker does not preempt the callback\n",
+			       strerror(err));
+			policy_before = -1;
+			return;
+		}
+		CHECK(sched_getaffinity(0, sizeof(cpus_before), &cpus_before) == 0);
+		int first = 0;
+		while (!CPU_ISSET(first, &cpus_before))
+			first++;
+		CPU_ZERO(&cpus);
+		CPU_SET(first, &cpus);
+	} else {
+		if (policy_before < 0)
+			return;
+		CHECK(pthread_setschedparam(l->worker, policy_before, &sp_before) == 0);
+		cpus = cpus_before;
+	}
+	CHECK(pthread_setaffinity_np(l->worker, sizeof(cpus), &cpus) == 0);
+	CHECK(pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus) == 0);
 }
 
 static struct gf_engine *make_engine(void)
@@ -160,11 +202,11 @@ int main(void)
 {
 	uint64_t seed = gf_test_seed("test_live_policy");
 	static const struct phase phases[] = {
-		{"steady", 200, 1, 0},
-		{"burst (underruns)", 300, 0, 0},
-		{"steady again", 200, 1, PAUSE_MS},
-		{"long burst (overflow)", 1200, 0, 0},
-		{"steady at last", 300, 1, 0},
+		{"steady, worker preempting", 200, 1, 0, 1},
+		{"burst (underruns)", 300, 0, 0, 0},
+		{"steady again", 200, 1, PAUSE_MS, 0},
+		{"long burst (overflow)", 1200, 0, 0, 0},
+		{"steady at last", 300, 1, 0, 0},
 	};
 	uint32_t total = 0;
 	for (size_t i = 0; i < sizeof(phases) / sizeof(phases[0]); i++)
@@ -187,6 +229,8 @@ int main(void)
 	struct gf_live_stats s;
 	for (size_t i = 0; i < sizeof(phases) / sizeof(phases[0]); i++) {
 		uint32_t from = pos, resync = 0;
+		if (phases[i].preempt)
+			worker_preempts(l, 1);
 		for (uint32_t k = 0; k < phases[i].callbacks; k++) {
 			/* While the capture still holds back a gap, only the next
 			 * callback can hand it over: wait until it can. */
@@ -202,6 +246,8 @@ int main(void)
 			pos += B;
 		}
 		gf_live_get_stats(l, &s);
+		if (phases[i].preempt)
+			worker_preempts(l, 0);
 		lat = s.latency_frames;
 		CHECK(lat == 2 * B); /* duplex, period == block */
 		/* After a gap handover the next `lat` frames played are the gap itself

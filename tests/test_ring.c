@@ -79,6 +79,29 @@ static void test_basic(void)
 	gf_ring_free(NULL);
 }
 
+/* Staged frames are in the slots but invisible until published, across the wrap. */
+static void test_stage(void)
+{
+	struct gf_ring *r;
+	CHECK_OK(gf_ring_new(&r, 64, CH));
+	gf_ring_reset(r, UINT32_MAX - 9);
+	float buf[80 * CH];
+	fill_frames(buf, 0, 80);
+	CHECK(gf_ring_stage(r, buf, 80) == 64); /* only the capacity fits */
+	CHECK(gf_ring_read_space(r) == 0 && gf_ring_write_space(r) == 64);
+	gf_ring_write_advance(r, 40); /* publish part of it */
+	float out[64 * CH];
+	CHECK(gf_ring_read(r, out, 64) == 40);
+	check_frames(out, 0, 40);
+	CHECK(gf_ring_stage(r, NULL, 16) == 16); /* silence */
+	CHECK(gf_ring_read_space(r) == 0);
+	gf_ring_write_advance(r, 16);
+	CHECK(gf_ring_read(r, out, 64) == 16);
+	for (uint32_t i = 0; i < 16 * CH; i++)
+		CHECK(out[i] == 0.0f);
+	gf_ring_free(r);
+}
+
 /* Reader runs past the writer (underrun): positions stay absolute. */
 static void test_underrun_positions(void)
 {
@@ -201,6 +224,7 @@ int main(void)
 {
 	uint64_t seed = gf_test_seed("test_ring");
 	test_basic();
+	test_stage();
 	test_underrun_positions();
 	/* Millions of frames through small rings, crossing the uint32 wrap. */
 	stress(64, UINT32_MAX - 1000, 2000000, seed);

@@ -117,9 +117,12 @@ static uint64_t callback_ns(const struct gf_live *l, const PaStreamCallbackTimeI
 	return gf_live_now_ns();
 }
 
-static void capture(struct gf_live *l, const float *in, uint32_t n, uint64_t t_ns)
+/* Copy the callback's input into the ring's slots (or count it dropped).
+ * @return frames staged: the worker sees them only once publish() runs. */
+static uint32_t capture(struct gf_live *l, const float *in, uint32_t n, uint64_t t_ns)
 {
 	struct gf_ring *r = l->in_ring;
+	uint32_t staged = 0;
 	note_callback_time(l);
 	if (l->cap.dropping) {
 		/* Resume only when the worker took the previous gap and all of this fits. */
@@ -131,7 +134,7 @@ static void capture(struct gf_live *l, const float *in, uint32_t n, uint64_t t_n
 		atomic_store_explicit(&l->gap_pos, l->cap.drop_pos, memory_order_relaxed);
 		atomic_store_explicit(&l->gap_len, l->cap.drop_len, memory_order_relaxed);
 		/* Published before the frames after the gap (the ring's release store
-		 * below orders it), so the worker sees the gap before those frames. */
+		 * in publish() orders it), so the worker sees the gap before those frames. */
 		atomic_store_explicit(&l->gap_pending, 1, memory_order_release);
 		l->cap.dropping = 0;
 	}
@@ -143,10 +146,8 @@ static void capture(struct gf_live *l, const float *in, uint32_t n, uint64_t t_n
 		l->cap.drop_pos = gf_ring_write_index(r);
 		l->cap.drop_len = 0;
 		gap_grow(l, n);
-	} else if (in) {
-		gf_ring_write(r, in, n);
 	} else {
-		gf_ring_write_zeros(r, n);
+		staged = gf_ring_stage(r, in, n);
 	}
 done:
 	note_period(l, n);
@@ -154,6 +155,16 @@ done:
 	atomic_store_explicit(&l->capture_pos, pos_after, memory_order_release);
 	if (l->clock)
 		gf_live_clock_capture(l, pos_after, t_ns);
+	return staged;
+}
+
+/* Hand the staged frames to the worker. In a duplex callback this comes after
+ * playback: a worker woken by them (on another CPU, or preempting this thread)
+ * then finds the output ring as playback left it, so the margin it notes is
+ * the block's real lead, not one period more. */
+static void publish(struct gf_live *l, uint32_t staged)
+{
+	gf_ring_write_advance(l->in_ring, staged);
 	/* sem_post never blocks (an atomic increment, and a futex wake only if
 	 * the worker sleeps). A wake-up that finds too few frames, or one that
 	 * comes while the worker is busy, is harmless: the worker re-checks the
@@ -255,8 +266,9 @@ int gf_live_duplex_cb(const void *in, void *out, unsigned long frames, const PaS
 	count_flags(l, flags);
 	uint64_t pos = atomic_load_explicit(&l->capture_pos, memory_order_relaxed);
 	uint64_t t = callback_ns(l, ti);
-	capture(l, in, (uint32_t)frames, t);
+	uint32_t staged = capture(l, in, (uint32_t)frames, t);
 	playback(l, out, (uint32_t)frames, pos, t);
+	publish(l, staged);
 	return paContinue;
 }
 
@@ -266,7 +278,7 @@ int gf_live_capture_cb(const void *in, void *out, unsigned long frames, const Pa
 	(void)out;
 	struct gf_live *l = ud;
 	count_flags(l, flags);
-	capture(l, in, (uint32_t)frames, callback_ns(l, ti));
+	publish(l, capture(l, in, (uint32_t)frames, callback_ns(l, ti)));
 	return paContinue;
 }
 

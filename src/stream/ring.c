@@ -120,7 +120,7 @@ void gf_ring_write_advance(struct gf_ring *r, uint32_t frames)
 	atomic_store_explicit(&r->write_index, w + frames, memory_order_release);
 }
 
-static uint32_t write_common(struct gf_ring *r, const float *src, uint32_t frames)
+uint32_t gf_ring_stage(struct gf_ring *r, const float *src, uint32_t frames)
 {
 	struct gf_ring_vec vec[2];
 	uint32_t n = gf_ring_write_vector(r, vec);
@@ -135,6 +135,12 @@ static uint32_t write_common(struct gf_ring *r, const float *src, uint32_t frame
 		memset(vec[0].data, 0, (size_t)n0 * ch * sizeof(float));
 		memset(vec[1].data, 0, (size_t)(n - n0) * ch * sizeof(float));
 	}
+	return n;
+}
+
+static uint32_t write_common(struct gf_ring *r, const float *src, uint32_t frames)
+{
+	uint32_t n = gf_ring_stage(r, src, frames);
 	gf_ring_write_advance(r, n);
 	return n;
 }

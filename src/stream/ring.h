@@ -96,6 +96,13 @@ uint32_t gf_ring_write(struct gf_ring *r, const float *src, uint32_t frames);
 /** Write up to @p frames frames of silence. @return frames written. Writer, RT-safe. */
 uint32_t gf_ring_write_zeros(struct gf_ring *r, uint32_t frames);
 
+/**
+ * Copy up to @p frames frames (silence when @p src is NULL) into the slots at
+ * the write index without publishing them: the reader sees them only after
+ * gf_ring_write_advance(). @return frames staged. Writer, RT-safe.
+ */
+uint32_t gf_ring_stage(struct gf_ring *r, const float *src, uint32_t frames);
+
 /* ---- reader side ------------------------------------------------------ */
 
 /** Reader's own index: the stream position of the next frame it reads. Reader thread. */
