@@ -313,10 +313,9 @@ static void gpufir_port(struct gf_daemon *d, jack_client_t *c, const char *re, u
 	jack_free(ports);
 }
 
-void gf_daemon_connect_ports(struct gf_daemon *d, jack_client_t *c, jack_port_t *const *feed,
-			     jack_port_t *const *rec, int ch)
+void gf_daemon_connect_ports(struct gf_daemon *d, jack_client_t *c, const struct gf_daemon_tap *tap)
 {
-	for (int i = 0; i < ch; i++) {
+	for (int i = 0; i < tap->ch; i++) {
 		char gin[256], gout[256];
 		gpufir_port(d, c, "^gpufir[^:]*:in_", JackPortIsInput, i, gin, sizeof(gin));
 		gpufir_port(d, c, "^gpufir[^:]*:out_", JackPortIsOutput, i, gout, sizeof(gout));
@@ -324,14 +323,48 @@ void gf_daemon_connect_ports(struct gf_daemon *d, jack_client_t *c, jack_port_t 
 		for (int k = 0; src && src[k]; k++)
 			jack_disconnect(c, src[k], gin); /* PortAudio auto-connects the dummy capture */
 		jack_free(src);
-		CHECK(jack_connect(c, jack_port_name(feed[i]), gin) == 0);
-		CHECK(jack_connect(c, gout, jack_port_name(rec[i])) == 0);
+		CHECK(jack_connect(c, jack_port_name(tap->feed[i]), gin) == 0);
+		CHECK(jack_connect(c, gout, jack_port_name(tap->rec_port[i])) == 0);
 	}
 }
 
+void gf_daemon_tap_init(struct gf_daemon_tap *t, const float *x, float *rec, size_t frames, int ch,
+			size_t feed_start)
+{
+	CHECK(ch >= 1 && ch <= GF_DAEMON_TAP_MAX_CH);
+	t->x = x;
+	t->rec = rec;
+	t->frames = frames;
+	t->ch = ch;
+	atomic_store(&t->feed_pos, 0);
+	atomic_store(&t->rec_pos, 0);
+	atomic_store(&t->feed_start, feed_start);
+}
+
+static int tap_process(jack_nframes_t n, void *arg)
+{
+	struct gf_daemon_tap *t = arg;
+	size_t f = atomic_load_explicit(&t->feed_pos, memory_order_relaxed);
+	size_t r = atomic_load_explicit(&t->rec_pos, memory_order_relaxed);
+	size_t s = atomic_load_explicit(&t->feed_start, memory_order_relaxed);
+	size_t ch = (size_t)t->ch;
+	for (size_t c = 0; c < ch; c++) {
+		float *o = jack_port_get_buffer(t->feed[c], n);
+		const float *in = jack_port_get_buffer(t->rec_port[c], n);
+		for (jack_nframes_t i = 0; i < n; i++) {
+			size_t k = f + i;
+			o[i] = k >= s && k - s < t->frames ? t->x[(k - s) * ch + c] : 0.0f;
+			if (r + i < t->frames)
+				t->rec[(r + i) * ch + c] = in[i];
+		}
+	}
+	atomic_store_explicit(&t->feed_pos, f + n, memory_order_relaxed);
+	atomic_store_explicit(&t->rec_pos, r + n, memory_order_release);
+	return 0;
+}
+
 jack_client_t *gf_daemon_jack_client(struct gf_daemon *d, const char *prefix, uint32_t rate, uint32_t period,
-				     JackProcessCallback process, jack_port_t **feed, jack_port_t **rec,
-				     int ch)
+				     struct gf_daemon_tap *tap)
 {
 	setenv("JACK_NO_AUDIO_RESERVATION", "1", 1);
 	jack_client_t *jc = NULL;
@@ -340,15 +373,15 @@ jack_client_t *gf_daemon_jack_client(struct gf_daemon *d, const char *prefix, ui
 		jc = jack_client_open("gftest", JackNoStartServer | JackServerName, &jst, d->jack.name);
 	if (!jc)
 		gf_test_skip("the private jackd did not start");
-	for (int i = 0; i < ch; i++) {
+	for (int i = 0; i < tap->ch; i++) {
 		char n[16];
 		snprintf(n, sizeof(n), "feed_%d", i + 1);
-		feed[i] = jack_port_register(jc, n, JACK_DEFAULT_AUDIO_TYPE, JackPortIsOutput, 0);
+		tap->feed[i] = jack_port_register(jc, n, JACK_DEFAULT_AUDIO_TYPE, JackPortIsOutput, 0);
 		snprintf(n, sizeof(n), "rec_%d", i + 1);
-		rec[i] = jack_port_register(jc, n, JACK_DEFAULT_AUDIO_TYPE, JackPortIsInput, 0);
-		CHECK(feed[i] && rec[i]);
+		tap->rec_port[i] = jack_port_register(jc, n, JACK_DEFAULT_AUDIO_TYPE, JackPortIsInput, 0);
+		CHECK(tap->feed[i] && tap->rec_port[i]);
 	}
-	CHECK(jack_set_process_callback(jc, process, NULL) == 0);
+	CHECK(jack_set_process_callback(jc, tap_process, tap) == 0);
 	CHECK(jack_activate(jc) == 0);
 	return jc;
 }

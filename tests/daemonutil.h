@@ -10,6 +10,7 @@
 #ifndef GPUFIR_TESTS_DAEMONUTIL_H
 #define GPUFIR_TESTS_DAEMONUTIL_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -88,24 +89,43 @@ void gf_daemon_idle_ms(struct gf_daemon *d, int ms);
 /** Wait until @p n READY=1 messages in all; fail after @p timeout_s or if gpufir exits. */
 void gf_daemon_wait_ready(struct gf_daemon *d, int n, double timeout_s, const char *what);
 
+#define GF_DAEMON_TAP_MAX_CH 8
+
+/**
+ * The test client's signal path, frame for frame in one JACK cycle: it feeds
+ * @p x to gpufir's inputs (silence before feed_start and after the signal)
+ * and records what gpufir's outputs play into @p rec, from its first cycle.
+ */
+struct gf_daemon_tap {
+	const float *x; /* frames x ch, interleaved */
+	float *rec;	/* frames x ch, interleaved; the caller allocates both */
+	size_t frames;
+	int ch;				 /* <= GF_DAEMON_TAP_MAX_CH */
+	atomic_size_t feed_pos, rec_pos; /* frames of the cycles so far (rec_pos: release) */
+	atomic_size_t feed_start;	 /* feed position of x's first frame (0: at once) */
+	jack_port_t *feed[GF_DAEMON_TAP_MAX_CH], *rec_port[GF_DAEMON_TAP_MAX_CH];
+};
+
+/** Set @p t up to feed @p x from feed position @p feed_start on and record into @p rec. */
+void gf_daemon_tap_init(struct gf_daemon_tap *t, const float *x, float *rec, size_t frames, int ch,
+			size_t feed_start);
+
 /**
  * Start the private JACK server (dummy driver, @p rate, @p period; names
  * PREFIX-N, see jackplay.h) into d->jack and open a test client on it with
- * @p ch feed (output) and @p ch record (input) ports, named feed_N / rec_N,
- * running @p process; activated. Skips the test (77) if the server does not start.
+ * @p tap's feed (output) and record (input) ports, named feed_N / rec_N,
+ * running the tap; activated. Skips the test (77) if the server does not start.
  */
 jack_client_t *gf_daemon_jack_client(struct gf_daemon *d, const char *prefix, uint32_t rate, uint32_t period,
-				     JackProcessCallback process, jack_port_t **feed, jack_port_t **rec,
-				     int ch);
+				     struct gf_daemon_tap *tap);
 
 /**
- * Connect test client @p c's @p ch feed ports to gpufir's JACK inputs and
- * gpufir's outputs to its @p ch record ports (PortAudio names them
- * "<client>:in_N" / "out_N", client "gpufir"), after removing the dummy
- * capture ports PortAudio auto-connects. Fails the test if they are missing.
+ * Connect @p tap's feed ports (client @p c) to gpufir's JACK inputs and
+ * gpufir's outputs to its record ports (PortAudio names them "<client>:in_N"
+ * / "out_N", client "gpufir"), after removing the dummy capture ports
+ * PortAudio auto-connects. Fails the test if they are missing.
  */
-void gf_daemon_connect_ports(struct gf_daemon *d, jack_client_t *c, jack_port_t *const *feed,
-			     jack_port_t *const *rec, int ch);
+void gf_daemon_connect_ports(struct gf_daemon *d, jack_client_t *c, const struct gf_daemon_tap *tap);
 
 /** The status block from gpufir's status socket (as `gpufir --status`), or fail. */
 void gf_daemon_query_status(struct gf_daemon *d, char *buf, size_t len);

@@ -38,28 +38,8 @@
 static struct gf_daemon dm;
 static float h_a[TAPS_A];
 static float *x, *rec;
-static atomic_size_t feed_pos, rec_pos;
-static jack_port_t *feed_port[CH], *rec_port[CH];
-static int cuda; /* GPUFIR_TEST_BACKEND=cuda */
-
-static int process(jack_nframes_t n, void *arg)
-{
-	(void)arg;
-	size_t f = atomic_load_explicit(&feed_pos, memory_order_relaxed);
-	size_t r = atomic_load_explicit(&rec_pos, memory_order_relaxed);
-	for (int c = 0; c < CH; c++) {
-		float *o = jack_port_get_buffer(feed_port[c], n);
-		const float *in = jack_port_get_buffer(rec_port[c], n);
-		for (jack_nframes_t i = 0; i < n; i++) {
-			o[i] = f + i < MAX_FRAMES ? x[(f + i) * CH + c] : 0.0f;
-			if (r + i < MAX_FRAMES)
-				rec[(r + i) * CH + c] = in[i];
-		}
-	}
-	atomic_store_explicit(&feed_pos, f + n, memory_order_relaxed);
-	atomic_store_explicit(&rec_pos, r + n, memory_order_release);
-	return 0;
-}
+static struct gf_daemon_tap tap; /* feeds x, records into rec */
+static int cuda;		 /* GPUFIR_TEST_BACKEND=cuda */
 
 static void write_conf(void)
 {
@@ -174,8 +154,8 @@ static void case_hang(const char *bin, jack_client_t *jc)
 	gf_daemon_spawn(&dm, bin, 1.0);
 	CHECK(unsetenv(hook) == 0);
 	gf_daemon_wait_ready(&dm, 1, 30.0, "start-up");
-	gf_daemon_connect_ports(&dm, jc, feed_port, rec_port, CH);
-	size_t m_connected = atomic_load(&rec_pos);
+	gf_daemon_connect_ports(&dm, jc, &tap);
+	size_t m_connected = atomic_load(&tap.rec_pos);
 	char st[GF_STATUS_MAX];
 	double waited = wait_status("engine_timeouts", 1, 10.0, st, sizeof(st));
 	double fb = wait_status("engine_fallbacks", 1, 2.0, st, sizeof(st));
@@ -183,7 +163,7 @@ static void case_hang(const char *bin, jack_client_t *jc)
 	       fb);
 	gf_daemon_idle_ms(&dm, 1500); /* audio on the CPU fallback */
 	gf_daemon_query_status(&dm, st, sizeof(st));
-	size_t m_end = atomic_load_explicit(&rec_pos, memory_order_acquire);
+	size_t m_end = atomic_load_explicit(&tap.rec_pos, memory_order_acquire);
 	printf("hang: status: backend %s, engine_errors %ld, timeouts %ld, fallbacks %ld, underflows %ld, "
 	       "late %ld\n",
 	       strstr(st, "backend: cpu") ? "cpu" : "?", gf_daemon_status_num(st, "engine_errors"),
@@ -216,7 +196,7 @@ static void case_stuck(const char *bin, jack_client_t *jc)
 	gf_daemon_spawn(&dm, bin, 0);
 	CHECK(unsetenv("GPUFIR_FAULT_STUCK_AFTER") == 0);
 	gf_daemon_wait_ready(&dm, ready + 1, 30.0, "start-up (stuck case)");
-	gf_daemon_connect_ports(&dm, jc, feed_port, rec_port, CH);
+	gf_daemon_connect_ports(&dm, jc, &tap);
 	char st[GF_STATUS_MAX];
 	/* The stall is noticed, the worker abandoned, the stream restarted on a CPU engine. */
 	double t = wait_status("workers_abandoned", 1, 15.0, st, sizeof(st));
@@ -239,7 +219,7 @@ static void case_stuck(const char *bin, jack_client_t *jc)
 	gf_daemon_spawn(&dm, bin, 0);
 	CHECK(unsetenv("GPUFIR_FAULT_STUCK_AFTER") == 0);
 	gf_daemon_wait_ready(&dm, ready + 1, 30.0, "start-up (stuck at SIGTERM)");
-	gf_daemon_connect_ports(&dm, jc, feed_port, rec_port, CH);
+	gf_daemon_connect_ports(&dm, jc, &tap);
 	gf_daemon_idle_ms(&dm, 1500); /* stuck from about 1 s on */
 	gf_daemon_query_status(&dm, st, sizeof(st));
 	long b1 = gf_daemon_status_num(st, "blocks");
@@ -259,14 +239,14 @@ int main(void)
 	x = malloc(sizeof(float) * MAX_FRAMES * CH);
 	rec = calloc(MAX_FRAMES * CH, sizeof(float));
 	CHECK(x && rec);
+	gf_daemon_tap_init(&tap, x, rec, MAX_FRAMES, CH, 0);
 	gf_test_fill_noise(x, MAX_FRAMES * CH, &rng);
 	for (size_t i = 0; i < MAX_FRAMES * CH; i++)
 		x[i] *= 0.25f;
 	gf_test_fill_decaying_taps(h_a, TAPS_A, &rng);
 	write_conf();
 
-	jack_client_t *jc =
-		gf_daemon_jack_client(&dm, "gpufir-daemon", RATE, BLOCK, process, feed_port, rec_port, CH);
+	jack_client_t *jc = gf_daemon_jack_client(&dm, "gpufir-daemon", RATE, BLOCK, &tap);
 
 	case_hang(bin, jc);
 	case_stuck(bin, jc);

@@ -38,30 +38,11 @@
 static struct gf_daemon dm;
 static unsigned slack; /* latency_slack in every config written (gf_test_latency_slack) */
 static float h_a[TAPS_A], h_b[TAPS_B];
-static float *x;   /* feed, interleaved, MAX_FRAMES */
-static float *rec; /* recording, interleaved */
-static atomic_size_t feed_pos, rec_pos;
-static jack_port_t *feed_port[CH], *rec_port[CH];
+static float *x;		 /* feed, interleaved, MAX_FRAMES */
+static float *rec;		 /* recording, interleaved */
+static struct gf_daemon_tap tap; /* feeds x, records into rec */
 
 /* ---- JACK client: feed and record in the same cycle ----------------------- */
-
-static int process(jack_nframes_t n, void *arg)
-{
-	size_t f = atomic_load_explicit(&feed_pos, memory_order_relaxed);
-	size_t r = atomic_load_explicit(&rec_pos, memory_order_relaxed);
-	for (int c = 0; c < CH; c++) {
-		float *o = jack_port_get_buffer(feed_port[c], n);
-		const float *in = jack_port_get_buffer(rec_port[c], n);
-		for (jack_nframes_t i = 0; i < n; i++) {
-			o[i] = f + i < MAX_FRAMES ? x[(f + i) * CH + c] : 0.0f;
-			if (r + i < MAX_FRAMES)
-				rec[(r + i) * CH + c] = in[i];
-		}
-	}
-	atomic_store_explicit(&feed_pos, f + n, memory_order_relaxed);
-	atomic_store_explicit(&rec_pos, r + n, memory_order_release);
-	return 0;
-}
 
 /* ---- config files -------------------------------------------------------- */
 
@@ -216,6 +197,7 @@ int main(void)
 	x = malloc(sizeof(float) * MAX_FRAMES * CH);
 	rec = calloc(MAX_FRAMES * CH, sizeof(float));
 	CHECK(x && rec);
+	gf_daemon_tap_init(&tap, x, rec, MAX_FRAMES, CH, 0);
 	gf_test_fill_noise(x, MAX_FRAMES * CH, &rng);
 	for (size_t i = 0; i < MAX_FRAMES * CH; i++)
 		x[i] *= 0.05f; /* keeps the long filter's output near full scale */
@@ -225,14 +207,13 @@ int main(void)
 
 	/* A private JACK server: dummy driver, sync mode (see TESTING.md). Fixed
 	 * names: JACK's registry has 8 slots, reclaimed only by a server of the same name. */
-	jack_client_t *jc =
-		gf_daemon_jack_client(&dm, "gpufir-daemon", RATE, BLOCK, process, feed_port, rec_port, CH);
+	jack_client_t *jc = gf_daemon_jack_client(&dm, "gpufir-daemon", RATE, BLOCK, &tap);
 
 	/* The daemon, as systemd starts it. */
 	gf_daemon_spawn(&dm, bin, 1.0); /* WATCHDOG_USEC = 1 s */
 	gf_daemon_wait_ready(&dm, 1, 30.0, "start-up");
-	gf_daemon_connect_ports(&dm, jc, feed_port, rec_port, CH);
-	size_t m_connected = atomic_load(&rec_pos);
+	gf_daemon_connect_ports(&dm, jc, &tap);
+	size_t m_connected = atomic_load(&tap.rec_pos);
 	gf_daemon_idle_ms(&dm, 1000);
 	gf_daemon_notify_read(&dm, 0);
 	CHECK(dm.nl.status > 0 && strstr(dm.nl.last_status, "63 taps"));
@@ -267,7 +248,7 @@ int main(void)
 	gf_daemon_idle_ms(&dm, 500);
 	char st[GF_STATUS_MAX];
 	gf_daemon_query_status(&dm, st, sizeof(st));
-	size_t m_end = atomic_load_explicit(&rec_pos, memory_order_acquire);
+	size_t m_end = atomic_load_explicit(&tap.rec_pos, memory_order_acquire);
 
 	/* Stop as systemd does. */
 	gf_daemon_terminate(&dm, 20.0, "");

@@ -63,17 +63,10 @@ static void setup_files(uint64_t *rng)
 	fprintf(f, "filters = ( { name = \"f\"; file = \"taps.txt\"; format = \"text\"; } );\n"
 		   "chain = [\"f\"];\n");
 	CHECK(fclose(f) == 0);
-	x = malloc(sizeof(float) * SIG_FRAMES * CH);
-	y = malloc(sizeof(double) * SIG_FRAMES * CH);
-	float *hh = malloc(sizeof(float) * TAPS * CH);
-	CHECK(x && y && hh);
-	memcpy(hh, h, sizeof(h));
-	memcpy(hh + TAPS, h, sizeof(h));
-	gf_test_fill_noise(x, (size_t)SIG_FRAMES * CH, rng);
+	x = gf_test_noise((size_t)SIG_FRAMES * CH, rng);
 	for (size_t i = 0; i < (size_t)SIG_FRAMES * CH; i++)
 		x[i] *= 0.3f;
-	gf_test_reference(x, SIG_FRAMES, CH, hh, TAPS, y);
-	free(hh);
+	y = gf_test_reference_mono_filter(x, SIG_FRAMES, CH, h, TAPS);
 }
 
 struct phase {

@@ -43,36 +43,12 @@
 static struct gf_daemon dm;
 static uint32_t taps = 262143, block = 128, reloads = 6;
 static int cuda;
-static int slow;      /* GPUFIR_FAULT_SLOW_CROSSFADE_US set: the crossfades' blocks are late */
-static float *h[2];   /* filters A and B */
-static float *x;      /* the signal, fed from feed_start on */
-static float *rec;    /* recording */
-static float *ref[2]; /* A's and B's output over x */
-static atomic_size_t feed_pos, rec_pos, feed_start = MAX_FRAMES;
-static jack_port_t *feed_port[CH], *rec_port[CH];
-
-/* Silence until feed_start, then x: gpufir's history before it is silence
- * too (the dummy capture, then us), so the references start from zero. */
-static int process(jack_nframes_t n, void *arg)
-{
-	(void)arg;
-	size_t f = atomic_load_explicit(&feed_pos, memory_order_relaxed);
-	size_t r = atomic_load_explicit(&rec_pos, memory_order_relaxed);
-	size_t s = atomic_load_explicit(&feed_start, memory_order_relaxed);
-	for (int c = 0; c < CH; c++) {
-		float *o = jack_port_get_buffer(feed_port[c], n);
-		const float *in = jack_port_get_buffer(rec_port[c], n);
-		for (jack_nframes_t i = 0; i < n; i++) {
-			size_t k = f + i;
-			o[i] = k >= s && k - s < MAX_FRAMES ? x[(k - s) * CH + c] : 0.0f;
-			if (r + i < MAX_FRAMES)
-				rec[(r + i) * CH + c] = in[i];
-		}
-	}
-	atomic_store_explicit(&feed_pos, f + n, memory_order_relaxed);
-	atomic_store_explicit(&rec_pos, r + n, memory_order_release);
-	return 0;
-}
+static int slow;		 /* GPUFIR_FAULT_SLOW_CROSSFADE_US set: the crossfades' blocks are late */
+static float *h[2];		 /* filters A and B */
+static float *x;		 /* the signal */
+static float *rec;		 /* recording */
+static float *ref[2];		 /* A's and B's output over x */
+static struct gf_daemon_tap tap; /* feeds x from feed_start on (set once gpufir runs) */
 
 /* Replace the filter file with filter @p which (a new file renamed over it). */
 static void write_filter(int which)
@@ -199,6 +175,7 @@ static void make_material(void)
 	x = malloc(sizeof(float) * MAX_FRAMES * CH);
 	rec = calloc(MAX_FRAMES * CH, sizeof(float));
 	CHECK(x && rec);
+	gf_daemon_tap_init(&tap, x, rec, MAX_FRAMES, CH, MAX_FRAMES);
 	gf_test_fill_noise(x, MAX_FRAMES * CH, &rng);
 	for (int i = 0; i < 2; i++) {
 		h[i] = malloc(taps * sizeof(float));
@@ -299,22 +276,21 @@ int main(void)
 	CHECK((reloads + 3) * PERIOD_S < MAX_S);
 	gf_daemon_init(&dm, "daemon-reload-load");
 	make_material();
-	jack_client_t *jc =
-		gf_daemon_jack_client(&dm, "gpufir-daemon", RATE, block, process, feed_port, rec_port, CH);
+	jack_client_t *jc = gf_daemon_jack_client(&dm, "gpufir-daemon", RATE, block, &tap);
 
 	gf_daemon_spawn(&dm, bin, 1.0);
 	gf_daemon_wait_ready(&dm, 1, 60.0, "start-up");
-	gf_daemon_connect_ports(&dm, jc, feed_port, rec_port, CH);
+	gf_daemon_connect_ports(&dm, jc, &tap);
 	gf_daemon_idle_ms(&dm, 200);
-	size_t s0 = atomic_load(&feed_pos) + RATE / 10;
-	atomic_store(&feed_start, s0);
+	size_t s0 = atomic_load(&tap.feed_pos) + RATE / 10;
+	atomic_store(&tap.feed_start, s0);
 	gf_daemon_idle_ms(&dm, (int)(PERIOD_S * 1000));
 	char st0[GF_STATUS_MAX], st[GF_STATUS_MAX];
 	gf_daemon_query_status(&dm, st0, sizeof(st0));
 	run_reloads();
 	gf_daemon_idle_ms(&dm, (int)(PERIOD_S * 1000));
 	gf_daemon_query_status(&dm, st, sizeof(st));
-	size_t m_end = atomic_load_explicit(&rec_pos, memory_order_acquire);
+	size_t m_end = atomic_load_explicit(&tap.rec_pos, memory_order_acquire);
 	gf_daemon_terminate(&dm, 10.0, "");
 	jack_deactivate(jc);
 	jack_client_close(jc);

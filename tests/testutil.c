@@ -224,6 +224,19 @@ double *gf_test_reference_fs(const float *x, uint32_t frames, uint32_t channels,
 	return r;
 }
 
+double *gf_test_reference_mono_filter(const float *x, uint32_t frames, uint32_t channels, const float *h,
+				      uint32_t taps)
+{
+	double *r = malloc((size_t)frames * channels * sizeof(double) + 1);
+	float *hh = malloc((size_t)taps * channels * sizeof(float));
+	CHECK(r && hh);
+	for (uint32_t c = 0; c < channels; c++)
+		memcpy(hh + (size_t)c * taps, h, (size_t)taps * sizeof(float));
+	gf_test_reference(x, frames, channels, hh, taps, r);
+	free(hh);
+	return r;
+}
+
 struct gf_engine *gf_test_cpu_engine(uint32_t channels, uint32_t max_block, uint32_t max_taps,
 				     uint32_t crossfade_frames, enum gf_algo algo, int retry,
 				     const struct gf_filter_set *fs)
