@@ -46,21 +46,6 @@ static double signal_at(double t, unsigned c)
 	return v;
 }
 
-static struct gf_engine *make_engine(void)
-{
-	struct gf_filter_set *fs;
-	CHECK_OK(gf_filter_set_new(&fs, CH, 1));
-	for (uint32_t c = 0; c < CH; c++)
-		gf_filter_set_channel(fs, c)[0] = 1.0f;
-	struct gf_engine_params p = {
-		.backend = GF_BACKEND_CPU, .channels = CH, .max_block = B, .max_taps = 1};
-	struct gf_engine *e;
-	struct gf_errbuf eb = {{0}};
-	CHECK_OK_EB(gf_engine_new(&e, &p, fs, &eb), &eb);
-	gf_filter_set_free(fs);
-	return e;
-}
-
 static void wait_idle(struct gf_live *l)
 {
 	for (long i = 0; gf_ring_read_space(l->in_ring) >= B; i++) {
@@ -130,7 +115,7 @@ struct result {
 static void run_case(double drift, double seconds, struct result *res)
 {
 	double fs_p = RATE * (1.0 + drift);
-	struct gf_engine *e = make_engine();
+	struct gf_engine *e = gf_test_passthrough_engine(CH, B, 1);
 	struct gf_live *l;
 	struct gf_errbuf eb = {{0}};
 	CHECK_OK_EB(gf_live_new_detached(&l, (uint32_t)RATE, CH, B, 1, NULL, e, &eb), &eb);

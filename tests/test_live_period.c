@@ -40,21 +40,6 @@ static void sleep_us(long us)
 	nanosleep(&ts, NULL);
 }
 
-static struct gf_engine *make_engine(uint32_t taps)
-{
-	struct gf_filter_set *fs;
-	CHECK_OK(gf_filter_set_new(&fs, CH, taps));
-	for (uint32_t c = 0; c < CH; c++)
-		gf_filter_set_channel(fs, c)[0] = 1.0f;
-	struct gf_engine_params p = {
-		.backend = GF_BACKEND_CPU, .channels = CH, .max_block = B, .max_taps = taps};
-	struct gf_engine *e;
-	struct gf_errbuf eb = {{0}};
-	CHECK_OK_EB(gf_engine_new(&e, &p, fs, &eb), &eb);
-	gf_filter_set_free(fs);
-	return e;
-}
-
 /* Wait until the worker has filtered every whole block captured so far. */
 static void wait_idle(struct gf_live *l)
 {
@@ -116,7 +101,7 @@ static void case_periods(uint64_t *seed)
 	float *x = make_input(total, seed);
 	float *y = calloc((size_t)total * CH, sizeof(float));
 	CHECK(y);
-	struct gf_engine *e = make_engine(32);
+	struct gf_engine *e = gf_test_passthrough_engine(CH, B, 32);
 	struct gf_live *l;
 	struct gf_errbuf eb = {{0}};
 	CHECK_OK_EB(gf_live_new_detached(&l, RATE, CH, B, 1, NULL, e, &eb), &eb);
@@ -225,7 +210,8 @@ static void case_auto_slack(uint64_t *seed)
 	float *x = make_input(total, seed);
 	float *y = calloc((size_t)total * CH, sizeof(float));
 	CHECK(y);
-	struct gf_engine *e = make_engine(32768); /* slow enough to fall behind a burst */
+	struct gf_engine *e =
+		gf_test_passthrough_engine(CH, B, 32768); /* slow enough to fall behind a burst */
 	struct gf_live *l;
 	struct gf_errbuf eb = {{0}};
 	CHECK_OK_EB(gf_live_new_detached(&l, RATE, CH, B, 1, NULL, e, &eb), &eb);
@@ -282,7 +268,7 @@ static void case_auto_stall(uint64_t *seed)
 	float *x = make_input(total, seed);
 	float *y = calloc((size_t)total * CH, sizeof(float));
 	CHECK(y);
-	struct gf_engine *e = make_engine(32768);
+	struct gf_engine *e = gf_test_passthrough_engine(CH, B, 32768);
 	struct gf_live *l;
 	struct gf_errbuf eb = {{0}};
 	CHECK_OK_EB(gf_live_new_detached(&l, RATE, CH, B, 1, NULL, e, &eb), &eb);

@@ -125,21 +125,6 @@ static void worker_preempts(struct gf_live *l, int on)
 	CHECK(pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus) == 0);
 }
 
-static struct gf_engine *make_engine(void)
-{
-	struct gf_filter_set *fs;
-	CHECK_OK(gf_filter_set_new(&fs, CH, TAPS));
-	for (uint32_t c = 0; c < CH; c++)
-		gf_filter_set_channel(fs, c)[0] = 1.0f;
-	struct gf_engine_params p = {
-		.backend = GF_BACKEND_CPU, .channels = CH, .max_block = B, .max_taps = TAPS};
-	struct gf_engine *e;
-	struct gf_errbuf eb = {{0}};
-	CHECK_OK_EB(gf_engine_new(&e, &p, fs, &eb), &eb);
-	gf_filter_set_free(fs);
-	return e;
-}
-
 /* Every played frame is silence or the input @p lat frames earlier. @return silent frames. */
 static uint32_t check_span(const char *what, const float *y, const float *x, uint32_t from, uint32_t to,
 			   uint32_t lat, int must_play)
@@ -218,7 +203,7 @@ int main(void)
 	char wav[512];
 	snprintf(wav, sizeof(wav), "%s/policy.wav", dir);
 
-	struct gf_engine *e = make_engine();
+	struct gf_engine *e = gf_test_passthrough_engine(CH, B, TAPS);
 	struct gf_live *l;
 	struct gf_errbuf eb = {{0}};
 	CHECK_OK_EB(gf_live_new_detached(&l, RATE, CH, B, 1, wav, e, &eb), &eb);

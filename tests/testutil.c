@@ -254,6 +254,17 @@ struct gf_engine *gf_test_cpu_engine(uint32_t channels, uint32_t max_block, uint
 	return e;
 }
 
+struct gf_engine *gf_test_passthrough_engine(uint32_t channels, uint32_t max_block, uint32_t taps)
+{
+	struct gf_filter_set *fs;
+	CHECK_OK(gf_filter_set_new(&fs, channels, taps));
+	for (uint32_t c = 0; c < channels; c++)
+		gf_filter_set_channel(fs, c)[0] = 1.0f;
+	struct gf_engine *e = gf_test_cpu_engine(channels, max_block, taps, 0, GF_ALGO_AUTO, 0, fs);
+	gf_filter_set_free(fs);
+	return e;
+}
+
 double gf_test_rel_l2_frames(const float *got, const double *ref, uint32_t from, uint32_t to,
 			     uint32_t channels)
 {

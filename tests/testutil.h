@@ -104,6 +104,11 @@ struct gf_filter_set *gf_test_random_filter(uint32_t channels, uint32_t taps, ui
 /** gf_test_reference of @p x through @p fs into a malloc'ed buffer (frames x channels). */
 double *gf_test_reference_fs(const float *x, uint32_t frames, uint32_t channels,
 			     const struct gf_filter_set *fs);
+/**
+ * A CPU engine that passes its input through: a unit impulse padded to
+ * @p taps taps (a long one costs what a real filter of that length does).
+ */
+struct gf_engine *gf_test_passthrough_engine(uint32_t channels, uint32_t max_block, uint32_t taps);
 /** gf_test_reference with the one filter @p h on every channel, into a malloc'ed buffer. */
 double *gf_test_reference_mono_filter(const float *x, uint32_t frames, uint32_t channels, const float *h,
 				      uint32_t taps);
