@@ -16,7 +16,6 @@
  * (no underflow or overflow); the status' measured ratio must be the
  * clocks' ratio. */
 #include <math.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +24,7 @@
 #include "error.h"
 #include "filter_set.h"
 #include "live_internal.h"
+#include "liveutil.h"
 #include "testutil.h"
 
 #define RATE 48000.0
@@ -44,14 +44,6 @@ static double signal_at(double t, unsigned c)
 	for (int k = 0; k < 3; k++)
 		v += amp[k] * sin(2 * M_PI * freq[k] * t + 0.7 * c + k);
 	return v;
-}
-
-static void wait_idle(struct gf_live *l)
-{
-	for (long i = 0; gf_ring_read_space(l->in_ring) >= B; i++) {
-		CHECK(i < 100000000L);
-		sched_yield();
-	}
 }
 
 /* Output window: frame j played at time (j0 + j) / fs_p; error at delay d (capture frames). */
@@ -140,7 +132,7 @@ static void run_case(double drift, double seconds, struct result *res)
 					in[i * CH + c] = (float)signal_at((double)(kc * B + i) / RATE, c);
 			PaStreamCallbackTimeInfo ti = {.currentTime = tc};
 			gf_live_capture_cb(in, NULL, B, &ti, 0, l);
-			wait_idle(l);
+			gf_test_live_wait_idle(l, B);
 			kc++;
 			continue;
 		}

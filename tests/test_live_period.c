@@ -27,6 +27,7 @@
 #include "error.h"
 #include "filter_set.h"
 #include "live_internal.h"
+#include "liveutil.h"
 #include "testutil.h"
 
 #define RATE 48000u
@@ -38,15 +39,6 @@ static void sleep_us(long us)
 {
 	struct timespec ts = {0, us * 1000L};
 	nanosleep(&ts, NULL);
-}
-
-/* Wait until the worker has filtered every whole block captured so far. */
-static void wait_idle(struct gf_live *l)
-{
-	for (int i = 0; i < 400000 && gf_ring_read_space(l->in_ring) >= B; i++)
-		sleep_us(5);
-	CHECK(gf_ring_read_space(l->in_ring) < B);
-	sleep_us(20); /* the last block's output reaches the ring after its input is released */
 }
 
 static int silent(const float *f)
@@ -111,7 +103,7 @@ static void case_periods(uint64_t *seed)
 		uint32_t n = periods[k], from = pos, lat = 0;
 		while (pos + n <= (uint32_t)(k + 1) * per_segment) {
 			if (pos)
-				wait_idle(l);
+				gf_test_live_wait_idle(l, B);
 			gf_live_duplex_cb(x + (size_t)pos * CH, y + (size_t)pos * CH, n, NULL, 0, l);
 			if (pos == from)
 				lat = atomic_load(&l->latency); /* derived by the segment's first callback */
@@ -190,7 +182,7 @@ static int play_round(struct gf_live *l, const float *x, float *y, uint32_t *pos
 		if (c % 50 == 0)
 			cycle_u0 = underflows(l);
 		if (*pos && c % 50 >= burst_len)
-			wait_idle(l);
+			gf_test_live_wait_idle(l, B);
 		uint32_t s0 = atomic_load(&l->slack_now);
 		gf_live_duplex_cb(x + (size_t)*pos * CH, y + (size_t)*pos * CH, B, NULL, 0, l);
 		uint32_t s1 = atomic_load(&l->slack_now);
