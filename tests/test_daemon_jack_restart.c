@@ -34,7 +34,7 @@
 #define DOWN_MS 2000		       /* how long the server stays away */
 
 static struct gf_daemon dm;
-static float h[TAPS * CH]; /* the same taps on both channels */
+static float h[TAPS]; /* on both channels */
 static float *x;
 static double *y; /* reference output */
 
@@ -121,19 +121,15 @@ static void setup_files(uint64_t *rng)
 	gf_daemon_init(&dm, "daemon-jack-restart");
 	dm.nl.watch = "audio server lost: retrying (attempt ";
 	gf_test_fill_decaying_taps(h, TAPS, rng);
-	memcpy(h + TAPS, h, sizeof(float) * TAPS);
 	gf_daemon_write_taps_text(&dm, "taps.txt", h, TAPS);
 	FILE *f = gf_daemon_conf_begin(&dm, RATE, PERIOD, "cpu", CH, "system");
 	fprintf(f, "filters = ( { name = \"f\"; file = \"taps.txt\"; format = \"text\"; } );\n"
 		   "chain = [\"f\"];\n");
 	CHECK(fclose(f) == 0);
-	x = malloc(sizeof(float) * SIG_FRAMES * CH);
-	y = malloc(sizeof(double) * SIG_FRAMES * CH);
-	CHECK(x && y);
-	gf_test_fill_noise(x, (size_t)SIG_FRAMES * CH, rng);
+	x = gf_test_noise((size_t)SIG_FRAMES * CH, rng);
 	for (size_t i = 0; i < (size_t)SIG_FRAMES * CH; i++)
 		x[i] *= 0.3f;
-	gf_test_reference(x, SIG_FRAMES, CH, h, TAPS, y);
+	y = gf_test_reference_mono_filter(x, SIG_FRAMES, CH, h, TAPS);
 }
 
 /* jackd killed: same PID, STATUS= and status socket say why, pings go on. */

@@ -87,42 +87,49 @@ static void wait_resume(struct gf_live *l)
 	CHECK(!"the worker never made room after an overflow");
 }
 
-/* With @p on, the worker and this thread share one CPU and the worker runs
- * under SCHED_FIFO (gf_live_start asks for it; the test makes sure): the
- * wake-up in a callback runs the worker at once, before the callback returns,
- * as on a host whose audio thread shares a core with it. The block must not be
- * seen before the same callback's playback has moved on. Where SCHED_FIFO is
- * refused the phase runs unpinned. */
-static void worker_preempts(struct gf_live *l, int on)
-{
-	static cpu_set_t cpus_before;
-	static struct sched_param sp_before;
-	static int policy_before = -1;
+/* What preempt_begin changed, for preempt_end to put back. */
+struct preempt {
+	int on;
+	int policy;
+	struct sched_param sp;
 	cpu_set_t cpus;
-	if (on) {
-		CHECK(pthread_getschedparam(l->worker, &policy_before, &sp_before) == 0);
-		struct sched_param sp = {.sched_priority = 1};
-		int err = policy_before == SCHED_FIFO ? 0 : pthread_setschedparam(l->worker, SCHED_FIFO, &sp);
-		if (err) {
-			printf("SCHED_FIFO refused (%s): the worker does not preempt the callback\n",
-			       strerror(err));
-			policy_before = -1;
-			return;
-		}
-		CHECK(sched_getaffinity(0, sizeof(cpus_before), &cpus_before) == 0);
-		int first = 0;
-		while (!CPU_ISSET(first, &cpus_before))
-			first++;
-		CPU_ZERO(&cpus);
-		CPU_SET(first, &cpus);
-	} else {
-		if (policy_before < 0)
-			return;
-		CHECK(pthread_setschedparam(l->worker, policy_before, &sp_before) == 0);
-		cpus = cpus_before;
+};
+
+/* The worker and this thread on one CPU, the worker under SCHED_FIFO
+ * (gf_live_start asks for it; the test makes sure): the wake-up in a callback
+ * runs the worker at once, before the callback returns, as on a host whose
+ * audio thread shares a core with it. The block must not be seen before the
+ * same callback's playback has moved on. Where SCHED_FIFO is refused the
+ * phase runs unpinned. */
+static void preempt_begin(struct gf_live *l, struct preempt *p)
+{
+	p->on = 0;
+	CHECK(pthread_getschedparam(l->worker, &p->policy, &p->sp) == 0);
+	struct sched_param fifo = {.sched_priority = 1};
+	int err = p->policy == SCHED_FIFO ? 0 : pthread_setschedparam(l->worker, SCHED_FIFO, &fifo);
+	if (err) {
+		printf("SCHED_FIFO refused (%s): the worker does not preempt the callback\n", strerror(err));
+		return;
 	}
-	CHECK(pthread_setaffinity_np(l->worker, sizeof(cpus), &cpus) == 0);
-	CHECK(pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus) == 0);
+	CHECK(sched_getaffinity(0, sizeof(p->cpus), &p->cpus) == 0);
+	int first = 0;
+	while (!CPU_ISSET(first, &p->cpus))
+		first++;
+	cpu_set_t one;
+	CPU_ZERO(&one);
+	CPU_SET(first, &one);
+	CHECK(pthread_setaffinity_np(l->worker, sizeof(one), &one) == 0);
+	CHECK(pthread_setaffinity_np(pthread_self(), sizeof(one), &one) == 0);
+	p->on = 1;
+}
+
+static void preempt_end(struct gf_live *l, const struct preempt *p)
+{
+	if (!p->on)
+		return;
+	CHECK(pthread_setschedparam(l->worker, p->policy, &p->sp) == 0);
+	CHECK(pthread_setaffinity_np(l->worker, sizeof(p->cpus), &p->cpus) == 0);
+	CHECK(pthread_setaffinity_np(pthread_self(), sizeof(p->cpus), &p->cpus) == 0);
 }
 
 /* Every played frame is silence or the input @p lat frames earlier. @return silent frames. */
@@ -214,8 +221,9 @@ int main(void)
 	struct gf_live_stats s;
 	for (size_t i = 0; i < sizeof(phases) / sizeof(phases[0]); i++) {
 		uint32_t from = pos, resync = 0;
+		struct preempt pre = {0};
 		if (phases[i].preempt)
-			worker_preempts(l, 1);
+			preempt_begin(l, &pre);
 		for (uint32_t k = 0; k < phases[i].callbacks; k++) {
 			/* While the capture still holds back a gap, only the next
 			 * callback can hand it over: wait until it can. */
@@ -231,8 +239,7 @@ int main(void)
 			pos += B;
 		}
 		gf_live_get_stats(l, &s);
-		if (phases[i].preempt)
-			worker_preempts(l, 0);
+		preempt_end(l, &pre);
 		lat = s.latency_frames;
 		CHECK(lat == 2 * B); /* duplex, period == block */
 		/* After a gap handover the next `lat` frames played are the gap itself
