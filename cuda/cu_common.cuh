@@ -54,6 +54,15 @@ void gf_cu_prewarm_wait(void);
 void gf_cu_quit_kernels(void); /* cuda_persist.cu */
 }
 
+/** The least power of two >= @p v (a ring's size for wrap-by-mask). */
+static inline uint32_t gf_cu_pow2_at_least(uint64_t v)
+{
+	uint64_t p = 1;
+	while (p < v)
+		p <<= 1;
+	return (uint32_t)p;
+}
+
 /** The path of a call (cuda_backend.cu, submit_call). */
 enum { GF_SUB_PERSIST, GF_SUB_FUSED, GF_SUB_MAPPED, GF_SUB_SINGLE, GF_SUB_PIPELINED };
 
@@ -70,15 +79,15 @@ struct gf_cuda_inst {
 	struct gf_cu_line line;
 	struct gf_direct *direct;
 	struct gf_fft *fft;
-	struct gf_cu_live *live; /**< fused per-block path (cuda_live.cu), or NULL */
+	struct gf_cu_live *live;       /**< fused per-block path (cuda_live.cu), or NULL */
 	struct gf_cu_persist *persist; /**< persistent-kernel path (cuda_persist.cu), or NULL */
-	float *m_in, *m_out;	 /**< host-mapped staging of small FFT calls (max_block * channels) */
-	unsigned *m_done;	 /**< host-mapped completion words of those calls */
-	unsigned seq;		 /**< sequence number the last small call's kernel writes there */
-	long fail_after;	 /**< GPUFIR_CUDA_FAIL_AFTER test hook; -1 = off */
-	long hang_after;	 /**< GPUFIR_CUDA_HANG_AFTER test hook; -1 = off */
-	int *h_hang, *d_hang;	 /**< mapped flag the hook's kernel spins on (host and device address) */
-	long long hang_cycles;	 /**< the hook kernel's bound: a few seconds of GPU clock */
+	float *m_in, *m_out;	       /**< host-mapped staging of small FFT calls (max_block * channels) */
+	unsigned *m_done;	       /**< host-mapped completion words of those calls */
+	unsigned seq;		       /**< sequence number the last small call's kernel writes there */
+	long fail_after;	       /**< GPUFIR_CUDA_FAIL_AFTER test hook; -1 = off */
+	long hang_after;	       /**< GPUFIR_CUDA_HANG_AFTER test hook; -1 = off */
+	int *h_hang, *d_hang;  /**< mapped flag the hook's kernel spins on (host and device address) */
+	long long hang_cycles; /**< the hook kernel's bound: a few seconds of GPU clock */
 	uint64_t calls;
 	/* submit/finish: one call in flight (cuda_backend.cu) */
 	uint32_t sub_frames; /**< frames submitted, 0 = none */
@@ -152,7 +161,8 @@ int gf_persist_submit(struct gf_cu_persist *p, const float *inp, uint32_t frames
 /** Wait for every block's answer until @p deadline_ns, then add the slices' planes into @p outp. */
 int gf_persist_finish(struct gf_cu_persist *p, float *outp, uint32_t frames, uint64_t deadline_ns,
 		      struct gf_errbuf *eb);
-/** The measured choice between it and the staged path, per shape: -1 unknown, 0 staged, 1 persistent. */
+/** The measured choice between it and the staged path, per shape: -1 unknown, 0 staged, 1 persistent
+ * (kept in cu_pool.cu with the algorithm calibration). */
 int gf_persist_choice_lookup(int dev, uint32_t channels, uint32_t max_block, uint32_t taps_pad);
 void gf_persist_choice_store(int dev, uint32_t channels, uint32_t max_block, uint32_t taps_pad, int persist);
 

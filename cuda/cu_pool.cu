@@ -43,7 +43,8 @@ int gf_cu_pool_init(int dev, struct gf_errbuf *eb)
 		uint64_t keep = UINT64_MAX;
 		err = CU_TRY(eb, cudaDeviceGetDefaultMemPool(&pool, dev));
 		if (!err)
-			err = CU_TRY(eb, cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+			err = CU_TRY(eb,
+				     cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
 		g_pool_ready[dev] = !err;
 	}
 	pthread_mutex_unlock(&g_pool_mu);
@@ -123,9 +124,11 @@ static int make_plan(struct plan_ent *e, struct gf_errbuf *eb)
 	e->made = 1;
 	CUFFT_RET(eb, cufftSetAutoAllocation(e->h, 0));
 	if (e->type == CUFFT_R2C)
-		CUFFT_RET(eb, cufftMakePlanMany64(e->h, 1, &n, NULL, 1, n, NULL, 1, nb, CUFFT_R2C, e->batch, &e->ws));
+		CUFFT_RET(eb, cufftMakePlanMany64(e->h, 1, &n, NULL, 1, n, NULL, 1, nb, CUFFT_R2C, e->batch,
+						  &e->ws));
 	else
-		CUFFT_RET(eb, cufftMakePlanMany64(e->h, 1, &n, NULL, 1, nb, NULL, 1, n, CUFFT_C2R, e->batch, &e->ws));
+		CUFFT_RET(eb, cufftMakePlanMany64(e->h, 1, &n, NULL, 1, nb, NULL, 1, n, CUFFT_C2R, e->batch,
+						  &e->ws));
 	return 0;
 }
 
@@ -187,44 +190,72 @@ void gf_cu_plan_put(cufftHandle h)
 		cufftDestroy(h);
 }
 
-#define GF_CU_CALIB 64
-struct calib {
+/*
+ * Measured choices per shape (device, channels, block, and taps where the
+ * choice depends on them), for later instances: a reload of the same shape
+ * measures nothing. Under g_pool_mu.
+ */
+#define GF_CU_MEMO 64
+struct memo {
 	int dev, set;
-	uint32_t channels, max_block, direct_max, fft_min;
+	uint32_t channels, max_block, taps;
+	uint32_t a, b; /* what the table keeps */
 };
-static struct calib g_calib[GF_CU_CALIB];
+static struct memo g_calib[GF_CU_MEMO];	  /* a: direct_max, b: fft_min */
+static struct memo g_persist[GF_CU_MEMO]; /* a: persistent path chosen (1) or not (0) */
 
-void gf_cu_calib_lookup(int dev, uint32_t channels, uint32_t max_block, uint32_t *direct_max, uint32_t *fft_min)
+/* The entry of a shape; with @p fresh (a, b) a new one where there is none (NULL: full). */
+static struct memo *memo_find(struct memo *t, int dev, uint32_t channels, uint32_t max_block, uint32_t taps,
+			      const struct memo *fresh)
 {
-	*direct_max = 0;
-	*fft_min = UINT32_MAX;
-	pthread_mutex_lock(&g_pool_mu);
-	for (int i = 0; i < GF_CU_CALIB; i++) {
-		struct calib *c = &g_calib[i];
-		if (c->set && c->dev == dev && c->channels == channels && c->max_block == max_block) {
-			*direct_max = c->direct_max;
-			*fft_min = c->fft_min;
-			break;
+	for (int i = 0; i < GF_CU_MEMO; i++)
+		if (t[i].set && t[i].dev == dev && t[i].channels == channels && t[i].max_block == max_block &&
+		    t[i].taps == taps)
+			return &t[i];
+	for (int i = 0; i < GF_CU_MEMO && fresh; i++)
+		if (!t[i].set) {
+			t[i] = (struct memo){dev, 1, channels, max_block, taps, fresh->a, fresh->b};
+			return &t[i];
 		}
-	}
+	return NULL;
+}
+
+void gf_cu_calib_lookup(int dev, uint32_t channels, uint32_t max_block, uint32_t *direct_max,
+			uint32_t *fft_min)
+{
+	pthread_mutex_lock(&g_pool_mu);
+	const struct memo *c = memo_find(g_calib, dev, channels, max_block, 0, NULL);
+	*direct_max = c ? c->a : 0;
+	*fft_min = c ? c->b : UINT32_MAX;
 	pthread_mutex_unlock(&g_pool_mu);
 }
 
 void gf_cu_calib_store(int dev, uint32_t channels, uint32_t max_block, uint32_t taps, int direct_won)
 {
+	const struct memo none = {0, 0, 0, 0, 0, 0, UINT32_MAX};
 	pthread_mutex_lock(&g_pool_mu);
-	struct calib *c = NULL;
-	for (int i = 0; i < GF_CU_CALIB && !c; i++)
-		if (g_calib[i].set && g_calib[i].dev == dev && g_calib[i].channels == channels &&
-		    g_calib[i].max_block == max_block)
-			c = &g_calib[i];
-	for (int i = 0; i < GF_CU_CALIB && !c; i++)
-		if (!g_calib[i].set)
-			c = &g_calib[i], *c = (struct calib){dev, 1, channels, max_block, 0, UINT32_MAX};
-	if (c && direct_won && taps > c->direct_max && taps < c->fft_min)
-		c->direct_max = taps;
-	else if (c && !direct_won && taps < c->fft_min && taps > c->direct_max)
-		c->fft_min = taps;
+	struct memo *c = memo_find(g_calib, dev, channels, max_block, 0, &none);
+	if (c && direct_won && taps > c->a && taps < c->b)
+		c->a = taps;
+	else if (c && !direct_won && taps < c->b && taps > c->a)
+		c->b = taps;
+	pthread_mutex_unlock(&g_pool_mu);
+}
+
+int gf_persist_choice_lookup(int dev, uint32_t channels, uint32_t max_block, uint32_t taps_pad)
+{
+	pthread_mutex_lock(&g_pool_mu);
+	const struct memo *c = memo_find(g_persist, dev, channels, max_block, taps_pad, NULL);
+	int r = c ? (int)c->a : -1;
+	pthread_mutex_unlock(&g_pool_mu);
+	return r;
+}
+
+void gf_persist_choice_store(int dev, uint32_t channels, uint32_t max_block, uint32_t taps_pad, int persist)
+{
+	const struct memo fresh = {0, 0, 0, 0, 0, (uint32_t)(persist != 0), 0};
+	pthread_mutex_lock(&g_pool_mu);
+	memo_find(g_persist, dev, channels, max_block, taps_pad, &fresh);
 	pthread_mutex_unlock(&g_pool_mu);
 }
 

@@ -28,11 +28,10 @@
 
 #include "cu_common.cuh"
 
-
 struct gf_cu_live {
 	uint32_t C, taps_pad, L, max_frames;
 	const struct gf_direct *direct; /**< the taps: a constant bank or global memory */
-	float *d_ring; /**< [C][2L] */
+	float *d_ring;			/**< [C][2L] */
 	float *h_in, *h_out;
 	unsigned *h_done;
 	unsigned seq, max_blocks;
@@ -56,14 +55,6 @@ int gf_live_fits(uint32_t channels, uint32_t taps, uint32_t max_block)
 		return 0;
 	return taps <= GF_LIVE_MAX_TAPS && max_block <= GF_LIVE_MAX_FRAMES &&
 	       (uint64_t)max_block * channels <= GF_LIVE_MAX_SAMPLES;
-}
-
-static uint32_t pow2_at_least(uint64_t v)
-{
-	uint64_t p = 1;
-	while (p < v)
-		p <<= 1;
-	return (uint32_t)p;
 }
 
 /* Launch shape of a call: R outputs a lane, TK warps, ks taps a warp. */
@@ -110,7 +101,7 @@ int gf_live_new(struct gf_cu_live **out, struct gf_cuda_inst *in, struct gf_errb
 	l->max_frames = in->max_block;
 	l->direct = in->direct;
 	l->taps_pad = gf_direct_taps_pad(in->direct);
-	l->L = pow2_at_least((uint64_t)l->taps_pad + l->max_frames);
+	l->L = gf_cu_pow2_at_least((uint64_t)l->taps_pad + l->max_frames);
 	l->max_blocks = (l->max_frames + 31) / 32 * l->C; /* R = 1 launches the most blocks */
 	size_t io = (size_t)l->max_frames * l->C * sizeof(float);
 	size_t smem_max = ((size_t)GF_LIVE_MAX_TAPS + 16 + 128 + GF_LIVE_MAX_WARPS * 128) * sizeof(float);
@@ -119,7 +110,8 @@ int gf_live_new(struct gf_cu_live **out, struct gf_cuda_inst *in, struct gf_errb
 	    (err = gf_cu_dmalloc((void **)&l->d_ring, (size_t)2 * l->L * l->C * sizeof(float), l->s, eb)) ||
 	    (err = gf_cu_halloc((void **)&l->h_in, io, cudaHostAllocMapped, eb)) ||
 	    (err = gf_cu_halloc((void **)&l->h_out, io, cudaHostAllocMapped, eb)) ||
-	    (err = gf_cu_halloc((void **)&l->h_done, l->max_blocks * sizeof(unsigned), cudaHostAllocMapped, eb)))
+	    (err = gf_cu_halloc((void **)&l->h_done, l->max_blocks * sizeof(unsigned), cudaHostAllocMapped,
+				eb)))
 		goto fail;
 	memset(l->h_in, 0, io);
 	memset(l->h_done, 0, l->max_blocks * sizeof(unsigned));
@@ -185,7 +177,8 @@ int gf_cu_wait_words(volatile unsigned *w, unsigned n, unsigned seq, cudaStream_
 			unsigned done = 0;
 			for (unsigned k = 0; k < n; k++)
 				done += w[k] == seq;
-			gf_errbuf_set(eb, "cuda: work still in flight at the deadline (%u of %u blocks answered)",
+			gf_errbuf_set(eb,
+				      "cuda: work still in flight at the deadline (%u of %u blocks answered)",
 				      done, n);
 			return GF_E_TIMEOUT;
 		}
@@ -208,9 +201,10 @@ int gf_live_submit(struct gf_cu_live *l, const float *inp, uint32_t frames, stru
 	live_shape(l, frames, &sh);
 	memcpy(l->h_in, inp, (size_t)frames * l->C * sizeof(float));
 	unsigned seq = ++l->seq;
-	struct gf_live_args a = {l->d_ring, l->L, l->pos, (int)frames, (int)l->C, (int)l->taps_pad, sh.ks, l->h_in,
-				 l->h_out, l->h_done, seq};
-	CU_RET(eb, gf_direct_live_launch(l->direct, sh.r, dim3(sh.gx, l->C), dim3(32, sh.tk), sh.smem, l->s, &a));
+	struct gf_live_args a = {l->d_ring, l->L,    l->pos,   (int)frames, (int)l->C, (int)l->taps_pad,
+				 sh.ks,	    l->h_in, l->h_out, l->h_done,   seq};
+	CU_RET(eb,
+	       gf_direct_live_launch(l->direct, sh.r, dim3(sh.gx, l->C), dim3(32, sh.tk), sh.smem, l->s, &a));
 	l->words = sh.gx * l->C;
 	l->pos += frames;
 	return 0;

@@ -46,7 +46,7 @@ struct persist_ctl {
 	unsigned op;
 	unsigned frames;
 	unsigned hist_n;
-	const float *hist; /**< OP_LOAD: n interleaved frames on the device, or NULL */
+	const float *hist;     /**< OP_LOAD: n interleaved frames on the device, or NULL */
 	long long hang_cycles; /**< test hook: spin this long before answering (0 = off) */
 };
 
@@ -69,7 +69,7 @@ struct persist_args {
 	struct persist_ctl *ctl;
 	struct persist_cmd *cmd; /**< device memory */
 	const int *quit;	 /**< host-mapped, process-wide */
-	const float *taps; /**< [C][taps_pad], device */
+	const float *taps;	 /**< [C][taps_pad], device */
 	const float *in;
 	float *out; /**< [kz][max_frames][C]: one plane per slice */
 	unsigned *done;
@@ -134,7 +134,8 @@ __device__ void persist_answer(unsigned *done, unsigned seq)
 	__threadfence_system();
 	__syncwarp();
 	if (threadIdx.x == 0)
-		*(volatile unsigned *)&done[(blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x] = seq;
+		*(volatile unsigned *)&done[(blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x] =
+			seq;
 }
 
 __device__ void persist_load(float *s_x, uint32_t L, const float *hist, uint32_t n, int C, int c, int keep,
@@ -213,14 +214,6 @@ __global__ void __launch_bounds__(1024) k_persist(struct persist_args a)
 	}
 }
 
-static uint32_t pow2_at_least(uint64_t v)
-{
-	uint64_t p = 1;
-	while (p < v)
-		p <<= 1;
-	return (uint32_t)p;
-}
-
 /*
  * The kernel's shared-memory limit is raised once, to the device's largest,
  * before any instance of it runs: changing a kernel's attributes while it is
@@ -241,7 +234,8 @@ static cudaError_t smem_limit_init(int dev)
 		int optin = 0;
 		cudaError_t e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
 		if (e == cudaSuccess)
-			e = cudaFuncSetAttribute(k_persist, cudaFuncAttributeMaxDynamicSharedMemorySize, optin - 1024);
+			e = cudaFuncSetAttribute(k_persist, cudaFuncAttributeMaxDynamicSharedMemorySize,
+						 optin - 1024);
 		g_smem_max[dev] = (size_t)optin - 1024; /* room for the kernel's static shared words */
 		g_smem_state[dev] = e == cudaSuccess ? 1 : -1;
 		(void)cudaGetLastError();
@@ -272,7 +266,7 @@ static int persist_shape(struct gf_cu_persist *p, uint32_t channels, uint32_t ta
 	p->tk = tk < 1 ? 1 : tk > GF_LIVE_MAX_WARPS ? GF_LIVE_MAX_WARPS : tk;
 	p->blocks = p->tiles * channels * kz;
 	/* The last slice may run past taps_pad (zero taps): its reads must still be old frames. */
-	p->L = pow2_at_least((uint64_t)kz * p->slice - 1 + max_block);
+	p->L = gf_cu_pow2_at_least((uint64_t)kz * p->slice - 1 + max_block);
 	p->smem = ((size_t)p->slice + p->L + 32 * p->tk) * sizeof(float);
 	return 1;
 }
@@ -366,10 +360,12 @@ int gf_persist_new(struct gf_cu_persist **out, struct gf_cuda_inst *in, struct g
 	    (err = gf_cu_halloc((void **)&p->ctl, sizeof(*p->ctl), cudaHostAllocMapped, eb)) ||
 	    (err = gf_cu_dmalloc((void **)&p->d_cmd, sizeof(struct persist_cmd), in->s_comp, eb)) ||
 	    (err = CU_TRY(eb, cudaMemsetAsync(p->d_cmd, 0, sizeof(struct persist_cmd), in->s_comp))) ||
-	    (err = gf_cu_dmalloc((void **)&p->d_load, (size_t)p->taps_pad * p->C * sizeof(float), in->s_comp, eb)) ||
+	    (err = gf_cu_dmalloc((void **)&p->d_load, (size_t)p->taps_pad * p->C * sizeof(float), in->s_comp,
+				 eb)) ||
 	    (err = gf_cu_halloc((void **)&p->h_in, io, cudaHostAllocMapped, eb)) ||
 	    (err = gf_cu_halloc((void **)&p->h_out, io * p->kz, cudaHostAllocMapped, eb)) ||
-	    (err = gf_cu_halloc((void **)&p->h_done, p->blocks * sizeof(unsigned), cudaHostAllocMapped, eb)) ||
+	    (err = gf_cu_halloc((void **)&p->h_done, p->blocks * sizeof(unsigned), cudaHostAllocMapped,
+				eb)) ||
 	    (err = CU_TRY(eb, smem_limit_init(in->dev))))
 		goto fail;
 	memset(p->ctl, 0, sizeof(*p->ctl));
@@ -377,12 +373,10 @@ int gf_persist_new(struct gf_cu_persist **out, struct gf_cuda_inst *in, struct g
 	memset(p->h_done, 0, p->blocks * sizeof(unsigned));
 	{
 		int ks = ((int)p->slice + (int)p->tk - 1) / (int)p->tk;
-		struct persist_args a = {p->ctl,	  p->d_cmd, g_quit, gf_direct_taps(in->direct),
-					 p->h_in,	  p->h_out,
-					 p->h_done,	  p->L,
-					 p->max_frames * p->C, (int)p->C,
-					 (int)p->taps_pad, (int)p->slice,
-					 ks};
+		struct persist_args a = {
+			p->ctl,		  p->d_cmd,	 g_quit, gf_direct_taps(in->direct), p->h_in,
+			p->h_out,	  p->h_done,	 p->L,	 p->max_frames * p->C,	     (int)p->C,
+			(int)p->taps_pad, (int)p->slice, ks};
 		/* The taps are uploaded on the instance's s_comp: the kernel reads them first. */
 		if ((err = CU_TRY(eb, cudaStreamSynchronize(in->s_comp))))
 			goto fail;
@@ -442,8 +436,8 @@ int gf_persist_stage(struct gf_cu_persist *p, const float *d_hist, uint32_t n, c
 	uint32_t m = n < p->taps_pad - 1 ? n : p->taps_pad - 1;
 	*staged = m;
 	if (m)
-		CU_RET(eb, cudaMemcpyAsync(p->d_load, d_hist + (size_t)(n - m) * p->C, (size_t)m * p->C * sizeof(float),
-					   cudaMemcpyDeviceToDevice, s));
+		CU_RET(eb, cudaMemcpyAsync(p->d_load, d_hist + (size_t)(n - m) * p->C,
+					   (size_t)m * p->C * sizeof(float), cudaMemcpyDeviceToDevice, s));
 	return 0;
 }
 
@@ -481,36 +475,4 @@ int gf_persist_finish(struct gf_cu_persist *p, float *outp, uint32_t frames, uin
 		for (size_t i = 0; i < n; i++)
 			outp[i] += p->h_out[z * plane + i];
 	return 0;
-}
-
-/* Measured choices, per shape, for later instances (a reload of the same shape measures nothing). */
-#define CHOICES 32
-static struct {
-	int dev, set, persist;
-	uint32_t channels, max_block, taps_pad;
-} g_choice[CHOICES];
-static pthread_mutex_t g_choice_mu = PTHREAD_MUTEX_INITIALIZER;
-
-int gf_persist_choice_lookup(int dev, uint32_t channels, uint32_t max_block, uint32_t taps_pad)
-{
-	int r = -1;
-	pthread_mutex_lock(&g_choice_mu);
-	for (int i = 0; i < CHOICES && r < 0; i++)
-		if (g_choice[i].set && g_choice[i].dev == dev && g_choice[i].channels == channels &&
-		    g_choice[i].max_block == max_block && g_choice[i].taps_pad == taps_pad)
-			r = g_choice[i].persist;
-	pthread_mutex_unlock(&g_choice_mu);
-	return r;
-}
-
-void gf_persist_choice_store(int dev, uint32_t channels, uint32_t max_block, uint32_t taps_pad, int persist)
-{
-	pthread_mutex_lock(&g_choice_mu);
-	for (int i = 0; i < CHOICES; i++)
-		if (!g_choice[i].set) {
-			g_choice[i].dev = dev, g_choice[i].channels = channels, g_choice[i].max_block = max_block;
-			g_choice[i].taps_pad = taps_pad, g_choice[i].persist = persist, g_choice[i].set = 1;
-			break;
-		}
-	pthread_mutex_unlock(&g_choice_mu);
 }
