@@ -88,6 +88,7 @@ struct gf_cuda_inst {
 	long hang_after;	       /**< GPUFIR_CUDA_HANG_AFTER test hook; -1 = off */
 	int *h_hang, *d_hang;  /**< mapped flag the hook's kernel spins on (host and device address) */
 	long long hang_cycles; /**< the hook kernel's bound: a few seconds of GPU clock */
+	int stuck_kernel;      /**< its persistent kernel did not stop: free nothing behind it */
 	uint64_t calls;
 	/* submit/finish: one call in flight (cuda_backend.cu) */
 	uint32_t sub_frames; /**< frames submitted, 0 = none */
@@ -116,6 +117,9 @@ int gf_cu_plan_get(cufftHandle *h, size_t *ws, int dev, long long n, long long b
 void gf_cu_plan_put(cufftHandle h);
 /** Free the cached buffers and plans no instance holds (gf_cuda_release_caches). */
 void gf_cu_release_caches(void);
+/** An instance is alive from begin to end; the last end frees what was retired meanwhile. */
+void gf_cu_inst_begin(void);
+void gf_cu_inst_end(void);
 
 /* Fused per-block path (cuda_live.cu). */
 /** Largest call and filter the fused path takes (beyond them the pipelined path runs). */
@@ -147,8 +151,8 @@ int gf_live_finish(struct gf_cu_live *l, float *outp, uint32_t frames, uint64_t 
 int gf_persist_fits(int dev, uint32_t channels, uint32_t taps_pad, uint32_t max_block);
 /** Launch the kernel for @p in's direct taps (uploaded on s_comp) and wait for its first answer. */
 int gf_persist_new(struct gf_cu_persist **out, struct gf_cuda_inst *in, struct gf_errbuf *eb);
-/** Stop the kernel and free; a kernel that does not answer keeps (leaks) what it may write. */
-void gf_persist_free(struct gf_cu_persist *p);
+/** Stop the kernel and free; a kernel that does not answer keeps (leaks) what it may write: -1. */
+int gf_persist_free(struct gf_cu_persist *p);
 /** Enqueue on @p s a copy of the newest of @p n frames at @p d_hist into the kernel's load buffer. */
 int gf_persist_stage(struct gf_cu_persist *p, const float *d_hist, uint32_t n, cudaStream_t s,
 		     uint32_t *staged, struct gf_errbuf *eb);

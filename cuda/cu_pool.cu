@@ -6,7 +6,10 @@
  * going back to the driver with a device-wide synchronize); pinned host
  * buffers and cuFFT plans are kept in process-wide caches, so a reload with
  * the same sizes reuses the previous instance's instead of calling
- * cudaFreeHost or making a plan while another instance streams.
+ * cudaFreeHost or making a plan while another instance streams. What cannot
+ * go back to a cache is retired: freed once no instance is alive, since
+ * cudaFreeHost and cufftDestroy synchronize the device, which stalls a
+ * streaming instance and never returns while one runs a persistent kernel.
  *
  * Threads: control thread (create/destroy); the caches are guarded by one
  * mutex. The device helper gf_cu_use_device is for any thread.
@@ -72,21 +75,95 @@ struct host_buf {
 };
 static struct host_buf g_host[GF_CU_HOST_CACHE];
 
+/* Retired buffers and plans, and the instances alive (under g_pool_mu). */
+struct retired {
+	struct retired *next;
+	void *p;	  /* a pinned host buffer, or NULL */
+	cufftHandle plan; /* else a plan */
+};
+static struct retired *g_retired;
+static int g_live_insts;
+
+/* Under g_pool_mu. Where no node can be had, the buffer is leaked: freeing
+ * it now could hang this thread behind a persistent kernel. */
+static void retire(void *p, cufftHandle plan)
+{
+	struct retired *r = (struct retired *)malloc(sizeof(*r));
+	if (!r)
+		return;
+	*r = (struct retired){g_retired, p, plan};
+	g_retired = r;
+}
+
+/* Takes the retired list when no instance is alive (under g_pool_mu). */
+static struct retired *take_retired(void)
+{
+	struct retired *r = g_live_insts == 0 ? g_retired : NULL;
+	if (r)
+		g_retired = NULL;
+	return r;
+}
+
+static void free_retired(struct retired *r)
+{
+	while (r) {
+		struct retired *next = r->next;
+		if (r->p)
+			cudaFreeHost(r->p);
+		else
+			cufftDestroy(r->plan);
+		free(r);
+		r = next;
+	}
+	(void)cudaGetLastError();
+}
+
+void gf_cu_inst_begin(void)
+{
+	pthread_mutex_lock(&g_pool_mu);
+	g_live_insts++;
+	pthread_mutex_unlock(&g_pool_mu);
+}
+
+void gf_cu_inst_end(void)
+{
+	pthread_mutex_lock(&g_pool_mu);
+	g_live_insts--;
+	struct retired *r = take_retired();
+	pthread_mutex_unlock(&g_pool_mu);
+	free_retired(r);
+}
+
+/* Under g_pool_mu: a free slot, else one whose buffer no instance holds
+ * (that buffer retired: the cache keeps the sizes in use now), else -1. */
+static int host_slot(void)
+{
+	for (int i = 0; i < GF_CU_HOST_CACHE; i++)
+		if (!g_host[i].p)
+			return i;
+	for (int i = 0; i < GF_CU_HOST_CACHE; i++)
+		if (!g_host[i].used) {
+			retire(g_host[i].p, 0);
+			g_host[i].p = NULL;
+			return i;
+		}
+	return -1;
+}
+
 int gf_cu_halloc(void **p, size_t bytes, unsigned flags, struct gf_errbuf *eb)
 {
-	int err = 0, slot = -1;
+	int err = 0;
 	*p = NULL;
 	pthread_mutex_lock(&g_pool_mu);
 	for (int i = 0; i < GF_CU_HOST_CACHE && !*p; i++) {
 		struct host_buf *h = &g_host[i];
 		if (h->p && !h->used && h->bytes == bytes && h->flags == flags)
 			h->used = 1, *p = h->p;
-		else if (!h->p && slot < 0)
-			slot = i;
 	}
 	if (!*p) {
 		err = CU_TRY(eb, cudaHostAlloc(p, bytes, flags));
-		if (!err && slot >= 0)
+		int slot = err ? -1 : host_slot();
+		if (slot >= 0)
 			g_host[slot] = (struct host_buf){*p, bytes, flags, 1};
 	}
 	pthread_mutex_unlock(&g_pool_mu);
@@ -102,9 +179,9 @@ void gf_cu_hfree(void *p)
 	for (int i = 0; i < GF_CU_HOST_CACHE && !found; i++)
 		if (g_host[i].p == p)
 			g_host[i].used = 0, found = 1;
+	if (!found) /* the cache was full of buffers in use when it was made */
+		retire(p, 0);
 	pthread_mutex_unlock(&g_pool_mu);
-	if (!found) /* the cache was full when it was made */
-		cudaFreeHost(p);
 }
 
 struct plan_ent {
@@ -185,9 +262,9 @@ void gf_cu_plan_put(cufftHandle h)
 	for (int i = 0; i < GF_CU_PLAN_CACHE && !found; i++)
 		if (g_plans[i].made && g_plans[i].used && g_plans[i].h == h)
 			g_plans[i].used = 0, found = 1;
+	if (!found) /* made while the cache was full */
+		retire(NULL, h);
 	pthread_mutex_unlock(&g_pool_mu);
-	if (!found)
-		cufftDestroy(h);
 }
 
 /*
@@ -272,7 +349,9 @@ void gf_cu_release_caches(void)
 			cufftDestroy(g_plans[i].h);
 			g_plans[i].made = 0;
 		}
+	struct retired *r = take_retired();
 	pthread_mutex_unlock(&g_pool_mu);
+	free_retired(r);
 	(void)cudaGetLastError();
 }
 

@@ -213,7 +213,9 @@ static void inst_free(struct gf_cuda_inst *in)
 	(void)gf_cu_use_device(in->dev, &eb);
 	if (in->h_hang) /* release a hook kernel still spinning: its stream then drains at once */
 		*(volatile int *)in->h_hang = 1;
-	gf_persist_free(in->persist);
+	/* A persistent kernel that does not stop keeps the instance alive: what
+	 * was retired must not be freed behind it. */
+	bool kernel_runs = gf_persist_free(in->persist) != 0 || in->stuck_kernel;
 	if (in->s_comp) /* this instance's own work only */
 		cudaStreamSynchronize(in->s_comp);
 	gf_live_free(in->live, in->s_comp);
@@ -237,7 +239,7 @@ static void inst_free(struct gf_cuda_inst *in)
 	}
 	if (in->ev_done)
 		cudaEventDestroy(in->ev_done);
-	cudaFreeHost(in->h_hang);
+	gf_cu_hfree(in->h_hang);
 	if (in->s_h2d)
 		cudaStreamDestroy(in->s_h2d);
 	if (in->s_comp)
@@ -246,6 +248,8 @@ static void inst_free(struct gf_cuda_inst *in)
 		cudaStreamDestroy(in->s_d2h);
 	(void)cudaGetLastError();
 	free(in);
+	if (!kernel_runs)
+		gf_cu_inst_end();
 }
 
 /* Small FFT calls read their input from and write their output to host-mapped staging. */
@@ -468,7 +472,7 @@ static int hang_hook_init(struct gf_cuda_inst *in, struct gf_errbuf *eb)
 	int khz = 0;
 	CU_RET(eb, cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, in->dev));
 	in->hang_cycles = (long long)(khz > 0 ? khz : 2000000) * 1000 * 3; /* 3 s */
-	CU_RET(eb, cudaHostAlloc((void **)&in->h_hang, sizeof(int), cudaHostAllocMapped));
+	GF_RET(gf_cu_halloc((void **)&in->h_hang, sizeof(int), cudaHostAllocMapped, eb));
 	*in->h_hang = 0;
 	CU_RET(eb, cudaHostGetDevicePointer((void **)&in->d_hang, in->h_hang, 0));
 	gf_warn("cuda: test hook GPUFIR_CUDA_HANG_AFTER=%ld: call %ld will hang for about 3 s",
@@ -532,7 +536,7 @@ static int pick_persist(struct gf_cuda_inst *in, struct gf_errbuf *eb)
 		 keep ? "persistent" : "staged");
 	gf_persist_choice_store(in->dev, in->channels, in->max_block, tp, keep);
 	if (!keep) {
-		gf_persist_free(in->persist);
+		in->stuck_kernel = gf_persist_free(in->persist) != 0;
 		in->persist = NULL;
 	}
 	return 0;
@@ -600,6 +604,7 @@ static int cu_create(const struct gf_engine_params *p, const struct gf_filter_se
 		gf_errbuf_set(eb, "cuda: out of host memory");
 		return GF_E_NOMEM;
 	}
+	gf_cu_inst_begin(); /* inst_free ends it */
 	in->dev = p->gpu_index;
 	in->channels = p->channels;
 	in->taps = fs->taps;
@@ -713,7 +718,8 @@ static int cu_prime(void *inst, const float *history, uint32_t frames)
 		if (!err && in->persist)
 			err = drain_comp(in);
 		if (!err && in->persist)
-			err = gf_persist_load(in->persist, staged, gf_backend_now_ns() + PRIME_STEP_DEADLINE_NS, eb);
+			err = gf_persist_load(in->persist, staged,
+					      gf_backend_now_ns() + PRIME_STEP_DEADLINE_NS, eb);
 		gf_cu_dfree(d_hist, s);
 	} else if (!err && in->persist) {
 		err = gf_persist_load(in->persist, 0, gf_backend_now_ns() + PRIME_STEP_DEADLINE_NS, eb);

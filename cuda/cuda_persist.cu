@@ -394,15 +394,17 @@ int gf_persist_new(struct gf_cu_persist **out, struct gf_cuda_inst *in, struct g
 	*out = p;
 	return 0;
 fail:
-	gf_persist_free(p);
+	if (gf_persist_free(p))
+		in->stuck_kernel = 1;
 	return err;
 }
 
-/* Stop the kernel; if it does not answer, leak what it may still write. */
-void gf_persist_free(struct gf_cu_persist *p)
+/* Stop the kernel; if it does not answer, leak what it may still write and
+ * return -1 (the kernel still runs). */
+int gf_persist_free(struct gf_cu_persist *p)
 {
 	if (!p)
-		return;
+		return 0;
 	if (p->running) {
 		struct gf_errbuf eb = {{0}};
 		*(volatile long long *)&p->ctl->hang_cycles = 0;
@@ -410,7 +412,7 @@ void gf_persist_free(struct gf_cu_persist *p)
 		if (persist_wait(p, gf_cu_now_ns() + GF_CU_WAIT_NS, &eb) ||
 		    cudaStreamSynchronize(p->s) != cudaSuccess) {
 			(void)cudaGetLastError();
-			return;
+			return -1;
 		}
 	}
 	gf_cu_dfree(p->d_cmd, p->s);
@@ -423,6 +425,7 @@ void gf_persist_free(struct gf_cu_persist *p)
 	gf_cu_hfree(p->h_done);
 	(void)cudaGetLastError();
 	free(p);
+	return 0;
 }
 
 /*
