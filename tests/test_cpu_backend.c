@@ -229,6 +229,39 @@ static void prime_case(enum gf_algo algo, uint32_t ch, uint32_t taps, uint32_t m
 	free(y);
 }
 
+/* A used instance primed with no history (an engine reset between files of a
+ * batch) gives, bit for bit, what a new instance gives on the same calls. */
+static void reset_case(enum gf_algo algo, uint32_t ch, uint32_t taps, uint32_t max_block, uint32_t call)
+{
+	struct gf_filter_set *fs = gf_test_random_filter(ch, taps, &rng);
+	uint32_t frames = 3 * max_block + call, used = 5 * max_block + max_block / 3;
+	size_t n = (size_t)frames * ch;
+	float *x = malloc(n * sizeof(float)), *y0 = malloc(n * sizeof(float)),
+	      *y1 = malloc(n * sizeof(float));
+	float *z = malloc((size_t)used * ch * sizeof(float)), *zy = malloc((size_t)used * ch * sizeof(float));
+	CHECK(x && y0 && y1 && z && zy);
+	gf_test_fill_noise(x, n, &rng);
+	gf_test_fill_noise(z, (size_t)used * ch, &rng);
+	void *fresh = make(algo, ch, max_block, fs), *reused = make(algo, ch, max_block, fs);
+	run_calls(reused, z, zy, used, ch, max_block, 0); /* ends inside a segment */
+	CHECK_OK(gf_cpu_backend.prime(reused, z, 0));
+	for (uint32_t pos = 0; pos < frames; pos += call) {
+		uint32_t m = frames - pos < call ? frames - pos : call;
+		size_t off = (size_t)pos * ch;
+		CHECK_OK(gf_backend_process(&gf_cpu_backend, fresh, x + off, y0 + off, m));
+		CHECK_OK(gf_backend_process(&gf_cpu_backend, reused, x + off, y1 + off, m));
+	}
+	int same = memcmp(y0, y1, n * sizeof(float)) == 0;
+	printf("reset   %-6s taps %5u ch %u block %4u calls of %4u: %s\n", gf_cpu_backend.algo_name(fresh),
+	       taps, ch, max_block, call,
+	       same ? "bit-identical to a new instance" : "DIFFERENT from a new instance");
+	CHECK(same);
+	gf_cpu_backend.destroy(fresh);
+	gf_cpu_backend.destroy(reused);
+	gf_filter_set_free(fs);
+	free(x), free(y0), free(y1), free(z), free(zy);
+}
+
 static void test_misc(void)
 {
 	struct gf_filter_set *fs = gf_test_random_filter(2, 100, &rng);
@@ -325,6 +358,16 @@ int main(void)
 			prime_case(algo, 2, 1000, 256, h1);
 			prime_case(algo, 1, 7, 5, h1);
 		}
+	}
+	reset_case(GF_ALGO_FFT, 2, 301, 4096, 100);
+	reset_case(GF_ALGO_FFT, 2, 5000, 1024, 333);
+	reset_case(GF_ALGO_DIRECT, 2, 301, 256, 100);
+	struct gf_cpu_tuning heads[2] = {{.fft_partition = 256, .fft_head = GF_CPU_HEAD_FFT},
+					 {.fft_partition = 256, .fft_head = GF_CPU_HEAD_DIRECT}};
+	for (int i = 0; i < 2; i++) { /* each partial-segment head forced */
+		gf_cpu_set_tuning(&heads[i]);
+		reset_case(GF_ALGO_FFT, 2, 301, 4096, 100);
+		reset_case(GF_ALGO_FFT, 1, 1000, 512, 77);
 	}
 	struct gf_cpu_tuning t = {.fft_partition = 64, .fft_head = GF_CPU_HEAD_DIRECT};
 	gf_cpu_set_tuning(&t);

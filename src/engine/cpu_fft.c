@@ -398,6 +398,10 @@ void gf_cpu_fft_prime(struct gf_cpu_fft *f, const float *history, uint32_t frame
 				ch->fdl_im + slot * (size_t)f->nbp);
 		}
 		history_segment(f, c, history, frames, (int64_t)frames - f->P, ch->tbuf);
+		/* The segment not yet received is zero, as in a new instance: an FFT
+		 * head transforms all of it, and what lies beyond the frames received
+		 * changes the output's rounding though not its value. */
+		memset(ch->tbuf + f->P, 0, (size_t)f->P * sizeof(float));
 	}
 	f->newest = f->K >= 2 ? f->K - 2 : 0;
 	f->tail_next = 2;
