@@ -564,6 +564,7 @@ static const struct tcase full_cases[] = {
 
 int main(void)
 {
+	setvbuf(stdout, NULL, _IOLBF, 0); /* a case that hangs shows where, also under ctest */
 	char desc[256];
 	int perr = gf_cuda_probe(0, desc, sizeof(desc));
 	if (perr)
