@@ -13,6 +13,7 @@
 #include <cuda_runtime.h>
 #include <cufft.h>
 #include <stdint.h>
+#include <time.h>
 
 extern "C" {
 #include "backend.h"
@@ -37,6 +38,14 @@ struct gf_cu_line {
 	int64_t pos;	/**< absolute frame of the next input */
 };
 
+/** Monotonic milliseconds, for the set-up timings that -v reports. */
+static inline double gf_cu_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + 1e-6 * (double)ts.tv_nsec;
+}
+
 struct gf_direct;
 struct gf_fft;
 struct gf_cu_live;
@@ -48,7 +57,7 @@ extern "C" {
 extern const struct gf_backend_ops gf_cu_backend;
 int gf_cu_probe(int gpu_index, char *desc, uint32_t desc_len);
 int gf_cu_pin(void *ptr, size_t bytes);
-void gf_cu_unpin(void *ptr);
+int gf_cu_unpin(void *ptr);
 void gf_cu_prewarm(int gpu_index);
 void gf_cu_prewarm_wait(void);
 void gf_cu_quit_kernels(void); /* cuda_persist.cu */
@@ -89,6 +98,7 @@ struct gf_cuda_inst {
 	int *h_hang, *d_hang;  /**< mapped flag the hook's kernel spins on (host and device address) */
 	long long hang_cycles; /**< the hook kernel's bound: a few seconds of GPU clock */
 	int stuck_kernel;      /**< its persistent kernel did not stop: free nothing behind it */
+	int in_doubt;	       /**< counted in gf_cu_work_in_doubt (cu_pool.cu) */
 	uint64_t calls;
 	/* submit/finish: one call in flight (cuda_backend.cu) */
 	uint32_t sub_frames; /**< frames submitted, 0 = none */
@@ -120,6 +130,13 @@ void gf_cu_release_caches(void);
 /** An instance is alive from begin to end; the last end frees what was retired meanwhile. */
 void gf_cu_inst_begin(void);
 void gf_cu_inst_end(void);
+/** The instance's work missed a deadline, or its kernel did not stop: it is in
+ * doubt until its work is known done (gf_cu_doubt_end). Atomic, no lock: the
+ * audio thread marks it. Idempotent per instance. */
+void gf_cu_doubt(struct gf_cuda_inst *in);
+void gf_cu_doubt_end(struct gf_cuda_inst *in);
+/** Is any instance's work in doubt? Then nothing may wait for the device. */
+int gf_cu_work_in_doubt(void);
 
 /* Fused per-block path (cuda_live.cu). */
 /** Largest call and filter the fused path takes (beyond them the pipelined path runs). */

@@ -118,6 +118,29 @@ static void free_retired(struct retired *r)
 	(void)cudaGetLastError();
 }
 
+static int g_doubt; /* instances in doubt (atomic) */
+
+void gf_cu_doubt(struct gf_cuda_inst *in)
+{
+	if (!in->in_doubt) {
+		in->in_doubt = 1;
+		__atomic_add_fetch(&g_doubt, 1, __ATOMIC_RELEASE);
+	}
+}
+
+void gf_cu_doubt_end(struct gf_cuda_inst *in)
+{
+	if (in->in_doubt) {
+		in->in_doubt = 0;
+		__atomic_sub_fetch(&g_doubt, 1, __ATOMIC_RELEASE);
+	}
+}
+
+int gf_cu_work_in_doubt(void)
+{
+	return __atomic_load_n(&g_doubt, __ATOMIC_ACQUIRE) > 0;
+}
+
 void gf_cu_inst_begin(void)
 {
 	pthread_mutex_lock(&g_pool_mu);

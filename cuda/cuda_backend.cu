@@ -50,21 +50,36 @@ static int g_warm_dev;
 /*
  * A persistent kernel never finishes, so nothing may queue behind it: streams
  * share the driver's hardware work queues (8 by default), and an operation on
- * a stream that shares the kernel's queue can wait for it. 32 (the most) before
- * the context exists, unless the user set it.
+ * a stream that shares the kernel's queue can wait for it. So where the
+ * persistent path is asked for (GPUFIR_CUDA_PERSIST set and not 0 when CUDA
+ * starts), 32 queues (the most) before the context exists, unless the user
+ * set a number. Not otherwise: 32 queues cost about 350 ms more to create the
+ * context on the H200 (470-540 ms against 100-150 ms with 8, docs/cuda.md),
+ * more than a whole CPU run of a short file.
  */
 static pthread_once_t g_conn_once = PTHREAD_ONCE_INIT;
+static int g_connections; /* the hardware queues the context is made with */
 static void set_connections(void)
 {
-	setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
+	const char *persist = getenv("GPUFIR_CUDA_PERSIST");
+	if (persist && *persist && strcmp(persist, "0") != 0)
+		setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
+	const char *q = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+	g_connections = q && *q ? atoi(q) : 8;
 }
+
+static double g_warm_ms[3]; /* driver and runtime, primary context; the caller's wait (-v) */
 
 static void *prewarm_main(void *)
 {
 	int n = 0;
-	if (cudaGetDeviceCount(&n) == cudaSuccess && g_warm_dev >= 0 && g_warm_dev < n &&
-	    cudaSetDevice(g_warm_dev) == cudaSuccess)
-		(void)cudaFree(NULL); /* creates the primary context */
+	double t = gf_cu_now_ms();
+	if (cudaGetDeviceCount(&n) == cudaSuccess && g_warm_dev >= 0 && g_warm_dev < n) {
+		g_warm_ms[0] = gf_cu_now_ms() - t;
+		if (cudaSetDevice(g_warm_dev) == cudaSuccess)
+			(void)cudaFree(NULL); /* creates the primary context */
+		g_warm_ms[1] = gf_cu_now_ms() - t - g_warm_ms[0];
+	}
 	(void)cudaGetLastError();
 	return NULL;
 }
@@ -86,8 +101,14 @@ extern "C" void gf_cu_prewarm(int gpu_index)
 extern "C" void gf_cu_prewarm_wait(void)
 {
 	pthread_mutex_lock(&g_warm_mu);
-	if (g_warm_state == 1)
+	if (g_warm_state == 1) {
+		double t = gf_cu_now_ms();
 		pthread_join(g_warm_thread, NULL);
+		g_warm_ms[2] = gf_cu_now_ms() - t;
+		gf_debug("cuda: start-up in the background: driver and runtime %.1f ms, context %.1f ms "
+			 "(%d hardware queues); waited %.1f ms for it",
+			 g_warm_ms[0], g_warm_ms[1], g_connections, g_warm_ms[2]);
+	}
 	g_warm_state = 2;
 	pthread_mutex_unlock(&g_warm_mu);
 }
@@ -123,17 +144,10 @@ extern "C" int gf_cu_probe(int gpu_index, char *desc, uint32_t desc_len)
 	return 0;
 }
 
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + 1e-6 * (double)ts.tv_nsec;
-}
-
 /* Lap timer for gf_cuda_time_startup: milliseconds since the last lap. */
 static double lap(double *t)
 {
-	double t1 = now_ms(), d = t1 - *t;
+	double t1 = gf_cu_now_ms(), d = t1 - *t;
 	*t = t1;
 	return d;
 }
@@ -148,7 +162,7 @@ extern "C" int gf_cuda_time_startup(int dev, double ms[GF_CUDA_STARTUP_STEPS])
 	const size_t bytes = (size_t)65536 * 2 * sizeof(float); /* one offline chunk, stereo */
 	int n = 0, err;
 	gf_cu_prewarm_wait();
-	double t = now_ms();
+	double t = gf_cu_now_ms();
 	err = CU_TRY(&eb, cudaGetDeviceCount(&n));
 	ms[0] = lap(&t);
 	err = err ? err : CU_TRY(&eb, cudaGetDeviceProperties(&prop, dev));
@@ -197,10 +211,19 @@ extern "C" int gf_cu_pin(void *ptr, size_t bytes)
 	return 0;
 }
 
-extern "C" void gf_cu_unpin(void *ptr)
+/* cudaHostUnregister waits for every kernel on the device (measured, docs/cuda.md):
+ * behind work that missed its deadline it could wait for good, and that work
+ * may still copy to or from the buffer. Then the buffer stays registered and
+ * is the caller's to leak. */
+extern "C" int gf_cu_unpin(void *ptr)
 {
-	if (ptr && cudaHostUnregister(ptr) != cudaSuccess)
+	if (!ptr)
+		return 0;
+	if (gf_cu_work_in_doubt())
+		return 1;
+	if (cudaHostUnregister(ptr) != cudaSuccess)
 		(void)cudaGetLastError(); /* never pinned: fine */
+	return 0;
 }
 
 /* Control thread. Only stream-ordered frees and cache returns: nothing here
@@ -218,6 +241,10 @@ static void inst_free(struct gf_cuda_inst *in)
 	bool kernel_runs = gf_persist_free(in->persist) != 0 || in->stuck_kernel;
 	if (in->s_comp) /* this instance's own work only */
 		cudaStreamSynchronize(in->s_comp);
+	if (kernel_runs)
+		gf_cu_doubt(in);
+	else
+		gf_cu_doubt_end(in); /* its work is done: nothing of it is in flight now */
 	gf_live_free(in->live, in->s_comp);
 	gf_direct_free(in->direct);
 	gf_fft_free(in->fft);
@@ -497,6 +524,13 @@ static int pick_persist(struct gf_cuda_inst *in, struct gf_errbuf *eb)
 	int force = !env || !*env || strcmp(env, "0") == 0 ? 0 : strcmp(env, "auto") == 0 ? -1 : 1;
 	if (in->algo != GF_ALGO_DIRECT || !in->direct || force == 0)
 		return 0;
+	pthread_once(&g_conn_once, set_connections);
+	if (g_connections < 32) { /* a queue shared with the kernel could stall another stream */
+		gf_debug("cuda: persistent kernel not used: the context has %d hardware queues, not 32 "
+			 "(set GPUFIR_CUDA_PERSIST before CUDA starts, or CUDA_DEVICE_MAX_CONNECTIONS=32)",
+			 g_connections);
+		return 0;
+	}
 	uint32_t tp = gf_direct_taps_pad(in->direct);
 	if (!gf_persist_fits(in->dev, in->channels, tp, in->max_block))
 		return 0;
@@ -537,6 +571,8 @@ static int pick_persist(struct gf_cuda_inst *in, struct gf_errbuf *eb)
 	gf_persist_choice_store(in->dev, in->channels, in->max_block, tp, keep);
 	if (!keep) {
 		in->stuck_kernel = gf_persist_free(in->persist) != 0;
+		if (in->stuck_kernel)
+			gf_cu_doubt(in);
 		in->persist = NULL;
 	}
 	return 0;
@@ -623,12 +659,12 @@ static int cu_create(const struct gf_engine_params *p, const struct gf_filter_se
 	in->algo = want_direct ? GF_ALGO_DIRECT : GF_ALGO_FFT;
 
 	double t[6];
-	t[0] = now_ms();
+	t[0] = gf_cu_now_ms();
 	/* cudaSetDevice creates the context (CUDA 12+) when the probe did not. */
 	if ((err = gf_cu_use_device(in->dev, eb)) || (err = gf_cu_pool_init(in->dev, eb)) ||
 	    (err = gf_cu_check_memory(in->dev, &pl, in->channels, in->taps, eb)))
 		goto fail;
-	t[1] = now_ms();
+	t[1] = gf_cu_now_ms();
 	if (in->hang_after >= 0 && (err = hang_hook_init(in, eb)))
 		goto fail;
 	snprintf(in->desc, sizeof(in->desc), "%s", why); /* the probe's description of the device */
@@ -636,16 +672,16 @@ static int cu_create(const struct gf_engine_params *p, const struct gf_filter_se
 	    (err = gf_cu_line_init(&in->line, in->channels, keep, in->chunk, in->s_comp, eb)) ||
 	    (err = gf_cu_line_reset(&in->line, in->channels, in->s_comp, eb)))
 		goto fail;
-	t[2] = now_ms();
+	t[2] = gf_cu_now_ms();
 	if (want_direct && (err = gf_direct_new(&in->direct, in, fs, eb)))
 		goto fail;
 	if (want_direct && gf_live_fits(in->channels, in->taps, in->max_block) &&
 	    (err = gf_live_new(&in->live, in, eb)))
 		goto fail;
-	t[3] = now_ms();
+	t[3] = gf_cu_now_ms();
 	if (want_fft && (err = gf_fft_new(&in->fft, in, fs, &shape, eb)))
 		goto fail;
-	t[4] = now_ms();
+	t[4] = gf_cu_now_ms();
 	if (want_direct && want_fft && (err = calibrate(in, eb)))
 		goto fail;
 	/* This instance's streams only: a device-wide synchronize would wait for
@@ -653,7 +689,7 @@ static int cu_create(const struct gf_engine_params *p, const struct gf_filter_se
 	if ((err = reset_state(in, eb)) || (err = CU_TRY(eb, cudaStreamSynchronize(in->s_comp))) ||
 	    (err = pick_persist(in, eb)))
 		goto fail;
-	t[5] = now_ms();
+	t[5] = gf_cu_now_ms();
 	gf_debug("cuda: %s, %u taps x %u ch, block %u, chunk %u: %s%s%s; setup ms: context %.1f, staging "
 		 "%.1f, "
 		 "direct %.1f, fft %.1f (hop %u, size %u), calibration %.1f",
@@ -690,9 +726,8 @@ static int drain_comp(struct gf_cuda_inst *in)
  * The engine calls it on the control thread (the audio thread only as a last
  * resort). The upload is from pageable memory: the driver stages it and
  * waits for this instance's stream (new, idle) first. */
-static int cu_prime(void *inst, const float *history, uint32_t frames)
+static int prime_call(struct gf_cuda_inst *in, const float *history, uint32_t frames)
 {
-	struct gf_cuda_inst *in = (struct gf_cuda_inst *)inst;
 	struct gf_errbuf *eb = &in->eb;
 	uint32_t n = frames < in->taps - 1 ? frames : in->taps - 1;
 	const float *src = history + (size_t)(frames - n) * in->channels;
@@ -725,6 +760,17 @@ static int cu_prime(void *inst, const float *history, uint32_t frames)
 		err = gf_persist_load(in->persist, 0, gf_backend_now_ns() + PRIME_STEP_DEADLINE_NS, eb);
 	}
 	return err ? err : drain_comp(in);
+}
+
+/* A missed deadline leaves the instance's work in flight: from then on host
+ * memory it may still reach is never unregistered (gf_cu_unpin). */
+static int cu_prime(void *inst, const float *history, uint32_t frames)
+{
+	struct gf_cuda_inst *in = (struct gf_cuda_inst *)inst;
+	int err = prime_call(in, history, frames);
+	if (err == GF_E_TIMEOUT)
+		gf_cu_doubt(in);
+	return err;
 }
 
 /* A small FFT call through host-mapped staging: the kernels read the input
@@ -983,7 +1029,10 @@ static int cu_finish(void *inst, float *outp, uint64_t deadline_ns)
 	if (!frames)
 		return GF_E_INVAL;
 	in->sub_frames = 0;
-	return finish_call(in, outp, frames, deadline_ns);
+	int err = finish_call(in, outp, frames, deadline_ns);
+	if (err == GF_E_TIMEOUT) /* atomic only: this is the audio thread */
+		gf_cu_doubt(in);
+	return err;
 }
 
 static void cu_destroy(void *inst)

@@ -23,6 +23,10 @@
 
 #include "cu_common.cuh"
 
+extern "C" {
+#include "log.h"
+}
+
 #define GF_FFT_MAX_PLANS 24
 
 struct gf_fft {
@@ -477,20 +481,28 @@ int gf_fft_new(struct gf_fft **out, struct gf_cuda_inst *in, const struct gf_fil
 	size_t spec = (size_t)f->C * f->NB * sizeof(cufftComplex), win = (size_t)f->C * f->N * sizeof(float);
 	cudaStream_t s = in->s_comp;
 	int made_new = 0;
+	double t[4];
+	t[0] = gf_cu_now_ms();
 	if ((err = gf_cu_dmalloc((void **)&f->d_H, spec * f->M, s, eb)) ||
 	    (err = gf_cu_dmalloc((void **)&f->d_X, spec * f->Mr, s, eb)) ||
 	    (err = gf_cu_dmalloc((void **)&f->d_T, 2 * spec, s, eb)) ||
 	    (err = gf_cu_dmalloc((void **)&f->d_Y, spec * f->gmax, s, eb)) ||
 	    (err = gf_cu_dmalloc((void **)&f->d_W, win * f->gmax, s, eb)) ||
-	    (err = gf_cu_dmalloc((void **)&f->d_y, win * f->gmax, s, eb)) ||
-	    (err = make_plans(f, in->dev, s, &made_new, eb)))
+	    (err = gf_cu_dmalloc((void **)&f->d_y, win * f->gmax, s, eb)))
 		goto fail;
+	t[1] = gf_cu_now_ms();
+	if ((err = make_plans(f, in->dev, s, &made_new, eb)))
+		goto fail;
+	t[2] = gf_cu_now_ms();
 	/* A new plan's set-up may have queued work on the legacy stream, which our
 	 * non-blocking streams do not wait for: wait for that stream alone (it does
 	 * not wait for other instances' non-blocking streams). */
 	if ((made_new && (err = CU_TRY(eb, cudaStreamSynchronize(cudaStreamLegacy)))) ||
 	    (err = make_spectra(f, fs, s, eb)) || (err = gf_fft_reset(f, in, s, eb)))
 		goto fail;
+	t[3] = gf_cu_now_ms();
+	gf_debug("cuda fft: set-up ms: buffers %.1f, %d plans %.1f (%s), spectra %.1f", t[1] - t[0],
+		 2 * f->nplans + 1, t[2] - t[1], made_new ? "some new" : "all cached", t[3] - t[2]);
 	*out = f;
 	return 0;
 fail:

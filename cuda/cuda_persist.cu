@@ -394,8 +394,10 @@ int gf_persist_new(struct gf_cu_persist **out, struct gf_cuda_inst *in, struct g
 	*out = p;
 	return 0;
 fail:
-	if (gf_persist_free(p))
+	if (gf_persist_free(p)) {
 		in->stuck_kernel = 1;
+		gf_cu_doubt(in);
+	}
 	return err;
 }
 

@@ -317,6 +317,22 @@ static void bank_case(void)
 #endif
 
 #ifdef GPUFIR_HAVE_CUDA
+/* A direct instance of @p block-frame calls made with @p var set to @p val
+ * (a live path forced on, or timed), which is then set back to "0". */
+static void *create_with(const char *var, const char *val, const struct gf_filter_set *fs, uint32_t block)
+{
+	struct gf_engine_params p = {.backend = GF_BACKEND_CUDA,
+				     .algo = GF_ALGO_DIRECT,
+				     .channels = fs->channels,
+				     .max_block = block};
+	struct gf_errbuf eb = {{0}};
+	void *inst = NULL;
+	setenv(var, val, 1);
+	CHECK_OK_EB(gf_cuda_backend.create(&p, fs, &inst, &eb), &eb);
+	setenv(var, "0", 1);
+	return inst;
+}
+
 /* Live blocks of the direct algorithm take the fused path; it is
  * deterministic (two instances give the same bits) and matches the reference
  * with random call sizes, with the taps in constant and in global memory; the
@@ -330,18 +346,11 @@ static void path_case(const char *env, const char *want_path, uint32_t ch, uint3
 	float *x = malloc(n * sizeof(float)), *y[3];
 	CHECK(x);
 	gf_test_fill_noise(x, n, &g_rng);
-	struct gf_engine_params p = {
-		.backend = GF_BACKEND_CUDA, .algo = GF_ALGO_DIRECT, .channels = ch, .max_block = block};
 	uint64_t seed = g_rng;
 	for (int k = 0; k < 3; k++) {
-		struct gf_errbuf eb = {{0}};
-		void *inst = NULL;
 		y[k] = malloc(n * sizeof(float));
 		CHECK(y[k]);
-		if (k < 2) /* the path under test is forced on */
-			setenv(env, "1", 1);
-		CHECK_OK_EB(gf_cuda_backend.create(&p, fs, &inst, &eb), &eb);
-		setenv(env, "0", 1);
+		void *inst = create_with(env, k < 2 ? "1" : "0", fs, block); /* twice the path under test */
 		CHECK(strcmp(gf_cuda_block_path(inst), k == 2 ? "staged" : want_path) == 0);
 		if (k < 2)
 			CHECK(strncmp(gf_cuda_taps_where(inst), want_where, strlen(want_where)) == 0);
@@ -362,32 +371,34 @@ static void path_case(const char *env, const char *want_path, uint32_t ch, uint3
 	gf_filter_set_free(fs);
 }
 
-/* GPUFIR_CUDA_PERSIST=auto: the live path is picked by timing both; whichever it is, the output is right. */
-static void auto_path_case(void)
+/* @return the rel L2 error of @p frames of noise streamed through @p inst in whole blocks. */
+static double noise_error(void *inst, const struct gf_filter_set *fs, uint32_t frames, uint32_t block)
 {
-	const uint32_t ch = 2, taps = 4095, block = 64, frames = 30 * block;
-	struct gf_filter_set *fs = make_taps(ch, taps);
+	const uint32_t ch = fs->channels;
 	size_t n = (size_t)frames * ch;
 	float *x = malloc(n * sizeof(float)), *y = malloc(n * sizeof(float));
 	CHECK(x && y);
 	gf_test_fill_noise(x, n, &g_rng);
-	struct gf_engine_params p = {
-		.backend = GF_BACKEND_CUDA, .algo = GF_ALGO_DIRECT, .channels = ch, .max_block = block};
-	struct gf_errbuf eb = {{0}};
-	void *inst = NULL;
-	setenv("GPUFIR_CUDA_PERSIST", "auto", 1);
-	CHECK_OK_EB(gf_cuda_backend.create(&p, fs, &inst, &eb), &eb);
-	setenv("GPUFIR_CUDA_PERSIST", "0", 1);
-	const char *path = gf_cuda_block_path(inst);
-	CHECK(strcmp(path, "persistent") == 0 || strcmp(path, "staged") == 0);
 	stream(&gf_cuda_backend, inst, x, y, frames, ch, block, FIXED);
 	double e = error_of(x, y, frames, ch, fs, 0);
+	free(x);
+	free(y);
+	return e;
+}
+
+/* GPUFIR_CUDA_PERSIST=auto: the live path is picked by timing both; whichever it is, the output is right. */
+static void auto_path_case(void)
+{
+	const uint32_t ch = 2, taps = 4095, block = 64;
+	struct gf_filter_set *fs = make_taps(ch, taps);
+	void *inst = create_with("GPUFIR_CUDA_PERSIST", "auto", fs, block);
+	const char *path = gf_cuda_block_path(inst);
+	CHECK(strcmp(path, "persistent") == 0 || strcmp(path, "staged") == 0);
+	double e = noise_error(inst, fs, 30 * block, block);
 	printf("auto    taps %5u ch %2u block %4u: measured choice %s, rel L2 %.2e\n", taps, ch, block, path,
 	       e);
 	CHECK(e < TOL);
 	gf_cuda_backend.destroy(inst);
-	free(x);
-	free(y);
 	gf_filter_set_free(fs);
 }
 
@@ -413,25 +424,13 @@ static void *free_all(void *arg)
 static void free_behind_persistent_case(void)
 {
 	enum { N = 16 }; /* four pinned buffers or more each: past the cache's 64 */
-	const uint32_t ch = 2, taps = 4095, block = 64, frames = 40 * block;
-	struct gf_filter_set *fs = make_taps(ch, taps);
-	size_t n = (size_t)frames * ch;
-	float *x = malloc(n * sizeof(float)), *y = malloc(n * sizeof(float));
-	CHECK(x && y);
-	gf_test_fill_noise(x, n, &g_rng);
-	struct gf_engine_params p = {
-		.backend = GF_BACKEND_CUDA, .algo = GF_ALGO_DIRECT, .channels = ch, .max_block = block};
-	struct gf_errbuf eb = {{0}};
-	void *keep = NULL, *inst[N];
-	/* Made first: allocation behind a persistent kernel waits for it (docs/cuda.md). */
-	for (int i = 0; i < N; i++) { /* distinct block sizes: no two share a buffer size */
-		struct gf_engine_params q = p;
-		q.max_block = 96 + 32 * (uint32_t)i;
-		CHECK_OK_EB(gf_cuda_backend.create(&q, fs, &inst[i], &eb), &eb);
-	}
-	setenv("GPUFIR_CUDA_PERSIST", "1", 1);
-	CHECK_OK_EB(gf_cuda_backend.create(&p, fs, &keep, &eb), &eb);
-	setenv("GPUFIR_CUDA_PERSIST", "0", 1);
+	const uint32_t block = 64;
+	struct gf_filter_set *fs = make_taps(2, 4095);
+	void *inst[N];
+	/* Made first: building an instance behind a persistent kernel waits for it (docs/cuda.md). */
+	for (int i = 0; i < N; i++) /* distinct block sizes: no two share a buffer size */
+		inst[i] = create_with("GPUFIR_CUDA_PERSIST", "0", fs, 96 + 32 * (uint32_t)i);
+	void *keep = create_with("GPUFIR_CUDA_PERSIST", "1", fs, block);
 	CHECK(strcmp(gf_cuda_block_path(keep), "persistent") == 0);
 	struct free_job job = {inst, N, 0};
 	pthread_t t;
@@ -446,15 +445,12 @@ static void free_behind_persistent_case(void)
 	}
 	double ms = (double)(gf_backend_now_ns() - t0) / 1e6;
 	CHECK(pthread_join(t, NULL) == 0);
-	stream(&gf_cuda_backend, keep, x, y, frames, ch, block, FIXED);
-	double e = error_of(x, y, frames, ch, fs, 0);
+	double e = noise_error(keep, fs, 40 * block, block);
 	printf("retire  %d instances freed behind a persistent kernel in %.1f ms; it then streams, rel L2 "
 	       "%.2e\n",
 	       N, ms, e);
 	CHECK(e < TOL);
 	gf_cuda_backend.destroy(keep);
-	free(x);
-	free(y);
 	gf_filter_set_free(fs);
 }
 #endif
@@ -509,13 +505,25 @@ static void hang_case(int persist)
 #else
 	const char *path = "staged"; /* not reached: create fails without CUDA */
 #endif
+	/* Unregistering host memory waits for every kernel on the device: behind
+	 * work that missed its deadline (the hook spins for 3 s) it must not be
+	 * tried. The buffer stays pinned, and unpin says so at once. */
+	const size_t nb = (size_t)1 << 16;
+	void *buf = aligned_alloc(4096, nb);
+	CHECK(buf && gf_cuda_pin(buf, nb) == 0);
+	uint64_t u0 = gf_backend_now_ns();
+	CHECK(gf_cuda_unpin(buf) == 1);
+	double unpin_ms = (double)(gf_backend_now_ns() - u0) / 1e6;
+	CHECK(unpin_ms < 100.0);
 	/* The engine would abandon it; here destroy releases the hook's kernel
 	 * through its mapped flag, so memcheck's leak check stays clean. */
 	gf_cuda_backend.destroy(inst);
+	CHECK(gf_cuda_unpin(buf) == 0); /* its work is done: nothing is in doubt now */
+	free(buf);
 	gf_filter_set_free(fs);
 	printf("hang    GPUFIR_CUDA_HANG_AFTER=2, %s path: 3rd call timed out after %.1f ms (deadline 5 "
-	       "ms)\n",
-	       path, (double)(t1 - t0) / 1e6);
+	       "ms); unpin behind it %.2f ms (kept pinned)\n",
+	       path, (double)(t1 - t0) / 1e6, unpin_ms);
 }
 
 static const struct tcase quick_cases[] = {
@@ -565,6 +573,10 @@ static const struct tcase full_cases[] = {
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0); /* a case that hangs shows where, also under ctest */
+	/* The persistent-kernel cases need the context's 32 hardware queues,
+	 * which the module sets up only where GPUFIR_CUDA_PERSIST asks for that
+	 * path before CUDA starts (docs/cuda.md). */
+	setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
 	char desc[256];
 	int perr = gf_cuda_probe(0, desc, sizeof(desc));
 	if (perr)

@@ -249,8 +249,8 @@ void gf_offline_pipeline_free(struct gf_offline_pipeline *p)
 	if (!p->inited)
 		return;
 	for (uint32_t i = 0; i < GF_OFFLINE_CHUNKS; i++) {
-		if (p->chunk[i].pinned)
-			gf_cuda_unpin(p->chunk[i].buf);
+		if (p->chunk[i].pinned && gf_cuda_unpin(p->chunk[i].buf))
+			continue; /* stuck GPU work may still reach it: kept, never freed */
 		free(p->chunk[i].buf);
 	}
 	pthread_cond_destroy(&p->cv);

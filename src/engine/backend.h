@@ -110,8 +110,13 @@ int gf_cuda_probe(int gpu_index, char *desc, uint32_t desc_len);
  * @return 0, or GF_E_UNSUPPORTED / GF_E_NOGPU / GF_E_CUDA (memory stays usable, unpinned)
  */
 int gf_cuda_pin(void *ptr, size_t bytes);
-/** Undo gf_cuda_pin before freeing. Accepts memory that was never pinned. */
-void gf_cuda_unpin(void *ptr);
+/**
+ * Undo gf_cuda_pin before freeing. Accepts memory that was never pinned.
+ * @return 0: free the memory; 1: GPU work that missed its deadline may still
+ * reach it and unregistering would wait for that work, so it stays pinned and
+ * must not be freed (leak it: it lives until the process ends)
+ */
+int gf_cuda_unpin(void *ptr);
 
 /**
  * Start CUDA (driver, runtime, the device's context) on a background thread,

@@ -122,11 +122,10 @@ int gf_cuda_pin(void *ptr, size_t bytes)
 	return m ? m->pin(ptr, bytes) : GF_E_UNSUPPORTED;
 }
 
-void gf_cuda_unpin(void *ptr)
+int gf_cuda_unpin(void *ptr)
 {
 	const struct gf_cuda_module *m = module_if_loaded();
-	if (m)
-		m->unpin(ptr);
+	return m ? m->unpin(ptr) : 0;
 }
 
 void gf_cuda_prewarm(int gpu_index)

@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 /** Bumped whenever either struct below changes; a module of another ABI is refused. */
-#define GF_CUDA_MODULE_ABI 2 /* 2: gf_backend_ops.check_memory */
+#define GF_CUDA_MODULE_ABI 3 /* 2: gf_backend_ops.check_memory; 3: unpin returns int */
 /** File name of the module; the loader looks for it beside the executable, then in the lib dir. */
 #define GF_CUDA_MODULE_NAME "libgpufir-cuda.so"
 /** Environment variable naming the module's path (tests, unusual installs). */
@@ -50,7 +50,7 @@ struct gf_cuda_module {
 	const struct gf_backend_ops *ops;
 	int (*probe)(int gpu_index, char *desc, uint32_t desc_len);
 	int (*pin)(void *ptr, size_t bytes);
-	void (*unpin)(void *ptr);
+	int (*unpin)(void *ptr);
 	void (*prewarm)(int gpu_index);
 	void (*prewarm_wait)(void);
 	void (*quit_kernels)(void);

@@ -32,9 +32,10 @@ int gf_cuda_pin(void *ptr, size_t bytes)
 	return GF_E_UNSUPPORTED;
 }
 
-void gf_cuda_unpin(void *ptr)
+int gf_cuda_unpin(void *ptr)
 {
 	(void)ptr;
+	return 0;
 }
 
 void gf_cuda_prewarm(int gpu_index)

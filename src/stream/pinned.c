@@ -69,7 +69,8 @@ void gf_pinned_free(void *p, size_t bytes)
 {
 	if (!p)
 		return;
-	gf_cuda_unpin(p);
+	if (gf_cuda_unpin(p)) /* stuck GPU work may still reach it: kept, never freed */
+		return;
 	munlock(p, page_round(bytes));
 	free(p);
 }
