@@ -135,8 +135,12 @@ void gf_cu_inst_end(void);
  * audio thread marks it. Idempotent per instance. */
 void gf_cu_doubt(struct gf_cuda_inst *in);
 void gf_cu_doubt_end(struct gf_cuda_inst *in);
-/** Is any instance's work in doubt? Then nothing may wait for the device. */
-int gf_cu_work_in_doubt(void);
+/** A persistent kernel was launched / has ended (atomic count). */
+void gf_cu_resident_begin(void);
+void gf_cu_resident_end(void);
+/** Could a wait for the whole device hang now: work in doubt, or a resident
+ * persistent kernel (which ends only when told)? Then nothing may wait for it. */
+int gf_cu_device_wait_may_hang(void);
 
 /* Fused per-block path (cuda_live.cu). */
 /** Largest call and filter the fused path takes (beyond them the pipelined path runs). */

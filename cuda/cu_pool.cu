@@ -118,7 +118,8 @@ static void free_retired(struct retired *r)
 	(void)cudaGetLastError();
 }
 
-static int g_doubt; /* instances in doubt (atomic) */
+static int g_doubt;    /* instances in doubt (atomic) */
+static int g_resident; /* persistent kernels running (atomic) */
 
 void gf_cu_doubt(struct gf_cuda_inst *in)
 {
@@ -136,9 +137,20 @@ void gf_cu_doubt_end(struct gf_cuda_inst *in)
 	}
 }
 
-int gf_cu_work_in_doubt(void)
+void gf_cu_resident_begin(void)
 {
-	return __atomic_load_n(&g_doubt, __ATOMIC_ACQUIRE) > 0;
+	__atomic_add_fetch(&g_resident, 1, __ATOMIC_RELEASE);
+}
+
+void gf_cu_resident_end(void)
+{
+	__atomic_sub_fetch(&g_resident, 1, __ATOMIC_RELEASE);
+}
+
+int gf_cu_device_wait_may_hang(void)
+{
+	return __atomic_load_n(&g_doubt, __ATOMIC_ACQUIRE) > 0 ||
+	       __atomic_load_n(&g_resident, __ATOMIC_ACQUIRE) > 0;
 }
 
 void gf_cu_inst_begin(void)

@@ -212,14 +212,14 @@ extern "C" int gf_cu_pin(void *ptr, size_t bytes)
 }
 
 /* cudaHostUnregister waits for every kernel on the device (measured, docs/cuda.md):
- * behind work that missed its deadline it could wait for good, and that work
- * may still copy to or from the buffer. Then the buffer stays registered and
- * is the caller's to leak. */
+ * behind work that missed its deadline, or a persistent kernel, it could wait
+ * for good, and work in doubt may still copy to or from the buffer. Then the
+ * buffer stays registered and is the caller's to leak. */
 extern "C" int gf_cu_unpin(void *ptr)
 {
 	if (!ptr)
 		return 0;
-	if (gf_cu_work_in_doubt())
+	if (gf_cu_device_wait_may_hang())
 		return 1;
 	if (cudaHostUnregister(ptr) != cudaSuccess)
 		(void)cudaGetLastError(); /* never pinned: fine */

@@ -385,6 +385,7 @@ int gf_persist_new(struct gf_cu_persist **out, struct gf_cuda_inst *in, struct g
 			goto fail;
 	}
 	p->running = 1;
+	gf_cu_resident_begin();
 	/* A first command proves the kernel is resident and answering. */
 	p->ctl->hist = NULL;
 	p->ctl->hist_n = 0;
@@ -414,8 +415,9 @@ int gf_persist_free(struct gf_cu_persist *p)
 		if (persist_wait(p, gf_cu_now_ns() + GF_CU_WAIT_NS, &eb) ||
 		    cudaStreamSynchronize(p->s) != cudaSuccess) {
 			(void)cudaGetLastError();
-			return -1;
+			return -1; /* still resident */
 		}
+		gf_cu_resident_end();
 	}
 	gf_cu_dfree(p->d_cmd, p->s);
 	gf_cu_dfree(p->d_load, p->s);

@@ -405,10 +405,13 @@ static void auto_path_case(void)
 /* Instances freed while another runs a persistent kernel, with more pinned
  * buffers in use than the process-wide cache holds: what cannot go back to
  * the cache is retired, not given to cudaFreeHost, which synchronizes the
- * device and so never returns behind a kernel that does not end. */
+ * device and so never returns behind a kernel that does not end. Host memory
+ * pinned by the caller is not unregistered behind it either (same wait). */
 struct free_job {
 	void **inst;
 	int n;
+	void *buf; /* pinned by the caller */
+	int unpin_rc;
 	atomic_int done;
 };
 
@@ -417,6 +420,7 @@ static void *free_all(void *arg)
 	struct free_job *j = arg;
 	for (int i = 0; i < j->n; i++)
 		gf_cuda_backend.destroy(j->inst[i]);
+	j->unpin_rc = gf_cuda_unpin(j->buf);
 	atomic_store(&j->done, 1);
 	return NULL;
 }
@@ -432,25 +436,32 @@ static void free_behind_persistent_case(void)
 		inst[i] = create_with("GPUFIR_CUDA_PERSIST", "0", fs, 96 + 32 * (uint32_t)i);
 	void *keep = create_with("GPUFIR_CUDA_PERSIST", "1", fs, block);
 	CHECK(strcmp(gf_cuda_block_path(keep), "persistent") == 0);
-	struct free_job job = {inst, N, 0};
+	const size_t nb = (size_t)1 << 16;
+	struct free_job job = {inst, N, aligned_alloc(4096, nb), -1, 0};
+	CHECK(job.buf && gf_cuda_pin(job.buf, nb) == 0);
 	pthread_t t;
 	uint64_t t0 = gf_backend_now_ns();
 	CHECK(pthread_create(&t, NULL, free_all, &job) == 0);
 	while (!atomic_load(&job.done) && gf_backend_now_ns() - t0 < 20000000000ull)
 		usleep(1000);
 	if (!atomic_load(&job.done)) { /* the thread is stuck in the driver: it cannot be joined */
-		printf("FAIL: freeing %d instances behind a persistent kernel did not return in 20 s\n", N);
+		printf("FAIL: freeing %d instances and a pinned buffer behind a persistent kernel did not "
+		       "return in 20 s\n",
+		       N);
 		fflush(stdout);
 		_exit(1);
 	}
 	double ms = (double)(gf_backend_now_ns() - t0) / 1e6;
 	CHECK(pthread_join(t, NULL) == 0);
+	CHECK(job.unpin_rc == 1); /* kept pinned while the kernel is resident */
 	double e = noise_error(keep, fs, 40 * block, block);
 	printf("retire  %d instances freed behind a persistent kernel in %.1f ms; it then streams, rel L2 "
 	       "%.2e\n",
 	       N, ms, e);
 	CHECK(e < TOL);
 	gf_cuda_backend.destroy(keep);
+	CHECK(gf_cuda_unpin(job.buf) == 0); /* nothing resident now */
+	free(job.buf);
 	gf_filter_set_free(fs);
 }
 #endif
