@@ -83,10 +83,11 @@ step bench_live required "$build/bench/bench_live" --backend cuda --blocks "${GP
 step bench_live_persist optional env GPUFIR_CUDA_PERSIST=1 "$build/bench/bench_live" --backend cuda \
 	--blocks "${GPU_CHECK_BLOCKS:-20000}" --sizes 64,128 --no-capacity --no-floor
 if [ "${GPU_CHECK_SANITIZE:-0}" = 1 ]; then
-	step memcheck required env GPUFIR_GPU_TEST_QUICK=1 compute-sanitizer --tool memcheck \
-		--leak-check full --error-exitcode 9 "$build/tests/test_gpu_engine"
-	step racecheck required env GPUFIR_GPU_TEST_QUICK=1 compute-sanitizer --tool racecheck \
-		--error-exitcode 9 "$build/tests/test_gpu_engine"
+	# Under the sanitizer, work behind a persistent kernel never completes (docs/cuda.md).
+	step memcheck required env GPUFIR_GPU_TEST_QUICK=1 GPUFIR_GPU_TEST_NO_PERSIST=1 compute-sanitizer \
+		--tool memcheck --leak-check full --error-exitcode 9 "$build/tests/test_gpu_engine"
+	step racecheck required env GPUFIR_GPU_TEST_QUICK=1 GPUFIR_GPU_TEST_NO_PERSIST=1 compute-sanitizer \
+		--tool racecheck --error-exitcode 9 "$build/tests/test_gpu_engine"
 fi
 if command -v cyclictest >/dev/null 2>&1; then
 	step cyclictest optional cyclictest -m -p 90 -t 2 -a -i 1000 -D "${GPU_CHECK_CYCLIC_S:-60}" -q -h 30000
