@@ -13,7 +13,8 @@
 #     --backend cpu, fconvolver -T, and with xargs -P (one per CPU);
 #   - one 5 s file: auto against --backend cpu (target: auto <= 1.1x cpu);
 #   - one LONG (600) s file at LONG_TAPS (65535): gpufir auto, cpu, fconvolver.
-# Prints "RESULT name seconds per_file_ms" lines and a Markdown table; checks
+# Prints "RESULT name seconds per_file_ms" lines and a Markdown table (the one
+# file's rows are medians of interleaved rounds where hyperfine is missing); checks
 # that the batch's outputs equal the per-file runs' samples (CPU backend).
 # LONG=0 skips the long file; RUNS=N sets the repetitions.
 set -u
@@ -65,6 +66,35 @@ loop_gpufir() { # extra args...
 loop_fconvolver() {
 	for f in "$WORK"/corpus/*.wav; do fconvolver -T "$WORK/fconv.conf" "$f" "$WORK/out/${f##*/}" >/dev/null || return 1; done
 }
+# Without hyperfine: ROUNDS rounds, each running auto, --backend cpu and
+# fconvolver once (interleaved, so a burst of load hits all alike); the
+# median of each and auto's ratio to the CPU backend (target <= 1.1x).
+one_file_medians() { # file rounds
+	local f=$1 rounds=$2 r t0 t1
+	local -a names=(one_gpufir_auto one_gpufir_cpu) cmds
+	cmds=("$G -q -c $WORK/gpufir.conf -i $f -o $WORK/one_auto.wav"
+		"$G -q -c $WORK/gpufir.conf --backend cpu -i $f -o $WORK/one_cpu.wav")
+	if command -v fconvolver >/dev/null; then
+		names+=(one_fconvolver)
+		cmds+=("fconvolver -T $WORK/fconv.conf $f $WORK/one_fconv.wav")
+	fi
+	rm -f "$WORK"/one_*.ns
+	for ((r = 0; r < rounds; r++)); do
+		for k in "${!cmds[@]}"; do
+			t0=$(date +%s%N)
+			${cmds[$k]} >/dev/null 2>&1
+			t1=$(date +%s%N)
+			echo $((t1 - t0)) >>"$WORK/${names[$k]}.ns"
+		done
+	done
+	for k in "${!names[@]}"; do
+		sort -n "$WORK/${names[$k]}.ns" | awk -v n="${names[$k]}" '{ v[NR] = $1 }
+			END { s = v[int((NR + 1) / 2)] / 1e9; printf "RESULT %s %.4f %.2f\n", n, s, s * 1e3 }'
+	done | tee -a "$RESULTS"
+	awk '/^RESULT one_gpufir_auto / { a = $3 } /^RESULT one_gpufir_cpu / { c = $3 }
+		END { if (c > 0) printf "RATIO one file: auto %.2fx --backend cpu (median of the rounds)\n", a / c }' \
+		"$RESULTS" | tee -a "$RESULTS"
+}
 export G WORK
 parallel_gpufir() { # extra args... (one process per file, CPUS at a time)
 	ls "$WORK"/corpus/*.wav | xargs -P "$CPUS" -I{} sh -c 'f={}; "$G" -q -c "$WORK/gpufir.conf" "$@" -i "$f" -o "$WORK/out/${f##*/}"' sh "$@"
@@ -114,6 +144,8 @@ if command -v hyperfine >/dev/null; then
 		"$G -q -c $WORK/gpufir.conf --backend cpu -i $F1 -o $WORK/one_cpu.wav" \
 		${FCONV:+"fconvolver -T $WORK/fconv.conf $F1 $WORK/one_fconv.wav"} 2>&1 | grep -E "Benchmark|Time" | tee -a "$RESULTS"
 	cat "$WORK/one_file.md"
+else
+	one_file_medians "$F1" 21
 fi
 "$G" -v -c "$WORK/gpufir.conf" -i "$F1" -o "$WORK/one_auto.wav" 2>&1 | grep -E "engine:|auto" | head -3
 
