@@ -98,7 +98,7 @@ struct gf_cuda_inst {
 	int *h_hang, *d_hang;  /**< mapped flag the hook's kernel spins on (host and device address) */
 	long long hang_cycles; /**< the hook kernel's bound: a few seconds of GPU clock */
 	int stuck_kernel;      /**< its persistent kernel did not stop: free nothing behind it */
-	int in_doubt;	       /**< counted in gf_cu_work_in_doubt (cu_pool.cu) */
+	int in_doubt;	       /**< counted by gf_cu_doubt (cu_pool.cu) */
 	uint64_t calls;
 	/* submit/finish: one call in flight (cuda_backend.cu) */
 	uint32_t sub_frames; /**< frames submitted, 0 = none */

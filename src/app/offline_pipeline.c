@@ -250,7 +250,7 @@ void gf_offline_pipeline_free(struct gf_offline_pipeline *p)
 		return;
 	for (uint32_t i = 0; i < GF_OFFLINE_CHUNKS; i++) {
 		if (p->chunk[i].pinned && gf_cuda_unpin(p->chunk[i].buf))
-			continue; /* stuck GPU work may still reach it: kept, never freed */
+			continue; /* kept pinned behind GPU work that may not end: never freed */
 		free(p->chunk[i].buf);
 	}
 	pthread_cond_destroy(&p->cv);

@@ -112,9 +112,10 @@ int gf_cuda_probe(int gpu_index, char *desc, uint32_t desc_len);
 int gf_cuda_pin(void *ptr, size_t bytes);
 /**
  * Undo gf_cuda_pin before freeing. Accepts memory that was never pinned.
- * @return 0: free the memory; 1: GPU work that missed its deadline may still
- * reach it and unregistering would wait for that work, so it stays pinned and
- * must not be freed (leak it: it lives until the process ends)
+ * @return 0: free the memory; 1: GPU work that missed its deadline (which may
+ * still reach it) or a resident persistent kernel would make the unregistering
+ * wait for good, so it stays pinned and must not be freed (leak it: it lives
+ * until the process ends)
  */
 int gf_cuda_unpin(void *ptr);
 

@@ -69,7 +69,7 @@ void gf_pinned_free(void *p, size_t bytes)
 {
 	if (!p)
 		return;
-	if (gf_cuda_unpin(p)) /* stuck GPU work may still reach it: kept, never freed */
+	if (gf_cuda_unpin(p)) /* kept pinned behind GPU work that may not end: never freed */
 		return;
 	munlock(p, page_round(bytes));
 	free(p);
