@@ -127,6 +127,11 @@ char *gf_test_tmpdir(const char *tag)
 
 void gf_test_rmtree(const char *dir)
 {
+	const char *keep = getenv("GPUFIR_TEST_KEEP");
+	if (keep && strcmp(keep, "0") != 0) { /* to read the logs of a passing run */
+		printf("kept %s (GPUFIR_TEST_KEEP)\n", dir);
+		return;
+	}
 	char cmd[4200];
 	CHECK(strchr(dir, '\'') == NULL &&
 	      (size_t)snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir) < sizeof(cmd));

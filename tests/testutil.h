@@ -70,7 +70,8 @@ void gf_test_skip(const char *why) __attribute__((noreturn));
 
 /** Make a fresh temporary directory; returns a malloc'ed path. */
 char *gf_test_tmpdir(const char *tag);
-/** Remove @p dir and everything in it (rm -rf); fails the test if that fails. */
+/** Remove @p dir and everything in it (rm -rf); fails the test if that fails.
+ * GPUFIR_TEST_KEEP=1 keeps it (and says where), for the logs of a run that passed. */
 void gf_test_rmtree(const char *dir);
 
 /* ---- files ---------------------------------------------------------------- */

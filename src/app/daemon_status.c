@@ -104,10 +104,11 @@ static void status_latency(const struct gf_live_stats *s, char *buf, size_t len)
 	snprintf(
 		buf, len,
 		"device_period: %u\nlatency_slack: %u\nlatency_slack_mode: %s\nslack_step_missed_frames: %u\n"
-		"resyncs: %" PRIu64 "\nclocks: %s\nclock_ratio: %.9f\ndelay_error_frames: %.3f\n",
+		"resyncs: %" PRIu64 "\nclocks: %s\nclock_ratio: %.9f\ndelay_error_frames: %.3f\n"
+		"worker_rt_priority: %d\n",
 		s->device_period, s->latency_slack, s->latency_slack_auto ? "auto" : "fixed",
 		s->slack_step_missed, s->resyncs, s->resampling ? "two (resampling)" : "one", s->clock_ratio,
-		s->delay_error_frames);
+		s->delay_error_frames, s->worker_rt_prio);
 }
 
 /* An auto slack step: what the underrun that caused it measured, so that a
@@ -192,7 +193,8 @@ static void status_block(const struct daemon *d, char *buf, size_t len)
 		 "backend: %s\nalgo: %s\ndevice: %s\ntaps: %u\nswaps: %" PRIu64 "\n"
 		 "blocks: %" PRIu64 "\nframes: %" PRIu64 "\ninput_overflows: %" PRIu64
 		 "\noutput_underflows: %" PRIu64 "\noutput_overflows: %" PRIu64 "\nlate_blocks: %" PRIu64
-		 "\nlate_blocks_swap: %" PRIu64 "\ndevice_xruns: %" PRIu64 "\nrecord_errors: %" PRIu64
+		 "\nlate_blocks_swap: %" PRIu64 "\nlate_blocks_host: %" PRIu64
+		 "\nlate_blocks_swap_host: %" PRIu64 "\ndevice_xruns: %" PRIu64 "\nrecord_errors: %" PRIu64
 		 "\nnonfinite_blocks: %" PRIu64 "\nengine_errors: %" PRIu64 "\nengine_fallbacks: %" PRIu64
 		 "\nengine_timeouts: %" PRIu64 "\nengine_abandoned: %" PRIu64
 		 "\nworkers_abandoned: %u\nengine_takeup_frames_max: %" PRIu64
@@ -205,10 +207,11 @@ static void status_block(const struct daemon *d, char *buf, size_t len)
 		 gf_engine_backend_name(d->engine), gf_engine_algo_name(d->engine),
 		 gf_engine_describe(d->engine), gf_engine_taps(d->engine), es.swaps, s->blocks, es.frames,
 		 s->input_overflows, s->output_underflows, s->output_overflows, s->late_blocks,
-		 s->late_blocks_swap, s->device_xruns, s->record_errors, es.nonfinite_blocks, es.errors,
-		 es.fallbacks, es.timeouts, es.abandoned, d->engines_abandoned, es.takeup_frames_max,
-		 s->block_us_median, s->block_us_p99, s->block_us_max, timing, dbfs(s->peak), s->clipped,
-		 d->reloads, d->reload_failures, d->last_reload[0] ? d->last_reload : "none",
+		 s->late_blocks_swap, s->late_blocks_host, s->late_blocks_swap_host, s->device_xruns,
+		 s->record_errors, es.nonfinite_blocks, es.errors, es.fallbacks, es.timeouts, es.abandoned,
+		 d->engines_abandoned, es.takeup_frames_max, s->block_us_median, s->block_us_p99,
+		 s->block_us_max, timing, dbfs(s->peak), s->clipped, d->reloads, d->reload_failures,
+		 d->last_reload[0] ? d->last_reload : "none",
 		 d->last_reload_ms ? (now - d->last_reload_ms) / 1000.0 : 0.0, bl, d->outages, d->respawns,
 		 d->state == D_LOST ? "lost_reason: " : "", d->state == D_LOST ? d->lost_reason : "",
 		 d->state == D_LOST ? "\n" : "");
@@ -255,14 +258,14 @@ void gf_dm_stats_log(struct daemon *d)
 	margin_text(d->logw.margin_frames, margin, sizeof(margin));
 	block_times_text(d, times, sizeof(times));
 	gf_info("stats: %s, blocks %" PRIu64 ", xruns in %" PRIu64 " out %" PRIu64 " over %" PRIu64
-		", late blocks %" PRIu64 " (%" PRIu64 " in swaps), device xruns %" PRIu64
-		", %s, margin min %s"
+		", late blocks %" PRIu64 " (%" PRIu64 " in swaps, %" PRIu64
+		" the host's), device xruns %" PRIu64 ", %s, margin min %s"
 		" frames, wake max %.0f us, callback gap max %.0f us, peak %.1f dBFS, clipped %" PRIu64
 		", nonfinite %" PRIu64 ", swaps %" PRIu64 ", reloads %" PRIu64 " (failed %" PRIu64 ")",
 		gf_dm_state_name(d), s->blocks, s->input_overflows, s->output_underflows, s->output_overflows,
-		s->late_blocks, s->late_blocks_swap, s->device_xruns, times, margin, d->logw.wake_us,
-		d->logw.callback_gap_us, dbfs(d->logw.peak), s->clipped, es.nonfinite_blocks, es.swaps,
-		d->reloads, d->reload_failures);
+		s->late_blocks, s->late_blocks_swap, s->late_blocks_host, s->device_xruns, times, margin,
+		d->logw.wake_us, d->logw.callback_gap_us, dbfs(d->logw.peak), s->clipped, es.nonfinite_blocks,
+		es.swaps, d->reloads, d->reload_failures);
 	gf_dm_log_window_reset(d);
 }
 

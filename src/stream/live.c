@@ -322,7 +322,7 @@ static void wait_first_callback(struct gf_live *l)
 	}
 	int cb = atomic_load(&l->cb_rt_prio);
 	/* Below the device's audio thread, which must be able to preempt us. */
-	gf_rt_set_fifo(l->worker, cb > 1 ? cb - 1 : GF_RT_WORKER_PRIO);
+	atomic_store(&l->worker_rt_prio, gf_rt_set_fifo(l->worker, cb > 1 ? cb - 1 : GF_RT_WORKER_PRIO));
 	uint32_t n = atomic_load(&l->cb_frames);
 	if (!n) {
 		gf_warn("live: %s has not called back within %d ms", l->in_desc, FIRST_CALLBACK_MS);

@@ -77,9 +77,14 @@ struct gf_live_stats {
 	uint64_t output_underflows; /**< playback frames filled with silence: output ring empty */
 	uint64_t late_blocks;	    /**< blocks whose processing exceeded the block period */
 	uint64_t late_blocks_swap;  /**< of those, blocks while a filter swap was in progress */
-	uint64_t device_xruns;	    /**< xrun flags reported by PortAudio */
-	uint64_t record_errors;	    /**< WAV recording write failures */
-	double block_us_median;	    /**< engine time per block, recent window */
+	/** Of late_blocks and late_blocks_swap: the host's. The worker never
+	 * blocked during the block and its own CPU time fit in the period, so it
+	 * was preempted or its (virtual) CPU was stolen. */
+	uint64_t late_blocks_host;
+	uint64_t late_blocks_swap_host;
+	uint64_t device_xruns;	/**< xrun flags reported by PortAudio */
+	uint64_t record_errors; /**< WAV recording write failures */
+	double block_us_median; /**< engine time per block, recent window */
 	double block_us_p99;
 	double block_us_max;
 	float peak;		 /**< output peak since the last get_stats, linear */
@@ -114,6 +119,10 @@ struct gf_live_stats {
 	int resampling;		   /**< two clocks: playback reads through the adaptive resampler */
 	double clock_ratio;	   /**< resampling: measured playback/capture rate ratio (1 otherwise) */
 	double delay_error_frames; /**< resampling: latest delay minus its target, frames */
+	/** The worker's SCHED_FIFO priority; 0: none (not granted). Without it,
+	 * the host's late blocks include preemption by this process's own
+	 * threads (the control thread building a filter). */
+	int worker_rt_prio;
 };
 
 /**

@@ -36,6 +36,9 @@ void gf_live_get_stats(struct gf_live *l, struct gf_live_stats *s)
 	s->output_underflows = atomic_load(&l->out_underflow);
 	s->late_blocks = atomic_load(&l->late);
 	s->late_blocks_swap = atomic_load(&l->late_swap);
+	s->late_blocks_host = atomic_load(&l->late_host);
+	s->late_blocks_swap_host = atomic_load(&l->late_swap_host);
+	s->worker_rt_prio = atomic_load(&l->worker_rt_prio);
 	s->device_xruns = atomic_load(&l->dev_xruns);
 	s->record_errors = l->rec ? gf_recorder_errors(l->rec) : 0;
 	struct gf_timehist_summary h;

@@ -105,7 +105,8 @@ struct gf_live {
 	alignas(64) _Atomic uint64_t blocks;
 	_Atomic uint64_t out_overflow, late, clipped, rec_dropped, engine_errors;
 	_Atomic uint64_t late_swap; /* late blocks inside a swap's window (engine_swap_window) */
-	_Atomic uint32_t peak_bits; /* float bits of the output peak since the last stats */
+	_Atomic uint64_t late_host, late_swap_host; /* of late and late_swap: the host's (live_worker.c) */
+	_Atomic uint32_t peak_bits;		    /* float bits of the output peak since the last stats */
 	/* Per stats window, taken by the control thread with an exchange: the
 	 * longest wait from the callback that completed a block to the worker
 	 * starting it, and the fewest frames still queued for playback when a
@@ -121,7 +122,8 @@ struct gf_live {
 	sem_t wake;
 	int sem_ready;
 	atomic_int wstate;
-	atomic_int warm; /* the worker has warmed the engine up */
+	atomic_int warm;	   /* the worker has warmed the engine up */
+	atomic_int worker_rt_prio; /* its SCHED_FIFO priority, 0 if not granted */
 
 	/* Health, control thread. */
 	atomic_int finished; /* a stream-finished callback fired */
