@@ -12,7 +12,8 @@
 #   - one process per file, as a shell loop does it: gpufir (auto, run once), gpufir
 #     --backend cpu, fconvolver -T, and with xargs -P (one per CPU);
 #   - one 5 s file: auto against --backend cpu (target: auto <= 1.1x cpu);
-#   - one LONG (600) s file at LONG_TAPS (65535): gpufir auto, cpu, fconvolver.
+#   - one LONG (600) s file at LONG_TAPS (65535): gpufir auto, cpu (striped over
+#     every CPU), cpu --threads 1, cuda, fconvolver; striped equals one thread.
 # Prints "RESULT name seconds per_file_ms" lines and a Markdown table (the one
 # file's rows are medians of interleaved rounds where hyperfine is missing); checks
 # that the batch's outputs equal the per-file runs' samples (CPU backend).
@@ -158,7 +159,17 @@ if [ "$LONG" != 0 ]; then
 		"$WORK/long" "$LONG_TAPS" >"$WORK/long/fconv.conf"
 	cat "$WORK/long/in.wav" >/dev/null
 	timed long_gpufir_auto 1 "$G" -q -c "$WORK/long/gpufir.conf" -i "$WORK/long/in.wav" -o "$WORK/long/out.wav"
+	"$G" -v -c "$WORK/long/gpufir.conf" -i "$WORK/long/in.wav" -o "$WORK/long/out.wav" 2>&1 |
+		grep -E "auto backend|stripes|ms:|realtime" | tee -a "$RESULTS"
 	timed long_gpufir_cpu 1 "$G" -q -c "$WORK/long/gpufir.conf" --backend cpu -i "$WORK/long/in.wav" -o "$WORK/long/out_cpu.wav"
+	timed long_gpufir_cpu_1thread 1 "$G" -q -c "$WORK/long/gpufir.conf" --backend cpu --threads 1 \
+		-i "$WORK/long/in.wav" -o "$WORK/long/out_cpu1.wav"
+	timed long_gpufir_cuda 1 "$G" -q -c "$WORK/long/gpufir.conf" --backend cuda -i "$WORK/long/in.wav" -o "$WORK/long/out_cuda.wav"
+	# Stripes on every CPU give the one-thread output, sample for sample.
+	"$PY" -c "import sys, scipy.io.wavfile as w, numpy as np; a=w.read(sys.argv[1])[1]; b=w.read(sys.argv[2])[1]; sys.exit(0 if np.array_equal(a, b) else 1)" \
+		"$WORK/long/out_cpu.wav" "$WORK/long/out_cpu1.wav" 2>/dev/null &&
+		echo "CHECK long file: --backend cpu on $CPUS CPUs equals --threads 1" | tee -a "$RESULTS" ||
+		echo "CHECK FAILED long file: --backend cpu on $CPUS CPUs differs from --threads 1" | tee -a "$RESULTS"
 	command -v fconvolver >/dev/null &&
 		timed long_fconvolver 1 fconvolver -T "$WORK/long/fconv.conf" "$WORK/long/in.wav" "$WORK/long/out_fconv.wav"
 fi

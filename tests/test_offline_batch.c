@@ -200,6 +200,54 @@ static void test_equal_per_file(const char *cfg)
 	fprintf(stderr, "  batch outputs equal the per-file runs (1 and 3 lanes, -i -i)\n");
 }
 
+/* ---- a backend failure after a reset ------------------------------------------- */
+
+/* Largest |a - b| over the samples of two outputs of the same shape, relative to a's peak. */
+static double rel_max_diff(const char *a, const char *b)
+{
+	SF_INFO ia, ib;
+	float *x = gf_test_read_sound(a, &ia, 1), *y = gf_test_read_sound(b, &ib, 1);
+	CHECK(ia.frames == ib.frames && ia.channels == ib.channels);
+	double peak = 0.0, d = 0.0;
+	for (size_t i = 0; i < (size_t)ia.frames * (size_t)ia.channels; i++) {
+		peak = fmax(peak, fabs(x[i]));
+		d = fmax(d, fabs((double)x[i] - y[i]));
+	}
+	free(x);
+	free(y);
+	return peak > 0.0 ? d / peak : d;
+}
+
+/*
+ * The second file's second chunk fails (GPUFIR_FAULT_PROCESS_AFTER=4: the
+ * lane's engine made 3 calls for the first file): the CPU fallback is primed
+ * from the engine's history ring, written since the reset between the files.
+ * The ring's write index and the absolute positions it is read by must agree
+ * after a reset, or the redone chunk starts from the wrong frames.
+ */
+static void test_fault_after_reset(const char *cfg)
+{
+	mkdir_in("fault_in");
+	const uint32_t frames = 2 * 65536 + 777;
+	char *a = path_in("fault_in/a.wav"), *b = path_in("fault_in/b.wav"), *ref = path_in("fault_ref.wav");
+	make_noise_file(a, SF_FORMAT_WAV | SF_FORMAT_FLOAT, 48000, 2, frames - 101);
+	make_noise_file(b, SF_FORMAT_WAV | SF_FORMAT_FLOAT, 48000, 2, frames);
+	struct run_result r;
+	run_gpufir(ARGS("-q", "-c", cfg, "--backend", "cpu", "-i", b, "-o", ref), &r);
+	CHECK_RUN(&r, GF_EXIT_OK, NULL);
+	char *od = path_in("fault_out/"), *out = path_in("fault_out/b.wav");
+	CHECK(setenv("GPUFIR_FAULT_PROCESS_AFTER", "4", 1) == 0);
+	run_gpufir(
+		ARGS("-c", cfg, "--backend", "cpu", "-j", "1", "--threads", "1", "-i", a, "-i", b, "-o", od),
+		&r);
+	CHECK(unsetenv("GPUFIR_FAULT_PROCESS_AFTER") == 0);
+	CHECK_RUN(&r, GF_EXIT_OK, "continuing on the CPU backend");
+	double d = rel_max_diff(ref, out);
+	fprintf(stderr, "  backend failure in the second file of a lane: max |diff| %.3g of the peak\n", d);
+	CHECK(d < 1e-5);
+	free(a), free(b), free(ref), free(od), free(out);
+}
+
 /* ---- a corrupt file in the middle --------------------------------------------- */
 
 static void test_corrupt_middle(const char *cfg)
@@ -480,6 +528,7 @@ int main(void)
 	char *cfg = write_config("batch.conf", 301);
 	test_equal_per_file(cfg);
 	test_corrupt_middle(cfg);
+	test_fault_after_reset(cfg);
 	test_shard_runs(cfg);
 	test_list_syntax(cfg);
 	test_gpu_all(cfg);

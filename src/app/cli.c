@@ -23,6 +23,7 @@ enum {
 	OPT_SHARD,
 	OPT_SKIP_EXISTING,
 	OPT_GPU,
+	OPT_THREADS,
 };
 
 static const char short_opts[] = ":i:o:c:b:a:tf:j:qvhV"; /* ':' first: report missing values */
@@ -40,6 +41,7 @@ static const struct option long_opts[] = {
 	{"shard", required_argument, NULL, OPT_SHARD},
 	{"skip-existing", no_argument, NULL, OPT_SKIP_EXISTING},
 	{"jobs", required_argument, NULL, 'j'},
+	{"threads", required_argument, NULL, OPT_THREADS},
 	{"gpu", required_argument, NULL, OPT_GPU},
 	{"quiet", no_argument, NULL, 'q'},
 	{"verbose", no_argument, NULL, 'v'},
@@ -125,6 +127,8 @@ static const char *opt_name(int c)
 		return "--skip-existing";
 	case OPT_GPU:
 		return "--gpu";
+	case OPT_THREADS:
+		return "--threads";
 	default:
 		return "?";
 	}
@@ -318,6 +322,12 @@ static int take_option(struct gf_cli *cli, struct seen *s, int c, char *const ar
 	case OPT_SKIP_EXISTING:
 	case OPT_GPU:
 		return take_batch_option(cli, s, c, eb);
+	case OPT_THREADS:
+		note_first(&s->offline_only, c);
+		if (parse_count(optarg, &cli->threads) == 0)
+			return 0;
+		gf_errbuf_set(eb, "--threads needs a count from 1 to 4096, got '%s'", optarg);
+		return GF_E_INVAL;
 	case 'q':
 		cli->quiet = 1;
 		return 0;

@@ -56,6 +56,7 @@ struct gf_cli {
 	uint32_t shard_k, shard_n;
 	int skip_existing; /**< --skip-existing */
 	uint32_t jobs;	   /**< -j/--jobs: files in flight; 0 = one per CPU */
+	uint32_t threads;  /**< --threads: CPU threads one file may use; 0 = its share of the CPUs */
 	int gpu_set;	   /**< --gpu given */
 	struct gf_offline_gpus gpus;
 };

@@ -60,6 +60,8 @@ void gf_cli_print_help(FILE *out)
 	      "                         ULAW, ALAW, VORBIS, OPUS, ...; default: IN's format\n"
 	      "      --rate=HZ          --check-config, --plot, --export-filters: build the filters\n"
 	      "                         at HZ (default: -i IN's rate, else the config's, else 48000)\n"
+	      "      --threads=N        CPU backend: threads one long file is filtered on, in\n"
+	      "                         stripes (default: the CPUs, a batch's share of them)\n"
 	      "\n"
 	      "Batches (many files in one process; each keeps the guarantees above):\n"
 	      "      --batch=LIST       the inputs, one per line, or INPUT<TAB>OUTPUT; '-' reads\n"

@@ -95,6 +95,7 @@ static struct gf_offline_opts offline_opts(const struct gf_cli *cli)
 		.stop = &stop_signal,
 		.gpu_set = cli->gpu_set && !cli->gpus.all && cli->gpus.n == 1,
 		.gpu_index = cli->gpus.n ? cli->gpus.index[0] : 0,
+		.threads = cli->threads,
 	};
 }
 

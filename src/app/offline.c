@@ -35,6 +35,8 @@ struct run {
 	char *tmp_path;
 	int tmp_fd;
 	uint32_t chunk_frames;
+	const struct gf_engine_params *cpu_params; /* a CPU engine like the lane's (stripes) */
+	struct gf_offline_stripes stripes;
 };
 
 static int open_input(struct run *r, const struct gf_offline_opts *o, struct gf_errbuf *eb)
@@ -69,7 +71,7 @@ static int take_engine(struct run *r, const struct gf_offline_opts *o, struct gf
 		gf_offline_ctx_filters(r->lane->ctx, rate, ch, o->input, &r->fs, &r->fs_owned, &r->built, eb);
 	if (err)
 		return err;
-	err = gf_offline_lane_engine(r->lane, r->fs, ch, &r->engine, &r->chunk_frames, eb);
+	err = gf_offline_lane_engine(r->lane, r->fs, ch, &r->engine, &r->chunk_frames, &r->cpu_params, eb);
 	if (!err)
 		gf_engine_get_stats(r->engine, &r->st0);
 	return err;
@@ -108,9 +110,10 @@ static void report(const struct run *r, const struct gf_offline_pipeline *p, con
 			peak_db);
 	struct gf_engine_stats st;
 	gf_engine_get_stats(r->engine, &st);
-	if (st.nonfinite_blocks > r->st0.nonfinite_blocks)
+	uint64_t muted = st.nonfinite_blocks - r->st0.nonfinite_blocks + p->stripe_nonfinite;
+	if (muted)
 		gf_warn("%s: %llu blocks were muted because the filter produced NaN/Inf", o->output,
-			(unsigned long long)(st.nonfinite_blocks - r->st0.nonfinite_blocks));
+			(unsigned long long)muted);
 	gf_log(r->lane->ctx->quiet_files ? GF_LOG_DEBUG : GF_LOG_INFO,
 	       "%s -> %s: %llu frames (%.2f s, %d ch, %d Hz, %s %s) in %.3f s, %.1fx realtime; "
 	       "%s/%s, %u taps; peak %.1f dBFS",
@@ -192,6 +195,21 @@ static int prepare(struct run *r, const struct gf_offline_opts *o, struct gf_err
 	return err;
 }
 
+/* On the CPU, a long file is filtered in stripes over the lane's threads (offline_stripe.c). */
+static void plan_stripes(struct run *r)
+{
+	uint32_t ch = (uint32_t)r->in_info.channels;
+	uint64_t frames = r->in_info.frames == SF_COUNT_MAX ? 0 : (uint64_t)r->in_info.frames;
+	int cpu = strcmp(gf_engine_backend_name(r->engine), "cpu") == 0;
+	gf_offline_stripe_plan(frames, gf_engine_taps(r->engine), ch, r->chunk_frames,
+			       cpu ? r->lane->ctx->stripe_max : 1, &r->stripes);
+	if (r->stripes.threads > 1)
+		gf_debug("offline: %u CPU threads over stripes of %u chunks (%u frames each), %u frames of "
+			 "history a stripe",
+			 r->stripes.threads, r->stripes.stripe_chunks, r->chunk_frames,
+			 r->stripes.hist_frames);
+}
+
 int gf_offline_file_run(struct gf_offline_lane *l, const struct gf_offline_opts *o,
 			struct gf_offline_file_stats *st, struct gf_errbuf *eb)
 {
@@ -209,8 +227,11 @@ int gf_offline_file_run(struct gf_offline_lane *l, const struct gf_offline_opts 
 		 gf_offline_major_name(r.out_info.format & SF_FORMAT_TYPEMASK),
 		 gf_offline_format_name(r.out_info.format), gf_engine_describe(r.engine));
 	t1 = gf_offline_now_ms();
+	plan_stripes(&r);
 	err = gf_offline_pipeline_prepare(p, o, (uint32_t)r.in_info.channels, r.chunk_frames,
-					  strcmp(gf_engine_backend_name(r.engine), "cuda") == 0);
+					  strcmp(gf_engine_backend_name(r.engine), "cuda") == 0, &r.stripes);
+	p->stripe_params = r.cpu_params;
+	p->stripe_fs = r.fs;
 	have_pipeline = 1;
 	t2 = gf_offline_now_ms();
 	/* Streams from a pipe report SF_COUNT_MAX frames: no percent or ETA then. */
@@ -273,6 +294,7 @@ int gf_offline_run(const struct gf_offline_opts *o, struct gf_errbuf *eb)
 		gf_errbuf_set(eb, "%s", gf_strerror(err));
 		return err;
 	}
+	ctx.stripe_max = o->threads ? o->threads : gf_offline_cpus();
 	gf_offline_lane_init(&lane, &ctx, o->gpu_set ? o->gpu_index : -1, GF_BACKEND_AUTO);
 	/* One file: a stop signal before its temporary output exists ends the run at
 	 * once (main.c). Not in a batch, where other lanes may be writing. */

@@ -124,8 +124,7 @@ static int plan_files(struct batch *b, size_t *skipped)
 
 static uint32_t pick_lanes(const struct gf_offline_batch_opts *o, size_t files)
 {
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	uint64_t n = o->lanes ? o->lanes : (cpus > 0 ? (uint64_t)cpus : 1);
+	uint64_t n = o->lanes ? o->lanes : gf_offline_cpus();
 	if (n > files)
 		n = files;
 	if (n > MAX_LANES)
@@ -262,6 +261,8 @@ static int batch_run(struct batch *b, struct gf_offline_batch_result *res, struc
 	uint32_t lanes = pick_lanes(o, b->n_todo);
 	b->ctx.job_bytes = b->bytes_total;
 	b->ctx.job_lanes = lanes;
+	uint32_t share = gf_offline_cpus() / lanes;
+	b->ctx.stripe_max = o->base.threads ? o->base.threads : share ? share : 1;
 	b->ctx.weigh_cost = !o->gpus && !o->base.gpu_set; /* --gpu asks for the GPUs */
 	int gpus[64];
 	uint32_t n_gpus = 0;

@@ -48,7 +48,8 @@ static int wants_prewarm(const struct gf_offline_ctx *c)
 		return 1;
 	struct gf_cost_calib cal;
 	gf_cost_calib_current(&cal);
-	return gf_cost_gpu_certain(samples, c->job_lanes, &cal);
+	uint32_t threads = (c->job_lanes ? c->job_lanes : 1) * (c->stripe_max ? c->stripe_max : 1);
+	return gf_cost_gpu_certain(samples, threads, &cal);
 }
 
 void gf_offline_ctx_note_input(struct gf_offline_ctx *c, const char *path, uint64_t samples)
@@ -194,8 +195,12 @@ static int make_engine(struct gf_offline_lane *l, const struct gf_filter_set *fs
 	en->chunk_frames = pick_chunk_frames(l->ctx->o, channels);
 	pthread_mutex_lock(&l->ctx->mu);
 	uint64_t job_samples = l->ctx->weigh_cost && l->ctx->job_known ? l->ctx->job_samples : 0;
-	uint32_t job_lanes = l->ctx->job_lanes;
+	uint32_t job_lanes = l->ctx->job_lanes ? l->ctx->job_lanes : 1;
 	pthread_mutex_unlock(&l->ctx->mu);
+	/* The CPU's threads for auto's weighing: the lanes, and the stripes of each file. */
+	struct gf_offline_stripes st;
+	gf_offline_stripe_plan(job_samples / channels / job_lanes, fs->taps, channels, en->chunk_frames,
+			       l->ctx->stripe_max, &st);
 	struct gf_engine_params ep = {
 		.backend = l->backend != GF_BACKEND_AUTO ? l->backend : cfg->backend,
 		.algo = cfg->algo,
@@ -204,8 +209,11 @@ static int make_engine(struct gf_offline_lane *l, const struct gf_filter_set *fs
 		.gpu_index = l->gpu_index >= 0 ? l->gpu_index : cfg->gpu_index,
 		.retry = 1, /* a backend failing mid-file: redo the chunk on the CPU (filter_chunk) */
 		.job_samples = job_samples, /* auto weighs the CPU against CUDA's start-up */
-		.job_cpu_threads = job_lanes,
+		.job_cpu_threads = job_lanes * st.threads,
 	};
+	en->params = ep;
+	en->params.backend = GF_BACKEND_CPU;
+	en->params.job_samples = 0;
 	struct gf_errbuf eeb = {{0}};
 	int err = gf_engine_new(&en->engine, &ep, fs, &eeb);
 	if (err)
@@ -214,7 +222,8 @@ static int make_engine(struct gf_offline_lane *l, const struct gf_filter_set *fs
 }
 
 int gf_offline_lane_engine(struct gf_offline_lane *l, const struct gf_filter_set *fs, uint32_t channels,
-			   struct gf_engine **e, uint32_t *chunk_frames, struct gf_errbuf *eb)
+			   struct gf_engine **e, uint32_t *chunk_frames, const struct gf_engine_params **cpu,
+			   struct gf_errbuf *eb)
 {
 	struct gf_offline_engine_entry *en = NULL;
 	for (uint32_t i = 0; i < l->n_eng && !en; i++)
@@ -250,6 +259,7 @@ int gf_offline_lane_engine(struct gf_offline_lane *l, const struct gf_filter_set
 	en->last_use = ++l->uses;
 	*e = en->engine;
 	*chunk_frames = en->chunk_frames;
+	*cpu = &en->params;
 	return 0;
 }
 

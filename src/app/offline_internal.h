@@ -53,14 +53,27 @@ uint32_t gf_offline_align_trim(struct gf_offline_align *a, uint32_t frames, uint
 
 /* offline_pipeline.c */
 struct gf_offline_fifo {
-	uint32_t idx[GF_OFFLINE_CHUNKS];
-	uint32_t head, count;
+	uint32_t *idx; /* nchunks slots */
+	uint32_t cap, head, count;
 };
 
 struct gf_offline_chunk {
 	float *buf;
 	uint32_t frames;
 	int pinned;
+	uint64_t seq; /* position in the file, in chunks: the writer writes in this order */
+	int hist;     /* striped: the history slot of the stripe this chunk starts, else -1 */
+};
+
+/* Striped filtering (offline_stripe.c): one file cut into stripes of
+ * stripe_chunks chunks, each stripe filtered by one of threads engines that
+ * starts it from the input before it (hist_frames frames). 1 thread: the
+ * plain pipeline, one engine on the calling thread. */
+struct gf_offline_stripes {
+	uint32_t threads;
+	uint32_t stripe_chunks;
+	uint32_t hist_frames;
+	uint32_t chunks; /* chunks in flight */
 };
 
 struct gf_offline_pipeline {
@@ -68,12 +81,28 @@ struct gf_offline_pipeline {
 	int pin;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	struct gf_offline_chunk chunk[GF_OFFLINE_CHUNKS];
+	struct gf_offline_chunk *chunk;
+	uint32_t nchunks;
 	struct gf_offline_fifo free_q, decoded_q, filtered_q;
-	int reader_done; /* no more decoded chunks will come */
-	int engine_done; /* no more filtered chunks will come */
-	int failed;	 /* first error code; everyone stops */
+	int reader_done;    /* no more decoded chunks will come */
+	int engine_done;    /* no more filtered chunks will come */
+	int failed;	    /* first error code; everyone stops */
+	uint64_t seq_next;  /* the next chunk's seq (reader, then the tail's flush) */
+	uint64_t seq_write; /* the seq the writer waits for */
 	struct gf_errbuf eb;
+
+	/* Striped runs (offline_stripe.c); guarded by mu where shared. */
+	struct gf_offline_stripes stripes;
+	const struct gf_engine_params *stripe_params; /* the extra engines' (CPU) */
+	const struct gf_filter_set *stripe_fs;
+	float **hist_buf; /* history slots: hist_frames frames each */
+	uint8_t *hist_used;
+	uint32_t n_hist, hist_cap_frames;
+	int reader_hist;      /* the slot the reader fills for the next stripe, -1 none */
+	uint64_t stripe_next; /* the next stripe a filter thread claims */
+	uint32_t threads_running;
+	uint64_t input_chunks;	   /* set by the reader at the end of the input */
+	uint64_t stripe_nonfinite; /* muted blocks of the filter threads' own engines */
 
 	const struct gf_offline_opts *o;
 	SNDFILE *in, *out;
@@ -87,11 +116,40 @@ struct gf_offline_pipeline {
 
 /* Accepts a zeroed, never prepared pipeline. */
 void gf_offline_pipeline_free(struct gf_offline_pipeline *p);
-/* Ready @p p for one file: keeps the chunks of the previous file when the sizes match. */
+/* Ready @p p for one file: keeps the chunks of the previous file when the sizes
+ * match. @p st: the stripes (NULL or 1 thread: GF_OFFLINE_CHUNKS chunks, one engine). */
 int gf_offline_pipeline_prepare(struct gf_offline_pipeline *p, const struct gf_offline_opts *o,
-				uint32_t channels, uint32_t chunk_frames, int pin);
+				uint32_t channels, uint32_t chunk_frames, int pin,
+				const struct gf_offline_stripes *st);
 int gf_offline_pipeline_run(struct gf_offline_pipeline *p, struct gf_engine *e, struct gf_progress *prog,
 			    struct gf_errbuf *eb);
+
+/* Shared by the pipeline's stages (offline_pipeline.c); caller holds mu where named _locked. */
+void gf_offline_fail(struct gf_offline_pipeline *p, int err, const struct gf_errbuf *eb);
+void gf_offline_fail_locked(struct gf_offline_pipeline *p, int err, const struct gf_errbuf *eb);
+void gf_offline_give(struct gf_offline_pipeline *p, struct gf_offline_fifo *q, uint32_t idx);
+/* Take chunk @p seq from @p q, waiting: 1 with *idx set, 0 when it never will
+ * come (*done set and no such chunk), -1 when the pipeline failed. */
+int gf_offline_take_seq(struct gf_offline_pipeline *p, struct gf_offline_fifo *q, const int *done,
+			uint64_t seq, uint32_t *idx);
+int gf_offline_filter_chunk(struct gf_engine *e, float *buf, uint32_t frames, int flush);
+void gf_offline_engine_failed(struct gf_offline_pipeline *p, uint32_t i, uint64_t frame, int err);
+/* The tail's flush on @p e, after the file's last chunk (any engine thread). */
+int gf_offline_flush_tail(struct gf_offline_pipeline *p, struct gf_engine *e);
+
+/* offline_stripe.c */
+/* CPUs this process may run on (its affinity: taskset, cgroups, a job's allocation). */
+uint32_t gf_offline_cpus(void);
+/* How to stripe a file of @p frames (0: unknown, a pipe) for a filter of
+ * @p taps on up to @p max_threads CPU threads, in chunks of @p chunk_frames:
+ * threads 1 when it does not pay (a file of one stripe, a filter too long
+ * for the memory cap). */
+void gf_offline_stripe_plan(uint64_t frames, uint32_t taps, uint32_t channels, uint32_t chunk_frames,
+			    uint32_t max_threads, struct gf_offline_stripes *st);
+/* Reader side: history for the stripes ahead, from chunk @p i as decoded. 0 or -1 (failed). */
+int gf_offline_stripe_note_chunk(struct gf_offline_pipeline *p, uint32_t i);
+/* Run the filter threads (the calling thread watches stop and draws progress). */
+void gf_offline_stripe_run(struct gf_offline_pipeline *p, struct gf_engine *e, struct gf_progress *prog);
 
 /* offline_ctx.c: what a run keeps across files. */
 #define GF_OFFLINE_MAX_KEYS 8 /* distinct (rate, channels) kept; more: the oldest is rebuilt */
@@ -113,8 +171,9 @@ struct gf_offline_ctx {
 	struct gf_errbuf cfg_eb;
 	struct gf_offline_fs_entry fs[GF_OFFLINE_MAX_KEYS];
 	uint32_t n_fs;
-	int quiet_files; /* batch: one file's summary goes at debug level */
-	int per_file;	 /* the filters are measured from each input: built per file */
+	uint32_t stripe_max; /* CPU threads one file may stripe over (1: none) */
+	int quiet_files;     /* batch: one file's summary goes at debug level */
+	int per_file;	     /* the filters are measured from each input: built per file */
 	/* The job's size for auto by cost (guarded by mu): a batch sets job_bytes
 	 * (its inputs' total) and job_lanes; the first input to open sets
 	 * job_samples (a batch's extrapolated from that file's samples per byte). */
@@ -128,6 +187,7 @@ struct gf_offline_ctx {
 struct gf_offline_engine_entry {
 	const struct gf_filter_set *fs;
 	struct gf_engine *engine;
+	struct gf_engine_params params; /* the CPU's, for a striped file's other engines */
 	uint32_t chunk_frames;
 	uint64_t last_use;
 };
@@ -159,9 +219,11 @@ void gf_offline_ctx_note_input(struct gf_offline_ctx *c, const char *path, uint6
 void gf_offline_lane_init(struct gf_offline_lane *l, struct gf_offline_ctx *c, int gpu_index,
 			  enum gf_backend_kind backend);
 void gf_offline_lane_free(struct gf_offline_lane *l);
-/* The lane's engine for @p fs, reset for a new file (built on first use). */
+/* The lane's engine for @p fs, reset for a new file (built on first use), and
+ * the parameters of a CPU engine like it (for stripes). */
 int gf_offline_lane_engine(struct gf_offline_lane *l, const struct gf_filter_set *fs, uint32_t channels,
-			   struct gf_engine **e, uint32_t *chunk_frames, struct gf_errbuf *eb);
+			   struct gf_engine **e, uint32_t *chunk_frames, const struct gf_engine_params **cpu,
+			   struct gf_errbuf *eb);
 /* Forget the engine of @p fs (it failed: the next file builds a new one). */
 void gf_offline_lane_drop(struct gf_offline_lane *l, const struct gf_filter_set *fs);
 

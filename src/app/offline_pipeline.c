@@ -4,7 +4,9 @@
  * Chunks circulate through three FIFOs under one mutex:
  *   free --reader decodes--> decoded --engine filters in place--> filtered --writer encodes--> free
  * so decoding, filtering and encoding of neighbouring chunks overlap, and memory
- * is GF_OFFLINE_CHUNKS chunks whatever the file's length. This is not the RT
+ * is GF_OFFLINE_CHUNKS chunks whatever the file's length. Each chunk carries
+ * its place in the file (seq): the writer writes in that order, so several
+ * engine threads may filter at once (offline_stripe.c). This is not the RT
  * path: a mutex and a condition variable are the simplest correct choice.
  */
 #include <pthread.h>
@@ -20,19 +22,35 @@
 
 static void fifo_push(struct gf_offline_fifo *q, uint32_t i)
 {
-	q->idx[(q->head + q->count++) % GF_OFFLINE_CHUNKS] = i;
+	q->idx[(q->head + q->count++) % q->cap] = i;
 }
 
 static uint32_t fifo_pop(struct gf_offline_fifo *q)
 {
 	uint32_t i = q->idx[q->head];
-	q->head = (q->head + 1) % GF_OFFLINE_CHUNKS;
+	q->head = (q->head + 1) % q->cap;
 	q->count--;
 	return i;
 }
 
+/* Pop the entry holding chunk @p seq (it moves to the head first): 1 if found. */
+static int fifo_pop_seq(struct gf_offline_pipeline *p, struct gf_offline_fifo *q, uint64_t seq, uint32_t *idx)
+{
+	for (uint32_t k = 0; k < q->count; k++) {
+		uint32_t *e = &q->idx[(q->head + k) % q->cap];
+		if (p->chunk[*e].seq != seq)
+			continue;
+		uint32_t t = *e;
+		*e = q->idx[q->head];
+		q->idx[q->head] = t;
+		*idx = fifo_pop(q);
+		return 1;
+	}
+	return 0;
+}
+
 /* Record the first failure and wake everyone. Caller holds mu. */
-static void fail_locked(struct gf_offline_pipeline *p, int err, const struct gf_errbuf *eb)
+void gf_offline_fail_locked(struct gf_offline_pipeline *p, int err, const struct gf_errbuf *eb)
 {
 	if (!p->failed) {
 		p->failed = err;
@@ -41,10 +59,10 @@ static void fail_locked(struct gf_offline_pipeline *p, int err, const struct gf_
 	pthread_cond_broadcast(&p->cv);
 }
 
-static void fail(struct gf_offline_pipeline *p, int err, const struct gf_errbuf *eb)
+void gf_offline_fail(struct gf_offline_pipeline *p, int err, const struct gf_errbuf *eb)
 {
 	pthread_mutex_lock(&p->mu);
-	fail_locked(p, err, eb);
+	gf_offline_fail_locked(p, err, eb);
 	pthread_mutex_unlock(&p->mu);
 }
 
@@ -54,12 +72,13 @@ static int stop_requested(const struct gf_offline_pipeline *p)
 }
 
 /*
- * Take a chunk index from @p q, waiting while it is empty.
- * @return 1 with *idx set, 0 when @p q is empty and *done says none will come,
- * -1 when the pipeline failed. The engine thread also polls the stop flag.
+ * Take a chunk index from @p q, waiting while it is empty (@p seq >= 0: only
+ * that chunk). @return 1 with *idx set, 0 when it will not come and *done
+ * says none will, -1 when the pipeline failed. The engine thread also polls
+ * the stop flag.
  */
 static int take(struct gf_offline_pipeline *p, struct gf_offline_fifo *q, const int *done, int poll_stop,
-		uint32_t *idx)
+		int64_t seq, uint32_t *idx)
 {
 	int r;
 	pthread_mutex_lock(&p->mu);
@@ -67,14 +86,18 @@ static int take(struct gf_offline_pipeline *p, struct gf_offline_fifo *q, const 
 		if (poll_stop && stop_requested(p)) {
 			struct gf_errbuf eb;
 			gf_errbuf_set(&eb, "interrupted: %s was not written", p->o->output);
-			fail_locked(p, GF_E_INTERRUPTED, &eb);
+			gf_offline_fail_locked(p, GF_E_INTERRUPTED, &eb);
 		}
 		if (p->failed) {
 			r = -1;
 			break;
 		}
-		if (q->count) {
+		if (seq < 0 && q->count) {
 			*idx = fifo_pop(q);
+			r = 1;
+			break;
+		}
+		if (seq >= 0 && fifo_pop_seq(p, q, (uint64_t)seq, idx)) {
 			r = 1;
 			break;
 		}
@@ -93,7 +116,13 @@ static int take(struct gf_offline_pipeline *p, struct gf_offline_fifo *q, const 
 	return r;
 }
 
-static void give(struct gf_offline_pipeline *p, struct gf_offline_fifo *q, uint32_t idx)
+int gf_offline_take_seq(struct gf_offline_pipeline *p, struct gf_offline_fifo *q, const int *done,
+			uint64_t seq, uint32_t *idx)
+{
+	return take(p, q, done, 0, (int64_t)seq, idx);
+}
+
+void gf_offline_give(struct gf_offline_pipeline *p, struct gf_offline_fifo *q, uint32_t idx)
 {
 	pthread_mutex_lock(&p->mu);
 	fifo_push(q, idx);
@@ -109,30 +138,57 @@ static void set_done(struct gf_offline_pipeline *p, int *flag)
 	pthread_mutex_unlock(&p->mu);
 }
 
+/* Fill chunk @p c from the input: whole chunks but the last, even from a pipe
+ * (stripes and their histories sit at multiples of the chunk). */
+static sf_count_t read_chunk(struct gf_offline_pipeline *p, struct gf_offline_chunk *c)
+{
+	sf_count_t got = 0;
+	while (got < (sf_count_t)p->chunk_frames) {
+		sf_count_t n = sf_readf_float(p->in, c->buf + (size_t)got * p->channels,
+					      (sf_count_t)p->chunk_frames - got);
+		if (n <= 0 || sf_error(p->in) != SF_ERR_NO_ERROR)
+			break;
+		got += n;
+	}
+	return got;
+}
+
 static void *reader_main(void *arg)
 {
 	struct gf_offline_pipeline *p = arg;
 	uint32_t i;
-	while (take(p, &p->free_q, NULL, 0, &i) == 1) {
+	while (take(p, &p->free_q, NULL, 0, -1, &i) == 1) {
 		struct gf_offline_chunk *c = &p->chunk[i];
 		double t0 = gf_offline_now_ms();
-		sf_count_t n = sf_readf_float(p->in, c->buf, p->chunk_frames);
+		sf_count_t n = read_chunk(p, c);
 		p->busy_ms[0] += gf_offline_now_ms() - t0;
 		if (sf_error(p->in) != SF_ERR_NO_ERROR) {
 			struct gf_errbuf eb;
 			gf_errbuf_set(&eb, "%s: cannot decode: %s", p->o->input, sf_strerror(p->in));
-			give(p, &p->free_q, i);
-			fail(p, GF_E_FORMAT, &eb);
+			gf_offline_give(p, &p->free_q, i);
+			gf_offline_fail(p, GF_E_FORMAT, &eb);
 			break;
 		}
 		if (n <= 0) {
-			give(p, &p->free_q, i);
+			gf_offline_give(p, &p->free_q, i);
 			break;
 		}
 		c->frames = (uint32_t)n;
+		c->seq = p->frames_read / p->chunk_frames; /* whole chunks before it */
+		c->hist = -1;
 		p->frames_read += (uint64_t)n;
-		give(p, &p->decoded_q, i);
+		if (p->stripes.threads > 1 && gf_offline_stripe_note_chunk(p, i) != 0) {
+			gf_offline_give(p, &p->free_q, i);
+			break;
+		}
+		pthread_mutex_lock(&p->mu);
+		p->seq_next = c->seq + 1;
+		pthread_mutex_unlock(&p->mu);
+		gf_offline_give(p, &p->decoded_q, i);
 	}
+	pthread_mutex_lock(&p->mu);
+	p->input_chunks = p->seq_next;
+	pthread_mutex_unlock(&p->mu);
 	set_done(p, &p->reader_done);
 	return NULL;
 }
@@ -164,7 +220,7 @@ static void *writer_main(void *arg)
 {
 	struct gf_offline_pipeline *p = arg;
 	uint32_t i;
-	while (take(p, &p->filtered_q, &p->engine_done, 0, &i) == 1) {
+	while (take(p, &p->filtered_q, &p->engine_done, 0, (int64_t)p->seq_write, &i) == 1) {
 		struct gf_offline_chunk *c = &p->chunk[i];
 		double t0 = gf_offline_now_ms();
 		uint32_t off, frames = gf_offline_align_trim(&p->align, c->frames, &off);
@@ -175,23 +231,25 @@ static void *writer_main(void *arg)
 		if (n != (sf_count_t)frames) {
 			struct gf_errbuf eb;
 			gf_errbuf_set(&eb, "%s: write failed: %s", p->o->output, sf_strerror(p->out));
-			give(p, &p->free_q, i);
-			fail(p, GF_E_IO, &eb);
+			gf_offline_give(p, &p->free_q, i);
+			gf_offline_fail(p, GF_E_IO, &eb);
 			break;
 		}
+		pthread_mutex_lock(&p->mu);
 		p->frames_written += frames;
-		give(p, &p->free_q, i);
+		p->seq_write++;
+		pthread_mutex_unlock(&p->mu);
+		gf_offline_give(p, &p->free_q, i);
 	}
 	return NULL;
 }
 
-static void engine_failed(struct gf_offline_pipeline *p, uint32_t i, int err)
+void gf_offline_engine_failed(struct gf_offline_pipeline *p, uint32_t i, uint64_t frame, int err)
 {
 	struct gf_errbuf eb;
-	gf_errbuf_set(&eb, "filtering failed at frame %llu: %s", (unsigned long long)p->frames_filtered,
-		      gf_strerror(err));
-	give(p, &p->free_q, i);
-	fail(p, err, &eb);
+	gf_errbuf_set(&eb, "filtering failed at frame %llu: %s", (unsigned long long)frame, gf_strerror(err));
+	gf_offline_give(p, &p->free_q, i);
+	gf_offline_fail(p, err, &eb);
 }
 
 /*
@@ -200,7 +258,7 @@ static void engine_failed(struct gf_offline_pipeline *p, uint32_t i, int err)
  * the engine's copy of its input: the output stays exact. The engine thread
  * is also the engine's control thread, so it may reap() here.
  */
-static int filter_chunk(struct gf_engine *e, float *buf, uint32_t frames, int flush)
+int gf_offline_filter_chunk(struct gf_engine *e, float *buf, uint32_t frames, int flush)
 {
 	int err = flush ? gf_engine_flush(e, buf, frames) : gf_engine_process(e, buf, buf, frames);
 	if (!err || !gf_engine_failed(e))
@@ -209,56 +267,102 @@ static int filter_chunk(struct gf_engine *e, float *buf, uint32_t frames, int fl
 	return gf_engine_retry(e, buf, frames) == 0 ? 0 : err;
 }
 
+/* The ring-out from input silence: --tail's taps-1 frames, or the frames alignment skipped. */
+int gf_offline_flush_tail(struct gf_offline_pipeline *p, struct gf_engine *e)
+{
+	uint64_t tail = p->align.flush;
+	uint32_t i;
+	while (tail > 0 && take(p, &p->free_q, NULL, 0, -1, &i) == 1) {
+		struct gf_offline_chunk *c = &p->chunk[i];
+		c->frames = tail < p->chunk_frames ? (uint32_t)tail : p->chunk_frames;
+		int err =
+			gf_offline_filter_chunk(e, c->buf, c->frames, 1); /* frames <= max_block: one call */
+		if (err) {
+			gf_offline_engine_failed(p, i, p->frames_read, err);
+			return err;
+		}
+		tail -= c->frames;
+		pthread_mutex_lock(&p->mu);
+		c->seq = p->seq_next++;
+		pthread_mutex_unlock(&p->mu);
+		gf_offline_give(p, &p->filtered_q, i);
+	}
+	return tail ? -1 : 0;
+}
+
 /* Engine thread (the caller's): filter decoded chunks in place, then the tail. */
 static void run_engine(struct gf_offline_pipeline *p, struct gf_engine *e, struct gf_progress *prog)
 {
 	uint32_t i;
 	int r;
-	while ((r = take(p, &p->decoded_q, &p->reader_done, 1, &i)) == 1) {
+	while ((r = take(p, &p->decoded_q, &p->reader_done, 1, -1, &i)) == 1) {
 		struct gf_offline_chunk *c = &p->chunk[i];
 		double t0 = gf_offline_now_ms();
-		int err = filter_chunk(e, c->buf, c->frames, 0);
+		int err = gf_offline_filter_chunk(e, c->buf, c->frames, 0);
 		p->busy_ms[1] += gf_offline_now_ms() - t0;
 		if (err) {
-			engine_failed(p, i, err);
+			gf_offline_engine_failed(p, i, p->frames_filtered, err);
 			return;
 		}
 		p->frames_filtered += c->frames;
-		give(p, &p->filtered_q, i);
+		gf_offline_give(p, &p->filtered_q, i);
 		gf_progress_update(prog, p->frames_filtered);
 	}
-	if (r < 0)
-		return;
-	/* the ring-out from input silence: --tail's taps-1 frames, or the frames alignment skipped */
-	uint64_t tail = p->align.flush;
-	while (tail > 0 && take(p, &p->free_q, NULL, 1, &i) == 1) {
-		struct gf_offline_chunk *c = &p->chunk[i];
-		c->frames = tail < p->chunk_frames ? (uint32_t)tail : p->chunk_frames;
-		int err = filter_chunk(e, c->buf, c->frames, 1); /* frames <= max_block: one call */
-		if (err) {
-			engine_failed(p, i, err);
-			return;
-		}
-		tail -= c->frames;
-		give(p, &p->filtered_q, i);
-	}
+	if (r == 0)
+		gf_offline_flush_tail(p, e);
+}
+
+static void free_queues(struct gf_offline_pipeline *p)
+{
+	free(p->free_q.idx);
+	free(p->decoded_q.idx);
+	free(p->filtered_q.idx);
+	for (uint32_t i = 0; i < p->n_hist; i++)
+		free(p->hist_buf[i]);
+	free(p->hist_buf);
+	free(p->hist_used);
 }
 
 void gf_offline_pipeline_free(struct gf_offline_pipeline *p)
 {
 	if (!p->inited)
 		return;
-	for (uint32_t i = 0; i < GF_OFFLINE_CHUNKS; i++) {
+	for (uint32_t i = 0; i < p->nchunks; i++) {
 		if (p->chunk[i].pinned && gf_cuda_unpin(p->chunk[i].buf))
 			continue; /* kept pinned behind GPU work that may not end: never freed */
 		free(p->chunk[i].buf);
 	}
+	free(p->chunk);
+	free_queues(p);
 	pthread_cond_destroy(&p->cv);
 	pthread_mutex_destroy(&p->mu);
 	memset(p, 0, sizeof(*p));
 }
 
-static int pipeline_alloc(struct gf_offline_pipeline *p, uint32_t channels, uint32_t chunk_frames, int pin)
+static int alloc_queues(struct gf_offline_pipeline *p, uint32_t n_hist, uint32_t hist_frames)
+{
+	struct gf_offline_fifo *q[3] = {&p->free_q, &p->decoded_q, &p->filtered_q};
+	for (int k = 0; k < 3; k++) {
+		q[k]->idx = calloc(p->nchunks, sizeof(uint32_t));
+		q[k]->cap = p->nchunks;
+		if (!q[k]->idx)
+			return GF_E_NOMEM;
+	}
+	p->hist_buf = calloc(n_hist ? n_hist : 1, sizeof(float *));
+	p->hist_used = calloc(n_hist ? n_hist : 1, 1);
+	if (!p->hist_buf || !p->hist_used)
+		return GF_E_NOMEM;
+	for (; p->n_hist < n_hist; p->n_hist++) {
+		p->hist_buf[p->n_hist] = malloc((size_t)hist_frames * p->channels * sizeof(float));
+		if (!p->hist_buf[p->n_hist])
+			return GF_E_NOMEM;
+	}
+	p->hist_cap_frames = hist_frames;
+	return 0;
+}
+
+static int pipeline_alloc(struct gf_offline_pipeline *p, uint32_t channels, uint32_t chunk_frames, int pin,
+			  uint32_t nchunks, uint32_t n_hist, uint32_t hist_frames)
 {
 	memset(p, 0, sizeof(*p));
 	p->inited = 1;
@@ -271,8 +375,12 @@ static int pipeline_alloc(struct gf_offline_pipeline *p, uint32_t channels, uint
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&p->cv, &ca);
 	pthread_condattr_destroy(&ca);
+	p->chunk = calloc(nchunks, sizeof(*p->chunk));
+	if (!p->chunk)
+		return GF_E_NOMEM;
 	size_t bytes = (size_t)chunk_frames * channels * sizeof(float);
-	for (uint32_t i = 0; i < GF_OFFLINE_CHUNKS; i++) {
+	for (; p->nchunks < nchunks; p->nchunks++) {
+		uint32_t i = p->nchunks;
 		void *mem = NULL;
 		if (posix_memalign(&mem, 4096, bytes) != 0)
 			return GF_E_NOMEM;
@@ -286,24 +394,39 @@ static int pipeline_alloc(struct gf_offline_pipeline *p, uint32_t channels, uint
 		if (err && err != GF_E_UNSUPPORTED)
 			gf_debug("chunk %u not pinned: %s", i, gf_strerror(err));
 	}
-	return 0;
+	return alloc_queues(p, n_hist, hist_frames);
 }
 
 int gf_offline_pipeline_prepare(struct gf_offline_pipeline *p, const struct gf_offline_opts *o,
-				uint32_t channels, uint32_t chunk_frames, int pin)
+				uint32_t channels, uint32_t chunk_frames, int pin,
+				const struct gf_offline_stripes *st)
 {
+	struct gf_offline_stripes one = {.threads = 1, .stripe_chunks = 1, .chunks = GF_OFFLINE_CHUNKS};
+	if (!st || st->threads <= 1)
+		st = &one;
+	/* A history slot per stripe that can wait for its thread, two spare (offline_stripe.c). */
+	uint32_t n_hist = st->threads > 1 ? st->chunks / st->stripe_chunks + 2 : 0;
 	/* A lane's files mostly share a shape: keep the (pinned) chunks then. */
-	if (!p->inited || p->channels != channels || p->chunk_frames != chunk_frames || p->pin != pin) {
+	if (!p->inited || p->channels != channels || p->chunk_frames != chunk_frames || p->pin != pin ||
+	    p->nchunks != st->chunks || p->n_hist != n_hist || p->hist_cap_frames != st->hist_frames) {
 		gf_offline_pipeline_free(p);
-		int err = pipeline_alloc(p, channels, chunk_frames, pin);
-		if (err)
+		int err = pipeline_alloc(p, channels, chunk_frames, pin, st->chunks, n_hist, st->hist_frames);
+		if (err) {
+			gf_offline_pipeline_free(p);
 			return err;
+		}
 	}
-	memset(&p->free_q, 0, sizeof(p->free_q));
-	memset(&p->decoded_q, 0, sizeof(p->decoded_q));
-	memset(&p->filtered_q, 0, sizeof(p->filtered_q));
-	for (uint32_t i = 0; i < GF_OFFLINE_CHUNKS; i++)
+	p->stripes = *st;
+	struct gf_offline_fifo *q[3] = {&p->free_q, &p->decoded_q, &p->filtered_q};
+	for (int k = 0; k < 3; k++)
+		q[k]->head = q[k]->count = 0;
+	for (uint32_t i = 0; i < p->nchunks; i++)
 		fifo_push(&p->free_q, i);
+	memset(p->hist_used, 0, p->n_hist ? p->n_hist : 1);
+	p->reader_hist = -1;
+	p->stripe_next = 0;
+	p->threads_running = 0;
+	p->seq_next = p->seq_write = p->input_chunks = p->stripe_nonfinite = 0;
 	p->reader_done = p->engine_done = p->failed = 0;
 	memset(&p->eb, 0, sizeof(p->eb));
 	p->o = o;
@@ -326,12 +449,15 @@ int gf_offline_pipeline_run(struct gf_offline_pipeline *p, struct gf_engine *e, 
 	}
 	if (pthread_create(&writer, NULL, writer_main, p) != 0) {
 		gf_errbuf_set(eb, "cannot start the writer thread");
-		fail(p, GF_E_SYSTEM, eb);
+		gf_offline_fail(p, GF_E_SYSTEM, eb);
 		pthread_join(reader, NULL);
 		*eb = p->eb;
 		return p->failed;
 	}
-	run_engine(p, e, prog);
+	if (p->stripes.threads > 1)
+		gf_offline_stripe_run(p, e, prog);
+	else
+		run_engine(p, e, prog);
 	set_done(p, &p->engine_done);
 	pthread_join(reader, NULL);
 	pthread_join(writer, NULL);

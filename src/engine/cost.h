@@ -32,7 +32,7 @@ struct gf_cost_job {
 	uint32_t channels;    /**< channels per frame */
 	uint32_t max_block;   /**< frames per call (the offline chunk) */
 	enum gf_algo algo;    /**< forced method, or AUTO (the model's cheaper one) */
-	uint32_t cpu_threads; /**< CPU lanes the job spreads over (a batch's -j); 0 = 1 */
+	uint32_t cpu_threads; /**< CPU threads the job spreads over (lanes x stripes); 0 = 1 */
 };
 
 /** The machine's costs (from the cache or defaults). */

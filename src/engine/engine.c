@@ -332,7 +332,9 @@ int gf_engine_reset(struct gf_engine *e, struct gf_errbuf *eb)
 		return GF_E_BUSY;
 	}
 	memset(e->hist, 0, 2 * (size_t)e->hist_cap * e->p.channels * sizeof(float));
-	e->hist_w = 0;
+	/* The ring is indexed by absolute position too (gf_engine_hist_at): keep them in step. */
+	uint64_t pos = atomic_load_explicit(&e->hist_pos, memory_order_relaxed);
+	e->hist_w = e->hist_cap ? (uint32_t)(pos % e->hist_cap) : 0;
 	e->redo_frames = 0;
 	e->redo_bad = 0;
 	int err = e->cur->ops->prime ? e->cur->ops->prime(e->cur->bi, e->hist, 0) : 0;

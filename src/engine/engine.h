@@ -48,7 +48,7 @@ struct gf_engine_params {
 					   two block periods); 0 = GF_ENGINE_DEADLINE_DEFAULT_US */
 	uint64_t job_samples;	      /**< AUTO: frames x channels the whole job will filter (an
 					   offline file or batch), weighed by cost; 0 = unknown (live) */
-	uint32_t job_cpu_threads;     /**< AUTO: CPU lanes such a job spreads over; 0 = 1 */
+	uint32_t job_cpu_threads;     /**< AUTO: CPU threads such a job spreads over; 0 = 1 */
 };
 
 /** Deadline when params.deadline_us is 0: generous, for offline calls of any size. */
@@ -157,6 +157,24 @@ void gf_engine_release_device_work(void);
  * CPU fallback is not complete; a backend error (free the engine then).
  */
 int gf_engine_reset(struct gf_engine *e, struct gf_errbuf *eb);
+
+/**
+ * Start a new stream that continues @p history (@p frames interleaved
+ * frames, oldest first; older ones count as zero): the output from here on
+ * is the convolution of [history | input]. Where the history covers the
+ * backend's whole reach and ends where a stream's partition would (the CPU
+ * FFT: a multiple of its partition; gf_engine_reset_history_frames() says how
+ * much it reads), the output is bit for bit that of an engine that had
+ * filtered the history itself, so a file cut into stripes at those points
+ * filters to the same bits on any number of engines. Non-finite history
+ * samples count as zero, as process() treats them. Control thread, with no
+ * process() running; allocates only for a history with NaN or Inf.
+ * @return as gf_engine_reset(); GF_E_NOMEM.
+ */
+int gf_engine_reset_history(struct gf_engine *e, const float *history, uint32_t frames, struct gf_errbuf *eb);
+
+/** The most history frames gf_engine_reset_history() can use for any filter of @p taps taps. */
+uint32_t gf_engine_reset_history_frames(uint32_t taps);
 
 /** "cpu" or "cuda". */
 const char *gf_engine_backend_name(const struct gf_engine *e);

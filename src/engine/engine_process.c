@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -63,8 +64,9 @@ static void hist_append(struct gf_engine *e, const float *x, uint32_t frames)
 	uint64_t pos = atomic_load_explicit(&e->hist_pos, memory_order_relaxed) + frames;
 	if (cap == 0)
 		return;
-	if (frames > cap) {
+	if (frames > cap) { /* only the newest cap frames stay, where their positions say */
 		x += (size_t)(frames - cap) * ch;
+		e->hist_w = (uint32_t)(((uint64_t)e->hist_w + frames - cap) % cap);
 		frames = cap;
 	}
 	while (frames) {
@@ -341,6 +343,39 @@ int gf_engine_process(struct gf_engine *e, const float *in, float *out, uint32_t
 	int err = run_block(e, x, out, frames, bad);
 	gf_stat_add(&e->st_frames, frames);
 	return err;
+}
+
+int gf_engine_reset_history(struct gf_engine *e, const float *history, uint32_t frames, struct gf_errbuf *eb)
+{
+	int err = gf_engine_reset(e, eb);
+	if (err || frames == 0)
+		return err;
+	size_t n = (size_t)frames * e->p.channels;
+	float *clean = NULL;
+	if (any_nonfinite(history, n)) {
+		clean = malloc(n * sizeof(float));
+		if (!clean)
+			return GF_E_NOMEM;
+		sanitize(history, clean, n);
+		history = clean;
+	}
+	err = e->cur->ops->prime ? e->cur->ops->prime(e->cur->bi, history, frames) : 0;
+	if (err)
+		gf_errbuf_set(eb, "engine: %s backend could not load the history: %s", e->cur->ops->name,
+			      gf_strerror(err));
+	else
+		hist_append(e, history, frames); /* what a swap or a retry primes from next */
+	free(clean);
+	return err;
+}
+
+uint32_t gf_engine_reset_history_frames(uint32_t taps)
+{
+	/* K partitions of P frames, K P < taps + P, with P at most 2^16 where the
+	 * CPU backend chooses it (cpu_fft.c; a configured longer partition reads
+	 * more, and the stripes then match to rounding, not to the bit). */
+	uint64_t n = (uint64_t)taps + (1u << 16);
+	return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 }
 
 int gf_engine_retry(struct gf_engine *e, float *out, uint32_t frames)
