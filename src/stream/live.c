@@ -361,7 +361,7 @@ int gf_live_start(struct gf_live *l, struct gf_errbuf *eb)
 		return GF_E_INVAL;
 	}
 	l->started_once = 1;
-	gf_rt_lock_memory();
+	l->memory_locked = gf_rt_lock_memory();
 	atomic_store(&l->wstate, GF_W_RUN);
 	if (pthread_create(&l->worker, NULL, gf_live_worker_main, l) != 0) {
 		gf_errbuf_set(eb, "cannot start the audio worker thread");

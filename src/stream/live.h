@@ -123,6 +123,9 @@ struct gf_live_stats {
 	 * the host's late blocks include preemption by this process's own
 	 * threads (the control thread building a filter). */
 	int worker_rt_prio;
+	/** 1: all memory is locked (mlockall); 0: pages may fault in on the audio
+	 * path (no privilege, or a sanitizer build), a new filter's first of all. */
+	int memory_locked;
 };
 
 /**

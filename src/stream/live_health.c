@@ -39,6 +39,7 @@ void gf_live_get_stats(struct gf_live *l, struct gf_live_stats *s)
 	s->late_blocks_host = atomic_load(&l->late_host);
 	s->late_blocks_swap_host = atomic_load(&l->late_swap_host);
 	s->worker_rt_prio = atomic_load(&l->worker_rt_prio);
+	s->memory_locked = l->memory_locked;
 	s->device_xruns = atomic_load(&l->dev_xruns);
 	s->record_errors = l->rec ? gf_recorder_errors(l->rec) : 0;
 	struct gf_timehist_summary h;

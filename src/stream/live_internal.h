@@ -124,6 +124,7 @@ struct gf_live {
 	atomic_int wstate;
 	atomic_int warm;	   /* the worker has warmed the engine up */
 	atomic_int worker_rt_prio; /* its SCHED_FIFO priority, 0 if not granted */
+	int memory_locked;	   /* gf_rt_lock_memory() at start */
 
 	/* Health, control thread. */
 	atomic_int finished; /* a stream-finished callback fired */
