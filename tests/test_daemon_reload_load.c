@@ -5,7 +5,8 @@
  * Defaults (CI): CPU backend, 262143 taps, 128-frame blocks, 6 reloads
  * alternating two filters. Knobs: GPUFIR_TEST_BACKEND=cuda,
  * GPUFIR_TEST_RELOAD_TAPS (e.g. 1048575 on a GPU), GPUFIR_TEST_RELOAD_BLOCK,
- * GPUFIR_TEST_RELOADS. With the engine's GPUFIR_FAULT_SLOW_CROSSFADE_US
+ * GPUFIR_TEST_RELOADS, GPUFIR_TEST_LATENCY_SLACK (a count, or "auto": the
+ * configuration's default). With the engine's GPUFIR_FAULT_SLOW_CROSSFADE_US
  * (ctest: test_daemon_reload_slow) every crossfading block comes late on
  * purpose: then the counters must put each of them inside a swap's window,
  * and the audio is not checked.
@@ -62,18 +63,28 @@ static void write_filter(int which)
 	CHECK(rename(tmp, path) == 0);
 }
 
+/* GPUFIR_TEST_LATENCY_SLACK=auto: the configuration's default (adaptive), else a count. */
+static void write_slack(FILE *f)
+{
+	const char *env = getenv("GPUFIR_TEST_LATENCY_SLACK");
+	if (env && strcmp(env, "auto") == 0)
+		fprintf(stderr, "latency_slack: the default (auto)\n");
+	else
+		fprintf(f, "latency_slack = %u;\n", gf_test_latency_slack());
+}
+
 static void write_conf(void)
 {
 	FILE *f = fopen(dm.conf_path, "w");
 	CHECK(f);
 	fprintf(f,
 		"sample_rate = %d;\nblock_frames = %u;\nbackend = \"%s\";\ncrossfade_ms = %d.0;\n"
-		"max_taps = %u;\nlatency_slack = %u;\nstatus_socket = \"%s\";\n"
+		"max_taps = %u;\nstatus_socket = \"%s\";\n"
 		"input = { device = \"system\"; host_api = \"JACK\"; channels = %d; };\n"
 		"output = { device = \"system\"; host_api = \"JACK\"; };\n"
 		"filters = ( { name = \"f\"; file = \"taps.wav\"; format = \"wav\"; } );\nchain = [\"f\"];\n",
-		RATE, block, cuda ? "cuda" : "cpu", XFADE_MS, taps, gf_test_latency_slack(), dm.status_path,
-		CH);
+		RATE, block, cuda ? "cuda" : "cpu", XFADE_MS, taps, dm.status_path, CH);
+	write_slack(f);
 	CHECK(fclose(f) == 0);
 }
 
