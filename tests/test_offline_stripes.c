@@ -3,8 +3,10 @@
  * through the real gpufir program: the output must be, sample for sample, what
  * one thread writes (which test_offline checks against the reference
  * convolution), whatever the thread count, for the FFT and the direct form,
- * with --tail (the ring-out runs on the engine that filtered the last chunk)
- * and with a NaN in the middle (the chunk that holds it is muted in both).
+ * with --tail (the ring-out runs on the engine that filtered the last chunk),
+ * with a NaN in the middle (the chunk that holds it is muted in both) and
+ * with 33 channels (chunks of 32768 frames: stripes still start at 65536-frame
+ * partition edges).
  * -v must show that the run was striped, so the comparison cannot pass by
  * both runs taking the same path. SIGINT mid-file stops every thread: exit
  * 130, no output, no temporary file left.
@@ -48,18 +50,23 @@ static char *write_filter(const char *name, uint32_t taps)
 	return cfg;
 }
 
-/* Noise of @p frames stereo frames; a NaN at @p nan_at (0: none). */
-static char *write_input(const char *name, uint32_t frames, uint32_t nan_at)
+/* Noise of @p frames frames of @p ch channels; a NaN at @p nan_at (0: none). */
+static char *write_input_ch(const char *name, uint32_t ch, uint32_t frames, uint32_t nan_at)
 {
-	float *x = gf_test_noise((size_t)frames * 2, &rng);
-	for (size_t i = 0; i < (size_t)frames * 2; i++)
+	float *x = gf_test_noise((size_t)frames * ch, &rng);
+	for (size_t i = 0; i < (size_t)frames * ch; i++)
 		x[i] *= 0.5f;
 	if (nan_at)
-		x[(size_t)nan_at * 2 + 1] = NAN;
+		x[(size_t)nan_at * ch + 1] = NAN;
 	char *path = gf_test_path(dir, name);
-	gf_test_write_sound(path, SF_FORMAT_WAV | SF_FORMAT_FLOAT, RATE, 2, frames, x);
+	gf_test_write_sound(path, SF_FORMAT_WAV | SF_FORMAT_FLOAT, RATE, ch, frames, x);
 	free(x);
 	return path;
+}
+
+static char *write_input(const char *name, uint32_t frames, uint32_t nan_at)
+{
+	return write_input_ch(name, 2, frames, nan_at);
 }
 
 /* FNV-1a over the decoded samples' bits and the length: the file's bytes differ
@@ -139,6 +146,18 @@ static void test_identical(void)
 	free(cfg);
 }
 
+/* 33 channels: chunks of 32768 frames (the 8 MB cap, down to a power of two),
+ * stripes still at multiples of 65536 frames. */
+static void test_many_channels(void)
+{
+	char *cfg = write_filter("wide", 1023);
+	char *in = write_input_ch("wide.wav", 33, 3 * 131072 + 7000, 0);
+	same_on_any_count("fft, 1023 taps, 33 channels", cfg, in, NULL, NULL);
+	unlink(in);
+	free(in);
+	free(cfg);
+}
+
 /* A file of one stripe is not striped: nothing to share. */
 static void test_short_file(void)
 {
@@ -204,6 +223,7 @@ int main(void)
 	rng = gf_test_seed("test_offline_stripes");
 	dir = gf_test_tmpdir("offline-stripes");
 	test_identical();
+	test_many_channels();
 	test_short_file();
 	test_sigint();
 	gf_test_rmtree(dir);

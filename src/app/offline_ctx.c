@@ -178,12 +178,14 @@ void gf_offline_lane_free(struct gf_offline_lane *l)
 	gf_offline_pipeline_free(&l->pipe);
 }
 
+/* A power of two when chosen here: stripes then start at partition edges (offline_stripe.c). */
 static uint32_t pick_chunk_frames(const struct gf_offline_opts *o, uint32_t channels)
 {
 	uint32_t f = o->chunk_frames ? o->chunk_frames : GF_OFFLINE_CHUNK_FRAMES;
 	uint32_t cap = MAX_CHUNK_BYTES / (channels * (uint32_t)sizeof(float));
-	if (!o->chunk_frames && f > cap)
-		f = cap > 1024 ? cap : 1024;
+	if (!o->chunk_frames)
+		while (f > cap && f > 1024)
+			f /= 2;
 	return f;
 }
 

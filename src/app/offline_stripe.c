@@ -6,9 +6,10 @@
  * which starts the stripe from the H input frames before it
  * (gf_engine_reset_history). The reader copies those frames aside as it
  * decodes them, before the previous stripe's thread filters them in place.
- * Stripes start at multiples of the chunk (65536 frames, a multiple of every
- * partition the CPU backend chooses) and H covers the engine's whole reach,
- * so each stripe gives the bits one engine streaming the whole file would:
+ * Stripes start at multiples of 65536 frames (a multiple of every partition
+ * the CPU backend chooses; chunks are powers of two) and H covers the
+ * engine's whole reach, so each stripe gives the bits one engine streaming
+ * the whole file would:
  * the output does not depend on the thread count. The writer takes chunks in
  * file order; the thread whose engine filtered the last chunk runs the tail.
  *
@@ -30,6 +31,7 @@
 #define STRIPE_MEMORY (512ull << 20)
 #define STRIPE_SPAN 4u
 #define STRIPE_THREADS_MAX 64u
+#define EDGE_FRAMES 65536u /* the CPU FFT's longest self-chosen partition */
 
 uint32_t gf_offline_cpus(void)
 {
@@ -49,6 +51,12 @@ void gf_offline_stripe_plan(uint64_t frames, uint32_t taps, uint32_t channels, u
 	uint64_t hist = gf_engine_reset_history_frames(taps);
 	uint64_t span = (uint64_t)STRIPE_SPAN * taps > hist ? (uint64_t)STRIPE_SPAN * taps : hist;
 	uint64_t s = (span + chunk_frames - 1) / chunk_frames;
+	/* Stripes start at multiples of 2^16 frames, a partition edge for every
+	 * partition the CPU chooses, where the chunk is a power of two below it. */
+	uint64_t unit = chunk_frames < EDGE_FRAMES && EDGE_FRAMES % chunk_frames == 0
+				? EDGE_FRAMES / chunk_frames
+				: 1;
+	s = (s + unit - 1) / unit * unit;
 	uint64_t stripes = frames ? (frames + s * chunk_frames - 1) / (s * chunk_frames) : UINT64_MAX;
 	uint64_t t = max_threads < stripes ? max_threads : stripes;
 	if (t > STRIPE_THREADS_MAX)
