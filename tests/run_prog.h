@@ -16,6 +16,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -125,6 +126,27 @@ static inline int gpufir_temp_files(const char *dir)
 		n += strstr(e->d_name, ".gpufir-") != NULL;
 	closedir(dh);
 	return n;
+}
+
+/**
+ * Wait until gpufir (@p pid) has a temporary output in @p dir, i.e. it is
+ * filtering; up to 20 s (slow sanitizer builds). Fails the test if it ends first.
+ */
+static inline void gpufir_wait_for_temp_file(const char *dir, pid_t pid)
+{
+	for (int i = 0; i < 2000; i++) {
+		if (gpufir_temp_files(dir) > 0)
+			return;
+		int status;
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			fprintf(stderr, "gpufir ended (status 0x%x) before it started writing\n", status);
+			exit(1);
+		}
+		struct timespec ts = {0, 10000000};
+		nanosleep(&ts, NULL);
+	}
+	fprintf(stderr, "no temporary output appeared\n");
+	exit(1);
 }
 
 /**

@@ -371,23 +371,6 @@ static void test_output_errors(void)
 
 /* ---- signals -------------------------------------------------------------- */
 
-static void wait_for_temp_file(pid_t pid)
-{
-	for (int i = 0; i < 2000; i++) { /* up to 20 s (slow sanitizer builds) */
-		if (gpufir_temp_files(dir) > 0)
-			return;
-		int status;
-		if (waitpid(pid, &status, WNOHANG) == pid) {
-			fprintf(stderr, "gpufir ended (status 0x%x) before it started writing\n", status);
-			exit(1);
-		}
-		struct timespec ts = {0, 10000000};
-		nanosleep(&ts, NULL);
-	}
-	fprintf(stderr, "no temporary output appeared\n");
-	exit(1);
-}
-
 /*
  * SIGINT/SIGTERM while filtering: exit 130, the temporary file removed, an
  * existing OUT untouched. A long direct-form filter keeps the run busy for
@@ -417,7 +400,7 @@ static void test_signals(void)
 		pid_t pid = spawn_gpufir(
 			ARGS("-i", in, "-o", out, "-c", cfg, "--backend", "cpu", "--algo", "direct"), o_path,
 			e_path);
-		wait_for_temp_file(pid);
+		gpufir_wait_for_temp_file(dir, pid);
 		struct timespec t0, t1;
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		CHECK(kill(pid, sigs[i]) == 0);

@@ -169,23 +169,6 @@ static void test_short_file(void)
 	free(cfg);
 }
 
-static void wait_for_temp_file(pid_t pid)
-{
-	for (int i = 0; i < 2000; i++) { /* up to 20 s (slow sanitizer builds) */
-		if (gpufir_temp_files(dir) > 0)
-			return;
-		int status;
-		if (waitpid(pid, &status, WNOHANG) == pid) {
-			fprintf(stderr, "gpufir ended (status 0x%x) before it started writing\n", status);
-			exit(1);
-		}
-		struct timespec ts = {0, 10000000};
-		nanosleep(&ts, NULL);
-	}
-	fprintf(stderr, "no temporary output appeared\n");
-	exit(1);
-}
-
 /* SIGINT while three threads filter a long direct-form file: all of them stop. */
 static void test_sigint(void)
 {
@@ -197,7 +180,7 @@ static void test_sigint(void)
 	pid_t pid = spawn_gpufir(ARGS("-v", "-i", in, "-o", out, "-c", cfg, "--backend", "cpu", "--algo",
 				      "direct", "--threads", "3"),
 				 o_path, e_path);
-	wait_for_temp_file(pid);
+	gpufir_wait_for_temp_file(dir, pid);
 	struct timespec ts = {0, 200000000}; /* into the filtering, past the engines' set-up */
 	nanosleep(&ts, NULL);
 	struct timespec t0, t1;

@@ -97,7 +97,7 @@ struct gf_offline_pipeline {
 	const struct gf_filter_set *stripe_fs;
 	float **hist_buf; /* history slots: hist_frames frames each */
 	uint8_t *hist_used;
-	uint32_t n_hist, hist_cap_frames;
+	uint32_t n_hist;
 	int reader_hist;      /* the slot the reader fills for the next stripe, -1 none */
 	uint64_t stripe_next; /* the next stripe a filter thread claims */
 	uint32_t threads_running;

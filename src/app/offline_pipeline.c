@@ -357,7 +357,6 @@ static int alloc_queues(struct gf_offline_pipeline *p, uint32_t n_hist, uint32_t
 		if (!p->hist_buf[p->n_hist])
 			return GF_E_NOMEM;
 	}
-	p->hist_cap_frames = hist_frames;
 	return 0;
 }
 
@@ -408,7 +407,7 @@ int gf_offline_pipeline_prepare(struct gf_offline_pipeline *p, const struct gf_o
 	uint32_t n_hist = st->threads > 1 ? st->chunks / st->stripe_chunks + 2 : 0;
 	/* A lane's files mostly share a shape: keep the (pinned) chunks then. */
 	if (!p->inited || p->channels != channels || p->chunk_frames != chunk_frames || p->pin != pin ||
-	    p->nchunks != st->chunks || p->n_hist != n_hist || p->hist_cap_frames != st->hist_frames) {
+	    p->nchunks != st->chunks || p->n_hist != n_hist || p->stripes.hist_frames != st->hist_frames) {
 		gf_offline_pipeline_free(p);
 		int err = pipeline_alloc(p, channels, chunk_frames, pin, st->chunks, n_hist, st->hist_frames);
 		if (err) {

@@ -322,26 +322,11 @@ void gf_engine_free(struct gf_engine *e)
  * A new stream on the same filter: zero the history and let the backend
  * restart from it (prime with no frames resets its state), so a reused
  * engine gives exactly what a new one would. Offline batches use it to keep
- * one engine across files.
+ * one engine across files (gf_engine_reset_history, engine_process.c).
  */
 int gf_engine_reset(struct gf_engine *e, struct gf_errbuf *eb)
 {
-	gf_engine_reap(e);
-	if (e->failed || e->incoming || atomic_load(&e->pending) || atomic_load(&e->swap_busy)) {
-		gf_errbuf_set(eb, "engine: cannot reset while a swap or a fallback is in progress");
-		return GF_E_BUSY;
-	}
-	memset(e->hist, 0, 2 * (size_t)e->hist_cap * e->p.channels * sizeof(float));
-	/* The ring is indexed by absolute position too (gf_engine_hist_at): keep them in step. */
-	uint64_t pos = atomic_load_explicit(&e->hist_pos, memory_order_relaxed);
-	e->hist_w = e->hist_cap ? (uint32_t)(pos % e->hist_cap) : 0;
-	e->redo_frames = 0;
-	e->redo_bad = 0;
-	int err = e->cur->ops->prime ? e->cur->ops->prime(e->cur->bi, e->hist, 0) : 0;
-	if (err)
-		gf_errbuf_set(eb, "engine: %s backend could not reset: %s", e->cur->ops->name,
-			      gf_strerror(err));
-	return err;
+	return gf_engine_reset_history(e, NULL, 0, eb);
 }
 
 /* ---- queries ---------------------------------------------------------------- */

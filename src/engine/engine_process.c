@@ -345,25 +345,40 @@ int gf_engine_process(struct gf_engine *e, const float *in, float *out, uint32_t
 	return err;
 }
 
+/* Forget the history ring; its write index stays in step with the absolute
+ * positions it is also read by (gf_engine_hist_at). */
+static void hist_clear(struct gf_engine *e)
+{
+	memset(e->hist, 0, 2 * (size_t)e->hist_cap * e->p.channels * sizeof(float));
+	uint64_t pos = atomic_load_explicit(&e->hist_pos, memory_order_relaxed);
+	e->hist_w = e->hist_cap ? (uint32_t)(pos % e->hist_cap) : 0;
+	e->redo_frames = 0;
+	e->redo_bad = 0;
+}
+
 int gf_engine_reset_history(struct gf_engine *e, const float *history, uint32_t frames, struct gf_errbuf *eb)
 {
-	int err = gf_engine_reset(e, eb);
-	if (err || frames == 0)
-		return err;
+	gf_engine_reap(e);
+	if (e->failed || e->incoming || atomic_load(&e->pending) || atomic_load(&e->swap_busy)) {
+		gf_errbuf_set(eb, "engine: cannot reset while a swap or a fallback is in progress");
+		return GF_E_BUSY;
+	}
+	hist_clear(e);
 	size_t n = (size_t)frames * e->p.channels;
 	float *clean = NULL;
-	if (any_nonfinite(history, n)) {
+	if (frames && any_nonfinite(history, n)) {
 		clean = malloc(n * sizeof(float));
 		if (!clean)
 			return GF_E_NOMEM;
 		sanitize(history, clean, n);
 		history = clean;
 	}
-	err = e->cur->ops->prime ? e->cur->ops->prime(e->cur->bi, history, frames) : 0;
+	/* One prime: with no frames it resets the backend's state, as a new instance's. */
+	int err = e->cur->ops->prime ? e->cur->ops->prime(e->cur->bi, frames ? history : e->hist, frames) : 0;
 	if (err)
-		gf_errbuf_set(eb, "engine: %s backend could not load the history: %s", e->cur->ops->name,
+		gf_errbuf_set(eb, "engine: %s backend could not reset: %s", e->cur->ops->name,
 			      gf_strerror(err));
-	else
+	else if (frames)
 		hist_append(e, history, frames); /* what a swap or a retry primes from next */
 	free(clean);
 	return err;

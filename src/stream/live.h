@@ -124,7 +124,7 @@ struct gf_live_stats {
 	 * threads (the control thread building a filter). */
 	int worker_rt_prio;
 	/** 1: all memory is locked (mlockall); 0: pages may fault in on the audio
-	 * path (no privilege, or a sanitizer build), a new filter's first of all. */
+	 * path (no privilege, or a sanitizer build). */
 	int memory_locked;
 };
 
