@@ -26,8 +26,10 @@ void gf_cu_estimate(const struct gf_cu_plan *pl, uint32_t channels, uint32_t tap
 		double nb = sh->N / 2 + 1, spec = C * nb * sizeof(cufftComplex),
 		       win = C * sh->N * sizeof(float);
 		double gmax = (pl->chunk + sh->B - 1) / sh->B + 1;
-		/* d_H (M), d_X (M + gmax), d_T (2), d_Y (gmax); d_W and d_y (gmax windows each) */
-		dev += spec * (2.0 * sh->M + 2.0 * gmax + 2.0) + 2.0 * win * gmax;
+		/* d_H (M), d_X (M + gmax), d_T (2), d_Y (gmax), d_A (3, live shapes: counted
+		 * for every shape of M > 2); d_W and d_y (gmax windows each) */
+		double ahead = sh->M > 2 ? 3.0 : 0.0;
+		dev += spec * (2.0 * sh->M + 2.0 * gmax + 2.0 + ahead) + 2.0 * win * gmax;
 		dev += win * gmax;			 /* cuFFT's work area: about one batch of windows */
 		dev += (double)taps * C * sizeof(float); /* make_spectra's upload of the taps, freed after */
 	}

@@ -51,6 +51,13 @@ struct gf_fft {
 	unsigned done_seq;
 	int64_t tf_seg;
 	int tf_cur; /**< which half of d_T holds the cached tail */
+	/* Tails summed ahead (live shapes, M > 2): while segment s fills, each
+	 * call adds its share of partitions j >= 2 of T_{s+1} (they read only
+	 * completed segments), so no call pays the whole sum. */
+	cufftComplex *d_A; /**< [3][C][NB]: A_s = sum_{j=2}^{M-1} H_j X_{s-j} at slot s % 3, or NULL */
+	int64_t a_seg;	   /**< the segment whose A is being summed, -1 none */
+	uint32_t a_done;   /**< its partitions summed so far, of M - 2 (j = 2 .. 1 + a_done) */
+	int64_t a_ready;   /**< a segment whose A a reset or prime made whole, -1 none */
 };
 
 uint32_t gf_fft_keep(const struct gf_fft_shape *shape)
@@ -302,6 +309,91 @@ __global__ void k_mac(cufftComplex *__restrict__ Y, const cufftComplex *__restri
 	Y[(uint64_t)g * cs + off] = t;
 }
 
+/* How k_mac_ahead forms the tail T of a segment. */
+enum { TAIL_CACHED, TAIL_AHEAD, TAIL_FULL };
+
+/** A live call (G <= 2 segments) with tails summed ahead (k_mac_ahead). */
+struct mac_ahead_args {
+	cufftComplex *Y, *T_out, *A;
+	const cufftComplex *H, *X, *T_in;
+	uint32_t NB, C, M, Mr, slot0, G;
+	int64_t sf;	   /**< the call's first segment */
+	int mode[2];	   /**< TAIL_* for segment sf + g */
+	uint32_t fin_from; /**< g = 1, TAIL_AHEAD: partitions of A_{sf+1} summed by earlier calls */
+	uint32_t acc_from, acc_to; /**< this call's share of A_{sf+G}'s partitions */
+	int store;		   /**< cache the last segment's T (it is incomplete) */
+	int acc_only;		   /**< only the share of A (k_mac formed Y and T: a whole sum) */
+};
+
+/* acc += H_j X_{segment of slot - j} for partitions j = 2 + i, i in [i0, i1): the same order
+ * however the range is split over calls, so the sum does not depend on the call sizes. */
+__device__ float2 mac_range(float2 acc, const cufftComplex *__restrict__ H, const cufftComplex *__restrict__ X,
+			    uint64_t cs, uint64_t off, int slot, uint32_t Mr, uint32_t i0, uint32_t i1)
+{
+	for (uint32_t i = i0; i < i1; i++) {
+		int s = slot - (int)(2 + i);
+		s += s < 0 ? (int)Mr : 0;
+		float2 h = H[(uint64_t)(2 + i) * cs + off], x = X[(uint64_t)s * cs + off];
+		acc.x = fmaf(h.x, x.x, fmaf(-h.y, x.y, acc.x));
+		acc.y = fmaf(h.x, x.y, fmaf(h.y, x.x, acc.y));
+	}
+	return acc;
+}
+
+__device__ float2 cmac(float2 acc, float2 h, float2 x)
+{
+	acc.x = fmaf(h.x, x.x, fmaf(-h.y, x.y, acc.x));
+	acc.y = fmaf(h.x, x.y, fmaf(h.y, x.x, acc.y));
+	return acc;
+}
+
+/*
+ * Y_g = T + H_0 X_{sf+g} for a live call, with T_s = A_s + H_1 X_{s-1} where
+ * A_s was summed ahead by the calls of segment s-1 (TAIL_AHEAD; segment
+ * sf+1 finishes its A here), the cached T (TAIL_CACHED) or the whole sum
+ * (TAIL_FULL: after a reset). The thread of the last segment then adds this
+ * call's share of A_{sf+G}. One thread a bin; A lives at slot segment % 3.
+ */
+__global__ void k_mac_ahead(struct mac_ahead_args a)
+{
+	const uint32_t f = blockIdx.x * blockDim.x + threadIdx.x, c = blockIdx.y, g = blockIdx.z;
+	if (f >= a.NB)
+		return;
+	const uint64_t cs = (uint64_t)a.C * a.NB, off = (uint64_t)c * a.NB + f;
+	const int slot = (int)((a.slot0 + g) % a.Mr);
+	const int prev = slot == 0 ? (int)a.Mr - 1 : slot - 1;
+	const int64_t seg = a.sf + g;
+	float2 t = make_float2(0.0f, 0.0f);
+	const int mode = g == 0 ? a.mode[0] : a.mode[1];
+	if (a.acc_only) {
+		/* Y and T are k_mac's */
+	} else if (mode == TAIL_CACHED) {
+		t = a.T_in[off];
+	} else if (mode == TAIL_AHEAD) {
+		const cufftComplex *As = a.A + (uint64_t)(seg % 3) * cs;
+		uint32_t from = g == 0 ? a.M - 2 : a.fin_from;
+		if (from > 0)
+			t = As[off];
+		t = mac_range(t, a.H, a.X, cs, off, slot, a.Mr, from, a.M - 2);
+		t = cmac(t, a.H[cs + off], a.X[(uint64_t)prev * cs + off]);
+	} else {
+		t = cmac(t, a.H[cs + off], a.X[(uint64_t)prev * cs + off]);
+		t = mac_range(t, a.H, a.X, cs, off, slot, a.Mr, 0, a.M - 2);
+	}
+	if (!a.acc_only) {
+		if (a.store && g == a.G - 1 && mode != TAIL_CACHED)
+			a.T_out[off] = t;
+		a.Y[(uint64_t)g * cs + off] = cmac(t, a.H[off], a.X[(uint64_t)slot * cs + off]);
+	}
+	if (g != a.G - 1 || a.acc_to <= a.acc_from)
+		return;
+	/* A_{seg+1}'s partitions read segments seg+1-j: slot + 1 - j. */
+	cufftComplex *An = a.A + (uint64_t)((seg + 1) % 3) * cs;
+	float2 acc = a.acc_from > 0 ? An[off] : make_float2(0.0f, 0.0f);
+	int next = slot + 1 == (int)a.Mr ? 0 : slot + 1;
+	An[off] = mac_range(acc, a.H, a.X, cs, off, next, a.Mr, a.acc_from, a.acc_to);
+}
+
 /* out[n*C + c] = y[(g*C + c)*N + Hh + m] for frame pos+n = (sf+g)*B + m (B = 2^lb). */
 __global__ void k_scatter(float *__restrict__ out, const float *__restrict__ y, int64_t pos, uint32_t frames,
 			  int64_t sf, uint32_t lb, uint32_t Hh, uint32_t N, uint32_t C, unsigned *done, unsigned seq)
@@ -470,6 +562,8 @@ int gf_fft_new(struct gf_fft **out, struct gf_cuda_inst *in, const struct gf_fil
 	f->gmax = (in->chunk + f->B - 1) / f->B + 1;
 	f->Mr = f->M + f->gmax;
 	f->tf_seg = -1;
+	f->a_seg = -1;
+	f->a_ready = -1;
 	f->s = in->s_comp;
 	{ /* prime passes: a power of two of segments, windows of at most 2^24 floats */
 		uint64_t cap = ((uint64_t)1 << 24) / ((uint64_t)f->C * f->N);
@@ -486,6 +580,7 @@ int gf_fft_new(struct gf_fft **out, struct gf_cuda_inst *in, const struct gf_fil
 	if ((err = gf_cu_dmalloc((void **)&f->d_H, spec * f->M, s, eb)) ||
 	    (err = gf_cu_dmalloc((void **)&f->d_X, spec * f->Mr, s, eb)) ||
 	    (err = gf_cu_dmalloc((void **)&f->d_T, 2 * spec, s, eb)) ||
+	    (gf_fft_sums_ahead(f->M, in->max_block) && (err = gf_cu_dmalloc((void **)&f->d_A, 3 * spec, s, eb))) ||
 	    (err = gf_cu_dmalloc((void **)&f->d_Y, spec * f->gmax, s, eb)) ||
 	    (err = gf_cu_dmalloc((void **)&f->d_W, win * f->gmax, s, eb)) ||
 	    (err = gf_cu_dmalloc((void **)&f->d_y, win * f->gmax, s, eb)))
@@ -525,6 +620,7 @@ void gf_fft_free(struct gf_fft *f)
 	gf_cu_dfree(f->d_H, f->s);
 	gf_cu_dfree(f->d_X, f->s);
 	gf_cu_dfree(f->d_T, f->s);
+	gf_cu_dfree(f->d_A, f->s);
 	gf_cu_dfree(f->d_Y, f->s);
 	gf_cu_dfree(f->d_W, f->s);
 	gf_cu_dfree(f->d_y, f->s);
@@ -536,6 +632,12 @@ int gf_fft_reset(struct gf_fft *f, struct gf_cuda_inst *in, cudaStream_t s, stru
 	(void)in;
 	CU_RET(eb, cudaMemsetAsync(f->d_X, 0, (size_t)f->Mr * f->C * f->NB * sizeof(cufftComplex), s));
 	f->tf_seg = -1;
+	f->a_seg = -1;
+	f->a_ready = -1;
+	if (f->d_A) { /* silence: the tail of segment 0 is zero, summed ahead already */
+		CU_RET(eb, cudaMemsetAsync(f->d_A, 0, 3 * (size_t)f->C * f->NB * sizeof(cufftComplex), s));
+		f->a_ready = 0;
+	}
 	return 0;
 }
 
@@ -561,6 +663,59 @@ static int launch_mac(struct gf_fft *f, uint32_t slot0, int cached, int store, u
 	return 0;
 }
 
+int gf_fft_sums_ahead(uint32_t M, uint32_t max_block)
+{
+	return M > 2 && max_block < GF_FFT_LIVE_BLOCK;
+}
+
+/*
+ * The live MAC with tails summed ahead: this call's share of A_{sf+G} is in
+ * proportion to the frames of segment sf+G-1 received so far, so the last
+ * call of a segment completes it and the first call of the next needs only
+ * the partitions j = 0 and 1. A tail with nothing summed ahead (after a
+ * reset or a prime) is k_mac's whole sum, spread over its lanes; the share
+ * of A then follows in a second launch.
+ */
+static int launch_mac_ahead(struct gf_fft *f, int64_t sf, uint32_t slot0, uint32_t G, int64_t end, bool cached,
+			    bool store, cudaStream_t s, struct gf_errbuf *eb)
+{
+	const size_t half = (size_t)f->C * f->NB;
+	const uint32_t parts = f->M - 2;
+	const int64_t sl = sf + G - 1, filled = end - (sl << f->lb);
+	struct mac_ahead_args a = {};
+	a.Y = f->d_Y;
+	a.T_out = f->d_T + (1 - f->tf_cur) * half;
+	a.A = f->d_A;
+	a.H = f->d_H;
+	a.X = f->d_X;
+	a.T_in = f->d_T + f->tf_cur * half;
+	a.NB = f->NB;
+	a.C = f->C;
+	a.M = f->M;
+	a.Mr = f->Mr;
+	a.slot0 = slot0;
+	a.G = G;
+	a.sf = sf;
+	a.store = store;
+	a.mode[0] = cached				    ? TAIL_CACHED
+		    : (f->a_seg == sf && f->a_done == parts) || f->a_ready == sf ? TAIL_AHEAD
+										 : TAIL_FULL;
+	a.mode[1] = f->a_seg == sf + 1 ? TAIL_AHEAD : TAIL_FULL;
+	a.fin_from = f->a_seg == sf + 1 ? f->a_done : 0;
+	a.acc_from = f->a_seg == sl + 1 ? f->a_done : 0;
+	a.acc_to = (uint32_t)(((uint64_t)parts * (uint64_t)filled + f->B - 1) >> f->lb);
+	a.acc_only = a.mode[0] == TAIL_FULL || (G == 2 && a.mode[1] == TAIL_FULL);
+	if (a.acc_only)
+		GF_RET(launch_mac(f, slot0, cached, store, G, s, eb));
+	if (!a.acc_only || a.acc_to > a.acc_from) {
+		k_mac_ahead<<<dim3((f->NB + 127) / 128, f->C, G), 128, 0, s>>>(a);
+		CU_LAUNCHED(eb);
+	}
+	f->a_seg = sl + 1;
+	f->a_done = a.acc_to > a.acc_from ? a.acc_to : a.acc_from;
+	return 0;
+}
+
 int gf_fft_run(struct gf_fft *f, struct gf_cuda_inst *in, const float *d_in, int64_t j0, uint32_t frames,
 	       float *d_out, cudaStream_t s, struct gf_errbuf *eb)
 {
@@ -579,11 +734,19 @@ int gf_fft_run(struct gf_fft *f, struct gf_cuda_inst *in, const float *d_in, int
 		return err;
 	if (!d_out) {
 		f->tf_seg = -1;
+		f->a_seg = -1;
+		f->a_ready = -1;
 		return 0;
 	}
 	const bool cached = f->tf_seg == sf;
 	const bool store = last_incomplete && !(cached && G == 1);
-	if ((err = launch_mac(f, slot0, cached, store, G, s, eb)) || (err = inverse(f, G, eb)))
+	if (f->d_A && G <= 2)
+		err = launch_mac_ahead(f, sf, slot0, G, end, cached, store, s, eb);
+	else {
+		f->a_seg = -1;
+		err = launch_mac(f, slot0, cached, store, G, s, eb);
+	}
+	if (err || (err = inverse(f, G, eb)))
 		return err;
 	k_scatter<<<blocks_for((uint64_t)frames * f->C, 256), 256, 0, s>>>(d_out, f->d_y, pos, frames, sf, f->lb,
 									   f->Hh, f->N, f->C, f->done, f->done_seq);
@@ -602,11 +765,56 @@ unsigned gf_fft_set_done(struct gf_fft *f, unsigned *done, unsigned seq, uint32_
 	return blocks_for((uint64_t)frames * f->C, 256);
 }
 
+/* Sum partitions [from, to) of A_{seg+1} (k_mac_ahead alone, from segment seg's slot). */
+static int sum_ahead(struct gf_fft *f, int64_t seg, uint32_t from, uint32_t to, cudaStream_t s,
+		     struct gf_errbuf *eb)
+{
+	struct mac_ahead_args a = {};
+	a.A = f->d_A;
+	a.H = f->d_H;
+	a.X = f->d_X;
+	a.NB = f->NB;
+	a.C = f->C;
+	a.M = f->M;
+	a.Mr = f->Mr;
+	a.slot0 = (uint32_t)(seg % f->Mr);
+	a.G = 1;
+	a.sf = seg;
+	a.acc_only = 1;
+	a.acc_from = from;
+	a.acc_to = to;
+	k_mac_ahead<<<dim3((f->NB + 127) / 128, f->C, 1), 128, 0, s>>>(a);
+	CU_LAUNCHED(eb);
+	return 0;
+}
+
+/*
+ * After a prime of @p n frames (position n, in segment sf = n / B): A_sf
+ * whole and A_{sf+1}'s share for the frames of sf already there, as the
+ * calls would have left them. Here, on the control thread, so that the first
+ * live call after a swap is no longer than any other.
+ */
+static int prime_ahead(struct gf_fft *f, uint32_t n, cudaStream_t s, struct gf_errbuf *eb)
+{
+	const uint32_t parts = f->M - 2;
+	const int64_t sf = (int64_t)n >> f->lb, filled = (int64_t)n - (sf << f->lb);
+	const uint32_t share = (uint32_t)(((uint64_t)parts * (uint64_t)filled + f->B - 1) >> f->lb);
+	GF_RET(sum_ahead(f, sf - 1 + (int64_t)f->Mr * 3, 0, parts, s, eb)); /* kept non-negative: mod Mr and 3 */
+	if (share)
+		GF_RET(sum_ahead(f, sf, 0, share, s, eb));
+	f->a_ready = sf;
+	f->a_seg = sf + 1;
+	f->a_done = share;
+	return 0;
+}
+
 int gf_fft_prime(struct gf_fft *f, struct gf_cuda_inst *in, const float *d_hist, uint32_t n, cudaStream_t s,
 		 struct gf_errbuf *eb)
 {
 	(void)in;
 	f->tf_seg = -1;
+	f->a_seg = -1;
+	f->a_ready = -1;
 	if (n == 0)
 		return 0;
 	/* The next call reads the spectra of segments sl-M+1 .. sl (it recomputes
@@ -631,5 +839,7 @@ int gf_fft_prime(struct gf_fft *f, struct gf_cuda_inst *in, const float *d_hist,
 	}
 	gf_cu_dfree(W, s);
 	gf_cu_dfree(Xt, s);
+	if (!err && f->d_A)
+		err = prime_ahead(f, n, s, eb);
 	return err;
 }
