@@ -72,6 +72,10 @@ static inline uint32_t gf_cu_pow2_at_least(uint64_t v)
 	return (uint32_t)p;
 }
 
+/** Persistent kernel's holder: free, in a call (audio thread), being handed over, handed over, or
+ * lost (a call failed or missed its deadline: its owner never calls again). */
+enum { GF_PK_IDLE, GF_PK_CALL, GF_PK_LEAVING, GF_PK_LEFT, GF_PK_LOST };
+
 /** The path of a call (cuda_backend.cu, submit_call). */
 enum { GF_SUB_PERSIST, GF_SUB_FUSED, GF_SUB_MAPPED, GF_SUB_SINGLE, GF_SUB_PIPELINED };
 
@@ -98,6 +102,12 @@ struct gf_cuda_inst {
 	int *h_hang, *d_hang;  /**< mapped flag the hook's kernel spins on (host and device address) */
 	long long hang_cycles; /**< the hook kernel's bound: a few seconds of GPU clock */
 	int stuck_kernel;      /**< its persistent kernel did not stop: free nothing behind it */
+	/* The persistent kernel hands over to the staged path before another
+	 * instance is built on the device (cuda_backend.cu, "step aside"). */
+	int pk_state;	      /**< atomic GF_PK_*: who holds the kernel */
+	int pk_ask;	      /**< atomic: leave at the end of the next call */
+	uint64_t pk_last_ns;  /**< atomic: when the last call ended (an idle one is taken over) */
+	int pk_registered;    /**< control threads (under the registry's lock) */
 	int in_doubt;	       /**< counted by gf_cu_doubt (cu_pool.cu) */
 	uint64_t calls;
 	/* submit/finish: one call in flight (cuda_backend.cu) */
@@ -174,6 +184,17 @@ int gf_persist_fits(int dev, uint32_t channels, uint32_t taps_pad, uint32_t max_
 int gf_persist_new(struct gf_cu_persist **out, struct gf_cuda_inst *in, struct gf_errbuf *eb);
 /** Stop the kernel and free; a kernel that does not answer keeps (leaks) what it may write: -1. */
 int gf_persist_free(struct gf_cu_persist *p);
+/**
+ * The kernel copies its newest taps_pad-1 frames of history (interleaved, on
+ * the device: *hist, *n frames) and stops; one round trip, waited for until
+ * @p deadline_ns. The thread that owns the instance's calls, between calls.
+ */
+int gf_persist_handover(struct gf_cu_persist *p, uint64_t deadline_ns, const float **hist, uint32_t *n,
+			struct gf_errbuf *eb);
+/** Ask the kernel to stop (a test hook's spin released first), waiting for its answer until @p deadline_ns. */
+int gf_persist_stop(struct gf_cu_persist *p, uint64_t deadline_ns, struct gf_errbuf *eb);
+/** After a STOP or HANDOVER was answered: poll until the kernel has ended (0), or -1 at @p deadline_ns. */
+int gf_persist_reap(struct gf_cu_persist *p, uint64_t deadline_ns);
 /** Enqueue on @p s a copy of the newest of @p n frames at @p d_hist into the kernel's load buffer. */
 int gf_persist_stage(struct gf_cu_persist *p, const float *d_hist, uint32_t n, cudaStream_t s,
 		     uint32_t *staged, struct gf_errbuf *eb);
@@ -186,6 +207,26 @@ int gf_persist_submit(struct gf_cu_persist *p, const float *inp, uint32_t frames
 /** Wait for every block's answer until @p deadline_ns, then add the slices' planes into @p outp. */
 int gf_persist_finish(struct gf_cu_persist *p, float *outp, uint32_t frames, uint64_t deadline_ns,
 		      struct gf_errbuf *eb);
+/* Stepping aside for another instance's build (cu_handover.cu). */
+/** Control thread: @p in's persistent kernel runs; a later create() on its device asks it to hand
+ * over. @return 0, or -1 when the registry is full (then the kernel must not stay). */
+int gf_pk_register(struct gf_cuda_inst *in);
+void gf_pk_unregister(struct gf_cuda_inst *in);
+/**
+ * Control thread, before building on @p dev: every resident persistent kernel
+ * there hands over to the staged path and ends (bounded wait).
+ * @return 0, or GF_E_BUSY (a kernel did not; @p eb says so)
+ */
+int gf_pk_step_aside(int dev, struct gf_errbuf *eb);
+/** Does @p in have a persistent kernel that has not handed over? */
+static inline int gf_pk_active(const struct gf_cuda_inst *in)
+{
+	return in->persist && __atomic_load_n(&in->pk_state, __ATOMIC_ACQUIRE) != GF_PK_LEFT;
+}
+/** Audio thread, submit: 1 use the kernel, 0 the staged path (handed over), -1 error (in->eb). */
+int gf_pk_take(struct gf_cuda_inst *in);
+/** Audio thread, finish of a persistent call that returned @p err: hand over if asked. */
+int gf_pk_end_call(struct gf_cuda_inst *in, int err, uint64_t deadline_ns);
 /** The measured choice between it and the staged path, per shape: -1 unknown, 0 staged, 1 persistent
  * (kept in cu_pool.cu with the algorithm calibration). */
 int gf_persist_choice_lookup(int dev, uint32_t channels, uint32_t max_block, uint32_t taps_pad);
@@ -287,6 +328,8 @@ void gf_fft_pick_shape(uint32_t taps, uint32_t max_block, uint32_t max_frames, s
 int gf_fft_new(struct gf_fft **out, struct gf_cuda_inst *in, const struct gf_filter_set *fs,
 	       const struct gf_fft_shape *shape, struct gf_errbuf *eb);
 void gf_fft_free(struct gf_fft *f);
+/** Does an instance of @p M partitions for calls of @p max_block frames sum its tails ahead (live)? */
+int gf_fft_sums_ahead(uint32_t M, uint32_t max_block);
 /** History frames the FFT algorithm keeps in the line (the window, N). */
 uint32_t gf_fft_keep(const struct gf_fft_shape *shape);
 /** Hop B (the partition in the UPOLS shape). */

@@ -236,6 +236,7 @@ static void inst_free(struct gf_cuda_inst *in)
 	(void)gf_cu_use_device(in->dev, &eb);
 	if (in->h_hang) /* release a hook kernel still spinning: its stream then drains at once */
 		*(volatile int *)in->h_hang = 1;
+	gf_pk_unregister(in);
 	/* A persistent kernel that does not stop keeps the instance alive: what
 	 * was retired must not be freed behind it. */
 	bool kernel_runs = gf_persist_free(in->persist) != 0 || in->stuck_kernel;
@@ -518,6 +519,25 @@ static int hang_hook_init(struct gf_cuda_inst *in, struct gf_errbuf *eb)
  * shape measures nothing); unset or 0: the staged path. Control thread,
  * before the instance is published.
  */
+/* Stop the instance's persistent kernel: the staged path runs. */
+static void drop_persist(struct gf_cuda_inst *in)
+{
+	in->stuck_kernel = gf_persist_free(in->persist) != 0;
+	if (in->stuck_kernel)
+		gf_cu_doubt(in);
+	in->persist = NULL;
+}
+
+/* Keep the kernel where a later build can ask it to step aside (cu_handover.cu). */
+static int keep_persist(struct gf_cuda_inst *in)
+{
+	if (gf_pk_register(in) != 0) {
+		gf_debug("cuda: persistent kernel not used: too many resident in this process");
+		drop_persist(in);
+	}
+	return 0;
+}
+
 static int pick_persist(struct gf_cuda_inst *in, struct gf_errbuf *eb)
 {
 	const char *env = getenv("GPUFIR_CUDA_PERSIST");
@@ -545,7 +565,7 @@ static int pick_persist(struct gf_cuda_inst *in, struct gf_errbuf *eb)
 		return 0;
 	}
 	if (known == 1)
-		return 0;
+		return keep_persist(in);
 	double t_persist = 0.0, t_staged = 0.0;
 	err = time_round_trip(in, in->max_block, &t_persist);
 	struct gf_cu_persist *p = in->persist;
@@ -569,13 +589,9 @@ static int pick_persist(struct gf_cuda_inst *in, struct gf_errbuf *eb)
 		 in->taps, in->channels, in->max_block, t_persist / 1e3, t_staged / 1e3,
 		 keep ? "persistent" : "staged");
 	gf_persist_choice_store(in->dev, in->channels, in->max_block, tp, keep);
-	if (!keep) {
-		in->stuck_kernel = gf_persist_free(in->persist) != 0;
-		if (in->stuck_kernel)
-			gf_cu_doubt(in);
-		in->persist = NULL;
-	}
-	return 0;
+	if (!keep)
+		drop_persist(in);
+	return keep ? keep_persist(in) : 0;
 }
 
 /* Which algorithms, FFT shape, staging chunk and line history an instance for
@@ -660,8 +676,11 @@ static int cu_create(const struct gf_engine_params *p, const struct gf_filter_se
 
 	double t[6];
 	t[0] = gf_cu_now_ms();
-	/* cudaSetDevice creates the context (CUDA 12+) when the probe did not. */
-	if ((err = gf_cu_use_device(in->dev, eb)) || (err = gf_cu_pool_init(in->dev, eb)) ||
+	/* cudaSetDevice creates the context (CUDA 12+) when the probe did not.
+	 * A resident persistent kernel first hands over to the staged path:
+	 * building beside it could wait for it for good. */
+	if ((err = gf_cu_use_device(in->dev, eb)) || (err = gf_pk_step_aside(in->dev, eb)) ||
+	    (err = gf_cu_pool_init(in->dev, eb)) ||
 	    (err = gf_cu_check_memory(in->dev, &pl, in->channels, in->taps, eb)))
 		goto fail;
 	t[1] = gf_cu_now_ms();
@@ -734,6 +753,10 @@ static int prime_call(struct gf_cuda_inst *in, const float *history, uint32_t fr
 	cudaStream_t s = in->s_comp;
 	float *d_hist = NULL;
 	int err = gf_cu_use_device(in->dev, eb);
+	/* The kernel is held for the prime as for a call (a step-aside waits). */
+	int pk = !err && in->persist ? gf_pk_take(in) : 0;
+	if (pk < 0)
+		return GF_E_BUSY;
 	if (!err)
 		err = reset_state(in, eb);
 	if (!err && n > 0) {
@@ -748,17 +771,19 @@ static int prime_call(struct gf_cuda_inst *in, const float *history, uint32_t fr
 		if (!err && in->live)
 			err = gf_live_load(in->live, d_hist, n, s, eb);
 		uint32_t staged = 0; /* the kernel loads its own buffer once the copy is done */
-		if (!err && in->persist)
+		if (!err && pk)
 			err = gf_persist_stage(in->persist, d_hist, n, s, &staged, eb);
-		if (!err && in->persist)
+		if (!err && pk)
 			err = drain_comp(in);
-		if (!err && in->persist)
+		if (!err && pk)
 			err = gf_persist_load(in->persist, staged,
 					      gf_backend_now_ns() + PRIME_STEP_DEADLINE_NS, eb);
 		gf_cu_dfree(d_hist, s);
-	} else if (!err && in->persist) {
+	} else if (!err && pk) {
 		err = gf_persist_load(in->persist, 0, gf_backend_now_ns() + PRIME_STEP_DEADLINE_NS, eb);
 	}
+	if (pk)
+		err = gf_pk_end_call(in, err, gf_backend_now_ns() + PRIME_STEP_DEADLINE_NS);
 	return err ? err : drain_comp(in);
 }
 
@@ -933,7 +958,10 @@ static int process_pipelined(struct gf_cuda_inst *in, const float *inp, float *o
  * pinned); large calls the pipeline (run in finish). */
 static int submit_call(struct gf_cuda_inst *in, const float *inp, uint32_t frames)
 {
-	if (in->persist)
+	int pk = in->persist ? gf_pk_take(in) : 0;
+	if (pk < 0)
+		return GF_E_BUSY;
+	if (pk)
 		in->sub_kind = GF_SUB_PERSIST;
 	else if (in->live && in->algo == GF_ALGO_DIRECT)
 		in->sub_kind = GF_SUB_FUSED;
@@ -962,7 +990,8 @@ static int finish_call(struct gf_cuda_inst *in, float *outp, uint32_t frames, ui
 	int err;
 	switch (in->sub_kind) {
 	case GF_SUB_PERSIST:
-		return gf_persist_finish(in->persist, outp, frames, deadline_ns, &in->eb);
+		err = gf_persist_finish(in->persist, outp, frames, deadline_ns, &in->eb);
+		return gf_pk_end_call(in, err, deadline_ns);
 	case GF_SUB_FUSED:
 		return gf_live_finish(in->live, outp, frames, deadline_ns, &in->eb);
 	case GF_SUB_MAPPED:
@@ -1009,7 +1038,7 @@ static int cu_submit(void *inst, const float *inp, uint32_t frames)
 	int err = gf_cu_use_device(in->dev, &in->eb);
 	if (err)
 		return err;
-	if (hang && in->persist) {
+	if (hang && gf_pk_active(in)) {
 		gf_persist_hang_next(in->persist, in->hang_cycles);
 	} else if (hang) { /* everything after it on s_comp waits for it */
 		hang_kernel<<<1, 1, 0, in->s_comp>>>(in->d_hang, in->hang_cycles);
@@ -1083,7 +1112,7 @@ extern "C" const char *gf_cuda_taps_where(const void *inst)
 extern "C" const char *gf_cuda_block_path(const void *inst)
 {
 	const struct gf_cuda_inst *in = (const struct gf_cuda_inst *)inst;
-	if (in->persist)
+	if (gf_pk_active(in))
 		return "persistent";
 	if (in->live && in->algo == GF_ALGO_DIRECT)
 		return "fused";

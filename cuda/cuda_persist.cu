@@ -1,31 +1,39 @@
 /*
  * The persistent per-block path of the direct algorithm (live blocks): one
  * kernel launched when the instance is built, resident until it is freed,
- * that polls a sequence word in host-mapped memory. Per block the host
- * writes the input into mapped memory and then the word (release); the
- * kernel's blocks see the word (acquire), take the input, convolve, write
- * the output into mapped memory, fence at system scope and write their
- * completion words; the host polls those (no driver call, no launch).
+ * that polls a command word in host-mapped memory. Per block the host writes
+ * the input into mapped memory and then the word (release); one warp of the
+ * kernel sees it, copies the input into device memory and relays the word to
+ * the other blocks; they convolve, and the last block to finish writes the
+ * output into mapped memory, fences at system scope and writes one
+ * completion word, which the host polls (no driver call, no launch).
  *
+ *  - One 64-bit command word (sequence number, op, frames, test hook bit):
+ *    one read over PCIe per poll carries the whole command.
+ *  - One reader of host memory: many blocks reading the same host lines
+ *    slow every transfer down (run 11: 198 us a block with every block
+ *    polling), so the relay warp alone polls and fetches the input.
  *  - Grid: (tile of 32 outputs, channel, slice of the taps); warp w of a
  *    block sums its slice's taps [w*ks, (w+1)*ks) for its 32 lanes' outputs,
- *    warp 0 adds the warps' partial sums in a fixed order and writes them to
- *    the slice's own output plane; the host adds the planes in slice order
- *    (a few hundred additions): deterministic, no atomics, no zeroing pass,
- *    and a 4095-tap filter spread over enough SMs to take about a microsecond.
- *  - State in shared memory: each block keeps its channel's taps and a ring
- *    of the newest L >= taps_pad-1 + max_frames input frames (every block of
- *    a channel takes every frame, so nothing is shared between blocks and no
- *    grid-wide barrier is needed).
+ *    the warps' partial sums are added in a fixed order and written to the
+ *    slice's plane in device memory; the last block to finish (a counter)
+ *    adds the planes in slice order: deterministic, no atomics in the sums.
+ *    One answer a block: the host waits for one word, not one per block.
+ *  - State in shared memory: each block keeps its slice's taps and a ring
+ *    of the newest L >= taps_pad-1 + max_frames input frames of its channel
+ *    (every block of a channel takes every frame, so nothing is shared
+ *    between blocks and no grid-wide barrier is needed).
  *  - Commands (op): PROCESS a block, LOAD history (priming: the newest
- *    frames of a device buffer; none = silence), STOP. Every block answers
- *    each with its completion word, so the host's wait (with a deadline) is
- *    the same for all three.
+ *    frames of a device buffer; none = silence), STOP, and HANDOVER (copy
+ *    the newest taps_pad-1 frames of history into that buffer, then stop:
+ *    the staged path goes on from there). Each is answered with the
+ *    completion word, so the host's wait (with a deadline) is the same for
+ *    all of them.
  *  - The kernel runs on a stream of its own: the instance's other work
  *    (uploads for priming, the staged path) is never queued behind it. It
- *    occupies C x tiles blocks for as long as the instance lives, so it is
- *    used only where a quarter of the device holds it (room for a crossfade
- *    partner and everything else).
+ *    occupies its grid for as long as the instance lives, so it is used only
+ *    where a quarter of the device holds it (room for a crossfade partner and
+ *    everything else).
  */
 #include <cuda/atomic>
 #include <pthread.h>
@@ -35,19 +43,36 @@
 
 #include "cu_common.cuh"
 
-enum { OP_PROCESS = 1, OP_LOAD = 2, OP_STOP = 3 };
+enum { OP_PROCESS = 1, OP_LOAD = 2, OP_STOP = 3, OP_HANDOVER = 4 };
 
 /* A kernel that is not resident and answering by then is not used (the staged path runs). */
 #define PERSIST_START_NS 300000000ull
 
-/** Host-mapped control block: the host writes the fields, then seq. */
+/* The command word: sequence number (low 32 bits), op, frames, the hang hook. */
+#define CMD_SEQ(w) ((unsigned)(w))
+#define CMD_OP(w) ((unsigned)((w) >> 32) & 0xffu)
+#define CMD_FRAMES(w) ((unsigned)((w) >> 40) & 0xffffu)
+#define CMD_HANG (1ull << 63)
+
+__host__ __device__ static inline unsigned long long cmd_word(unsigned seq, unsigned op, unsigned frames)
+{
+	return (unsigned long long)seq | (unsigned long long)op << 32 | (unsigned long long)frames << 40;
+}
+
+/** Host-mapped control block: the host writes the fields, then word. */
 struct persist_ctl {
-	unsigned seq;
-	unsigned op;
-	unsigned frames;
+	unsigned long long word;
+	const float *hist;     /**< OP_LOAD: hist_n interleaved frames on the device, or NULL */
 	unsigned hist_n;
-	const float *hist;     /**< OP_LOAD: n interleaved frames on the device, or NULL */
-	long long hang_cycles; /**< test hook: spin this long before answering (0 = off) */
+	long long hang_cycles; /**< test hook: spin this long before relaying (with CMD_HANG) */
+};
+
+/** The command as the relay passes it on, in device memory. */
+struct persist_cmd {
+	unsigned long long word;
+	const float *hist;
+	unsigned hist_n;
+	unsigned answers; /**< blocks that answered the command in hand (0 .. blocks-1) */
 };
 
 struct gf_cu_persist {
@@ -57,85 +82,122 @@ struct gf_cu_persist {
 	struct persist_ctl *ctl;
 	struct persist_cmd *d_cmd;
 	float *d_load; /**< history to load, [taps_pad-1][C]: allocated before the kernel starts */
+	float *d_in;   /**< the block's input, as the relay copied it */
+	float *d_part; /**< [kz][max_frames][C]: one plane per slice */
 	float *h_in, *h_out;
 	unsigned *h_done;
 	unsigned seq;
+	int hang; /**< the next command carries CMD_HANG */
 	cudaStream_t s;
-	int running;
+	int running; /**< launched, and its end not yet seen */
+	int stopped; /**< it answered a STOP or HANDOVER: it ends by itself */
 };
 
-struct persist_cmd;
 struct persist_args {
 	struct persist_ctl *ctl;
 	struct persist_cmd *cmd; /**< device memory */
 	const int *quit;	 /**< host-mapped, process-wide */
 	const float *taps;	 /**< [C][taps_pad], device */
-	const float *in;
-	float *out; /**< [kz][max_frames][C]: one plane per slice */
-	unsigned *done;
+	const float *h_in;	 /**< host-mapped input */
+	float *d_in, *part;	 /**< device: the input's copy, the slices' planes */
+	float *out;		 /**< host-mapped output */
+	float *hist_out;	 /**< device: OP_HANDOVER's history, [taps_pad-1][C] */
+	unsigned *done;		 /**< host-mapped completion word */
 	uint32_t L, plane;
 	int C, taps_pad, slice, ks;
 };
 
-/** The command as block 0 relays it to the others, in device memory. */
-struct persist_cmd {
-	unsigned seq, op, frames, hist_n;
-	const float *hist;
-};
-
 /*
- * Thread 0 of block 0 alone polls the host's word (one reader over PCIe,
- * however large the grid: many pollers of one host line slow every transfer
- * down), takes the command's fields, and relays them to the other blocks
- * through device memory, the word last (release). It also watches the
- * process-wide quit flag, so that an abandoned kernel still ends at exit.
+ * Warp 0 of block 0 alone reads host memory: lane 0 polls the command word,
+ * then the warp copies the block's input into device memory and publishes
+ * the word there (release). It also watches the process-wide quit flag, so
+ * that an abandoned kernel still ends at exit.
  */
-__device__ void persist_relay(struct persist_ctl *ctl, struct persist_cmd *cmd, const volatile int *quit,
-			      unsigned last)
+__device__ unsigned long long persist_relay(const struct persist_args &a, unsigned last)
 {
-	cuda::atomic_ref<unsigned, cuda::thread_scope_system> hseq(ctl->seq);
-	unsigned s, op, spins = 0;
-	while ((s = hseq.load(cuda::memory_order_acquire)) == last)
-		if ((++spins & 1023) == 0 && *quit)
+	const int lane = threadIdx.x;
+	unsigned long long w = 0;
+	unsigned spins = 0;
+	for (;;) {
+		int stop = 0;
+		if (lane == 0) {
+			cuda::atomic_ref<unsigned long long, cuda::thread_scope_system> hw(a.ctl->word);
+			w = hw.load(cuda::memory_order_acquire);
+			stop = CMD_SEQ(w) == last && (++spins & 1023) == 0 && *(const volatile int *)a.quit;
+		}
+		w = __shfl_sync(0xffffffffu, w, 0);
+		if (__shfl_sync(0xffffffffu, stop, 0)) {
+			w = cmd_word(last + 1, OP_STOP, 0);
 			break;
-	if (s == last) {
-		s = last + 1;
-		op = OP_STOP;
-	} else {
-		op = *(volatile unsigned *)&ctl->op;
-		cmd->frames = *(volatile unsigned *)&ctl->frames;
-		cmd->hist_n = *(volatile unsigned *)&ctl->hist_n;
-		cmd->hist = *(const float *volatile *)&ctl->hist;
-		volatile long long *hang = &ctl->hang_cycles;
+		}
+		if (CMD_SEQ(w) != last)
+			break;
+	}
+	if (CMD_OP(w) == OP_PROCESS) {
+		const unsigned n = CMD_FRAMES(w) * (unsigned)a.C;
+		for (unsigned i = lane; i < n; i += 32)
+			a.d_in[i] = ((const volatile float *)a.h_in)[i];
+		__threadfence(); /* the copy, before the word the others acquire */
+	} else if (CMD_OP(w) == OP_LOAD && lane == 0) {
+		a.cmd->hist = *(const float *const volatile *)&a.ctl->hist;
+		a.cmd->hist_n = *(const volatile unsigned *)&a.ctl->hist_n;
+	}
+	if (lane == 0 && (w & CMD_HANG)) {
+		volatile long long *hang = &a.ctl->hang_cycles;
 		long long t0 = clock64(), cycles = *hang;
-		while (cycles > 0 && clock64() - t0 < cycles && *hang && !*quit) { /* freeing clears it */
+		while (cycles > 0 && clock64() - t0 < cycles && *hang && !*(const volatile int *)a.quit) {
+			/* freeing clears it */
 		}
 	}
-	cmd->op = op;
-	cuda::atomic_ref<unsigned, cuda::thread_scope_device>(cmd->seq).store(s, cuda::memory_order_release);
+	__syncwarp();
+	if (lane == 0)
+		cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>(a.cmd->word)
+			.store(w & ~CMD_HANG, cuda::memory_order_release);
+	return w & ~CMD_HANG;
 }
 
-/* Thread 0 of every block: the next command, from block 0's relay. */
-__device__ unsigned persist_next(struct persist_ctl *ctl, struct persist_cmd *cmd, const volatile int *quit,
-				 unsigned last)
+/* Thread 0 of every block (warp 0 of block 0: the relay): the next command word. */
+__device__ unsigned long long persist_next(const struct persist_args &a, unsigned last)
 {
 	if (blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0)
-		persist_relay(ctl, cmd, quit, last);
-	cuda::atomic_ref<unsigned, cuda::thread_scope_device> dseq(cmd->seq);
-	unsigned s;
-	while ((s = dseq.load(cuda::memory_order_acquire)) == last)
-		__nanosleep(20);
-	return s;
+		return persist_relay(a, last);
+	unsigned long long w = 0;
+	if (threadIdx.x == 0) {
+		cuda::atomic_ref<unsigned long long, cuda::thread_scope_device> dw(a.cmd->word);
+		while (CMD_SEQ(w = dw.load(cuda::memory_order_acquire)) == last)
+			__nanosleep(20);
+	}
+	return __shfl_sync(0xffffffffu, w, 0);
 }
 
-/* The block's answer to command @p seq: fence the writes at system scope, then the word. */
-__device__ void persist_answer(unsigned *done, unsigned seq)
+/*
+ * Every thread of the block: this block's part of command @p seq is written.
+ * The last block to answer adds the slices' planes (PROCESS: @p n outputs) in
+ * order into the host's output, fences at system scope, then writes the word.
+ */
+__device__ void persist_answer(const struct persist_args &a, unsigned seq, unsigned n, int tid, int nth)
 {
+	__shared__ int s_last;
+	__threadfence(); /* this thread's plane writes, before the count */
+	__syncthreads();
+	if (tid == 0) { /* wraps to 0 after the last block: every command is answered by all */
+		const unsigned blocks = gridDim.x * gridDim.y * gridDim.z;
+		s_last = atomicInc(&a.cmd->answers, blocks - 1) == blocks - 1;
+	}
+	__syncthreads();
+	if (!s_last)
+		return;
+	__threadfence(); /* the other blocks' planes, after their counts */
+	for (unsigned i = tid; i < n; i += nth) {
+		float v = __ldcg(&a.part[i]);
+		for (unsigned z = 1; z < gridDim.z; z++) /* slice order: deterministic */
+			v += __ldcg(&a.part[(size_t)z * a.plane + i]);
+		a.out[i] = v;
+	}
 	__threadfence_system();
-	__syncwarp();
-	if (threadIdx.x == 0)
-		*(volatile unsigned *)&done[(blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x] =
-			seq;
+	__syncthreads();
+	if (tid == 0)
+		*(volatile unsigned *)a.done = seq;
 }
 
 __device__ void persist_load(float *s_x, uint32_t L, const float *hist, uint32_t n, int C, int c, int keep,
@@ -149,10 +211,17 @@ __device__ void persist_load(float *s_x, uint32_t L, const float *hist, uint32_t
 		s_x[f & (L - 1)] = hist[(size_t)f * C + c];
 }
 
-__global__ void __launch_bounds__(1024) k_persist(struct persist_args a)
+/* Two blocks of 1024 threads an SM (32 registers a thread) where an SM holds
+ * 2048 threads (sm_80, sm_90): the grids gf_persist_fits admits there. */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ != 800 && __CUDA_ARCH__ < 900
+#define PERSIST_MIN_BLOCKS 1
+#else
+#define PERSIST_MIN_BLOCKS 2
+#endif
+__global__ void __launch_bounds__(1024, PERSIST_MIN_BLOCKS) k_persist(struct persist_args a)
 {
 	extern __shared__ float4 s_raw[];
-	__shared__ unsigned s_cmd[3];
+	__shared__ unsigned long long s_word;
 	float *s_h = reinterpret_cast<float *>(s_raw); /* this slice's taps */
 	float *s_x = s_h + a.slice, *s_red = s_x + a.L;
 	const int c = blockIdx.y, lane = threadIdx.x, w = threadIdx.y, TK = blockDim.y;
@@ -166,32 +235,36 @@ __global__ void __launch_bounds__(1024) k_persist(struct persist_args a)
 	unsigned last = 0;
 	uint32_t pos = 0; /* modulo 2^32: only pos mod L matters */
 	for (;;) {
-		if (tid == 0) {
-			s_cmd[0] = persist_next(a.ctl, a.cmd, a.quit, last);
-			s_cmd[1] = a.cmd->op;
-			s_cmd[2] = a.cmd->frames;
+		if (w == 0) {
+			unsigned long long cw = persist_next(a, last);
+			if (lane == 0)
+				s_word = cw;
 		}
 		__syncthreads();
-		const unsigned seq = s_cmd[0], op = s_cmd[1];
-		const int frames = (int)s_cmd[2];
+		const unsigned long long cw = s_word;
+		const unsigned seq = CMD_SEQ(cw), op = CMD_OP(cw);
+		const int frames = (int)CMD_FRAMES(cw);
 		last = seq;
-		if (op == OP_STOP) {
-			if (w == 0)
-				persist_answer(a.done, seq);
+		if (op == OP_STOP || op == OP_HANDOVER) {
+			if (op == OP_HANDOVER && blockIdx.x == 0 && blockIdx.z == 0) { /* one block a channel */
+				const uint32_t keep = (uint32_t)a.taps_pad - 1;
+				for (uint32_t i = tid; i < keep; i += nth)
+					a.hist_out[(size_t)i * a.C + c] = s_x[(pos - keep + i) & mask];
+			}
+			persist_answer(a, seq, 0, tid, nth);
 			return;
 		}
 		if (op == OP_LOAD) {
-			uint32_t hn = a.cmd->hist_n;
-			const float *hist = a.cmd->hist;
+			const float *hist = *(const float *const volatile *)&a.cmd->hist;
+			uint32_t hn = *(const volatile unsigned *)&a.cmd->hist_n;
 			persist_load(s_x, a.L, hist, hist ? hn : 0, a.C, c, a.taps_pad - 1, tid, nth);
 			pos = hist ? hn : 0;
 			__syncthreads();
-			if (w == 0)
-				persist_answer(a.done, seq);
+			persist_answer(a, seq, 0, tid, nth);
 			continue;
 		}
 		for (int i = tid; i < frames; i += nth)
-			s_x[(pos + i) & mask] = ((const volatile float *)a.in)[(size_t)i * a.C + c];
+			s_x[(pos + i) & mask] = __ldcg(&a.d_in[(size_t)i * a.C + c]);
 		__syncthreads();
 		float acc = 0.0f;
 		const int k0 = w * a.ks, k1 = min(k0 + a.ks, a.slice);
@@ -202,14 +275,13 @@ __global__ void __launch_bounds__(1024) k_persist(struct persist_args a)
 		}
 		s_red[w * 32 + lane] = acc;
 		__syncthreads();
-		if (w == 0) {
+		if (w == 0 && n < frames) {
 			float v = 0.0f;
 			for (int q = 0; q < TK; q++) /* fixed order: deterministic */
 				v += s_red[q * 32 + lane];
-			if (n < frames)
-				a.out[(size_t)blockIdx.z * a.plane + (size_t)n * a.C + c] = v;
-			persist_answer(a.done, seq);
+			a.part[(size_t)blockIdx.z * a.plane + (size_t)n * a.C + c] = v;
 		}
+		persist_answer(a, seq, (unsigned)frames * (unsigned)a.C, tid, nth);
 		pos += (uint32_t)frames;
 	}
 }
@@ -325,18 +397,19 @@ static int quit_flag_init(struct gf_errbuf *eb)
 	return err;
 }
 
-/* Post command @p op (fields already written): the word last, with release. */
-static unsigned persist_post(struct gf_cu_persist *p, unsigned op)
+/* Post command @p op (other fields already written): the word last, with release. */
+static unsigned persist_post(struct gf_cu_persist *p, unsigned op, unsigned frames)
 {
-	p->ctl->op = op;
 	unsigned seq = ++p->seq;
-	__atomic_store_n(&p->ctl->seq, seq, __ATOMIC_RELEASE);
+	unsigned long long w = cmd_word(seq, op, frames) | (p->hang ? CMD_HANG : 0);
+	p->hang = 0;
+	__atomic_store_n(&p->ctl->word, w, __ATOMIC_RELEASE);
 	return seq;
 }
 
 static int persist_wait(struct gf_cu_persist *p, uint64_t deadline_ns, struct gf_errbuf *eb)
 {
-	return gf_cu_wait_words(p->h_done, p->blocks, p->seq, p->s, deadline_ns, eb);
+	return gf_cu_wait_words(p->h_done, 1, p->seq, p->s, deadline_ns, eb);
 }
 
 int gf_persist_new(struct gf_cu_persist **out, struct gf_cuda_inst *in, struct gf_errbuf *eb)
@@ -362,21 +435,34 @@ int gf_persist_new(struct gf_cu_persist **out, struct gf_cuda_inst *in, struct g
 	    (err = CU_TRY(eb, cudaMemsetAsync(p->d_cmd, 0, sizeof(struct persist_cmd), in->s_comp))) ||
 	    (err = gf_cu_dmalloc((void **)&p->d_load, (size_t)p->taps_pad * p->C * sizeof(float), in->s_comp,
 				 eb)) ||
+	    (err = gf_cu_dmalloc((void **)&p->d_in, io, in->s_comp, eb)) ||
+	    (err = gf_cu_dmalloc((void **)&p->d_part, io * p->kz, in->s_comp, eb)) ||
 	    (err = gf_cu_halloc((void **)&p->h_in, io, cudaHostAllocMapped, eb)) ||
-	    (err = gf_cu_halloc((void **)&p->h_out, io * p->kz, cudaHostAllocMapped, eb)) ||
-	    (err = gf_cu_halloc((void **)&p->h_done, p->blocks * sizeof(unsigned), cudaHostAllocMapped,
-				eb)) ||
+	    (err = gf_cu_halloc((void **)&p->h_out, io, cudaHostAllocMapped, eb)) ||
+	    (err = gf_cu_halloc((void **)&p->h_done, sizeof(unsigned), cudaHostAllocMapped, eb)) ||
 	    (err = CU_TRY(eb, smem_limit_init(in->dev))))
 		goto fail;
 	memset(p->ctl, 0, sizeof(*p->ctl));
 	memset(p->h_in, 0, io);
-	memset(p->h_done, 0, p->blocks * sizeof(unsigned));
+	*p->h_done = 0;
 	{
-		int ks = ((int)p->slice + (int)p->tk - 1) / (int)p->tk;
-		struct persist_args a = {
-			p->ctl,		  p->d_cmd,	 g_quit, gf_direct_taps(in->direct), p->h_in,
-			p->h_out,	  p->h_done,	 p->L,	 p->max_frames * p->C,	     (int)p->C,
-			(int)p->taps_pad, (int)p->slice, ks};
+		struct persist_args a = {};
+		a.ctl = p->ctl;
+		a.cmd = p->d_cmd;
+		a.quit = g_quit;
+		a.taps = gf_direct_taps(in->direct);
+		a.h_in = p->h_in;
+		a.d_in = p->d_in;
+		a.part = p->d_part;
+		a.out = p->h_out;
+		a.hist_out = p->d_load;
+		a.done = p->h_done;
+		a.L = p->L;
+		a.plane = p->max_frames * p->C;
+		a.C = (int)p->C;
+		a.taps_pad = (int)p->taps_pad;
+		a.slice = (int)p->slice;
+		a.ks = ((int)p->slice + (int)p->tk - 1) / (int)p->tk;
 		/* The taps are uploaded on the instance's s_comp: the kernel reads them first. */
 		if ((err = CU_TRY(eb, cudaStreamSynchronize(in->s_comp))))
 			goto fail;
@@ -389,7 +475,7 @@ int gf_persist_new(struct gf_cu_persist **out, struct gf_cuda_inst *in, struct g
 	/* A first command proves the kernel is resident and answering. */
 	p->ctl->hist = NULL;
 	p->ctl->hist_n = 0;
-	persist_post(p, OP_LOAD);
+	persist_post(p, OP_LOAD, 0);
 	if ((err = persist_wait(p, gf_cu_now_ns() + PERSIST_START_NS, eb)))
 		goto fail;
 	*out = p;
@@ -402,25 +488,40 @@ fail:
 	return err;
 }
 
+int gf_persist_reap(struct gf_cu_persist *p, uint64_t deadline_ns)
+{
+	if (!p->running)
+		return 0;
+	for (;;) {
+		cudaError_t e = cudaStreamQuery(p->s);
+		if (e != cudaErrorNotReady) { /* ended (an error too: it runs no more) */
+			(void)cudaGetLastError();
+			break;
+		}
+		if (gf_cu_now_ns() >= deadline_ns)
+			return -1;
+		struct timespec ts = {0, 50000};
+		nanosleep(&ts, NULL);
+	}
+	p->running = 0;
+	gf_cu_resident_end();
+	return 0;
+}
+
 /* Stop the kernel; if it does not answer, leak what it may still write and
  * return -1 (the kernel still runs). */
 int gf_persist_free(struct gf_cu_persist *p)
 {
 	if (!p)
 		return 0;
-	if (p->running) {
-		struct gf_errbuf eb = {{0}};
-		*(volatile long long *)&p->ctl->hang_cycles = 0;
-		persist_post(p, OP_STOP);
-		if (persist_wait(p, gf_cu_now_ns() + GF_CU_WAIT_NS, &eb) ||
-		    cudaStreamSynchronize(p->s) != cudaSuccess) {
-			(void)cudaGetLastError();
-			return -1; /* still resident */
-		}
-		gf_cu_resident_end();
-	}
+	struct gf_errbuf eb = {{0}};
+	if (gf_persist_stop(p, gf_cu_now_ns() + GF_CU_WAIT_NS, &eb) ||
+	    gf_persist_reap(p, gf_cu_now_ns() + GF_CU_WAIT_NS))
+		return -1; /* still resident */
 	gf_cu_dfree(p->d_cmd, p->s);
 	gf_cu_dfree(p->d_load, p->s);
+	gf_cu_dfree(p->d_in, p->s);
+	gf_cu_dfree(p->d_part, p->s);
 	if (p->s)
 		cudaStreamDestroy(p->s);
 	gf_cu_hfree(p->ctl);
@@ -429,6 +530,33 @@ int gf_persist_free(struct gf_cu_persist *p)
 	gf_cu_hfree(p->h_done);
 	(void)cudaGetLastError();
 	free(p);
+	return 0;
+}
+
+int gf_persist_stop(struct gf_cu_persist *p, uint64_t deadline_ns, struct gf_errbuf *eb)
+{
+	if (!p->running || p->stopped)
+		return 0;
+	*(volatile long long *)&p->ctl->hang_cycles = 0;
+	persist_post(p, OP_STOP, 0);
+	int err = persist_wait(p, deadline_ns, eb);
+	if (err == GF_E_CUDA) /* the stream failed: the kernel has ended */
+		err = 0;
+	if (!err)
+		p->stopped = 1;
+	return err;
+}
+
+int gf_persist_handover(struct gf_cu_persist *p, uint64_t deadline_ns, const float **hist, uint32_t *n,
+			struct gf_errbuf *eb)
+{
+	persist_post(p, OP_HANDOVER, 0);
+	int err = persist_wait(p, deadline_ns, eb);
+	if (err)
+		return err;
+	p->stopped = 1;
+	*hist = p->d_load;
+	*n = p->taps_pad - 1;
 	return 0;
 }
 
@@ -453,20 +581,20 @@ int gf_persist_load(struct gf_cu_persist *p, uint32_t n, uint64_t deadline_ns, s
 	const float *d_hist = p->d_load;
 	p->ctl->hist = n ? d_hist : NULL;
 	p->ctl->hist_n = n;
-	persist_post(p, OP_LOAD);
+	persist_post(p, OP_LOAD, 0);
 	return persist_wait(p, deadline_ns, eb);
 }
 
 void gf_persist_hang_next(struct gf_cu_persist *p, long long cycles)
 {
 	p->ctl->hang_cycles = cycles;
+	p->hang = cycles > 0;
 }
 
 int gf_persist_submit(struct gf_cu_persist *p, const float *inp, uint32_t frames)
 {
 	memcpy(p->h_in, inp, (size_t)frames * p->C * sizeof(float));
-	p->ctl->frames = frames;
-	persist_post(p, OP_PROCESS);
+	persist_post(p, OP_PROCESS, frames);
 	return 0;
 }
 
@@ -476,10 +604,6 @@ int gf_persist_finish(struct gf_cu_persist *p, float *outp, uint32_t frames, uin
 	int err = persist_wait(p, deadline_ns, eb);
 	if (err)
 		return err;
-	const size_t n = (size_t)frames * p->C, plane = (size_t)p->max_frames * p->C;
-	memcpy(outp, p->h_out, n * sizeof(float));
-	for (uint32_t z = 1; z < p->kz; z++) /* slice order: deterministic */
-		for (size_t i = 0; i < n; i++)
-			outp[i] += p->h_out[z * plane + i];
+	memcpy(outp, p->h_out, (size_t)frames * p->C * sizeof(float));
 	return 0;
 }

@@ -2,9 +2,11 @@
  * CUDA backend against the double-precision reference: both algorithms, taps
  * 1..1M, channels 1..64, call sizes 1..65536 (fixed and random), impulses
  * across block boundaries, priming (batched), filter swaps through gf_engine,
- * constant bank exhaustion, the GPUFIR_CUDA_FAIL_AFTER fault hook, and the
+ * constant bank exhaustion, the GPUFIR_CUDA_FAIL_AFTER fault hook, the
  * fused per-block path of live blocks, opt-in with GPUFIR_CUDA_LIVE=1 (which
- * path runs, bit-identical output run to run, the same cases without it).
+ * path runs, bit-identical output run to run, the same cases without it),
+ * and the persistent kernel (GPUFIR_CUDA_PERSIST=1): the same checks, and its
+ * handover to the staged path when another instance is built beside it.
  *
  * Skips (77) where no CUDA device is usable. GPUFIR_GPU_TEST_QUICK=1 runs a
  * reduced set small enough for compute-sanitizer.
@@ -402,6 +404,84 @@ static void auto_path_case(void)
 	gf_filter_set_free(fs);
 }
 
+/*
+ * A reload under the persistent path: building instance B while A's kernel is
+ * resident makes A hand over to the staged path, at the end of its next call
+ * on the thread that streams it (@p threaded) or, A being idle, on the
+ * building thread; B then runs its own kernel. A's output stays exact across
+ * the handover, and B's is right.
+ */
+struct handover_job {
+	void *inst;
+	const float *x;
+	float *y;
+	uint32_t frames, ch, block;
+	atomic_uint done_blocks;
+	int err;
+};
+
+static void *stream_paced(void *arg)
+{
+	struct handover_job *j = arg;
+	const struct timespec gap = {0, 300000};
+	for (uint32_t f = 0; f < j->frames && !j->err; f += j->block) {
+		j->err = gf_backend_process(&gf_cuda_backend, j->inst, j->x + (size_t)f * j->ch,
+					    j->y + (size_t)f * j->ch, j->block);
+		atomic_fetch_add(&j->done_blocks, 1);
+		nanosleep(&gap, NULL);
+	}
+	return NULL;
+}
+
+static void handover_case(int threaded)
+{
+	const uint32_t ch = 2, taps = 4095, block = 64, nblocks = 400;
+	struct gf_filter_set *fs = make_taps(ch, taps);
+	struct handover_job j = {.frames = nblocks * block, .ch = ch, .block = block};
+	size_t n = (size_t)j.frames * ch;
+	float *x = malloc(n * sizeof(float)), *y = malloc(n * sizeof(float));
+	CHECK(x && y);
+	gf_test_fill_noise(x, n, &g_rng);
+	j.x = x;
+	j.y = y;
+	j.inst = create_with("GPUFIR_CUDA_PERSIST", "1", fs, block);
+	CHECK(strcmp(gf_cuda_block_path(j.inst), "persistent") == 0);
+	pthread_t t;
+	if (threaded) {
+		CHECK(pthread_create(&t, NULL, stream_paced, &j) == 0);
+		while (atomic_load(&j.done_blocks) < nblocks / 4)
+			usleep(1000);
+	} else {
+		j.frames /= 2;
+		stream_paced(&j);
+	}
+	uint64_t t0 = gf_backend_now_ns();
+	void *b = create_with("GPUFIR_CUDA_PERSIST", "1", fs, block);
+	double ms = (double)(gf_backend_now_ns() - t0) / 1e6;
+	unsigned at = atomic_load(&j.done_blocks);
+	CHECK(strcmp(gf_cuda_block_path(j.inst), "staged") == 0);
+	CHECK(strcmp(gf_cuda_block_path(b), "persistent") == 0);
+	if (threaded) {
+		CHECK(pthread_join(t, NULL) == 0);
+	} else {
+		j.x = x + n / 2;
+		j.y = y + n / 2;
+		stream_paced(&j);
+		j.frames *= 2;
+	}
+	CHECK_OK(j.err);
+	double e = error_of(x, y, j.frames, ch, fs, 0), eb = noise_error(b, fs, 40 * block, block);
+	printf("handover %s: built beside a persistent kernel in %.1f ms (at block %u of %u); the old "
+	       "instance rel L2 %.2e across it, the new one %.2e\n",
+	       threaded ? "while streaming" : "while idle", ms, at, nblocks, e, eb);
+	CHECK(e < TOL && eb < TOL);
+	gf_cuda_backend.destroy(j.inst);
+	gf_cuda_backend.destroy(b);
+	free(x);
+	free(y);
+	gf_filter_set_free(fs);
+}
+
 /* Instances freed while another runs a persistent kernel, with more pinned
  * buffers in use than the process-wide cache holds: what cannot go back to
  * the cache is retired, not given to cudaFreeHost, which synchronizes the
@@ -645,6 +725,8 @@ int main(void)
 		}
 		auto_path_case();
 		free_behind_persistent_case();
+		handover_case(0);
+		handover_case(1);
 	}
 #endif
 	prime_case(GF_ALGO_DIRECT, 1000, 3000, 8000, 256);
