@@ -13,7 +13,9 @@
  *    line is loaded from that copy, and every later call runs staged;
  *  - an instance that no thread is calling (the stream stopped, or a test
  *    that builds two instances on one thread) is taken over by the control
- *    thread: a compare-and-swap on its state keeps the two threads apart.
+ *    thread: a compare-and-swap on its state keeps the two threads apart;
+ *    one whose call failed or missed its deadline (the engine calls it no
+ *    more) is only stopped.
  *
  * The new instance then starts its own kernel. The old one streams on the
  * staged path until the crossfade retires it. An instance whose kernel does
