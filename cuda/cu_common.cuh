@@ -202,9 +202,9 @@ int gf_persist_stage(struct gf_cu_persist *p, const float *d_hist, uint32_t n, c
 int gf_persist_load(struct gf_cu_persist *p, uint32_t n, uint64_t deadline_ns, struct gf_errbuf *eb);
 /** Test hook: the kernel spins @p cycles GPU clocks before answering the next command. */
 void gf_persist_hang_next(struct gf_cu_persist *p, long long cycles);
-/** Start a call: the input into mapped memory, then the sequence word. Never waits. */
+/** Start a call: the input into mapped memory, then the command word. Never waits. */
 int gf_persist_submit(struct gf_cu_persist *p, const float *inp, uint32_t frames);
-/** Wait for every block's answer until @p deadline_ns, then add the slices' planes into @p outp. */
+/** Wait for the kernel's answer until @p deadline_ns, then copy its output into @p outp. */
 int gf_persist_finish(struct gf_cu_persist *p, float *outp, uint32_t frames, uint64_t deadline_ns,
 		      struct gf_errbuf *eb);
 /* Stepping aside for another instance's build (cu_handover.cu). */
