@@ -18,7 +18,8 @@
  *    the warps' partial sums are added in a fixed order and written to the
  *    slice's plane in device memory; the last block to finish (a counter)
  *    adds the planes in slice order: deterministic, no atomics in the sums.
- *    One answer a block: the host waits for one word, not one per block.
+ *    One answer a command: the host waits for one word, not one per block
+ *    of the grid.
  *  - State in shared memory: each block keeps its slice's taps and a ring
  *    of the newest L >= taps_pad-1 + max_frames input frames of its channel
  *    (every block of a channel takes every frame, so nothing is shared
@@ -31,9 +32,9 @@
  *    all of them.
  *  - The kernel runs on a stream of its own: the instance's other work
  *    (uploads for priming, the staged path) is never queued behind it. It
- *    occupies its grid for as long as the instance lives, so it is used only
- *    where a quarter of the device holds it (room for a crossfade partner and
- *    everything else).
+ *    occupies its grid until the instance is freed or hands over (another
+ *    instance is built: cu_handover.cu), so it is used only where a quarter
+ *    of the device holds it (room for everything else).
  */
 #include <cuda/atomic>
 #include <pthread.h>
