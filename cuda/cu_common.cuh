@@ -103,11 +103,11 @@ struct gf_cuda_inst {
 	long long hang_cycles; /**< the hook kernel's bound: a few seconds of GPU clock */
 	int stuck_kernel;      /**< its persistent kernel did not stop: free nothing behind it */
 	/* The persistent kernel hands over to the staged path before another
-	 * instance is built on the device (cuda_backend.cu, "step aside"). */
+	 * instance is built on the device (cu_handover.cu). */
 	int pk_state;	      /**< atomic GF_PK_*: who holds the kernel */
 	int pk_ask;	      /**< atomic: leave at the end of the next call */
 	uint64_t pk_last_ns;  /**< atomic: when the last call ended (an idle one is taken over) */
-	int pk_registered;    /**< control threads (under the registry's lock) */
+	int pk_registered;    /**< atomic: in the registry (written under its lock) */
 	int in_doubt;	       /**< counted by gf_cu_doubt (cu_pool.cu) */
 	uint64_t calls;
 	/* submit/finish: one call in flight (cuda_backend.cu) */

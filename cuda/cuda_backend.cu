@@ -508,17 +508,6 @@ static int hang_hook_init(struct gf_cuda_inst *in, struct gf_errbuf *eb)
 	return 0;
 }
 
-/*
- * The persistent kernel or the staged path for a direct instance's live
- * blocks. Opt-in (docs/cuda.md): while a persistent kernel runs, building
- * another instance on its device serialises behind it (page-locked and
- * device allocations synchronise implicitly), so a reload under it falls
- * back to the CPU. GPUFIR_CUDA_PERSIST=1 takes it wherever it fits;
- * GPUFIR_CUDA_PERSIST=auto times both on whole round trips of max_block
- * frames and keeps the faster (per shape, so a second instance of the same
- * shape measures nothing); unset or 0: the staged path. Control thread,
- * before the instance is published.
- */
 /* Stop the instance's persistent kernel: the staged path runs. */
 static void drop_persist(struct gf_cuda_inst *in)
 {
@@ -529,15 +518,24 @@ static void drop_persist(struct gf_cuda_inst *in)
 }
 
 /* Keep the kernel where a later build can ask it to step aside (cu_handover.cu). */
-static int keep_persist(struct gf_cuda_inst *in)
+static void keep_persist(struct gf_cuda_inst *in)
 {
 	if (gf_pk_register(in) != 0) {
 		gf_debug("cuda: persistent kernel not used: too many resident in this process");
 		drop_persist(in);
 	}
-	return 0;
 }
 
+/*
+ * The persistent kernel or the staged path for a direct instance's live
+ * blocks. Opt-in (docs/cuda.md): it needs the context's 32 hardware queues
+ * and keeps its SMs busy; a later build on the device makes it hand over to
+ * the staged path first (cu_handover.cu). GPUFIR_CUDA_PERSIST=1 takes it
+ * wherever it fits; GPUFIR_CUDA_PERSIST=auto times both on whole round trips
+ * of max_block frames and keeps the faster (per shape, so a second instance
+ * of the same shape measures nothing); unset or 0: the staged path. Control
+ * thread, before the instance is published.
+ */
 static int pick_persist(struct gf_cuda_inst *in, struct gf_errbuf *eb)
 {
 	const char *env = getenv("GPUFIR_CUDA_PERSIST");
@@ -564,8 +562,10 @@ static int pick_persist(struct gf_cuda_inst *in, struct gf_errbuf *eb)
 		in->persist = NULL;
 		return 0;
 	}
-	if (known == 1)
-		return keep_persist(in);
+	if (known == 1) {
+		keep_persist(in);
+		return 0;
+	}
 	double t_persist = 0.0, t_staged = 0.0;
 	err = time_round_trip(in, in->max_block, &t_persist);
 	struct gf_cu_persist *p = in->persist;
@@ -589,9 +589,11 @@ static int pick_persist(struct gf_cuda_inst *in, struct gf_errbuf *eb)
 		 in->taps, in->channels, in->max_block, t_persist / 1e3, t_staged / 1e3,
 		 keep ? "persistent" : "staged");
 	gf_persist_choice_store(in->dev, in->channels, in->max_block, tp, keep);
-	if (!keep)
+	if (keep)
+		keep_persist(in);
+	else
 		drop_persist(in);
-	return keep ? keep_persist(in) : 0;
+	return 0;
 }
 
 /* Which algorithms, FFT shape, staging chunk and line history an instance for
