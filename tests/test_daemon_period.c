@@ -71,7 +71,7 @@ static void setup_files(uint64_t *rng)
 
 struct phase {
 	uint32_t period;
-	double start_s; /* since the signal began (wall clock) */
+	long start; /* the signal's frame where the graph's period became this one */
 	long latency, resyncs, under_1s, under_2s;
 	char status[1024]; /* STATUS= a second after the change */
 };
@@ -231,6 +231,25 @@ static int rig_delay(const struct gf_jack_rig *rig, size_t m, long d, long *dela
 	return torn;
 }
 
+/* The player's first frame, at or after @p after, of a cycle @p period
+ * frames long that follows a cycle of another length: where the change
+ * reached the graph in the signal. Not the wall clock: a dummy driver on a
+ * loaded machine falls behind it (seen: 0.25 s by the first change, with
+ * 209 xruns), and a window checked at the old latency then holds the new.
+ * -1 if the signal ended first. */
+static long change_start(const struct gf_jack_rig *rig, long after, uint32_t period)
+{
+	const struct gf_jack_cycles *c = gf_jack_rig_cycles(rig, 0);
+	uint32_t cnt = atomic_load(&c->count);
+	long pos = 0;
+	for (uint32_t k = 1; k < cnt; k++) {
+		pos += c->frames[k - 1];
+		if (pos >= after && c->frames[k] == period && c->frames[k - 1] != period)
+			return pos;
+	}
+	return -1;
+}
+
 /* Each window: the reference at the phase's delay (corrected for the rig's
  * own slips); around a change (from 0.2 s before to 1 s after) either delay,
  * or neither in one glitch: the window where the delay steps, and the input
@@ -241,8 +260,8 @@ static void check_recording(const float *rec, uint32_t n, const struct phase *ph
 {
 	int bad_total = 0;
 	for (int k = 0; k < N_PHASES; k++) {
-		size_t from = k ? (size_t)(ph[k].start_s * RATE) - RATE / 5 : (size_t)RATE / 10;
-		size_t to = k + 1 < N_PHASES ? (size_t)(ph[k + 1].start_s * RATE) - RATE / 5 : SIG_FRAMES;
+		size_t from = k ? (size_t)ph[k].start - RATE / 5 : (size_t)RATE / 10;
+		size_t to = k + 1 < N_PHASES ? (size_t)ph[k + 1].start - RATE / 5 : SIG_FRAMES;
 		size_t settle_end = k ? from + RATE / 5 + RATE : 0;
 		long skip = k && ph[k].latency < ph[k - 1].latency ? ph[k - 1].latency - ph[k].latency : 0;
 		int exact = 0, settling = 0, neither = 0, torn = 0, windows = 0;
@@ -321,7 +340,6 @@ int main(void)
 	observe(&ph[0]);
 	for (int k = 1; k < N_PHASES; k++) {
 		gf_daemon_idle_ms(&dm, 500);
-		ph[k].start_s = gf_daemon_now_s() - t0;
 		set_period(ph[k].period);
 		observe(&ph[k]);
 	}
@@ -355,6 +373,15 @@ int main(void)
 		CHECK(ph[k].latency == (long)(ph[k].period * (1 + slack)));
 		CHECK(ph[k].resyncs == k && ph[k].under_2s == ph[k].under_1s);
 		CHECK(strstr(ph[k].status, want) != NULL);
+	}
+	for (int k = 1; k < N_PHASES; k++) {
+		ph[k].start = change_start(rig, ph[k - 1].start, ph[k].period);
+		printf("period %u: from the signal's frame %ld (%.3f s)\n", ph[k].period, ph[k].start,
+		       (double)ph[k].start / RATE);
+		/* Half a second of audio a phase at least: the checks need some windows. */
+		if (ph[k].start < ph[k - 1].start + RATE / 2)
+			gf_daemon_die(&dm, "a period change is not in the player's cycles, or came "
+					   "within half a second of the previous phase");
 	}
 	check_recording(rec, n, ph, offset, rig);
 	gf_jack_rig_close(rig);
