@@ -218,11 +218,14 @@ static void case_auto_slack(uint64_t *seed)
 	 * cap, which cannot cover them); paced to the end. */
 	static const uint32_t bursts[] = {0, 4, 6, 6, 32, 0, 0};
 	uint32_t pos = 0, steps = 0, slack_after[7];
+	uint64_t under_after[7], stepped_after[7];
 	int glitched[7];
 	for (uint32_t r = 0; r < rounds; r++) {
 		uint64_t u0 = underflows(l);
 		glitched[r] = play_round(l, x, y, &pos, bursts[r], &steps);
 		slack_after[r] = atomic_load(&l->slack_now);
+		under_after[r] = underflows(l);
+		stepped_after[r] = atomic_load(&l->slack_steps_missed);
 		printf("round %u (bursts of %u): %d bursts glitched, %llu frames underflowed, slack now %u\n",
 		       r, bursts[r], glitched[r], (unsigned long long)(underflows(l) - u0), slack_after[r]);
 	}
@@ -237,6 +240,13 @@ static void case_auto_slack(uint64_t *seed)
 	CHECK(slack_after[4] == GF_LIVE_SLACK_MAX && glitched[5] == 0 && glitched[6] == 0);
 	CHECK(s.latency_slack_auto == 1 && s.latency_slack == GF_LIVE_SLACK_MAX && s.resyncs == steps);
 	CHECK(s.latency_frames == B + GF_LIVE_SLACK_MAX * B);
+	/* Below the cap every underrun raised the slack: all its frames are the
+	 * steps'; at the cap the bursts of 32 underflow with no step to show. */
+	printf("auto slack: underflows %llu, of them the steps' %llu (%llu and %llu before the cap)\n",
+	       (unsigned long long)under_after[6], (unsigned long long)s.slack_steps_missed,
+	       (unsigned long long)under_after[3], (unsigned long long)stepped_after[3]);
+	CHECK(under_after[3] > 0 && stepped_after[3] == under_after[3]);
+	CHECK(s.slack_steps_missed >= stepped_after[3] && s.slack_steps_missed < under_after[6]);
 	/* The last 2000 callbacks were paced: exact at the final latency. */
 	check_segment("auto slack, paced at the end", y, x, 5000 * B + s.latency_frames, total, 0,
 		      s.latency_frames);

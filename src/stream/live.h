@@ -116,6 +116,10 @@ struct gf_live_stats {
 	int latency_slack_auto;	    /**< the slack is adaptive */
 	uint32_t slack_step_missed; /**< auto: frames the underrun that caused the latest step missed */
 	uint32_t slack_step_stall; /**< auto: the audio thread's longest stall beyond a period then, frames */
+	/** auto: output underflow frames of the underruns that raised the slack,
+	 * all steps: the glitches the adaptive slack costs while it learns the
+	 * host, as against underflows it did not answer (at its cap, or fixed) */
+	uint64_t slack_steps_missed;
 	int resampling;		   /**< two clocks: playback reads through the adaptive resampler */
 	double clock_ratio;	   /**< resampling: measured playback/capture rate ratio (1 otherwise) */
 	double delay_error_frames; /**< resampling: latest delay minus its target, frames */

@@ -66,6 +66,7 @@ void gf_live_get_stats(struct gf_live *l, struct gf_live_stats *s)
 	s->latency_slack_auto = l->slack_auto;
 	s->slack_step_missed = atomic_load(&l->slack_step_missed);
 	s->slack_step_stall = atomic_load(&l->slack_step_stall);
+	s->slack_steps_missed = atomic_load(&l->slack_steps_missed);
 	s->resampling = l->clock != NULL;
 	s->clock_ratio = 1.0 + atomic_load(&l->ratio_ppb) * 1e-9;
 	s->delay_error_frames = atomic_load(&l->delay_err_milli) / 1000.0;

@@ -73,8 +73,9 @@ struct gf_live {
 		uint32_t missed; /* frames the episode missed so far */
 	} play;
 	_Atomic uint32_t slack_now; /* playback periods of slack in force (auto: grows after underruns) */
-	_Atomic uint32_t slack_step_missed; /* auto: frames missed by the episode of the latest step */
-	_Atomic uint32_t slack_step_stall;  /* auto: the audio thread's longest stall then, frames */
+	_Atomic uint32_t slack_step_missed;  /* auto: frames missed by the episode of the latest step */
+	_Atomic uint32_t slack_step_stall;   /* auto: the audio thread's longest stall then, frames */
+	_Atomic uint64_t slack_steps_missed; /* auto: frames missed by all the episodes that raised it */
 	/* Two streams, two clocks (live_clock.c): the capture callback's latest
 	 * (position, time) under a sequence lock, and what the loop measured. */
 	struct gf_live_clock *clock; /* NULL: one clock (duplex), no resampling */

@@ -63,6 +63,9 @@ void gf_live_slack_check(struct gf_live *l, uint32_t n)
 	uint32_t stall = stall_frames(l, n);
 	atomic_store_explicit(&l->slack_step_missed, missed, memory_order_relaxed);
 	atomic_store_explicit(&l->slack_step_stall, stall, memory_order_relaxed);
+	atomic_store_explicit(&l->slack_steps_missed,
+			      atomic_load_explicit(&l->slack_steps_missed, memory_order_relaxed) + missed,
+			      memory_order_relaxed);
 	atomic_store_explicit(&l->slack_now, gf_live_slack_next(s, missed, stall, n, l->slack_max),
 			      memory_order_relaxed);
 }
