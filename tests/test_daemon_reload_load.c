@@ -156,7 +156,10 @@ static int xfade_near(size_t m, size_t m1, size_t sig0, int cur)
 static size_t slack_step_at(size_t m, size_t m1, size_t sig0, int cur, size_t *added)
 {
 	const size_t gap_max = 40 * (size_t)block, check = 256;
-	for (size_t g = 1; g <= gap_max && m + g + check <= m1; g++)
+	for (size_t g = 1; g <= gap_max && m + g + check <= m1; g++) {
+		for (int c = 0; c < CH; c++)
+			if (rec[(m + g - 1) * CH + c] != 0.0f)
+				return 0; /* the glitch is silence, all of it */
 		for (size_t k = 1; k <= 16; k++) {
 			size_t d = k * block, ok = 1;
 			for (size_t i = m + g; i < m + g + check && ok; i++)
@@ -166,6 +169,7 @@ static size_t slack_step_at(size_t m, size_t m1, size_t sig0, int cur, size_t *a
 				return m + g;
 			}
 		}
+	}
 	return 0;
 }
 
