@@ -325,6 +325,13 @@ struct mac_ahead_args {
 	int acc_only;		   /**< only the share of A (k_mac formed Y and T: a whole sum) */
 };
 
+__device__ float2 cmac(float2 acc, float2 h, float2 x)
+{
+	acc.x = fmaf(h.x, x.x, fmaf(-h.y, x.y, acc.x));
+	acc.y = fmaf(h.x, x.y, fmaf(h.y, x.x, acc.y));
+	return acc;
+}
+
 /* acc += H_j X_{segment of slot - j} for partitions j = 2 + i, i in [i0, i1): the same order
  * however the range is split over calls, so the sum does not depend on the call sizes. */
 __device__ float2 mac_range(float2 acc, const cufftComplex *__restrict__ H, const cufftComplex *__restrict__ X,
@@ -333,17 +340,8 @@ __device__ float2 mac_range(float2 acc, const cufftComplex *__restrict__ H, cons
 	for (uint32_t i = i0; i < i1; i++) {
 		int s = slot - (int)(2 + i);
 		s += s < 0 ? (int)Mr : 0;
-		float2 h = H[(uint64_t)(2 + i) * cs + off], x = X[(uint64_t)s * cs + off];
-		acc.x = fmaf(h.x, x.x, fmaf(-h.y, x.y, acc.x));
-		acc.y = fmaf(h.x, x.y, fmaf(h.y, x.x, acc.y));
+		acc = cmac(acc, H[(uint64_t)(2 + i) * cs + off], X[(uint64_t)s * cs + off]);
 	}
-	return acc;
-}
-
-__device__ float2 cmac(float2 acc, float2 h, float2 x)
-{
-	acc.x = fmaf(h.x, x.x, fmaf(-h.y, x.y, acc.x));
-	acc.y = fmaf(h.x, x.y, fmaf(h.y, x.x, acc.y));
 	return acc;
 }
 
@@ -668,6 +666,23 @@ int gf_fft_sums_ahead(uint32_t M, uint32_t max_block)
 	return M > 2 && max_block < GF_FFT_LIVE_BLOCK;
 }
 
+/* What every k_mac_ahead launch reads: the spectra, the A ring, the shape, the call's segments. */
+static struct mac_ahead_args ahead_args(const struct gf_fft *f, int64_t sf, uint32_t slot0, uint32_t G)
+{
+	struct mac_ahead_args a = {};
+	a.A = f->d_A;
+	a.H = f->d_H;
+	a.X = f->d_X;
+	a.NB = f->NB;
+	a.C = f->C;
+	a.M = f->M;
+	a.Mr = f->Mr;
+	a.slot0 = slot0;
+	a.G = G;
+	a.sf = sf;
+	return a;
+}
+
 /*
  * The live MAC with tails summed ahead: this call's share of A_{sf+G} is in
  * proportion to the frames of segment sf+G-1 received so far, so the last
@@ -682,20 +697,10 @@ static int launch_mac_ahead(struct gf_fft *f, int64_t sf, uint32_t slot0, uint32
 	const size_t half = (size_t)f->C * f->NB;
 	const uint32_t parts = f->M - 2;
 	const int64_t sl = sf + G - 1, filled = end - (sl << f->lb);
-	struct mac_ahead_args a = {};
+	struct mac_ahead_args a = ahead_args(f, sf, slot0, G);
 	a.Y = f->d_Y;
 	a.T_out = f->d_T + (1 - f->tf_cur) * half;
-	a.A = f->d_A;
-	a.H = f->d_H;
-	a.X = f->d_X;
 	a.T_in = f->d_T + f->tf_cur * half;
-	a.NB = f->NB;
-	a.C = f->C;
-	a.M = f->M;
-	a.Mr = f->Mr;
-	a.slot0 = slot0;
-	a.G = G;
-	a.sf = sf;
 	a.store = store;
 	a.mode[0] = cached				    ? TAIL_CACHED
 		    : (f->a_seg == sf && f->a_done == parts) || f->a_ready == sf ? TAIL_AHEAD
@@ -769,17 +774,7 @@ unsigned gf_fft_set_done(struct gf_fft *f, unsigned *done, unsigned seq, uint32_
 static int sum_ahead(struct gf_fft *f, int64_t seg, uint32_t from, uint32_t to, cudaStream_t s,
 		     struct gf_errbuf *eb)
 {
-	struct mac_ahead_args a = {};
-	a.A = f->d_A;
-	a.H = f->d_H;
-	a.X = f->d_X;
-	a.NB = f->NB;
-	a.C = f->C;
-	a.M = f->M;
-	a.Mr = f->Mr;
-	a.slot0 = (uint32_t)(seg % f->Mr);
-	a.G = 1;
-	a.sf = seg;
+	struct mac_ahead_args a = ahead_args(f, seg, (uint32_t)(seg % f->Mr), 1);
 	a.acc_only = 1;
 	a.acc_from = from;
 	a.acc_to = to;

@@ -534,28 +534,35 @@ int gf_persist_free(struct gf_cu_persist *p)
 	return 0;
 }
 
+/* Post @p op, a command the kernel ends after (STOP, HANDOVER), and wait for its answer. */
+static int persist_last(struct gf_cu_persist *p, unsigned op, uint64_t deadline_ns, struct gf_errbuf *eb)
+{
+	persist_post(p, op, 0);
+	int err = persist_wait(p, deadline_ns, eb);
+	if (!err)
+		p->stopped = 1;
+	return err;
+}
+
 int gf_persist_stop(struct gf_cu_persist *p, uint64_t deadline_ns, struct gf_errbuf *eb)
 {
 	if (!p->running || p->stopped)
 		return 0;
 	*(volatile long long *)&p->ctl->hang_cycles = 0;
-	persist_post(p, OP_STOP, 0);
-	int err = persist_wait(p, deadline_ns, eb);
-	if (err == GF_E_CUDA) /* the stream failed: the kernel has ended */
-		err = 0;
-	if (!err)
+	int err = persist_last(p, OP_STOP, deadline_ns, eb);
+	if (err == GF_E_CUDA) { /* the stream failed: the kernel has ended */
 		p->stopped = 1;
+		err = 0;
+	}
 	return err;
 }
 
 int gf_persist_handover(struct gf_cu_persist *p, uint64_t deadline_ns, const float **hist, uint32_t *n,
 			struct gf_errbuf *eb)
 {
-	persist_post(p, OP_HANDOVER, 0);
-	int err = persist_wait(p, deadline_ns, eb);
+	int err = persist_last(p, OP_HANDOVER, deadline_ns, eb);
 	if (err)
 		return err;
-	p->stopped = 1;
 	*hist = p->d_load;
 	*n = p->taps_pad - 1;
 	return 0;

@@ -227,7 +227,7 @@ static void case_auto_slack(uint64_t *seed)
 		under_after[r] = underflows(l);
 		stepped_after[r] = atomic_load(&l->slack_steps_missed);
 		printf("round %u (bursts of %u): %d bursts glitched, %llu frames underflowed, slack now %u\n",
-		       r, bursts[r], glitched[r], (unsigned long long)(underflows(l) - u0), slack_after[r]);
+		       r, bursts[r], glitched[r], (unsigned long long)(under_after[r] - u0), slack_after[r]);
 	}
 	struct gf_live_stats s;
 	gf_live_get_stats(l, &s);
