@@ -50,6 +50,7 @@ struct gf_direct;
 struct gf_fft;
 struct gf_cu_live;
 struct gf_cu_persist;
+struct gf_cu_hybrid;
 
 /* The CUDA side of backend.h's gf_cuda_* entry points (cuda_backend.cu): the
  * engine reaches them through gf_cu_module (cuda_module.h). */
@@ -94,6 +95,7 @@ struct gf_cuda_inst {
 	struct gf_fft *fft;
 	struct gf_cu_live *live;       /**< fused per-block path (cuda_live.cu), or NULL */
 	struct gf_cu_persist *persist; /**< persistent-kernel path (cuda_persist.cu), or NULL */
+	struct gf_cu_hybrid *hybrid;   /**< an FFT instance's persistent head and FFT tail (cu_hybrid.cu), or NULL */
 	float *m_in, *m_out;	       /**< host-mapped staging of small FFT calls (max_block * channels) */
 	unsigned *m_done;	       /**< host-mapped completion words of those calls */
 	unsigned seq;		       /**< sequence number the last small call's kernel writes there */
@@ -180,8 +182,17 @@ int gf_live_finish(struct gf_cu_live *l, float *outp, uint32_t frames, uint64_t 
 #define GF_PERSIST_MAX_FRAMES 1024u
 /** Does an instance of these sizes fit (sizes, and a quarter of the device's resident blocks)? */
 int gf_persist_fits(int dev, uint32_t channels, uint32_t taps_pad, uint32_t max_block);
-/** Launch the kernel for @p in's direct taps (uploaded on s_comp) and wait for its first answer. */
-int gf_persist_new(struct gf_cu_persist **out, struct gf_cuda_inst *in, struct gf_errbuf *eb);
+/** Where the kernel keeps every frame it processed and reads a tail to add to every output
+ * (cu_hybrid.cu): device rings of a power of two of frames, [frame][channel]. */
+struct gf_persist_rings {
+	float *line;
+	const float *tail;
+	uint32_t line_frames, tail_frames;
+};
+/** Launch the kernel for @p taps_pad taps a channel at @p d_taps ([channels][taps_pad], written on
+ * s_comp), with @p rings or NULL, and wait for its first answer. */
+int gf_persist_new(struct gf_cu_persist **out, struct gf_cuda_inst *in, const float *d_taps, uint32_t taps_pad,
+		   const struct gf_persist_rings *rings, struct gf_errbuf *eb);
 /** Stop the kernel and free; a kernel that does not answer keeps (leaks) what it may write: -1. */
 int gf_persist_free(struct gf_cu_persist *p);
 /**
@@ -198,8 +209,34 @@ int gf_persist_reap(struct gf_cu_persist *p, uint64_t deadline_ns);
 /** Enqueue on @p s a copy of the newest of @p n frames at @p d_hist into the kernel's load buffer. */
 int gf_persist_stage(struct gf_cu_persist *p, const float *d_hist, uint32_t n, cudaStream_t s,
 		     uint32_t *staged, struct gf_errbuf *eb);
-/** History: the @p n frames staged (after the copy completed; n = 0: silence). */
-int gf_persist_load(struct gf_cu_persist *p, uint32_t n, uint64_t deadline_ns, struct gf_errbuf *eb);
+/** History: the @p n frames staged (after the copy completed; n = 0: silence), the last of them at
+ * stream position @p end - 1. */
+int gf_persist_load(struct gf_cu_persist *p, uint32_t n, int64_t end, uint64_t deadline_ns, struct gf_errbuf *eb);
+/* The persistent path of an FFT instance (cu_hybrid.cu): the kernel convolves the first two
+ * partitions directly, a side stream adds the others' output one segment ahead. */
+/** Does @p in's FFT shape allow it (partitions, head length, block against the partition)? */
+int gf_hy_fits(const struct gf_cuda_inst *in);
+/** Control thread: the head taps, rings, plans and side stream; the kernel is started after it. */
+int gf_hy_new(struct gf_cu_hybrid **out, struct gf_cuda_inst *in, const struct gf_filter_set *fs,
+	      struct gf_errbuf *eb);
+/** Free; with @p leak the rings stay allocated (a kernel that did not stop may still write them). */
+void gf_hy_free(struct gf_cu_hybrid *h, int leak);
+/** The head's taps and the rings, for gf_persist_new. */
+const float *gf_hy_head_taps(const struct gf_cu_hybrid *h, uint32_t *taps_pad, struct gf_persist_rings *rings);
+/** Silence at position 0 (enqueued; s_comp waits for it). */
+int gf_hy_reset(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, struct gf_errbuf *eb);
+/** After gf_fft_prime of the same @p n frames at @p d_hist: the line ring and the tails of the
+ * current and next segment (enqueued; s_comp waits for it). */
+int gf_hy_prime(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const float *d_hist, uint32_t n,
+		struct gf_errbuf *eb);
+/** Audio thread: start a call on the kernel (deferred to finish while its tail is not ready yet). */
+int gf_hy_submit(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const float *inp, uint32_t frames);
+/** Audio thread: the call's output, by @p deadline_ns. */
+int gf_hy_finish(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const float *inp, float *outp, uint32_t frames,
+		 uint64_t deadline_ns);
+/** The kernel has handed over (its newest @p n frames at @p hist): the staged FFT path goes on from the
+ * same position, with every completed segment's spectrum in the ring. */
+int gf_hy_leave(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const float *hist, uint32_t n);
 /** Test hook: the kernel spins @p cycles GPU clocks before answering the next command. */
 void gf_persist_hang_next(struct gf_cu_persist *p, long long cycles);
 /** Start a call: the input into mapped memory, then the command word. Never waits. */
@@ -264,6 +301,11 @@ void gf_cu_line_free(struct gf_cu_line *l, cudaStream_t s);
  */
 int gf_cu_line_load(struct gf_cu_line *l, uint32_t channels, const float *d_hist, uint32_t n, cudaStream_t s,
 		    struct gf_errbuf *eb);
+/** The same with the newest frame at position @p end - 1 (the stream goes on at @p end). */
+int gf_cu_line_load_at(struct gf_cu_line *l, uint32_t channels, const float *d_hist, uint32_t n, int64_t end,
+		       cudaStream_t s, struct gf_errbuf *eb);
+/** Load the line's kernels now (lazy loading: a first launch behind a resident kernel may wait for it). */
+void gf_cu_line_preload(void);
 /** Zero the line and restart at position 0 (history = silence). */
 int gf_cu_line_reset(struct gf_cu_line *l, uint32_t channels, cudaStream_t s, struct gf_errbuf *eb);
 /**
@@ -345,6 +387,11 @@ int gf_fft_reset(struct gf_fft *f, struct gf_cuda_inst *in, cudaStream_t s, stru
  */
 int gf_fft_run(struct gf_fft *f, struct gf_cuda_inst *in, const float *d_in, int64_t j0, uint32_t frames,
 	       float *d_out, cudaStream_t s, struct gf_errbuf *eb);
+/** Go on from stream position @p pos after another path ran (the spectrum ring holds every
+ * completed segment): nothing cached, the tails summed ahead as after a prime (enqueued on @p s). */
+int gf_fft_resume(struct gf_fft *f, int64_t pos, cudaStream_t s, struct gf_errbuf *eb);
+/** Load the staged path's kernels now (lazy loading, docs/cuda.md). */
+void gf_fft_preload(void);
 /** Completion words for the next gf_fft_run's last kernel (NULL: none); returns how many it writes. */
 unsigned gf_fft_set_done(struct gf_fft *f, unsigned *done, unsigned seq, uint32_t frames);
 /**

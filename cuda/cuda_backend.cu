@@ -246,6 +246,7 @@ static void inst_free(struct gf_cuda_inst *in)
 		gf_cu_doubt(in);
 	else
 		gf_cu_doubt_end(in); /* its work is done: nothing of it is in flight now */
+	gf_hy_free(in->hybrid, kernel_runs); /* a kernel still running may write its rings */
 	gf_live_free(in->live, in->s_comp);
 	gf_direct_free(in->direct);
 	gf_fft_free(in->fft);
@@ -341,7 +342,9 @@ static int run_chunk(struct gf_cuda_inst *in, const float *d_in, float *d_out, u
 
 static int reset_state(struct gf_cuda_inst *in, struct gf_errbuf *eb)
 {
-	int err = gf_cu_line_reset(&in->line, in->channels, in->s_comp, eb);
+	int err = in->hybrid ? gf_hy_reset(in->hybrid, in, eb) : 0;
+	if (!err)
+		err = gf_cu_line_reset(&in->line, in->channels, in->s_comp, eb);
 	if (!err && in->fft)
 		err = gf_fft_reset(in->fft, in, in->s_comp, eb);
 	if (!err && in->live)
@@ -515,6 +518,54 @@ static void drop_persist(struct gf_cuda_inst *in)
 	if (in->stuck_kernel)
 		gf_cu_doubt(in);
 	in->persist = NULL;
+	gf_hy_free(in->hybrid, in->stuck_kernel);
+	in->hybrid = NULL;
+}
+
+/*
+ * CUDA loads a kernel's code at its first launch (lazy loading), and that load
+ * may wait for every kernel on the device: behind a resident persistent kernel
+ * it never ends. So before the kernel starts, the staged path runs once (its
+ * kernels and cuFFT's are loaded; the handover goes on there), the kernels it
+ * may need later are loaded, and the state is reset.
+ */
+static int warm_staged(struct gf_cuda_inst *in, struct gf_errbuf *eb)
+{
+	size_t n = (size_t)in->max_block * in->channels;
+	float *x = (float *)calloc(n, sizeof(float)), *y = (float *)malloc(n * sizeof(float));
+	int err = x && y ? process_call(in, x, y, in->max_block) : GF_E_NOMEM;
+	free(x);
+	free(y);
+	gf_cu_line_preload();
+	if (in->fft)
+		gf_fft_preload();
+	if (!err)
+		err = reset_state(in, eb);
+	if (!err)
+		err = CU_TRY(eb, cudaStreamSynchronize(in->s_comp));
+	if (err && in->eb.msg[0] && !eb->msg[0])
+		gf_errbuf_set(eb, "%s", in->eb.msg);
+	return err;
+}
+
+/* Start the kernel: a direct instance's taps, or an FFT instance's head with its tail (cu_hybrid.cu). */
+static int start_persist(struct gf_cuda_inst *in, const struct gf_filter_set *fs, struct gf_errbuf *eb)
+{
+	if (in->algo == GF_ALGO_DIRECT)
+		return gf_persist_new(&in->persist, in, gf_direct_taps(in->direct), gf_direct_taps_pad(in->direct),
+				      NULL, eb);
+	int err = gf_hy_new(&in->hybrid, in, fs, eb);
+	if (!err) {
+		struct gf_persist_rings rings;
+		uint32_t tp = 0;
+		const float *taps = gf_hy_head_taps(in->hybrid, &tp, &rings);
+		err = gf_persist_new(&in->persist, in, taps, tp, &rings, eb);
+	}
+	if (err) {
+		gf_hy_free(in->hybrid, in->stuck_kernel);
+		in->hybrid = NULL;
+	}
+	return err;
 }
 
 /* Keep the kernel where a later build can ask it to step aside (cu_handover.cu). */
@@ -528,7 +579,9 @@ static void keep_persist(struct gf_cuda_inst *in)
 
 /*
  * The persistent kernel or the staged path for a direct instance's live
- * blocks. Opt-in (docs/cuda.md): it needs the context's 32 hardware queues
+ * blocks, or an FFT instance's whose first two partitions it can hold (the
+ * rest runs a segment ahead beside it, cu_hybrid.cu). Opt-in (docs/cuda.md):
+ * it needs the context's 32 hardware queues
  * and keeps its SMs busy; a later build on the device makes it hand over to
  * the staged path first (cu_handover.cu). GPUFIR_CUDA_PERSIST=1 takes it
  * wherever it fits; GPUFIR_CUDA_PERSIST=auto times both on whole round trips
@@ -536,11 +589,12 @@ static void keep_persist(struct gf_cuda_inst *in)
  * of the same shape measures nothing); unset or 0: the staged path. Control
  * thread, before the instance is published.
  */
-static int pick_persist(struct gf_cuda_inst *in, struct gf_errbuf *eb)
+static int pick_persist(struct gf_cuda_inst *in, const struct gf_filter_set *fs, struct gf_errbuf *eb)
 {
 	const char *env = getenv("GPUFIR_CUDA_PERSIST");
 	int force = !env || !*env || strcmp(env, "0") == 0 ? 0 : strcmp(env, "auto") == 0 ? -1 : 1;
-	if (in->algo != GF_ALGO_DIRECT || !in->direct || force == 0)
+	const bool direct = in->algo == GF_ALGO_DIRECT && in->direct;
+	if ((!direct && !(in->algo == GF_ALGO_FFT && gf_hy_fits(in))) || force == 0)
 		return 0;
 	pthread_once(&g_conn_once, set_connections);
 	if (g_connections < 32) { /* a queue shared with the kernel could stall another stream */
@@ -549,14 +603,19 @@ static int pick_persist(struct gf_cuda_inst *in, struct gf_errbuf *eb)
 			 g_connections);
 		return 0;
 	}
-	uint32_t tp = gf_direct_taps_pad(in->direct);
+	uint32_t tp = direct ? gf_direct_taps_pad(in->direct) : 2 * gf_fft_partition(in->fft);
 	if (!gf_persist_fits(in->dev, in->channels, tp, in->max_block))
 		return 0;
-	int known = force < 0 ? gf_persist_choice_lookup(in->dev, in->channels, in->max_block, tp) : 1;
+	/* The choice is kept per shape: an FFT instance's by its whole filter, longer than any direct one's. */
+	uint32_t key = direct ? tp : in->taps;
+	int known = force < 0 ? gf_persist_choice_lookup(in->dev, in->channels, in->max_block, key) : 1;
 	if (known == 0)
 		return 0;
 	struct gf_errbuf peb = {{0}};
-	int err = gf_persist_new(&in->persist, in, &peb);
+	int err = warm_staged(in, eb);
+	if (err)
+		return err;
+	err = start_persist(in, fs, &peb);
 	if (err) { /* the staged path stays; a broken device shows there too */
 		gf_debug("cuda: persistent kernel not used: %s", peb.msg);
 		in->persist = NULL;
@@ -578,7 +637,7 @@ static int pick_persist(struct gf_cuda_inst *in, struct gf_errbuf *eb)
 	if (!err)
 		err = CU_TRY(eb, cudaStreamSynchronize(in->s_comp));
 	if (!err)
-		err = gf_persist_load(in->persist, 0, gf_cu_now_ns() + GF_CU_WAIT_NS, eb);
+		err = gf_persist_load(in->persist, 0, 0, gf_cu_now_ns() + GF_CU_WAIT_NS, eb);
 	if (err) {
 		if (in->eb.msg[0] && !eb->msg[0])
 			gf_errbuf_set(eb, "%s", in->eb.msg);
@@ -588,7 +647,7 @@ static int pick_persist(struct gf_cuda_inst *in, struct gf_errbuf *eb)
 	gf_debug("cuda: live path, %u taps x %u ch, blocks of %u: persistent %.1f us, staged %.1f us (%s)",
 		 in->taps, in->channels, in->max_block, t_persist / 1e3, t_staged / 1e3,
 		 keep ? "persistent" : "staged");
-	gf_persist_choice_store(in->dev, in->channels, in->max_block, tp, keep);
+	gf_persist_choice_store(in->dev, in->channels, in->max_block, key, keep);
 	if (keep)
 		keep_persist(in);
 	else
@@ -708,7 +767,7 @@ static int cu_create(const struct gf_engine_params *p, const struct gf_filter_se
 	/* This instance's streams only: a device-wide synchronize would wait for
 	 * (and stall) the instance that is streaming while this one is built. */
 	if ((err = reset_state(in, eb)) || (err = CU_TRY(eb, cudaStreamSynchronize(in->s_comp))) ||
-	    (err = pick_persist(in, eb)))
+	    (err = pick_persist(in, fs, eb)))
 		goto fail;
 	t[5] = gf_cu_now_ms();
 	gf_debug("cuda: %s, %u taps x %u ch, block %u, chunk %u: %s%s%s; setup ms: context %.1f, staging "
@@ -718,9 +777,10 @@ static int cu_create(const struct gf_engine_params *p, const struct gf_filter_se
 		 in->direct
 			 ? (gf_direct_where(in->direct)[0] == 'c' ? " (constant memory)" : " (global memory)")
 			 : "",
-		 in->persist ? ", persistent kernel"
-		 : in->live  ? ", fused per-block path"
-			     : "",
+		 in->hybrid    ? ", persistent kernel for the head, FFT tail beside it"
+		 : in->persist ? ", persistent kernel"
+		 : in->live    ? ", fused per-block path"
+			       : "",
 		 t[1] - t[0], t[2] - t[1], t[3] - t[2], t[4] - t[3], in->fft ? gf_fft_partition(in->fft) : 0,
 		 in->fft ? gf_fft_size(in->fft) : 0, t[5] - t[4]);
 	*out = in;
@@ -775,14 +835,16 @@ static int prime_call(struct gf_cuda_inst *in, const float *history, uint32_t fr
 		uint32_t staged = 0; /* the kernel loads its own buffer once the copy is done */
 		if (!err && pk)
 			err = gf_persist_stage(in->persist, d_hist, n, s, &staged, eb);
+		if (!err && pk && in->hybrid)
+			err = gf_hy_prime(in->hybrid, in, d_hist, n, eb);
 		if (!err && pk)
 			err = drain_comp(in);
 		if (!err && pk)
-			err = gf_persist_load(in->persist, staged,
-					      gf_backend_now_ns() + PRIME_STEP_DEADLINE_NS, eb);
+			err = gf_persist_load(in->persist, staged, n, gf_backend_now_ns() + PRIME_STEP_DEADLINE_NS,
+					      eb);
 		gf_cu_dfree(d_hist, s);
 	} else if (!err && pk) {
-		err = gf_persist_load(in->persist, 0, gf_backend_now_ns() + PRIME_STEP_DEADLINE_NS, eb);
+		err = gf_persist_load(in->persist, 0, 0, gf_backend_now_ns() + PRIME_STEP_DEADLINE_NS, eb);
 	}
 	if (pk)
 		err = gf_pk_end_call(in, err, gf_backend_now_ns() + PRIME_STEP_DEADLINE_NS);
@@ -975,7 +1037,8 @@ static int submit_call(struct gf_cuda_inst *in, const float *inp, uint32_t frame
 		in->sub_kind = GF_SUB_PIPELINED;
 	switch (in->sub_kind) {
 	case GF_SUB_PERSIST:
-		return gf_persist_submit(in->persist, inp, frames);
+		return in->hybrid ? gf_hy_submit(in->hybrid, in, inp, frames)
+				  : gf_persist_submit(in->persist, inp, frames);
 	case GF_SUB_FUSED:
 		return gf_live_submit(in->live, inp, frames, &in->eb);
 	case GF_SUB_MAPPED:
@@ -992,7 +1055,8 @@ static int finish_call(struct gf_cuda_inst *in, float *outp, uint32_t frames, ui
 	int err;
 	switch (in->sub_kind) {
 	case GF_SUB_PERSIST:
-		err = gf_persist_finish(in->persist, outp, frames, deadline_ns, &in->eb);
+		err = in->hybrid ? gf_hy_finish(in->hybrid, in, in->sub_in, outp, frames, deadline_ns)
+				 : gf_persist_finish(in->persist, outp, frames, deadline_ns, &in->eb);
 		return gf_pk_end_call(in, err, deadline_ns);
 	case GF_SUB_FUSED:
 		return gf_live_finish(in->live, outp, frames, deadline_ns, &in->eb);
@@ -1015,6 +1079,7 @@ static int finish_call(struct gf_cuda_inst *in, float *outp, uint32_t frames, ui
 static int process_call(struct gf_cuda_inst *in, const float *inp, float *outp, uint32_t frames)
 {
 	int err = gf_cu_use_device(in->dev, &in->eb);
+	in->sub_in = inp;
 	if (!err)
 		err = submit_call(in, inp, frames);
 	return err ? err : finish_call(in, outp, frames, gf_cu_now_ns() + GF_CU_WAIT_NS);

@@ -21,44 +21,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cu_common.cuh"
+#include "cu_fft.cuh"
 
 extern "C" {
 #include "log.h"
 }
-
-#define GF_FFT_MAX_PLANS 24
-
-struct gf_fft {
-	uint32_t B, Hh, N, NB, M, L, C, Mr, gmax;
-	uint32_t lb; /**< log2(B) */
-	cufftComplex *d_H; /**< [M][C][NB], scaled by 1/N */
-	cufftComplex *d_X; /**< ring [Mr][C][NB] */
-	cufftComplex *d_T; /**< [2][C][NB] cached tail of segment tf_seg, double-buffered */
-	cufftComplex *d_Y; /**< [gmax][C][NB] */
-	float *d_W;	   /**< [gmax][C][N] windows */
-	float *d_y;	   /**< [gmax][C][N] inverse transforms */
-	void *d_work;
-	int nplans;
-	cufftHandle r2c[GF_FFT_MAX_PLANS], c2r[GF_FFT_MAX_PLANS]; /**< batch (1 << i) * C, from the plan cache */
-	int made_r2c, made_c2r;
-	cufftHandle r2c_prime; /**< batch gp * C: the batched prime's passes */
-	uint32_t gp;
-	int made_prime;
-	size_t ws;	   /**< the work area's size */
-	cudaStream_t s;	   /**< the instance's stream: memory is freed on it */
-	unsigned *done;	   /**< completion words for the next run's scatter, or NULL */
-	unsigned done_seq;
-	int64_t tf_seg;
-	int tf_cur; /**< which half of d_T holds the cached tail */
-	/* Tails summed ahead (live shapes, M > 2): while segment s fills, each
-	 * call adds its share of partitions j >= 2 of T_{s+1} (they read only
-	 * completed segments), so no call pays the whole sum. */
-	cufftComplex *d_A; /**< [3][C][NB]: A_s = sum_{j=2}^{M-1} H_j X_{s-j} at slot s % 3, or NULL */
-	int64_t a_seg;	   /**< the segment whose A is being summed, -1 none */
-	uint32_t a_done;   /**< its partitions summed so far, of M - 2 (j = 2 .. 1 + a_done) */
-	int64_t a_ready;   /**< a segment whose A a reset or prime made whole, -1 none */
-};
 
 uint32_t gf_fft_keep(const struct gf_fft_shape *shape)
 {
@@ -324,26 +291,6 @@ struct mac_ahead_args {
 	int store;		   /**< cache the last segment's T (it is incomplete) */
 	int acc_only;		   /**< only the share of A (k_mac formed Y and T: a whole sum) */
 };
-
-__device__ float2 cmac(float2 acc, float2 h, float2 x)
-{
-	acc.x = fmaf(h.x, x.x, fmaf(-h.y, x.y, acc.x));
-	acc.y = fmaf(h.x, x.y, fmaf(h.y, x.x, acc.y));
-	return acc;
-}
-
-/* acc += H_j X_{segment of slot - j} for partitions j = 2 + i, i in [i0, i1): the same order
- * however the range is split over calls, so the sum does not depend on the call sizes. */
-__device__ float2 mac_range(float2 acc, const cufftComplex *__restrict__ H, const cufftComplex *__restrict__ X,
-			    uint64_t cs, uint64_t off, int slot, uint32_t Mr, uint32_t i0, uint32_t i1)
-{
-	for (uint32_t i = i0; i < i1; i++) {
-		int s = slot - (int)(2 + i);
-		s += s < 0 ? (int)Mr : 0;
-		acc = cmac(acc, H[(uint64_t)(2 + i) * cs + off], X[(uint64_t)s * cs + off]);
-	}
-	return acc;
-}
 
 /*
  * Y_g = T + H_0 X_{sf+g} for a live call, with T_s = A_s + H_1 X_{s-1} where
@@ -789,10 +736,10 @@ static int sum_ahead(struct gf_fft *f, int64_t seg, uint32_t from, uint32_t to, 
  * calls would have left them. Here, on the control thread, so that the first
  * live call after a swap is no longer than any other.
  */
-static int prime_ahead(struct gf_fft *f, uint32_t n, cudaStream_t s, struct gf_errbuf *eb)
+static int prime_ahead(struct gf_fft *f, int64_t n, cudaStream_t s, struct gf_errbuf *eb)
 {
 	const uint32_t parts = f->M - 2;
-	const int64_t sf = (int64_t)n >> f->lb, filled = (int64_t)n - (sf << f->lb);
+	const int64_t sf = n >> f->lb, filled = n - (sf << f->lb);
 	const uint32_t share = (uint32_t)(((uint64_t)parts * (uint64_t)filled + f->B - 1) >> f->lb);
 	GF_RET(sum_ahead(f, sf - 1 + (int64_t)f->Mr * 3, 0, parts, s, eb)); /* kept non-negative: mod Mr and 3 */
 	if (share)
@@ -801,6 +748,28 @@ static int prime_ahead(struct gf_fft *f, uint32_t n, cudaStream_t s, struct gf_e
 	f->a_seg = sf + 1;
 	f->a_done = share;
 	return 0;
+}
+
+int gf_fft_resume(struct gf_fft *f, int64_t pos, cudaStream_t s, struct gf_errbuf *eb)
+{
+	f->tf_seg = -1;
+	f->a_seg = -1;
+	f->a_ready = -1;
+	return f->d_A ? prime_ahead(f, pos, s, eb) : 0;
+}
+
+/* Lazy loading (docs/cuda.md): load the kernels now, not at a first launch behind a resident kernel. */
+void gf_fft_preload(void)
+{
+	cudaFuncAttributes a;
+	(void)cudaFuncGetAttributes(&a, k_gather);
+	(void)cudaFuncGetAttributes(&a, k_mac<32, 8>);
+	(void)cudaFuncGetAttributes(&a, k_mac<128, 1>);
+	(void)cudaFuncGetAttributes(&a, k_mac_ahead);
+	(void)cudaFuncGetAttributes(&a, k_scatter);
+	(void)cudaFuncGetAttributes(&a, k_prime_gather);
+	(void)cudaFuncGetAttributes(&a, k_prime_place);
+	(void)cudaGetLastError();
 }
 
 int gf_fft_prime(struct gf_fft *f, struct gf_cuda_inst *in, const float *d_hist, uint32_t n, cudaStream_t s,

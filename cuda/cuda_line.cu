@@ -96,13 +96,28 @@ __global__ void k_line_load(float *__restrict__ line, int64_t cap, int64_t keep,
 int gf_cu_line_load(struct gf_cu_line *l, uint32_t channels, const float *d_hist, uint32_t n, cudaStream_t s,
 		    struct gf_errbuf *eb)
 {
+	return gf_cu_line_load_at(l, channels, d_hist, n, n, s, eb);
+}
+
+int gf_cu_line_load_at(struct gf_cu_line *l, uint32_t channels, const float *d_hist, uint32_t n, int64_t end,
+		       cudaStream_t s, struct gf_errbuf *eb)
+{
 	uint32_t m = (int64_t)n < l->keep ? n : (uint32_t)l->keep;
 	if (m > 0) {
 		k_line_load<<<grid_for((uint64_t)m * channels, 256), 256, 0, s>>>(l->d_line, l->cap, l->keep, d_hist,
 										   n, m, channels);
 		CU_LAUNCHED(eb);
 	}
-	l->pos = n;
-	l->origin = (int64_t)n - l->keep; /* pos at line index keep, as after a move */
+	l->pos = end;
+	l->origin = end - l->keep; /* pos at line index keep, as after a move */
 	return 0;
+}
+
+void gf_cu_line_preload(void)
+{
+	cudaFuncAttributes a;
+	(void)cudaFuncGetAttributes(&a, k_line_append);
+	(void)cudaFuncGetAttributes(&a, k_line_move);
+	(void)cudaFuncGetAttributes(&a, k_line_load);
+	(void)cudaGetLastError();
 }

@@ -65,6 +65,7 @@ struct persist_ctl {
 	unsigned long long word;
 	const float *hist;     /**< OP_LOAD: hist_n interleaved frames on the device, or NULL */
 	unsigned hist_n;
+	unsigned hist_end;     /**< OP_LOAD: the stream position after them (mod 2^32) */
 	long long hang_cycles; /**< test hook: spin this long before relaying (with CMD_HANG) */
 };
 
@@ -72,7 +73,7 @@ struct persist_ctl {
 struct persist_cmd {
 	unsigned long long word;
 	const float *hist;
-	unsigned hist_n;
+	unsigned hist_n, hist_end;
 	unsigned answers; /**< blocks that answered the command in hand (0 .. blocks-1) */
 };
 
@@ -104,6 +105,9 @@ struct persist_args {
 	float *out;		 /**< host-mapped output */
 	float *hist_out;	 /**< device: OP_HANDOVER's history, [taps_pad-1][C] */
 	unsigned *done;		 /**< host-mapped completion word */
+	float *line;		 /**< device: [frame & line_mask][C], every frame processed, or NULL */
+	const float *tail;	 /**< device: [frame & tail_mask][C], added to every output, or NULL */
+	uint32_t line_mask, tail_mask;
 	uint32_t L, plane;
 	int C, taps_pad, slice, ks;
 };
@@ -142,6 +146,7 @@ __device__ unsigned long long persist_relay(const struct persist_args &a, unsign
 	} else if (CMD_OP(w) == OP_LOAD && lane == 0) {
 		a.cmd->hist = *(const float *const volatile *)&a.ctl->hist;
 		a.cmd->hist_n = *(const volatile unsigned *)&a.ctl->hist_n;
+		a.cmd->hist_end = *(const volatile unsigned *)&a.ctl->hist_end;
 	}
 	if (lane == 0 && (w & CMD_HANG)) {
 		volatile long long *hang = &a.ctl->hang_cycles;
@@ -173,10 +178,12 @@ __device__ unsigned long long persist_next(const struct persist_args &a, unsigne
 
 /*
  * Every thread of the block: this block's part of command @p seq is written.
- * The last block to answer adds the slices' planes (PROCESS: @p n outputs) in
- * order into the host's output, fences at system scope, then writes the word.
+ * The last block to answer adds the slices' planes (PROCESS: @p n outputs of
+ * frames from @p pos on, and the tail's output where there is one) in order
+ * into the host's output, fences at system scope, then writes the word.
  */
-__device__ void persist_answer(const struct persist_args &a, unsigned seq, unsigned n, int tid, int nth)
+__device__ void persist_answer(const struct persist_args &a, unsigned seq, unsigned n, uint32_t pos, int tid,
+			       int nth)
 {
 	__shared__ int s_last;
 	__threadfence(); /* this thread's plane writes, before the count */
@@ -193,6 +200,10 @@ __device__ void persist_answer(const struct persist_args &a, unsigned seq, unsig
 		float v = __ldcg(&a.part[i]);
 		for (unsigned z = 1; z < gridDim.z; z++) /* slice order: deterministic */
 			v += __ldcg(&a.part[(size_t)z * a.plane + i]);
+		if (a.tail) { /* the FFT tail's output for this frame (cu_hybrid.cu) */
+			unsigned f = i / (unsigned)a.C, c = i - f * (unsigned)a.C;
+			v += __ldcg(&a.tail[(size_t)((pos + f) & a.tail_mask) * a.C + c]);
+		}
 		a.out[i] = v;
 	}
 	__threadfence_system();
@@ -201,15 +212,16 @@ __device__ void persist_answer(const struct persist_args &a, unsigned seq, unsig
 		*(volatile unsigned *)a.done = seq;
 }
 
-__device__ void persist_load(float *s_x, uint32_t L, const float *hist, uint32_t n, int C, int c, int keep,
-			     int tid, int nth)
+/* The newest @p keep of @p n history frames, the last of them at position end - 1. */
+__device__ void persist_load(float *s_x, uint32_t L, const float *hist, uint32_t n, uint32_t end, int C, int c,
+			     int keep, int tid, int nth)
 {
 	for (uint32_t i = tid; i < L; i += nth)
 		s_x[i] = 0.0f;
 	__syncthreads();
 	uint32_t first = n > (uint32_t)keep ? n - keep : 0;
 	for (uint32_t f = first + tid; f < n; f += nth)
-		s_x[f & (L - 1)] = hist[(size_t)f * C + c];
+		s_x[(end - n + f) & (L - 1)] = hist[(size_t)f * C + c];
 }
 
 /* Two blocks of 1024 threads an SM (32 registers a thread) where an SM holds
@@ -252,20 +264,27 @@ __global__ void __launch_bounds__(1024, PERSIST_MIN_BLOCKS) k_persist(struct per
 				for (uint32_t i = tid; i < keep; i += nth)
 					a.hist_out[(size_t)i * a.C + c] = s_x[(pos - keep + i) & mask];
 			}
-			persist_answer(a, seq, 0, tid, nth);
+			persist_answer(a, seq, 0, pos, tid, nth);
 			return;
 		}
 		if (op == OP_LOAD) {
 			const float *hist = *(const float *const volatile *)&a.cmd->hist;
 			uint32_t hn = *(const volatile unsigned *)&a.cmd->hist_n;
-			persist_load(s_x, a.L, hist, hist ? hn : 0, a.C, c, a.taps_pad - 1, tid, nth);
-			pos = hist ? hn : 0;
+			uint32_t end = *(const volatile unsigned *)&a.cmd->hist_end;
+			persist_load(s_x, a.L, hist, hist ? hn : 0, end, a.C, c, a.taps_pad - 1, tid, nth);
+			pos = end;
 			__syncthreads();
-			persist_answer(a, seq, 0, tid, nth);
+			persist_answer(a, seq, 0, pos, tid, nth);
 			continue;
 		}
-		for (int i = tid; i < frames; i += nth)
-			s_x[(pos + i) & mask] = __ldcg(&a.d_in[(size_t)i * a.C + c]);
+		/* One block a channel also keeps the frames for the FFT tail. */
+		const bool keeper = a.line && blockIdx.x == 0 && blockIdx.z == 0;
+		for (int i = tid; i < frames; i += nth) {
+			float v = __ldcg(&a.d_in[(size_t)i * a.C + c]);
+			s_x[(pos + i) & mask] = v;
+			if (keeper)
+				a.line[(size_t)((pos + i) & a.line_mask) * a.C + c] = v;
+		}
 		__syncthreads();
 		float acc = 0.0f;
 		const int k0 = w * a.ks, k1 = min(k0 + a.ks, a.slice);
@@ -282,7 +301,7 @@ __global__ void __launch_bounds__(1024, PERSIST_MIN_BLOCKS) k_persist(struct per
 				v += s_red[q * 32 + lane];
 			a.part[(size_t)blockIdx.z * a.plane + (size_t)n * a.C + c] = v;
 		}
-		persist_answer(a, seq, (unsigned)frames * (unsigned)a.C, tid, nth);
+		persist_answer(a, seq, (unsigned)frames * (unsigned)a.C, pos, tid, nth);
 		pos += (uint32_t)frames;
 	}
 }
@@ -413,7 +432,8 @@ static int persist_wait(struct gf_cu_persist *p, uint64_t deadline_ns, struct gf
 	return gf_cu_wait_words(p->h_done, 1, p->seq, p->s, deadline_ns, eb);
 }
 
-int gf_persist_new(struct gf_cu_persist **out, struct gf_cuda_inst *in, struct gf_errbuf *eb)
+int gf_persist_new(struct gf_cu_persist **out, struct gf_cuda_inst *in, const float *d_taps, uint32_t taps_pad,
+		   const struct gf_persist_rings *rings, struct gf_errbuf *eb)
 {
 	struct gf_cu_persist *p = (struct gf_cu_persist *)calloc(1, sizeof(*p));
 	int err;
@@ -421,7 +441,7 @@ int gf_persist_new(struct gf_cu_persist **out, struct gf_cuda_inst *in, struct g
 		gf_errbuf_set(eb, "cuda persistent path: out of host memory");
 		return GF_E_NOMEM;
 	}
-	if (!persist_shape(p, in->channels, gf_direct_taps_pad(in->direct), in->max_block)) {
+	if (!persist_shape(p, in->channels, taps_pad, in->max_block)) {
 		free(p);
 		gf_errbuf_set(eb, "cuda persistent path: the filter or block is too large for it");
 		return GF_E_INVAL;
@@ -451,13 +471,19 @@ int gf_persist_new(struct gf_cu_persist **out, struct gf_cuda_inst *in, struct g
 		a.ctl = p->ctl;
 		a.cmd = p->d_cmd;
 		a.quit = g_quit;
-		a.taps = gf_direct_taps(in->direct);
+		a.taps = d_taps;
 		a.h_in = p->h_in;
 		a.d_in = p->d_in;
 		a.part = p->d_part;
 		a.out = p->h_out;
 		a.hist_out = p->d_load;
 		a.done = p->h_done;
+		if (rings) {
+			a.line = rings->line;
+			a.line_mask = rings->line_frames - 1;
+			a.tail = rings->tail;
+			a.tail_mask = rings->tail_frames - 1;
+		}
 		a.L = p->L;
 		a.plane = p->max_frames * p->C;
 		a.C = (int)p->C;
@@ -476,6 +502,7 @@ int gf_persist_new(struct gf_cu_persist **out, struct gf_cuda_inst *in, struct g
 	/* A first command proves the kernel is resident and answering. */
 	p->ctl->hist = NULL;
 	p->ctl->hist_n = 0;
+	p->ctl->hist_end = 0;
 	persist_post(p, OP_LOAD, 0);
 	if ((err = persist_wait(p, gf_cu_now_ns() + PERSIST_START_NS, eb)))
 		goto fail;
@@ -584,11 +611,12 @@ int gf_persist_stage(struct gf_cu_persist *p, const float *d_hist, uint32_t n, c
 	return 0;
 }
 
-int gf_persist_load(struct gf_cu_persist *p, uint32_t n, uint64_t deadline_ns, struct gf_errbuf *eb)
+int gf_persist_load(struct gf_cu_persist *p, uint32_t n, int64_t end, uint64_t deadline_ns, struct gf_errbuf *eb)
 {
 	const float *d_hist = p->d_load;
 	p->ctl->hist = n ? d_hist : NULL;
 	p->ctl->hist_n = n;
+	p->ctl->hist_end = (unsigned)end;
 	persist_post(p, OP_LOAD, 0);
 	return persist_wait(p, deadline_ns, eb);
 }

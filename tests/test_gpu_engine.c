@@ -319,14 +319,13 @@ static void bank_case(void)
 #endif
 
 #ifdef GPUFIR_HAVE_CUDA
-/* A direct instance of @p block-frame calls made with @p var set to @p val
- * (a live path forced on, or timed), which is then set back to "0". */
-static void *create_with(const char *var, const char *val, const struct gf_filter_set *fs, uint32_t block)
+/* An instance of @p algo for @p block-frame calls made with @p var set to
+ * @p val (a live path forced on, or timed), which is then set back to "0". */
+static void *create_algo_with(enum gf_algo algo, const char *var, const char *val,
+			      const struct gf_filter_set *fs, uint32_t block)
 {
-	struct gf_engine_params p = {.backend = GF_BACKEND_CUDA,
-				     .algo = GF_ALGO_DIRECT,
-				     .channels = fs->channels,
-				     .max_block = block};
+	struct gf_engine_params p = {
+		.backend = GF_BACKEND_CUDA, .algo = algo, .channels = fs->channels, .max_block = block};
 	struct gf_errbuf eb = {{0}};
 	void *inst = NULL;
 	setenv(var, val, 1);
@@ -335,12 +334,17 @@ static void *create_with(const char *var, const char *val, const struct gf_filte
 	return inst;
 }
 
+static void *create_with(const char *var, const char *val, const struct gf_filter_set *fs, uint32_t block)
+{
+	return create_algo_with(GF_ALGO_DIRECT, var, val, fs, block);
+}
+
 /* Live blocks of the direct algorithm take the fused path; it is
  * deterministic (two instances give the same bits) and matches the reference
  * with random call sizes, with the taps in constant and in global memory; the
  * same stream with the fused path turned off matches too. */
-static void path_case(const char *env, const char *want_path, uint32_t ch, uint32_t taps, uint32_t block,
-		      const char *want_where)
+static void algo_path_case(enum gf_algo algo, const char *env, const char *want_path, uint32_t ch,
+			   uint32_t taps, uint32_t block, const char *want_where)
 {
 	const uint32_t frames = 8 * block + 2 * taps + 77;
 	struct gf_filter_set *fs = make_taps(ch, taps);
@@ -352,8 +356,12 @@ static void path_case(const char *env, const char *want_path, uint32_t ch, uint3
 	for (int k = 0; k < 3; k++) {
 		y[k] = malloc(n * sizeof(float));
 		CHECK(y[k]);
-		void *inst = create_with(env, k < 2 ? "1" : "0", fs, block); /* twice the path under test */
-		CHECK(strcmp(gf_cuda_block_path(inst), k == 2 ? "staged" : want_path) == 0);
+		void *inst = create_algo_with(algo, env, k < 2 ? "1" : "0", fs,
+					      block); /* twice the path under test */
+		const char *got =
+			gf_cuda_block_path(inst); /* without it: staged, or mapped for small FFT calls */
+		CHECK(k < 2 ? strcmp(got, want_path) == 0
+			    : strcmp(got, "staged") == 0 || strcmp(got, "mapped") == 0);
 		if (k < 2)
 			CHECK(strncmp(gf_cuda_taps_where(inst), want_where, strlen(want_where)) == 0);
 		g_rng = seed; /* the same call sizes each time */
@@ -362,15 +370,23 @@ static void path_case(const char *env, const char *want_path, uint32_t ch, uint3
 	}
 	double e = error_of(x, y[0], frames, ch, fs, 0), e2 = error_of(x, y[2], frames, ch, fs, 0);
 	int same = memcmp(y[0], y[1], n * sizeof(float)) == 0;
-	printf("%-10s taps %5u ch %2u block %4u (%s): rel L2 %.2e, run to run %s; staged path rel L2 "
+	printf("%-10s %-6s taps %7u ch %2u block %4u (%s): rel L2 %.2e, run to run %s; staged path rel L2 "
 	       "%.2e\n",
-	       want_path, taps, ch, block, want_where, e, same ? "bit-identical" : "DIFFERENT", e2);
+	       want_path, algo == GF_ALGO_FFT ? "fft" : "direct", taps, ch, block, want_where, e,
+	       same ? "bit-identical" : "DIFFERENT", e2);
 	/* The staged direct path may add partial sums with atomics: not bit-identical run to run. */
-	CHECK(e < TOL && e2 < TOL && (same || strcmp(want_path, "staged") == 0));
+	CHECK(e < TOL && e2 < TOL &&
+	      (same || strcmp(want_path, "staged") == 0 || strcmp(want_path, "mapped") == 0));
 	for (int k = 0; k < 3; k++)
 		free(y[k]);
 	free(x);
 	gf_filter_set_free(fs);
+}
+
+static void path_case(const char *env, const char *want_path, uint32_t ch, uint32_t taps, uint32_t block,
+		      const char *want_where)
+{
+	algo_path_case(GF_ALGO_DIRECT, env, want_path, ch, taps, block, want_where);
 }
 
 /* @return the rel L2 error of @p frames of noise streamed through @p inst in whole blocks. */
@@ -433,9 +449,9 @@ static void *stream_paced(void *arg)
 	return NULL;
 }
 
-static void handover_case(int threaded)
+static void handover_case(int threaded, enum gf_algo algo, uint32_t taps)
 {
-	const uint32_t ch = 2, taps = 4095, block = 64, nblocks = 400;
+	const uint32_t ch = 2, block = 64, nblocks = 400;
 	struct gf_filter_set *fs = make_taps(ch, taps);
 	struct handover_job j = {.frames = nblocks * block, .ch = ch, .block = block};
 	size_t n = (size_t)j.frames * ch;
@@ -444,7 +460,7 @@ static void handover_case(int threaded)
 	gf_test_fill_noise(x, n, &g_rng);
 	j.x = x;
 	j.y = y;
-	j.inst = create_with("GPUFIR_CUDA_PERSIST", "1", fs, block);
+	j.inst = create_algo_with(algo, "GPUFIR_CUDA_PERSIST", "1", fs, block);
 	CHECK(strcmp(gf_cuda_block_path(j.inst), "persistent") == 0);
 	pthread_t t;
 	if (threaded) {
@@ -456,10 +472,11 @@ static void handover_case(int threaded)
 		stream_paced(&j);
 	}
 	uint64_t t0 = gf_backend_now_ns();
-	void *b = create_with("GPUFIR_CUDA_PERSIST", "1", fs, block);
+	void *b = create_algo_with(algo, "GPUFIR_CUDA_PERSIST", "1", fs, block);
 	double ms = (double)(gf_backend_now_ns() - t0) / 1e6;
 	unsigned at = atomic_load(&j.done_blocks);
-	CHECK(strcmp(gf_cuda_block_path(j.inst), "staged") == 0);
+	/* Handed over: the staged path (mapped staging for small FFT calls). */
+	CHECK(strcmp(gf_cuda_block_path(j.inst), algo == GF_ALGO_FFT ? "mapped" : "staged") == 0);
 	CHECK(strcmp(gf_cuda_block_path(b), "persistent") == 0);
 	if (threaded) {
 		CHECK(pthread_join(t, NULL) == 0);
@@ -471,9 +488,11 @@ static void handover_case(int threaded)
 	}
 	CHECK_OK(j.err);
 	double e = error_of(x, y, j.frames, ch, fs, 0), eb = noise_error(b, fs, 40 * block, block);
-	printf("handover %s: built beside a persistent kernel in %.1f ms (at block %u of %u); the old "
-	       "instance rel L2 %.2e across it, the new one %.2e\n",
-	       threaded ? "while streaming" : "while idle", ms, at, nblocks, e, eb);
+	printf("handover %s, %s %u taps: built beside a persistent kernel in %.1f ms (at block %u of %u); "
+	       "the "
+	       "old instance rel L2 %.2e across it, the new one %.2e\n",
+	       threaded ? "while streaming" : "while idle", algo == GF_ALGO_FFT ? "fft" : "direct", taps, ms,
+	       at, nblocks, e, eb);
 	CHECK(e < TOL && eb < TOL);
 	gf_cuda_backend.destroy(j.inst);
 	gf_cuda_backend.destroy(b);
@@ -700,6 +719,12 @@ int main(void)
 		impulse_case(GF_ALGO_DIRECT, 37, 16);
 		impulse_case(GF_ALGO_DIRECT, 4095, 64);
 		prime_case(GF_ALGO_DIRECT, 4095, 20000, 26000, 64);
+		if (k == 1) { /* the FFT tail beside the kernel, primed and across segments */
+			impulse_case(GF_ALGO_FFT, 20000, 64);
+			prime_case(GF_ALGO_FFT, 20000, 30000, 40000, 64);
+			prime_case(GF_ALGO_FFT, 20000, 2048, 9000,
+				   64); /* the prime ends on a segment's edge */
+		}
 		setenv(paths[k][0], "0", 1);
 	}
 #endif
@@ -725,8 +750,19 @@ int main(void)
 		}
 		auto_path_case();
 		free_behind_persistent_case();
-		handover_case(0);
-		handover_case(1);
+		handover_case(0, GF_ALGO_DIRECT, 4095);
+		handover_case(1, GF_ALGO_DIRECT, 4095);
+		/* An FFT instance's head in the kernel, its tail beside it (cu_hybrid.cu). */
+		algo_path_case(GF_ALGO_FFT, "GPUFIR_CUDA_PERSIST", "persistent", 2, 20000, 64, "");
+		algo_path_case(GF_ALGO_FFT, "GPUFIR_CUDA_PERSIST", "persistent", 3, 70000, 256, "");
+		algo_path_case(GF_ALGO_FFT, "GPUFIR_CUDA_PERSIST", "mapped", 2, 20000, 1024,
+			       ""); /* P < 2 blocks */
+		if (!g_quick) {
+			algo_path_case(GF_ALGO_FFT, "GPUFIR_CUDA_PERSIST", "persistent", 2, 262143, 64, "");
+			algo_path_case(GF_ALGO_FFT, "GPUFIR_CUDA_PERSIST", "persistent", 1, 1048575, 128, "");
+		}
+		handover_case(0, GF_ALGO_FFT, 20000);
+		handover_case(1, GF_ALGO_FFT, 20000);
 	}
 #endif
 	prime_case(GF_ALGO_DIRECT, 1000, 3000, 8000, 256);

@@ -1,0 +1,66 @@
+/**
+ * @file cu_fft.cuh
+ * Internal to cuda/: the partitioned FFT algorithm's state (cuda_fft.cu), which
+ * the persistent path's FFT tail (cu_hybrid.cu) also reads and extends, and
+ * the complex multiply-adds both use.
+ */
+#ifndef GPUFIR_CU_FFT_CUH
+#define GPUFIR_CU_FFT_CUH
+
+#include "cu_common.cuh"
+
+#define GF_FFT_MAX_PLANS 24
+
+struct gf_fft {
+	uint32_t B, Hh, N, NB, M, L, C, Mr, gmax;
+	uint32_t lb; /**< log2(B) */
+	cufftComplex *d_H; /**< [M][C][NB], scaled by 1/N */
+	cufftComplex *d_X; /**< ring [Mr][C][NB] */
+	cufftComplex *d_T; /**< [2][C][NB] cached tail of segment tf_seg, double-buffered */
+	cufftComplex *d_Y; /**< [gmax][C][NB] */
+	float *d_W;	   /**< [gmax][C][N] windows */
+	float *d_y;	   /**< [gmax][C][N] inverse transforms */
+	void *d_work;
+	int nplans;
+	cufftHandle r2c[GF_FFT_MAX_PLANS], c2r[GF_FFT_MAX_PLANS]; /**< batch (1 << i) * C, from the plan cache */
+	int made_r2c, made_c2r;
+	cufftHandle r2c_prime; /**< batch gp * C: the batched prime's passes */
+	uint32_t gp;
+	int made_prime;
+	size_t ws;	   /**< the work area's size */
+	cudaStream_t s;	   /**< the instance's stream: memory is freed on it */
+	unsigned *done;	   /**< completion words for the next run's scatter, or NULL */
+	unsigned done_seq;
+	int64_t tf_seg;
+	int tf_cur; /**< which half of d_T holds the cached tail */
+	/* Tails summed ahead (live shapes, M > 2): while segment s fills, each
+	 * call adds its share of partitions j >= 2 of T_{s+1} (they read only
+	 * completed segments), so no call pays the whole sum. */
+	cufftComplex *d_A; /**< [3][C][NB]: A_s = sum_{j=2}^{M-1} H_j X_{s-j} at slot s % 3, or NULL */
+	int64_t a_seg;	   /**< the segment whose A is being summed, -1 none */
+	uint32_t a_done;   /**< its partitions summed so far, of M - 2 (j = 2 .. 1 + a_done) */
+	int64_t a_ready;   /**< a segment whose A a reset or prime made whole, -1 none */
+};
+
+static __device__ __forceinline__ float2 cmac(float2 acc, float2 h, float2 x)
+{
+	acc.x = fmaf(h.x, x.x, fmaf(-h.y, x.y, acc.x));
+	acc.y = fmaf(h.x, x.y, fmaf(h.y, x.x, acc.y));
+	return acc;
+}
+
+/* acc += H_j X_{segment of slot - j} for partitions j = 2 + i, i in [i0, i1): the same order
+ * however the range is split over calls, so the sum does not depend on the call sizes. */
+static __device__ __forceinline__ float2 mac_range(float2 acc, const cufftComplex *__restrict__ H,
+						   const cufftComplex *__restrict__ X, uint64_t cs, uint64_t off,
+						   int slot, uint32_t Mr, uint32_t i0, uint32_t i1)
+{
+	for (uint32_t i = i0; i < i1; i++) {
+		int s = slot - (int)(2 + i);
+		s += s < 0 ? (int)Mr : 0;
+		acc = cmac(acc, H[(uint64_t)(2 + i) * cs + off], X[(uint64_t)s * cs + off]);
+	}
+	return acc;
+}
+
+#endif

@@ -1,0 +1,443 @@
+/*
+ * The persistent path of an FFT instance: the zero-latency head of a long
+ * filter runs in the persistent kernel (cuda_persist.cu), the rest a segment
+ * ahead of need on a side stream (a non-uniform partition, as low-latency
+ * convolvers split a filter):
+ *
+ *  - With partition P (UPOLS, cuda_fft.cu), output segment s is
+ *    IFFT(sum_j H_j X_{s-j}). Partitions 0 and 1 (taps [0, 2P)) read the
+ *    segment being filled; partitions j >= 2 read only segments completed
+ *    before s-1 began. So the kernel convolves taps [0, 2P) directly, and
+ *    the tail y_T(s) = IFFT(sum_{j>=2} H_j X_{s-j}) of segment s is formed
+ *    while segment s-1 plays: a whole segment (P >= 2 blocks) ahead.
+ *  - The kernel keeps every frame it processes in a device ring (line).
+ *    When a call completes segment k, the following calls launch on the side
+ *    stream, a step each after posting their own block (so the launches
+ *    overlap the round trip): the window of k from the ring, its R2C into the
+ *    FFT's spectrum ring, the MAC of partitions 2..M-1 for segment k+2, the
+ *    C2R, and the scatter of its P output frames into the tail ring, whose
+ *    one block then sets a host-mapped word: tails are ready below k+3.
+ *  - The kernel adds tail[frame] to each output in its final, fixed-order
+ *    sum: deterministic, like the rest of it.
+ *  - A call whose segment's tail is not ready yet is posted in finish, once
+ *    it is, within the block's deadline (a missed one is a GPU failure like
+ *    any other: the engine goes on on the CPU).
+ *  - Handover (another instance is built on the device): the staged line is
+ *    loaded at the same stream position, and the spectrum ring holds every
+ *    completed segment, so the staged FFT path goes on once the tails are
+ *    summed ahead as a prime leaves them (enqueued: O(M) MACs).
+ * Work on the side stream is ordered against s_comp by events, and only
+ * prime, reset and handover (control thread, or the audio thread between
+ * calls) cross between them.
+ */
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cu_fft.cuh"
+
+struct gf_cu_hybrid {
+	struct gf_fft *f; /**< the instance's: spectra H, the spectrum ring X, the shape */
+	uint32_t C, P, lb, N, NB, head;
+	uint32_t RL, RT;	 /**< line and tail rings, frames (powers of two) */
+	float *d_head;		 /**< [C][head] taps 0 .. 2P-1 */
+	float *d_line;		 /**< [RL][C] every frame the kernel processed */
+	float *d_tail;		 /**< [RT][C] the tail's output by frame */
+	float *d_W, *d_y;	 /**< [C][N] a window, an inverse transform */
+	cufftComplex *d_Y;	 /**< [C][NB] */
+	void *d_work;		 /**< cuFFT's work area for the two plans */
+	cufftHandle r2c, c2r;	 /**< N points x C, from the plan cache */
+	int have_r2c, have_c2r;
+	cudaStream_t s;		 /**< the side stream, lowest priority */
+	cudaEvent_t ev_side, ev_comp;
+	unsigned *h_ready;	 /**< host-mapped: tails are ready for segments below it (mod 2^32) */
+	int64_t pos;		 /**< stream position of the next frame */
+	int64_t pending;	 /**< a completed segment whose chain is not started yet, or -1 */
+	int64_t chain_k;	 /**< the segment whose chain is being launched, step by step, or -1 */
+	int chain_step;		 /**< its next step (CHAIN_*) */
+	int steps_per_call;	 /**< launched in each call, so that a chain ends a call before its tail is due */
+	uint32_t need;		 /**< the call in hand's last segment (mod 2^32) */
+	int deferred;		 /**< the call in hand is posted in finish */
+};
+
+int gf_hy_fits(const struct gf_cuda_inst *in)
+{
+	const struct gf_fft *f = in->fft;
+	return f && f->d_A && f->M > 2 && f->N == 2 * f->B && 2 * f->B <= GF_PERSIST_MAX_TAPS &&
+	       f->B >= 2 * in->max_block && in->max_block <= GF_PERSIST_MAX_FRAMES;
+}
+
+/* W[c*N + i] = x_c[t0 + i] from the line ring (zero before the stream's start). */
+__global__ void k_hy_gather(float *__restrict__ W, const float *__restrict__ line, uint32_t RL, int64_t t0,
+			    uint32_t N, uint32_t C)
+{
+	const uint32_t c = blockIdx.x;
+	for (uint32_t i = blockIdx.y * blockDim.x + threadIdx.x; i < N; i += gridDim.y * blockDim.x) {
+		int64_t t = t0 + i;
+		W[(size_t)c * N + i] = t < 0 ? 0.0f : line[(size_t)((uint64_t)t & (RL - 1)) * C + c];
+	}
+}
+
+/* Y = sum_{j=2}^{M-1} H_j X_{s-j}, s at ring slot @p slot. */
+__global__ void k_hy_mac(cufftComplex *__restrict__ Y, const cufftComplex *__restrict__ H,
+			 const cufftComplex *__restrict__ X, uint32_t NB, uint32_t C, uint32_t M, uint32_t Mr,
+			 int slot)
+{
+	const uint32_t f = blockIdx.x * blockDim.x + threadIdx.x, c = blockIdx.y;
+	if (f >= NB)
+		return;
+	const uint64_t cs = (uint64_t)C * NB, off = (uint64_t)c * NB + f;
+	Y[off] = mac_range(make_float2(0.0f, 0.0f), H, X, cs, off, slot, Mr, 0, M - 2);
+}
+
+/* tail[frame s*P + m] = y[c*N + P + m]; one block, which then sets *ready (host-mapped) when given. */
+__global__ void k_hy_scatter(float *__restrict__ tail, uint32_t RT, const float *__restrict__ y, int64_t t0,
+			     uint32_t P, uint32_t N, uint32_t C, unsigned *ready, unsigned value)
+{
+	for (uint32_t i = threadIdx.x; i < P * C; i += blockDim.x) {
+		uint32_t m = i / C, c = i - m * C;
+		tail[(size_t)((uint64_t)(t0 + m) & (RT - 1)) * C + c] = y[(size_t)c * N + P + m];
+	}
+	if (ready) { /* the tail, before the word the host reads */
+		__threadfence_system();
+		__syncthreads();
+		if (threadIdx.x == 0)
+			*(volatile unsigned *)ready = value;
+	}
+}
+
+__global__ void k_hy_mark(unsigned *ready, unsigned value)
+{
+	__threadfence_system();
+	*(volatile unsigned *)ready = value;
+}
+
+/* line[(t & (RL-1))*C + c] = hist[t*C + c] for the newest min(n, RL) of n frames. */
+__global__ void k_hy_line_load(float *__restrict__ line, uint32_t RL, const float *__restrict__ hist, uint32_t n,
+			       uint32_t C)
+{
+	const uint32_t first = n > RL ? n - RL : 0;
+	for (uint64_t i = (uint64_t)first * C + blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < (uint64_t)n * C;
+	     i += (uint64_t)gridDim.x * blockDim.x) {
+		uint64_t t = i / C, c = i - t * C;
+		line[(t & (RL - 1)) * C + c] = hist[i];
+	}
+}
+
+/* @p waiter runs nothing enqueued from now on before what @p on holds so far. */
+static int join(cudaStream_t waiter, cudaStream_t on, cudaEvent_t ev, struct gf_errbuf *eb)
+{
+	CU_RET(eb, cudaEventRecord(ev, on));
+	CU_RET(eb, cudaStreamWaitEvent(waiter, ev, 0));
+	return 0;
+}
+
+/* Y = the tail's spectrum of segment s (>= 0; the ring's slots of segments before the stream's
+ * first are zero). */
+static int launch_mac(struct gf_cu_hybrid *h, int64_t s, struct gf_errbuf *eb)
+{
+	const struct gf_fft *f = h->f;
+	k_hy_mac<<<dim3((h->NB + 127) / 128, h->C), 128, 0, h->s>>>(h->d_Y, f->d_H, f->d_X, h->NB, h->C, f->M,
+								     f->Mr, (int)(s % f->Mr));
+	CU_LAUNCHED(eb);
+	return 0;
+}
+
+/* Its inverse transform's P output frames into the tail ring; with @p ready, set it to @p value after. */
+static int launch_scatter(struct gf_cu_hybrid *h, int64_t s, unsigned *ready, unsigned value, struct gf_errbuf *eb)
+{
+	k_hy_scatter<<<1, 1024, 0, h->s>>>(h->d_tail, h->RT, h->d_y, s * h->P, h->P, h->N, h->C, ready, value);
+	CU_LAUNCHED(eb);
+	return 0;
+}
+
+/* Segment s's tail output, whole. */
+static int tail_of(struct gf_cu_hybrid *h, int64_t s, unsigned *ready, unsigned value, struct gf_errbuf *eb)
+{
+	GF_RET(launch_mac(h, s, eb));
+	CUFFT_RET(eb, cufftExecC2R(h->c2r, h->d_Y, h->d_y));
+	return launch_scatter(h, s, ready, value, eb);
+}
+
+/*
+ * Segment k is complete in the line ring: its spectrum into the ring, then
+ * segment k+2's tail. Launched a step a call (launches cost the audio thread
+ * microseconds each, cuFFT's the most), after the call's own block is posted.
+ */
+enum { CHAIN_GATHER, CHAIN_R2C, CHAIN_MAC, CHAIN_C2R, CHAIN_SCATTER, CHAIN_STEPS };
+
+static int chain_step(struct gf_cu_hybrid *h, struct gf_errbuf *eb)
+{
+	const struct gf_fft *f = h->f;
+	const int64_t k = h->chain_k, s = k + 2;
+	switch (h->chain_step++) {
+	case CHAIN_GATHER:
+		k_hy_gather<<<dim3(h->C, (h->N + 1023) / 1024), 256, 0, h->s>>>(h->d_W, h->d_line, h->RL,
+										 k * h->P - h->P, h->N, h->C);
+		CU_LAUNCHED(eb);
+		break;
+	case CHAIN_R2C:
+		CUFFT_RET(eb, cufftExecR2C(h->r2c, h->d_W, f->d_X + (size_t)(k % f->Mr) * h->C * h->NB));
+		break;
+	case CHAIN_MAC:
+		return launch_mac(h, s, eb);
+	case CHAIN_C2R:
+		CUFFT_RET(eb, cufftExecC2R(h->c2r, h->d_Y, h->d_y));
+		break;
+	default:
+		h->chain_k = -1;
+		return launch_scatter(h, s, h->h_ready, (unsigned)(k + 3), eb);
+	}
+	return 0;
+}
+
+/* Launch up to @p steps of the chain in hand (all of it: CHAIN_STEPS). */
+static int chain_run(struct gf_cu_hybrid *h, int steps, struct gf_errbuf *eb)
+{
+	while (steps-- > 0 && h->chain_k >= 0)
+		GF_RET(chain_step(h, eb));
+	return 0;
+}
+
+/* Start segment k's chain, the one in hand (if any) launched whole first. */
+static int chain_start(struct gf_cu_hybrid *h, int64_t k, struct gf_errbuf *eb)
+{
+	GF_RET(chain_run(h, CHAIN_STEPS, eb));
+	h->chain_k = k;
+	h->chain_step = CHAIN_GATHER;
+	return 0;
+}
+
+static int plans(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, struct gf_errbuf *eb)
+{
+	size_t ws_a = 0, ws_b = 0;
+	int made_a = 0, made_b = 0;
+	GF_RET(gf_cu_plan_get(&h->r2c, &ws_a, in->dev, h->N, h->C, CUFFT_R2C, &made_a, eb));
+	h->have_r2c = 1;
+	GF_RET(gf_cu_plan_get(&h->c2r, &ws_b, in->dev, h->N, h->C, CUFFT_C2R, &made_b, eb));
+	h->have_c2r = 1;
+	size_t ws = ws_a > ws_b ? ws_a : ws_b;
+	if (ws)
+		GF_RET(gf_cu_dmalloc(&h->d_work, ws, in->s_comp, eb));
+	CUFFT_RET(eb, cufftSetWorkArea(h->r2c, h->d_work));
+	CUFFT_RET(eb, cufftSetWorkArea(h->c2r, h->d_work));
+	CUFFT_RET(eb, cufftSetStream(h->r2c, h->s));
+	CUFFT_RET(eb, cufftSetStream(h->c2r, h->s));
+	/* A new plan's set-up may have queued work on the legacy stream (as in gf_fft_new). */
+	if (made_a || made_b)
+		CU_RET(eb, cudaStreamSynchronize(cudaStreamLegacy));
+	return 0;
+}
+
+static int hy_alloc(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const struct gf_filter_set *fs,
+		    struct gf_errbuf *eb)
+{
+	cudaStream_t s = in->s_comp;
+	int lo = 0, hi = 0;
+	CU_RET(eb, cudaDeviceGetStreamPriorityRange(&lo, &hi));
+	CU_RET(eb, cudaStreamCreateWithPriority(&h->s, cudaStreamNonBlocking, lo));
+	CU_RET(eb, cudaEventCreateWithFlags(&h->ev_side, cudaEventDisableTiming));
+	CU_RET(eb, cudaEventCreateWithFlags(&h->ev_comp, cudaEventDisableTiming));
+	GF_RET(gf_cu_dmalloc((void **)&h->d_head, (size_t)h->C * h->head * sizeof(float), s, eb));
+	GF_RET(gf_cu_dmalloc((void **)&h->d_line, (size_t)h->RL * h->C * sizeof(float), s, eb));
+	GF_RET(gf_cu_dmalloc((void **)&h->d_tail, (size_t)h->RT * h->C * sizeof(float), s, eb));
+	GF_RET(gf_cu_dmalloc((void **)&h->d_W, (size_t)h->C * h->N * sizeof(float), s, eb));
+	GF_RET(gf_cu_dmalloc((void **)&h->d_y, (size_t)h->C * h->N * sizeof(float), s, eb));
+	GF_RET(gf_cu_dmalloc((void **)&h->d_Y, (size_t)h->C * h->NB * sizeof(cufftComplex), s, eb));
+	GF_RET(gf_cu_halloc((void **)&h->h_ready, sizeof(unsigned), cudaHostAllocMapped, eb));
+	*h->h_ready = 0;
+	GF_RET(plans(h, in, eb));
+	/* The head: each channel's first 2P taps (the filter is longer: M > 2). fs is the
+	 * caller's: the copy is done before create returns (gf_persist_new synchronizes s_comp). */
+	CU_RET(eb, cudaMemcpy2DAsync(h->d_head, h->head * sizeof(float), fs->coeffs, fs->taps * sizeof(float),
+				     h->head * sizeof(float), h->C, cudaMemcpyHostToDevice, s));
+	return 0;
+}
+
+/*
+ * Every kernel of the chain (ours and cuFFT's) runs once before the persistent
+ * kernel starts. CUDA loads a kernel's code at its first launch (lazy loading,
+ * the default since CUDA 12.2), and that load waits for the kernels running on
+ * the device: behind a resident persistent kernel it never ended (the first
+ * chain missed its deadline in every case, H200, CUDA 13). What this writes
+ * is garbage the reset then clears.
+ */
+static int warm_up(struct gf_cu_hybrid *h, struct gf_errbuf *eb)
+{
+	k_hy_gather<<<dim3(h->C, 1), 256, 0, h->s>>>(h->d_W, h->d_line, h->RL, 0, h->N, h->C);
+	CU_LAUNCHED(eb);
+	CUFFT_RET(eb, cufftExecR2C(h->r2c, h->d_W, h->d_Y));
+	GF_RET(tail_of(h, 0, h->h_ready, 0, eb));
+	k_hy_line_load<<<1, 256, 0, h->s>>>(h->d_line, h->RL, h->d_W, 0, h->C);
+	CU_LAUNCHED(eb);
+	k_hy_mark<<<1, 1, 0, h->s>>>(h->h_ready, 0);
+	CU_LAUNCHED(eb);
+	return 0;
+}
+
+int gf_hy_new(struct gf_cu_hybrid **out, struct gf_cuda_inst *in, const struct gf_filter_set *fs,
+	      struct gf_errbuf *eb)
+{
+	struct gf_cu_hybrid *h = (struct gf_cu_hybrid *)calloc(1, sizeof(*h));
+	if (!h) {
+		gf_errbuf_set(eb, "cuda: out of host memory");
+		return GF_E_NOMEM;
+	}
+	struct gf_fft *f = in->fft;
+	h->f = f;
+	h->C = in->channels;
+	h->P = f->B;
+	h->lb = f->lb;
+	h->N = f->N;
+	h->NB = f->NB;
+	h->head = 2 * f->B;
+	/* The line: a chain reads segment k's window [kP-P, kP+P) while the kernel writes
+	 * frames up to (k+2)P. The tail: segments s, s+1 and s+2 at once. */
+	h->RL = 4 * h->P;
+	h->RT = 4 * h->P;
+	/* A chain starts in the first call of segment k+1 and must end a call before
+	 * segment k+2: P/max_block - 1 calls (one at least, P >= 2 max_block). */
+	const uint32_t calls = h->P / in->max_block - 1;
+	h->steps_per_call = (int)((CHAIN_STEPS + calls - 1) / calls);
+	int err = hy_alloc(h, in, fs, eb);
+	if (!err)
+		err = warm_up(h, eb);
+	if (!err)
+		err = gf_hy_reset(h, in, eb);
+	if (err) {
+		gf_hy_free(h, 0);
+		return err;
+	}
+	*out = h;
+	return 0;
+}
+
+void gf_hy_free(struct gf_cu_hybrid *h, int leak)
+{
+	if (!h)
+		return;
+	if (h->s) /* its own work only */
+		cudaStreamSynchronize(h->s);
+	if (h->have_r2c)
+		gf_cu_plan_put(h->r2c);
+	if (h->have_c2r)
+		gf_cu_plan_put(h->c2r);
+	if (!leak) {
+		gf_cu_dfree(h->d_line, h->s);
+		gf_cu_dfree(h->d_tail, h->s);
+		gf_cu_dfree(h->d_head, h->s);
+	}
+	gf_cu_dfree(h->d_W, h->s);
+	gf_cu_dfree(h->d_y, h->s);
+	gf_cu_dfree(h->d_Y, h->s);
+	gf_cu_dfree(h->d_work, h->s);
+	gf_cu_hfree(h->h_ready);
+	if (h->ev_side)
+		cudaEventDestroy(h->ev_side);
+	if (h->ev_comp)
+		cudaEventDestroy(h->ev_comp);
+	if (h->s)
+		cudaStreamDestroy(h->s);
+	(void)cudaGetLastError();
+	free(h);
+}
+
+const float *gf_hy_head_taps(const struct gf_cu_hybrid *h, uint32_t *taps_pad, struct gf_persist_rings *rings)
+{
+	*taps_pad = h->head;
+	rings->line = h->d_line;
+	rings->line_frames = h->RL;
+	rings->tail = h->d_tail;
+	rings->tail_frames = h->RT;
+	return h->d_head;
+}
+
+/* Before s_comp's own reset (reset_state): earlier chains end first, and s_comp's
+ * next work waits for the rings to be silence. */
+int gf_hy_reset(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, struct gf_errbuf *eb)
+{
+	GF_RET(join(h->s, in->s_comp, h->ev_comp, eb));
+	CU_RET(eb, cudaMemsetAsync(h->d_line, 0, (size_t)h->RL * h->C * sizeof(float), h->s));
+	CU_RET(eb, cudaMemsetAsync(h->d_tail, 0, (size_t)h->RT * h->C * sizeof(float), h->s));
+	k_hy_mark<<<1, 1, 0, h->s>>>(h->h_ready, 2); /* segments 0 and 1: silence */
+	CU_LAUNCHED(eb);
+	h->pos = 0;
+	h->pending = -1;
+	h->chain_k = -1;
+	h->deferred = 0;
+	return join(in->s_comp, h->s, h->ev_side, eb);
+}
+
+int gf_hy_prime(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const float *d_hist, uint32_t n,
+		struct gf_errbuf *eb)
+{
+	GF_RET(join(h->s, in->s_comp, h->ev_comp, eb)); /* the spectra of the prime, the upload */
+	if (n > 0) {
+		uint32_t m = n < h->RL ? n : h->RL;
+		k_hy_line_load<<<(m * h->C + 255) / 256, 256, 0, h->s>>>(h->d_line, h->RL, d_hist, n, h->C);
+		CU_LAUNCHED(eb);
+	}
+	const int64_t sf = (int64_t)n >> h->lb;
+	GF_RET(tail_of(h, sf, NULL, 0, eb));
+	GF_RET(tail_of(h, sf + 1, h->h_ready, (unsigned)(sf + 2), eb));
+	h->pos = n;
+	h->pending = -1;
+	h->chain_k = -1;
+	h->deferred = 0;
+	return join(in->s_comp, h->s, h->ev_side, eb); /* d_hist is freed on s_comp */
+}
+
+static bool tail_ready(const struct gf_cu_hybrid *h)
+{
+	unsigned ready = *(const volatile unsigned *)h->h_ready;
+	return (int)(ready - (h->need + 1u)) >= 0;
+}
+
+int gf_hy_submit(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const float *inp, uint32_t frames)
+{
+	const int64_t end = h->pos + frames;
+	h->need = (uint32_t)((end - 1) >> h->lb);
+	h->deferred = !tail_ready(h);
+	if (!h->deferred)
+		gf_persist_submit(in->persist, inp, frames);
+	/* The previous call completed a segment: its frames are in the line. A call
+	 * that waits for a tail has the chain in hand launched whole. */
+	int err = h->pending >= 0 ? chain_start(h, h->pending, &in->eb) : 0;
+	if (!err)
+		err = chain_run(h, h->deferred ? CHAIN_STEPS : h->steps_per_call, &in->eb);
+	h->pending = (end >> h->lb) != (h->pos >> h->lb) ? (end >> h->lb) - 1 : -1;
+	h->pos = end;
+	return err;
+}
+
+int gf_hy_finish(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const float *inp, float *outp, uint32_t frames,
+		 uint64_t deadline_ns)
+{
+	if (h->deferred) {
+		while (!tail_ready(h)) {
+			if (gf_cu_now_ns() >= deadline_ns) {
+				gf_errbuf_set(&in->eb, "cuda: the FFT tail of segment %u was not ready by the "
+						       "block's deadline",
+					      h->need);
+				return GF_E_TIMEOUT;
+			}
+			sched_yield();
+		}
+		gf_persist_submit(in->persist, inp, frames);
+		h->deferred = 0;
+	}
+	return gf_persist_finish(in->persist, outp, frames, deadline_ns, &in->eb);
+}
+
+int gf_hy_leave(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const float *hist, uint32_t n)
+{
+	struct gf_errbuf *eb = &in->eb;
+	if (h->pending >= 0) /* the staged path reads that segment's spectrum */
+		GF_RET(chain_start(h, h->pending, eb));
+	GF_RET(chain_run(h, CHAIN_STEPS, eb));
+	h->pending = -1;
+	GF_RET(join(in->s_comp, h->s, h->ev_side, eb));
+	GF_RET(gf_cu_line_reset(&in->line, in->channels, in->s_comp, eb));
+	GF_RET(gf_cu_line_load_at(&in->line, in->channels, hist, n, h->pos, in->s_comp, eb));
+	return gf_fft_resume(h->f, h->pos, in->s_comp, eb); /* the tails summed ahead, as after a prime */
+}
