@@ -236,7 +236,8 @@ int gf_hy_finish(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const float *i
 		 uint64_t deadline_ns);
 /** The kernel has handed over (its newest @p n frames at @p hist): the staged FFT path goes on from the
  * same position, with every completed segment's spectrum in the ring. */
-int gf_hy_leave(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const float *hist, uint32_t n);
+int gf_hy_leave(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const float *hist, uint32_t n,
+		uint64_t deadline_ns);
 /** Test hook: the kernel spins @p cycles GPU clocks before answering the next command. */
 void gf_persist_hang_next(struct gf_cu_persist *p, long long cycles);
 /** Start a call: the input into mapped memory, then the command word. Never waits. */

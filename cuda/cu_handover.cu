@@ -77,7 +77,7 @@ static int pk_leave(struct gf_cuda_inst *in, uint64_t deadline_ns)
 	uint32_t n = 0;
 	int err = gf_persist_handover(in->persist, deadline_ns, &hist, &n, &in->eb);
 	if (!err && in->hybrid) /* an FFT instance: the staged FFT path goes on at the same position */
-		return gf_hy_leave(in->hybrid, in, hist, n);
+		return gf_hy_leave(in->hybrid, in, hist, n, deadline_ns);
 	if (!err)
 		err = gf_cu_line_reset(&in->line, in->channels, in->s_comp, &in->eb);
 	if (!err)

@@ -11,12 +11,14 @@
  *    the tail y_T(s) = IFFT(sum_{j>=2} H_j X_{s-j}) of segment s is formed
  *    while segment s-1 plays: a whole segment (P >= 2 blocks) ahead.
  *  - The kernel keeps every frame it processes in a device ring (line).
- *    When a call completes segment k, the following calls launch on the side
- *    stream, a step each after posting their own block (so the launches
- *    overlap the round trip): the window of k from the ring, its R2C into the
- *    FFT's spectrum ring, the MAC of partitions 2..M-1 for segment k+2, the
- *    C2R, and the scatter of its P output frames into the tail ring, whose
- *    one block then sets a host-mapped word: tails are ready below k+3.
+ *    When a call completes segment k, the audio thread hands k to the
+ *    instance's launcher thread (a lock-free queue and a semaphore post) and
+ *    launches nothing itself: launches cost microseconds each, cuFFT's tens,
+ *    which made 1 call in 16-32 late by that much. The launcher enqueues on
+ *    the side stream: the window of k from the ring, its R2C into the FFT's
+ *    spectrum ring, the MAC of partitions 2..M-1 for segment k+2, the C2R,
+ *    and the scatter of its P output frames into the tail ring, whose one
+ *    block then sets a host-mapped word: tails are ready below k+3.
  *  - The kernel adds tail[frame] to each output in its final, fixed-order
  *    sum: deterministic, like the rest of it.
  *  - A call whose segment's tail is not ready yet is posted in finish, once
@@ -28,13 +30,26 @@
  *    summed ahead as a prime leaves them (enqueued: O(M) MACs).
  * Work on the side stream is ordered against s_comp by events, and only
  * prime, reset and handover (control thread, or the audio thread between
- * calls) cross between them.
+ * calls) cross between them, each once the launcher is idle (a bounded wait).
+ * A launcher that does not end at free is abandoned with what it may touch.
  */
+#include <errno.h>
+#include <pthread.h>
 #include <sched.h>
+#include <semaphore.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cu_fft.cuh"
+
+extern "C" {
+#include "log.h"
+}
+
+#define HY_QUEUE 8			   /* segments handed to the launcher and not yet launched */
+#define HY_IDLE_WAIT_NS 2000000000ull	   /* control thread: the launcher's queue empties by then */
+#define HY_JOIN_NS 1000000000ll		   /* free: the launcher ends by then, or is abandoned */
 
 struct gf_cu_hybrid {
 	struct gf_fft *f; /**< the instance's: spectra H, the spectrum ring X, the shape */
@@ -52,12 +67,21 @@ struct gf_cu_hybrid {
 	cudaEvent_t ev_side, ev_comp;
 	unsigned *h_ready;	 /**< host-mapped: tails are ready for segments below it (mod 2^32) */
 	int64_t pos;		 /**< stream position of the next frame */
-	int64_t pending;	 /**< a completed segment whose chain is not started yet, or -1 */
-	int64_t chain_k;	 /**< the segment whose chain is being launched, step by step, or -1 */
-	int chain_step;		 /**< its next step (CHAIN_*) */
-	int steps_per_call;	 /**< launched in each call, so that a chain ends a call before its tail is due */
+	int64_t completes;	 /**< the segment the call in hand completes, or -1 */
 	uint32_t need;		 /**< the call in hand's last segment (mod 2^32) */
 	int deferred;		 /**< the call in hand is posted in finish */
+	int dev;
+	/* The launcher thread: the audio thread writes q[head % HY_QUEUE], then head (release);
+	 * the launcher launches q[tail % HY_QUEUE], then tail (release). */
+	pthread_t thr;
+	int thr_started;
+	sem_t go;
+	int go_ok; /**< go is initialised */
+	int64_t q[HY_QUEUE];
+	uint64_t q_head, q_tail; /**< atomic */
+	int quit;		 /**< atomic */
+	int thr_err;		 /**< atomic: a launch failed (its message in leb) */
+	struct gf_errbuf leb;
 };
 
 int gf_hy_fits(const struct gf_cuda_inst *in)
@@ -159,52 +183,84 @@ static int tail_of(struct gf_cu_hybrid *h, int64_t s, unsigned *ready, unsigned 
 	return launch_scatter(h, s, ready, value, eb);
 }
 
-/*
- * Segment k is complete in the line ring: its spectrum into the ring, then
- * segment k+2's tail. Launched a step a call (launches cost the audio thread
- * microseconds each, cuFFT's the most), after the call's own block is posted.
- */
-enum { CHAIN_GATHER, CHAIN_R2C, CHAIN_MAC, CHAIN_C2R, CHAIN_SCATTER, CHAIN_STEPS };
-
-static int chain_step(struct gf_cu_hybrid *h, struct gf_errbuf *eb)
+/* Segment k is complete in the line ring: its spectrum into the ring, then segment k+2's tail. */
+static int chain(struct gf_cu_hybrid *h, int64_t k, struct gf_errbuf *eb)
 {
 	const struct gf_fft *f = h->f;
-	const int64_t k = h->chain_k, s = k + 2;
-	switch (h->chain_step++) {
-	case CHAIN_GATHER:
-		k_hy_gather<<<dim3(h->C, (h->N + 1023) / 1024), 256, 0, h->s>>>(h->d_W, h->d_line, h->RL,
-										 k * h->P - h->P, h->N, h->C);
-		CU_LAUNCHED(eb);
-		break;
-	case CHAIN_R2C:
-		CUFFT_RET(eb, cufftExecR2C(h->r2c, h->d_W, f->d_X + (size_t)(k % f->Mr) * h->C * h->NB));
-		break;
-	case CHAIN_MAC:
-		return launch_mac(h, s, eb);
-	case CHAIN_C2R:
-		CUFFT_RET(eb, cufftExecC2R(h->c2r, h->d_Y, h->d_y));
-		break;
-	default:
-		h->chain_k = -1;
-		return launch_scatter(h, s, h->h_ready, (unsigned)(k + 3), eb);
+	k_hy_gather<<<dim3(h->C, (h->N + 1023) / 1024), 256, 0, h->s>>>(h->d_W, h->d_line, h->RL,
+									 k * h->P - h->P, h->N, h->C);
+	CU_LAUNCHED(eb);
+	CUFFT_RET(eb, cufftExecR2C(h->r2c, h->d_W, f->d_X + (size_t)(k % f->Mr) * h->C * h->NB));
+	return tail_of(h, k + 2, h->h_ready, (unsigned)(k + 3), eb);
+}
+
+static void *launcher_main(void *arg)
+{
+	struct gf_cu_hybrid *h = (struct gf_cu_hybrid *)arg;
+	int err = gf_cu_use_device(h->dev, &h->leb);
+	for (;;) {
+		while (sem_wait(&h->go) != 0 && errno == EINTR) {
+		}
+		if (__atomic_load_n(&h->quit, __ATOMIC_ACQUIRE))
+			break;
+		uint64_t tail = __atomic_load_n(&h->q_tail, __ATOMIC_RELAXED);
+		while (tail != __atomic_load_n(&h->q_head, __ATOMIC_ACQUIRE)) {
+			if (!err)
+				err = chain(h, h->q[tail % HY_QUEUE], &h->leb);
+			if (err)
+				__atomic_store_n(&h->thr_err, err, __ATOMIC_RELEASE);
+			__atomic_store_n(&h->q_tail, ++tail, __ATOMIC_RELEASE);
+		}
 	}
+	return NULL;
+}
+
+/* Audio thread: segment k is complete; the launcher chains it. Never waits. */
+static int request(struct gf_cu_hybrid *h, int64_t k, struct gf_errbuf *eb)
+{
+	uint64_t head = h->q_head;
+	if (head - __atomic_load_n(&h->q_tail, __ATOMIC_ACQUIRE) >= HY_QUEUE) {
+		gf_errbuf_set(eb, "cuda: the FFT tail's launcher fell %d segments behind", HY_QUEUE);
+		return GF_E_TIMEOUT;
+	}
+	h->q[head % HY_QUEUE] = k;
+	__atomic_store_n(&h->q_head, head + 1, __ATOMIC_RELEASE);
+	sem_post(&h->go);
 	return 0;
 }
 
-/* Launch up to @p steps of the chain in hand (all of it: CHAIN_STEPS). */
-static int chain_run(struct gf_cu_hybrid *h, int steps, struct gf_errbuf *eb)
+/* Every segment handed over is launched (then the caller may use the side stream), by @p deadline_ns. */
+static int launcher_idle(struct gf_cu_hybrid *h, uint64_t deadline_ns, struct gf_errbuf *eb)
 {
-	while (steps-- > 0 && h->chain_k >= 0)
-		GF_RET(chain_step(h, eb));
-	return 0;
+	while (__atomic_load_n(&h->q_tail, __ATOMIC_ACQUIRE) != h->q_head) {
+		if (gf_cu_now_ns() >= deadline_ns) {
+			gf_errbuf_set(eb, "cuda: the FFT tail's launcher did not catch up in time");
+			return GF_E_TIMEOUT;
+		}
+		sched_yield();
+	}
+	int err = __atomic_load_n(&h->thr_err, __ATOMIC_ACQUIRE);
+	if (err)
+		gf_errbuf_set(eb, "%s", h->leb.msg);
+	return err;
 }
 
-/* Start segment k's chain, the one in hand (if any) launched whole first. */
-static int chain_start(struct gf_cu_hybrid *h, int64_t k, struct gf_errbuf *eb)
+/* Free: ask the launcher to end and wait a bounded time. @return 0, or -1 (it still runs). */
+static int launcher_stop(struct gf_cu_hybrid *h)
 {
-	GF_RET(chain_run(h, CHAIN_STEPS, eb));
-	h->chain_k = k;
-	h->chain_step = CHAIN_GATHER;
+	if (!h->thr_started)
+		return 0;
+	__atomic_store_n(&h->quit, 1, __ATOMIC_RELEASE);
+	sem_post(&h->go);
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += HY_JOIN_NS / 1000000000ll;
+	if (pthread_timedjoin_np(h->thr, NULL, &until) != 0) {
+		pthread_detach(h->thr);
+		gf_warn("cuda: the FFT tail's launcher thread did not end: abandoned with its buffers");
+		return -1;
+	}
+	h->thr_started = 0;
 	return 0;
 }
 
@@ -295,15 +351,20 @@ int gf_hy_new(struct gf_cu_hybrid **out, struct gf_cuda_inst *in, const struct g
 	 * frames up to (k+2)P. The tail: segments s, s+1 and s+2 at once. */
 	h->RL = 4 * h->P;
 	h->RT = 4 * h->P;
-	/* A chain starts in the first call of segment k+1 and must end a call before
-	 * segment k+2: P/max_block - 1 calls (one at least, P >= 2 max_block). */
-	const uint32_t calls = h->P / in->max_block - 1;
-	h->steps_per_call = (int)((CHAIN_STEPS + calls - 1) / calls);
-	int err = hy_alloc(h, in, fs, eb);
+	h->dev = in->dev;
+	h->go_ok = sem_init(&h->go, 0, 0) == 0;
+	int err = h->go_ok ? 0 : GF_E_NOMEM;
+	if (!err)
+		err = hy_alloc(h, in, fs, eb);
 	if (!err)
 		err = warm_up(h, eb);
 	if (!err)
 		err = gf_hy_reset(h, in, eb);
+	if (!err && pthread_create(&h->thr, NULL, launcher_main, h) != 0) {
+		gf_errbuf_set(eb, "cuda: cannot start the FFT tail's launcher thread");
+		err = GF_E_NOMEM;
+	}
+	h->thr_started = !err;
 	if (err) {
 		gf_hy_free(h, 0);
 		return err;
@@ -316,6 +377,10 @@ void gf_hy_free(struct gf_cu_hybrid *h, int leak)
 {
 	if (!h)
 		return;
+	if (launcher_stop(h))
+		return; /* it may still launch on the stream and touch the buffers: all kept */
+	if (h->go_ok)
+		sem_destroy(&h->go);
 	if (h->s) /* its own work only */
 		cudaStreamSynchronize(h->s);
 	if (h->have_r2c)
@@ -356,14 +421,14 @@ const float *gf_hy_head_taps(const struct gf_cu_hybrid *h, uint32_t *taps_pad, s
  * next work waits for the rings to be silence. */
 int gf_hy_reset(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, struct gf_errbuf *eb)
 {
+	GF_RET(launcher_idle(h, gf_cu_now_ns() + HY_IDLE_WAIT_NS, eb));
 	GF_RET(join(h->s, in->s_comp, h->ev_comp, eb));
 	CU_RET(eb, cudaMemsetAsync(h->d_line, 0, (size_t)h->RL * h->C * sizeof(float), h->s));
 	CU_RET(eb, cudaMemsetAsync(h->d_tail, 0, (size_t)h->RT * h->C * sizeof(float), h->s));
 	k_hy_mark<<<1, 1, 0, h->s>>>(h->h_ready, 2); /* segments 0 and 1: silence */
 	CU_LAUNCHED(eb);
 	h->pos = 0;
-	h->pending = -1;
-	h->chain_k = -1;
+	h->completes = -1;
 	h->deferred = 0;
 	return join(in->s_comp, h->s, h->ev_side, eb);
 }
@@ -371,6 +436,7 @@ int gf_hy_reset(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, struct gf_errbu
 int gf_hy_prime(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const float *d_hist, uint32_t n,
 		struct gf_errbuf *eb)
 {
+	GF_RET(launcher_idle(h, gf_cu_now_ns() + HY_IDLE_WAIT_NS, eb));
 	GF_RET(join(h->s, in->s_comp, h->ev_comp, eb)); /* the spectra of the prime, the upload */
 	if (n > 0) {
 		uint32_t m = n < h->RL ? n : h->RL;
@@ -381,8 +447,7 @@ int gf_hy_prime(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const float *d_
 	GF_RET(tail_of(h, sf, NULL, 0, eb));
 	GF_RET(tail_of(h, sf + 1, h->h_ready, (unsigned)(sf + 2), eb));
 	h->pos = n;
-	h->pending = -1;
-	h->chain_k = -1;
+	h->completes = -1;
 	h->deferred = 0;
 	return join(in->s_comp, h->s, h->ev_side, eb); /* d_hist is freed on s_comp */
 }
@@ -397,17 +462,17 @@ int gf_hy_submit(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const float *i
 {
 	const int64_t end = h->pos + frames;
 	h->need = (uint32_t)((end - 1) >> h->lb);
+	int err = __atomic_load_n(&h->thr_err, __ATOMIC_ACQUIRE);
+	if (err) {
+		gf_errbuf_set(&in->eb, "%s", h->leb.msg);
+		return err;
+	}
 	h->deferred = !tail_ready(h);
 	if (!h->deferred)
 		gf_persist_submit(in->persist, inp, frames);
-	/* The previous call completed a segment: its frames are in the line. A call
-	 * that waits for a tail has the chain in hand launched whole. */
-	int err = h->pending >= 0 ? chain_start(h, h->pending, &in->eb) : 0;
-	if (!err)
-		err = chain_run(h, h->deferred ? CHAIN_STEPS : h->steps_per_call, &in->eb);
-	h->pending = (end >> h->lb) != (h->pos >> h->lb) ? (end >> h->lb) - 1 : -1;
+	h->completes = (end >> h->lb) != (h->pos >> h->lb) ? (end >> h->lb) - 1 : -1;
 	h->pos = end;
-	return err;
+	return 0;
 }
 
 int gf_hy_finish(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const float *inp, float *outp, uint32_t frames,
@@ -426,16 +491,19 @@ int gf_hy_finish(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const float *i
 		gf_persist_submit(in->persist, inp, frames);
 		h->deferred = 0;
 	}
-	return gf_persist_finish(in->persist, outp, frames, deadline_ns, &in->eb);
+	int err = gf_persist_finish(in->persist, outp, frames, deadline_ns, &in->eb);
+	/* Answered: the segment's last frames are in the line. */
+	if (!err && h->completes >= 0)
+		err = request(h, h->completes, &in->eb);
+	h->completes = -1;
+	return err;
 }
 
-int gf_hy_leave(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const float *hist, uint32_t n)
+int gf_hy_leave(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const float *hist, uint32_t n,
+		uint64_t deadline_ns)
 {
 	struct gf_errbuf *eb = &in->eb;
-	if (h->pending >= 0) /* the staged path reads that segment's spectrum */
-		GF_RET(chain_start(h, h->pending, eb));
-	GF_RET(chain_run(h, CHAIN_STEPS, eb));
-	h->pending = -1;
+	GF_RET(launcher_idle(h, deadline_ns, eb)); /* the staged path reads every chained spectrum */
 	GF_RET(join(in->s_comp, h->s, h->ev_side, eb));
 	GF_RET(gf_cu_line_reset(&in->line, in->channels, in->s_comp, eb));
 	GF_RET(gf_cu_line_load_at(&in->line, in->channels, hist, n, h->pos, in->s_comp, eb));
