@@ -101,9 +101,10 @@ struct gf_cuda_inst {
 	unsigned seq;		       /**< sequence number the last small call's kernel writes there */
 	long fail_after;	       /**< GPUFIR_CUDA_FAIL_AFTER test hook; -1 = off */
 	long hang_after;	       /**< GPUFIR_CUDA_HANG_AFTER test hook; -1 = off */
+	int hang_tail;		       /**< GPUFIR_CUDA_HANG_WHERE=tail: the hook stalls an FFT tail's side stream */
 	int *h_hang, *d_hang;  /**< mapped flag the hook's kernel spins on (host and device address) */
 	long long hang_cycles; /**< the hook kernel's bound: a few seconds of GPU clock */
-	int stuck_kernel;      /**< its persistent kernel did not stop: free nothing behind it */
+	int stuck_kernel;      /**< its persistent kernel (or FFT tail launcher) did not stop: free nothing behind it */
 	/* The persistent kernel hands over to the staged path before another
 	 * instance is built on the device (cu_handover.cu). */
 	int pk_state;	      /**< atomic GF_PK_*: who holds the kernel */
@@ -219,8 +220,13 @@ int gf_hy_fits(const struct gf_cuda_inst *in);
 /** Control thread: the head taps, rings, plans and side stream; the kernel is started after it. */
 int gf_hy_new(struct gf_cu_hybrid **out, struct gf_cuda_inst *in, const struct gf_filter_set *fs,
 	      struct gf_errbuf *eb);
-/** Free; with @p leak the rings stay allocated (a kernel that did not stop may still write them). */
-void gf_hy_free(struct gf_cu_hybrid *h, int leak);
+/** Free; with @p leak the rings stay allocated (a kernel that did not stop may still write them).
+ * @return 0, or -1: its launcher thread did not end and was abandoned with @p h, and may still read
+ * the instance's FFT state, which the caller then keeps too. */
+int gf_hy_free(struct gf_cu_hybrid *h, int leak);
+/** Test hook: the side stream spins on @p d_flag (device pointer, host-mapped) for at most @p cycles
+ * before the next segment's chain, so later calls find their tails late. Any thread. */
+void gf_hy_stall_next(struct gf_cu_hybrid *h, const int *d_flag, long long cycles);
 /** The head's taps and the rings, for gf_persist_new. */
 const float *gf_hy_head_taps(const struct gf_cu_hybrid *h, uint32_t *taps_pad, struct gf_persist_rings *rings);
 /** Silence at position 0 (enqueued; s_comp waits for it). */

@@ -52,10 +52,9 @@ extern "C" {
 #define HY_JOIN_NS 1000000000ll		   /* free: the launcher ends by then, or is abandoned */
 
 struct gf_cu_hybrid {
-	struct gf_fft *f; /**< the instance's: spectra H, the spectrum ring X, the shape */
-	uint32_t C, P, lb, N, NB, head;
+	struct gf_fft *f; /**< the instance's: spectra H, the spectrum ring X, the shape (P = f->B) */
 	uint32_t RL, RT;	 /**< line and tail rings, frames (powers of two) */
-	float *d_head;		 /**< [C][head] taps 0 .. 2P-1 */
+	float *d_head;		 /**< [C][2P] taps 0 .. 2P-1 */
 	float *d_line;		 /**< [RL][C] every frame the kernel processed */
 	float *d_tail;		 /**< [RT][C] the tail's output by frame */
 	float *d_W, *d_y;	 /**< [C][N] a window, an inverse transform */
@@ -64,6 +63,8 @@ struct gf_cu_hybrid {
 	cufftHandle r2c, c2r;	 /**< N points x C, from the plan cache */
 	int have_r2c, have_c2r;
 	cudaStream_t s;		 /**< the side stream, lowest priority */
+	const volatile int *d_stall; /**< test hook: the launcher stalls the side stream on it next */
+	long long stall_cycles;
 	cudaEvent_t ev_side, ev_comp;
 	unsigned *h_ready;	 /**< host-mapped: tails are ready for segments below it (mod 2^32) */
 	int64_t pos;		 /**< stream position of the next frame */
@@ -84,11 +85,12 @@ struct gf_cu_hybrid {
 	struct gf_errbuf leb;
 };
 
+/* A live shape (tails summed ahead: M > 2, N = 2P) whose partition spans two blocks or more;
+ * whether the kernel can hold the head, gf_persist_fits says. */
 int gf_hy_fits(const struct gf_cuda_inst *in)
 {
 	const struct gf_fft *f = in->fft;
-	return f && f->d_A && f->M > 2 && f->N == 2 * f->B && 2 * f->B <= GF_PERSIST_MAX_TAPS &&
-	       f->B >= 2 * in->max_block && in->max_block <= GF_PERSIST_MAX_FRAMES;
+	return f && f->d_A && f->B >= 2 * in->max_block;
 }
 
 /* W[c*N + i] = x_c[t0 + i] from the line ring (zero before the stream's start). */
@@ -161,8 +163,8 @@ static int join(cudaStream_t waiter, cudaStream_t on, cudaEvent_t ev, struct gf_
 static int launch_mac(struct gf_cu_hybrid *h, int64_t s, struct gf_errbuf *eb)
 {
 	const struct gf_fft *f = h->f;
-	k_hy_mac<<<dim3((h->NB + 127) / 128, h->C), 128, 0, h->s>>>(h->d_Y, f->d_H, f->d_X, h->NB, h->C, f->M,
-								     f->Mr, (int)(s % f->Mr));
+	k_hy_mac<<<dim3((f->NB + 127) / 128, f->C), 128, 0, h->s>>>(h->d_Y, f->d_H, f->d_X, f->NB, f->C, f->M, f->Mr,
+								     (int)(s % f->Mr));
 	CU_LAUNCHED(eb);
 	return 0;
 }
@@ -170,7 +172,8 @@ static int launch_mac(struct gf_cu_hybrid *h, int64_t s, struct gf_errbuf *eb)
 /* Its inverse transform's P output frames into the tail ring; with @p ready, set it to @p value after. */
 static int launch_scatter(struct gf_cu_hybrid *h, int64_t s, unsigned *ready, unsigned value, struct gf_errbuf *eb)
 {
-	k_hy_scatter<<<1, 1024, 0, h->s>>>(h->d_tail, h->RT, h->d_y, s * h->P, h->P, h->N, h->C, ready, value);
+	const struct gf_fft *f = h->f;
+	k_hy_scatter<<<1, 1024, 0, h->s>>>(h->d_tail, h->RT, h->d_y, s * f->B, f->B, f->N, f->C, ready, value);
 	CU_LAUNCHED(eb);
 	return 0;
 }
@@ -187,11 +190,30 @@ static int tail_of(struct gf_cu_hybrid *h, int64_t s, unsigned *ready, unsigned 
 static int chain(struct gf_cu_hybrid *h, int64_t k, struct gf_errbuf *eb)
 {
 	const struct gf_fft *f = h->f;
-	k_hy_gather<<<dim3(h->C, (h->N + 1023) / 1024), 256, 0, h->s>>>(h->d_W, h->d_line, h->RL,
-									 k * h->P - h->P, h->N, h->C);
+	k_hy_gather<<<dim3(f->C, (f->N + 1023) / 1024), 256, 0, h->s>>>(h->d_W, h->d_line, h->RL, k * f->B - f->B,
+									 f->N, f->C);
 	CU_LAUNCHED(eb);
-	CUFFT_RET(eb, cufftExecR2C(h->r2c, h->d_W, f->d_X + (size_t)(k % f->Mr) * h->C * h->NB));
+	CUFFT_RET(eb, cufftExecR2C(h->r2c, h->d_W, f->d_X + (size_t)(k % f->Mr) * f->C * f->NB));
 	return tail_of(h, k + 2, h->h_ready, (unsigned)(k + 3), eb);
+}
+
+/* GPUFIR_CUDA_HANG_AFTER with GPUFIR_CUDA_HANG_WHERE=tail: what runs next on the side stream
+ * waits for this spin (bounded, and ended by the flag at free). */
+__global__ void k_hy_stall(const volatile int *flag, long long cycles)
+{
+	long long t0 = clock64();
+	while (!*flag && clock64() - t0 < cycles) {
+	}
+}
+
+static int stall_if_asked(struct gf_cu_hybrid *h, struct gf_errbuf *eb)
+{
+	const volatile int *flag = __atomic_exchange_n(&h->d_stall, NULL, __ATOMIC_ACQUIRE);
+	if (flag) {
+		k_hy_stall<<<1, 1, 0, h->s>>>(flag, h->stall_cycles);
+		CU_LAUNCHED(eb);
+	}
+	return 0;
 }
 
 static void *launcher_main(void *arg)
@@ -205,6 +227,8 @@ static void *launcher_main(void *arg)
 			break;
 		uint64_t tail = __atomic_load_n(&h->q_tail, __ATOMIC_RELAXED);
 		while (tail != __atomic_load_n(&h->q_head, __ATOMIC_ACQUIRE)) {
+			if (!err)
+				err = stall_if_asked(h, &h->leb);
 			if (!err)
 				err = chain(h, h->q[tail % HY_QUEUE], &h->leb);
 			if (err)
@@ -268,9 +292,9 @@ static int plans(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, struct gf_errb
 {
 	size_t ws_a = 0, ws_b = 0;
 	int made_a = 0, made_b = 0;
-	GF_RET(gf_cu_plan_get(&h->r2c, &ws_a, in->dev, h->N, h->C, CUFFT_R2C, &made_a, eb));
+	GF_RET(gf_cu_plan_get(&h->r2c, &ws_a, in->dev, h->f->N, h->f->C, CUFFT_R2C, &made_a, eb));
 	h->have_r2c = 1;
-	GF_RET(gf_cu_plan_get(&h->c2r, &ws_b, in->dev, h->N, h->C, CUFFT_C2R, &made_b, eb));
+	GF_RET(gf_cu_plan_get(&h->c2r, &ws_b, in->dev, h->f->N, h->f->C, CUFFT_C2R, &made_b, eb));
 	h->have_c2r = 1;
 	size_t ws = ws_a > ws_b ? ws_a : ws_b;
 	if (ws)
@@ -288,25 +312,27 @@ static int plans(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, struct gf_errb
 static int hy_alloc(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const struct gf_filter_set *fs,
 		    struct gf_errbuf *eb)
 {
+	const struct gf_fft *f = h->f;
+	const uint32_t C = f->C, head = 2 * f->B;
 	cudaStream_t s = in->s_comp;
 	int lo = 0, hi = 0;
 	CU_RET(eb, cudaDeviceGetStreamPriorityRange(&lo, &hi));
 	CU_RET(eb, cudaStreamCreateWithPriority(&h->s, cudaStreamNonBlocking, lo));
 	CU_RET(eb, cudaEventCreateWithFlags(&h->ev_side, cudaEventDisableTiming));
 	CU_RET(eb, cudaEventCreateWithFlags(&h->ev_comp, cudaEventDisableTiming));
-	GF_RET(gf_cu_dmalloc((void **)&h->d_head, (size_t)h->C * h->head * sizeof(float), s, eb));
-	GF_RET(gf_cu_dmalloc((void **)&h->d_line, (size_t)h->RL * h->C * sizeof(float), s, eb));
-	GF_RET(gf_cu_dmalloc((void **)&h->d_tail, (size_t)h->RT * h->C * sizeof(float), s, eb));
-	GF_RET(gf_cu_dmalloc((void **)&h->d_W, (size_t)h->C * h->N * sizeof(float), s, eb));
-	GF_RET(gf_cu_dmalloc((void **)&h->d_y, (size_t)h->C * h->N * sizeof(float), s, eb));
-	GF_RET(gf_cu_dmalloc((void **)&h->d_Y, (size_t)h->C * h->NB * sizeof(cufftComplex), s, eb));
+	GF_RET(gf_cu_dmalloc((void **)&h->d_head, (size_t)C * head * sizeof(float), s, eb));
+	GF_RET(gf_cu_dmalloc((void **)&h->d_line, (size_t)h->RL * C * sizeof(float), s, eb));
+	GF_RET(gf_cu_dmalloc((void **)&h->d_tail, (size_t)h->RT * C * sizeof(float), s, eb));
+	GF_RET(gf_cu_dmalloc((void **)&h->d_W, (size_t)C * f->N * sizeof(float), s, eb));
+	GF_RET(gf_cu_dmalloc((void **)&h->d_y, (size_t)C * f->N * sizeof(float), s, eb));
+	GF_RET(gf_cu_dmalloc((void **)&h->d_Y, (size_t)C * f->NB * sizeof(cufftComplex), s, eb));
 	GF_RET(gf_cu_halloc((void **)&h->h_ready, sizeof(unsigned), cudaHostAllocMapped, eb));
 	*h->h_ready = 0;
 	GF_RET(plans(h, in, eb));
 	/* The head: each channel's first 2P taps (the filter is longer: M > 2). fs is the
 	 * caller's: the copy is done before create returns (gf_persist_new synchronizes s_comp). */
-	CU_RET(eb, cudaMemcpy2DAsync(h->d_head, h->head * sizeof(float), fs->coeffs, fs->taps * sizeof(float),
-				     h->head * sizeof(float), h->C, cudaMemcpyHostToDevice, s));
+	CU_RET(eb, cudaMemcpy2DAsync(h->d_head, head * sizeof(float), fs->coeffs, fs->taps * sizeof(float),
+				     head * sizeof(float), C, cudaMemcpyHostToDevice, s));
 	return 0;
 }
 
@@ -320,11 +346,11 @@ static int hy_alloc(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const struc
  */
 static int warm_up(struct gf_cu_hybrid *h, struct gf_errbuf *eb)
 {
-	k_hy_gather<<<dim3(h->C, 1), 256, 0, h->s>>>(h->d_W, h->d_line, h->RL, 0, h->N, h->C);
+	k_hy_gather<<<dim3(h->f->C, 1), 256, 0, h->s>>>(h->d_W, h->d_line, h->RL, 0, h->f->N, h->f->C);
 	CU_LAUNCHED(eb);
 	CUFFT_RET(eb, cufftExecR2C(h->r2c, h->d_W, h->d_Y));
 	GF_RET(tail_of(h, 0, h->h_ready, 0, eb));
-	k_hy_line_load<<<1, 256, 0, h->s>>>(h->d_line, h->RL, h->d_W, 0, h->C);
+	k_hy_line_load<<<1, 256, 0, h->s>>>(h->d_line, h->RL, h->d_W, 0, h->f->C);
 	CU_LAUNCHED(eb);
 	k_hy_mark<<<1, 1, 0, h->s>>>(h->h_ready, 0);
 	CU_LAUNCHED(eb);
@@ -341,16 +367,10 @@ int gf_hy_new(struct gf_cu_hybrid **out, struct gf_cuda_inst *in, const struct g
 	}
 	struct gf_fft *f = in->fft;
 	h->f = f;
-	h->C = in->channels;
-	h->P = f->B;
-	h->lb = f->lb;
-	h->N = f->N;
-	h->NB = f->NB;
-	h->head = 2 * f->B;
 	/* The line: a chain reads segment k's window [kP-P, kP+P) while the kernel writes
 	 * frames up to (k+2)P. The tail: segments s, s+1 and s+2 at once. */
-	h->RL = 4 * h->P;
-	h->RT = 4 * h->P;
+	h->RL = 4 * f->B;
+	h->RT = 4 * f->B;
 	h->dev = in->dev;
 	h->go_ok = sem_init(&h->go, 0, 0) == 0;
 	int err = h->go_ok ? 0 : GF_E_NOMEM;
@@ -373,12 +393,18 @@ int gf_hy_new(struct gf_cu_hybrid **out, struct gf_cuda_inst *in, const struct g
 	return 0;
 }
 
-void gf_hy_free(struct gf_cu_hybrid *h, int leak)
+void gf_hy_stall_next(struct gf_cu_hybrid *h, const int *d_flag, long long cycles)
+{
+	h->stall_cycles = cycles;
+	__atomic_store_n(&h->d_stall, (const volatile int *)d_flag, __ATOMIC_RELEASE);
+}
+
+int gf_hy_free(struct gf_cu_hybrid *h, int leak)
 {
 	if (!h)
-		return;
+		return 0;
 	if (launcher_stop(h))
-		return; /* it may still launch on the stream and touch the buffers: all kept */
+		return -1; /* it may still launch on the stream and read the FFT state: all kept */
 	if (h->go_ok)
 		sem_destroy(&h->go);
 	if (h->s) /* its own work only */
@@ -405,11 +431,12 @@ void gf_hy_free(struct gf_cu_hybrid *h, int leak)
 		cudaStreamDestroy(h->s);
 	(void)cudaGetLastError();
 	free(h);
+	return 0;
 }
 
 const float *gf_hy_head_taps(const struct gf_cu_hybrid *h, uint32_t *taps_pad, struct gf_persist_rings *rings)
 {
-	*taps_pad = h->head;
+	*taps_pad = 2 * h->f->B;
 	rings->line = h->d_line;
 	rings->line_frames = h->RL;
 	rings->tail = h->d_tail;
@@ -423,8 +450,8 @@ int gf_hy_reset(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, struct gf_errbu
 {
 	GF_RET(launcher_idle(h, gf_cu_now_ns() + HY_IDLE_WAIT_NS, eb));
 	GF_RET(join(h->s, in->s_comp, h->ev_comp, eb));
-	CU_RET(eb, cudaMemsetAsync(h->d_line, 0, (size_t)h->RL * h->C * sizeof(float), h->s));
-	CU_RET(eb, cudaMemsetAsync(h->d_tail, 0, (size_t)h->RT * h->C * sizeof(float), h->s));
+	CU_RET(eb, cudaMemsetAsync(h->d_line, 0, (size_t)h->RL * h->f->C * sizeof(float), h->s));
+	CU_RET(eb, cudaMemsetAsync(h->d_tail, 0, (size_t)h->RT * h->f->C * sizeof(float), h->s));
 	k_hy_mark<<<1, 1, 0, h->s>>>(h->h_ready, 2); /* segments 0 and 1: silence */
 	CU_LAUNCHED(eb);
 	h->pos = 0;
@@ -440,10 +467,10 @@ int gf_hy_prime(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const float *d_
 	GF_RET(join(h->s, in->s_comp, h->ev_comp, eb)); /* the spectra of the prime, the upload */
 	if (n > 0) {
 		uint32_t m = n < h->RL ? n : h->RL;
-		k_hy_line_load<<<(m * h->C + 255) / 256, 256, 0, h->s>>>(h->d_line, h->RL, d_hist, n, h->C);
+		k_hy_line_load<<<(m * h->f->C + 255) / 256, 256, 0, h->s>>>(h->d_line, h->RL, d_hist, n, h->f->C);
 		CU_LAUNCHED(eb);
 	}
-	const int64_t sf = (int64_t)n >> h->lb;
+	const int64_t sf = (int64_t)n >> h->f->lb;
 	GF_RET(tail_of(h, sf, NULL, 0, eb));
 	GF_RET(tail_of(h, sf + 1, h->h_ready, (unsigned)(sf + 2), eb));
 	h->pos = n;
@@ -461,7 +488,7 @@ static bool tail_ready(const struct gf_cu_hybrid *h)
 int gf_hy_submit(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const float *inp, uint32_t frames)
 {
 	const int64_t end = h->pos + frames;
-	h->need = (uint32_t)((end - 1) >> h->lb);
+	h->need = (uint32_t)((end - 1) >> h->f->lb);
 	int err = __atomic_load_n(&h->thr_err, __ATOMIC_ACQUIRE);
 	if (err) {
 		gf_errbuf_set(&in->eb, "%s", h->leb.msg);
@@ -470,7 +497,7 @@ int gf_hy_submit(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const float *i
 	h->deferred = !tail_ready(h);
 	if (!h->deferred)
 		gf_persist_submit(in->persist, inp, frames);
-	h->completes = (end >> h->lb) != (h->pos >> h->lb) ? (end >> h->lb) - 1 : -1;
+	h->completes = (end >> h->f->lb) != (h->pos >> h->f->lb) ? (end >> h->f->lb) - 1 : -1;
 	h->pos = end;
 	return 0;
 }

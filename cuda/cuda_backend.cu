@@ -242,14 +242,18 @@ static void inst_free(struct gf_cuda_inst *in)
 	bool kernel_runs = gf_persist_free(in->persist) != 0 || in->stuck_kernel;
 	if (in->s_comp) /* this instance's own work only */
 		cudaStreamSynchronize(in->s_comp);
+	/* A kernel still running may write the tail's rings; an FFT tail's launcher that did not
+	 * end may still launch on its side stream, reading the FFT state: each keeps what it uses. */
+	if (gf_hy_free(in->hybrid, kernel_runs) != 0)
+		kernel_runs = true;
 	if (kernel_runs)
 		gf_cu_doubt(in);
 	else
 		gf_cu_doubt_end(in); /* its work is done: nothing of it is in flight now */
-	gf_hy_free(in->hybrid, kernel_runs); /* a kernel still running may write its rings */
 	gf_live_free(in->live, in->s_comp);
 	gf_direct_free(in->direct);
-	gf_fft_free(in->fft);
+	if (!kernel_runs)
+		gf_fft_free(in->fft);
 	gf_cu_line_free(&in->line, in->s_comp);
 	gf_cu_hfree(in->m_in);
 	gf_cu_hfree(in->m_out);
@@ -512,14 +516,24 @@ static int hang_hook_init(struct gf_cuda_inst *in, struct gf_errbuf *eb)
 }
 
 /* Stop the instance's persistent kernel: the staged path runs. */
+/* Free an FFT instance's tail. A launcher thread that did not end may still read in->fft:
+ * the instance then keeps it as it keeps a stuck kernel's buffers (inst_free). */
+static void drop_hybrid(struct gf_cuda_inst *in)
+{
+	if (gf_hy_free(in->hybrid, in->stuck_kernel) != 0) {
+		in->stuck_kernel = 1;
+		gf_cu_doubt(in);
+	}
+	in->hybrid = NULL;
+}
+
 static void drop_persist(struct gf_cuda_inst *in)
 {
 	in->stuck_kernel = gf_persist_free(in->persist) != 0;
 	if (in->stuck_kernel)
 		gf_cu_doubt(in);
 	in->persist = NULL;
-	gf_hy_free(in->hybrid, in->stuck_kernel);
-	in->hybrid = NULL;
+	drop_hybrid(in);
 }
 
 /*
@@ -561,10 +575,8 @@ static int start_persist(struct gf_cuda_inst *in, const struct gf_filter_set *fs
 		const float *taps = gf_hy_head_taps(in->hybrid, &tp, &rings);
 		err = gf_persist_new(&in->persist, in, taps, tp, &rings, eb);
 	}
-	if (err) {
-		gf_hy_free(in->hybrid, in->stuck_kernel);
-		in->hybrid = NULL;
-	}
+	if (err)
+		drop_hybrid(in);
 	return err;
 }
 
@@ -726,6 +738,8 @@ static int cu_create(const struct gf_engine_params *p, const struct gf_filter_se
 	in->fail_after = fa && *fa ? strtol(fa, NULL, 10) : -1;
 	const char *ha = getenv("GPUFIR_CUDA_HANG_AFTER");
 	in->hang_after = ha && *ha ? strtol(ha, NULL, 10) : -1;
+	const char *hw = getenv("GPUFIR_CUDA_HANG_WHERE");
+	in->hang_tail = hw && strcmp(hw, "tail") == 0;
 
 	struct gf_cu_plan pl;
 	plan_instance(p, fs->taps, &pl);
@@ -1105,7 +1119,9 @@ static int cu_submit(void *inst, const float *inp, uint32_t frames)
 	int err = gf_cu_use_device(in->dev, &in->eb);
 	if (err)
 		return err;
-	if (hang && gf_pk_active(in)) {
+	if (hang && in->hang_tail && in->hybrid) { /* the launcher enqueues it: no CUDA call here */
+		gf_hy_stall_next(in->hybrid, in->d_hang, in->hang_cycles);
+	} else if (hang && gf_pk_active(in)) {
 		gf_persist_hang_next(in->persist, in->hang_cycles);
 	} else if (hang) { /* everything after it on s_comp waits for it */
 		hang_kernel<<<1, 1, 0, in->s_comp>>>(in->d_hang, in->hang_cycles);
@@ -1174,6 +1190,15 @@ extern "C" const char *gf_cuda_taps_where(const void *inst)
 {
 	const struct gf_cuda_inst *in = (const struct gf_cuda_inst *)inst;
 	return in->direct ? gf_direct_where(in->direct) : "";
+}
+
+extern "C" int gf_cuda_hang_next_command(void *inst)
+{
+	struct gf_cuda_inst *in = (struct gf_cuda_inst *)inst;
+	if (!gf_pk_active(in) || !in->h_hang)
+		return -1;
+	gf_persist_hang_next(in->persist, in->hang_cycles);
+	return 0;
 }
 
 extern "C" const char *gf_cuda_block_path(const void *inst)

@@ -42,6 +42,11 @@ const char *gf_cuda_taps_where(const void *inst);
  * "pipelined". */
 const char *gf_cuda_block_path(const void *inst);
 
+/** Test hook: the persistent kernel of @p inst, created with GPUFIR_CUDA_HANG_AFTER set (to any
+ * call), spins a few seconds before answering its next command, whatever it is (a call, the
+ * handover a later build asks for). @return 0, or -1 where it has no such kernel or hook. */
+int gf_cuda_hang_next_command(void *inst);
+
 /**
  * Free the pinned buffers and cuFFT plans cached for later instances
  * (cu_pool.cu) that no instance holds, so that a leak check at exit sees

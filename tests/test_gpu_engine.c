@@ -489,8 +489,7 @@ static void handover_case(int threaded, enum gf_algo algo, uint32_t taps)
 	CHECK_OK(j.err);
 	double e = error_of(x, y, j.frames, ch, fs, 0), eb = noise_error(b, fs, 40 * block, block);
 	printf("handover %s, %s %u taps: built beside a persistent kernel in %.1f ms (at block %u of %u); "
-	       "the "
-	       "old instance rel L2 %.2e across it, the new one %.2e\n",
+	       "the old instance rel L2 %.2e across it, the new one %.2e\n",
 	       threaded ? "while streaming" : "while idle", algo == GF_ALGO_FFT ? "fft" : "direct", taps, ms,
 	       at, nblocks, e, eb);
 	CHECK(e < TOL && eb < TOL);
@@ -584,37 +583,61 @@ static void fault_case(void)
 	printf("fault   GPUFIR_CUDA_FAIL_AFTER=3: 4th call returned GF_E_CUDA\n");
 }
 
+/* Submit and finish one call with a deadline @p wait_ns away; *took_ns: how long finish took. */
+static int timed_call(void *inst, const float *x, float *y, uint32_t block, uint64_t wait_ns,
+		      uint64_t *took_ns)
+{
+	uint64_t t0 = gf_backend_now_ns();
+	int err = gf_cuda_backend.submit(inst, x, block);
+	if (!err)
+		err = gf_cuda_backend.finish(inst, y, t0 + wait_ns);
+	*took_ns = gf_backend_now_ns() - t0;
+	return err;
+}
+
 /* GPUFIR_CUDA_HANG_AFTER: the 3rd call's kernel spins; finish() gives up at its
- * deadline with GF_E_TIMEOUT instead of waiting for it. The instance is then
- * abandoned (never destroyed), as the engine does. */
-static void hang_case(int persist)
+ * deadline with GF_E_TIMEOUT instead of waiting for it. With
+ * GPUFIR_CUDA_HANG_WHERE=tail an FFT instance on the persistent path stalls its
+ * tail's side stream instead: the kernel answers, and the first call whose tail
+ * is then late (a segment or two on) is the one that times out, in finish's
+ * wait for the tail. The instance is then abandoned (never destroyed), as the
+ * engine does. */
+static void hang_case(int persist, enum gf_algo algo, uint32_t taps, const char *where)
 {
 	const uint32_t ch = 2, block = 64;
-	struct gf_filter_set *fs = make_taps(ch, 33);
+	const uint64_t wait_ns = 5000000u;
+	struct gf_filter_set *fs = make_taps(ch, taps);
 	float x[128] = {0}, y[128];
-	struct gf_engine_params p = {.backend = GF_BACKEND_CUDA, .channels = ch, .max_block = block};
+	struct gf_engine_params p = {
+		.backend = GF_BACKEND_CUDA, .algo = algo, .channels = ch, .max_block = block};
 	struct gf_errbuf eb = {{0}};
 	void *inst = NULL;
 	setenv("GPUFIR_CUDA_HANG_AFTER", "2", 1);
+	setenv("GPUFIR_CUDA_HANG_WHERE", where, 1);
 	setenv("GPUFIR_CUDA_PERSIST", persist ? "1" : "0", 1);
 	CHECK_OK_EB(gf_cuda_backend.create(&p, fs, &inst, &eb), &eb);
 	setenv("GPUFIR_CUDA_PERSIST", "0", 1);
 	unsetenv("GPUFIR_CUDA_HANG_AFTER");
-#ifdef GPUFIR_HAVE_CUDA
-	CHECK(strcmp(gf_cuda_block_path(inst), persist ? "persistent" : "staged") == 0);
-#endif
-	for (int i = 0; i < 2; i++)
-		CHECK_OK(gf_backend_process(&gf_cuda_backend, inst, x, y, block));
-	CHECK_OK(gf_cuda_backend.submit(inst, x, block));
-	uint64_t t0 = gf_backend_now_ns(), deadline = t0 + 5000000u;
-	CHECK(gf_cuda_backend.finish(inst, y, deadline) == GF_E_TIMEOUT);
-	uint64_t t1 = gf_backend_now_ns();
-	CHECK(t1 >= deadline && t1 - t0 < 50000000u);
+	unsetenv("GPUFIR_CUDA_HANG_WHERE");
 #ifdef GPUFIR_HAVE_CUDA
 	const char *path = gf_cuda_block_path(inst); /* a string literal */
+	CHECK(strcmp(path, persist ? "persistent" : "staged") == 0);
+	const uint32_t seg = algo == GF_ALGO_FFT ? gf_cuda_fft_partition(inst) : block;
 #else
 	const char *path = "staged"; /* not reached: create fails without CUDA */
+	const uint32_t seg = block;
 #endif
+	/* The kernel: the 3rd call. The tail: the calls of the segments its stalled chain
+	 * would have formed, two on from the first segment completed after the 3rd call. */
+	const uint32_t max_calls = strcmp(where, "tail") == 0 ? 3 + 4 * (seg / block) + 4 : 3;
+	uint64_t took = 0;
+	uint32_t calls = 0;
+	int err = 0;
+	while (calls < max_calls && (err = timed_call(inst, x, y, block, wait_ns, &took)) == 0)
+		calls++;
+	CHECK(err == GF_E_TIMEOUT);
+	CHECK(strcmp(where, "tail") == 0 ? calls >= 3 : calls == 2);
+	CHECK(took >= wait_ns && took < wait_ns + 50000000u);
 	/* Unregistering host memory waits for every kernel on the device: behind
 	 * work that missed its deadline (the hook spins for 3 s) it must not be
 	 * tried. The buffer stays pinned, and unpin says so at once. */
@@ -631,10 +654,74 @@ static void hang_case(int persist)
 	CHECK(gf_cuda_unpin(buf) == 0); /* its work is done: nothing is in doubt now */
 	free(buf);
 	gf_filter_set_free(fs);
-	printf("hang    GPUFIR_CUDA_HANG_AFTER=2, %s path: 3rd call timed out after %.1f ms (deadline 5 "
-	       "ms); unpin behind it %.2f ms (kept pinned)\n",
-	       path, (double)(t1 - t0) / 1e6, unpin_ms);
+	printf("hang    GPUFIR_CUDA_HANG_AFTER=2, %s %u taps, %s path, hang in the %s: call %u timed out "
+	       "after %.1f ms (deadline 5 ms); unpin behind it %.2f ms (kept pinned)\n",
+	       algo == GF_ALGO_FFT ? "fft" : "direct", taps, path, where, calls + 1, (double)took / 1e6,
+	       unpin_ms);
 }
+
+#ifdef GPUFIR_HAVE_CUDA
+struct build_job {
+	const struct gf_filter_set *fs;
+	int err;
+	uint64_t took_ns;
+};
+
+static void *build_beside(void *arg)
+{
+	struct build_job *j = arg;
+	struct gf_engine_params p = {
+		.backend = GF_BACKEND_CUDA, .channels = j->fs->channels, .max_block = 64};
+	struct gf_errbuf eb = {{0}};
+	void *inst = NULL;
+	uint64_t t0 = gf_backend_now_ns();
+	j->err = gf_cuda_backend.create(&p, j->fs, &inst, &eb);
+	j->took_ns = gf_backend_now_ns() - t0;
+	if (!j->err)
+		gf_cuda_backend.destroy(inst);
+	return NULL;
+}
+
+/* The two bounded waits around a handover that does not end: an idle
+ * instance's kernel is asked to hand over (another instance is built) and
+ * does not answer (the hang hook). The build gives up after its 500 ms with
+ * GF_E_BUSY instead of waiting behind the kernel; a call on the instance
+ * meanwhile waits 2 ms for the handover and fails with GF_E_BUSY instead of
+ * blocking the audio thread. Last: the instance's kernel stays in doubt. */
+static void stuck_handover_case(void)
+{
+	const uint32_t block = 64;
+	struct gf_filter_set *fs = make_taps(2, 33);
+	float x[128] = {0}, y[128];
+	setenv("GPUFIR_CUDA_HANG_AFTER", "1000000", 1); /* the hook's set-up; no call reaches it */
+	void *a = create_with("GPUFIR_CUDA_PERSIST", "1", fs, block);
+	unsetenv("GPUFIR_CUDA_HANG_AFTER");
+	CHECK(strcmp(gf_cuda_block_path(a), "persistent") == 0);
+	for (int i = 0; i < 2; i++)
+		CHECK_OK(gf_backend_process(&gf_cuda_backend, a, x, y, block));
+	CHECK(gf_cuda_hang_next_command(a) == 0);
+	const struct timespec idle = {0, 40000000}; /* idle (25 ms without a call): the build takes it over */
+	nanosleep(&idle, NULL);
+	struct build_job job = {.fs = fs};
+	pthread_t t;
+	CHECK(pthread_create(&t, NULL, build_beside, &job) == 0);
+	const struct timespec settle = {0, 100000000}; /* well inside the build's 500 ms wait */
+	nanosleep(&settle, NULL);
+	uint64_t c0 = gf_backend_now_ns();
+	int call_err = gf_cuda_backend.submit(a, x, block);
+	uint64_t call_ns = gf_backend_now_ns() - c0;
+	CHECK(pthread_join(t, NULL) == 0);
+	CHECK(call_err == GF_E_BUSY);
+	CHECK(call_ns >= 2000000u && call_ns < 50000000u);
+	CHECK(job.err == GF_E_BUSY);
+	CHECK(job.took_ns >= 400000000u && job.took_ns < 1500000000u);
+	printf("stuck handover: the build gave up with GF_E_BUSY after %.0f ms; a call during the "
+	       "handover failed after %.1f ms\n",
+	       (double)job.took_ns / 1e6, (double)call_ns / 1e6);
+	gf_cuda_backend.destroy(a); /* keeps what the kernel may still use */
+	gf_filter_set_free(fs);
+}
+#endif
 
 static const struct tcase quick_cases[] = {
 	{GF_ALGO_DIRECT, 2, 31, 3000, 64, RANDOM},    {GF_ALGO_DIRECT, 1, 1024, 20000, 4096, FIXED},
@@ -722,8 +809,8 @@ int main(void)
 		if (k == 1) { /* the FFT tail beside the kernel, primed and across segments */
 			impulse_case(GF_ALGO_FFT, 20000, 64);
 			prime_case(GF_ALGO_FFT, 20000, 30000, 40000, 64);
-			prime_case(GF_ALGO_FFT, 20000, 2048, 9000,
-				   64); /* the prime ends on a segment's edge */
+			/* the prime ends on a segment's edge */
+			prime_case(GF_ALGO_FFT, 20000, 2048, 9000, 64);
 		}
 		setenv(paths[k][0], "0", 1);
 	}
@@ -755,8 +842,8 @@ int main(void)
 		/* An FFT instance's head in the kernel, its tail beside it (cu_hybrid.cu). */
 		algo_path_case(GF_ALGO_FFT, "GPUFIR_CUDA_PERSIST", "persistent", 2, 20000, 64, "");
 		algo_path_case(GF_ALGO_FFT, "GPUFIR_CUDA_PERSIST", "persistent", 3, 70000, 256, "");
-		algo_path_case(GF_ALGO_FFT, "GPUFIR_CUDA_PERSIST", "mapped", 2, 20000, 1024,
-			       ""); /* P < 2 blocks */
+		/* P < 2 blocks: not taken */
+		algo_path_case(GF_ALGO_FFT, "GPUFIR_CUDA_PERSIST", "mapped", 2, 20000, 1024, "");
 		if (!g_quick) {
 			algo_path_case(GF_ALGO_FFT, "GPUFIR_CUDA_PERSIST", "persistent", 2, 262143, 64, "");
 			algo_path_case(GF_ALGO_FFT, "GPUFIR_CUDA_PERSIST", "persistent", 1, 1048575, 128, "");
@@ -784,10 +871,14 @@ int main(void)
 	bank_case();
 #endif
 	fault_case();
-	hang_case(0);
+	hang_case(0, GF_ALGO_DIRECT, 33, "kernel");
 #ifdef GPUFIR_HAVE_CUDA
-	if (persist)
-		hang_case(1);
+	if (persist) {
+		hang_case(1, GF_ALGO_DIRECT, 33, "kernel");
+		hang_case(1, GF_ALGO_FFT, 20000, "kernel"); /* the head's kernel */
+		hang_case(1, GF_ALGO_FFT, 20000, "tail");   /* the FFT tail's side stream */
+		stuck_handover_case();
+	}
 #endif
 #ifdef GPUFIR_HAVE_CUDA
 	gf_cuda_release_caches();
