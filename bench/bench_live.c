@@ -30,7 +30,11 @@
  * usage: bench_live [--backend cpu|cuda|auto] [--algo auto|direct|fft] [--taps N]
  *                   [--blocks N] [--trial S] [--channels 2,8,32] [--sizes 64,128,256]
  *                   [--churn TAPS] [--capacity-taps T1,T2] [--crossfade] [--no-floor]
- *                   [--no-latency] [--no-capacity] [--unpaced]
+ *                   [--no-latency] [--no-capacity] [--unpaced] [--phase N]
+ *
+ * --phase N: with the latency table, where in a cycle of N blocks the slowest
+ *    1% of blocks fall (N = an FFT partition's blocks: work tied to a
+ *    segment's end shows as a peak).
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -63,6 +67,7 @@ struct opts {
 	uint32_t sizes[8];
 	int n_sizes;
 	int latency, capacity, paced, floor, crossfade;
+	uint32_t phase; /* --phase N: where in a cycle of N blocks the slowest 1% fall */
 };
 
 static uint64_t now_ns(void)
@@ -232,6 +237,35 @@ static void floors(const struct opts *o, uint32_t ch, uint32_t block, struct run
 #endif
 }
 
+/* Where in a cycle of @p n blocks (an FFT partition's worth) the slowest 1% of @p r fall:
+ * work tied to a segment's end shows as a peak at one phase, host jitter spreads evenly. */
+static void phase_histogram(const struct run *r, uint32_t n)
+{
+	uint64_t *s = malloc(r->n * sizeof(uint64_t));
+	uint32_t *count = calloc(n, sizeof(uint32_t)), total = 0;
+	if (!s || !count || r->n == 0) {
+		free(s);
+		free(count);
+		return;
+	}
+	memcpy(s, r->ns, r->n * sizeof(uint64_t));
+	qsort(s, r->n, sizeof(uint64_t), cmp_u64);
+	uint64_t slow = s[(size_t)(r->n * 0.99)];
+	for (uint32_t i = 0; i < r->n; i++)
+		if (r->ns[i] >= slow) {
+			count[i % n]++;
+			total++;
+		}
+	printf("%6s %9s slowest 1%% (>= %.1f us, %u blocks) by block index mod %u (phase:count):", "", "",
+	       slow / 1e3, total, n);
+	for (uint32_t k = 0; k < n; k++)
+		if (count[k])
+			printf(" %u:%u", k, count[k]);
+	printf("\n");
+	free(s);
+	free(count);
+}
+
 static atomic_int g_churn_stop;
 static atomic_uint g_churn_cycles;
 
@@ -272,6 +306,8 @@ static void latency_table(const struct opts *o, int churn)
 			pthread_join(th, NULL);
 			atomic_store(&g_churn_stop, 0);
 		}
+		if (o->phase)
+			phase_histogram(&r, o->phase);
 		struct figs f = sorted_figs(&r);
 		double per_us = 1e6 * blocks[i] / RATE;
 		printf("%6u %7.0fus %8.1fus %8.1fus %8.1fus %7.1f%% %5u %7u  %s\n", blocks[i], per_us, f.med,
@@ -480,6 +516,9 @@ static int parse(int argc, char **argv, struct opts *o)
 		} else if (strcmp(a, "--taps") == 0 && v && atoi(v) > 0) {
 			o->taps = (uint32_t)atoi(v);
 			i++;
+		} else if (strcmp(a, "--phase") == 0 && v && atoi(v) > 0) {
+			o->phase = (uint32_t)atoi(v);
+			i++;
 		} else if (strcmp(a, "--churn") == 0 && v && atoi(v) > 0) {
 			o->churn_taps = (uint32_t)atoi(v);
 			i++;
@@ -516,7 +555,7 @@ static int parse(int argc, char **argv, struct opts *o)
 				"64,128,256] [--churn TAPS] [--capacity-taps T1,T2] [--crossfade] "
 				"[--no-floor] "
 				"[--no-latency] "
-				"[--no-capacity] [--unpaced]\n",
+				"[--no-capacity] [--unpaced] [--phase N]\n",
 				argv[0]);
 			return -1;
 		}

@@ -31,7 +31,8 @@
 #   bench_live_persist  its latency table on the persistent-kernel path (reported)
 #   memcheck, racecheck  compute-sanitizer on the quick GPU case set, when
 #                GPU_CHECK_SANITIZE=1; racecheck instruments only our kernels that
-#                use shared memory (k_direct, k_mac*, k_live), one run each
+#                use shared memory (k_direct, k_mac*, k_live), one run each, on the
+#                test's racecheck set (GPUFIR_GPU_TEST_QUICK=race)
 #   cyclictest   60 s (GPU_CHECK_CYCLIC_S) of real-time wake-up latency (two SCHED_FIFO threads), when
 #                cyclictest is installed: the host's jitter, for the live figures
 # GPU_CHECK_ONLY="gpu hang_cuda ..." runs only those steps (to split a check over calls).
@@ -90,12 +91,13 @@ step bench_live_persist optional env GPUFIR_CUDA_PERSIST=1 "$build/bench/bench_l
 	--blocks "${GPU_CHECK_BLOCKS:-20000}" --sizes 64,128 --no-capacity --no-floor
 # racecheck reports hazards on shared memory. Instrumenting every kernel (cuFFT's
 # included) never finished the quick set in 40-343 s; so it checks, one run each,
-# the kernels of ours that use shared memory, and runs the rest uninstrumented.
+# the kernels of ours that use shared memory, on a set of few calls of each of
+# their shapes, and runs the rest uninstrumented.
 racecheck_shared() {
 	local k rc=0
 	for k in k_direct k_mac k_live; do
 		echo "== racecheck, kernels named *$k*"
-		env GPUFIR_GPU_TEST_QUICK=1 GPUFIR_GPU_TEST_NO_PERSIST=1 compute-sanitizer --tool racecheck \
+		env GPUFIR_GPU_TEST_QUICK=race compute-sanitizer --tool racecheck \
 			--kernel-name "kns=$k" --error-exitcode 9 "$1" || rc=$?
 	done
 	return $rc

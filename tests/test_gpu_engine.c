@@ -9,7 +9,8 @@
  * handover to the staged path when another instance is built beside it.
  *
  * Skips (77) where no CUDA device is usable. GPUFIR_GPU_TEST_QUICK=1 runs a
- * reduced set small enough for compute-sanitizer.
+ * reduced set small enough for compute-sanitizer's memcheck, =race a smaller
+ * one for its racecheck.
  */
 #include <math.h>
 #include <pthread.h>
@@ -767,6 +768,32 @@ static const struct tcase full_cases[] = {
 	{GF_ALGO_AUTO, 2, 8192, 200000, 65536, FIXED},
 };
 
+/* A few calls of each shape of the kernels of ours that use shared memory:
+ * few enough for racecheck, which instruments every shared access (the
+ * quick set did not finish under it in 100 s). */
+static const struct tcase race_cases[] = {
+	{GF_ALGO_DIRECT, 2, 31, 640, 64, RANDOM},     {GF_ALGO_DIRECT, 1, 1024, 8192, 4096, FIXED},
+	{GF_ALGO_DIRECT, 8, 255, 2000, 1000, RANDOM}, {GF_ALGO_DIRECT, 64, 31, 1024, 512, FIXED},
+	{GF_ALGO_DIRECT, 2, 16384, 1024, 512, FIXED}, {GF_ALGO_FFT, 2, 255, 640, 64, RANDOM},
+	{GF_ALGO_FFT, 2, 20000, 1280, 64, RANDOM},    {GF_ALGO_FFT, 2, 3000, 16384, 8192, FIXED},
+};
+
+static int race_set(void)
+{
+	for (size_t i = 0; i < sizeof(race_cases) / sizeof(race_cases[0]); i++)
+		run_case(&race_cases[i]);
+#ifdef GPUFIR_HAVE_CUDA
+	setenv("GPUFIR_CUDA_LIVE", "1", 1); /* the fused kernel, taps in constant and global memory */
+	impulse_case(GF_ALGO_DIRECT, 37, 16);
+	impulse_case(GF_ALGO_DIRECT, 4095, 64);
+	setenv("GPUFIR_CUDA_LIVE", "0", 1);
+	path_case("GPUFIR_CUDA_LIVE", "fused", 8, 1500, 256, "global");
+	gf_cuda_release_caches();
+#endif
+	printf("all GPU checks passed (the racecheck set)\n");
+	return 0;
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0); /* a case that hangs shows where, also under ctest */
@@ -783,6 +810,8 @@ int main(void)
 	setenv("GPUFIR_CUDA_PERSIST", "0", 1); /* the staged path unless a case asks for another */
 	const char *q = getenv("GPUFIR_GPU_TEST_QUICK");
 	g_quick = q && *q && *q != '0';
+	if (q && strcmp(q, "race") == 0)
+		return race_set();
 	/* Under compute-sanitizer, work behind a resident persistent kernel never
 	 * completed (docs/cuda.md): sanitizer runs leave those cases out. */
 	const char *np = getenv("GPUFIR_GPU_TEST_NO_PERSIST");
