@@ -33,7 +33,8 @@
  *    summed ahead as a prime leaves them (enqueued: O(M) MACs).
  * Work on the side stream is ordered against s_comp by events, and only
  * prime, reset and handover (control thread, or the audio thread between
- * calls) cross between them, each once the launcher is idle (a bounded wait).
+ * calls) cross between them, each after a drain: the caller launches what
+ * the launcher has not claimed, and waits (bounded) only for a launch in hand.
  * A launcher that does not end at free is abandoned with what it may touch.
  */
 #include <errno.h>
@@ -53,7 +54,7 @@ extern "C" {
 #define HY_POLL_MIN_NS 50000ull		   /* the launcher's polls: 8 a segment, within these bounds */
 #define HY_POLL_MAX_NS 2000000ull
 #define HY_POLL_FIRST_NS 250000ull	   /* until two segments have come (their period unknown) */
-#define HY_IDLE_WAIT_NS 2000000000ull	   /* control thread: the launcher's queue empties by then */
+#define HY_IDLE_WAIT_NS 2000000000ull	   /* control thread: a launch in hand ends by then */
 #define HY_JOIN_NS 1000000000ll		   /* free: the launcher ends by then, or is abandoned */
 
 struct gf_cu_hybrid {
@@ -78,11 +79,13 @@ struct gf_cu_hybrid {
 	int deferred;		 /**< the call in hand is posted in finish */
 	int dev;
 	/* The launcher thread: the audio thread writes q[head % HY_QUEUE], then head (release);
-	 * the launcher, polling, launches q[tail % HY_QUEUE], then tail (release). */
+	 * the launcher, polling, claims q[claim % HY_QUEUE] (a compare-and-swap on claim),
+	 * launches it, then sets done (release). A drain claims what is left and launches it
+	 * itself, so it never waits for a launcher that sleeps, only for one launching. */
 	pthread_t thr;
 	int thr_started;
 	int64_t q[HY_QUEUE];
-	uint64_t q_head, q_tail; /**< atomic */
+	uint64_t q_head, q_claim, q_done; /**< atomic */
 	int quit;		 /**< atomic */
 	int thr_err;		 /**< atomic: a launch failed (its message in leb) */
 	struct gf_errbuf leb;
@@ -233,14 +236,25 @@ static uint64_t poll_period(uint64_t since_last_ns)
 	return p < HY_POLL_MIN_NS ? HY_POLL_MIN_NS : p > HY_POLL_MAX_NS ? HY_POLL_MAX_NS : p;
 }
 
+/* Claim the oldest segment not yet claimed. @return 1 and its index in @p slot, or 0. */
+static int claim_one(struct gf_cu_hybrid *h, uint64_t *slot)
+{
+	uint64_t c = __atomic_load_n(&h->q_claim, __ATOMIC_ACQUIRE);
+	while (c != __atomic_load_n(&h->q_head, __ATOMIC_ACQUIRE))
+		if (__atomic_compare_exchange_n(&h->q_claim, &c, c + 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			*slot = c;
+			return 1;
+		}
+	return 0;
+}
+
 static void *launcher_main(void *arg)
 {
 	struct gf_cu_hybrid *h = (struct gf_cu_hybrid *)arg;
 	int err = gf_cu_use_device(h->dev, &h->leb);
-	uint64_t last_ns = 0, wait_ns = HY_POLL_FIRST_NS;
+	uint64_t last_ns = 0, wait_ns = HY_POLL_FIRST_NS, slot;
 	while (!__atomic_load_n(&h->quit, __ATOMIC_ACQUIRE)) {
-		uint64_t tail = __atomic_load_n(&h->q_tail, __ATOMIC_RELAXED);
-		if (tail == __atomic_load_n(&h->q_head, __ATOMIC_ACQUIRE)) {
+		if (!claim_one(h, &slot)) {
 			nap(wait_ns);
 			continue;
 		}
@@ -248,15 +262,15 @@ static void *launcher_main(void *arg)
 		if (last_ns)
 			wait_ns = poll_period(now - last_ns);
 		last_ns = now;
-		while (tail != __atomic_load_n(&h->q_head, __ATOMIC_ACQUIRE)) {
+		do {
 			if (!err)
 				err = stall_if_asked(h, &h->leb);
 			if (!err)
-				err = chain(h, h->q[tail % HY_QUEUE], &h->leb);
+				err = chain(h, h->q[slot % HY_QUEUE], &h->leb);
 			if (err)
 				__atomic_store_n(&h->thr_err, err, __ATOMIC_RELEASE);
-			__atomic_store_n(&h->q_tail, ++tail, __ATOMIC_RELEASE);
-		}
+			__atomic_store_n(&h->q_done, slot + 1, __ATOMIC_RELEASE);
+		} while (claim_one(h, &slot));
 	}
 	return NULL;
 }
@@ -265,7 +279,7 @@ static void *launcher_main(void *arg)
 static int request(struct gf_cu_hybrid *h, int64_t k, struct gf_errbuf *eb)
 {
 	uint64_t head = h->q_head;
-	if (head - __atomic_load_n(&h->q_tail, __ATOMIC_ACQUIRE) >= HY_QUEUE) {
+	if (head - __atomic_load_n(&h->q_done, __ATOMIC_ACQUIRE) >= HY_QUEUE) {
 		gf_errbuf_set(eb, "cuda: the FFT tail's launcher fell %d segments behind", HY_QUEUE);
 		return GF_E_TIMEOUT;
 	}
@@ -274,20 +288,31 @@ static int request(struct gf_cu_hybrid *h, int64_t k, struct gf_errbuf *eb)
 	return 0;
 }
 
-/* Every segment handed over is launched (then the caller may use the side stream), by @p deadline_ns. */
-static int launcher_idle(struct gf_cu_hybrid *h, uint64_t deadline_ns, struct gf_errbuf *eb)
+/*
+ * Before the caller uses the side stream: every segment handed over is launched, by
+ * @p deadline_ns. What the launcher has not claimed is launched here (it may be asleep
+ * for a poll period, longer than a block); the wait is only for a chain it is launching.
+ */
+static int launcher_drain(struct gf_cu_hybrid *h, uint64_t deadline_ns, struct gf_errbuf *eb)
 {
-	while (__atomic_load_n(&h->q_tail, __ATOMIC_ACQUIRE) != h->q_head) {
+	const uint64_t head = h->q_head;
+	uint64_t from = __atomic_exchange_n(&h->q_claim, head, __ATOMIC_ACQ_REL);
+	while (__atomic_load_n(&h->q_done, __ATOMIC_ACQUIRE) != from) {
 		if (gf_cu_now_ns() >= deadline_ns) {
-			gf_errbuf_set(eb, "cuda: the FFT tail's launcher did not catch up in time");
+			gf_errbuf_set(eb, "cuda: the FFT tail's launcher did not finish a launch in time");
 			return GF_E_TIMEOUT;
 		}
 		sched_yield();
 	}
 	int err = __atomic_load_n(&h->thr_err, __ATOMIC_ACQUIRE);
-	if (err)
+	if (err) {
 		gf_errbuf_set(eb, "%s", h->leb.msg);
-	return err;
+		return err;
+	}
+	for (; from != head; from++)
+		GF_RET(chain(h, h->q[from % HY_QUEUE], eb));
+	__atomic_store_n(&h->q_done, head, __ATOMIC_RELEASE);
+	return 0;
 }
 
 /* Free: ask the launcher to end and wait a bounded time. @return 0, or -1 (it still runs). */
@@ -463,7 +488,7 @@ const float *gf_hy_head_taps(const struct gf_cu_hybrid *h, uint32_t *taps_pad, s
  * next work waits for the rings to be silence. */
 int gf_hy_reset(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, struct gf_errbuf *eb)
 {
-	GF_RET(launcher_idle(h, gf_cu_now_ns() + HY_IDLE_WAIT_NS, eb));
+	GF_RET(launcher_drain(h, gf_cu_now_ns() + HY_IDLE_WAIT_NS, eb));
 	GF_RET(join(h->s, in->s_comp, h->ev_comp, eb));
 	CU_RET(eb, cudaMemsetAsync(h->d_line, 0, (size_t)h->RL * h->f->C * sizeof(float), h->s));
 	CU_RET(eb, cudaMemsetAsync(h->d_tail, 0, (size_t)h->RT * h->f->C * sizeof(float), h->s));
@@ -478,7 +503,7 @@ int gf_hy_reset(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, struct gf_errbu
 int gf_hy_prime(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const float *d_hist, uint32_t n,
 		struct gf_errbuf *eb)
 {
-	GF_RET(launcher_idle(h, gf_cu_now_ns() + HY_IDLE_WAIT_NS, eb));
+	GF_RET(launcher_drain(h, gf_cu_now_ns() + HY_IDLE_WAIT_NS, eb));
 	GF_RET(join(h->s, in->s_comp, h->ev_comp, eb)); /* the spectra of the prime, the upload */
 	if (n > 0) {
 		uint32_t m = n < h->RL ? n : h->RL;
@@ -545,7 +570,7 @@ int gf_hy_leave(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const float *hi
 		uint64_t deadline_ns)
 {
 	struct gf_errbuf *eb = &in->eb;
-	GF_RET(launcher_idle(h, deadline_ns, eb)); /* the staged path reads every chained spectrum */
+	GF_RET(launcher_drain(h, deadline_ns, eb)); /* the staged path reads every chained spectrum */
 	GF_RET(join(in->s_comp, h->s, h->ev_side, eb));
 	GF_RET(gf_cu_line_reset(&in->line, in->channels, in->s_comp, eb));
 	GF_RET(gf_cu_line_load_at(&in->line, in->channels, hist, n, h->pos, in->s_comp, eb));
