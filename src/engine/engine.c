@@ -171,9 +171,18 @@ int gf_engine_check_filter(const struct gf_engine_params *p, uint32_t max_taps,
 	return 0;
 }
 
+/*
+ * Zeroed floats, every page faulted in now: calloc maps large blocks lazily,
+ * and where the process's memory is not locked the audio thread would fault
+ * the history ring in a page at a time on its first pass (docs/engine.md).
+ */
 static float *alloc_floats(size_t n)
 {
-	return calloc(n ? n : 1, sizeof(float));
+	float *p = calloc(n ? n : 1, sizeof(float));
+	if (p)
+		for (size_t i = 0; i < n; i += 1024) /* 4 KiB; a write: a read would map the zero page */
+			((volatile float *)p)[i] = 0.0f;
+	return p;
 }
 
 static int engine_alloc(struct gf_engine *e)
