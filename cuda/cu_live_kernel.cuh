@@ -72,10 +72,14 @@ __global__ void __launch_bounds__(1024) k_live(float *__restrict__ ring, uint32_
 		if (tile0 + o < frames)
 			out[(size_t)(tile0 + o) * C + c] = v;
 	}
-	__threadfence_system();
+	/* One fence a block, not one a thread: the barrier orders every thread's
+	 * output before thread 0's fence, which is cumulative at system scope
+	 * (the pattern of a grid barrier's arrival). */
 	__syncthreads();
-	if (tid == 0)
+	if (tid == 0) {
+		__threadfence_system();
 		*(volatile unsigned *)&done[blockIdx.y * gridDim.x + blockIdx.x] = seq;
+	}
 }
 
 #endif
