@@ -94,6 +94,34 @@ static long thread_faults(void)
 	return ru.ru_minflt + ru.ru_majflt;
 }
 
+/* Stereo decaying taps, @p taps long. */
+static struct gf_filter_set *new_taps(uint32_t taps)
+{
+	struct gf_filter_set *fs;
+	CHECK_OK(gf_filter_set_new(&fs, 2, taps));
+	gf_test_fill_decaying_taps(fs->coeffs, (size_t)2 * taps, &rng);
+	return fs;
+}
+
+/* A stereo CPU engine on @p fs, and a block of noise for it (from libc, uncounted). */
+static struct gf_engine *new_engine(enum gf_algo algo, const struct gf_filter_set *fs, uint32_t max_block,
+				    uint32_t crossfade, float **x)
+{
+	struct gf_engine_params p = {.backend = GF_BACKEND_CPU,
+				     .algo = algo,
+				     .channels = 2,
+				     .max_block = max_block,
+				     .max_taps = fs->taps,
+				     .crossfade_frames = crossfade};
+	struct gf_engine *e;
+	struct gf_errbuf eb;
+	CHECK_OK_EB(gf_engine_new(&e, &p, fs, &eb), &eb);
+	*x = __libc_calloc((size_t)max_block * 2, sizeof(float));
+	CHECK(*x);
+	gf_test_fill_noise(*x, (size_t)max_block * 2, &rng);
+	return e;
+}
+
 /*
  * A fresh engine writes every block into its history ring (taps - 1 + a
  * margin frames, mirrored): the first pass over it, after a warm-up that
@@ -101,21 +129,9 @@ static long thread_faults(void)
  */
 static void fault_case(enum gf_algo algo, uint32_t taps, uint32_t block)
 {
-	const uint32_t ch = 2;
-	struct gf_filter_set *fs;
-	CHECK_OK(gf_filter_set_new(&fs, ch, taps));
-	gf_test_fill_decaying_taps(fs->coeffs, (size_t)ch * taps, &rng);
-	struct gf_engine_params p = {.backend = GF_BACKEND_CPU,
-				     .algo = algo,
-				     .channels = ch,
-				     .max_block = block,
-				     .max_taps = taps};
-	struct gf_engine *e;
-	struct gf_errbuf eb;
-	CHECK_OK_EB(gf_engine_new(&e, &p, fs, &eb), &eb);
-	float *x = __libc_calloc((size_t)block * ch, sizeof(float));
-	CHECK(x);
-	gf_test_fill_noise(x, (size_t)block * ch, &rng);
+	struct gf_filter_set *fs = new_taps(taps);
+	float *x;
+	struct gf_engine *e = new_engine(algo, fs, block, 0, &x);
 	for (int i = 0; i < 4; i++)
 		CHECK(gf_engine_process(e, x, x, block) == 0);
 	const uint32_t pass = taps + 16384 + block; /* GF_ENGINE_HIST_MARGIN (engine_internal.h) */
@@ -133,24 +149,10 @@ static void fault_case(enum gf_algo algo, uint32_t taps, uint32_t block)
 
 static void rt_case(enum gf_algo algo, uint32_t taps, uint32_t max_block)
 {
-	const uint32_t ch = 2;
-	struct gf_filter_set *fs, *fs2;
-	CHECK_OK(gf_filter_set_new(&fs, ch, taps));
-	CHECK_OK(gf_filter_set_new(&fs2, ch, taps / 2 + 1));
-	gf_test_fill_decaying_taps(fs->coeffs, (size_t)ch * taps, &rng);
-	gf_test_fill_decaying_taps(fs2->coeffs, (size_t)ch * fs2->taps, &rng);
-	struct gf_engine_params p = {.backend = GF_BACKEND_CPU,
-				     .algo = algo,
-				     .channels = ch,
-				     .max_block = max_block,
-				     .max_taps = taps,
-				     .crossfade_frames = 300};
-	struct gf_engine *e;
+	struct gf_filter_set *fs = new_taps(taps), *fs2 = new_taps(taps / 2 + 1);
+	float *x;
+	struct gf_engine *e = new_engine(algo, fs, max_block, 300, &x);
 	struct gf_errbuf eb;
-	CHECK_OK_EB(gf_engine_new(&e, &p, fs, &eb), &eb);
-	float *x = __libc_calloc((size_t)max_block * ch, sizeof(float));
-	CHECK(x);
-	gf_test_fill_noise(x, (size_t)max_block * ch, &rng);
 	uint32_t goal = 2 * taps + 4 * max_block + 300;
 	long faults = 0;
 	for (int round = 0; round < 2; round++) {
