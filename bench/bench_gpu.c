@@ -10,12 +10,16 @@
  *  2. FFT shape sweep: partitions and long hops forced per tap length;
  *  3. process() throughput including PCIe copies, pinned and pageable;
  *  4. live round trip: process() wall time of small blocks, median and p99.
+ *  5. bench_gpu split [TAPS [BLOCK [BLOCKS]]]: a paced live block's round trip split
+ *     into the host's submit, the work's span on the GPU and the rest, per path and
+ *     for the bare round trips.
  *
  * Usage: bench_gpu [quick]     (GPUFIR_BENCH_CHANNELS overrides the channel count)
  *        bench_gpu sweep       kernel rows and the FFT shape sweep only
  *        bench_gpu startup     CUDA's start-up steps in this fresh process (ms);
  *                              GF_T0_NS (date +%s%N before exec) adds the time to main()
  *        bench_gpu hold SECS   keep a CUDA context open for SECS seconds
+ *        bench_gpu split [TAPS [BLOCK [BLOCKS]]]   item 5 only (4095 taps, 64 frames, 3000 blocks)
  */
 #include <math.h>
 #include <stdio.h>
@@ -198,6 +202,146 @@ static void latency_row(enum gf_algo algo, uint32_t ch, uint32_t taps, uint32_t 
 	gf_filter_set_free(fs);
 }
 
+/* 5 (split): where a paced live block's round trip goes. For each block: the host's time
+ * in submit (staging copy, launches, copies enqueued), the span of its work on the GPU
+ * (events on the compute stream), and the rest (the launch's way to the GPU, the result's
+ * way back, the host's copy out). Against the bare round trips measured the same way. */
+struct split_run {
+	int n;
+	double *total, *enq, *gpu, *rest;
+};
+
+static void split_sleep_until(double t)
+{
+	struct timespec ts = {(time_t)t, (long)((t - (double)(time_t)t) * 1e9)};
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0)
+		;
+}
+
+static double pctl(double *v, int n, double q)
+{
+	qsort(v, (size_t)n, sizeof(double), cmp_d);
+	return v[(int)(q * (n - 1))];
+}
+
+static void split_print(const char *what, struct split_run *r)
+{
+	int n = r->n;
+	if (n < 1) {
+		printf("split  %-44s  no figures\n", what);
+		return;
+	}
+	printf("split  %-44s  total %6.1f / %6.1f  submit %5.1f / %5.1f  gpu %6.1f / %6.1f  rest %6.1f / "
+	       "%6.1f "
+	       "us\n",
+	       what, pctl(r->total, n, 0.5), pctl(r->total, n, 0.99), pctl(r->enq, n, 0.5),
+	       pctl(r->enq, n, 0.99), pctl(r->gpu, n, 0.5), pctl(r->gpu, n, 0.99), pctl(r->rest, n, 0.5),
+	       pctl(r->rest, n, 0.99));
+	fflush(stdout);
+}
+
+/* One block: the round trip, then its split (outside the timed part). */
+static int split_step(void *inst, struct gf_cuda_floor *f, float *x, float *y, uint32_t block, double *total,
+		      double *enq, double *gpu)
+{
+	double t0 = now_s();
+	int err = f ? gf_cuda_floor_trip(f, x, y) : gf_backend_process(&gf_cuda_backend, inst, x, y, block);
+	*total = (now_s() - t0) * 1e6;
+	if (!err)
+		err = f ? gf_cuda_floor_last_split(f, enq, gpu) : gf_cuda_last_split(inst, enq, gpu);
+	return err;
+}
+
+static void split_row(const char *what, void *inst, struct gf_cuda_floor *f, uint32_t ch, uint32_t block,
+		      int blocks, int paced)
+{
+	size_t n = (size_t)block * ch;
+	float *x = malloc(n * sizeof(float)), *y = malloc(n * sizeof(float));
+	struct split_run r = {0};
+	r.total = malloc((size_t)blocks * sizeof(double));
+	r.enq = malloc((size_t)blocks * sizeof(double));
+	r.gpu = malloc((size_t)blocks * sizeof(double));
+	r.rest = malloc((size_t)blocks * sizeof(double));
+	int armed = f ? gf_cuda_floor_split(f) : gf_cuda_split_calls(inst);
+	if (x && y && r.total && r.enq && r.gpu && r.rest && armed == 0) {
+		for (size_t i = 0; i < n; i++)
+			x[i] = randf();
+		double period = block / 48000.0, t0 = now_s(), tot, e, g;
+		for (int i = 0; i < 50; i++)
+			(void)split_step(inst, f, x, y, block, &tot, &e, &g);
+		for (int k = 0; k < blocks; k++) {
+			if (paced)
+				split_sleep_until(t0 + (k + 1) * period);
+			if (split_step(inst, f, x, y, block, &tot, &e, &g))
+				break;
+			r.total[r.n] = tot, r.enq[r.n] = e, r.gpu[r.n] = g, r.rest[r.n] = tot - e - g;
+			r.n++;
+		}
+	}
+	char label[96];
+	snprintf(label, sizeof(label), "%s%s", what, paced ? "" : " (back to back)");
+	split_print(label, &r);
+	free(x), free(y), free(r.total), free(r.enq), free(r.gpu), free(r.rest);
+}
+
+static void split_inst(const char *what, enum gf_algo algo, uint32_t ch, uint32_t taps, uint32_t block,
+		       int blocks, int paced)
+{
+	struct gf_filter_set *fs = NULL;
+	void *inst = make_inst(algo, ch, taps, block, &fs);
+	if (!inst)
+		return;
+	char label[96];
+	snprintf(label, sizeof(label), "%s (%s)", what, gf_cuda_block_path(inst));
+	split_row(label, inst, NULL, ch, block, blocks, paced);
+	gf_cuda_backend.destroy(inst);
+	gf_filter_set_free(fs);
+}
+
+static void split_floor(const char *what, int shape, uint32_t ch, uint32_t block, int blocks, int paced)
+{
+	struct gf_cuda_floor *f = NULL;
+	if (gf_cuda_floor_new(&f, 0, block * ch, shape) == 0)
+		split_row(what, NULL, f, ch, block, blocks, paced);
+	gf_cuda_floor_free(f);
+}
+
+/* bench_gpu split [TAPS [BLOCK [BLOCKS]]]: 2 ch, paced at 48 kHz; medians / p99. The fused rows
+ * repeat with the kernel's shape knobs (GPUFIR_CUDA_LIVE_WARPS, GPUFIR_CUDA_LIVE_R). */
+static int split(int argc, char **argv)
+{
+	uint32_t taps = argc > 2 ? (uint32_t)atoi(argv[2]) : 4095,
+		 block = argc > 3 ? (uint32_t)atoi(argv[3]) : 64;
+	int blocks = argc > 4 ? atoi(argv[4]) : 3000;
+	const uint32_t ch = 2;
+	printf("split: 2 ch x %u taps, blocks of %u frames, %d blocks, medians / p99\n", taps, block, blocks);
+	split_floor("floor: pinned copies + sync", GF_CUDA_FLOOR_COPY, ch, block, blocks, 1);
+	split_floor("floor: mapped + polled word", GF_CUDA_FLOOR_FLAG, ch, block, blocks, 1);
+	split_floor("floor: mapped + polled word", GF_CUDA_FLOOR_FLAG, ch, block, blocks, 0);
+	split_inst("direct", GF_ALGO_DIRECT, ch, taps, block, blocks, 1);
+	split_inst("fft", GF_ALGO_FFT, ch, taps, block, blocks, 1);
+	/* Knobs (empty: automatic): warps a block, outputs a lane, taps a slice (16384: one slice,
+	 * the whole filter in each block). The second row runs back to back. */
+	static const char *knobs[][3] = {{"", "", ""},	  {"", "", ""},	    {"", "", "16384"},
+					 {"", "", "256"}, {"", "", "1024"}, {"4", "", ""}};
+	static const char *vars[3] = {"GPUFIR_CUDA_LIVE_WARPS", "GPUFIR_CUDA_LIVE_R",
+				      "GPUFIR_CUDA_LIVE_SLICE"};
+	setenv("GPUFIR_CUDA_LIVE", "1", 1);
+	for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++) {
+		char what[64];
+		for (int k = 0; k < 3; k++)
+			setenv(vars[k], knobs[i][k], 1);
+		snprintf(what, sizeof(what), "direct warps %s R %s slice %s",
+			 *knobs[i][0] ? knobs[i][0] : "auto", *knobs[i][1] ? knobs[i][1] : "auto",
+			 *knobs[i][2] ? knobs[i][2] : "auto");
+		split_inst(what, GF_ALGO_DIRECT, ch, taps, block, blocks, i != 1);
+	}
+	unsetenv("GPUFIR_CUDA_LIVE");
+	for (int k = 0; k < 3; k++)
+		unsetenv(vars[k]);
+	return 0;
+}
+
 /* CUDA's start-up steps, in a fresh process: where gpufir's fixed cost goes. */
 static int startup(void)
 {
@@ -250,6 +394,8 @@ int main(int argc, char **argv)
 		gf_filter_set_free(fs);
 		return 0;
 	}
+	if (argc > 1 && strcmp(argv[1], "split") == 0)
+		return split(argc, argv);
 	int quick = argc > 1 && strcmp(argv[1], "quick") == 0;
 	int sweep_only = argc > 1 && strcmp(argv[1], "sweep") == 0;
 	const char *env = getenv("GPUFIR_BENCH_CHANNELS");

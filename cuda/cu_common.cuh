@@ -119,7 +119,10 @@ struct gf_cuda_inst {
 	int sub_kind;	     /**< GF_SUB_*: the path the call in flight took */
 	unsigned sub_words;  /**< GF_SUB_MAPPED: completion words finish waits for */
 	cudaEvent_t ev_done; /**< recorded after the single-chunk path's download */
-	struct gf_errbuf eb; /**< last error of prime/process */
+	/* Benchmarks (gf_cuda_split_calls): events around each call's enqueued work. */
+	cudaEvent_t ev_split[2];   /**< NULL unless asked for */
+	uint64_t split_enqueue_ns; /**< the last call's host time in submit */
+	struct gf_errbuf eb;	   /**< last error of prime/process */
 	char desc[160];
 };
 
@@ -163,7 +166,9 @@ int gf_cu_device_wait_may_hang(void);
 #define GF_LIVE_MAX_SAMPLES 16384u
 /** Small FFT calls on host-mapped staging up to this many samples (frames x channels). */
 #define GF_CU_MAPPED_SAMPLES 4096u
-#define GF_LIVE_MAX_WARPS 32 /**< warps a block (1024 threads) */
+#define GF_LIVE_MAX_WARPS 32   /**< warps a block (1024 threads) */
+#define GF_LIVE_SLICE_TAPS 512 /**< taps a block sums, about: the taps are spread over slices of blocks */
+#define GF_LIVE_MAX_SLICES 32
 /** Can an instance of these sizes use it? */
 int gf_live_fits(uint32_t channels, uint32_t taps, uint32_t max_block);
 int gf_live_new(struct gf_cu_live **out, struct gf_cuda_inst *in, struct gf_errbuf *eb);
@@ -227,6 +232,8 @@ int gf_hy_free(struct gf_cu_hybrid *h, int leak);
 /** Test hook: the side stream spins on @p d_flag (device pointer, host-mapped) for at most @p cycles
  * before the next segment's chain, so later calls find their tails late. Any thread. */
 void gf_hy_stall_next(struct gf_cu_hybrid *h, const int *d_flag, long long cycles);
+/** Test hook: the launcher sleeps @p ns inside its next launch (claimed, not done). */
+void gf_hy_hold_launcher(struct gf_cu_hybrid *h, uint64_t ns);
 /** The head's taps and the rings, for gf_persist_new. */
 const float *gf_hy_head_taps(const struct gf_cu_hybrid *h, uint32_t *taps_pad, struct gf_persist_rings *rings);
 /** Silence at position 0 (enqueued; s_comp waits for it). */
@@ -340,20 +347,24 @@ const char *gf_direct_where(const struct gf_direct *d);
 uint32_t gf_direct_taps_pad(const struct gf_direct *d);
 /** The taps in global memory, [channels][taps_pad] (also when a constant bank holds them). */
 const float *gf_direct_taps(const struct gf_direct *d);
-/** Arguments of the fused per-block kernel (cu_live_kernel.cuh). */
+/** Arguments of the fused per-block kernel (cu_live_kernel.cuh), passed by value. */
 struct gf_live_args {
 	float *ring;
 	uint32_t L;
 	int64_t pos;
-	int frames, C, taps_pad, ks;
+	int frames, C, taps_pad, ks; /**< ks: taps a warp; a slice is blockDim.y * ks taps */
 	const float *in;
 	float *out;
 	unsigned *done;
 	unsigned seq;
+	float *part;	      /**< [slices][C][part_stride]: each slice's sums (more than one slice) */
+	uint32_t part_stride; /**< frames a plane holds: max_block */
+	unsigned *count;      /**< [C][tiles]: arrivals of a tile's slices, wrapping to 0 */
 };
 /** Once per instance at create: allow the fused kernel @p smem_max bytes of shared memory. */
 int gf_direct_live_setup(size_t smem_max, struct gf_errbuf *eb);
-/** Launch the fused kernel with R = @p r (1, 2, 4) outputs a lane, reading the taps of @p d. */
+/** Launch the fused kernel with R = @p r (1, 2, 4) outputs a lane, reading the taps of @p d from
+ * global memory (also where a constant bank holds them). */
 cudaError_t gf_direct_live_launch(const struct gf_direct *d, int r, dim3 grid, dim3 block, size_t smem,
 				  cudaStream_t s, const struct gf_live_args *a);
 /** Force the launch shape (benchmarks): 0 = automatic, 4 or 16 outputs per thread. */

@@ -8,6 +8,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cuda_bench.h"
 #include "cu_error.cuh"
@@ -19,7 +20,16 @@ struct gf_cuda_floor {
 	float *h_in, *h_out, *d_in, *d_out;
 	volatile unsigned *h_flag;
 	unsigned seq;
+	cudaEvent_t ev[2]; /**< gf_cuda_floor_split: around each trip's work */
+	uint64_t enqueue_ns;
 };
+
+static uint64_t floor_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 __global__ void k_floor_empty(void)
 {
@@ -68,23 +78,38 @@ fail:
 	return err;
 }
 
+/* After a trip's work is enqueued: the second event and the host's time, when split. */
+static cudaError_t floor_mark(struct gf_cuda_floor *f, uint64_t t0)
+{
+	if (!t0)
+		return cudaGetLastError();
+	cudaError_t e = cudaEventRecord(f->ev[1], f->s);
+	f->enqueue_ns = floor_now_ns() - t0;
+	return e;
+}
+
 extern "C" int gf_cuda_floor_trip(struct gf_cuda_floor *f, const float *in, float *out)
 {
 	struct gf_errbuf eb = {{0}};
 	unsigned n = (unsigned)(f->bytes / sizeof(float));
+	uint64_t t0 = f->ev[0] ? floor_now_ns() : 0;
 	memcpy(f->h_in, in, f->bytes);
+	if (t0)
+		CU_RET(&eb, cudaEventRecord(f->ev[0], f->s));
 	if (f->shape == GF_CUDA_FLOOR_COPY) {
 		CU_RET(&eb, cudaMemcpyAsync(f->d_in, f->h_in, f->bytes, cudaMemcpyHostToDevice, f->s));
 		k_floor_empty<<<1, 32, 0, f->s>>>();
 		CU_RET(&eb, cudaMemcpyAsync(f->h_out, f->d_out, f->bytes, cudaMemcpyDeviceToHost, f->s));
+		CU_RET(&eb, floor_mark(f, t0));
 		CU_RET(&eb, cudaStreamSynchronize(f->s));
 	} else if (f->shape == GF_CUDA_FLOOR_MAPPED) {
 		k_floor_touch<<<1, 128, 0, f->s>>>(f->h_in, f->h_out, n, NULL, 0);
+		CU_RET(&eb, floor_mark(f, t0));
 		CU_RET(&eb, cudaStreamSynchronize(f->s));
 	} else {
 		unsigned seq = ++f->seq;
 		k_floor_touch<<<1, 128, 0, f->s>>>(f->h_in, f->h_out, n, (unsigned *)f->h_flag, seq);
-		CU_RET(&eb, cudaGetLastError());
+		CU_RET(&eb, floor_mark(f, t0));
 		while (*f->h_flag != seq)
 			;
 	}
@@ -92,10 +117,36 @@ extern "C" int gf_cuda_floor_trip(struct gf_cuda_floor *f, const float *in, floa
 	return 0;
 }
 
+extern "C" int gf_cuda_floor_split(struct gf_cuda_floor *f)
+{
+	if (f->ev[0] || cudaEventCreate(&f->ev[0]) != cudaSuccess ||
+	    cudaEventCreate(&f->ev[1]) != cudaSuccess) {
+		(void)cudaGetLastError();
+		return -1;
+	}
+	return 0;
+}
+
+extern "C" int gf_cuda_floor_last_split(struct gf_cuda_floor *f, double *enqueue_us, double *gpu_us)
+{
+	float ms = 0.0f;
+	if (!f->ev[1] || cudaEventSynchronize(f->ev[1]) != cudaSuccess ||
+	    cudaEventElapsedTime(&ms, f->ev[0], f->ev[1]) != cudaSuccess) {
+		(void)cudaGetLastError();
+		return -1;
+	}
+	*enqueue_us = (double)f->enqueue_ns / 1e3;
+	*gpu_us = (double)ms * 1e3;
+	return 0;
+}
+
 extern "C" void gf_cuda_floor_free(struct gf_cuda_floor *f)
 {
 	if (!f)
 		return;
+	for (int i = 0; i < 2; i++)
+		if (f->ev[i])
+			cudaEventDestroy(f->ev[i]);
 	if (f->s) {
 		cudaStreamSynchronize(f->s);
 		cudaStreamDestroy(f->s);

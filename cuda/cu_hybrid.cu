@@ -53,9 +53,9 @@ extern "C" {
 #define HY_QUEUE 8			   /* segments handed to the launcher and not yet launched */
 #define HY_POLL_MIN_NS 50000ull		   /* the launcher's polls: 8 a segment, within these bounds */
 #define HY_POLL_MAX_NS 2000000ull
-#define HY_POLL_FIRST_NS 250000ull	   /* until two segments have come (their period unknown) */
-#define HY_IDLE_WAIT_NS 2000000000ull	   /* control thread: a launch in hand ends by then */
-#define HY_JOIN_NS 1000000000ll		   /* free: the launcher ends by then, or is abandoned */
+#define HY_POLL_FIRST_NS 250000ull     /* until two segments have come (their period unknown) */
+#define HY_DRAIN_WAIT_NS 2000000000ull /* control thread: a launch in hand ends by then */
+#define HY_JOIN_NS 1000000000ll	       /* free: the launcher ends by then, or is abandoned */
 
 struct gf_cu_hybrid {
 	struct gf_fft *f; /**< the instance's: spectra H, the spectrum ring X, the shape (P = f->B) */
@@ -71,6 +71,7 @@ struct gf_cu_hybrid {
 	cudaStream_t s;		 /**< the side stream, lowest priority */
 	const volatile int *d_stall; /**< test hook: the launcher stalls the side stream on it next */
 	long long stall_cycles;
+	uint64_t hold_ns; /**< atomic test hook: the launcher sleeps this long in its next launch */
 	cudaEvent_t ev_side, ev_comp;
 	unsigned *h_ready;	 /**< host-mapped: tails are ready for segments below it (mod 2^32) */
 	int64_t pos;		 /**< stream position of the next frame */
@@ -262,6 +263,9 @@ static void *launcher_main(void *arg)
 		if (last_ns)
 			wait_ns = poll_period(now - last_ns);
 		last_ns = now;
+		uint64_t hold = __atomic_exchange_n(&h->hold_ns, 0, __ATOMIC_ACQ_REL);
+		if (hold) /* a launcher stuck in a launch: the segment is claimed, not done */
+			nap(hold);
 		do {
 			if (!err)
 				err = stall_if_asked(h, &h->leb);
@@ -441,6 +445,11 @@ void gf_hy_stall_next(struct gf_cu_hybrid *h, const int *d_flag, long long cycle
 	__atomic_store_n(&h->d_stall, (const volatile int *)d_flag, __ATOMIC_RELEASE);
 }
 
+void gf_hy_hold_launcher(struct gf_cu_hybrid *h, uint64_t ns)
+{
+	__atomic_store_n(&h->hold_ns, ns, __ATOMIC_RELEASE);
+}
+
 int gf_hy_free(struct gf_cu_hybrid *h, int leak)
 {
 	if (!h)
@@ -488,7 +497,7 @@ const float *gf_hy_head_taps(const struct gf_cu_hybrid *h, uint32_t *taps_pad, s
  * next work waits for the rings to be silence. */
 int gf_hy_reset(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, struct gf_errbuf *eb)
 {
-	GF_RET(launcher_drain(h, gf_cu_now_ns() + HY_IDLE_WAIT_NS, eb));
+	GF_RET(launcher_drain(h, gf_cu_now_ns() + HY_DRAIN_WAIT_NS, eb));
 	GF_RET(join(h->s, in->s_comp, h->ev_comp, eb));
 	CU_RET(eb, cudaMemsetAsync(h->d_line, 0, (size_t)h->RL * h->f->C * sizeof(float), h->s));
 	CU_RET(eb, cudaMemsetAsync(h->d_tail, 0, (size_t)h->RT * h->f->C * sizeof(float), h->s));
@@ -503,7 +512,7 @@ int gf_hy_reset(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, struct gf_errbu
 int gf_hy_prime(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const float *d_hist, uint32_t n,
 		struct gf_errbuf *eb)
 {
-	GF_RET(launcher_drain(h, gf_cu_now_ns() + HY_IDLE_WAIT_NS, eb));
+	GF_RET(launcher_drain(h, gf_cu_now_ns() + HY_DRAIN_WAIT_NS, eb));
 	GF_RET(join(h->s, in->s_comp, h->ev_comp, eb)); /* the spectra of the prime, the upload */
 	if (n > 0) {
 		uint32_t m = n < h->RL ? n : h->RL;

@@ -272,6 +272,9 @@ static void inst_free(struct gf_cuda_inst *in)
 	}
 	if (in->ev_done)
 		cudaEventDestroy(in->ev_done);
+	for (int i = 0; i < 2; i++)
+		if (in->ev_split[i])
+			cudaEventDestroy(in->ev_split[i]);
 	gf_cu_hfree(in->h_hang);
 	if (in->s_h2d)
 		cudaStreamDestroy(in->s_h2d);
@@ -1128,7 +1131,14 @@ static int cu_submit(void *inst, const float *inp, uint32_t frames)
 		CU_RET(&in->eb, cudaGetLastError());
 	}
 	in->sub_in = inp;
+	uint64_t t0 = in->ev_split[0] ? gf_cu_now_ns() : 0;
+	if (t0)
+		CU_RET(&in->eb, cudaEventRecord(in->ev_split[0], in->s_comp));
 	err = submit_call(in, inp, frames);
+	if (!err && t0) {
+		CU_RET(&in->eb, cudaEventRecord(in->ev_split[1], in->s_comp));
+		in->split_enqueue_ns = gf_cu_now_ns() - t0;
+	}
 	if (!err)
 		in->sub_frames = frames;
 	return err;
@@ -1198,6 +1208,42 @@ extern "C" int gf_cuda_hang_next_command(void *inst)
 	if (!gf_pk_active(in) || !in->h_hang)
 		return -1;
 	gf_persist_hang_next(in->persist, in->hang_cycles);
+	return 0;
+}
+
+extern "C" int gf_cuda_hold_launcher(void *inst, uint32_t ms)
+{
+	struct gf_cuda_inst *in = (struct gf_cuda_inst *)inst;
+	if (!gf_pk_active(in) || !in->hybrid)
+		return -1;
+	gf_hy_hold_launcher(in->hybrid, (uint64_t)ms * 1000000u);
+	return 0;
+}
+
+extern "C" int gf_cuda_split_calls(void *inst)
+{
+	struct gf_cuda_inst *in = (struct gf_cuda_inst *)inst;
+	if (gf_pk_active(in) || in->ev_split[0])
+		return -1;
+	if (gf_cu_use_device(in->dev, &in->eb) || cudaEventCreate(&in->ev_split[0]) != cudaSuccess ||
+	    cudaEventCreate(&in->ev_split[1]) != cudaSuccess) {
+		(void)cudaGetLastError();
+		return -1;
+	}
+	return 0;
+}
+
+extern "C" int gf_cuda_last_split(void *inst, double *enqueue_us, double *gpu_us)
+{
+	struct gf_cuda_inst *in = (struct gf_cuda_inst *)inst;
+	float ms = 0.0f;
+	if (!in->ev_split[1] || cudaEventSynchronize(in->ev_split[1]) != cudaSuccess ||
+	    cudaEventElapsedTime(&ms, in->ev_split[0], in->ev_split[1]) != cudaSuccess) {
+		(void)cudaGetLastError();
+		return -1;
+	}
+	*enqueue_us = (double)in->split_enqueue_ns / 1e3;
+	*gpu_us = (double)ms * 1e3;
 	return 0;
 }
 

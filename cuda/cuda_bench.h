@@ -42,6 +42,24 @@ const char *gf_cuda_taps_where(const void *inst);
  * "pipelined". */
 const char *gf_cuda_block_path(const void *inst);
 
+/** Test hook: the FFT tail's launcher of @p inst (an FFT instance on the persistent path) sleeps
+ * @p ms inside its next launch, after claiming the segment and before launching it, as a launcher
+ * thread stuck in a driver call would. @return 0, or -1 where it has no launcher. */
+int gf_cuda_hold_launcher(void *inst, uint32_t ms);
+
+/**
+ * Benchmarks: from now on, record an event before and after the work each call of @p inst
+ * enqueues on its compute stream (the fused, mapped and staged paths enqueue all of a live
+ * block's work there), so that gf_cuda_last_split can split a round trip. The records add
+ * host time to submit. @return 0, or -1 (a persistent instance, or no events).
+ */
+int gf_cuda_split_calls(void *inst);
+
+/** The last call's split, after its finish: the host's time in submit (copy into staging or
+ * mapped memory, the launches and copies enqueued) and the span of its work on the GPU
+ * (between the two events), in microseconds. Waits for the second event. @return 0 or -1. */
+int gf_cuda_last_split(void *inst, double *enqueue_us, double *gpu_us);
+
 /** Test hook: the persistent kernel of @p inst, created with GPUFIR_CUDA_HANG_AFTER set (to any
  * call), spins a few seconds before answering its next command, whatever it is (a call, the
  * handover a later build asks for). @return 0, or -1 where it has no such kernel or hook. */
@@ -83,6 +101,10 @@ int gf_cuda_floor_new(struct gf_cuda_floor **out, int dev, uint32_t samples, int
 /** One round trip: @p in to the device and back into @p out. */
 int gf_cuda_floor_trip(struct gf_cuda_floor *f, const float *in, float *out);
 void gf_cuda_floor_free(struct gf_cuda_floor *f);
+/** As gf_cuda_split_calls and gf_cuda_last_split, for a bare round trip: events around the
+ * work each trip enqueues. @return 0 or -1. */
+int gf_cuda_floor_split(struct gf_cuda_floor *f);
+int gf_cuda_floor_last_split(struct gf_cuda_floor *f, double *enqueue_us, double *gpu_us);
 
 #ifdef __cplusplus
 }

@@ -160,45 +160,34 @@ __global__ void k_direct(const float *__restrict__ line, int64_t cap, int64_t j0
 
 #include "cu_live_kernel.cuh"
 
-template <int R, bool CT>
+template <int R>
 static cudaError_t live_launch(const struct gf_direct *d, dim3 grid, dim3 block, size_t smem, cudaStream_t s,
 			       const struct gf_live_args *a)
 {
-	k_live<R, CT><<<grid, block, smem, s>>>(a->ring, a->L, a->pos, a->frames, a->C, a->taps_pad, a->ks,
-						d->bank < 0 ? 0 : d->bank, d->d_taps, a->in, a->out, a->done,
-						a->seq);
+	k_live<R><<<grid, block, smem, s>>>(*a, d->d_taps);
 	return cudaGetLastError();
 }
 
 cudaError_t gf_direct_live_launch(const struct gf_direct *d, int r, dim3 grid, dim3 block, size_t smem,
 				  cudaStream_t s, const struct gf_live_args *a)
 {
-	bool ct = d->bank >= 0;
-	if (r == 1)
-		return ct ? live_launch<1, true>(d, grid, block, smem, s, a)
-			  : live_launch<1, false>(d, grid, block, smem, s, a);
-	if (r == 2)
-		return ct ? live_launch<2, true>(d, grid, block, smem, s, a)
-			  : live_launch<2, false>(d, grid, block, smem, s, a);
-	return ct ? live_launch<4, true>(d, grid, block, smem, s, a) : live_launch<4, false>(d, grid, block, smem, s, a);
+	return r == 1	? live_launch<1>(d, grid, block, smem, s, a)
+	       : r == 2 ? live_launch<2>(d, grid, block, smem, s, a)
+			: live_launch<4>(d, grid, block, smem, s, a);
 }
 
-template <int R, bool CT>
-static int live_attr(size_t smem, struct gf_errbuf *eb)
+template <int R> static int live_attr(size_t smem, struct gf_errbuf *eb)
 {
-	CU_RET(eb, cudaFuncSetAttribute(k_live<R, CT>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+	CU_RET(eb, cudaFuncSetAttribute(k_live<R>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
 	return 0;
 }
 
 int gf_direct_live_setup(size_t smem_max, struct gf_errbuf *eb)
 {
 	/* The same value from every instance: the attribute is per function, process-wide. */
-	int err = live_attr<1, true>(smem_max, eb);
-	err = err ? err : live_attr<1, false>(smem_max, eb);
-	err = err ? err : live_attr<2, true>(smem_max, eb);
-	err = err ? err : live_attr<2, false>(smem_max, eb);
-	err = err ? err : live_attr<4, true>(smem_max, eb);
-	return err ? err : live_attr<4, false>(smem_max, eb);
+	int err = live_attr<1>(smem_max, eb);
+	err = err ? err : live_attr<2>(smem_max, eb);
+	return err ? err : live_attr<4>(smem_max, eb);
 }
 
 uint32_t gf_direct_taps_pad(const struct gf_direct *d)

@@ -10,15 +10,21 @@
  *    and the call's own frames from host-mapped input, and writes those
  *    frames into the ring: the frames read ([pos-taps+1, pos)) and written
  *    ([pos, pos+frames)) never share a slot, so one launch can do both.
- *  - Convolution: block (tile of 32*R outputs, channel); warp w sums taps
- *    [w*ks, (w+1)*ks) for its 32 lanes' outputs (lane = output: the taps'
- *    constant-memory reads are warp-uniform broadcasts, the window's shared
- *    loads consecutive), then the warps' partial sums are added in a fixed
- *    order in shared memory: the output is deterministic, with no atomics and
- *    no zeroing pass, written interleaved straight into host-mapped output.
- *  - Completion: each block fences its writes at system scope and then writes
- *    the call's sequence number into its own host-mapped word; the host polls
- *    those words (no driver call while it waits), with a deadline.
+ *  - Convolution: block (tile of 32*R outputs, channel, slice of about 512
+ *    taps: the taps spread over the grid, so a 64-frame call of 4095 taps
+ *    runs 32 blocks, not 4); warp w of a slice sums its ks taps for its 32
+ *    lanes' outputs (lane = output: the taps' reads are warp-uniform
+ *    broadcasts from global memory through L1, the window's shared loads
+ *    consecutive), the warps' partial sums are added in a fixed order in
+ *    shared memory, and the last of a tile's blocks to finish adds the
+ *    slices' sums in slice order: the output is deterministic, with no atomics
+ *    in the sums and no zeroing pass, written interleaved straight into
+ *    host-mapped output.
+ *  - Completion: the block that writes a tile's output fences at system
+ *    scope and then writes the call's sequence number into the tile's
+ *    host-mapped word; the host polls those words (no driver call while it
+ *    waits), with a deadline. Slice 0's blocks write the tile's new frames
+ *    into the ring; every other slice reads only frames before the call.
  *  - The instance's high-priority stream s_comp (where the fault hooks
  *    launch too); the device is set once per thread (cached).
  */
@@ -32,10 +38,14 @@ struct gf_cu_live {
 	uint32_t C, taps_pad, L, max_frames;
 	const struct gf_direct *direct; /**< the taps: a constant bank or global memory */
 	float *d_ring;			/**< [C][2L] */
+	float *d_part;			/**< [slices][C][max_frames], with more than one slice */
+	unsigned *d_count;		/**< [C][tiles] arrivals, wrapping to 0 */
 	float *h_in, *h_out;
 	unsigned *h_done;
 	unsigned seq, max_blocks;
 	unsigned words; /**< completion words of the call in flight */
+	/* benchmarks: GPUFIR_CUDA_LIVE_WARPS, GPUFIR_CUDA_LIVE_R, GPUFIR_CUDA_LIVE_SLICE (0 = automatic) */
+	int max_warps, force_r, slice_taps;
 	int64_t pos;
 	cudaStream_t s; /**< the instance's s_comp */
 };
@@ -57,23 +67,36 @@ int gf_live_fits(uint32_t channels, uint32_t taps, uint32_t max_block)
 	       (uint64_t)max_block * channels <= GF_LIVE_MAX_SAMPLES;
 }
 
-/* Launch shape of a call: R outputs a lane, TK warps, ks taps a warp. */
+/* A shape knob for benchmarks: the variable's value within [lo, hi], else 0 (automatic). */
+static int env_int(const char *name, int lo, int hi)
+{
+	const char *v = getenv(name);
+	int x = v ? atoi(v) : 0;
+	return x >= lo && x <= hi ? x : 0;
+}
+
+/* Launch shape of a call: R outputs a lane; the taps in S slices (grid z) of TK warps of ks taps. */
 struct live_shape {
-	int r, tk, ks;
+	int r, tk, ks, slices;
 	unsigned gx;
 	size_t smem;
 };
 
 static void live_shape(const struct gf_cu_live *l, uint32_t frames, struct live_shape *sh)
 {
-	sh->r = frames <= 64 ? 1 : frames <= 512 ? 2 : 4;
-	int tk = (int)(l->taps_pad / 128);
-	sh->tk = tk < 1 ? 1 : tk > GF_LIVE_MAX_WARPS ? GF_LIVE_MAX_WARPS : tk;
-	int ks = ((int)l->taps_pad + sh->tk - 1) / sh->tk;
+	sh->r = l->force_r ? l->force_r : frames <= 64 ? 1 : frames <= 512 ? 2 : 4;
+	const int tp = (int)l->taps_pad, per = l->slice_taps ? l->slice_taps : GF_LIVE_SLICE_TAPS;
+	int S = (tp + per - 1) / per;
+	S = S < 1 ? 1 : S > GF_LIVE_MAX_SLICES ? GF_LIVE_MAX_SLICES : S;
+	int kslice = (tp + S - 1) / S;
+	int tk = kslice / 64, cap = l->max_warps ? l->max_warps : GF_LIVE_MAX_WARPS;
+	sh->tk = tk < 1 ? 1 : tk > cap ? cap : tk;
+	int ks = (kslice + sh->tk - 1) / sh->tk;
 	sh->ks = (ks + 3) & ~3;
-	int T = 32 * sh->r;
+	sh->slices = (tp + sh->tk * sh->ks - 1) / (sh->tk * sh->ks); /* none left empty */
+	const int T = 32 * sh->r, win = sh->tk * sh->ks + T - 1;
 	sh->gx = (frames + T - 1) / T;
-	sh->smem = ((size_t)l->taps_pad + T + (size_t)sh->tk * T) * sizeof(float);
+	sh->smem = ((size_t)((win + 3) & ~3) + (size_t)sh->tk * T) * sizeof(float);
 }
 
 /* ring[c][t mod L] (and its mirror) = hist[t*C + c] for the newest frames before n. */
@@ -103,11 +126,20 @@ int gf_live_new(struct gf_cu_live **out, struct gf_cuda_inst *in, struct gf_errb
 	l->taps_pad = gf_direct_taps_pad(in->direct);
 	l->L = gf_cu_pow2_at_least((uint64_t)l->taps_pad + l->max_frames);
 	l->max_blocks = (l->max_frames + 31) / 32 * l->C; /* R = 1 launches the most blocks */
+	l->max_warps = env_int("GPUFIR_CUDA_LIVE_WARPS", 1, GF_LIVE_MAX_WARPS);
+	l->force_r = env_int("GPUFIR_CUDA_LIVE_R", 1, 4);
+	if (l->force_r == 3)
+		l->force_r = 4;
+	l->slice_taps = env_int("GPUFIR_CUDA_LIVE_SLICE", 16, (int)GF_LIVE_MAX_TAPS);
+	struct live_shape sh;
+	live_shape(l, l->max_frames, &sh); /* the slices do not depend on the call's size */
 	size_t io = (size_t)l->max_frames * l->C * sizeof(float);
 	size_t smem_max = ((size_t)GF_LIVE_MAX_TAPS + 16 + 128 + GF_LIVE_MAX_WARPS * 128) * sizeof(float);
 	l->s = in->s_comp;
 	if ((err = gf_direct_live_setup(smem_max, eb)) ||
 	    (err = gf_cu_dmalloc((void **)&l->d_ring, (size_t)2 * l->L * l->C * sizeof(float), l->s, eb)) ||
+	    (sh.slices > 1 && (err = gf_cu_dmalloc((void **)&l->d_part, (size_t)sh.slices * io, l->s, eb))) ||
+	    (err = gf_cu_dmalloc((void **)&l->d_count, l->max_blocks * sizeof(unsigned), l->s, eb)) ||
 	    (err = gf_cu_halloc((void **)&l->h_in, io, cudaHostAllocMapped, eb)) ||
 	    (err = gf_cu_halloc((void **)&l->h_out, io, cudaHostAllocMapped, eb)) ||
 	    (err = gf_cu_halloc((void **)&l->h_done, l->max_blocks * sizeof(unsigned), cudaHostAllocMapped,
@@ -130,6 +162,8 @@ void gf_live_free(struct gf_cu_live *l, cudaStream_t s)
 	if (!l)
 		return;
 	gf_cu_dfree(l->d_ring, l->s); /* the stream is the instance's */
+	gf_cu_dfree(l->d_part, l->s);
+	gf_cu_dfree(l->d_count, l->s);
 	gf_cu_hfree(l->h_in);
 	gf_cu_hfree(l->h_out);
 	gf_cu_hfree(l->h_done);
@@ -142,6 +176,7 @@ int gf_live_reset(struct gf_cu_live *l, cudaStream_t s, struct gf_errbuf *eb)
 	/* The ring is written on l->s; order the reset with it whatever stream the caller uses. */
 	(void)s;
 	CU_RET(eb, cudaMemsetAsync(l->d_ring, 0, (size_t)2 * l->L * l->C * sizeof(float), l->s));
+	CU_RET(eb, cudaMemsetAsync(l->d_count, 0, l->max_blocks * sizeof(unsigned), l->s));
 	l->pos = 0;
 	return 0;
 }
@@ -201,10 +236,11 @@ int gf_live_submit(struct gf_cu_live *l, const float *inp, uint32_t frames, stru
 	live_shape(l, frames, &sh);
 	memcpy(l->h_in, inp, (size_t)frames * l->C * sizeof(float));
 	unsigned seq = ++l->seq;
-	struct gf_live_args a = {l->d_ring, l->L,    l->pos,   (int)frames, (int)l->C, (int)l->taps_pad,
-				 sh.ks,	    l->h_in, l->h_out, l->h_done,   seq};
-	CU_RET(eb,
-	       gf_direct_live_launch(l->direct, sh.r, dim3(sh.gx, l->C), dim3(32, sh.tk), sh.smem, l->s, &a));
+	struct gf_live_args a = {l->d_ring,	l->L,	   l->pos,   (int)frames, (int)l->C, (int)l->taps_pad,
+				 sh.ks,		l->h_in,   l->h_out, l->h_done,	  seq,	     l->d_part,
+				 l->max_frames, l->d_count};
+	CU_RET(eb, gf_direct_live_launch(l->direct, sh.r, dim3(sh.gx, l->C, sh.slices), dim3(32, sh.tk),
+					 sh.smem, l->s, &a));
 	l->words = sh.gx * l->C;
 	l->pos += frames;
 	return 0;

@@ -342,8 +342,9 @@ static void *create_with(const char *var, const char *val, const struct gf_filte
 
 /* Live blocks of the direct algorithm take the fused path; it is
  * deterministic (two instances give the same bits) and matches the reference
- * with random call sizes, with the taps in constant and in global memory; the
- * same stream with the fused path turned off matches too. */
+ * with random call sizes, with the taps held in a constant bank or only in
+ * global memory (@p want_where; the fused kernel reads the global copy either
+ * way); the same stream with the fused path turned off matches too. */
 static void algo_path_case(enum gf_algo algo, const char *env, const char *want_path, uint32_t ch,
 			   uint32_t taps, uint32_t block, const char *want_where)
 {
@@ -722,6 +723,39 @@ static void stuck_handover_case(void)
 	gf_cuda_backend.destroy(a); /* keeps what the kernel may still use */
 	gf_filter_set_free(fs);
 }
+
+/* The FFT tail's launcher stuck inside a launch (the hold hook: it has claimed a
+ * completed segment and sleeps 4 s before launching it). The drain that a prime
+ * starts with gives up at its 2 s deadline with GF_E_TIMEOUT instead of waiting
+ * for the launcher, and destroy abandons the launcher after its 1 s join instead
+ * of blocking; the instance's state stays in doubt, so this case runs last. */
+static void stuck_launcher_case(void)
+{
+	const uint32_t block = 64;
+	struct gf_filter_set *fs = make_taps(2, 20000);
+	float x[128] = {0}, y[128];
+	void *a = create_algo_with(GF_ALGO_FFT, "GPUFIR_CUDA_PERSIST", "1", fs, block);
+	CHECK(strcmp(gf_cuda_block_path(a), "persistent") == 0);
+	CHECK(gf_cuda_hold_launcher(a, 4000) == 0);
+	const uint32_t seg = gf_cuda_fft_partition(a);
+	for (uint32_t i = 0; i < seg / block + 1; i++) /* completes segment 0: the launcher claims it */
+		CHECK_OK(gf_backend_process(&gf_cuda_backend, a, x, y, block));
+	const struct timespec claimed = {0, 50000000}; /* the launcher polls every 2 ms at most */
+	nanosleep(&claimed, NULL);
+	uint64_t t0 = gf_backend_now_ns();
+	int err = gf_cuda_backend.prime(a, x, 1);
+	uint64_t prime_ns = gf_backend_now_ns() - t0;
+	CHECK(err == GF_E_TIMEOUT);
+	CHECK(prime_ns >= 2000000000u && prime_ns < 2500000000u);
+	t0 = gf_backend_now_ns();
+	gf_cuda_backend.destroy(a);
+	uint64_t free_ns = gf_backend_now_ns() - t0;
+	CHECK(free_ns < 1500000000u);
+	printf("stuck launcher: the prime's drain gave up with GF_E_TIMEOUT after %.0f ms; destroy "
+	       "returned after %.0f ms (the launcher abandoned)\n",
+	       (double)prime_ns / 1e6, (double)free_ns / 1e6);
+	gf_filter_set_free(fs);
+}
 #endif
 
 static const struct tcase quick_cases[] = {
@@ -907,6 +941,7 @@ int main(void)
 		hang_case(1, GF_ALGO_FFT, 20000, "kernel"); /* the head's kernel */
 		hang_case(1, GF_ALGO_FFT, 20000, "tail");   /* the FFT tail's side stream */
 		stuck_handover_case();
+		stuck_launcher_case(); /* last: leaves its state in doubt */
 	}
 #endif
 #ifdef GPUFIR_HAVE_CUDA
