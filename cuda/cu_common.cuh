@@ -302,6 +302,11 @@ void gf_cu_calib_lookup(int dev, uint32_t channels, uint32_t max_block, uint32_t
 void gf_cu_calib_store(int dev, uint32_t channels, uint32_t max_block, uint32_t taps, int direct_won);
 /** CLOCK_MONOTONIC in ns. */
 uint64_t gf_cu_now_ns(void);
+/** Benchmarks (cuda_bench.h's split hooks, cu_floor.cu): create the two events recorded around
+ * the work a call enqueues. @return 0, or -1 (already made, or no events). */
+int gf_cu_split_arm(cudaEvent_t ev[2]);
+/** The span between @p ev[0] and @p ev[1] (waits for ev[1]) and @p enqueue_ns, in us. @return 0 or -1. */
+int gf_cu_split_read(cudaEvent_t ev[2], uint64_t enqueue_ns, double *enqueue_us, double *gpu_us);
 /** Default deadline of a call's wait when the caller gives none. */
 #define GF_CU_WAIT_NS 2000000000ull
 

@@ -8,10 +8,9 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cuda_bench.h"
-#include "cu_error.cuh"
+#include "cu_common.cuh"
 
 struct gf_cuda_floor {
 	int shape;
@@ -23,13 +22,6 @@ struct gf_cuda_floor {
 	cudaEvent_t ev[2]; /**< gf_cuda_floor_split: around each trip's work */
 	uint64_t enqueue_ns;
 };
-
-static uint64_t floor_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 __global__ void k_floor_empty(void)
 {
@@ -84,7 +76,7 @@ static cudaError_t floor_mark(struct gf_cuda_floor *f, uint64_t t0)
 	if (!t0)
 		return cudaGetLastError();
 	cudaError_t e = cudaEventRecord(f->ev[1], f->s);
-	f->enqueue_ns = floor_now_ns() - t0;
+	f->enqueue_ns = gf_cu_now_ns() - t0;
 	return e;
 }
 
@@ -92,7 +84,7 @@ extern "C" int gf_cuda_floor_trip(struct gf_cuda_floor *f, const float *in, floa
 {
 	struct gf_errbuf eb = {{0}};
 	unsigned n = (unsigned)(f->bytes / sizeof(float));
-	uint64_t t0 = f->ev[0] ? floor_now_ns() : 0;
+	uint64_t t0 = f->ev[0] ? gf_cu_now_ns() : 0;
 	memcpy(f->h_in, in, f->bytes);
 	if (t0)
 		CU_RET(&eb, cudaEventRecord(f->ev[0], f->s));
@@ -117,27 +109,36 @@ extern "C" int gf_cuda_floor_trip(struct gf_cuda_floor *f, const float *in, floa
 	return 0;
 }
 
-extern "C" int gf_cuda_floor_split(struct gf_cuda_floor *f)
+int gf_cu_split_arm(cudaEvent_t ev[2])
 {
-	if (f->ev[0] || cudaEventCreate(&f->ev[0]) != cudaSuccess ||
-	    cudaEventCreate(&f->ev[1]) != cudaSuccess) {
+	if (ev[0] || cudaEventCreate(&ev[0]) != cudaSuccess || cudaEventCreate(&ev[1]) != cudaSuccess) {
 		(void)cudaGetLastError();
 		return -1;
 	}
 	return 0;
 }
 
-extern "C" int gf_cuda_floor_last_split(struct gf_cuda_floor *f, double *enqueue_us, double *gpu_us)
+int gf_cu_split_read(cudaEvent_t ev[2], uint64_t enqueue_ns, double *enqueue_us, double *gpu_us)
 {
 	float ms = 0.0f;
-	if (!f->ev[1] || cudaEventSynchronize(f->ev[1]) != cudaSuccess ||
-	    cudaEventElapsedTime(&ms, f->ev[0], f->ev[1]) != cudaSuccess) {
+	if (!ev[1] || cudaEventSynchronize(ev[1]) != cudaSuccess ||
+	    cudaEventElapsedTime(&ms, ev[0], ev[1]) != cudaSuccess) {
 		(void)cudaGetLastError();
 		return -1;
 	}
-	*enqueue_us = (double)f->enqueue_ns / 1e3;
+	*enqueue_us = (double)enqueue_ns / 1e3;
 	*gpu_us = (double)ms * 1e3;
 	return 0;
+}
+
+extern "C" int gf_cuda_floor_split(struct gf_cuda_floor *f)
+{
+	return gf_cu_split_arm(f->ev);
+}
+
+extern "C" int gf_cuda_floor_last_split(struct gf_cuda_floor *f, double *enqueue_us, double *gpu_us)
+{
+	return gf_cu_split_read(f->ev, f->enqueue_ns, enqueue_us, gpu_us);
 }
 
 extern "C" void gf_cuda_floor_free(struct gf_cuda_floor *f)

@@ -1223,28 +1223,15 @@ extern "C" int gf_cuda_hold_launcher(void *inst, uint32_t ms)
 extern "C" int gf_cuda_split_calls(void *inst)
 {
 	struct gf_cuda_inst *in = (struct gf_cuda_inst *)inst;
-	if (gf_pk_active(in) || in->ev_split[0])
+	if (gf_pk_active(in) || gf_cu_use_device(in->dev, &in->eb))
 		return -1;
-	if (gf_cu_use_device(in->dev, &in->eb) || cudaEventCreate(&in->ev_split[0]) != cudaSuccess ||
-	    cudaEventCreate(&in->ev_split[1]) != cudaSuccess) {
-		(void)cudaGetLastError();
-		return -1;
-	}
-	return 0;
+	return gf_cu_split_arm(in->ev_split);
 }
 
 extern "C" int gf_cuda_last_split(void *inst, double *enqueue_us, double *gpu_us)
 {
 	struct gf_cuda_inst *in = (struct gf_cuda_inst *)inst;
-	float ms = 0.0f;
-	if (!in->ev_split[1] || cudaEventSynchronize(in->ev_split[1]) != cudaSuccess ||
-	    cudaEventElapsedTime(&ms, in->ev_split[0], in->ev_split[1]) != cudaSuccess) {
-		(void)cudaGetLastError();
-		return -1;
-	}
-	*enqueue_us = (double)in->split_enqueue_ns / 1e3;
-	*gpu_us = (double)ms * 1e3;
-	return 0;
+	return gf_cu_split_read(in->ev_split, in->split_enqueue_ns, enqueue_us, gpu_us);
 }
 
 extern "C" const char *gf_cuda_block_path(const void *inst)
