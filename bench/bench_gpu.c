@@ -318,7 +318,10 @@ static int split(int argc, char **argv)
 	split_floor("floor: pinned copies + sync", GF_CUDA_FLOOR_COPY, ch, block, blocks, 1);
 	split_floor("floor: mapped + polled word", GF_CUDA_FLOOR_FLAG, ch, block, blocks, 1);
 	split_floor("floor: mapped + polled word", GF_CUDA_FLOOR_FLAG, ch, block, blocks, 0);
-	split_inst("direct", GF_ALGO_DIRECT, ch, taps, block, blocks, 1);
+	setenv("GPUFIR_CUDA_LIVE", "0", 1);
+	split_inst("direct staged", GF_ALGO_DIRECT, ch, taps, block, blocks, 1);
+	unsetenv("GPUFIR_CUDA_LIVE"); /* the default: the faster of fused and staged, timed at create */
+	split_inst("direct default", GF_ALGO_DIRECT, ch, taps, block, blocks, 1);
 	split_inst("fft", GF_ALGO_FFT, ch, taps, block, blocks, 1);
 	/* Knobs (empty: automatic): warps a block, outputs a lane, taps a slice (16384: one slice,
 	 * the whole filter in each block). The second row runs back to back. */

@@ -94,6 +94,7 @@ struct gf_cuda_inst {
 	struct gf_direct *direct;
 	struct gf_fft *fft;
 	struct gf_cu_live *live;       /**< fused per-block path (cuda_live.cu), or NULL */
+	int live_timed;		       /**< create times it against the staged path (pick_live) */
 	struct gf_cu_persist *persist; /**< persistent-kernel path (cuda_persist.cu), or NULL */
 	struct gf_cu_hybrid *hybrid;   /**< an FFT instance's persistent head and FFT tail (cu_hybrid.cu), or NULL */
 	float *m_in, *m_out;	       /**< host-mapped staging of small FFT calls (max_block * channels) */
@@ -123,7 +124,7 @@ struct gf_cuda_inst {
 	cudaEvent_t ev_split[2];   /**< NULL unless asked for */
 	uint64_t split_enqueue_ns; /**< the last call's host time in submit */
 	struct gf_errbuf eb;	   /**< last error of prime/process */
-	char desc[160];
+	char desc[192];
 };
 
 /* Allocation and device selection that do not stall other instances (cu_pool.cu). */
@@ -169,8 +170,13 @@ int gf_cu_device_wait_may_hang(void);
 #define GF_LIVE_MAX_WARPS 32   /**< warps a block (1024 threads) */
 #define GF_LIVE_SLICE_TAPS 512 /**< taps a block sums, about: the taps are spread over slices of blocks */
 #define GF_LIVE_MAX_SLICES 32
+/** GPUFIR_CUDA_LIVE: 0 never, 1 wherever it fits, unset or auto: timed against the staged path at create. */
+enum gf_live_mode { GF_LIVE_OFF, GF_LIVE_ON, GF_LIVE_AUTO };
+enum gf_live_mode gf_live_mode(void);
 /** Can an instance of these sizes use it? */
 int gf_live_fits(uint32_t channels, uint32_t taps, uint32_t max_block);
+/** Load its kernels: every call size's variant and the history load. */
+void gf_live_preload(void);
 int gf_live_new(struct gf_cu_live **out, struct gf_cuda_inst *in, struct gf_errbuf *eb);
 void gf_live_free(struct gf_cu_live *l, cudaStream_t s);
 /** History = silence, position 0. */
@@ -278,10 +284,18 @@ static inline int gf_pk_active(const struct gf_cuda_inst *in)
 int gf_pk_take(struct gf_cuda_inst *in);
 /** Audio thread, finish of a persistent call that returned @p err: hand over if asked. */
 int gf_pk_end_call(struct gf_cuda_inst *in, int err, uint64_t deadline_ns);
-/** The measured choice between it and the staged path, per shape: -1 unknown, 0 staged, 1 persistent
- * (kept in cu_pool.cu with the algorithm calibration). */
-int gf_persist_choice_lookup(int dev, uint32_t channels, uint32_t max_block, uint32_t taps_pad);
-void gf_persist_choice_store(int dev, uint32_t channels, uint32_t max_block, uint32_t taps_pad, int persist);
+/** Measured choices of a live path against the one launched per block, per shape (kept in
+ * cu_pool.cu with the algorithm calibration). */
+enum gf_cu_choice {
+	GF_CU_CHOICE_FUSED,   /**< the fused kernel against the staged path */
+	GF_CU_CHOICE_PERSIST, /**< the persistent kernel against the fused or staged path */
+	GF_CU_CHOICES
+};
+/** @return -1 not measured yet, 0 the other path, 1 this one. */
+int gf_cu_choice_lookup(enum gf_cu_choice what, int dev, uint32_t channels, uint32_t max_block,
+			uint32_t taps_pad);
+void gf_cu_choice_store(enum gf_cu_choice what, int dev, uint32_t channels, uint32_t max_block,
+			uint32_t taps_pad, int taken);
 
 /**
  * Wait until all @p n words at @p w equal @p seq (the kernel writes them after
@@ -368,6 +382,8 @@ struct gf_live_args {
 };
 /** Once per instance at create: allow the fused kernel @p smem_max bytes of shared memory. */
 int gf_direct_live_setup(size_t smem_max, struct gf_errbuf *eb);
+/** Load the fused kernel's variants (lazy loading: see warm_staged in cuda_backend.cu). */
+void gf_direct_live_preload(void);
 /** Launch the fused kernel with R = @p r (1, 2, 4) outputs a lane, reading the taps of @p d from
  * global memory (also where a constant bank holds them). */
 cudaError_t gf_direct_live_launch(const struct gf_direct *d, int r, dim3 grid, dim3 block, size_t smem,

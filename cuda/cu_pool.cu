@@ -314,7 +314,7 @@ struct memo {
 	uint32_t a, b; /* what the table keeps */
 };
 static struct memo g_calib[GF_CU_MEMO];	  /* a: direct_max, b: fft_min */
-static struct memo g_persist[GF_CU_MEMO]; /* a: persistent path chosen (1) or not (0) */
+static struct memo g_choice[GF_CU_CHOICES][GF_CU_MEMO]; /* a: the faster path taken (1) or not (0) */
 
 /* The entry of a shape; with @p fresh (a, b) a new one where there is none (NULL: full). */
 static struct memo *memo_find(struct memo *t, int dev, uint32_t channels, uint32_t max_block, uint32_t taps,
@@ -354,20 +354,22 @@ void gf_cu_calib_store(int dev, uint32_t channels, uint32_t max_block, uint32_t 
 	pthread_mutex_unlock(&g_pool_mu);
 }
 
-int gf_persist_choice_lookup(int dev, uint32_t channels, uint32_t max_block, uint32_t taps_pad)
+int gf_cu_choice_lookup(enum gf_cu_choice what, int dev, uint32_t channels, uint32_t max_block,
+			uint32_t taps_pad)
 {
 	pthread_mutex_lock(&g_pool_mu);
-	const struct memo *c = memo_find(g_persist, dev, channels, max_block, taps_pad, NULL);
+	const struct memo *c = memo_find(g_choice[what], dev, channels, max_block, taps_pad, NULL);
 	int r = c ? (int)c->a : -1;
 	pthread_mutex_unlock(&g_pool_mu);
 	return r;
 }
 
-void gf_persist_choice_store(int dev, uint32_t channels, uint32_t max_block, uint32_t taps_pad, int persist)
+void gf_cu_choice_store(enum gf_cu_choice what, int dev, uint32_t channels, uint32_t max_block,
+			uint32_t taps_pad, int taken)
 {
-	const struct memo fresh = {0, 0, 0, 0, 0, (uint32_t)(persist != 0), 0};
+	const struct memo fresh = {0, 0, 0, 0, 0, (uint32_t)(taken != 0), 0};
 	pthread_mutex_lock(&g_pool_mu);
-	memo_find(g_persist, dev, channels, max_block, taps_pad, &fresh);
+	memo_find(g_choice[what], dev, channels, max_block, taps_pad, &fresh);
 	pthread_mutex_unlock(&g_pool_mu);
 }
 

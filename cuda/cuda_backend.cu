@@ -478,6 +478,59 @@ static int calibrate(struct gf_cuda_inst *in, struct gf_errbuf *eb)
 	return 0;
 }
 
+static unsigned g_paths_timed; /* gf_cuda_paths_timed */
+
+/* The fused per-block path beside a direct instance (cuda_live.cu), where it fits and
+ * GPUFIR_CUDA_LIVE allows it: 1 always, unset or auto unless this shape measured it
+ * slower than the staged path before (pick_live measures a shape not seen yet). */
+static int add_live(struct gf_cuda_inst *in, struct gf_errbuf *eb)
+{
+	enum gf_live_mode mode = gf_live_mode();
+	if (mode == GF_LIVE_OFF || !gf_live_fits(in->channels, in->taps, in->max_block))
+		return 0;
+	int known = mode == GF_LIVE_AUTO ? gf_cu_choice_lookup(GF_CU_CHOICE_FUSED, in->dev, in->channels,
+							       in->max_block, gf_direct_taps_pad(in->direct))
+					 : 1;
+	in->live_timed = known < 0;
+	return known ? gf_live_new(&in->live, in, eb) : 0;
+}
+
+/*
+ * GPUFIR_CUDA_LIVE unset or auto, a shape not measured yet: time whole round
+ * trips of max_block frames on the fused path and on the staged one (paced,
+ * as live blocks are) and keep the faster. The fused kernel costs one launch
+ * per block and no copies; where a launch costs more than the copies, the
+ * staged path wins. Control thread, before the instance is published; about
+ * 30 ms, once per shape (gf_cu_choice_store). The state is reset after.
+ */
+static int pick_live(struct gf_cuda_inst *in, struct gf_errbuf *eb)
+{
+	if (!in->live || !in->live_timed)
+		return 0;
+	__atomic_add_fetch(&g_paths_timed, 1u, __ATOMIC_RELAXED);
+	double t_fused = 0.0, t_staged = 0.0;
+	int err = time_round_trip(in, in->max_block, &t_fused);
+	struct gf_cu_live *l = in->live;
+	in->live = NULL;
+	if (!err)
+		err = time_round_trip(in, in->max_block, &t_staged);
+	in->live = l;
+	if (err) {
+		gf_errbuf_set(eb, "%s", in->eb.msg);
+		return err;
+	}
+	int keep = t_fused < t_staged;
+	gf_debug("cuda: live path, %u taps x %u ch, blocks of %u: fused %.1f us, staged %.1f us (%s)", in->taps,
+		 in->channels, in->max_block, t_fused / 1e3, t_staged / 1e3, keep ? "fused" : "staged");
+	gf_cu_choice_store(GF_CU_CHOICE_FUSED, in->dev, in->channels, in->max_block,
+			   gf_direct_taps_pad(in->direct), keep);
+	if (!keep) {
+		gf_live_free(in->live, in->s_comp);
+		in->live = NULL;
+	}
+	return 0;
+}
+
 /* Frames of the largest chunk before it is fitted to the FFT hop (power of two). */
 static uint32_t chunk_cap(uint32_t channels)
 {
@@ -542,9 +595,9 @@ static void drop_persist(struct gf_cuda_inst *in)
 /*
  * CUDA loads a kernel's code at its first launch (lazy loading), and that load
  * may wait for every kernel on the device: behind a resident persistent kernel
- * it never ends. So before the kernel starts, the staged path runs once (its
- * kernels and cuFFT's are loaded; the handover goes on there), the kernels it
- * may need later are loaded, and the state is reset.
+ * it never ends. So before the kernel starts, the launched path (fused or
+ * staged) runs once (its kernels and cuFFT's are loaded; the handover goes on
+ * there), the kernels it may need later are loaded, and the state is reset.
  */
 static int warm_staged(struct gf_cuda_inst *in, struct gf_errbuf *eb)
 {
@@ -556,6 +609,8 @@ static int warm_staged(struct gf_cuda_inst *in, struct gf_errbuf *eb)
 	gf_cu_line_preload();
 	if (in->fft)
 		gf_fft_preload();
+	if (in->live) /* a prime, or the calls after a handover, launch them beside the kernel */
+		gf_live_preload();
 	if (!err)
 		err = reset_state(in, eb);
 	if (!err)
@@ -599,9 +654,10 @@ static void keep_persist(struct gf_cuda_inst *in)
  * it needs the context's 32 hardware queues
  * and keeps its SMs busy; a later build on the device makes it hand over to
  * the staged path first (cu_handover.cu). GPUFIR_CUDA_PERSIST=1 takes it
- * wherever it fits; GPUFIR_CUDA_PERSIST=auto times both on whole round trips
- * of max_block frames and keeps the faster (per shape, so a second instance
- * of the same shape measures nothing); unset or 0: the staged path. Control
+ * wherever it fits; GPUFIR_CUDA_PERSIST=auto times it against the path
+ * launched per block (fused or staged, pick_live) on whole round trips of
+ * max_block frames and keeps the faster (per shape, so a second instance
+ * of the same shape measures nothing); unset or 0: the launched path. Control
  * thread, before the instance is published.
  */
 static int pick_persist(struct gf_cuda_inst *in, const struct gf_filter_set *fs, struct gf_errbuf *eb)
@@ -623,7 +679,9 @@ static int pick_persist(struct gf_cuda_inst *in, const struct gf_filter_set *fs,
 		return 0;
 	/* The choice is kept per shape: an FFT instance's by its whole filter, longer than any direct one's. */
 	uint32_t key = direct ? tp : in->taps;
-	int known = force < 0 ? gf_persist_choice_lookup(in->dev, in->channels, in->max_block, key) : 1;
+	int known = force < 0 ? gf_cu_choice_lookup(GF_CU_CHOICE_PERSIST, in->dev, in->channels,
+						    in->max_block, key)
+			      : 1;
 	if (known == 0)
 		return 0;
 	struct gf_errbuf peb = {{0}};
@@ -641,6 +699,7 @@ static int pick_persist(struct gf_cuda_inst *in, const struct gf_filter_set *fs,
 		return 0;
 	}
 	double t_persist = 0.0, t_staged = 0.0;
+	__atomic_add_fetch(&g_paths_timed, 1u, __ATOMIC_RELAXED);
 	err = time_round_trip(in, in->max_block, &t_persist);
 	struct gf_cu_persist *p = in->persist;
 	in->persist = NULL;
@@ -659,10 +718,11 @@ static int pick_persist(struct gf_cuda_inst *in, const struct gf_filter_set *fs,
 		return err;
 	}
 	int keep = t_persist < t_staged;
-	gf_debug("cuda: live path, %u taps x %u ch, blocks of %u: persistent %.1f us, staged %.1f us (%s)",
-		 in->taps, in->channels, in->max_block, t_persist / 1e3, t_staged / 1e3,
-		 keep ? "persistent" : "staged");
-	gf_persist_choice_store(in->dev, in->channels, in->max_block, key, keep);
+	const char *launched = in->live ? "fused" : "staged";
+	gf_debug("cuda: live path, %u taps x %u ch, blocks of %u: persistent %.1f us, %s %.1f us (%s)",
+		 in->taps, in->channels, in->max_block, t_persist / 1e3, launched, t_staged / 1e3,
+		 keep ? "persistent" : launched);
+	gf_cu_choice_store(GF_CU_CHOICE_PERSIST, in->dev, in->channels, in->max_block, key, keep);
 	if (keep)
 		keep_persist(in);
 	else
@@ -772,14 +832,13 @@ static int cu_create(const struct gf_engine_params *p, const struct gf_filter_se
 	t[2] = gf_cu_now_ms();
 	if (want_direct && (err = gf_direct_new(&in->direct, in, fs, eb)))
 		goto fail;
-	if (want_direct && gf_live_fits(in->channels, in->taps, in->max_block) &&
-	    (err = gf_live_new(&in->live, in, eb)))
+	if (want_direct && (err = add_live(in, eb)))
 		goto fail;
 	t[3] = gf_cu_now_ms();
 	if (want_fft && (err = gf_fft_new(&in->fft, in, fs, &shape, eb)))
 		goto fail;
 	t[4] = gf_cu_now_ms();
-	if (want_direct && want_fft && (err = calibrate(in, eb)))
+	if (want_direct && ((err = pick_live(in, eb)) || (want_fft && (err = calibrate(in, eb)))))
 		goto fail;
 	/* This instance's streams only: a device-wide synchronize would wait for
 	 * (and stall) the instance that is streaming while this one is built. */
@@ -800,6 +859,9 @@ static int cu_create(const struct gf_engine_params *p, const struct gf_filter_se
 			       : "",
 		 t[1] - t[0], t[2] - t[1], t[3] - t[2], t[4] - t[3], in->fft ? gf_fft_partition(in->fft) : 0,
 		 in->fft ? gf_fft_size(in->fft) : 0, t[5] - t[4]);
+	/* the status and the log say which path live blocks take */
+	snprintf(in->desc + strlen(in->desc), sizeof(in->desc) - strlen(in->desc), "; live blocks: %s",
+		 gf_cuda_block_path(in));
 	*out = in;
 	return 0;
 fail:
@@ -1232,6 +1294,11 @@ extern "C" int gf_cuda_last_split(void *inst, double *enqueue_us, double *gpu_us
 {
 	struct gf_cuda_inst *in = (struct gf_cuda_inst *)inst;
 	return gf_cu_split_read(in->ev_split, in->split_enqueue_ns, enqueue_us, gpu_us);
+}
+
+extern "C" unsigned gf_cuda_paths_timed(void)
+{
+	return __atomic_load_n(&g_paths_timed, __ATOMIC_RELAXED);
 }
 
 extern "C" const char *gf_cuda_block_path(const void *inst)

@@ -42,6 +42,10 @@ const char *gf_cuda_taps_where(const void *inst);
  * "pipelined". */
 const char *gf_cuda_block_path(const void *inst);
 
+/** Test hook: how many live-path choices (GPUFIR_CUDA_LIVE or GPUFIR_CUDA_PERSIST auto) instances
+ * created in this process have timed; a shape timed once is not timed again. */
+unsigned gf_cuda_paths_timed(void);
+
 /** Test hook: the FFT tail's launcher of @p inst (an FFT instance on the persistent path) sleeps
  * @p ms inside its next launch, after claiming the segment and before launching it, as a launcher
  * thread stuck in a driver call would. @return 0, or -1 where it has no launcher. */

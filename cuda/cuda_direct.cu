@@ -190,6 +190,15 @@ int gf_direct_live_setup(size_t smem_max, struct gf_errbuf *eb)
 	return err ? err : live_attr<4>(smem_max, eb);
 }
 
+void gf_direct_live_preload(void)
+{
+	cudaFuncAttributes a;
+	(void)cudaFuncGetAttributes(&a, k_live<1>);
+	(void)cudaFuncGetAttributes(&a, k_live<2>);
+	(void)cudaFuncGetAttributes(&a, k_live<4>);
+	(void)cudaGetLastError();
+}
+
 uint32_t gf_direct_taps_pad(const struct gf_direct *d)
 {
 	return d->taps_pad;

@@ -57,12 +57,16 @@ uint64_t gf_cu_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+enum gf_live_mode gf_live_mode(void)
+{
+	const char *env = getenv("GPUFIR_CUDA_LIVE");
+	if (!env || !*env || strcmp(env, "auto") == 0)
+		return GF_LIVE_AUTO;
+	return strcmp(env, "0") == 0 ? GF_LIVE_OFF : GF_LIVE_ON;
+}
+
 int gf_live_fits(uint32_t channels, uint32_t taps, uint32_t max_block)
 {
-	/* Opt-in: on the H200 it measured slower than the staged path (docs/cuda.md). */
-	const char *env = getenv("GPUFIR_CUDA_LIVE");
-	if (!env || strcmp(env, "1") != 0)
-		return 0;
 	return taps <= GF_LIVE_MAX_TAPS && max_block <= GF_LIVE_MAX_FRAMES &&
 	       (uint64_t)max_block * channels <= GF_LIVE_MAX_SAMPLES;
 }
@@ -110,6 +114,14 @@ __global__ void k_live_load(float *__restrict__ ring, uint32_t L, const float *_
 		ring[(size_t)c * 2 * L + j] = v;
 		ring[(size_t)c * 2 * L + j + L] = v;
 	}
+}
+
+void gf_live_preload(void)
+{
+	cudaFuncAttributes a;
+	gf_direct_live_preload();
+	(void)cudaFuncGetAttributes(&a, k_live_load);
+	(void)cudaGetLastError();
 }
 
 int gf_live_new(struct gf_cu_live **out, struct gf_cuda_inst *in, struct gf_errbuf *eb)

@@ -13,9 +13,11 @@
 #   reload_cuda  test_daemon_reload_load on CUDA: 1048575 taps (GPU_CHECK_RELOAD_TAPS)
 #                at 256-frame blocks, the filter file replaced while audio plays: no
 #                underflow, no late block, every reload's crossfade exact
+#   reload_cuda_fused  the same at 4095 taps and 64-frame blocks on the default path
+#                (the fused kernel where it timed faster than the staged path at create)
 #   reload_cuda_persist  the same on the persistent-kernel path (GPUFIR_CUDA_PERSIST=1,
 #                4095 taps at 64-frame blocks): each reload hands the running kernel over
-#                to the staged path before the new filter is built
+#                to the launched path (fused or staged) before the new filter is built
 #   hang_cuda    test_daemon_hang on CUDA: a kernel that spins (GPUFIR_CUDA_HANG_AFTER):
 #                CPU takes over within the deadline, status answers, SIGTERM within 2 s
 #   live_cuda_tight  its playback case at latency_slack 1 (two blocks of latency),
@@ -79,6 +81,8 @@ step live_cuda_tight optional env GPUFIR_TEST_BACKEND=cuda GPUFIR_TEST_LATENCY_S
 	GPUFIR_LIVE_CASES=playback "$root/scripts/with-jackd.sh" "$build/tests/test_live_jack"
 step reload_cuda required env GPUFIR_TEST_BACKEND=cuda GPUFIR_TEST_RELOAD_TAPS="${GPU_CHECK_RELOAD_TAPS:-1048575}" \
 	GPUFIR_TEST_RELOAD_BLOCK="${GPU_CHECK_RELOAD_BLOCK:-256}" "$root/scripts/with-jackd.sh" "$build/tests/test_daemon_reload_load"
+step reload_cuda_fused required env GPUFIR_TEST_BACKEND=cuda GPUFIR_TEST_RELOAD_TAPS=4095 \
+	GPUFIR_TEST_RELOAD_BLOCK=64 "$root/scripts/with-jackd.sh" "$build/tests/test_daemon_reload_load"
 step reload_cuda_persist required env GPUFIR_TEST_BACKEND=cuda GPUFIR_CUDA_PERSIST=1 GPUFIR_TEST_RELOAD_TAPS=4095 \
 	GPUFIR_TEST_RELOAD_BLOCK=64 "$root/scripts/with-jackd.sh" "$build/tests/test_daemon_reload_load"
 step hang_cuda required env GPUFIR_TEST_BACKEND=cuda "$root/scripts/with-jackd.sh" "$build/tests/test_daemon_hang"

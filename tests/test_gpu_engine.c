@@ -3,8 +3,9 @@
  * 1..1M, channels 1..64, call sizes 1..65536 (fixed and random), impulses
  * across block boundaries, priming (batched), filter swaps through gf_engine,
  * constant bank exhaustion, the GPUFIR_CUDA_FAIL_AFTER fault hook, the
- * fused per-block path of live blocks, opt-in with GPUFIR_CUDA_LIVE=1 (which
- * path runs, bit-identical output run to run, the same cases without it),
+ * fused per-block path of live blocks, forced with GPUFIR_CUDA_LIVE=1 (which
+ * path runs, bit-identical output run to run, the same cases without it) or
+ * timed against the staged path at create (unset: once per shape),
  * and the persistent kernel (GPUFIR_CUDA_PERSIST=1): the same checks, and its
  * handover to the staged path when another instance is built beside it.
  *
@@ -406,6 +407,34 @@ static double noise_error(void *inst, const struct gf_filter_set *fs, uint32_t f
 	return e;
 }
 
+/* GPUFIR_CUDA_LIVE unset (the default): the fused path or the staged one, by
+ * timing both at create, once per shape: a second instance of the shape
+ * measures nothing and takes the same path; either way the output is right. */
+static void auto_live_case(uint32_t ch, uint32_t taps, uint32_t block)
+{
+	struct gf_filter_set *fs = make_taps(ch, taps);
+	unsetenv("GPUFIR_CUDA_LIVE");
+	const unsigned timed0 = gf_cuda_paths_timed();
+	void *a = create_with("GPUFIR_CUDA_PERSIST", "0", fs, block);
+	const unsigned timed1 = gf_cuda_paths_timed();
+	void *b = create_with("GPUFIR_CUDA_PERSIST", "0", fs, block);
+	const unsigned timed2 = gf_cuda_paths_timed();
+	setenv("GPUFIR_CUDA_LIVE", "0", 1);
+	const char *path = gf_cuda_block_path(a);
+	CHECK(strcmp(path, "fused") == 0 || strcmp(path, "staged") == 0);
+	CHECK(strcmp(gf_cuda_block_path(b), path) == 0);
+	/* no earlier case leaves a choice for these shapes: the first instance times, the second not */
+	CHECK(timed1 - timed0 == 1 && timed2 == timed1);
+	double e = noise_error(a, fs, 30 * block, block), e2 = noise_error(b, fs, 30 * block, block);
+	printf("auto    taps %5u ch %2u block %4u: GPUFIR_CUDA_LIVE unset, measured choice %s (%u timing), "
+	       "rel L2 %.2e %.2e\n",
+	       taps, ch, block, path, timed1 - timed0, e, e2);
+	CHECK(e < TOL && e2 < TOL);
+	gf_cuda_backend.destroy(a);
+	gf_cuda_backend.destroy(b);
+	gf_filter_set_free(fs);
+}
+
 /* GPUFIR_CUDA_PERSIST=auto: the live path is picked by timing both; whichever it is, the output is right. */
 static void auto_path_case(void)
 {
@@ -604,8 +633,9 @@ static int timed_call(void *inst, const float *x, float *y, uint32_t block, uint
  * is then late (a segment or two on) is the one that times out, in finish's
  * wait for the tail. The instance is then abandoned (never destroyed), as the
  * engine does. */
-static void hang_case(int persist, enum gf_algo algo, uint32_t taps, const char *where)
+static void hang_case(const char *want_path, enum gf_algo algo, uint32_t taps, const char *where)
 {
+	const int persist = strcmp(want_path, "persistent") == 0;
 	const uint32_t ch = 2, block = 64;
 	const uint64_t wait_ns = 5000000u;
 	struct gf_filter_set *fs = make_taps(ch, taps);
@@ -617,16 +647,18 @@ static void hang_case(int persist, enum gf_algo algo, uint32_t taps, const char 
 	setenv("GPUFIR_CUDA_HANG_AFTER", "2", 1);
 	setenv("GPUFIR_CUDA_HANG_WHERE", where, 1);
 	setenv("GPUFIR_CUDA_PERSIST", persist ? "1" : "0", 1);
+	setenv("GPUFIR_CUDA_LIVE", strcmp(want_path, "fused") == 0 ? "1" : "0", 1);
 	CHECK_OK_EB(gf_cuda_backend.create(&p, fs, &inst, &eb), &eb);
 	setenv("GPUFIR_CUDA_PERSIST", "0", 1);
+	setenv("GPUFIR_CUDA_LIVE", "0", 1);
 	unsetenv("GPUFIR_CUDA_HANG_AFTER");
 	unsetenv("GPUFIR_CUDA_HANG_WHERE");
 #ifdef GPUFIR_HAVE_CUDA
 	const char *path = gf_cuda_block_path(inst); /* a string literal */
-	CHECK(strcmp(path, persist ? "persistent" : "staged") == 0);
+	CHECK(strcmp(path, want_path) == 0);
 	const uint32_t seg = algo == GF_ALGO_FFT ? gf_cuda_fft_partition(inst) : block;
 #else
-	const char *path = "staged"; /* not reached: create fails without CUDA */
+	const char *path = want_path; /* not reached: create fails without CUDA */
 	const uint32_t seg = block;
 #endif
 	/* The kernel: the 3rd call. The tail: the calls of the segments its stalled chain
@@ -842,6 +874,7 @@ int main(void)
 	printf("device: %s\n", desc);
 	g_rng = gf_test_seed("test_gpu_engine");
 	setenv("GPUFIR_CUDA_PERSIST", "0", 1); /* the staged path unless a case asks for another */
+	setenv("GPUFIR_CUDA_LIVE", "0", 1);
 	const char *q = getenv("GPUFIR_GPU_TEST_QUICK");
 	g_quick = q && *q && *q != '0';
 	if (q && strcmp(q, "race") == 0)
@@ -889,6 +922,8 @@ int main(void)
 		path_case("GPUFIR_CUDA_LIVE", "fused", 8, 255, 2048, "constant");
 	}
 	path_case("GPUFIR_CUDA_PERSIST", "staged", 1, 20000, 64, "global"); /* too long: not taken */
+	auto_live_case(2, 4095, 64);
+	auto_live_case(8, 1500, 256);
 	if (persist) {
 		path_case("GPUFIR_CUDA_PERSIST", "persistent", 2, 4095, 64, "constant");
 		path_case("GPUFIR_CUDA_PERSIST", "persistent", 2, 300, 1000, "constant");
@@ -934,12 +969,13 @@ int main(void)
 	bank_case();
 #endif
 	fault_case();
-	hang_case(0, GF_ALGO_DIRECT, 33, "kernel");
+	hang_case("staged", GF_ALGO_DIRECT, 33, "kernel");
 #ifdef GPUFIR_HAVE_CUDA
+	hang_case("fused", GF_ALGO_DIRECT, 4095, "kernel");
 	if (persist) {
-		hang_case(1, GF_ALGO_DIRECT, 33, "kernel");
-		hang_case(1, GF_ALGO_FFT, 20000, "kernel"); /* the head's kernel */
-		hang_case(1, GF_ALGO_FFT, 20000, "tail");   /* the FFT tail's side stream */
+		hang_case("persistent", GF_ALGO_DIRECT, 33, "kernel");
+		hang_case("persistent", GF_ALGO_FFT, 20000, "kernel"); /* the head's kernel */
+		hang_case("persistent", GF_ALGO_FFT, 20000, "tail");   /* the FFT tail's side stream */
 		stuck_handover_case();
 		stuck_launcher_case(); /* last: leaves its state in doubt */
 	}
