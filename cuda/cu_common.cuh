@@ -448,6 +448,7 @@ struct gf_cu_plan {
 	struct gf_fft_shape shape;
 	uint32_t chunk;
 	int64_t keep;
+	uint32_t live_frames; /* max_block where the fused path may be built beside direct, else 0 */
 };
 /** Device and pinned host bytes an instance of @p pl for @p channels x @p taps will take (estimates). */
 void gf_cu_estimate(const struct gf_cu_plan *pl, uint32_t channels, uint32_t taps, double *device_bytes,

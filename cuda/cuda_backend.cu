@@ -520,8 +520,8 @@ static int pick_live(struct gf_cuda_inst *in, struct gf_errbuf *eb)
 		return err;
 	}
 	int keep = t_fused < t_staged;
-	gf_debug("cuda: live path, %u taps x %u ch, blocks of %u: fused %.1f us, staged %.1f us (%s)", in->taps,
-		 in->channels, in->max_block, t_fused / 1e3, t_staged / 1e3, keep ? "fused" : "staged");
+	gf_debug("cuda: live path, %u taps x %u ch, blocks of %u: fused %.1f us, staged %.1f us (%s)",
+		 in->taps, in->channels, in->max_block, t_fused / 1e3, t_staged / 1e3, keep ? "fused" : "staged");
 	gf_cu_choice_store(GF_CU_CHOICE_FUSED, in->dev, in->channels, in->max_block,
 			   gf_direct_taps_pad(in->direct), keep);
 	if (!keep) {
@@ -750,6 +750,9 @@ static void plan_instance(const struct gf_engine_params *p, uint32_t taps, struc
 		gf_fft_pick_shape(taps, p->max_block, chunk_cap(p->channels), &pl->shape);
 	pl->chunk = pick_chunk(p->channels, p->max_block, pl->shape.B);
 	pl->keep = pl->direct ? (int64_t)taps - 1 : 0;
+	pl->live_frames = 0;
+	if (pl->direct && gf_live_mode() != GF_LIVE_OFF && gf_live_fits(p->channels, taps, p->max_block))
+		pl->live_frames = p->max_block;
 	if (pl->fft && (int64_t)gf_fft_keep(&pl->shape) > pl->keep)
 		pl->keep = gf_fft_keep(&pl->shape);
 }

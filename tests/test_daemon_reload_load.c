@@ -308,6 +308,9 @@ static void check_counters(const char *st0, const char *st)
 	       cuda ? "cuda" : "cpu", taps, block, reloads, PERIOD_S, d0[0], d1[0], d0[1], d1[1], d0[2],
 	       d1[2], d1[3], d1[4], gf_daemon_status_num(st, "reload_failures"), d0[5], d1[5],
 	       gf_daemon_status_num(st, "block_us_median"), gf_daemon_status_num(st, "block_us_p99"));
+	const char *dev = strstr(st, "\ndevice: "); /* the engine at the end, and its live path */
+	if (dev)
+		printf("%.*s\n", (int)strcspn(dev + 1, "\n"), dev + 1);
 	CHECK(gf_daemon_status_num(st, "reload_failures") == 0 && d1[3] == (long)reloads);
 	long swap_late = gf_daemon_status_num(st, "late_blocks_swap");
 	long swap_host = gf_daemon_status_num(st, "late_blocks_swap_host");
