@@ -82,7 +82,7 @@ static int pk_leave(struct gf_cuda_inst *in, uint64_t deadline_ns)
 		err = gf_cu_line_reset(&in->line, in->channels, in->s_comp, &in->eb);
 	if (!err)
 		err = gf_cu_line_load(&in->line, in->channels, hist, n, in->s_comp, &in->eb);
-	if (!err && in->live) /* the fused path, where both were asked for, goes on from there too */
+	if (!err && in->live) /* the fused path, where it was built, goes on from there */
 		err = gf_live_load(in->live, hist, n, in->s_comp, &in->eb);
 	return err;
 }

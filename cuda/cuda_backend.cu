@@ -653,7 +653,7 @@ static void keep_persist(struct gf_cuda_inst *in)
  * rest runs a segment ahead beside it, cu_hybrid.cu). Opt-in (docs/cuda.md):
  * it needs the context's 32 hardware queues
  * and keeps its SMs busy; a later build on the device makes it hand over to
- * the staged path first (cu_handover.cu). GPUFIR_CUDA_PERSIST=1 takes it
+ * the launched path first (cu_handover.cu). GPUFIR_CUDA_PERSIST=1 takes it
  * wherever it fits; GPUFIR_CUDA_PERSIST=auto times it against the path
  * launched per block (fused or staged, pick_live) on whole round trips of
  * max_block frames and keeps the faster (per shape, so a second instance
