@@ -94,7 +94,6 @@ struct gf_cuda_inst {
 	struct gf_direct *direct;
 	struct gf_fft *fft;
 	struct gf_cu_live *live;       /**< fused per-block path (cuda_live.cu), or NULL */
-	int live_timed;		       /**< create times it against the staged path (pick_live) */
 	struct gf_cu_persist *persist; /**< persistent-kernel path (cuda_persist.cu), or NULL */
 	struct gf_cu_hybrid *hybrid;   /**< an FFT instance's persistent head and FFT tail (cu_hybrid.cu), or NULL */
 	float *m_in, *m_out;	       /**< host-mapped staging of small FFT calls (max_block * channels) */

@@ -1,7 +1,7 @@
 /**
  * @file cu_live_kernel.cuh
  * Internal to cuda/: the fused per-block kernel (cuda_live.cu describes it),
- * included by cuda_direct.cu, where the constant tap banks are visible.
+ * included by cuda_direct.cu, which holds the taps' global copy it reads.
  */
 #ifndef GPUFIR_CU_LIVE_KERNEL_CUH
 #define GPUFIR_CU_LIVE_KERNEL_CUH
@@ -76,7 +76,7 @@ __global__ void __launch_bounds__(1024) k_live(struct gf_live_args a, const floa
 		s_red[w * T + 32 * r + lane] = acc[r];
 	__syncthreads();
 	const int S = gridDim.z;
-	float *plane = a.part + (size_t)c * a.part_stride + tile0;
+	float *plane = S > 1 ? a.part + (size_t)c * a.part_stride + tile0 : nullptr; /* no planes with one */
 	for (int o = tid; o < T; o += nth) {
 		float v = 0.0f;
 		for (int q = 0; q < TK; q++) /* fixed order: deterministic */
@@ -85,15 +85,15 @@ __global__ void __launch_bounds__(1024) k_live(struct gf_live_args a, const floa
 			continue;
 		if (S == 1)
 			a.out[(size_t)(tile0 + o) * C + c] = v;
-		else {
+		else
 			plane[(size_t)z * C * a.part_stride + o] = v;
-			__threadfence(); /* before this block's arrival below */
-		}
 	}
+	if (S > 1)
+		__threadfence(); /* this thread's plane writes before the block's arrival below */
 	__syncthreads();
-	unsigned *count = a.count + blockIdx.y * gridDim.x + blockIdx.x;
 	if (S > 1) {
 		if (tid == 0) {
+			unsigned *count = a.count + blockIdx.y * gridDim.x + blockIdx.x;
 			s_last = atomicInc(count, (unsigned)S - 1) == (unsigned)S - 1;
 			__threadfence(); /* the other blocks' planes are read after the last arrival */
 		}

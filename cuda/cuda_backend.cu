@@ -480,19 +480,14 @@ static int calibrate(struct gf_cuda_inst *in, struct gf_errbuf *eb)
 
 static unsigned g_paths_timed; /* gf_cuda_paths_timed */
 
-/* The fused per-block path beside a direct instance (cuda_live.cu), where it fits and
- * GPUFIR_CUDA_LIVE allows it: 1 always, unset or auto unless this shape measured it
- * slower than the staged path before (pick_live measures a shape not seen yet). */
-static int add_live(struct gf_cuda_inst *in, struct gf_errbuf *eb)
+/* GPUFIR_CUDA_LIVE unset or auto: the fused path's measured choice for this shape,
+ * -1 not measured yet (pick_live measures it), 0 staged, 1 fused; set: 1. */
+static int live_choice(const struct gf_cuda_inst *in)
 {
-	enum gf_live_mode mode = gf_live_mode();
-	if (mode == GF_LIVE_OFF || !gf_live_fits(in->channels, in->taps, in->max_block))
-		return 0;
-	int known = mode == GF_LIVE_AUTO ? gf_cu_choice_lookup(GF_CU_CHOICE_FUSED, in->dev, in->channels,
-							       in->max_block, gf_direct_taps_pad(in->direct))
-					 : 1;
-	in->live_timed = known < 0;
-	return known ? gf_live_new(&in->live, in, eb) : 0;
+	if (gf_live_mode() != GF_LIVE_AUTO)
+		return 1;
+	return gf_cu_choice_lookup(GF_CU_CHOICE_FUSED, in->dev, in->channels, in->max_block,
+				   gf_direct_taps_pad(in->direct));
 }
 
 /*
@@ -505,7 +500,7 @@ static int add_live(struct gf_cuda_inst *in, struct gf_errbuf *eb)
  */
 static int pick_live(struct gf_cuda_inst *in, struct gf_errbuf *eb)
 {
-	if (!in->live || !in->live_timed)
+	if (!in->live || live_choice(in) >= 0)
 		return 0;
 	__atomic_add_fetch(&g_paths_timed, 1u, __ATOMIC_RELAXED);
 	double t_fused = 0.0, t_staged = 0.0;
@@ -835,7 +830,8 @@ static int cu_create(const struct gf_engine_params *p, const struct gf_filter_se
 	t[2] = gf_cu_now_ms();
 	if (want_direct && (err = gf_direct_new(&in->direct, in, fs, eb)))
 		goto fail;
-	if (want_direct && (err = add_live(in, eb)))
+	/* the fused path where it fits and GPUFIR_CUDA_LIVE allows it, unless measured slower */
+	if (want_direct && pl.live_frames && live_choice(in) != 0 && (err = gf_live_new(&in->live, in, eb)))
 		goto fail;
 	t[3] = gf_cu_now_ms();
 	if (want_fft && (err = gf_fft_new(&in->fft, in, fs, &shape, eb)))

@@ -36,7 +36,7 @@
 
 struct gf_cu_live {
 	uint32_t C, taps_pad, L, max_frames;
-	const struct gf_direct *direct; /**< the taps: a constant bank or global memory */
+	const struct gf_direct *direct; /**< the taps (the kernel reads their global copy) */
 	float *d_ring;			/**< [C][2L] */
 	float *d_part;			/**< [slices][C][max_frames], with more than one slice */
 	unsigned *d_count;		/**< [C][tiles] arrivals, wrapping to 0 */
