@@ -14,15 +14,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "engine.h"
 #include "log.h"
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
@@ -68,17 +62,17 @@ static double bench_case(enum gf_algo algo, uint32_t taps, uint32_t ch, uint32_t
 	for (size_t i = 0; i < (size_t)block * ch; i++)
 		buf[i] = rnd();
 	/* Warm up (page faults, first partitions), then time whole calls. */
-	double t0 = now();
+	double t0 = gf_now_s();
 	do
 		gf_engine_process(e, buf, buf, block);
-	while (now() - t0 < 0.1 * seconds);
+	while (gf_now_s() - t0 < 0.1 * seconds);
 	uint64_t frames = 0;
-	t0 = now();
+	t0 = gf_now_s();
 	double t = 0.0, prev = 0.0;
 	do {
 		gf_engine_process(e, buf, buf, block);
 		frames += block;
-		t = now() - t0;
+		t = gf_now_s() - t0;
 		if (n_calls < MAX_CALLS)
 			calls[n_calls++] = (t - prev) * 1e6;
 		prev = t;

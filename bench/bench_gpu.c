@@ -29,11 +29,13 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "clock.h"
 #include "error.h"
 #include "filter_set.h"
+#include "gpu.h"
 
 #ifdef GPUFIR_HAVE_CUDA
-#include "../cuda/cuda_bench.h"
+#include "cuda_bench.h"
 
 static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
 
@@ -43,13 +45,6 @@ static float randf(void)
 	g_rng ^= g_rng << 25;
 	g_rng ^= g_rng >> 27;
 	return (float)((double)((g_rng * 0x2545F4914F6CDD1Dull) >> 40) / (double)(1u << 23) - 1.0);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 static struct gf_filter_set *make_taps(uint32_t ch, uint32_t taps)
@@ -97,10 +92,10 @@ static void kernel_row(enum gf_algo algo, uint32_t ch, uint32_t taps, uint32_t m
 		gf_cuda_force_direct_shape(inst, force_r);
 	uint32_t frames = gf_cuda_chunk_frames(inst);
 	enum { RUNS = 7, REPS = 5 };
-	double ms[RUNS], host[RUNS], t0 = now_s();
+	double ms[RUNS], host[RUNS], t0 = gf_now_s();
 	int err = 0;
 	/* Warm-up: the SM clock idles at 345 MHz and needs a while under load. */
-	for (int i = 0; !err && (i < 2 || now_s() - t0 < 0.2); i++)
+	for (int i = 0; !err && (i < 2 || gf_now_s() - t0 < 0.2); i++)
 		err = gf_cuda_time_calls(inst, frames, REPS, &ms[0], &host[0]);
 	for (int r = 0; r < RUNS && !err; r++)
 		err = gf_cuda_time_calls(inst, frames, REPS, &ms[r], &host[r]);
@@ -152,11 +147,11 @@ static void process_row(enum gf_algo algo, uint32_t ch, uint32_t taps, uint32_t 
 	int pin_ok = pinned && gf_cuda_pin(buf, n * sizeof(float)) == 0;
 	gf_backend_process(&gf_cuda_backend, inst, buf, buf, block); /* warm-up */
 	uint64_t calls = total / block;
-	double t0 = now_s();
+	double t0 = gf_now_s();
 	int err = 0;
 	for (uint64_t i = 0; i < calls && !err; i++)
 		err = gf_backend_process(&gf_cuda_backend, inst, buf, buf, block);
-	double dt = now_s() - t0;
+	double dt = gf_now_s() - t0;
 	printf("process %-6s taps %8u ch %2u block %7u %-8s %8.1f Msamples/s (%llu calls, %.3f s)%s\n",
 	       gf_cuda_backend.algo_name(inst), taps, ch, block, pin_ok ? "pinned" : "pageable",
 	       (double)calls * n / dt / 1e6, (unsigned long long)calls, dt, err ? "  ERROR" : "");
@@ -185,9 +180,9 @@ static void latency_row(enum gf_algo algo, uint32_t ch, uint32_t taps, uint32_t 
 	for (int i = 0; i < 50; i++)
 		gf_backend_process(&gf_cuda_backend, inst, x, y, block);
 	for (int i = 0; i < calls; i++) {
-		double t0 = now_s();
+		double t0 = gf_now_s();
 		gf_backend_process(&gf_cuda_backend, inst, x, y, block);
-		t[i] = now_s() - t0;
+		t[i] = gf_now_s() - t0;
 	}
 	qsort(t, (size_t)calls, sizeof(double), cmp_d);
 	printf("live    %-6s taps %8u ch %2u block %5u  P %5u  median %7.1f us  p99 %7.1f us  max %7.1f us  "
@@ -244,9 +239,9 @@ static void split_print(const char *what, struct split_run *r)
 static int split_step(void *inst, struct gf_cuda_floor *f, float *x, float *y, uint32_t block, double *total,
 		      double *enq, double *gpu)
 {
-	double t0 = now_s();
+	double t0 = gf_now_s();
 	int err = f ? gf_cuda_floor_trip(f, x, y) : gf_backend_process(&gf_cuda_backend, inst, x, y, block);
-	*total = (now_s() - t0) * 1e6;
+	*total = (gf_now_s() - t0) * 1e6;
 	if (!err)
 		err = f ? gf_cuda_floor_last_split(f, enq, gpu) : gf_cuda_last_split(inst, enq, gpu);
 	return err;
@@ -266,7 +261,7 @@ static void split_row(const char *what, void *inst, struct gf_cuda_floor *f, uin
 	if (x && y && r.total && r.enq && r.gpu && r.rest && armed == 0) {
 		for (size_t i = 0; i < n; i++)
 			x[i] = randf();
-		double period = block / 48000.0, t0 = now_s(), tot, e, g;
+		double period = block / 48000.0, t0 = gf_now_s(), tot, e, g;
 		for (int i = 0; i < 50; i++)
 			(void)split_step(inst, f, x, y, block, &tot, &e, &g);
 		for (int k = 0; k < blocks; k++) {
@@ -361,12 +356,12 @@ static int startup(void)
 		printf("startup  %-44s %8.1f ms\n", names[i], ms[i]);
 	/* The instance of the offline benchmark: 65535 taps, stereo, 65536-frame blocks. */
 	struct gf_filter_set *fs = NULL;
-	double a = now_s();
+	double a = gf_now_s();
 	void *inst = err ? NULL : make_inst(GF_ALGO_AUTO, 2, 65535, 65536, &fs);
-	double b = now_s();
+	double b = gf_now_s();
 	if (inst)
 		gf_cuda_backend.destroy(inst);
-	double c = now_s();
+	double c = gf_now_s();
 	printf("startup  %-44s %8.1f ms\n", "create 65535 taps x 2 (AUTO, fft)", (b - a) * 1e3);
 	printf("startup  %-44s %8.1f ms\n", "destroy it", (c - b) * 1e3);
 	gf_filter_set_free(fs);

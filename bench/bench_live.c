@@ -45,6 +45,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "engine.h"
 #include "log.h"
 #include "rt.h"
@@ -69,13 +70,6 @@ struct opts {
 	int latency, capacity, paced, floor, crossfade;
 	uint32_t phase; /* --phase N: where in a cycle of N blocks the slowest 1% fall */
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void sleep_until(uint64_t t)
 {
@@ -167,7 +161,7 @@ static void run_steps(const struct step *st, uint32_t ch, uint32_t block, uint32
 	for (int i = 0; i < 50; i++) /* warm up: first partitions, page faults, GPU clocks */
 		do_step(st, in, out, block);
 	uint64_t period = (uint64_t)block * 1000000000u / RATE;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = gf_now_ns();
 	r->n = 0;
 	r->missed = 0;
 	r->late = 0;
@@ -175,9 +169,9 @@ static void run_steps(const struct step *st, uint32_t ch, uint32_t block, uint32
 		uint64_t avail = t0 + (k + 1) * period;
 		if (paced)
 			sleep_until(avail);
-		uint64_t a = now_ns();
+		uint64_t a = gf_now_ns();
 		do_step(st, in, out, block);
-		uint64_t b = now_ns();
+		uint64_t b = gf_now_ns();
 		r->ns[r->n++] = b - a;
 		if (paced && b > avail + 2 * period)
 			r->missed++;
@@ -383,14 +377,14 @@ static void crossfade_table(const struct opts *o)
 			free(buf);
 			goto next;
 		}
-		uint64_t period = (uint64_t)block * 1000000000u / RATE, t0 = now_ns();
+		uint64_t period = (uint64_t)block * 1000000000u / RATE, t0 = gf_now_ns();
 		rin.n = rout.n = 0;
 		for (uint32_t k = 0; k < o->blocks; k++) {
 			sleep_until(t0 + (k + 1) * period);
 			int pend = gf_engine_swap_pending(w.e);
-			uint64_t a = now_ns();
+			uint64_t a = gf_now_ns();
 			gf_engine_process(w.e, buf, buf, block);
-			uint64_t b = now_ns();
+			uint64_t b = gf_now_ns();
 			pend |= gf_engine_swap_pending(w.e);
 			struct run *r = pend ? &rin : &rout;
 			r->ns[r->n++] = b - a;

@@ -16,14 +16,9 @@
 #include <string.h>
 #include <time.h>
 
-#define CHUNK 65536
+#include "clock.h"
 
-static double now_s(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
+#define CHUNK 65536
 
 /* Copy one file; @return frames x channels copied, or -1. */
 static long long copy_file(const char *inp, const char *outp)
@@ -100,14 +95,14 @@ static int copy_corpus(int argc, char **argv)
 	}
 	c.in = argv + a;
 	c.n = argc - a;
-	double t0 = now_s();
+	double t0 = gf_now_s();
 	pthread_t *t = calloc((size_t)threads, sizeof(*t));
 	for (int i = 0; t && i < threads; i++)
 		pthread_create(&t[i], NULL, copier, &c);
 	for (int i = 0; t && i < threads; i++)
 		pthread_join(t[i], NULL);
 	free(t);
-	double s = now_s() - t0;
+	double s = gf_now_s() - t0;
 	printf("bench_sfcopy: %d files, %lld samples, %d threads in %.3f s (%.1f Msamples/s)\n", c.n,
 	       (long long)c.samples, threads, s, (double)c.samples / s / 1e6);
 	return c.failed ? 1 : 0;
@@ -122,11 +117,11 @@ int main(int argc, char **argv)
 			argv[0]);
 		return 2;
 	}
-	double t0 = now_s();
+	double t0 = gf_now_s();
 	long long total = copy_file(argv[1], argv[2]);
 	if (total < 0)
 		return 1;
-	double s = now_s() - t0;
+	double s = gf_now_s() - t0;
 	printf("bench_sfcopy: %lld samples in %.3f s (%.1f Msamples/s)\n", total, s, (double)total / s / 1e6);
 	return 0;
 }

@@ -38,14 +38,6 @@ struct gf_cu_line {
 	int64_t pos;	/**< absolute frame of the next input */
 };
 
-/** Monotonic milliseconds, for the set-up timings that -v reports. */
-static inline double gf_cu_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + 1e-6 * (double)ts.tv_nsec;
-}
-
 struct gf_direct;
 struct gf_fft;
 struct gf_cu_live;
@@ -313,8 +305,6 @@ int gf_cu_wait_words(volatile unsigned *w, unsigned n, unsigned seq, cudaStream_
 void gf_cu_calib_lookup(int dev, uint32_t channels, uint32_t max_block, uint32_t *direct_max,
 			uint32_t *fft_min);
 void gf_cu_calib_store(int dev, uint32_t channels, uint32_t max_block, uint32_t taps, int direct_won);
-/** CLOCK_MONOTONIC in ns. */
-uint64_t gf_cu_now_ns(void);
 /** Benchmarks (cuda_bench.h's split hooks, cu_floor.cu): create the two events recorded around
  * the work a call enqueues. @return 0, or -1 (already made, or no events). */
 int gf_cu_split_arm(cudaEvent_t ev[2]);

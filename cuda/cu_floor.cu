@@ -9,8 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda_bench.h"
+#include "clock.h"
 #include "cu_common.cuh"
+#include "cuda_bench.h"
 
 struct gf_cuda_floor {
 	int shape;
@@ -76,7 +77,7 @@ static cudaError_t floor_mark(struct gf_cuda_floor *f, uint64_t t0)
 	if (!t0)
 		return cudaGetLastError();
 	cudaError_t e = cudaEventRecord(f->ev[1], f->s);
-	f->enqueue_ns = gf_cu_now_ns() - t0;
+	f->enqueue_ns = gf_now_ns() - t0;
 	return e;
 }
 
@@ -84,7 +85,7 @@ extern "C" int gf_cuda_floor_trip(struct gf_cuda_floor *f, const float *in, floa
 {
 	struct gf_errbuf eb = {{0}};
 	unsigned n = (unsigned)(f->bytes / sizeof(float));
-	uint64_t t0 = f->ev[0] ? gf_cu_now_ns() : 0;
+	uint64_t t0 = f->ev[0] ? gf_now_ns() : 0;
 	memcpy(f->h_in, in, f->bytes);
 	if (t0)
 		CU_RET(&eb, cudaEventRecord(f->ev[0], f->s));

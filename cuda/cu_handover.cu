@@ -26,6 +26,7 @@
 #include <sched.h>
 #include <time.h>
 
+#include "clock.h"
 #include "cu_common.cuh"
 
 #define PK_MAX 64
@@ -43,7 +44,7 @@ static int pk_load(const int *v)
 
 int gf_pk_register(struct gf_cuda_inst *in)
 {
-	__atomic_store_n(&in->pk_last_ns, gf_cu_now_ns(), __ATOMIC_RELAXED);
+	__atomic_store_n(&in->pk_last_ns, gf_now_ns(), __ATOMIC_RELAXED);
 	pthread_mutex_lock(&g_pk_mu);
 	for (int i = 0; i < PK_MAX && !in->pk_registered; i++)
 		if (!g_pk[i]) {
@@ -94,8 +95,8 @@ int gf_pk_take(struct gf_cuda_inst *in)
 					__ATOMIC_ACQUIRE))
 		return 1;
 	/* A control thread is handing an idle instance over: a round trip. */
-	uint64_t until = gf_cu_now_ns() + PK_LEAVING_NS;
-	while ((st = pk_load(&in->pk_state)) == GF_PK_LEAVING && gf_cu_now_ns() < until)
+	uint64_t until = gf_now_ns() + PK_LEAVING_NS;
+	while ((st = pk_load(&in->pk_state)) == GF_PK_LEAVING && gf_now_ns() < until)
 		sched_yield();
 	if (st == GF_PK_LEFT)
 		return 0;
@@ -114,7 +115,7 @@ int gf_pk_end_call(struct gf_cuda_inst *in, int err, uint64_t deadline_ns)
 		__atomic_store_n(&in->pk_state, GF_PK_LOST, __ATOMIC_RELEASE);
 		return err;
 	}
-	__atomic_store_n(&in->pk_last_ns, gf_cu_now_ns(), __ATOMIC_RELAXED);
+	__atomic_store_n(&in->pk_last_ns, gf_now_ns(), __ATOMIC_RELAXED);
 	__atomic_store_n(&in->pk_state, left ? GF_PK_LEFT : GF_PK_IDLE, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -130,7 +131,7 @@ static int pk_try_take(struct gf_cuda_inst *in, uint64_t deadline_ns, int *err)
 		return 1;
 	}
 	uint64_t last = __atomic_load_n(&in->pk_last_ns, __ATOMIC_RELAXED);
-	if (st != GF_PK_IDLE || gf_cu_now_ns() - last <= PK_IDLE_NS ||
+	if (st != GF_PK_IDLE || gf_now_ns() - last <= PK_IDLE_NS ||
 	    !__atomic_compare_exchange_n(&in->pk_state, &st, GF_PK_LEAVING, false, __ATOMIC_ACQUIRE,
 					 __ATOMIC_ACQUIRE))
 		return 0;
@@ -163,7 +164,7 @@ static int pk_pass(int dev, uint64_t deadline_ns, int *stuck)
 			++*stuck;
 			continue;
 		}
-		if (pk_load(&in->pk_state) != GF_PK_LEFT || gf_persist_reap(in->persist, gf_cu_now_ns())) {
+		if (pk_load(&in->pk_state) != GF_PK_LEFT || gf_persist_reap(in->persist, gf_now_ns())) {
 			resident++;
 			continue;
 		}
@@ -184,9 +185,9 @@ int gf_pk_step_aside(int dev, struct gf_errbuf *eb)
 		}
 	int resident = 0, stuck = 0;
 	if (any) {
-		uint64_t deadline = gf_cu_now_ns() + PK_WAIT_NS;
+		uint64_t deadline = gf_now_ns() + PK_WAIT_NS;
 		const struct timespec step = {0, 100000};
-		while ((resident = pk_pass(dev, deadline, &stuck)) > stuck && gf_cu_now_ns() < deadline)
+		while ((resident = pk_pass(dev, deadline, &stuck)) > stuck && gf_now_ns() < deadline)
 			nanosleep(&step, NULL);
 	}
 	pthread_mutex_unlock(&g_pk_mu);

@@ -44,6 +44,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "cu_fft.cuh"
 
 extern "C" {
@@ -259,7 +260,7 @@ static void *launcher_main(void *arg)
 			nap(wait_ns);
 			continue;
 		}
-		uint64_t now = gf_cu_now_ns();
+		uint64_t now = gf_now_ns();
 		if (last_ns)
 			wait_ns = poll_period(now - last_ns);
 		last_ns = now;
@@ -302,7 +303,7 @@ static int launcher_drain(struct gf_cu_hybrid *h, uint64_t deadline_ns, struct g
 	const uint64_t head = h->q_head;
 	uint64_t from = __atomic_exchange_n(&h->q_claim, head, __ATOMIC_ACQ_REL);
 	while (__atomic_load_n(&h->q_done, __ATOMIC_ACQUIRE) != from) {
-		if (gf_cu_now_ns() >= deadline_ns) {
+		if (gf_now_ns() >= deadline_ns) {
 			gf_errbuf_set(eb, "cuda: the FFT tail's launcher did not finish a launch in time");
 			return GF_E_TIMEOUT;
 		}
@@ -497,7 +498,7 @@ const float *gf_hy_head_taps(const struct gf_cu_hybrid *h, uint32_t *taps_pad, s
  * next work waits for the rings to be silence. */
 int gf_hy_reset(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, struct gf_errbuf *eb)
 {
-	GF_RET(launcher_drain(h, gf_cu_now_ns() + HY_DRAIN_WAIT_NS, eb));
+	GF_RET(launcher_drain(h, gf_now_ns() + HY_DRAIN_WAIT_NS, eb));
 	GF_RET(join(h->s, in->s_comp, h->ev_comp, eb));
 	CU_RET(eb, cudaMemsetAsync(h->d_line, 0, (size_t)h->RL * h->f->C * sizeof(float), h->s));
 	CU_RET(eb, cudaMemsetAsync(h->d_tail, 0, (size_t)h->RT * h->f->C * sizeof(float), h->s));
@@ -512,7 +513,7 @@ int gf_hy_reset(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, struct gf_errbu
 int gf_hy_prime(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const float *d_hist, uint32_t n,
 		struct gf_errbuf *eb)
 {
-	GF_RET(launcher_drain(h, gf_cu_now_ns() + HY_DRAIN_WAIT_NS, eb));
+	GF_RET(launcher_drain(h, gf_now_ns() + HY_DRAIN_WAIT_NS, eb));
 	GF_RET(join(h->s, in->s_comp, h->ev_comp, eb)); /* the spectra of the prime, the upload */
 	if (n > 0) {
 		uint32_t m = n < h->RL ? n : h->RL;
@@ -556,7 +557,7 @@ int gf_hy_finish(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const float *i
 {
 	if (h->deferred) {
 		while (!tail_ready(h)) {
-			if (gf_cu_now_ns() >= deadline_ns) {
+			if (gf_now_ns() >= deadline_ns) {
 				gf_errbuf_set(&in->eb, "cuda: the FFT tail of segment %u was not ready by the "
 						       "block's deadline",
 					      h->need);

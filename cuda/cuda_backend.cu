@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "cu_common.cuh"
 #include "cuda_bench.h"
 
@@ -73,12 +74,12 @@ static double g_warm_ms[3]; /* driver and runtime, primary context; the caller's
 static void *prewarm_main(void *)
 {
 	int n = 0;
-	double t = gf_cu_now_ms();
+	double t = (1e3 * gf_now_s());
 	if (cudaGetDeviceCount(&n) == cudaSuccess && g_warm_dev >= 0 && g_warm_dev < n) {
-		g_warm_ms[0] = gf_cu_now_ms() - t;
+		g_warm_ms[0] = (1e3 * gf_now_s()) - t;
 		if (cudaSetDevice(g_warm_dev) == cudaSuccess)
 			(void)cudaFree(NULL); /* creates the primary context */
-		g_warm_ms[1] = gf_cu_now_ms() - t - g_warm_ms[0];
+		g_warm_ms[1] = (1e3 * gf_now_s()) - t - g_warm_ms[0];
 	}
 	(void)cudaGetLastError();
 	return NULL;
@@ -102,9 +103,9 @@ extern "C" void gf_cu_prewarm_wait(void)
 {
 	pthread_mutex_lock(&g_warm_mu);
 	if (g_warm_state == 1) {
-		double t = gf_cu_now_ms();
+		double t = (1e3 * gf_now_s());
 		pthread_join(g_warm_thread, NULL);
-		g_warm_ms[2] = gf_cu_now_ms() - t;
+		g_warm_ms[2] = (1e3 * gf_now_s()) - t;
 		gf_debug("cuda: start-up in the background: driver and runtime %.1f ms, context %.1f ms "
 			 "(%d hardware queues); waited %.1f ms for it",
 			 g_warm_ms[0], g_warm_ms[1], g_connections, g_warm_ms[2]);
@@ -147,7 +148,7 @@ extern "C" int gf_cu_probe(int gpu_index, char *desc, uint32_t desc_len)
 /* Lap timer for gf_cuda_time_startup: milliseconds since the last lap. */
 static double lap(double *t)
 {
-	double t1 = gf_cu_now_ms(), d = t1 - *t;
+	double t1 = (1e3 * gf_now_s()), d = t1 - *t;
 	*t = t1;
 	return d;
 }
@@ -162,7 +163,7 @@ extern "C" int gf_cuda_time_startup(int dev, double ms[GF_CUDA_STARTUP_STEPS])
 	const size_t bytes = (size_t)65536 * 2 * sizeof(float); /* one offline chunk, stereo */
 	int n = 0, err;
 	gf_cu_prewarm_wait();
-	double t = gf_cu_now_ms();
+	double t = (1e3 * gf_now_s());
 	err = CU_TRY(&eb, cudaGetDeviceCount(&n));
 	ms[0] = lap(&t);
 	err = err ? err : CU_TRY(&eb, cudaGetDeviceProperties(&prop, dev));
@@ -422,10 +423,10 @@ static int time_round_trip(struct gf_cuda_inst *in, uint32_t frames, double *ns)
 	int err = x && y ? 0 : GF_E_NOMEM;
 	for (int i = 0; i < WARM + REPS && !err; i++) {
 		nanosleep(&gap, NULL);
-		uint64_t a = gf_cu_now_ns();
+		uint64_t a = gf_now_ns();
 		err = process_call(in, x, y, frames);
 		if (i >= WARM)
-			t[i - WARM] = gf_cu_now_ns() - a;
+			t[i - WARM] = gf_now_ns() - a;
 	}
 	if (!err) {
 		qsort(t, REPS, sizeof(t[0]), cmp_u64);
@@ -706,7 +707,7 @@ static int pick_persist(struct gf_cuda_inst *in, const struct gf_filter_set *fs,
 	if (!err)
 		err = CU_TRY(eb, cudaStreamSynchronize(in->s_comp));
 	if (!err)
-		err = gf_persist_load(in->persist, 0, 0, gf_cu_now_ns() + GF_CU_WAIT_NS, eb);
+		err = gf_persist_load(in->persist, 0, 0, gf_now_ns() + GF_CU_WAIT_NS, eb);
 	if (err) {
 		if (in->eb.msg[0] && !eb->msg[0])
 			gf_errbuf_set(eb, "%s", in->eb.msg);
@@ -811,7 +812,7 @@ static int cu_create(const struct gf_engine_params *p, const struct gf_filter_se
 	in->algo = want_direct ? GF_ALGO_DIRECT : GF_ALGO_FFT;
 
 	double t[6];
-	t[0] = gf_cu_now_ms();
+	t[0] = (1e3 * gf_now_s());
 	/* cudaSetDevice creates the context (CUDA 12+) when the probe did not.
 	 * A resident persistent kernel first hands over to the staged path:
 	 * building beside it could wait for it for good. */
@@ -819,7 +820,7 @@ static int cu_create(const struct gf_engine_params *p, const struct gf_filter_se
 	    (err = gf_cu_pool_init(in->dev, eb)) ||
 	    (err = gf_cu_check_memory(in->dev, &pl, in->channels, in->taps, eb)))
 		goto fail;
-	t[1] = gf_cu_now_ms();
+	t[1] = (1e3 * gf_now_s());
 	if (in->hang_after >= 0 && (err = hang_hook_init(in, eb)))
 		goto fail;
 	snprintf(in->desc, sizeof(in->desc), "%s", why); /* the probe's description of the device */
@@ -827,16 +828,16 @@ static int cu_create(const struct gf_engine_params *p, const struct gf_filter_se
 	    (err = gf_cu_line_init(&in->line, in->channels, keep, in->chunk, in->s_comp, eb)) ||
 	    (err = gf_cu_line_reset(&in->line, in->channels, in->s_comp, eb)))
 		goto fail;
-	t[2] = gf_cu_now_ms();
+	t[2] = (1e3 * gf_now_s());
 	if (want_direct && (err = gf_direct_new(&in->direct, in, fs, eb)))
 		goto fail;
 	/* the fused path where it fits and GPUFIR_CUDA_LIVE allows it, unless measured slower */
 	if (want_direct && pl.live_frames && live_choice(in) != 0 && (err = gf_live_new(&in->live, in, eb)))
 		goto fail;
-	t[3] = gf_cu_now_ms();
+	t[3] = (1e3 * gf_now_s());
 	if (want_fft && (err = gf_fft_new(&in->fft, in, fs, &shape, eb)))
 		goto fail;
-	t[4] = gf_cu_now_ms();
+	t[4] = (1e3 * gf_now_s());
 	if (want_direct && ((err = pick_live(in, eb)) || (want_fft && (err = calibrate(in, eb)))))
 		goto fail;
 	/* This instance's streams only: a device-wide synchronize would wait for
@@ -844,7 +845,7 @@ static int cu_create(const struct gf_engine_params *p, const struct gf_filter_se
 	if ((err = reset_state(in, eb)) || (err = CU_TRY(eb, cudaStreamSynchronize(in->s_comp))) ||
 	    (err = pick_persist(in, fs, eb)))
 		goto fail;
-	t[5] = gf_cu_now_ms();
+	t[5] = (1e3 * gf_now_s());
 	gf_debug("cuda: %s, %u taps x %u ch, block %u, chunk %u: %s%s%s; setup ms: context %.1f, staging "
 		 "%.1f, "
 		 "direct %.1f, fft %.1f (hop %u, size %u), calibration %.1f",
@@ -875,7 +876,7 @@ static int wait_event(struct gf_cuda_inst *in, cudaEvent_t ev, uint64_t deadline
 static int drain_comp(struct gf_cuda_inst *in)
 {
 	CU_RET(&in->eb, cudaEventRecord(in->ev_done, in->s_comp));
-	return wait_event(in, in->ev_done, gf_backend_now_ns() + PRIME_STEP_DEADLINE_NS);
+	return wait_event(in, in->ev_done, gf_now_ns() + PRIME_STEP_DEADLINE_NS);
 }
 
 /* Load the newest taps-1 history frames into the state without producing
@@ -918,14 +919,14 @@ static int prime_call(struct gf_cuda_inst *in, const float *history, uint32_t fr
 		if (!err && pk)
 			err = drain_comp(in);
 		if (!err && pk)
-			err = gf_persist_load(in->persist, staged, n, gf_backend_now_ns() + PRIME_STEP_DEADLINE_NS,
+			err = gf_persist_load(in->persist, staged, n, gf_now_ns() + PRIME_STEP_DEADLINE_NS,
 					      eb);
 		gf_cu_dfree(d_hist, s);
 	} else if (!err && pk) {
-		err = gf_persist_load(in->persist, 0, 0, gf_backend_now_ns() + PRIME_STEP_DEADLINE_NS, eb);
+		err = gf_persist_load(in->persist, 0, 0, gf_now_ns() + PRIME_STEP_DEADLINE_NS, eb);
 	}
 	if (pk)
-		err = gf_pk_end_call(in, err, gf_backend_now_ns() + PRIME_STEP_DEADLINE_NS);
+		err = gf_pk_end_call(in, err, gf_now_ns() + PRIME_STEP_DEADLINE_NS);
 	return err ? err : drain_comp(in);
 }
 
@@ -964,7 +965,7 @@ static int submit_mapped(struct gf_cuda_inst *in, const float *inp, uint32_t fra
 #define WAIT_STEP_NS 20000
 static int wait_event(struct gf_cuda_inst *in, cudaEvent_t ev, uint64_t deadline_ns)
 {
-	uint64_t t0 = gf_backend_now_ns();
+	uint64_t t0 = gf_now_ns();
 	for (;;) {
 		cudaError_t e = cudaEventQuery(ev);
 		if (e == cudaSuccess)
@@ -974,7 +975,7 @@ static int wait_event(struct gf_cuda_inst *in, cudaEvent_t ev, uint64_t deadline
 			gf_errbuf_set(&in->eb, "cuda: %s", cudaGetErrorString(e));
 			return GF_E_CUDA;
 		}
-		uint64_t now = gf_backend_now_ns();
+		uint64_t now = gf_now_ns();
 		if (now >= deadline_ns) {
 			gf_errbuf_set(&in->eb, "cuda: work still in flight at the deadline");
 			return GF_E_TIMEOUT;
@@ -1160,7 +1161,7 @@ static int process_call(struct gf_cuda_inst *in, const float *inp, float *outp, 
 	in->sub_in = inp;
 	if (!err)
 		err = submit_call(in, inp, frames);
-	return err ? err : finish_call(in, outp, frames, gf_cu_now_ns() + GF_CU_WAIT_NS);
+	return err ? err : finish_call(in, outp, frames, gf_now_ns() + GF_CU_WAIT_NS);
 }
 
 /*
@@ -1192,13 +1193,13 @@ static int cu_submit(void *inst, const float *inp, uint32_t frames)
 		CU_RET(&in->eb, cudaGetLastError());
 	}
 	in->sub_in = inp;
-	uint64_t t0 = in->ev_split[0] ? gf_cu_now_ns() : 0;
+	uint64_t t0 = in->ev_split[0] ? gf_now_ns() : 0;
 	if (t0)
 		CU_RET(&in->eb, cudaEventRecord(in->ev_split[0], in->s_comp));
 	err = submit_call(in, inp, frames);
 	if (!err && t0) {
 		CU_RET(&in->eb, cudaEventRecord(in->ev_split[1], in->s_comp));
-		in->split_enqueue_ns = gf_cu_now_ns() - t0;
+		in->split_enqueue_ns = gf_now_ns() - t0;
 	}
 	if (!err)
 		in->sub_frames = frames;

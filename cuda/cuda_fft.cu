@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "clock.h"
 #include "cu_fft.cuh"
 
 extern "C" {
@@ -521,7 +522,7 @@ int gf_fft_new(struct gf_fft **out, struct gf_cuda_inst *in, const struct gf_fil
 	cudaStream_t s = in->s_comp;
 	int made_new = 0;
 	double t[4];
-	t[0] = gf_cu_now_ms();
+	t[0] = (1e3 * gf_now_s());
 	if ((err = gf_cu_dmalloc((void **)&f->d_H, spec * f->M, s, eb)) ||
 	    (err = gf_cu_dmalloc((void **)&f->d_X, spec * f->Mr, s, eb)) ||
 	    (err = gf_cu_dmalloc((void **)&f->d_T, 2 * spec, s, eb)) ||
@@ -530,17 +531,17 @@ int gf_fft_new(struct gf_fft **out, struct gf_cuda_inst *in, const struct gf_fil
 	    (err = gf_cu_dmalloc((void **)&f->d_W, win * f->gmax, s, eb)) ||
 	    (err = gf_cu_dmalloc((void **)&f->d_y, win * f->gmax, s, eb)))
 		goto fail;
-	t[1] = gf_cu_now_ms();
+	t[1] = (1e3 * gf_now_s());
 	if ((err = make_plans(f, in->dev, s, &made_new, eb)))
 		goto fail;
-	t[2] = gf_cu_now_ms();
+	t[2] = (1e3 * gf_now_s());
 	/* A new plan's set-up may have queued work on the legacy stream, which our
 	 * non-blocking streams do not wait for: wait for that stream alone (it does
 	 * not wait for other instances' non-blocking streams). */
 	if ((made_new && (err = CU_TRY(eb, cudaStreamSynchronize(cudaStreamLegacy)))) ||
 	    (err = make_spectra(f, fs, s, eb)) || (err = gf_fft_reset(f, in, s, eb)))
 		goto fail;
-	t[3] = gf_cu_now_ms();
+	t[3] = (1e3 * gf_now_s());
 	gf_debug("cuda fft: set-up ms: buffers %.1f, %d plans %.1f (%s), spectra %.1f", t[1] - t[0],
 		 2 * f->nplans + 1, t[2] - t[1], made_new ? "some new" : "all cached", t[3] - t[2]);
 	*out = f;

@@ -32,6 +32,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "cu_common.cuh"
 
 struct gf_cu_live {
@@ -49,13 +50,6 @@ struct gf_cu_live {
 	int64_t pos;
 	cudaStream_t s; /**< the instance's s_comp */
 };
-
-uint64_t gf_cu_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 enum gf_live_mode gf_live_mode(void)
 {
@@ -219,7 +213,7 @@ int gf_cu_wait_words(volatile unsigned *w, unsigned n, unsigned seq, cudaStream_
 		}
 		if ((++spins & 255) != 0)
 			continue;
-		uint64_t t = gf_cu_now_ns();
+		uint64_t t = gf_now_ns();
 		if (t >= deadline_ns) {
 			unsigned done = 0;
 			for (unsigned k = 0; k < n; k++)

@@ -42,6 +42,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "cu_common.cuh"
 
 enum { OP_PROCESS = 1, OP_LOAD = 2, OP_STOP = 3, OP_HANDOVER = 4 };
@@ -504,7 +505,7 @@ int gf_persist_new(struct gf_cu_persist **out, struct gf_cuda_inst *in, const fl
 	p->ctl->hist_n = 0;
 	p->ctl->hist_end = 0;
 	persist_post(p, OP_LOAD, 0);
-	if ((err = persist_wait(p, gf_cu_now_ns() + PERSIST_START_NS, eb)))
+	if ((err = persist_wait(p, gf_now_ns() + PERSIST_START_NS, eb)))
 		goto fail;
 	*out = p;
 	return 0;
@@ -526,7 +527,7 @@ int gf_persist_reap(struct gf_cu_persist *p, uint64_t deadline_ns)
 			(void)cudaGetLastError();
 			break;
 		}
-		if (gf_cu_now_ns() >= deadline_ns)
+		if (gf_now_ns() >= deadline_ns)
 			return -1;
 		struct timespec ts = {0, 50000};
 		nanosleep(&ts, NULL);
@@ -543,8 +544,8 @@ int gf_persist_free(struct gf_cu_persist *p)
 	if (!p)
 		return 0;
 	struct gf_errbuf eb = {{0}};
-	if (gf_persist_stop(p, gf_cu_now_ns() + GF_CU_WAIT_NS, &eb) ||
-	    gf_persist_reap(p, gf_cu_now_ns() + GF_CU_WAIT_NS))
+	if (gf_persist_stop(p, gf_now_ns() + GF_CU_WAIT_NS, &eb) ||
+	    gf_persist_reap(p, gf_now_ns() + GF_CU_WAIT_NS))
 		return -1; /* still resident */
 	gf_cu_dfree(p->d_cmd, p->s);
 	gf_cu_dfree(p->d_load, p->s);

@@ -91,9 +91,9 @@ if [ -n "${GPUFIR_PW_LOGS:-}" ]; then
 	(sleep 3 && pw-dump >"$dir/pw-dump.json" 2>/dev/null) &
 fi
 # Sanitizer builds: PipeWire's libjack leaks what its clients registered
-# (tests/lsan-pipewire.supp says what).
+# (tests/lib/lsan-pipewire.supp says what).
 root=$(cd "$(dirname "$0")/.." && pwd)
-LSAN_OPTIONS="suppressions=$root/tests/lsan-pipewire.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
+LSAN_OPTIONS="suppressions=$root/tests/lib/lsan-pipewire.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
 	GPUFIR_TEST_PIPEWIRE=1 pw-jack "$@"
 rc=$?
 if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "clock.h"
 #include "engine.h"
 
 struct gf_backend_ops {
@@ -72,14 +73,6 @@ struct gf_backend_ops {
 	int (*check_memory)(const struct gf_engine_params *p, uint32_t taps, struct gf_errbuf *eb);
 };
 
-/** CLOCK_MONOTONIC in nanoseconds; RT-safe (vDSO). */
-static inline uint64_t gf_backend_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /** Deadline of gf_backend_process: generous, for callers without a block period. */
 #define GF_BACKEND_SYNC_DEADLINE_NS (60ull * 1000000000u)
 
@@ -91,48 +84,11 @@ static inline int gf_backend_process(const struct gf_backend_ops *ops, void *ins
 				     float *out, uint32_t frames)
 {
 	int err = ops->submit(inst, in, frames);
-	return err ? err : ops->finish(inst, out, gf_backend_now_ns() + GF_BACKEND_SYNC_DEADLINE_NS);
+	return err ? err : ops->finish(inst, out, gf_now_ns() + GF_BACKEND_SYNC_DEADLINE_NS);
 }
 
 extern const struct gf_backend_ops gf_cpu_backend;
 /** Present in every build; create() fails with GF_E_UNSUPPORTED without CUDA. */
 extern const struct gf_backend_ops gf_cuda_backend;
-
-/**
- * Is a CUDA device usable? Fills @p desc with its description or the reason
- * none is. Safe to call without a GPU or driver. @return 0 or GF_E_NOGPU / GF_E_UNSUPPORTED
- */
-int gf_cuda_probe(int gpu_index, char *desc, uint32_t desc_len);
-
-/**
- * Page-lock host memory the CUDA driver can DMA from (cudaHostRegister), so
- * rings and chunks allocated on the host side are "pinned". Control thread.
- * @return 0, or GF_E_UNSUPPORTED / GF_E_NOGPU / GF_E_CUDA (memory stays usable, unpinned)
- */
-int gf_cuda_pin(void *ptr, size_t bytes);
-/**
- * Undo gf_cuda_pin before freeing. Accepts memory that was never pinned.
- * @return 0: free the memory; 1: GPU work that missed its deadline (which may
- * still reach it) or a resident persistent kernel would make the unregistering
- * wait for good, so it stays pinned and must not be freed (leak it: it lives
- * until the process ends)
- */
-int gf_cuda_unpin(void *ptr);
-
-/**
- * Start CUDA (driver, runtime, the device's context) on a background thread,
- * so that its start-up overlaps the caller's other set-up; the CUDA entry
- * points wait for it. Once per process; GPUFIR_CUDA_PREWARM=0 turns it off.
- * Control thread.
- */
-void gf_cuda_prewarm(int gpu_index);
-/**
- * End every persistent kernel of the process, the abandoned ones too (sets a
- * host-mapped flag they poll; no CUDA call, safe anywhere). Before _exit():
- * the driver's teardown would otherwise wait for them.
- */
-void gf_cuda_quit_kernels(void);
-/** Wait for gf_cuda_prewarm's thread (call before returning from a path that may not have used CUDA). */
-void gf_cuda_prewarm_wait(void);
 
 #endif

@@ -17,27 +17,23 @@
 #include <stdlib.h>
 
 #include "backend.h"
+#include "clock.h"
 #include "cost.h"
 #include "log.h"
 
 static double g_load_ms, g_inproc_ms, g_exit0_ms;
 static atomic_int g_armed;
 
-static double now_ms(void)
-{
-	return (double)gf_backend_now_ns() * 1e-6;
-}
-
 static void exit_begin(void)
 {
 	if (atomic_load(&g_armed))
-		g_exit0_ms = now_ms();
+		g_exit0_ms = (1e3 * gf_now_s());
 }
 
 static void exit_end(void)
 {
 	if (atomic_load(&g_armed) && g_exit0_ms > 0.0)
-		gf_cost_record_startup(g_inproc_ms, now_ms() - g_exit0_ms);
+		gf_cost_record_startup(g_inproc_ms, (1e3 * gf_now_s()) - g_exit0_ms);
 }
 
 void gf_cost_cuda_loading(void)
@@ -45,7 +41,7 @@ void gf_cost_cuda_loading(void)
 	static atomic_flag once = ATOMIC_FLAG_INIT;
 	if (atomic_flag_test_and_set(&once))
 		return;
-	g_load_ms = now_ms();
+	g_load_ms = (1e3 * gf_now_s());
 	(void)atexit(exit_end);
 }
 
@@ -59,7 +55,7 @@ void gf_cost_cuda_ready(void)
 	static atomic_flag once = ATOMIC_FLAG_INIT;
 	if (g_load_ms <= 0.0 || atomic_flag_test_and_set(&once))
 		return;
-	g_inproc_ms = now_ms() - g_load_ms;
+	g_inproc_ms = (1e3 * gf_now_s()) - g_load_ms;
 	(void)atexit(exit_begin); /* after the runtime's own: runs before them */
 	atomic_store(&g_armed, 1);
 }

@@ -19,6 +19,7 @@
 #include "backend.h"
 #include "cost.h"
 #include "cuda_module.h"
+#include "gpu.h"
 #include "log.h"
 #include "module_path.h"
 

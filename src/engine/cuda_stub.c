@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "backend.h"
+#include "gpu.h"
 
 static int stub_create(const struct gf_engine_params *p, const struct gf_filter_set *fs, void **inst,
 		       struct gf_errbuf *eb)

@@ -13,6 +13,7 @@
 
 #include "cost.h"
 #include "engine_internal.h"
+#include "gpu.h"
 #include "log.h"
 
 /* ---- instances (control thread) ----------------------------------------- */

@@ -54,6 +54,10 @@ struct gf_engine_params {
 /** Deadline when params.deadline_us is 0: generous, for offline calls of any size. */
 #define GF_ENGINE_DEADLINE_DEFAULT_US 60000000u
 
+/** Live block sizes (frames per block) the stream and the config accept. */
+#define GF_LIVE_BLOCK_MIN 16u
+#define GF_LIVE_BLOCK_MAX 8192u
+
 struct gf_engine;
 
 struct gf_engine_stats {

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "engine_internal.h"
 
 /* ---- audio thread ------------------------------------------------------------ */
@@ -134,7 +135,7 @@ static int take_up(struct gf_engine *e, struct gf_inst *in, uint32_t back)
 	uint64_t oldest = end + back > e->hist_cap ? end + back - e->hist_cap : 0;
 	if (in->pos <= end && in->pos >= oldest) {
 		note_takeup(e, end - in->pos);
-		return gf_engine_feed(e, in, end, e->scratch_a, gf_backend_now_ns() + e->deadline_ns);
+		return gf_engine_feed(e, in, end, e->scratch_a, gf_now_ns() + e->deadline_ns);
 	}
 	uint32_t n = end < e->hist_frames ? (uint32_t)end : e->hist_frames;
 	note_takeup(e, n);
@@ -269,7 +270,7 @@ static int run_crossfade(struct gf_engine *e, const float *x, float *y, uint32_t
 {
 	uint32_t ch = e->p.channels, n = e->p.crossfade_frames;
 	if (e->slow_xfade_us > 0) { /* GPUFIR_FAULT_SLOW_CROSSFADE_US: late blocks, not failed ones */
-		wait_until(gf_backend_now_ns() + 1000ull * (uint64_t)e->slow_xfade_us);
+		wait_until(gf_now_ns() + 1000ull * (uint64_t)e->slow_xfade_us);
 		deadline_ns += 1000ull * (uint64_t)e->slow_xfade_us;
 	}
 	int err = backend_submit(e, e->cur, x, frames);
@@ -304,7 +305,7 @@ static int run_block(struct gf_engine *e, const float *x, float *out, uint32_t f
 {
 	size_t n = (size_t)frames * e->p.channels;
 	int err;
-	uint64_t deadline_ns = gf_backend_now_ns() + e->deadline_ns;
+	uint64_t deadline_ns = gf_now_ns() + e->deadline_ns;
 	if (e->failed)
 		err = e->fail_err; /* parked: never call a failed backend again */
 	else if (e->incoming)

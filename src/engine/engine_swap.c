@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "engine_internal.h"
 #include "log.h"
 
@@ -30,17 +31,17 @@ static int overwritten(const struct gf_engine *e, uint64_t first, uint64_t now)
  */
 static int catch_up(struct gf_engine *e, struct gf_inst *in)
 {
-	uint64_t give_up = gf_backend_now_ns() + CTL_DEADLINE_NS;
+	uint64_t give_up = gf_now_ns() + CTL_DEADLINE_NS;
 	for (;;) {
 		uint64_t now = atomic_load_explicit(&e->hist_pos, memory_order_acquire);
 		/* Close enough; or starved for a second: publish, the audio thread
 		 * feeds (or, past the ring, primes) the rest. */
-		if (now - in->pos <= e->p.max_block || gf_backend_now_ns() > give_up)
+		if (now - in->pos <= e->p.max_block || gf_now_ns() > give_up)
 			return 0;
 		uint64_t from = in->pos;
 		if (overwritten(e, from, now))
 			return 1;
-		int err = gf_engine_feed(e, in, now, e->ctl_out, gf_backend_now_ns() + CTL_DEADLINE_NS);
+		int err = gf_engine_feed(e, in, now, e->ctl_out, gf_now_ns() + CTL_DEADLINE_NS);
 		if (err)
 			return err;
 		if (overwritten(e, from, atomic_load_explicit(&e->hist_pos, memory_order_acquire)))

@@ -214,8 +214,9 @@ int gf_live_new(struct gf_live **out, const struct gf_live_params *p, struct gf_
 		struct gf_errbuf *eb)
 {
 	*out = NULL;
-	if (p->block_frames < 16 || p->block_frames > 8192) {
-		gf_errbuf_set(eb, "block_frames = %u: must be 16..8192", p->block_frames);
+	if (p->block_frames < GF_LIVE_BLOCK_MIN || p->block_frames > GF_LIVE_BLOCK_MAX) {
+		gf_errbuf_set(eb, "block_frames = %u: must be %u..%u", p->block_frames, GF_LIVE_BLOCK_MIN,
+			      GF_LIVE_BLOCK_MAX);
 		return GF_E_CONFIG;
 	}
 	if (gf_live_restart_required()) {

@@ -9,18 +9,12 @@
 #include <math.h>
 #include <time.h>
 
+#include "clock.h"
 #include "live_internal.h"
 
 static void count(_Atomic uint64_t *c, uint64_t n)
 {
 	atomic_fetch_add_explicit(c, n, memory_order_relaxed);
-}
-
-uint64_t gf_live_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 void gf_live_note_max(_Atomic uint64_t *m, uint64_t v)
@@ -36,7 +30,7 @@ void gf_live_note_max(_Atomic uint64_t *m, uint64_t v)
  * (or a later callback's). */
 static void note_callback_time(struct gf_live *l)
 {
-	uint64_t t = gf_live_now_ns();
+	uint64_t t = gf_now_ns();
 	uint64_t prev = atomic_load_explicit(&l->cb_ns, memory_order_relaxed);
 	if (prev) {
 		gf_live_note_max(&l->cb_gap_max_ns, t - prev);
@@ -114,7 +108,7 @@ static uint64_t callback_ns(const struct gf_live *l, const PaStreamCallbackTimeI
 {
 	if (l->ti_clock && ti)
 		return (uint64_t)llround(ti->currentTime * 1e9);
-	return gf_live_now_ns();
+	return gf_now_ns();
 }
 
 /* Copy the callback's input into the ring's slots (or count it dropped).

@@ -139,7 +139,6 @@ struct gf_live {
 };
 
 /** CLOCK_MONOTONIC in ns; RT-safe (vDSO). */
-uint64_t gf_live_now_ns(void);
 /** Raise the maximum in @p m to @p v; RT-safe. */
 void gf_live_note_max(_Atomic uint64_t *m, uint64_t v);
 

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "deadline.h"
 #include "live_internal.h"
 #include "thread_use.h"
@@ -151,7 +152,7 @@ static void do_block(struct gf_live *l, uint32_t frames)
 	 * test stays for what the C memory model does not promise: a relaxed
 	 * load is not ordered before the clock read on every CPU. */
 	uint64_t cb = atomic_load_explicit(&l->cb_ns, memory_order_relaxed);
-	uint64_t t0 = gf_live_now_ns();
+	uint64_t t0 = gf_now_ns();
 	/* Since the latest capture callback: the block's wait when the worker
 	 * keeps up (a lower bound when it is a whole callback behind). Not once
 	 * the capture stopped: the drain is not late. */
@@ -159,7 +160,7 @@ static void do_block(struct gf_live *l, uint32_t frames)
 		gf_live_note_max(&l->wake_max_ns, t0 - cb);
 	int in_swap = gf_engine_swap_window(l->engine);
 	int err = gf_engine_process(l->engine, src, l->blk_out, frames);
-	uint64_t dt = gf_live_now_ns() - t0;
+	uint64_t dt = gf_now_ns() - t0;
 	in_swap |= gf_engine_swap_window(l->engine);
 
 	gf_ring_read_advance(l->in_ring, frames); /* src is not used after this */

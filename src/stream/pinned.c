@@ -8,7 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "backend.h"
+#include "gpu.h"
 #include "log.h"
 #include "memlimit.h"
 

@@ -1,0 +1,85 @@
+/**
+ * @file tools.h
+ * The filter tools of the command line: --check-config's report,
+ * --export-filters and --plot. Each loads the config, builds its final
+ * per-channel FIRs at one rate (the same code every mode runs), and looks at
+ * them, writes them or draws them.
+ *
+ * Control thread only; they block on files. They never exit: each returns an
+ * exit status of error.h (GF_EXIT_*), errors logged.
+ */
+#ifndef GPUFIR_TOOLS_H
+#define GPUFIR_TOOLS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cli.h"
+#include "config.h"
+#include "error.h"
+#include "filter_set.h"
+
+/** Rate the tools build at when neither --rate, -i IN nor the config gives one. */
+#define GF_TOOL_RATE_DEFAULT 48000u
+
+/** What a tool looks at: the config, its FIRs, and the rate and where it came from. */
+struct gf_tool_build {
+	struct gf_config *cfg;
+	struct gf_filter_set *fs;
+	uint32_t rate;
+	const char *rate_from; /**< "--rate", "the input file", "the config", "the default" */
+};
+
+/**
+ * Load cli->config (or the built-in default) and build it at --rate, else
+ * -i IN's rate (with IN's channel count), else the config's sample_rate,
+ * else GF_TOOL_RATE_DEFAULT. The channel count is IN's, else the config's
+ * devices', else what its routes need, at least 2.
+ * @return 0 or an error (details in @p eb); free @p b with gf_tool_build_free
+ */
+int gf_tool_build(const struct gf_cli *cli, struct gf_tool_build *b, struct gf_errbuf *eb);
+
+/** Accepts a zeroed or half-built @p b. */
+void gf_tool_build_free(struct gf_tool_build *b);
+
+/** An error's exit status in the tools: bad config 3, I/O 4, out of memory 1. */
+int gf_tool_exit(int err);
+
+/**
+ * --export-filters DIR: per channel N, DIR/channel-N.wav (mono 32-bit float)
+ * and DIR/channel-N.txt (one tap a line), and DIR/filters.conf, a config
+ * that loads the WAV files as routes (so the export reloads bit for bit).
+ * DIR is created if missing (not its parents). @p source names the config
+ * in the files' comments.
+ * @return 0 or GF_E_IO / GF_E_NOMEM, the file named in @p eb
+ */
+int gf_export_filters(const char *dir, const struct gf_filter_set *fs, uint32_t rate, const char *source,
+		      struct gf_errbuf *eb);
+
+/**
+ * Draw @p fs at @p rate as an SVG document into @p out: per channel |H| in dB
+ * and the group delay in ms over 10 Hz..rate/2 (400 log-spaced points,
+ * evaluated exactly), and the taps over time. Each panel's <g> carries its
+ * axis mapping as data-* attributes.
+ * @return 0, GF_E_NOMEM or GF_E_IO
+ */
+int gf_plot_svg(FILE *out, const struct gf_filter_set *fs, uint32_t rate, const char *title);
+
+/** Modes: each returns the process's exit status. */
+int gf_tool_run_export(const struct gf_cli *cli);
+int gf_tool_run_plot(const struct gf_cli *cli);
+
+/**
+ * --check-config's per-channel figures (gains, peak, worst case, delay) and
+ * a clipping warning with the gain_db that removes the risk.
+ */
+void gf_tool_print_report(FILE *out, const struct gf_filter_set *fs, uint32_t rate);
+
+/**
+ * Print "  delay:  ..." lines for --check-config: each channel's group delay
+ * over GF_DELAY_BAND_LO_HZ..GF_DELAY_BAND_HI_HZ (minphase.h; mean, and range),
+ * channels with identical taps on one line.
+ */
+void gf_tool_print_delays(FILE *out, const struct gf_filter_set *fs, double rate);
+
+#endif

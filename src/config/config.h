@@ -1,0 +1,156 @@
+/**
+ * @file config.h
+ * The libconfig configuration: parsed and validated as a whole, then turned
+ * into a filter set for a given sample rate and channel count.
+ *
+ * Control thread only (may allocate, read files and fail). Errors name the
+ * file, line and setting in the caller's gf_errbuf.
+ *
+ * Folder src/config/ (loading, typed settings, includes, per-rate files,
+ * filter chains built into filter sets): this header is its entry point.
+ * Runs off the audio path (the control thread or the daemon's build thread);
+ * it may block, allocate and fail. It stands on engine, dsp, taps and base.
+ */
+#ifndef GPUFIR_CONFIG_H
+#define GPUFIR_CONFIG_H
+
+#include <stdint.h>
+
+#include "engine.h"
+#include "error.h"
+#include "filter_set.h"
+#include "log.h"
+
+/** Sample rates gf_config_build accepts (Hz). */
+#define GF_RATE_MIN 8000u
+#define GF_RATE_MAX 384000u
+
+struct gf_config_filter; /* private: one entry of filters = (...) */
+struct gf_config_route;	 /* private: per-channel routing, if any */
+struct gf_config_priv;	 /* private */
+
+/** Top-level `phase`: how each channel's pre-convolved chain is made. */
+enum gf_phase {
+	GF_PHASE_LINEAR = 0, /**< as the filters are (designs are linear phase) */
+	GF_PHASE_MINIMUM,    /**< the chain made minimum phase (same magnitude, least delay) */
+	GF_PHASE_AUTO,	     /**< minimum in live mode, linear offline (the built-in default) */
+};
+
+struct gf_audio_endpoint {
+	char *device;	   /**< name substring or index as text; NULL = default device */
+	char *host_api;	   /**< PortAudio host API name substring; NULL = any */
+	uint32_t channels; /**< 0 = same as the other side / the filter set */
+	char *file;	   /**< output only: WAV recording path, NULL = none */
+};
+
+struct gf_config {
+	char *path;	       /**< file it came from; NULL for the built-in default */
+	uint32_t sample_rate;  /**< Hz; 0 = not set (offline takes the file's rate) */
+	uint32_t block_frames; /**< live block size, 16..8192 */
+	enum gf_backend_kind backend;
+	enum gf_algo algo;
+	int gpu_index;
+	double crossfade_ms;	/**< filter swap crossfade, >= 0 */
+	uint32_t max_taps;	/**< longest filter a live reload may bring; 0 = auto */
+	uint32_t latency_slack; /**< live: playback periods of slack beyond the tightest latency (0..16) */
+	double gpu_deadline_ms; /**< live: longest wait for a block's GPU work; 0 = two block periods */
+	int latency_slack_auto; /**< live: latency_slack = "auto" (the default: from 0, grown after an
+				   underrun) */
+	enum gf_log_level log_level;
+	char *status_socket; /**< live: Unix socket path for status queries; NULL = none */
+	struct gf_audio_endpoint input;
+	struct gf_audio_endpoint output;
+	enum gf_phase phase;	  /**< top-level phase; GF_PHASE_LINEAR when unset */
+	int live;		  /**< loaded for live mode (resolves GF_PHASE_AUTO); set by the caller */
+	const char *program_file; /**< offline: the file to be filtered (denoise designs measure it);
+				     set by the caller, not owned; NULL = unknown */
+
+	char **files; /**< every file the config reads (itself first): watched for reload */
+	uint32_t n_files;
+
+	struct gf_config_filter *filters; /**< private */
+	uint32_t n_filters;
+	char **chain; /**< filter names applied to every channel */
+	uint32_t n_chain;
+	struct gf_config_route *routes; /**< private; NULL = chain on every channel */
+	uint32_t n_routes;
+	struct gf_config_priv *priv; /**< private: source lines for build-time messages */
+};
+
+/** Where a run's configuration comes from, with the command line's overrides. */
+struct gf_config_source {
+	const char *path; /**< NULL = the built-in default */
+	int backend_set;  /**< 1: backend overrides the file's */
+	enum gf_backend_kind backend;
+	int algo_set; /**< 1: algo overrides the file's */
+	enum gf_algo algo;
+	int live; /**< 1: live mode (copied to gf_config.live) */
+};
+
+/**
+ * Load @p src: its file (gf_config_load) or the built-in default, then its
+ * overrides. @return as gf_config_load
+ */
+int gf_config_load_source(const struct gf_config_source *src, struct gf_config **out, struct gf_errbuf *eb);
+
+/**
+ * Parse and validate @p path (syntax, types, ranges, names, that named files
+ * exist). Unknown settings are warnings (gf_warn). Rate-dependent checks and
+ * the files' contents are checked in gf_config_build.
+ * @return 0, GF_E_IO (cannot open @p path), GF_E_CONFIG or GF_E_NOMEM.
+ */
+int gf_config_load(const char *path, struct gf_config **out, struct gf_errbuf *eb);
+
+/** Parse from a string (tests, fuzzing); relative paths resolve against @p base_dir. */
+int gf_config_load_string(const char *text, const char *base_dir, struct gf_config **out,
+			  struct gf_errbuf *eb);
+
+/** The built-in default: a denoise chain (rumble high-pass, 50/60 Hz hum notches, hiss low-pass). */
+int gf_config_default(struct gf_config **out);
+
+/** gf_config_load(@p path), or the built-in default when @p path is NULL (no -c given). */
+int gf_config_load_or_default(const char *path, struct gf_config **out, struct gf_errbuf *eb);
+
+/** Accepts NULL. */
+void gf_config_free(struct gf_config *c);
+
+/**
+ * Build the filter set: design/load every filter at @p sample_rate, pre-convolve
+ * each channel's chain into one FIR, apply gain/delay/polarity.
+ * @p channels is the audio's channel count. All-or-nothing.
+ * @p sample_rate 0 means c->sample_rate (an error if that is unset too).
+ * @return 0, GF_E_CONFIG, GF_E_RATE (a WAV impulse response at another rate),
+ *         GF_E_NONFINITE, GF_E_TOOLONG (over max_taps) or GF_E_NOMEM.
+ */
+int gf_config_build(const struct gf_config *c, uint32_t sample_rate, uint32_t channels,
+		    struct gf_filter_set **out, struct gf_errbuf *eb);
+
+/** What a build reports beside the filter set. */
+struct gf_config_build_info {
+	/**
+	 * The delay in whole samples that every channel's chain has from its
+	 * linear-phase filters ((taps - 1) / 2 each, rounded down in the sum):
+	 * offline alignment removes it. Minimum-phase and other filters, delay
+	 * designs and route delays add nothing: they keep their causal timing.
+	 */
+	uint32_t align_frames;
+};
+
+/** gf_config_build, and @p info (may be NULL) filled on success. */
+int gf_config_build_ex(const struct gf_config *c, uint32_t sample_rate, uint32_t channels,
+		       struct gf_filter_set **out, struct gf_config_build_info *info, struct gf_errbuf *eb);
+
+/**
+ * 1 when a filter is measured from the file being filtered (design = "denoise"
+ * with the input's spectrum, a notch with freq_hz = "auto"): offline batches
+ * then build the filters per file, not once per (rate, channels). Any thread.
+ */
+int gf_config_reads_input(const struct gf_config *c);
+
+/** Whether the chains are made minimum phase (the top-level phase, auto resolved by c->live). */
+int gf_config_min_phase(const struct gf_config *c);
+
+/** Fewest audio channels the routes need (highest routed channel + 1); 0 without routes. */
+uint32_t gf_config_min_channels(const struct gf_config *c);
+
+#endif

@@ -1,0 +1,200 @@
+/*
+ * Private to the config module: config.c loads the file (top level, routes),
+ * config_filters.c parses the filters, config_read.c holds the typed getters
+ * they share, config_build.c builds the filter set. The parsed form of
+ * filters and routes keeps the source lines, so that build-time errors can
+ * name "FILE:LINE: SETTING".
+ */
+#ifndef GPUFIR_CONFIG_PRIV_H
+#define GPUFIR_CONFIG_PRIV_H
+
+#include <libconfig.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "design.h"
+#include "strmap.h"
+#include "taps_io.h"
+
+#define MAX_CHANNELS 1024
+#define GAIN_DB_MIN -150.0
+#define GAIN_DB_MAX 60.0
+/* A config or @include file larger than this is refused (inline taps beyond
+ * a few million belong in a filter file). */
+#define GF_CFG_MAX_BYTES ((size_t)64 << 20)
+
+enum filter_kind { FK_INLINE, FK_TEXT, FK_WAV, FK_RAW, FK_DESIGN };
+
+/* Settings of a filter group; their lines are kept for build-time messages. */
+enum fkey {
+	K_NAME,
+	K_COEFFS,
+	K_FILE,
+	K_FORMAT,
+	K_CHANNEL,
+	K_OFFSET,
+	K_LENGTH,
+	K_DESIGN,
+	K_GAIN_DB,
+	K_CUTOFF_HZ,
+	K_LOW_HZ,
+	K_HIGH_HZ,
+	K_TAPS,
+	K_TRANSITION_HZ,
+	K_ATTENUATION_DB,
+	K_FREQ_HZ,
+	K_HARMONICS,
+	K_BANDWIDTH_HZ,
+	K_Q,
+	K_DELAY_MS,
+	K_PHASE,
+	K_NOISE,
+	K_REDUCTION_DB,
+	K_USE_INPUT,
+	K_COUNT
+};
+/* Setting names, indexed by enum fkey. */
+extern const char *const gf_config_fkey_names[K_COUNT];
+
+/* CamillaDSP's token in a filter file's name: replaced by the rate the filter is built at. */
+#define GF_RATE_TOKEN "$samplerate$"
+
+struct gf_rate_file {
+	uint32_t rate;
+	char *file; /* resolved path */
+};
+
+struct gf_config_filter {
+	char *name;
+	char *src;	       /* config file the group is in, for messages */
+	int line;	       /* line of the group */
+	int key_line[K_COUNT]; /* 0 = not given */
+	enum filter_kind kind;
+	double *coeffs; /* FK_INLINE */
+	uint32_t n_coeffs;
+	char *file; /* FK_TEXT, FK_WAV, FK_RAW: resolved path; may hold GF_RATE_TOKEN; NULL with
+		     * by_rate; denoise design: the noise file */
+	struct gf_rate_file *by_rate; /* file = ( { rate = ...; file = ...; }, ... ) */
+	uint32_t n_by_rate;
+	struct gf_ir_select sel;
+	enum gf_raw_format raw; /* FK_RAW */
+	int channel_is_route;	/* FK_WAV, channel = "route": the file channel = the audio channel */
+	struct gf_design design;
+	double gain_db;
+	int minphase; /* phase = "minimum" */
+	int used;
+};
+
+struct gf_config_route {
+	uint32_t channel;
+	char *src;
+	int line, channel_line, chain_line;
+	int has_chain; /* 0: the global chain */
+	char **chain;
+	uint32_t n_chain;
+	double gain_db;
+	double delay_ms;
+	int invert;
+};
+
+struct gf_config_priv {
+	char *src;	/* config name for messages */
+	int chain_line; /* 0 = no chain setting */
+	int max_taps_line;
+	int phase_line; /* top-level phase; 0 = not set */
+	int builtin;	/* the built-in default: designs adapt to the sample rate */
+	/* name -> index of filters[] and of files[]: loading stays linear in
+	 * their number (40,000 filters took 10 s with a scan per lookup) */
+	struct gf_strmap *filter_index, *file_index;
+};
+
+/** Index of the filter called @p name, or -1. */
+int gf_config_find_filter(const struct gf_config *c, const char *name);
+
+/* ---- reading settings (config_read.c) ----------------------------------- */
+
+struct gf_cfg_loader {
+	struct gf_config *c;
+	struct gf_errbuf *eb;
+	const char *name;     /* config name for messages when libconfig has none */
+	const char *base_dir; /* relative filter paths resolve against this */
+};
+
+/* The file a setting is in: the config itself, or an @include'd file (made a path). */
+const char *gf_cfg_src_of(const struct gf_cfg_loader *L, const config_setting_t *s);
+int gf_cfg_line_of(const config_setting_t *s);
+int gf_cfg_fail_at(const struct gf_cfg_loader *L, const config_setting_t *s, const char *setting,
+		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+const char *gf_cfg_type_name(const config_setting_t *s);
+/* An integer or floating-point setting as a double. @return 0, or -1 when it is not a number */
+int gf_cfg_number_of(const config_setting_t *s, double *x);
+/* "prefix" + "key" into buf (a setting's full name, for messages). */
+const char *gf_cfg_setting(char *buf, size_t size, const char *prefix, const char *key);
+char *gf_cfg_join_path(const char *dir, const char *file);
+char *gf_cfg_dir_of(const char *path);
+int gf_cfg_add_file(struct gf_config *c, const char *path);
+int gf_cfg_get_num(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
+		   const char *key, double lo, double hi, double *v);
+int gf_cfg_get_int(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
+		   const char *key, long long lo, long long hi, long long *v);
+int gf_cfg_get_str(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
+		   const char *key, char **v);
+int gf_cfg_get_bool(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
+		    const char *key, int *v);
+int gf_cfg_in_list(const char *name, const char *const *list, size_t n);
+/*
+ * phase = "linear" | "minimum" (and "auto" where @p allow_auto): *v is 0, 1 or
+ * 2 (auto). @return 1 if given, 0 if absent, or a negative error.
+ */
+int gf_cfg_get_phase(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
+		     int allow_auto, int *v);
+/* Unknown settings are warnings, not errors: a newer config still loads. */
+void gf_cfg_warn_unknown(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
+			 const char *const *known, size_t n_known, const char *what);
+/* A required setting @p key of group @p g is absent: say what it is for. */
+int gf_cfg_missing(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
+		   const char *key, const char *why);
+
+/* ---- pre-scan (config_scan.c) ------------------------------------------- */
+
+/** Check every @include of @p text (recursively: regular files only), its
+ *  integer literals (those libconfig would truncate) and the memory its parse
+ *  needs (GF_E_NOMEM, with how much, if it will not fit) before libconfig runs. */
+int gf_cfg_prescan(const char *text, size_t len, const char *name, const char *include_dir,
+		   struct gf_errbuf *eb);
+
+/* ---- filters measured from files at build time (config_learned.c) -------- */
+
+/* design = "denoise": learned from its noise file (and, offline, the input). */
+int gf_cfg_build_denoise(const struct gf_config *c, const struct gf_config_filter *f, uint32_t rate,
+			 double **h, uint32_t *n, struct gf_errbuf *eb);
+/* A notch with freq_hz = "auto": the mains hum measured in the input file. */
+int gf_cfg_build_hum(const struct gf_config *c, const struct gf_config_filter *f, uint32_t rate, double **h,
+		     uint32_t *n, struct gf_errbuf *eb);
+
+/* ---- filters (config_filters.c) ------------------------------------------ */
+
+/** Parse `filters = ( ... )` into c->filters. */
+int gf_cfg_parse_filters(const struct gf_cfg_loader *L, const config_setting_t *root);
+
+/* ---- per-rate filter files (config_rate_files.c) ------------------------------ */
+
+/** Parse file = ( { rate; file; }, ... ) into f->by_rate; *first_rel: the first entry's file name. */
+int gf_cfg_parse_rate_files(const struct gf_cfg_loader *L, const config_setting_t *list, const char *prefix,
+			    struct gf_config_filter *f, char **first_rel);
+
+/** Add the existing expansions of @p path (with GF_RATE_TOKEN) at common rates to c->files. */
+int gf_cfg_watch_rate_files(struct gf_config *c, const char *path);
+
+/** @p path with every GF_RATE_TOKEN replaced by @p rate; malloc'ed, NULL when out of memory. */
+char *gf_cfg_expand_rate(const char *path, uint32_t rate);
+
+/**
+ * The file filter @p f reads at @p rate (its by-rate entry, or its file with
+ * the token replaced), malloc'ed into *path; *chosen is 1 when the rate chose it.
+ * @return 0, GF_E_RATE (no entry for @p rate: the message names it) or GF_E_NOMEM
+ */
+int gf_cfg_filter_file(const struct gf_config_filter *f, uint32_t rate, char **path, int *chosen,
+		       struct gf_errbuf *eb);
+
+#endif

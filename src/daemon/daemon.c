@@ -1,0 +1,535 @@
+/* The live daemon's control loop. One thread (the caller's) owns every control
+ * object: config, engine, live stream, file watch, status socket. It sleeps in
+ * poll() on a signalfd, the inotify descriptor and the status socket, waking at
+ * least every LOOP_MS to check the audio path's health, ping the watchdog and
+ * log stats. Audio itself runs on the live module's threads and never waits
+ * for anything here. */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "daemon_internal.h"
+#include "error.h"
+#include "log.h"
+#include "reload.h"
+
+static void apply_log_level(const struct gf_config *c)
+{
+	if (c->log_level >= GF_LOG_ERR && c->log_level <= GF_LOG_DEBUG)
+		gf_log_set_level(c->log_level);
+}
+
+/* ---- signals ----------------------------------------------------------- */
+
+/* Block the signals in this thread before any other thread exists, so every
+ * thread (PortAudio, JACK, engine workers) inherits the mask and they arrive
+ * only through the signalfd. */
+static int signals_open(sigset_t *old)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	if (pthread_sigmask(SIG_BLOCK, &set, old) != 0)
+		return -1;
+	return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+}
+
+/* ---- reload ------------------------------------------------------------ */
+
+/* Replace engine and stream with @p ne (owned; NULL: build it here) and @p next
+ * (owned). Audio stops only once the new engine is built; if the new stream
+ * cannot start, the old settings are restored. Fills @p r's outcome and text. */
+static void restart_with(struct daemon *d, struct gf_config *next, struct gf_engine *ne, const char *why,
+			 struct gf_reload_result *r)
+{
+	struct gf_errbuf eb = {{0}};
+	int err = ne ? 0 : gf_dm_engine_for(next, d->force_cpu, &ne, &eb);
+	if (err) {
+		snprintf(r->text, sizeof(r->text), "reload failed: %s",
+			 eb.msg[0] ? eb.msg : gf_strerror(err));
+		r->outcome = GF_RELOAD_FAILED;
+		r->err = err;
+		gf_config_free(next);
+		return;
+	}
+	gf_notice("restarting audio stream: %s", why);
+	int was_running = d->live != NULL;
+	gf_dm_stream_stop(d);
+	if (d->engine_stuck) { /* the worker was abandoned and nothing replaced its engine: exiting */
+		gf_engine_free(ne);
+		gf_config_free(next);
+		r->outcome = GF_RELOAD_FAILED;
+		r->err = GF_E_BUSY;
+		snprintf(r->text, sizeof(r->text), "reload failed: the audio worker is stuck");
+		return;
+	}
+	struct gf_config *oc = d->cfg;
+	struct gf_engine *oe = d->engine;
+	d->cfg = next;
+	d->engine = ne;
+	err = gf_dm_stream_start(d, &eb);
+	if (!err || !was_running) {
+		/* Started, or nothing was running before: keep the new settings either way. */
+		gf_engine_free(oe);
+		gf_config_free(oc);
+		snprintf(r->text, sizeof(r->text), "stream restarted: %.600s%s%s", why, err ? "; " : "",
+			 err ? "audio not running yet" : "");
+		if (err && d->state != D_LOST)
+			gf_dm_device_lost(d, eb.msg[0] ? eb.msg : gf_strerror(err), 1);
+		return;
+	}
+	char msg[512];
+	snprintf(msg, sizeof(msg), "%s", eb.msg[0] ? eb.msg : gf_strerror(err));
+	gf_engine_free(ne);
+	gf_config_free(next);
+	d->cfg = oc;
+	d->engine = oe;
+	r->outcome = GF_RELOAD_FAILED;
+	r->err = err;
+	snprintf(r->text, sizeof(r->text),
+		 "reload failed: new stream settings did not start (%s); "
+		 "kept the previous settings",
+		 msg);
+	eb.msg[0] = '\0';
+	if (gf_dm_stream_start(d, &eb) != 0)
+		gf_dm_device_lost(d, eb.msg[0] ? eb.msg : "previous settings did not restart", 1);
+}
+
+static void watch_config_files(struct daemon *d)
+{
+	struct gf_errbuf eb = {{0}};
+	if (!d->watch)
+		return;
+	if (gf_watch_set_files(d->watch, d->cfg->files, d->cfg->n_files, &eb) != 0 || eb.msg[0])
+		gf_warn("%s", eb.msg[0] ? eb.msg : "cannot watch the config files");
+}
+
+/* The end of a reload, whatever its outcome: count it, say it, READY=1. */
+static void reload_done(struct daemon *d, const struct gf_reload_result *r, int64_t t0)
+{
+	d->reloads++;
+	d->last_reload_ms = gf_now_ms();
+	snprintf(d->last_reload, sizeof(d->last_reload), "%s", r->text);
+	gf_str_printable(d->last_reload); /* one line of the status block, whatever the path holds */
+	if (r->outcome == GF_RELOAD_FAILED) {
+		d->reload_failures++;
+		gf_err("%s (the running filter is unchanged)", r->text);
+	} else {
+		apply_log_level(d->cfg);
+		watch_config_files(d);
+		gf_dm_status_open(d);
+		gf_notice("%s (%lld ms)", r->text, (long long)(gf_now_ms() - t0));
+	}
+	if (d->ready_sent)
+		gf_notify_ready(); /* after failures too, or systemd stays in "reloading" */
+	gf_dm_status_update(d, 1);
+}
+
+/* Start a reload: the build runs on the build thread; reload_finish() takes it. */
+static void reload_begin(struct daemon *d, const char *trigger)
+{
+	gf_info("reloading configuration (%s)", trigger);
+	if (d->ready_sent)
+		gf_notify_reloading();
+	int err = gf_dm_build_start(d, trigger);
+	if (err) {
+		struct gf_reload_result r = {.outcome = GF_RELOAD_FAILED, .err = err};
+		snprintf(r.text, sizeof(r.text), "reload failed: cannot start a build thread: %s",
+			 gf_strerror(err));
+		reload_done(d, &r, gf_now_ms());
+		return;
+	}
+	d->build_startup = 0;
+	gf_dm_status_update(d, 1);
+}
+
+/* A reload's build is done: swap its filter in, or restart with its engine.
+ * @return 1 if the previous swap still crossfades: the loop calls again on
+ * its next pass (it keeps pinging and answering meanwhile), up to the
+ * crossfade's length plus a second; after that the reload fails BUSY. */
+static int reload_finish(struct daemon *d, struct gf_dm_build *b)
+{
+	struct gf_reload_result r = b->r;
+	if (!b->err && r.outcome == GF_RELOAD_APPLIED && d->live && !d->engine_stuck) {
+		int64_t now = gf_now_ms();
+		if (!b->swap_until_ms)
+			b->swap_until_ms = now + (int64_t)d->cfg->crossfade_ms + 1000;
+		int err = gf_reload_swap(d->engine, b->cfg, b->fs, 0, &r);
+		if (err == GF_E_BUSY && now < b->swap_until_ms)
+			return 1;
+		if (err == 0) {
+			gf_config_free(d->cfg);
+			d->cfg = b->cfg;
+			b->cfg = NULL;
+		}
+	} else if (!b->err) {
+		/* A restart; or the stream went away while the filter was built. */
+		char why[sizeof(r.text)];
+		const char *pre = "stream restart needed: ";
+		snprintf(why, sizeof(why), "%s",
+			 r.outcome == GF_RELOAD_RESTART ? r.text + strlen(pre) : "audio not running");
+		struct gf_engine *ne = b->engine;
+		b->engine = NULL;
+		if (ne && d->force_cpu && !b->force_cpu) { /* an abandoned worker forced the CPU meanwhile */
+			gf_engine_free(ne);
+			ne = NULL;
+		}
+		restart_with(d, b->cfg, ne, why, &r);
+		b->cfg = NULL;
+	}
+	reload_done(d, &r, b->t0_ms);
+	return 0;
+}
+
+/* ---- main loop --------------------------------------------------------- */
+
+/* Drain the signalfd into flags: whatever arrives, this returns after one
+ * read per queued signal, and the work they ask for runs below, bounded per
+ * loop pass (a storm of SIGHUPs must not keep the loop from its timers). */
+static void handle_signals(struct daemon *d)
+{
+	struct signalfd_siginfo si;
+	while (read(d->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGHUP) {
+			d->hups++;
+			d->hup_pending = 1;
+		} else if (!d->stop) {
+			gf_notice("%s received, stopping", si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
+			d->stop = 1;
+			d->exit_code = GF_EXIT_OK;
+		}
+	}
+}
+
+/* Ping now if a ping falls due within @p early_ms (0: only if due). Early is
+ * harmless to systemd; late is what kills the service. */
+static void watchdog_ping(struct daemon *d, int64_t now, int64_t early_ms)
+{
+	/* Ping while audio flows, and while retrying an outage of known cause
+	 * (STATUS= says so); see the policy above struct daemon. */
+	int retrying = d->state != D_RUNNING && d->lost_at_ms && d->lost_known;
+	/* A filter build is progress of known cause too, up to a bound: one that
+	 * never ends stops the pings, and systemd's watchdog restarts the service. */
+	int building = d->build && now - d->build->t0_ms < BUILD_PING_MAX_MS;
+	if (!d->wd_usec || !(d->healthy || retrying || building) || now + early_ms < d->next_wd_ms)
+		return;
+	gf_notify_watchdog();
+	/* On a fixed grid, so that loop latency does not stretch the interval;
+	 * an early ping restarts the grid from now. */
+	int64_t half = (int64_t)(d->wd_usec / 2000u);
+	if (now < d->next_wd_ms)
+		d->next_wd_ms = now + half;
+	else
+		d->next_wd_ms = d->next_wd_ms + half > now ? d->next_wd_ms + half : now + half;
+}
+
+/* At most one reload at a time. SIGHUPs are throttled: the first one reloads
+ * at once, those that arrive during a reload (its build) or within
+ * DEBOUNCE_MS of its end coalesce into one more reload when the interval is
+ * over (a SIGHUP that came after a reload read the files may mean newer
+ * files). File changes come debounced from the watch, and wait likewise while
+ * a build runs. */
+static void reload_due(struct daemon *d)
+{
+	int64_t now = gf_now_ms();
+	const char *changed = NULL;
+	char trig[600];
+	if (d->build)
+		return;
+	if (d->hup_pending && now >= d->next_hup_ms) {
+		snprintf(trig, sizeof(trig), "SIGHUP%s", d->hups > 1 ? "s, coalesced" : "");
+		if (d->hups > 1)
+			gf_info("%" PRIu64 " SIGHUPs since the last reload: one reload", d->hups);
+		d->hup_pending = 0;
+		d->hups = 0;
+	} else if (d->watch && gf_watch_take(d->watch, &changed)) {
+		snprintf(trig, sizeof(trig), "%.500s changed", changed);
+	} else {
+		return;
+	}
+	reload_begin(d, trig);
+}
+
+static void timers(struct daemon *d)
+{
+	int64_t now = gf_now_ms();
+	if (d->healthy && d->state == D_RUNNING && d->ready_pending) {
+		gf_notify_ready(); /* again after an outage: harmless under Type=notify */
+		gf_notice("%s", d->ready_sent ? "ready again: audio flows" : "ready: audio flows");
+		d->ready_sent = 1;
+		d->ready_pending = 0;
+	}
+	watchdog_ping(d, now, WD_EARLY_MS);
+	if (d->stats_every_ms > 0 && now >= d->next_stats_ms) {
+		d->next_stats_ms = now + d->stats_every_ms;
+		gf_dm_stats_log(d);
+	}
+	gf_dm_status_update(d, 0);
+	gf_engine_reap(d->engine);
+}
+
+static int poll_timeout(const struct daemon *d)
+{
+	int64_t t = LOOP_MS, now = gf_now_ms();
+	if (d->build && d->build->swap_until_ms)
+		t = SWAP_RETRY_MS; /* a swap waits for the running crossfade to end */
+	/* While a build runs, pending reloads wait for its eventfd, not a timer. */
+	int w = d->watch && !d->build ? gf_watch_timeout_ms(d->watch) : -1;
+	if (w >= 0 && w < t)
+		t = w;
+	if (d->wd_usec && d->next_wd_ms - WD_EARLY_MS - now < t)
+		t = d->next_wd_ms - WD_EARLY_MS - now;
+	if (d->hup_pending && !d->build && d->next_hup_ms - now < t)
+		t = d->next_hup_ms - now;
+	return t < 0 ? 0 : (int)t;
+}
+
+static int startup_finish(struct daemon *d, struct gf_dm_build *b);
+
+/* The build thread's news: the start-up config loaded (its status socket can
+ * answer now), or a build done. */
+static void build_progress(struct daemon *d)
+{
+	struct gf_dm_build *b = d->build;
+	if (!b)
+		return;
+	struct gf_config *loaded = atomic_load_explicit(&b->loaded, memory_order_acquire);
+	if (d->build_startup && !d->cfg && loaded) {
+		d->cfg = loaded; /* shared, read-only, until the build is done; then d->cfg owns it */
+		apply_log_level(d->cfg);
+		gf_dm_status_open(d);
+	}
+	uint64_t n;
+	if (read(b->efd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		gf_warn("build: eventfd: %s", strerror(errno));
+	if (!(b = gf_dm_build_take(d)))
+		return;
+	if (d->build_startup) {
+		int rc = startup_finish(d, b);
+		if (rc != GF_EXIT_OK) {
+			d->stop = 1;
+			d->exit_code = rc;
+		}
+	} else {
+		if (reload_finish(d, b)) {
+			d->build = b; /* its swap waits for the running crossfade: retried next pass */
+			return;
+		}
+		d->next_hup_ms = gf_now_ms() + DEBOUNCE_MS;
+	}
+	gf_dm_build_free(b);
+}
+
+static void loop(struct daemon *d)
+{
+	while (!d->stop) {
+		struct pollfd p[4] = {
+			{.fd = d->sigfd, .events = POLLIN},
+			{.fd = d->watch ? gf_watch_fd(d->watch) : -1, .events = POLLIN},
+			{.fd = d->status ? gf_status_server_fd(d->status) : -1, .events = POLLIN},
+			{.fd = gf_dm_build_fd(d), .events = POLLIN},
+		};
+		if (poll(p, 4, poll_timeout(d)) < 0 && errno != EINTR) {
+			gf_err("poll: %s", strerror(errno));
+			d->exit_code = GF_EXIT_FAILURE;
+			break;
+		}
+		if (p[0].revents)
+			handle_signals(d);
+		if (d->stop)
+			break;
+		build_progress(d);
+		if (d->stop)
+			break;
+		if (p[1].revents)
+			gf_watch_read(d->watch);
+		if (!d->engine) { /* the start-up build runs: no stream yet */
+			watchdog_ping(d, gf_now_ms(), WD_EARLY_MS);
+			gf_dm_status_update(d, 0);
+			if (d->status && p[2].revents)
+				gf_dm_status_serve(d);
+			continue;
+		}
+		reload_due(d);
+		d->healthy = gf_dm_health_check(d);
+		if (d->stop)
+			break;
+		gf_dm_latency_check(d);
+		timers(d);
+		if (d->status && p[2].revents)
+			gf_dm_status_serve(d);
+	}
+}
+
+/* ---- in-place restart -------------------------------------------------- */
+
+/* The loop has wound down (stream left to the old image, stats logged,
+ * sockets closed): become a fresh image of ourselves, same PID. Returns only
+ * if that failed; systemd's Restart= is then the fallback. */
+static int respawn_exec(struct daemon *d)
+{
+	struct gf_errbuf eb = {{0}};
+	struct gf_respawn r = {
+		.attempt = d->retries + 1,
+		.backoff_ms = d->retry_ms,
+		.respawns = d->respawns + 1,
+		.outages = d->outages,
+		.ready = d->ready_sent,
+		.lost_us = (uint64_t)d->lost_at_ms * 1000u,
+		.started_us = (uint64_t)d->t0_ms * 1000u,
+	};
+	if (d->wd_usec)
+		gf_notify_watchdog(); /* the new image's start-up runs on this ping */
+	gf_notice("restarting gpufir in place (pid %ld) to reconnect: attempt %u in %.1f s", (long)getpid(),
+		  r.attempt, r.backoff_ms / 1000.0);
+	int err = gf_respawn_exec(d->o->argv, &r, &eb);
+	gf_err("%s; exiting for systemd to restart the service", eb.msg[0] ? eb.msg : gf_strerror(err));
+	gf_notify_status("audio server lost; restart in place failed, exiting");
+	return GF_EXIT_PROCESS;
+}
+
+/* ---- start and stop ---------------------------------------------------- */
+
+/* The start-up build is done: take its engine, start the stream (or carry on
+ * with the outage an in-place restart handed over), watch the files.
+ * @return GF_EXIT_OK or the exit code of a failed start. */
+static int startup_finish(struct daemon *d, struct gf_dm_build *b)
+{
+	struct gf_errbuf eb = {{0}};
+	const char *pre = "reload failed: ";
+	if (b->cfg && d->cfg == b->cfg)
+		b->cfg = NULL; /* d->cfg owns it (build_progress shared it) */
+	else if (b->cfg) {
+		d->cfg = b->cfg; /* loaded and done within one loop pass */
+		b->cfg = NULL;
+		apply_log_level(d->cfg);
+	}
+	if (b->err) {
+		gf_err("%s", strncmp(b->r.text, pre, strlen(pre)) == 0 ? b->r.text + strlen(pre) : b->r.text);
+		return gf_exit_code(b->err);
+	}
+	d->engine = b->engine;
+	b->engine = NULL;
+	d->build_startup = 0;
+	d->started = 1;
+	gf_info("filters built in %.2f s", (gf_now_ms() - b->t0_ms) / 1000.0);
+	if (d->wd_usec) {
+		/* The build was progress up to here: ping, so that the stream's start
+		 * (device open, buffer pinning) is not added to the build's last interval. */
+		gf_notify_watchdog();
+		d->next_wd_ms = gf_now_ms() + (int64_t)(d->wd_usec / 2000u);
+	}
+	int err = d->rs ? 0 : gf_dm_stream_start(d, &eb);
+	if (err) {
+		gf_err("%s", eb.msg[0] ? eb.msg : gf_strerror(err));
+		return gf_exit_code(err);
+	}
+	if (d->rs)
+		gf_dm_outage_resume(d, d->rs);
+	if (gf_watch_new(&d->watch, DEBOUNCE_MS, &eb) != 0)
+		gf_warn("config file changes will not reload: %s", eb.msg);
+	watch_config_files(d);
+	gf_dm_status_open(d);
+	double st = d->o->stats_interval_s == 0 ? DEFAULT_STATS_S : d->o->stats_interval_s;
+	d->stats_every_ms = st > 0 ? (int64_t)(st * 1000.0) : 0;
+	d->next_stats_ms = gf_now_ms() + d->stats_every_ms;
+	gf_dm_status_update(d, 1);
+	return GF_EXIT_OK;
+}
+
+/* Start the watchdog and the start-up build; the loop carries on from there
+ * (startup_finish). @p rs: state handed over by an in-place restart, or NULL. */
+static int daemon_start(struct daemon *d, const struct gf_respawn *rs)
+{
+	d->rs = rs;
+	d->wd_usec = gf_notify_watchdog_usec();
+	if (d->wd_usec)
+		gf_info("systemd watchdog: %.1f s, pinging every %.1f s while filters build, audio flows or "
+			"a lost device is being retried",
+			d->wd_usec / 1e6, d->wd_usec / 2e6 - WD_EARLY_MS / 1e3);
+	d->build_startup = 1;
+	int err = gf_dm_build_start(d, "start-up");
+	if (err) {
+		gf_err("cannot start the filter build: %s", gf_strerror(err));
+		return gf_exit_code(err);
+	}
+	if (d->wd_usec) {
+		gf_notify_watchdog(); /* and then on the grid, through the build */
+		d->next_wd_ms = gf_now_ms() + (int64_t)(d->wd_usec / 2000u);
+	}
+	return 0;
+}
+
+static int left_stuck_work;
+
+int gf_daemon_left_stuck_work(void)
+{
+	return left_stuck_work;
+}
+
+static void daemon_finish(struct daemon *d)
+{
+	struct gf_engine_stats es = {0};
+	if (d->build && d->build_startup && d->cfg) /* d->cfg is the build's: it frees it if it ends now */
+		d->cfg = NULL;
+	d->builds_abandoned += gf_dm_build_abandon(d);
+	if (d->engine) {
+		gf_engine_get_stats(d->engine, &es);
+		if (d->live)
+			gf_live_get_stats(d->live, &d->ls);
+		gf_dm_stats_log(d);
+	}
+	gf_dm_stream_stop(d);
+	gf_status_server_free(d->status);
+	gf_watch_free(d->watch);
+	if (!d->engine_stuck) /* else a stuck worker still holds it */
+		gf_engine_free(d->engine);
+	left_stuck_work = es.timeouts > 0 || d->engines_abandoned > 0 || d->builds_abandoned > 0;
+	if (!d->builds_abandoned) /* else the abandoned build may still read it */
+		gf_config_free(d->cfg);
+}
+
+int gf_daemon_run(const struct gf_daemon_opts *o)
+{
+	struct daemon d;
+	sigset_t old;
+	struct gf_respawn rs;
+	memset(&d, 0, sizeof(d));
+	d.o = o;
+	d.t0_ms = gf_now_ms();
+	d.ready_pending = 1;
+	gf_dm_log_window_reset(&d);
+	int respawned = gf_respawn_take(&rs); /* before any thread exists: edits the environment */
+	d.sigfd = signals_open(&old);
+	if (d.sigfd < 0) {
+		gf_err("signalfd: %s", strerror(errno));
+		return GF_EXIT_FAILURE;
+	}
+	int rc = daemon_start(&d, respawned ? &rs : NULL);
+	if (rc == GF_EXIT_OK) {
+		loop(&d);
+		rc = d.exit_code;
+		/* STOPPING=1 once started, or when stopped during the start-up build; not for a failed start.
+		 */
+		if (!d.respawn && (d.started || rc == GF_EXIT_OK)) {
+			gf_notify_stopping();
+			if (rc == GF_EXIT_OK)
+				gf_notify_status("stopping");
+		}
+	}
+	daemon_finish(&d);
+	if (d.respawn) /* signals stay blocked: one arriving now waits for the new image */
+		rc = respawn_exec(&d);
+	close(d.sigfd);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}

@@ -1,0 +1,301 @@
+/* What the daemon tells the world: systemd's STATUS= line, the status
+ * socket's "key: value" block, and the periodic stats log line. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "daemon_internal.h"
+#include "log.h"
+#include "reload.h"
+
+const char *gf_dm_state_name(const struct daemon *d)
+{
+	if (d->state != D_LOST)
+		return d->state == D_RUNNING ? "running" : "starting";
+	return d->server_lost ? "audio server lost, retrying" : "audio device lost, retrying";
+}
+
+/* Audio gpufir lost: frames dropped or played as silence. A late block (engine
+ * time over the period) is counted apart: the latency's slack absorbs it. */
+static uint64_t own_xruns(const struct gf_live_stats *s)
+{
+	return s->input_overflows + s->output_underflows + s->output_overflows;
+}
+
+/* "building filters for 2.1 s" while a build runs, else "". */
+static void build_text(const struct daemon *d, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (d->build)
+		snprintf(buf, len, "%s: building filters for %.1f s",
+			 d->build_startup ? "start-up" : "reload", (gf_now_ms() - d->build->t0_ms) / 1000.0);
+}
+
+/* The one-line STATUS= text. */
+static void status_line(const struct daemon *d, char *buf, size_t len)
+{
+	const struct gf_live_stats *s = &d->ls;
+	char bt[80];
+	build_text(d, bt, sizeof(bt));
+	if (!d->engine) {
+		snprintf(buf, len, "starting: %s", bt[0] ? bt : "no engine");
+		return;
+	}
+	if (d->state == D_LOST) {
+		snprintf(buf, len, "audio %s lost: retrying (attempt %u): %.400s",
+			 d->server_lost ? "server" : "device", d->retries + 1, d->lost_reason);
+		return;
+	}
+	snprintf(buf, len,
+		 "%s%u Hz, %u ch, %u taps, %s/%s, latency %u frames, xruns %" PRIu64 " (device %" PRIu64
+		 "), late blocks %" PRIu64 ", block p99 %.0f us%s%s%s%.300s",
+		 d->state == D_STARTING ? "starting: " : "", d->cfg->sample_rate, gf_reload_channels(d->cfg),
+		 gf_engine_taps(d->engine), gf_engine_backend_name(d->engine), gf_engine_algo_name(d->engine),
+		 s->latency_frames, own_xruns(s), s->device_xruns, s->late_blocks, s->block_us_p99,
+		 bt[0] ? ", " : "", bt, d->last_reload[0] ? ", " : "", d->last_reload);
+}
+
+void gf_dm_status_update(struct daemon *d, int force)
+{
+	char line[512];
+	int64_t now = gf_now_ms();
+	if (!force && now < d->next_status_ms)
+		return;
+	d->next_status_ms = now + STATUS_EVERY_MS;
+	status_line(d, line, sizeof(line));
+	if (strcmp(line, d->status_sent) != 0) {
+		gf_notify_status(line);
+		snprintf(d->status_sent, sizeof(d->status_sent), "%s", line);
+	}
+}
+
+static double dbfs(float peak)
+{
+	return peak > 0.0f ? 20.0 * log10(peak) : -INFINITY;
+}
+
+static void margin_text(int32_t m, char *buf, size_t len)
+{
+	if (m == INT32_MAX)
+		snprintf(buf, len, "none");
+	else
+		snprintf(buf, len, "%" PRId32, m);
+}
+
+/* The status lines that explain underruns: recent window, then since the stream started. */
+static void status_timing(const struct gf_live_stats *s, char *buf, size_t len)
+{
+	char m[16], mw[16];
+	margin_text(s->margin_frames_min, m, sizeof(m));
+	margin_text(s->margin_frames_worst, mw, sizeof(mw));
+	snprintf(buf, len,
+		 "margin_frames_min: %s\nmargin_frames_worst: %s\nwake_us_max: %.1f\nwake_us_worst: %.1f\n"
+		 "callback_gap_us_max: %.1f\ncallback_gap_us_worst: %.1f\n",
+		 m, mw, s->wake_us_max, s->wake_us_worst, s->callback_gap_us_max, s->callback_gap_us_worst);
+}
+
+/* How the latency came about: device period, slack, resyncs (period changes, slack steps). */
+static void status_latency(const struct gf_live_stats *s, char *buf, size_t len)
+{
+	snprintf(
+		buf, len,
+		"device_period: %u\nlatency_slack: %u\nlatency_slack_mode: %s\nslack_step_missed_frames: %u\n"
+		"output_underflows_slack_steps: %" PRIu64 "\nresyncs: %" PRIu64
+		"\nclocks: %s\nclock_ratio: %.9f\ndelay_error_frames: %.3f\n"
+		"worker_rt_priority: %d\nmemory_locked: %d\n",
+		s->device_period, s->latency_slack, s->latency_slack_auto ? "auto" : "fixed",
+		s->slack_step_missed, s->slack_steps_missed, s->resyncs,
+		s->resampling ? "two (resampling)" : "one", s->clock_ratio, s->delay_error_frames,
+		s->worker_rt_prio, s->memory_locked);
+}
+
+/* An auto slack step: what the underrun that caused it measured, so that a
+ * log tells how late the worker was and why (docs/live.md, "Why an underrun
+ * happened"). The timings are the stats window's that saw the step. */
+static void log_slack_step(const struct gf_live_stats *s, uint32_t rate)
+{
+	double ms = rate ? 1000.0 / rate : 0.0;
+	gf_notice("auto slack: the underrun missed %u frames (%.2f ms); the audio thread's longest stall "
+		  "%u frames (%.2f ms) beyond a period; in that window worker wake-up %.0f us, engine block "
+		  "%.0f us, callback interval %.0f us, playback margin %d frames (worst since start: "
+		  "wake-up %.0f us, callback interval %.0f us)",
+		  s->slack_step_missed, ms * s->slack_step_missed, s->slack_step_stall,
+		  ms * s->slack_step_stall, s->wake_us_max, s->block_us_max, s->callback_gap_us_max,
+		  s->margin_frames_min, s->wake_us_worst, s->callback_gap_us_worst);
+}
+
+/* The latency changed while playing (a new device period, an auto slack
+ * step): say so in the log, STATUS= and (through the stats) the socket. */
+void gf_dm_latency_check(struct daemon *d)
+{
+	const struct gf_live_stats *s = &d->ls;
+	if (!d->live || !s->latency_frames || s->latency_frames == d->latency_seen)
+		return;
+	if (d->latency_seen) {
+		uint32_t rate = s->sample_rate ? s->sample_rate : d->cfg->sample_rate;
+		gf_notice("latency now %u frames (%.2f ms), was %u: device period %u, slack %u period%s "
+			  "(%s), resync %" PRIu64,
+			  s->latency_frames, rate ? 1000.0 * s->latency_frames / rate : 0.0, d->latency_seen,
+			  s->device_period, s->latency_slack, s->latency_slack == 1 ? "" : "s",
+			  s->latency_slack_auto ? "auto" : "fixed", s->resyncs);
+		if (s->latency_slack_auto && s->latency_slack != d->slack_seen)
+			log_slack_step(s, rate);
+		d->latency_seen = s->latency_frames;
+		d->slack_seen = s->latency_slack;
+		gf_dm_status_update(d, 1);
+		return;
+	}
+	d->latency_seen = s->latency_frames;
+	d->slack_seen = s->latency_slack;
+}
+
+/* "build: none|start-up|reload" and, while one runs, how long it has. */
+static void status_build(const struct daemon *d, char *buf, size_t len)
+{
+	if (!d->build)
+		snprintf(buf, len, "build: none\n");
+	else
+		snprintf(buf, len, "build: %s\nbuild_s: %.1f\n", d->build_startup ? "start-up" : "reload",
+			 (gf_now_ms() - d->build->t0_ms) / 1000.0);
+}
+
+/* The status block before the first engine exists (the start-up build runs). */
+static void status_block_starting(const struct daemon *d, char *buf, size_t len)
+{
+	char bl[80];
+	status_build(d, bl, sizeof(bl));
+	snprintf(buf, len, "gpufir %s\nstate: starting\npid: %ld\nuptime_s: %.1f\nconfig: %s\n%s",
+		 GPUFIR_VERSION, (long)getpid(), (gf_now_ms() - d->t0_ms) / 1000.0,
+		 d->cfg && d->cfg->path ? d->cfg->path : "(built-in default)", bl);
+}
+
+/* The status socket's answer: "key: value" lines (docs/daemon.md lists them). */
+static void status_block(const struct daemon *d, char *buf, size_t len)
+{
+	const struct gf_live_stats *s = &d->ls;
+	if (!d->engine || !d->cfg) {
+		status_block_starting(d, buf, len);
+		return;
+	}
+	struct gf_engine_stats es = {0};
+	gf_engine_get_stats(d->engine, &es);
+	int64_t now = gf_now_ms();
+	uint32_t rate = d->cfg->sample_rate;
+	char timing[400], lat[320], bl[80];
+	status_timing(s, timing, sizeof(timing));
+	status_build(d, bl, sizeof(bl));
+	status_latency(s, lat, sizeof(lat));
+	snprintf(buf, len,
+		 "gpufir %s\nstate: %s\npid: %ld\nuptime_s: %.1f\nconfig: %s\n"
+		 "sample_rate: %u\nchannels: %u\nblock_frames: %u\nlatency_frames: %u\nlatency_ms: %.3f\n%s"
+		 "backend: %s\nalgo: %s\ndevice: %s\ntaps: %u\nswaps: %" PRIu64 "\n"
+		 "blocks: %" PRIu64 "\nframes: %" PRIu64 "\ninput_overflows: %" PRIu64
+		 "\noutput_underflows: %" PRIu64 "\noutput_overflows: %" PRIu64 "\nlate_blocks: %" PRIu64
+		 "\nlate_blocks_swap: %" PRIu64 "\nlate_blocks_host: %" PRIu64
+		 "\nlate_blocks_swap_host: %" PRIu64 "\ndevice_xruns: %" PRIu64 "\nrecord_errors: %" PRIu64
+		 "\nnonfinite_blocks: %" PRIu64 "\nengine_errors: %" PRIu64 "\nengine_fallbacks: %" PRIu64
+		 "\nengine_timeouts: %" PRIu64 "\nengine_abandoned: %" PRIu64
+		 "\nworkers_abandoned: %u\nengine_takeup_frames_max: %" PRIu64
+		 "\nblock_us_median: %.1f\nblock_us_p99: %.1f\nblock_us_max: %.1f\n%s"
+		 "peak_dbfs: %.1f\nclipped: %" PRIu64 "\nreloads: %" PRIu64 "\nreload_failures: %" PRIu64
+		 "\nlast_reload: %s\nlast_reload_age_s: %.1f\n%soutages: %u\nrespawns: %u\n%s%s%s",
+		 GPUFIR_VERSION, gf_dm_state_name(d), (long)getpid(), (now - d->t0_ms) / 1000.0,
+		 d->cfg->path ? d->cfg->path : "(built-in default)", rate, gf_reload_channels(d->cfg),
+		 d->cfg->block_frames, s->latency_frames, rate ? 1000.0 * s->latency_frames / rate : 0.0, lat,
+		 gf_engine_backend_name(d->engine), gf_engine_algo_name(d->engine),
+		 gf_engine_describe(d->engine), gf_engine_taps(d->engine), es.swaps, s->blocks, es.frames,
+		 s->input_overflows, s->output_underflows, s->output_overflows, s->late_blocks,
+		 s->late_blocks_swap, s->late_blocks_host, s->late_blocks_swap_host, s->device_xruns,
+		 s->record_errors, es.nonfinite_blocks, es.errors, es.fallbacks, es.timeouts, es.abandoned,
+		 d->engines_abandoned, es.takeup_frames_max, s->block_us_median, s->block_us_p99,
+		 s->block_us_max, timing, dbfs(s->peak), s->clipped, d->reloads, d->reload_failures,
+		 d->last_reload[0] ? d->last_reload : "none",
+		 d->last_reload_ms ? (now - d->last_reload_ms) / 1000.0 : 0.0, bl, d->outages, d->respawns,
+		 d->state == D_LOST ? "lost_reason: " : "", d->state == D_LOST ? d->lost_reason : "",
+		 d->state == D_LOST ? "\n" : "");
+}
+
+void gf_dm_log_window_reset(struct daemon *d)
+{
+	d->logw.peak = 0.0f;
+	d->logw.callback_gap_us = d->logw.wake_us = 0.0;
+	d->logw.margin_frames = INT32_MAX;
+}
+
+void gf_dm_log_window_fold(struct daemon *d)
+{
+	const struct gf_live_stats *s = &d->ls;
+	d->logw.peak = fmaxf(d->logw.peak, s->peak);
+	d->logw.callback_gap_us = fmax(d->logw.callback_gap_us, s->callback_gap_us_max);
+	d->logw.wake_us = fmax(d->logw.wake_us, s->wake_us_max);
+	if (s->margin_frames_min < d->logw.margin_frames)
+		d->logw.margin_frames = s->margin_frames_min;
+}
+
+/* Block times over the stats line's own interval (not the last poll's). */
+static void block_times_text(struct daemon *d, char *buf, size_t len)
+{
+	struct gf_live_block_times t = {0};
+	if (d->live)
+		gf_live_block_times(d->live, GF_LIVE_WINDOW_LOG, &t);
+	if (t.blocks == 0)
+		snprintf(buf, len, "no block since the last stats");
+	else
+		snprintf(buf, len, "block us median %.0f p99 %.0f max %.0f over %" PRIu64 " blocks",
+			 t.median_us, t.p99_us, t.max_us, t.blocks);
+}
+
+void gf_dm_stats_log(struct daemon *d)
+{
+	if (!d->engine)
+		return;
+	const struct gf_live_stats *s = &d->ls;
+	struct gf_engine_stats es = {0};
+	gf_engine_get_stats(d->engine, &es);
+	char margin[16], times[160];
+	margin_text(d->logw.margin_frames, margin, sizeof(margin));
+	block_times_text(d, times, sizeof(times));
+	gf_info("stats: %s, blocks %" PRIu64 ", xruns in %" PRIu64 " out %" PRIu64 " over %" PRIu64
+		", late blocks %" PRIu64 " (%" PRIu64 " in swaps, %" PRIu64
+		" the host's), device xruns %" PRIu64 ", %s, margin min %s"
+		" frames, wake max %.0f us, callback gap max %.0f us, peak %.1f dBFS, clipped %" PRIu64
+		", nonfinite %" PRIu64 ", swaps %" PRIu64 ", reloads %" PRIu64 " (failed %" PRIu64 ")",
+		gf_dm_state_name(d), s->blocks, s->input_overflows, s->output_underflows, s->output_overflows,
+		s->late_blocks, s->late_blocks_swap, s->late_blocks_host, s->device_xruns, times, margin,
+		d->logw.wake_us, d->logw.callback_gap_us, dbfs(d->logw.peak), s->clipped, es.nonfinite_blocks,
+		es.swaps, d->reloads, d->reload_failures);
+	gf_dm_log_window_reset(d);
+}
+
+void gf_dm_status_serve(struct daemon *d)
+{
+	char buf[GF_STATUS_MAX];
+	status_block(d, buf, sizeof(buf));
+	gf_status_server_serve(d->status, buf);
+}
+
+/* The configured status socket, or the service's RuntimeDirectory (/run/gpufir). */
+void gf_dm_status_open(struct daemon *d)
+{
+	char path[512];
+	const char *rt = getenv("RUNTIME_DIRECTORY");
+	struct gf_errbuf eb = {{0}};
+	if (d->cfg->status_socket)
+		snprintf(path, sizeof(path), "%s", d->cfg->status_socket);
+	else if (rt && *rt && !strchr(rt, ':')) /* several directories: ':'-separated */
+		snprintf(path, sizeof(path), "%s/status", rt);
+	else
+		return;
+	if (d->status && strcmp(gf_status_server_path(d->status), path) == 0)
+		return;
+	gf_status_server_free(d->status);
+	d->status = NULL;
+	if (gf_status_server_new(&d->status, path, &eb) == 0)
+		gf_info("status socket: %s", path);
+	else
+		gf_warn("no status socket: %s", eb.msg);
+}

@@ -1,0 +1,284 @@
+/* The daemon's engine and stream: building them, starting and stopping audio,
+ * device loss with retry and backoff, and the health check that notices it. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "daemon_internal.h"
+#include "error.h"
+#include "filter_set.h"
+#include "log.h"
+#include "reload.h"
+
+int gf_dm_engine_for(const struct gf_config *c, int force_cpu, struct gf_engine **out, struct gf_errbuf *eb)
+{
+	struct gf_filter_set *fs = NULL;
+	struct gf_engine_params p;
+	*out = NULL;
+	int err = gf_config_build(c, c->sample_rate, gf_reload_channels(c), &fs, eb);
+	if (err)
+		return err;
+	gf_reload_engine_params(c, fs->taps, &p);
+	if (force_cpu)
+		p.backend = GF_BACKEND_CPU;
+	err = gf_engine_new(out, &p, fs, eb);
+	gf_filter_set_free(fs);
+	return err;
+}
+
+static void stream_log_started(struct daemon *d)
+{
+	struct gf_live_stats s;
+	gf_live_get_stats(d->live, &s);
+	uint32_t rate = s.sample_rate ? s.sample_rate : d->cfg->sample_rate;
+	/* live.c logs the devices; this line keeps the latency in the daemon's own words. */
+	gf_info("stream: %u Hz, %u ch, block %u frames, latency %u frames (%.2f ms)", rate,
+		s.channels ? s.channels : gf_reload_channels(d->cfg), d->cfg->block_frames, s.latency_frames,
+		rate ? 1000.0 * s.latency_frames / rate : 0.0);
+	gf_info("engine: %s", gf_engine_describe(d->engine));
+}
+
+void gf_daemon_live_params(const struct gf_config *c, struct gf_live_params *p)
+{
+	*p = (struct gf_live_params){
+		.sample_rate = c->sample_rate,
+		.block_frames = c->block_frames,
+		.latency_slack = c->latency_slack,
+		.latency_slack_auto = c->latency_slack_auto,
+		.input = {c->input.device, c->input.host_api, c->input.channels},
+		.output = {c->output.device, c->output.host_api, c->output.channels},
+		.record_path = c->output.file,
+	};
+}
+
+int gf_dm_stream_start(struct daemon *d, struct gf_errbuf *eb)
+{
+	if (d->engine_stuck) {
+		gf_errbuf_set(eb, "the engine is held by a stuck audio worker");
+		return GF_E_BUSY;
+	}
+	struct gf_live_params lp;
+	gf_daemon_live_params(d->cfg, &lp);
+	int err = gf_live_new(&d->live, &lp, d->engine, eb);
+	if (!err)
+		err = gf_live_start(d->live, eb);
+	if (err) {
+		gf_live_free(d->live);
+		d->live = NULL;
+		return err;
+	}
+	d->state = D_STARTING;
+	d->state_since_ms = gf_now_ms();
+	d->last_blocks = 0;
+	d->latency_seen = 0;
+	d->cap_at_advance = 0;
+	d->last_advance_ms = d->state_since_ms;
+	stream_log_started(d);
+	return 0;
+}
+
+/* Engines a stuck worker still runs: kept reachable here, never freed. */
+#define MAX_KEPT_ENGINES 16
+static struct gf_engine *kept_engines[MAX_KEPT_ENGINES];
+
+/*
+ * The stream's worker did not stop (stuck inside the engine, e.g. in a GPU
+ * driver call) and was abandoned with the engine it holds: that engine may
+ * never be freed or run again. Unless the daemon is stopping, a CPU engine
+ * of the same settings replaces it, so the stream can restart on the CPU.
+ */
+static void engine_abandon(struct daemon *d)
+{
+	if (d->engines_abandoned < MAX_KEPT_ENGINES)
+		kept_engines[d->engines_abandoned] = d->engine;
+	d->engines_abandoned++;
+	d->engine_stuck = 1; /* still answers queries (atomic reads) */
+	d->force_cpu = 1;
+	if (d->stop)
+		return;
+	struct gf_errbuf eb = {{0}};
+	struct gf_engine *ne = NULL;
+	int err = gf_dm_engine_for(d->cfg, 1, &ne, &eb);
+	if (err) {
+		gf_err("engine: abandoned with its stuck worker, and no CPU engine can replace it (%s): "
+		       "exiting",
+		       eb.msg[0] ? eb.msg : gf_strerror(err));
+		d->stop = 1;
+		d->exit_code = GF_EXIT_PROCESS;
+		return;
+	}
+	gf_err("engine: abandoned with its stuck worker (%u so far); continuing on the CPU backend",
+	       d->engines_abandoned);
+	d->engine = ne;
+	d->engine_stuck = 0;
+}
+
+void gf_dm_stream_stop(struct daemon *d)
+{
+	if (!d->live)
+		return;
+	gf_live_stop(d->live);
+	int abandoned = gf_live_worker_abandoned(d->live);
+	gf_live_free(d->live);
+	d->live = NULL;
+	if (abandoned)
+		engine_abandon(d);
+}
+
+/* ---- device loss ------------------------------------------------------- */
+
+/* Enter (or stay in) an outage: no stream, next attempt after the backoff.
+ * A stream that fails again before audio flowed continues the same outage,
+ * so the backoff keeps growing. */
+static void outage_enter(struct daemon *d, int known)
+{
+	int64_t now = gf_now_ms();
+	if (!d->lost_at_ms) {
+		d->lost_at_ms = now;
+		d->outages++;
+		d->retries = 0;
+		d->retry_ms = RETRY_MIN_MS;
+	} else {
+		d->retry_ms = gf_respawn_next_backoff(d->retry_ms);
+	}
+	d->lost_known = known;
+	d->ready_pending = 1; /* READY=1 again once audio flows */
+	d->state = D_LOST;
+	d->state_since_ms = now;
+	d->next_retry_ms = now + d->retry_ms;
+}
+
+/* @p known: the device or server went away (keep pinging the watchdog while
+ * retrying), as opposed to a stall of unknown cause. */
+void gf_dm_device_lost(struct daemon *d, const char *why, int known)
+{
+	snprintf(d->lost_reason, sizeof(d->lost_reason), "%s", why);
+	gf_dm_stream_stop(d);
+	outage_enter(d, known);
+	if (gf_live_restart_required()) {
+		/* PortAudio's JACK host API cannot reconnect inside this process:
+		 * restart it in place (same PID) once the loop has wound down. */
+		d->server_lost = 1;
+		d->lost_known = 1;
+		gf_err("audio server lost: %s; PortAudio cannot reconnect inside this process: "
+		       "restarting gpufir in place",
+		       why);
+		d->respawn = 1;
+		d->stop = 1;
+	} else {
+		gf_err("audio device lost: %s; retrying in %.1f s", why, d->retry_ms / 1000.0);
+	}
+	gf_dm_status_update(d, 1);
+}
+
+static void device_retry(struct daemon *d)
+{
+	struct gf_errbuf eb = {{0}};
+	if (gf_now_ms() < d->next_retry_ms)
+		return;
+	d->retries++;
+	int err = gf_dm_stream_start(d, &eb);
+	if (!err) {
+		gf_notice("audio stream reopened (attempt %u)", d->retries);
+		return;
+	}
+	snprintf(d->lost_reason, sizeof(d->lost_reason), "%s", eb.msg[0] ? eb.msg : gf_strerror(err));
+	d->retry_ms = gf_respawn_next_backoff(d->retry_ms);
+	d->next_retry_ms = gf_now_ms() + d->retry_ms;
+	gf_warn("audio device attempt %u failed: %s; next in %.1f s", d->retries, d->lost_reason,
+		d->retry_ms / 1000.0);
+	gf_dm_status_update(d, 1);
+}
+
+/* The first block of a (re)started stream: the outage, if any, is over. */
+static void audio_flows(struct daemon *d, int64_t now)
+{
+	d->state = D_RUNNING;
+	d->state_since_ms = now;
+	if (d->lost_at_ms)
+		gf_notice("audio resumed after %u attempt%s, %.1f s without audio%s", d->retries,
+			  d->retries == 1 ? "" : "s", (now - d->lost_at_ms) / 1000.0,
+			  d->server_lost ? " (audio server lost; gpufir restarted in place)" : "");
+	d->retries = 0;
+	d->lost_at_ms = 0;
+	d->server_lost = 0;
+	gf_dm_status_update(d, 1);
+}
+
+/* Blocks stopped while the device kept delivering: the worker (engine) is
+ * stuck, a stall of unknown cause. Two blocks of capture rule out a device
+ * that stopped just after a block. */
+static int worker_stuck(const struct daemon *d)
+{
+	return d->ls.capture_frames - d->cap_at_advance >= 2u * d->cfg->block_frames;
+}
+
+/* Poll the stream, note progress, move between states. @return 1 if the audio
+ * path is healthy (blocks advancing, no device error). */
+int gf_dm_health_check(struct daemon *d)
+{
+	char why[320];
+	if (!d->live) {
+		device_retry(d);
+		return 0;
+	}
+	int perr = gf_live_poll(d->live);
+	gf_live_get_stats(d->live, &d->ls);
+	int64_t now = gf_now_ms();
+	gf_dm_log_window_fold(d);
+	if (d->ls.blocks != d->last_blocks) {
+		d->last_blocks = d->ls.blocks;
+		d->last_advance_ms = now;
+		d->cap_at_advance = d->ls.capture_frames;
+	}
+	if (perr) {
+		snprintf(why, sizeof(why), "%s", gf_strerror(perr));
+	} else if (d->state == D_RUNNING && now - d->last_advance_ms > STALL_MS) {
+		snprintf(why, sizeof(why), "audio stalled: no block for %.1f s",
+			 (now - d->last_advance_ms) / 1000.0);
+	} else if (d->state == D_STARTING && d->ls.blocks == 0) {
+		if (now - d->state_since_ms <= START_TIMEOUT_MS)
+			return 0;
+		snprintf(why, sizeof(why), "no audio within %d s of starting the stream",
+			 START_TIMEOUT_MS / 1000);
+	} else {
+		if (d->state == D_STARTING)
+			audio_flows(d, now);
+		return 1;
+	}
+	if (!d->ready_sent) {
+		/* Before READY=1 there is nothing to keep alive: fail the start instead. */
+		gf_err("audio did not start: %s", why);
+		d->stop = 1;
+		d->exit_code = GF_EXIT_PROCESS;
+		return 0;
+	}
+	gf_dm_device_lost(d, why, !worker_stuck(d));
+	return 0;
+}
+
+/* This image was started by respawn_exec(): carry on with the outage where
+ * the previous image left it, waiting its backoff before the next attempt. */
+void gf_dm_outage_resume(struct daemon *d, const struct gf_respawn *r)
+{
+	int64_t now = gf_now_ms();
+	int64_t lost = (int64_t)(r->lost_us / 1000u), t0 = (int64_t)(r->started_us / 1000u);
+	d->lost_at_ms = lost > 0 && lost <= now ? lost : now;
+	d->t0_ms = t0 > 0 && t0 <= now ? t0 : d->t0_ms;
+	d->retries = r->attempt - 1;
+	d->retry_ms = r->backoff_ms;
+	d->respawns = r->respawns;
+	d->outages = r->outages;
+	d->ready_sent = r->ready;
+	d->server_lost = 1;
+	d->lost_known = 1;
+	d->state = D_LOST;
+	d->state_since_ms = now;
+	d->next_retry_ms = now + d->retry_ms;
+	snprintf(d->lost_reason, sizeof(d->lost_reason), "the audio server went away");
+	gf_notice("restarted in place (pid %ld, restart %u) %.1f s after the audio server was lost: "
+		  "attempt %u in %.1f s",
+		  (long)getpid(), d->respawns, (now - d->lost_at_ms) / 1000.0, r->attempt,
+		  d->retry_ms / 1000.0);
+}

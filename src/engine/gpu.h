@@ -1,0 +1,62 @@
+/**
+ * @file gpu.h
+ * The GPU services the layers above the engine may use: probing a device,
+ * pinning host memory for DMA, starting CUDA early and ending persistent
+ * kernels before exit. Present in every build: without CUDA (the stub) or
+ * without a usable GPU they fail with GF_E_UNSUPPORTED / GF_E_NOGPU and
+ * change nothing. No CUDA type appears here.
+ *
+ * Threads: the control thread, except gf_cuda_quit_kernels (anywhere).
+ */
+#ifndef GPUFIR_GPU_H
+#define GPUFIR_GPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * Is a CUDA device usable? Fills @p desc with its description or the reason
+ * none is. Safe to call without a GPU or driver. @return 0 or GF_E_NOGPU / GF_E_UNSUPPORTED
+ */
+int gf_cuda_probe(int gpu_index, char *desc, uint32_t desc_len);
+
+/**
+ * Page-lock host memory the CUDA driver can DMA from (cudaHostRegister), so
+ * rings and chunks allocated on the host side are "pinned". Control thread.
+ * @return 0, or GF_E_UNSUPPORTED / GF_E_NOGPU / GF_E_CUDA (memory stays usable, unpinned)
+ */
+int gf_cuda_pin(void *ptr, size_t bytes);
+/**
+ * Undo gf_cuda_pin before freeing. Accepts memory that was never pinned.
+ * @return 0: free the memory; 1: GPU work that missed its deadline (which may
+ * still reach it) or a resident persistent kernel would make the unregistering
+ * wait for good, so it stays pinned and must not be freed (leak it: it lives
+ * until the process ends)
+ */
+int gf_cuda_unpin(void *ptr);
+
+/**
+ * Start CUDA (driver, runtime, the device's context) on a background thread,
+ * so that its start-up overlaps the caller's other set-up; the CUDA entry
+ * points wait for it. Once per process; GPUFIR_CUDA_PREWARM=0 turns it off.
+ * Control thread.
+ */
+void gf_cuda_prewarm(int gpu_index);
+/**
+ * End every persistent kernel of the process, the abandoned ones too (sets a
+ * host-mapped flag they poll; no CUDA call, safe anywhere). Before _exit():
+ * the driver's teardown would otherwise wait for them.
+ */
+void gf_cuda_quit_kernels(void);
+/** Wait for gf_cuda_prewarm's thread (call before returning from a path that may not have used CUDA). */
+void gf_cuda_prewarm_wait(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

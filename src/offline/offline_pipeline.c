@@ -1,0 +1,467 @@
+/*
+ * The offline pipeline: reader thread -> engine (calling thread) -> writer thread.
+ *
+ * Chunks circulate through three FIFOs under one mutex:
+ *   free --reader decodes--> decoded --engine filters in place--> filtered --writer encodes--> free
+ * so decoding, filtering and encoding of neighbouring chunks overlap, and memory
+ * is GF_OFFLINE_CHUNKS chunks whatever the file's length. Each chunk carries
+ * its place in the file (seq): the writer writes in that order, so several
+ * engine threads may filter at once (offline_stripe.c). This is not the RT
+ * path: a mutex and a condition variable are the simplest correct choice.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "deadline.h"
+#include "gpu.h"
+#include "log.h"
+#include "offline_internal.h"
+
+#define STOP_POLL_NS 100000000L /* the engine thread looks at o->stop every 100 ms */
+
+static void fifo_push(struct gf_offline_fifo *q, uint32_t i)
+{
+	q->idx[(q->head + q->count++) % q->cap] = i;
+}
+
+static uint32_t fifo_pop(struct gf_offline_fifo *q)
+{
+	uint32_t i = q->idx[q->head];
+	q->head = (q->head + 1) % q->cap;
+	q->count--;
+	return i;
+}
+
+/* Pop the entry holding chunk @p seq (it moves to the head first): 1 if found. */
+static int fifo_pop_seq(struct gf_offline_pipeline *p, struct gf_offline_fifo *q, uint64_t seq, uint32_t *idx)
+{
+	for (uint32_t k = 0; k < q->count; k++) {
+		uint32_t *e = &q->idx[(q->head + k) % q->cap];
+		if (p->chunk[*e].seq != seq)
+			continue;
+		uint32_t t = *e;
+		*e = q->idx[q->head];
+		q->idx[q->head] = t;
+		*idx = fifo_pop(q);
+		return 1;
+	}
+	return 0;
+}
+
+/* Record the first failure and wake everyone. Caller holds mu. */
+void gf_offline_fail_locked(struct gf_offline_pipeline *p, int err, const struct gf_errbuf *eb)
+{
+	if (!p->failed) {
+		p->failed = err;
+		p->eb = *eb;
+	}
+	pthread_cond_broadcast(&p->cv);
+}
+
+void gf_offline_fail(struct gf_offline_pipeline *p, int err, const struct gf_errbuf *eb)
+{
+	pthread_mutex_lock(&p->mu);
+	gf_offline_fail_locked(p, err, eb);
+	pthread_mutex_unlock(&p->mu);
+}
+
+static int stop_requested(const struct gf_offline_pipeline *p)
+{
+	return p->o->stop && atomic_load(p->o->stop);
+}
+
+/*
+ * Take a chunk index from @p q, waiting while it is empty (@p seq >= 0: only
+ * that chunk). @return 1 with *idx set, 0 when it will not come and *done
+ * says none will, -1 when the pipeline failed. The engine thread also polls
+ * the stop flag.
+ */
+static int take(struct gf_offline_pipeline *p, struct gf_offline_fifo *q, const int *done, int poll_stop,
+		int64_t seq, uint32_t *idx)
+{
+	int r;
+	pthread_mutex_lock(&p->mu);
+	for (;;) {
+		if (poll_stop && stop_requested(p)) {
+			struct gf_errbuf eb;
+			gf_errbuf_set(&eb, "interrupted: %s was not written", p->o->output);
+			gf_offline_fail_locked(p, GF_E_INTERRUPTED, &eb);
+		}
+		if (p->failed) {
+			r = -1;
+			break;
+		}
+		if (seq < 0 && q->count) {
+			*idx = fifo_pop(q);
+			r = 1;
+			break;
+		}
+		if (seq >= 0 && fifo_pop_seq(p, q, (uint64_t)seq, idx)) {
+			r = 1;
+			break;
+		}
+		if (done && *done) {
+			r = 0;
+			break;
+		}
+		if (poll_stop) {
+			struct timespec ts = gf_deadline_in(CLOCK_MONOTONIC, STOP_POLL_NS);
+			pthread_cond_timedwait(&p->cv, &p->mu, &ts);
+		} else {
+			pthread_cond_wait(&p->cv, &p->mu);
+		}
+	}
+	pthread_mutex_unlock(&p->mu);
+	return r;
+}
+
+int gf_offline_take_seq(struct gf_offline_pipeline *p, struct gf_offline_fifo *q, const int *done,
+			uint64_t seq, uint32_t *idx)
+{
+	return take(p, q, done, 0, (int64_t)seq, idx);
+}
+
+void gf_offline_give(struct gf_offline_pipeline *p, struct gf_offline_fifo *q, uint32_t idx)
+{
+	pthread_mutex_lock(&p->mu);
+	fifo_push(q, idx);
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+}
+
+static void set_done(struct gf_offline_pipeline *p, int *flag)
+{
+	pthread_mutex_lock(&p->mu);
+	*flag = 1;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+}
+
+/* Fill chunk @p c from the input: whole chunks but the last, even from a pipe
+ * (stripes and their histories sit at multiples of the chunk). */
+static sf_count_t read_chunk(struct gf_offline_pipeline *p, struct gf_offline_chunk *c)
+{
+	sf_count_t got = 0;
+	while (got < (sf_count_t)p->chunk_frames) {
+		sf_count_t n = sf_readf_float(p->in, c->buf + (size_t)got * p->channels,
+					      (sf_count_t)p->chunk_frames - got);
+		if (n <= 0 || sf_error(p->in) != SF_ERR_NO_ERROR)
+			break;
+		got += n;
+	}
+	return got;
+}
+
+static void *reader_main(void *arg)
+{
+	struct gf_offline_pipeline *p = arg;
+	uint32_t i;
+	while (take(p, &p->free_q, NULL, 0, -1, &i) == 1) {
+		struct gf_offline_chunk *c = &p->chunk[i];
+		double t0 = (1e3 * gf_now_s());
+		sf_count_t n = read_chunk(p, c);
+		p->busy_ms[0] += (1e3 * gf_now_s()) - t0;
+		if (sf_error(p->in) != SF_ERR_NO_ERROR) {
+			struct gf_errbuf eb;
+			gf_errbuf_set(&eb, "%s: cannot decode: %s", p->o->input, sf_strerror(p->in));
+			gf_offline_give(p, &p->free_q, i);
+			gf_offline_fail(p, GF_E_FORMAT, &eb);
+			break;
+		}
+		if (n <= 0) {
+			gf_offline_give(p, &p->free_q, i);
+			break;
+		}
+		c->frames = (uint32_t)n;
+		c->seq = p->frames_read / p->chunk_frames; /* whole chunks before it */
+		c->hist = -1;
+		p->frames_read += (uint64_t)n;
+		if (p->stripes.threads > 1 && gf_offline_stripe_note_chunk(p, i) != 0) {
+			gf_offline_give(p, &p->free_q, i);
+			break;
+		}
+		pthread_mutex_lock(&p->mu);
+		p->seq_next = c->seq + 1;
+		pthread_mutex_unlock(&p->mu);
+		gf_offline_give(p, &p->decoded_q, i);
+	}
+	pthread_mutex_lock(&p->mu);
+	p->input_chunks = p->seq_next;
+	pthread_mutex_unlock(&p->mu);
+	set_done(p, &p->reader_done);
+	return NULL;
+}
+
+/* Count samples the output format will clip, and the peak (writer thread). */
+static void measure(struct gf_offline_pipeline *p, const float *x, size_t n)
+{
+	/* On the bits: |x| of a float orders like its bit pattern with the sign
+	 * cleared, and integer max/compare vectorize where a float max (NaN
+	 * rules) does not: 4x faster, and the writer is the pipeline's slowest stage. */
+	int32_t top = 0, over = 0; /* a chunk holds far fewer than 2^31 samples */
+	for (size_t k = 0; k < n; k++) {
+		int32_t u;
+		memcpy(&u, &x[k], sizeof(u));
+		u &= 0x7fffffff;
+		u = u > 0x7f800000 ? 0 : u; /* NaN: ignored, as a float comparison would */
+		top = u > top ? u : top;
+		over += u > 0x3f800000; /* |x| > 1.0f */
+	}
+	float peak;
+	memcpy(&peak, &top, sizeof(peak));
+	if (peak > p->peak)
+		p->peak = peak;
+	if (p->clips)
+		p->clipped += (uint32_t)over;
+}
+
+static void *writer_main(void *arg)
+{
+	struct gf_offline_pipeline *p = arg;
+	uint32_t i;
+	while (take(p, &p->filtered_q, &p->engine_done, 0, (int64_t)p->seq_write, &i) == 1) {
+		struct gf_offline_chunk *c = &p->chunk[i];
+		double t0 = (1e3 * gf_now_s());
+		uint32_t off, frames = gf_offline_align_trim(&p->align, c->frames, &off);
+		float *buf = c->buf + (size_t)off * p->channels;
+		measure(p, buf, (size_t)frames * p->channels);
+		sf_count_t n = frames ? sf_writef_float(p->out, buf, frames) : 0;
+		p->busy_ms[2] += (1e3 * gf_now_s()) - t0;
+		if (n != (sf_count_t)frames) {
+			struct gf_errbuf eb;
+			gf_errbuf_set(&eb, "%s: write failed: %s", p->o->output, sf_strerror(p->out));
+			gf_offline_give(p, &p->free_q, i);
+			gf_offline_fail(p, GF_E_IO, &eb);
+			break;
+		}
+		pthread_mutex_lock(&p->mu);
+		p->frames_written += frames;
+		p->seq_write++;
+		pthread_mutex_unlock(&p->mu);
+		gf_offline_give(p, &p->free_q, i);
+	}
+	return NULL;
+}
+
+void gf_offline_engine_failed(struct gf_offline_pipeline *p, uint32_t i, uint64_t frame, int err)
+{
+	struct gf_errbuf eb;
+	gf_errbuf_set(&eb, "filtering failed at frame %llu: %s", (unsigned long long)frame, gf_strerror(err));
+	gf_offline_give(p, &p->free_q, i);
+	gf_offline_fail(p, err, &eb);
+}
+
+/*
+ * Filter one chunk in place (@p flush: the tail, from silence). If the backend
+ * fails (a GPU lost mid-file), fall back to the CPU and redo the chunk from
+ * the engine's copy of its input: the output stays exact. The engine thread
+ * is also the engine's control thread, so it may reap() here.
+ */
+int gf_offline_filter_chunk(struct gf_engine *e, float *buf, uint32_t frames, int flush)
+{
+	int err = flush ? gf_engine_flush(e, buf, frames) : gf_engine_process(e, buf, buf, frames);
+	if (!err || !gf_engine_failed(e))
+		return err;
+	gf_engine_reap(e);
+	return gf_engine_retry(e, buf, frames) == 0 ? 0 : err;
+}
+
+/* The ring-out from input silence: --tail's taps-1 frames, or the frames alignment skipped. */
+int gf_offline_flush_tail(struct gf_offline_pipeline *p, struct gf_engine *e)
+{
+	uint64_t tail = p->align.flush;
+	uint32_t i;
+	while (tail > 0 && take(p, &p->free_q, NULL, 0, -1, &i) == 1) {
+		struct gf_offline_chunk *c = &p->chunk[i];
+		c->frames = tail < p->chunk_frames ? (uint32_t)tail : p->chunk_frames;
+		int err =
+			gf_offline_filter_chunk(e, c->buf, c->frames, 1); /* frames <= max_block: one call */
+		if (err) {
+			gf_offline_engine_failed(p, i, p->frames_read, err);
+			return err;
+		}
+		tail -= c->frames;
+		pthread_mutex_lock(&p->mu);
+		c->seq = p->seq_next++;
+		pthread_mutex_unlock(&p->mu);
+		gf_offline_give(p, &p->filtered_q, i);
+	}
+	return tail ? -1 : 0;
+}
+
+/* Engine thread (the caller's): filter decoded chunks in place, then the tail. */
+static void run_engine(struct gf_offline_pipeline *p, struct gf_engine *e, struct gf_progress *prog)
+{
+	uint32_t i;
+	int r;
+	while ((r = take(p, &p->decoded_q, &p->reader_done, 1, -1, &i)) == 1) {
+		struct gf_offline_chunk *c = &p->chunk[i];
+		double t0 = (1e3 * gf_now_s());
+		int err = gf_offline_filter_chunk(e, c->buf, c->frames, 0);
+		p->busy_ms[1] += (1e3 * gf_now_s()) - t0;
+		if (err) {
+			gf_offline_engine_failed(p, i, p->frames_filtered, err);
+			return;
+		}
+		p->frames_filtered += c->frames;
+		gf_offline_give(p, &p->filtered_q, i);
+		gf_progress_update(prog, p->frames_filtered);
+	}
+	if (r == 0)
+		gf_offline_flush_tail(p, e);
+}
+
+static void free_queues(struct gf_offline_pipeline *p)
+{
+	free(p->free_q.idx);
+	free(p->decoded_q.idx);
+	free(p->filtered_q.idx);
+	for (uint32_t i = 0; i < p->n_hist; i++)
+		free(p->hist_buf[i]);
+	free(p->hist_buf);
+	free(p->hist_used);
+}
+
+void gf_offline_pipeline_free(struct gf_offline_pipeline *p)
+{
+	if (!p->inited)
+		return;
+	for (uint32_t i = 0; i < p->nchunks; i++) {
+		if (p->chunk[i].pinned && gf_cuda_unpin(p->chunk[i].buf))
+			continue; /* kept pinned behind GPU work that may not end: never freed */
+		free(p->chunk[i].buf);
+	}
+	free(p->chunk);
+	free_queues(p);
+	pthread_cond_destroy(&p->cv);
+	pthread_mutex_destroy(&p->mu);
+	memset(p, 0, sizeof(*p));
+}
+
+static int alloc_queues(struct gf_offline_pipeline *p, uint32_t n_hist, uint32_t hist_frames)
+{
+	struct gf_offline_fifo *q[3] = {&p->free_q, &p->decoded_q, &p->filtered_q};
+	for (int k = 0; k < 3; k++) {
+		q[k]->idx = calloc(p->nchunks, sizeof(uint32_t));
+		q[k]->cap = p->nchunks;
+		if (!q[k]->idx)
+			return GF_E_NOMEM;
+	}
+	p->hist_buf = calloc(n_hist ? n_hist : 1, sizeof(float *));
+	p->hist_used = calloc(n_hist ? n_hist : 1, 1);
+	if (!p->hist_buf || !p->hist_used)
+		return GF_E_NOMEM;
+	for (; p->n_hist < n_hist; p->n_hist++) {
+		p->hist_buf[p->n_hist] = malloc((size_t)hist_frames * p->channels * sizeof(float));
+		if (!p->hist_buf[p->n_hist])
+			return GF_E_NOMEM;
+	}
+	return 0;
+}
+
+static int pipeline_alloc(struct gf_offline_pipeline *p, uint32_t channels, uint32_t chunk_frames, int pin,
+			  uint32_t nchunks, uint32_t n_hist, uint32_t hist_frames)
+{
+	memset(p, 0, sizeof(*p));
+	p->inited = 1;
+	p->pin = pin;
+	p->channels = channels;
+	p->chunk_frames = chunk_frames;
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&p->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	p->chunk = calloc(nchunks, sizeof(*p->chunk));
+	if (!p->chunk)
+		return GF_E_NOMEM;
+	size_t bytes = (size_t)chunk_frames * channels * sizeof(float);
+	for (; p->nchunks < nchunks; p->nchunks++) {
+		uint32_t i = p->nchunks;
+		void *mem = NULL;
+		if (posix_memalign(&mem, 4096, bytes) != 0)
+			return GF_E_NOMEM;
+		p->chunk[i].buf = mem;
+		/*
+		 * Pinned chunks let the CUDA backend DMA directly; unpinned ones work
+		 * too. The CPU backend skips this: pinning would create a CUDA context.
+		 */
+		int err = pin ? gf_cuda_pin(mem, bytes) : GF_E_UNSUPPORTED;
+		p->chunk[i].pinned = err == 0;
+		if (err && err != GF_E_UNSUPPORTED)
+			gf_debug("chunk %u not pinned: %s", i, gf_strerror(err));
+	}
+	return alloc_queues(p, n_hist, hist_frames);
+}
+
+int gf_offline_pipeline_prepare(struct gf_offline_pipeline *p, const struct gf_offline_opts *o,
+				uint32_t channels, uint32_t chunk_frames, int pin,
+				const struct gf_offline_stripes *st)
+{
+	struct gf_offline_stripes one = {.threads = 1, .stripe_chunks = 1, .chunks = GF_OFFLINE_CHUNKS};
+	if (!st || st->threads <= 1)
+		st = &one;
+	/* A history slot per stripe that can wait for its thread, two spare (offline_stripe.c). */
+	uint32_t n_hist = st->threads > 1 ? st->chunks / st->stripe_chunks + 2 : 0;
+	/* A lane's files mostly share a shape: keep the (pinned) chunks then. */
+	if (!p->inited || p->channels != channels || p->chunk_frames != chunk_frames || p->pin != pin ||
+	    p->nchunks != st->chunks || p->n_hist != n_hist || p->stripes.hist_frames != st->hist_frames) {
+		gf_offline_pipeline_free(p);
+		int err = pipeline_alloc(p, channels, chunk_frames, pin, st->chunks, n_hist, st->hist_frames);
+		if (err) {
+			gf_offline_pipeline_free(p);
+			return err;
+		}
+	}
+	p->stripes = *st;
+	struct gf_offline_fifo *q[3] = {&p->free_q, &p->decoded_q, &p->filtered_q};
+	for (int k = 0; k < 3; k++)
+		q[k]->head = q[k]->count = 0;
+	for (uint32_t i = 0; i < p->nchunks; i++)
+		fifo_push(&p->free_q, i);
+	memset(p->hist_used, 0, p->n_hist ? p->n_hist : 1);
+	p->reader_hist = -1;
+	p->stripe_next = 0;
+	p->threads_running = 0;
+	p->seq_next = p->seq_write = p->input_chunks = p->stripe_nonfinite = 0;
+	p->reader_done = p->engine_done = p->failed = 0;
+	memset(&p->eb, 0, sizeof(p->eb));
+	p->o = o;
+	p->in = p->out = NULL;
+	p->clips = 0;
+	p->frames_read = p->frames_filtered = p->frames_written = p->clipped = 0;
+	p->peak = 0.0f;
+	memset(p->busy_ms, 0, sizeof(p->busy_ms));
+	return 0;
+}
+
+/* Run the three stages; joins both threads before returning. */
+int gf_offline_pipeline_run(struct gf_offline_pipeline *p, struct gf_engine *e, struct gf_progress *prog,
+			    struct gf_errbuf *eb)
+{
+	pthread_t reader, writer;
+	if (pthread_create(&reader, NULL, reader_main, p) != 0) {
+		gf_errbuf_set(eb, "cannot start the reader thread");
+		return GF_E_SYSTEM;
+	}
+	if (pthread_create(&writer, NULL, writer_main, p) != 0) {
+		gf_errbuf_set(eb, "cannot start the writer thread");
+		gf_offline_fail(p, GF_E_SYSTEM, eb);
+		pthread_join(reader, NULL);
+		*eb = p->eb;
+		return p->failed;
+	}
+	if (p->stripes.threads > 1)
+		gf_offline_stripe_run(p, e, prog);
+	else
+		run_engine(p, e, prog);
+	set_done(p, &p->engine_done);
+	pthread_join(reader, NULL);
+	pthread_join(writer, NULL);
+	if (p->failed)
+		*eb = p->eb;
+	return p->failed;
+}

@@ -1,0 +1,453 @@
+/*
+ * Hostile configs and filter files (issue "hostile input and a local
+ * attacker"), in process through gf_config_load / gf_config_build, the
+ * functions the daemon's reload calls. Each case prints "case N (what): ok".
+ * An alarm turns a hang (a FIFO blocking open) into a failure.
+ *
+ *   5  -c DIR, an @include of a directory: refused (libconfig would exit(2))
+ *   6  a FIFO as the config, an @include, a text or WAV filter file: refused
+ *      at once, never a blocked open
+ *   7  (the pre-convolution part) a chain of two 131071-tap designs builds in
+ *      well under a second's worth of the watchdog (direct convolution took
+ *      7 s); chains of long FIRs are convolved by FFT and match the direct
+ *      double-precision convolution
+ *   8  1024 channels x a 4M-tap design: refused before the build allocates,
+ *      with how much it needs; file = "/proc/self/pagemap" reads nothing
+ *      (reads stop at the size fstat gives) instead of 2 GB
+ *  11  a file that is not a taps file (a secret, escapes, a 200-byte token):
+ *      the message gives the position and the kind of error, never the
+ *      content and never a control byte; a filter name with a newline is
+ *      refused; no errbuf message carries a control byte
+ *  12  integers that do not fit 32 bits without L: refused, not truncated
+ *  13  a WAV impulse response cut short (an interrupted copy): loads with a
+ *      warning that says so, as the offline input does
+ *  14  a malformed Ogg IR (libsndfile leaks ~5.8 KB inside each failed Ogg
+ *      open): the first load fails with a message, reloads of the same file
+ *      do not open it again (heap growth over 20 reloads measured where
+ *      mallinfo2 is meaningful, i.e. not under ASan)
+ *  15  40,000 filters, each in its own text file, and a 100,000-element
+ *      chain load and build in time linear in their number (4x the filters
+ *      take well under 16x the time; the issue measured 6-7 s)
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <malloc.h>
+#include <math.h>
+#include <signal.h>
+#include <sndfile.h>
+#include <string.h>
+#include <time.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "config.h"
+#include "error.h"
+#include "sndutil.h"
+#include "testutil.h"
+
+static char *dir;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	static const char m[] = "FAIL: a config load hung (blocked open?)\n";
+	if (write(2, m, sizeof(m) - 1) < 0) {
+	}
+	_exit(1);
+}
+
+/* Load @p path and build it at 48 kHz; @return the first error, message in @p eb. */
+static int load_build(const char *path, struct gf_errbuf *eb)
+{
+	struct gf_config *c = NULL;
+	int r = gf_config_load(path, &c, eb);
+	if (!r) {
+		struct gf_filter_set *fs = NULL;
+		r = gf_config_build(c, 48000, 2, &fs, eb);
+		gf_filter_set_free(fs);
+		gf_config_free(c);
+	}
+	return r;
+}
+
+/* Expect @p path to fail with a message containing @p want. */
+static void expect_fail(int num, const char *what, const char *path, const char *want)
+{
+	struct gf_errbuf eb = {""};
+	alarm(10);
+	int r = load_build(path, &eb);
+	alarm(0);
+	printf("case %d (%s): %s -> %s\n", num, what, r ? "refused" : "ACCEPTED", eb.msg);
+	fflush(stdout);
+	CHECK(r != 0);
+	CHECK(strstr(eb.msg, want) != NULL);
+}
+
+static char *conf(const char *name, const char *text)
+{
+	return gf_test_write_text_in(dir, name, text);
+}
+
+static void case5(void)
+{
+	char *sub = gf_test_path(dir, "adir");
+	CHECK(mkdir(sub, 0755) == 0);
+	expect_fail(5, "-c DIR", sub, "is a directory");
+	char *p = conf("inc_dir.conf", "@include \"adir\"\nfilters = ({name=\"a\"; coeffs=[1.0];});\n"
+				       "chain=[\"a\"];\n");
+	expect_fail(5, "@include of a directory", p, "is a directory");
+	/* nested: an include that includes a directory */
+	free(conf("mid.conf", "  @include \"adir\"\n"));
+	char *q = conf("inc_nested.conf", "@include \"mid.conf\"\n");
+	expect_fail(5, "nested @include of a directory", q, "mid.conf:1: @include");
+	free(sub);
+	free(p);
+	free(q);
+}
+
+static void case6(void)
+{
+	char *fifo = gf_test_path(dir, "fifo");
+	CHECK(mkfifo(fifo, 0600) == 0);
+	char *wfifo = gf_test_path(dir, "fifo.wav");
+	CHECK(mkfifo(wfifo, 0600) == 0);
+	expect_fail(6, "FIFO as the config", fifo, "is a FIFO");
+	char *p = conf("inc_fifo.conf", "@include \"fifo\"\n");
+	expect_fail(6, "FIFO as an @include", p, "is a FIFO");
+	char *t = conf("text_fifo.conf", "filters = ({name=\"a\"; file=\"fifo\"; format=\"text\";});\n"
+					 "chain=[\"a\"];\n");
+	expect_fail(6, "FIFO as a text filter file", t, "is a FIFO");
+	char *w = conf("wav_fifo.conf", "filters = ({name=\"a\"; file=\"fifo.wav\";});\nchain=[\"a\"];\n");
+	expect_fail(6, "FIFO as a WAV filter file", w, "is a FIFO");
+	char *d = conf("dev.conf", "filters = ({name=\"a\"; file=\"/dev/zero\"; format=\"text\";});\n"
+				   "chain=[\"a\"];\n");
+	expect_fail(6, "/dev/zero as a text filter file", d, "character device");
+	free(fifo);
+	free(wfifo);
+	free(p);
+	free(t);
+	free(w);
+	free(d);
+}
+
+static int printable(const char *m)
+{
+	for (; *m; m++)
+		if ((unsigned char)*m < 0x20 || *m == 0x7f)
+			return 0;
+	return 1;
+}
+
+/* The leak case 14 is about is libvorbis's, inside libsndfile: not ours. */
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void)
+{
+	return "leak:libvorbis.so\nleak:libsndfile.so\nleak:libconfig.so\n";
+}
+
+static void case7(void)
+{
+	enum { NA = 3001, NB = 4999 };
+	uint64_t rng = gf_test_seed("test_hostile_config");
+	double *a = malloc(NA * sizeof(double)), *b = malloc(NB * sizeof(double));
+	double *ref = calloc(NA + NB - 1, sizeof(double));
+	CHECK(a && b && ref);
+	char *ta = malloc(NA * 32), *tb = malloc(NB * 32), *q;
+	CHECK(ta && tb);
+	q = ta;
+	for (int i = 0; i < NA; i++)
+		q += sprintf(q, "%.17g\n", a[i] = gf_test_randf(&rng) * exp(-i / 500.0));
+	q = tb;
+	for (int i = 0; i < NB; i++)
+		q += sprintf(q, "%.17g\n", b[i] = gf_test_randf(&rng) * exp(-i / 900.0));
+	for (int i = 0; i < NA; i++)
+		for (int k = 0; k < NB; k++)
+			ref[i + k] += a[i] * b[k];
+	free(gf_test_write_text_in(dir, "long_a.txt", ta));
+	free(gf_test_write_text_in(dir, "long_b.txt", tb));
+	char *p = conf("long_chain.conf",
+		       "filters = ({name=\"a\"; file=\"long_a.txt\"; format=\"text\";},\n"
+		       "  {name=\"b\"; file=\"long_b.txt\"; format=\"text\";});\nchain=[\"a\", \"b\"];\n");
+	struct gf_config *c = NULL;
+	struct gf_filter_set *fs = NULL;
+	struct gf_errbuf eb = {""};
+	CHECK_OK_EB(gf_config_load(p, &c, &eb), &eb);
+	CHECK_OK_EB(gf_config_build(c, 48000, 1, &fs, &eb), &eb);
+	CHECK(fs->taps == NA + NB - 1);
+	double e2 = 0.0, r2 = 0.0;
+	for (uint32_t i = 0; i < fs->taps; i++) {
+		double d = fs->coeffs[i] - ref[i];
+		e2 += d * d;
+		r2 += ref[i] * ref[i];
+	}
+	printf("case 7 (chain of %d and %d taps by FFT): rel L2 against direct double %.2e\n", NA, NB,
+	       sqrt(e2 / r2));
+	CHECK(sqrt(e2 / r2) < 1e-7); /* float storage: ~3e-8 */
+	gf_filter_set_free(fs);
+	gf_config_free(c);
+
+	char *d = conf("two_designs.conf",
+		       "sample_rate = 48000;\nfilters = ({name=\"a\"; design=\"lowpass\"; cutoff_hz=1000.0; "
+		       "taps=131071;},\n  {name=\"b\"; design=\"highpass\"; cutoff_hz=50.0; taps=131071;});\n"
+		       "chain=[\"a\", \"b\"];\n");
+	double t0 = gf_now_s();
+	CHECK_OK_EB(gf_config_load(d, &c, &eb), &eb);
+	CHECK_OK_EB(gf_config_build(c, 48000, 2, &fs, &eb), &eb);
+	double dt = gf_now_s() - t0;
+	printf("case 7 (two 131071-tap designs in a chain): built in %.3f s (direct: 7.0 s)\n", dt);
+	CHECK(fs->taps == 262141 && dt < 3.0);
+	gf_filter_set_free(fs);
+	gf_config_free(c);
+	free(a);
+	free(b);
+	free(ref);
+	free(ta);
+	free(tb);
+	free(p);
+	free(d);
+}
+
+static void case8(void)
+{
+	char *p = conf("wide.conf", "sample_rate = 48000;\nfilters = ({name=\"a\"; design=\"lowpass\"; "
+				    "cutoff_hz=1000.0; taps=4194303;});\nchain=[\"a\"];\n");
+	struct gf_config *c = NULL;
+	struct gf_filter_set *fs = NULL;
+	struct gf_errbuf eb = {""};
+	CHECK_OK_EB(gf_config_load(p, &c, &eb), &eb);
+	double t0 = gf_now_s();
+	int r = gf_config_build(c, 48000, 1024, &fs, &eb);
+	double dt = gf_now_s() - t0;
+	printf("case 8 (1024 channels x 4M taps): %s after %.2f s: %s\n", r ? "refused" : "BUILT", dt,
+	       eb.msg);
+	CHECK(r == GF_E_NOMEM && !fs && strstr(eb.msg, "GiB of memory") && strstr(eb.msg, "1024 channels"));
+	gf_config_free(c);
+	char *q = conf("pagemap.conf",
+		       "filters = ({name=\"a\"; file=\"/proc/self/pagemap\"; format=\"text\";});\n"
+		       "chain=[\"a\"];\n");
+	t0 = gf_now_s();
+	r = load_build(q, &eb);
+	printf("case 8 (file = /proc/self/pagemap): %s after %.2f s: %s\n", r ? "refused" : "LOADED",
+	       gf_now_s() - t0, eb.msg);
+	CHECK(r && strstr(eb.msg, "no coefficients"));
+	free(p);
+	free(q);
+}
+
+static void case11(void)
+{
+	char secret[400];
+	memset(secret, 'S', sizeof(secret));
+	memcpy(secret, "root:$y$j9T$secret\x1b]0;owned\x07:20228:0:99999:7:::\n", 49);
+	secret[sizeof(secret) - 1] = '\0';
+	char *f = gf_test_write_text_in(dir, "shadow.txt", secret);
+	char *p = conf("secret.conf", "filters = ({name=\"a\"; file=\"shadow.txt\"; format=\"text\";});\n"
+				      "chain=[\"a\"];\n");
+	struct gf_errbuf eb = {""};
+	CHECK(load_build(p, &eb) != 0);
+	printf("case 11 (a non-taps file as a text filter): %s\n", eb.msg);
+	CHECK(strstr(eb.msg, "shadow.txt:1: column 1: not a number"));
+	CHECK(!strstr(eb.msg, "root") && !strstr(eb.msg, "SSSS") && printable(eb.msg));
+	char *n = conf("name_nl.conf", "filters = ({name=\"a\\nstate: running\"; coeffs=[1.0];});\n"
+				       "chain=[\"a\\nstate: running\"];\n");
+	expect_fail(11, "a filter name with a newline", n, "may not contain control characters");
+	char *u = conf("unknown_nl.conf", "filters = ({name=\"a\"; coeffs=[1.0];});\n"
+					  "chain=[\"a\\n\\x1b[31mlast_reload: ok\"];\n");
+	eb.msg[0] = '\0';
+	CHECK(load_build(u, &eb) != 0);
+	printf("case 11 (an unknown filter name with a newline and an escape): %s\n", eb.msg);
+	CHECK(printable(eb.msg));
+	free(f);
+	free(p);
+	free(n);
+	free(u);
+}
+
+static void case12(void)
+{
+	static const char *const bad[] = {"4294967424", "2147483648", "-2147483649", "0x100000000",
+					  "99999999999999999999L"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char text[256], name[32];
+		snprintf(text, sizeof(text),
+			 "filters = ({name=\"a\"; coeffs=[1.0];});\nchain=[\"a\"];\nblock_frames = %s;\n",
+			 bad[i]);
+		snprintf(name, sizeof(name), "int%zu.conf", i);
+		char *p = conf(name, text);
+		char what[64];
+		snprintf(what, sizeof(what), "block_frames = %s", bad[i]);
+		expect_fail(12, what, p, ":3: the integer");
+		free(p);
+	}
+	/* what must still load: L-suffixed, floats, names with digits, numbers in strings and comments */
+	char *ok = conf("int_ok.conf",
+			"# 4294967424 in a comment\n"
+			"filters = ({name=\"a4294967424\"; coeffs=[1.0, 1e300, -4294967424.0];});\n"
+			"chain=[\"a4294967424\"]; /* 99999999999 */ max_taps = 16777216L;\n"
+			"block_frames = 0x80;\n");
+	struct gf_config *c = NULL;
+	struct gf_errbuf eb = {""};
+	CHECK_OK_EB(gf_config_load(ok, &c, &eb), &eb);
+	CHECK(c->block_frames == 128);
+	gf_config_free(c);
+	printf("case 12 (in range, L suffix, floats, digits in names/strings/comments): loads\n");
+	free(ok);
+}
+
+static void case13(void)
+{
+	enum { TAPS = 24000 };
+	float *h = malloc(TAPS * sizeof(float));
+	CHECK(h);
+	for (int i = 0; i < TAPS; i++)
+		h[i] = (float)(i % 7) * 1e-3f;
+	char *full = gf_test_path(dir, "ir_full.wav"), *cut = gf_test_path(dir, "ir_cut.wav");
+	gf_test_write_sound(full, SF_FORMAT_WAV | SF_FORMAT_FLOAT, 48000, 1, TAPS, h);
+	free(h);
+	char *buf = malloc(TAPS * 4 + 4096);
+	CHECK(buf);
+	long n = gf_test_read_file(full, buf, TAPS * 4 + 4096);
+	CHECK(n > TAPS * 4);
+	gf_test_write_file(cut, buf, (size_t)n / 3);
+	free(buf);
+	char *p = conf("cut.conf", "filters = ({name=\"a\"; file=\"ir_cut.wav\";});\nchain=[\"a\"];\n");
+	/* the warning goes to stderr (gf_warn): catch it */
+	char *log = gf_test_path(dir, "stderr.txt");
+	fflush(stderr);
+	int saved = dup(2), fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	CHECK(saved >= 0 && fd >= 0 && dup2(fd, 2) == 2);
+	close(fd);
+	struct gf_errbuf eb = {""};
+	int r = load_build(p, &eb);
+	fflush(stderr);
+	CHECK(dup2(saved, 2) == 2);
+	close(saved);
+	char got[4096];
+	gf_test_read_file(log, got, sizeof(got));
+	printf("case 13 (a WAV IR cut to a third): %s; warned: %s", r ? "refused" : "loaded",
+	       got[0] ? got : "NOTHING\n");
+	CHECK(r == 0 && strstr(got, "ir_cut.wav") && strstr(got, "truncated"));
+	free(full);
+	free(cut);
+	free(p);
+	free(log);
+}
+
+/* Best of 3: load and build @p n filters (files, every one in the chain) and
+ * a @p chain-element chain of them. */
+static double time_many(uint32_t n, uint32_t chain)
+{
+	size_t cap = (size_t)n * 64 + (size_t)chain * 12 + 64;
+	char *text = malloc(cap), *q = text;
+	CHECK(text);
+	q += sprintf(q, "filters = (");
+	for (uint32_t i = 0; i < n; i++)
+		q += sprintf(q, "%s{name=\"f%u\"; file=\"t%u.txt\"; format=\"text\";}", i ? "," : "", i,
+			     i % 64);
+	q += sprintf(q, ");\nchain = [");
+	for (uint32_t i = 0; i < chain; i++)
+		q += sprintf(q, "%s\"f%u\"", i ? "," : "", i % n);
+	sprintf(q, "];\n");
+	double best = 1e9;
+	for (int rep = 0; rep < 3; rep++) {
+		double t0 = gf_now_s();
+		struct gf_config *c = NULL;
+		struct gf_filter_set *fs = NULL;
+		struct gf_errbuf eb = {""};
+		CHECK_OK_EB(gf_config_load_string(text, dir, &c, &eb), &eb);
+		CHECK_OK_EB(gf_config_build(c, 48000, 2, &fs, &eb), &eb);
+		double t = gf_now_s() - t0;
+		best = t < best ? t : best;
+		gf_filter_set_free(fs);
+		gf_config_free(c);
+	}
+	free(text);
+	return best;
+}
+
+static void case14(void)
+{
+	enum { N = 48000 };
+	float *x = malloc(N * sizeof(float));
+	CHECK(x);
+	for (int i = 0; i < N; i++)
+		x[i] = 0.1f * sinf((float)i * 0.05f) * expf(-(float)i / 8000.0f);
+	char *full = gf_test_path(dir, "ir_full.ogg"), *bad = gf_test_path(dir, "ir_bad.ogg");
+	gf_test_write_sound(full, SF_FORMAT_OGG | SF_FORMAT_VORBIS, 48000, 1, N, x);
+	free(x);
+	char buf[65536];
+	long n = gf_test_read_file(full, buf, sizeof(buf));
+	CHECK(n > 4000);
+	gf_test_write_file(bad, buf, 3000); /* the headers cut: sf_open fails inside vorbis set-up */
+	char *p = conf("ogg.conf", "filters = ({name=\"a\"; file=\"ir_bad.ogg\";});\nchain=[\"a\"];\n");
+	struct gf_errbuf eb = {""};
+	struct mallinfo2 m0 = mallinfo2();
+	CHECK(load_build(p, &eb) != 0);
+	struct mallinfo2 m1 = mallinfo2();
+	printf("case 14 (a malformed Ogg IR, first load): refused: %s\n", eb.msg);
+	CHECK(strstr(eb.msg, "not a sound file"));
+	for (int i = 0; i < 20; i++)
+		CHECK(load_build(p, &eb) != 0);
+	struct mallinfo2 m2 = mallinfo2();
+	printf("case 14 (20 reloads of it): %s\n", eb.msg);
+	CHECK(strstr(eb.msg, "not opened again"));
+	if (m0.uordblks == 0 && m2.uordblks == 0) {
+		printf("case 14 (heap growth): not measurable here (sanitizer allocator)\n");
+	} else {
+		long first = (long)m1.uordblks - (long)m0.uordblks,
+		     more = (long)m2.uordblks - (long)m1.uordblks;
+		printf("case 14 (heap growth): first failed load %+ld bytes, 20 reloads %+ld bytes\n", first,
+		       more);
+		CHECK(more < 2048);
+	}
+	/* the file fixed (changed): opened again, and loads */
+	rename(full, bad);
+	CHECK_OK_EB(load_build(p, &eb), &eb);
+	printf("case 14 (the file replaced by a good one): loads\n");
+	free(full);
+	free(bad);
+	free(p);
+}
+
+static void case15(void)
+{
+	for (int i = 0; i < 64; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "t%d.txt", i);
+		free(gf_test_write_text_in(dir, name, "1.0\n"));
+	}
+	double t10 = time_many(10000, 10000), t40 = time_many(40000, 40000);
+	double c25 = time_many(1, 25000), c100 = time_many(1, 100000);
+	printf("case 15 (10,000 / 40,000 filters): %.3f s / %.3f s (x%.1f; quadratic is x16)\n", t10, t40,
+	       t40 / t10);
+	printf("case 15 (25,000 / 100,000-element chain): %.3f s / %.3f s (x%.1f)\n", c25, c100, c100 / c25);
+	CHECK(t40 < 8.0 * t10 + 0.05);
+#if defined(__SANITIZE_ADDRESS__)
+	/* libconfig 1.5 grows a list by 16 elements per realloc; ASan's realloc
+	 * always copies, so its parse of a long array is quadratic there (glibc's
+	 * mremaps: linear). The release build holds the chain bound. */
+	printf("case 15 (chain ratio): not asserted under AddressSanitizer\n");
+#else
+	CHECK(c100 < 8.0 * c25 + 0.05);
+#endif
+}
+
+int main(void)
+{
+	signal(SIGALRM, on_alarm);
+	dir = gf_test_tmpdir("hostile-config");
+	case5();
+	case6();
+	case7();
+	case8();
+	case11();
+	case12();
+	case13();
+	case14();
+	case15();
+	gf_test_rmtree(dir);
+	free(dir);
+	printf("ok\n");
+	return 0;
+}

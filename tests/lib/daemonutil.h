@@ -1,0 +1,134 @@
+/**
+ * @file daemonutil.h
+ * The systemd side of the daemon tests: run the real `gpufir --live` as
+ * systemd does (exec'ed from a forked child, so WATCHDOG_PID is its own PID;
+ * NOTIFY_SOCKET; WATCHDOG_USEC), listen on the notify socket and count what
+ * the daemon says there, query its status socket, and on failure print the
+ * tail of its log and take the daemon and the private JACK server down with
+ * the test. One daemon per test process: the exit handler needs to find it.
+ */
+#ifndef GPUFIR_TESTS_DAEMONUTIL_H
+#define GPUFIR_TESTS_DAEMONUTIL_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include <jack/jack.h>
+
+#include "jackplay.h"
+
+/** What came on the notify socket. */
+struct gf_notify_log {
+	int ready, reloading, watchdog, status, stopping;
+	int in_reload;		    /* RELOADING=1 seen, READY=1 not yet */
+	double last_wd, max_wd_gap; /* seconds between WATCHDOG=1 pings (when sent) */
+	double max_wd_gap_end;	    /* when the longest gap ended (gf_now_s()) */
+	char last_status[1024];
+	const char *watch; /* if set, count the STATUS= messages that contain it... */
+	int watched;	   /* ...here */
+};
+
+struct gf_daemon {
+	char dir[512]; /* scratch directory, removed by gf_daemon_finish() */
+	char conf_path[600], log_path[600], sock_path[600], status_path[600];
+	pid_t pid; /* gpufir, or -1 */
+	int notify_fd;
+	struct gf_jack_server jack; /* the private JACK server, stopped with gpufir */
+	struct gf_notify_log nl;
+};
+
+/** Seconds on the monotonic clock. */
+/**
+ * The program under test (GPUFIR_BIN, set by ctest); the test is skipped
+ * without it or, with @p need_jackd, without jackd on PATH.
+ */
+const char *gf_daemon_test_bin(int need_jackd);
+/** 1 if GPUFIR_TEST_BACKEND=cuda (the GPU machine's runs), else 0 (the CPU backend). */
+int gf_daemon_test_cuda(void);
+/**
+ * Open the daemon's config for writing, with the head every JACK test shares:
+ * rate, block, @p backend, latency_slack (gf_test_latency_slack()), the status
+ * socket, and JACK input (@p ch channels) and output on @p device. The caller
+ * writes the filters and the rest, and closes it.
+ */
+FILE *gf_daemon_conf_begin(const struct gf_daemon *d, unsigned rate, unsigned block, const char *backend,
+			   unsigned ch, const char *device);
+/** Write @p n taps, one per line ("text" format), to @p name in the scratch directory. */
+void gf_daemon_write_taps_text(const struct gf_daemon *d, const char *name, const float *h, size_t n);
+/**
+ * Make the scratch directory (gf_test_tmpdir(@p tag)) and the paths in it,
+ * bind the notify socket, and have gf_daemon_cleanup() run at exit.
+ */
+void gf_daemon_init(struct gf_daemon *d, const char *tag);
+/**
+ * Start `BIN --live -c CONF`, stdout and stderr to the log, NOTIFY_SOCKET set;
+ * WATCHDOG_USEC and WATCHDOG_PID too if @p watchdog_s > 0. Sets d->pid.
+ */
+void gf_daemon_spawn(struct gf_daemon *d, const char *bin, double watchdog_s);
+/** 1 while gpufir runs; reaps it (d->pid = -1) once it has exited. */
+int gf_daemon_alive(struct gf_daemon *d);
+/**
+ * Stop gpufir as systemd does (SIGTERM), reading the notify socket while it
+ * goes; fail unless it exits 0 within @p timeout_s. @p when ends the messages.
+ */
+void gf_daemon_terminate(struct gf_daemon *d, double timeout_s, const char *when);
+/** SIGKILL gpufir and stop the JACK server, if running. Idempotent. */
+void gf_daemon_cleanup(struct gf_daemon *d);
+/** Clean up and remove the scratch directory (the test passed). */
+void gf_daemon_finish(struct gf_daemon *d);
+/** Print "FAIL: why" and the tail of gpufir's log, clean up, exit 1. */
+void gf_daemon_die(struct gf_daemon *d, const char *why) __attribute__((noreturn));
+
+/** Read notify messages into d->nl for up to @p timeout_ms (0: what is queued). */
+void gf_daemon_notify_read(struct gf_daemon *d, int timeout_ms);
+/** Sleep @p ms while still reading the notify socket (watchdog gaps are timed on arrival). */
+void gf_daemon_idle_ms(struct gf_daemon *d, int ms);
+/** Wait until @p n READY=1 messages in all; fail after @p timeout_s or if gpufir exits. */
+void gf_daemon_wait_ready(struct gf_daemon *d, int n, double timeout_s, const char *what);
+
+#define GF_DAEMON_TAP_MAX_CH 8
+
+/**
+ * The test client's signal path, frame for frame in one JACK cycle: it feeds
+ * @p x to gpufir's inputs (silence before feed_start and after the signal)
+ * and records what gpufir's outputs play into @p rec, from its first cycle.
+ */
+struct gf_daemon_tap {
+	const float *x; /* frames x ch, interleaved */
+	float *rec;	/* frames x ch, interleaved; the caller allocates both */
+	size_t frames;
+	int ch;				 /* <= GF_DAEMON_TAP_MAX_CH */
+	atomic_size_t feed_pos, rec_pos; /* frames of the cycles so far (rec_pos: release) */
+	atomic_size_t feed_start;	 /* feed position of x's first frame (0: at once) */
+	jack_port_t *feed[GF_DAEMON_TAP_MAX_CH], *rec_port[GF_DAEMON_TAP_MAX_CH];
+};
+
+/** Set @p t up to feed @p x from feed position @p feed_start on and record into @p rec. */
+void gf_daemon_tap_init(struct gf_daemon_tap *t, const float *x, float *rec, size_t frames, int ch,
+			size_t feed_start);
+
+/**
+ * Start the private JACK server (dummy driver, @p rate, @p period; names
+ * PREFIX-N, see jackplay.h) into d->jack and open a test client on it with
+ * @p tap's feed (output) and record (input) ports, named feed_N / rec_N,
+ * running the tap; activated. Skips the test (77) if the server does not start.
+ */
+jack_client_t *gf_daemon_jack_client(struct gf_daemon *d, const char *prefix, uint32_t rate, uint32_t period,
+				     struct gf_daemon_tap *tap);
+
+/**
+ * Connect @p tap's feed ports (client @p c) to gpufir's JACK inputs and
+ * gpufir's outputs to its record ports (PortAudio names them "<client>:in_N"
+ * / "out_N", client "gpufir"), after removing the dummy capture ports
+ * PortAudio auto-connects. Fails the test if they are missing.
+ */
+void gf_daemon_connect_ports(struct gf_daemon *d, jack_client_t *c, const struct gf_daemon_tap *tap);
+
+/** The status block from gpufir's status socket (as `gpufir --status`), or fail. */
+void gf_daemon_query_status(struct gf_daemon *d, char *buf, size_t len);
+/** The number after "KEY: " in a status block, or -1. */
+long gf_daemon_status_num(const char *block, const char *key);
+
+#endif

@@ -1,0 +1,262 @@
+/* A backend that hangs, and a worker that is stuck, under the real
+ * `gpufir --live` on a private JACK server (dummy driver), as systemd runs it.
+ *
+ * Hang: GPUFIR_FAULT_HANG_AFTER makes one backend call never complete
+ * mid-stream (the engine's CPU hook; with GPUFIR_TEST_BACKEND=cuda the CUDA
+ * backend's GPUFIR_CUDA_HANG_AFTER, a kernel that spins). The block must come
+ * back at its deadline (gpu_deadline_ms), muted; the daemon falls back to the
+ * CPU and audio goes on: the recording is, frame by frame, filter A's output
+ * at one constant delay except for one short stretch of silence, and exact
+ * to the end after it. The daemon answers its status socket, keeps pinging
+ * the watchdog, and exits 0 within 2 s of SIGTERM.
+ *
+ * Stuck: GPUFIR_FAULT_STUCK_AFTER leaves the worker inside a backend call for
+ * good. The status socket still answers; the stall is noticed, the worker is
+ * abandoned (the join times out) and the stream restarts on a CPU engine;
+ * SIGTERM while a worker is stuck stops the daemon within 2 s. */
+#include <jack/jack.h>
+#include <math.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "daemonutil.h"
+#include "status.h"
+#include "testutil.h"
+
+#define RATE 48000
+#define CH 2
+#define BLOCK 64
+#define TAPS_A 63
+#define MAX_S 40
+#define MAX_FRAMES ((size_t)RATE * MAX_S)
+#define TOL 2e-5
+#define WARMUP_BLOCKS 16 /* GF_LIVE_WARMUP_BLOCKS: engine calls before audio */
+
+static struct gf_daemon dm;
+static float h_a[TAPS_A];
+static float *x, *rec;
+static struct gf_daemon_tap tap; /* feeds x, records into rec */
+static int cuda;		 /* GPUFIR_TEST_BACKEND=cuda */
+
+static void write_conf(void)
+{
+	gf_daemon_write_taps_text(&dm, "a.txt", h_a, TAPS_A);
+	FILE *f = gf_daemon_conf_begin(&dm, RATE, BLOCK, cuda ? "cuda" : "cpu", CH, "system");
+	fprintf(f,
+		"filters = ( { name = \"f\"; file = \"a.txt\"; format = \"text\"; } );\nchain = [\"f\"];\n");
+	CHECK(fclose(f) == 0);
+}
+
+static double ref_at(size_t n, int c)
+{
+	double acc = 0.0;
+	for (uint32_t k = 0; k < TAPS_A && k <= n; k++)
+		acc += (double)h_a[k] * x[(n - k) * CH + c];
+	return acc;
+}
+
+static int frame_exact(size_t m, size_t d)
+{
+	for (int c = 0; c < CH; c++)
+		if (fabs(rec[m * CH + c] - ref_at(m - d, c)) > TOL)
+			return 0;
+	return 1;
+}
+
+static int frame_silent(size_t m)
+{
+	return rec[m * CH] == 0.0f && rec[m * CH + 1] == 0.0f;
+}
+
+static long find_delay(size_t m0)
+{
+	for (size_t d = 0; d < 16384 && d < m0; d++) {
+		int ok = 1;
+		for (size_t m = m0; m < m0 + 128 && ok; m++)
+			ok = frame_exact(m, d);
+		if (ok)
+			return (long)d;
+	}
+	return -1;
+}
+
+/* Poll the status socket until KEY reaches @p want; @return seconds waited. */
+static double wait_status(const char *key, long want, double timeout_s, char *st, size_t len)
+{
+	double t0 = gf_now_s();
+	for (;;) {
+		gf_daemon_query_status(&dm, st, len);
+		if (gf_daemon_status_num(st, key) >= want)
+			return gf_now_s() - t0;
+		if (gf_now_s() - t0 > timeout_s || !gf_daemon_alive(&dm)) {
+			char why[200];
+			snprintf(why, sizeof(why), "status %s did not reach %ld within %.0f s", key, want,
+				 timeout_s);
+			gf_daemon_die(&dm, why);
+		}
+		gf_daemon_idle_ms(&dm, 20);
+	}
+}
+
+/* SIGTERM must stop the daemon (exit 0) within 2 s. */
+static void terminate_2s(const char *when)
+{
+	double t0 = gf_now_s();
+	gf_daemon_terminate(&dm, 2.0, when);
+	printf("SIGTERM%s: exited 0 after %.2f s\n", when, gf_now_s() - t0);
+}
+
+/*
+ * The recording from @p m_start to @p m_end: filter A at delay @p d
+ * everywhere but one run of silence (the muted blocks, and any late frames
+ * playback passed), which must be short; exact after it to the end.
+ */
+static void check_recording(size_t m_start, size_t m_end, size_t d)
+{
+	size_t mute_from = 0, mute_to = 0, bad = 0;
+	for (size_t m = m_start; m < m_end; m++) {
+		int exact = frame_exact(m, d);
+		if (!mute_from && !exact && frame_silent(m)) {
+			mute_from = m; /* the muted run starts */
+			continue;
+		}
+		if (mute_from && !mute_to) {
+			if (frame_silent(m))
+				continue;
+			mute_to = m; /* the fallback's first frame */
+		}
+		if (!exact && bad++ < 5)
+			fprintf(stderr, "frame %zu (%.3f s): not filter A's output%s\n", m,
+				(double)(m - m_start) / RATE, mute_to ? " after the fallback" : "");
+	}
+	printf("hang: recording %.1f s checked: muted %.1f ms from %.2f s, exact before and after\n",
+	       (double)(m_end - m_start) / RATE, 1000.0 * (double)(mute_to - mute_from) / RATE,
+	       (double)(mute_from - m_start) / RATE);
+	if (bad)
+		gf_daemon_die(&dm, "the recording is not exact outside the muted stretch");
+	if (!mute_from || !mute_to)
+		gf_daemon_die(&dm, "no muted stretch, or audio did not come back after it");
+	if (mute_to - mute_from > RATE / 2)
+		gf_daemon_die(&dm, "the muted stretch is longer than 0.5 s");
+}
+
+static void case_hang(const char *bin, jack_client_t *jc)
+{
+	/* About 2 s of blocks after the warm-up: inside the recorded signal. */
+	char n[32];
+	snprintf(n, sizeof(n), "%u", WARMUP_BLOCKS + 2 * RATE / BLOCK);
+	const char *hook = cuda ? "GPUFIR_CUDA_HANG_AFTER" : "GPUFIR_FAULT_HANG_AFTER";
+	CHECK(setenv(hook, n, 1) == 0);
+	double t_spawn = gf_now_s();
+	gf_daemon_spawn(&dm, bin, 1.0);
+	CHECK(unsetenv(hook) == 0);
+	gf_daemon_wait_ready(&dm, 1, 30.0, "start-up");
+	gf_daemon_connect_ports(&dm, jc, &tap);
+	size_t m_connected = atomic_load(&tap.rec_pos);
+	char st[GF_STATUS_MAX];
+	double waited = wait_status("engine_timeouts", 1, 10.0, st, sizeof(st));
+	double fb = wait_status("engine_fallbacks", 1, 2.0, st, sizeof(st));
+	printf("hang: the deadline was missed %.2f s after connecting; fallback seen %.3f s later\n", waited,
+	       fb);
+	gf_daemon_idle_ms(&dm, 1500); /* audio on the CPU fallback */
+	gf_daemon_query_status(&dm, st, sizeof(st));
+	size_t m_end = atomic_load_explicit(&tap.rec_pos, memory_order_acquire);
+	printf("hang: status: backend %s, engine_errors %ld, timeouts %ld, fallbacks %ld, underflows %ld, "
+	       "late %ld\n",
+	       strstr(st, "backend: cpu") ? "cpu" : "?", gf_daemon_status_num(st, "engine_errors"),
+	       gf_daemon_status_num(st, "engine_timeouts"), gf_daemon_status_num(st, "engine_fallbacks"),
+	       gf_daemon_status_num(st, "output_underflows"), gf_daemon_status_num(st, "late_blocks"));
+	CHECK(strstr(st, "\nbackend: cpu\n") != NULL);
+	CHECK(gf_daemon_status_num(st, "engine_timeouts") == 1 &&
+	      gf_daemon_status_num(st, "engine_fallbacks") == 1);
+	CHECK(gf_daemon_status_num(st, "workers_abandoned") == 0);
+	gf_daemon_notify_read(&dm, 0);
+	printf("hang: watchdog pings %d, longest gap %.2f s, ended %.2f s after the spawn\n", dm.nl.watchdog,
+	       dm.nl.max_wd_gap, dm.nl.max_wd_gap_end - t_spawn);
+	if (dm.nl.max_wd_gap >= 1.0)
+		gf_daemon_die(&dm,
+			      "a watchdog ping gap of 1 s or more: systemd (WatchdogSec=1) would kill it");
+	terminate_2s(" after the hang");
+
+	long d = find_delay(m_connected + RATE / 2);
+	if (d < 0)
+		gf_daemon_die(&dm, "the recording is not filter A's output at any constant delay");
+	check_recording(m_connected + RATE / 2, m_end - 2 * BLOCK, (size_t)d);
+}
+
+static void case_stuck(const char *bin, jack_client_t *jc)
+{
+	char n[32];
+	snprintf(n, sizeof(n), "%u", WARMUP_BLOCKS + RATE / BLOCK); /* about 1 s in */
+	CHECK(setenv("GPUFIR_FAULT_STUCK_AFTER", n, 1) == 0);
+	int ready = dm.nl.ready;
+	gf_daemon_spawn(&dm, bin, 0);
+	CHECK(unsetenv("GPUFIR_FAULT_STUCK_AFTER") == 0);
+	gf_daemon_wait_ready(&dm, ready + 1, 30.0, "start-up (stuck case)");
+	gf_daemon_connect_ports(&dm, jc, &tap);
+	char st[GF_STATUS_MAX];
+	/* The stall is noticed, the worker abandoned, the stream restarted on a CPU engine. */
+	double t = wait_status("workers_abandoned", 1, 15.0, st, sizeof(st));
+	gf_daemon_idle_ms(&dm, 1000); /* the restart (retry backoff 0.5 s) */
+	gf_daemon_query_status(&dm, st, sizeof(st));
+	long blocks0 = gf_daemon_status_num(st, "blocks");
+	gf_daemon_idle_ms(&dm, 1000);
+	gf_daemon_query_status(&dm, st, sizeof(st));
+	printf("stuck: worker abandoned %.1f s after connecting; blocks since the restart %ld -> %ld, "
+	       "backend "
+	       "%s\n",
+	       t, blocks0, gf_daemon_status_num(st, "blocks"), strstr(st, "\nbackend: cpu\n") ? "cpu" : "?");
+	CHECK(gf_daemon_status_num(st, "blocks") > blocks0 + 100 && strstr(st, "\nbackend: cpu\n"));
+	CHECK(strstr(st, "state: running") != NULL);
+	terminate_2s(" after a stuck worker");
+
+	/* SIGTERM with the worker stuck right now: the join gives up, the daemon exits. */
+	CHECK(setenv("GPUFIR_FAULT_STUCK_AFTER", n, 1) == 0);
+	ready = dm.nl.ready;
+	gf_daemon_spawn(&dm, bin, 0);
+	CHECK(unsetenv("GPUFIR_FAULT_STUCK_AFTER") == 0);
+	gf_daemon_wait_ready(&dm, ready + 1, 30.0, "start-up (stuck at SIGTERM)");
+	gf_daemon_connect_ports(&dm, jc, &tap);
+	gf_daemon_idle_ms(&dm, 1500); /* stuck from about 1 s on */
+	gf_daemon_query_status(&dm, st, sizeof(st));
+	long b1 = gf_daemon_status_num(st, "blocks");
+	gf_daemon_idle_ms(&dm, 300);
+	gf_daemon_query_status(&dm, st, sizeof(st));	 /* still answers */
+	CHECK(gf_daemon_status_num(st, "blocks") == b1); /* no block: the worker is stuck */
+	terminate_2s(" with the worker stuck");
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	const char *bin = gf_daemon_test_bin(1);
+	cuda = gf_daemon_test_cuda();
+	uint64_t rng = gf_test_seed("test_daemon_hang");
+	gf_daemon_init(&dm, "daemon-hang");
+	x = malloc(sizeof(float) * MAX_FRAMES * CH);
+	rec = calloc(MAX_FRAMES * CH, sizeof(float));
+	CHECK(x && rec);
+	gf_daemon_tap_init(&tap, x, rec, MAX_FRAMES, CH, 0);
+	gf_test_fill_noise(x, MAX_FRAMES * CH, &rng);
+	for (size_t i = 0; i < MAX_FRAMES * CH; i++)
+		x[i] *= 0.25f;
+	gf_test_fill_decaying_taps(h_a, TAPS_A, &rng);
+	write_conf();
+
+	jack_client_t *jc = gf_daemon_jack_client(&dm, "gpufir-daemon", RATE, BLOCK, &tap);
+
+	case_hang(bin, jc);
+	case_stuck(bin, jc);
+
+	jack_deactivate(jc);
+	jack_client_close(jc);
+	gf_daemon_finish(&dm);
+	free(x);
+	free(rec);
+	puts("test_daemon_hang: ok");
+	return 0;
+}

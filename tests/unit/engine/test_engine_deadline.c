@@ -1,0 +1,172 @@
+/*
+ * Bounded waits, without a GPU. GPUFIR_FAULT_HANG_AFTER=N makes backend call
+ * N+1 never complete: its finish() waits until the block's deadline
+ * (params.deadline_us) and reports GF_E_TIMEOUT. Checked: the block returns
+ * at the deadline (not later) muted, the engine parks, reap() builds the CPU
+ * fallback, the timed-out instance is abandoned (counted, never destroyed),
+ * and the output after the fallback equals the reference of the whole input;
+ * the same during a crossfade; GPUFIR_FAULT_STUCK_AFTER=N really leaves the
+ * audio thread inside the backend call.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend.h"
+#include "clock.h"
+#include "engine.h"
+#include "testutil.h"
+
+static uint64_t rng;
+
+#define DEADLINE_US 20000u
+
+static struct gf_engine *make(uint32_t ch, uint32_t block, uint32_t xfade, const struct gf_filter_set *fs,
+			      const char *hook, long after)
+{
+	char n[32];
+	snprintf(n, sizeof(n), "%ld", after);
+	CHECK(setenv(hook, n, 1) == 0);
+	struct gf_engine_params p = {.backend = GF_BACKEND_CPU,
+				     .channels = ch,
+				     .max_block = block,
+				     .crossfade_frames = xfade,
+				     .deadline_us = DEADLINE_US};
+	struct gf_engine *e = NULL;
+	struct gf_errbuf eb = {{0}};
+	CHECK_OK_EB(gf_engine_new(&e, &p, fs, &eb), &eb);
+	CHECK(unsetenv(hook) == 0);
+	return e;
+}
+
+static struct gf_engine_stats stats(const struct gf_engine *e)
+{
+	struct gf_engine_stats s;
+	gf_engine_get_stats(e, &s);
+	return s;
+}
+
+static int all_zero(const float *y, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (y[i] != 0.0f)
+			return 0;
+	return 1;
+}
+
+/*
+ * Block F hangs: it comes back at its deadline, muted; block F+1 is muted
+ * without waiting; reap() builds the fallback; from then on the output is the
+ * reference of the whole input. With @p swap_at < F a crossfade (to a second
+ * filter) is running when the hang hits: the fallback cuts it short.
+ */
+static void test_hang(uint32_t taps, uint32_t block, int crossfade)
+{
+	const uint32_t ch = 2, blocks = 16, fail = 6, frames = blocks * block;
+	const uint32_t xfade = crossfade ? 8 * block : 0;
+	struct gf_filter_set *fs = gf_test_random_filter(ch, taps, &rng);
+	struct gf_filter_set *fs2 = gf_test_random_filter(ch, taps, &rng);
+	/* Crossfade: calls 0..4 are blocks 0..4 alone; block 5 swaps (calls 5, 6); block 6's first call
+	 * hangs. */
+	struct gf_engine *e = make(ch, block, xfade, fs, "GPUFIR_FAULT_HANG_AFTER", crossfade ? 7 : fail);
+	float *x = gf_test_noise((size_t)frames * ch, &rng), *y = calloc((size_t)frames * ch, sizeof(float));
+	CHECK(y);
+	double hang_ms = 0;
+	for (uint32_t b = 0; b < blocks; b++) {
+		size_t off = (size_t)b * block * ch;
+		if (crossfade && b == fail - 1) {
+			struct gf_errbuf eb = {{0}};
+			CHECK_OK_EB(gf_engine_swap(e, fs2, &eb), &eb);
+		}
+		uint64_t t0 = gf_now_ns();
+		int err = gf_engine_process(e, x + off, y + off, block);
+		double ms = (double)(gf_now_ns() - t0) / 1e6;
+		if (b < fail) {
+			CHECK_OK(err);
+		} else if (b == fail) {
+			hang_ms = ms;
+			CHECK(err == GF_E_TIMEOUT);
+			CHECK(ms >= DEADLINE_US / 1000.0 && ms < 10 * DEADLINE_US / 1000.0);
+			CHECK(all_zero(y + off, (size_t)block * ch));
+			CHECK(gf_engine_failed(e) == GF_E_TIMEOUT);
+			CHECK(stats(e).timeouts == 1 && stats(e).abandoned == 0);
+		} else if (b == fail + 1) {
+			CHECK(err == GF_E_TIMEOUT); /* parked: muted, the hung instance not called */
+			CHECK(all_zero(y + off, (size_t)block * ch));
+			gf_engine_reap(e);
+			CHECK(!gf_engine_failed(e) && stats(e).fallbacks == 1);
+		} else {
+			CHECK_OK(err);
+		}
+	}
+	gf_engine_reap(e); /* frees what the fallback retired: the hung instance is left alone */
+	struct gf_engine_stats s = stats(e);
+	CHECK(s.timeouts == 1 && s.abandoned == 1 && s.errors == 2 && s.fallbacks == 1);
+	/* The fallback carries the newest filter set: the swapped-in one after a crossfade. */
+	double *r = gf_test_reference_fs(x, frames, ch, crossfade ? fs2 : fs);
+	double before = crossfade ? 0.0 : gf_test_rel_l2_frames(y, r, 0, fail * block, ch);
+	double after = gf_test_rel_l2_frames(y, r, (fail + 2) * block, frames, ch);
+	printf("hang   taps %5u block %4u%s: block %u back after %.1f ms (deadline %.1f ms), "
+	       "rel L2 before %.2e, after the fallback %.2e, abandoned %llu\n",
+	       taps, block, crossfade ? " (in a crossfade)" : "", fail, hang_ms, DEADLINE_US / 1000.0, before,
+	       after, (unsigned long long)s.abandoned);
+	CHECK(before < 1e-6 && after < 1e-6);
+	gf_engine_free(e);
+	free(r);
+	free(x);
+	free(y);
+	gf_filter_set_free(fs);
+	gf_filter_set_free(fs2);
+}
+
+struct stuck_arg {
+	struct gf_engine *e;
+	float *buf;
+	uint32_t block;
+	atomic_int done;
+};
+
+static void *stuck_main(void *arg)
+{
+	struct stuck_arg *a = arg;
+	for (int b = 0; b < 4; b++)
+		gf_engine_process(a->e, a->buf, a->buf, a->block);
+	atomic_store(&a->done, 1);
+	return NULL;
+}
+
+/* Call 3 never returns: the thread stays inside it (and is left there). */
+static void test_stuck(void)
+{
+	const uint32_t ch = 1, block = 64;
+	struct gf_filter_set *fs = gf_test_random_filter(ch, 100, &rng);
+	static struct stuck_arg a;
+	a.e = make(ch, block, 0, fs, "GPUFIR_FAULT_STUCK_AFTER", 2);
+	a.buf = calloc(block, sizeof(float));
+	a.block = block;
+	CHECK(a.buf);
+	pthread_t t;
+	CHECK(pthread_create(&t, NULL, stuck_main, &a) == 0);
+	struct timespec ts = {0, 300000000L};
+	nanosleep(&ts, NULL);
+	CHECK(!atomic_load(&a.done));
+	CHECK(stats(a.e).frames == 2 * block);
+	CHECK(pthread_detach(t) == 0); /* abandoned, with the engine it uses */
+	gf_filter_set_free(fs);
+	printf("stuck  GPUFIR_FAULT_STUCK_AFTER=2: the 3rd call has not returned after 300 ms (thread "
+	       "left)\n");
+}
+
+int main(void)
+{
+	rng = gf_test_seed("test_engine_deadline");
+	test_hang(100, 64, 0);
+	test_hang(3000, 256, 0);
+	test_hang(500, 64, 1);
+	test_stuck();
+	printf("all deadline checks passed\n");
+	return 0;
+}
