@@ -15,10 +15,8 @@
  * a private one. GPUFIR_TEST_BACKEND=cuda runs the GPU backend (77 without a
  * GPU); GPUFIR_LIVE_SECONDS sets the length of the recorded signal (20). */
 #define _GNU_SOURCE
-#include <fftw3.h>
 #include <math.h>
 #include <signal.h>
-#include <sndfile.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -34,17 +32,16 @@
 #include "error.h"
 #include "filter_set.h"
 #include "jackplay.h"
+#include "live_check.h"
 #include "live.h"
 #include "live_internal.h" /* GF_LIVE_WARMUP_BLOCKS */
 #include "testutil.h"
 
-#define RATE 48000u
-#define CH 2u
+#define RATE LIVE_CHECK_RATE
+#define CH LIVE_CHECK_CH
 #define BLOCK 64u
 #define TAPS 255u
-#define WINDOW 4800u	 /* frames per checked window (0.1 s) */
-#define XCORR_LEN 16384u /* reference frames correlated to find the delay */
-#define TOL 1e-5
+#define WINDOW LIVE_CHECK_WINDOW
 
 static enum gf_backend_kind backend = GF_BACKEND_CPU;
 static unsigned slack; /* latency_slack: gf_test_latency_slack() */
@@ -130,95 +127,6 @@ static void setup_close(struct setup *st)
 	gf_engine_free(st->engine);
 	gf_filter_set_free(st->fs);
 	gf_config_free(st->cfg);
-}
-
-/* Lag in [0, maxlag) at which @p got (interleaved, channel 0) best matches
- * the first XCORR_LEN frames of @p ref: FFT cross-correlation. */
-static long find_delay(const float *got, uint32_t got_frames, const double *ref, uint32_t maxlag)
-{
-	uint32_t len = maxlag + XCORR_LEN;
-	uint32_t n = 1;
-	while (n < len + XCORR_LEN)
-		n <<= 1;
-	float *a = fftwf_alloc_real(n), *b = fftwf_alloc_real(n);
-	fftwf_complex *fa = fftwf_alloc_complex(n / 2 + 1), *fb = fftwf_alloc_complex(n / 2 + 1);
-	CHECK(a && b && fa && fb);
-	memset(a, 0, n * sizeof(float));
-	memset(b, 0, n * sizeof(float));
-	for (uint32_t i = 0; i < len && i < got_frames; i++)
-		a[i] = got[(size_t)i * CH];
-	for (uint32_t i = 0; i < XCORR_LEN; i++)
-		b[i] = (float)ref[(size_t)i * CH];
-	fftwf_plan pa = fftwf_plan_dft_r2c_1d((int)n, a, fa, FFTW_ESTIMATE);
-	fftwf_plan pb = fftwf_plan_dft_r2c_1d((int)n, b, fb, FFTW_ESTIMATE);
-	fftwf_plan pc = fftwf_plan_dft_c2r_1d((int)n, fa, a, FFTW_ESTIMATE);
-	fftwf_execute(pa);
-	fftwf_execute(pb);
-	for (uint32_t k = 0; k <= n / 2; k++) { /* A * conj(B) */
-		float re = fa[k][0] * fb[k][0] + fa[k][1] * fb[k][1];
-		float im = fa[k][1] * fb[k][0] - fa[k][0] * fb[k][1];
-		fa[k][0] = re;
-		fa[k][1] = im;
-	}
-	fftwf_execute(pc);
-	long best = 0;
-	for (uint32_t lag = 1; lag < maxlag; lag++)
-		if (a[lag] > a[best])
-			best = lag;
-	fftwf_destroy_plan(pa);
-	fftwf_destroy_plan(pb);
-	fftwf_destroy_plan(pc);
-	fftwf_free(a);
-	fftwf_free(b);
-	fftwf_free(fa);
-	fftwf_free(fb);
-	return best;
-}
-
-/* rel. L2 of the window of @p got starting @p w frames after @p delay, against @p ref (frames long). */
-static double window_error(const float *got, long delay, const double *ref, uint32_t frames, uint32_t w)
-{
-	uint32_t len = frames - w < WINDOW ? frames - w : WINDOW;
-	return gf_test_rel_l2(got + ((size_t)delay + w) * CH, ref + (size_t)w * CH, (size_t)len * CH);
-}
-
-/* @p got from frame @p delay on must equal @p ref (frames long), window by window. */
-static void check_windows(const char *what, const float *got, uint32_t got_frames, long delay,
-			  const double *ref, uint32_t frames)
-{
-	CHECK(delay >= 0 && (uint64_t)delay + frames <= got_frames);
-	uint32_t bad = 0;
-	double worst = 0.0;
-	for (uint32_t w = 0; w < frames; w += WINDOW) {
-		double e = window_error(got, delay, ref, frames, w);
-		worst = e > worst ? e : worst;
-		if (!(e < TOL) && bad++ < 5)
-			fprintf(stderr, "%s: window at frame %u (%.2f s): rel L2 %.3g\n", what, w,
-				(double)w / RATE, e);
-	}
-	printf("%s: %u windows of %u frames, worst rel L2 %.3g, %u over %.0e\n", what,
-	       (frames + WINDOW - 1) / WINDOW, WINDOW, worst, bad, TOL);
-	CHECK(bad == 0);
-}
-
-static float *read_wav(const char *path, uint32_t *frames)
-{
-	SF_INFO info = {0};
-	SNDFILE *sf = sf_open(path, SFM_READ, &info);
-	if (!sf)
-		fprintf(stderr, "%s: %s\n", path, sf_strerror(NULL));
-	CHECK(sf);
-	CHECK(info.channels == (int)CH && info.samplerate == (int)RATE);
-	/* RF64 downgraded under 4 GiB: a RIFF WAVE (extensible format tag). */
-	CHECK((info.format & SF_FORMAT_TYPEMASK) == SF_FORMAT_WAV ||
-	      (info.format & SF_FORMAT_TYPEMASK) == SF_FORMAT_WAVEX);
-	CHECK((info.format & SF_FORMAT_SUBMASK) == SF_FORMAT_FLOAT);
-	float *x = malloc((size_t)info.frames * CH * sizeof(float) + 1);
-	CHECK(x);
-	CHECK(sf_readf_float(sf, x, info.frames) == info.frames);
-	sf_close(sf);
-	*frames = (uint32_t)info.frames;
-	return x;
 }
 
 static void print_stats(const char *what, const struct gf_live_stats *s)
@@ -330,25 +238,26 @@ static void case_playback(uint64_t *seed, uint32_t seconds, const char *dir, int
 	double *ref = malloc((size_t)frames * CH * sizeof(double));
 	CHECK(ref);
 	gf_test_reference(x, frames, CH, st.fs->coeffs, TAPS, ref);
-	long d = find_delay(rec, rec_frames, ref, rec_frames - frames);
+	long d = live_check_find_delay(rec, rec_frames, ref, rec_frames - frames);
 	printf("%s: delay %ld frames by cross-correlation, expected %ld (latency %u)\n", what, d, expect,
 	       s.latency_frames);
 	if (two)
 		CHECK(d <= expect && d >= expect - (long)period);
 	else
 		CHECK(d == expect);
-	check_windows(what, rec, rec_frames, d, ref, frames);
+	live_check_windows(what, rec, rec_frames, d, ref, frames);
 	check_clean(&s);
 
 	if (dir) {
 		uint32_t wav_frames;
-		float *w = read_wav(wav, &wav_frames);
-		long dw = find_delay(w, wav_frames, ref, wav_frames > frames ? wav_frames - frames : 1);
+		float *w = live_check_read_wav(wav, &wav_frames);
+		long dw = live_check_find_delay(w, wav_frames, ref,
+						wav_frames > frames ? wav_frames - frames : 1);
 		printf("wav (with playback): %u frames, delay %ld, expected %llu (capture position at "
 		       "start)\n",
 		       wav_frames, dw, (unsigned long long)atomic_load(&start_capture_pos));
 		CHECK((uint64_t)dw == atomic_load(&start_capture_pos));
-		check_windows("wav (with playback)", w, wav_frames, dw, ref, frames);
+		live_check_windows("wav (with playback)", w, wav_frames, dw, ref, frames);
 		free(w);
 		unlink(wav);
 	}
@@ -383,14 +292,14 @@ static void case_record_only(uint64_t *seed, uint32_t seconds, const char *dir)
 	CHECK(ref);
 	gf_test_reference(x, frames, CH, st.fs->coeffs, TAPS, ref);
 	uint32_t wav_frames;
-	float *w = read_wav(wav, &wav_frames);
+	float *w = live_check_read_wav(wav, &wav_frames);
 	CHECK(wav_frames == s.record_frames);
 	CHECK(wav_frames == s.capture_frames);
-	long dw = find_delay(w, wav_frames, ref, wav_frames > frames ? wav_frames - frames : 1);
+	long dw = live_check_find_delay(w, wav_frames, ref, wav_frames > frames ? wav_frames - frames : 1);
 	printf("record: %u frames, delay %ld, expected %llu; JACK xruns %u\n", wav_frames, dw,
 	       (unsigned long long)atomic_load(&start_capture_pos), gf_jack_rig_xruns(rig));
 	CHECK((uint64_t)dw == atomic_load(&start_capture_pos));
-	check_windows("record", w, wav_frames, dw, ref, frames);
+	live_check_windows("record", w, wav_frames, dw, ref, frames);
 
 	free(w);
 	free(ref);
@@ -398,20 +307,6 @@ static void case_record_only(uint64_t *seed, uint32_t seconds, const char *dir)
 	setup_close(&st);
 	free(x);
 	unlink(wav);
-}
-
-/* Windows of @p got (from @p delay) against @p ref: @return the first and last
- * window index over TOL in *first, *last (-1 if none). */
-static void bad_windows(const float *got, long delay, const double *ref, uint32_t frames, long *first,
-			long *last)
-{
-	*first = *last = -1;
-	for (uint32_t w = 0; w < frames; w += WINDOW) {
-		if (!(window_error(got, delay, ref, frames, w) < TOL)) {
-			*first = *first < 0 ? (long)(w / WINDOW) : *first;
-			*last = (long)(w / WINDOW);
-		}
-	}
 }
 
 /* The backend fails mid-stream (a fault hook: the CUDA backend's with cuda,
@@ -459,10 +354,10 @@ static void case_fallback(uint64_t *seed, uint32_t seconds)
 	CHECK(ref);
 	gf_test_reference(x, frames, CH, st.fs->coeffs, TAPS, ref);
 	long expect = (long)(gf_jack_rig_play_time(rig) - gf_jack_rig_record_time(rig)) + s.latency_frames;
-	long d = find_delay(rec, rec_frames, ref, rec_frames - frames);
+	long d = live_check_find_delay(rec, rec_frames, ref, rec_frames - frames);
 	CHECK(d == expect);
 	long first, last;
-	bad_windows(rec, d, ref, frames, &first, &last);
+	live_check_bad_windows(rec, d, ref, frames, &first, &last);
 	/* The muted stretch: silence from the failed block to the fallback's first. */
 	size_t mute_from = 0, mute_to = 0;
 	for (size_t i = (size_t)d; i < (size_t)d + frames; i++) {
@@ -473,7 +368,7 @@ static void case_fallback(uint64_t *seed, uint32_t seconds)
 			mute_to = i;
 	}
 	printf("%s: windows over %.0e: %ld..%ld of %u; muted %.1f ms from %.2f s into the signal\n", what,
-	       TOL, first, last, (frames + WINDOW - 1) / WINDOW,
+	       LIVE_CHECK_TOL, first, last, (frames + WINDOW - 1) / WINDOW,
 	       1000.0 * (double)(mute_to - mute_from) / RATE, (double)(mute_from - (size_t)d) / RATE);
 	CHECK(first > 0 && last < (long)((frames - 1) / WINDOW)); /* exact before and after */
 	CHECK(mute_from && mute_to > mute_from);
@@ -590,7 +485,7 @@ static void case_device_loss(uint64_t *seed, const char *dir)
 	CHECK(took < 5.0);
 	CHECK(gf_live_restart_required());
 	uint32_t wav_frames;
-	free(read_wav(wav, &wav_frames)); /* closed cleanly: a valid WAV */
+	free(live_check_read_wav(wav, &wav_frames)); /* closed cleanly: a valid WAV */
 	printf("server gone: recording closed with %u frames\n", wav_frames);
 	CHECK(wav_frames > 0);
 	unlink(wav);
