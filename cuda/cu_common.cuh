@@ -44,7 +44,7 @@ struct gf_cu_live;
 struct gf_cu_persist;
 struct gf_cu_hybrid;
 
-/* The CUDA side of backend.h's gf_cuda_* entry points (cuda_backend.cu): the
+/* The CUDA side of backend.h's gf_cuda_* entry points (cu_device.cu, cu_instance.cu): the
  * engine reaches them through gf_cu_module (cuda_module.h). */
 extern "C" {
 extern const struct gf_backend_ops gf_cu_backend;
@@ -69,7 +69,7 @@ static inline uint32_t gf_cu_pow2_at_least(uint64_t v)
  * lost (a call failed or missed its deadline: its owner never calls again). */
 enum { GF_PK_IDLE, GF_PK_CALL, GF_PK_LEAVING, GF_PK_LEFT, GF_PK_LOST };
 
-/** The path of a call (cuda_backend.cu, submit_call). */
+/** The path of a call (cu_submit.cu, submit_call). */
 enum { GF_SUB_PERSIST, GF_SUB_FUSED, GF_SUB_MAPPED, GF_SUB_SINGLE, GF_SUB_PIPELINED };
 
 /** One backend instance: one filter set on one device. */
@@ -105,7 +105,7 @@ struct gf_cuda_inst {
 	int pk_registered;    /**< atomic: in the registry (written under its lock) */
 	int in_doubt;	       /**< counted by gf_cu_doubt (cu_pool.cu) */
 	uint64_t calls;
-	/* submit/finish: one call in flight (cuda_backend.cu) */
+	/* submit/finish: one call in flight (cu_submit.cu) */
 	uint32_t sub_frames; /**< frames submitted, 0 = none */
 	const float *sub_in; /**< a large (pipelined) call's input, read in finish */
 	int sub_kind;	     /**< GF_SUB_*: the path the call in flight took */
@@ -117,6 +117,49 @@ struct gf_cuda_inst {
 	struct gf_errbuf eb;	   /**< last error of prime/process */
 	char desc[192];
 };
+
+/* The backend's steps, each in the file named. */
+/** From this many samples on (or beyond one chunk) a call is large: the pipeline, which DMAs straight
+ * from pinned callers. Smaller calls go through staging or host-mapped memory. */
+#define GF_CU_DIRECT_IO_SAMPLES 65536
+static inline bool gf_cu_small_call(const struct gf_cuda_inst *in, uint32_t frames)
+{
+	return frames <= in->chunk && (size_t)frames * in->channels < GF_CU_DIRECT_IO_SAMPLES;
+}
+static inline const char *gf_cu_algo_str(enum gf_algo a)
+{
+	return a == GF_ALGO_DIRECT ? "direct" : "fft";
+}
+/** The hardware queues the context is made with (cu_device.cu). */
+int gf_cu_connections(void);
+/** Silence at position 0 in every part of the instance's state (cu_instance.cu). */
+int gf_cu_reset_state(struct gf_cuda_inst *in, struct gf_errbuf *eb);
+/* Choices by measurement at create (cu_choose.cu). */
+/** AUTO: time direct against FFT, keep the faster, free the other. */
+int gf_cu_calibrate(struct gf_cuda_inst *in, struct gf_errbuf *eb);
+/** The fused path's measured choice for this shape: -1 not measured yet, 0 staged, 1 fused. */
+int gf_cu_live_choice(const struct gf_cuda_inst *in);
+/** Time the fused path against the staged one where not measured yet; keep the faster. */
+int gf_cu_pick_live(struct gf_cuda_inst *in, struct gf_errbuf *eb);
+/** The opt-in persistent kernel where it fits and GPUFIR_CUDA_PERSIST asks for it. */
+int gf_cu_pick_persist(struct gf_cuda_inst *in, const struct gf_filter_set *fs, struct gf_errbuf *eb);
+/* Calls (cu_prime.cu, cu_submit.cu, cu_pipeline.cu): backend.h's prime, submit and finish. */
+int gf_cu_prime(void *inst, const float *history, uint32_t frames);
+int gf_cu_submit(void *inst, const float *inp, uint32_t frames);
+int gf_cu_finish(void *inst, float *outp, uint64_t deadline_ns);
+/** A whole call (calibration, path timing): submit, then finish with a generous deadline. */
+int gf_cu_process_call(struct gf_cuda_inst *in, const float *inp, float *outp, uint32_t frames);
+/** Enqueue one chunk already in @p d_in on @p s: line update, convolution into @p d_out (none when
+ * priming). Advances the stream position. */
+int gf_cu_run_chunk(struct gf_cuda_inst *in, const float *d_in, float *d_out, uint32_t frames, cudaStream_t s,
+		    struct gf_errbuf *eb);
+/** Poll @p ev until it completes or @p deadline_ns passes (never a blocking synchronize). */
+int gf_cu_wait_event(struct gf_cuda_inst *in, cudaEvent_t ev, uint64_t deadline_ns);
+/** A large call through the copy/compute pipeline, in finish. */
+int gf_cu_process_pipelined(struct gf_cuda_inst *in, const float *inp, float *outp, uint32_t frames,
+			    uint64_t deadline_ns);
+/** Count one path timing (gf_cuda_paths_timed, cu_hooks.cu). */
+void gf_cu_note_path_timed(void);
 
 /* Allocation and device selection that do not stall other instances (cu_pool.cu). */
 /** cudaSetDevice only when this thread's current device (as set here) differs. */
@@ -194,8 +237,8 @@ struct gf_persist_rings {
 };
 /** Launch the kernel for @p taps_pad taps a channel at @p d_taps ([channels][taps_pad], written on
  * s_comp), with @p rings or NULL, and wait for its first answer. */
-int gf_persist_new(struct gf_cu_persist **out, struct gf_cuda_inst *in, const float *d_taps, uint32_t taps_pad,
-		   const struct gf_persist_rings *rings, struct gf_errbuf *eb);
+int gf_persist_new(struct gf_cu_persist **out, struct gf_cuda_inst *in, const float *d_taps,
+		   uint32_t taps_pad, const struct gf_persist_rings *rings, struct gf_errbuf *eb);
 /** Stop the kernel and free; a kernel that does not answer keeps (leaks) what it may write: -1. */
 int gf_persist_free(struct gf_cu_persist *p);
 /**
@@ -242,8 +285,8 @@ int gf_hy_prime(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const float *d_
 /** Audio thread: start a call on the kernel (deferred to finish while its tail is not ready yet). */
 int gf_hy_submit(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const float *inp, uint32_t frames);
 /** Audio thread: the call's output, by @p deadline_ns. */
-int gf_hy_finish(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const float *inp, float *outp, uint32_t frames,
-		 uint64_t deadline_ns);
+int gf_hy_finish(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const float *inp, float *outp,
+		 uint32_t frames, uint64_t deadline_ns);
 /** The kernel has handed over (its newest @p n frames at @p hist): the staged FFT path goes on from the
  * same position, with every completed segment's spectrum in the ring. */
 int gf_hy_leave(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const float *hist, uint32_t n,
@@ -371,7 +414,7 @@ struct gf_live_args {
 };
 /** Once per instance at create: allow the fused kernel @p smem_max bytes of shared memory. */
 int gf_direct_live_setup(size_t smem_max, struct gf_errbuf *eb);
-/** Load the fused kernel's variants (lazy loading: see warm_staged in cuda_backend.cu). */
+/** Load the fused kernel's variants (lazy loading: see warm_staged in cu_choose.cu). */
 void gf_direct_live_preload(void);
 /** Launch the fused kernel with R = @p r (1, 2, 4) outputs a lane, reading the taps of @p d from
  * global memory (also where a constant bank holds them). */

@@ -391,8 +391,3 @@ void gf_cu_release_caches(void)
 	free_retired(r);
 	(void)cudaGetLastError();
 }
-
-extern "C" void gf_cuda_release_caches(void)
-{
-	gf_cu_release_caches();
-}
