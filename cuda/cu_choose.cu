@@ -94,7 +94,7 @@ int gf_cu_calibrate(struct gf_cuda_inst *in, struct gf_errbuf *eb)
 }
 
 /* GPUFIR_CUDA_LIVE unset or auto: the fused path's measured choice for this shape,
- * -1 not measured yet (pick_live measures it), 0 staged, 1 fused; set: 1. */
+ * -1 not measured yet (gf_cu_pick_live measures it), 0 staged, 1 fused; set: 1. */
 int gf_cu_live_choice(const struct gf_cuda_inst *in)
 {
 	if (gf_live_mode() != GF_LIVE_AUTO)
@@ -150,6 +150,7 @@ static void drop_hybrid(struct gf_cuda_inst *in)
 	in->hybrid = NULL;
 }
 
+/* Stop the instance's persistent kernel: the staged path runs. */
 static void drop_persist(struct gf_cuda_inst *in)
 {
 	in->stuck_kernel = gf_persist_free(in->persist) != 0;
@@ -222,7 +223,7 @@ static void keep_persist(struct gf_cuda_inst *in)
  * and keeps its SMs busy; a later build on the device makes it hand over to
  * the launched path first (cu_handover.cu). GPUFIR_CUDA_PERSIST=1 takes it
  * wherever it fits; GPUFIR_CUDA_PERSIST=auto times it against the path
- * launched per block (fused or staged, pick_live) on whole round trips of
+ * launched per block (fused or staged, gf_cu_pick_live) on whole round trips of
  * max_block frames and keeps the faster (per shape, so a second instance
  * of the same shape measures nothing); unset or 0: the launched path. Control
  * thread, before the instance is published.

@@ -1,8 +1,8 @@
 /**
  * @file cu_fft.cuh
- * Internal to cuda/: the partitioned FFT algorithm's state (cuda_fft.cu), which
- * the persistent path's FFT tail (cu_hybrid.cu) also reads and extends, and
- * the complex multiply-adds both use.
+ * Internal to cuda/: the partitioned FFT algorithm's state (cu_fft.cu,
+ * cu_fft_run.cu), which the persistent path's FFT tail (cu_hybrid.cu) also
+ * reads and extends, and the complex multiply-adds both use.
  */
 #ifndef GPUFIR_CU_FFT_CUH
 #define GPUFIR_CU_FFT_CUH
@@ -41,6 +41,22 @@ struct gf_fft {
 	uint32_t a_done;   /**< its partitions summed so far, of M - 2 (j = 2 .. 1 + a_done) */
 	int64_t a_ready;   /**< a segment whose A a reset or prime made whole, -1 none */
 };
+
+/** Blocks of @p block threads for @p n items, within the grid's limits. */
+static inline unsigned blocks_for(uint64_t n, unsigned block)
+{
+	uint64_t g = (n + block - 1) / block;
+	return (unsigned)(g < 1 ? 1 : g > 1048576 ? 1048576 : g);
+}
+
+/* Largest planned power-of-two batch (in segments) not above n. */
+static inline int plan_for(const struct gf_fft *f, uint32_t n)
+{
+	int i = 0;
+	while (i + 1 < f->nplans && (2u << i) <= n)
+		i++;
+	return i;
+}
 
 static __device__ __forceinline__ float2 cmac(float2 acc, float2 h, float2 x)
 {

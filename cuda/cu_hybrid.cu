@@ -494,7 +494,7 @@ const float *gf_hy_head_taps(const struct gf_cu_hybrid *h, uint32_t *taps_pad, s
 	return h->d_head;
 }
 
-/* Before s_comp's own reset (reset_state): earlier chains end first, and s_comp's
+/* Before s_comp's own reset (gf_cu_reset_state): earlier chains end first, and s_comp's
  * next work waits for the rings to be silence. */
 int gf_hy_reset(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, struct gf_errbuf *eb)
 {

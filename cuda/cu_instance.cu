@@ -271,7 +271,8 @@ static int cu_create(const struct gf_engine_params *p, const struct gf_filter_se
 	if (want_fft && (err = gf_fft_new(&in->fft, in, fs, &shape, eb)))
 		goto fail;
 	t[4] = (1e3 * gf_now_s());
-	if (want_direct && ((err = gf_cu_pick_live(in, eb)) || (want_fft && (err = gf_cu_calibrate(in, eb)))))
+	if (want_direct &&
+	    ((err = gf_cu_pick_live(in, eb)) || (want_fft && (err = gf_cu_calibrate(in, eb)))))
 		goto fail;
 	/* This instance's streams only: a device-wide synchronize would wait for
 	 * (and stall) the instance that is streaming while this one is built. */
