@@ -35,7 +35,7 @@
 #include "gpu.h"
 
 #ifdef GPUFIR_HAVE_CUDA
-#include "cuda_bench.h"
+#include "cu_hooks.h"
 
 static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
 

@@ -53,7 +53,7 @@ int gf_cu_pin(void *ptr, size_t bytes);
 int gf_cu_unpin(void *ptr);
 void gf_cu_prewarm(int gpu_index);
 void gf_cu_prewarm_wait(void);
-void gf_cu_quit_kernels(void); /* cuda_persist.cu */
+void gf_cu_quit_kernels(void); /* cu_persist.cu */
 }
 
 /** The least power of two >= @p v (a ring's size for wrap-by-mask). */
@@ -85,8 +85,8 @@ struct gf_cuda_inst {
 	struct gf_cu_line line;
 	struct gf_direct *direct;
 	struct gf_fft *fft;
-	struct gf_cu_live *live;       /**< fused per-block path (cuda_live.cu), or NULL */
-	struct gf_cu_persist *persist; /**< persistent-kernel path (cuda_persist.cu), or NULL */
+	struct gf_cu_live *live;       /**< fused per-block path (cu_live.cu), or NULL */
+	struct gf_cu_persist *persist; /**< persistent-kernel path (cu_persist.cu), or NULL */
 	struct gf_cu_hybrid *hybrid;   /**< an FFT instance's persistent head and FFT tail (cu_hybrid.cu), or NULL */
 	float *m_in, *m_out;	       /**< host-mapped staging of small FFT calls (max_block * channels) */
 	unsigned *m_done;	       /**< host-mapped completion words of those calls */
@@ -193,7 +193,7 @@ void gf_cu_resident_end(void);
  * persistent kernel (which ends only when told)? Then nothing may wait for it. */
 int gf_cu_device_wait_may_hang(void);
 
-/* Fused per-block path (cuda_live.cu). */
+/* Fused per-block path (cu_live.cu). */
 /** Largest call and filter the fused path takes (beyond them the pipelined path runs). */
 #define GF_LIVE_MAX_FRAMES 4096u
 #define GF_LIVE_MAX_TAPS 16384u
@@ -222,7 +222,7 @@ int gf_live_submit(struct gf_cu_live *l, const float *inp, uint32_t frames, stru
 /** Wait for its completion words until @p deadline_ns (CLOCK_MONOTONIC), copy the output out. */
 int gf_live_finish(struct gf_cu_live *l, float *outp, uint32_t frames, uint64_t deadline_ns,
 		   struct gf_errbuf *eb);
-/* Persistent-kernel path (cuda_persist.cu). */
+/* Persistent-kernel path (cu_persist.cu). */
 /** Largest filter (taps as padded) and call the persistent kernel takes. */
 #define GF_PERSIST_MAX_TAPS 16384u
 #define GF_PERSIST_MAX_FRAMES 1024u
@@ -348,7 +348,7 @@ int gf_cu_wait_words(volatile unsigned *w, unsigned n, unsigned seq, cudaStream_
 void gf_cu_calib_lookup(int dev, uint32_t channels, uint32_t max_block, uint32_t *direct_max,
 			uint32_t *fft_min);
 void gf_cu_calib_store(int dev, uint32_t channels, uint32_t max_block, uint32_t taps, int direct_won);
-/** Benchmarks (cuda_bench.h's split hooks, cu_floor.cu): create the two events recorded around
+/** Benchmarks (cu_hooks.h's split hooks, cu_floor.cu): create the two events recorded around
  * the work a call enqueues. @return 0, or -1 (already made, or no events). */
 int gf_cu_split_arm(cudaEvent_t ev[2]);
 /** The span between @p ev[0] and @p ev[1] (waits for ev[1]) and @p enqueue_ns, in us. @return 0 or -1. */
@@ -356,7 +356,7 @@ int gf_cu_split_read(cudaEvent_t ev[2], uint64_t enqueue_ns, double *enqueue_us,
 /** Default deadline of a call's wait when the caller gives none. */
 #define GF_CU_WAIT_NS 2000000000ull
 
-/* Line helpers (cuda_line.cu). */
+/* Line helpers (cu_line.cu). */
 int gf_cu_line_init(struct gf_cu_line *l, uint32_t channels, int64_t keep, uint32_t chunk, cudaStream_t s,
 		    struct gf_errbuf *eb);
 void gf_cu_line_free(struct gf_cu_line *l, cudaStream_t s);
@@ -383,7 +383,7 @@ int gf_cu_line_reset(struct gf_cu_line *l, uint32_t channels, cudaStream_t s, st
 int gf_cu_line_append(struct gf_cu_line *l, uint32_t channels, const float *d_in, uint32_t frames,
 		      int tail_only, float *d_zero_out, cudaStream_t s, struct gf_errbuf *eb, int64_t *j0);
 
-/* Direct algorithm (cuda_direct.cu). */
+/* Direct algorithm (cu_direct.cu). */
 int gf_direct_new(struct gf_direct **out, struct gf_cuda_inst *in, const struct gf_filter_set *fs,
 		  struct gf_errbuf *eb);
 void gf_direct_free(struct gf_direct *d);
@@ -423,7 +423,7 @@ cudaError_t gf_direct_live_launch(const struct gf_direct *d, int r, dim3 grid, d
 /** Force the launch shape (benchmarks): 0 = automatic, 4 or 16 outputs per thread. */
 void gf_direct_force_r(struct gf_direct *d, int r);
 
-/* Partitioned FFT algorithm (cuda_fft.cu). */
+/* Partitioned FFT algorithm (cu_fft.cu; its shape: cu_fft_shape.cu; its work: cu_fft_run.cu). */
 #define GF_FFT_MAX_P (1u << 20)	 /**< largest partition */
 #define GF_FFT_LIVE_BLOCK 16384u /**< smaller max_block: live rule (latency), else the cost model */
 

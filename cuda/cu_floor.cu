@@ -11,7 +11,7 @@
 
 #include "clock.h"
 #include "cu_common.cuh"
-#include "cuda_bench.h"
+#include "cu_hooks.h"
 
 struct gf_cuda_floor {
 	int shape;

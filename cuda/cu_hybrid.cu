@@ -1,10 +1,10 @@
 /*
  * The persistent path of an FFT instance: the zero-latency head of a long
- * filter runs in the persistent kernel (cuda_persist.cu), the rest a segment
+ * filter runs in the persistent kernel (cu_persist.cu), the rest a segment
  * ahead of need on a side stream (a non-uniform partition, as low-latency
  * convolvers split a filter):
  *
- *  - With partition P (UPOLS, cuda_fft.cu), output segment s is
+ *  - With partition P (UPOLS, cu_fft.cu), output segment s is
  *    IFFT(sum_j H_j X_{s-j}). Partitions 0 and 1 (taps [0, 2P)) read the
  *    segment being filled; partitions j >= 2 read only segments completed
  *    before s-1 began. So the kernel convolves taps [0, 2P) directly, and

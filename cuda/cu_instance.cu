@@ -12,7 +12,7 @@
 
 #include "clock.h"
 #include "cu_common.cuh"
-#include "cuda_bench.h"
+#include "cu_hooks.h"
 
 extern "C" {
 #include "log.h"

@@ -1,7 +1,7 @@
 /**
  * @file cu_live_kernel.cuh
- * Internal to cuda/: the fused per-block kernel (cuda_live.cu describes it),
- * included by cuda_direct.cu, which holds the taps' global copy it reads.
+ * Internal to cuda/: the fused per-block kernel (cu_live.cu describes it),
+ * included by cu_direct.cu, which holds the taps' global copy it reads.
  */
 #ifndef GPUFIR_CU_LIVE_KERNEL_CUH
 #define GPUFIR_CU_LIVE_KERNEL_CUH

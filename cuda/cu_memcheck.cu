@@ -18,7 +18,7 @@ void gf_cu_estimate(const struct gf_cu_plan *pl, uint32_t channels, uint32_t tap
 	double dev = 4.0 * io; /* d_in, d_out, double-buffered (alloc_io) */
 	double pin = 7.0 * io; /* h_in, h_out double-buffered; mapped in, out and completion words */
 	int64_t line = (2 * pl->keep + pl->chunk + 31) & ~(int64_t)31;
-	dev += (double)line * C * sizeof(float); /* the input line (cuda_line.cu) */
+	dev += (double)line * C * sizeof(float); /* the input line (cu_line.cu) */
 	if (pl->direct)
 		dev += (double)taps * C * sizeof(float); /* the taps in global memory */
 	if (pl->live_frames) { /* the fused path's mirrored ring, slice planes and mapped buffers */

@@ -31,7 +31,7 @@
 #include "testutil.h"
 
 #ifdef GPUFIR_HAVE_CUDA
-#include "cuda_bench.h"
+#include "cu_hooks.h"
 #endif
 
 #define TOL 1e-5

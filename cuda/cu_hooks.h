@@ -1,10 +1,10 @@
 /**
- * @file cuda_bench.h
+ * @file cu_hooks.h
  * Hooks into a CUDA backend instance for benchmarks and tests (plain C, no
  * CUDA types). Not part of the engine's interface. Control thread only.
  */
-#ifndef GPUFIR_CUDA_BENCH_H
-#define GPUFIR_CUDA_BENCH_H
+#ifndef GPUFIR_CU_HOOKS_H
+#define GPUFIR_CU_HOOKS_H
 
 #include <stdint.h>
 
