@@ -27,7 +27,7 @@ static int cmp_u64(const void *a, const void *b)
  * 1 ms apart like live blocks: back to back, a path of several launches
  * overlaps its host work with the previous call's and looks cheaper than it
  * is when the GPU has been idle for a period. */
-static int time_round_trip(struct gf_cuda_inst *in, uint32_t frames, double *ns)
+static int time_round_trip(struct gf_cu_inst *in, uint32_t frames, double *ns)
 {
 	enum { WARM = 3, REPS = 11 };
 	const struct timespec gap = {0, 1000000};
@@ -56,7 +56,7 @@ static int time_round_trip(struct gf_cuda_inst *in, uint32_t frames, double *ns)
  * run (it and the FFT path differ in more than device time), device time
  * otherwise. Control thread; a few milliseconds; the result is kept for
  * later instances of the same shape (gf_cu_calib_store). */
-int gf_cu_calibrate(struct gf_cuda_inst *in, struct gf_errbuf *eb)
+int gf_cu_calibrate(struct gf_cu_inst *in, struct gf_errbuf *eb)
 {
 	uint32_t frames = in->max_block < in->chunk ? in->max_block : in->chunk;
 	int reps = 5;
@@ -82,12 +82,12 @@ int gf_cu_calibrate(struct gf_cuda_inst *in, struct gf_errbuf *eb)
 		 gf_cu_algo_str(in->algo));
 	gf_cu_calib_store(in->dev, in->channels, in->max_block, in->taps, in->algo == GF_ALGO_DIRECT);
 	if (in->algo == GF_ALGO_DIRECT) {
-		gf_fft_free(in->fft);
+		gf_cu_fft_free(in->fft);
 		in->fft = NULL;
 	} else {
-		gf_live_free(in->live, in->s_comp);
+		gf_cu_live_free(in->live, in->s_comp);
 		in->live = NULL;
-		gf_direct_free(in->direct);
+		gf_cu_direct_free(in->direct);
 		in->direct = NULL;
 	}
 	return 0;
@@ -95,12 +95,12 @@ int gf_cu_calibrate(struct gf_cuda_inst *in, struct gf_errbuf *eb)
 
 /* GPUFIR_CUDA_LIVE unset or auto: the fused path's measured choice for this shape,
  * -1 not measured yet (gf_cu_pick_live measures it), 0 staged, 1 fused; set: 1. */
-int gf_cu_live_choice(const struct gf_cuda_inst *in)
+int gf_cu_live_choice(const struct gf_cu_inst *in)
 {
-	if (gf_live_mode() != GF_LIVE_AUTO)
+	if (gf_cu_live_mode() != GF_CU_LIVE_AUTO)
 		return 1;
 	return gf_cu_choice_lookup(GF_CU_CHOICE_FUSED, in->dev, in->channels, in->max_block,
-				   gf_direct_taps_pad(in->direct));
+				   gf_cu_direct_taps_pad(in->direct));
 }
 
 /*
@@ -111,7 +111,7 @@ int gf_cu_live_choice(const struct gf_cuda_inst *in)
  * staged path wins. Control thread, before the instance is published; about
  * 30 ms, once per shape (gf_cu_choice_store). The state is reset after.
  */
-int gf_cu_pick_live(struct gf_cuda_inst *in, struct gf_errbuf *eb)
+int gf_cu_pick_live(struct gf_cu_inst *in, struct gf_errbuf *eb)
 {
 	if (!in->live || gf_cu_live_choice(in) >= 0)
 		return 0;
@@ -131,9 +131,9 @@ int gf_cu_pick_live(struct gf_cuda_inst *in, struct gf_errbuf *eb)
 	gf_debug("cuda: live path, %u taps x %u ch, blocks of %u: fused %.1f us, staged %.1f us (%s)",
 		 in->taps, in->channels, in->max_block, t_fused / 1e3, t_staged / 1e3, keep ? "fused" : "staged");
 	gf_cu_choice_store(GF_CU_CHOICE_FUSED, in->dev, in->channels, in->max_block,
-			   gf_direct_taps_pad(in->direct), keep);
+			   gf_cu_direct_taps_pad(in->direct), keep);
 	if (!keep) {
-		gf_live_free(in->live, in->s_comp);
+		gf_cu_live_free(in->live, in->s_comp);
 		in->live = NULL;
 	}
 	return 0;
@@ -141,9 +141,9 @@ int gf_cu_pick_live(struct gf_cuda_inst *in, struct gf_errbuf *eb)
 
 /* Free an FFT instance's tail. A launcher thread that did not end may still read in->fft:
  * the instance then keeps it as it keeps a stuck kernel's buffers (inst_free). */
-static void drop_hybrid(struct gf_cuda_inst *in)
+static void drop_hybrid(struct gf_cu_inst *in)
 {
-	if (gf_hy_free(in->hybrid, in->stuck_kernel) != 0) {
+	if (gf_cu_hybrid_free(in->hybrid, in->stuck_kernel) != 0) {
 		in->stuck_kernel = 1;
 		gf_cu_doubt(in);
 	}
@@ -151,9 +151,9 @@ static void drop_hybrid(struct gf_cuda_inst *in)
 }
 
 /* Stop the instance's persistent kernel: the staged path runs. */
-static void drop_persist(struct gf_cuda_inst *in)
+static void drop_persist(struct gf_cu_inst *in)
 {
-	in->stuck_kernel = gf_persist_free(in->persist) != 0;
+	in->stuck_kernel = gf_cu_persist_free(in->persist) != 0;
 	if (in->stuck_kernel)
 		gf_cu_doubt(in);
 	in->persist = NULL;
@@ -167,7 +167,7 @@ static void drop_persist(struct gf_cuda_inst *in)
  * staged) runs once (its kernels and cuFFT's are loaded; the handover goes on
  * there), the kernels it may need later are loaded, and the state is reset.
  */
-static int warm_staged(struct gf_cuda_inst *in, struct gf_errbuf *eb)
+static int warm_staged(struct gf_cu_inst *in, struct gf_errbuf *eb)
 {
 	size_t n = (size_t)in->max_block * in->channels;
 	float *x = (float *)calloc(n, sizeof(float)), *y = (float *)malloc(n * sizeof(float));
@@ -176,9 +176,9 @@ static int warm_staged(struct gf_cuda_inst *in, struct gf_errbuf *eb)
 	free(y);
 	gf_cu_line_preload();
 	if (in->fft)
-		gf_fft_preload();
+		gf_cu_fft_preload();
 	if (in->live) /* a prime, or the calls after a handover, launch them beside the kernel */
-		gf_live_preload();
+		gf_cu_live_preload();
 	if (!err)
 		err = gf_cu_reset_state(in, eb);
 	if (!err)
@@ -189,17 +189,17 @@ static int warm_staged(struct gf_cuda_inst *in, struct gf_errbuf *eb)
 }
 
 /* Start the kernel: a direct instance's taps, or an FFT instance's head with its tail (cu_hybrid.cu). */
-static int start_persist(struct gf_cuda_inst *in, const struct gf_filter_set *fs, struct gf_errbuf *eb)
+static int start_persist(struct gf_cu_inst *in, const struct gf_filter_set *fs, struct gf_errbuf *eb)
 {
 	if (in->algo == GF_ALGO_DIRECT)
-		return gf_persist_new(&in->persist, in, gf_direct_taps(in->direct), gf_direct_taps_pad(in->direct),
+		return gf_cu_persist_new(&in->persist, in, gf_cu_direct_taps(in->direct), gf_cu_direct_taps_pad(in->direct),
 				      NULL, eb);
-	int err = gf_hy_new(&in->hybrid, in, fs, eb);
+	int err = gf_cu_hybrid_new(&in->hybrid, in, fs, eb);
 	if (!err) {
-		struct gf_persist_rings rings;
+		struct gf_cu_persist_rings rings;
 		uint32_t tp = 0;
-		const float *taps = gf_hy_head_taps(in->hybrid, &tp, &rings);
-		err = gf_persist_new(&in->persist, in, taps, tp, &rings, eb);
+		const float *taps = gf_cu_hybrid_head_taps(in->hybrid, &tp, &rings);
+		err = gf_cu_persist_new(&in->persist, in, taps, tp, &rings, eb);
 	}
 	if (err)
 		drop_hybrid(in);
@@ -207,9 +207,9 @@ static int start_persist(struct gf_cuda_inst *in, const struct gf_filter_set *fs
 }
 
 /* Keep the kernel where a later build can ask it to step aside (cu_handover.cu). */
-static void keep_persist(struct gf_cuda_inst *in)
+static void keep_persist(struct gf_cu_inst *in)
 {
-	if (gf_pk_register(in) != 0) {
+	if (gf_cu_pk_register(in) != 0) {
 		gf_debug("cuda: persistent kernel not used: too many resident in this process");
 		drop_persist(in);
 	}
@@ -228,12 +228,12 @@ static void keep_persist(struct gf_cuda_inst *in)
  * of the same shape measures nothing); unset or 0: the launched path. Control
  * thread, before the instance is published.
  */
-int gf_cu_pick_persist(struct gf_cuda_inst *in, const struct gf_filter_set *fs, struct gf_errbuf *eb)
+int gf_cu_pick_persist(struct gf_cu_inst *in, const struct gf_filter_set *fs, struct gf_errbuf *eb)
 {
 	const char *env = getenv("GPUFIR_CUDA_PERSIST");
 	int force = !env || !*env || strcmp(env, "0") == 0 ? 0 : strcmp(env, "auto") == 0 ? -1 : 1;
 	const bool direct = in->algo == GF_ALGO_DIRECT && in->direct;
-	if ((!direct && !(in->algo == GF_ALGO_FFT && gf_hy_fits(in))) || force == 0)
+	if ((!direct && !(in->algo == GF_ALGO_FFT && gf_cu_hybrid_fits(in))) || force == 0)
 		return 0;
 	const int connections = gf_cu_connections();
 	if (connections < 32) { /* a queue shared with the kernel could stall another stream */
@@ -242,8 +242,8 @@ int gf_cu_pick_persist(struct gf_cuda_inst *in, const struct gf_filter_set *fs, 
 			 connections);
 		return 0;
 	}
-	uint32_t tp = direct ? gf_direct_taps_pad(in->direct) : 2 * gf_fft_partition(in->fft);
-	if (!gf_persist_fits(in->dev, in->channels, tp, in->max_block))
+	uint32_t tp = direct ? gf_cu_direct_taps_pad(in->direct) : 2 * gf_cu_fft_partition(in->fft);
+	if (!gf_cu_persist_fits(in->dev, in->channels, tp, in->max_block))
 		return 0;
 	/* The choice is kept per shape: an FFT instance's by its whole filter, longer than any direct one's. */
 	uint32_t key = direct ? tp : in->taps;
@@ -279,7 +279,7 @@ int gf_cu_pick_persist(struct gf_cuda_inst *in, const struct gf_filter_set *fs, 
 	if (!err)
 		err = CU_TRY(eb, cudaStreamSynchronize(in->s_comp));
 	if (!err)
-		err = gf_persist_load(in->persist, 0, 0, gf_now_ns() + GF_CU_WAIT_NS, eb);
+		err = gf_cu_persist_load(in->persist, 0, 0, gf_now_ns() + GF_CU_WAIT_NS, eb);
 	if (err) {
 		if (in->eb.msg[0] && !eb->msg[0])
 			gf_errbuf_set(eb, "%s", in->eb.msg);

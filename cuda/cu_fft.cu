@@ -32,12 +32,12 @@ extern "C" {
 #include "log.h"
 }
 
-uint32_t gf_fft_partition(const struct gf_fft *f)
+uint32_t gf_cu_fft_partition(const struct gf_cu_fft *f)
 {
 	return f->B;
 }
 
-uint32_t gf_fft_size(const struct gf_fft *f)
+uint32_t gf_cu_fft_size(const struct gf_cu_fft *f)
 {
 	return f->N;
 }
@@ -59,12 +59,12 @@ __global__ void k_pad_taps(float *__restrict__ W, const float *__restrict__ h, u
 
 /* Plans from the process-wide cache (cu_pool.cu), one work area for all of
  * them from the stream-ordered pool. *made_new: a plan was built here. */
-static int make_plans(struct gf_fft *f, int dev, cudaStream_t s, int *made_new, struct gf_errbuf *eb)
+static int make_plans(struct gf_cu_fft *f, int dev, cudaStream_t s, int *made_new, struct gf_errbuf *eb)
 {
 	size_t ws_max = 0, ws = 0;
 	int mn = 0;
 	*made_new = 0;
-	for (int i = 0; i < GF_FFT_MAX_PLANS && (1u << i) <= f->gmax; i++) {
+	for (int i = 0; i < GF_CU_FFT_MAX_PLANS && (1u << i) <= f->gmax; i++) {
 		long long batch = (long long)(1u << i) * f->C;
 		GF_RET(gf_cu_plan_get(&f->r2c[i], &ws, dev, f->N, batch, CUFFT_R2C, &mn, eb));
 		f->made_r2c = i + 1;
@@ -94,7 +94,7 @@ static int make_plans(struct gf_fft *f, int dev, cudaStream_t s, int *made_new, 
 	return 0;
 }
 
-static int make_spectra(struct gf_fft *f, const struct gf_filter_set *fs, cudaStream_t s,
+static int make_spectra(struct gf_cu_fft *f, const struct gf_filter_set *fs, cudaStream_t s,
 			struct gf_errbuf *eb)
 {
 	float *d_h = NULL;
@@ -120,11 +120,11 @@ static int make_spectra(struct gf_fft *f, const struct gf_filter_set *fs, cudaSt
 	return err;
 }
 
-int gf_fft_new(struct gf_fft **out, struct gf_cuda_inst *in, const struct gf_filter_set *fs,
-	       const struct gf_fft_shape *shape, struct gf_errbuf *eb)
+int gf_cu_fft_new(struct gf_cu_fft **out, struct gf_cu_inst *in, const struct gf_filter_set *fs,
+		  const struct gf_cu_fft_shape *shape, struct gf_errbuf *eb)
 {
 	int err;
-	struct gf_fft *f = (struct gf_fft *)calloc(1, sizeof(*f));
+	struct gf_cu_fft *f = (struct gf_cu_fft *)calloc(1, sizeof(*f));
 	if (!f) {
 		gf_errbuf_set(eb, "cuda fft: out of host memory");
 		return GF_E_NOMEM;
@@ -159,7 +159,7 @@ int gf_fft_new(struct gf_fft **out, struct gf_cuda_inst *in, const struct gf_fil
 	if ((err = gf_cu_dmalloc((void **)&f->d_H, spec * f->M, s, eb)) ||
 	    (err = gf_cu_dmalloc((void **)&f->d_X, spec * f->Mr, s, eb)) ||
 	    (err = gf_cu_dmalloc((void **)&f->d_T, 2 * spec, s, eb)) ||
-	    (gf_fft_sums_ahead(f->M, in->max_block) && (err = gf_cu_dmalloc((void **)&f->d_A, 3 * spec, s, eb))) ||
+	    (gf_cu_fft_sums_ahead(f->M, in->max_block) && (err = gf_cu_dmalloc((void **)&f->d_A, 3 * spec, s, eb))) ||
 	    (err = gf_cu_dmalloc((void **)&f->d_Y, spec * f->gmax, s, eb)) ||
 	    (err = gf_cu_dmalloc((void **)&f->d_W, win * f->gmax, s, eb)) ||
 	    (err = gf_cu_dmalloc((void **)&f->d_y, win * f->gmax, s, eb)))
@@ -172,7 +172,7 @@ int gf_fft_new(struct gf_fft **out, struct gf_cuda_inst *in, const struct gf_fil
 	 * non-blocking streams do not wait for: wait for that stream alone (it does
 	 * not wait for other instances' non-blocking streams). */
 	if ((made_new && (err = CU_TRY(eb, cudaStreamSynchronize(cudaStreamLegacy)))) ||
-	    (err = make_spectra(f, fs, s, eb)) || (err = gf_fft_reset(f, in, s, eb)))
+	    (err = make_spectra(f, fs, s, eb)) || (err = gf_cu_fft_reset(f, in, s, eb)))
 		goto fail;
 	t[3] = (1e3 * gf_now_s());
 	gf_debug("cuda fft: set-up ms: buffers %.1f, %d plans %.1f (%s), spectra %.1f", t[1] - t[0],
@@ -180,11 +180,11 @@ int gf_fft_new(struct gf_fft **out, struct gf_cuda_inst *in, const struct gf_fil
 	*out = f;
 	return 0;
 fail:
-	gf_fft_free(f);
+	gf_cu_fft_free(f);
 	return err;
 }
 
-void gf_fft_free(struct gf_fft *f)
+void gf_cu_fft_free(struct gf_cu_fft *f)
 {
 	if (!f)
 		return;
@@ -206,7 +206,7 @@ void gf_fft_free(struct gf_fft *f)
 	free(f);
 }
 
-int gf_fft_reset(struct gf_fft *f, struct gf_cuda_inst *in, cudaStream_t s, struct gf_errbuf *eb)
+int gf_cu_fft_reset(struct gf_cu_fft *f, struct gf_cu_inst *in, cudaStream_t s, struct gf_errbuf *eb)
 {
 	(void)in;
 	CU_RET(eb, cudaMemsetAsync(f->d_X, 0, (size_t)f->Mr * f->C * f->NB * sizeof(cufftComplex), s));
@@ -220,7 +220,7 @@ int gf_fft_reset(struct gf_fft *f, struct gf_cuda_inst *in, cudaStream_t s, stru
 	return 0;
 }
 
-int gf_fft_sums_ahead(uint32_t M, uint32_t max_block)
+int gf_cu_fft_sums_ahead(uint32_t M, uint32_t max_block)
 {
-	return M > 2 && max_block < GF_FFT_LIVE_BLOCK;
+	return M > 2 && max_block < GF_CU_FFT_LIVE_BLOCK;
 }

@@ -9,9 +9,9 @@
 
 #include "cu_common.cuh"
 
-#define GF_FFT_MAX_PLANS 24
+#define GF_CU_FFT_MAX_PLANS 24
 
-struct gf_fft {
+struct gf_cu_fft {
 	uint32_t B, Hh, N, NB, M, L, C, Mr, gmax;
 	uint32_t lb; /**< log2(B) */
 	cufftComplex *d_H; /**< [M][C][NB], scaled by 1/N */
@@ -22,7 +22,7 @@ struct gf_fft {
 	float *d_y;	   /**< [gmax][C][N] inverse transforms */
 	void *d_work;
 	int nplans;
-	cufftHandle r2c[GF_FFT_MAX_PLANS], c2r[GF_FFT_MAX_PLANS]; /**< batch (1 << i) * C, from the plan cache */
+	cufftHandle r2c[GF_CU_FFT_MAX_PLANS], c2r[GF_CU_FFT_MAX_PLANS]; /**< batch (1 << i) * C, from the plan cache */
 	int made_r2c, made_c2r;
 	cufftHandle r2c_prime; /**< batch gp * C: the batched prime's passes */
 	uint32_t gp;
@@ -50,7 +50,7 @@ static inline unsigned blocks_for(uint64_t n, unsigned block)
 }
 
 /* Largest planned power-of-two batch (in segments) not above n. */
-static inline int plan_for(const struct gf_fft *f, uint32_t n)
+static inline int plan_for(const struct gf_cu_fft *f, uint32_t n)
 {
 	int i = 0;
 	while (i + 1 < f->nplans && (2u << i) <= n)

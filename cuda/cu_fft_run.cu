@@ -186,7 +186,7 @@ __global__ void k_prime_place(cufftComplex *__restrict__ X, const cufftComplex *
 
 /* R2C of @p G windows in W into ring slots from @p slot0, split at the wrap and
  * into power-of-two batches. */
-static int forward(struct gf_fft *f, uint32_t slot0, uint32_t G, struct gf_errbuf *eb)
+static int forward(struct gf_cu_fft *f, uint32_t slot0, uint32_t G, struct gf_errbuf *eb)
 {
 	uint32_t g = 0;
 	while (g < G) {
@@ -203,7 +203,7 @@ static int forward(struct gf_fft *f, uint32_t slot0, uint32_t G, struct gf_errbu
 	return 0;
 }
 
-static int inverse(struct gf_fft *f, uint32_t G, struct gf_errbuf *eb)
+static int inverse(struct gf_cu_fft *f, uint32_t G, struct gf_errbuf *eb)
 {
 	uint32_t g = 0;
 	while (g < G) {
@@ -215,7 +215,7 @@ static int inverse(struct gf_fft *f, uint32_t G, struct gf_errbuf *eb)
 	return 0;
 }
 
-static int launch_mac(struct gf_fft *f, uint32_t slot0, int cached, int store, uint32_t G, cudaStream_t s,
+static int launch_mac(struct gf_cu_fft *f, uint32_t slot0, int cached, int store, uint32_t G, cudaStream_t s,
 		      struct gf_errbuf *eb)
 {
 	const size_t half = (size_t)f->C * f->NB;
@@ -238,7 +238,7 @@ static int launch_mac(struct gf_fft *f, uint32_t slot0, int cached, int store, u
 }
 
 /* What every k_mac_ahead launch reads: the spectra, the A ring, the shape, the call's segments. */
-static struct mac_ahead_args ahead_args(const struct gf_fft *f, int64_t sf, uint32_t slot0, uint32_t G)
+static struct mac_ahead_args ahead_args(const struct gf_cu_fft *f, int64_t sf, uint32_t slot0, uint32_t G)
 {
 	struct mac_ahead_args a = {};
 	a.A = f->d_A;
@@ -262,8 +262,8 @@ static struct mac_ahead_args ahead_args(const struct gf_fft *f, int64_t sf, uint
  * reset or a prime) is k_mac's whole sum, spread over its lanes; the share
  * of A then follows in a second launch.
  */
-static int launch_mac_ahead(struct gf_fft *f, int64_t sf, uint32_t slot0, uint32_t G, int64_t end, bool cached,
-			    bool store, cudaStream_t s, struct gf_errbuf *eb)
+static int launch_mac_ahead(struct gf_cu_fft *f, int64_t sf, uint32_t slot0, uint32_t G, int64_t end,
+			    bool cached, bool store, cudaStream_t s, struct gf_errbuf *eb)
 {
 	const size_t half = (size_t)f->C * f->NB;
 	const uint32_t parts = f->M - 2;
@@ -292,8 +292,8 @@ static int launch_mac_ahead(struct gf_fft *f, int64_t sf, uint32_t slot0, uint32
 	return 0;
 }
 
-int gf_fft_run(struct gf_fft *f, struct gf_cuda_inst *in, const float *d_in, int64_t j0, uint32_t frames,
-	       float *d_out, cudaStream_t s, struct gf_errbuf *eb)
+int gf_cu_fft_run(struct gf_cu_fft *f, struct gf_cu_inst *in, const float *d_in, int64_t j0, uint32_t frames,
+		  float *d_out, cudaStream_t s, struct gf_errbuf *eb)
 {
 	const int64_t pos = in->line.pos, end = pos + frames;
 	const int64_t sf = pos >> f->lb, sl = (end - 1) >> f->lb;
@@ -334,7 +334,7 @@ int gf_fft_run(struct gf_fft *f, struct gf_cuda_inst *in, const float *d_in, int
 	return 0;
 }
 
-unsigned gf_fft_set_done(struct gf_fft *f, unsigned *done, unsigned seq, uint32_t frames)
+unsigned gf_cu_fft_set_done(struct gf_cu_fft *f, unsigned *done, unsigned seq, uint32_t frames)
 {
 	f->done = done;
 	f->done_seq = seq;
@@ -342,7 +342,7 @@ unsigned gf_fft_set_done(struct gf_fft *f, unsigned *done, unsigned seq, uint32_
 }
 
 /* Sum partitions [from, to) of A_{seg+1} (k_mac_ahead alone, from segment seg's slot). */
-static int sum_ahead(struct gf_fft *f, int64_t seg, uint32_t from, uint32_t to, cudaStream_t s,
+static int sum_ahead(struct gf_cu_fft *f, int64_t seg, uint32_t from, uint32_t to, cudaStream_t s,
 		     struct gf_errbuf *eb)
 {
 	struct mac_ahead_args a = ahead_args(f, seg, (uint32_t)(seg % f->Mr), 1);
@@ -360,7 +360,7 @@ static int sum_ahead(struct gf_fft *f, int64_t seg, uint32_t from, uint32_t to, 
  * calls would have left them. Here, on the control thread, so that the first
  * live call after a swap is no longer than any other.
  */
-static int prime_ahead(struct gf_fft *f, int64_t n, cudaStream_t s, struct gf_errbuf *eb)
+static int prime_ahead(struct gf_cu_fft *f, int64_t n, cudaStream_t s, struct gf_errbuf *eb)
 {
 	const uint32_t parts = f->M - 2;
 	const int64_t sf = n >> f->lb, filled = n - (sf << f->lb);
@@ -374,7 +374,7 @@ static int prime_ahead(struct gf_fft *f, int64_t n, cudaStream_t s, struct gf_er
 	return 0;
 }
 
-int gf_fft_resume(struct gf_fft *f, int64_t pos, cudaStream_t s, struct gf_errbuf *eb)
+int gf_cu_fft_resume(struct gf_cu_fft *f, int64_t pos, cudaStream_t s, struct gf_errbuf *eb)
 {
 	f->tf_seg = -1;
 	f->a_seg = -1;
@@ -383,7 +383,7 @@ int gf_fft_resume(struct gf_fft *f, int64_t pos, cudaStream_t s, struct gf_errbu
 }
 
 /* Lazy loading (docs/cuda.md): load the kernels now, not at a first launch behind a resident kernel. */
-void gf_fft_preload(void)
+void gf_cu_fft_preload(void)
 {
 	cudaFuncAttributes a;
 	(void)cudaFuncGetAttributes(&a, k_gather);
@@ -396,8 +396,8 @@ void gf_fft_preload(void)
 	(void)cudaGetLastError();
 }
 
-int gf_fft_prime(struct gf_fft *f, struct gf_cuda_inst *in, const float *d_hist, uint32_t n, cudaStream_t s,
-		 struct gf_errbuf *eb)
+int gf_cu_fft_prime(struct gf_cu_fft *f, struct gf_cu_inst *in, const float *d_hist, uint32_t n,
+		    cudaStream_t s, struct gf_errbuf *eb)
 {
 	(void)in;
 	f->tf_seg = -1;

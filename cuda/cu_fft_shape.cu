@@ -8,7 +8,7 @@
 
 #include "cu_fft.cuh"
 
-uint32_t gf_fft_keep(const struct gf_fft_shape *shape)
+uint32_t gf_cu_fft_keep(const struct gf_cu_fft_shape *shape)
 {
 	return shape->N;
 }
@@ -29,20 +29,20 @@ static uint32_t floor_pow2(uint64_t v)
 	return (uint32_t)p;
 }
 
-static void set_upols(struct gf_fft_shape *s, uint32_t taps, uint32_t P)
+static void set_upols(struct gf_cu_fft_shape *s, uint32_t taps, uint32_t P)
 {
 	s->B = s->Hh = P;
 	s->N = 2 * P;
 	s->M = (taps + P - 1) / P;
 }
 
-static void set_long_hop(struct gf_fft_shape *s, uint32_t taps, uint32_t B)
+static void set_long_hop(struct gf_cu_fft_shape *s, uint32_t taps, uint32_t B)
 {
 	uint32_t hh = next_pow2(taps > 1 ? taps - 1 : 1);
 	if (hh < 16)
 		hh = 16;
 	if (B <= hh) { /* a hop no longer than the history: partitions of B */
-		set_upols(s, taps, B > GF_FFT_MAX_P ? GF_FFT_MAX_P : B);
+		set_upols(s, taps, B > GF_CU_FFT_MAX_P ? GF_CU_FFT_MAX_P : B);
 		return;
 	}
 	s->B = B;
@@ -76,7 +76,7 @@ static double partition_cost(uint64_t n, uint32_t m)
  * A call transforms F/B windows when F and B are aligned powers of two, else
  * one more (the partial window, transformed again by the next call).
  */
-static double shape_cost(const struct gf_fft_shape *s, uint32_t F)
+static double shape_cost(const struct gf_cu_fft_shape *s, uint32_t F)
 {
 	bool aligned = (F & (F - 1)) == 0;
 	double w = F >= s->B ? (double)F / s->B : 1.0;
@@ -86,7 +86,7 @@ static double shape_cost(const struct gf_fft_shape *s, uint32_t F)
 	return w * per_win / F + 4.0;
 }
 
-/* Live blocks (below GF_FFT_LIVE_BLOCK frames): P at least the block (fewer
+/* Live blocks (below GF_CU_FFT_LIVE_BLOCK frames): P at least the block (fewer
  * segments a call), at least ~4*sqrt(taps) so that a long filter's
  * per-segment tail sum stays short and wide, at most the filter's own length. */
 static uint32_t live_partition(uint32_t taps, uint32_t max_block)
@@ -99,19 +99,19 @@ static uint32_t live_partition(uint32_t taps, uint32_t max_block)
 		p = next_pow2(s);
 	if (p > next_pow2(taps))
 		p = next_pow2(taps);
-	if (p > GF_FFT_MAX_P)
-		p = GF_FFT_MAX_P;
+	if (p > GF_CU_FFT_MAX_P)
+		p = GF_CU_FFT_MAX_P;
 	if (p < 32)
 		p = 32;
 	return (uint32_t)p;
 }
 
-void gf_fft_pick_shape(uint32_t taps, uint32_t max_block, uint32_t max_frames, struct gf_fft_shape *out)
+void gf_cu_fft_pick_shape(uint32_t taps, uint32_t max_block, uint32_t max_frames, struct gf_cu_fft_shape *out)
 {
 	const char *env = getenv("GPUFIR_CUDA_FFT_PARTITION");
 	if (env && atoi(env) >= 16) {
 		uint32_t P = next_pow2((uint32_t)atoi(env));
-		set_upols(out, taps, P > GF_FFT_MAX_P ? GF_FFT_MAX_P : P);
+		set_upols(out, taps, P > GF_CU_FFT_MAX_P ? GF_CU_FFT_MAX_P : P);
 		return;
 	}
 	env = getenv("GPUFIR_CUDA_FFT_HOP");
@@ -120,7 +120,7 @@ void gf_fft_pick_shape(uint32_t taps, uint32_t max_block, uint32_t max_frames, s
 		set_long_hop(out, taps, B > (1u << 24) ? (1u << 24) : B);
 		return;
 	}
-	if (max_block < GF_FFT_LIVE_BLOCK) {
+	if (max_block < GF_CU_FFT_LIVE_BLOCK) {
 		set_upols(out, taps, live_partition(taps, max_block));
 		return;
 	}
@@ -130,10 +130,10 @@ void gf_fft_pick_shape(uint32_t taps, uint32_t max_block, uint32_t max_frames, s
 	 * and cuFFT's batches mostly idle, which the model does not see. */
 	uint32_t F = max_block < max_frames ? max_block : max_frames;
 	uint32_t lim = floor_pow2(F), ptaps = next_pow2(taps);
-	struct gf_fft_shape c;
+	struct gf_cu_fft_shape c;
 	set_upols(out, taps, ptaps < 1024 ? 1024 : ptaps > lim ? lim : ptaps);
 	double best = shape_cost(out, F);
-	for (uint32_t P = 1024; P <= GF_FFT_MAX_P && P <= ptaps && P <= lim; P *= 2) {
+	for (uint32_t P = 1024; P <= GF_CU_FFT_MAX_P && P <= ptaps && P <= lim; P *= 2) {
 		set_upols(&c, taps, P);
 		double cost = shape_cost(&c, F);
 		if (cost < best)

@@ -75,7 +75,7 @@ extern "C" int gf_cuda_time_startup(int dev, double ms[GF_CUDA_STARTUP_STEPS])
 extern "C" int gf_cuda_time_calls(void *inst, uint32_t frames, int reps, double *ms_per_call,
 				  double *host_ms_per_call)
 {
-	struct gf_cuda_inst *in = (struct gf_cuda_inst *)inst;
+	struct gf_cu_inst *in = (struct gf_cu_inst *)inst;
 	struct gf_errbuf *eb = &in->eb;
 	cudaEvent_t a = NULL, b = NULL;
 	float ms = 0.0f;
@@ -115,63 +115,63 @@ out:
 
 extern "C" void gf_cuda_force_direct_shape(void *inst, int outputs_per_thread)
 {
-	struct gf_cuda_inst *in = (struct gf_cuda_inst *)inst;
+	struct gf_cu_inst *in = (struct gf_cu_inst *)inst;
 	if (in->direct)
-		gf_direct_force_r(in->direct, outputs_per_thread);
+		gf_cu_direct_force_r(in->direct, outputs_per_thread);
 }
 
 extern "C" uint32_t gf_cuda_fft_partition(const void *inst)
 {
-	const struct gf_cuda_inst *in = (const struct gf_cuda_inst *)inst;
-	return in->fft ? gf_fft_partition(in->fft) : 0;
+	const struct gf_cu_inst *in = (const struct gf_cu_inst *)inst;
+	return in->fft ? gf_cu_fft_partition(in->fft) : 0;
 }
 
 extern "C" uint32_t gf_cuda_fft_size(const void *inst)
 {
-	const struct gf_cuda_inst *in = (const struct gf_cuda_inst *)inst;
-	return in->fft ? gf_fft_size(in->fft) : 0;
+	const struct gf_cu_inst *in = (const struct gf_cu_inst *)inst;
+	return in->fft ? gf_cu_fft_size(in->fft) : 0;
 }
 
 extern "C" uint32_t gf_cuda_chunk_frames(const void *inst)
 {
-	return ((const struct gf_cuda_inst *)inst)->chunk;
+	return ((const struct gf_cu_inst *)inst)->chunk;
 }
 
 extern "C" const char *gf_cuda_taps_where(const void *inst)
 {
-	const struct gf_cuda_inst *in = (const struct gf_cuda_inst *)inst;
-	return in->direct ? gf_direct_where(in->direct) : "";
+	const struct gf_cu_inst *in = (const struct gf_cu_inst *)inst;
+	return in->direct ? gf_cu_direct_where(in->direct) : "";
 }
 
 extern "C" int gf_cuda_hang_next_command(void *inst)
 {
-	struct gf_cuda_inst *in = (struct gf_cuda_inst *)inst;
-	if (!gf_pk_active(in) || !in->h_hang)
+	struct gf_cu_inst *in = (struct gf_cu_inst *)inst;
+	if (!gf_cu_pk_active(in) || !in->h_hang)
 		return -1;
-	gf_persist_hang_next(in->persist, in->hang_cycles);
+	gf_cu_persist_hang_next(in->persist, in->hang_cycles);
 	return 0;
 }
 
 extern "C" int gf_cuda_hold_launcher(void *inst, uint32_t ms)
 {
-	struct gf_cuda_inst *in = (struct gf_cuda_inst *)inst;
-	if (!gf_pk_active(in) || !in->hybrid)
+	struct gf_cu_inst *in = (struct gf_cu_inst *)inst;
+	if (!gf_cu_pk_active(in) || !in->hybrid)
 		return -1;
-	gf_hy_hold_launcher(in->hybrid, (uint64_t)ms * 1000000u);
+	gf_cu_hybrid_hold_launcher(in->hybrid, (uint64_t)ms * 1000000u);
 	return 0;
 }
 
 extern "C" int gf_cuda_split_calls(void *inst)
 {
-	struct gf_cuda_inst *in = (struct gf_cuda_inst *)inst;
-	if (gf_pk_active(in) || gf_cu_use_device(in->dev, &in->eb))
+	struct gf_cu_inst *in = (struct gf_cu_inst *)inst;
+	if (gf_cu_pk_active(in) || gf_cu_use_device(in->dev, &in->eb))
 		return -1;
 	return gf_cu_split_arm(in->ev_split);
 }
 
 extern "C" int gf_cuda_last_split(void *inst, double *enqueue_us, double *gpu_us)
 {
-	struct gf_cuda_inst *in = (struct gf_cuda_inst *)inst;
+	struct gf_cu_inst *in = (struct gf_cu_inst *)inst;
 	return gf_cu_split_read(in->ev_split, in->split_enqueue_ns, enqueue_us, gpu_us);
 }
 
@@ -182,8 +182,8 @@ extern "C" unsigned gf_cuda_paths_timed(void)
 
 extern "C" const char *gf_cuda_block_path(const void *inst)
 {
-	const struct gf_cuda_inst *in = (const struct gf_cuda_inst *)inst;
-	if (gf_pk_active(in))
+	const struct gf_cu_inst *in = (const struct gf_cu_inst *)inst;
+	if (gf_cu_pk_active(in))
 		return "persistent";
 	if (in->live && in->algo == GF_ALGO_DIRECT)
 		return "fused";

@@ -59,7 +59,7 @@ extern "C" {
 #define HY_JOIN_NS 1000000000ll	       /* free: the launcher ends by then, or is abandoned */
 
 struct gf_cu_hybrid {
-	struct gf_fft *f; /**< the instance's: spectra H, the spectrum ring X, the shape (P = f->B) */
+	struct gf_cu_fft *f; /**< the instance's: spectra H, the spectrum ring X, the shape (P = f->B) */
 	uint32_t RL, RT;	 /**< line and tail rings, frames (powers of two) */
 	float *d_head;		 /**< [C][2P] taps 0 .. 2P-1 */
 	float *d_line;		 /**< [RL][C] every frame the kernel processed */
@@ -94,10 +94,10 @@ struct gf_cu_hybrid {
 };
 
 /* A live shape (tails summed ahead: M > 2, N = 2P) whose partition spans two blocks or more;
- * whether the kernel can hold the head, gf_persist_fits says. */
-int gf_hy_fits(const struct gf_cuda_inst *in)
+ * whether the kernel can hold the head, gf_cu_persist_fits says. */
+int gf_cu_hybrid_fits(const struct gf_cu_inst *in)
 {
-	const struct gf_fft *f = in->fft;
+	const struct gf_cu_fft *f = in->fft;
 	return f && f->d_A && f->B >= 2 * in->max_block;
 }
 
@@ -170,7 +170,7 @@ static int join(cudaStream_t waiter, cudaStream_t on, cudaEvent_t ev, struct gf_
  * first are zero). */
 static int launch_mac(struct gf_cu_hybrid *h, int64_t s, struct gf_errbuf *eb)
 {
-	const struct gf_fft *f = h->f;
+	const struct gf_cu_fft *f = h->f;
 	k_hy_mac<<<dim3((f->NB + 127) / 128, f->C), 128, 0, h->s>>>(h->d_Y, f->d_H, f->d_X, f->NB, f->C, f->M, f->Mr,
 								     (int)(s % f->Mr));
 	CU_LAUNCHED(eb);
@@ -180,7 +180,7 @@ static int launch_mac(struct gf_cu_hybrid *h, int64_t s, struct gf_errbuf *eb)
 /* Its inverse transform's P output frames into the tail ring; with @p ready, set it to @p value after. */
 static int launch_scatter(struct gf_cu_hybrid *h, int64_t s, unsigned *ready, unsigned value, struct gf_errbuf *eb)
 {
-	const struct gf_fft *f = h->f;
+	const struct gf_cu_fft *f = h->f;
 	k_hy_scatter<<<1, 1024, 0, h->s>>>(h->d_tail, h->RT, h->d_y, s * f->B, f->B, f->N, f->C, ready, value);
 	CU_LAUNCHED(eb);
 	return 0;
@@ -197,7 +197,7 @@ static int tail_of(struct gf_cu_hybrid *h, int64_t s, unsigned *ready, unsigned 
 /* Segment k is complete in the line ring: its spectrum into the ring, then segment k+2's tail. */
 static int chain(struct gf_cu_hybrid *h, int64_t k, struct gf_errbuf *eb)
 {
-	const struct gf_fft *f = h->f;
+	const struct gf_cu_fft *f = h->f;
 	k_hy_gather<<<dim3(f->C, (f->N + 1023) / 1024), 256, 0, h->s>>>(h->d_W, h->d_line, h->RL, k * f->B - f->B,
 									 f->N, f->C);
 	CU_LAUNCHED(eb);
@@ -338,7 +338,7 @@ static int launcher_stop(struct gf_cu_hybrid *h)
 	return 0;
 }
 
-static int plans(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, struct gf_errbuf *eb)
+static int plans(struct gf_cu_hybrid *h, struct gf_cu_inst *in, struct gf_errbuf *eb)
 {
 	size_t ws_a = 0, ws_b = 0;
 	int made_a = 0, made_b = 0;
@@ -353,16 +353,16 @@ static int plans(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, struct gf_errb
 	CUFFT_RET(eb, cufftSetWorkArea(h->c2r, h->d_work));
 	CUFFT_RET(eb, cufftSetStream(h->r2c, h->s));
 	CUFFT_RET(eb, cufftSetStream(h->c2r, h->s));
-	/* A new plan's set-up may have queued work on the legacy stream (as in gf_fft_new). */
+	/* A new plan's set-up may have queued work on the legacy stream (as in gf_cu_fft_new). */
 	if (made_a || made_b)
 		CU_RET(eb, cudaStreamSynchronize(cudaStreamLegacy));
 	return 0;
 }
 
-static int hy_alloc(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const struct gf_filter_set *fs,
+static int hy_alloc(struct gf_cu_hybrid *h, struct gf_cu_inst *in, const struct gf_filter_set *fs,
 		    struct gf_errbuf *eb)
 {
-	const struct gf_fft *f = h->f;
+	const struct gf_cu_fft *f = h->f;
 	const uint32_t C = f->C, head = 2 * f->B;
 	cudaStream_t s = in->s_comp;
 	int lo = 0, hi = 0;
@@ -380,7 +380,7 @@ static int hy_alloc(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const struc
 	*h->h_ready = 0;
 	GF_RET(plans(h, in, eb));
 	/* The head: each channel's first 2P taps (the filter is longer: M > 2). fs is the
-	 * caller's: the copy is done before create returns (gf_persist_new synchronizes s_comp). */
+	 * caller's: the copy is done before create returns (gf_cu_persist_new synchronizes s_comp). */
 	CU_RET(eb, cudaMemcpy2DAsync(h->d_head, head * sizeof(float), fs->coeffs, fs->taps * sizeof(float),
 				     head * sizeof(float), C, cudaMemcpyHostToDevice, s));
 	return 0;
@@ -407,15 +407,15 @@ static int warm_up(struct gf_cu_hybrid *h, struct gf_errbuf *eb)
 	return 0;
 }
 
-int gf_hy_new(struct gf_cu_hybrid **out, struct gf_cuda_inst *in, const struct gf_filter_set *fs,
-	      struct gf_errbuf *eb)
+int gf_cu_hybrid_new(struct gf_cu_hybrid **out, struct gf_cu_inst *in, const struct gf_filter_set *fs,
+		     struct gf_errbuf *eb)
 {
 	struct gf_cu_hybrid *h = (struct gf_cu_hybrid *)calloc(1, sizeof(*h));
 	if (!h) {
 		gf_errbuf_set(eb, "cuda: out of host memory");
 		return GF_E_NOMEM;
 	}
-	struct gf_fft *f = in->fft;
+	struct gf_cu_fft *f = in->fft;
 	h->f = f;
 	/* The line: a chain reads segment k's window [kP-P, kP+P) while the kernel writes
 	 * frames up to (k+2)P. The tail: segments s, s+1 and s+2 at once. */
@@ -426,32 +426,32 @@ int gf_hy_new(struct gf_cu_hybrid **out, struct gf_cuda_inst *in, const struct g
 	if (!err)
 		err = warm_up(h, eb);
 	if (!err)
-		err = gf_hy_reset(h, in, eb);
+		err = gf_cu_hybrid_reset(h, in, eb);
 	if (!err && pthread_create(&h->thr, NULL, launcher_main, h) != 0) {
 		gf_errbuf_set(eb, "cuda: cannot start the FFT tail's launcher thread");
 		err = GF_E_NOMEM;
 	}
 	h->thr_started = !err;
 	if (err) {
-		gf_hy_free(h, 0);
+		gf_cu_hybrid_free(h, 0);
 		return err;
 	}
 	*out = h;
 	return 0;
 }
 
-void gf_hy_stall_next(struct gf_cu_hybrid *h, const int *d_flag, long long cycles)
+void gf_cu_hybrid_stall_next(struct gf_cu_hybrid *h, const int *d_flag, long long cycles)
 {
 	h->stall_cycles = cycles;
 	__atomic_store_n(&h->d_stall, (const volatile int *)d_flag, __ATOMIC_RELEASE);
 }
 
-void gf_hy_hold_launcher(struct gf_cu_hybrid *h, uint64_t ns)
+void gf_cu_hybrid_hold_launcher(struct gf_cu_hybrid *h, uint64_t ns)
 {
 	__atomic_store_n(&h->hold_ns, ns, __ATOMIC_RELEASE);
 }
 
-int gf_hy_free(struct gf_cu_hybrid *h, int leak)
+int gf_cu_hybrid_free(struct gf_cu_hybrid *h, int leak)
 {
 	if (!h)
 		return 0;
@@ -484,7 +484,8 @@ int gf_hy_free(struct gf_cu_hybrid *h, int leak)
 	return 0;
 }
 
-const float *gf_hy_head_taps(const struct gf_cu_hybrid *h, uint32_t *taps_pad, struct gf_persist_rings *rings)
+const float *gf_cu_hybrid_head_taps(const struct gf_cu_hybrid *h, uint32_t *taps_pad,
+				    struct gf_cu_persist_rings *rings)
 {
 	*taps_pad = 2 * h->f->B;
 	rings->line = h->d_line;
@@ -496,7 +497,7 @@ const float *gf_hy_head_taps(const struct gf_cu_hybrid *h, uint32_t *taps_pad, s
 
 /* Before s_comp's own reset (gf_cu_reset_state): earlier chains end first, and s_comp's
  * next work waits for the rings to be silence. */
-int gf_hy_reset(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, struct gf_errbuf *eb)
+int gf_cu_hybrid_reset(struct gf_cu_hybrid *h, struct gf_cu_inst *in, struct gf_errbuf *eb)
 {
 	GF_RET(launcher_drain(h, gf_now_ns() + HY_DRAIN_WAIT_NS, eb));
 	GF_RET(join(h->s, in->s_comp, h->ev_comp, eb));
@@ -510,8 +511,8 @@ int gf_hy_reset(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, struct gf_errbu
 	return join(in->s_comp, h->s, h->ev_side, eb);
 }
 
-int gf_hy_prime(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const float *d_hist, uint32_t n,
-		struct gf_errbuf *eb)
+int gf_cu_hybrid_prime(struct gf_cu_hybrid *h, struct gf_cu_inst *in, const float *d_hist, uint32_t n,
+		       struct gf_errbuf *eb)
 {
 	GF_RET(launcher_drain(h, gf_now_ns() + HY_DRAIN_WAIT_NS, eb));
 	GF_RET(join(h->s, in->s_comp, h->ev_comp, eb)); /* the spectra of the prime, the upload */
@@ -535,7 +536,7 @@ static bool tail_ready(const struct gf_cu_hybrid *h)
 	return (int)(ready - (h->need + 1u)) >= 0;
 }
 
-int gf_hy_submit(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const float *inp, uint32_t frames)
+int gf_cu_hybrid_submit(struct gf_cu_hybrid *h, struct gf_cu_inst *in, const float *inp, uint32_t frames)
 {
 	const int64_t end = h->pos + frames;
 	h->need = (uint32_t)((end - 1) >> h->f->lb);
@@ -546,14 +547,14 @@ int gf_hy_submit(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const float *i
 	}
 	h->deferred = !tail_ready(h);
 	if (!h->deferred)
-		gf_persist_submit(in->persist, inp, frames);
+		gf_cu_persist_submit(in->persist, inp, frames);
 	h->completes = (end >> h->f->lb) != (h->pos >> h->f->lb) ? (end >> h->f->lb) - 1 : -1;
 	h->pos = end;
 	return 0;
 }
 
-int gf_hy_finish(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const float *inp, float *outp, uint32_t frames,
-		 uint64_t deadline_ns)
+int gf_cu_hybrid_finish(struct gf_cu_hybrid *h, struct gf_cu_inst *in, const float *inp, float *outp,
+			uint32_t frames, uint64_t deadline_ns)
 {
 	if (h->deferred) {
 		while (!tail_ready(h)) {
@@ -565,10 +566,10 @@ int gf_hy_finish(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const float *i
 			}
 			sched_yield();
 		}
-		gf_persist_submit(in->persist, inp, frames);
+		gf_cu_persist_submit(in->persist, inp, frames);
 		h->deferred = 0;
 	}
-	int err = gf_persist_finish(in->persist, outp, frames, deadline_ns, &in->eb);
+	int err = gf_cu_persist_finish(in->persist, outp, frames, deadline_ns, &in->eb);
 	/* Answered: the segment's last frames are in the line. */
 	if (!err && h->completes >= 0)
 		err = request(h, h->completes, &in->eb);
@@ -576,13 +577,13 @@ int gf_hy_finish(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const float *i
 	return err;
 }
 
-int gf_hy_leave(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const float *hist, uint32_t n,
-		uint64_t deadline_ns)
+int gf_cu_hybrid_leave(struct gf_cu_hybrid *h, struct gf_cu_inst *in, const float *hist, uint32_t n,
+		       uint64_t deadline_ns)
 {
 	struct gf_errbuf *eb = &in->eb;
 	GF_RET(launcher_drain(h, deadline_ns, eb)); /* the staged path reads every chained spectrum */
 	GF_RET(join(in->s_comp, h->s, h->ev_side, eb));
 	GF_RET(gf_cu_line_reset(&in->line, in->channels, in->s_comp, eb));
 	GF_RET(gf_cu_line_load_at(&in->line, in->channels, hist, n, h->pos, in->s_comp, eb));
-	return gf_fft_resume(h->f, h->pos, in->s_comp, eb); /* the tails summed ahead, as after a prime */
+	return gf_cu_fft_resume(h->f, h->pos, in->s_comp, eb); /* the tails summed ahead, as after a prime */
 }

@@ -23,7 +23,7 @@ extern "C" {
 
 /* Control thread. Only stream-ordered frees and cache returns: nothing here
  * waits for, or stalls, another instance's streams. */
-static void inst_free(struct gf_cuda_inst *in)
+static void inst_free(struct gf_cu_inst *in)
 {
 	if (!in)
 		return;
@@ -31,24 +31,24 @@ static void inst_free(struct gf_cuda_inst *in)
 	(void)gf_cu_use_device(in->dev, &eb);
 	if (in->h_hang) /* release a hook kernel still spinning: its stream then drains at once */
 		*(volatile int *)in->h_hang = 1;
-	gf_pk_unregister(in);
+	gf_cu_pk_unregister(in);
 	/* A persistent kernel that does not stop keeps the instance alive: what
 	 * was retired must not be freed behind it. */
-	bool kernel_runs = gf_persist_free(in->persist) != 0 || in->stuck_kernel;
+	bool kernel_runs = gf_cu_persist_free(in->persist) != 0 || in->stuck_kernel;
 	if (in->s_comp) /* this instance's own work only */
 		cudaStreamSynchronize(in->s_comp);
 	/* A kernel still running may write the tail's rings; an FFT tail's launcher that did not
 	 * end may still launch on its side stream, reading the FFT state: each keeps what it uses. */
-	if (gf_hy_free(in->hybrid, kernel_runs) != 0)
+	if (gf_cu_hybrid_free(in->hybrid, kernel_runs) != 0)
 		kernel_runs = true;
 	if (kernel_runs)
 		gf_cu_doubt(in);
 	else
 		gf_cu_doubt_end(in); /* its work is done: nothing of it is in flight now */
-	gf_live_free(in->live, in->s_comp);
-	gf_direct_free(in->direct);
+	gf_cu_live_free(in->live, in->s_comp);
+	gf_cu_direct_free(in->direct);
 	if (!kernel_runs)
-		gf_fft_free(in->fft);
+		gf_cu_fft_free(in->fft);
 	gf_cu_line_free(&in->line, in->s_comp);
 	gf_cu_hfree(in->m_in);
 	gf_cu_hfree(in->m_out);
@@ -83,7 +83,7 @@ static void inst_free(struct gf_cuda_inst *in)
 		gf_cu_inst_end();
 }
 
-static int alloc_io(struct gf_cuda_inst *in, struct gf_errbuf *eb)
+static int alloc_io(struct gf_cu_inst *in, struct gf_errbuf *eb)
 {
 	size_t bytes = (size_t)in->chunk * in->channels * sizeof(float);
 	int lo = 0, hi = 0;
@@ -115,15 +115,15 @@ static int alloc_io(struct gf_cuda_inst *in, struct gf_errbuf *eb)
 	return 0;
 }
 
-int gf_cu_reset_state(struct gf_cuda_inst *in, struct gf_errbuf *eb)
+int gf_cu_reset_state(struct gf_cu_inst *in, struct gf_errbuf *eb)
 {
-	int err = in->hybrid ? gf_hy_reset(in->hybrid, in, eb) : 0;
+	int err = in->hybrid ? gf_cu_hybrid_reset(in->hybrid, in, eb) : 0;
 	if (!err)
 		err = gf_cu_line_reset(&in->line, in->channels, in->s_comp, eb);
 	if (!err && in->fft)
-		err = gf_fft_reset(in->fft, in, in->s_comp, eb);
+		err = gf_cu_fft_reset(in->fft, in, in->s_comp, eb);
 	if (!err && in->live)
-		err = gf_live_reset(in->live, in->s_comp, eb);
+		err = gf_cu_live_reset(in->live, in->s_comp, eb);
 	return err;
 }
 
@@ -145,7 +145,7 @@ static uint32_t pick_chunk(uint32_t channels, uint32_t max_block, uint32_t hop)
 	return max_block < p ? max_block : p;
 }
 
-static int hang_hook_init(struct gf_cuda_inst *in, struct gf_errbuf *eb)
+static int hang_hook_init(struct gf_cu_inst *in, struct gf_errbuf *eb)
 {
 	int khz = 0;
 	CU_RET(eb, cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, in->dev));
@@ -173,16 +173,17 @@ static void plan_instance(const struct gf_engine_params *p, uint32_t taps, struc
 		else if (taps >= fft_min)
 			pl->direct = false;
 	}
-	pl->shape = (struct gf_fft_shape){0, 0, 0, 0};
+	pl->shape = (struct gf_cu_fft_shape){0, 0, 0, 0};
 	if (pl->fft)
-		gf_fft_pick_shape(taps, p->max_block, chunk_cap(p->channels), &pl->shape);
+		gf_cu_fft_pick_shape(taps, p->max_block, chunk_cap(p->channels), &pl->shape);
 	pl->chunk = pick_chunk(p->channels, p->max_block, pl->shape.B);
 	pl->keep = pl->direct ? (int64_t)taps - 1 : 0;
 	pl->live_frames = 0;
-	if (pl->direct && gf_live_mode() != GF_LIVE_OFF && gf_live_fits(p->channels, taps, p->max_block))
+	if (pl->direct && gf_cu_live_mode() != GF_CU_LIVE_OFF &&
+	    gf_cu_live_fits(p->channels, taps, p->max_block))
 		pl->live_frames = p->max_block;
-	if (pl->fft && (int64_t)gf_fft_keep(&pl->shape) > pl->keep)
-		pl->keep = gf_fft_keep(&pl->shape);
+	if (pl->fft && (int64_t)gf_cu_fft_keep(&pl->shape) > pl->keep)
+		pl->keep = gf_cu_fft_keep(&pl->shape);
 }
 
 /* backend.h check_memory: the estimate against the device's free memory, before any allocation. */
@@ -218,7 +219,7 @@ static int cu_create(const struct gf_engine_params *p, const struct gf_filter_se
 		gf_errbuf_set(eb, "cuda: %s", why);
 		return err;
 	}
-	struct gf_cuda_inst *in = (struct gf_cuda_inst *)calloc(1, sizeof(*in));
+	struct gf_cu_inst *in = (struct gf_cu_inst *)calloc(1, sizeof(*in));
 	if (!in) {
 		gf_errbuf_set(eb, "cuda: out of host memory");
 		return GF_E_NOMEM;
@@ -238,7 +239,7 @@ static int cu_create(const struct gf_engine_params *p, const struct gf_filter_se
 	struct gf_cu_plan pl;
 	plan_instance(p, fs->taps, &pl);
 	bool want_direct = pl.direct, want_fft = pl.fft;
-	struct gf_fft_shape shape = pl.shape;
+	struct gf_cu_fft_shape shape = pl.shape;
 	in->chunk = pl.chunk;
 	int64_t keep = pl.keep;
 	in->algo = want_direct ? GF_ALGO_DIRECT : GF_ALGO_FFT;
@@ -248,7 +249,7 @@ static int cu_create(const struct gf_engine_params *p, const struct gf_filter_se
 	/* cudaSetDevice creates the context (CUDA 12+) when the probe did not.
 	 * A resident persistent kernel first hands over to the staged path:
 	 * building beside it could wait for it for good. */
-	if ((err = gf_cu_use_device(in->dev, eb)) || (err = gf_pk_step_aside(in->dev, eb)) ||
+	if ((err = gf_cu_use_device(in->dev, eb)) || (err = gf_cu_pk_step_aside(in->dev, eb)) ||
 	    (err = gf_cu_pool_init(in->dev, eb)) ||
 	    (err = gf_cu_check_memory(in->dev, &pl, in->channels, in->taps, eb)))
 		goto fail;
@@ -261,14 +262,14 @@ static int cu_create(const struct gf_engine_params *p, const struct gf_filter_se
 	    (err = gf_cu_line_reset(&in->line, in->channels, in->s_comp, eb)))
 		goto fail;
 	t[2] = (1e3 * gf_now_s());
-	if (want_direct && (err = gf_direct_new(&in->direct, in, fs, eb)))
+	if (want_direct && (err = gf_cu_direct_new(&in->direct, in, fs, eb)))
 		goto fail;
 	/* the fused path where it fits and GPUFIR_CUDA_LIVE allows it, unless measured slower */
 	if (want_direct && pl.live_frames && gf_cu_live_choice(in) != 0 &&
-	    (err = gf_live_new(&in->live, in, eb)))
+	    (err = gf_cu_live_new(&in->live, in, eb)))
 		goto fail;
 	t[3] = (1e3 * gf_now_s());
-	if (want_fft && (err = gf_fft_new(&in->fft, in, fs, &shape, eb)))
+	if (want_fft && (err = gf_cu_fft_new(&in->fft, in, fs, &shape, eb)))
 		goto fail;
 	t[4] = (1e3 * gf_now_s());
 	if (want_direct &&
@@ -284,15 +285,16 @@ static int cu_create(const struct gf_engine_params *p, const struct gf_filter_se
 		 "%.1f, "
 		 "direct %.1f, fft %.1f (hop %u, size %u), calibration %.1f",
 		 in->desc, in->taps, in->channels, in->max_block, in->chunk, gf_cu_algo_str(in->algo),
-		 in->direct
-			 ? (gf_direct_where(in->direct)[0] == 'c' ? " (constant memory)" : " (global memory)")
-			 : "",
+		 in->direct ? (gf_cu_direct_where(in->direct)[0] == 'c' ? " (constant memory)"
+									: " (global memory)")
+			    : "",
 		 in->hybrid    ? ", persistent kernel for the head, FFT tail beside it"
 		 : in->persist ? ", persistent kernel"
 		 : in->live    ? ", fused per-block path"
 			       : "",
-		 t[1] - t[0], t[2] - t[1], t[3] - t[2], t[4] - t[3], in->fft ? gf_fft_partition(in->fft) : 0,
-		 in->fft ? gf_fft_size(in->fft) : 0, t[5] - t[4]);
+		 t[1] - t[0], t[2] - t[1], t[3] - t[2], t[4] - t[3],
+		 in->fft ? gf_cu_fft_partition(in->fft) : 0, in->fft ? gf_cu_fft_size(in->fft) : 0,
+		 t[5] - t[4]);
 	/* the status and the log say which path live blocks take */
 	snprintf(in->desc + strlen(in->desc), sizeof(in->desc) - strlen(in->desc), "; live blocks: %s",
 		 gf_cuda_block_path(in));
@@ -305,17 +307,17 @@ fail:
 
 static void cu_destroy(void *inst)
 {
-	inst_free((struct gf_cuda_inst *)inst);
+	inst_free((struct gf_cu_inst *)inst);
 }
 
 static const char *cu_algo_name(const void *inst)
 {
-	return gf_cu_algo_str(((const struct gf_cuda_inst *)inst)->algo);
+	return gf_cu_algo_str(((const struct gf_cu_inst *)inst)->algo);
 }
 
 static const char *cu_describe(const void *inst)
 {
-	return ((const struct gf_cuda_inst *)inst)->desc;
+	return ((const struct gf_cu_inst *)inst)->desc;
 }
 
 extern "C" const struct gf_backend_ops gf_cu_backend = {

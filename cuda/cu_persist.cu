@@ -100,7 +100,7 @@ static cudaError_t smem_limit_init(int dev)
 /* Shape and shared memory of an instance; 0 if it does not fit the path. */
 static int persist_shape(struct gf_cu_persist *p, uint32_t channels, uint32_t taps_pad, uint32_t max_block)
 {
-	if (taps_pad > GF_PERSIST_MAX_TAPS || max_block > GF_PERSIST_MAX_FRAMES)
+	if (taps_pad > GF_CU_PERSIST_MAX_TAPS || max_block > GF_CU_PERSIST_MAX_FRAMES)
 		return 0;
 	p->C = channels;
 	p->taps_pad = taps_pad;
@@ -115,7 +115,7 @@ static int persist_shape(struct gf_cu_persist *p, uint32_t channels, uint32_t ta
 	p->slice = (taps_pad + kz - 1) / kz;
 	p->slice = (p->slice + 31) & ~31u;
 	uint32_t tk = p->slice / 32;
-	p->tk = tk < 1 ? 1 : tk > GF_LIVE_MAX_WARPS ? GF_LIVE_MAX_WARPS : tk;
+	p->tk = tk < 1 ? 1 : tk > GF_CU_LIVE_MAX_WARPS ? GF_CU_LIVE_MAX_WARPS : tk;
 	p->blocks = p->tiles * channels * kz;
 	/* The last slice may run past taps_pad (zero taps): its reads must still be old frames. */
 	p->L = gf_cu_pow2_at_least((uint64_t)kz * p->slice - 1 + max_block);
@@ -123,7 +123,7 @@ static int persist_shape(struct gf_cu_persist *p, uint32_t channels, uint32_t ta
 	return 1;
 }
 
-int gf_persist_fits(int dev, uint32_t channels, uint32_t taps_pad, uint32_t max_block)
+int gf_cu_persist_fits(int dev, uint32_t channels, uint32_t taps_pad, uint32_t max_block)
 {
 	struct gf_cu_persist p;
 	if (!persist_shape(&p, channels, taps_pad, max_block))
@@ -192,8 +192,8 @@ static int persist_wait(struct gf_cu_persist *p, uint64_t deadline_ns, struct gf
 	return gf_cu_wait_words(p->h_done, 1, p->seq, p->s, deadline_ns, eb);
 }
 
-int gf_persist_new(struct gf_cu_persist **out, struct gf_cuda_inst *in, const float *d_taps, uint32_t taps_pad,
-		   const struct gf_persist_rings *rings, struct gf_errbuf *eb)
+int gf_cu_persist_new(struct gf_cu_persist **out, struct gf_cu_inst *in, const float *d_taps,
+		      uint32_t taps_pad, const struct gf_cu_persist_rings *rings, struct gf_errbuf *eb)
 {
 	struct gf_cu_persist *p = (struct gf_cu_persist *)calloc(1, sizeof(*p));
 	int err;
@@ -269,14 +269,14 @@ int gf_persist_new(struct gf_cu_persist **out, struct gf_cuda_inst *in, const fl
 	*out = p;
 	return 0;
 fail:
-	if (gf_persist_free(p)) {
+	if (gf_cu_persist_free(p)) {
 		in->stuck_kernel = 1;
 		gf_cu_doubt(in);
 	}
 	return err;
 }
 
-int gf_persist_reap(struct gf_cu_persist *p, uint64_t deadline_ns)
+int gf_cu_persist_reap(struct gf_cu_persist *p, uint64_t deadline_ns)
 {
 	if (!p->running)
 		return 0;
@@ -298,13 +298,13 @@ int gf_persist_reap(struct gf_cu_persist *p, uint64_t deadline_ns)
 
 /* Stop the kernel; if it does not answer, leak what it may still write and
  * return -1 (the kernel still runs). */
-int gf_persist_free(struct gf_cu_persist *p)
+int gf_cu_persist_free(struct gf_cu_persist *p)
 {
 	if (!p)
 		return 0;
 	struct gf_errbuf eb = {{0}};
-	if (gf_persist_stop(p, gf_now_ns() + GF_CU_WAIT_NS, &eb) ||
-	    gf_persist_reap(p, gf_now_ns() + GF_CU_WAIT_NS))
+	if (gf_cu_persist_stop(p, gf_now_ns() + GF_CU_WAIT_NS, &eb) ||
+	    gf_cu_persist_reap(p, gf_now_ns() + GF_CU_WAIT_NS))
 		return -1; /* still resident */
 	gf_cu_dfree(p->d_cmd, p->s);
 	gf_cu_dfree(p->d_load, p->s);
@@ -331,7 +331,7 @@ static int persist_last(struct gf_cu_persist *p, unsigned op, uint64_t deadline_
 	return err;
 }
 
-int gf_persist_stop(struct gf_cu_persist *p, uint64_t deadline_ns, struct gf_errbuf *eb)
+int gf_cu_persist_stop(struct gf_cu_persist *p, uint64_t deadline_ns, struct gf_errbuf *eb)
 {
 	if (!p->running || p->stopped)
 		return 0;
@@ -344,8 +344,8 @@ int gf_persist_stop(struct gf_cu_persist *p, uint64_t deadline_ns, struct gf_err
 	return err;
 }
 
-int gf_persist_handover(struct gf_cu_persist *p, uint64_t deadline_ns, const float **hist, uint32_t *n,
-			struct gf_errbuf *eb)
+int gf_cu_persist_handover(struct gf_cu_persist *p, uint64_t deadline_ns, const float **hist, uint32_t *n,
+			   struct gf_errbuf *eb)
 {
 	int err = persist_last(p, OP_HANDOVER, deadline_ns, eb);
 	if (err)
@@ -360,8 +360,8 @@ int gf_persist_handover(struct gf_cu_persist *p, uint64_t deadline_ns, const flo
  * launched: memory allocated later in stream order (the caller's upload) is
  * not the kernel's to read under the stream-ordered allocator's rules.
  */
-int gf_persist_stage(struct gf_cu_persist *p, const float *d_hist, uint32_t n, cudaStream_t s,
-		     uint32_t *staged, struct gf_errbuf *eb)
+int gf_cu_persist_stage(struct gf_cu_persist *p, const float *d_hist, uint32_t n, cudaStream_t s,
+			uint32_t *staged, struct gf_errbuf *eb)
 {
 	uint32_t m = n < p->taps_pad - 1 ? n : p->taps_pad - 1;
 	*staged = m;
@@ -371,7 +371,7 @@ int gf_persist_stage(struct gf_cu_persist *p, const float *d_hist, uint32_t n, c
 	return 0;
 }
 
-int gf_persist_load(struct gf_cu_persist *p, uint32_t n, int64_t end, uint64_t deadline_ns, struct gf_errbuf *eb)
+int gf_cu_persist_load(struct gf_cu_persist *p, uint32_t n, int64_t end, uint64_t deadline_ns, struct gf_errbuf *eb)
 {
 	const float *d_hist = p->d_load;
 	p->ctl->hist = n ? d_hist : NULL;
@@ -381,21 +381,21 @@ int gf_persist_load(struct gf_cu_persist *p, uint32_t n, int64_t end, uint64_t d
 	return persist_wait(p, deadline_ns, eb);
 }
 
-void gf_persist_hang_next(struct gf_cu_persist *p, long long cycles)
+void gf_cu_persist_hang_next(struct gf_cu_persist *p, long long cycles)
 {
 	p->ctl->hang_cycles = cycles;
 	p->hang = cycles > 0;
 }
 
-int gf_persist_submit(struct gf_cu_persist *p, const float *inp, uint32_t frames)
+int gf_cu_persist_submit(struct gf_cu_persist *p, const float *inp, uint32_t frames)
 {
 	memcpy(p->h_in, inp, (size_t)frames * p->C * sizeof(float));
 	persist_post(p, OP_PROCESS, frames);
 	return 0;
 }
 
-int gf_persist_finish(struct gf_cu_persist *p, float *outp, uint32_t frames, uint64_t deadline_ns,
-		      struct gf_errbuf *eb)
+int gf_cu_persist_finish(struct gf_cu_persist *p, float *outp, uint32_t frames, uint64_t deadline_ns,
+			 struct gf_errbuf *eb)
 {
 	int err = persist_wait(p, deadline_ns, eb);
 	if (err)

@@ -171,7 +171,7 @@ __device__ void persist_load(float *s_x, uint32_t L, const float *hist, uint32_t
 }
 
 /* Two blocks of 1024 threads an SM (32 registers a thread) where an SM holds
- * 2048 threads (sm_80, sm_90): the grids gf_persist_fits admits there. */
+ * 2048 threads (sm_80, sm_90): the grids gf_cu_persist_fits admits there. */
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ != 800 && __CUDA_ARCH__ < 900
 #define PERSIST_MIN_BLOCKS 1
 #else

@@ -13,7 +13,7 @@
 
 /* Enqueue chunk k (slot k&1) on the three streams. With @p direct_io the
  * caller's memory is pinned: DMA straight from and to it, no staging copies. */
-static int enqueue_chunk(struct gf_cuda_inst *in, const float *inp, float *outp, uint32_t k, uint32_t f,
+static int enqueue_chunk(struct gf_cu_inst *in, const float *inp, float *outp, uint32_t k, uint32_t f,
 			 bool direct_io, uint64_t deadline_ns)
 {
 	struct gf_errbuf *eb = &in->eb;
@@ -45,7 +45,7 @@ static int enqueue_chunk(struct gf_cuda_inst *in, const float *inp, float *outp,
 	return 0;
 }
 
-static int finish_chunk(struct gf_cuda_inst *in, float *outp, uint32_t k, uint32_t f, bool direct_io,
+static int finish_chunk(struct gf_cu_inst *in, float *outp, uint32_t k, uint32_t f, bool direct_io,
 			uint64_t deadline_ns)
 {
 	int s = k & 1;
@@ -69,7 +69,7 @@ static bool is_pinned(const void *p, size_t bytes)
 	return a.type == cudaMemoryTypeHost && b.type == cudaMemoryTypeHost;
 }
 
-int gf_cu_process_pipelined(struct gf_cuda_inst *in, const float *inp, float *outp, uint32_t frames,
+int gf_cu_process_pipelined(struct gf_cu_inst *in, const float *inp, float *outp, uint32_t frames,
 			    uint64_t deadline_ns)
 {
 	const uint32_t ch = in->chunk, C = in->channels;

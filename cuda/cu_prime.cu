@@ -9,7 +9,7 @@
 #define PRIME_STEP_DEADLINE_NS 2000000000ull /* a hung GPU must not hold the caller */
 
 /* Wait for everything enqueued on s_comp so far, within PRIME_STEP_DEADLINE_NS. */
-static int drain_comp(struct gf_cuda_inst *in)
+static int drain_comp(struct gf_cu_inst *in)
 {
 	CU_RET(&in->eb, cudaEventRecord(in->ev_done, in->s_comp));
 	return gf_cu_wait_event(in, in->ev_done, gf_now_ns() + PRIME_STEP_DEADLINE_NS);
@@ -22,7 +22,7 @@ static int drain_comp(struct gf_cuda_inst *in)
  * The engine calls it on the control thread (the audio thread only as a last
  * resort). The upload is from pageable memory: the driver stages it and
  * waits for this instance's stream (new, idle) first. */
-static int prime_call(struct gf_cuda_inst *in, const float *history, uint32_t frames)
+static int prime_call(struct gf_cu_inst *in, const float *history, uint32_t frames)
 {
 	struct gf_errbuf *eb = &in->eb;
 	uint32_t n = frames < in->taps - 1 ? frames : in->taps - 1;
@@ -31,7 +31,7 @@ static int prime_call(struct gf_cuda_inst *in, const float *history, uint32_t fr
 	float *d_hist = NULL;
 	int err = gf_cu_use_device(in->dev, eb);
 	/* The kernel is held for the prime as for a call (a step-aside waits). */
-	int pk = !err && in->persist ? gf_pk_take(in) : 0;
+	int pk = !err && in->persist ? gf_cu_pk_take(in) : 0;
 	if (pk < 0)
 		return GF_E_BUSY;
 	if (!err)
@@ -44,25 +44,25 @@ static int prime_call(struct gf_cuda_inst *in, const float *history, uint32_t fr
 		if (!err)
 			err = gf_cu_line_load(&in->line, in->channels, d_hist, n, s, eb);
 		if (!err && in->fft)
-			err = gf_fft_prime(in->fft, in, d_hist, n, s, eb);
+			err = gf_cu_fft_prime(in->fft, in, d_hist, n, s, eb);
 		if (!err && in->live)
-			err = gf_live_load(in->live, d_hist, n, s, eb);
+			err = gf_cu_live_load(in->live, d_hist, n, s, eb);
 		uint32_t staged = 0; /* the kernel loads its own buffer once the copy is done */
 		if (!err && pk)
-			err = gf_persist_stage(in->persist, d_hist, n, s, &staged, eb);
+			err = gf_cu_persist_stage(in->persist, d_hist, n, s, &staged, eb);
 		if (!err && pk && in->hybrid)
-			err = gf_hy_prime(in->hybrid, in, d_hist, n, eb);
+			err = gf_cu_hybrid_prime(in->hybrid, in, d_hist, n, eb);
 		if (!err && pk)
 			err = drain_comp(in);
 		if (!err && pk)
-			err = gf_persist_load(in->persist, staged, n, gf_now_ns() + PRIME_STEP_DEADLINE_NS,
+			err = gf_cu_persist_load(in->persist, staged, n, gf_now_ns() + PRIME_STEP_DEADLINE_NS,
 					      eb);
 		gf_cu_dfree(d_hist, s);
 	} else if (!err && pk) {
-		err = gf_persist_load(in->persist, 0, 0, gf_now_ns() + PRIME_STEP_DEADLINE_NS, eb);
+		err = gf_cu_persist_load(in->persist, 0, 0, gf_now_ns() + PRIME_STEP_DEADLINE_NS, eb);
 	}
 	if (pk)
-		err = gf_pk_end_call(in, err, gf_now_ns() + PRIME_STEP_DEADLINE_NS);
+		err = gf_cu_pk_end_call(in, err, gf_now_ns() + PRIME_STEP_DEADLINE_NS);
 	return err ? err : drain_comp(in);
 }
 
@@ -70,7 +70,7 @@ static int prime_call(struct gf_cuda_inst *in, const float *history, uint32_t fr
  * memory it may still reach is never unregistered (gf_cu_unpin). */
 int gf_cu_prime(void *inst, const float *history, uint32_t frames)
 {
-	struct gf_cuda_inst *in = (struct gf_cuda_inst *)inst;
+	struct gf_cu_inst *in = (struct gf_cu_inst *)inst;
 	int err = prime_call(in, history, frames);
 	if (err == GF_E_TIMEOUT)
 		gf_cu_doubt(in);

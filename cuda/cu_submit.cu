@@ -15,19 +15,19 @@
 
 /* Enqueue one chunk already in d_in on s: line update, convolution into d_out
  * (none when priming). Advances the stream position. */
-int gf_cu_run_chunk(struct gf_cuda_inst *in, const float *d_in, float *d_out, uint32_t frames, cudaStream_t s,
+int gf_cu_run_chunk(struct gf_cu_inst *in, const float *d_in, float *d_out, uint32_t frames, cudaStream_t s,
 		    struct gf_errbuf *eb)
 {
 	int64_t j0;
-	bool zero = d_out && in->algo == GF_ALGO_DIRECT && gf_direct_needs_zero(in->direct, frames);
+	bool zero = d_out && in->algo == GF_ALGO_DIRECT && gf_cu_direct_needs_zero(in->direct, frames);
 	bool fft = in->algo == GF_ALGO_FFT;
 	int err = gf_cu_line_append(&in->line, in->channels, d_in, frames, fft, zero ? d_out : NULL, s, eb,
 				    &j0);
 	if (!err) {
 		if (!fft)
-			err = d_out ? gf_direct_run(in->direct, in, j0, frames, d_out, s, eb) : 0;
+			err = d_out ? gf_cu_direct_run(in->direct, in, j0, frames, d_out, s, eb) : 0;
 		else
-			err = gf_fft_run(in->fft, in, d_in, j0, frames, d_out, s, eb);
+			err = gf_cu_fft_run(in->fft, in, d_in, j0, frames, d_out, s, eb);
 	}
 	if (!err)
 		in->line.pos += frames;
@@ -37,14 +37,14 @@ int gf_cu_run_chunk(struct gf_cuda_inst *in, const float *d_in, float *d_out, ui
 /* A small FFT call through host-mapped staging: the kernels read the input
  * from and write the output to host memory (no copies), the last one writes
  * completion words that finish polls. */
-static int submit_mapped(struct gf_cuda_inst *in, const float *inp, uint32_t frames)
+static int submit_mapped(struct gf_cu_inst *in, const float *inp, uint32_t frames)
 {
 	memcpy(in->m_in, inp, (size_t)frames * in->channels * sizeof(float));
 	unsigned seq = ++in->seq;
-	in->sub_words = gf_fft_set_done(in->fft, in->m_done, seq, frames);
+	in->sub_words = gf_cu_fft_set_done(in->fft, in->m_done, seq, frames);
 	int err = gf_cu_run_chunk(in, in->m_in, in->m_out, frames, in->s_comp, &in->eb);
 	if (err)
-		gf_fft_set_done(in->fft, NULL, 0, 0);
+		gf_cu_fft_set_done(in->fft, NULL, 0, 0);
 	return err;
 }
 
@@ -56,7 +56,7 @@ static int submit_mapped(struct gf_cuda_inst *in, const float *inp, uint32_t fra
  */
 #define WAIT_SPIN_NS 250000u
 #define WAIT_STEP_NS 20000
-int gf_cu_wait_event(struct gf_cuda_inst *in, cudaEvent_t ev, uint64_t deadline_ns)
+int gf_cu_wait_event(struct gf_cu_inst *in, cudaEvent_t ev, uint64_t deadline_ns)
 {
 	uint64_t t0 = gf_now_ns();
 	for (;;) {
@@ -84,7 +84,7 @@ int gf_cu_wait_event(struct gf_cuda_inst *in, cudaEvent_t ev, uint64_t deadline_
 
 /* One chunk on s_comp alone: the low-latency path of every live block. Enqueues
  * upload, kernels and download; finish waits for ev_done. */
-static int submit_single(struct gf_cuda_inst *in, const float *inp, uint32_t frames)
+static int submit_single(struct gf_cu_inst *in, const float *inp, uint32_t frames)
 {
 	struct gf_errbuf *eb = &in->eb;
 	size_t bytes = (size_t)frames * in->channels * sizeof(float);
@@ -102,52 +102,52 @@ static int submit_single(struct gf_cuda_inst *in, const float *inp, uint32_t fra
  * kernel; small FFT calls mapped staging; other small calls one staging copy
  * each way (cheaper than asking the driver whether the caller's memory is
  * pinned); large calls the pipeline (run in finish). */
-static int submit_call(struct gf_cuda_inst *in, const float *inp, uint32_t frames)
+static int submit_call(struct gf_cu_inst *in, const float *inp, uint32_t frames)
 {
-	int pk = in->persist ? gf_pk_take(in) : 0;
+	int pk = in->persist ? gf_cu_pk_take(in) : 0;
 	if (pk < 0)
 		return GF_E_BUSY;
 	if (pk)
-		in->sub_kind = GF_SUB_PERSIST;
+		in->sub_kind = GF_CU_SUB_PERSIST;
 	else if (in->live && in->algo == GF_ALGO_DIRECT)
-		in->sub_kind = GF_SUB_FUSED;
+		in->sub_kind = GF_CU_SUB_FUSED;
 	else if (gf_cu_small_call(in, frames) && in->m_in && in->algo == GF_ALGO_FFT)
-		in->sub_kind = GF_SUB_MAPPED;
+		in->sub_kind = GF_CU_SUB_MAPPED;
 	else if (gf_cu_small_call(in, frames))
-		in->sub_kind = GF_SUB_SINGLE;
+		in->sub_kind = GF_CU_SUB_SINGLE;
 	else
-		in->sub_kind = GF_SUB_PIPELINED;
+		in->sub_kind = GF_CU_SUB_PIPELINED;
 	switch (in->sub_kind) {
-	case GF_SUB_PERSIST:
-		return in->hybrid ? gf_hy_submit(in->hybrid, in, inp, frames)
-				  : gf_persist_submit(in->persist, inp, frames);
-	case GF_SUB_FUSED:
-		return gf_live_submit(in->live, inp, frames, &in->eb);
-	case GF_SUB_MAPPED:
+	case GF_CU_SUB_PERSIST:
+		return in->hybrid ? gf_cu_hybrid_submit(in->hybrid, in, inp, frames)
+				  : gf_cu_persist_submit(in->persist, inp, frames);
+	case GF_CU_SUB_FUSED:
+		return gf_cu_live_submit(in->live, inp, frames, &in->eb);
+	case GF_CU_SUB_MAPPED:
 		return submit_mapped(in, inp, frames);
-	case GF_SUB_SINGLE:
+	case GF_CU_SUB_SINGLE:
 		return submit_single(in, inp, frames);
 	default:
 		return 0;
 	}
 }
 
-static int finish_call(struct gf_cuda_inst *in, float *outp, uint32_t frames, uint64_t deadline_ns)
+static int finish_call(struct gf_cu_inst *in, float *outp, uint32_t frames, uint64_t deadline_ns)
 {
 	int err;
 	switch (in->sub_kind) {
-	case GF_SUB_PERSIST:
-		err = in->hybrid ? gf_hy_finish(in->hybrid, in, in->sub_in, outp, frames, deadline_ns)
-				 : gf_persist_finish(in->persist, outp, frames, deadline_ns, &in->eb);
-		return gf_pk_end_call(in, err, deadline_ns);
-	case GF_SUB_FUSED:
-		return gf_live_finish(in->live, outp, frames, deadline_ns, &in->eb);
-	case GF_SUB_MAPPED:
+	case GF_CU_SUB_PERSIST:
+		err = in->hybrid ? gf_cu_hybrid_finish(in->hybrid, in, in->sub_in, outp, frames, deadline_ns)
+				 : gf_cu_persist_finish(in->persist, outp, frames, deadline_ns, &in->eb);
+		return gf_cu_pk_end_call(in, err, deadline_ns);
+	case GF_CU_SUB_FUSED:
+		return gf_cu_live_finish(in->live, outp, frames, deadline_ns, &in->eb);
+	case GF_CU_SUB_MAPPED:
 		err = gf_cu_wait_words(in->m_done, in->sub_words, in->seq, in->s_comp, deadline_ns, &in->eb);
 		if (!err)
 			memcpy(outp, in->m_out, (size_t)frames * in->channels * sizeof(float));
 		return err;
-	case GF_SUB_SINGLE:
+	case GF_CU_SUB_SINGLE:
 		err = gf_cu_wait_event(in, in->ev_done, deadline_ns);
 		if (!err)
 			memcpy(outp, in->h_out[0], (size_t)frames * in->channels * sizeof(float));
@@ -158,7 +158,7 @@ static int finish_call(struct gf_cuda_inst *in, float *outp, uint32_t frames, ui
 }
 
 /* A whole call (calibration): submit, then finish with a generous deadline. */
-int gf_cu_process_call(struct gf_cuda_inst *in, const float *inp, float *outp, uint32_t frames)
+int gf_cu_process_call(struct gf_cu_inst *in, const float *inp, float *outp, uint32_t frames)
 {
 	int err = gf_cu_use_device(in->dev, &in->eb);
 	in->sub_in = inp;
@@ -182,7 +182,7 @@ __global__ void hang_kernel(const volatile int *flag, long long cycles)
  */
 int gf_cu_submit(void *inst, const float *inp, uint32_t frames)
 {
-	struct gf_cuda_inst *in = (struct gf_cuda_inst *)inst;
+	struct gf_cu_inst *in = (struct gf_cu_inst *)inst;
 	in->sub_frames = 0;
 	if (frames < 1 || frames > in->max_block)
 		return GF_E_INVAL;
@@ -197,9 +197,9 @@ int gf_cu_submit(void *inst, const float *inp, uint32_t frames)
 	if (err)
 		return err;
 	if (hang && in->hang_tail && in->hybrid) { /* the launcher enqueues it: no CUDA call here */
-		gf_hy_stall_next(in->hybrid, in->d_hang, in->hang_cycles);
-	} else if (hang && gf_pk_active(in)) {
-		gf_persist_hang_next(in->persist, in->hang_cycles);
+		gf_cu_hybrid_stall_next(in->hybrid, in->d_hang, in->hang_cycles);
+	} else if (hang && gf_cu_pk_active(in)) {
+		gf_cu_persist_hang_next(in->persist, in->hang_cycles);
 	} else if (hang) { /* everything after it on s_comp waits for it */
 		hang_kernel<<<1, 1, 0, in->s_comp>>>(in->d_hang, in->hang_cycles);
 		CU_RET(&in->eb, cudaGetLastError());
@@ -220,7 +220,7 @@ int gf_cu_submit(void *inst, const float *inp, uint32_t frames)
 
 int gf_cu_finish(void *inst, float *outp, uint64_t deadline_ns)
 {
-	struct gf_cuda_inst *in = (struct gf_cuda_inst *)inst;
+	struct gf_cu_inst *in = (struct gf_cu_inst *)inst;
 	uint32_t frames = in->sub_frames;
 	if (!frames)
 		return GF_E_INVAL;
