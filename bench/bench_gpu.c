@@ -36,6 +36,7 @@
 
 #ifdef GPUFIR_HAVE_CUDA
 #include "cu_hooks.h"
+#include "cuda_floor.h"
 
 static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
 

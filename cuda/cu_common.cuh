@@ -349,7 +349,7 @@ int gf_cu_wait_words(volatile unsigned *w, unsigned n, unsigned seq, cudaStream_
 void gf_cu_calib_lookup(int dev, uint32_t channels, uint32_t max_block, uint32_t *direct_max,
 			uint32_t *fft_min);
 void gf_cu_calib_store(int dev, uint32_t channels, uint32_t max_block, uint32_t taps, int direct_won);
-/** Benchmarks (cu_hooks.h's split hooks, cu_floor.cu): create the two events recorded around
+/** Benchmarks (the split hooks of cu_hooks.cu, bench/cuda_floor.cu): create the two events around
  * the work a call enqueues. @return 0, or -1 (already made, or no events). */
 int gf_cu_split_arm(cudaEvent_t ev[2]);
 /** The span between @p ev[0] and @p ev[1] (waits for ev[1]) and @p enqueue_ns, in us. @return 0 or -1. */

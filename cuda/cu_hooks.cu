@@ -161,6 +161,28 @@ extern "C" int gf_cuda_hold_launcher(void *inst, uint32_t ms)
 	return 0;
 }
 
+int gf_cu_split_arm(cudaEvent_t ev[2])
+{
+	if (ev[0] || cudaEventCreate(&ev[0]) != cudaSuccess || cudaEventCreate(&ev[1]) != cudaSuccess) {
+		(void)cudaGetLastError();
+		return -1;
+	}
+	return 0;
+}
+
+int gf_cu_split_read(cudaEvent_t ev[2], uint64_t enqueue_ns, double *enqueue_us, double *gpu_us)
+{
+	float ms = 0.0f;
+	if (!ev[1] || cudaEventSynchronize(ev[1]) != cudaSuccess ||
+	    cudaEventElapsedTime(&ms, ev[0], ev[1]) != cudaSuccess) {
+		(void)cudaGetLastError();
+		return -1;
+	}
+	*enqueue_us = (double)enqueue_ns / 1e3;
+	*gpu_us = (double)ms * 1e3;
+	return 0;
+}
+
 extern "C" int gf_cuda_split_calls(void *inst)
 {
 	struct gf_cu_inst *in = (struct gf_cu_inst *)inst;
