@@ -53,9 +53,9 @@ static void set_long_hop(struct gf_cu_fft_shape *s, uint32_t taps, uint32_t B)
 
 /*
  * Device time per window point (ps): gather, R2C, spectral product, C2R and
- * scatter, measured on an H200 (docs/benchmarks.md, run 5, stereo calls of
- * 2^22 frames). cuFFT is much cheaper per point at powers of two than at the
- * 3, 5 and 9 times a power of two of the long hops.
+ * scatter, measured on an H200 over stereo calls of 2^22 frames (bench_gpu's
+ * kernel rows, docs/benchmarks.md). cuFFT is much cheaper per point at powers
+ * of two than at the 3, 5 and 9 times a power of two of the long hops.
  */
 static double point_cost(uint64_t n)
 {

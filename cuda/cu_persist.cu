@@ -11,8 +11,8 @@
  *  - One 64-bit command word (sequence number, op, frames, test hook bit):
  *    one read over PCIe per poll carries the whole command.
  *  - One reader of host memory: many blocks reading the same host lines
- *    slow every transfer down (run 11: 198 us a block with every block
- *    polling), so the relay warp alone polls and fetches the input.
+ *    slow every transfer down (measured: 198 us a block when every block
+ *    polled), so the relay warp alone polls and fetches the input.
  *  - Grid: (tile of 32 outputs, channel, slice of the taps); warp w of a
  *    block sums its slice's taps [w*ks, (w+1)*ks) for its 32 lanes' outputs,
  *    the warps' partial sums are added in a fixed order and written to the
