@@ -35,7 +35,8 @@
 #include "gpu.h"
 
 #ifdef GPUFIR_HAVE_CUDA
-#include "cuda_bench.h"
+#include "cu_hooks.h"
+#include "cuda_floor.h"
 
 static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
 

@@ -16,7 +16,7 @@
  *    block in --trial seconds; the figure is channels x taps.
  *
  *    With --backend cuda the same run first measures the bare PCIe round trip
- *    of the block (cuda_bench.h: pinned copies + empty kernel + synchronize;
+ *    of the block (cuda_floor.h: pinned copies + empty kernel + synchronize;
  *    host-mapped memory + synchronize; host-mapped memory + a polled
  *    completion word), paced the same way, and prints each engine figure's
  *    ratio to the copy and mapped floors.
@@ -51,7 +51,7 @@
 #include "rt.h"
 
 #ifdef GPUFIR_HAVE_CUDA
-#include "../cuda/cuda_bench.h"
+#include "cuda_floor.h"
 #endif
 
 #define RATE 48000u

@@ -49,7 +49,7 @@ static const char *cufft_name(cufftResult r)
 	}
 }
 
-int gf_cufft_check(cufftResult r, struct gf_errbuf *eb, const char *file, int line, const char *expr)
+int gf_cu_cufft_check(cufftResult r, struct gf_errbuf *eb, const char *file, int line, const char *expr)
 {
 	if (r == CUFFT_SUCCESS)
 		return 0;

@@ -17,11 +17,11 @@ extern "C" {
 /** Report a failed CUDA runtime call into @p eb. @return 0 or GF_E_CUDA */
 int gf_cu_check(cudaError_t e, struct gf_errbuf *eb, const char *file, int line, const char *expr);
 /** Same for cuFFT. */
-int gf_cufft_check(cufftResult r, struct gf_errbuf *eb, const char *file, int line, const char *expr);
+int gf_cu_cufft_check(cufftResult r, struct gf_errbuf *eb, const char *file, int line, const char *expr);
 
 /* Evaluate to 0 or GF_E_CUDA; the message names file, line and the call. */
 #define CU_TRY(eb, call) gf_cu_check((call), (eb), __FILE__, __LINE__, #call)
-#define CUFFT_TRY(eb, call) gf_cufft_check((call), (eb), __FILE__, __LINE__, #call)
+#define CUFFT_TRY(eb, call) gf_cu_cufft_check((call), (eb), __FILE__, __LINE__, #call)
 /* Return from the enclosing int function on failure. */
 #define CU_RET(eb, call)                                                                                     \
 	do {                                                                                                 \

@@ -1,17 +1,17 @@
 /**
  * @file cu_fft.cuh
- * Internal to cuda/: the partitioned FFT algorithm's state (cuda_fft.cu), which
- * the persistent path's FFT tail (cu_hybrid.cu) also reads and extends, and
- * the complex multiply-adds both use.
+ * Internal to cuda/: the partitioned FFT algorithm's state (cu_fft.cu,
+ * cu_fft_run.cu), which the persistent path's FFT tail (cu_hybrid.cu) also
+ * reads and extends, and the complex multiply-adds both use.
  */
 #ifndef GPUFIR_CU_FFT_CUH
 #define GPUFIR_CU_FFT_CUH
 
 #include "cu_common.cuh"
 
-#define GF_FFT_MAX_PLANS 24
+#define GF_CU_FFT_MAX_PLANS 24
 
-struct gf_fft {
+struct gf_cu_fft {
 	uint32_t B, Hh, N, NB, M, L, C, Mr, gmax;
 	uint32_t lb; /**< log2(B) */
 	cufftComplex *d_H; /**< [M][C][NB], scaled by 1/N */
@@ -22,7 +22,7 @@ struct gf_fft {
 	float *d_y;	   /**< [gmax][C][N] inverse transforms */
 	void *d_work;
 	int nplans;
-	cufftHandle r2c[GF_FFT_MAX_PLANS], c2r[GF_FFT_MAX_PLANS]; /**< batch (1 << i) * C, from the plan cache */
+	cufftHandle r2c[GF_CU_FFT_MAX_PLANS], c2r[GF_CU_FFT_MAX_PLANS]; /**< batch (1 << i) * C, from the plan cache */
 	int made_r2c, made_c2r;
 	cufftHandle r2c_prime; /**< batch gp * C: the batched prime's passes */
 	uint32_t gp;
@@ -41,6 +41,22 @@ struct gf_fft {
 	uint32_t a_done;   /**< its partitions summed so far, of M - 2 (j = 2 .. 1 + a_done) */
 	int64_t a_ready;   /**< a segment whose A a reset or prime made whole, -1 none */
 };
+
+/** Blocks of @p block threads for @p n items, within the grid's limits. */
+static inline unsigned blocks_for(uint64_t n, unsigned block)
+{
+	uint64_t g = (n + block - 1) / block;
+	return (unsigned)(g < 1 ? 1 : g > 1048576 ? 1048576 : g);
+}
+
+/* Largest planned power-of-two batch (in segments) not above n. */
+static inline int plan_for(const struct gf_cu_fft *f, uint32_t n)
+{
+	int i = 0;
+	while (i + 1 < f->nplans && (2u << i) <= n)
+		i++;
+	return i;
+}
 
 static __device__ __forceinline__ float2 cmac(float2 acc, float2 h, float2 x)
 {

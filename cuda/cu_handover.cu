@@ -35,14 +35,14 @@
 #define PK_LEAVING_NS 2000000ull /* the audio thread waits this long for a control thread's handover */
 
 static pthread_mutex_t g_pk_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct gf_cuda_inst *g_pk[PK_MAX];
+static struct gf_cu_inst *g_pk[PK_MAX];
 
 static int pk_load(const int *v)
 {
 	return __atomic_load_n(v, __ATOMIC_ACQUIRE);
 }
 
-int gf_pk_register(struct gf_cuda_inst *in)
+int gf_cu_pk_register(struct gf_cu_inst *in)
 {
 	__atomic_store_n(&in->pk_last_ns, gf_now_ns(), __ATOMIC_RELAXED);
 	pthread_mutex_lock(&g_pk_mu);
@@ -55,7 +55,7 @@ int gf_pk_register(struct gf_cuda_inst *in)
 	return in->pk_registered ? 0 : -1;
 }
 
-void gf_pk_unregister(struct gf_cuda_inst *in)
+void gf_cu_pk_unregister(struct gf_cu_inst *in)
 {
 	/* Mostly a step-aside has done it already: then no wait for the lock,
 	 * which a step-aside holds while it waits for kernels (PK_WAIT_NS at most). */
@@ -72,39 +72,39 @@ void gf_pk_unregister(struct gf_cuda_inst *in)
 
 /* The kernel's history into the staged line, the kernel stopped: only
  * enqueued work (a memset and one kernel on s_comp) besides the round trip. */
-static int pk_leave(struct gf_cuda_inst *in, uint64_t deadline_ns)
+static int pk_leave(struct gf_cu_inst *in, uint64_t deadline_ns)
 {
 	const float *hist = NULL;
 	uint32_t n = 0;
-	int err = gf_persist_handover(in->persist, deadline_ns, &hist, &n, &in->eb);
+	int err = gf_cu_persist_handover(in->persist, deadline_ns, &hist, &n, &in->eb);
 	if (!err && in->hybrid) /* an FFT instance: the staged FFT path goes on at the same position */
-		return gf_hy_leave(in->hybrid, in, hist, n, deadline_ns);
+		return gf_cu_hybrid_leave(in->hybrid, in, hist, n, deadline_ns);
 	if (!err)
 		err = gf_cu_line_reset(&in->line, in->channels, in->s_comp, &in->eb);
 	if (!err)
 		err = gf_cu_line_load(&in->line, in->channels, hist, n, in->s_comp, &in->eb);
 	if (!err && in->live) /* the fused path, where it was built, goes on from there */
-		err = gf_live_load(in->live, hist, n, in->s_comp, &in->eb);
+		err = gf_cu_live_load(in->live, hist, n, in->s_comp, &in->eb);
 	return err;
 }
 
-int gf_pk_take(struct gf_cuda_inst *in)
+int gf_cu_pk_take(struct gf_cu_inst *in)
 {
-	int st = GF_PK_IDLE;
-	if (__atomic_compare_exchange_n(&in->pk_state, &st, GF_PK_CALL, false, __ATOMIC_ACQUIRE,
+	int st = GF_CU_PK_IDLE;
+	if (__atomic_compare_exchange_n(&in->pk_state, &st, GF_CU_PK_CALL, false, __ATOMIC_ACQUIRE,
 					__ATOMIC_ACQUIRE))
 		return 1;
 	/* A control thread is handing an idle instance over: a round trip. */
 	uint64_t until = gf_now_ns() + PK_LEAVING_NS;
-	while ((st = pk_load(&in->pk_state)) == GF_PK_LEAVING && gf_now_ns() < until)
+	while ((st = pk_load(&in->pk_state)) == GF_CU_PK_LEAVING && gf_now_ns() < until)
 		sched_yield();
-	if (st == GF_PK_LEFT)
+	if (st == GF_CU_PK_LEFT)
 		return 0;
 	gf_errbuf_set(&in->eb, "cuda: the persistent kernel's handover to the staged path did not end in time");
 	return -1;
 }
 
-int gf_pk_end_call(struct gf_cuda_inst *in, int err, uint64_t deadline_ns)
+int gf_cu_pk_end_call(struct gf_cu_inst *in, int err, uint64_t deadline_ns)
 {
 	int left = 0;
 	if (!err && __atomic_load_n(&in->pk_ask, __ATOMIC_ACQUIRE)) {
@@ -112,27 +112,27 @@ int gf_pk_end_call(struct gf_cuda_inst *in, int err, uint64_t deadline_ns)
 		left = 1;
 	}
 	if (err) { /* the engine calls it no more: a step-aside may stop its kernel */
-		__atomic_store_n(&in->pk_state, GF_PK_LOST, __ATOMIC_RELEASE);
+		__atomic_store_n(&in->pk_state, GF_CU_PK_LOST, __ATOMIC_RELEASE);
 		return err;
 	}
 	__atomic_store_n(&in->pk_last_ns, gf_now_ns(), __ATOMIC_RELAXED);
-	__atomic_store_n(&in->pk_state, left ? GF_PK_LEFT : GF_PK_IDLE, __ATOMIC_RELEASE);
+	__atomic_store_n(&in->pk_state, left ? GF_CU_PK_LEFT : GF_CU_PK_IDLE, __ATOMIC_RELEASE);
 	return 0;
 }
 
 /* Take @p in's kernel from an owner that lost it (stop it) or has been idle
  * for PK_IDLE_NS (hand it over here). @return 1 if taken, with *err the outcome. */
-static int pk_try_take(struct gf_cuda_inst *in, uint64_t deadline_ns, int *err)
+static int pk_try_take(struct gf_cu_inst *in, uint64_t deadline_ns, int *err)
 {
-	int st = GF_PK_LOST;
-	if (__atomic_compare_exchange_n(&in->pk_state, &st, GF_PK_LEAVING, false, __ATOMIC_ACQUIRE,
+	int st = GF_CU_PK_LOST;
+	if (__atomic_compare_exchange_n(&in->pk_state, &st, GF_CU_PK_LEAVING, false, __ATOMIC_ACQUIRE,
 					__ATOMIC_ACQUIRE)) {
-		*err = gf_persist_stop(in->persist, deadline_ns, &in->eb);
+		*err = gf_cu_persist_stop(in->persist, deadline_ns, &in->eb);
 		return 1;
 	}
 	uint64_t last = __atomic_load_n(&in->pk_last_ns, __ATOMIC_RELAXED);
-	if (st != GF_PK_IDLE || gf_now_ns() - last <= PK_IDLE_NS ||
-	    !__atomic_compare_exchange_n(&in->pk_state, &st, GF_PK_LEAVING, false, __ATOMIC_ACQUIRE,
+	if (st != GF_CU_PK_IDLE || gf_now_ns() - last <= PK_IDLE_NS ||
+	    !__atomic_compare_exchange_n(&in->pk_state, &st, GF_CU_PK_LEAVING, false, __ATOMIC_ACQUIRE,
 					 __ATOMIC_ACQUIRE))
 		return 0;
 	*err = pk_leave(in, deadline_ns);
@@ -147,7 +147,7 @@ static int pk_pass(int dev, uint64_t deadline_ns, int *stuck)
 	int resident = 0;
 	*stuck = 0;
 	for (int i = 0; i < PK_MAX; i++) {
-		struct gf_cuda_inst *in = g_pk[i];
+		struct gf_cu_inst *in = g_pk[i];
 		if (!in || in->dev != dev || !in->persist)
 			continue;
 		int err = 0;
@@ -156,7 +156,7 @@ static int pk_pass(int dev, uint64_t deadline_ns, int *stuck)
 				in->stuck_kernel = 1;
 				gf_cu_doubt(in);
 			} else {
-				__atomic_store_n(&in->pk_state, GF_PK_LEFT, __ATOMIC_RELEASE);
+				__atomic_store_n(&in->pk_state, GF_CU_PK_LEFT, __ATOMIC_RELEASE);
 			}
 		}
 		if (in->stuck_kernel) {
@@ -164,7 +164,7 @@ static int pk_pass(int dev, uint64_t deadline_ns, int *stuck)
 			++*stuck;
 			continue;
 		}
-		if (pk_load(&in->pk_state) != GF_PK_LEFT || gf_persist_reap(in->persist, gf_now_ns())) {
+		if (pk_load(&in->pk_state) != GF_CU_PK_LEFT || gf_cu_persist_reap(in->persist, gf_now_ns())) {
 			resident++;
 			continue;
 		}
@@ -174,7 +174,7 @@ static int pk_pass(int dev, uint64_t deadline_ns, int *stuck)
 	return resident;
 }
 
-int gf_pk_step_aside(int dev, struct gf_errbuf *eb)
+int gf_cu_pk_step_aside(int dev, struct gf_errbuf *eb)
 {
 	pthread_mutex_lock(&g_pk_mu);
 	int any = 0;

@@ -1,10 +1,10 @@
 /*
  * The persistent path of an FFT instance: the zero-latency head of a long
- * filter runs in the persistent kernel (cuda_persist.cu), the rest a segment
+ * filter runs in the persistent kernel (cu_persist.cu), the rest a segment
  * ahead of need on a side stream (a non-uniform partition, as low-latency
  * convolvers split a filter):
  *
- *  - With partition P (UPOLS, cuda_fft.cu), output segment s is
+ *  - With partition P (UPOLS, cu_fft.cu), output segment s is
  *    IFFT(sum_j H_j X_{s-j}). Partitions 0 and 1 (taps [0, 2P)) read the
  *    segment being filled; partitions j >= 2 read only segments completed
  *    before s-1 began. So the kernel convolves taps [0, 2P) directly, and
@@ -36,68 +36,21 @@
  * calls) cross between them, each after a drain: the caller launches what
  * the launcher has not claimed, and waits (bounded) only for a launch in hand.
  * A launcher that does not end at free is abandoned with what it may touch.
+ * The launcher thread is in cu_hybrid_launcher.cu, the shared state in
+ * cu_hybrid.cuh.
  */
-#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
 #include "clock.h"
-#include "cu_fft.cuh"
-
-extern "C" {
-#include "log.h"
-}
-
-#define HY_QUEUE 8			   /* segments handed to the launcher and not yet launched */
-#define HY_POLL_MIN_NS 50000ull		   /* the launcher's polls: 8 a segment, within these bounds */
-#define HY_POLL_MAX_NS 2000000ull
-#define HY_POLL_FIRST_NS 250000ull     /* until two segments have come (their period unknown) */
-#define HY_DRAIN_WAIT_NS 2000000000ull /* control thread: a launch in hand ends by then */
-#define HY_JOIN_NS 1000000000ll	       /* free: the launcher ends by then, or is abandoned */
-
-struct gf_cu_hybrid {
-	struct gf_fft *f; /**< the instance's: spectra H, the spectrum ring X, the shape (P = f->B) */
-	uint32_t RL, RT;	 /**< line and tail rings, frames (powers of two) */
-	float *d_head;		 /**< [C][2P] taps 0 .. 2P-1 */
-	float *d_line;		 /**< [RL][C] every frame the kernel processed */
-	float *d_tail;		 /**< [RT][C] the tail's output by frame */
-	float *d_W, *d_y;	 /**< [C][N] a window, an inverse transform */
-	cufftComplex *d_Y;	 /**< [C][NB] */
-	void *d_work;		 /**< cuFFT's work area for the two plans */
-	cufftHandle r2c, c2r;	 /**< N points x C, from the plan cache */
-	int have_r2c, have_c2r;
-	cudaStream_t s;		 /**< the side stream, lowest priority */
-	const volatile int *d_stall; /**< test hook: the launcher stalls the side stream on it next */
-	long long stall_cycles;
-	uint64_t hold_ns; /**< atomic test hook: the launcher sleeps this long in its next launch */
-	cudaEvent_t ev_side, ev_comp;
-	unsigned *h_ready;	 /**< host-mapped: tails are ready for segments below it (mod 2^32) */
-	int64_t pos;		 /**< stream position of the next frame */
-	int64_t completes;	 /**< the segment the call in hand completes, or -1 */
-	uint32_t need;		 /**< the call in hand's last segment (mod 2^32) */
-	int deferred;		 /**< the call in hand is posted in finish */
-	int dev;
-	/* The launcher thread: the audio thread writes q[head % HY_QUEUE], then head (release);
-	 * the launcher, polling, claims q[claim % HY_QUEUE] (a compare-and-swap on claim),
-	 * launches it, then sets done (release). A drain claims what is left and launches it
-	 * itself, so it never waits for a launcher that sleeps, only for one launching. */
-	pthread_t thr;
-	int thr_started;
-	int64_t q[HY_QUEUE];
-	uint64_t q_head, q_claim, q_done; /**< atomic */
-	int quit;		 /**< atomic */
-	int thr_err;		 /**< atomic: a launch failed (its message in leb) */
-	struct gf_errbuf leb;
-};
+#include "cu_hybrid.cuh"
 
 /* A live shape (tails summed ahead: M > 2, N = 2P) whose partition spans two blocks or more;
- * whether the kernel can hold the head, gf_persist_fits says. */
-int gf_hy_fits(const struct gf_cuda_inst *in)
+ * whether the kernel can hold the head, gf_cu_persist_fits says. */
+int gf_cu_hybrid_fits(const struct gf_cu_inst *in)
 {
-	const struct gf_fft *f = in->fft;
+	const struct gf_cu_fft *f = in->fft;
 	return f && f->d_A && f->B >= 2 * in->max_block;
 }
 
@@ -170,7 +123,7 @@ static int join(cudaStream_t waiter, cudaStream_t on, cudaEvent_t ev, struct gf_
  * first are zero). */
 static int launch_mac(struct gf_cu_hybrid *h, int64_t s, struct gf_errbuf *eb)
 {
-	const struct gf_fft *f = h->f;
+	const struct gf_cu_fft *f = h->f;
 	k_hy_mac<<<dim3((f->NB + 127) / 128, f->C), 128, 0, h->s>>>(h->d_Y, f->d_H, f->d_X, f->NB, f->C, f->M, f->Mr,
 								     (int)(s % f->Mr));
 	CU_LAUNCHED(eb);
@@ -180,7 +133,7 @@ static int launch_mac(struct gf_cu_hybrid *h, int64_t s, struct gf_errbuf *eb)
 /* Its inverse transform's P output frames into the tail ring; with @p ready, set it to @p value after. */
 static int launch_scatter(struct gf_cu_hybrid *h, int64_t s, unsigned *ready, unsigned value, struct gf_errbuf *eb)
 {
-	const struct gf_fft *f = h->f;
+	const struct gf_cu_fft *f = h->f;
 	k_hy_scatter<<<1, 1024, 0, h->s>>>(h->d_tail, h->RT, h->d_y, s * f->B, f->B, f->N, f->C, ready, value);
 	CU_LAUNCHED(eb);
 	return 0;
@@ -195,9 +148,9 @@ static int tail_of(struct gf_cu_hybrid *h, int64_t s, unsigned *ready, unsigned 
 }
 
 /* Segment k is complete in the line ring: its spectrum into the ring, then segment k+2's tail. */
-static int chain(struct gf_cu_hybrid *h, int64_t k, struct gf_errbuf *eb)
+int gf_cu_hybrid_chain(struct gf_cu_hybrid *h, int64_t k, struct gf_errbuf *eb)
 {
-	const struct gf_fft *f = h->f;
+	const struct gf_cu_fft *f = h->f;
 	k_hy_gather<<<dim3(f->C, (f->N + 1023) / 1024), 256, 0, h->s>>>(h->d_W, h->d_line, h->RL, k * f->B - f->B,
 									 f->N, f->C);
 	CU_LAUNCHED(eb);
@@ -214,7 +167,7 @@ __global__ void k_hy_stall(const volatile int *flag, long long cycles)
 	}
 }
 
-static int stall_if_asked(struct gf_cu_hybrid *h, struct gf_errbuf *eb)
+int gf_cu_hybrid_stall_if_asked(struct gf_cu_hybrid *h, struct gf_errbuf *eb)
 {
 	const volatile int *flag = __atomic_exchange_n(&h->d_stall, NULL, __ATOMIC_ACQUIRE);
 	if (flag) {
@@ -224,121 +177,7 @@ static int stall_if_asked(struct gf_cu_hybrid *h, struct gf_errbuf *eb)
 	return 0;
 }
 
-static void nap(uint64_t ns)
-{
-	struct timespec t = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
-	while (nanosleep(&t, &t) != 0 && errno == EINTR) {
-	}
-}
-
-/* The time between two segments handed over, over 8: the next poll's wait. */
-static uint64_t poll_period(uint64_t since_last_ns)
-{
-	uint64_t p = since_last_ns / 8;
-	return p < HY_POLL_MIN_NS ? HY_POLL_MIN_NS : p > HY_POLL_MAX_NS ? HY_POLL_MAX_NS : p;
-}
-
-/* Claim the oldest segment not yet claimed. @return 1 and its index in @p slot, or 0. */
-static int claim_one(struct gf_cu_hybrid *h, uint64_t *slot)
-{
-	uint64_t c = __atomic_load_n(&h->q_claim, __ATOMIC_ACQUIRE);
-	while (c != __atomic_load_n(&h->q_head, __ATOMIC_ACQUIRE))
-		if (__atomic_compare_exchange_n(&h->q_claim, &c, c + 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-			*slot = c;
-			return 1;
-		}
-	return 0;
-}
-
-static void *launcher_main(void *arg)
-{
-	struct gf_cu_hybrid *h = (struct gf_cu_hybrid *)arg;
-	int err = gf_cu_use_device(h->dev, &h->leb);
-	uint64_t last_ns = 0, wait_ns = HY_POLL_FIRST_NS, slot;
-	while (!__atomic_load_n(&h->quit, __ATOMIC_ACQUIRE)) {
-		if (!claim_one(h, &slot)) {
-			nap(wait_ns);
-			continue;
-		}
-		uint64_t now = gf_now_ns();
-		if (last_ns)
-			wait_ns = poll_period(now - last_ns);
-		last_ns = now;
-		uint64_t hold = __atomic_exchange_n(&h->hold_ns, 0, __ATOMIC_ACQ_REL);
-		if (hold) /* a launcher stuck in a launch: the segment is claimed, not done */
-			nap(hold);
-		do {
-			if (!err)
-				err = stall_if_asked(h, &h->leb);
-			if (!err)
-				err = chain(h, h->q[slot % HY_QUEUE], &h->leb);
-			if (err)
-				__atomic_store_n(&h->thr_err, err, __ATOMIC_RELEASE);
-			__atomic_store_n(&h->q_done, slot + 1, __ATOMIC_RELEASE);
-		} while (claim_one(h, &slot));
-	}
-	return NULL;
-}
-
-/* Audio thread: segment k is complete; the launcher chains it. Never waits, makes no syscall. */
-static int request(struct gf_cu_hybrid *h, int64_t k, struct gf_errbuf *eb)
-{
-	uint64_t head = h->q_head;
-	if (head - __atomic_load_n(&h->q_done, __ATOMIC_ACQUIRE) >= HY_QUEUE) {
-		gf_errbuf_set(eb, "cuda: the FFT tail's launcher fell %d segments behind", HY_QUEUE);
-		return GF_E_TIMEOUT;
-	}
-	h->q[head % HY_QUEUE] = k;
-	__atomic_store_n(&h->q_head, head + 1, __ATOMIC_RELEASE);
-	return 0;
-}
-
-/*
- * Before the caller uses the side stream: every segment handed over is launched, by
- * @p deadline_ns. What the launcher has not claimed is launched here (it may be asleep
- * for a poll period, longer than a block); the wait is only for a chain it is launching.
- */
-static int launcher_drain(struct gf_cu_hybrid *h, uint64_t deadline_ns, struct gf_errbuf *eb)
-{
-	const uint64_t head = h->q_head;
-	uint64_t from = __atomic_exchange_n(&h->q_claim, head, __ATOMIC_ACQ_REL);
-	while (__atomic_load_n(&h->q_done, __ATOMIC_ACQUIRE) != from) {
-		if (gf_now_ns() >= deadline_ns) {
-			gf_errbuf_set(eb, "cuda: the FFT tail's launcher did not finish a launch in time");
-			return GF_E_TIMEOUT;
-		}
-		sched_yield();
-	}
-	int err = __atomic_load_n(&h->thr_err, __ATOMIC_ACQUIRE);
-	if (err) {
-		gf_errbuf_set(eb, "%s", h->leb.msg);
-		return err;
-	}
-	for (; from != head; from++)
-		GF_RET(chain(h, h->q[from % HY_QUEUE], eb));
-	__atomic_store_n(&h->q_done, head, __ATOMIC_RELEASE);
-	return 0;
-}
-
-/* Free: ask the launcher to end and wait a bounded time. @return 0, or -1 (it still runs). */
-static int launcher_stop(struct gf_cu_hybrid *h)
-{
-	if (!h->thr_started)
-		return 0;
-	__atomic_store_n(&h->quit, 1, __ATOMIC_RELEASE);
-	struct timespec until;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += HY_JOIN_NS / 1000000000ll;
-	if (pthread_timedjoin_np(h->thr, NULL, &until) != 0) {
-		pthread_detach(h->thr);
-		gf_warn("cuda: the FFT tail's launcher thread did not end: abandoned with its buffers");
-		return -1;
-	}
-	h->thr_started = 0;
-	return 0;
-}
-
-static int plans(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, struct gf_errbuf *eb)
+static int plans(struct gf_cu_hybrid *h, struct gf_cu_inst *in, struct gf_errbuf *eb)
 {
 	size_t ws_a = 0, ws_b = 0;
 	int made_a = 0, made_b = 0;
@@ -353,16 +192,16 @@ static int plans(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, struct gf_errb
 	CUFFT_RET(eb, cufftSetWorkArea(h->c2r, h->d_work));
 	CUFFT_RET(eb, cufftSetStream(h->r2c, h->s));
 	CUFFT_RET(eb, cufftSetStream(h->c2r, h->s));
-	/* A new plan's set-up may have queued work on the legacy stream (as in gf_fft_new). */
+	/* A new plan's set-up may have queued work on the legacy stream (as in gf_cu_fft_new). */
 	if (made_a || made_b)
 		CU_RET(eb, cudaStreamSynchronize(cudaStreamLegacy));
 	return 0;
 }
 
-static int hy_alloc(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const struct gf_filter_set *fs,
+static int hy_alloc(struct gf_cu_hybrid *h, struct gf_cu_inst *in, const struct gf_filter_set *fs,
 		    struct gf_errbuf *eb)
 {
-	const struct gf_fft *f = h->f;
+	const struct gf_cu_fft *f = h->f;
 	const uint32_t C = f->C, head = 2 * f->B;
 	cudaStream_t s = in->s_comp;
 	int lo = 0, hi = 0;
@@ -380,7 +219,7 @@ static int hy_alloc(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const struc
 	*h->h_ready = 0;
 	GF_RET(plans(h, in, eb));
 	/* The head: each channel's first 2P taps (the filter is longer: M > 2). fs is the
-	 * caller's: the copy is done before create returns (gf_persist_new synchronizes s_comp). */
+	 * caller's: the copy is done before create returns (gf_cu_persist_new synchronizes s_comp). */
 	CU_RET(eb, cudaMemcpy2DAsync(h->d_head, head * sizeof(float), fs->coeffs, fs->taps * sizeof(float),
 				     head * sizeof(float), C, cudaMemcpyHostToDevice, s));
 	return 0;
@@ -407,15 +246,15 @@ static int warm_up(struct gf_cu_hybrid *h, struct gf_errbuf *eb)
 	return 0;
 }
 
-int gf_hy_new(struct gf_cu_hybrid **out, struct gf_cuda_inst *in, const struct gf_filter_set *fs,
-	      struct gf_errbuf *eb)
+int gf_cu_hybrid_new(struct gf_cu_hybrid **out, struct gf_cu_inst *in, const struct gf_filter_set *fs,
+		     struct gf_errbuf *eb)
 {
 	struct gf_cu_hybrid *h = (struct gf_cu_hybrid *)calloc(1, sizeof(*h));
 	if (!h) {
 		gf_errbuf_set(eb, "cuda: out of host memory");
 		return GF_E_NOMEM;
 	}
-	struct gf_fft *f = in->fft;
+	struct gf_cu_fft *f = in->fft;
 	h->f = f;
 	/* The line: a chain reads segment k's window [kP-P, kP+P) while the kernel writes
 	 * frames up to (k+2)P. The tail: segments s, s+1 and s+2 at once. */
@@ -426,36 +265,36 @@ int gf_hy_new(struct gf_cu_hybrid **out, struct gf_cuda_inst *in, const struct g
 	if (!err)
 		err = warm_up(h, eb);
 	if (!err)
-		err = gf_hy_reset(h, in, eb);
-	if (!err && pthread_create(&h->thr, NULL, launcher_main, h) != 0) {
+		err = gf_cu_hybrid_reset(h, in, eb);
+	if (!err && pthread_create(&h->thr, NULL, gf_cu_hybrid_launcher_main, h) != 0) {
 		gf_errbuf_set(eb, "cuda: cannot start the FFT tail's launcher thread");
 		err = GF_E_NOMEM;
 	}
 	h->thr_started = !err;
 	if (err) {
-		gf_hy_free(h, 0);
+		gf_cu_hybrid_free(h, 0);
 		return err;
 	}
 	*out = h;
 	return 0;
 }
 
-void gf_hy_stall_next(struct gf_cu_hybrid *h, const int *d_flag, long long cycles)
+void gf_cu_hybrid_stall_next(struct gf_cu_hybrid *h, const int *d_flag, long long cycles)
 {
 	h->stall_cycles = cycles;
 	__atomic_store_n(&h->d_stall, (const volatile int *)d_flag, __ATOMIC_RELEASE);
 }
 
-void gf_hy_hold_launcher(struct gf_cu_hybrid *h, uint64_t ns)
+void gf_cu_hybrid_hold_launcher(struct gf_cu_hybrid *h, uint64_t ns)
 {
 	__atomic_store_n(&h->hold_ns, ns, __ATOMIC_RELEASE);
 }
 
-int gf_hy_free(struct gf_cu_hybrid *h, int leak)
+int gf_cu_hybrid_free(struct gf_cu_hybrid *h, int leak)
 {
 	if (!h)
 		return 0;
-	if (launcher_stop(h))
+	if (gf_cu_hybrid_launcher_stop(h))
 		return -1; /* it may still launch on the stream and read the FFT state: all kept */
 	if (h->s) /* its own work only */
 		cudaStreamSynchronize(h->s);
@@ -484,7 +323,8 @@ int gf_hy_free(struct gf_cu_hybrid *h, int leak)
 	return 0;
 }
 
-const float *gf_hy_head_taps(const struct gf_cu_hybrid *h, uint32_t *taps_pad, struct gf_persist_rings *rings)
+const float *gf_cu_hybrid_head_taps(const struct gf_cu_hybrid *h, uint32_t *taps_pad,
+				    struct gf_cu_persist_rings *rings)
 {
 	*taps_pad = 2 * h->f->B;
 	rings->line = h->d_line;
@@ -494,11 +334,11 @@ const float *gf_hy_head_taps(const struct gf_cu_hybrid *h, uint32_t *taps_pad, s
 	return h->d_head;
 }
 
-/* Before s_comp's own reset (reset_state): earlier chains end first, and s_comp's
+/* Before s_comp's own reset (gf_cu_reset_state): earlier chains end first, and s_comp's
  * next work waits for the rings to be silence. */
-int gf_hy_reset(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, struct gf_errbuf *eb)
+int gf_cu_hybrid_reset(struct gf_cu_hybrid *h, struct gf_cu_inst *in, struct gf_errbuf *eb)
 {
-	GF_RET(launcher_drain(h, gf_now_ns() + HY_DRAIN_WAIT_NS, eb));
+	GF_RET(gf_cu_hybrid_drain(h, gf_now_ns() + HY_DRAIN_WAIT_NS, eb));
 	GF_RET(join(h->s, in->s_comp, h->ev_comp, eb));
 	CU_RET(eb, cudaMemsetAsync(h->d_line, 0, (size_t)h->RL * h->f->C * sizeof(float), h->s));
 	CU_RET(eb, cudaMemsetAsync(h->d_tail, 0, (size_t)h->RT * h->f->C * sizeof(float), h->s));
@@ -510,10 +350,10 @@ int gf_hy_reset(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, struct gf_errbu
 	return join(in->s_comp, h->s, h->ev_side, eb);
 }
 
-int gf_hy_prime(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const float *d_hist, uint32_t n,
-		struct gf_errbuf *eb)
+int gf_cu_hybrid_prime(struct gf_cu_hybrid *h, struct gf_cu_inst *in, const float *d_hist, uint32_t n,
+		       struct gf_errbuf *eb)
 {
-	GF_RET(launcher_drain(h, gf_now_ns() + HY_DRAIN_WAIT_NS, eb));
+	GF_RET(gf_cu_hybrid_drain(h, gf_now_ns() + HY_DRAIN_WAIT_NS, eb));
 	GF_RET(join(h->s, in->s_comp, h->ev_comp, eb)); /* the spectra of the prime, the upload */
 	if (n > 0) {
 		uint32_t m = n < h->RL ? n : h->RL;
@@ -535,7 +375,7 @@ static bool tail_ready(const struct gf_cu_hybrid *h)
 	return (int)(ready - (h->need + 1u)) >= 0;
 }
 
-int gf_hy_submit(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const float *inp, uint32_t frames)
+int gf_cu_hybrid_submit(struct gf_cu_hybrid *h, struct gf_cu_inst *in, const float *inp, uint32_t frames)
 {
 	const int64_t end = h->pos + frames;
 	h->need = (uint32_t)((end - 1) >> h->f->lb);
@@ -546,14 +386,14 @@ int gf_hy_submit(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const float *i
 	}
 	h->deferred = !tail_ready(h);
 	if (!h->deferred)
-		gf_persist_submit(in->persist, inp, frames);
+		gf_cu_persist_submit(in->persist, inp, frames);
 	h->completes = (end >> h->f->lb) != (h->pos >> h->f->lb) ? (end >> h->f->lb) - 1 : -1;
 	h->pos = end;
 	return 0;
 }
 
-int gf_hy_finish(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const float *inp, float *outp, uint32_t frames,
-		 uint64_t deadline_ns)
+int gf_cu_hybrid_finish(struct gf_cu_hybrid *h, struct gf_cu_inst *in, const float *inp, float *outp,
+			uint32_t frames, uint64_t deadline_ns)
 {
 	if (h->deferred) {
 		while (!tail_ready(h)) {
@@ -565,24 +405,24 @@ int gf_hy_finish(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const float *i
 			}
 			sched_yield();
 		}
-		gf_persist_submit(in->persist, inp, frames);
+		gf_cu_persist_submit(in->persist, inp, frames);
 		h->deferred = 0;
 	}
-	int err = gf_persist_finish(in->persist, outp, frames, deadline_ns, &in->eb);
+	int err = gf_cu_persist_finish(in->persist, outp, frames, deadline_ns, &in->eb);
 	/* Answered: the segment's last frames are in the line. */
 	if (!err && h->completes >= 0)
-		err = request(h, h->completes, &in->eb);
+		err = gf_cu_hybrid_request(h, h->completes, &in->eb);
 	h->completes = -1;
 	return err;
 }
 
-int gf_hy_leave(struct gf_cu_hybrid *h, struct gf_cuda_inst *in, const float *hist, uint32_t n,
-		uint64_t deadline_ns)
+int gf_cu_hybrid_leave(struct gf_cu_hybrid *h, struct gf_cu_inst *in, const float *hist, uint32_t n,
+		       uint64_t deadline_ns)
 {
 	struct gf_errbuf *eb = &in->eb;
-	GF_RET(launcher_drain(h, deadline_ns, eb)); /* the staged path reads every chained spectrum */
+	GF_RET(gf_cu_hybrid_drain(h, deadline_ns, eb)); /* the staged path reads every chained spectrum */
 	GF_RET(join(in->s_comp, h->s, h->ev_side, eb));
 	GF_RET(gf_cu_line_reset(&in->line, in->channels, in->s_comp, eb));
 	GF_RET(gf_cu_line_load_at(&in->line, in->channels, hist, n, h->pos, in->s_comp, eb));
-	return gf_fft_resume(h->f, h->pos, in->s_comp, eb); /* the tails summed ahead, as after a prime */
+	return gf_cu_fft_resume(h->f, h->pos, in->s_comp, eb); /* the tails summed ahead, as after a prime */
 }

@@ -1,7 +1,7 @@
 /**
  * @file cu_live_kernel.cuh
- * Internal to cuda/: the fused per-block kernel (cuda_live.cu describes it),
- * included by cuda_direct.cu, which holds the taps' global copy it reads.
+ * Internal to cuda/: the fused per-block kernel (cu_live.cu describes it),
+ * included by cu_direct.cu, which holds the taps' global copy it reads.
  */
 #ifndef GPUFIR_CU_LIVE_KERNEL_CUH
 #define GPUFIR_CU_LIVE_KERNEL_CUH
@@ -16,7 +16,7 @@
  * planes in slice order: deterministic whichever block comes last.
  */
 template <int R>
-__global__ void __launch_bounds__(1024) k_live(struct gf_live_args a, const float *__restrict__ taps)
+__global__ void __launch_bounds__(1024) k_live(struct gf_cu_live_args a, const float *__restrict__ taps)
 {
 	constexpr int T = 32 * R;
 	extern __shared__ float4 s_raw[]; /* the same declaration as k_direct's */

@@ -18,17 +18,17 @@ void gf_cu_estimate(const struct gf_cu_plan *pl, uint32_t channels, uint32_t tap
 	double dev = 4.0 * io; /* d_in, d_out, double-buffered (alloc_io) */
 	double pin = 7.0 * io; /* h_in, h_out double-buffered; mapped in, out and completion words */
 	int64_t line = (2 * pl->keep + pl->chunk + 31) & ~(int64_t)31;
-	dev += (double)line * C * sizeof(float); /* the input line (cuda_line.cu) */
+	dev += (double)line * C * sizeof(float); /* the input line (cu_line.cu) */
 	if (pl->direct)
 		dev += (double)taps * C * sizeof(float); /* the taps in global memory */
 	if (pl->live_frames) { /* the fused path's mirrored ring, slice planes and mapped buffers */
 		double mf = pl->live_frames;
 		double L = gf_cu_pow2_at_least((uint64_t)taps + 32 + pl->live_frames); /* taps padded to 16 */
-		dev += (2.0 * L + GF_LIVE_MAX_SLICES * mf) * C * sizeof(float);
+		dev += (2.0 * L + GF_CU_LIVE_MAX_SLICES * mf) * C * sizeof(float);
 		pin += 2.0 * mf * C * sizeof(float);
 	}
 	if (pl->fft) {
-		const struct gf_fft_shape *sh = &pl->shape;
+		const struct gf_cu_fft_shape *sh = &pl->shape;
 		double nb = sh->N / 2 + 1, spec = C * nb * sizeof(cufftComplex),
 		       win = C * sh->N * sizeof(float);
 		double gmax = (pl->chunk + sh->B - 1) / sh->B + 1;

@@ -121,7 +121,7 @@ static void free_retired(struct retired *r)
 static int g_doubt;    /* instances in doubt (atomic) */
 static int g_resident; /* persistent kernels running (atomic) */
 
-void gf_cu_doubt(struct gf_cuda_inst *in)
+void gf_cu_doubt(struct gf_cu_inst *in)
 {
 	if (!in->in_doubt) {
 		in->in_doubt = 1;
@@ -129,7 +129,7 @@ void gf_cu_doubt(struct gf_cuda_inst *in)
 	}
 }
 
-void gf_cu_doubt_end(struct gf_cuda_inst *in)
+void gf_cu_doubt_end(struct gf_cu_inst *in)
 {
 	if (in->in_doubt) {
 		in->in_doubt = 0;
@@ -390,9 +390,4 @@ void gf_cu_release_caches(void)
 	pthread_mutex_unlock(&g_pool_mu);
 	free_retired(r);
 	(void)cudaGetLastError();
-}
-
-extern "C" void gf_cuda_release_caches(void)
-{
-	gf_cu_release_caches();
 }

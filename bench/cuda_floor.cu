@@ -5,13 +5,17 @@
  * host-mapped memory read and written by the kernel, with a synchronize; and
  * host-mapped memory with a completion word the kernel writes and the host
  * polls (no driver call in the wait), the shape of the backend's live path.
+ *
+ * Built only into the benchmarks that compare against it (bench_gpu,
+ * bench_live). It uses cuda/'s error checks and the event pair of its split
+ * hooks (gf_cu_split_arm, gf_cu_split_read), from the objects they link.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "clock.h"
 #include "cu_common.cuh"
-#include "cuda_bench.h"
+#include "cuda_floor.h"
 
 struct gf_cuda_floor {
 	int shape;
@@ -110,27 +114,6 @@ extern "C" int gf_cuda_floor_trip(struct gf_cuda_floor *f, const float *in, floa
 	return 0;
 }
 
-int gf_cu_split_arm(cudaEvent_t ev[2])
-{
-	if (ev[0] || cudaEventCreate(&ev[0]) != cudaSuccess || cudaEventCreate(&ev[1]) != cudaSuccess) {
-		(void)cudaGetLastError();
-		return -1;
-	}
-	return 0;
-}
-
-int gf_cu_split_read(cudaEvent_t ev[2], uint64_t enqueue_ns, double *enqueue_us, double *gpu_us)
-{
-	float ms = 0.0f;
-	if (!ev[1] || cudaEventSynchronize(ev[1]) != cudaSuccess ||
-	    cudaEventElapsedTime(&ms, ev[0], ev[1]) != cudaSuccess) {
-		(void)cudaGetLastError();
-		return -1;
-	}
-	*enqueue_us = (double)enqueue_ns / 1e3;
-	*gpu_us = (double)ms * 1e3;
-	return 0;
-}
 
 extern "C" int gf_cuda_floor_split(struct gf_cuda_floor *f)
 {

@@ -37,7 +37,7 @@
 
 struct gf_cu_live {
 	uint32_t C, taps_pad, L, max_frames;
-	const struct gf_direct *direct; /**< the taps (the kernel reads their global copy) */
+	const struct gf_cu_direct *direct; /**< the taps (the kernel reads their global copy) */
 	float *d_ring;			/**< [C][2L] */
 	float *d_part;			/**< [slices][C][max_frames], with more than one slice */
 	unsigned *d_count;		/**< [C][tiles] arrivals, wrapping to 0 */
@@ -51,18 +51,18 @@ struct gf_cu_live {
 	cudaStream_t s; /**< the instance's s_comp */
 };
 
-enum gf_live_mode gf_live_mode(void)
+enum gf_cu_live_mode gf_cu_live_mode(void)
 {
 	const char *env = getenv("GPUFIR_CUDA_LIVE");
 	if (!env || !*env || strcmp(env, "auto") == 0)
-		return GF_LIVE_AUTO;
-	return strcmp(env, "0") == 0 ? GF_LIVE_OFF : GF_LIVE_ON;
+		return GF_CU_LIVE_AUTO;
+	return strcmp(env, "0") == 0 ? GF_CU_LIVE_OFF : GF_CU_LIVE_ON;
 }
 
-int gf_live_fits(uint32_t channels, uint32_t taps, uint32_t max_block)
+int gf_cu_live_fits(uint32_t channels, uint32_t taps, uint32_t max_block)
 {
-	return taps <= GF_LIVE_MAX_TAPS && max_block <= GF_LIVE_MAX_FRAMES &&
-	       (uint64_t)max_block * channels <= GF_LIVE_MAX_SAMPLES;
+	return taps <= GF_CU_LIVE_MAX_TAPS && max_block <= GF_CU_LIVE_MAX_FRAMES &&
+	       (uint64_t)max_block * channels <= GF_CU_LIVE_MAX_SAMPLES;
 }
 
 /* A shape knob for benchmarks: the variable's value within [lo, hi], else 0 (automatic). */
@@ -83,11 +83,11 @@ struct live_shape {
 static void live_shape(const struct gf_cu_live *l, uint32_t frames, struct live_shape *sh)
 {
 	sh->r = l->force_r ? l->force_r : frames <= 64 ? 1 : frames <= 512 ? 2 : 4;
-	const int tp = (int)l->taps_pad, per = l->slice_taps ? l->slice_taps : GF_LIVE_SLICE_TAPS;
+	const int tp = (int)l->taps_pad, per = l->slice_taps ? l->slice_taps : GF_CU_LIVE_SLICE_TAPS;
 	int S = (tp + per - 1) / per;
-	S = S < 1 ? 1 : S > GF_LIVE_MAX_SLICES ? GF_LIVE_MAX_SLICES : S;
+	S = S < 1 ? 1 : S > GF_CU_LIVE_MAX_SLICES ? GF_CU_LIVE_MAX_SLICES : S;
 	int kslice = (tp + S - 1) / S;
-	int tk = kslice / 64, cap = l->max_warps ? l->max_warps : GF_LIVE_MAX_WARPS;
+	int tk = kslice / 64, cap = l->max_warps ? l->max_warps : GF_CU_LIVE_MAX_WARPS;
 	sh->tk = tk < 1 ? 1 : tk > cap ? cap : tk;
 	int ks = (kslice + sh->tk - 1) / sh->tk;
 	sh->ks = (ks + 3) & ~3;
@@ -110,15 +110,15 @@ __global__ void k_live_load(float *__restrict__ ring, uint32_t L, const float *_
 	}
 }
 
-void gf_live_preload(void)
+void gf_cu_live_preload(void)
 {
 	cudaFuncAttributes a;
-	gf_direct_live_preload();
+	gf_cu_direct_live_preload();
 	(void)cudaFuncGetAttributes(&a, k_live_load);
 	(void)cudaGetLastError();
 }
 
-int gf_live_new(struct gf_cu_live **out, struct gf_cuda_inst *in, struct gf_errbuf *eb)
+int gf_cu_live_new(struct gf_cu_live **out, struct gf_cu_inst *in, struct gf_errbuf *eb)
 {
 	struct gf_cu_live *l = (struct gf_cu_live *)calloc(1, sizeof(*l));
 	int err;
@@ -129,20 +129,21 @@ int gf_live_new(struct gf_cu_live **out, struct gf_cuda_inst *in, struct gf_errb
 	l->C = in->channels;
 	l->max_frames = in->max_block;
 	l->direct = in->direct;
-	l->taps_pad = gf_direct_taps_pad(in->direct);
+	l->taps_pad = gf_cu_direct_taps_pad(in->direct);
 	l->L = gf_cu_pow2_at_least((uint64_t)l->taps_pad + l->max_frames);
 	l->max_blocks = (l->max_frames + 31) / 32 * l->C; /* R = 1 launches the most blocks */
-	l->max_warps = env_int("GPUFIR_CUDA_LIVE_WARPS", 1, GF_LIVE_MAX_WARPS);
+	l->max_warps = env_int("GPUFIR_CUDA_LIVE_WARPS", 1, GF_CU_LIVE_MAX_WARPS);
 	l->force_r = env_int("GPUFIR_CUDA_LIVE_R", 1, 4);
 	if (l->force_r == 3)
 		l->force_r = 4;
-	l->slice_taps = env_int("GPUFIR_CUDA_LIVE_SLICE", 16, (int)GF_LIVE_MAX_TAPS);
+	l->slice_taps = env_int("GPUFIR_CUDA_LIVE_SLICE", 16, (int)GF_CU_LIVE_MAX_TAPS);
 	struct live_shape sh;
 	live_shape(l, l->max_frames, &sh); /* the slices do not depend on the call's size */
 	size_t io = (size_t)l->max_frames * l->C * sizeof(float);
-	size_t smem_max = ((size_t)GF_LIVE_MAX_TAPS + 16 + 128 + GF_LIVE_MAX_WARPS * 128) * sizeof(float);
+	size_t smem_max =
+		((size_t)GF_CU_LIVE_MAX_TAPS + 16 + 128 + GF_CU_LIVE_MAX_WARPS * 128) * sizeof(float);
 	l->s = in->s_comp;
-	if ((err = gf_direct_live_setup(smem_max, eb)) ||
+	if ((err = gf_cu_direct_live_setup(smem_max, eb)) ||
 	    (err = gf_cu_dmalloc((void **)&l->d_ring, (size_t)2 * l->L * l->C * sizeof(float), l->s, eb)) ||
 	    (sh.slices > 1 && (err = gf_cu_dmalloc((void **)&l->d_part, (size_t)sh.slices * io, l->s, eb))) ||
 	    (err = gf_cu_dmalloc((void **)&l->d_count, l->max_blocks * sizeof(unsigned), l->s, eb)) ||
@@ -153,16 +154,16 @@ int gf_live_new(struct gf_cu_live **out, struct gf_cuda_inst *in, struct gf_errb
 		goto fail;
 	memset(l->h_in, 0, io);
 	memset(l->h_done, 0, l->max_blocks * sizeof(unsigned));
-	if ((err = gf_live_reset(l, l->s, eb)) || (err = CU_TRY(eb, cudaStreamSynchronize(l->s))))
+	if ((err = gf_cu_live_reset(l, l->s, eb)) || (err = CU_TRY(eb, cudaStreamSynchronize(l->s))))
 		goto fail;
 	*out = l;
 	return 0;
 fail:
-	gf_live_free(l, NULL);
+	gf_cu_live_free(l, NULL);
 	return err;
 }
 
-void gf_live_free(struct gf_cu_live *l, cudaStream_t s)
+void gf_cu_live_free(struct gf_cu_live *l, cudaStream_t s)
 {
 	(void)s;
 	if (!l)
@@ -177,7 +178,7 @@ void gf_live_free(struct gf_cu_live *l, cudaStream_t s)
 	free(l);
 }
 
-int gf_live_reset(struct gf_cu_live *l, cudaStream_t s, struct gf_errbuf *eb)
+int gf_cu_live_reset(struct gf_cu_live *l, cudaStream_t s, struct gf_errbuf *eb)
 {
 	/* The ring is written on l->s; order the reset with it whatever stream the caller uses. */
 	(void)s;
@@ -187,7 +188,8 @@ int gf_live_reset(struct gf_cu_live *l, cudaStream_t s, struct gf_errbuf *eb)
 	return 0;
 }
 
-int gf_live_load(struct gf_cu_live *l, const float *d_hist, uint32_t n, cudaStream_t s, struct gf_errbuf *eb)
+int gf_cu_live_load(struct gf_cu_live *l, const float *d_hist, uint32_t n, cudaStream_t s,
+		    struct gf_errbuf *eb)
 {
 	uint32_t keep = l->taps_pad - 1, first = n > keep ? n - keep : 0;
 	(void)s; /* d_hist was written on the instance's stream, which is l->s */
@@ -236,24 +238,24 @@ int gf_cu_wait_words(volatile unsigned *w, unsigned n, unsigned seq, cudaStream_
 	return 0;
 }
 
-int gf_live_submit(struct gf_cu_live *l, const float *inp, uint32_t frames, struct gf_errbuf *eb)
+int gf_cu_live_submit(struct gf_cu_live *l, const float *inp, uint32_t frames, struct gf_errbuf *eb)
 {
 	struct live_shape sh;
 	live_shape(l, frames, &sh);
 	memcpy(l->h_in, inp, (size_t)frames * l->C * sizeof(float));
 	unsigned seq = ++l->seq;
-	struct gf_live_args a = {l->d_ring,	l->L,	   l->pos,   (int)frames, (int)l->C, (int)l->taps_pad,
+	struct gf_cu_live_args a = {l->d_ring,	l->L,	   l->pos,   (int)frames, (int)l->C, (int)l->taps_pad,
 				 sh.ks,		l->h_in,   l->h_out, l->h_done,	  seq,	     l->d_part,
 				 l->max_frames, l->d_count};
-	CU_RET(eb, gf_direct_live_launch(l->direct, sh.r, dim3(sh.gx, l->C, sh.slices), dim3(32, sh.tk),
+	CU_RET(eb, gf_cu_direct_live_launch(l->direct, sh.r, dim3(sh.gx, l->C, sh.slices), dim3(32, sh.tk),
 					 sh.smem, l->s, &a));
 	l->words = sh.gx * l->C;
 	l->pos += frames;
 	return 0;
 }
 
-int gf_live_finish(struct gf_cu_live *l, float *outp, uint32_t frames, uint64_t deadline_ns,
-		   struct gf_errbuf *eb)
+int gf_cu_live_finish(struct gf_cu_live *l, float *outp, uint32_t frames, uint64_t deadline_ns,
+		      struct gf_errbuf *eb)
 {
 	int err = gf_cu_wait_words(l->h_done, l->words, l->seq, l->s, deadline_ns, eb);
 	if (!err)

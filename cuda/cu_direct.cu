@@ -16,7 +16,7 @@ __constant__ __align__(16) float c_taps[2][GF_CU_BANK_FLOATS];
 /* Process-wide bank ownership, per device (each context has its own constant space). */
 static std::atomic<int> g_bank_used[GF_CU_MAX_DEVICES][2];
 
-struct gf_direct {
+struct gf_cu_direct {
 	int dev;
 	int bank; /**< 0/1, or -1 = taps read from global memory */
 	uint32_t channels, taps, taps_pad;
@@ -161,15 +161,15 @@ __global__ void k_direct(const float *__restrict__ line, int64_t cap, int64_t j0
 #include "cu_live_kernel.cuh"
 
 template <int R>
-static cudaError_t live_launch(const struct gf_direct *d, dim3 grid, dim3 block, size_t smem, cudaStream_t s,
-			       const struct gf_live_args *a)
+static cudaError_t live_launch(const struct gf_cu_direct *d, dim3 grid, dim3 block, size_t smem,
+			       cudaStream_t s, const struct gf_cu_live_args *a)
 {
 	k_live<R><<<grid, block, smem, s>>>(*a, d->d_taps);
 	return cudaGetLastError();
 }
 
-cudaError_t gf_direct_live_launch(const struct gf_direct *d, int r, dim3 grid, dim3 block, size_t smem,
-				  cudaStream_t s, const struct gf_live_args *a)
+cudaError_t gf_cu_direct_live_launch(const struct gf_cu_direct *d, int r, dim3 grid, dim3 block, size_t smem,
+				     cudaStream_t s, const struct gf_cu_live_args *a)
 {
 	return r == 1	? live_launch<1>(d, grid, block, smem, s, a)
 	       : r == 2 ? live_launch<2>(d, grid, block, smem, s, a)
@@ -182,7 +182,7 @@ template <int R> static int live_attr(size_t smem, struct gf_errbuf *eb)
 	return 0;
 }
 
-int gf_direct_live_setup(size_t smem_max, struct gf_errbuf *eb)
+int gf_cu_direct_live_setup(size_t smem_max, struct gf_errbuf *eb)
 {
 	/* The same value from every instance: the attribute is per function, process-wide. */
 	int err = live_attr<1>(smem_max, eb);
@@ -190,7 +190,7 @@ int gf_direct_live_setup(size_t smem_max, struct gf_errbuf *eb)
 	return err ? err : live_attr<4>(smem_max, eb);
 }
 
-void gf_direct_live_preload(void)
+void gf_cu_direct_live_preload(void)
 {
 	cudaFuncAttributes a;
 	(void)cudaFuncGetAttributes(&a, k_live<1>);
@@ -199,17 +199,17 @@ void gf_direct_live_preload(void)
 	(void)cudaGetLastError();
 }
 
-uint32_t gf_direct_taps_pad(const struct gf_direct *d)
+uint32_t gf_cu_direct_taps_pad(const struct gf_cu_direct *d)
 {
 	return d->taps_pad;
 }
 
-const float *gf_direct_taps(const struct gf_direct *d)
+const float *gf_cu_direct_taps(const struct gf_cu_direct *d)
 {
 	return d->d_taps;
 }
 
-static void pick_shape(const struct gf_direct *d, uint32_t frames, struct shape *sh)
+static void pick_shape(const struct gf_cu_direct *d, uint32_t frames, struct shape *sh)
 {
 	/* Large tiles (16 outputs a thread, 2048 a block, 4096 taps a z-slice)
 	 * when they alone fill the GPU; otherwise small tiles with the taps also
@@ -234,7 +234,7 @@ static void pick_shape(const struct gf_direct *d, uint32_t frames, struct shape 
 	sh->smem = (win > red ? win : red) * sizeof(float);
 }
 
-int gf_direct_needs_zero(const struct gf_direct *d, uint32_t frames)
+int gf_cu_direct_needs_zero(const struct gf_cu_direct *d, uint32_t frames)
 {
 	struct shape sh;
 	pick_shape(d, frames, &sh);
@@ -242,8 +242,8 @@ int gf_direct_needs_zero(const struct gf_direct *d, uint32_t frames)
 }
 
 template <int R, bool CT>
-static int launch(const struct gf_direct *d, const struct shape *sh, const struct gf_cu_line *l, int64_t j0,
-		  uint32_t frames, float *d_out, cudaStream_t s, struct gf_errbuf *eb)
+static int launch(const struct gf_cu_direct *d, const struct shape *sh, const struct gf_cu_line *l,
+		  int64_t j0, uint32_t frames, float *d_out, cudaStream_t s, struct gf_errbuf *eb)
 {
 	if (sh->smem > 48 * 1024)
 		CU_RET(eb, cudaFuncSetAttribute(k_direct<R, CT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -256,8 +256,8 @@ static int launch(const struct gf_direct *d, const struct shape *sh, const struc
 	return 0;
 }
 
-int gf_direct_run(struct gf_direct *d, struct gf_cuda_inst *in, int64_t j0, uint32_t frames, float *d_out,
-		  cudaStream_t s, struct gf_errbuf *eb)
+int gf_cu_direct_run(struct gf_cu_direct *d, struct gf_cu_inst *in, int64_t j0, uint32_t frames, float *d_out,
+		     cudaStream_t s, struct gf_errbuf *eb)
 {
 	struct shape sh;
 	pick_shape(d, frames, &sh);
@@ -279,12 +279,12 @@ static int claim_bank(int dev)
 	return -1;
 }
 
-int gf_direct_new(struct gf_direct **out, struct gf_cuda_inst *in, const struct gf_filter_set *fs,
-		  struct gf_errbuf *eb)
+int gf_cu_direct_new(struct gf_cu_direct **out, struct gf_cu_inst *in, const struct gf_filter_set *fs,
+		     struct gf_errbuf *eb)
 {
 	int err = GF_E_NOMEM;
 	float *h = NULL;
-	struct gf_direct *d = (struct gf_direct *)calloc(1, sizeof(*d));
+	struct gf_cu_direct *d = (struct gf_cu_direct *)calloc(1, sizeof(*d));
 	if (!d)
 		goto fail;
 	d->dev = in->dev;
@@ -330,11 +330,11 @@ fail:
 	if (err == GF_E_NOMEM)
 		gf_errbuf_set(eb, "cuda direct: out of host memory");
 	free(h);
-	gf_direct_free(d);
+	gf_cu_direct_free(d);
 	return err;
 }
 
-void gf_direct_free(struct gf_direct *d)
+void gf_cu_direct_free(struct gf_cu_direct *d)
 {
 	if (!d)
 		return;
@@ -344,12 +344,12 @@ void gf_direct_free(struct gf_direct *d)
 	free(d);
 }
 
-const char *gf_direct_where(const struct gf_direct *d)
+const char *gf_cu_direct_where(const struct gf_cu_direct *d)
 {
 	return d->where;
 }
 
-void gf_direct_force_r(struct gf_direct *d, int r)
+void gf_cu_direct_force_r(struct gf_cu_direct *d, int r)
 {
 	d->force_r = r;
 }

@@ -1,195 +1,10 @@
 /*
- * Zero-latency overlap-save with cuFFT (R2C/C2R, batched over segments and
- * channels), in one of two shapes:
- *
- *  - uniformly partitioned (UPOLS): hop B = partition P, FFT size N = 2P,
- *    M = ceil(taps/P) partitions with spectra H_j;
- *  - long hop (M = 1, for calls much longer than the filter): the whole filter
- *    is one partition, the window keeps Hh >= taps-1 frames of history and
- *    advances by B = 2, 4 or 8 times Hh, so N = B + Hh = 3, 5 or 9 times Hh
- *    and each frame is transformed N/B = 1.5 .. 1.125 times instead of 2.
- *
- * Segment s is input frames [sB, sB+B); its window is frames [sB-Hh, sB+B)
- * (Hh = N - B) and X_s its spectrum, kept in a ring (the frequency-domain
- * delay line). Output frame sB+m is sample Hh+m of IFFT(sum_j H_j X_{s-j}).
- * Partitions j >= 1 only read completed segments, so their sum T_s is computed
- * once and cached while segment s fills up over several calls; each call then
- * only transforms the partly filled window (the head partition j = 0), adds
- * T_s and transforms back. A call that spans many segments (offline) does all
- * of them in one batch. B is a power of two in both shapes.
+ * The FFT algorithm's work on the stream (cu_fft.cu describes the method):
+ * a call (gather, R2C, the spectral multiply-add, C2R, scatter), the live
+ * calls' tails summed ahead, the batched prime, and the resume after another
+ * path ran. Every kernel and every launch of the staged FFT path is here.
  */
-#include <stdio.h>
-#include <stdlib.h>
-
-#include "clock.h"
 #include "cu_fft.cuh"
-
-extern "C" {
-#include "log.h"
-}
-
-uint32_t gf_fft_keep(const struct gf_fft_shape *shape)
-{
-	return shape->N;
-}
-
-static uint32_t next_pow2(uint64_t v)
-{
-	uint64_t p = 1;
-	while (p < v)
-		p <<= 1;
-	return (uint32_t)p;
-}
-
-static uint32_t floor_pow2(uint64_t v)
-{
-	uint64_t p = 1;
-	while (p * 2 <= v)
-		p <<= 1;
-	return (uint32_t)p;
-}
-
-static void set_upols(struct gf_fft_shape *s, uint32_t taps, uint32_t P)
-{
-	s->B = s->Hh = P;
-	s->N = 2 * P;
-	s->M = (taps + P - 1) / P;
-}
-
-static void set_long_hop(struct gf_fft_shape *s, uint32_t taps, uint32_t B)
-{
-	uint32_t hh = next_pow2(taps > 1 ? taps - 1 : 1);
-	if (hh < 16)
-		hh = 16;
-	if (B <= hh) { /* a hop no longer than the history: partitions of B */
-		set_upols(s, taps, B > GF_FFT_MAX_P ? GF_FFT_MAX_P : B);
-		return;
-	}
-	s->B = B;
-	s->Hh = hh;
-	s->N = B + hh;
-	s->M = 1;
-}
-
-/*
- * Device time per window point (ps): gather, R2C, spectral product, C2R and
- * scatter, measured on an H200 (docs/benchmarks.md, run 5, stereo calls of
- * 2^22 frames). cuFFT is much cheaper per point at powers of two than at the
- * 3, 5 and 9 times a power of two of the long hops.
- */
-static double point_cost(uint64_t n)
-{
-	if ((n & (n - 1)) == 0)
-		return n <= 8192 ? 14.0 : n <= 32768 ? 19.3 : n <= (1u << 19) ? 23.1 : n <= (1u << 21) ? 25.0 : 27.0;
-	return n < 8192 ? 25.0 : n <= 16384 ? 21.5 : n <= 65536 ? 26.5 : n <= (1u << 20) ? 29.5 : n <= (1u << 22) ? 31.0 : 34.0;
-}
-
-/* Each further partition, per bin (ps): more once the spectra stop fitting in L2. */
-static double partition_cost(uint64_t n, uint32_t m)
-{
-	return n <= 8192 ? (m <= 4 ? 1.0 : 1.3) : n <= (1u << 17) ? 1.65 : 2.6;
-}
-
-/*
- * Modelled device time per sample of calls of F frames (ps): the windows' points,
- * the further partitions' bins, and 4 ps a sample of input and output traffic.
- * A call transforms F/B windows when F and B are aligned powers of two, else
- * one more (the partial window, transformed again by the next call).
- */
-static double shape_cost(const struct gf_fft_shape *s, uint32_t F)
-{
-	bool aligned = (F & (F - 1)) == 0;
-	double w = F >= s->B ? (double)F / s->B : 1.0;
-	if (!aligned)
-		w = (double)((F + s->B - 1) / s->B) + 1.0;
-	double per_win = (double)s->N * point_cost(s->N) + (double)(s->M - 1) * (s->N / 2) * partition_cost(s->N, s->M);
-	return w * per_win / F + 4.0;
-}
-
-/* Live blocks (below GF_FFT_LIVE_BLOCK frames): P at least the block (fewer
- * segments a call), at least ~4*sqrt(taps) so that a long filter's
- * per-segment tail sum stays short and wide, at most the filter's own length. */
-static uint32_t live_partition(uint32_t taps, uint32_t max_block)
-{
-	uint64_t p = next_pow2(max_block);
-	uint32_t s = 1;
-	while ((uint64_t)s * s < (uint64_t)taps * 16)
-		s++;
-	if (next_pow2(s) > p)
-		p = next_pow2(s);
-	if (p > next_pow2(taps))
-		p = next_pow2(taps);
-	if (p > GF_FFT_MAX_P)
-		p = GF_FFT_MAX_P;
-	if (p < 32)
-		p = 32;
-	return (uint32_t)p;
-}
-
-void gf_fft_pick_shape(uint32_t taps, uint32_t max_block, uint32_t max_frames, struct gf_fft_shape *out)
-{
-	const char *env = getenv("GPUFIR_CUDA_FFT_PARTITION");
-	if (env && atoi(env) >= 16) {
-		uint32_t P = next_pow2((uint32_t)atoi(env));
-		set_upols(out, taps, P > GF_FFT_MAX_P ? GF_FFT_MAX_P : P);
-		return;
-	}
-	env = getenv("GPUFIR_CUDA_FFT_HOP");
-	if (env && atoi(env) >= 16) {
-		uint32_t B = next_pow2((uint32_t)atoi(env));
-		set_long_hop(out, taps, B > (1u << 24) ? (1u << 24) : B);
-		return;
-	}
-	if (max_block < GF_FFT_LIVE_BLOCK) {
-		set_upols(out, taps, live_partition(taps, max_block));
-		return;
-	}
-	/* Large calls: the cheapest shape by the model, among partitions and hops
-	 * no longer than a call (max_frames caps a call at one staging chunk).
-	 * Windows of at least 2048 points: smaller ones leave the gather's blocks
-	 * and cuFFT's batches mostly idle, which the model does not see. */
-	uint32_t F = max_block < max_frames ? max_block : max_frames;
-	uint32_t lim = floor_pow2(F), ptaps = next_pow2(taps);
-	struct gf_fft_shape c;
-	set_upols(out, taps, ptaps < 1024 ? 1024 : ptaps > lim ? lim : ptaps);
-	double best = shape_cost(out, F);
-	for (uint32_t P = 1024; P <= GF_FFT_MAX_P && P <= ptaps && P <= lim; P *= 2) {
-		set_upols(&c, taps, P);
-		double cost = shape_cost(&c, F);
-		if (cost < best)
-			best = cost, *out = c;
-	}
-	/* Long hops: any history Hh >= taps-1 (a power of two), B = 2, 4 or 8 Hh. */
-	uint32_t hh0 = next_pow2(taps > 1 ? taps - 1 : 1);
-	for (uint64_t hh = hh0 < 16 ? 16 : hh0; hh * 2 <= lim; hh *= 2)
-		for (uint32_t k = 1; k <= 3 && (hh << k) <= lim; k++) {
-			c.B = (uint32_t)(hh << k);
-			c.Hh = (uint32_t)hh;
-			c.N = c.B + c.Hh;
-			c.M = 1;
-			if (c.N < 2048)
-				continue;
-			double cost = shape_cost(&c, F);
-			if (cost < best)
-				best = cost, *out = c;
-		}
-}
-
-uint32_t gf_fft_partition(const struct gf_fft *f)
-{
-	return f->B;
-}
-
-uint32_t gf_fft_size(const struct gf_fft *f)
-{
-	return f->N;
-}
-
-static unsigned blocks_for(uint64_t n, unsigned block)
-{
-	uint64_t g = (n + block - 1) / block;
-	return (unsigned)(g < 1 ? 1 : g > 1048576 ? 1048576 : g);
-}
 
 #define GATHER_PER_BLOCK 1024
 
@@ -208,21 +23,6 @@ __global__ void k_gather(float *__restrict__ W, const float *__restrict__ line, 
 	for (uint32_t k = blockIdx.y * GATHER_PER_BLOCK + threadIdx.x; k < k1; k += blockDim.x) {
 		int64_t t = t0 + k;
 		w[k] = t >= end ? 0.0f : t >= pos ? in[(uint32_t)(t - pos) * C + c] : lc[t];
-	}
-}
-
-/* Filter partitions j0..j0+cnt-1 (L taps each) into W, zero padded to N, scaled by 1/N. */
-__global__ void k_pad_taps(float *__restrict__ W, const float *__restrict__ h, uint32_t taps, uint32_t j0,
-			   uint32_t cnt, uint32_t L, uint32_t N, uint32_t C)
-{
-	uint64_t total = (uint64_t)cnt * C * N;
-	float scale = 1.0f / (float)N;
-	for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < total;
-	     i += (uint64_t)gridDim.x * blockDim.x) {
-		uint64_t b = i / N;
-		uint32_t k = (uint32_t)(i % N), c = (uint32_t)(b % C), j = j0 + (uint32_t)(b / C);
-		uint64_t tap = (uint64_t)j * L + k;
-		W[i] = (k < L && tap < taps) ? h[(uint64_t)c * taps + tap] * scale : 0.0f;
 	}
 }
 
@@ -384,55 +184,9 @@ __global__ void k_prime_place(cufftComplex *__restrict__ X, const cufftComplex *
 	}
 }
 
-/* Plans from the process-wide cache (cu_pool.cu), one work area for all of
- * them from the stream-ordered pool. *made_new: a plan was built here. */
-static int make_plans(struct gf_fft *f, int dev, cudaStream_t s, int *made_new, struct gf_errbuf *eb)
-{
-	size_t ws_max = 0, ws = 0;
-	int mn = 0;
-	*made_new = 0;
-	for (int i = 0; i < GF_FFT_MAX_PLANS && (1u << i) <= f->gmax; i++) {
-		long long batch = (long long)(1u << i) * f->C;
-		GF_RET(gf_cu_plan_get(&f->r2c[i], &ws, dev, f->N, batch, CUFFT_R2C, &mn, eb));
-		f->made_r2c = i + 1;
-		*made_new |= mn;
-		ws_max = ws > ws_max ? ws : ws_max;
-		GF_RET(gf_cu_plan_get(&f->c2r[i], &ws, dev, f->N, batch, CUFFT_C2R, &mn, eb));
-		f->made_c2r = i + 1;
-		*made_new |= mn;
-		ws_max = ws > ws_max ? ws : ws_max;
-		f->nplans = i + 1;
-	}
-	GF_RET(gf_cu_plan_get(&f->r2c_prime, &ws, dev, f->N, (long long)f->gp * f->C, CUFFT_R2C, &mn, eb));
-	f->made_prime = 1;
-	*made_new |= mn;
-	ws_max = ws > ws_max ? ws : ws_max;
-	f->ws = ws_max;
-	if (ws_max)
-		GF_RET(gf_cu_dmalloc(&f->d_work, ws_max, s, eb));
-	for (int i = 0; i < f->nplans; i++) {
-		CUFFT_RET(eb, cufftSetWorkArea(f->r2c[i], f->d_work));
-		CUFFT_RET(eb, cufftSetWorkArea(f->c2r[i], f->d_work));
-		CUFFT_RET(eb, cufftSetStream(f->r2c[i], s));
-		CUFFT_RET(eb, cufftSetStream(f->c2r[i], s));
-	}
-	CUFFT_RET(eb, cufftSetWorkArea(f->r2c_prime, f->d_work));
-	CUFFT_RET(eb, cufftSetStream(f->r2c_prime, s));
-	return 0;
-}
-
-/* Largest planned power-of-two batch (in segments) not above n. */
-static int plan_for(const struct gf_fft *f, uint32_t n)
-{
-	int i = 0;
-	while (i + 1 < f->nplans && (2u << i) <= n)
-		i++;
-	return i;
-}
-
 /* R2C of @p G windows in W into ring slots from @p slot0, split at the wrap and
  * into power-of-two batches. */
-static int forward(struct gf_fft *f, uint32_t slot0, uint32_t G, struct gf_errbuf *eb)
+static int forward(struct gf_cu_fft *f, uint32_t slot0, uint32_t G, struct gf_errbuf *eb)
 {
 	uint32_t g = 0;
 	while (g < G) {
@@ -449,7 +203,7 @@ static int forward(struct gf_fft *f, uint32_t slot0, uint32_t G, struct gf_errbu
 	return 0;
 }
 
-static int inverse(struct gf_fft *f, uint32_t G, struct gf_errbuf *eb)
+static int inverse(struct gf_cu_fft *f, uint32_t G, struct gf_errbuf *eb)
 {
 	uint32_t g = 0;
 	while (g < G) {
@@ -461,133 +215,7 @@ static int inverse(struct gf_fft *f, uint32_t G, struct gf_errbuf *eb)
 	return 0;
 }
 
-static int make_spectra(struct gf_fft *f, const struct gf_filter_set *fs, cudaStream_t s,
-			struct gf_errbuf *eb)
-{
-	float *d_h = NULL;
-	size_t n = (size_t)fs->channels * fs->taps;
-	int err = gf_cu_dmalloc((void **)&d_h, n * sizeof(float), s, eb);
-	if (!err)
-		err = CU_TRY(eb,
-			     cudaMemcpyAsync(d_h, fs->coeffs, n * sizeof(float), cudaMemcpyHostToDevice, s));
-	for (uint32_t j = 0; !err && j < f->M;) {
-		int pi = plan_for(f, f->M - j);
-		uint32_t cnt = 1u << pi;
-		k_pad_taps<<<blocks_for((uint64_t)cnt * f->C * f->N, 256), 256, 0, s>>>(
-			f->d_W, d_h, fs->taps, j, cnt, f->L, f->N, f->C);
-		err = CU_TRY(eb, cudaGetLastError());
-		if (!err)
-			err = CUFFT_TRY(eb,
-					cufftExecR2C(f->r2c[pi], f->d_W, f->d_H + (size_t)j * f->C * f->NB));
-		j += cnt;
-	}
-	if (!err) /* fs->coeffs is the caller's: the copy must be done before create returns */
-		err = CU_TRY(eb, cudaStreamSynchronize(s));
-	gf_cu_dfree(d_h, s);
-	return err;
-}
-
-int gf_fft_new(struct gf_fft **out, struct gf_cuda_inst *in, const struct gf_filter_set *fs,
-	       const struct gf_fft_shape *shape, struct gf_errbuf *eb)
-{
-	int err;
-	struct gf_fft *f = (struct gf_fft *)calloc(1, sizeof(*f));
-	if (!f) {
-		gf_errbuf_set(eb, "cuda fft: out of host memory");
-		return GF_E_NOMEM;
-	}
-	f->B = shape->B;
-	f->Hh = shape->Hh;
-	f->N = shape->N;
-	f->NB = shape->N / 2 + 1;
-	f->C = fs->channels;
-	f->M = shape->M;
-	f->L = f->M == 1 ? f->N : f->B; /* one partition: the whole filter */
-	while ((1u << f->lb) < f->B)
-		f->lb++;
-	f->gmax = (in->chunk + f->B - 1) / f->B + 1;
-	f->Mr = f->M + f->gmax;
-	f->tf_seg = -1;
-	f->a_seg = -1;
-	f->a_ready = -1;
-	f->s = in->s_comp;
-	{ /* prime passes: a power of two of segments, windows of at most 2^24 floats */
-		uint64_t cap = ((uint64_t)1 << 24) / ((uint64_t)f->C * f->N);
-		uint64_t want = f->M < cap ? f->M : cap;
-		f->gp = 1;
-		while ((uint64_t)f->gp * 2 <= want)
-			f->gp *= 2;
-	}
-	size_t spec = (size_t)f->C * f->NB * sizeof(cufftComplex), win = (size_t)f->C * f->N * sizeof(float);
-	cudaStream_t s = in->s_comp;
-	int made_new = 0;
-	double t[4];
-	t[0] = (1e3 * gf_now_s());
-	if ((err = gf_cu_dmalloc((void **)&f->d_H, spec * f->M, s, eb)) ||
-	    (err = gf_cu_dmalloc((void **)&f->d_X, spec * f->Mr, s, eb)) ||
-	    (err = gf_cu_dmalloc((void **)&f->d_T, 2 * spec, s, eb)) ||
-	    (gf_fft_sums_ahead(f->M, in->max_block) && (err = gf_cu_dmalloc((void **)&f->d_A, 3 * spec, s, eb))) ||
-	    (err = gf_cu_dmalloc((void **)&f->d_Y, spec * f->gmax, s, eb)) ||
-	    (err = gf_cu_dmalloc((void **)&f->d_W, win * f->gmax, s, eb)) ||
-	    (err = gf_cu_dmalloc((void **)&f->d_y, win * f->gmax, s, eb)))
-		goto fail;
-	t[1] = (1e3 * gf_now_s());
-	if ((err = make_plans(f, in->dev, s, &made_new, eb)))
-		goto fail;
-	t[2] = (1e3 * gf_now_s());
-	/* A new plan's set-up may have queued work on the legacy stream, which our
-	 * non-blocking streams do not wait for: wait for that stream alone (it does
-	 * not wait for other instances' non-blocking streams). */
-	if ((made_new && (err = CU_TRY(eb, cudaStreamSynchronize(cudaStreamLegacy)))) ||
-	    (err = make_spectra(f, fs, s, eb)) || (err = gf_fft_reset(f, in, s, eb)))
-		goto fail;
-	t[3] = (1e3 * gf_now_s());
-	gf_debug("cuda fft: set-up ms: buffers %.1f, %d plans %.1f (%s), spectra %.1f", t[1] - t[0],
-		 2 * f->nplans + 1, t[2] - t[1], made_new ? "some new" : "all cached", t[3] - t[2]);
-	*out = f;
-	return 0;
-fail:
-	gf_fft_free(f);
-	return err;
-}
-
-void gf_fft_free(struct gf_fft *f)
-{
-	if (!f)
-		return;
-	/* The caller has synchronized the stream: the plans are idle. */
-	for (int i = 0; i < f->made_r2c; i++)
-		gf_cu_plan_put(f->r2c[i]);
-	for (int i = 0; i < f->made_c2r; i++)
-		gf_cu_plan_put(f->c2r[i]);
-	if (f->made_prime)
-		gf_cu_plan_put(f->r2c_prime);
-	gf_cu_dfree(f->d_work, f->s);
-	gf_cu_dfree(f->d_H, f->s);
-	gf_cu_dfree(f->d_X, f->s);
-	gf_cu_dfree(f->d_T, f->s);
-	gf_cu_dfree(f->d_A, f->s);
-	gf_cu_dfree(f->d_Y, f->s);
-	gf_cu_dfree(f->d_W, f->s);
-	gf_cu_dfree(f->d_y, f->s);
-	free(f);
-}
-
-int gf_fft_reset(struct gf_fft *f, struct gf_cuda_inst *in, cudaStream_t s, struct gf_errbuf *eb)
-{
-	(void)in;
-	CU_RET(eb, cudaMemsetAsync(f->d_X, 0, (size_t)f->Mr * f->C * f->NB * sizeof(cufftComplex), s));
-	f->tf_seg = -1;
-	f->a_seg = -1;
-	f->a_ready = -1;
-	if (f->d_A) { /* silence: the tail of segment 0 is zero, summed ahead already */
-		CU_RET(eb, cudaMemsetAsync(f->d_A, 0, 3 * (size_t)f->C * f->NB * sizeof(cufftComplex), s));
-		f->a_ready = 0;
-	}
-	return 0;
-}
-
-static int launch_mac(struct gf_fft *f, uint32_t slot0, int cached, int store, uint32_t G, cudaStream_t s,
+static int launch_mac(struct gf_cu_fft *f, uint32_t slot0, int cached, int store, uint32_t G, cudaStream_t s,
 		      struct gf_errbuf *eb)
 {
 	const size_t half = (size_t)f->C * f->NB;
@@ -609,13 +237,8 @@ static int launch_mac(struct gf_fft *f, uint32_t slot0, int cached, int store, u
 	return 0;
 }
 
-int gf_fft_sums_ahead(uint32_t M, uint32_t max_block)
-{
-	return M > 2 && max_block < GF_FFT_LIVE_BLOCK;
-}
-
 /* What every k_mac_ahead launch reads: the spectra, the A ring, the shape, the call's segments. */
-static struct mac_ahead_args ahead_args(const struct gf_fft *f, int64_t sf, uint32_t slot0, uint32_t G)
+static struct mac_ahead_args ahead_args(const struct gf_cu_fft *f, int64_t sf, uint32_t slot0, uint32_t G)
 {
 	struct mac_ahead_args a = {};
 	a.A = f->d_A;
@@ -639,8 +262,8 @@ static struct mac_ahead_args ahead_args(const struct gf_fft *f, int64_t sf, uint
  * reset or a prime) is k_mac's whole sum, spread over its lanes; the share
  * of A then follows in a second launch.
  */
-static int launch_mac_ahead(struct gf_fft *f, int64_t sf, uint32_t slot0, uint32_t G, int64_t end, bool cached,
-			    bool store, cudaStream_t s, struct gf_errbuf *eb)
+static int launch_mac_ahead(struct gf_cu_fft *f, int64_t sf, uint32_t slot0, uint32_t G, int64_t end,
+			    bool cached, bool store, cudaStream_t s, struct gf_errbuf *eb)
 {
 	const size_t half = (size_t)f->C * f->NB;
 	const uint32_t parts = f->M - 2;
@@ -669,8 +292,8 @@ static int launch_mac_ahead(struct gf_fft *f, int64_t sf, uint32_t slot0, uint32
 	return 0;
 }
 
-int gf_fft_run(struct gf_fft *f, struct gf_cuda_inst *in, const float *d_in, int64_t j0, uint32_t frames,
-	       float *d_out, cudaStream_t s, struct gf_errbuf *eb)
+int gf_cu_fft_run(struct gf_cu_fft *f, struct gf_cu_inst *in, const float *d_in, int64_t j0, uint32_t frames,
+		  float *d_out, cudaStream_t s, struct gf_errbuf *eb)
 {
 	const int64_t pos = in->line.pos, end = pos + frames;
 	const int64_t sf = pos >> f->lb, sl = (end - 1) >> f->lb;
@@ -711,7 +334,7 @@ int gf_fft_run(struct gf_fft *f, struct gf_cuda_inst *in, const float *d_in, int
 	return 0;
 }
 
-unsigned gf_fft_set_done(struct gf_fft *f, unsigned *done, unsigned seq, uint32_t frames)
+unsigned gf_cu_fft_set_done(struct gf_cu_fft *f, unsigned *done, unsigned seq, uint32_t frames)
 {
 	f->done = done;
 	f->done_seq = seq;
@@ -719,7 +342,7 @@ unsigned gf_fft_set_done(struct gf_fft *f, unsigned *done, unsigned seq, uint32_
 }
 
 /* Sum partitions [from, to) of A_{seg+1} (k_mac_ahead alone, from segment seg's slot). */
-static int sum_ahead(struct gf_fft *f, int64_t seg, uint32_t from, uint32_t to, cudaStream_t s,
+static int sum_ahead(struct gf_cu_fft *f, int64_t seg, uint32_t from, uint32_t to, cudaStream_t s,
 		     struct gf_errbuf *eb)
 {
 	struct mac_ahead_args a = ahead_args(f, seg, (uint32_t)(seg % f->Mr), 1);
@@ -737,7 +360,7 @@ static int sum_ahead(struct gf_fft *f, int64_t seg, uint32_t from, uint32_t to, 
  * calls would have left them. Here, on the control thread, so that the first
  * live call after a swap is no longer than any other.
  */
-static int prime_ahead(struct gf_fft *f, int64_t n, cudaStream_t s, struct gf_errbuf *eb)
+static int prime_ahead(struct gf_cu_fft *f, int64_t n, cudaStream_t s, struct gf_errbuf *eb)
 {
 	const uint32_t parts = f->M - 2;
 	const int64_t sf = n >> f->lb, filled = n - (sf << f->lb);
@@ -751,7 +374,7 @@ static int prime_ahead(struct gf_fft *f, int64_t n, cudaStream_t s, struct gf_er
 	return 0;
 }
 
-int gf_fft_resume(struct gf_fft *f, int64_t pos, cudaStream_t s, struct gf_errbuf *eb)
+int gf_cu_fft_resume(struct gf_cu_fft *f, int64_t pos, cudaStream_t s, struct gf_errbuf *eb)
 {
 	f->tf_seg = -1;
 	f->a_seg = -1;
@@ -760,7 +383,7 @@ int gf_fft_resume(struct gf_fft *f, int64_t pos, cudaStream_t s, struct gf_errbu
 }
 
 /* Lazy loading (docs/cuda.md): load the kernels now, not at a first launch behind a resident kernel. */
-void gf_fft_preload(void)
+void gf_cu_fft_preload(void)
 {
 	cudaFuncAttributes a;
 	(void)cudaFuncGetAttributes(&a, k_gather);
@@ -773,8 +396,8 @@ void gf_fft_preload(void)
 	(void)cudaGetLastError();
 }
 
-int gf_fft_prime(struct gf_fft *f, struct gf_cuda_inst *in, const float *d_hist, uint32_t n, cudaStream_t s,
-		 struct gf_errbuf *eb)
+int gf_cu_fft_prime(struct gf_cu_fft *f, struct gf_cu_inst *in, const float *d_hist, uint32_t n,
+		    cudaStream_t s, struct gf_errbuf *eb)
 {
 	(void)in;
 	f->tf_seg = -1;

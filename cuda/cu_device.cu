@@ -1,0 +1,161 @@
+/*
+ * Starting CUDA and asking about the device: the background start-up
+ * (gf_cuda_prewarm), the context's hardware queues, the device probe, and
+ * pinning the host memory of the layers above (gf_cuda_pin, gf_cuda_unpin).
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "cu_common.cuh"
+
+extern "C" {
+#include "log.h"
+}
+
+/*
+ * Background start-up (gf_cu_prewarm): the driver, the runtime and the
+ * device's primary context (shared by every thread of the process) come up on
+ * a thread while the caller reads its configuration and taps. Every entry
+ * point that talks to the driver first waits for that thread, so CUDA is
+ * never entered from two threads during its initialisation.
+ */
+static pthread_mutex_t g_warm_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_t g_warm_thread;
+static int g_warm_state; /* 0 not started, 1 running (joinable), 2 done */
+static int g_warm_dev;
+
+/*
+ * A persistent kernel never finishes, so nothing may queue behind it: streams
+ * share the driver's hardware work queues (8 by default), and an operation on
+ * a stream that shares the kernel's queue can wait for it. So where the
+ * persistent path is asked for (GPUFIR_CUDA_PERSIST set and not 0 when CUDA
+ * starts), 32 queues (the most) before the context exists, unless the user
+ * set a number. Not otherwise: 32 queues cost about 350 ms more to create the
+ * context on the H200 (470-540 ms against 100-150 ms with 8, docs/cuda.md),
+ * more than a whole CPU run of a short file.
+ */
+static pthread_once_t g_conn_once = PTHREAD_ONCE_INIT;
+static int g_connections; /* the hardware queues the context is made with */
+static void set_connections(void)
+{
+	const char *persist = getenv("GPUFIR_CUDA_PERSIST");
+	if (persist && *persist && strcmp(persist, "0") != 0)
+		setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
+	const char *q = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+	g_connections = q && *q ? atoi(q) : 8;
+}
+
+int gf_cu_connections(void)
+{
+	pthread_once(&g_conn_once, set_connections);
+	return g_connections;
+}
+
+static double g_warm_ms[3]; /* driver and runtime, primary context; the caller's wait (-v) */
+
+static void *prewarm_main(void *)
+{
+	int n = 0;
+	double t = (1e3 * gf_now_s());
+	if (cudaGetDeviceCount(&n) == cudaSuccess && g_warm_dev >= 0 && g_warm_dev < n) {
+		g_warm_ms[0] = (1e3 * gf_now_s()) - t;
+		if (cudaSetDevice(g_warm_dev) == cudaSuccess)
+			(void)cudaFree(NULL); /* creates the primary context */
+		g_warm_ms[1] = (1e3 * gf_now_s()) - t - g_warm_ms[0];
+	}
+	(void)cudaGetLastError();
+	return NULL;
+}
+
+extern "C" void gf_cu_prewarm(int gpu_index)
+{
+	const char *env = getenv("GPUFIR_CUDA_PREWARM");
+	pthread_once(&g_conn_once, set_connections);
+	if (env && strcmp(env, "0") == 0)
+		return;
+	pthread_mutex_lock(&g_warm_mu);
+	if (g_warm_state == 0) {
+		g_warm_dev = gpu_index;
+		g_warm_state = pthread_create(&g_warm_thread, NULL, prewarm_main, NULL) == 0 ? 1 : 2;
+	}
+	pthread_mutex_unlock(&g_warm_mu);
+}
+
+extern "C" void gf_cu_prewarm_wait(void)
+{
+	pthread_mutex_lock(&g_warm_mu);
+	if (g_warm_state == 1) {
+		double t = (1e3 * gf_now_s());
+		pthread_join(g_warm_thread, NULL);
+		g_warm_ms[2] = (1e3 * gf_now_s()) - t;
+		gf_debug("cuda: start-up in the background: driver and runtime %.1f ms, context %.1f ms "
+			 "(%d hardware queues); waited %.1f ms for it",
+			 g_warm_ms[0], g_warm_ms[1], g_connections, g_warm_ms[2]);
+	}
+	g_warm_state = 2;
+	pthread_mutex_unlock(&g_warm_mu);
+}
+
+extern "C" int gf_cu_probe(int gpu_index, char *desc, uint32_t desc_len)
+{
+	int n = 0;
+	pthread_once(&g_conn_once, set_connections);
+	gf_cu_prewarm_wait();
+	cudaError_t e = cudaGetDeviceCount(&n);
+	if (e != cudaSuccess) {
+		(void)cudaGetLastError();
+		snprintf(desc, desc_len, "no usable CUDA device: %s", cudaGetErrorString(e));
+		return GF_E_NOGPU;
+	}
+	if (gpu_index < 0 || gpu_index >= n) {
+		snprintf(desc, desc_len, "no CUDA device %d (%d present)", gpu_index, n);
+		return GF_E_NOGPU;
+	}
+	cudaDeviceProp prop;
+	int mode = cudaComputeModeDefault;
+	e = cudaGetDeviceProperties(&prop, gpu_index);
+	if (e == cudaSuccess)
+		e = cudaDeviceGetAttribute(&mode, cudaDevAttrComputeMode, gpu_index);
+	if (e != cudaSuccess || mode == cudaComputeModeProhibited) {
+		(void)cudaGetLastError();
+		snprintf(desc, desc_len, "CUDA device %d unusable: %s", gpu_index,
+			 e != cudaSuccess ? cudaGetErrorString(e) : "compute mode prohibited");
+		return GF_E_NOGPU;
+	}
+	snprintf(desc, desc_len, "%.96s (sm_%d%d, %.0f GiB)", prop.name, prop.major, prop.minor,
+		 (double)prop.totalGlobalMem / (1024.0 * 1024.0 * 1024.0));
+	return 0;
+}
+
+extern "C" int gf_cu_pin(void *ptr, size_t bytes)
+{
+	int n = 0;
+	gf_cu_prewarm_wait();
+	if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+		(void)cudaGetLastError();
+		return GF_E_NOGPU;
+	}
+	if (cudaHostRegister(ptr, bytes, cudaHostRegisterDefault) != cudaSuccess) {
+		(void)cudaGetLastError();
+		return GF_E_CUDA;
+	}
+	return 0;
+}
+
+/* cudaHostUnregister waits for every kernel on the device (measured, docs/cuda.md):
+ * behind work that missed its deadline, or a persistent kernel, it could wait
+ * for good, and work in doubt may still copy to or from the buffer. Then the
+ * buffer stays registered and is the caller's to leak. */
+extern "C" int gf_cu_unpin(void *ptr)
+{
+	if (!ptr)
+		return 0;
+	if (gf_cu_device_wait_may_hang())
+		return 1;
+	if (cudaHostUnregister(ptr) != cudaSuccess)
+		(void)cudaGetLastError(); /* never pinned: fine */
+	return 0;
+}
