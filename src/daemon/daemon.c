@@ -45,41 +45,29 @@ static int signals_open(sigset_t *old)
 
 /* ---- reload ------------------------------------------------------------ */
 
-/* Replace engine and stream with @p ne (owned; NULL: build it here) and @p next
- * (owned). Audio stops only once the new engine is built; if the new stream
- * cannot start, the old settings are restored. Fills @p r's outcome and text. */
+/* Replace engine and stream with @p ne and @p next (both owned; the engine was
+ * built on the build thread). Audio stops only now, for a config whose filters
+ * and engine are known to be good; if the new stream cannot start, the old
+ * settings are restored. Fills @p r's outcome and text. */
 static void restart_with(struct daemon *d, struct gf_config *next, struct gf_engine *ne, const char *why,
 			 struct gf_reload_result *r)
 {
 	struct gf_errbuf eb = {{0}};
-	int err = ne ? 0 : gf_dm_engine_for(next, d->force_cpu, &ne, &eb);
-	if (err) {
-		snprintf(r->text, sizeof(r->text), "reload failed: %s",
-			 eb.msg[0] ? eb.msg : gf_strerror(err));
-		r->outcome = GF_RELOAD_FAILED;
-		r->err = err;
-		gf_config_free(next);
-		return;
-	}
 	gf_notice("restarting audio stream: %s", why);
 	int was_running = d->live != NULL;
 	gf_dm_stream_stop(d);
-	if (d->engine_stuck) { /* the worker was abandoned and nothing replaced its engine: exiting */
-		gf_engine_free(ne);
-		gf_config_free(next);
-		r->outcome = GF_RELOAD_FAILED;
-		r->err = GF_E_BUSY;
-		snprintf(r->text, sizeof(r->text), "reload failed: the audio worker is stuck");
-		return;
-	}
+	/* A worker abandoned now (or before) keeps its engine: never freed; @p ne replaces it. */
+	int stuck = d->engine_stuck;
 	struct gf_config *oc = d->cfg;
 	struct gf_engine *oe = d->engine;
 	d->cfg = next;
 	d->engine = ne;
-	err = gf_dm_stream_start(d, &eb);
+	d->engine_stuck = 0;
+	int err = gf_dm_stream_start(d, &eb);
 	if (!err || !was_running) {
 		/* Started, or nothing was running before: keep the new settings either way. */
-		gf_engine_free(oe);
+		if (!stuck)
+			gf_engine_free(oe);
 		gf_config_free(oc);
 		snprintf(r->text, sizeof(r->text), "stream restarted: %.600s%s%s", why, err ? "; " : "",
 			 err ? "audio not running yet" : "");
@@ -93,6 +81,7 @@ static void restart_with(struct daemon *d, struct gf_config *next, struct gf_eng
 	gf_config_free(next);
 	d->cfg = oc;
 	d->engine = oe;
+	d->engine_stuck = stuck; /* then the restart below waits for its replacement (an outage) */
 	r->outcome = GF_RELOAD_FAILED;
 	r->err = err;
 	snprintf(r->text, sizeof(r->text),
@@ -140,7 +129,7 @@ static void reload_begin(struct daemon *d, const char *trigger)
 	gf_info("reloading configuration (%s)", trigger);
 	if (d->ready_sent)
 		gf_notify_reloading();
-	int err = gf_dm_build_start(d, trigger);
+	int err = gf_dm_build_start(d, GF_DM_BUILD_RELOAD, trigger);
 	if (err) {
 		struct gf_reload_result r = {.outcome = GF_RELOAD_FAILED, .err = err};
 		snprintf(r.text, sizeof(r.text), "reload failed: cannot start a build thread: %s",
@@ -148,45 +137,48 @@ static void reload_begin(struct daemon *d, const char *trigger)
 		reload_done(d, &r, gf_now_ms());
 		return;
 	}
-	d->build_startup = 0;
 	gf_dm_status_update(d, 1);
 }
 
-/* A reload's build is done: swap its filter in, or restart with its engine.
- * @return 1 if the previous swap still crossfades: the loop calls again on
- * its next pass (it keeps pinging and answering meanwhile), up to the
- * crossfade's length plus a second; after that the reload fails BUSY. */
+/* A reload's job is done (reload.c decides what next, given the state now):
+ * swap its filter in, restart the stream on its engine, or have the build
+ * thread make the engine it now needs. @return 1 while the reload goes on: its
+ * swap waits for the running crossfade (gf_reload_job_swap's retry policy), or
+ * its engine is being built; the loop comes back on a later pass, answering
+ * signals, the watchdog and status meanwhile. */
 static int reload_finish(struct daemon *d, struct gf_dm_build *b)
 {
-	struct gf_reload_result r = b->r;
-	if (!b->err && r.outcome == GF_RELOAD_APPLIED && d->live && !d->engine_stuck) {
-		int64_t now = gf_now_ms();
-		if (!b->swap_until_ms)
-			b->swap_until_ms = now + (int64_t)d->cfg->crossfade_ms + 1000;
-		int err = gf_reload_swap(d->engine, b->cfg, b->fs, 0, &r);
-		if (err == GF_E_BUSY && now < b->swap_until_ms)
+	struct gf_reload_job *j = &b->job;
+	switch (gf_reload_job_next(j, d->live != NULL && !d->engine_stuck, d->force_cpu)) {
+	case GF_RELOAD_NEXT_SWAP:
+		if (gf_reload_job_swap(j, d->engine, gf_now_ms()))
 			return 1;
-		if (err == 0) {
+		if (j->r.outcome == GF_RELOAD_APPLIED) {
 			gf_config_free(d->cfg);
-			d->cfg = b->cfg;
-			b->cfg = NULL;
+			d->cfg = j->cfg;
+			j->cfg = NULL;
 		}
-	} else if (!b->err) {
-		/* A restart; or the stream went away while the filter was built. */
-		char why[sizeof(r.text)];
+		break;
+	case GF_RELOAD_NEXT_ENGINE:
+		if ((j->r.err = gf_dm_build_again(d, b)) == 0)
+			return 1;
+		j->r.outcome = GF_RELOAD_FAILED;
+		snprintf(j->r.text, sizeof(j->r.text), "reload failed: cannot start a build thread: %s",
+			 gf_strerror(j->r.err));
+		break;
+	case GF_RELOAD_NEXT_RESTART: {
 		const char *pre = "stream restart needed: ";
-		snprintf(why, sizeof(why), "%s",
-			 r.outcome == GF_RELOAD_RESTART ? r.text + strlen(pre) : "audio not running");
-		struct gf_engine *ne = b->engine;
-		b->engine = NULL;
-		if (ne && d->force_cpu && !b->force_cpu) { /* an abandoned worker forced the CPU meanwhile */
-			gf_engine_free(ne);
-			ne = NULL;
-		}
-		restart_with(d, b->cfg, ne, why, &r);
-		b->cfg = NULL;
+		char why[sizeof(j->r.text)];
+		snprintf(why, sizeof(why), "%s", j->r.text + strlen(pre));
+		restart_with(d, j->cfg, j->engine, why, &j->r);
+		j->cfg = NULL;
+		j->engine = NULL;
+		break;
 	}
-	reload_done(d, &r, b->t0_ms);
+	case GF_RELOAD_NEXT_REPORT:
+		break;
+	}
+	reload_done(d, &j->r, b->t0_ms);
 	return 0;
 }
 
@@ -218,8 +210,11 @@ static void watchdog_ping(struct daemon *d, int64_t now, int64_t early_ms)
 	 * (STATUS= says so); see the policy above struct daemon. */
 	int retrying = d->state != D_RUNNING && d->lost_at_ms && d->lost_known;
 	/* A filter build is progress of known cause too, up to a bound: one that
-	 * never ends stops the pings, and systemd's watchdog restarts the service. */
-	int building = d->build && now - d->build->t0_ms < BUILD_PING_MAX_MS;
+	 * never ends stops the pings, and systemd's watchdog restarts the service.
+	 * Not the replacement of a stuck worker's engine: that outage's cause is
+	 * unknown, and it pings only once audio flows again. */
+	int building =
+		d->build && d->build->kind != GF_DM_BUILD_ENGINE && now - d->build->t0_ms < BUILD_PING_MAX_MS;
 	if (!d->wd_usec || !(d->healthy || retrying || building) || now + early_ms < d->next_wd_ms)
 		return;
 	gf_notify_watchdog();
@@ -274,14 +269,15 @@ static void timers(struct daemon *d)
 		gf_dm_stats_log(d);
 	}
 	gf_dm_status_update(d, 0);
-	gf_engine_reap(d->engine);
+	if (!d->engine_stuck) /* a stuck worker's engine is never run or changed again */
+		gf_engine_reap(d->engine);
 }
 
 static int poll_timeout(const struct daemon *d)
 {
 	int64_t t = LOOP_MS, now = gf_now_ms();
-	if (d->build && d->build->swap_until_ms)
-		t = SWAP_RETRY_MS; /* a swap waits for the running crossfade to end */
+	if (d->build && d->build->job.swap_until_ms)
+		t = GF_RELOAD_SWAP_RETRY_MS; /* a swap waits for the running crossfade to end */
 	/* While a build runs, pending reloads wait for its eventfd, not a timer. */
 	int w = d->watch && !d->build ? gf_watch_timeout_ms(d->watch) : -1;
 	if (w >= 0 && w < t)
@@ -302,8 +298,8 @@ static void build_progress(struct daemon *d)
 	struct gf_dm_build *b = d->build;
 	if (!b)
 		return;
-	struct gf_config *loaded = atomic_load_explicit(&b->loaded, memory_order_acquire);
-	if (d->build_startup && !d->cfg && loaded) {
+	struct gf_config *loaded = atomic_load_explicit(&b->job.loaded, memory_order_acquire);
+	if (b->kind == GF_DM_BUILD_STARTUP && !d->cfg && loaded) {
 		d->cfg = loaded; /* shared, read-only, until the build is done; then d->cfg owns it */
 		apply_log_level(d->cfg);
 		gf_dm_status_open(d);
@@ -313,15 +309,17 @@ static void build_progress(struct daemon *d)
 		gf_warn("build: eventfd: %s", strerror(errno));
 	if (!(b = gf_dm_build_take(d)))
 		return;
-	if (d->build_startup) {
+	if (b->kind == GF_DM_BUILD_STARTUP) {
 		int rc = startup_finish(d, b);
 		if (rc != GF_EXIT_OK) {
 			d->stop = 1;
 			d->exit_code = rc;
 		}
+	} else if (b->kind == GF_DM_BUILD_ENGINE) {
+		gf_dm_engine_replaced(d, b);
 	} else {
 		if (reload_finish(d, b)) {
-			d->build = b; /* its swap waits for the running crossfade: retried next pass */
+			d->build = b; /* its swap waits, or its engine is being built: back next pass */
 			return;
 		}
 		d->next_hup_ms = gf_now_ms() + DEBOUNCE_MS;
@@ -359,6 +357,7 @@ static void loop(struct daemon *d)
 				gf_dm_status_serve(d);
 			continue;
 		}
+		gf_dm_engine_replace_due(d); /* before a reload: audio waits for it */
 		reload_due(d);
 		d->healthy = gf_dm_health_check(d);
 		if (d->stop)
@@ -405,21 +404,20 @@ static int respawn_exec(struct daemon *d)
 static int startup_finish(struct daemon *d, struct gf_dm_build *b)
 {
 	struct gf_errbuf eb = {{0}};
-	const char *pre = "reload failed: ";
-	if (b->cfg && d->cfg == b->cfg)
-		b->cfg = NULL; /* d->cfg owns it (build_progress shared it) */
-	else if (b->cfg) {
-		d->cfg = b->cfg; /* loaded and done within one loop pass */
-		b->cfg = NULL;
+	struct gf_reload_job *j = &b->job;
+	if (j->cfg && d->cfg == j->cfg)
+		j->cfg = NULL; /* d->cfg owns it (build_progress shared it) */
+	else if (j->cfg) {
+		d->cfg = j->cfg; /* loaded and done within one loop pass */
+		j->cfg = NULL;
 		apply_log_level(d->cfg);
 	}
-	if (b->err) {
-		gf_err("%s", strncmp(b->r.text, pre, strlen(pre)) == 0 ? b->r.text + strlen(pre) : b->r.text);
-		return gf_exit_code(b->err);
+	if (j->err) {
+		gf_err("%s", gf_reload_reason(&j->r));
+		return gf_exit_code(j->err);
 	}
-	d->engine = b->engine;
-	b->engine = NULL;
-	d->build_startup = 0;
+	d->engine = j->engine; /* the job had no running config: a restart, with its engine */
+	j->engine = NULL;
 	d->started = 1;
 	gf_info("filters built in %.2f s", (gf_now_ms() - b->t0_ms) / 1000.0);
 	if (d->wd_usec) {
@@ -456,8 +454,7 @@ static int daemon_start(struct daemon *d, const struct gf_respawn *rs)
 		gf_info("systemd watchdog: %.1f s, pinging every %.1f s while filters build, audio flows or "
 			"a lost device is being retried",
 			d->wd_usec / 1e6, d->wd_usec / 2e6 - WD_EARLY_MS / 1e3);
-	d->build_startup = 1;
-	int err = gf_dm_build_start(d, "start-up");
+	int err = gf_dm_build_start(d, GF_DM_BUILD_STARTUP, "start-up");
 	if (err) {
 		gf_err("cannot start the filter build: %s", gf_strerror(err));
 		return gf_exit_code(err);
@@ -479,7 +476,7 @@ int gf_daemon_left_stuck_work(void)
 static void daemon_finish(struct daemon *d)
 {
 	struct gf_engine_stats es = {0};
-	if (d->build && d->build_startup && d->cfg) /* d->cfg is the build's: it frees it if it ends now */
+	if (d->build && d->build->kind == GF_DM_BUILD_STARTUP && d->cfg) /* the build's: freed with it */
 		d->cfg = NULL;
 	d->builds_abandoned += gf_dm_build_abandon(d);
 	if (d->engine) {

@@ -1,15 +1,18 @@
-/* The daemon's filter builds, on a build thread of their own: loading the
- * config, designing, converting to minimum phase, reading filter files,
- * pre-convolving chains and creating a new engine can take seconds, and the
- * control thread must keep pinging the watchdog, answering status queries and
- * honouring SIGTERM meanwhile (docs/live.md, "Builds").
+/* The daemon's builds, on a build thread of their own: loading the config,
+ * designing, converting to minimum phase, reading filter files, pre-convolving
+ * chains and creating a new engine can take seconds, and the control thread
+ * must keep pinging the watchdog, answering status queries and honouring
+ * SIGTERM meanwhile (docs/daemon.md, "Builds off the control thread"). Every
+ * engine the daemon makes is made here: at start-up, for a reload that
+ * restarts the stream, and to replace an engine a stuck worker holds.
  *
- * The build thread touches only its job: the config source (fixed for the
- * process), the running config (read only: the control thread replaces or
- * frees it only once the job is done) and what it makes. It ends by writing
- * the job's eventfd, which wakes the control loop. A build still running when
- * the daemon stops is abandoned, never joined without a deadline: its thread
- * and everything it reads are left alive, and the process ends with _exit. */
+ * The build thread runs one gf_reload_job (reload.c) and touches only it: the
+ * config source (fixed for the process), the running config (read only: the
+ * control thread replaces or frees it only once the job is done) and what it
+ * makes. It ends by writing the job's eventfd, which wakes the control loop.
+ * A build still running when the daemon stops is abandoned, never joined
+ * without a deadline: its thread and everything it reads are left alive, and
+ * the process ends with _exit. */
 #define _GNU_SOURCE /* pthread_timedjoin_np */
 #include <errno.h>
 #include <stdio.h>
@@ -28,41 +31,10 @@
 
 #define BUILD_JOIN_MS 200 /* at exit: how long a running build may still take before it is abandoned */
 
-/* A new engine (start-up, or a restart), from the filter set just made. */
-static void build_engine(struct gf_dm_build *b)
-{
-	struct gf_engine_params p;
-	gf_reload_engine_params(b->cfg, b->fs->taps, &p);
-	if (b->force_cpu)
-		p.backend = GF_BACKEND_CPU;
-	b->err = gf_engine_new(&b->engine, &p, b->fs, &b->eb);
-	gf_filter_set_free(b->fs);
-	b->fs = NULL;
-	if (b->err) {
-		b->r.outcome = GF_RELOAD_FAILED;
-		b->r.err = b->err;
-		snprintf(b->r.text, sizeof(b->r.text), "reload failed: %s",
-			 b->eb.msg[0] ? b->eb.msg : gf_strerror(b->err));
-	}
-}
-
 static void *build_main(void *arg)
 {
 	struct gf_dm_build *b = arg;
-	b->err = gf_reload_load_config(b->src, &b->cfg, &b->eb);
-	if (b->err) {
-		b->r.outcome = GF_RELOAD_FAILED;
-		b->r.err = b->err;
-		snprintf(b->r.text, sizeof(b->r.text), "reload failed: %s",
-			 b->eb.msg[0] ? b->eb.msg : gf_strerror(b->err));
-	} else {
-		/* From here the config is only read: the control thread may read it too
-		 * (at start-up: the status socket's path, the log level). */
-		atomic_store_explicit(&b->loaded, b->cfg, memory_order_release);
-		b->err = gf_reload_build(b->cfg, b->running, b->engine_running, &b->fs, &b->r);
-		if (!b->err && b->r.outcome == GF_RELOAD_RESTART)
-			build_engine(b);
-	}
+	gf_reload_job_run(&b->job); /* the whole reload path's slow half (reload.c) */
 	atomic_store_explicit(&b->done, 1, memory_order_release);
 	uint64_t one = 1;
 	if (write(b->efd, &one, sizeof(one)) != (ssize_t)sizeof(one))
@@ -70,7 +42,19 @@ static void *build_main(void *arg)
 	return NULL;
 }
 
-int gf_dm_build_start(struct daemon *d, const char *trigger)
+/* Run @p b's job on a new build thread; on success it is d->build. */
+static int build_launch(struct daemon *d, struct gf_dm_build *b)
+{
+	atomic_store_explicit(&b->done, 0, memory_order_relaxed);
+	/* The signals stay blocked in the new thread (inherited mask): they reach the loop's signalfd. */
+	if (pthread_create(&b->thread, NULL, build_main, b) != 0)
+		return GF_E_NOMEM;
+	b->thread_live = 1;
+	d->build = b;
+	return 0;
+}
+
+int gf_dm_build_start(struct daemon *d, enum gf_dm_build_kind kind, const char *trigger)
 {
 	struct gf_dm_build *b = calloc(1, sizeof(*b));
 	if (!b)
@@ -80,21 +64,33 @@ int gf_dm_build_start(struct daemon *d, const char *trigger)
 		free(b);
 		return GF_E_IO;
 	}
-	b->src = &d->o->src;
-	b->running = d->cfg;
-	b->engine_running = d->live != NULL && !d->engine_stuck;
-	b->force_cpu = d->force_cpu;
+	b->kind = kind;
 	b->t0_ms = gf_now_ms();
 	snprintf(b->trigger, sizeof(b->trigger), "%s", trigger);
-	/* The signals stay blocked in the new thread (inherited mask): they reach the loop's signalfd. */
-	int rc = pthread_create(&b->thread, NULL, build_main, b);
+	/* The running config is only read by the job: the control thread keeps it until the job is done. */
+	if (kind == GF_DM_BUILD_ENGINE)
+		gf_reload_job_init(&b->job, NULL, d->cfg, 0, 1);
+	else
+		gf_reload_job_init(&b->job, &d->o->src, d->cfg, d->live != NULL && !d->engine_stuck,
+				   d->force_cpu);
+	int rc = build_launch(d, b);
 	if (rc != 0) {
 		close(b->efd);
 		free(b);
-		return GF_E_NOMEM;
 	}
-	d->build = b;
-	return 0;
+	return rc;
+}
+
+int gf_dm_build_again(struct daemon *d, struct gf_dm_build *b)
+{
+	return build_launch(d, b);
+}
+
+const char *gf_dm_build_name(const struct gf_dm_build *b)
+{
+	return b->kind == GF_DM_BUILD_STARTUP  ? "start-up"
+	       : b->kind == GF_DM_BUILD_RELOAD ? "reload"
+					       : "engine";
 }
 
 int gf_dm_build_fd(const struct daemon *d)
@@ -107,8 +103,9 @@ struct gf_dm_build *gf_dm_build_take(struct daemon *d)
 	struct gf_dm_build *b = d->build;
 	if (!b || !atomic_load_explicit(&b->done, memory_order_acquire))
 		return NULL;
-	if (!b->swap_until_ms)		       /* a build waiting to swap was joined already */
+	if (b->thread_live) /* else joined already: its swap waits for the running crossfade */
 		pthread_join(b->thread, NULL); /* it has written done: it is returning */
+	b->thread_live = 0;
 	d->build = NULL;
 	return b;
 }
@@ -117,9 +114,7 @@ void gf_dm_build_free(struct gf_dm_build *b)
 {
 	if (!b)
 		return;
-	gf_filter_set_free(b->fs);
-	gf_engine_free(b->engine);
-	gf_config_free(b->cfg);
+	gf_reload_job_clear(&b->job);
 	close(b->efd);
 	free(b);
 }
@@ -130,7 +125,7 @@ int gf_dm_build_abandon(struct daemon *d)
 	if (!b)
 		return 0;
 	struct timespec ts = gf_deadline_in(CLOCK_REALTIME, BUILD_JOIN_MS * 1000000ull);
-	if (b->swap_until_ms || pthread_timedjoin_np(b->thread, NULL, &ts) == 0) {
+	if (!b->thread_live || pthread_timedjoin_np(b->thread, NULL, &ts) == 0) {
 		d->build = NULL;
 		gf_dm_build_free(b);
 		return 0;

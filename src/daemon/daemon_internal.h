@@ -2,7 +2,7 @@
  * Internal to the daemon: its state, shared by daemon.c (signals, reload, the
  * loop, start and stop), daemon_stream.c (engine and stream, device loss and
  * health) and daemon_status.c (STATUS=, the status socket, the stats log).
- * Everything here runs on the daemon's control thread, except a filter build
+ * Everything here runs on the daemon's control thread, except a build
  * (daemon_build.c), which runs on a build thread of its own and touches only
  * its struct gf_dm_build.
  */
@@ -23,11 +23,10 @@
 #include "status.h"
 #include "watch.h"
 
-#define LOOP_MS 200	       /* longest poll sleep: health/watchdog/stats granularity */
-#define DEBOUNCE_MS 150	       /* one editor save = one reload */
-#define SWAP_RETRY_MS 5	       /* a built filter waiting for the running crossfade: retry this often */
-#define STALL_MS 3000	       /* no block for this long while "running" = device lost */
-#define START_TIMEOUT_MS 10000 /* a started stream must deliver its first block by then */
+#define LOOP_MS 200		       /* longest poll sleep: health/watchdog/stats granularity */
+#define DEBOUNCE_MS 150		       /* one editor save = one reload */
+#define STALL_MS 3000		       /* no block for this long while "running" = device lost */
+#define START_TIMEOUT_MS 10000	       /* a started stream must deliver its first block by then */
 #define RETRY_MIN_MS GF_RESPAWN_MIN_MS /* device-loss retry backoff: 0.5 s doubling to 10 s */
 #define STATUS_EVERY_MS 2000	       /* STATUS= refresh (xruns, p99 change continuously) */
 #define DEFAULT_STATS_S 60.0
@@ -49,30 +48,25 @@ enum dstate {
  * stream makes no progress, nor after the engine stalled (cause unknown: a
  * fresh process is the remedy, which systemd's watchdog provides). */
 
-/* One filter build on the build thread (daemon_build.c): inputs fixed before
- * it starts, outputs read by the control thread once done is set. */
+/* What a build is for: its status (`build:`) and what the loop does with it. */
+enum gf_dm_build_kind {
+	GF_DM_BUILD_STARTUP, /* the first config and engine */
+	GF_DM_BUILD_RELOAD,  /* a reload: a filter to swap in, or a restart's engine */
+	GF_DM_BUILD_ENGINE,  /* a CPU engine for the running config, replacing a stuck worker's */
+};
+
+/* One build on the build thread (daemon_build.c): its job's inputs are fixed
+ * before the thread starts, its outputs read by the control thread once done
+ * is set. */
 struct gf_dm_build {
 	pthread_t thread;
-	int efd;			    /* eventfd written when done: in the loop's poll set */
-	atomic_int done;		    /* release: the outputs are complete */
-	_Atomic(struct gf_config *) loaded; /* the config, once loaded: read-only from then on */
-	/* inputs */
-	const struct gf_config_source *src;
-	const struct gf_config *running; /* read only; the control thread keeps it until done */
-	int engine_running;		 /* a stream runs: a compatible config is swapped in */
-	int force_cpu;
+	int thread_live; /* started and not joined yet */
+	int efd;	 /* eventfd written when done: in the loop's poll set */
+	atomic_int done; /* release: the job's outputs are complete */
+	enum gf_dm_build_kind kind;
 	int64_t t0_ms;
 	char trigger[600];
-	/* outputs */
-	int err;
-	struct gf_config *cfg;	   /* the new config (also on failure, if it loaded) */
-	struct gf_filter_set *fs;  /* APPLIED: to swap into the running engine */
-	struct gf_engine *engine;  /* RESTART: the new engine */
-	struct gf_reload_result r; /* outcome and text */
-	struct gf_errbuf eb;
-	/* Done and joined, its filter waiting for the previous swap's crossfade to
-	 * end: the loop retries the swap each pass until then (0: not waiting). */
-	int64_t swap_until_ms;
+	struct gf_reload_job job; /* what the thread runs (reload.c) */
 };
 
 struct daemon {
@@ -130,8 +124,7 @@ struct daemon {
 	int engine_stuck;	    /* d->engine is one of them: query it only, never free or run it */
 	int force_cpu;		    /* build later engines on the CPU backend */
 	/* builds and reloads */
-	struct gf_dm_build *build;   /* the build running, or NULL */
-	int build_startup;	     /* it is the start-up build (no engine yet) */
+	struct gf_dm_build *build;   /* the build running (or its swap waiting), or NULL */
 	int started;		     /* the start-up build is done and applied */
 	int builds_abandoned;	     /* left running at exit: end with _exit */
 	const struct gf_respawn *rs; /* state an in-place restart handed over, or NULL */
@@ -142,12 +135,14 @@ struct daemon {
 };
 
 /* daemon_stream.c */
-/** Build an engine for @p c with its filter set; on the CPU backend if @p force_cpu. */
-int gf_dm_engine_for(const struct gf_config *c, int force_cpu, struct gf_engine **out, struct gf_errbuf *eb);
 /** Open and start the stream on d->cfg/d->engine. On failure d->live stays NULL. */
 int gf_dm_stream_start(struct daemon *d, struct gf_errbuf *eb);
-/** Bounded (gf_live_stop); a stuck worker's engine is abandoned and replaced by a CPU engine. */
+/** Bounded (gf_live_stop); a stuck worker's engine is abandoned (d->engine_stuck). */
 void gf_dm_stream_stop(struct daemon *d);
+/** A stuck worker's engine waits for a replacement: start its build if none runs. */
+void gf_dm_engine_replace_due(struct daemon *d);
+/** The replacement's build is done: run on its engine, or exit if there is none. */
+void gf_dm_engine_replaced(struct daemon *d, struct gf_dm_build *b);
 /** The stream is gone (@p known: device or server loss, as opposed to a stall): retry with backoff. */
 void gf_dm_device_lost(struct daemon *d, const char *why, int known);
 /** Poll the stream, move between states. @return 1 if audio flows. */
@@ -156,8 +151,13 @@ int gf_dm_health_check(struct daemon *d);
 void gf_dm_outage_resume(struct daemon *d, const struct gf_respawn *r);
 
 /* daemon_build.c */
-/** Start a build of d->o->src against d->cfg (NULL at start-up) on the build thread. */
-int gf_dm_build_start(struct daemon *d, const char *trigger);
+/** Start a build on the build thread: of d->o->src against d->cfg (NULL at start-up), or for
+ * GF_DM_BUILD_ENGINE a CPU engine of d->cfg. On success it is d->build. */
+int gf_dm_build_start(struct daemon *d, enum gf_dm_build_kind kind, const char *trigger);
+/** Run a taken build's job again (gf_reload_job_next said ENGINE). On success it is d->build. */
+int gf_dm_build_again(struct daemon *d, struct gf_dm_build *b);
+/** "start-up", "reload" or "engine": what @p b builds, for the status. */
+const char *gf_dm_build_name(const struct gf_dm_build *b);
 /** The running build's eventfd (readable when done), or -1. */
 int gf_dm_build_fd(const struct daemon *d);
 /** The finished build (joined; d->build NULL again), or NULL while it runs or if none. */

@@ -31,8 +31,8 @@ static void build_text(const struct daemon *d, char *buf, size_t len)
 {
 	buf[0] = '\0';
 	if (d->build)
-		snprintf(buf, len, "%s: building filters for %.1f s",
-			 d->build_startup ? "start-up" : "reload", (gf_now_ms() - d->build->t0_ms) / 1000.0);
+		snprintf(buf, len, "%s: building filters for %.1f s", gf_dm_build_name(d->build),
+			 (gf_now_ms() - d->build->t0_ms) / 1000.0);
 }
 
 /* The one-line STATUS= text. */
@@ -159,7 +159,7 @@ static void status_build(const struct daemon *d, char *buf, size_t len)
 	if (!d->build)
 		snprintf(buf, len, "build: none\n");
 	else
-		snprintf(buf, len, "build: %s\nbuild_s: %.1f\n", d->build_startup ? "start-up" : "reload",
+		snprintf(buf, len, "build: %s\nbuild_s: %.1f\n", gf_dm_build_name(d->build),
 			 (gf_now_ms() - d->build->t0_ms) / 1000.0);
 }
 

@@ -1,4 +1,5 @@
-/* The daemon's engine and stream: building them, starting and stopping audio,
+/* The daemon's engine and stream: starting and stopping audio, an engine a
+ * stuck worker holds and its replacement (built on the build thread),
  * device loss with retry and backoff, and the health check that notices it. */
 #include <stdio.h>
 #include <string.h>
@@ -7,25 +8,8 @@
 #include "clock.h"
 #include "daemon_internal.h"
 #include "error.h"
-#include "filter_set.h"
 #include "log.h"
 #include "reload.h"
-
-int gf_dm_engine_for(const struct gf_config *c, int force_cpu, struct gf_engine **out, struct gf_errbuf *eb)
-{
-	struct gf_filter_set *fs = NULL;
-	struct gf_engine_params p;
-	*out = NULL;
-	int err = gf_config_build(c, c->sample_rate, gf_reload_channels(c), &fs, eb);
-	if (err)
-		return err;
-	gf_reload_engine_params(c, fs->taps, &p);
-	if (force_cpu)
-		p.backend = GF_BACKEND_CPU;
-	err = gf_engine_new(out, &p, fs, eb);
-	gf_filter_set_free(fs);
-	return err;
-}
 
 static void stream_log_started(struct daemon *d)
 {
@@ -85,8 +69,10 @@ static struct gf_engine *kept_engines[MAX_KEPT_ENGINES];
 /*
  * The stream's worker did not stop (stuck inside the engine, e.g. in a GPU
  * driver call) and was abandoned with the engine it holds: that engine may
- * never be freed or run again. Unless the daemon is stopping, a CPU engine
- * of the same settings replaces it, so the stream can restart on the CPU.
+ * never be freed or run again. Unless the daemon is stopping, the loop has
+ * the build thread make a CPU engine of the same settings
+ * (gf_dm_engine_replace_due), and the stream restarts on it: engines are
+ * never built on the control thread.
  */
 static void engine_abandon(struct daemon *d)
 {
@@ -95,23 +81,42 @@ static void engine_abandon(struct daemon *d)
 	d->engines_abandoned++;
 	d->engine_stuck = 1; /* still answers queries (atomic reads) */
 	d->force_cpu = 1;
-	if (d->stop)
-		return;
-	struct gf_errbuf eb = {{0}};
-	struct gf_engine *ne = NULL;
-	int err = gf_dm_engine_for(d->cfg, 1, &ne, &eb);
+	if (!d->stop)
+		gf_err("engine: abandoned with its stuck worker (%u so far); building a CPU engine to "
+		       "replace it",
+		       d->engines_abandoned);
+}
+
+void gf_dm_engine_replace_due(struct daemon *d)
+{
+	if (!d->engine_stuck || d->build || d->stop)
+		return; /* a running build (a reload) may bring the engine itself: gf_reload_job_next */
+	int err = gf_dm_build_start(d, GF_DM_BUILD_ENGINE, "replacing a stuck worker's engine");
 	if (err) {
+		gf_err("engine: cannot start a build to replace a stuck worker's engine (%s): exiting",
+		       gf_strerror(err));
+		d->stop = 1;
+		d->exit_code = GF_EXIT_PROCESS;
+	}
+}
+
+void gf_dm_engine_replaced(struct daemon *d, struct gf_dm_build *b)
+{
+	struct gf_reload_job *j = &b->job;
+	if (j->err) {
 		gf_err("engine: abandoned with its stuck worker, and no CPU engine can replace it (%s): "
 		       "exiting",
-		       eb.msg[0] ? eb.msg : gf_strerror(err));
+		       gf_reload_reason(&j->r));
 		d->stop = 1;
 		d->exit_code = GF_EXIT_PROCESS;
 		return;
 	}
-	gf_err("engine: abandoned with its stuck worker (%u so far); continuing on the CPU backend",
-	       d->engines_abandoned);
-	d->engine = ne;
+	if (!d->engine_stuck)
+		return; /* replaced meanwhile: gf_dm_build_free frees this one */
+	d->engine = j->engine;
+	j->engine = NULL;
 	d->engine_stuck = 0;
+	gf_notice("engine: continuing on the CPU backend (%s)", gf_engine_describe(d->engine));
 }
 
 void gf_dm_stream_stop(struct daemon *d)
@@ -175,7 +180,8 @@ void gf_dm_device_lost(struct daemon *d, const char *why, int known)
 static void device_retry(struct daemon *d)
 {
 	struct gf_errbuf eb = {{0}};
-	if (gf_now_ms() < d->next_retry_ms)
+	/* Not while a stuck worker holds the engine: its replacement is being built. */
+	if (gf_now_ms() < d->next_retry_ms || d->engine_stuck)
 		return;
 	d->retries++;
 	int err = gf_dm_stream_start(d, &eb);

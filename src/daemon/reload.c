@@ -3,7 +3,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "filter_set.h"
 #include "log.h"
@@ -137,117 +136,152 @@ int gf_reload_needs_restart(const struct gf_config *a, const struct gf_config *b
 	return why[0] != '\0';
 }
 
-static void sleep_ms(unsigned ms)
+void gf_reload_job_init(struct gf_reload_job *j, const struct gf_config_source *src,
+			const struct gf_config *running, int engine_running, int force_cpu)
 {
-	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-	nanosleep(&ts, NULL);
+	memset(j, 0, sizeof(*j));
+	j->src = src;
+	j->running = running;
+	j->engine_running = engine_running && running != NULL;
+	j->force_cpu = force_cpu;
+	atomic_init(&j->loaded, NULL);
 }
 
-/* Swap, waiting out a previous swap still crossfading (GF_E_BUSY). */
-static int swap_with_retry(struct gf_engine *e, const struct gf_filter_set *fs, uint32_t busy_wait_ms,
-			   struct gf_errbuf *eb)
+static int job_fail(struct gf_reload_job *j, int err, const struct gf_errbuf *eb)
 {
-	uint32_t waited = 0;
-	for (;;) {
-		gf_engine_reap(e);
-		int err = gf_engine_swap(e, fs, eb);
-		if (err != GF_E_BUSY || waited >= busy_wait_ms)
-			return err;
-		sleep_ms(2);
-		waited += 2;
-	}
-}
-
-static int fail(struct gf_reload_result *r, int err, const struct gf_errbuf *eb)
-{
-	r->outcome = GF_RELOAD_FAILED;
-	r->err = err;
-	snprintf(r->text, sizeof(r->text), "reload failed: %s", eb->msg[0] ? eb->msg : gf_strerror(err));
+	j->err = err;
+	j->r.outcome = GF_RELOAD_FAILED;
+	j->r.err = err;
+	snprintf(j->r.text, sizeof(j->r.text), "reload failed: %s", eb->msg[0] ? eb->msg : gf_strerror(err));
 	return err;
 }
 
-int gf_reload_build(const struct gf_config *c, const struct gf_config *running, int engine_running,
-		    struct gf_filter_set **fs_out, struct gf_reload_result *r)
+/* The filter set of @p c, finite. */
+static int job_filters(struct gf_reload_job *j, const struct gf_config *c, struct gf_errbuf *eb)
 {
-	struct gf_errbuf eb = {{0}};
-	struct gf_filter_set *fs = NULL;
-	char why[400];
-	memset(r, 0, sizeof(*r));
-	*fs_out = NULL;
-	/* Build before deciding anything: a restart must not stop audio for a config
-	 * whose filters turn out not to build. */
-	int err = gf_config_build(c, c->sample_rate, gf_reload_channels(c), &fs, &eb);
-	if (!err && gf_filter_set_check_finite(fs) != 0) {
+	int err = gf_config_build(c, c->sample_rate, gf_reload_channels(c), &j->fs, eb);
+	if (!err && gf_filter_set_check_finite(j->fs) != 0) {
 		err = GF_E_NONFINITE;
-		gf_errbuf_set(&eb, "%s: filter has NaN or Inf coefficients", c->path ? c->path : "config");
+		gf_errbuf_set(eb, "%s: filter has NaN or Inf coefficients", c->path ? c->path : "config");
 	}
 	if (err) {
-		gf_filter_set_free(fs);
-		return fail(r, err, &eb);
-	}
-	r->taps = fs->taps;
-	if (!engine_running) {
-		r->outcome = GF_RELOAD_RESTART;
-		snprintf(r->text, sizeof(r->text), "stream restart needed: audio not running");
-	} else if (gf_reload_needs_restart(running, c, why, sizeof(why))) {
-		r->outcome = GF_RELOAD_RESTART;
-		snprintf(r->text, sizeof(r->text), "stream restart needed: %s", why);
-	} else {
-		r->outcome = GF_RELOAD_APPLIED;
-	}
-	*fs_out = fs;
-	return 0;
-}
-
-int gf_reload_prepare(const struct gf_config_source *src, const struct gf_config *running, int engine_running,
-		      struct gf_config **next, struct gf_filter_set **fs, struct gf_reload_result *r)
-{
-	struct gf_errbuf eb = {{0}};
-	struct gf_config *c = NULL;
-	memset(r, 0, sizeof(*r));
-	*next = NULL;
-	*fs = NULL;
-	int err = gf_reload_load_config(src, &c, &eb);
-	if (err)
-		return fail(r, err, &eb);
-	err = gf_reload_build(c, running, engine_running, fs, r);
-	if (err) {
-		gf_config_free(c);
+		gf_filter_set_free(j->fs);
+		j->fs = NULL;
 		return err;
 	}
-	*next = c;
+	j->r.taps = j->fs->taps;
 	return 0;
 }
 
-int gf_reload_swap(struct gf_engine *e, const struct gf_config *next, const struct gf_filter_set *fs,
-		   uint32_t busy_wait_ms, struct gf_reload_result *r)
+/* Filters built: swap them in, or restart the stream. Decided only now: a
+ * restart must not stop audio for a config whose filters do not build. */
+static void job_decide(struct gf_reload_job *j)
+{
+	char why[400];
+	if (!j->src) {
+		j->r.outcome = GF_RELOAD_RESTART; /* an engine for the running config */
+		snprintf(j->r.text, sizeof(j->r.text), "engine for the running config");
+	} else if (!j->engine_running) {
+		j->r.outcome = GF_RELOAD_RESTART;
+		snprintf(j->r.text, sizeof(j->r.text), "stream restart needed: audio not running");
+	} else if (gf_reload_needs_restart(j->running, j->cfg, why, sizeof(why))) {
+		j->r.outcome = GF_RELOAD_RESTART;
+		snprintf(j->r.text, sizeof(j->r.text), "stream restart needed: %s", why);
+	} else {
+		j->r.outcome = GF_RELOAD_APPLIED;
+	}
+}
+
+static int job_engine(struct gf_reload_job *j, const struct gf_config *c, struct gf_errbuf *eb)
+{
+	struct gf_engine_params p;
+	gf_reload_engine_params(c, j->fs->taps, &p);
+	if (j->force_cpu)
+		p.backend = GF_BACKEND_CPU;
+	j->engine_cpu = j->force_cpu;
+	return gf_engine_new(&j->engine, &p, j->fs, eb);
+}
+
+int gf_reload_job_run(struct gf_reload_job *j)
 {
 	struct gf_errbuf eb = {{0}};
-	int err = swap_with_retry(e, fs, busy_wait_ms, &eb);
+	int err;
+	if (j->src && !j->cfg) {
+		if ((err = gf_reload_load_config(j->src, &j->cfg, &eb)) != 0)
+			return job_fail(j, err, &eb);
+		/* From here the config is only read: the control thread may read it
+		 * too (at start-up: the status socket's path, the log level). */
+		atomic_store_explicit(&j->loaded, j->cfg, memory_order_release);
+	}
+	const struct gf_config *c = j->src ? j->cfg : j->running;
+	if (!j->fs) {
+		if ((err = job_filters(j, c, &eb)) != 0)
+			return job_fail(j, err, &eb);
+		job_decide(j);
+	}
+	if (j->r.outcome == GF_RELOAD_RESTART && !j->engine && (err = job_engine(j, c, &eb)) != 0)
+		return job_fail(j, err, &eb);
+	return 0;
+}
+
+enum gf_reload_next gf_reload_job_next(struct gf_reload_job *j, int stream_running, int force_cpu)
+{
+	if (j->err)
+		return GF_RELOAD_NEXT_REPORT;
+	if (j->r.outcome == GF_RELOAD_APPLIED) {
+		if (stream_running)
+			return GF_RELOAD_NEXT_SWAP;
+		/* The stream went away while the job ran (or its swap waited): the
+		 * new config is applied as a restart, which needs an engine. */
+		j->r.outcome = GF_RELOAD_RESTART;
+		snprintf(j->r.text, sizeof(j->r.text), "stream restart needed: audio not running");
+		j->swap_until_ms = 0;
+	}
+	if (j->engine && force_cpu && !j->engine_cpu) { /* a stuck worker forced the CPU meanwhile */
+		gf_engine_free(j->engine);
+		j->engine = NULL;
+	}
+	if (j->engine)
+		return GF_RELOAD_NEXT_RESTART;
+	j->force_cpu = force_cpu;
+	return GF_RELOAD_NEXT_ENGINE;
+}
+
+int gf_reload_job_swap(struct gf_reload_job *j, struct gf_engine *e, int64_t now_ms)
+{
+	struct gf_errbuf eb = {{0}};
+	/* APPLIED: the crossfade is the running config's (a change would restart). */
+	if (!j->swap_until_ms)
+		j->swap_until_ms = now_ms + (int64_t)j->cfg->crossfade_ms + GF_RELOAD_SWAP_GRACE_MS;
+	gf_engine_reap(e); /* a finished crossfade's old filter: frees the swap slot */
+	int err = gf_engine_swap(e, j->fs, &eb);
+	if (err == GF_E_BUSY && now_ms < j->swap_until_ms)
+		return 1;
 	if (err == GF_E_TOOLONG && !eb.msg[0])
 		gf_errbuf_set(&eb,
 			      "%s: filter of %u taps exceeds max_taps; raise max_taps (restarts the stream)",
-			      next->path ? next->path : "config", fs->taps);
-	if (err)
-		return fail(r, err, &eb);
-	r->outcome = GF_RELOAD_APPLIED;
-	r->taps = fs->taps;
-	snprintf(r->text, sizeof(r->text), "reloaded %s: %u taps",
-		 next->path ? next->path : "built-in default", fs->taps);
+			      j->cfg->path ? j->cfg->path : "config", j->fs->taps);
+	if (err) {
+		job_fail(j, err, &eb);
+		return 0;
+	}
+	snprintf(j->r.text, sizeof(j->r.text), "reloaded %s: %u taps",
+		 j->cfg->path ? j->cfg->path : "built-in default", j->fs->taps);
 	return 0;
 }
 
-int gf_reload(const struct gf_config_source *src, const struct gf_config *running, struct gf_engine *e,
-	      uint32_t busy_wait_ms, struct gf_config **next, struct gf_reload_result *r)
+void gf_reload_job_clear(struct gf_reload_job *j)
 {
-	struct gf_filter_set *fs = NULL;
-	int err = gf_reload_prepare(src, running, e != NULL, next, &fs, r);
-	if (!err && r->outcome == GF_RELOAD_APPLIED)
-		err = gf_reload_swap(e, *next, fs, busy_wait_ms, r);
-	gf_filter_set_free(fs);
-	if (err) {
-		gf_config_free(*next);
-		*next = NULL;
-	}
-	return err;
+	gf_engine_free(j->engine);
+	gf_filter_set_free(j->fs);
+	gf_config_free(j->cfg);
+	j->engine = NULL;
+	j->fs = NULL;
+	j->cfg = NULL;
+}
+
+const char *gf_reload_reason(const struct gf_reload_result *r)
+{
+	const char *pre = "reload failed: ";
+	return strncmp(r->text, pre, strlen(pre)) == 0 ? r->text + strlen(pre) : r->text;
 }

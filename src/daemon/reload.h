@@ -1,19 +1,20 @@
 /**
  * @file reload.h
  * Configuration (re)loading for the live daemon: load and validate the file,
- * apply the command line's overrides, and either swap the new filter into the
- * running engine or report that the stream must be restarted.
+ * apply the command line's overrides, build its filters, and either swap them
+ * into the running engine or build the engine a restarted stream runs on.
  *
  * All-or-nothing: on any failure the running filter, engine and stream are
  * untouched and the result text says why ("reload failed: FILE:LINE: ...").
  *
- * Control thread, except gf_reload_prepare (the daemon's build thread): reads
- * files, designs filters, allocates, may wait briefly for a previous swap to
- * finish.
+ * The daemon's one reload path: its build thread runs gf_reload_job_run (reads
+ * files, designs filters, allocates, creates engines), its control thread
+ * gf_reload_job_next and gf_reload_job_swap (never wait).
  */
 #ifndef GPUFIR_RELOAD_H
 #define GPUFIR_RELOAD_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -63,44 +64,87 @@ uint32_t gf_reload_deadline_us(const struct gf_config *c);
 int gf_reload_needs_restart(const struct gf_config *running, const struct gf_config *next, char *why,
 			    size_t why_len);
 
-/**
- * Reload: load @p src; if its stream settings equal @p running's,
- * build the filter set and swap it into @p e (waiting up to @p busy_wait_ms
- * for a previous swap's crossfade to finish). On APPLIED and RESTART the new
- * config is returned in @p *next (caller frees it; for RESTART the caller
- * performs the restart); on FAILED *next is NULL. @p e NULL (no stream
- * running) makes every valid config a RESTART.
- * @return r->err
- */
-int gf_reload(const struct gf_config_source *src, const struct gf_config *running, struct gf_engine *e,
-	      uint32_t busy_wait_ms, struct gf_config **next, struct gf_reload_result *r);
+/** Swap retries: a built filter waiting for the running crossfade is tried this often. */
+#define GF_RELOAD_SWAP_RETRY_MS 5
+/** ... and for the crossfade's length plus this long, then the reload fails GF_E_BUSY. */
+#define GF_RELOAD_SWAP_GRACE_MS 1000
 
 /**
- * The slow half of gf_reload, for any thread: load @p src and build its filter
- * set, then decide: r->outcome GF_RELOAD_APPLIED means "swap @p *fs into the
- * running engine" (gf_reload_swap), GF_RELOAD_RESTART that the stream must
- * restart (@p engine_running 0, or stream settings differ from @p running's);
- * r->text says why. @p running may be NULL when @p engine_running is 0; it is
- * only read, and must not change or be freed meanwhile. On success the caller
- * owns @p *next and @p *fs; on failure both are NULL and r says why.
- * Touches nothing the control thread uses. @return r->err
+ * One reload as the daemon runs it, start-up included (a reload with nothing
+ * running). The build thread runs the job (gf_reload_job_run); the control
+ * thread then asks what to do with it (gf_reload_job_next) and swaps its
+ * filter in (gf_reload_job_swap) or restarts the stream on its engine. The
+ * inputs are set by gf_reload_job_init and only read while the job runs.
  */
-int gf_reload_prepare(const struct gf_config_source *src, const struct gf_config *running, int engine_running,
-		      struct gf_config **next, struct gf_filter_set **fs, struct gf_reload_result *r);
+struct gf_reload_job {
+	/* inputs */
+	const struct gf_config_source *src; /**< the config to load; NULL: an engine for @c running */
+	const struct gf_config *running;    /**< running config (NULL: none); kept by the caller until done */
+	int engine_running;		    /**< a stream runs: a compatible config is swapped in */
+	int force_cpu;			    /**< engines on the CPU backend (a stuck worker was abandoned) */
+	/* outputs */
+	_Atomic(struct gf_config *) loaded; /**< cfg once loaded: read-only from then on, any thread */
+	int err;			    /**< 0 or the GF_E_* of a failure (r says why) */
+	struct gf_config *cfg;		    /**< the loaded config (also on failure, if it loaded) */
+	struct gf_filter_set *fs;	    /**< its filters: swapped in, or the engine's */
+	struct gf_engine *engine;	    /**< RESTART: the new engine */
+	int engine_cpu;			    /**< @c engine was built with force_cpu */
+	struct gf_reload_result r;	    /**< outcome and text */
+	int64_t swap_until_ms;		    /**< gf_reload_job_swap's deadline; 0 before its first try */
+};
+
+/** What the control thread does next with a finished job (gf_reload_job_next). */
+enum gf_reload_next {
+	GF_RELOAD_NEXT_REPORT,	/**< it failed: report j->r; nothing changes */
+	GF_RELOAD_NEXT_SWAP,	/**< gf_reload_job_swap into the running engine */
+	GF_RELOAD_NEXT_RESTART, /**< restart the stream with j->cfg and j->engine */
+	GF_RELOAD_NEXT_ENGINE,	/**< run the job again, off the control thread: it needs an engine now */
+};
 
 /**
- * gf_reload_prepare's build and decision for @p c, loaded already (and only
- * read here: another thread may read it meanwhile). Any thread.
+ * Set up @p j: load @p src and decide against @p running (@p engine_running:
+ * a stream runs on it); @p src NULL: build an engine for @p running only
+ * (replacing an engine a stuck worker holds). Engines on the CPU backend if
+ * @p force_cpu.
  */
-int gf_reload_build(const struct gf_config *c, const struct gf_config *running, int engine_running,
-		    struct gf_filter_set **fs, struct gf_reload_result *r);
+void gf_reload_job_init(struct gf_reload_job *j, const struct gf_config_source *src,
+			const struct gf_config *running, int engine_running, int force_cpu);
 
 /**
- * The fast half: swap @p fs (built for @p next) into @p e, waiting up to
- * @p busy_wait_ms for a previous swap's crossfade. Control thread. Fills @p r
- * (APPLIED or FAILED). @return r->err
+ * The build thread's whole job, all-or-nothing: load and validate the config
+ * (live defaults filled in, then published in j->loaded), build its filter set
+ * at its sample rate (NaN/Inf rejected), decide APPLIED (only the filter
+ * changes) or RESTART (stream settings differ, or no stream runs), and for a
+ * RESTART create the new engine. Run again, it builds only what is missing
+ * (the engine gf_reload_job_next asked for). Touches nothing but @p j; reads
+ * j->src and j->running. Any thread, slow (files, FFTs, allocation).
+ * @return j->err
  */
-int gf_reload_swap(struct gf_engine *e, const struct gf_config *next, const struct gf_filter_set *fs,
-		   uint32_t busy_wait_ms, struct gf_reload_result *r);
+int gf_reload_job_run(struct gf_reload_job *j);
+
+/**
+ * What to do with a finished job, given the state now: a stream that went away
+ * while it ran (@p stream_running 0) turns an APPLIED job into a RESTART, and
+ * an engine built before a stuck worker forced the CPU backend (@p force_cpu)
+ * is dropped; either way the job then needs an engine (GF_RELOAD_NEXT_ENGINE).
+ * Control thread.
+ */
+enum gf_reload_next gf_reload_job_next(struct gf_reload_job *j, int stream_running, int force_cpu);
+
+/**
+ * One try at swapping j->fs into @p e, never waiting, and the one retry
+ * policy for a previous swap still crossfading: GF_E_BUSY is retried (return
+ * 1) until crossfade_ms + GF_RELOAD_SWAP_GRACE_MS after the first try at
+ * @p now_ms, then the reload fails with it. Control thread.
+ * @return 1: try again on a later pass; 0: done, j->r is APPLIED (the caller
+ * takes j->cfg) or FAILED (the running filter is unchanged)
+ */
+int gf_reload_job_swap(struct gf_reload_job *j, struct gf_engine *e, int64_t now_ms);
+
+/** Free what @p j still owns (config, filter set, engine). */
+void gf_reload_job_clear(struct gf_reload_job *j);
+
+/** The reason in a failure's text, without "reload failed: ". */
+const char *gf_reload_reason(const struct gf_reload_result *r);
 
 #endif

@@ -1,13 +1,19 @@
-/* reload.c: a good config swaps the filter (the engine's output becomes the
- * new filter's reference convolution), a broken one (syntax error, missing
- * file, NaN tap) leaves the running filter and says FILE:LINE, a change of
- * stream settings is flagged as a restart, and a swap still crossfading is
- * waited for. */
-#include <pthread.h>
+/* The daemon's reload path (reload.c), driven through the functions daemon.c
+ * calls, in its order: the build thread's job (gf_reload_job_run), then on
+ * the control thread gf_reload_job_next and gf_reload_job_swap, whose retry
+ * policy for a swap still crossfading is the daemon's.
+ *
+ * Start-up is a job with nothing running: it brings the engine. A good config
+ * is APPLIED and swapped in (the engine's output becomes the new filter's
+ * reference convolution); a broken one (syntax error, missing file, NaN or
+ * Inf tap) keeps the running filter and says FILE:LINE; a change of stream
+ * settings is a RESTART whose engine the job built; a stream that went away,
+ * or a stuck worker that forced the CPU backend, while the job ran makes it
+ * build the engine it now needs; a swap behind a crossfade is retried, then
+ * succeeds, or gives up after crossfade_ms + GF_RELOAD_SWAP_GRACE_MS. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "config.h"
 #include "engine.h"
@@ -20,10 +26,11 @@
 #define FRAMES (BLOCK * 400)
 
 static char dir[512], conf[600];
+static struct gf_config_source src;
 static uint64_t rng;
 static float *x, *y; /* whole input and output, interleaved */
 static uint32_t pos; /* frames processed so far */
-static float ha_taps[63], hb_taps[255], hc_taps[4095];
+static float ha[63], hb[255], hc[4095];
 
 static void write_text(const char *name, const char *text)
 {
@@ -63,104 +70,225 @@ static void process(struct gf_engine *e, uint32_t blocks)
 	}
 }
 
-/* Output frames [from, pos) against the reference for filter @p h (same on
- * every channel) over the whole input: the filter in use on that range. */
-static double err_since(uint32_t from, const float *h, uint32_t taps)
+/* Frames [from, to) of @p out against filter @p h (on every channel) over the input from frame 0. */
+static double err_of(const float *out, uint32_t from, uint32_t to, const float *h, uint32_t taps)
 {
-	float *hh = malloc(sizeof(float) * taps * CH);
-	double *ref = malloc(sizeof(double) * pos * CH);
-	CHECK(hh && ref);
-	for (uint32_t c = 0; c < CH; c++)
-		memcpy(hh + (size_t)c * taps, h, sizeof(float) * taps);
-	gf_test_reference(x, pos, CH, hh, taps, ref);
-	double e = gf_test_rel_l2_frames(y, ref, from, pos, CH);
-	free(hh);
+	double *ref = gf_test_reference_mono_filter(x, to, CH, h, taps);
+	double e = gf_test_rel_l2_frames(out, ref, from, to, CH);
 	free(ref);
 	return e;
 }
 
-static struct gf_engine *engine_for(const struct gf_config *c)
+/* The running engine's output since frame @p from: filter @p h's. */
+static double err_since(uint32_t from, const float *h, uint32_t taps)
 {
-	struct gf_filter_set *fs = NULL;
-	struct gf_engine *e = NULL;
+	return err_of(y, from, pos, h, taps);
+}
+
+/* A new engine (nothing run through it yet) filters with @p h. */
+static void check_fresh_engine(struct gf_engine *e, const float *h, uint32_t taps)
+{
+	float *out = malloc(sizeof(float) * 8 * BLOCK * CH);
+	CHECK(out);
+	for (uint32_t b = 0; b < 8; b++)
+		CHECK_OK(gf_engine_process(e, x + (size_t)b * BLOCK * CH, out + (size_t)b * BLOCK * CH,
+					   BLOCK));
+	CHECK(gf_engine_taps(e) == taps && err_of(out, 0, 8 * BLOCK, h, taps) < 1e-5);
+	free(out);
+}
+
+/* The build thread's part, as the daemon's build thread runs it. */
+static int run_job(struct gf_reload_job *j, const struct gf_config *running, int engine_running,
+		   int force_cpu)
+{
+	gf_reload_job_init(j, &src, running, engine_running, force_cpu);
+	int err = gf_reload_job_run(j);
+	if (j->r.text[0]) /* APPLIED says nothing until it is swapped in */
+		printf("  %s\n", j->r.text);
+	CHECK(err == j->err && j->r.err == err);
+	return err;
+}
+
+static void want_text(const struct gf_reload_job *j, const char *want)
+{
+	if (!strstr(j->r.text, want)) {
+		fprintf(stderr, "'%s' does not mention '%s'\n", j->r.text, want);
+		exit(1);
+	}
+}
+
+/* A good reload while audio runs: built, swapped in on the first try, the
+ * new config taken; the next block already uses it (crossfade 0), with history. */
+static void expect_applied(struct gf_config **cfg, struct gf_engine *e, const float *h, uint32_t taps)
+{
+	struct gf_reload_job j;
+	CHECK_OK(run_job(&j, *cfg, 1, 0));
+	CHECK(j.r.outcome == GF_RELOAD_APPLIED && j.r.taps == taps && !j.engine && j.cfg);
+	CHECK(gf_reload_job_next(&j, 1, 0) == GF_RELOAD_NEXT_SWAP);
+	CHECK(gf_reload_job_swap(&j, e, 1000) == 0);
+	printf("  %s\n", j.r.text);
+	CHECK(j.err == 0 && j.r.outcome == GF_RELOAD_APPLIED);
+	char want[32];
+	snprintf(want, sizeof(want), "%u taps", taps);
+	want_text(&j, want);
+	gf_config_free(*cfg);
+	*cfg = j.cfg;
+	j.cfg = NULL;
+	gf_reload_job_clear(&j);
+	uint32_t from = pos;
+	process(e, 20);
+	CHECK(gf_engine_taps(e) == taps && err_since(from, h, taps) < 1e-5);
+}
+
+/* A broken config: the job fails and says why; the running filter @p h stays. */
+static void expect_failure(const struct gf_config *cfg, struct gf_engine *e, const char *want, const float *h,
+			   uint32_t taps)
+{
+	struct gf_reload_job j;
+	CHECK(run_job(&j, cfg, 1, 0) != 0);
+	CHECK(j.r.outcome == GF_RELOAD_FAILED && !j.fs && !j.engine);
+	CHECK(strncmp(j.r.text, "reload failed: ", 15) == 0);
+	want_text(&j, want);
+	CHECK(gf_reload_job_next(&j, 1, 0) == GF_RELOAD_NEXT_REPORT);
+	gf_reload_job_clear(&j);
+	CHECK(!gf_engine_swap_pending(e)); /* nothing was published */
+	uint32_t from = pos;
+	process(e, 8);
+	CHECK(gf_engine_taps(e) == taps && err_since(from, h, taps) < 1e-5);
+}
+
+/* Stream settings changed: a RESTART, whose engine (of the new config) the job built. */
+static void expect_restart(const struct gf_config *cfg, int engine_running, struct gf_engine *e,
+			   const char *want)
+{
+	struct gf_reload_job j;
+	CHECK_OK(run_job(&j, cfg, engine_running, 0));
+	CHECK(j.r.outcome == GF_RELOAD_RESTART && j.r.taps == 63 && j.cfg && j.engine);
+	want_text(&j, "stream restart needed: ");
+	want_text(&j, want);
+	CHECK(gf_reload_job_next(&j, 1, 0) == GF_RELOAD_NEXT_RESTART);
+	if (gf_reload_channels(j.cfg) == CH) /* the input x is of CH channels */
+		check_fresh_engine(j.engine, ha, 63);
+	else
+		CHECK(gf_engine_taps(j.engine) == 63);
+	gf_reload_job_clear(&j);
+	CHECK(!gf_engine_swap_pending(e)); /* nothing was published */
+}
+
+static void restarts(const struct gf_config *cfg, struct gf_engine *e)
+{
+	write_conf_full("a.txt", 44100, BLOCK, 0.0, "");
+	expect_restart(cfg, 1, e, "sample rate 48000 -> 44100");
+	write_conf_full("a.txt", 48000, 128, 0.0, "");
+	expect_restart(cfg, 1, e, "block 64 -> 128");
+	write_conf("a.txt", "output = { device = \"other\"; };");
+	expect_restart(cfg, 1, e, "output device default -> other");
+	write_conf("a.txt", "input = { channels = 1; };");
+	expect_restart(cfg, 1, e, "input channels 2 -> 1");
+	write_conf_full("a.txt", 48000, BLOCK, 20.0, "");
+	expect_restart(cfg, 1, e, "crossfade 0 ms -> 20 ms");
+	write_conf("a.txt", "latency_slack = 2;");
+	expect_restart(cfg, 1, e, "latency_slack auto -> 2");
+	write_conf("a.txt", "");
+	expect_restart(cfg, 0, e, "audio not running"); /* no stream running: restart */
+	uint32_t from = pos;
+	process(e, 8);
+	CHECK(err_since(from, ha, 63) < 1e-5);
+}
+
+/* The state changed while the job ran: it runs again (the daemon's build
+ * thread) for the engine it now needs, and builds only that. */
+static void state_changed(const struct gf_config *cfg)
+{
+	struct gf_reload_job j;
+	write_conf("b.txt", "");
+	CHECK_OK(run_job(&j, cfg, 1, 0));
+	CHECK(j.r.outcome == GF_RELOAD_APPLIED && !j.engine);
+	struct gf_filter_set *fs = j.fs;
+	CHECK(gf_reload_job_next(&j, 0, 0) == GF_RELOAD_NEXT_ENGINE); /* the stream went away */
+	CHECK(j.r.outcome == GF_RELOAD_RESTART);
+	want_text(&j, "stream restart needed: audio not running");
+	CHECK_OK(gf_reload_job_run(&j));
+	CHECK(j.engine && j.fs == fs && gf_reload_job_next(&j, 0, 0) == GF_RELOAD_NEXT_RESTART);
+	check_fresh_engine(j.engine, hb, 255);
+	/* A stuck worker forced the CPU backend after this engine was built: it is rebuilt. */
+	CHECK(!j.engine_cpu && gf_reload_job_next(&j, 0, 1) == GF_RELOAD_NEXT_ENGINE && !j.engine);
+	CHECK_OK(gf_reload_job_run(&j));
+	CHECK(j.engine && j.engine_cpu && strcmp(gf_engine_backend_name(j.engine), "cpu") == 0);
+	CHECK(gf_reload_job_next(&j, 0, 1) == GF_RELOAD_NEXT_RESTART);
+	gf_reload_job_clear(&j);
+
+	/* A stuck worker's replacement: a CPU engine of the running config, nothing loaded. */
+	gf_reload_job_init(&j, NULL, cfg, 0, 1);
+	CHECK_OK(gf_reload_job_run(&j));
+	CHECK(!j.cfg && j.engine && j.engine_cpu && j.r.outcome == GF_RELOAD_RESTART);
+	check_fresh_engine(j.engine, ha, 63);
+	gf_reload_job_clear(&j);
+}
+
+/* Start-up: a job with nothing running brings the config and the engine. */
+static struct gf_engine *start_up(struct gf_config **cfg)
+{
+	struct gf_reload_job j;
+	CHECK_OK(run_job(&j, NULL, 0, 0));
+	CHECK(j.r.outcome == GF_RELOAD_RESTART && j.engine && j.cfg);
+	CHECK(atomic_load(&j.loaded) == j.cfg);
+	CHECK(gf_reload_job_next(&j, 0, 0) == GF_RELOAD_NEXT_RESTART);
 	struct gf_engine_params p;
-	struct gf_errbuf eb = {{0}};
-	CHECK_OK_EB(gf_config_build(c, c->sample_rate, gf_reload_channels(c), &fs, &eb), &eb);
-	gf_reload_engine_params(c, fs->taps, &p);
+	gf_reload_engine_params(j.cfg, j.fs->taps, &p);
 	CHECK(p.channels == CH && p.max_block == BLOCK && p.max_taps == GF_RELOAD_DEFAULT_MAX_TAPS);
-	CHECK_OK_EB(gf_engine_new(&e, &p, fs, &eb), &eb);
-	gf_filter_set_free(fs);
+	struct gf_engine *e = j.engine;
+	*cfg = j.cfg;
+	j.engine = NULL;
+	j.cfg = NULL;
+	gf_reload_job_clear(&j);
+	pos = 0; /* a fresh engine: the reference starts over */
 	return e;
 }
 
-/* Reload expecting failure: the text names @p want (file:line), the engine keeps @p h. */
-static void expect_failure(const struct gf_config_source *o, const struct gf_config *cfg, struct gf_engine *e,
-			   const char *want, const float *h, uint32_t taps)
+/* With a crossfade, a swap behind the running one is retried on later passes
+ * (never waiting) and goes in once audio ends the crossfade; one that audio
+ * never lets in fails GF_E_BUSY at crossfade_ms + GF_RELOAD_SWAP_GRACE_MS. */
+static void busy_swaps(void)
 {
-	struct gf_reload_result r;
-	struct gf_config *next = (struct gf_config *)1;
-	int err = gf_reload(o, cfg, e, 100, &next, &r);
-	printf("  %s\n", r.text);
-	CHECK(err != 0 && r.err == err && r.outcome == GF_RELOAD_FAILED && next == NULL);
-	CHECK(strncmp(r.text, "reload failed: ", 15) == 0);
-	if (!strstr(r.text, want)) {
-		fprintf(stderr, "'%s' does not mention '%s'\n", r.text, want);
-		exit(1);
-	}
+	struct gf_config *cfg;
+	struct gf_reload_job j;
+	write_conf_full("a.txt", 48000, BLOCK, 10.0, "");
+	struct gf_engine *e = start_up(&cfg);
+	process(e, 4);
+	write_conf_full("b.txt", 48000, BLOCK, 10.0, "");
+	CHECK_OK(run_job(&j, cfg, 1, 0));
+	CHECK(gf_reload_job_swap(&j, e, 0) == 0 && j.r.outcome == GF_RELOAD_APPLIED); /* b crossfades in */
+	gf_reload_job_clear(&j);
+
+	write_conf_full("c.txt", 48000, BLOCK, 10.0, "");
+	CHECK_OK(run_job(&j, cfg, 1, 0));
+	CHECK(gf_reload_job_swap(&j, e, 100) == 1); /* b still crossfades: no audio ran */
+	CHECK(j.swap_until_ms == 100 + 10 + GF_RELOAD_SWAP_GRACE_MS && j.err == 0);
+	CHECK(gf_reload_job_swap(&j, e, 600) == 1 && j.r.outcome == GF_RELOAD_APPLIED);
+	process(e, 10); /* 640 frames: b's 480-frame crossfade ends */
+	CHECK(gf_reload_job_next(&j, 1, 0) == GF_RELOAD_NEXT_SWAP);
+	CHECK(gf_reload_job_swap(&j, e, 700) == 0);
+	printf("  %s\n", j.r.text);
+	CHECK(j.err == 0 && j.r.outcome == GF_RELOAD_APPLIED && j.r.taps == 4095);
+	gf_reload_job_clear(&j);
+
+	write_conf_full("a.txt", 48000, BLOCK, 10.0, "");
+	CHECK_OK(run_job(&j, cfg, 1, 0));
+	CHECK(gf_reload_job_swap(&j, e, 1000) == 1); /* c crossfades, and no audio runs */
+	CHECK(gf_reload_job_swap(&j, e, 1000 + 10 + GF_RELOAD_SWAP_GRACE_MS - 1) == 1);
+	CHECK(gf_reload_job_swap(&j, e, 1000 + 10 + GF_RELOAD_SWAP_GRACE_MS) == 0);
+	printf("  %s\n", j.r.text);
+	CHECK(j.err == GF_E_BUSY && j.r.outcome == GF_RELOAD_FAILED && strstr(j.r.text, "in progress"));
+	CHECK(gf_reload_job_next(&j, 1, 0) == GF_RELOAD_NEXT_REPORT);
+	gf_reload_job_clear(&j);
+	process(e, 10); /* the rest of c's crossfade */
 	uint32_t from = pos;
-	process(e, 8);
-	CHECK(gf_engine_taps(e) == taps);
-	CHECK(err_since(from, h, taps) < 1e-5); /* the running filter, untouched */
-}
-
-static void expect_restart(const struct gf_config_source *o, const struct gf_config *cfg, struct gf_engine *e,
-			   const char *want)
-{
-	struct gf_reload_result r;
-	struct gf_config *next = NULL;
-	CHECK_OK(gf_reload(o, cfg, e, 100, &next, &r));
-	printf("  %s\n", r.text);
-	CHECK(r.outcome == GF_RELOAD_RESTART && next != NULL && r.taps == 63);
-	if (!strstr(r.text, want)) {
-		fprintf(stderr, "'%s' does not mention '%s'\n", r.text, want);
-		exit(1);
-	}
-	gf_config_free(next);
-	CHECK(!e || !gf_engine_swap_pending(e)); /* nothing was published */
-}
-
-static void restarts(const struct gf_config_source *o, const struct gf_config *cfg, struct gf_engine *e)
-{
-	write_conf_full("a.txt", 44100, BLOCK, 0.0, "");
-	expect_restart(o, cfg, e, "sample rate 48000 -> 44100");
-	write_conf_full("a.txt", 48000, 128, 0.0, "");
-	expect_restart(o, cfg, e, "block 64 -> 128");
-	write_conf("a.txt", "output = { device = \"other\"; };");
-	expect_restart(o, cfg, e, "output device default -> other");
-	write_conf("a.txt", "input = { channels = 1; };");
-	expect_restart(o, cfg, e, "input channels 2 -> 1");
-	write_conf_full("a.txt", 48000, BLOCK, 20.0, "");
-	expect_restart(o, cfg, e, "crossfade 0 ms -> 20 ms");
-	write_conf("a.txt", "latency_slack = 2;");
-	expect_restart(o, cfg, e, "latency_slack auto -> 2");
-	write_conf("a.txt", "");
-	expect_restart(o, cfg, NULL, "audio not running"); /* no engine running: restart */
-	uint32_t from = pos;
-	process(e, 8);
-	CHECK(err_since(from, ha_taps, 63) < 1e-5);
-}
-
-struct runner {
-	struct gf_engine *e;
-	uint32_t blocks;
-};
-
-static void *run_audio(void *arg)
-{
-	struct runner *rn = arg;
-	usleep(50000); /* let the reload start waiting first */
-	process(rn->e, rn->blocks);
-	return NULL;
+	process(e, 10);
+	gf_engine_reap(e);
+	CHECK(gf_engine_taps(e) == 4095 && err_since(from, hc, 4095) < 1e-5); /* c, not a */
+	gf_engine_free(e);
+	gf_config_free(cfg);
 }
 
 int main(void)
@@ -171,100 +299,46 @@ int main(void)
 	snprintf(dir, sizeof(dir), "%s", d);
 	free(d);
 	snprintf(conf, sizeof(conf), "%s/gpufir.conf", dir);
+	src.path = conf;
 	x = malloc(sizeof(float) * FRAMES * CH);
 	y = malloc(sizeof(float) * FRAMES * CH);
 	CHECK(x && y);
 	gf_test_fill_noise(x, (size_t)FRAMES * CH, &rng);
-	float *ha = ha_taps, *hb = hb_taps, *hc = hc_taps;
 	write_taps("a.txt", ha, 63);
 	write_taps("b.txt", hb, 255);
 	write_taps("c.txt", hc, 4095);
 	write_conf("a.txt", "");
 
-	struct gf_config_source o = {.path = conf};
-	struct gf_config *cfg = NULL;
-	struct gf_errbuf eb = {{0}};
-	CHECK_OK_EB(gf_reload_load_config(&o, &cfg, &eb), &eb);
-	struct gf_engine *e = engine_for(cfg);
+	struct gf_config *cfg;
+	struct gf_engine *e = start_up(&cfg);
 	process(e, 20);
 	CHECK(err_since(0, ha, 63) < 1e-5);
 
-	/* A good reload: the next block already uses b.txt (crossfade 0), with history. */
-	struct gf_reload_result r;
-	struct gf_config *next = NULL;
 	write_conf("b.txt", "");
-	CHECK_OK(gf_reload(&o, cfg, e, 100, &next, &r));
-	printf("  %s\n", r.text);
-	CHECK(r.outcome == GF_RELOAD_APPLIED && r.taps == 255 && next);
-	CHECK(strstr(r.text, "255 taps") != NULL);
-	gf_config_free(cfg);
-	cfg = next;
-	uint32_t from = pos;
-	process(e, 20);
-	CHECK(gf_engine_taps(e) == 255);
-	CHECK(err_since(from, hb, 255) < 1e-5);
+	expect_applied(&cfg, e, hb, 255);
 
 	/* Broken configs: the running filter (b.txt) stays. */
 	write_text("gpufir.conf", "sample_rate = 48000;\nblock_frames = 64;\nfilters = ( { name = ; } );\n");
-	expect_failure(&o, cfg, e, "gpufir.conf:3", hb, 255);
+	expect_failure(cfg, e, "gpufir.conf:3", hb, 255);
 	write_conf("missing.txt", "");
-	expect_failure(&o, cfg, e, "missing.txt", hb, 255);
+	expect_failure(cfg, e, "missing.txt", hb, 255);
 	write_text("nan.txt", "0.5\n0.25\nnan\n0.125\n");
 	write_conf("nan.txt", "");
-	expect_failure(&o, cfg, e, "nan.txt:3", hb, 255);
+	expect_failure(cfg, e, "nan.txt:3", hb, 255);
 	write_text("inf.txt", "0.5\n1e39\n"); /* finite as a double, Inf as a float */
 	write_conf("inf.txt", "");
-	{
-		struct gf_reload_result ri;
-		CHECK(gf_reload(&o, cfg, e, 100, &next, &ri) != 0 && next == NULL);
-		printf("  %s\n", ri.text);
-		CHECK(ri.outcome == GF_RELOAD_FAILED && strstr(ri.text, "gpufir.conf") != NULL);
-	}
+	expect_failure(cfg, e, "gpufir.conf", hb, 255);
+
 	/* Fixing the file applies it. */
 	write_conf("a.txt", "");
-	CHECK_OK(gf_reload(&o, cfg, e, 100, &next, &r));
-	CHECK(r.outcome == GF_RELOAD_APPLIED && r.taps == 63);
-	gf_config_free(cfg);
-	cfg = next;
-	from = pos;
-	process(e, 8);
-	CHECK(err_since(from, ha, 63) < 1e-5);
+	expect_applied(&cfg, e, ha, 63);
 
-	/* Stream settings: flagged, not applied. */
-	restarts(&o, cfg, e);
+	restarts(cfg, e);
+	state_changed(cfg);
 	gf_engine_free(e);
 	gf_config_free(cfg);
 
-	/* With a crossfade, a second reload must wait for the first swap to finish. */
-	write_conf_full("a.txt", 48000, BLOCK, 10.0, "");
-	CHECK_OK_EB(gf_reload_load_config(&o, &cfg, &eb), &eb);
-	e = engine_for(cfg);
-	pos = 0; /* a fresh engine: the reference starts over */
-	process(e, 4);
-	write_conf_full("b.txt", 48000, BLOCK, 10.0, "");
-	CHECK_OK(gf_reload(&o, cfg, e, 100, &next, &r));
-	CHECK(r.outcome == GF_RELOAD_APPLIED);
-	gf_config_free(next);
-	write_conf_full("c.txt", 48000, BLOCK, 10.0, "");
-	CHECK(gf_reload(&o, cfg, e, 50, &next, &r) == GF_E_BUSY); /* no audio: never finishes */
-	printf("  %s\n", r.text);
-	CHECK(r.outcome == GF_RELOAD_FAILED && strstr(r.text, "in progress") && next == NULL);
-	struct runner rn = {e, 40};
-	pthread_t t;
-	CHECK(pthread_create(&t, NULL, run_audio, &rn) == 0);
-	CHECK_OK(gf_reload(&o, cfg, e, 5000, &next, &r)); /* audio finishes b, then c goes in */
-	CHECK(pthread_join(t, NULL) == 0);
-	CHECK(r.outcome == GF_RELOAD_APPLIED && r.taps == 4095);
-	gf_config_free(next);
-	process(e, 10); /* the rest of c's crossfade */
-	from = pos;
-	process(e, 10);
-	gf_engine_reap(e);
-	CHECK(gf_engine_taps(e) == 4095);
-	CHECK(err_since(from, hc, 4095) < 1e-5);
-
-	gf_engine_free(e);
-	gf_config_free(cfg);
+	busy_swaps();
 	free(x);
 	free(y);
 	gf_test_rmtree(dir);
