@@ -21,6 +21,7 @@
 #include "log.h"
 #include "minphase.h"
 #include "offline.h"
+#include "temp_file.h"
 #include "tools.h"
 
 #define DEFAULT_STATUS_SOCKET "/run/gpufir/status"
@@ -29,7 +30,7 @@ static atomic_int stop_signal; /* lock-free, so async-signal-safe */
 
 static void die_by(int sig)
 {
-	gf_offline_temp_unlink_now();
+	gf_temp_unlink_now();
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -151,7 +152,7 @@ static int batch_jobs(const struct gf_cli *cli, struct gf_offline_jobs *j, struc
 	for (size_t i = 0; i < cli->n_inputs && !err; i++)
 		err = gf_offline_jobs_add(j, cli->inputs ? cli->inputs[i] : cli->input, NULL, outdir, eb);
 	if (!err && cli->batch_list)
-		err = gf_offline_jobs_read_list(j, cli->batch_list, outdir, eb);
+		err = gf_offline_jobs_read_list(j, cli->batch_list, outdir, cli->null_list, eb);
 	if (!err && cli->shard_set)
 		gf_offline_jobs_shard(j, cli->shard_k, cli->shard_n);
 	return err;
