@@ -48,16 +48,17 @@ static void on_stop_signal(int sig)
 		die_by(sig);
 }
 
-/* SIGINT/SIGTERM ask offline mode to stop at the next chunk and clean up;
- * every other signal that would end the process removes the temporary
- * output first (SIGPIPE: `gpufir -v ... 2>&1 | head -c1`). */
-static void install_stop_handlers(void)
+/* SIGINT/SIGTERM ask offline mode to stop at the next chunk and clean up
+ * (@p stop_polled; the filter tools poll nothing, so there they end the
+ * process like the others); every other signal that would end the process
+ * removes the temporary output first (SIGPIPE: `gpufir -v ... 2>&1 | head -c1`). */
+static void install_stop_handlers(int stop_polled)
 {
 	static const int fatal[] = {SIGHUP,  SIGPIPE, SIGQUIT,	 SIGUSR1, SIGUSR2, SIGALRM,
 				    SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF, SIGPOLL};
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop_signal;
+	sa.sa_handler = stop_polled ? on_stop_signal : die_by;
 	sigemptyset(&sa.sa_mask);
 	sa.sa_flags = SA_RESTART; /* file I/O carries on; the flag is polled */
 	sigaction(SIGINT, &sa, NULL);
@@ -103,7 +104,7 @@ static struct gf_offline_opts offline_opts(const struct gf_cli *cli)
 static int run_offline(const struct gf_cli *cli)
 {
 	struct gf_offline_opts o = offline_opts(cli);
-	install_stop_handlers();
+	install_stop_handlers(1);
 	struct gf_errbuf eb = {{0}};
 	int err = gf_offline_run(&o, &eb);
 	if (err)
@@ -177,7 +178,7 @@ static int run_batch(const struct gf_cli *cli)
 		.skip_existing = cli->skip_existing,
 	};
 	bo.base.input = bo.base.output = NULL;
-	install_stop_handlers();
+	install_stop_handlers(1);
 	struct gf_offline_batch_result res;
 	err = gf_offline_batch_run(&bo, &res, &eb);
 	if (err)
@@ -316,8 +317,10 @@ int main(int argc, char **argv)
 	case GF_MODE_STATUS:
 		return run_status(&cli);
 	case GF_MODE_EXPORT:
+		install_stop_handlers(0);
 		return gf_tool_run_export(&cli);
 	case GF_MODE_PLOT:
+		install_stop_handlers(0);
 		return gf_tool_run_plot(&cli);
 	default:
 		return GF_EXIT_USAGE;
