@@ -166,10 +166,11 @@ int gf_temp_open(struct gf_temp_file *t, const char *path, int flags, struct gf_
 		return GF_E_NOMEM;
 	}
 	int err = 0;
+	/* O_PATH: a folder one may write but not list (a drop box) still takes the file */
 	if (!*name || strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
 		gf_errbuf_set(eb, "%s: not a file name", path);
 		err = GF_E_IO;
-	} else if ((t->dirfd = open(t->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+	} else if ((t->dirfd = open(t->dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
 		gf_errbuf_set(eb, "cannot create the output in directory %s: %s", t->dir, strerror(errno));
 		err = GF_E_IO;
 	} else if (flags & GF_TEMP_REGULAR_ONLY) {

@@ -177,7 +177,7 @@ static int export_open(struct export *x, const char *dir, const char *const *inp
 		gf_errbuf_set(eb, "%s: give the folder by its name (not '.', '..' or '/')", dir);
 		return GF_E_IO;
 	}
-	x->parent = open(x->parent_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	x->parent = open(x->parent_name, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (x->parent < 0) {
 		gf_errbuf_set(eb, "%s: cannot create the folder in %s: %s", dir, x->parent_name,
 			      strerror(errno));
