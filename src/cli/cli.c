@@ -26,7 +26,9 @@ enum {
 	OPT_THREADS,
 };
 
-static const char short_opts[] = ":i:o:c:b:a:tf:j:qvhV"; /* ':' first: report missing values */
+#define MAX_OPTS 40 /* distinct options; more than long_opts holds */
+
+static const char short_opts[] = ":i:o:c:b:a:tf:j:0qvhV"; /* ':' first: report missing values */
 
 static const struct option long_opts[] = {
 	{"input", required_argument, NULL, 'i'},
@@ -40,6 +42,7 @@ static const struct option long_opts[] = {
 	{"batch", required_argument, NULL, OPT_BATCH},
 	{"shard", required_argument, NULL, OPT_SHARD},
 	{"skip-existing", no_argument, NULL, OPT_SKIP_EXISTING},
+	{"null", no_argument, NULL, '0'},
 	{"jobs", required_argument, NULL, 'j'},
 	{"threads", required_argument, NULL, OPT_THREADS},
 	{"gpu", required_argument, NULL, OPT_GPU},
@@ -64,10 +67,12 @@ struct seen {
 	const char *operand;		/* the first positional argument, if any */
 	const char *second;		/* the second one: always an error */
 	int n_operands;
-	int config;	  /* -c given */
-	int offline_only; /* the first offline-only option, or 0 */
-	int engine_opt;	  /* --backend/--algo given ('b' or 'a') */
-	int rate;	  /* --rate given */
+	int config;	     /* -c given */
+	int offline_only;    /* the first offline-only option, or 0 */
+	int engine_opt;	     /* --backend/--algo given ('b' or 'a') */
+	int rate;	     /* --rate given */
+	int given[MAX_OPTS]; /* every option seen, to refuse one given twice */
+	int n_given;
 };
 
 const char *gf_cli_mode_name(enum gf_cli_mode m)
@@ -129,18 +134,46 @@ static const char *opt_name(int c)
 		return "--gpu";
 	case OPT_THREADS:
 		return "--threads";
+	case '0':
+		return "-0/--null";
+	case 'q':
+		return "-q/--quiet";
+	case 'v':
+		return "-v/--verbose";
+	case 'h':
+		return "-h/--help";
+	case 'V':
+		return "-V/--version";
+	case OPT_RATE:
+		return "--rate";
 	default:
-		return "?";
+		return c > OPT_MODE && c <= OPT_MODE + GF_MODE_VERSION ? gf_cli_mode_name(c - OPT_MODE) : "?";
 	}
 }
 
-/* A file-name value must be non-empty, given once, and not look like the next option. */
+/*
+ * Every option but -i (a batch's inputs) is given at most once: a second
+ * value would silently win over the first (usage.md: "an option given twice"
+ * is refused).
+ */
+static int take_once(struct seen *s, int c, struct gf_errbuf *eb)
+{
+	if (c == 'i' || c == '?' || c == ':')
+		return 0;
+	for (int k = 0; k < s->n_given; k++) {
+		if (s->given[k] == c) {
+			gf_errbuf_set(eb, "%s given twice", opt_name(c));
+			return GF_E_INVAL;
+		}
+	}
+	if (s->n_given < MAX_OPTS)
+		s->given[s->n_given++] = c;
+	return 0;
+}
+
+/* A file-name value must be non-empty and not look like the next option. */
 static int take_path(const char **dst, int c, const char *arg, struct gf_errbuf *eb)
 {
-	if (*dst) {
-		gf_errbuf_set(eb, "%s given twice", opt_name(c));
-		return GF_E_INVAL;
-	}
 	if (arg[0] == '\0') {
 		gf_errbuf_set(eb, "%s needs a file name, got an empty string", opt_name(c));
 		return GF_E_INVAL;
@@ -248,10 +281,6 @@ static int take_batch_option(struct gf_cli *cli, struct seen *s, int c, struct g
 		return GF_E_INVAL;
 	case OPT_BATCH:
 		s->modes[GF_MODE_OFFLINE] = 1;
-		if (cli->batch_list) {
-			gf_errbuf_set(eb, "--batch given twice");
-			return GF_E_INVAL;
-		}
 		if (!optarg[0]) {
 			gf_errbuf_set(eb, "--batch needs a list file (or - for standard input)");
 			return GF_E_INVAL;
@@ -266,6 +295,9 @@ static int take_batch_option(struct gf_cli *cli, struct seen *s, int c, struct g
 		return GF_E_INVAL;
 	case OPT_SKIP_EXISTING:
 		cli->skip_existing = 1;
+		return 0;
+	case '0':
+		cli->null_list = 1;
 		return 0;
 	default: /* OPT_GPU */
 		cli->gpu_set = 1;
@@ -317,6 +349,7 @@ static int take_option(struct gf_cli *cli, struct seen *s, int c, char *const ar
 			      gf_offline_format_list());
 		return GF_E_INVAL;
 	case 'j':
+	case '0':
 	case OPT_BATCH:
 	case OPT_SHARD:
 	case OPT_SKIP_EXISTING:
@@ -459,6 +492,11 @@ static int check_offline(struct gf_cli *cli, struct gf_errbuf *eb)
 		gf_errbuf_set(eb, "missing -i IN or --batch LIST: a batch needs input files");
 		return GF_E_INVAL;
 	}
+	if (cli->null_list && !cli->batch_list) {
+		gf_errbuf_set(eb, "-0/--null applies to --batch LIST: it says the list's names end in NUL "
+				  "bytes");
+		return GF_E_INVAL;
+	}
 	if (cli->batch && !cli->output && !cli->batch_list) {
 		gf_errbuf_set(eb, "missing -o DIR/: a batch needs an output directory");
 		return GF_E_INVAL;
@@ -486,7 +524,9 @@ static int parse_all(struct gf_cli *cli, int argc, char *const argv[], struct gf
 		int c = getopt_long(argc, argv, short_opts, long_opts, NULL);
 		if (c == -1)
 			break;
-		int err = take_option(cli, &s, c, argv, eb);
+		int err = take_once(&s, c, eb);
+		if (!err)
+			err = take_option(cli, &s, c, argv, eb);
 		if (err)
 			return err;
 	}

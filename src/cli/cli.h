@@ -56,6 +56,7 @@ struct gf_cli {
 	int verbose;		/**< --verbose: debug messages */
 	int batch;		/**< batch: several -i, --batch, -o DIR/, or a batch-only option */
 	const char *batch_list; /**< --batch LIST ("-": standard input) */
+	int null_list;		/**< -0/--null: LIST's records end in NUL bytes */
 	int shard_set;		/**< --shard K/N */
 	uint32_t shard_k, shard_n;
 	int skip_existing; /**< --skip-existing */

@@ -7,7 +7,7 @@
 void gf_cli_print_usage(FILE *out)
 {
 	fputs("Usage: gpufir -i IN -o OUT [-c FILE] [OPTION]...\n"
-	      "       gpufir -i IN [-i IN]... | --batch LIST  -o DIR/ [OPTION]...\n"
+	      "       gpufir -i IN [-i IN]... | --batch LIST [-0]  -o DIR/ [OPTION]...\n"
 	      "       gpufir --live [-c FILE] | --list-devices | --check-config [FILE] | --status [SOCKET]\n"
 	      "       gpufir --plot [-c FILE] [-o SVG] [--rate HZ | -i IN]\n"
 	      "       gpufir --export-filters DIR [-c FILE] [--rate HZ | -i IN]\n",
@@ -68,6 +68,8 @@ void gf_cli_print_help(FILE *out)
 	      "                         the list from standard input; '#' starts a comment\n"
 	      "                         (several -i, or -o ending in '/', also make a batch;\n"
 	      "                         outputs go to DIR/<input's file name>)\n"
+	      "  -0, --null             LIST's names end in NUL bytes, not newlines (find\n"
+	      "                         -print0): names may hold newlines; no comments\n"
 	      "      --shard=K/N        only jobs K, K+N, K+2N, ... of the list (0 <= K < N):\n"
 	      "                         N such runs cover it exactly once (Slurm job arrays)\n"
 	      "      --skip-existing    skip a job whose output exists (resume a batch)\n"

@@ -21,6 +21,7 @@
 #include "log.h"
 #include "minphase.h"
 #include "offline.h"
+#include "temp_file.h"
 #include "tools.h"
 
 #define DEFAULT_STATUS_SOCKET "/run/gpufir/status"
@@ -29,7 +30,7 @@ static atomic_int stop_signal; /* lock-free, so async-signal-safe */
 
 static void die_by(int sig)
 {
-	gf_offline_temp_unlink_now();
+	gf_temp_unlink_now();
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -47,16 +48,17 @@ static void on_stop_signal(int sig)
 		die_by(sig);
 }
 
-/* SIGINT/SIGTERM ask offline mode to stop at the next chunk and clean up;
- * every other signal that would end the process removes the temporary
- * output first (SIGPIPE: `gpufir -v ... 2>&1 | head -c1`). */
-static void install_stop_handlers(void)
+/* SIGINT/SIGTERM ask offline mode to stop at the next chunk and clean up
+ * (@p stop_polled; the filter tools poll nothing, so there they end the
+ * process like the others); every other signal that would end the process
+ * removes the temporary output first (SIGPIPE: `gpufir -v ... 2>&1 | head -c1`). */
+static void install_stop_handlers(int stop_polled)
 {
 	static const int fatal[] = {SIGHUP,  SIGPIPE, SIGQUIT,	 SIGUSR1, SIGUSR2, SIGALRM,
 				    SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF, SIGPOLL};
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_stop_signal;
+	sa.sa_handler = stop_polled ? on_stop_signal : die_by;
 	sigemptyset(&sa.sa_mask);
 	sa.sa_flags = SA_RESTART; /* file I/O carries on; the flag is polled */
 	sigaction(SIGINT, &sa, NULL);
@@ -102,7 +104,7 @@ static struct gf_offline_opts offline_opts(const struct gf_cli *cli)
 static int run_offline(const struct gf_cli *cli)
 {
 	struct gf_offline_opts o = offline_opts(cli);
-	install_stop_handlers();
+	install_stop_handlers(1);
 	struct gf_errbuf eb = {{0}};
 	int err = gf_offline_run(&o, &eb);
 	if (err)
@@ -151,7 +153,7 @@ static int batch_jobs(const struct gf_cli *cli, struct gf_offline_jobs *j, struc
 	for (size_t i = 0; i < cli->n_inputs && !err; i++)
 		err = gf_offline_jobs_add(j, cli->inputs ? cli->inputs[i] : cli->input, NULL, outdir, eb);
 	if (!err && cli->batch_list)
-		err = gf_offline_jobs_read_list(j, cli->batch_list, outdir, eb);
+		err = gf_offline_jobs_read_list(j, cli->batch_list, outdir, cli->null_list, eb);
 	if (!err && cli->shard_set)
 		gf_offline_jobs_shard(j, cli->shard_k, cli->shard_n);
 	return err;
@@ -176,7 +178,7 @@ static int run_batch(const struct gf_cli *cli)
 		.skip_existing = cli->skip_existing,
 	};
 	bo.base.input = bo.base.output = NULL;
-	install_stop_handlers();
+	install_stop_handlers(1);
 	struct gf_offline_batch_result res;
 	err = gf_offline_batch_run(&bo, &res, &eb);
 	if (err)
@@ -315,8 +317,10 @@ int main(int argc, char **argv)
 	case GF_MODE_STATUS:
 		return run_status(&cli);
 	case GF_MODE_EXPORT:
+		install_stop_handlers(0);
 		return gf_tool_run_export(&cli);
 	case GF_MODE_PLOT:
+		install_stop_handlers(0);
 		return gf_tool_run_plot(&cli);
 	default:
 		return GF_EXIT_USAGE;

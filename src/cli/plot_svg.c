@@ -7,13 +7,17 @@
  * attributes, so that a test (or a script) can turn points back into values.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "response.h"
+#include "temp_file.h"
 #include "tools.h"
 
 #define W 640.0
@@ -350,17 +354,45 @@ out:
 	return r;
 }
 
+/* The SVG into a temporary beside @p path, renamed over it when complete. */
+static int write_plot(const char *path, const struct gf_tool_build *b, const char *title,
+		      struct gf_errbuf *eb)
+{
+	struct gf_temp_file t;
+	int err = gf_temp_open(&t, path, GF_TEMP_REGULAR_ONLY, eb);
+	if (err)
+		return err;
+	struct stat st;
+	if (fstatat(t.dirfd, t.name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		err = gf_tool_not_an_input(b->inputs, &st, path, eb);
+	int fd = err ? -1 : dup(t.fd); /* fclose closes the copy; the commit checks the original */
+	FILE *o = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!err && !o) {
+		gf_errbuf_set(eb, "%s: cannot write: %s", path, strerror(errno));
+		err = GF_E_IO;
+		if (fd >= 0)
+			close(fd);
+	}
+	if (o) {
+		err = gf_plot_svg(o, b->fs, b->rate, title);
+		if (fclose(o) != 0 && !err)
+			err = GF_E_IO;
+		if (err)
+			gf_errbuf_set(eb, "%s: %s", path, err == GF_E_IO ? "write error" : gf_strerror(err));
+	}
+	if (err) {
+		gf_temp_discard(&t);
+		return err;
+	}
+	return gf_temp_commit(&t, path, eb);
+}
+
 int gf_tool_run_plot(const struct gf_cli *cli)
 {
 	struct gf_tool_build b;
 	struct gf_errbuf eb = {{0}};
 	const char *path = cli->output ? cli->output : "response.svg";
 	int err = gf_tool_build(cli, &b, &eb);
-	FILE *o = NULL;
-	if (!err && !(o = fopen(path, "w"))) {
-		gf_errbuf_set(&eb, "%s: cannot create: %s", path, strerror(errno));
-		err = GF_E_IO;
-	}
 	if (!err) {
 		char title[512];
 		/* the file's name, not its folder: the title has one line of a phone's width */
@@ -368,13 +400,7 @@ int gf_tool_run_plot(const struct gf_cli *cli)
 		const char *slash = strrchr(name, '/');
 		snprintf(title, sizeof(title), "%s: %u Hz, %u channel%s, %u taps", slash ? slash + 1 : name,
 			 b.rate, b.fs->channels, b.fs->channels == 1 ? "" : "s", b.fs->taps);
-		err = gf_plot_svg(o, b.fs, b.rate, title);
-		if (fclose(o) != 0 && !err)
-			err = GF_E_IO;
-		if (err) {
-			gf_errbuf_set(&eb, "%s: %s", path, err == GF_E_IO ? "write error" : gf_strerror(err));
-			remove(path);
-		}
+		err = write_plot(path, &b, title, &eb);
 	}
 	if (!err)
 		printf("%s: %u channel%s at %u Hz (from %s)\n", path, b.fs->channels,

@@ -7,8 +7,10 @@
 #include <sndfile.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log.h"
+#include "safe_file.h"
 
 #define CHANNELS_DEFAULT 2u
 
@@ -23,17 +25,57 @@ static uint32_t config_channels(const struct gf_config *cfg)
 	return routed > CHANNELS_DEFAULT ? routed : CHANNELS_DEFAULT;
 }
 
+/* IN's rate and channels; IN must be a regular file (a FIFO would block the open). */
 static int input_format(const char *path, uint32_t *rate, uint32_t *channels, struct gf_errbuf *eb)
 {
 	SF_INFO info = {0};
-	SNDFILE *sf = sf_open(path, SFM_READ, &info);
+	int fd = gf_file_open_read(path, "input", 0, eb);
+	if (fd < 0)
+		return fd;
+	SNDFILE *sf = sf_open_fd(fd, SFM_READ, &info, SF_TRUE);
 	if (!sf) {
+		close(fd);
 		gf_errbuf_set(eb, "%s: cannot open as a sound file: %s", path, sf_strerror(NULL));
 		return GF_E_IO;
 	}
 	sf_close(sf);
 	*rate = (uint32_t)info.samplerate;
 	*channels = (uint32_t)info.channels;
+	return 0;
+}
+
+/* What the build read: the config's files, then -i IN. */
+static int list_inputs(struct gf_tool_build *b, const struct gf_cli *cli)
+{
+	uint32_t n = b->cfg->n_files;
+	b->inputs = calloc((size_t)n + 2, sizeof(*b->inputs));
+	if (!b->inputs)
+		return GF_E_NOMEM;
+	for (uint32_t i = 0; i < n; i++)
+		b->inputs[i] = b->cfg->files[i];
+	b->inputs[n] = cli->input;
+	return 0;
+}
+
+int gf_tool_not_an_input(const char *const *inputs, const struct stat *st, const char *target,
+			 struct gf_errbuf *eb)
+{
+	for (size_t i = 0; inputs && inputs[i]; i++) {
+		struct stat si;
+		if (stat(inputs[i], &si) == 0 && si.st_dev == st->st_dev && si.st_ino == st->st_ino) {
+			if (strcmp(target, inputs[i]) == 0)
+				gf_errbuf_set(eb,
+					      "%s is an input of this run: gpufir never overwrites an input; "
+					      "give another name",
+					      target);
+			else
+				gf_errbuf_set(eb,
+					      "%s is %s, an input of this run: gpufir never overwrites an "
+					      "input; give another name",
+					      target, inputs[i]);
+			return GF_E_IO;
+		}
+	}
 	return 0;
 }
 
@@ -63,12 +105,14 @@ int gf_tool_build(const struct gf_cli *cli, struct gf_tool_build *b, struct gf_e
 		b->rate_from = "the default";
 	}
 	uint32_t channels = in_channels ? in_channels : config_channels(b->cfg);
-	return gf_config_build(b->cfg, b->rate, channels, &b->fs, eb);
+	err = list_inputs(b, cli);
+	return err ? err : gf_config_build(b->cfg, b->rate, channels, &b->fs, eb);
 }
 
 void gf_tool_build_free(struct gf_tool_build *b)
 {
 	gf_filter_set_free(b->fs);
+	free(b->inputs);
 	gf_config_free(b->cfg);
 	memset(b, 0, sizeof(*b));
 }

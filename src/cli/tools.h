@@ -13,6 +13,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "config.h"
@@ -28,6 +29,8 @@ struct gf_tool_build {
 	struct gf_filter_set *fs;
 	uint32_t rate;
 	const char *rate_from; /**< "--rate", "the input file", "the config", "the default" */
+	const char **inputs;   /**< every file the build read (the config, its includes and
+				    filter files, -i IN), NULL-terminated: a tool never writes one */
 };
 
 /**
@@ -42,6 +45,14 @@ int gf_tool_build(const struct gf_cli *cli, struct gf_tool_build *b, struct gf_e
 /** Accepts a zeroed or half-built @p b. */
 void gf_tool_build_free(struct gf_tool_build *b);
 
+/**
+ * Refuse to replace the existing file @p st (named @p target in the message)
+ * when it is one of @p inputs (by device and inode: any spelling, a hard
+ * link). @return 0 or GF_E_IO
+ */
+int gf_tool_not_an_input(const char *const *inputs, const struct stat *st, const char *target,
+			 struct gf_errbuf *eb);
+
 /** An error's exit status in the tools: bad config 3, I/O 4, out of memory 1. */
 int gf_tool_exit(int err);
 
@@ -49,12 +60,16 @@ int gf_tool_exit(int err);
  * --export-filters DIR: per channel N, DIR/channel-N.wav (mono 32-bit float)
  * and DIR/channel-N.txt (one tap a line), and DIR/filters.conf, a config
  * that loads the WAV files as routes (so the export reloads bit for bit).
- * DIR is created if missing (not its parents). @p source names the config
- * in the files' comments.
+ * The set is written into a hidden folder beside DIR and replaces DIR as a
+ * whole (created if missing, not its parents; an existing DIR may hold only
+ * a previous export's files), so DIR holds the old set or the new one, never
+ * a mix. A DIR that is a symlink or not a folder, or that holds one of
+ * @p inputs (NULL-terminated, may be NULL), is refused. @p source names the
+ * config in the files' comments (control characters shown as '?').
  * @return 0 or GF_E_IO / GF_E_NOMEM, the file named in @p eb
  */
 int gf_export_filters(const char *dir, const struct gf_filter_set *fs, uint32_t rate, const char *source,
-		      struct gf_errbuf *eb);
+		      const char *const *inputs, struct gf_errbuf *eb);
 
 /**
  * Draw @p fs at @p rate as an SVG document into @p out: per channel |H| in dB

@@ -22,6 +22,7 @@
 #include "gpu.h"
 #include "log.h"
 #include "offline_internal.h"
+#include "temp_file.h"
 
 struct run {
 	struct gf_offline_lane *lane;
@@ -33,8 +34,7 @@ struct run {
 	SNDFILE *in, *out;
 	SF_INFO in_info, out_info;
 	struct gf_config_build_info built;
-	char *tmp_path;
-	int tmp_fd;
+	struct gf_temp_file tmp; /* the output beside OUT until it is renamed into place */
 	uint32_t chunk_frames;
 	const struct gf_engine_params *cpu_params; /* a CPU engine like the lane's (stripes) */
 	struct gf_offline_stripes stripes;
@@ -81,11 +81,13 @@ static int take_engine(struct run *r, const struct gf_offline_opts *o, struct gf
 static int open_output(struct run *r, const struct gf_offline_opts *o, struct gf_errbuf *eb)
 {
 	int err = gf_offline_choose_format(&r->in_info, o, &r->out_info, eb);
-	if (!err)
-		err = gf_offline_open_temp(o->output, &r->tmp_path, &r->tmp_fd, eb);
 	if (err)
 		return err;
-	r->out = sf_open_fd(r->tmp_fd, SFM_WRITE, &r->out_info, SF_FALSE);
+	gf_offline_setup_phase(0); /* from here on a stop signal must clean up */
+	err = gf_temp_open(&r->tmp, o->output, 0, eb);
+	if (err)
+		return err;
+	r->out = sf_open_fd(r->tmp.fd, SFM_WRITE, &r->out_info, SF_FALSE);
 	if (!r->out) {
 		gf_errbuf_set(eb, "cannot write %s: %s", o->output, sf_strerror(NULL));
 		return GF_E_IO;
@@ -145,24 +147,12 @@ static int finish_output(struct run *r, const struct gf_offline_opts *o, int err
 			err = GF_E_IO;
 		}
 	}
-	if (r->tmp_fd >= 0) {
-		if (close(r->tmp_fd) != 0 && !err) {
-			gf_errbuf_set(eb, "%s: write failed: %s", o->output, strerror(errno));
-			err = GF_E_IO;
-		}
-		r->tmp_fd = -1;
-	}
-	if (!r->tmp_path)
-		return err;
-	if (!err && rename(r->tmp_path, o->output) != 0) {
-		gf_errbuf_set(eb, "cannot rename the finished output to %s: %s", o->output, strerror(errno));
-		err = GF_E_IO;
-	}
+	if (r->tmp.fd < 0)
+		return err; /* never opened */
 	if (err)
-		unlink(r->tmp_path);
-	gf_offline_temp_forget();
-	free(r->tmp_path);
-	r->tmp_path = NULL;
+		gf_temp_discard(&r->tmp);
+	else
+		err = gf_temp_commit(&r->tmp, o->output, eb);
 	return err;
 }
 
@@ -214,7 +204,7 @@ static void plan_stripes(struct run *r)
 int gf_offline_file_run(struct gf_offline_lane *l, const struct gf_offline_opts *o,
 			struct gf_offline_file_stats *st, struct gf_errbuf *eb)
 {
-	struct run r = {.lane = l, .tmp_fd = -1};
+	struct run r = {.lane = l, .tmp = GF_TEMP_FILE_INIT};
 	struct gf_offline_pipeline *p = &l->pipe;
 	int have_pipeline = 0;
 	double t0 = (1e3 * gf_now_s()), t1 = t0, t2 = t0, t3 = t0;

@@ -57,13 +57,6 @@ struct gf_offline_opts {
 int gf_offline_run(const struct gf_offline_opts *o, struct gf_errbuf *eb);
 
 /**
- * Remove the temporary output being written, if any. Async-signal-safe: for
- * the handlers of fatal signals (SIGHUP, SIGPIPE, ...), which then die by
- * the signal.
- */
-void gf_offline_temp_unlink_now(void);
-
-/**
  * 1 while gf_offline_run is setting up (config, filter files, designs, the
  * engine) and has written nothing: a stop signal may then _exit at once.
  * Async-signal-safe.
@@ -101,15 +94,24 @@ int gf_offline_jobs_add(struct gf_offline_jobs *j, const char *input, const char
 /**
  * Append the jobs of a list file ("-": standard input): one "INPUT" or
  * "INPUT<TAB>OUTPUT" per line; blank lines and lines starting with '#' are
- * skipped. @return 0, GF_E_IO, or GF_E_INVAL naming FILE:LINE
+ * skipped; a NUL byte in a line is refused. With @p nul, records end in NUL
+ * bytes instead (find -print0), taken as they are: only empty ones are
+ * skipped. The whole list is read before anything runs, so a list that
+ * cannot be read to its end (a read error, a record over 64 KiB) fails as a
+ * whole. @return 0, GF_E_IO, GF_E_NOMEM, or GF_E_INVAL naming FILE:RECORD
  */
-int gf_offline_jobs_read_list(struct gf_offline_jobs *j, const char *path, const char *outdir,
+int gf_offline_jobs_read_list(struct gf_offline_jobs *j, const char *path, const char *outdir, int nul,
 			      struct gf_errbuf *eb);
 /** Parse "K/N" (0 <= K < N). @return 0 or GF_E_INVAL */
 int gf_offline_shard_parse(const char *s, uint32_t *k, uint32_t *n);
 /** Keep the K-th of N shards: jobs K, K+N, K+2N, ... of the list. */
 void gf_offline_jobs_shard(struct gf_offline_jobs *j, uint32_t k, uint32_t n);
-/** Refuse an output named twice, or named like an input. @return 0 or GF_E_INVAL */
+/**
+ * Refuse an output named twice, or an output that is an input, compared by
+ * identity (the folder's device and inode and the last name; an existing
+ * file's own device and inode), not by spelling. @return 0, GF_E_INVAL or
+ * GF_E_NOMEM
+ */
 int gf_offline_jobs_check(const struct gf_offline_jobs *j, struct gf_errbuf *eb);
 
 /** A list of CUDA devices for a batch: "all", or indices "0,1,3". */

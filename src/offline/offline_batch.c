@@ -19,6 +19,7 @@
 #include "gpu.h"
 #include "log.h"
 #include "offline_internal.h"
+#include "safe_file.h"
 
 #define MAX_LANES 256u
 #define DRAW_NS 100000000L /* the bar is redrawn every 100 ms */
@@ -99,7 +100,35 @@ static void *lane_main(void *arg)
 	return NULL;
 }
 
-/* The files still to do: all, less those whose output exists under --skip-existing. */
+/*
+ * --skip-existing: outputs appear by rename only when complete, so one that
+ * exists is done, unless it is not a sound file with frames in it (empty,
+ * cut short by another tool, unreadable): that one is filtered again, as a
+ * single run would replace it.
+ */
+static int output_done(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return 0;
+	struct gf_errbuf eb = {{0}};
+	int fd = gf_file_open_read(path, "output", 0, &eb);
+	SF_INFO info = {0};
+	SNDFILE *sf = fd >= 0 ? sf_open_fd(fd, SFM_READ, &info, SF_TRUE) : NULL;
+	if (!sf && fd >= 0)
+		close(fd);
+	int done = sf && info.frames > 0;
+	if (sf)
+		sf_close(sf);
+	if (!done)
+		gf_notice("%s exists but is %s: filtering it again", path,
+			  eb.msg[0]	    ? "not a regular file"
+			  : st.st_size == 0 ? "empty"
+					    : "not a readable sound file");
+	return done;
+}
+
+/* The files still to do: all, less those whose output is done under --skip-existing. */
 static int plan_files(struct batch *b, size_t *skipped)
 {
 	const struct gf_offline_jobs *j = b->o->jobs;
@@ -109,9 +138,8 @@ static int plan_files(struct batch *b, size_t *skipped)
 		return GF_E_NOMEM;
 	*skipped = 0;
 	for (size_t i = 0; i < j->n; i++) {
-		struct stat so, si;
-		/* Outputs appear by rename only when complete: one that exists is done. */
-		if (b->o->skip_existing && stat(j->v[i].output, &so) == 0 && S_ISREG(so.st_mode)) {
+		struct stat si;
+		if (b->o->skip_existing && output_done(j->v[i].output)) {
 			(*skipped)++;
 			continue;
 		}

@@ -1,17 +1,13 @@
 /* Offline files: output formats (by name, by extension, what a format can
- * hold), input and output paths (never write over the input), the temporary
- * output that is renamed into place, and a truncated input's warning. */
-#define _GNU_SOURCE /* asprintf */
+ * hold), input and output paths (never write over the input), and a
+ * truncated input's warning. */
 #include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "log.h"
 #include "offline_internal.h"
@@ -204,45 +200,6 @@ int gf_offline_check_paths(const char *in, const char *out, struct gf_errbuf *eb
 		return GF_E_IO;
 	}
 	return 0;
-}
-
-/*
- * Create the temporary output beside OUT (same filesystem, so the final rename
- * is atomic), with the permissions a plain new file would get.
- */
-int gf_offline_open_temp(const char *out, char **tmp_path, int *fd, struct gf_errbuf *eb)
-{
-	char *d = strdup(out), *b = strdup(out);
-	int err = GF_E_NOMEM;
-	*tmp_path = NULL;
-	*fd = -1;
-	if (!d || !b)
-		goto done;
-	const char *dir = dirname(d), *base = basename(b);
-	gf_offline_setup_phase(0); /* from here on a stop signal must clean up */
-	gf_offline_temp_sweep(dir);
-	if (asprintf(tmp_path, "%s/.%.200s.gpufir-%ld-XXXXXX", dir, base, (long)getpid()) < 0) {
-		*tmp_path = NULL;
-		goto done;
-	}
-	*fd = mkstemp(*tmp_path);
-	if (*fd < 0) {
-		gf_errbuf_set(eb, "cannot create the output in directory %s: %s", dir, strerror(errno));
-		free(*tmp_path);
-		*tmp_path = NULL;
-		err = GF_E_IO;
-		goto done;
-	}
-	gf_offline_temp_register(*tmp_path);
-	mode_t mask = umask(0); /* read the umask: single-threaded here */
-	umask(mask);
-	if (fchmod(*fd, 0666 & ~mask) != 0)
-		gf_debug("fchmod %s: %s", *tmp_path, strerror(errno));
-	err = 0;
-done:
-	free(d);
-	free(b);
-	return err;
 }
 
 void gf_offline_copy_strings(SNDFILE *in, SNDFILE *out)

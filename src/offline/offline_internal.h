@@ -25,13 +25,9 @@ const char *gf_offline_major_name(int major);
 int gf_offline_choose_format(const SF_INFO *in, const struct gf_offline_opts *o, SF_INFO *out,
 			     struct gf_errbuf *eb);
 int gf_offline_check_paths(const char *in, const char *out, struct gf_errbuf *eb);
-int gf_offline_open_temp(const char *out, char **tmp_path, int *fd, struct gf_errbuf *eb);
-/* offline_temp.c: each thread's temporary output for the fatal-signal handler, and
- * the removal of those that dead runs left in @p dir. */
-void gf_offline_temp_register(const char *path); /* also ends the set-up phase */
+/* offline_temp.c: the set-up phase, in which a stop signal may end the run at once
+ * (the temporary output itself: temp_file.h). */
 void gf_offline_setup_phase(int on);
-void gf_offline_temp_forget(void);
-void gf_offline_temp_sweep(const char *dir);
 void gf_offline_copy_strings(SNDFILE *in, SNDFILE *out);
 void gf_offline_warn_if_truncated(SNDFILE *f, const char *path, sf_count_t frames);
 

@@ -97,18 +97,21 @@ int gf_taps_parse_raw(const void *data, size_t size, const char *name, enum gf_r
 /* ---- writing (taps_write.c): what --export-filters writes ---------------- */
 
 /**
- * Write @p n taps as text, one per line with 9 significant digits (every
- * float reads back exactly), after a '#' line holding @p comment (may be
- * NULL). gpufir's text reader and SoX's `fir` effect read this format.
+ * Write @p n taps as text into @p fd (left open: the caller closes it), one
+ * per line with 9 significant digits (every float reads back exactly),
+ * after a '#' line holding @p comment (may be NULL; one line: the caller
+ * keeps newlines out of it). gpufir's text reader and SoX's `fir` effect
+ * read this format. @p path names the file in messages.
  * @return 0, GF_E_IO (the message names @p path)
  */
-int gf_taps_write_text(const char *path, const float *h, uint32_t n, const char *comment,
+int gf_taps_write_text(int fd, const char *path, const float *h, uint32_t n, const char *comment,
 		       struct gf_errbuf *eb);
 
 /**
- * Write @p n taps as a mono 32-bit float WAV at @p rate (read back exactly).
- * @return 0, GF_E_IO (the message names @p path)
+ * Write @p n taps as a mono 32-bit float WAV at @p rate into @p fd (left
+ * open), read back exactly. @return 0, GF_E_IO (the message names @p path)
  */
-int gf_taps_write_wav(const char *path, const float *h, uint32_t n, uint32_t rate, struct gf_errbuf *eb);
+int gf_taps_write_wav(int fd, const char *path, const float *h, uint32_t n, uint32_t rate,
+		      struct gf_errbuf *eb);
 
 #endif

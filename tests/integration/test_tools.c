@@ -57,7 +57,7 @@ static void test_export_round_trip(void)
 	struct gf_filter_set *fs = build(conf, rate, 3);
 	char *out = gf_test_path(dir, "api");
 	struct gf_errbuf eb = {{0}};
-	CHECK_OK_EB(gf_export_filters(out, fs, rate, conf, &eb), &eb);
+	CHECK_OK_EB(gf_export_filters(out, fs, rate, conf, NULL, &eb), &eb);
 	char *exported = gf_test_path(out, "filters.conf");
 	struct gf_filter_set *back = build(exported, rate, 3);
 	check_same(fs, back);

@@ -9,6 +9,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,13 +42,9 @@ static inline const char *gpufir_bin(void)
 	return bin;
 }
 
-/**
- * Start gpufir with @p args (NULL-terminated, without argv[0]); stdout and
- * stderr go to @p out_path and @p err_path. @return its pid
- */
-static inline pid_t spawn_gpufir(const char *const args[], const char *out_path, const char *err_path)
+/** gpufir's argv: the program, then @p args (NULL-terminated), into @p argv of 64. */
+static inline void gpufir_argv(const char *const args[], const char *argv[64])
 {
-	const char *argv[64];
 	size_t n = 0;
 	argv[n++] = gpufir_bin();
 	for (size_t i = 0; args[i]; i++) {
@@ -55,6 +52,16 @@ static inline pid_t spawn_gpufir(const char *const args[], const char *out_path,
 		argv[n++] = args[i];
 	}
 	argv[n] = NULL;
+}
+
+/**
+ * Start gpufir with @p args (NULL-terminated, without argv[0]); stdout and
+ * stderr go to @p out_path and @p err_path. @return its pid
+ */
+static inline pid_t spawn_gpufir(const char *const args[], const char *out_path, const char *err_path)
+{
+	const char *argv[64];
+	gpufir_argv(args, argv);
 	posix_spawn_file_actions_t fa;
 	CHECK(posix_spawn_file_actions_init(&fa) == 0);
 	CHECK(posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0) == 0);
@@ -87,6 +94,57 @@ static inline void wait_gpufir_usage(pid_t pid, const char *out_path, const char
 static inline void wait_gpufir(pid_t pid, const char *out_path, const char *err_path, struct run_result *r)
 {
 	wait_gpufir_usage(pid, out_path, err_path, r, NULL);
+}
+
+/**
+ * spawn_gpufir with standard input from @p stdin_fd (-1: /dev/null) and, when
+ * @p resource >= 0, that resource limit lowered to @p limit (RLIMIT_AS,
+ * RLIMIT_FSIZE); SIGXFSZ is ignored, so a write over RLIMIT_FSIZE fails with
+ * EFBIG instead of killing the program. @return its pid
+ */
+static inline pid_t spawn_gpufir_limited(const char *const args[], int stdin_fd, int resource, rlim_t limit,
+					 const char *out_path, const char *err_path)
+{
+	const char *argv[64];
+	gpufir_argv(args, argv);
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		int in = stdin_fd >= 0 ? stdin_fd : open("/dev/null", O_RDONLY);
+		int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		struct rlimit rl;
+		if (in < 0 || out < 0 || err < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+			_exit(121);
+		if (resource >= 0) {
+			if (getrlimit(resource, &rl) != 0)
+				_exit(122);
+			rl.rlim_cur = limit;
+			if (setrlimit(resource, &rl) != 0)
+				_exit(122);
+		}
+		signal(SIGXFSZ, SIG_IGN);
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+/**
+ * Wait up to @p seconds for @p pid; past that, kill it (SIGKILL) and reap it.
+ * @return 1 when it ended by itself, 0 when it had to be killed (it hung)
+ */
+static inline int wait_bounded(pid_t pid, double seconds, int *status)
+{
+	for (double t = 0.0; t < seconds; t += 0.01) {
+		if (waitpid(pid, status, WNOHANG) == pid)
+			return 1;
+		struct timespec ts = {0, 10000000};
+		nanosleep(&ts, NULL);
+	}
+	kill(pid, SIGKILL);
+	CHECK(waitpid(pid, status, 0) == pid);
+	return 0;
 }
 
 /** Run gpufir to completion. Output files live in $TMPDIR (or /tmp). */

@@ -149,6 +149,19 @@ static void test_errors(void)
 	parse_fails("-i/--input needs a file name, got option '-o'", ARGS("-i", "-o", "b.wav"));
 	parse_fails("needs a file name, got an empty string", ARGS("-i", "", "-o", "b.wav"));
 	parse_fails("-o/--output given twice", ARGS("-i", "a", "-o", "b", "-o", "c"));
+	/* every option but -i at most once: a second value would silently win */
+	parse_fails("-c/--config given twice", ARGS("-i", "a", "-o", "b", "-c", "x", "--config=y"));
+	parse_fails("--backend given twice", ARGS("-i", "a", "-o", "b", "-b", "cpu", "-b", "cuda"));
+	parse_fails("--algo given twice", ARGS("-i", "a", "-o", "b", "-a", "fft", "--algo", "fft"));
+	parse_fails("--format given twice", ARGS("-i", "a", "-o", "b", "-f", "FLOAT", "-f", "PCM_16"));
+	parse_fails("--tail given twice", ARGS("-i", "a", "-o", "b", "-t", "--tail"));
+	parse_fails("--causal given twice", ARGS("-i", "a", "-o", "b", "--causal", "--causal"));
+	parse_fails("--threads given twice", ARGS("-i", "a", "-o", "b", "--threads", "2", "--threads", "3"));
+	parse_fails("-q/--quiet given twice", ARGS("-i", "a", "-o", "b", "-q", "-q"));
+	parse_fails("-v/--verbose given twice", ARGS("-i", "a", "-o", "b", "-v", "--verbose"));
+	parse_fails("--rate given twice", ARGS("--plot", "--rate", "48000", "--rate", "44100"));
+	parse_fails("--live given twice", ARGS("--live", "--live"));
+	parse_fails("--export-filters given twice", ARGS("--export-filters", "d", "--export-filters", "e"));
 	parse_fails("conflicting modes", ARGS("--live", "-i", "a", "-o", "b"));
 	parse_fails("conflicting modes: --live and --list-devices", ARGS("--list-devices", "--live"));
 	parse_fails("conflicting modes", ARGS("--check-config", "x.conf", "--status"));
@@ -196,6 +209,20 @@ static void test_batch_options(void)
 	parse_fails("--gpu needs", ARGS("--batch", "l", "-o", "d/", "--gpu", "0,0"));
 	parse_fails("--gpu needs", ARGS("--batch", "l", "-o", "d/", "--gpu", "-1"));
 	parse_fails("--batch given twice", ARGS("--batch", "l", "--batch", "m"));
+	parse_fails("-j/--jobs given twice", ARGS("--batch", "l", "-o", "d/", "-j", "2", "-j", "3"));
+	parse_fails("--shard given twice",
+		    ARGS("--batch", "l", "-o", "d/", "--shard", "0/2", "--shard", "1/2"));
+	parse_fails("--gpu given twice", ARGS("--batch", "l", "-o", "d/", "--gpu", "0", "--gpu", "1"));
+	parse_fails("--skip-existing given twice",
+		    ARGS("--batch", "l", "-o", "d/", "--skip-existing", "--skip-existing"));
+	parse_fails("-0/--null given twice", ARGS("--batch", "l", "-o", "d/", "-0", "--null"));
+	parse_fails("-0/--null applies to --batch LIST", ARGS("-i", "a", "-i", "b", "-o", "d/", "-0"));
+	parse_fails("applies only to offline mode", ARGS("--live", "--null"));
+	parse_ok(&c, ARGS("--batch", "-", "-0", "-o", "d/"));
+	CHECK(c.batch && c.null_list && strcmp(c.batch_list, "-") == 0);
+	parse_ok(&c, ARGS("-i", "a", "-i", "a", "-o", "d/")); /* -i is the one option given many times */
+	CHECK(c.n_inputs == 2);
+	gf_cli_free(&c);
 	parse_fails("a batch needs an output directory", ARGS("-i", "a", "-i", "b"));
 	parse_fails("a batch needs input files", ARGS("-o", "d/", "--skip-existing"));
 	parse_fails("applies only to offline mode", ARGS("--live", "--shard", "0/2"));
@@ -242,6 +269,8 @@ static void test_help_text(void)
 		"--skip-existing",
 		"--jobs",
 		"--gpu",
+		"--null",
+		"-0,",
 		"-j,",
 		"-i,",
 		"-o,",
@@ -304,6 +333,8 @@ static void test_program(void)
 	CHECK_RUN(&r, GF_EXIT_USAGE, "conflicting modes");
 	run_gpufir(ARGS("-q"), &r);
 	CHECK_RUN(&r, GF_EXIT_USAGE, "nothing to do");
+	run_gpufir(ARGS("-i", "a", "-o", "b", "-b", "cpu", "-b", "cuda"), &r);
+	CHECK_RUN(&r, GF_EXIT_USAGE, "--backend given twice");
 
 	run_gpufir(ARGS("--help"), &r);
 	CHECK_RUN(&r, GF_EXIT_OK, NULL);
