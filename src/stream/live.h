@@ -123,6 +123,10 @@ struct gf_live_stats {
 	int resampling;		   /**< two clocks: playback reads through the adaptive resampler */
 	double clock_ratio;	   /**< resampling: measured playback/capture rate ratio (1 otherwise) */
 	double delay_error_frames; /**< resampling: latest delay minus its target, frames */
+	/** resampling: capture frames skipped, or played as silence, to put a
+	 * delay that had stepped away from its target back at once (an overrun,
+	 * a stretch of playback lost) rather than by a change of pitch */
+	uint64_t clock_skipped_frames, clock_inserted_frames;
 	/** The worker's SCHED_FIFO priority; 0: none (not granted). Without it,
 	 * the host's late blocks include preemption by this process's own
 	 * threads (the control thread building a filter). */

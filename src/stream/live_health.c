@@ -70,6 +70,8 @@ void gf_live_get_stats(struct gf_live *l, struct gf_live_stats *s)
 	s->resampling = l->clock != NULL;
 	s->clock_ratio = 1.0 + atomic_load(&l->ratio_ppb) * 1e-9;
 	s->delay_error_frames = atomic_load(&l->delay_err_milli) / 1000.0;
+	s->clock_skipped_frames = atomic_load(&l->clock_skipped);
+	s->clock_inserted_frames = atomic_load(&l->clock_inserted);
 	take_timing(l, s);
 }
 

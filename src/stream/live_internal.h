@@ -87,6 +87,9 @@ struct gf_live {
 	_Atomic uint64_t resyncs;	 /* latency re-derived while playing (period or slack change) */
 	_Atomic uint64_t capture_pos;	 /* frames delivered by the capture device, dropped ones too */
 	_Atomic uint64_t in_overflow, out_underflow, dev_xruns;
+	/* Capture frames the rate matching skipped, or played as silence, to
+	 * re-centre its delay (live_clock.c). */
+	_Atomic uint64_t clock_skipped, clock_inserted;
 	_Atomic uint32_t latency; /* playback latency, frames: set by the first playback callback */
 	atomic_int latency_known;
 	_Atomic uint32_t cb_frames; /* frames of the latest capture callback (0: none yet) */

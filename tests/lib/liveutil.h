@@ -1,7 +1,7 @@
 /**
  * @file liveutil.h
  * For the live tests that play the device themselves (gf_live_new_detached):
- * waiting for the real worker thread.
+ * waiting for the real worker thread, and holding it still.
  */
 #ifndef GPUFIR_TESTS_LIVEUTIL_H
 #define GPUFIR_TESTS_LIVEUTIL_H
@@ -28,5 +28,16 @@ static inline void gf_test_live_wait_idle(struct gf_live *l, uint32_t block)
 		sched_yield();
 	}
 }
+
+/**
+ * Stop the worker thread where it is until gf_test_live_release_worker(),
+ * as a host that deschedules it would: callbacks played meanwhile find it
+ * exactly as far behind as they make it, whatever the machine's load (one
+ * worker held at a time). Returns once it has stopped.
+ */
+void gf_test_live_hold_worker(struct gf_live *l);
+
+/** Let the worker held by gf_test_live_hold_worker() go on. */
+void gf_test_live_release_worker(struct gf_live *l);
 
 #endif

@@ -11,13 +11,17 @@
  *    6 periods late: three steps when the slack grew to exactly what each
  *    underrun needed) costing one step.
  * 3. latency_slack "auto" on the real callbacks and worker: start at the
- *    tightest latency; the first underrun episode (bursts of callbacks faster
- *    than the worker) raises the slack to twice what it needed plus one, up
- *    to GF_LIVE_SLACK_MAX, in one glitch; the same bursts and smaller ones
+ *    tightest latency; the first underrun episode (bursts of callbacks while
+ *    the worker is held) raises the slack to twice what it needed plus one,
+ *    up to GF_LIVE_SLACK_MAX, in one glitch; the same bursts and smaller ones
  *    then cost nothing; paced again, the stream is sample-exact at the
  *    reported, larger latency, without further underruns or steps.
  * 4. After the audio thread stalled once (16 ms between two callbacks,
- *    nothing lost), the step that follows makes room for that stall. */
+ *    nothing lost), the step that follows makes room for that stall.
+ * Timing-free: how far the worker falls behind is set by holding it (a
+ * count of callbacks), not by how fast this machine runs it, so a loaded
+ * machine gives the same underruns; its own stalls between callbacks can
+ * only raise the stall term, which the checks allow for. */
 #include <math.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -171,8 +175,11 @@ static uint64_t underflows(struct gf_live *l)
 }
 
 /* One round of 1000 callbacks: paced, or with @p burst_len callbacks back
- * to back every 50 (faster than the worker can follow). @return the
- * 50-callback cycles during which playback underran. */
+ * to back every 50 while the worker is held (a host that deschedules it):
+ * the k-th callback of a burst then finds k - 1 periods not yet filtered,
+ * by count, not by how fast this machine runs the worker. At slack s a
+ * burst of b underruns, missing b - 1 - s periods, if b - 1 > s. @return
+ * the 50-callback cycles during which playback underran. */
 static int play_round(struct gf_live *l, const float *x, float *y, uint32_t *pos, uint32_t burst_len,
 		      uint32_t *steps)
 {
@@ -181,8 +188,12 @@ static int play_round(struct gf_live *l, const float *x, float *y, uint32_t *pos
 	for (uint32_t c = 0; c < 1000; c++) {
 		if (c % 50 == 0)
 			cycle_u0 = underflows(l);
-		if (*pos && c % 50 >= burst_len)
+		if (burst_len && c % 50 == burst_len)
+			gf_test_live_release_worker(l);
+		if (*pos && (c % 50 >= burst_len || c % 50 == 0))
 			gf_test_live_wait_idle(l, B);
+		if (burst_len && c % 50 == 0)
+			gf_test_live_hold_worker(l);
 		uint32_t s0 = atomic_load(&l->slack_now);
 		gf_live_duplex_cb(x + (size_t)*pos * CH, y + (size_t)*pos * CH, B, NULL, 0, l);
 		uint32_t s1 = atomic_load(&l->slack_now);
@@ -203,7 +214,7 @@ static void case_auto_slack(uint64_t *seed)
 	float *y = calloc((size_t)total * CH, sizeof(float));
 	CHECK(y);
 	struct gf_engine *e =
-		gf_test_passthrough_engine(CH, B, 32768); /* slow enough to fall behind a burst */
+		gf_test_passthrough_engine(CH, B, 32); /* bursts hold the worker: its speed does not matter */
 	struct gf_live *l;
 	struct gf_errbuf eb = {{0}};
 	CHECK_OK_EB(gf_live_new_detached(&l, RATE, CH, B, 1, NULL, e, &eb), &eb);
@@ -215,7 +226,9 @@ static void case_auto_slack(uint64_t *seed)
 	/* Paced; bursts of 4 (3 periods late at slack 0: the slack grows to
 	 * 7); bursts of 6 (5 periods late: covered, where growing by what the
 	 * first needed, to 3, glitched again); bursts of 32 (it grows to its
-	 * cap, which cannot cover them); paced to the end. */
+	 * cap, which cannot cover them); paced to the end. (A stall of this
+	 * thread on a loaded machine can make a step larger: checked as "at
+	 * least".) */
 	static const uint32_t bursts[] = {0, 4, 6, 6, 32, 0, 0};
 	uint32_t pos = 0, steps = 0, slack_after[7];
 	uint64_t under_after[7], stepped_after[7];
@@ -234,9 +247,11 @@ static void case_auto_slack(uint64_t *seed)
 	printf("auto slack: slack %u (latency %u frames), %llu resyncs, %u steps\n", s.latency_slack,
 	       s.latency_frames, (unsigned long long)s.resyncs, steps);
 	CHECK(slack_after[0] == 0 && glitched[0] == 0); /* paced at the tightest latency: clean */
-	/* The first glitched burst raises it; the larger bursts then cost nothing. */
-	CHECK(glitched[1] + glitched[2] >= 1 && slack_after[2] >= 6); /* a step by then */
-	CHECK(glitched[3] == 0 && slack_after[3] == slack_after[2]);  /* bursts of 6: covered */
+	/* The first burst (3 periods missed: need 3) raises it to 7 at least;
+	 * the rest of its round and the larger bursts then cost nothing. */
+	CHECK(glitched[1] == 1 && slack_after[1] >= 7 && stepped_after[1] >= 3 * B);
+	CHECK(glitched[2] == 0 && slack_after[2] == slack_after[1]);
+	CHECK(glitched[3] == 0 && slack_after[3] == slack_after[2]); /* bursts of 6: covered */
 	CHECK(slack_after[4] == GF_LIVE_SLACK_MAX && glitched[5] == 0 && glitched[6] == 0);
 	CHECK(s.latency_slack_auto == 1 && s.latency_slack == GF_LIVE_SLACK_MAX && s.resyncs == steps);
 	CHECK(s.latency_frames == B + GF_LIVE_SLACK_MAX * B);
@@ -270,7 +285,7 @@ static void case_auto_stall(uint64_t *seed)
 	float *x = make_input(total, seed);
 	float *y = calloc((size_t)total * CH, sizeof(float));
 	CHECK(y);
-	struct gf_engine *e = gf_test_passthrough_engine(CH, B, 32768);
+	struct gf_engine *e = gf_test_passthrough_engine(CH, B, 32);
 	struct gf_live *l;
 	struct gf_errbuf eb = {{0}};
 	CHECK_OK_EB(gf_live_new_detached(&l, RATE, CH, B, 1, NULL, e, &eb), &eb);
@@ -294,11 +309,12 @@ static void case_auto_stall(uint64_t *seed)
 	gf_live_get_stats(l, &s);
 	printf("stall case: slack %u, the step's underrun missed %u frames, audio thread stall %u frames\n",
 	       s.latency_slack, s.slack_step_missed, s.slack_step_stall);
-	/* Timing-free: whichever burst (or load-induced glitch in a paced
-	 * round) caused the latest step, it came after the stall, saw it, and
-	 * made room for it (the bursts of 12 step at any slack below 12). */
+	/* The first burst of 5 (4 periods missed) steps, after the stall: it
+	 * saw the stall and made room for it (12 periods at least), so the
+	 * bursts of 12 then cost nothing. */
 	uint32_t room = (s.slack_step_stall + B - 1) / B + 1;
-	CHECK(s.slack_step_stall >= 768 - B && s.resyncs >= 1);
+	CHECK(glitched[0] == 0 && glitched[1] == 0 && glitched[2] == 1 && glitched[3] == 0);
+	CHECK(s.slack_step_stall >= 768 - B && s.resyncs == 1);
 	CHECK(s.latency_slack >= (room < GF_LIVE_SLACK_MAX ? room : GF_LIVE_SLACK_MAX));
 	gf_live_stop(l);
 	gf_live_free(l);
