@@ -76,7 +76,7 @@ static void timed_open(struct timed *t, const struct gf_backend_ops *ops, const 
 	if (!t->err)
 		t->err = ops->create(p, fs, &t->bi, &eb);
 	if (t->err)
-		snprintf(why, why_len, "%s: %.140s", ops->name, eb.msg[0] ? eb.msg : gf_strerror(t->err));
+		snprintf(why, why_len, "%.150s", eb.msg[0] ? eb.msg : gf_strerror(t->err));
 }
 
 /* One block through @p t (unless it failed before); its time goes to slot @p i once warm. */
