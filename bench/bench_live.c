@@ -109,7 +109,8 @@ static struct gf_engine *make_engine_xf(const struct opts *o, uint32_t ch, uint3
 				     .channels = ch,
 				     .max_block = block,
 				     .max_taps = taps,
-				     .crossfade_frames = crossfade};
+				     .crossfade_frames = crossfade,
+				     .live_rate = RATE}; /* auto: both backends timed on these blocks */
 	struct gf_engine *e = NULL;
 	struct gf_errbuf eb = {{0}};
 	if (gf_engine_new(&e, &p, fs, &eb))

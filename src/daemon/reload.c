@@ -39,6 +39,7 @@ void gf_reload_engine_params(const struct gf_config *c, uint32_t taps, struct gf
 	p->crossfade_frames = (uint32_t)lround(c->crossfade_ms * c->sample_rate / 1000.0);
 	p->gpu_index = c->gpu_index;
 	p->deadline_us = gf_reload_deadline_us(c);
+	p->live_rate = c->sample_rate ? c->sample_rate : GF_RELOAD_DEFAULT_RATE;
 }
 
 uint32_t gf_reload_deadline_us(const struct gf_config *c)

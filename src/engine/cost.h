@@ -74,6 +74,34 @@ enum gf_backend_kind gf_cost_pick(const struct gf_cost_job *job, const struct gf
  */
 int gf_cost_gpu_certain(uint64_t samples, uint32_t cpu_threads, const struct gf_cost_calib *calib);
 
+/* ---- auto for a stream (cost_live.c) ---------------------------------------- */
+
+/** The GPU is picked for a stream only if its p99 per block is below this share of the CPU's:
+ *  it has more ways to be late (launches, PCIe, the driver, other processes on the device). */
+#define GF_COST_LIVE_GPU_MARGIN 0.8
+/** The CPU is a candidate only if its model's time per block, for the longest filter a swap
+ *  may bring (max_taps), stays under this share of the block period. */
+#define GF_COST_LIVE_CPU_SHARE 0.25
+
+/**
+ * The decision (pure: tests inject figures): the lower 99th percentile per
+ * block, the CPU unless the GPU's is below GF_COST_LIVE_GPU_MARGIN of it. A
+ * figure below 0 means that backend cannot run the stream.
+ */
+enum gf_backend_kind gf_cost_live_choose(double cpu_p99_us, double gpu_p99_us);
+
+/**
+ * Auto for a stream (@p p->live_rate set, @p p->job_samples 0) on a machine
+ * with a usable GPU: time both backends on @p fs's shape (blocks of
+ * max_block frames paced at the stream's period, about a quarter of a
+ * second each) and pick by gf_cost_live_choose; the CPU's model rules it out
+ * first where max_taps would not fit GF_COST_LIVE_CPU_SHARE of a period.
+ * Once per shape and process. Control thread (creates instances).
+ * @return GF_BACKEND_CPU or GF_BACKEND_CUDA, with the reason in @p why.
+ */
+enum gf_backend_kind gf_cost_live_pick(const struct gf_engine_params *p, const struct gf_filter_set *fs,
+				       char *why, size_t why_len);
+
 /* ---- the cache file (cost_cache.c) ---------------------------------------- */
 
 /**

@@ -116,6 +116,15 @@ static int engine_first_instance(struct gf_engine *e, const struct gf_filter_set
 		e->ops = &gf_cuda_backend;
 		return gf_inst_new(e->ops, &e->p, fs, &e->cur, eb);
 	}
+	if (perr == 0 && e->p.live_rate && !e->p.job_samples) {
+		char why[320];
+		kind = gf_cost_live_pick(&e->p, fs, why, sizeof(why));
+		gf_info("engine: auto for a stream on %s: %s", desc, why);
+		if (kind == GF_BACKEND_CPU) {
+			e->ops = &gf_cpu_backend;
+			return gf_inst_new(e->ops, &e->p, fs, &e->cur, eb);
+		}
+	}
 	if (perr == 0) {
 		gf_info("engine: CUDA device usable (%s): using the CUDA backend", desc);
 		e->ops = &gf_cuda_backend;

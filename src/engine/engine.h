@@ -34,8 +34,9 @@ enum gf_backend_kind { GF_BACKEND_AUTO = 0, GF_BACKEND_CPU, GF_BACKEND_CUDA };
 enum gf_algo { GF_ALGO_AUTO = 0, GF_ALGO_DIRECT, GF_ALGO_FFT };
 
 struct gf_engine_params {
-	enum gf_backend_kind backend; /**< AUTO: by cost when job_samples is known (cost.h), else
-					   CUDA when a device is usable; CPU when none is */
+	enum gf_backend_kind backend; /**< AUTO: by cost when job_samples is known (cost.h); for a
+					   stream (live_rate) by measured time per block; else CUDA
+					   when a device is usable; CPU when none is */
 	enum gf_algo algo;	      /**< AUTO: chosen by cost */
 	uint32_t channels;	      /**< interleaved channels per frame, >= 1 */
 	uint32_t max_block;	      /**< most frames per process() call, >= 1 */
@@ -49,6 +50,8 @@ struct gf_engine_params {
 	uint64_t job_samples;	      /**< AUTO: frames x channels the whole job will filter (an
 					   offline file or batch), weighed by cost; 0 = unknown (live) */
 	uint32_t job_cpu_threads;     /**< AUTO: CPU threads such a job spreads over; 0 = 1 */
+	uint32_t live_rate;	      /**< a stream's sample rate: AUTO then times both backends on
+					   its blocks (cost.h, gf_cost_live_pick); 0 = not a stream */
 };
 
 /** Deadline when params.deadline_us is 0: generous, for offline calls of any size. */
