@@ -71,10 +71,10 @@ void late_case(const char *path, enum gf_algo algo, uint32_t taps, const char *w
 		CHECK_OK(err);
 	}
 	double e = error_of(x, y, calls * block, ch, fs, 0);
-	printf("late    %s %s %u taps, hang in the %s: %d call late, collected after its release; rel L2 "
+	printf("late    %s %s %u taps, hang in the %s: %d call(s) late, collected after the release; rel L2 "
 	       "%.2e over %u calls on the same instance\n",
 	       path, algo == GF_ALGO_FFT ? "fft" : "direct", taps, where, late, e, calls);
-	CHECK(late == 1 && e < TOL);
+	CHECK(late >= 1 && e < TOL); /* the hooked call; a slow run (a sanitizer) may add others */
 	gf_cuda_backend.destroy(inst);
 	free(x);
 	free(y);
@@ -202,6 +202,11 @@ void engine_return_case(void)
 		sleep_ms(2);
 	}
 	CHECK(done_at);
+	float tail[128];
+	for (int i = 0; i < 3; i++) { /* a last late answer, if any, collected: nothing left in doubt */
+		sleep_ms(10);
+		gf_engine_process(e, x, tail, block);
+	}
 	/* Every block is either muted or exact. */
 	double *ref = malloc(sizeof(double) * b * block * ch);
 	CHECK(ref);

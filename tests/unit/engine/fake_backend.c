@@ -23,7 +23,7 @@ void fake_reset(void)
 {
 	memset(&g_fake, 0, sizeof(g_fake));
 	for (int i = 0; i < FAKE_RULES; i++)
-		g_fake.rule[i] = (struct fake_rule){-1, 0, -1, -1};
+		g_fake.rule[i] = (struct fake_rule){-1, 0, -1, -1, -1};
 }
 
 void fake_mark_audio_thread(void)
@@ -77,6 +77,8 @@ static int fake_submit(void *inst, const float *in, uint32_t frames)
 	long n = f->calls++;
 	if (n == f->rule.fail_at)
 		return GF_E_CUDA;
+	if (n == f->rule.busy_at)
+		return GF_E_BUSY; /* nothing submitted */
 	f->hung = f->rule.hang_at >= 0 && n >= f->rule.hang_at;
 	f->done_at =
 		gf_now_ns() + atomic_load(&g_fake.base_ns) + (n == f->rule.late_at ? f->rule.late_ns : 0);

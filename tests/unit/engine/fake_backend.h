@@ -22,6 +22,7 @@ struct fake_rule {
 	uint64_t late_ns;
 	long hang_at; /* from this call on, nothing completes until stop() (-1: never) */
 	long fail_at; /* this call's submit fails with GF_E_CUDA (-1: none) */
+	long busy_at; /* this call's submit answers GF_E_BUSY: not now (-1: none) */
 };
 
 struct fake_ctl {

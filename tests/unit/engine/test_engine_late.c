@@ -4,7 +4,8 @@
  *  - a late block is muted and counted, the instance kept; its answer is
  *    collected at the next block and the output is exact again at once;
  *  - blocks skipped while the instance was busy are fed from the history:
- *    exact again after them, still the same instance, no fallback;
+ *    exact again after them, still the same instance, no fallback; a submit
+ *    refused for a moment (GF_E_BUSY) is a late block too;
  *  - no block in time for hang_ms: the instance is given up, the CPU takes
  *    over, the hung instance is stopped and destroyed once its work ended,
  *    and the engine returns to the "GPU" once it can be built again, twice
@@ -178,6 +179,37 @@ static void test_late(uint32_t skipped)
 	CHECK(strcmp(gf_engine_backend_name(e), "fakegpu") == 0);
 	gf_engine_free(e);
 	CHECK(atomic_load(&g_fake.destroys) == 1);
+	run_free(&r);
+	gf_filter_set_free(fs);
+}
+
+/* A submit refused for a moment (GF_E_BUSY: another thread holds the
+ * instance, as during a persistent kernel's handover): that block is muted
+ * as a late one, the next one feeds its frames and is exact; no fallback. */
+static void test_busy(void)
+{
+	const uint32_t blocks = 10, B = 4;
+	fake_reset();
+	g_fake.rule[0].busy_at = B;
+	struct gf_filter_set *fs = gf_test_random_filter(CH, 300, &rng);
+	struct gf_engine *e = make(fs, 0, D_US, 0, 0, 0);
+	struct run r;
+	run_init(&r, blocks);
+	for (uint32_t b = 0; b < blocks; b++) {
+		int err = process(e, &r, b);
+		if (b == B) {
+			CHECK(err == GF_E_TIMEOUT && block_muted(&r, b));
+		} else {
+			CHECK_OK(err);
+			CHECK(block_err(&r, fs, b) < 1e-6);
+		}
+		gf_engine_reap(e);
+	}
+	struct gf_engine_stats s = stats(e);
+	printf("busy   a submit refused: block %u muted (late %llu), the next exact, fallbacks %llu\n", B,
+	       (unsigned long long)s.late_blocks, (unsigned long long)s.fallbacks);
+	CHECK(s.late_blocks == 1 && s.timeouts == 0 && s.fallbacks == 0 && s.errors == 0);
+	gf_engine_free(e);
 	run_free(&r);
 	gf_filter_set_free(fs);
 }
@@ -476,6 +508,7 @@ int main(void)
 	rng = gf_test_seed("test_engine_late");
 	test_late(0);
 	test_late(3);
+	test_busy();
 	test_hang_return();
 	test_one_deadline();
 	test_cpu_too_slow();
