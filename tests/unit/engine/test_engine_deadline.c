@@ -48,21 +48,6 @@ static struct gf_engine *make(uint32_t ch, uint32_t block, uint32_t xfade, const
 	return e;
 }
 
-static struct gf_engine_stats stats(const struct gf_engine *e)
-{
-	struct gf_engine_stats s;
-	gf_engine_get_stats(e, &s);
-	return s;
-}
-
-static int all_zero(const float *y, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (y[i] != 0.0f)
-			return 0;
-	return 1;
-}
-
 static void sleep_ms(unsigned ms)
 {
 	struct timespec ts = {0, (long)ms * 1000000L};
@@ -87,14 +72,14 @@ static void test_late(void)
 		int err = gf_engine_process(e, x + off, y + off, block);
 		if (b == L) {
 			late_ms = (double)(gf_now_ns() - t0) / 1e6;
-			CHECK(err == GF_E_TIMEOUT && all_zero(y + off, (size_t)block * ch));
+			CHECK(err == GF_E_TIMEOUT && gf_test_all_zero(y + off, (size_t)block * ch));
 			sleep_ms(15); /* 35 ms after the submit: the answer is in */
 		} else {
 			CHECK_OK(err);
 		}
 		gf_engine_reap(e);
 	}
-	struct gf_engine_stats s = stats(e);
+	struct gf_engine_stats s = gf_test_stats(e);
 	double *r = gf_test_reference_fs(x, frames, ch, fs);
 	double before = gf_test_rel_l2_frames(y, r, 0, L * block, ch);
 	double after = gf_test_rel_l2_frames(y, r, (L + 1) * block, frames, ch);
@@ -150,20 +135,21 @@ static void test_hang(uint32_t taps, uint32_t block, int crossfade)
 			t_hang = t0;
 			CHECK(err == GF_E_TIMEOUT);
 			CHECK(ms >= DEADLINE_US / 1000.0 && ms < 10 * DEADLINE_US / 1000.0);
-			CHECK(all_zero(y + off, (size_t)block * ch));
-			CHECK(!gf_engine_failed(e) && stats(e).timeouts == 1 && stats(e).late_blocks == 1);
+			CHECK(gf_test_all_zero(y + off, (size_t)block * ch));
+			CHECK(!gf_engine_failed(e) && gf_test_stats(e).timeouts == 1 &&
+			      gf_test_stats(e).late_blocks == 1);
 		} else {
 			CHECK(err == GF_E_TIMEOUT); /* late (a poll, no wait), then parked */
-			CHECK(ms < DEADLINE_US / 1000.0 && all_zero(y + off, (size_t)block * ch));
+			CHECK(ms < DEADLINE_US / 1000.0 && gf_test_all_zero(y + off, (size_t)block * ch));
 		}
 		gf_engine_reap(e);
-		if (!back && stats(e).fallbacks == 1) {
+		if (!back && gf_test_stats(e).fallbacks == 1) {
 			back = b + 1;
 			t_back = gf_now_ns();
 		}
 		sleep_ms(2);
 	}
-	struct gf_engine_stats s = stats(e);
+	struct gf_engine_stats s = gf_test_stats(e);
 	CHECK(back > fail && s.timeouts == 1 && s.hangs == 1 && s.fallbacks == 1);
 	CHECK(s.abandoned == 0 && s.dying == 0 && s.errors == 1 && s.late_blocks == back - 1 - fail);
 	double muted_ms = (double)(t_back - t_hang) / 1e6;
@@ -217,7 +203,7 @@ static void test_stuck(void)
 	struct timespec ts = {0, 300000000L};
 	nanosleep(&ts, NULL);
 	CHECK(!atomic_load(&a.done));
-	CHECK(stats(a.e).frames == 2 * block);
+	CHECK(gf_test_stats(a.e).frames == 2 * block);
 	CHECK(pthread_detach(t) == 0); /* abandoned, with the engine it uses */
 	gf_filter_set_free(fs);
 	printf("stuck  GPUFIR_FAULT_STUCK_AFTER=2: the 3rd call has not returned after 300 ms (thread "

@@ -59,21 +59,6 @@ static struct gf_engine *make(const struct gf_filter_set *fs, uint32_t xfade, ui
 	return e;
 }
 
-static struct gf_engine_stats stats(const struct gf_engine *e)
-{
-	struct gf_engine_stats s;
-	gf_engine_get_stats(e, &s);
-	return s;
-}
-
-static int all_zero(const float *y, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (y[i] != 0.0f)
-			return 0;
-	return 1;
-}
-
 static void sleep_until(uint64_t t)
 {
 	while (gf_now_ns() < t) {
@@ -123,7 +108,7 @@ static double block_err(struct run *r, const struct gf_filter_set *fs, uint32_t 
 
 static int block_muted(const struct run *r, uint32_t b)
 {
-	return all_zero(r->y + (size_t)b * BLOCK * CH, (size_t)BLOCK * CH);
+	return gf_test_all_zero(r->y + (size_t)b * BLOCK * CH, (size_t)BLOCK * CH);
 }
 
 static void run_free(struct run *r)
@@ -168,7 +153,7 @@ static void test_late(uint32_t skipped)
 		}
 		gf_engine_reap(e);
 	}
-	struct gf_engine_stats s = stats(e);
+	struct gf_engine_stats s = gf_test_stats(e);
 	printf("late   answer %u deadline(s) late: block %u muted at %.1f ms (deadline %.1f ms), %llu muted, "
 	       "then exact on the same instance (%d created, %llu fallbacks)\n",
 	       skipped + 1, L, (double)took_late / 1e6, D_US / 1000.0, (unsigned long long)s.late_blocks,
@@ -205,7 +190,7 @@ static void test_busy(void)
 		}
 		gf_engine_reap(e);
 	}
-	struct gf_engine_stats s = stats(e);
+	struct gf_engine_stats s = gf_test_stats(e);
 	printf("busy   a submit refused: block %u muted (late %llu), the next exact, fallbacks %llu\n", B,
 	       (unsigned long long)s.late_blocks, (unsigned long long)s.fallbacks);
 	CHECK(s.late_blocks == 1 && s.timeouts == 0 && s.fallbacks == 0 && s.errors == 0);
@@ -244,12 +229,12 @@ static void test_hang_return(void)
 			muted_run = 0;
 		}
 		gf_engine_reap(e);
-		struct gf_engine_stats s = stats(e);
+		struct gf_engine_stats s = gf_test_stats(e);
 		if (s.returns == 2 && !gf_engine_swap_pending(e) && b > 700)
 			break;
 		sleep_ms(1);
 	}
-	struct gf_engine_stats s = stats(e);
+	struct gf_engine_stats s = gf_test_stats(e);
 	printf("hang   two hangs: %u blocks muted (at most %u in a row), %llu late, hangs %llu, fallbacks "
 	       "%llu, returns %llu; fake instances %d created, %d destroyed, %d stopped\n",
 	       muted, longest, (unsigned long long)s.late_blocks, (unsigned long long)s.hangs,
@@ -272,12 +257,12 @@ static void test_hang_return(void)
 /* Run until fallbacks reach @p n (reaping each block, 1 ms apart). @return the block after. */
 static uint32_t run_to_fallback(struct gf_engine *e, struct run *r, uint32_t b, uint64_t n)
 {
-	for (; b < r->blocks && stats(e).fallbacks < n; b++) {
+	for (; b < r->blocks && gf_test_stats(e).fallbacks < n; b++) {
 		process(e, r, b);
 		gf_engine_reap(e);
 		sleep_ms(1);
 	}
-	CHECK(stats(e).fallbacks == n);
+	CHECK(gf_test_stats(e).fallbacks == n);
 	return b;
 }
 
@@ -302,16 +287,16 @@ static void test_stop_never(void)
 		gf_engine_reap(e);
 		sleep_ms(1);
 	}
-	struct gf_engine_stats s = stats(e);
+	struct gf_engine_stats s = gf_test_stats(e);
 	int stops = atomic_load(&g_fake.stops);
 	CHECK(s.dying == 1 && s.returns == 0 && stops >= 10 && atomic_load(&g_fake.destroys) == 0);
 	g_fake.stop_never = 0;
-	for (; b < r.blocks && stats(e).returns == 0; b++) {
+	for (; b < r.blocks && gf_test_stats(e).returns == 0; b++) {
 		process(e, &r, b);
 		gf_engine_reap(e);
 		sleep_ms(1);
 	}
-	s = stats(e);
+	s = gf_test_stats(e);
 	CHECK(s.returns == 1 && s.dying == 0 && s.abandoned == 0 && atomic_load(&g_fake.destroys) == 1);
 	printf("stop   hung work not ended: asked %d times, no return meanwhile; ended: destroyed, then "
 	       "returned\n",
@@ -373,7 +358,7 @@ static void test_one_deadline(void)
 			CHECK(err == GF_E_TIMEOUT && took < D + D / 4);
 		gf_engine_reap(e);
 	}
-	struct gf_engine_stats s = stats(e);
+	struct gf_engine_stats s = gf_test_stats(e);
 	printf("once   longest process() %.1f ms against a deadline of %.1f ms (a crossfade's take-up with "
 	       "a catch-up in it); %llu late blocks, swaps %llu\n",
 	       (double)longest / 1e6, (double)D / 1e6, (unsigned long long)s.late_blocks,
@@ -411,7 +396,7 @@ static void test_cpu_too_slow(void)
 		int err = process(e, &r, b);
 		gf_engine_reap(e);
 		if (b == F + 1) {
-			struct gf_engine_stats s = stats(e);
+			struct gf_engine_stats s = gf_test_stats(e);
 			CHECK(s.cpu_too_slow == 1 && s.fallbacks == 0 && gf_engine_failed(e));
 			CHECK(gf_engine_swap(e, fs, &eb) == GF_E_BUSY);
 		}
@@ -427,7 +412,7 @@ static void test_cpu_too_slow(void)
 			break;
 		sleep_ms(1);
 	}
-	struct gf_engine_stats s = stats(e);
+	struct gf_engine_stats s = gf_test_stats(e);
 	printf("slow   the CPU too slow: %u blocks muted, no fallback; resumed on the %s backend at block %u "
 	       "(returns %llu), exact at once\n",
 	       muted, gf_engine_backend_name(e), resumed, (unsigned long long)s.returns);
