@@ -69,8 +69,16 @@ static inline uint32_t gf_cu_pow2_at_least(uint64_t v)
  * lost (a call failed or missed its deadline: its owner never calls again). */
 enum { GF_CU_PK_IDLE, GF_CU_PK_CALL, GF_CU_PK_LEAVING, GF_CU_PK_LEFT, GF_CU_PK_LOST };
 
-/** The path of a call (cu_submit.cu, submit_call). */
-enum { GF_CU_SUB_PERSIST, GF_CU_SUB_FUSED, GF_CU_SUB_MAPPED, GF_CU_SUB_SINGLE, GF_CU_SUB_PIPELINED };
+/** The path of a call (cu_submit.cu, submit_call); LOST: a pipelined call past its deadline,
+ * which cannot resume. */
+enum {
+	GF_CU_SUB_PERSIST,
+	GF_CU_SUB_FUSED,
+	GF_CU_SUB_MAPPED,
+	GF_CU_SUB_SINGLE,
+	GF_CU_SUB_PIPELINED,
+	GF_CU_SUB_LOST
+};
 
 /** One backend instance: one filter set on one device. */
 struct gf_cu_inst {
@@ -96,14 +104,15 @@ struct gf_cu_inst {
 	int hang_tail;		       /**< GPUFIR_CUDA_HANG_WHERE=tail: the hook stalls an FFT tail's side stream */
 	int *h_hang, *d_hang;  /**< mapped flag the hook's kernel spins on (host and device address) */
 	long long hang_cycles; /**< the hook kernel's bound: a few seconds of GPU clock */
-	int stuck_kernel;      /**< its persistent kernel (or FFT tail launcher) did not stop: free nothing behind it */
+	int stuck_kernel; /**< atomic: its persistent kernel (or FFT tail launcher) did not stop: free
+			     nothing behind it */
 	/* The persistent kernel hands over to the staged path before another
 	 * instance is built on the device (cu_handover.cu). */
 	int pk_state;	      /**< atomic GF_CU_PK_*: who holds the kernel */
 	int pk_ask;	      /**< atomic: leave at the end of the next call */
 	uint64_t pk_last_ns;  /**< atomic: when the last call ended (an idle one is taken over) */
 	int pk_registered;    /**< atomic: in the registry (written under its lock) */
-	int in_doubt;	       /**< counted by gf_cu_doubt (cu_pool.cu) */
+	int in_doubt;	       /**< atomic: counted by gf_cu_doubt (cu_pool.cu) */
 	uint64_t calls;
 	/* submit/finish: one call in flight (cu_submit.cu) */
 	uint32_t sub_frames; /**< frames submitted, 0 = none */
@@ -132,6 +141,8 @@ static inline const char *gf_cu_algo_str(enum gf_algo a)
 }
 /** The hardware queues the context is made with (cu_device.cu). */
 int gf_cu_connections(void);
+/** Host buffers gf_cu_pin has registered and gf_cu_unpin not yet unregistered (cu_device.cu). */
+int gf_cu_pinned_count(void);
 /** Silence at position 0 in every part of the instance's state (cu_instance.cu). */
 int gf_cu_reset_state(struct gf_cu_inst *in, struct gf_errbuf *eb);
 /* Choices by measurement at create (cu_choose.cu). */
@@ -155,6 +166,9 @@ int gf_cu_run_chunk(struct gf_cu_inst *in, const float *d_in, float *d_out, uint
 		    struct gf_errbuf *eb);
 /** Poll @p ev until it completes or @p deadline_ns passes (never a blocking synchronize). */
 int gf_cu_wait_event(struct gf_cu_inst *in, cudaEvent_t ev, uint64_t deadline_ns);
+/** Control thread: poll until everything on @p s has ended (0; an error ends it too) or
+ * @p deadline_ns has passed (-1). The bounded form of cudaStreamSynchronize. */
+int gf_cu_stream_idle_by(cudaStream_t s, uint64_t deadline_ns);
 /** A large call through the copy/compute pipeline, in finish. */
 int gf_cu_process_pipelined(struct gf_cu_inst *in, const float *inp, float *outp, uint32_t frames,
 			    uint64_t deadline_ns);
@@ -270,6 +284,8 @@ int gf_cu_hybrid_new(struct gf_cu_hybrid **out, struct gf_cu_inst *in, const str
  * @return 0, or -1: its launcher thread did not end and was abandoned with @p h, and may still read
  * the instance's FFT state, which the caller then keeps too. */
 int gf_cu_hybrid_free(struct gf_cu_hybrid *h, int leak);
+/** Control thread: is nothing of it running (the side stream idle, no launch in hand)? */
+int gf_cu_hybrid_idle(struct gf_cu_hybrid *h);
 /** Test hook: the side stream spins on @p d_flag (device pointer, host-mapped) for at most @p cycles
  * before the next segment's chain, so later calls find their tails late. Any thread. */
 void gf_cu_hybrid_stall_next(struct gf_cu_hybrid *h, const int *d_flag, long long cycles);
@@ -285,9 +301,10 @@ int gf_cu_hybrid_prime(struct gf_cu_hybrid *h, struct gf_cu_inst *in, const floa
 		       struct gf_errbuf *eb);
 /** Audio thread: start a call on the kernel (deferred to finish while its tail is not ready yet). */
 int gf_cu_hybrid_submit(struct gf_cu_hybrid *h, struct gf_cu_inst *in, const float *inp, uint32_t frames);
-/** Audio thread: the call's output, by @p deadline_ns. */
-int gf_cu_hybrid_finish(struct gf_cu_hybrid *h, struct gf_cu_inst *in, const float *inp, float *outp,
-			uint32_t frames, uint64_t deadline_ns);
+/** Audio thread: the call's output, by @p deadline_ns (GF_E_TIMEOUT: still in flight, a later
+ * finish collects it; the input was staged at submit). */
+int gf_cu_hybrid_finish(struct gf_cu_hybrid *h, struct gf_cu_inst *in, float *outp, uint32_t frames,
+			uint64_t deadline_ns);
 /** The kernel has handed over (its newest @p n frames at @p hist): the staged FFT path goes on from the
  * same position, with every completed segment's spectrum in the ring. */
 int gf_cu_hybrid_leave(struct gf_cu_hybrid *h, struct gf_cu_inst *in, const float *hist, uint32_t n,
@@ -296,6 +313,10 @@ int gf_cu_hybrid_leave(struct gf_cu_hybrid *h, struct gf_cu_inst *in, const floa
 void gf_cu_persist_hang_next(struct gf_cu_persist *p, long long cycles);
 /** Start a call: the input into mapped memory, then the command word. Never waits. */
 int gf_cu_persist_submit(struct gf_cu_persist *p, const float *inp, uint32_t frames);
+/** The two halves of a submit: the input into mapped memory (the kernel reads it only after the
+ * word), and later the command word. */
+void gf_cu_persist_stage_input(struct gf_cu_persist *p, const float *inp, uint32_t frames);
+void gf_cu_persist_post_process(struct gf_cu_persist *p, uint32_t frames);
 /** Wait for the kernel's answer until @p deadline_ns, then copy its output into @p outp. */
 int gf_cu_persist_finish(struct gf_cu_persist *p, float *outp, uint32_t frames, uint64_t deadline_ns,
 			 struct gf_errbuf *eb);
@@ -319,6 +340,9 @@ static inline int gf_cu_pk_active(const struct gf_cu_inst *in)
 int gf_cu_pk_take(struct gf_cu_inst *in);
 /** Audio thread, finish of a persistent call that returned @p err: hand over if asked. */
 int gf_cu_pk_end_call(struct gf_cu_inst *in, int err, uint64_t deadline_ns);
+/** Control thread, an instance the engine gave up on: stop its kernel (its answer waited for until
+ * @p deadline_ns, asked again next time if it does not come). @return 1 once the kernel has ended. */
+int gf_cu_pk_stop_given_up(struct gf_cu_inst *in, uint64_t deadline_ns);
 /** Measured choices of a live path against the one launched per block, per shape (kept in
  * cu_pool.cu with the algorithm calibration). */
 enum gf_cu_choice {

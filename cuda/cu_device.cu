@@ -130,6 +130,13 @@ extern "C" int gf_cu_probe(int gpu_index, char *desc, uint32_t desc_len)
 	return 0;
 }
 
+static int g_pinned; /* buffers registered now (atomic): gf_cuda_pinned_buffers */
+
+int gf_cu_pinned_count(void)
+{
+	return __atomic_load_n(&g_pinned, __ATOMIC_RELAXED);
+}
+
 extern "C" int gf_cu_pin(void *ptr, size_t bytes)
 {
 	int n = 0;
@@ -142,20 +149,25 @@ extern "C" int gf_cu_pin(void *ptr, size_t bytes)
 		(void)cudaGetLastError();
 		return GF_E_CUDA;
 	}
+	__atomic_add_fetch(&g_pinned, 1, __ATOMIC_RELAXED);
 	return 0;
 }
 
 /* cudaHostUnregister waits for every kernel on the device (measured, docs/cuda.md):
- * behind work that missed its deadline, or a persistent kernel, it could wait
- * for good, and work in doubt may still copy to or from the buffer. Then the
- * buffer stays registered and is the caller's to leak. */
+ * behind work that missed its deadline and has not been collected or stopped
+ * since, or a persistent kernel, it could wait for good, and work in doubt may
+ * still copy to or from the buffer. Then the buffer stays registered and is
+ * the caller's to leak. The doubt ends when the late call is collected or the
+ * engine's stop finds the given-up instance's work ended (cu_stop). */
 extern "C" int gf_cu_unpin(void *ptr)
 {
 	if (!ptr)
 		return 0;
 	if (gf_cu_device_wait_may_hang())
 		return 1;
-	if (cudaHostUnregister(ptr) != cudaSuccess)
+	if (cudaHostUnregister(ptr) == cudaSuccess)
+		__atomic_sub_fetch(&g_pinned, 1, __ATOMIC_RELAXED);
+	else
 		(void)cudaGetLastError(); /* never pinned: fine */
 	return 0;
 }

@@ -214,6 +214,20 @@ extern "C" const char *gf_cuda_block_path(const void *inst)
 	return in->m_in && in->algo == GF_ALGO_FFT ? "mapped" : "staged";
 }
 
+extern "C" int gf_cuda_pinned_buffers(void)
+{
+	return gf_cu_pinned_count();
+}
+
+extern "C" void gf_cuda_release_hang(void *inst)
+{
+	struct gf_cu_inst *in = (struct gf_cu_inst *)inst;
+	if (in->h_hang)
+		*(volatile int *)in->h_hang = 1;
+	if (in->persist)
+		gf_cu_persist_hang_next(in->persist, 0);
+}
+
 extern "C" void gf_cuda_release_caches(void)
 {
 	gf_cu_release_caches();

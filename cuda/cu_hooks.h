@@ -69,6 +69,13 @@ int gf_cuda_last_split(void *inst, double *enqueue_us, double *gpu_us);
  * handover a later build asks for). @return 0, or -1 where it has no such kernel or hook. */
 int gf_cuda_hang_next_command(void *inst);
 
+/** Test hook: host buffers gf_cuda_pin has registered and gf_cuda_unpin not yet unregistered. */
+int gf_cuda_pinned_buffers(void);
+
+/** Test hook: let a GPUFIR_CUDA_HANG_AFTER hang of @p inst end now (the spinning kernel's flag, a
+ * persistent kernel's spin), without stopping anything: its late call then completes. Any thread. */
+void gf_cuda_release_hang(void *inst);
+
 /**
  * Free the pinned buffers and cuFFT plans cached for later instances
  * (cu_pool.cu) that no instance holds, so that a leak check at exit sees

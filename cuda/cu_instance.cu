@@ -34,9 +34,11 @@ static void inst_free(struct gf_cu_inst *in)
 	gf_cu_pk_unregister(in);
 	/* A persistent kernel that does not stop keeps the instance alive: what
 	 * was retired must not be freed behind it. */
-	bool kernel_runs = gf_cu_persist_free(in->persist) != 0 || in->stuck_kernel;
-	if (in->s_comp) /* this instance's own work only */
-		cudaStreamSynchronize(in->s_comp);
+	bool kernel_runs =
+		gf_cu_persist_free(in->persist) != 0 || __atomic_load_n(&in->stuck_kernel, __ATOMIC_ACQUIRE);
+	/* This instance's own work only, and bounded: what does not end is kept, as a kernel that runs. */
+	if (in->s_comp && gf_cu_stream_idle_by(in->s_comp, gf_now_ns() + GF_CU_WAIT_NS) != 0)
+		kernel_runs = true;
 	/* A kernel still running may write the tail's rings; an FFT tail's launcher that did not
 	 * end may still launch on its side stream, reading the FFT state: each keeps what it uses. */
 	if (gf_cu_hybrid_free(in->hybrid, kernel_runs) != 0)
@@ -310,6 +312,44 @@ static void cu_destroy(void *inst)
 	inst_free((struct gf_cu_inst *)inst);
 }
 
+#define STOP_WAIT_NS 2000000ull /* cu_stop: a persistent kernel's answer to its stop, each time asked */
+
+/* Every stream of the instance idle now: nothing of it runs on the device. */
+static int streams_idle(struct gf_cu_inst *in)
+{
+	cudaStream_t s[3] = {in->s_h2d, in->s_comp, in->s_d2h};
+	for (int i = 0; i < 3; i++)
+		if (s[i] && gf_cu_stream_idle_by(s[i], 0) != 0)
+			return 0;
+	return !in->hybrid || gf_cu_hybrid_idle(in->hybrid);
+}
+
+/*
+ * backend.h stop: the engine gave this instance up (a call in flight for too
+ * long, or failed) and calls it no more. Release what a test hook's kernel
+ * spins on, stop a persistent kernel (its answer waited for a moment), and
+ * say whether anything of it still runs: once nothing does, it is no longer
+ * in doubt, so pinned host memory can be unregistered again
+ * (gf_cuda_unpin), and destroy will not wait. Control thread; the engine
+ * asks again on every reap until it says so, or gives up and leaks it.
+ */
+static int cu_stop(void *inst)
+{
+	struct gf_cu_inst *in = (struct gf_cu_inst *)inst;
+	struct gf_errbuf eb = {{0}};
+	if (gf_cu_use_device(in->dev, &eb))
+		return 0;
+	if (in->h_hang)
+		*(volatile int *)in->h_hang = 1;
+	if (in->persist && !gf_cu_pk_stop_given_up(in, gf_now_ns() + STOP_WAIT_NS))
+		return 0;
+	if (!streams_idle(in))
+		return 0;
+	if (!__atomic_load_n(&in->stuck_kernel, __ATOMIC_ACQUIRE))
+		gf_cu_doubt_end(in);
+	return 1;
+}
+
 static const char *cu_algo_name(const void *inst)
 {
 	return gf_cu_algo_str(((const struct gf_cu_inst *)inst)->algo);
@@ -321,8 +361,8 @@ static const char *cu_describe(const void *inst)
 }
 
 extern "C" const struct gf_backend_ops gf_cu_backend = {
-	"cuda",	    cu_create,	  gf_cu_prime, gf_cu_submit,	gf_cu_finish,
-	cu_destroy, cu_algo_name, cu_describe, cu_check_memory,
+	"cuda",	 cu_create,  gf_cu_prime,  gf_cu_submit, gf_cu_finish,
+	cu_stop, cu_destroy, cu_algo_name, cu_describe,	 cu_check_memory,
 };
 
 /* The table the engine's loader uses (cuda_module.h): through the module's

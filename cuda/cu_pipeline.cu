@@ -57,6 +57,28 @@ static int finish_chunk(struct gf_cu_inst *in, float *outp, uint32_t k, uint32_t
 	return 0;
 }
 
+/*
+ * After a failed chunk: let nothing still read the staging buffers when the
+ * call returns. The three streams are joined into s_comp and waited for until
+ * the call's deadline (this is the audio thread: never a synchronize, which
+ * waits for good behind a hung kernel); what is still in flight then keeps
+ * the instance in doubt, and the engine gives it up.
+ */
+static void drain_after_error(struct gf_cu_inst *in, uint64_t deadline_ns)
+{
+	(void)cudaGetLastError();
+	struct gf_errbuf eb = {{0}};
+	int err = CU_TRY(&eb, cudaEventRecord(in->ev_h2d[0], in->s_h2d));
+	err = err ? err : CU_TRY(&eb, cudaEventRecord(in->ev_d2h[0], in->s_d2h));
+	err = err ? err : CU_TRY(&eb, cudaStreamWaitEvent(in->s_comp, in->ev_h2d[0], 0));
+	err = err ? err : CU_TRY(&eb, cudaStreamWaitEvent(in->s_comp, in->ev_d2h[0], 0));
+	err = err ? err : CU_TRY(&eb, cudaEventRecord(in->ev_done, in->s_comp));
+	err = err ? err : gf_cu_wait_event(in, in->ev_done, deadline_ns);
+	if (err)
+		gf_cu_doubt(in);
+	(void)cudaGetLastError();
+}
+
 /* Page-locked (cudaHostAlloc or gf_cuda_pin) at both ends of the range? */
 static bool is_pinned(const void *p, size_t bytes)
 {
@@ -89,14 +111,7 @@ int gf_cu_process_pipelined(struct gf_cu_inst *in, const float *inp, float *outp
 	if (!err)
 		err = finish_chunk(in, outp + (size_t)(nk - 1) * ch * C, nk - 1, frames - (nk - 1) * ch, dio,
 				   deadline_ns);
-	/* Leave nothing in flight that still reads the staging buffers, except
-	 * after a missed deadline: the instance is abandoned, a synchronize could
-	 * block for good. */
-	if (err && err != GF_E_TIMEOUT) {
-		cudaStreamSynchronize(in->s_h2d);
-		cudaStreamSynchronize(in->s_comp);
-		cudaStreamSynchronize(in->s_d2h);
-		(void)cudaGetLastError();
-	}
+	if (err && err != GF_E_TIMEOUT)
+		drain_after_error(in, deadline_ns);
 	return err;
 }

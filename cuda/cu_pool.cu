@@ -121,20 +121,18 @@ static void free_retired(struct retired *r)
 static int g_doubt;    /* instances in doubt (atomic) */
 static int g_resident; /* persistent kernels running (atomic) */
 
+/* The audio thread (a late call) and the control or a build thread (a kernel
+ * that did not stop) may both mark an instance: an exchange counts it once. */
 void gf_cu_doubt(struct gf_cu_inst *in)
 {
-	if (!in->in_doubt) {
-		in->in_doubt = 1;
+	if (__atomic_exchange_n(&in->in_doubt, 1, __ATOMIC_ACQ_REL) == 0)
 		__atomic_add_fetch(&g_doubt, 1, __ATOMIC_RELEASE);
-	}
 }
 
 void gf_cu_doubt_end(struct gf_cu_inst *in)
 {
-	if (in->in_doubt) {
-		in->in_doubt = 0;
+	if (__atomic_exchange_n(&in->in_doubt, 0, __ATOMIC_ACQ_REL) == 1)
 		__atomic_sub_fetch(&g_doubt, 1, __ATOMIC_RELEASE);
-	}
 }
 
 void gf_cu_resident_begin(void)

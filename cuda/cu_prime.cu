@@ -19,9 +19,9 @@ static int drain_comp(struct gf_cu_inst *in)
  * output, batched: one upload, then the line (and the fused path's ring)
  * filled by one kernel and the FFT's spectra by one gather and one batched
  * R2C a pass, then one bounded wait. Stream-ordered temporary device memory.
- * The engine calls it on the control thread (the audio thread only as a last
- * resort). The upload is from pageable memory: the driver stages it and
- * waits for this instance's stream (new, idle) first. */
+ * The engine calls it on the control thread, never on the audio thread. The
+ * upload is from pageable memory: the driver stages it and waits for this
+ * instance's stream (new, idle) first. */
 static int prime_call(struct gf_cu_inst *in, const float *history, uint32_t frames)
 {
 	struct gf_errbuf *eb = &in->eb;
@@ -63,6 +63,8 @@ static int prime_call(struct gf_cu_inst *in, const float *history, uint32_t fram
 	}
 	if (pk)
 		err = gf_cu_pk_end_call(in, err, gf_now_ns() + PRIME_STEP_DEADLINE_NS);
+	if (pk && err == GF_E_TIMEOUT) /* a prime is not collected later: the engine gives it up */
+		__atomic_store_n(&in->pk_state, GF_CU_PK_LOST, __ATOMIC_RELEASE);
 	return err ? err : drain_comp(in);
 }
 

@@ -5,6 +5,8 @@
  * (every live block), or the pipeline (cu_pipeline.cu) for larger calls.
  * finish polls an event or completion words until the block's deadline,
  * never a blocking synchronize: a hung kernel must not hang the audio thread.
+ * A call past its deadline stays in flight and a later finish collects it;
+ * every path but the pipeline copies its input at submit, so it can.
  */
 #include <sched.h>
 #include <string.h>
@@ -82,6 +84,21 @@ int gf_cu_wait_event(struct gf_cu_inst *in, cudaEvent_t ev, uint64_t deadline_ns
 	}
 }
 
+int gf_cu_stream_idle_by(cudaStream_t s, uint64_t deadline_ns)
+{
+	for (;;) {
+		cudaError_t e = cudaStreamQuery(s);
+		if (e != cudaErrorNotReady) {
+			(void)cudaGetLastError(); /* a failed stream runs nothing either */
+			return 0;
+		}
+		if (gf_now_ns() >= deadline_ns)
+			return -1;
+		struct timespec ts = {0, 50000};
+		nanosleep(&ts, NULL);
+	}
+}
+
 /* One chunk on s_comp alone: the low-latency path of every live block. Enqueues
  * upload, kernels and download; finish waits for ev_done. */
 static int submit_single(struct gf_cu_inst *in, const float *inp, uint32_t frames)
@@ -137,7 +154,7 @@ static int finish_call(struct gf_cu_inst *in, float *outp, uint32_t frames, uint
 	int err;
 	switch (in->sub_kind) {
 	case GF_CU_SUB_PERSIST:
-		err = in->hybrid ? gf_cu_hybrid_finish(in->hybrid, in, in->sub_in, outp, frames, deadline_ns)
+		err = in->hybrid ? gf_cu_hybrid_finish(in->hybrid, in, outp, frames, deadline_ns)
 				 : gf_cu_persist_finish(in->persist, outp, frames, deadline_ns, &in->eb);
 		return gf_cu_pk_end_call(in, err, deadline_ns);
 	case GF_CU_SUB_FUSED:
@@ -218,15 +235,33 @@ int gf_cu_submit(void *inst, const float *inp, uint32_t frames)
 	return err;
 }
 
+/*
+ * A call that misses its deadline stays in flight (backend.h): sub_frames is
+ * kept, the next finish polls the same event or words and returns the same
+ * output, and the instance is in doubt meanwhile (gf_cuda_unpin waits for
+ * nothing then). A large call's pipeline runs in finish and reads the
+ * caller's input there, which is gone by the next call: it cannot resume,
+ * and the next finish says so.
+ */
 int gf_cu_finish(void *inst, float *outp, uint64_t deadline_ns)
 {
 	struct gf_cu_inst *in = (struct gf_cu_inst *)inst;
 	uint32_t frames = in->sub_frames;
 	if (!frames)
 		return GF_E_INVAL;
-	in->sub_frames = 0;
+	if (in->sub_kind == GF_CU_SUB_LOST) {
+		gf_errbuf_set(&in->eb, "cuda: a large call that missed its deadline cannot be resumed");
+		return GF_E_CUDA;
+	}
 	int err = finish_call(in, outp, frames, deadline_ns);
-	if (err == GF_E_TIMEOUT) /* atomic only: this is the audio thread */
+	if (err == GF_E_TIMEOUT) { /* atomic only: this is the audio thread */
 		gf_cu_doubt(in);
+		if (in->sub_kind == GF_CU_SUB_PIPELINED)
+			in->sub_kind = GF_CU_SUB_LOST;
+		return err;
+	}
+	in->sub_frames = 0;
+	if (!err && !__atomic_load_n(&in->stuck_kernel, __ATOMIC_ACQUIRE))
+		gf_cu_doubt_end(in); /* a late call collected: nothing of it runs now */
 	return err;
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Offline at corpus scale (issue 14's targets), with the peers in the same run:
+# Offline at corpus scale, with the peers in the same run:
 #
 #   scripts/bench_batch.sh [BUILD_DIR] [WORK_DIR] [FILES] [SECONDS] [TAPS]
 #

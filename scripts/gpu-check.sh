@@ -18,12 +18,13 @@
 #   reload_cuda_persist  the same on the persistent-kernel path (GPUFIR_CUDA_PERSIST=1,
 #                4095 taps at 64-frame blocks): each reload hands the running kernel over
 #                to the launched path (fused or staged) before the new filter is built
-#   hang_cuda    test_daemon_hang on CUDA: a kernel that spins (GPUFIR_CUDA_HANG_AFTER):
-#                CPU takes over within the deadline, status answers, SIGTERM within 2 s
+#   hang_cuda    test_daemon_hang on CUDA: a late block (muted, the GPU kept), a kernel
+#                that spins (GPUFIR_CUDA_HANG_AFTER): CPU takes over after the hang bound,
+#                then the GPU again; status answers, SIGTERM within 2 s
 #   live_cuda_tight  its playback case at latency_slack 1 (two blocks of latency),
 #                reported, not required: it fails where the host stalls threads
 #   hang_cuda_persist  the same on the opt-in persistent-kernel path (GPUFIR_CUDA_PERSIST=1),
-#                reported: its exit after an abandoned kernel took over 2 s (docs/cuda.md)
+#                reported: its exit after a hung kernel took over 2 s (docs/cuda.md)
 #   cuda_startup scripts/check-cuda-startup.sh: no CUDA library linked, none mapped
 #                by a CPU run, auto by cost on a 5 s and a 600 s file, CUDA's start-up
 #                measured into the cost cache against the whole-process difference

@@ -10,7 +10,9 @@
  *  - the audio thread does it at the end of its next call (finish): the
  *    kernel copies its newest taps_pad-1 frames of history into device
  *    memory and stops, one round trip within the call's deadline; the staged
- *    line is loaded from that copy, and every later call runs staged;
+ *    line is loaded from that copy, and every later call runs staged (a call
+ *    that arrives while a control thread hands it over is refused with
+ *    GF_E_BUSY rather than waited: the engine counts the block late);
  *  - an instance that no thread is calling (the stream stopped, or a test
  *    that builds two instances on one thread) is taken over by the control
  *    thread: a compare-and-swap on its state keeps the two threads apart;
@@ -23,7 +25,6 @@
  * deadline) and create() fails with GF_E_BUSY instead of hanging.
  */
 #include <pthread.h>
-#include <sched.h>
 #include <time.h>
 
 #include "clock.h"
@@ -32,7 +33,6 @@
 #define PK_MAX 64
 #define PK_WAIT_NS 500000000ull	 /* the longest create() waits for the kernels to end */
 #define PK_IDLE_NS 25000000ull	 /* no call for this long: the instance is idle (a period of 1024 frames is 21 ms) */
-#define PK_LEAVING_NS 2000000ull /* the audio thread waits this long for a control thread's handover */
 
 static pthread_mutex_t g_pk_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct gf_cu_inst *g_pk[PK_MAX];
@@ -88,27 +88,38 @@ static int pk_leave(struct gf_cu_inst *in, uint64_t deadline_ns)
 	return err;
 }
 
+/*
+ * No wait here: a control thread handing an idle instance over is a thread
+ * of lower priority than a real-time worker, and spinning on it could keep
+ * it from running. The call is refused instead (GF_E_BUSY: nothing
+ * submitted, the engine tries again at the next block, by which time the
+ * round trip of the handover is long done).
+ */
 int gf_cu_pk_take(struct gf_cu_inst *in)
 {
 	int st = GF_CU_PK_IDLE;
 	if (__atomic_compare_exchange_n(&in->pk_state, &st, GF_CU_PK_CALL, false, __ATOMIC_ACQUIRE,
 					__ATOMIC_ACQUIRE))
 		return 1;
-	/* A control thread is handing an idle instance over: a round trip. */
-	uint64_t until = gf_now_ns() + PK_LEAVING_NS;
-	while ((st = pk_load(&in->pk_state)) == GF_CU_PK_LEAVING && gf_now_ns() < until)
-		sched_yield();
 	if (st == GF_CU_PK_LEFT)
 		return 0;
-	gf_errbuf_set(&in->eb, "cuda: the persistent kernel's handover to the staged path did not end in time");
+	gf_errbuf_set(&in->eb, "cuda: the persistent kernel is being handed over to the staged path");
 	return -1;
 }
 
 int gf_cu_pk_end_call(struct gf_cu_inst *in, int err, uint64_t deadline_ns)
 {
 	int left = 0;
-	if (!err && __atomic_load_n(&in->pk_ask, __ATOMIC_ACQUIRE)) {
+	if (err == GF_E_TIMEOUT) /* late: the call is still the kernel's, collected later */
+		return err;
+	/* A handover is one more round trip: not after the deadline (a late call's
+	 * collection); a later call, or an idle step-aside, does it. */
+	if (!err && __atomic_load_n(&in->pk_ask, __ATOMIC_ACQUIRE) && gf_now_ns() < deadline_ns) {
 		err = pk_leave(in, deadline_ns);
+		if (err == GF_E_TIMEOUT) { /* the kernel's state is the handover's: no going back */
+			gf_errbuf_set(&in->eb, "cuda: the persistent kernel's handover missed its deadline");
+			err = GF_E_CUDA;
+		}
 		left = 1;
 	}
 	if (err) { /* the engine calls it no more: a step-aside may stop its kernel */
@@ -139,6 +150,23 @@ static int pk_try_take(struct gf_cu_inst *in, uint64_t deadline_ns, int *err)
 	return 1;
 }
 
+int gf_cu_pk_stop_given_up(struct gf_cu_inst *in, uint64_t deadline_ns)
+{
+	int st = __atomic_load_n(&in->pk_state, __ATOMIC_ACQUIRE);
+	if (st == GF_CU_PK_CALL || st == GF_CU_PK_IDLE) /* its owner calls it no more */
+		__atomic_compare_exchange_n(&in->pk_state, &st, GF_CU_PK_LOST, false, __ATOMIC_ACQ_REL,
+					    __ATOMIC_ACQUIRE);
+	st = GF_CU_PK_LOST; /* claimed as a step-aside claims it: one stopper at a time */
+	if (__atomic_compare_exchange_n(&in->pk_state, &st, GF_CU_PK_LEAVING, false, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE)) {
+		int err = gf_cu_persist_stop(in->persist, deadline_ns, &in->eb);
+		__atomic_store_n(&in->pk_state, err ? GF_CU_PK_LOST : GF_CU_PK_LEFT, __ATOMIC_RELEASE);
+	}
+	if (pk_load(&in->pk_state) != GF_CU_PK_LEFT)
+		return 0;
+	return gf_cu_persist_reap(in->persist, gf_now_ns()) == 0;
+}
+
 /* One pass over the registered kernels of @p dev: take idle and lost ones,
  * reap ended ones. @return how many are still resident; *stuck: of which are
  * known never to end (they did not answer). */
@@ -151,15 +179,16 @@ static int pk_pass(int dev, uint64_t deadline_ns, int *stuck)
 		if (!in || in->dev != dev || !in->persist)
 			continue;
 		int err = 0;
-		if (!in->stuck_kernel && pk_try_take(in, deadline_ns, &err)) {
+		if (!__atomic_load_n(&in->stuck_kernel, __ATOMIC_ACQUIRE) &&
+		    pk_try_take(in, deadline_ns, &err)) {
 			if (err) { /* in doubt, resident for good */
-				in->stuck_kernel = 1;
+				__atomic_store_n(&in->stuck_kernel, 1, __ATOMIC_RELEASE);
 				gf_cu_doubt(in);
 			} else {
 				__atomic_store_n(&in->pk_state, GF_CU_PK_LEFT, __ATOMIC_RELEASE);
 			}
 		}
-		if (in->stuck_kernel) {
+		if (__atomic_load_n(&in->stuck_kernel, __ATOMIC_ACQUIRE)) {
 			resident++;
 			++*stuck;
 			continue;

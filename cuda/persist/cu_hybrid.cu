@@ -25,8 +25,8 @@
  *  - The kernel adds tail[frame] to each output in its final, fixed-order
  *    sum: deterministic, like the rest of it.
  *  - A call whose segment's tail is not ready yet is posted in finish, once
- *    it is, within the block's deadline (a missed one is a GPU failure like
- *    any other: the engine goes on on the CPU).
+ *    it is, within the block's deadline (a missed one leaves the call
+ *    deferred, as any late call: a later finish posts and collects it).
  *  - Handover (another instance is built on the device): the staged line is
  *    loaded at the same stream position, and the spectrum ring holds every
  *    completed segment, so the staged FFT path goes on once the tails are
@@ -40,8 +40,8 @@
  * cu_hybrid.cuh.
  */
 #include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "clock.h"
 #include "cu_hybrid.cuh"
@@ -279,6 +279,14 @@ int gf_cu_hybrid_new(struct gf_cu_hybrid **out, struct gf_cu_inst *in, const str
 	return 0;
 }
 
+int gf_cu_hybrid_idle(struct gf_cu_hybrid *h)
+{
+	/* Every segment handed over launched (the launcher takes what is queued), none in hand. */
+	if (__atomic_load_n(&h->q_head, __ATOMIC_ACQUIRE) != __atomic_load_n(&h->q_done, __ATOMIC_ACQUIRE))
+		return 0;
+	return gf_cu_stream_idle_by(h->s, 0) == 0;
+}
+
 void gf_cu_hybrid_stall_next(struct gf_cu_hybrid *h, const int *d_flag, long long cycles)
 {
 	h->stall_cycles = cycles;
@@ -296,8 +304,8 @@ int gf_cu_hybrid_free(struct gf_cu_hybrid *h, int leak)
 		return 0;
 	if (gf_cu_hybrid_launcher_stop(h))
 		return -1; /* it may still launch on the stream and read the FFT state: all kept */
-	if (h->s) /* its own work only */
-		cudaStreamSynchronize(h->s);
+	if (h->s && gf_cu_stream_idle_by(h->s, gf_now_ns() + GF_CU_WAIT_NS)) /* its own work only */
+		return -1; /* a chain that does not end: kept, as what it reads */
 	if (h->have_r2c)
 		gf_cu_plan_put(h->r2c);
 	if (h->have_c2r)
@@ -385,32 +393,45 @@ int gf_cu_hybrid_submit(struct gf_cu_hybrid *h, struct gf_cu_inst *in, const flo
 		return err;
 	}
 	h->deferred = !tail_ready(h);
+	gf_cu_persist_stage_input(in->persist, inp, frames); /* the caller's buffer is its own again */
 	if (!h->deferred)
-		gf_cu_persist_submit(in->persist, inp, frames);
+		gf_cu_persist_post_process(in->persist, frames);
 	h->completes = (end >> h->f->lb) != (h->pos >> h->f->lb) ? (end >> h->f->lb) - 1 : -1;
 	h->pos = end;
 	return 0;
 }
 
-int gf_cu_hybrid_finish(struct gf_cu_hybrid *h, struct gf_cu_inst *in, const float *inp, float *outp,
-			uint32_t frames, uint64_t deadline_ns)
+/* The tail this call needs, by @p deadline_ns: polled in short sleeps, not a spin, since
+ * what forms it is launched by a thread (the launcher) of lower priority than a real-time
+ * caller, which a spin on its CPU could hold off. */
+static int wait_tail(struct gf_cu_hybrid *h, struct gf_cu_inst *in, uint64_t deadline_ns)
+{
+	while (!tail_ready(h)) {
+		if (gf_now_ns() >= deadline_ns) {
+			gf_errbuf_set(&in->eb,
+				      "cuda: the FFT tail of segment %u was not ready by the block's deadline",
+				      h->need);
+			return GF_E_TIMEOUT;
+		}
+		struct timespec ts = {0, (long)HY_WAIT_STEP_NS};
+		nanosleep(&ts, NULL);
+	}
+	return 0;
+}
+
+int gf_cu_hybrid_finish(struct gf_cu_hybrid *h, struct gf_cu_inst *in, float *outp, uint32_t frames,
+			uint64_t deadline_ns)
 {
 	if (h->deferred) {
-		while (!tail_ready(h)) {
-			if (gf_now_ns() >= deadline_ns) {
-				gf_errbuf_set(&in->eb, "cuda: the FFT tail of segment %u was not ready by the "
-						       "block's deadline",
-					      h->need);
-				return GF_E_TIMEOUT;
-			}
-			sched_yield();
-		}
-		gf_cu_persist_submit(in->persist, inp, frames);
+		GF_RET(wait_tail(h, in, deadline_ns)); /* late: still deferred, a later finish goes on */
+		gf_cu_persist_post_process(in->persist, frames);
 		h->deferred = 0;
 	}
 	int err = gf_cu_persist_finish(in->persist, outp, frames, deadline_ns, &in->eb);
+	if (err) /* GF_E_TIMEOUT: in flight, the segment still to hand over once answered */
+		return err;
 	/* Answered: the segment's last frames are in the line. */
-	if (!err && h->completes >= 0)
+	if (h->completes >= 0)
 		err = gf_cu_hybrid_request(h, h->completes, &in->eb);
 	h->completes = -1;
 	return err;

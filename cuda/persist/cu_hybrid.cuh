@@ -17,6 +17,7 @@
 #define HY_POLL_FIRST_NS 250000ull     /* until two segments have come (their period unknown) */
 #define HY_DRAIN_WAIT_NS 2000000000ull /* control thread: a launch in hand ends by then */
 #define HY_JOIN_NS 1000000000ll	       /* free: the launcher ends by then, or is abandoned */
+#define HY_WAIT_STEP_NS 20000ull       /* a wait for the launcher or the tail sleeps this long a step */
 
 struct gf_cu_hybrid {
 	struct gf_cu_fft *f; /**< the instance's: spectra H, the spectrum ring X, the shape (P = f->B) */

@@ -8,7 +8,6 @@
  * bounded, only for a launch in hand.
  */
 #include <errno.h>
-#include <sched.h>
 #include <time.h>
 
 #include "clock.h"
@@ -90,7 +89,9 @@ int gf_cu_hybrid_request(struct gf_cu_hybrid *h, int64_t k, struct gf_errbuf *eb
 /*
  * Before the caller uses the side stream: every segment handed over is launched, by
  * @p deadline_ns. What the launcher has not claimed is launched here (it may be asleep
- * for a poll period, longer than a block); the wait is only for a chain it is launching.
+ * for a poll period, longer than a block); the wait is only for a chain it is launching,
+ * in short sleeps, never a spin: the caller may be a real-time thread above the
+ * launcher's priority, which a spin could keep from finishing the launch.
  */
 int gf_cu_hybrid_drain(struct gf_cu_hybrid *h, uint64_t deadline_ns, struct gf_errbuf *eb)
 {
@@ -101,7 +102,7 @@ int gf_cu_hybrid_drain(struct gf_cu_hybrid *h, uint64_t deadline_ns, struct gf_e
 			gf_errbuf_set(eb, "cuda: the FFT tail's launcher did not finish a launch in time");
 			return GF_E_TIMEOUT;
 		}
-		sched_yield();
+		nap(HY_WAIT_STEP_NS);
 	}
 	int err = __atomic_load_n(&h->thr_err, __ATOMIC_ACQUIRE);
 	if (err) {

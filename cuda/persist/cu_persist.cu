@@ -383,14 +383,24 @@ int gf_cu_persist_load(struct gf_cu_persist *p, uint32_t n, int64_t end, uint64_
 
 void gf_cu_persist_hang_next(struct gf_cu_persist *p, long long cycles)
 {
-	p->ctl->hang_cycles = cycles;
+	*(volatile long long *)&p->ctl->hang_cycles = cycles; /* 0 also ends a spin in progress */
 	p->hang = cycles > 0;
+}
+
+void gf_cu_persist_stage_input(struct gf_cu_persist *p, const float *inp, uint32_t frames)
+{
+	memcpy(p->h_in, inp, (size_t)frames * p->C * sizeof(float));
+}
+
+void gf_cu_persist_post_process(struct gf_cu_persist *p, uint32_t frames)
+{
+	persist_post(p, OP_PROCESS, frames);
 }
 
 int gf_cu_persist_submit(struct gf_cu_persist *p, const float *inp, uint32_t frames)
 {
-	memcpy(p->h_in, inp, (size_t)frames * p->C * sizeof(float));
-	persist_post(p, OP_PROCESS, frames);
+	gf_cu_persist_stage_input(p, inp, frames);
+	gf_cu_persist_post_process(p, frames);
 	return 0;
 }
 

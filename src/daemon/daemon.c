@@ -475,12 +475,10 @@ int gf_daemon_left_stuck_work(void)
 
 static void daemon_finish(struct daemon *d)
 {
-	struct gf_engine_stats es = {0};
 	if (d->build && d->build->kind == GF_DM_BUILD_STARTUP && d->cfg) /* the build's: freed with it */
 		d->cfg = NULL;
 	d->builds_abandoned += gf_dm_build_abandon(d);
 	if (d->engine) {
-		gf_engine_get_stats(d->engine, &es);
 		if (d->live)
 			gf_live_get_stats(d->live, &d->ls);
 		gf_dm_stats_log(d);
@@ -490,7 +488,8 @@ static void daemon_finish(struct daemon *d)
 	gf_watch_free(d->watch);
 	if (!d->engine_stuck) /* else a stuck worker still holds it */
 		gf_engine_free(d->engine);
-	left_stuck_work = es.timeouts > 0 || d->engines_abandoned > 0 || d->builds_abandoned > 0;
+	/* GPU work that never ended (an instance left alive), a stuck worker's engine, a build. */
+	left_stuck_work = gf_engine_left_work() > 0 || d->engines_abandoned > 0 || d->builds_abandoned > 0;
 	if (!d->builds_abandoned) /* else the abandoned build may still read it */
 		gf_config_free(d->cfg);
 }

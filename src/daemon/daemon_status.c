@@ -35,6 +35,15 @@ static void build_text(const struct daemon *d, char *buf, size_t len)
 			 (gf_now_ms() - d->build->t0_ms) / 1000.0);
 }
 
+/* The engine's late and given-up work, and its return to the GPU (docs/daemon.md). */
+static void status_engine(const struct gf_engine_stats *es, char *buf, size_t len)
+{
+	snprintf(buf, len,
+		 "engine_late_blocks: %" PRIu64 "\nengine_hangs: %" PRIu64 "\nengine_gpu_returns: %" PRIu64
+		 "\nengine_dying: %" PRIu64 "\nengine_cpu_too_slow: %" PRIu64 "\n",
+		 es->late_blocks, es->hangs, es->returns, es->dying, es->cpu_too_slow);
+}
+
 /* The one-line STATUS= text. */
 static void status_line(const struct daemon *d, char *buf, size_t len)
 {
@@ -50,9 +59,13 @@ static void status_line(const struct daemon *d, char *buf, size_t len)
 			 d->server_lost ? "server" : "device", d->retries + 1, d->lost_reason);
 		return;
 	}
+	struct gf_engine_stats es;
+	gf_engine_get_stats(d->engine, &es);
 	snprintf(buf, len,
-		 "%s%u Hz, %u ch, %u taps, %s/%s, latency %u frames, xruns %" PRIu64 " (device %" PRIu64
+		 "%s%s%u Hz, %u ch, %u taps, %s/%s, latency %u frames, xruns %" PRIu64 " (device %" PRIu64
 		 "), late blocks %" PRIu64 ", block p99 %.0f us%s%s%s%.300s",
+		 es.cpu_too_slow ? "muted: the GPU failed and the CPU cannot run this filter in real time; "
+				 : "",
 		 d->state == D_STARTING ? "starting: " : "", d->cfg->sample_rate, gf_reload_channels(d->cfg),
 		 gf_engine_taps(d->engine), gf_engine_backend_name(d->engine), gf_engine_algo_name(d->engine),
 		 s->latency_frames, own_xruns(s), s->device_xruns, s->late_blocks, s->block_us_p99,
@@ -185,8 +198,9 @@ static void status_block(const struct daemon *d, char *buf, size_t len)
 	gf_engine_get_stats(d->engine, &es);
 	int64_t now = gf_now_ms();
 	uint32_t rate = d->cfg->sample_rate;
-	char timing[400], lat[320], bl[80];
+	char timing[400], lat[320], bl[80], eng[240];
 	status_timing(s, timing, sizeof(timing));
+	status_engine(&es, eng, sizeof(eng));
 	status_build(d, bl, sizeof(bl));
 	status_latency(s, lat, sizeof(lat));
 	snprintf(buf, len,
@@ -199,7 +213,7 @@ static void status_block(const struct daemon *d, char *buf, size_t len)
 		 "\nlate_blocks_swap_host: %" PRIu64 "\ndevice_xruns: %" PRIu64 "\nrecord_errors: %" PRIu64
 		 "\nnonfinite_blocks: %" PRIu64 "\nengine_errors: %" PRIu64 "\nengine_fallbacks: %" PRIu64
 		 "\nengine_timeouts: %" PRIu64 "\nengine_abandoned: %" PRIu64
-		 "\nworkers_abandoned: %u\nengine_takeup_frames_max: %" PRIu64
+		 "\n%sworkers_abandoned: %u\nengine_takeup_frames_max: %" PRIu64
 		 "\nblock_us_median: %.1f\nblock_us_p99: %.1f\nblock_us_max: %.1f\n%s"
 		 "peak_dbfs: %.1f\nclipped: %" PRIu64 "\nreloads: %" PRIu64 "\nreload_failures: %" PRIu64
 		 "\nlast_reload: %s\nlast_reload_age_s: %.1f\n%soutages: %u\nrespawns: %u\n%s%s%s",
@@ -211,7 +225,7 @@ static void status_block(const struct daemon *d, char *buf, size_t len)
 		 s->input_overflows, s->output_underflows, s->output_overflows, s->late_blocks,
 		 s->late_blocks_swap, s->late_blocks_host, s->late_blocks_swap_host, s->device_xruns,
 		 s->record_errors, es.nonfinite_blocks, es.errors, es.fallbacks, es.timeouts, es.abandoned,
-		 d->engines_abandoned, es.takeup_frames_max, s->block_us_median, s->block_us_p99,
+		 eng, d->engines_abandoned, es.takeup_frames_max, s->block_us_median, s->block_us_p99,
 		 s->block_us_max, timing, dbfs(s->peak), s->clipped, d->reloads, d->reload_failures,
 		 d->last_reload[0] ? d->last_reload : "none",
 		 d->last_reload_ms ? (now - d->last_reload_ms) / 1000.0 : 0.0, bl, d->outages, d->respawns,

@@ -27,8 +27,8 @@ struct gf_backend_ops {
 
 	/**
 	 * Before the first submit() of an instance that replaces another, on the
-	 * thread that owns it then (the control thread, which publishes it
-	 * afterwards; the audio thread only as a last resort): load input history. @p history holds @p frames
+	 * control thread (which publishes it afterwards; never the audio thread):
+	 * load input history. @p history holds @p frames
 	 * interleaved frames, oldest first; anything older counts as zero. frames may exceed taps-1 (use the
 	 * newest) or be fewer (stream just started). No allocation.
 	 */
@@ -40,6 +40,10 @@ struct gf_backend_ops {
 	 * block) have consumed @p in when it returns; a larger call (offline)
 	 * may read @p in until finish() returns. RT-safe. One call in flight
 	 * per instance: finish() before the next submit().
+	 * @return 0; GF_E_BUSY: the instance cannot take a call just now (another
+	 * thread holds it for a moment, e.g. a persistent kernel's handover):
+	 * nothing was submitted, try again at the next block; other codes: the
+	 * instance failed.
 	 */
 	int (*submit)(void *inst, const float *in, uint32_t frames);
 
@@ -49,10 +53,24 @@ struct gf_backend_ops {
 	 * @p out (which may be the submit()'s input). A backend that computes
 	 * here (the CPU) is not bounded by the deadline: only waits are.
 	 * @return 0; GF_E_TIMEOUT if the work is still in flight at the
-	 * deadline: the instance is then unusable and must never be destroyed
-	 * (destroy could block on the stuck work): the engine abandons it.
+	 * deadline: the call stays submitted and a later finish() (a deadline
+	 * already past polls once, without waiting) collects it, with the same
+	 * output, so the instance's state stays that of the input it was given;
+	 * no submit() until it has. Other codes: the instance failed (a call
+	 * that cannot be collected after a missed deadline says so this way).
 	 */
 	int (*finish)(void *inst, float *out, uint64_t deadline_ns);
+
+	/**
+	 * Optional (NULL: its work always ends with its calls, as the CPU's).
+	 * Control thread, for an instance the engine gave up on (a call in flight
+	 * for too long, or failed; it is not called again): ask its work on the
+	 * device to end (a persistent kernel's stop, a test hook's spin released)
+	 * and say whether it has, waiting at most a few milliseconds. @return 1:
+	 * nothing of it runs any more, destroy() will not block; 0: still
+	 * running, ask again later.
+	 */
+	int (*stop)(void *inst);
 
 	/** Control thread. Accepts NULL. */
 	void (*destroy)(void *inst);

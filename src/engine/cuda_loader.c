@@ -186,6 +186,11 @@ static int ld_finish(void *inst, float *out, uint64_t deadline_ns)
 	return g_mod->ops->finish(inst, out, deadline_ns);
 }
 
+static int ld_stop(void *inst)
+{
+	return g_mod->ops->stop ? g_mod->ops->stop(inst) : 1;
+}
+
 static void ld_destroy(void *inst)
 {
 	if (inst)
@@ -217,6 +222,7 @@ const struct gf_backend_ops gf_cuda_backend = {
 	.prime = ld_prime,
 	.submit = ld_submit,
 	.finish = ld_finish,
+	.stop = ld_stop,
 	.destroy = ld_destroy,
 	.algo_name = ld_algo_name,
 	.describe = ld_describe,

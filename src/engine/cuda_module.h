@@ -29,7 +29,7 @@ extern "C" {
 #endif
 
 /** Bumped whenever either struct below changes; a module of another ABI is refused. */
-#define GF_CUDA_MODULE_ABI 3 /* 2: gf_backend_ops.check_memory; 3: unpin returns int */
+#define GF_CUDA_MODULE_ABI 4 /* 2: gf_backend_ops.check_memory; 3: unpin returns int; 4: .stop */
 /** File name of the module; the loader looks for it beside the executable, then in the lib dir. */
 #define GF_CUDA_MODULE_NAME "libgpufir-cuda.so"
 /** Environment variable naming the module's path (tests, unusual installs). */

@@ -13,42 +13,38 @@
 
 #include "cost.h"
 #include "engine_internal.h"
+#include "engine_test.h"
 #include "gpu.h"
 #include "log.h"
 
 /* ---- instances (control thread) ----------------------------------------- */
 
-/* Abandoned instances stay reachable from here: leaked on purpose, not lost
- * (leak checkers agree). Engines on several control threads share it. */
-static pthread_mutex_t g_abandoned_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct gf_inst *g_abandoned;
-
-static void keep_abandoned(struct gf_inst *in)
+void gf_inst_destroy(struct gf_inst *in)
 {
-	pthread_mutex_lock(&g_abandoned_mu);
-	in->next_abandoned = g_abandoned;
-	g_abandoned = in;
-	pthread_mutex_unlock(&g_abandoned_mu);
+	if (in->bi && in->ops->destroy)
+		in->ops->destroy(in->bi);
+	free(in);
 }
 
 void gf_inst_free(struct gf_engine *e, struct gf_inst *in)
 {
 	if (!in)
 		return;
-	if (in->abandoned) {
-		/* Its work may never complete: destroying it could block (in
-		 * cudaFree, say) on the control thread. Leak it on purpose. */
-		gf_stat_add(&e->st_abandoned, 1);
-		gf_warn("engine: abandoned a %s instance (%u taps) whose work missed its deadline: "
-			"left alive, never destroyed (%llu so far)",
-			in->ops->name, in->taps,
-			(unsigned long long)atomic_load_explicit(&e->st_abandoned, memory_order_relaxed));
-		keep_abandoned(in);
-		return;
-	}
-	if (in->bi && in->ops->destroy)
-		in->ops->destroy(in->bi);
-	free(in);
+	/* Its work may still run: destroying it now could block (in a
+	 * synchronize, say) on the control thread, or free what that work uses. */
+	if (in->dead || in->inflight)
+		gf_dying_add(e, in);
+	else
+		gf_inst_destroy(in);
+}
+
+/* Tests (engine_test.h): stand-ins for the CUDA backend and the CPU fallback. */
+static const struct gf_backend_ops *g_test_primary, *g_test_fallback;
+
+void gf_engine_test_backends(const struct gf_backend_ops *primary, const struct gf_backend_ops *fallback)
+{
+	g_test_primary = primary;
+	g_test_fallback = fallback;
 }
 
 int gf_inst_new(const struct gf_backend_ops *ops, const struct gf_engine_params *p,
@@ -103,6 +99,10 @@ static int engine_first_instance(struct gf_engine *e, const struct gf_filter_set
 
 	if (kind == GF_BACKEND_AUTO && e->p.job_samples)
 		kind = auto_by_cost(&e->p, fs);
+	if (kind != GF_BACKEND_CPU && g_test_primary) {
+		e->ops = g_test_primary;
+		return gf_inst_new(e->ops, &e->p, fs, &e->cur, eb);
+	}
 	if (kind == GF_BACKEND_CPU) {
 		e->ops = &gf_cpu_backend;
 		return gf_inst_new(e->ops, &e->p, fs, &e->cur, eb);
@@ -219,7 +219,10 @@ static int engine_alloc(struct gf_engine *e)
  * Test hooks (docs/engine.md), each a count N of backend calls that pass first:
  * GPUFIR_FAULT_PROCESS_AFTER fails call N+1 with GF_E_CUDA;
  * GPUFIR_FAULT_HANG_AFTER makes call N+1 never complete (finish waits to the deadline);
- * GPUFIR_FAULT_STUCK_AFTER blocks the audio thread inside call N+1 for good.
+ * GPUFIR_FAULT_STUCK_AFTER blocks the audio thread inside call N+1 for good;
+ * GPUFIR_FAULT_LATE_AFTER makes call N+1 complete GPUFIR_FAULT_LATE_MS (10)
+ * after its submit. GPUFIR_FAULT_CPU_TOO_SLOW=1 makes the fallback take the
+ * CPU for too slow for the filter (muted, the primary backend tried again).
  * GPUFIR_FAULT_SLOW_CROSSFADE_US (a duration, not a count) makes every
  * crossfading block that much slower: late blocks inside a swap.
  */
@@ -252,6 +255,13 @@ static void engine_hooks(struct gf_engine *e)
 	e->fault_after = fault_hook("GPUFIR_FAULT_PROCESS_AFTER", "fail");
 	e->hang_after = fault_hook("GPUFIR_FAULT_HANG_AFTER", "hang (never complete)");
 	e->stuck_after = fault_hook("GPUFIR_FAULT_STUCK_AFTER", "block its thread for good");
+	e->late_after = fault_hook("GPUFIR_FAULT_LATE_AFTER", "complete late (GPUFIR_FAULT_LATE_MS)");
+	int64_t late_ms = hook_value("GPUFIR_FAULT_LATE_MS");
+	e->late_ns = 1000000ull * (uint64_t)(late_ms >= 0 ? late_ms : 10);
+	e->cpu_slow_hook = hook_value("GPUFIR_FAULT_CPU_TOO_SLOW") > 0;
+	if (e->cpu_slow_hook)
+		gf_warn("engine: test hook GPUFIR_FAULT_CPU_TOO_SLOW: the CPU counts as too slow for any "
+			"filter");
 	e->slow_xfade_us = hook_value("GPUFIR_FAULT_SLOW_CROSSFADE_US");
 	if (e->slow_xfade_us >= 0)
 		gf_warn("engine: test hook GPUFIR_FAULT_SLOW_CROSSFADE_US=%lld: every crossfading block "
@@ -289,17 +299,20 @@ int gf_engine_new(struct gf_engine **out, const struct gf_engine_params *p, cons
 	e->hist_cap = e->hist_frames + extra;
 	engine_hooks(e);
 	e->deadline_ns = 1000ull * (p->deadline_us ? p->deadline_us : GF_ENGINE_DEADLINE_DEFAULT_US);
+	e->hang_ns = 1000000ull * (p->hang_ms ? p->hang_ms : GF_ENGINE_HANG_DEFAULT_MS);
 	err = gf_filter_set_dup(&e->fs, fs);
 	if (err)
 		goto fail;
+	e->fallback_ops = g_test_fallback ? g_test_fallback : &gf_cpu_backend;
 	err = engine_first_instance(e, fs, eb);
 	if (err)
 		goto fail;
+	e->primary = e->ops;
 	/* A retry redoes the block on the CPU fallback, which for a CPU instance would
 	 * fail as it did: only the test hooks make one fail. Without a whole block in
 	 * the history, a call copies its last frames only, not all of them twice. */
 	if (p->retry && e->cur->ops == &gf_cpu_backend && e->fault_after < 0 && e->hang_after < 0 &&
-	    e->stuck_after < 0)
+	    e->stuck_after < 0 && e->late_after < 0)
 		e->hist_cap = e->hist_frames + GF_ENGINE_HIST_MARGIN;
 	gf_engine_set_current(e, e->cur);
 	err = engine_alloc(e);
@@ -326,6 +339,8 @@ void gf_engine_free(struct gf_engine *e)
 	gf_inst_free(e, atomic_load(&e->fallback));
 	gf_inst_free(e, atomic_load(&e->retired));
 	gf_inst_free(e, atomic_load(&e->retired_b));
+	gf_inst_free(e, atomic_load(&e->reprime));
+	gf_dying_poll(e, 1); /* a short bounded wait, then what still runs is left alive */
 	gf_filter_set_free(e->fs);
 	free(e->hist);
 	free(e->scratch_in);
@@ -379,6 +394,11 @@ void gf_engine_get_stats(const struct gf_engine *e, struct gf_engine_stats *s)
 	s->errors = atomic_load_explicit(&m->st_errors, memory_order_relaxed);
 	s->fallbacks = atomic_load_explicit(&m->st_fallbacks, memory_order_relaxed);
 	s->timeouts = atomic_load_explicit(&m->st_timeouts, memory_order_relaxed);
+	s->late_blocks = atomic_load_explicit(&m->st_late, memory_order_relaxed);
+	s->hangs = atomic_load_explicit(&m->st_hangs, memory_order_relaxed);
+	s->returns = atomic_load_explicit(&m->st_returns, memory_order_relaxed);
+	s->dying = atomic_load_explicit(&m->st_dying, memory_order_relaxed);
+	s->cpu_too_slow = atomic_load_explicit(&m->st_cpu_slow, memory_order_relaxed);
 	s->abandoned = atomic_load_explicit(&m->st_abandoned, memory_order_relaxed);
 	s->takeup_frames = atomic_load_explicit(&m->st_takeup, memory_order_relaxed);
 	s->takeup_frames_max = atomic_load_explicit(&m->st_takeup_max, memory_order_relaxed);

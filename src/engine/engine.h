@@ -8,8 +8,12 @@
  *
  * Threads: new/free/swap/reap on the control thread; process/flush on one
  * audio (worker) thread. process() is RT-safe: no allocation, no locks, no
- * blocking I/O; every wait on backend work ends at params.deadline_us (a
- * miss is a backend failure, the instance is abandoned).
+ * blocking I/O; every wait on backend work in one call ends at one deadline,
+ * params.deadline_us from its start. A block whose answer misses it is
+ * muted and counted (late_blocks); the instance is kept and its late answer
+ * collected at a later call. Only an instance that gives no block in time
+ * for params.hang_ms, or fails, is given up: the engine continues on the
+ * CPU and returns to its first backend once that is healthy again.
  *
  * Layer engine (src/engine/ and cuda/): this header is its entry point. It
  * stands on base only; control, stream and app call it.
@@ -47,6 +51,10 @@ struct gf_engine_params {
 					   failed call exactly (offline); costs a copy of each block */
 	uint32_t deadline_us;	      /**< longest wait for one call's backend work (live: about
 					   two block periods); 0 = GF_ENGINE_DEADLINE_DEFAULT_US */
+	uint32_t hang_ms;	      /**< an instance that gives no block in time for this long is
+					   hung: given up, the CPU takes over; 0 = GF_ENGINE_HANG_DEFAULT_MS */
+	uint32_t return_ms;	      /**< after a fallback, the first try to return to the first
+					   backend (doubling per failed try); 0 = GF_ENGINE_RETURN_DEFAULT_MS */
 	uint64_t job_samples;	      /**< AUTO: frames x channels the whole job will filter (an
 					   offline file or batch), weighed by cost; 0 = unknown (live) */
 	uint32_t job_cpu_threads;     /**< AUTO: CPU threads such a job spreads over; 0 = 1 */
@@ -56,6 +64,10 @@ struct gf_engine_params {
 
 /** Deadline when params.deadline_us is 0: generous, for offline calls of any size. */
 #define GF_ENGINE_DEADLINE_DEFAULT_US 60000000u
+/** No block in time for this long and an instance is hung (params.hang_ms 0). */
+#define GF_ENGINE_HANG_DEFAULT_MS 250u
+/** First try to return to the first backend after a fallback (params.return_ms 0). */
+#define GF_ENGINE_RETURN_DEFAULT_MS 2000u
 
 /** Live block sizes (frames per block) the stream and the config accept. */
 #define GF_LIVE_BLOCK_MIN 16u
@@ -67,10 +79,16 @@ struct gf_engine_stats {
 	uint64_t frames;	    /**< frames processed */
 	uint64_t swaps;		    /**< filter swaps completed */
 	uint64_t nonfinite_blocks;  /**< blocks muted because the output held NaN/Inf */
-	uint64_t errors;	    /**< backend process errors (block output muted) */
+	uint64_t errors;	    /**< blocks muted by a backend failure (until the fallback runs) */
 	uint64_t fallbacks;	    /**< switches to the CPU backend after a backend failure */
-	uint64_t timeouts;	    /**< backend waits that missed the deadline (each a failure) */
-	uint64_t abandoned;	    /**< instances left alive, never destroyed: their work was stuck */
+	uint64_t timeouts;	    /**< backend calls that missed their deadline (each once) */
+	uint64_t late_blocks;	    /**< blocks muted because an instance's answer was late */
+	uint64_t hangs;		    /**< instances given up: no block in time for hang_ms */
+	uint64_t returns;	    /**< switches back to the first backend after a fallback */
+	uint64_t dying;		    /**< now: instances given up whose work is not yet known ended */
+	uint64_t abandoned;	    /**< instances left alive, never destroyed: their work never ended */
+	uint64_t cpu_too_slow;	    /**< now 1: the first backend failed and the CPU cannot run the
+					 filter in real time: muted until the first backend is back */
 	uint64_t takeup_frames;	    /**< frames the audio thread fed a new instance at the last take-up */
 	uint64_t takeup_frames_max; /**< the most at any take-up (priming is the control thread's) */
 };
@@ -84,11 +102,16 @@ void gf_engine_free(struct gf_engine *e);
 
 /**
  * Filter @p frames interleaved frames (1..max_block). @p in and @p out may alias.
- * RT-safe. A non-finite output block is muted and counted. A backend failure
- * mutes the block and parks the engine: until reap() has installed the CPU
- * fallback, every block is muted (the failed backend is not called again)
- * and returns the failure's code. The input keeps entering the history, so
- * the fallback's first block is exact.
+ * RT-safe; every wait of the call ends at one deadline (params.deadline_us).
+ * A non-finite output block is muted and counted. A block whose backend
+ * answer misses the deadline is muted and counted (late_blocks,
+ * GF_E_TIMEOUT); the instance keeps the call and a later block collects it,
+ * then feeds it the frames it missed, so its output is exact again. No block
+ * in time for params.hang_ms, or a backend failure, mutes the block and
+ * parks the engine: until reap() has installed the CPU fallback, every block
+ * is muted (the failed backend is not called again) and returns the
+ * failure's code. The input keeps entering the history, so the fallback's
+ * first block is exact.
  * @return 0, or a negative code after which the block's output is silence.
  */
 int gf_engine_process(struct gf_engine *e, const float *in, float *out, uint32_t frames);
@@ -113,8 +136,9 @@ int gf_engine_flush(struct gf_engine *e, float *out, uint32_t frames);
 
 /**
  * Prepare @p fs (same channel count) off the audio path and publish it.
- * Control thread. @return 0, GF_E_BUSY if the previous swap has not been taken
- * up and retired yet, GF_E_TOOLONG if fs->taps > max_taps, or a build error;
+ * Control thread. @return 0, GF_E_BUSY if the previous swap (or a fallback,
+ * or a return to the first backend) has not been taken up and retired yet,
+ * or the engine is muted after a backend failure, GF_E_TOOLONG if fs->taps > max_taps, or a build error;
  * on error the running filter is untouched.
  */
 int gf_engine_swap(struct gf_engine *e, const struct gf_filter_set *fs, struct gf_errbuf *eb);
@@ -136,11 +160,18 @@ enum {
 int gf_engine_swap_window(const struct gf_engine *e);
 
 /**
- * Free retired filter instances and, after a backend failure, fall back to the
- * CPU: build a CPU instance of the current filter set and publish it like a
- * swap without crossfade (a warning is logged; backend_name() then says "cpu").
- * Until the audio thread takes it up, process() mutes its blocks without
- * calling the failed backend. Control thread; call it regularly.
+ * Free retired filter instances (one given up is destroyed once its work has
+ * ended: GPU work is told to stop, and left alive, counted, if it never
+ * ends) and, after a backend failure, fall back to the CPU: build a CPU
+ * instance of the current filter set and publish it like a swap without
+ * crossfade (a warning is logged; backend_name() then says "cpu"). Until the
+ * audio thread takes it up, process() mutes its blocks without calling the
+ * failed backend. Where the CPU cannot run the filter in real time it says
+ * so (an error, stats.cpu_too_slow) and stays muted instead. After a
+ * fallback it tries the first backend again, params.return_ms after it and
+ * at doubling intervals: a new instance that answers in time is primed and
+ * swapped in (crossfaded like a reload; stats.returns). Control thread; call
+ * it regularly (it may build an instance, as swap() does).
  */
 void gf_engine_reap(struct gf_engine *e);
 
@@ -156,6 +187,13 @@ int gf_engine_failed(const struct gf_engine *e);
  * driver call; any thread.
  */
 void gf_engine_release_device_work(void);
+
+/**
+ * Instances of any engine of this process whose work never ended (left
+ * alive, their memory kept): then the process should end with _exit()
+ * after gf_engine_release_device_work(). Any thread.
+ */
+unsigned gf_engine_left_work(void);
 
 /**
  * Start a new stream with the current filter: the history is forgotten and the

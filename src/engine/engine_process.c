@@ -1,23 +1,26 @@
 /*
  * The engine's audio path: one process() call filters a block through the
  * current instance (and the incoming one while crossfading), keeps the input
- * history, takes up published swaps and mutes non-finite blocks.
+ * history, takes up published swaps and mutes non-finite and late blocks.
  *
- * Pipeline of one process() call (audio thread):
+ * Pipeline of one process() call (audio thread), under one deadline
+ * (params.deadline_us from its start) for every wait in it:
  *   1. scan the input; a block holding NaN/Inf is filtered as if those samples
  *      were zero (so no filter state is poisoned) and its output is muted;
- *   2. take a published swap (or, after a backend failure, the CPU fallback),
- *      primed by the control thread: feed it the frames since its priming;
- *   3. append the block to the history ring;
- *   4. submit the block to the current instance (and the incoming one while
- *      crossfading), then finish each within one deadline (params.deadline_us
- *      from now); a failure or a missed deadline mutes the block and parks
- *      the engine until reap() has built the CPU fallback (the failed backend
- *      is not called again; an instance that missed its deadline is
- *      abandoned, never destroyed);
- *   5. scan the output; mute and count a non-finite block.
+ *   2. take a published swap (or, after a backend failure, the fallback),
+ *      primed by the control thread; one it cannot use (its position is no
+ *      longer in the history, or ahead of it) goes back to be primed again:
+ *      nothing is primed here;
+ *   3. bring each instance (the incoming one too while crossfading) up to
+ *      date: collect a late answer, feed the frames it missed (engine_call.c);
+ *   4. append the block to the history ring;
+ *   5. submit the block to each instance (both before waiting for either),
+ *      then collect within the deadline; a late answer mutes the block and
+ *      the instance is kept; one given up (hung, failed) mutes the block and
+ *      parks the engine until reap() has built the fallback (the failed
+ *      backend is not called again);
+ *   6. scan the output; mute and count a non-finite block.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,49 +125,23 @@ static void note_takeup(struct gf_engine *e, uint64_t frames)
 }
 
 /*
- * Bring a published instance, primed by the control thread up to in->pos, to
- * the history that ends @p back frames before the newest frame: feed it the
- * few frames appended since (a block or two). If it is past that point (a
- * retry wants the state before the last block) or the frames are no longer
- * in the ring (the control thread was held up for long), prime it here from
- * the ring instead, as a last resort.
+ * Hand a taken instance back to the control thread, which primes it again
+ * and republishes it (reap): its position is not usable here, and priming
+ * (allocation, FFTs, waits) never runs on the audio thread. Meanwhile the
+ * running filter goes on, or a parked engine stays muted.
  */
-static int take_up(struct gf_engine *e, struct gf_inst *in, uint32_t back)
+static void hand_back(struct gf_engine *e, struct gf_inst *in)
 {
-	uint64_t end = atomic_load_explicit(&e->hist_pos, memory_order_relaxed) - back;
-	uint64_t oldest = end + back > e->hist_cap ? end + back - e->hist_cap : 0;
-	if (in->pos <= end && in->pos >= oldest) {
-		note_takeup(e, end - in->pos);
-		return gf_engine_feed(e, in, end, e->scratch_a, gf_now_ns() + e->deadline_ns);
-	}
-	uint32_t n = end < e->hist_frames ? (uint32_t)end : e->hist_frames;
-	note_takeup(e, n);
-	in->pos = end;
-	return in->ops->prime ? in->ops->prime(in->bi, gf_engine_hist_at(e, end, n), n) : 0;
-}
-
-int gf_engine_feed(struct gf_engine *e, struct gf_inst *in, uint64_t end, float *scratch,
-		   uint64_t deadline_ns)
-{
-	while (in->pos < end) {
-		uint32_t f = end - in->pos < e->p.max_block ? (uint32_t)(end - in->pos) : e->p.max_block;
-		const float *x = gf_engine_hist_at(e, in->pos + f, f);
-		int err = in->ops->submit(in->bi, x, f);
-		if (!err)
-			err = in->ops->finish(in->bi, scratch, deadline_ns);
-		if (err == GF_E_TIMEOUT)
-			in->abandoned = 1;
-		if (err)
-			return err;
-		in->pos += f;
-	}
-	return 0;
+	in->for_fallback = e->failed;
+	atomic_store_explicit(&e->reprime, in, memory_order_release);
 }
 
 /*
- * Take a published instance at a block edge: bring it up to the history that
- * ends @p back frames before the newest frame (take_up), then switch or start
- * a crossfade. A parked (failed) engine looks only at the fallback slot.
+ * Take a published instance at a block edge: usable if its state has
+ * consumed the history up to @p back frames before the newest frame, or
+ * less but no further back than the ring holds (the block's calls feed it
+ * the rest, engine_call.c); then switch or start a crossfade. A parked
+ * (failed) engine looks only at the fallback slot.
  */
 static void take_pending(struct gf_engine *e, uint32_t back)
 {
@@ -174,16 +151,12 @@ static void take_pending(struct gf_engine *e, uint32_t back)
 	struct gf_inst *in = atomic_exchange_explicit(slot, NULL, memory_order_acquire);
 	if (!in)
 		return;
-	int err = take_up(e, in, back);
-	if (err) {
-		/* Keep the running filter; the control thread frees the failed one. */
-		gf_stat_add(&e->st_errors, 1);
-		atomic_store_explicit(&e->retired, in, memory_order_release);
-		if (e->failed)
-			raise_failure(e, err); /* still no working instance: reap() tries again */
-		atomic_store_explicit(&e->swap_busy, 0, memory_order_release);
+	uint64_t now = atomic_load_explicit(&e->hist_pos, memory_order_relaxed), end = now - back;
+	if (in->pos > end || now - in->pos > e->hist_cap) {
+		hand_back(e, in);
 		return;
 	}
+	note_takeup(e, end - in->pos);
 	if (e->failed) {
 		switch_to_fallback(e, in);
 		return;
@@ -198,90 +171,47 @@ static void take_pending(struct gf_engine *e, uint32_t back)
 	e->fade_pos = 0;
 }
 
-/* GPUFIR_FAULT_STUCK_AFTER: the thread never comes back, as inside a hung driver call. */
-static void stuck_forever(void)
-{
-	for (;;) {
-		struct timespec ts = {3600, 0};
-		nanosleep(&ts, NULL);
-	}
-}
-
-/* GPUFIR_FAULT_HANG_AFTER: the work never completes; a waiter gives up at its deadline. */
-static void wait_until(uint64_t deadline_ns)
-{
-	struct timespec ts = {(time_t)(deadline_ns / 1000000000u), (long)(deadline_ns % 1000000000u)};
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-		;
-}
-
-/* GPUFIR_FAULT_STUCK_AFTER fires once per process: an engine built to replace
- * the one a stuck thread holds must run. */
-static atomic_int stuck_fired;
-
-/* Start one backend call, through the fault hooks (call numbers count submits). */
-static int backend_submit(struct gf_engine *e, struct gf_inst *in, const float *x, uint32_t frames)
-{
-	uint64_t n = e->calls++;
-	in->hook = GF_HOOK_NONE;
-	if (e->fault_after >= 0 && n == (uint64_t)e->fault_after)
-		return GF_E_CUDA;
-	if (e->hang_after >= 0 && n == (uint64_t)e->hang_after)
-		in->hook = GF_HOOK_HANG;
-	if (e->stuck_after >= 0 && n == (uint64_t)e->stuck_after && !atomic_exchange(&stuck_fired, 1))
-		in->hook = GF_HOOK_STUCK;
-	return in->ops->submit(in->bi, x, frames);
-}
-
-/* Wait for a submitted call until @p deadline_ns. A miss abandons the instance:
- * its work may still be in flight, so nothing may destroy it. */
-static int backend_finish(struct gf_engine *e, struct gf_inst *in, float *y, uint64_t deadline_ns)
-{
-	int err;
-	if (in->hook == GF_HOOK_STUCK)
-		stuck_forever();
-	if (in->hook == GF_HOOK_HANG) {
-		wait_until(deadline_ns);
-		err = GF_E_TIMEOUT;
-	} else {
-		err = in->ops->finish(in->bi, y, deadline_ns);
-	}
-	in->hook = GF_HOOK_NONE;
-	if (err == GF_E_TIMEOUT) {
-		in->abandoned = 1;
-		gf_stat_add(&e->st_timeouts, 1);
-	}
-	return err;
-}
-
-static int backend_run(struct gf_engine *e, struct gf_inst *in, const float *x, float *y, uint32_t frames,
-		       uint64_t deadline_ns)
-{
-	int err = backend_submit(e, in, x, frames);
-	return err ? err : backend_finish(e, in, y, deadline_ns);
-}
+/* One process() call's block and its one deadline. */
+struct block {
+	const float *x;	      /* the (sanitized) input, in the history by the time it is run */
+	float *y;	      /* its output */
+	uint32_t frames;      /* its length */
+	int bad;	      /* the input held NaN/Inf: mute the output */
+	uint64_t t0;	      /* when the call started */
+	uint64_t deadline;    /* every wait of the call ends here */
+	int ready_a, ready_b; /* gf_call_ready's outcome for the current and the incoming instance */
+};
 
 /*
- * Both filters' work is submitted before either is waited for: one round
- * trip per block, the two instances' streams running concurrently on a GPU.
- * Whatever was submitted is finished (within the one deadline) before return.
+ * Before the block enters the history (a retry ring holds one block beyond
+ * the taps): collect each instance's late answer and feed it the frames it
+ * missed up to @p start, within the call's deadline (engine_call.c).
  */
-static int run_crossfade(struct gf_engine *e, const float *x, float *y, uint32_t frames, uint64_t deadline_ns)
+static void prepare(struct gf_engine *e, struct block *b, uint64_t start)
+{
+	b->ready_a = b->ready_b = 0;
+	if (e->failed)
+		return;
+	b->ready_a = gf_call_ready(e, e->cur, start, e->scratch_a, b->deadline);
+	if (e->incoming)
+		b->ready_b = gf_call_ready(e, e->incoming, start, e->scratch_b, b->deadline);
+}
+
+/* The block through the current instance alone. */
+static int run_one(struct gf_engine *e, const struct block *b)
+{
+	struct gf_inst *in = e->cur;
+	int err = b->ready_a;
+	if (!err)
+		err = gf_call_submit(e, in, b->x, b->frames);
+	if (!err)
+		err = gf_call_collect(e, in, b->y, b->deadline);
+	return gf_call_outcome(e, in, err, b->t0);
+}
+
+static void mix(struct gf_engine *e, float *y, uint32_t frames)
 {
 	uint32_t ch = e->p.channels, n = e->p.crossfade_frames;
-	if (e->slow_xfade_us > 0) { /* GPUFIR_FAULT_SLOW_CROSSFADE_US: late blocks, not failed ones */
-		wait_until(gf_now_ns() + 1000ull * (uint64_t)e->slow_xfade_us);
-		deadline_ns += 1000ull * (uint64_t)e->slow_xfade_us;
-	}
-	int err = backend_submit(e, e->cur, x, frames);
-	if (err)
-		return err;
-	int err_b = backend_submit(e, e->incoming, x, frames);
-	err = backend_finish(e, e->cur, e->scratch_a, deadline_ns);
-	if (!err_b)
-		err_b = backend_finish(e, e->incoming, e->scratch_b, deadline_ns);
-	if (err || err_b)
-		return err ? err : err_b; /* the ramp resumes on the fallback's terms: it cuts it short */
 	for (uint32_t i = 0; i < frames; i++) {
 		uint32_t k = e->fade_pos + i;
 		float g = k < n ? e->ramp[k] : 1.0f;
@@ -297,54 +227,101 @@ static int run_crossfade(struct gf_engine *e, const float *x, float *y, uint32_t
 		e->incoming = NULL;
 		finish_swap(e, old);
 	}
-	return 0;
 }
 
-/* Steps 4 and 5 of the pipeline on input @p x (already in the history). */
-static int run_block(struct gf_engine *e, const float *x, float *out, uint32_t frames, int bad)
+/*
+ * Both filters' work is submitted before either is waited for: one round
+ * trip per block, the two instances' streams running concurrently on a GPU.
+ * The ramp advances only on blocks both answered in time; while the
+ * incoming one is late the current filter plays alone, while the current
+ * one is late the block is muted.
+ */
+static int run_crossfade(struct gf_engine *e, struct block *b)
 {
-	size_t n = (size_t)frames * e->p.channels;
-	int err;
-	uint64_t deadline_ns = gf_now_ns() + e->deadline_ns;
-	if (e->failed)
-		err = e->fail_err; /* parked: never call a failed backend again */
-	else if (e->incoming)
-		err = run_crossfade(e, x, out, frames, deadline_ns);
+	if (e->slow_xfade_us > 0) { /* GPUFIR_FAULT_SLOW_CROSSFADE_US: late blocks, not failed ones */
+		uint64_t us = (uint64_t)e->slow_xfade_us;
+		struct timespec ts = {(time_t)(us / 1000000u), (long)(us % 1000000u) * 1000};
+		nanosleep(&ts, NULL);
+		b->deadline += 1000ull * us;
+	}
+	struct gf_inst *a = e->cur, *in = e->incoming;
+	int ea = b->ready_a, eb = b->ready_b;
+	if (!ea)
+		ea = gf_call_submit(e, a, b->x, b->frames);
+	if (!eb)
+		eb = gf_call_submit(e, in, b->x, b->frames);
+	if (!ea)
+		ea = gf_call_collect(e, a, e->scratch_a, b->deadline);
+	if (!eb)
+		eb = gf_call_collect(e, in, e->scratch_b, b->deadline);
+	int ra = gf_call_outcome(e, a, ea, b->t0), rb = gf_call_outcome(e, in, eb, b->t0);
+	if (ra < 0 || rb < 0)
+		return ra < 0 ? ra : rb; /* the fallback cuts the ramp short */
+	if (ra == GF_RUN_LATE)
+		return GF_RUN_LATE;
+	if (rb == GF_RUN_LATE)
+		memcpy(b->y, e->scratch_a, (size_t)b->frames * e->p.channels * sizeof(float));
 	else
-		err = backend_run(e, e->cur, x, out, frames, deadline_ns);
-	if (err) {
-		memset(out, 0, n * sizeof(float));
+		mix(e, b->y, b->frames);
+	return GF_RUN_OK;
+}
+
+/* Steps 5 and 6 of the pipeline on the block (already in the history). */
+static int run_block(struct gf_engine *e, struct block *b)
+{
+	size_t n = (size_t)b->frames * e->p.channels;
+	int r;
+	if (e->failed)
+		r = e->fail_err; /* parked: never call a failed backend again */
+	else if (e->incoming)
+		r = run_crossfade(e, b);
+	else
+		r = run_one(e, b);
+	if (r == GF_RUN_LATE) {
+		memset(b->y, 0, n * sizeof(float));
+		gf_stat_add(&e->st_late, 1);
+		return GF_E_TIMEOUT;
+	}
+	if (r < 0) {
+		memset(b->y, 0, n * sizeof(float));
 		gf_stat_add(&e->st_errors, 1);
 		if (!e->failed)
-			raise_failure(e, err);
-		e->redo_frames = frames;
-		e->redo_bad = bad;
-	} else if (bad || any_nonfinite(out, n)) {
-		memset(out, 0, n * sizeof(float));
+			raise_failure(e, r);
+		e->redo_frames = b->frames;
+		e->redo_bad = b->bad;
+		atomic_store_explicit(&e->redo_pub, b->frames, memory_order_release);
+		return r;
+	}
+	if (b->bad || any_nonfinite(b->y, n)) {
+		memset(b->y, 0, n * sizeof(float));
 		gf_stat_add(&e->st_nonfinite, 1);
 	}
-	return err;
+	return 0;
 }
 
 int gf_engine_process(struct gf_engine *e, const float *in, float *out, uint32_t frames)
 {
+	uint64_t t0 = gf_now_ns();
+	struct block b = {.x = in, .y = out, .frames = frames, .t0 = t0, .deadline = t0 + e->deadline_ns};
 	e->redo_frames = 0;
 	if (frames == 0 || frames > e->p.max_block)
 		return GF_E_INVAL;
 	size_t n = (size_t)frames * e->p.channels;
-	const float *x = in;
-	int bad = any_nonfinite(in, n);
-	if (bad) {
+	b.bad = any_nonfinite(in, n);
+	if (b.bad) {
 		sanitize(in, e->scratch_in, n);
-		x = e->scratch_in;
+		b.x = e->scratch_in;
 	}
 	take_pending(e, 0);
+	prepare(e, &b, atomic_load_explicit(&e->hist_pos, memory_order_relaxed));
 	/* Before filtering: the history then holds the block even when it fails (and in == out). */
-	hist_append(e, x, frames);
-	int err = run_block(e, x, out, frames, bad);
+	hist_append(e, b.x, frames);
+	int err = run_block(e, &b);
 	gf_stat_add(&e->st_frames, frames);
 	return err;
 }
+
+#define RESET_WAIT_NS 100000000ull /* a late call's answer, before a reset primes */
 
 /* Forget the history ring; its write index stays in step with the absolute
  * positions it is also read by (gf_engine_hist_at). */
@@ -364,6 +341,11 @@ int gf_engine_reset_history(struct gf_engine *e, const float *history, uint32_t 
 		gf_errbuf_set(eb, "engine: cannot reset while a swap or a fallback is in progress");
 		return GF_E_BUSY;
 	}
+	/* A late answer first: prime() must not race the call in flight (no process() runs now). */
+	if (e->cur->inflight && gf_call_collect(e, e->cur, e->ctl_out, gf_now_ns() + RESET_WAIT_NS)) {
+		gf_errbuf_set(eb, "engine: cannot reset while a late backend call is still in flight");
+		return GF_E_BUSY;
+	}
 	hist_clear(e);
 	size_t n = (size_t)frames * e->p.channels;
 	float *clean = NULL;
@@ -381,6 +363,8 @@ int gf_engine_reset_history(struct gf_engine *e, const float *history, uint32_t 
 			      gf_strerror(err));
 	else if (frames)
 		hist_append(e, history, frames); /* what a swap or a retry primes from next */
+	e->cur->pos = atomic_load_explicit(&e->hist_pos, memory_order_relaxed);
+	e->cur->late_since = 0;
 	free(clean);
 	return err;
 }
@@ -401,14 +385,22 @@ int gf_engine_retry(struct gf_engine *e, float *out, uint32_t frames)
 	if (!e->redo_frames || frames != e->redo_frames)
 		return GF_E_INVAL;
 	size_t n = (size_t)frames * e->p.channels;
-	take_pending(e, frames); /* the fallback, primed with the history before the failed block */
+	take_pending(e, frames); /* the fallback, primed (by reap) with the history before the failed block */
 	if (e->failed) {
 		memset(out, 0, n * sizeof(float));
 		return e->fail_err;
 	}
 	e->redo_frames = 0;
+	uint64_t t0 = gf_now_ns();
 	/* The block is still in the history ring (p.retry: max_block frames beyond the taps). */
-	return run_block(e, hist_span(e, frames, 0), out, frames, e->redo_bad);
+	struct block b = {.x = hist_span(e, frames, 0),
+			  .y = out,
+			  .frames = frames,
+			  .bad = e->redo_bad,
+			  .t0 = t0,
+			  .deadline = t0 + e->deadline_ns};
+	prepare(e, &b, atomic_load_explicit(&e->hist_pos, memory_order_relaxed) - frames);
+	return run_block(e, &b);
 }
 
 int gf_engine_flush(struct gf_engine *e, float *out, uint32_t frames)

@@ -2,7 +2,9 @@
  * Filter swaps and the CPU fallback, on the control thread: build the new
  * instance completely here, prime it from the history ring and catch it up
  * while the audio thread keeps appending, publish it with one atomic store,
- * and free what the audio thread retires.
+ * prime again what the audio thread hands back, and free what it retires.
+ * What follows a fallback (instances given up, the return to the primary
+ * backend) is engine_recover.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +18,30 @@
 
 #define PRIME_ATTEMPTS 8
 #define CTL_DEADLINE_NS 1000000000ull /* catch-up calls on the control thread */
+
+int gf_engine_ctl_call(struct gf_inst *in, const float *x, float *y, uint32_t frames, uint64_t deadline_ns)
+{
+	int err = in->ops->submit(in->bi, x, frames);
+	if (!err)
+		err = in->ops->finish(in->bi, y, deadline_ns);
+	if (err)
+		in->dead = 1; /* its work may be in flight: destroyed only once it has ended */
+	return err;
+}
+
+/* Run @p in over the history frames [in->pos, end) without output, in max_block calls. */
+static int ctl_feed(struct gf_engine *e, struct gf_inst *in, uint64_t end)
+{
+	while (in->pos < end) {
+		uint32_t f = end - in->pos < e->p.max_block ? (uint32_t)(end - in->pos) : e->p.max_block;
+		int err = gf_engine_ctl_call(in, gf_engine_hist_at(e, in->pos + f, f), e->ctl_out, f,
+					     gf_now_ns() + CTL_DEADLINE_NS);
+		if (err)
+			return err;
+		in->pos += f;
+	}
+	return 0;
+}
 
 /* Has the audio thread, now at @p now, overwritten history frame @p first? */
 static int overwritten(const struct gf_engine *e, uint64_t first, uint64_t now)
@@ -41,7 +67,7 @@ static int catch_up(struct gf_engine *e, struct gf_inst *in)
 		uint64_t from = in->pos;
 		if (overwritten(e, from, now))
 			return 1;
-		int err = gf_engine_feed(e, in, now, e->ctl_out, gf_now_ns() + CTL_DEADLINE_NS);
+		int err = ctl_feed(e, in, now);
 		if (err)
 			return err;
 		if (overwritten(e, from, atomic_load_explicit(&e->hist_pos, memory_order_acquire)))
@@ -49,17 +75,17 @@ static int catch_up(struct gf_engine *e, struct gf_inst *in)
 	}
 }
 
-int gf_engine_prime_here(struct gf_engine *e, struct gf_inst *in, struct gf_errbuf *eb)
+int gf_engine_prime_here(struct gf_engine *e, struct gf_inst *in, uint32_t back, struct gf_errbuf *eb)
 {
 	for (int i = 0; i < PRIME_ATTEMPTS; i++) {
 		/* Acquire: the frames before p are in the ring. Frames arriving while
 		 * prime() reads go to other slots unless the writer gets more than
 		 * the margin ahead, which the second load detects. */
-		uint64_t p = atomic_load_explicit(&e->hist_pos, memory_order_acquire);
+		uint64_t p = atomic_load_explicit(&e->hist_pos, memory_order_acquire) - back;
 		uint32_t n = p < e->hist_frames ? (uint32_t)p : e->hist_frames;
 		int err = in->ops->prime ? in->ops->prime(in->bi, gf_engine_hist_at(e, p, n), n) : 0;
 		if (err == GF_E_TIMEOUT)
-			in->abandoned = 1; /* its work is stuck: never destroy it */
+			in->dead = 1; /* its work is stuck: destroyed only once it has ended */
 		if (err) {
 			gf_errbuf_set(eb, "engine: priming the new filter failed: %s", gf_strerror(err));
 			return err;
@@ -67,7 +93,7 @@ int gf_engine_prime_here(struct gf_engine *e, struct gf_inst *in, struct gf_errb
 		if (overwritten(e, p - n, atomic_load_explicit(&e->hist_pos, memory_order_acquire)))
 			continue;
 		in->pos = p;
-		err = catch_up(e, in);
+		err = back ? 0 : catch_up(e, in);
 		if (err <= 0) {
 			if (err)
 				gf_errbuf_set(eb, "engine: catching the new filter up failed: %s",
@@ -93,23 +119,59 @@ void gf_engine_reap_retired(struct gf_engine *e)
 	atomic_store_explicit(&e->building, 0, memory_order_relaxed);
 }
 
+/* What the failure the fallback answers was, for the log. */
+static void failure_text(const struct gf_engine *e, int cause, char *buf, size_t len)
+{
+	if (cause == GF_E_TIMEOUT)
+		snprintf(buf, len, "hung (no answer in time for %.0f ms)", (double)e->hang_ns / 1e6);
+	else
+		snprintf(buf, len, "failed (%s)", gf_strerror(cause));
+}
+
+/* The CPU cannot run the filter in real time: say so loudly, once per outage,
+ * stay muted and keep trying the primary backend (engine_recover.c). */
+static void mute_for_primary(struct gf_engine *e, const char *why, double block_ms)
+{
+	if (e->cpu_too_slow)
+		return;
+	gf_err("engine: %s backend %s, and the CPU cannot run this filter (%u taps x %u ch) in real time "
+	       "(about %.2f ms a block of %u frames, against a deadline of %.2f ms): muted until the %s "
+	       "backend answers again; trying it from %.3g s on",
+	       e->ops->name, why, e->fs->taps, e->p.channels, block_ms, e->p.max_block,
+	       (double)e->deadline_ns / 1e6, e->ops->name, (double)e->return_step_ns / 1e9);
+	e->cpu_too_slow = 1;
+	atomic_store_explicit(&e->st_cpu_slow, 1, memory_order_relaxed);
+}
+
 /*
  * process() failed: build a CPU instance of the newest filter set and publish
  * it in the fallback slot, which the parked audio thread takes at its next
  * block edge (primed from the history, no crossfade). The audio thread takes
  * nothing from the pending slot while parked, so a swap published there is
  * ours to free: it was built on the failed backend (its filter set is the one
- * in e->fs, so it is not lost).
+ * in e->fs, so it is not lost). With params.retry the fallback is primed with
+ * the history before the failed block, which gf_engine_retry redoes.
  */
 static void engine_fall_back(struct gf_engine *e, int cause)
 {
 	gf_inst_free(e, atomic_exchange_explicit(&e->pending, NULL, memory_order_acquire));
-	const char *failed = strcmp(e->ops->name, "cuda") == 0 ? "CUDA" : "CPU";
+	e->fall_cause = cause;
+	char why[160];
+	failure_text(e, cause, why, sizeof(why));
+	if (!e->on_fallback)
+		gf_engine_return_schedule(e);
+	e->on_fallback = 1;
+	double block_ms = 0.0;
+	if (gf_engine_cpu_too_slow(e, &block_ms)) {
+		mute_for_primary(e, why, block_ms);
+		return; /* backend_err stays: parked, muted */
+	}
 	struct gf_errbuf eb = {{0}};
 	struct gf_inst *in;
+	uint32_t back = e->p.retry ? atomic_load_explicit(&e->redo_pub, memory_order_acquire) : 0;
 	atomic_store_explicit(&e->building, 1, memory_order_relaxed);
-	int err = gf_inst_new(&gf_cpu_backend, &e->p, e->fs, &in, &eb);
-	if (!err && (err = gf_engine_prime_here(e, in, &eb)) != 0) {
+	int err = gf_inst_new(e->fallback_ops, &e->p, e->fs, &in, &eb);
+	if (!err && (err = gf_engine_prime_here(e, in, back, &eb)) != 0) {
 		gf_inst_free(e, in);
 		in = NULL;
 	}
@@ -117,14 +179,14 @@ static void engine_fall_back(struct gf_engine *e, int cause)
 	if (err) {
 		/* The flag stays up: the next reap() tries again; the stream stays muted. */
 		if (!e->fallback_error_logged)
-			gf_err("engine: %s backend failed (%s) and the CPU fallback cannot be built: %s",
-			       failed, gf_strerror(cause), eb.msg[0] ? eb.msg : gf_strerror(err));
+			gf_err("engine: %s backend %s, and the CPU fallback cannot be built: %s",
+			       e->ops->name, why, eb.msg[0] ? eb.msg : gf_strerror(err));
 		e->fallback_error_logged = 1;
 		return;
 	}
 	e->fallback_error_logged = 0;
-	gf_warn("engine: %s backend failed (%s): continuing on the CPU backend", failed, gf_strerror(cause));
-	e->ops = &gf_cpu_backend;
+	gf_warn("engine: %s backend %s: continuing on the %s backend", e->ops->name, why, in->ops->name);
+	e->ops = e->fallback_ops;
 	gf_engine_set_desc(e, in);
 	atomic_store_explicit(&e->backend_err, 0, memory_order_relaxed);
 	gf_stat_add(&e->st_fallbacks, 1); /* control-thread counter: one writer */
@@ -132,14 +194,47 @@ static void engine_fall_back(struct gf_engine *e, int cause)
 	atomic_store_explicit(&e->fallback, in, memory_order_release);
 }
 
+/*
+ * The audio thread handed back an instance it could not take up (its
+ * position had left the history ring, or was ahead of it): prime it again
+ * here and republish it in the slot it came from. If that fails, a swap is
+ * dropped (the running filter stays, swap() may be called again) and a
+ * fallback is built anew.
+ */
+static void reprime(struct gf_engine *e)
+{
+	struct gf_inst *in = atomic_exchange_explicit(&e->reprime, NULL, memory_order_acquire);
+	if (!in)
+		return;
+	struct gf_errbuf eb = {{0}};
+	uint32_t back = e->p.retry ? atomic_load_explicit(&e->redo_pub, memory_order_acquire) : 0;
+	atomic_store_explicit(&e->building, 1, memory_order_relaxed);
+	int err = gf_engine_prime_here(e, in, back, &eb);
+	atomic_store_explicit(&e->building, 0, memory_order_relaxed);
+	if (!err) {
+		atomic_store_explicit(in->for_fallback ? &e->fallback : &e->pending, in,
+				      memory_order_release);
+		return;
+	}
+	gf_warn("engine: a new filter instance could not be primed again: %s", eb.msg);
+	int parked = in->for_fallback;
+	gf_inst_free(e, in);
+	if (parked) /* still parked: fall back anew */
+		atomic_store_explicit(&e->backend_err, e->fall_cause, memory_order_release);
+	atomic_store_explicit(&e->swap_busy, 0, memory_order_release);
+}
+
 void gf_engine_reap(struct gf_engine *e)
 {
 	if (!e)
 		return;
 	gf_engine_reap_retired(e);
+	reprime(e);
+	gf_dying_poll(e, 0);
 	int cause = atomic_load_explicit(&e->backend_err, memory_order_acquire);
 	if (cause)
 		engine_fall_back(e, cause);
+	gf_engine_try_return(e);
 }
 
 int gf_engine_swap(struct gf_engine *e, const struct gf_filter_set *fs, struct gf_errbuf *eb)
@@ -157,6 +252,11 @@ int gf_engine_swap(struct gf_engine *e, const struct gf_filter_set *fs, struct g
 		gf_errbuf_set(eb, "engine: the previous filter swap is still in progress");
 		return GF_E_BUSY;
 	}
+	if (atomic_load_explicit(&e->backend_err, memory_order_acquire)) {
+		gf_errbuf_set(eb, "engine: muted after a backend failure, waiting for the %s backend",
+			      e->ops->name);
+		return GF_E_BUSY;
+	}
 	gf_engine_reap_retired(e);
 
 	struct gf_filter_set *copy;
@@ -166,7 +266,7 @@ int gf_engine_swap(struct gf_engine *e, const struct gf_filter_set *fs, struct g
 	atomic_store_explicit(&e->building, 1, memory_order_relaxed);
 	struct gf_inst *in;
 	err = gf_inst_new(e->ops, &e->p, fs, &in, eb);
-	if (!err && (err = gf_engine_prime_here(e, in, eb)) != 0)
+	if (!err && (err = gf_engine_prime_here(e, in, 0, eb)) != 0)
 		gf_inst_free(e, in);
 	if (err) {
 		atomic_store_explicit(&e->building, 0, memory_order_relaxed);

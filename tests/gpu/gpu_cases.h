@@ -3,7 +3,8 @@
  * seeded generator, streaming through an instance and the double-precision
  * reference (gpu_reference.c), and the cases that main() (test_gpu_engine.c)
  * runs from the other files: the live paths (gpu_cases_live.c, CUDA builds
- * only) and the fault and hang hooks (gpu_cases_hang.c).
+ * only), the fault and hang hooks (gpu_cases_hang.c) and late and given-up
+ * work (gpu_cases_late.c, CUDA builds only).
  */
 #ifndef GPUFIR_TEST_GPU_CASES_H
 #define GPUFIR_TEST_GPU_CASES_H
@@ -55,6 +56,11 @@ void hang_case(const char *want_path, enum gf_algo algo, uint32_t taps, const ch
 #ifdef GPUFIR_HAVE_CUDA
 void stuck_handover_case(void);
 void stuck_launcher_case(void);
+/* gpu_cases_late.c */
+void late_case(const char *path, enum gf_algo algo, uint32_t taps, const char *where);
+void stop_case(const char *path, enum gf_algo algo, uint32_t taps);
+void wide_late_case(void);
+void engine_return_case(void);
 #endif
 
 #endif

@@ -57,8 +57,8 @@ static int timed_call(void *inst, const float *x, float *y, uint32_t block, uint
  * GPUFIR_CUDA_HANG_WHERE=tail an FFT instance on the persistent path stalls its
  * tail's side stream instead: the kernel answers, and the first call whose tail
  * is then late (a segment or two on) is the one that times out, in finish's
- * wait for the tail. The instance is then abandoned (never destroyed), as the
- * engine does. */
+ * wait for the tail. Its work is in doubt then: unpinning is refused at once.
+ * (gpu_cases_late.c collects such a call, and stops one given up.) */
 void hang_case(const char *want_path, enum gf_algo algo, uint32_t taps, const char *where)
 {
 	const int persist = strcmp(want_path, "persistent") == 0;
@@ -108,8 +108,8 @@ void hang_case(const char *want_path, enum gf_algo algo, uint32_t taps, const ch
 	CHECK(gf_cuda_unpin(buf) == 1);
 	double unpin_ms = (double)(gf_now_ns() - u0) / 1e6;
 	CHECK(unpin_ms < 100.0);
-	/* The engine would abandon it; here destroy releases the hook's kernel
-	 * through its mapped flag, so memcheck's leak check stays clean. */
+	/* destroy releases the hook's kernel through its mapped flag (as the
+	 * engine's stop does first), so memcheck's leak check stays clean. */
 	gf_cuda_backend.destroy(inst);
 	CHECK(gf_cuda_unpin(buf) == 0); /* its work is done: nothing is in doubt now */
 	free(buf);
@@ -142,12 +142,13 @@ static void *build_beside(void *arg)
 	return NULL;
 }
 
-/* The two bounded waits around a handover that does not end: an idle
+/* The bounded waits around a handover that does not end: an idle
  * instance's kernel is asked to hand over (another instance is built) and
  * does not answer (the hang hook). The build gives up after its 500 ms with
  * GF_E_BUSY instead of waiting behind the kernel; a call on the instance
- * meanwhile waits 2 ms for the handover and fails with GF_E_BUSY instead of
- * blocking the audio thread. Last: the instance's kernel stays in doubt. */
+ * meanwhile is refused at once with GF_E_BUSY (the engine counts the block
+ * late) instead of spinning on the lower-priority thread that hands over.
+ * Last: the instance's kernel stays in doubt. */
 void stuck_handover_case(void)
 {
 	const uint32_t block = 64;
@@ -172,11 +173,11 @@ void stuck_handover_case(void)
 	uint64_t call_ns = gf_now_ns() - c0;
 	CHECK(pthread_join(t, NULL) == 0);
 	CHECK(call_err == GF_E_BUSY);
-	CHECK(call_ns >= 2000000u && call_ns < 50000000u);
+	CHECK(call_ns < 1000000u);
 	CHECK(job.err == GF_E_BUSY);
 	CHECK(job.took_ns >= 400000000u && job.took_ns < 1500000000u);
 	printf("stuck handover: the build gave up with GF_E_BUSY after %.0f ms; a call during the "
-	       "handover failed after %.1f ms\n",
+	       "handover was refused after %.3f ms\n",
 	       (double)job.took_ns / 1e6, (double)call_ns / 1e6);
 	gf_cuda_backend.destroy(a); /* keeps what the kernel may still use */
 	gf_filter_set_free(fs);

@@ -7,7 +7,9 @@
  * path runs, bit-identical output run to run, the same cases without it) or
  * timed against the staged path at create (unset: once per shape),
  * and the persistent kernel (GPUFIR_CUDA_PERSIST=1): the same checks, and its
- * handover to the staged path when another instance is built beside it.
+ * handover to the staged path when another instance is built beside it;
+ * late calls collected on every live path, given-up work stopped (pinned
+ * memory released after it), and the engine's fallback and return.
  *
  * Skips (77) where no CUDA device is usable. GPUFIR_GPU_TEST_QUICK=1 runs a
  * reduced set small enough for compute-sanitizer's memcheck, =race a smaller
@@ -416,6 +418,23 @@ int main(void)
 		hang_case("persistent", GF_ALGO_DIRECT, 33, "kernel");
 		hang_case("persistent", GF_ALGO_FFT, 20000, "kernel"); /* the head's kernel */
 		hang_case("persistent", GF_ALGO_FFT, 20000, "tail");   /* the FFT tail's side stream */
+	}
+	/* Late calls collected on every live path; given-up work stopped, pinned memory released. */
+	late_case("staged", GF_ALGO_DIRECT, 33, "kernel");
+	late_case("fused", GF_ALGO_DIRECT, 4095, "kernel");
+	late_case("mapped", GF_ALGO_FFT, 3000, "kernel");
+	stop_case("staged", GF_ALGO_DIRECT, 33);
+	stop_case("fused", GF_ALGO_DIRECT, 4095);
+	if (!g_quick) { /* timing of whole streams: not under compute-sanitizer */
+		wide_late_case();
+		engine_return_case();
+	}
+	if (persist) {
+		late_case("persistent", GF_ALGO_DIRECT, 33, "kernel");
+		late_case("persistent", GF_ALGO_FFT, 20000, "kernel");
+		late_case("persistent", GF_ALGO_FFT, 20000, "tail");
+		stop_case("persistent", GF_ALGO_DIRECT, 33);
+		stop_case("persistent", GF_ALGO_FFT, 20000);
 		stuck_handover_case();
 		stuck_launcher_case(); /* last: leaves its state in doubt */
 	}

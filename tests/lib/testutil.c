@@ -276,3 +276,18 @@ double gf_test_rel_l2_frames(const float *got, const double *ref, uint32_t from,
 	size_t off = (size_t)from * channels;
 	return gf_test_rel_l2(got + off, ref + off, (size_t)(to - from) * channels);
 }
+
+int gf_test_all_zero(const float *y, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (y[i] != 0.0f)
+			return 0;
+	return 1;
+}
+
+struct gf_engine_stats gf_test_stats(const struct gf_engine *e)
+{
+	struct gf_engine_stats s;
+	gf_engine_get_stats(e, &s);
+	return s;
+}

@@ -120,5 +120,9 @@ struct gf_engine *gf_test_cpu_engine(uint32_t channels, uint32_t max_block, uint
 /** gf_test_rel_l2 over interleaved frames [from, to). */
 double gf_test_rel_l2_frames(const float *got, const double *ref, uint32_t from, uint32_t to,
 			     uint32_t channels);
+/** 1 if all @p n samples are exactly zero (a muted block). */
+int gf_test_all_zero(const float *y, size_t n);
+/** The engine's counters now. */
+struct gf_engine_stats gf_test_stats(const struct gf_engine *e);
 
 #endif

@@ -1,14 +1,22 @@
-/* A backend that hangs, and a worker that is stuck, under the real
- * `gpufir --live` on a private JACK server (dummy driver), as systemd runs it.
+/* A backend that is late, one that hangs, and a worker that is stuck, under
+ * the real `gpufir --live` on a private JACK server (dummy driver), as
+ * systemd runs it.
+ *
+ * Late: GPUFIR_FAULT_LATE_AFTER makes one backend call complete 10 ms late
+ * (several block periods). The blocks until its answer is in are muted; then
+ * the same instance goes on, exact: no fallback, engine_late_blocks counts
+ * them, the muted stretch is a few milliseconds.
  *
  * Hang: GPUFIR_FAULT_HANG_AFTER makes one backend call never complete
  * mid-stream (the engine's CPU hook; with GPUFIR_TEST_BACKEND=cuda the CUDA
  * backend's GPUFIR_CUDA_HANG_AFTER, a kernel that spins). The block must come
- * back at its deadline (gpu_deadline_ms), muted; the daemon falls back to the
- * CPU and audio goes on: the recording is, frame by frame, filter A's output
- * at one constant delay except for one short stretch of silence, and exact
- * to the end after it. The daemon answers its status socket, keeps pinging
- * the watchdog, and exits 0 within 2 s of SIGTERM.
+ * back at its deadline (gpu_deadline_ms), muted, and the next ones muted
+ * until the hang bound (250 ms); the daemon falls back to the CPU and audio
+ * goes on: the recording is, frame by frame, filter A's output at one
+ * constant delay except for one short stretch of silence, and exact to the
+ * end after it. On CUDA the engine then returns to the GPU. The daemon
+ * answers its status socket, keeps pinging the watchdog, and exits 0 within
+ * 2 s of SIGTERM.
  *
  * Stuck: GPUFIR_FAULT_STUCK_AFTER leaves the worker inside a backend call for
  * good. The status socket still answers; the stall is noticed, the worker is
@@ -31,7 +39,7 @@
 #define CH 2
 #define BLOCK 64
 #define TAPS_A 63
-#define MAX_S 40
+#define MAX_S 60
 #define MAX_FRAMES ((size_t)RATE * MAX_S)
 #define TOL 2e-5
 #define WARMUP_BLOCKS 16 /* GF_LIVE_WARMUP_BLOCKS: engine calls before audio */
@@ -113,9 +121,10 @@ static void terminate_2s(const char *when)
 /*
  * The recording from @p m_start to @p m_end: filter A at delay @p d
  * everywhere but one run of silence (the muted blocks, and any late frames
- * playback passed), which must be short; exact after it to the end.
+ * playback passed), which must be at most @p max_mute_ms; exact after it to
+ * the end.
  */
-static void check_recording(size_t m_start, size_t m_end, size_t d)
+static void check_recording(const char *what, size_t m_start, size_t m_end, size_t d, double max_mute_ms)
 {
 	size_t mute_from = 0, mute_to = 0, bad = 0;
 	for (size_t m = m_start; m < m_end; m++) {
@@ -133,15 +142,52 @@ static void check_recording(size_t m_start, size_t m_end, size_t d)
 			fprintf(stderr, "frame %zu (%.3f s): not filter A's output%s\n", m,
 				(double)(m - m_start) / RATE, mute_to ? " after the fallback" : "");
 	}
-	printf("hang: recording %.1f s checked: muted %.1f ms from %.2f s, exact before and after\n",
-	       (double)(m_end - m_start) / RATE, 1000.0 * (double)(mute_to - mute_from) / RATE,
-	       (double)(mute_from - m_start) / RATE);
+	double muted_ms = 1000.0 * (double)(mute_to - mute_from) / RATE;
+	printf("%s: recording %.1f s checked: muted %.1f ms from %.2f s, exact before and after\n", what,
+	       (double)(m_end - m_start) / RATE, muted_ms, (double)(mute_from - m_start) / RATE);
 	if (bad)
 		gf_daemon_die(&dm, "the recording is not exact outside the muted stretch");
 	if (!mute_from || !mute_to)
 		gf_daemon_die(&dm, "no muted stretch, or audio did not come back after it");
-	if (mute_to - mute_from > RATE / 2)
-		gf_daemon_die(&dm, "the muted stretch is longer than 0.5 s");
+	if (muted_ms > max_mute_ms)
+		gf_daemon_die(&dm, "the muted stretch is too long");
+}
+
+/* GPUFIR_FAULT_LATE_AFTER: one call 10 ms late, about 2 s in. */
+static void case_late(const char *bin, jack_client_t *jc)
+{
+	char n[32];
+	snprintf(n, sizeof(n), "%u", WARMUP_BLOCKS + 2 * RATE / BLOCK);
+	CHECK(setenv("GPUFIR_FAULT_LATE_AFTER", n, 1) == 0);
+	CHECK(setenv("GPUFIR_FAULT_LATE_MS", "10", 1) == 0);
+	int ready = dm.nl.ready;
+	gf_daemon_spawn(&dm, bin, 1.0);
+	CHECK(unsetenv("GPUFIR_FAULT_LATE_AFTER") == 0);
+	CHECK(unsetenv("GPUFIR_FAULT_LATE_MS") == 0);
+	gf_daemon_wait_ready(&dm, ready + 1, 30.0, "start-up (late case)");
+	gf_daemon_connect_ports(&dm, jc, &tap);
+	size_t m_connected = atomic_load(&tap.rec_pos);
+	char st[GF_STATUS_MAX];
+	double waited = wait_status("engine_late_blocks", 1, 10.0, st, sizeof(st));
+	gf_daemon_idle_ms(&dm, 1000); /* audio goes on, on the same instance */
+	gf_daemon_query_status(&dm, st, sizeof(st));
+	size_t m_end = atomic_load_explicit(&tap.rec_pos, memory_order_acquire);
+	printf("late: a late answer %.2f s after connecting: engine_late_blocks %ld, timeouts %ld, fallbacks "
+	       "%ld, hangs %ld\n",
+	       waited, gf_daemon_status_num(st, "engine_late_blocks"),
+	       gf_daemon_status_num(st, "engine_timeouts"), gf_daemon_status_num(st, "engine_fallbacks"),
+	       gf_daemon_status_num(st, "engine_hangs"));
+	CHECK(gf_daemon_status_num(st, "engine_timeouts") == 1 &&
+	      gf_daemon_status_num(st, "engine_fallbacks") == 0);
+	CHECK(gf_daemon_status_num(st, "engine_hangs") == 0 &&
+	      gf_daemon_status_num(st, "engine_late_blocks") >= 1);
+	CHECK(strstr(st, cuda ? "\nbackend: cuda\n" : "\nbackend: cpu\n") != NULL);
+	terminate_2s(" after a late block");
+	long d = find_delay(m_connected + RATE / 2);
+	if (d < 0)
+		gf_daemon_die(&dm, "the recording is not filter A's output at any constant delay");
+	/* 10 ms of late answer, the blocks until the next one in, and playback's slack. */
+	check_recording("late", m_connected + RATE / 2, m_end - 2 * BLOCK, (size_t)d, 40.0);
 }
 
 static void case_hang(const char *bin, jack_client_t *jc)
@@ -152,9 +198,10 @@ static void case_hang(const char *bin, jack_client_t *jc)
 	const char *hook = cuda ? "GPUFIR_CUDA_HANG_AFTER" : "GPUFIR_FAULT_HANG_AFTER";
 	CHECK(setenv(hook, n, 1) == 0);
 	double t_spawn = gf_now_s();
+	int ready = dm.nl.ready;
 	gf_daemon_spawn(&dm, bin, 1.0);
 	CHECK(unsetenv(hook) == 0);
-	gf_daemon_wait_ready(&dm, 1, 30.0, "start-up");
+	gf_daemon_wait_ready(&dm, ready + 1, 30.0, "start-up (hang case)");
 	gf_daemon_connect_ports(&dm, jc, &tap);
 	size_t m_connected = atomic_load(&tap.rec_pos);
 	char st[GF_STATUS_MAX];
@@ -180,12 +227,20 @@ static void case_hang(const char *bin, jack_client_t *jc)
 	if (dm.nl.max_wd_gap >= 1.0)
 		gf_daemon_die(&dm,
 			      "a watchdog ping gap of 1 s or more: systemd (WatchdogSec=1) would kill it");
+	if (cuda) { /* the hung instance stopped and freed, the engine comes back to the GPU */
+		double back = wait_status("engine_gpu_returns", 1, 8.0, st, sizeof(st));
+		printf("hang: back on the GPU %.2f s later (engine_dying %ld, engine_abandoned %ld)\n", back,
+		       gf_daemon_status_num(st, "engine_dying"),
+		       gf_daemon_status_num(st, "engine_abandoned"));
+		CHECK(gf_daemon_status_num(st, "engine_abandoned") == 0);
+	}
 	terminate_2s(" after the hang");
 
 	long d = find_delay(m_connected + RATE / 2);
 	if (d < 0)
 		gf_daemon_die(&dm, "the recording is not filter A's output at any constant delay");
-	check_recording(m_connected + RATE / 2, m_end - 2 * BLOCK, (size_t)d);
+	/* The hang bound (250 ms), the control loop's next pass, playback's slack. */
+	check_recording("hang", m_connected + RATE / 2, m_end - 2 * BLOCK, (size_t)d, 500.0);
 }
 
 static void case_stuck(const char *bin, jack_client_t *jc)
@@ -249,6 +304,7 @@ int main(void)
 
 	jack_client_t *jc = gf_daemon_jack_client(&dm, "gpufir-daemon", RATE, BLOCK, &tap);
 
+	case_late(bin, jc);
 	case_hang(bin, jc);
 	case_stuck(bin, jc);
 

@@ -33,21 +33,6 @@ static struct gf_engine *make(uint32_t ch, uint32_t block, uint32_t max_taps, ui
 	return e;
 }
 
-static int all_zero(const float *y, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (y[i] != 0.0f)
-			return 0;
-	return 1;
-}
-
-static struct gf_engine_stats stats(const struct gf_engine *e)
-{
-	struct gf_engine_stats s;
-	gf_engine_get_stats(e, &s);
-	return s;
-}
-
 /*
  * Live: block F fails; blocks F+1, F+2 arrive before the control thread
  * reaps (muted, the failed backend not called); then the fallback takes over
@@ -71,14 +56,14 @@ static void test_live(uint32_t ch, uint32_t taps, uint32_t block, enum gf_algo a
 			CHECK(!gf_engine_failed(e));
 		} else if (b <= fail + 2) {
 			CHECK(err == GF_E_CUDA);
-			CHECK(all_zero(y + off, (size_t)block * ch));
+			CHECK(gf_test_all_zero(y + off, (size_t)block * ch));
 			if (!retry)
 				CHECK(gf_engine_retry(e, y + off, block) == GF_E_UNSUPPORTED);
 			CHECK(gf_engine_failed(e) == GF_E_CUDA);
-			CHECK(stats(e).errors == b - fail + 1 && stats(e).fallbacks == 0);
+			CHECK(gf_test_stats(e).errors == b - fail + 1 && gf_test_stats(e).fallbacks == 0);
 			if (b == fail + 2) {
 				gf_engine_reap(e); /* the control loop comes round */
-				CHECK(!gf_engine_failed(e) && stats(e).fallbacks == 1);
+				CHECK(!gf_engine_failed(e) && gf_test_stats(e).fallbacks == 1);
 				CHECK(strcmp(gf_engine_backend_name(e), "cpu") == 0);
 				CHECK(strstr(gf_engine_describe(e), "cpu backend"));
 				CHECK(gf_engine_swap_pending(e));
@@ -94,7 +79,7 @@ static void test_live(uint32_t ch, uint32_t taps, uint32_t block, enum gf_algo a
 	printf("live   %-6s ch %u taps %5u block %4u%s: rel L2 before %.2e, after the fallback %.2e\n",
 	       gf_engine_algo_name(e), ch, taps, block, retry ? " (retry ring)" : "", before, after);
 	CHECK(before < 1e-6 && after < 1e-6);
-	struct gf_engine_stats s = stats(e);
+	struct gf_engine_stats s = gf_test_stats(e);
 	CHECK(s.errors == 3 && s.fallbacks == 1 && s.frames == frames && s.swaps == 0);
 	gf_engine_reap(e);
 	gf_engine_free(e);
@@ -125,7 +110,7 @@ static void test_retry(uint32_t ch, uint32_t taps, uint32_t block, enum gf_algo 
 			CHECK(gf_engine_retry(e, yb, block) == GF_E_INVAL); /* nothing failed */
 			continue;
 		}
-		CHECK(err == GF_E_CUDA && all_zero(yb, (size_t)block * ch));
+		CHECK(err == GF_E_CUDA && gf_test_all_zero(yb, (size_t)block * ch));
 		CHECK(gf_engine_retry(e, yb, block - 1) == GF_E_INVAL);
 		yb[0] = 1.0f;
 		CHECK(gf_engine_retry(e, yb, block) == GF_E_CUDA); /* not reaped yet */
@@ -139,7 +124,7 @@ static void test_retry(uint32_t ch, uint32_t taps, uint32_t block, enum gf_algo 
 	printf("retry  %-6s ch %u taps %5u block %4u%s: rel L2 %.2e over the whole stream\n",
 	       gf_engine_algo_name(e), ch, taps, block, flush ? " (flush)" : "", err);
 	CHECK(err < 1e-6);
-	struct gf_engine_stats s = stats(e);
+	struct gf_engine_stats s = gf_test_stats(e);
 	CHECK(s.errors == 1 && s.fallbacks == 1 && s.nonfinite_blocks == 0);
 	gf_engine_free(e);
 	free(r);
@@ -176,7 +161,7 @@ static void test_crossfade(void)
 	      GF_E_CUDA);
 	b++;
 	CHECK(gf_engine_swap(e, f3, &eb) == GF_E_BUSY); /* the fallback went first */
-	CHECK(stats(e).fallbacks == 1 && !gf_engine_failed(e));
+	CHECK(gf_test_stats(e).fallbacks == 1 && !gf_engine_failed(e));
 	for (; b < 20; b++)
 		CHECK_OK(gf_engine_process(e, x + (size_t)b * block * ch, y + (size_t)b * block * ch, block));
 	CHECK(!gf_engine_swap_pending(e) && gf_engine_taps(e) == 700);
@@ -192,7 +177,7 @@ static void test_crossfade(void)
 	       "(%.2e)\n",
 	       e2, e3);
 	CHECK(e2 < 1e-6 && e3 < 1e-6);
-	struct gf_engine_stats s = stats(e);
+	struct gf_engine_stats s = gf_test_stats(e);
 	CHECK(s.swaps == 1 && s.fallbacks == 1 && s.errors == 1); /* f2's swap was cut short, f3's done */
 	gf_engine_reap(e);
 	gf_engine_free(e);
@@ -217,7 +202,7 @@ static void test_bad_hook(void)
 	float buf[16] = {1.0f};
 	for (int i = 0; i < 10; i++)
 		CHECK_OK(gf_engine_process(e, buf, buf, 16));
-	CHECK(stats(e).errors == 0);
+	CHECK(gf_test_stats(e).errors == 0);
 	gf_engine_free(e);
 	gf_filter_set_free(fs);
 }
@@ -276,7 +261,7 @@ static void test_race(void)
 	}
 	pthread_join(t, NULL);
 	gf_engine_reap(e);
-	struct gf_engine_stats s = stats(e);
+	struct gf_engine_stats s = gf_test_stats(e);
 	printf("race   %d swaps, %llu muted blocks, %llu fallback; backend %s\n", swaps,
 	       (unsigned long long)s.errors, (unsigned long long)s.fallbacks, gf_engine_backend_name(e));
 	CHECK(s.fallbacks == 1 && s.errors >= 1 && r.failures == (int)s.errors && swaps > 1);

@@ -7,7 +7,9 @@
  * (getrusage): memory the engine allocated but never touched faults in on
  * first use, which where the process's memory is not locked (no mlockall
  * permission, a program hosting the engine) costs the audio thread a fault
- * per page. Skipped under AddressSanitizer, which owns the allocator.
+ * per page. A late answer and the catch-up after it (muted blocks, the
+ * skipped frames fed from the history) allocate nothing either. Skipped under
+ * AddressSanitizer, which owns the allocator.
  */
 #define _GNU_SOURCE /* RUSAGE_THREAD */
 #include <stdio.h>
@@ -23,6 +25,7 @@ int main(void)
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #include "engine.h"
 
@@ -184,6 +187,51 @@ static void rt_case(enum gf_algo algo, uint32_t taps, uint32_t max_block)
 	__libc_free(x);
 }
 
+/*
+ * Block 6's call completes 20 ms late (GPUFIR_FAULT_LATE_AFTER, deadline 5 ms):
+ * it is muted at its deadline, blocks 7 and 8 are muted at once (its answer
+ * polled), then block 9 collects it and feeds 7 and 8 from the history before
+ * its own call. None of it allocates.
+ */
+static void late_case(enum gf_algo algo, uint32_t taps, uint32_t block)
+{
+	struct gf_filter_set *fs = new_taps(taps);
+	CHECK(setenv("GPUFIR_FAULT_LATE_AFTER", "6", 1) == 0 && setenv("GPUFIR_FAULT_LATE_MS", "20", 1) == 0);
+	struct gf_engine_params p = {.backend = GF_BACKEND_CPU,
+				     .algo = algo,
+				     .channels = 2,
+				     .max_block = block,
+				     .deadline_us = 5000};
+	struct gf_engine *e;
+	struct gf_errbuf eb;
+	CHECK_OK_EB(gf_engine_new(&e, &p, fs, &eb), &eb);
+	CHECK(unsetenv("GPUFIR_FAULT_LATE_AFTER") == 0 && unsetenv("GPUFIR_FAULT_LATE_MS") == 0);
+	float *x = __libc_calloc((size_t)block * 2, sizeof(float));
+	CHECK(x);
+	gf_test_fill_noise(x, (size_t)block * 2, &rng);
+	atomic_store(&counting, 1);
+	int muted = 0;
+	for (int b = 0; b < 16; b++) {
+		if (gf_engine_process(e, x, x, block) != 0)
+			muted++;
+		if (b == 8) {
+			struct timespec ts = {0, 25000000}; /* the late answer is in */
+			nanosleep(&ts, NULL);
+		}
+	}
+	atomic_store(&counting, 0);
+	struct gf_engine_stats s;
+	gf_engine_get_stats(e, &s);
+	int n = atomic_load(&calls);
+	printf("%-6s taps %7u block %5u: a late answer, %d muted blocks and the catch-up: %d allocator "
+	       "calls\n",
+	       gf_engine_algo_name(e), taps, block, muted, n);
+	CHECK(n == 0 && muted == 3 && s.late_blocks == 3 && s.fallbacks == 0);
+	gf_engine_free(e);
+	gf_filter_set_free(fs);
+	__libc_free(x);
+}
+
 int main(void)
 {
 	rng = gf_test_seed("test_engine_rt");
@@ -204,6 +252,8 @@ int main(void)
 	}
 	fault_case(GF_ALGO_DIRECT, 300, 128);
 	fault_case(GF_ALGO_FFT, 65536, 256);
+	late_case(GF_ALGO_DIRECT, 300, 128);
+	late_case(GF_ALGO_FFT, 65536, 256);
 	printf("test_engine_rt: OK\n");
 	return 0;
 }
