@@ -133,8 +133,10 @@ int gf_engine_cpu_too_slow(const struct gf_engine *e, double *block_ms)
 	uint64_t samples = (uint64_t)e->p.max_block * e->p.channels;
 	double ns = gf_cost_cpu_ns_per_sample(e->fs->taps, e->p.channels, e->p.max_block, e->p.algo);
 	*block_ms = ns * (double)samples / 1e6;
-	/* The daemon's deadline is two block periods: half of it is one period. */
-	return ns * (double)samples > (double)e->deadline_ns / 2.0;
+	/* One block period; without a stream's rate, half the deadline (the daemon's is two periods). */
+	double period_ns =
+		e->p.live_rate ? 1e9 * e->p.max_block / e->p.live_rate : (double)e->deadline_ns / 2.0;
+	return ns * (double)samples > period_ns;
 }
 
 /* ---- returning to the primary backend ------------------------------------- */
