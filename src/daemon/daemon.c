@@ -28,6 +28,11 @@ static void apply_log_level(const struct gf_config *c)
 
 /* ---- signals ----------------------------------------------------------- */
 
+void gf_daemon_ignore_sigxfsz(void)
+{
+	signal(SIGXFSZ, SIG_IGN); /* a write past RLIMIT_FSIZE is then EFBIG: the recorder's error */
+}
+
 /* Block the signals in this thread before any other thread exists, so every
  * thread (PortAudio, JACK, engine workers) inherits the mask and they arrive
  * only through the signalfd. */
@@ -38,6 +43,7 @@ static int signals_open(sigset_t *old)
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGHUP);
+	gf_daemon_ignore_sigxfsz();
 	if (pthread_sigmask(SIG_BLOCK, &set, old) != 0)
 		return -1;
 	return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);

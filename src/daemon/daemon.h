@@ -34,6 +34,14 @@ struct gf_daemon_opts {
 int gf_daemon_run(const struct gf_daemon_opts *o);
 
 /**
+ * The daemon's process-wide signal disposition for files, set before any
+ * thread exists (gf_daemon_run does): SIGXFSZ is ignored, so that a
+ * recording reaching RLIMIT_FSIZE fails its write with EFBIG and ends with a
+ * message while audio goes on, instead of the signal killing the daemon.
+ */
+void gf_daemon_ignore_sigxfsz(void);
+
+/**
  * 1 after gf_daemon_run() if GPU work was left stuck (a missed deadline, an
  * abandoned worker): the process should then end with _exit(), since the
  * CUDA runtime's teardown at exit() could wait for that work.
