@@ -275,6 +275,7 @@ static void timers(struct daemon *d)
 		gf_dm_stats_log(d);
 	}
 	gf_dm_status_update(d, 0);
+	gf_dm_status_recheck(d);
 	if (!d->engine_stuck) /* a stuck worker's engine is never run or changed again */
 		gf_engine_reap(d->engine);
 }
@@ -359,6 +360,7 @@ static void loop(struct daemon *d)
 		if (!d->engine) { /* the start-up build runs: no stream yet */
 			watchdog_ping(d, gf_now_ms(), WD_EARLY_MS);
 			gf_dm_status_update(d, 0);
+			gf_dm_status_recheck(d);
 			if (d->status && p[2].revents)
 				gf_dm_status_serve(d);
 			continue;

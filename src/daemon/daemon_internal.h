@@ -29,6 +29,7 @@
 #define START_TIMEOUT_MS 10000	       /* a started stream must deliver its first block by then */
 #define RETRY_MIN_MS GF_RESPAWN_MIN_MS /* device-loss retry backoff: 0.5 s doubling to 10 s */
 #define STATUS_EVERY_MS 2000	       /* STATUS= refresh (xruns, p99 change continuously) */
+#define STATUS_RECHECK_MS 1000	       /* is the status socket's file still there? */
 #define DEFAULT_STATS_S 60.0
 /* Ping through one build for at most this long: a build that never ends stops the pings. */
 #define BUILD_PING_MAX_MS 600000
@@ -119,6 +120,8 @@ struct daemon {
 	int64_t next_stats_ms;
 	int64_t next_status_ms;
 	char status_sent[512];
+	int64_t next_sock_check_ms; /* is the status socket's file still ours? (gf_dm_status_recheck) */
+	int sock_renew_failed;	    /* said once; said again after a success */
 	/* a stuck audio worker (gf_live_worker_abandoned) */
 	unsigned engines_abandoned; /* engines left to stuck workers, never freed */
 	int engine_stuck;	    /* d->engine is one of them: query it only, never free or run it */
@@ -175,6 +178,8 @@ void gf_dm_status_update(struct daemon *d, int force);
 void gf_dm_status_open(struct daemon *d);
 /** Answer one status query. */
 void gf_dm_status_serve(struct daemon *d);
+/** Every STATUS_RECHECK_MS: make the status socket again if its file was removed or replaced. */
+void gf_dm_status_recheck(struct daemon *d);
 void gf_dm_log_window_reset(struct daemon *d);
 /** Fold the latest stats into the stats log line's window. */
 void gf_dm_log_window_fold(struct daemon *d);
