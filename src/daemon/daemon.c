@@ -51,6 +51,19 @@ static int signals_open(sigset_t *old)
 
 /* ---- reload ------------------------------------------------------------ */
 
+/* A reload's stream restart met a PortAudio call that did not return: the
+ * daemon restarts in place (gf_dm_audio_abandoned), and the new image loads
+ * the config from the file. */
+static void audio_stuck_result(struct gf_reload_result *r, const char *what)
+{
+	r->outcome = GF_RELOAD_FAILED;
+	r->err = GF_E_AUDIO;
+	snprintf(r->text, sizeof(r->text),
+		 "reload failed: %s (the audio server does not answer); gpufir restarts in place with the "
+		 "new configuration",
+		 what);
+}
+
 /* Replace engine and stream with @p ne and @p next (both owned; the engine was
  * built on the build thread). Audio stops only now, for a config whose filters
  * and engine are known to be good; if the new stream cannot start, the old
@@ -62,6 +75,12 @@ static void restart_with(struct daemon *d, struct gf_config *next, struct gf_eng
 	gf_notice("restarting audio stream: %s", why);
 	int was_running = d->live != NULL;
 	gf_dm_stream_stop(d);
+	if (d->audio_stuck) { /* the old stream did not close: the new image loads the new config */
+		gf_engine_free(ne);
+		gf_config_free(next);
+		audio_stuck_result(r, "the audio stream did not stop");
+		return;
+	}
 	/* A worker abandoned now (or before) keeps its engine: never freed; @p ne replaces it. */
 	int stuck = d->engine_stuck;
 	struct gf_config *oc = d->cfg;
@@ -70,6 +89,13 @@ static void restart_with(struct daemon *d, struct gf_config *next, struct gf_eng
 	d->engine = ne;
 	d->engine_stuck = 0;
 	int err = gf_dm_stream_start(d, &eb);
+	if (d->audio_stuck) { /* the open was left behind with @p ne, which stays d->engine */
+		if (!stuck)
+			gf_engine_free(oe);
+		gf_config_free(oc);
+		audio_stuck_result(r, "the new audio stream did not open");
+		return;
+	}
 	if (!err || !was_running) {
 		/* Started, or nothing was running before: keep the new settings either way. */
 		if (!stuck)
@@ -193,7 +219,7 @@ static int reload_finish(struct daemon *d, struct gf_dm_build *b)
 /* Drain the signalfd into flags: whatever arrives, this returns after one
  * read per queued signal, and the work they ask for runs below, bounded per
  * loop pass (a storm of SIGHUPs must not keep the loop from its timers). */
-static void handle_signals(struct daemon *d)
+void gf_dm_signals_read(struct daemon *d)
 {
 	struct signalfd_siginfo si;
 	while (read(d->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
@@ -208,10 +234,11 @@ static void handle_signals(struct daemon *d)
 	}
 }
 
-/* Ping now if a ping falls due within @p early_ms (0: only if due). Early is
- * harmless to systemd; late is what kills the service. */
-static void watchdog_ping(struct daemon *d, int64_t now, int64_t early_ms)
+/* Ping now if a ping falls due within WD_EARLY_MS. Early is harmless to
+ * systemd; late is what kills the service. */
+void gf_dm_watchdog_ping(struct daemon *d, int64_t now)
 {
+	const int64_t early_ms = WD_EARLY_MS;
 	/* Ping while audio flows, and while retrying an outage of known cause
 	 * (STATUS= says so); see the policy above struct daemon. */
 	int retrying = d->state != D_RUNNING && d->lost_at_ms && d->lost_known;
@@ -269,7 +296,7 @@ static void timers(struct daemon *d)
 		d->ready_sent = 1;
 		d->ready_pending = 0;
 	}
-	watchdog_ping(d, now, WD_EARLY_MS);
+	gf_dm_watchdog_ping(d, now);
 	if (d->stats_every_ms > 0 && now >= d->next_stats_ms) {
 		d->next_stats_ms = now + d->stats_every_ms;
 		gf_dm_stats_log(d);
@@ -319,8 +346,9 @@ static void build_progress(struct daemon *d)
 	if (b->kind == GF_DM_BUILD_STARTUP) {
 		int rc = startup_finish(d, b);
 		if (rc != GF_EXIT_OK) {
+			if (!d->stop) /* else SIGTERM during the stream's start: its exit code stands */
+				d->exit_code = rc;
 			d->stop = 1;
-			d->exit_code = rc;
 		}
 	} else if (b->kind == GF_DM_BUILD_ENGINE) {
 		gf_dm_engine_replaced(d, b);
@@ -349,7 +377,7 @@ static void loop(struct daemon *d)
 			break;
 		}
 		if (p[0].revents)
-			handle_signals(d);
+			gf_dm_signals_read(d);
 		if (d->stop)
 			break;
 		build_progress(d);
@@ -358,7 +386,7 @@ static void loop(struct daemon *d)
 		if (p[1].revents)
 			gf_watch_read(d->watch);
 		if (!d->engine) { /* the start-up build runs: no stream yet */
-			watchdog_ping(d, gf_now_ms(), WD_EARLY_MS);
+			gf_dm_watchdog_ping(d, gf_now_ms());
 			gf_dm_status_update(d, 0);
 			gf_dm_status_recheck(d);
 			if (d->status && p[2].revents)
@@ -436,7 +464,8 @@ static int startup_finish(struct daemon *d, struct gf_dm_build *b)
 	}
 	int err = d->rs ? 0 : gf_dm_stream_start(d, &eb);
 	if (err) {
-		gf_err("%s", eb.msg[0] ? eb.msg : gf_strerror(err));
+		if (!d->stop) /* else stopped meanwhile (SIGTERM), or already said (a call left behind) */
+			gf_err("%s", eb.msg[0] ? eb.msg : gf_strerror(err));
 		return gf_exit_code(err);
 	}
 	if (d->rs)
@@ -498,7 +527,8 @@ static void daemon_finish(struct daemon *d)
 	gf_watch_free(d->watch);
 	if (!d->engine_stuck) /* else a stuck worker still holds it */
 		gf_engine_free(d->engine);
-	left_stuck_work = es.timeouts > 0 || d->engines_abandoned > 0 || d->builds_abandoned > 0;
+	left_stuck_work =
+		es.timeouts > 0 || d->engines_abandoned > 0 || d->builds_abandoned > 0 || d->audio_stuck;
 	if (!d->builds_abandoned) /* else the abandoned build may still read it */
 		gf_config_free(d->cfg);
 }
@@ -514,6 +544,9 @@ int gf_daemon_run(const struct gf_daemon_opts *o)
 	d.ready_pending = 1;
 	gf_dm_log_window_reset(&d);
 	int respawned = gf_respawn_take(&rs); /* before any thread exists: edits the environment */
+	/* A JACK client must never start a server of its own (libjack would, from ~/.jackdrc, and
+	 * wait for it): the service's audio server is started by its own unit. */
+	setenv("JACK_NO_START_SERVER", "1", 0);
 	d.sigfd = signals_open(&old);
 	if (d.sigfd < 0) {
 		gf_err("signalfd: %s", strerror(errno));

@@ -7,9 +7,9 @@
  * Folder src/daemon/ (the loop, its build thread, reload, file watch,
  * systemd notify, the status socket's server and client, restart in place):
  * this header is its entry point. It stands on config and stream. Runs on
- * the process's main thread plus one build thread; it may block, but the
- * loop never stops answering signals, the watchdog and status queries for
- * long.
+ * the process's main thread plus one build thread and, at times, one thread
+ * for a PortAudio call (daemon_audio.c); it may block, but the loop never
+ * stops answering signals, the watchdog and status queries for long.
  */
 #ifndef GPUFIR_DAEMON_H
 #define GPUFIR_DAEMON_H

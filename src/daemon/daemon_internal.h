@@ -37,6 +37,14 @@
  * build running on the other core, wake-ups 50 ms and, during a SIGHUP storm, 118 ms late
  * were seen). Early pings cost nothing; one later than WATCHDOG_USEC/2 breaks the promise. */
 #define WD_EARLY_MS 250
+/* PortAudio calls (daemon_audio.c): how long one may take before it is left behind. Opening
+ * includes the engine's warm-up (up to 5 s) and the first callback (up to 2 s); closing the
+ * worker's join (1 s). Once the daemon stops, an open is given 200 ms more, a close 1.2 s
+ * (the stream drains and the recording is finished), so that SIGTERM ends it within 2 s. */
+#define GF_DM_AUDIO_OPEN_MS 12000
+#define GF_DM_AUDIO_CLOSE_MS 3000
+#define GF_DM_AUDIO_GRACE_OPEN_MS 200
+#define GF_DM_AUDIO_GRACE_CLOSE_MS 1200
 
 enum dstate {
 	D_STARTING, /* stream started, waiting for its first block */
@@ -126,6 +134,7 @@ struct daemon {
 	unsigned engines_abandoned; /* engines left to stuck workers, never freed */
 	int engine_stuck;	    /* d->engine is one of them: query it only, never free or run it */
 	int force_cpu;		    /* build later engines on the CPU backend */
+	int audio_stuck;	    /* a PortAudio call was left behind: no more PortAudio in this image */
 	/* builds and reloads */
 	struct gf_dm_build *build;   /* the build running (or its swap waiting), or NULL */
 	int started;		     /* the start-up build is done and applied */
@@ -152,6 +161,24 @@ void gf_dm_device_lost(struct daemon *d, const char *why, int known);
 int gf_dm_health_check(struct daemon *d);
 /** Carry on with the outage an in-place restart handed over. */
 void gf_dm_outage_resume(struct daemon *d, const struct gf_respawn *r);
+
+/** A PortAudio call was left behind (daemon_audio.c): keep its engine, restart in place (or exit). */
+void gf_dm_audio_abandoned(struct daemon *d, const char *what, int64_t waited_ms);
+
+/* daemon_audio.c */
+/** gf_live_new + gf_live_start of @p lp on d->engine, off the control thread, bounded (the loop
+ *  answers signals, status and the watchdog meanwhile). On failure *out is NULL, why in @p eb. */
+int gf_dm_audio_open(struct daemon *d, const struct gf_live_params *lp, struct gf_live **out,
+		     struct gf_errbuf *eb);
+/** gf_live_stop + gf_live_free of @p l the same way. @return 1 done (*worker_abandoned: its
+ *  worker was stuck), 0 left behind (gf_dm_audio_abandoned was called). */
+int gf_dm_audio_close(struct daemon *d, struct gf_live *l, int *worker_abandoned);
+
+/* daemon.c, for the waits above */
+/** Drain the signalfd into flags (stop, reload wanted). */
+void gf_dm_signals_read(struct daemon *d);
+/** Ping the watchdog if one falls due (within WD_EARLY_MS) and the policy allows. */
+void gf_dm_watchdog_ping(struct daemon *d, int64_t now);
 
 /* daemon_build.c */
 /** Start a build on the build thread: of d->o->src against d->cfg (NULL at start-up), or for
