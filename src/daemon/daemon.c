@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,17 +52,28 @@ static int signals_open(sigset_t *old)
 
 /* ---- reload ------------------------------------------------------------ */
 
+/* A reload's stream restart failed: "reload failed: " and why. */
+__attribute__((format(printf, 3, 4))) static void restart_failed(struct gf_reload_result *r, int err,
+								 const char *fmt, ...)
+{
+	va_list ap;
+	int n = snprintf(r->text, sizeof(r->text), "reload failed: ");
+	va_start(ap, fmt);
+	vsnprintf(r->text + n, sizeof(r->text) - (size_t)n, fmt, ap);
+	va_end(ap);
+	r->outcome = GF_RELOAD_FAILED;
+	r->err = err;
+}
+
 /* A reload's stream restart met a PortAudio call that did not return: the
  * daemon restarts in place (gf_dm_audio_abandoned), and the new image loads
  * the config from the file. */
 static void audio_stuck_result(struct gf_reload_result *r, const char *what)
 {
-	r->outcome = GF_RELOAD_FAILED;
-	r->err = GF_E_AUDIO;
-	snprintf(r->text, sizeof(r->text),
-		 "reload failed: %s (the audio server does not answer); gpufir restarts in place with the "
-		 "new configuration",
-		 what);
+	restart_failed(r, GF_E_AUDIO,
+		       "%s (the audio server does not answer); gpufir restarts in place with the new "
+		       "configuration",
+		       what);
 }
 
 /* Replace engine and stream with @p ne and @p next (both owned; the engine was
@@ -114,12 +126,7 @@ static void restart_with(struct daemon *d, struct gf_config *next, struct gf_eng
 	d->cfg = oc;
 	d->engine = oe;
 	d->engine_stuck = stuck; /* then the restart below waits for its replacement (an outage) */
-	r->outcome = GF_RELOAD_FAILED;
-	r->err = err;
-	snprintf(r->text, sizeof(r->text),
-		 "reload failed: new stream settings did not start (%s); "
-		 "kept the previous settings",
-		 msg);
+	restart_failed(r, err, "new stream settings did not start (%s); kept the previous settings", msg);
 	eb.msg[0] = '\0';
 	if (gf_dm_stream_start(d, &eb) != 0)
 		gf_dm_device_lost(d, eb.msg[0] ? eb.msg : "previous settings did not restart", 1);

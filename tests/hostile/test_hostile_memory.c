@@ -153,9 +153,10 @@ static void become_limited_user(void)
 	CHECK(setrlimit(RLIMIT_MEMLOCK, &rl) == 0);
 }
 
-/* In a child (it gives up root and marks all memory locked). */
-static void locked_cases(const char *err_path)
+/* In a child (it gives up root and marks all memory locked); @p arg: its stderr's file. */
+static void locked_cases(void *arg)
 {
+	const char *err_path = arg;
 	become_limited_user();
 	struct gf_errbuf eb = {""};
 	struct gf_live *l = NULL;
@@ -198,18 +199,7 @@ static void locked_cases(const char *err_path)
 static void case8_locked(void)
 {
 	char *err_path = gf_test_path(dir, "locked-err.txt");
-	fflush(stdout);
-	pid_t pid = fork();
-	CHECK(pid >= 0);
-	if (pid == 0) {
-		if (!freopen(err_path, "w", stderr))
-			_exit(121);
-		locked_cases(err_path);
-		fflush(stdout);
-		_exit(0);
-	}
-	int st;
-	CHECK(waitpid(pid, &st, 0) == pid);
+	int st = gf_test_in_child(locked_cases, err_path, err_path);
 	if (!exited(st, 0)) {
 		char err[4096] = "";
 		gf_test_read_file(err_path, err, sizeof(err));
@@ -313,8 +303,9 @@ static int reload_step(struct gf_config_source *src, const struct gf_config *run
 }
 
 /* In a child: start up on a 2-tap filter, then reload the minimum-phase config under rising limits. */
-static void reload_child(void)
+static void reload_child(void *unused)
 {
+	(void)unused;
 	char *conf = gf_test_write_text_in(
 		dir, "mp17d.conf",
 		"backend = \"cpu\";\nfilters = ({ name = \"a\"; coeffs = [0.5, 0.25]; });\n"
@@ -348,16 +339,7 @@ static void case17_reload(void)
 		printf("case 17 (daemon reload): skipped (a sanitizer build?)\n");
 		return;
 	}
-	fflush(stdout);
-	pid_t pid = fork();
-	CHECK(pid >= 0);
-	if (pid == 0) {
-		reload_child();
-		fflush(stdout);
-		_exit(0);
-	}
-	int st;
-	CHECK(waitpid(pid, &st, 0) == pid);
+	int st = gf_test_in_child(reload_child, NULL, NULL);
 	if (WIFSIGNALED(st))
 		printf("case 17 (daemon reload): KILLED by signal %d\n", WTERMSIG(st));
 	CHECK(exited(st, 0));

@@ -166,10 +166,16 @@ static void case3_config(void)
 
 #define FSIZE_LIMIT (256 * 1024) /* about 0.7 s of the recording */
 
-/* In a child: record 2 s under RLIMIT_FSIZE, with the daemon's set-up if @p daemon_setup. */
-static void record_limited(const char *path, int daemon_setup)
+struct limited {
+	const char *path;
+	int daemon_setup;
+};
+
+/* In a child: record 2 s under RLIMIT_FSIZE, with the daemon's set-up if asked. */
+static void record_limited(void *arg)
 {
-	if (daemon_setup)
+	const char *path = ((const struct limited *)arg)->path;
+	if (((const struct limited *)arg)->daemon_setup)
 		gf_daemon_ignore_sigxfsz();
 	struct rlimit rl = {FSIZE_LIMIT, FSIZE_LIMIT};
 	CHECK(setrlimit(RLIMIT_FSIZE, &rl) == 0);
@@ -204,19 +210,8 @@ static void record_limited(const char *path, int daemon_setup)
 static int run_limited(const char *path, int daemon_setup, char *err, size_t len)
 {
 	char *err_path = gf_test_path(dir, "rec-err.txt");
-	fflush(stdout);
-	pid_t pid = fork();
-	CHECK(pid >= 0);
-	if (pid == 0) {
-		if (!freopen(err_path, "w", stderr))
-			_exit(121);
-		record_limited(path, daemon_setup);
-		fflush(stdout);
-		fflush(stderr);
-		_exit(0);
-	}
-	int st;
-	CHECK(waitpid(pid, &st, 0) == pid);
+	struct limited arg = {path, daemon_setup};
+	int st = gf_test_in_child(record_limited, &arg, err_path);
 	gf_test_read_file(err_path, err, len);
 	free(err_path);
 	return st;

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -275,4 +276,23 @@ double gf_test_rel_l2_frames(const float *got, const double *ref, uint32_t from,
 {
 	size_t off = (size_t)from * channels;
 	return gf_test_rel_l2(got + off, ref + off, (size_t)(to - from) * channels);
+}
+
+int gf_test_in_child(void (*fn)(void *), void *arg, const char *err_path)
+{
+	fflush(stdout);
+	fflush(stderr);
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		if (err_path && !freopen(err_path, "w", stderr))
+			_exit(121);
+		fn(arg);
+		fflush(stdout);
+		fflush(stderr);
+		_exit(0);
+	}
+	int st;
+	CHECK(waitpid(pid, &st, 0) == pid);
+	return st;
 }
