@@ -2,6 +2,7 @@
 
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -80,6 +81,64 @@ uint64_t gf_mem_available(void)
 		best = room < best ? room : best;
 	}
 	return best;
+}
+
+void gf_mem_text(uint64_t bytes, char *buf, size_t len)
+{
+	if (bytes >= (1u << 30))
+		snprintf(buf, len, "%.1f GiB", (double)bytes / (1u << 30));
+	else
+		snprintf(buf, len, "%.1f MiB", (double)bytes / (1u << 20));
+}
+
+/* Allocate @p bytes and give them back at once: whether the allocator can,
+ * now. Pages are not touched. The volatile pointer keeps the compiler from
+ * pairing malloc and free away. */
+static int can_allocate(uint64_t bytes)
+{
+	if (bytes > SIZE_MAX)
+		return 0;
+	void *volatile p = malloc((size_t)bytes);
+	int ok = p != NULL;
+	free(p);
+	return ok;
+}
+
+int gf_mem_check(uint64_t need, const char *what, struct gf_errbuf *eb)
+{
+	int locked = gf_mem_all_locked();
+	uint64_t have = locked ? gf_mem_lock_available() : gf_mem_available();
+	if (need <= have && (locked || can_allocate(need)))
+		return 0;
+	char sn[32], sh[32];
+	gf_mem_text(need, sn, sizeof(sn));
+	gf_mem_text(have, sh, sizeof(sh));
+	if (need <= have)
+		gf_errbuf_set(eb, "%s needs about %s of memory, which this process cannot allocate now", what,
+			      sn);
+	else
+		gf_errbuf_set(
+			eb, "%s needs about %s of %smemory, more than the %s this process may still use (%s)",
+			what, sn, locked ? "locked " : "", sh,
+			locked ? "RLIMIT_MEMLOCK less what is locked, and free memory"
+			       : "the least of free memory, the cgroup's limit and ulimit -v");
+	return GF_E_NOMEM;
+}
+
+/* 1 if @p n has no prime factor above 7. */
+static int smooth(uint64_t n)
+{
+	static const unsigned primes[] = {2, 3, 5, 7};
+	for (size_t i = 0; n > 1 && i < sizeof(primes) / sizeof(primes[0]); i++)
+		while (n % primes[i] == 0)
+			n /= primes[i];
+	return n <= 1;
+}
+
+uint64_t gf_mem_fft_plan_bytes(uint64_t n, size_t real_size)
+{
+	uint64_t bytes = n * real_size;
+	return (smooth(n) ? bytes * 5 / 2 : bytes * 12) + ((uint64_t)4 << 20);
 }
 
 static atomic_int all_locked;

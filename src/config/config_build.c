@@ -51,24 +51,36 @@ static double linear_delay(const struct gf_config_filter *f, const struct taps *
 	return is_linear_phase(t->h, t->n) ? (t->n - 1) / 2.0 : 0.0;
 }
 
+/* "FILE:LINE: filters.NAME.phase" (one filter, @p f) or "FILE:LINE: phase" (the chain). */
+static void phase_place(const struct gf_config *c, const struct gf_config_filter *f, char *buf, size_t len)
+{
+	const char *src = f ? f->src : c->priv->src;
+	int line = f ? (f->key_line[K_PHASE] ? f->key_line[K_PHASE] : f->line) : c->priv->phase_line;
+	if (f)
+		snprintf(buf, len, "%s:%d: filters.%s.phase", src, line, f->name);
+	else
+		snprintf(buf, len, "%s:%d: phase", src, line);
+}
+
 /* phase = "minimum" on one filter (@p f) or on a whole chain (@p f NULL). */
 static int make_min_phase(const struct gf_config *c, const struct gf_config_filter *f, struct taps *t,
 			  struct gf_errbuf *eb)
 {
-	int r = gf_minphase(t->h, t->n);
+	struct gf_errbuf why = {{0}};
+	int r = gf_minphase(t->h, t->n, &why);
 	if (r == GF_E_INVAL) /* all zeros: already as short as it gets */
 		r = 0;
 	t->lin_delay = 0.0;
+	if (!r)
+		return 0;
+	char place[320];
+	phase_place(c, f, place, sizeof(place));
 	if (r == GF_E_TOOLONG) {
-		const char *src = f ? f->src : c->priv->src;
-		int line = f ? (f->key_line[K_PHASE] ? f->key_line[K_PHASE] : f->line) : c->priv->phase_line;
-		char name[160] = "phase";
-		if (f)
-			snprintf(name, sizeof(name), "filters.%s.phase", f->name);
-		gf_errbuf_set(eb, "%s:%d: %s: minimum phase is limited to %u taps (the filter has %u)", src,
-			      line, name, GF_MINPHASE_MAX_TAPS, t->n);
+		gf_errbuf_set(eb, "%s: minimum phase is limited to %u taps (the filter has %u)", place,
+			      GF_MINPHASE_MAX_TAPS, t->n);
 		return GF_E_CONFIG;
 	}
+	gf_errbuf_set(eb, "%s: %s", place, why.msg[0] ? why.msg : gf_strerror(r));
 	return r;
 }
 
@@ -199,7 +211,7 @@ static int build_filter(const struct gf_config *c, const struct gf_config_filter
  * and faster than planning an FFT); FFT above. */
 #define DIRECT_MAX_TAPS 64
 
-static int convolve(struct taps *acc, const struct taps *b)
+static int convolve(struct taps *acc, const struct taps *b, struct gf_errbuf *eb)
 {
 	uint64_t n = (uint64_t)acc->n + b->n - 1;
 	if (n > GF_DESIGN_MAX_TAPS)
@@ -210,7 +222,7 @@ static int convolve(struct taps *acc, const struct taps *b)
 	/* loop over the shorter one outside: fewer, longer inner loops */
 	const struct taps *s = acc->n <= b->n ? acc : b, *l = acc->n <= b->n ? b : acc;
 	if (s->n > DIRECT_MAX_TAPS) { /* O(n log n): long designs in a chain */
-		int r = gf_fir_convolve_fft(acc->h, acc->n, b->h, b->n, y);
+		int r = gf_fir_convolve_fft(acc->h, acc->n, b->h, b->n, y, eb);
 		if (r) {
 			free(y);
 			return r;
@@ -231,6 +243,24 @@ static int convolve(struct taps *acc, const struct taps *b)
 	return 0;
 }
 
+/* A chain that could not be pre-convolved: too long, or no memory for its FFTs (@p why). */
+static int chain_error(const struct gf_config *c, const struct gf_config_route *rt, int r,
+		       const struct gf_errbuf *why, struct gf_errbuf *eb)
+{
+	char name[48] = "chain";
+	if (rt)
+		snprintf(name, sizeof(name), "routes[%u].chain", (unsigned)(rt - c->routes));
+	const char *src = rt ? rt->src : c->priv->src;
+	int line = rt ? rt->chain_line : c->priv->chain_line;
+	if (r == GF_E_TOOLONG) {
+		gf_errbuf_set(eb, "%s:%d: %s: the filters add up to more than %u taps", src, line, name,
+			      GF_DESIGN_MAX_TAPS);
+		return GF_E_CONFIG;
+	}
+	gf_errbuf_set(eb, "%s:%d: %s: %s", src, line, name, why->msg[0] ? why->msg : gf_strerror(r));
+	return r;
+}
+
 static int chain_fir(const struct gf_config *c, struct taps *built, char *const *chain, uint32_t n_chain,
 		     const struct gf_config_route *rt, uint32_t rate, struct taps *out, struct gf_errbuf *eb)
 {
@@ -249,18 +279,10 @@ static int chain_fir(const struct gf_config *c, struct taps *built, char *const 
 				c->priv->src, c->priv->max_taps_line, (unsigned long long)len, c->max_taps);
 			return GF_E_TOOLONG;
 		}
-		int r = convolve(out, &built[k]);
-		if (r == GF_E_TOOLONG) {
-			char name[48] = "chain";
-			if (rt)
-				snprintf(name, sizeof(name), "routes[%u].chain", (unsigned)(rt - c->routes));
-			gf_errbuf_set(eb, "%s:%d: %s: the filters add up to more than %u taps",
-				      rt ? rt->src : c->priv->src, rt ? rt->chain_line : c->priv->chain_line,
-				      name, GF_DESIGN_MAX_TAPS);
-			return GF_E_CONFIG;
-		}
+		struct gf_errbuf why = {{0}};
+		int r = convolve(out, &built[k], &why);
 		if (r)
-			return r;
+			return chain_error(c, rt, r, &why, eb);
 		out->lin_delay += built[k].lin_delay;
 	}
 	/* the whole chain, before the route's delay: that delay is wanted */
@@ -321,15 +343,6 @@ static uint64_t chain_len(const struct gf_config *c, const struct taps *built, c
 	return len;
 }
 
-/* "160.0 GiB" or "12.5 MiB". */
-static void size_text(uint64_t bytes, char *buf, size_t len)
-{
-	if (bytes >= (1u << 30))
-		snprintf(buf, len, "%.1f GiB", (double)bytes / (1u << 30));
-	else
-		snprintf(buf, len, "%.1f MiB", (double)bytes / (1u << 20));
-}
-
 static int check_memory(const struct gf_config *c, const struct taps *built, uint32_t channels, uint32_t rate,
 			struct gf_errbuf *eb)
 {
@@ -346,8 +359,8 @@ static int check_memory(const struct gf_config *c, const struct taps *built, uin
 	if (need <= have)
 		return 0;
 	char sn[32], sh[32];
-	size_text(need, sn, sizeof(sn));
-	size_text(have, sh, sizeof(sh));
+	gf_mem_text(need, sn, sizeof(sn));
+	gf_mem_text(have, sh, sizeof(sh));
 	gf_errbuf_set(eb,
 		      "%s: %u channels with these filters need about %s of %smemory (%llu taps over all "
 		      "channels), more than the %s available to this process%s: shorten the filters "

@@ -22,6 +22,12 @@
 /* A config or @include file larger than this is refused (inline taps beyond
  * a few million belong in a filter file). */
 #define GF_CFG_MAX_BYTES ((size_t)64 << 20)
+/* The whole include tree, counted each time a file is included (libconfig
+ * expands every @include again, so a file included twice is read twice):
+ * includes that fan out (20 per file, 6 levels deep: 64 million inclusions)
+ * are refused instead of expanded for hours. */
+#define GF_CFG_MAX_INCLUDES 1024u
+#define GF_CFG_MAX_TREE_BYTES ((uint64_t)128 << 20)
 
 enum filter_kind { FK_INLINE, FK_TEXT, FK_WAV, FK_RAW, FK_DESIGN };
 

@@ -4,7 +4,10 @@
  *  - every @include is resolved as libconfig will resolve it and opened
  *    through gf_file_read_all, so a directory (libconfig's flex scanner calls
  *    exit(2) on a read error), a FIFO (open blocks forever) or a device is
- *    refused with a message; includes are scanned recursively;
+ *    refused with a message; includes are scanned recursively, and the
+ *    whole tree is bounded (GF_CFG_MAX_INCLUDES inclusions and
+ *    GF_CFG_MAX_TREE_BYTES of text, counted each time a file is included, as
+ *    libconfig reads it each time): a tree that fans out is refused at once;
  *  - integer literals without the L suffix that do not fit 32 bits are
  *    refused: libconfig 1.5 keeps only the low 32 bits (4294967424 -> 128);
  *  - the values are counted, and a text whose parse would not fit in the
@@ -38,6 +41,7 @@
 
 struct scan_totals {
 	uint64_t values, bytes;
+	unsigned includes; /* inclusions so far, the same file counted each time */
 };
 
 struct scan {
@@ -106,6 +110,16 @@ static int scan_number(struct scan *s)
 static int scan_text(const char *text, size_t len, const char *name, const char *include_dir, int depth,
 		     struct scan_totals *tot, struct gf_errbuf *eb);
 
+static int tree_too_big(const struct scan *s, const char *file)
+{
+	gf_errbuf_set(s->eb,
+		      "%s:%d: @include \"%s\": the config and the files it includes exceed %llu MiB of "
+		      "text in all (each inclusion counts): the includes fan out, or filters belong in "
+		      "filter files",
+		      s->name, s->line, file, (unsigned long long)(GF_CFG_MAX_TREE_BYTES >> 20));
+	return GF_E_CONFIG;
+}
+
 /* @include "FILE" at the start of a line (libconfig's rule): check and scan FILE. */
 static int scan_include(struct scan *s)
 {
@@ -128,6 +142,14 @@ static int scan_include(struct scan *s)
 	s->p = q < s->end ? q + 1 : q;
 	if (s->depth + 1 >= MAX_DEPTH)
 		return 0; /* libconfig refuses the nesting itself */
+	if (++s->tot->includes > GF_CFG_MAX_INCLUDES) {
+		gf_errbuf_set(s->eb,
+			      "%s:%d: @include \"%s\": more than %u inclusions in all (each one counts, "
+			      "of the same file again too): the includes fan out (files that include "
+			      "others several times, over several levels)",
+			      s->name, s->line, file, GF_CFG_MAX_INCLUDES);
+		return GF_E_CONFIG;
+	}
 	char *path =
 		file[0] == '/' || !s->include_dir ? strdup(file) : gf_cfg_join_path(s->include_dir, file);
 	if (!path)
@@ -138,6 +160,8 @@ static int scan_include(struct scan *s)
 	int r = gf_file_read_all(path, "@include file", GF_CFG_MAX_BYTES, &buf, &blen, &why);
 	if (r == GF_E_IO)
 		gf_errbuf_set(s->eb, "%s:%d: @include: %s", s->name, s->line, why.msg);
+	else if (!r && s->tot->bytes + blen > GF_CFG_MAX_TREE_BYTES)
+		r = tree_too_big(s, file);
 	else if (!r)
 		r = scan_text(buf, blen, path, s->include_dir, s->depth + 1, s->tot, s->eb);
 	free(buf);
@@ -229,7 +253,7 @@ static int check_parse_memory(const struct scan_totals *t, const char *name, str
 int gf_cfg_prescan(const char *text, size_t len, const char *name, const char *include_dir,
 		   struct gf_errbuf *eb)
 {
-	struct scan_totals t = {0, 0};
+	struct scan_totals t = {0, 0, 0};
 	int r = scan_text(text, len, name, include_dir, 0, &t, eb);
 	return r ? r : check_parse_memory(&t, name, eb);
 }

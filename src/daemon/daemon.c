@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,11 @@ static void apply_log_level(const struct gf_config *c)
 
 /* ---- signals ----------------------------------------------------------- */
 
+void gf_daemon_ignore_sigxfsz(void)
+{
+	signal(SIGXFSZ, SIG_IGN); /* a write past RLIMIT_FSIZE is then EFBIG: the recorder's error */
+}
+
 /* Block the signals in this thread before any other thread exists, so every
  * thread (PortAudio, JACK, engine workers) inherits the mask and they arrive
  * only through the signalfd. */
@@ -38,12 +44,37 @@ static int signals_open(sigset_t *old)
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGHUP);
+	gf_daemon_ignore_sigxfsz();
 	if (pthread_sigmask(SIG_BLOCK, &set, old) != 0)
 		return -1;
 	return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 }
 
 /* ---- reload ------------------------------------------------------------ */
+
+/* A reload's stream restart failed: "reload failed: " and why. */
+__attribute__((format(printf, 3, 4))) static void restart_failed(struct gf_reload_result *r, int err,
+								 const char *fmt, ...)
+{
+	va_list ap;
+	int n = snprintf(r->text, sizeof(r->text), "reload failed: ");
+	va_start(ap, fmt);
+	vsnprintf(r->text + n, sizeof(r->text) - (size_t)n, fmt, ap);
+	va_end(ap);
+	r->outcome = GF_RELOAD_FAILED;
+	r->err = err;
+}
+
+/* A reload's stream restart met a PortAudio call that did not return: the
+ * daemon restarts in place (gf_dm_audio_abandoned), and the new image loads
+ * the config from the file. */
+static void audio_stuck_result(struct gf_reload_result *r, const char *what)
+{
+	restart_failed(r, GF_E_AUDIO,
+		       "%s (the audio server does not answer); gpufir restarts in place with the new "
+		       "configuration",
+		       what);
+}
 
 /* Replace engine and stream with @p ne and @p next (both owned; the engine was
  * built on the build thread). Audio stops only now, for a config whose filters
@@ -56,6 +87,12 @@ static void restart_with(struct daemon *d, struct gf_config *next, struct gf_eng
 	gf_notice("restarting audio stream: %s", why);
 	int was_running = d->live != NULL;
 	gf_dm_stream_stop(d);
+	if (d->audio_stuck) { /* the old stream did not close: the new image loads the new config */
+		gf_engine_free(ne);
+		gf_config_free(next);
+		audio_stuck_result(r, "the audio stream did not stop");
+		return;
+	}
 	/* A worker abandoned now (or before) keeps its engine: never freed; @p ne replaces it. */
 	int stuck = d->engine_stuck;
 	struct gf_config *oc = d->cfg;
@@ -64,6 +101,13 @@ static void restart_with(struct daemon *d, struct gf_config *next, struct gf_eng
 	d->engine = ne;
 	d->engine_stuck = 0;
 	int err = gf_dm_stream_start(d, &eb);
+	if (d->audio_stuck) { /* the open was left behind with @p ne, which stays d->engine */
+		if (!stuck)
+			gf_engine_free(oe);
+		gf_config_free(oc);
+		audio_stuck_result(r, "the new audio stream did not open");
+		return;
+	}
 	if (!err || !was_running) {
 		/* Started, or nothing was running before: keep the new settings either way. */
 		if (!stuck)
@@ -82,12 +126,7 @@ static void restart_with(struct daemon *d, struct gf_config *next, struct gf_eng
 	d->cfg = oc;
 	d->engine = oe;
 	d->engine_stuck = stuck; /* then the restart below waits for its replacement (an outage) */
-	r->outcome = GF_RELOAD_FAILED;
-	r->err = err;
-	snprintf(r->text, sizeof(r->text),
-		 "reload failed: new stream settings did not start (%s); "
-		 "kept the previous settings",
-		 msg);
+	restart_failed(r, err, "new stream settings did not start (%s); kept the previous settings", msg);
 	eb.msg[0] = '\0';
 	if (gf_dm_stream_start(d, &eb) != 0)
 		gf_dm_device_lost(d, eb.msg[0] ? eb.msg : "previous settings did not restart", 1);
@@ -187,7 +226,7 @@ static int reload_finish(struct daemon *d, struct gf_dm_build *b)
 /* Drain the signalfd into flags: whatever arrives, this returns after one
  * read per queued signal, and the work they ask for runs below, bounded per
  * loop pass (a storm of SIGHUPs must not keep the loop from its timers). */
-static void handle_signals(struct daemon *d)
+void gf_dm_signals_read(struct daemon *d)
 {
 	struct signalfd_siginfo si;
 	while (read(d->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
@@ -202,10 +241,11 @@ static void handle_signals(struct daemon *d)
 	}
 }
 
-/* Ping now if a ping falls due within @p early_ms (0: only if due). Early is
- * harmless to systemd; late is what kills the service. */
-static void watchdog_ping(struct daemon *d, int64_t now, int64_t early_ms)
+/* Ping now if a ping falls due within WD_EARLY_MS. Early is harmless to
+ * systemd; late is what kills the service. */
+void gf_dm_watchdog_ping(struct daemon *d, int64_t now)
 {
+	const int64_t early_ms = WD_EARLY_MS;
 	/* Ping while audio flows, and while retrying an outage of known cause
 	 * (STATUS= says so); see the policy above struct daemon. */
 	int retrying = d->state != D_RUNNING && d->lost_at_ms && d->lost_known;
@@ -263,12 +303,13 @@ static void timers(struct daemon *d)
 		d->ready_sent = 1;
 		d->ready_pending = 0;
 	}
-	watchdog_ping(d, now, WD_EARLY_MS);
+	gf_dm_watchdog_ping(d, now);
 	if (d->stats_every_ms > 0 && now >= d->next_stats_ms) {
 		d->next_stats_ms = now + d->stats_every_ms;
 		gf_dm_stats_log(d);
 	}
 	gf_dm_status_update(d, 0);
+	gf_dm_status_recheck(d);
 	if (!d->engine_stuck) /* a stuck worker's engine is never run or changed again */
 		gf_engine_reap(d->engine);
 }
@@ -312,8 +353,9 @@ static void build_progress(struct daemon *d)
 	if (b->kind == GF_DM_BUILD_STARTUP) {
 		int rc = startup_finish(d, b);
 		if (rc != GF_EXIT_OK) {
+			if (!d->stop) /* else SIGTERM during the stream's start: its exit code stands */
+				d->exit_code = rc;
 			d->stop = 1;
-			d->exit_code = rc;
 		}
 	} else if (b->kind == GF_DM_BUILD_ENGINE) {
 		gf_dm_engine_replaced(d, b);
@@ -342,7 +384,7 @@ static void loop(struct daemon *d)
 			break;
 		}
 		if (p[0].revents)
-			handle_signals(d);
+			gf_dm_signals_read(d);
 		if (d->stop)
 			break;
 		build_progress(d);
@@ -351,8 +393,9 @@ static void loop(struct daemon *d)
 		if (p[1].revents)
 			gf_watch_read(d->watch);
 		if (!d->engine) { /* the start-up build runs: no stream yet */
-			watchdog_ping(d, gf_now_ms(), WD_EARLY_MS);
+			gf_dm_watchdog_ping(d, gf_now_ms());
 			gf_dm_status_update(d, 0);
+			gf_dm_status_recheck(d);
 			if (d->status && p[2].revents)
 				gf_dm_status_serve(d);
 			continue;
@@ -428,7 +471,8 @@ static int startup_finish(struct daemon *d, struct gf_dm_build *b)
 	}
 	int err = d->rs ? 0 : gf_dm_stream_start(d, &eb);
 	if (err) {
-		gf_err("%s", eb.msg[0] ? eb.msg : gf_strerror(err));
+		if (!d->stop) /* else stopped meanwhile (SIGTERM), or already said (a call left behind) */
+			gf_err("%s", eb.msg[0] ? eb.msg : gf_strerror(err));
 		return gf_exit_code(err);
 	}
 	if (d->rs)
@@ -488,8 +532,10 @@ static void daemon_finish(struct daemon *d)
 	gf_watch_free(d->watch);
 	if (!d->engine_stuck) /* else a stuck worker still holds it */
 		gf_engine_free(d->engine);
-	/* GPU work that never ended (an instance left alive), a stuck worker's engine, a build. */
-	left_stuck_work = gf_engine_left_work() > 0 || d->engines_abandoned > 0 || d->builds_abandoned > 0;
+	/* GPU work that never ended (an instance left alive), a stuck worker's engine, a build, a
+	 * PortAudio call that never returned. */
+	left_stuck_work = gf_engine_left_work() > 0 || d->engines_abandoned > 0 || d->builds_abandoned > 0 ||
+			  d->audio_stuck;
 	if (!d->builds_abandoned) /* else the abandoned build may still read it */
 		gf_config_free(d->cfg);
 }
@@ -505,6 +551,9 @@ int gf_daemon_run(const struct gf_daemon_opts *o)
 	d.ready_pending = 1;
 	gf_dm_log_window_reset(&d);
 	int respawned = gf_respawn_take(&rs); /* before any thread exists: edits the environment */
+	/* A JACK client must never start a server of its own (libjack would, from ~/.jackdrc, and
+	 * wait for it): the service's audio server is started by its own unit. */
+	setenv("JACK_NO_START_SERVER", "1", 0);
 	d.sigfd = signals_open(&old);
 	if (d.sigfd < 0) {
 		gf_err("signalfd: %s", strerror(errno));

@@ -7,9 +7,9 @@
  * Folder src/daemon/ (the loop, its build thread, reload, file watch,
  * systemd notify, the status socket's server and client, restart in place):
  * this header is its entry point. It stands on config and stream. Runs on
- * the process's main thread plus one build thread; it may block, but the
- * loop never stops answering signals, the watchdog and status queries for
- * long.
+ * the process's main thread plus one build thread and, at times, one thread
+ * for a PortAudio call (daemon_audio.c); it may block, but the loop never
+ * stops answering signals, the watchdog and status queries for long.
  */
 #ifndef GPUFIR_DAEMON_H
 #define GPUFIR_DAEMON_H
@@ -32,6 +32,14 @@ struct gf_daemon_opts {
  * @return a GF_EXIT_* code.
  */
 int gf_daemon_run(const struct gf_daemon_opts *o);
+
+/**
+ * The daemon's process-wide signal disposition for files, set before any
+ * thread exists (gf_daemon_run does): SIGXFSZ is ignored, so that a
+ * recording reaching RLIMIT_FSIZE fails its write with EFBIG and ends with a
+ * message while audio goes on, instead of the signal killing the daemon.
+ */
+void gf_daemon_ignore_sigxfsz(void);
 
 /**
  * 1 after gf_daemon_run() if GPU work was left stuck (a missed deadline, an

@@ -29,6 +29,7 @@
 #define START_TIMEOUT_MS 10000	       /* a started stream must deliver its first block by then */
 #define RETRY_MIN_MS GF_RESPAWN_MIN_MS /* device-loss retry backoff: 0.5 s doubling to 10 s */
 #define STATUS_EVERY_MS 2000	       /* STATUS= refresh (xruns, p99 change continuously) */
+#define STATUS_RECHECK_MS 1000	       /* is the status socket's file still there? */
 #define DEFAULT_STATS_S 60.0
 /* Ping through one build for at most this long: a build that never ends stops the pings. */
 #define BUILD_PING_MAX_MS 600000
@@ -36,6 +37,14 @@
  * build running on the other core, wake-ups 50 ms and, during a SIGHUP storm, 118 ms late
  * were seen). Early pings cost nothing; one later than WATCHDOG_USEC/2 breaks the promise. */
 #define WD_EARLY_MS 250
+/* PortAudio calls (daemon_audio.c): how long one may take before it is left behind. Opening
+ * includes the engine's warm-up (up to 5 s) and the first callback (up to 2 s); closing the
+ * worker's join (1 s). Once the daemon stops, an open is given 200 ms more, a close 1.2 s
+ * (the stream drains and the recording is finished), so that SIGTERM ends it within 2 s. */
+#define GF_DM_AUDIO_OPEN_MS 12000
+#define GF_DM_AUDIO_CLOSE_MS 3000
+#define GF_DM_AUDIO_GRACE_OPEN_MS 200
+#define GF_DM_AUDIO_GRACE_CLOSE_MS 1200
 
 enum dstate {
 	D_STARTING, /* stream started, waiting for its first block */
@@ -119,10 +128,13 @@ struct daemon {
 	int64_t next_stats_ms;
 	int64_t next_status_ms;
 	char status_sent[512];
+	int64_t next_sock_check_ms; /* is the status socket's file still ours? (gf_dm_status_recheck) */
+	int sock_renew_failed;	    /* said once; said again after a success */
 	/* a stuck audio worker (gf_live_worker_abandoned) */
 	unsigned engines_abandoned; /* engines left to stuck workers, never freed */
 	int engine_stuck;	    /* d->engine is one of them: query it only, never free or run it */
 	int force_cpu;		    /* build later engines on the CPU backend */
+	int audio_stuck;	    /* a PortAudio call was left behind: no more PortAudio in this image */
 	/* builds and reloads */
 	struct gf_dm_build *build;   /* the build running (or its swap waiting), or NULL */
 	int started;		     /* the start-up build is done and applied */
@@ -150,6 +162,24 @@ int gf_dm_health_check(struct daemon *d);
 /** Carry on with the outage an in-place restart handed over. */
 void gf_dm_outage_resume(struct daemon *d, const struct gf_respawn *r);
 
+/** A PortAudio call was left behind (daemon_audio.c): keep its engine, restart in place (or exit). */
+void gf_dm_audio_abandoned(struct daemon *d, const char *what, int64_t waited_ms);
+
+/* daemon_audio.c */
+/** gf_live_new + gf_live_start of @p lp on d->engine, off the control thread, bounded (the loop
+ *  answers signals, status and the watchdog meanwhile). On failure *out is NULL, why in @p eb. */
+int gf_dm_audio_open(struct daemon *d, const struct gf_live_params *lp, struct gf_live **out,
+		     struct gf_errbuf *eb);
+/** gf_live_stop + gf_live_free of @p l the same way. @return 1 done (*worker_abandoned: its
+ *  worker was stuck), 0 left behind (gf_dm_audio_abandoned was called). */
+int gf_dm_audio_close(struct daemon *d, struct gf_live *l, int *worker_abandoned);
+
+/* daemon.c, for the waits above */
+/** Drain the signalfd into flags (stop, reload wanted). */
+void gf_dm_signals_read(struct daemon *d);
+/** Ping the watchdog if one falls due (within WD_EARLY_MS) and the policy allows. */
+void gf_dm_watchdog_ping(struct daemon *d, int64_t now);
+
 /* daemon_build.c */
 /** Start a build on the build thread: of d->o->src against d->cfg (NULL at start-up), or for
  * GF_DM_BUILD_ENGINE a CPU engine of d->cfg. On success it is d->build. */
@@ -175,6 +205,8 @@ void gf_dm_status_update(struct daemon *d, int force);
 void gf_dm_status_open(struct daemon *d);
 /** Answer one status query. */
 void gf_dm_status_serve(struct daemon *d);
+/** Every STATUS_RECHECK_MS: make the status socket again if its file was removed or replaced. */
+void gf_dm_status_recheck(struct daemon *d);
 void gf_dm_log_window_reset(struct daemon *d);
 /** Fold the latest stats into the stats log line's window. */
 void gf_dm_log_window_fold(struct daemon *d);

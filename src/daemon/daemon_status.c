@@ -313,3 +313,29 @@ void gf_dm_status_open(struct daemon *d)
 	else
 		gf_warn("no status socket: %s", eb.msg);
 }
+
+/*
+ * The socket's file may be removed under the daemon (someone cleaning
+ * /run/gpufir, a tmpfiles rule): the listening socket then lives on but no
+ * client can reach it, and `gpufir --status` would fail until a restart.
+ * A stat a second notices it, and the socket is made again at the same path.
+ */
+void gf_dm_status_recheck(struct daemon *d)
+{
+	int64_t now = gf_now_ms();
+	if (!d->status || now < d->next_sock_check_ms)
+		return;
+	d->next_sock_check_ms = now + STATUS_RECHECK_MS;
+	struct gf_errbuf eb = {{0}};
+	int r = gf_status_server_renew(&d->status, &eb);
+	if (r == 1) {
+		gf_notice("status socket %s was removed or replaced: listening there again",
+			  gf_status_server_path(d->status));
+		d->sock_renew_failed = 0;
+	} else if (r < 0 && !d->sock_renew_failed) {
+		gf_warn("status socket %s was removed or replaced and cannot be made again: %s (trying "
+			"every %d s)",
+			gf_status_server_path(d->status), eb.msg, STATUS_RECHECK_MS / 1000);
+		d->sock_renew_failed = 1;
+	}
+}

@@ -38,20 +38,19 @@ void gf_daemon_live_params(const struct gf_config *c, struct gf_live_params *p)
 
 int gf_dm_stream_start(struct daemon *d, struct gf_errbuf *eb)
 {
+	if (d->audio_stuck) {
+		gf_errbuf_set(eb, "an earlier audio call did not return: gpufir must restart");
+		return GF_E_AUDIO;
+	}
 	if (d->engine_stuck) {
 		gf_errbuf_set(eb, "the engine is held by a stuck audio worker");
 		return GF_E_BUSY;
 	}
 	struct gf_live_params lp;
 	gf_daemon_live_params(d->cfg, &lp);
-	int err = gf_live_new(&d->live, &lp, d->engine, eb);
-	if (!err)
-		err = gf_live_start(d->live, eb);
-	if (err) {
-		gf_live_free(d->live);
-		d->live = NULL;
+	int err = gf_dm_audio_open(d, &lp, &d->live, eb); /* bounded: the loop answers meanwhile */
+	if (err)
 		return err;
-	}
 	d->state = D_STARTING;
 	d->state_since_ms = gf_now_ms();
 	d->last_blocks = 0;
@@ -123,11 +122,11 @@ void gf_dm_stream_stop(struct daemon *d)
 {
 	if (!d->live)
 		return;
-	gf_live_stop(d->live);
-	int abandoned = gf_live_worker_abandoned(d->live);
-	gf_live_free(d->live);
-	d->live = NULL;
-	if (abandoned)
+	struct gf_live *l = d->live;
+	d->live = NULL; /* the close's: nothing here touches it again */
+	d->healthy = 0;
+	int abandoned = 0;
+	if (gf_dm_audio_close(d, l, &abandoned) && abandoned) /* bounded: the loop answers meanwhile */
 		engine_abandon(d);
 }
 
@@ -154,13 +153,56 @@ static void outage_enter(struct daemon *d, int known)
 	d->next_retry_ms = now + d->retry_ms;
 }
 
+/* The engine of a stream whose PortAudio call was left behind: kept reachable, never freed. */
+static struct gf_engine *audio_kept_engine;
+
+/*
+ * A PortAudio call did not return in time (daemon_audio.c): the audio server
+ * is stopped or hung. Its stream may still run the engine, and PortAudio
+ * cannot be called again in this process, so the daemon restarts in place
+ * (same PID, as after losing the server) and retries from a fresh image;
+ * before it was ever ready, the start fails (exit status 5) instead. When
+ * stopping anyway, it only exits.
+ */
+void gf_dm_audio_abandoned(struct daemon *d, const char *what, int64_t waited_ms)
+{
+	d->audio_stuck = 1;
+	if (!d->engine_stuck)
+		audio_kept_engine = d->engine;
+	d->engine_stuck = 1;
+	gf_err("audio: %s did not return within %.1f s (the audio server does not answer): left "
+	       "behind",
+	       what, waited_ms / 1000.0);
+	if (d->stop)
+		return;
+	d->stop = 1;
+	if (!d->ready_sent) {
+		gf_err("audio did not start: %s did not return", what);
+		d->exit_code = GF_EXIT_PROCESS;
+		return;
+	}
+	snprintf(d->lost_reason, sizeof(d->lost_reason),
+		 "the audio server does not answer (%s did not return)", what);
+	if (!d->lost_at_ms)
+		outage_enter(d, 1);
+	d->server_lost = 1;
+	d->lost_known = 1;
+	d->respawn = 1;
+	gf_err("audio server not answering: restarting gpufir in place");
+	gf_dm_status_update(d, 1);
+}
+
 /* @p known: the device or server went away (keep pinging the watchdog while
  * retrying), as opposed to a stall of unknown cause. */
 void gf_dm_device_lost(struct daemon *d, const char *why, int known)
 {
 	snprintf(d->lost_reason, sizeof(d->lost_reason), "%s", why);
+	outage_enter(d, known); /* first: the stream's close may take a while, pinging meanwhile if known */
 	gf_dm_stream_stop(d);
-	outage_enter(d, known);
+	if (d->audio_stuck) { /* its close was left behind: gf_dm_audio_abandoned restarts in place */
+		gf_dm_status_update(d, 1);
+		return;
+	}
 	if (gf_live_restart_required()) {
 		/* PortAudio's JACK host API cannot reconnect inside this process:
 		 * restart it in place (same PID) once the loop has wound down. */
@@ -189,6 +231,8 @@ static void device_retry(struct daemon *d)
 		gf_notice("audio stream reopened (attempt %u)", d->retries);
 		return;
 	}
+	if (d->audio_stuck || d->stop)
+		return; /* left behind (restarting in place), or stopping meanwhile */
 	snprintf(d->lost_reason, sizeof(d->lost_reason), "%s", eb.msg[0] ? eb.msg : gf_strerror(err));
 	d->retry_ms = gf_respawn_next_backoff(d->retry_ms);
 	d->next_retry_ms = gf_now_ms() + d->retry_ms;

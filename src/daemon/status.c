@@ -17,6 +17,8 @@
 struct gf_status_server {
 	int fd;
 	char *path;
+	dev_t dev; /* the socket file this server bound: the path may be removed or replaced later */
+	ino_t ino;
 };
 
 static int make_addr(const char *path, struct sockaddr_un *sa, struct gf_errbuf *eb)
@@ -135,11 +137,14 @@ int gf_status_server_new(struct gf_status_server **out, const char *path, struct
 	}
 	/* The service's user and group (audio) may query; others may not. chmod, not
 	 * umask: umask is process-wide and other threads may be creating files. */
-	if (chmod(path, 0660) != 0 || listen(s->fd, 8) != 0) {
+	struct stat st;
+	if (chmod(path, 0660) != 0 || listen(s->fd, 8) != 0 || lstat(path, &st) != 0) {
 		err = GF_E_SYSTEM;
 		gf_errbuf_set(eb, "status socket %s: %s", path, strerror(errno));
 		goto fail;
 	}
+	s->dev = st.st_dev;
+	s->ino = st.st_ino;
 	*out = s;
 	return 0;
 fail:
@@ -151,12 +156,33 @@ void gf_status_server_free(struct gf_status_server *s)
 {
 	if (!s)
 		return;
+	/* Only our own socket file: whatever replaced it is someone else's. */
+	if (s->path && gf_status_server_bound(s))
+		unlink(s->path);
 	if (s->fd >= 0)
 		close(s->fd);
-	if (s->path)
-		unlink(s->path);
 	free(s->path);
 	free(s);
+}
+
+int gf_status_server_bound(const struct gf_status_server *s)
+{
+	struct stat st;
+	return s->ino && lstat(s->path, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_dev == s->dev &&
+	       st.st_ino == s->ino;
+}
+
+int gf_status_server_renew(struct gf_status_server **s, struct gf_errbuf *eb)
+{
+	if (gf_status_server_bound(*s))
+		return 0;
+	struct gf_status_server *n = NULL;
+	int err = gf_status_server_new(&n, (*s)->path, eb);
+	if (err)
+		return err; /* the path is taken (or unusable): keep the old one, try again later */
+	gf_status_server_free(*s);
+	*s = n;
+	return 1;
 }
 
 int gf_status_server_fd(const struct gf_status_server *s)

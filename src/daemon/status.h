@@ -31,8 +31,24 @@ struct gf_status_server;
  */
 int gf_status_server_new(struct gf_status_server **out, const char *path, struct gf_errbuf *eb);
 
-/** Closes the socket and removes its path. Accepts NULL. */
+/** Closes the socket and removes its path, if the file there is still its own. Accepts NULL. */
 void gf_status_server_free(struct gf_status_server *s);
+
+/**
+ * 1 while the socket file at the path is the one this server bound; 0 once
+ * it was removed (someone cleaned /run/gpufir) or replaced: then no client
+ * can reach this server any more.
+ */
+int gf_status_server_bound(const struct gf_status_server *s);
+
+/**
+ * If the socket file was removed or replaced, listen again at the same path
+ * (a stale socket there is cleared as at start; a live one is left alone).
+ * @return 0 (still bound: nothing done), 1 (re-created: *@p s is the new
+ *         server, the old one freed), or an error of gf_status_server_new
+ *         (*@p s unchanged; call again later), details in @p eb
+ */
+int gf_status_server_renew(struct gf_status_server **s, struct gf_errbuf *eb);
 
 /** The listening descriptor, to poll for POLLIN. */
 int gf_status_server_fd(const struct gf_status_server *s);

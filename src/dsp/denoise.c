@@ -8,6 +8,7 @@
 #include <fftw3.h>
 #include <math.h>
 #include <sndfile.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,20 +34,26 @@ static void welch_free(struct welch *w)
 	free(w->psd);
 }
 
-static int welch_init(struct welch *w, size_t len)
+/* @p key: the setting whose file is measured, for messages. */
+static int welch_init(struct welch *w, size_t len, const char *key, struct gf_errbuf *eb)
 {
 	memset(w, 0, sizeof(*w));
 	w->len = len;
 	w->bins = len / 2 + 1;
+	char what[96];
+	snprintf(what, sizeof(what), "%s: the Welch spectrum", key);
+	uint64_t arrays = (uint64_t)len * 2 * sizeof(double) + (uint64_t)w->bins * (sizeof(fftw_complex) + 8);
+	int r = gf_fft_room(len, arrays, what, eb);
+	if (r)
+		return r;
 	w->win = malloc(len * sizeof(double));
 	w->psd = calloc(w->bins, sizeof(double));
 	w->seg = fftw_malloc(len * sizeof(double));
 	w->spec = fftw_malloc(w->bins * sizeof(fftw_complex));
-	if (!w->win || !w->psd || !w->seg || !w->spec)
-		return GF_E_NOMEM;
-	w->plan = gf_fftw_plan_r2c((int)len, w->seg, w->spec);
+	if (w->win && w->psd && w->seg && w->spec)
+		w->plan = gf_fftw_plan_r2c((int)len, w->seg, w->spec);
 	if (!w->plan)
-		return GF_E_NOMEM;
+		return gf_fft_nomem(len, what, eb);
 	for (size_t i = 0; i < len; i++) /* periodic Hann: half overlap sums to a constant */
 		w->win[i] = 0.5 - 0.5 * cos(2.0 * M_PI * (double)i / (double)len);
 	return 0;
@@ -185,15 +192,21 @@ static int wiener_gain(double *n, const double *program, size_t bins, double rat
 }
 
 /* The zero-phase gain @p g (len/2+1 bins) as a Hann-windowed odd FIR of @p taps. */
-static int gain_to_fir(const double *g, size_t len, uint32_t taps, double **out)
+static int gain_to_fir(const double *g, size_t len, uint32_t taps, double **out, struct gf_errbuf *eb)
 {
 	size_t bins = len / 2 + 1;
+	const char *what = "taps: the filter from its gain";
+	int r = gf_fft_room(len, len * sizeof(double) + bins * sizeof(fftw_complex) + taps * sizeof(double),
+			    what, eb);
+	if (r)
+		return r;
 	fftw_complex *spec = fftw_malloc(bins * sizeof(fftw_complex));
 	double *t = fftw_malloc(len * sizeof(double)), *h = malloc(taps * sizeof(double));
 	fftw_plan p = spec && t ? gf_fftw_plan_c2r((int)len, spec, t) : NULL;
-	int r = GF_E_NOMEM;
-	if (!p || !h)
+	if (!p || !h) {
+		r = gf_fft_nomem(len, what, eb);
 		goto out;
+	}
 	for (size_t k = 0; k < bins; k++)
 		spec[k][0] = g[k], spec[k][1] = 0.0;
 	fftw_execute(p);
@@ -254,7 +267,7 @@ static int measure_program(const char *path, size_t len, double rate, double **o
 	if (!path)
 		return 0;
 	struct welch w;
-	int r = welch_init(&w, len);
+	int r = welch_init(&w, len, "input", eb);
 	if (!r)
 		r = measure(path, "input", rate, &w, eb);
 	if (!r && w.segments == 0)
@@ -281,7 +294,7 @@ int gf_denoise_design(const char *path, const char *program, double rate, uint32
 		return GF_E_CONFIG;
 	}
 	struct welch w;
-	int r = welch_init(&w, segment_len(taps));
+	int r = welch_init(&w, segment_len(taps), "noise", eb);
 	double *sm = r ? NULL : malloc(w.bins * sizeof(double)), *prog = NULL;
 	if (!r && !sm)
 		r = GF_E_NOMEM;
@@ -297,7 +310,7 @@ int gf_denoise_design(const char *path, const char *program, double rate, uint32
 	if (!r)
 		r = wiener_gain(sm, prog, w.bins, rate, reduction_db, rep);
 	if (!r)
-		r = gain_to_fir(sm, w.len, taps, h);
+		r = gain_to_fir(sm, w.len, taps, h, eb);
 	if (!r)
 		*n = taps;
 	free(sm);

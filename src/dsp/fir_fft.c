@@ -7,6 +7,7 @@
  */
 #include <fftw3.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "fir_fft.h"
@@ -29,20 +30,25 @@ static size_t fft_size(size_t n)
 	return best;
 }
 
-int gf_fir_convolve_fft(const double *a, uint32_t na, const double *b, uint32_t nb, double *y)
+int gf_fir_convolve_fft(const double *a, uint32_t na, const double *b, uint32_t nb, double *y,
+			struct gf_errbuf *eb)
 {
 	size_t n = (size_t)na + nb - 1, size = fft_size(n), bins = size / 2 + 1;
+	char what[96];
+	snprintf(what, sizeof(what), "convolving filters of %u and %u taps", na, nb);
+	int r = gf_fft_room(size, 2 * (size * sizeof(double) + bins * sizeof(fftw_complex)), what, eb);
+	if (r)
+		return r;
 	double *ta = fftw_alloc_real(size), *tb = fftw_alloc_real(size);
 	fftw_complex *fa = fftw_alloc_complex(bins), *fb = fftw_alloc_complex(bins);
 	fftw_plan pa = NULL, pb = NULL, pi = NULL;
-	int r = GF_E_NOMEM;
-	if (!ta || !tb || !fa || !fb)
-		goto out;
-	pa = gf_fftw_plan_r2c((int)size, ta, fa);
-	pb = gf_fftw_plan_r2c((int)size, tb, fb);
-	pi = gf_fftw_plan_c2r((int)size, fa, ta);
+	if (ta && tb && fa && fb) {
+		pa = gf_fftw_plan_r2c((int)size, ta, fa);
+		pb = gf_fftw_plan_r2c((int)size, tb, fb);
+		pi = gf_fftw_plan_c2r((int)size, fa, ta);
+	}
 	if (!pa || !pb || !pi) {
-		r = GF_E_FFT;
+		r = gf_fft_nomem(size, what, eb);
 		goto out;
 	}
 	memset(ta, 0, size * sizeof(double));

@@ -10,7 +10,12 @@
 
 #include "error.h"
 
-/** y[0 .. na+nb-2] = a * b by FFT (double precision). @return 0, GF_E_NOMEM or GF_E_FFT */
-int gf_fir_convolve_fft(const double *a, uint32_t na, const double *b, uint32_t nb, double *y);
+/**
+ * y[0 .. na+nb-2] = a * b by FFT (double precision).
+ * @return 0 or GF_E_NOMEM (what its FFTs need against what is available, in
+ *         @p eb, which may be NULL)
+ */
+int gf_fir_convolve_fft(const double *a, uint32_t na, const double *b, uint32_t nb, double *y,
+			struct gf_errbuf *eb);
 
 #endif

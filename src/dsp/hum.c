@@ -45,7 +45,11 @@ static int read_mono(const char *path, double rate, double **x, size_t *n, struc
 	cap = cap < GF_HUM_MAX_SAMPLES ? cap : GF_HUM_MAX_SAMPLES;
 	float *buf = malloc(4096 * ch * sizeof(float));
 	*x = fftw_malloc(cap * sizeof(double));
-	int r = buf && *x ? 0 : GF_E_NOMEM;
+	int r = 0;
+	if (!buf || !*x) {
+		gf_errbuf_set(eb, "freq_hz: \"auto\": out of memory for %zu samples of %s", cap, path);
+		r = GF_E_NOMEM;
+	}
 	while (!r && got < cap) {
 		sf_count_t k = sf_readf_float(f, buf, (sf_count_t)(cap - got < 4096 ? cap - got : 4096));
 		if (k <= 0)
@@ -63,16 +67,21 @@ static int read_mono(const char *path, double rate, double **x, size_t *n, struc
 	return r;
 }
 
-static int make_spectrum(const double *x, size_t n, double rate, struct spectrum *s)
+static int make_spectrum(const double *x, size_t n, double rate, struct spectrum *s, struct gf_errbuf *eb)
 {
 	size_t m = 1;
 	while (m < 2 * n)
 		m <<= 1;
+	const char *what = "freq_hz: \"auto\": the input's spectrum";
+	int r = gf_fft_room(m, m * sizeof(double) + (m / 2 + 1) * (sizeof(fftw_complex) + sizeof(double)),
+			    what, eb);
+	if (r)
+		return r;
 	double *t = fftw_malloc(m * sizeof(double));
 	fftw_complex *X = fftw_malloc((m / 2 + 1) * sizeof(fftw_complex));
 	s->p = malloc((m / 2 + 1) * sizeof(double));
 	fftw_plan plan = t && X ? gf_fftw_plan_r2c((int)m, t, X) : NULL;
-	int r = plan && s->p ? 0 : GF_E_NOMEM;
+	r = plan && s->p ? 0 : gf_fft_nomem(m, what, eb);
 	if (!r) {
 		for (size_t i = 0; i < m; i++)
 			t[i] = i < n ? x[i] * (0.5 - 0.5 * cos(2.0 * M_PI * (double)i / (double)n)) : 0.0;
@@ -176,7 +185,7 @@ int gf_hum_detect(const char *path, double rate, uint32_t max_harmonic, struct g
 		r = GF_E_CONFIG;
 	}
 	if (!r)
-		r = make_spectrum(x, n, rate, &s);
+		r = make_spectrum(x, n, rate, &s, eb);
 	if (!r) {
 		h->seconds = (double)n / rate;
 		double s50, s60, f50 = best_fundamental(&s, 50.0, max_harmonic, rate, &s50),

@@ -12,6 +12,7 @@
 #include <complex.h>
 #include <fftw3.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,48 +42,71 @@ static int log_magnitude(fftw_complex *spec, size_t bins)
 	return 0;
 }
 
-int gf_minphase(double *h, uint32_t n)
+/* One FFT size's arrays and plans, forward (x -> spec) and inverse. */
+struct mp_fft {
+	size_t m, bins;
+	double *x;
+	fftw_complex *spec;
+	fftw_plan fwd, inv;
+};
+
+static void mp_fft_free(struct mp_fft *t)
 {
-	if (n > GF_MINPHASE_MAX_TAPS)
-		return GF_E_TOOLONG;
-	if (n <= 1)
-		return n == 1 && h[0] != 0.0 ? (h[0] = fabs(h[0]), 0) : GF_E_INVAL;
-	size_t m = fft_len(n), bins = m / 2 + 1;
-	double *x = fftw_malloc(m * sizeof(double));
-	fftw_complex *spec = fftw_malloc(bins * sizeof(fftw_complex));
-	fftw_plan fwd = NULL, inv = NULL;
-	int r = GF_E_NOMEM;
-	if (!x || !spec)
-		goto out;
-	fwd = gf_fftw_plan_r2c((int)m, x, spec);
-	inv = gf_fftw_plan_c2r((int)m, spec, x);
-	if (!fwd || !inv)
-		goto out;
+	if (t->fwd)
+		gf_fftw_destroy(t->fwd);
+	if (t->inv)
+		gf_fftw_destroy(t->inv);
+	fftw_free(t->x);
+	fftw_free(t->spec);
+}
+
+/* h (n taps) -> its minimum-phase counterpart, through the plans of @p t. */
+static int fold_cepstrum(struct mp_fft *t, double *h, uint32_t n)
+{
+	size_t m = t->m;
+	double *x = t->x;
 	memset(x, 0, m * sizeof(double));
 	memcpy(x, h, n * sizeof(double));
-	fftw_execute(fwd);
-	if ((r = log_magnitude(spec, bins)))
-		goto out;
-	fftw_execute(inv); /* x = M * real cepstrum (the c2r input is destroyed, it is not needed) */
+	fftw_execute(t->fwd);
+	int r = log_magnitude(t->spec, t->bins);
+	if (r)
+		return r;
+	fftw_execute(t->inv); /* x = M * real cepstrum (the c2r input is destroyed, it is not needed) */
 	for (size_t k = 1; k < m / 2; k++)
 		x[k] *= 2.0 / (double)m;
 	x[0] /= (double)m;
 	x[m / 2] /= (double)m;
 	memset(x + m / 2 + 1, 0, (m / 2 - 1) * sizeof(double));
-	fftw_execute(fwd);
-	for (size_t k = 0; k < bins; k++)
-		spec[k] = cexp(spec[k]);
-	fftw_execute(inv);
+	fftw_execute(t->fwd);
+	for (size_t k = 0; k < t->bins; k++)
+		t->spec[k] = cexp(t->spec[k]);
+	fftw_execute(t->inv);
 	for (uint32_t k = 0; k < n; k++)
 		h[k] = x[k] / (double)m;
-	r = 0;
-out:
-	if (fwd)
-		gf_fftw_destroy(fwd);
-	if (inv)
-		gf_fftw_destroy(inv);
-	fftw_free(x);
-	fftw_free(spec);
+	return 0;
+}
+
+int gf_minphase(double *h, uint32_t n, struct gf_errbuf *eb)
+{
+	if (n > GF_MINPHASE_MAX_TAPS)
+		return GF_E_TOOLONG;
+	if (n <= 1)
+		return n == 1 && h[0] != 0.0 ? (h[0] = fabs(h[0]), 0) : GF_E_INVAL;
+	struct mp_fft t = {.m = fft_len(n)};
+	t.bins = t.m / 2 + 1;
+	char what[64];
+	snprintf(what, sizeof(what), "minimum phase of %u taps", n);
+	int r = gf_fft_room(t.m, t.m * sizeof(double) + t.bins * sizeof(fftw_complex), what, eb);
+	if (r)
+		return r;
+	t.x = fftw_malloc(t.m * sizeof(double));
+	t.spec = fftw_malloc(t.bins * sizeof(fftw_complex));
+	if (t.x && t.spec) {
+		t.fwd = gf_fftw_plan_r2c((int)t.m, t.x, t.spec);
+		t.inv = gf_fftw_plan_c2r((int)t.m, t.spec, t.x);
+	}
+	r = t.fwd && t.inv ? fold_cepstrum(&t, h, n) : gf_fft_nomem(t.m, what, eb);
+	mp_fft_free(&t);
 	return r;
 }
 

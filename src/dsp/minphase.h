@@ -32,9 +32,10 @@
 /**
  * Replace @p h (length @p n) by its minimum-phase counterpart of the same
  * length and magnitude response.
- * @return 0, GF_E_TOOLONG (n > GF_MINPHASE_MAX_TAPS), GF_E_INVAL (all zeros) or GF_E_NOMEM.
+ * @return 0, GF_E_TOOLONG (n > GF_MINPHASE_MAX_TAPS), GF_E_INVAL (all zeros) or GF_E_NOMEM
+ *         (the message, how much its FFT needs against what is available, in @p eb: may be NULL).
  */
-int gf_minphase(double *h, uint32_t n);
+int gf_minphase(double *h, uint32_t n, struct gf_errbuf *eb);
 
 /** Group delay of @p h in samples at @p freq_hz: Re{sum k h[k] z^-k / H(z)} on the unit circle. */
 double gf_group_delay(const double *h, uint32_t n, double freq_hz, double rate);

@@ -61,7 +61,7 @@ static int open_input(struct run *r, const struct gf_offline_opts *o, struct gf_
 			      o->input, r->in_info.samplerate, GF_RATE_MIN, GF_RATE_MAX);
 		return GF_E_FORMAT;
 	}
-	gf_offline_warn_if_truncated(r->in, o->input, r->in_info.frames);
+	gf_offline_warn_if_truncated(r->in, &r->in_info, o->input);
 	return 0;
 }
 

@@ -12,6 +12,7 @@
 #include "log.h"
 #include "offline_internal.h"
 #include "safe_file.h"
+#include "sound_trunc.h"
 
 /* ---- formats ------------------------------------------------------------ */
 
@@ -212,23 +213,15 @@ void gf_offline_copy_strings(SNDFILE *in, SNDFILE *out)
 }
 
 /*
- * A file cut short (an interrupted copy or download) still opens: libsndfile
- * reads the frames that are there and notes the shortfall in its log as
- * "data : N (should be M)" (WAV; "SSND" in AIFF). Filtering what is there is
- * what the user can use; say so, since the header promised more.
+ * A file cut short (an interrupted copy or download) still opens, and
+ * libsndfile reads the frames that are there (sound_trunc.h). Filtering what
+ * is there is what the user can use; say so, since the header promised more.
  */
-void gf_offline_warn_if_truncated(SNDFILE *f, const char *path, sf_count_t frames)
+void gf_offline_warn_if_truncated(SNDFILE *f, const SF_INFO *info, const char *path)
 {
-	char log[4096] = "";
-	sf_command(f, SFC_GET_LOG_INFO, log, sizeof(log));
-	for (char *save = NULL, *line = strtok_r(log, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		if ((strncmp(line, "data", 4) == 0 || strncmp(line, "SSND", 4) == 0) &&
-		    strstr(line, "should be")) {
-			gf_warn("%s: the file ends before its header says (truncated?): filtering the %lld "
-				"frames it holds",
-				path, (long long)frames);
-			return;
-		}
-	}
+	uint64_t header;
+	if (gf_sound_truncated(f, info, &header))
+		gf_warn("%s: the file ends before its header says (truncated?): filtering the %lld frames it "
+			"holds",
+			path, (long long)info->frames);
 }

@@ -29,7 +29,7 @@ int gf_offline_check_paths(const char *in, const char *out, struct gf_errbuf *eb
  * (the temporary output itself: temp_file.h). */
 void gf_offline_setup_phase(int on);
 void gf_offline_copy_strings(SNDFILE *in, SNDFILE *out);
-void gf_offline_warn_if_truncated(SNDFILE *f, const char *path, sf_count_t frames);
+void gf_offline_warn_if_truncated(SNDFILE *f, const SF_INFO *info, const char *path);
 
 /* offline_align.c: frames the writer drops at the start, frames of silence the engine runs at the end */
 struct gf_offline_align {

@@ -122,15 +122,21 @@ static void write_piece(struct gf_recorder *r, const float *data, uint32_t frame
 {
 	if (!r->sf || frames == 0)
 		return;
+	errno = 0;
 	sf_count_t n = sf_writef_float(r->sf, data, frames);
+	int e = errno;
 	if (n > 0)
 		atomic_fetch_add_explicit(&r->frames, (uint64_t)n, memory_order_relaxed);
 	if (n == (sf_count_t)frames)
 		return;
 	atomic_store(&r->active, 0);
 	atomic_fetch_add(&r->errors, 1);
-	gf_err("recording to %s stopped after %llu frames: %s; audio continues", r->path,
-	       (unsigned long long)atomic_load(&r->frames), sf_strerror(r->sf));
+	/* EFBIG: RLIMIT_FSIZE reached (the daemon ignores SIGXFSZ so that this is an error, not its end) */
+	gf_err("recording to %s stopped after %llu frames: %s%s; audio continues", r->path,
+	       (unsigned long long)atomic_load(&r->frames), sf_strerror(r->sf),
+	       e == EFBIG ? " (the file reached this process's size limit, RLIMIT_FSIZE: ulimit -f, "
+			    "LimitFSIZE=)"
+			  : "");
 	sf_close(r->sf); /* rewrites the header: the frames written stay a valid file */
 	r->sf = NULL;
 }

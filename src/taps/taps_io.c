@@ -14,6 +14,7 @@
 
 #include "log.h"
 #include "safe_file.h"
+#include "sound_trunc.h"
 
 /* 16 Mi taps of about 25 characters each, with room for comments */
 #define TEXT_MAX_BYTES (1 << 30)
@@ -227,24 +228,24 @@ static int read_channel(SNDFILE *sf, const SF_INFO *info, const char *name, uint
 }
 
 /*
- * A file cut short (an interrupted copy) still opens: libsndfile reads the
- * frames that are there and notes the shortfall in its log as "data : N
- * (should be M)" (WAV; "SSND" in AIFF). Say so, as the offline input does:
- * an impulse response missing its tail is a different filter.
+ * A file cut short (an interrupted copy) still opens, and libsndfile would
+ * read the frames that are there: refused, since an impulse response missing
+ * its tail is a different filter, and a reload must keep the running one.
  */
-static void warn_if_truncated(SNDFILE *sf, const char *name, sf_count_t frames)
+static int check_truncated(SNDFILE *sf, const SF_INFO *info, const char *name, struct gf_errbuf *eb)
 {
-	char log[4096] = "";
-	sf_command(sf, SFC_GET_LOG_INFO, log, sizeof(log));
-	for (char *save = NULL, *line = strtok_r(log, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		if ((strncmp(line, "data", 4) == 0 || strncmp(line, "SSND", 4) == 0) &&
-		    strstr(line, "should be")) {
-			gf_warn("%s: the file ends before its header says (truncated?): using the %lld "
-				"frames it "
-				"holds",
-				name, (long long)frames);
-			return;
-		}
+	uint64_t header;
+	if (!gf_sound_truncated(sf, info, &header))
+		return 0;
+	if (header)
+		gf_errbuf_set(eb, "%s: truncated: header says %llu frames, %lld read (an interrupted copy?)",
+			      name, (unsigned long long)header, (long long)info->frames);
+	else
+		gf_errbuf_set(eb,
+			      "%s: truncated: the file ends before its header says, after %lld frames (an "
+			      "interrupted copy?)",
+			      name, (long long)info->frames);
+	return GF_E_FORMAT;
 }
 
 static int read_sf(SNDFILE *sf, SF_INFO *info, const char *name, uint32_t rate,
@@ -255,10 +256,11 @@ static int read_sf(SNDFILE *sf, SF_INFO *info, const char *name, uint32_t rate,
 	struct vec a = {0};
 	if (file_rate)
 		*file_rate = (uint32_t)info->samplerate;
-	int r = check_select(info, name, rate, sel, &count, eb);
+	int r = check_truncated(sf, info, name, eb);
+	if (!r)
+		r = check_select(info, name, rate, sel, &count, eb);
 	if (r)
 		return r;
-	warn_if_truncated(sf, name, info->frames);
 	if (sel->offset && sf_seek(sf, (sf_count_t)sel->offset, SEEK_SET) < 0) {
 		gf_errbuf_set(eb, "%s: cannot seek to frame %llu: %s", name, (unsigned long long)sel->offset,
 			      sf_strerror(sf));

@@ -11,9 +11,17 @@
  *     while nothing forces locking; refused with both figures once all memory
  *     is locked (mlockall); a build under mlockall is checked against the
  *     same budget
+ *  17  FFTW aborts the process when its own allocation fails (its planner
+ *     calls abort()), though the config's memory estimate let the filter
+ *     through: a minimum-phase design (an FFT of 2^22 points) under a sweep
+ *     of RLIMIT_AS limits 12 MiB apart, through --check-config, an offline run and the
+ *     daemon's reload path (gf_reload_job_run, in a child): at every limit
+ *     the build either succeeds or fails with a message and an exit code,
+ *     never SIGABRT, and a failed reload keeps the running filter
  */
 #define _GNU_SOURCE
 #include <grp.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -21,10 +29,13 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "engine.h"
 #include "error.h"
 #include "live_internal.h"
 #include "memlimit.h"
+#include "reload.h"
 #include "run_prog.h"
+#include "sndutil.h"
 #include "testutil.h"
 
 #define MIB (1024ull * 1024ull)
@@ -32,8 +43,8 @@
 
 static char *dir;
 
-/* gpufir --check-config -c @p conf with RLIMIT_AS = @p as_bytes; @return its wait status. */
-static int run_limited(const char *conf, uint64_t as_bytes, char *err, size_t len)
+/* gpufir ARGS with RLIMIT_AS = @p as_bytes; @return its wait status, its stderr in @p err. */
+static int run_args_limited(const char *const args[], uint64_t as_bytes, char *err, size_t len)
 {
 	char *err_path = gf_test_path(dir, "err.txt");
 	pid_t pid = fork();
@@ -46,7 +57,10 @@ static int run_limited(const char *conf, uint64_t as_bytes, char *err, size_t le
 		if (setrlimit(RLIMIT_AS, &rl) != 0 || !freopen(err_path, "w", stderr) ||
 		    !freopen("/dev/null", "w", stdout))
 			_exit(121);
-		execl(gpufir_bin(), "gpufir", "--check-config", "-c", conf, (char *)NULL);
+		const char *argv[16] = {"gpufir"};
+		for (int i = 0; args[i] && i < 14; i++)
+			argv[i + 1] = args[i];
+		execv(gpufir_bin(), (char *const *)argv);
 		_exit(127);
 	}
 	int st;
@@ -56,26 +70,38 @@ static int run_limited(const char *conf, uint64_t as_bytes, char *err, size_t le
 	return st;
 }
 
+/* gpufir --check-config -c @p conf with RLIMIT_AS = @p as_bytes. */
+static int run_limited(const char *conf, uint64_t as_bytes, char *err, size_t len)
+{
+	return run_args_limited(ARGS("--check-config", "-c", conf), as_bytes, err, len);
+}
+
 static int exited(int st, int code)
 {
 	return WIFEXITED(st) && WEXITSTATUS(st) == code;
 }
 
-/* The least RLIMIT_AS (64 MiB steps) under which gpufir checks a tiny config; 0 if not even 8 GiB. */
-static uint64_t base_limit(const char *tiny)
+/* The least RLIMIT_AS (within 64 MiB) under which gpufir ARGS succeeds; 0 if not even 8 GiB. */
+static uint64_t base_limit_args(const char *const args[])
 {
 	char err[4096];
 	uint64_t lo = 64 * MIB, hi = 8192 * MIB;
-	if (!exited(run_limited(tiny, hi, err, sizeof(err)), 0))
+	if (!exited(run_args_limited(args, hi, err, sizeof(err)), 0))
 		return 0; /* a sanitizer build reserves terabytes of address space */
 	while (hi - lo > 64 * MIB) {
 		uint64_t mid = (lo + hi) / 2;
-		if (exited(run_limited(tiny, mid, err, sizeof(err)), 0))
+		if (exited(run_args_limited(args, mid, err, sizeof(err)), 0))
 			hi = mid;
 		else
 			lo = mid;
 	}
 	return hi;
+}
+
+/* The least RLIMIT_AS under which gpufir checks a tiny config. */
+static uint64_t base_limit(const char *tiny)
+{
+	return base_limit_args(ARGS("--check-config", "-c", tiny));
 }
 
 static void case8_address_space(void)
@@ -127,9 +153,10 @@ static void become_limited_user(void)
 	CHECK(setrlimit(RLIMIT_MEMLOCK, &rl) == 0);
 }
 
-/* In a child (it gives up root and marks all memory locked). */
-static void locked_cases(const char *err_path)
+/* In a child (it gives up root and marks all memory locked); @p arg: its stderr's file. */
+static void locked_cases(void *arg)
 {
+	const char *err_path = arg;
 	become_limited_user();
 	struct gf_errbuf eb = {""};
 	struct gf_live *l = NULL;
@@ -172,18 +199,7 @@ static void locked_cases(const char *err_path)
 static void case8_locked(void)
 {
 	char *err_path = gf_test_path(dir, "locked-err.txt");
-	fflush(stdout);
-	pid_t pid = fork();
-	CHECK(pid >= 0);
-	if (pid == 0) {
-		if (!freopen(err_path, "w", stderr))
-			_exit(121);
-		locked_cases(err_path);
-		fflush(stdout);
-		_exit(0);
-	}
-	int st;
-	CHECK(waitpid(pid, &st, 0) == pid);
+	int st = gf_test_in_child(locked_cases, err_path, err_path);
 	if (!exited(st, 0)) {
 		char err[4096] = "";
 		gf_test_read_file(err_path, err, sizeof(err));
@@ -193,6 +209,142 @@ static void case8_locked(void)
 	free(err_path);
 }
 
+/* ---- case 17: FFTW's own allocations -------------------------------------- */
+
+/* 16383 taps to minimum phase: an FFT of 2^22 points (64 MiB of arrays, FFTW's plans about 68 MiB). */
+#define MP_FILTERS                                                                                           \
+	"filters = ({ name = \"a\"; design = \"lowpass\"; cutoff_hz = 1000.0; taps = 16383; "                \
+	"phase = \"minimum\"; });\nchain = [\"a\"];\n"
+#define SWEEP_STEP (12 * MIB)
+#define SWEEP_STEPS 20
+
+/* One limit: gpufir succeeded or failed with a message, never by a signal. @return 1 if it succeeded. */
+static int sweep_step(const char *what, const char *const args[], uint64_t base, uint64_t add)
+{
+	char err[16384];
+	int st = run_args_limited(args, base + add, err, sizeof(err));
+	int sig = WIFSIGNALED(st) ? WTERMSIG(st) : 0;
+	const char *msg = strstr(err, "error: ");
+	int n = msg ? (int)strcspn(msg, "\n") : 0;
+	printf("case 17 (%s, ulimit -v %llu MiB + %llu MiB): %s%d %.*s\n", what,
+	       (unsigned long long)(base / MIB), (unsigned long long)(add / MIB),
+	       sig ? "KILLED by signal " : "exit ", sig ? sig : WEXITSTATUS(st), n, msg ? msg : "");
+	CHECK(!sig && (exited(st, 0) || msg));
+	return exited(st, 0);
+}
+
+/* gpufir ARGS from the least limit a tiny run needs (@p tiny) upwards: the sweep crosses the build's need. */
+static void sweep(const char *what, const char *const args[], const char *const tiny[])
+{
+	uint64_t base = base_limit_args(tiny);
+	if (!base) {
+		printf("case 17 (%s): skipped (no run under an 8 GiB address-space limit: a sanitizer "
+		       "build?)\n",
+		       what);
+		return;
+	}
+	int ok = 0;
+	for (int k = 0; k <= SWEEP_STEPS; k++)
+		ok += sweep_step(what, args, base, (uint64_t)k * SWEEP_STEP);
+	printf("case 17 (%s): %d of %d limits built, the others refused with a message\n", what, ok,
+	       SWEEP_STEPS + 1);
+	CHECK(ok > 0 && ok <= SWEEP_STEPS);
+}
+
+static void case17_programs(void)
+{
+	char *tiny = gf_test_write_text_in(dir, "tiny17.conf",
+					   "filters = ({ name = \"a\"; coeffs = [0.5]; });\n"
+					   "chain = [\"a\"];\n");
+	char *mp = gf_test_write_text_in(dir, "mp17.conf", MP_FILTERS);
+	char *in = gf_test_path(dir, "in17.wav"), *out = gf_test_path(dir, "out17.wav");
+	float x[4800 * 2] = {0};
+	x[0] = 1.0f;
+	gf_test_write_sound(in, SF_FORMAT_WAV | SF_FORMAT_FLOAT, 48000, 2, 4800, x);
+	sweep("--check-config", ARGS("--check-config", "-c", mp), ARGS("--check-config", "-c", tiny));
+	sweep("offline run", ARGS("-q", "-i", in, "-o", out, "-c", mp),
+	      ARGS("-q", "-i", in, "-o", out, "-c", tiny));
+	free(tiny);
+	free(mp);
+	free(in);
+	free(out);
+}
+
+static uint64_t address_space_used(void)
+{
+	uint64_t pages = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	CHECK(f && fscanf(f, "%" SCNu64, &pages) == 1);
+	fclose(f);
+	return pages * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+/* The daemon's reload path under a limit: the job succeeds or fails with its text; the running engine keeps
+ * its 2-tap filter (nothing is swapped here). @return 1 if it built. */
+static int reload_step(struct gf_config_source *src, const struct gf_config *running, struct gf_engine *e,
+		       uint64_t used, uint64_t add)
+{
+	struct rlimit rl;
+	CHECK(getrlimit(RLIMIT_AS, &rl) == 0);
+	rl.rlim_cur = (rlim_t)(used + add);
+	CHECK(setrlimit(RLIMIT_AS, &rl) == 0);
+	struct gf_reload_job j;
+	gf_reload_job_init(&j, src, running, 1, 0);
+	int err = gf_reload_job_run(&j);
+	rl.rlim_cur = RLIM_INFINITY;
+	CHECK(setrlimit(RLIMIT_AS, &rl) == 0);
+	printf("case 17 (daemon reload, ulimit -v in use + %llu MiB): %s\n", (unsigned long long)(add / MIB),
+	       err ? j.r.text : "built");
+	CHECK(!err || (j.r.outcome == GF_RELOAD_FAILED && strncmp(j.r.text, "reload failed: ", 15) == 0));
+	CHECK(!err || strstr(j.r.text, "mp17d.conf"));
+	gf_reload_job_clear(&j);
+	CHECK(gf_engine_taps(e) == 2 && !gf_engine_swap_pending(e));
+	return !err;
+}
+
+/* In a child: start up on a 2-tap filter, then reload the minimum-phase config under rising limits. */
+static void reload_child(void *unused)
+{
+	(void)unused;
+	char *conf = gf_test_write_text_in(
+		dir, "mp17d.conf",
+		"backend = \"cpu\";\nfilters = ({ name = \"a\"; coeffs = [0.5, 0.25]; });\n"
+		"chain = [\"a\"];\n");
+	struct gf_config_source src = {.path = conf};
+	struct gf_reload_job j;
+	gf_reload_job_init(&j, &src, NULL, 0, 0);
+	CHECK_OK(gf_reload_job_run(&j));
+	struct gf_engine *e = j.engine;
+	struct gf_config *cfg = j.cfg;
+	j.engine = NULL;
+	j.cfg = NULL;
+	gf_reload_job_clear(&j);
+	gf_test_write_text(conf, "backend = \"cpu\";\n" MP_FILTERS);
+	uint64_t used = address_space_used();
+	int ok = 0;
+	for (int k = 0; k <= SWEEP_STEPS; k++)
+		ok += reload_step(&src, cfg, e, used, (uint64_t)k * SWEEP_STEP);
+	printf("case 17 (daemon reload): %d of %d limits built, the others failed with a message; the "
+	       "running filter stayed\n",
+	       ok, SWEEP_STEPS + 1);
+	CHECK(ok > 0 && ok <= SWEEP_STEPS);
+	gf_engine_free(e);
+	gf_config_free(cfg);
+	free(conf);
+}
+
+static void case17_reload(void)
+{
+	if (!base_limit_args(ARGS("--version"))) {
+		printf("case 17 (daemon reload): skipped (a sanitizer build?)\n");
+		return;
+	}
+	int st = gf_test_in_child(reload_child, NULL, NULL);
+	if (WIFSIGNALED(st))
+		printf("case 17 (daemon reload): KILLED by signal %d\n", WTERMSIG(st));
+	CHECK(exited(st, 0));
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -200,6 +352,8 @@ int main(void)
 	CHECK(chmod(dir, 0777) == 0); /* the child that gave up root writes here */
 	case8_locked();
 	case8_address_space();
+	case17_programs();
+	case17_reload();
 	gf_test_rmtree(dir);
 	free(dir);
 	printf("ok\n");

@@ -9,14 +9,23 @@
  *      config is refused; a symlink at the path (to a victim file) is never
  *      followed, the victim is unchanged; a FIFO at the path does not hang;
  *      the recording is created owner-only
+ *   4  a recording that reaches RLIMIT_FSIZE: with the daemon's signal set-up
+ *      (SIGXFSZ ignored) the write fails with EFBIG, the recording ends with
+ *      a message and a valid file, and the audio side goes on (the ring is
+ *      still drained); with the default disposition SIGXFSZ kills the
+ *      process, as it killed the daemon before
  */
 #define _GNU_SOURCE
 #include <signal.h>
+#include <sndfile.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "config.h"
+#include "daemon.h"
 #include "error.h"
 #include "recorder.h"
 #include "ring.h"
@@ -155,6 +164,87 @@ static void case3_config(void)
 	free(inc);
 }
 
+#define FSIZE_LIMIT (256 * 1024) /* about 0.7 s of the recording */
+
+struct limited {
+	const char *path;
+	int daemon_setup;
+};
+
+/* In a child: record 2 s under RLIMIT_FSIZE, with the daemon's set-up if asked. */
+static void record_limited(void *arg)
+{
+	const char *path = ((const struct limited *)arg)->path;
+	if (((const struct limited *)arg)->daemon_setup)
+		gf_daemon_ignore_sigxfsz();
+	struct rlimit rl = {FSIZE_LIMIT, FSIZE_LIMIT};
+	CHECK(setrlimit(RLIMIT_FSIZE, &rl) == 0);
+	struct gf_ring *ring;
+	struct gf_recorder *rec;
+	struct gf_errbuf eb = {""};
+	CHECK_OK(gf_ring_new(&ring, 8192, CH));
+	CHECK_OK_EB(gf_recorder_new(&rec, path, RATE, ring, &eb), &eb);
+	CHECK_OK_EB(gf_recorder_start(rec, &eb), &eb);
+	float x[256 * CH] = {0};
+	/* the audio side: it never waits for the disk, and its ring keeps being drained */
+	for (uint32_t done = 0; done < 2 * RATE;) {
+		if (gf_ring_write_space(ring) < 256) {
+			gf_recorder_kick(rec);
+			usleep(1000);
+			continue;
+		}
+		CHECK(gf_ring_write(ring, x, 256) == 256);
+		done += 256;
+	}
+	gf_recorder_stop(rec);
+	printf("case 4 (child): all 2 s of audio passed; recorder errors %llu, %llu frames written, active "
+	       "%d\n",
+	       (unsigned long long)gf_recorder_errors(rec), (unsigned long long)gf_recorder_frames(rec),
+	       gf_recorder_active(rec));
+	CHECK(gf_recorder_errors(rec) >= 1 && !gf_recorder_active(rec));
+	gf_recorder_free(rec);
+	gf_ring_free(ring);
+}
+
+/* @return the child's wait status; its stderr in @p err */
+static int run_limited(const char *path, int daemon_setup, char *err, size_t len)
+{
+	char *err_path = gf_test_path(dir, "rec-err.txt");
+	struct limited arg = {path, daemon_setup};
+	int st = gf_test_in_child(record_limited, &arg, err_path);
+	gf_test_read_file(err_path, err, len);
+	free(err_path);
+	return st;
+}
+
+static void case4(void)
+{
+	char err[4096];
+	char *dflt = gf_test_path(dir, "fsize-default.wav");
+	int st = run_limited(dflt, 0, err, sizeof(err));
+	printf("case 4 (RLIMIT_FSIZE %d KiB, default SIGXFSZ disposition): %s %d\n", FSIZE_LIMIT / 1024,
+	       WIFSIGNALED(st) ? "killed by signal" : "exit",
+	       WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGXFSZ);
+
+	char *path = gf_test_path(dir, "fsize.wav");
+	st = run_limited(path, 1, err, sizeof(err));
+	printf("case 4 (RLIMIT_FSIZE %d KiB, the daemon's set-up): %s %d; %s", FSIZE_LIMIT / 1024,
+	       WIFSIGNALED(st) ? "KILLED by signal" : "exit",
+	       WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st), err);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK(strstr(err, "fsize.wav stopped after") && strstr(err, "audio continues"));
+	SF_INFO info = {0};
+	SNDFILE *f = sf_open(path, SFM_READ, &info);
+	CHECK(f);
+	sf_close(f);
+	printf("case 4 (the recording): %ld bytes, a valid file of %lld frames\n", size_of(path),
+	       (long long)info.frames);
+	CHECK(size_of(path) <= FSIZE_LIMIT && info.frames > 0);
+	free(dflt);
+	free(path);
+}
+
 int main(void)
 {
 	signal(SIGALRM, on_alarm);
@@ -163,6 +253,7 @@ int main(void)
 	case2();
 	case3_files();
 	case3_config();
+	case4();
 	gf_test_rmtree(dir);
 	free(dir);
 	printf("ok\n");

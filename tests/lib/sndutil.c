@@ -3,6 +3,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "testutil.h"
 
@@ -36,6 +38,17 @@ float *gf_test_read_sound(const char *path, SF_INFO *info, int whole)
 	info->frames = got;
 	sf_close(f);
 	return y;
+}
+
+void gf_test_write_cut_sound(const char *path, int format, int rate, uint32_t channels, uint32_t frames,
+			     const float *x, uint32_t keep)
+{
+	gf_test_write_sound(path, format, rate, channels, frames, x);
+	int bits = gf_test_subtype_bits(format);
+	off_t bytes = bits ? bits / 8 : (format & SF_FORMAT_SUBMASK) == SF_FORMAT_DOUBLE ? 8 : 4;
+	struct stat st;
+	CHECK(keep < frames && stat(path, &st) == 0);
+	CHECK(truncate(path, st.st_size - (off_t)(frames - keep) * bytes * (off_t)channels) == 0);
 }
 
 int gf_test_subtype_bits(int format)

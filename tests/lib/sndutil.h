@@ -18,6 +18,14 @@ void gf_test_write_sound(const char *path, int format, int rate, uint32_t channe
 			 const float *x);
 
 /**
+ * gf_test_write_sound, then cut the file after @p keep of its frames, as an
+ * interrupted copy leaves it: the header still promises all @p frames.
+ * WAV or AIFF of a fixed-size encoding (the audio is the file's last chunk).
+ */
+void gf_test_write_cut_sound(const char *path, int format, int rate, uint32_t channels, uint32_t frames,
+			     const float *x, uint32_t keep);
+
+/**
  * Decode all of @p path as float, as gpufir's reader does. info->frames
  * becomes the frames actually read; with @p whole, anything short of what the
  * header promised fails the test (without it, a file cut short is read to

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -290,4 +291,23 @@ struct gf_engine_stats gf_test_stats(const struct gf_engine *e)
 	struct gf_engine_stats s;
 	gf_engine_get_stats(e, &s);
 	return s;
+}
+
+int gf_test_in_child(void (*fn)(void *), void *arg, const char *err_path)
+{
+	fflush(stdout);
+	fflush(stderr);
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		if (err_path && !freopen(err_path, "w", stderr))
+			_exit(121);
+		fn(arg);
+		fflush(stdout);
+		fflush(stderr);
+		_exit(0);
+	}
+	int st;
+	CHECK(waitpid(pid, &st, 0) == pid);
+	return st;
 }

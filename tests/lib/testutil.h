@@ -68,6 +68,14 @@ double gf_test_rel_l2(const float *got, const double *ref, size_t n);
 /** Print "SKIP: why" and exit 77 (CTest SKIP_RETURN_CODE). */
 void gf_test_skip(const char *why) __attribute__((noreturn));
 
+/**
+ * Run @p fn(@p arg) in a forked child, its stderr into @p err_path (NULL:
+ * inherited), and wait for it: for what may end the process (resource
+ * limits, signals). The child exits 0 once @p fn returns (a failed CHECK: 1).
+ * @return its wait status
+ */
+int gf_test_in_child(void (*fn)(void *), void *arg, const char *err_path);
+
 /** Make a fresh temporary directory; returns a malloc'ed path. */
 char *gf_test_tmpdir(const char *tag);
 /** Remove @p dir and everything in it (rm -rf); fails the test if that fails.

@@ -26,6 +26,7 @@
 #include <fftw3.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +34,7 @@
 #include "cpu_fft_kernels.h"
 #include "cpu_tune.h"
 #include "fft_wisdom.h"
+#include "memlimit.h"
 
 /* FFTW's planner is not thread-safe: plans are made and destroyed under this lock. */
 static pthread_mutex_t planner_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -264,12 +266,21 @@ static void chan_load_taps(struct gf_cpu_fft *f, struct fft_chan *c, const float
 		c->head_r[k] = h[f->lh - 1 - k];
 }
 
-static int make_plans(struct gf_cpu_fft *f)
+/* FFTW aborts when its own allocation fails: its plans' memory is checked first (memlimit.h). */
+static int make_plans(struct gf_cpu_fft *f, struct gf_errbuf *eb)
 {
+	char what[64];
+	snprintf(what, sizeof(what), "cpu fft: FFTW's plans of %u points", f->N);
+	int err = gf_mem_check(gf_mem_fft_plan_bytes(f->N, sizeof(float)), what, eb);
+	if (err)
+		return err;
 	pthread_mutex_lock(&planner_lock);
 	gf_fft_wisdom_plan_pair((int)f->N, f->time, f->spec, &f->r2c, &f->c2r);
 	pthread_mutex_unlock(&planner_lock);
-	return f->r2c && f->c2r ? 0 : GF_E_FFT;
+	if (f->r2c && f->c2r)
+		return 0;
+	gf_errbuf_set(eb, "cpu fft: FFTW could not plan a %u-point transform", f->N);
+	return GF_E_FFT;
 }
 
 static void set_costs(struct gf_cpu_fft *f)
@@ -318,11 +329,8 @@ int gf_cpu_fft_new(struct gf_cpu_fft **out, const struct gf_filter_set *fs, uint
 	for (uint32_t c = 0; c < f->channels; c++)
 		if (chan_alloc(f, &f->ch[c]))
 			goto fail;
-	err = make_plans(f);
-	if (err) {
-		gf_errbuf_set(eb, "cpu fft: FFTW could not plan a %u-point transform", f->N);
-		goto fail;
-	}
+	if ((err = make_plans(f, eb)))
+		goto fail_said;
 	for (uint32_t c = 0; c < f->channels; c++)
 		chan_load_taps(f, &f->ch[c], gf_filter_set_channel(fs, c));
 	f->newest = f->K - 1;
@@ -330,8 +338,8 @@ int gf_cpu_fft_new(struct gf_cpu_fft **out, const struct gf_filter_set *fs, uint
 	*out = f;
 	return 0;
 fail:
-	if (err == GF_E_NOMEM)
-		gf_errbuf_set(eb, "cpu fft: out of memory for %u channels x %u taps", fs->channels, fs->taps);
+	gf_errbuf_set(eb, "cpu fft: out of memory for %u channels x %u taps", fs->channels, fs->taps);
+fail_said:
 	gf_cpu_fft_free(f);
 	return err;
 }

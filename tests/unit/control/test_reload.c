@@ -6,11 +6,12 @@
  * Start-up is a job with nothing running: it brings the engine. A good config
  * is APPLIED and swapped in (the engine's output becomes the new filter's
  * reference convolution); a broken one (syntax error, missing file, NaN or
- * Inf tap) keeps the running filter and says FILE:LINE; a change of stream
- * settings is a RESTART whose engine the job built; a stream that went away,
- * or a stuck worker that forced the CPU backend, while the job ran makes it
- * build the engine it now needs; a swap behind a crossfade is retried, then
- * succeeds, or gives up after crossfade_ms + GF_RELOAD_SWAP_GRACE_MS. */
+ * Inf tap, a WAV impulse response cut short) keeps the running filter and
+ * says FILE:LINE; a change of stream settings is a RESTART whose engine the
+ * job built; a stream that went away, or a stuck worker that forced the CPU
+ * backend, while the job ran makes it build the engine it now needs; a swap
+ * behind a crossfade is retried, then succeeds, or gives up after
+ * crossfade_ms + GF_RELOAD_SWAP_GRACE_MS. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 #include "engine.h"
 #include "filter_set.h"
 #include "reload.h"
+#include "sndutil.h"
 #include "testutil.h"
 
 #define CH 2
@@ -155,6 +157,18 @@ static void expect_failure(const struct gf_config *cfg, struct gf_engine *e, con
 	uint32_t from = pos;
 	process(e, 8);
 	CHECK(gf_engine_taps(e) == taps && err_since(from, h, taps) < 1e-5);
+}
+
+/* A WAV impulse response cut short (an interrupted copy) is refused: b.txt stays. */
+static void truncated_ir(const struct gf_config *cfg, struct gf_engine *e)
+{
+	char *cut = gf_test_path(dir, "cut.wav");
+	gf_test_write_cut_sound(cut, SF_FORMAT_WAV | SF_FORMAT_FLOAT, 48000, 1, 4095, hc, 1000);
+	write_text("gpufir.conf", "sample_rate = 48000;\nblock_frames = 64;\nbackend = \"cpu\";\n"
+				  "filters = ( { name = \"f\"; file = \"cut.wav\"; } );\nchain = [\"f\"];\n");
+	printf("reload with a WAV IR cut after 1000 of its 4095 frames:\n");
+	expect_failure(cfg, e, "cut.wav: truncated: header says 4095 frames, 1000 read", hb, 255);
+	free(cut);
 }
 
 /* Stream settings changed: a RESTART, whose engine (of the new config) the job built. */
@@ -328,6 +342,7 @@ int main(void)
 	write_text("inf.txt", "0.5\n1e39\n"); /* finite as a double, Inf as a float */
 	write_conf("inf.txt", "");
 	expect_failure(cfg, e, "gpufir.conf", hb, 255);
+	truncated_ir(cfg, e);
 
 	/* Fixing the file applies it. */
 	write_conf("a.txt", "");

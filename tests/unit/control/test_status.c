@@ -1,5 +1,6 @@
 /* status.c: the one-shot status protocol, stale-socket replacement, refusal
- * to steal a live daemon's socket, and the client's errors. */
+ * to steal a live daemon's socket, the client's errors, and a socket file
+ * removed under a running server: noticed and made again. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,58 @@ static void query_once(struct gf_status_server *s, const char *text, struct quer
 	}
 	CHECK(served == 1);
 	CHECK(pthread_join(t, NULL) == 0);
+}
+
+/* The path is no longer the server's socket: unreachable, and it says so. */
+static void expect_lost(struct gf_status_server *s, const char *path, const char *what)
+{
+	struct gf_errbuf eb = {{0}};
+	char buf[64];
+	int err = gf_status_query(path, buf, sizeof(buf), 300, &eb);
+	printf("status socket %s: bound %d; a query: %s\n", what, gf_status_server_bound(s),
+	       err ? eb.msg : buf);
+	CHECK(!gf_status_server_bound(s));
+}
+
+/*
+ * Someone removes the socket file (cleaning /run/gpufir): queries fail until
+ * the server notices and listens again. A file put in its place (another
+ * daemon's socket, a regular file) is neither taken over nor removed.
+ */
+static void renewal(const char *path)
+{
+	struct gf_errbuf eb = {{0}};
+	struct gf_status_server *s = NULL, *other = NULL;
+	CHECK_OK_EB(gf_status_server_new(&s, path, &eb), &eb);
+	CHECK(gf_status_server_bound(s) && gf_status_server_renew(&s, &eb) == 0);
+	CHECK(unlink(path) == 0);
+	expect_lost(s, path, "file removed");
+	CHECK(gf_status_server_renew(&s, &eb) == 1 && gf_status_server_bound(s));
+	struct query q = {.path = path};
+	query_once(s, "state: running\n", &q);
+	CHECK_OK(q.err);
+	printf("status socket renewed: answers '%s'\n", strtok(q.buf, "\n"));
+
+	CHECK(unlink(path) == 0);
+	CHECK_OK_EB(gf_status_server_new(&other, path, &eb), &eb); /* another daemon took the path */
+	expect_lost(s, path, "taken by another daemon");
+	CHECK(gf_status_server_renew(&s, &eb) == GF_E_BUSY && s);
+	printf("  renewal refused: %s\n", eb.msg);
+	gf_status_server_free(s);
+	CHECK(gf_status_server_bound(other)); /* not removed by the one that lost it */
+	gf_status_server_free(other);
+
+	CHECK_OK_EB(gf_status_server_new(&s, path, &eb), &eb);
+	CHECK(unlink(path) == 0);
+	FILE *f = fopen(path, "w");
+	CHECK(f);
+	fclose(f);
+	expect_lost(s, path, "replaced by a regular file");
+	CHECK(gf_status_server_renew(&s, &eb) == GF_E_INVAL && s);
+	printf("  renewal refused: %s\n", eb.msg);
+	gf_status_server_free(s);
+	CHECK(access(path, F_OK) == 0); /* the regular file stays */
+	CHECK(unlink(path) == 0);
 }
 
 int main(void)
@@ -92,6 +145,8 @@ int main(void)
 	CHECK_OK(q2.err);
 	CHECK(strcmp(q2.buf, "state: running\n") == 0);
 	gf_status_server_free(s);
+
+	renewal(path);
 
 	/* A regular file at the path is not ours to remove. */
 	FILE *f = fopen(path, "w");

@@ -163,6 +163,26 @@ static void expect_wav_error(const char *p, uint32_t rate, struct gf_ir_select s
 	CHECK(!what2 || strstr(eb.msg, what2) != NULL);
 }
 
+/* An impulse response cut short (an interrupted copy) is an error, never a shorter filter. */
+static void test_wav_truncated(void)
+{
+	static const int formats[] = {SF_FORMAT_WAV | SF_FORMAT_PCM_24, SF_FORMAT_WAV | SF_FORMAT_FLOAT,
+				      SF_FORMAT_AIFF | SF_FORMAT_PCM_16};
+	float x[200 * 2];
+	for (int i = 0; i < 200 * 2; i++)
+		x[i] = (float)i / 1024.0f;
+	for (size_t k = 0; k < sizeof(formats) / sizeof(formats[0]); k++) {
+		char name[32];
+		snprintf(name, sizeof(name), "cut%zu.%s", k, k == 2 ? "aiff" : "wav");
+		char *p = gf_test_path(dir, name);
+		gf_test_write_cut_sound(p, formats[k], 48000, 2, 200, x, 120);
+		printf("truncated %s, 120 of 200 frames:\n", name);
+		expect_wav_error(p, 48000, (struct gf_ir_select){0}, GF_E_FORMAT,
+				 "truncated: header says 200 frames, 120 read", NULL);
+		free(p);
+	}
+}
+
 static void test_wav_errors(void)
 {
 	char *p = write_wav("ir44.wav", 44100, SF_FORMAT_WAV | SF_FORMAT_FLOAT, 100, 2, -1);
@@ -184,6 +204,8 @@ static void test_wav_errors(void)
 	p = gf_test_path(dir, "missing.wav");
 	expect_wav_error(p, 48000, all, GF_E_IO, "cannot open", NULL);
 	free(p);
+
+	test_wav_truncated();
 
 	/* memory images: garbage and a truncated header are format errors, not crashes */
 	double *h;
