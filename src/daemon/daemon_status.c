@@ -118,12 +118,12 @@ static void status_latency(const struct gf_live_stats *s, char *buf, size_t len)
 		buf, len,
 		"device_period: %u\nlatency_slack: %u\nlatency_slack_mode: %s\nslack_step_missed_frames: %u\n"
 		"output_underflows_slack_steps: %" PRIu64 "\nresyncs: %" PRIu64
-		"\nclocks: %s\nclock_ratio: %.9f\ndelay_error_frames: %.3f\n"
-		"worker_rt_priority: %d\nmemory_locked: %d\n",
+		"\nclocks: %s\nclock_ratio: %.9f\ndelay_error_frames: %.3f\nclock_skipped_frames: %" PRIu64
+		"\nclock_inserted_frames: %" PRIu64 "\nworker_rt_priority: %d\nmemory_locked: %d\n",
 		s->device_period, s->latency_slack, s->latency_slack_auto ? "auto" : "fixed",
 		s->slack_step_missed, s->slack_steps_missed, s->resyncs,
 		s->resampling ? "two (resampling)" : "one", s->clock_ratio, s->delay_error_frames,
-		s->worker_rt_prio, s->memory_locked);
+		s->clock_skipped_frames, s->clock_inserted_frames, s->worker_rt_prio, s->memory_locked);
 }
 
 /* An auto slack step: what the underrun that caused it measured, so that a
