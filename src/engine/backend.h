@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <time.h>
 
 #include "clock.h"
@@ -90,6 +91,15 @@ struct gf_backend_ops {
 	 */
 	int (*check_memory)(const struct gf_engine_params *p, uint32_t taps, struct gf_errbuf *eb);
 };
+
+/** The name a log line gives the backend ("CUDA backend failed ..."); a
+ * function, not a field, so the CUDA module's table (its ABI) stays as it is. */
+static inline const char *gf_backend_label(const struct gf_backend_ops *ops)
+{
+	if (strcmp(ops->name, "cuda") == 0)
+		return "CUDA";
+	return strcmp(ops->name, "cpu") == 0 ? "CPU" : ops->name;
+}
 
 /** Deadline of gf_backend_process: generous, for callers without a block period. */
 #define GF_BACKEND_SYNC_DEADLINE_NS (60ull * 1000000000u)

@@ -359,7 +359,7 @@ int gf_engine_reset_history(struct gf_engine *e, const float *history, uint32_t 
 	/* One prime: with no frames it resets the backend's state, as a new instance's. */
 	int err = e->cur->ops->prime ? e->cur->ops->prime(e->cur->bi, frames ? history : e->hist, frames) : 0;
 	if (err)
-		gf_errbuf_set(eb, "engine: %s backend could not reset: %s", e->cur->ops->name,
+		gf_errbuf_set(eb, "engine: %s backend could not reset: %s", gf_backend_label(e->cur->ops),
 			      gf_strerror(err));
 	else if (frames)
 		hist_append(e, history, frames); /* what a swap or a retry primes from next */

@@ -64,7 +64,8 @@ static void leave_alive(struct gf_engine *e, struct gf_inst *in)
 	gf_stat_add(&e->st_abandoned, 1);
 	gf_warn("engine: a %s instance (%u taps) given up did not end its work in time: left alive, never "
 		"destroyed (%u in this process%s)",
-		in->ops->name, in->taps, n, n >= MAX_LEFT ? "; no more returns to that backend" : "");
+		gf_backend_label(in->ops), in->taps, n,
+		n >= MAX_LEFT ? "; no more returns to that backend" : "");
 }
 
 void gf_dying_add(struct gf_engine *e, struct gf_inst *in)
@@ -96,7 +97,7 @@ static void dying_pass(struct gf_engine *e, int give_up)
 		stat_dec(&e->st_dying);
 		if (ended) {
 			gf_debug("engine: a %s instance given up has ended its work: destroyed",
-				 in->ops->name);
+				 gf_backend_label(in->ops));
 			gf_inst_destroy(in);
 		} else {
 			leave_alive(e, in);
@@ -191,7 +192,7 @@ static void return_publish(struct gf_engine *e, struct gf_inst *in)
 	gf_stat_add(&e->st_returns, 1);
 	atomic_store_explicit(&e->st_cpu_slow, 0, memory_order_relaxed);
 	atomic_store_explicit(&e->swap_busy, 1, memory_order_relaxed);
-	gf_notice("engine: the %s backend answers again: %s", in->ops->name,
+	gf_notice("engine: the %s backend answers again: %s", gf_backend_label(in->ops),
 		  muted ? "audio resumes on it" : "crossfading back from the CPU");
 	if (muted) {
 		atomic_store_explicit(&e->backend_err, 0, memory_order_relaxed);

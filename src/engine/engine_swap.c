@@ -137,8 +137,8 @@ static void mute_for_primary(struct gf_engine *e, const char *why, double block_
 	gf_err("engine: %s backend %s, and the CPU cannot run this filter (%u taps x %u ch) in real time "
 	       "(about %.2f ms a block of %u frames, against a deadline of %.2f ms): muted until the %s "
 	       "backend answers again; trying it from %.3g s on",
-	       e->ops->name, why, e->fs->taps, e->p.channels, block_ms, e->p.max_block,
-	       (double)e->deadline_ns / 1e6, e->ops->name, (double)e->return_step_ns / 1e9);
+	       gf_backend_label(e->ops), why, e->fs->taps, e->p.channels, block_ms, e->p.max_block,
+	       (double)e->deadline_ns / 1e6, gf_backend_label(e->ops), (double)e->return_step_ns / 1e9);
 	e->cpu_too_slow = 1;
 	atomic_store_explicit(&e->st_cpu_slow, 1, memory_order_relaxed);
 }
@@ -180,12 +180,13 @@ static void engine_fall_back(struct gf_engine *e, int cause)
 		/* The flag stays up: the next reap() tries again; the stream stays muted. */
 		if (!e->fallback_error_logged)
 			gf_err("engine: %s backend %s, and the CPU fallback cannot be built: %s",
-			       e->ops->name, why, eb.msg[0] ? eb.msg : gf_strerror(err));
+			       gf_backend_label(e->ops), why, eb.msg[0] ? eb.msg : gf_strerror(err));
 		e->fallback_error_logged = 1;
 		return;
 	}
 	e->fallback_error_logged = 0;
-	gf_warn("engine: %s backend %s: continuing on the %s backend", e->ops->name, why, in->ops->name);
+	gf_warn("engine: %s backend %s: continuing on the %s backend", gf_backend_label(e->ops), why,
+		gf_backend_label(in->ops));
 	e->ops = e->fallback_ops;
 	gf_engine_set_desc(e, in);
 	atomic_store_explicit(&e->backend_err, 0, memory_order_relaxed);
@@ -254,7 +255,7 @@ int gf_engine_swap(struct gf_engine *e, const struct gf_filter_set *fs, struct g
 	}
 	if (atomic_load_explicit(&e->backend_err, memory_order_acquire)) {
 		gf_errbuf_set(eb, "engine: muted after a backend failure, waiting for the %s backend",
-			      e->ops->name);
+			      gf_backend_label(e->ops));
 		return GF_E_BUSY;
 	}
 	gf_engine_reap_retired(e);
