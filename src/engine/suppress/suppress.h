@@ -1,0 +1,73 @@
+/**
+ * @file suppress.h
+ * A time-varying noise suppressor: design = "suppress".
+ *
+ * Short-time Fourier transform, per channel: frames of N points (the largest
+ * power of two not over 24 ms), hop N/2, a square-root periodic Hann window
+ * before the transform and after the inverse (their product sums to one at
+ * half overlap, so a gain of one gives the input back, delayed).
+ * Per frame and bin, with P = |X|^2 and time constants in seconds (so the
+ * behaviour does not depend on the rate or the hop):
+ *
+ *   S    = a_s S + (1 - a_s) P                        smoothed power
+ *   Smin : follows S down at once, up slowly          running minimum
+ *   p    = a_p p + (1 - a_p) ramp(S / Smin)           speech presence, 0..1
+ *   a    = a_d + (1 - a_d) p;   L = a L + (1 - a) P   noise estimate
+ *   xi   = a_dd |Y_prev|^2 / L + (1 - a_dd) max(P / L - 1, 0)
+ *   G    = max(xi / (1 + xi), g_min)                  Wiener gain, floored
+ *   Y    = G X
+ *
+ * (minimum-controlled recursive averaging for the noise, the decision-
+ * directed a priori SNR for the gain). The noise estimate starts from a noise
+ * sample when one is given and adapts from there; without one it starts
+ * from the first frames. g_min = 10^(-reduction_db / 20).
+ *
+ * The output lags the input by gf_suppress_latency() frames (N): offline
+ * drops that many from the start and flushes them at the end.
+ *
+ * Threads: new/free/reset on the control thread (they allocate and plan
+ * FFTW); process() on the audio thread: no allocation, lock, I/O or wait;
+ * its cost is bounded by ceil(frames / hop) + 1 transform pairs per channel.
+ */
+#ifndef GPUFIR_SUPPRESS_H
+#define GPUFIR_SUPPRESS_H
+
+#include <stdint.h>
+
+#include "error.h"
+
+#define GF_SUPPRESS_DEFAULT_REDUCTION_DB 18.0
+#define GF_SUPPRESS_MAX_REDUCTION_DB 40.0
+/** The longest frame, in seconds: the added latency is at most this. */
+#define GF_SUPPRESS_MAX_FRAME_S 0.024
+
+struct gf_suppress_params {
+	double reduction_db; /**< most a bin is attenuated, dB, 0..GF_SUPPRESS_MAX_REDUCTION_DB */
+	const float *noise;  /**< optional mono noise sample seeding the estimate; NULL: adapt */
+	uint64_t noise_frames;
+};
+
+struct gf_suppress;
+
+/** Control thread. @return 0, GF_E_INVAL (bad parameters, message in @p eb) or GF_E_NOMEM. */
+int gf_suppress_new(const struct gf_suppress_params *p, uint32_t channels, uint32_t rate,
+		    struct gf_suppress **out, struct gf_errbuf *eb);
+
+/** Accepts NULL. Control thread. */
+void gf_suppress_free(struct gf_suppress *s);
+
+/** Frames the output lags the input (the frame length N). */
+uint32_t gf_suppress_latency(const struct gf_suppress *s);
+
+/**
+ * Suppress noise in @p buf (@p frames interleaved frames of the channels
+ * given to new()), in place; the output is the input of latency() frames
+ * earlier, suppressed. Audio thread, RT-safe.
+ */
+void gf_suppress_process(struct gf_suppress *s, float *buf, uint32_t frames);
+
+/** Back to the state new() made (the noise sample's estimate, empty buffers). Control thread, audio stopped.
+ */
+void gf_suppress_reset(struct gf_suppress *s);
+
+#endif
