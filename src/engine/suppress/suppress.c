@@ -233,6 +233,12 @@ uint32_t gf_suppress_latency(const struct gf_suppress *s)
 	return s->n;
 }
 
+void gf_suppress_shape_of(const struct gf_suppress *s, struct gf_suppress_shape *out)
+{
+	*out = (struct gf_suppress_shape){
+		.n = s->n, .hop = s->hop, .nb = s->nb, .k = s->k, .win = s->win, .seed = s->seed};
+}
+
 void gf_suppress_reset(struct gf_suppress *s)
 {
 	s->pos = 0;

@@ -44,6 +44,20 @@ struct gf_suppress_bins {
 	int seeded;	 /* L started from a noise sample */
 };
 
+struct gf_suppress;
+
+/** What another backend needs to run the same suppressor as a CPU one: its frame, constants, window
+ * and noise seed, all computed once by suppress.c, so both start from the same bits. */
+struct gf_suppress_shape {
+	uint32_t n, hop, nb; /* frame length, hop (n / 2), bins (n / 2 + 1) */
+	struct gf_suppress_consts k;
+	const float *win;  /* n: the square-root Hann window, before the transform and after */
+	const float *seed; /* nb: the noise sample's mean power per bin; NULL: none */
+};
+
+/** The shape of @p s; its pointers stay valid while @p s lives. Any thread. */
+void gf_suppress_shape_of(const struct gf_suppress *s, struct gf_suppress_shape *out);
+
 /** Point @p b at GF_SUPPRESS_BIN_ARRAYS x @p nb floats of @p mem. */
 void gf_suppress_bins_bind(struct gf_suppress_bins *b, float *mem, uint32_t nb);
 
