@@ -166,6 +166,8 @@ int gf_cu_run_chunk(struct gf_cu_inst *in, const float *d_in, float *d_out, uint
 		    struct gf_errbuf *eb);
 /** Poll @p ev until it completes or @p deadline_ns passes (never a blocking synchronize). */
 int gf_cu_wait_event(struct gf_cu_inst *in, cudaEvent_t ev, uint64_t deadline_ns);
+/** The same for work outside an instance (the suppressor, cuda/suppress): the message into @p eb. */
+int gf_cu_wait_event_eb(cudaEvent_t ev, uint64_t deadline_ns, struct gf_errbuf *eb);
 /** Control thread: poll until everything on @p s has ended (0; an error ends it too) or
  * @p deadline_ns has passed (-1). The bounded form of cudaStreamSynchronize. */
 int gf_cu_stream_idle_by(cudaStream_t s, uint64_t deadline_ns);

@@ -58,7 +58,7 @@ static int submit_mapped(struct gf_cu_inst *in, const float *inp, uint32_t frame
  */
 #define WAIT_SPIN_NS 250000u
 #define WAIT_STEP_NS 20000
-int gf_cu_wait_event(struct gf_cu_inst *in, cudaEvent_t ev, uint64_t deadline_ns)
+int gf_cu_wait_event_eb(cudaEvent_t ev, uint64_t deadline_ns, struct gf_errbuf *eb)
 {
 	uint64_t t0 = gf_now_ns();
 	for (;;) {
@@ -67,12 +67,12 @@ int gf_cu_wait_event(struct gf_cu_inst *in, cudaEvent_t ev, uint64_t deadline_ns
 			return 0;
 		if (e != cudaErrorNotReady) {
 			(void)cudaGetLastError();
-			gf_errbuf_set(&in->eb, "cuda: %s", cudaGetErrorString(e));
+			gf_errbuf_set(eb, "cuda: %s", cudaGetErrorString(e));
 			return GF_E_CUDA;
 		}
 		uint64_t now = gf_now_ns();
 		if (now >= deadline_ns) {
-			gf_errbuf_set(&in->eb, "cuda: work still in flight at the deadline");
+			gf_errbuf_set(eb, "cuda: work still in flight at the deadline");
 			return GF_E_TIMEOUT;
 		}
 		if (now - t0 < WAIT_SPIN_NS) {
@@ -82,6 +82,11 @@ int gf_cu_wait_event(struct gf_cu_inst *in, cudaEvent_t ev, uint64_t deadline_ns
 			nanosleep(&ts, NULL);
 		}
 	}
+}
+
+int gf_cu_wait_event(struct gf_cu_inst *in, cudaEvent_t ev, uint64_t deadline_ns)
+{
+	return gf_cu_wait_event_eb(ev, deadline_ns, &in->eb);
 }
 
 int gf_cu_stream_idle_by(cudaStream_t s, uint64_t deadline_ns)
