@@ -1,0 +1,462 @@
+/*
+ * The noise suppressor on the GPU (suppress_gpu.h): the CPU suppressor's
+ * streaming STFT (suppress.c) and per-bin recursions (suppress_bins.c) for
+ * every channel of a hop in one batch.
+ *
+ * A hop's round trip, all on one stream: the hop's interleaved input from
+ * pinned memory to the device; k_analyse windows every channel's frame (the
+ * previous hop and this one); one batched R2C; k_bins runs the recursions for
+ * every (channel, bin) and scales the spectrum; one batched C2R; k_synth
+ * windows, overlap-adds and writes the finished hop interleaved; the hop back
+ * to pinned memory; an event the host polls until a deadline.
+ *
+ * The output must equal the CPU's: the window, constants and noise seed are
+ * the CPU suppressor's own (gf_suppress_shape_of), and the kernels do the
+ * CPU's float operations in its order with the _rn intrinsics, which nvcc
+ * never fuses into an FMA (the CPU build, plain x86-64, has none). What is
+ * left is the rounding of cuFFT against FFTW.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "cu_common.cuh"
+
+extern "C" {
+#include "suppress_bins.h"
+#include "suppress_gpu.h"
+}
+
+/* new()'s and reset()'s waits: control thread, the first launches load modules. */
+#define SETUP_WAIT_NS 10000000000ull
+#define THREADS 256
+
+/* What changes from frame to frame but is the same for every bin (suppress_bins.c's branches on
+ * the frame count, decided on the host as the CPU decides them). */
+struct frame_flags {
+	int first;	 /* the first frame without a noise seed: the state starts from it */
+	int start;	 /* the start without a seed: L is the plain mean */
+	int window_ends; /* the minimum's window turns over after this frame */
+	float start_a;	 /* the plain mean's factor, frames / (frames + 1) */
+};
+
+/* Device state: channel c's bin i of each array at [c * nb + i]. */
+struct bin_state {
+	float *S, *Smin, *Stmp, *p, *L, *Y2;
+};
+
+struct gf_suppress_gpu {
+	uint32_t channels, n, hop, nb;
+	int device;
+	uint32_t pos;	 /* frames of the current hop written so far, all channels */
+	uint32_t frames; /* frames run since reset (saturates), as suppress_bins.c counts */
+	int seeded;	 /* the noise estimate starts from a noise sample */
+	int failed;	 /* a hop failed: silence until reset() */
+	unsigned cur;	 /* which of d_hops holds the newest hop */
+	float scale;	 /* the inverse transform's 1 / n */
+	struct gf_suppress_consts k;
+	float *h_in, *h_out; /* pinned, hop x channels interleaved */
+	float *d_hops[2];    /* the last two hops' input, interleaved */
+	float *d_win, *d_seed, *d_time, *d_gain, *d_carry, *d_out, *d_mem;
+	cufftComplex *d_spec;
+	struct bin_state st;
+	cufftHandle r2c, c2r;
+	int have_r2c, have_c2r;
+	cudaStream_t stream;
+	cudaEvent_t done;
+	struct gf_errbuf eb;
+};
+
+/* ---- kernels ------------------------------------------------------------ */
+
+/* Every channel's frame through the window: the older hop, then the newer; out channel-major. */
+__global__ void k_analyse(const float *__restrict__ prev, const float *__restrict__ cur,
+			  const float *__restrict__ win, float *__restrict__ time, uint32_t channels,
+			  uint32_t n, uint32_t hop)
+{
+	size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+	if (idx >= (size_t)channels * n)
+		return;
+	uint32_t c = (uint32_t)(idx % channels), i = (uint32_t)(idx / channels); /* reads coalesce */
+	float x = i < hop ? prev[(size_t)i * channels + c] : cur[(size_t)(i - hop) * channels + c];
+	time[(size_t)c * n + i] = __fmul_rn(x, win[i]);
+}
+
+__device__ __forceinline__ float power_at(const cufftComplex *spec, uint32_t i)
+{
+	return __fadd_rn(__fmul_rn(spec[i].x, spec[i].x), __fmul_rn(spec[i].y, spec[i].y));
+}
+
+__device__ __forceinline__ float maxf(float a, float b)
+{
+	return a > b ? a : b;
+}
+
+/* The power smoothed over three bins (1/4, 1/2, 1/4), mirrored at the ends. */
+__device__ __forceinline__ float smoothed_power(const cufftComplex *spec, uint32_t i, uint32_t nb)
+{
+	uint32_t lo = i > 0 ? i - 1 : 1, hi = i + 1 < nb ? i + 1 : nb - 2;
+	float a = __fadd_rn(__fmul_rn(0.25f, power_at(spec, lo)), __fmul_rn(0.5f, power_at(spec, i)));
+	return __fadd_rn(a, __fmul_rn(0.25f, power_at(spec, hi)));
+}
+
+__device__ __forceinline__ float ramp(float x, float lo, float hi)
+{
+	float r = __fdiv_rn(__fsub_rn(x, lo), __fsub_rn(hi, lo));
+	return r < 0.0f ? 0.0f : r > 1.0f ? 1.0f : r;
+}
+
+/* a x + (1 - a) y, as the CPU rounds it: two products, then their sum. */
+__device__ __forceinline__ float mix(float a, float x, float y)
+{
+	return __fadd_rn(__fmul_rn(a, x), __fmul_rn(__fsub_rn(1.0f, a), y));
+}
+
+/* suppress_bins.c's bin_gain for bin j of the state: the same operations in the same order. */
+__device__ float bin_gain(const struct bin_state st, const struct gf_suppress_consts k, struct frame_flags f,
+			  size_t j, float P, float Pf)
+{
+	if (f.first)
+		st.S[j] = st.Smin[j] = st.Stmp[j] = st.L[j] = maxf(Pf, GF_SUPPRESS_POWER_FLOOR);
+	float S = mix(k.a_s, st.S[j], Pf);
+	float smin = maxf(fminf(st.Smin[j], S), GF_SUPPRESS_POWER_FLOOR);
+	float stmp = fminf(st.Stmp[j], S);
+	if (f.window_ends) {
+		smin = maxf(stmp, GF_SUPPRESS_POWER_FLOOR);
+		stmp = S;
+	}
+	float Lp = st.L[j];
+	float seen = ramp(__fdiv_rn(S, smin), GF_SUPPRESS_PRESENCE_LO, GF_SUPPRESS_PRESENCE_HI);
+	seen = maxf(seen, ramp(__fdiv_rn(P, Lp), GF_SUPPRESS_SNR_LO, GF_SUPPRESS_SNR_HI));
+	float p = mix(k.a_p, st.p[j], seen);
+	float a = f.start ? f.start_a : __fadd_rn(k.a_d, __fmul_rn(__fsub_rn(1.0f, k.a_d), p));
+	float L = mix(a, Lp, P);
+	L = fminf(L, __fmul_rn(GF_SUPPRESS_NOISE_OVER_MIN, smin));
+	L = maxf(L, __fmul_rn(GF_SUPPRESS_NOISE_UNDER_MIN, smin));
+	float snr = maxf(__fsub_rn(__fdiv_rn(P, L), 1.0f), 0.0f);
+	float xi =
+		__fadd_rn(__fdiv_rn(__fmul_rn(k.a_dd, st.Y2[j]), L), __fmul_rn(__fsub_rn(1.0f, k.a_dd), snr));
+	xi = maxf(xi, GF_SUPPRESS_XI_MIN);
+	float g = maxf(__fdiv_rn(xi, __fadd_rn(1.0f, xi)), k.g_min);
+	st.S[j] = S;
+	st.Smin[j] = smin;
+	st.Stmp[j] = stmp;
+	st.p[j] = p;
+	st.L[j] = L;
+	st.Y2[j] = __fmul_rn(__fmul_rn(g, g), P);
+	return g;
+}
+
+/* One block per channel: every bin's gain from the unscaled spectrum first (the smoothing reads
+ * the neighbours), then the spectrum scaled. */
+__global__ void k_bins(struct bin_state st, struct gf_suppress_consts k, struct frame_flags f,
+		       cufftComplex *spec_all, float *gain_all, uint32_t nb)
+{
+	size_t base = (size_t)blockIdx.x * nb;
+	cufftComplex *spec = spec_all + base;
+	float *gain = gain_all + base;
+	for (uint32_t i = threadIdx.x; i < nb; i += blockDim.x)
+		gain[i] = bin_gain(st, k, f, base + i, power_at(spec, i), smoothed_power(spec, i, nb));
+	__syncthreads();
+	for (uint32_t i = threadIdx.x; i < nb; i += blockDim.x) {
+		spec[i].x = __fmul_rn(spec[i].x, gain[i]);
+		spec[i].y = __fmul_rn(spec[i].y, gain[i]);
+	}
+}
+
+/* The synthesis window and the overlap-add (suppress.c's frame(): ola[i] += time[i] * win[i] *
+ * scale): the first half finishes the hop, written interleaved; the second half is carried. */
+__global__ void k_synth(const float *__restrict__ time, const float *__restrict__ win,
+			float *__restrict__ carry, float *__restrict__ out, uint32_t channels, uint32_t n,
+			uint32_t hop, float scale)
+{
+	size_t idx = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+	if (idx >= (size_t)channels * hop)
+		return;
+	uint32_t c = (uint32_t)(idx % channels), i = (uint32_t)(idx / channels); /* writes coalesce */
+	const float *t = time + (size_t)c * n;
+	size_t h = (size_t)c * hop + i;
+	out[idx] = __fadd_rn(carry[h], __fmul_rn(__fmul_rn(t[i], win[i]), scale));
+	carry[h] = __fadd_rn(0.0f, __fmul_rn(__fmul_rn(t[hop + i], win[hop + i]), scale));
+}
+
+/* The state new() and reset() start from (suppress_bins.c's reset): the seed's powers, or zeros
+ * that the first frame overwrites. */
+__global__ void k_reset(struct bin_state st, const float *__restrict__ seed, uint32_t channels, uint32_t nb)
+{
+	size_t j = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+	if (j >= (size_t)channels * nb)
+		return;
+	float v = 0.0f;
+	if (seed) {
+		float s = seed[j % nb];
+		v = s > GF_SUPPRESS_POWER_FLOOR ? s : GF_SUPPRESS_POWER_FLOOR;
+	}
+	st.S[j] = st.Smin[j] = st.Stmp[j] = st.L[j] = v;
+	st.p[j] = st.Y2[j] = 0.0f;
+}
+
+/* ---- setup -------------------------------------------------------------- */
+
+static unsigned blocks_for(size_t items)
+{
+	return (unsigned)((items + THREADS - 1) / THREADS);
+}
+
+static float *carve(float **m, size_t count)
+{
+	float *p = *m;
+	*m += count;
+	return p;
+}
+
+/* One device block for every float array (the spectrum apart: cufftComplex has its own alignment)
+ * and the pinned hops. */
+static int alloc_device(struct gf_suppress_gpu *s)
+{
+	size_t C = s->channels, hopc = C * s->hop, binc = C * s->nb;
+	size_t floats = 4 * hopc + s->n + s->nb + C * s->n + binc * (1 + GF_SUPPRESS_BIN_ARRAYS);
+	CU_RET(&s->eb, cudaMalloc((void **)&s->d_mem, floats * sizeof(float)));
+	float *m = s->d_mem;
+	s->d_time = carve(&m, C * s->n); /* first: cuFFT's input on the allocation's alignment */
+	s->d_hops[0] = carve(&m, hopc);
+	s->d_hops[1] = carve(&m, hopc);
+	s->d_carry = carve(&m, hopc);
+	s->d_out = carve(&m, hopc);
+	s->d_win = carve(&m, s->n);
+	s->d_seed = carve(&m, s->nb);
+	s->d_gain = carve(&m, binc);
+	float **state[] = {&s->st.S, &s->st.Smin, &s->st.Stmp, &s->st.p, &s->st.L, &s->st.Y2};
+	for (int i = 0; i < GF_SUPPRESS_BIN_ARRAYS; i++)
+		*state[i] = carve(&m, binc);
+	CU_RET(&s->eb, cudaMalloc((void **)&s->d_spec, binc * sizeof(cufftComplex)));
+	CU_RET(&s->eb, cudaHostAlloc((void **)&s->h_in, hopc * sizeof(float), cudaHostAllocDefault));
+	CU_RET(&s->eb, cudaHostAlloc((void **)&s->h_out, hopc * sizeof(float), cudaHostAllocDefault));
+	return 0;
+}
+
+/* One batched plan each way: every channel's frame in one call. */
+static int make_plans(struct gf_suppress_gpu *s)
+{
+	int n = (int)s->n, nb = (int)s->nb, batch = (int)s->channels;
+	CUFFT_RET(&s->eb, cufftPlanMany(&s->r2c, 1, &n, &n, 1, n, &nb, 1, nb, CUFFT_R2C, batch));
+	s->have_r2c = 1;
+	CUFFT_RET(&s->eb, cufftPlanMany(&s->c2r, 1, &n, &nb, 1, nb, &n, 1, n, CUFFT_C2R, batch));
+	s->have_c2r = 1;
+	CUFFT_RET(&s->eb, cufftSetStream(s->r2c, s->stream));
+	CUFFT_RET(&s->eb, cufftSetStream(s->c2r, s->stream));
+	return 0;
+}
+
+/* The CPU suppressor's checks, frame, constants, window and seed (one channel: nothing per
+ * channel is needed), copied to the device. */
+static int take_shape(struct gf_suppress_gpu *s, const struct gf_suppress_params *p, uint32_t rate,
+		      struct gf_suppress **cpu)
+{
+	int err = gf_suppress_new(p, 1, rate, cpu, &s->eb);
+	if (err)
+		return err;
+	struct gf_suppress_shape sh;
+	gf_suppress_shape_of(*cpu, &sh);
+	s->n = sh.n;
+	s->hop = sh.hop;
+	s->nb = sh.nb;
+	s->k = sh.k;
+	s->seeded = sh.seed != NULL;
+	s->scale = 1.0f / (float)s->n; /* as suppress.c scales FFTW's unnormalised inverse */
+	GF_RET(alloc_device(s));
+	CU_RET(&s->eb, cudaMemcpy(s->d_win, sh.win, s->n * sizeof(float), cudaMemcpyHostToDevice));
+	if (sh.seed)
+		CU_RET(&s->eb, cudaMemcpy(s->d_seed, sh.seed, s->nb * sizeof(float), cudaMemcpyHostToDevice));
+	return 0;
+}
+
+static int open_device(struct gf_suppress_gpu *s, int device)
+{
+	int count = 0;
+	if (cudaGetDeviceCount(&count) != cudaSuccess || device < 0 || device >= count) {
+		(void)cudaGetLastError();
+		gf_errbuf_set(&s->eb, "suppress: no CUDA device %d", device);
+		return GF_E_NOGPU;
+	}
+	s->device = device;
+	CU_RET(&s->eb, cudaSetDevice(device));
+	CU_RET(&s->eb, cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking));
+	CU_RET(&s->eb, cudaEventCreateWithFlags(&s->done, cudaEventDisableTiming));
+	return 0;
+}
+
+/* ---- a hop -------------------------------------------------------------- */
+
+static struct frame_flags flags_for(const struct gf_suppress_gpu *s)
+{
+	struct frame_flags f;
+	f.first = s->frames == 0 && !s->seeded;
+	f.start = !s->seeded && s->frames < s->k.start_frames;
+	f.window_ends = (s->frames + 1) % s->k.min_window == 0;
+	f.start_a = (float)s->frames / (float)(s->frames + 1);
+	return f;
+}
+
+/* Enqueue the hop in h_in through every step, its output into h_out, then the event. */
+static int enqueue_hop(struct gf_suppress_gpu *s)
+{
+	size_t C = s->channels, hopc = C * s->hop;
+	unsigned cur = s->cur ^ 1u; /* the older hop's buffer takes the newest */
+	CU_RET(&s->eb, cudaMemcpyAsync(s->d_hops[cur], s->h_in, hopc * sizeof(float), cudaMemcpyHostToDevice,
+				       s->stream));
+	k_analyse<<<blocks_for(C * s->n), THREADS, 0, s->stream>>>(
+		s->d_hops[cur ^ 1u], s->d_hops[cur], s->d_win, s->d_time, s->channels, s->n, s->hop);
+	CU_LAUNCHED(&s->eb);
+	CUFFT_RET(&s->eb, cufftExecR2C(s->r2c, s->d_time, s->d_spec));
+	k_bins<<<s->channels, THREADS, 0, s->stream>>>(s->st, s->k, flags_for(s), s->d_spec, s->d_gain,
+						       s->nb);
+	CU_LAUNCHED(&s->eb);
+	CUFFT_RET(&s->eb, cufftExecC2R(s->c2r, s->d_spec, s->d_time));
+	k_synth<<<blocks_for(hopc), THREADS, 0, s->stream>>>(s->d_time, s->d_win, s->d_carry, s->d_out,
+							     s->channels, s->n, s->hop, s->scale);
+	CU_LAUNCHED(&s->eb);
+	CU_RET(&s->eb,
+	       cudaMemcpyAsync(s->h_out, s->d_out, hopc * sizeof(float), cudaMemcpyDeviceToHost, s->stream));
+	CU_RET(&s->eb, cudaEventRecord(s->done, s->stream));
+	s->cur = cur;
+	return 0;
+}
+
+/* A full hop: run it and wait for its output, bounded. */
+static int run_hop(struct gf_suppress_gpu *s, uint64_t wait_ns)
+{
+	GF_RET(enqueue_hop(s));
+	GF_RET(gf_cu_wait_event_eb(s->done, gf_now_ns() + wait_ns, &s->eb));
+	if (s->frames < UINT32_MAX)
+		s->frames++;
+	return 0;
+}
+
+/* ---- the C API ---------------------------------------------------------- */
+
+extern "C" int gf_suppress_gpu_reset(struct gf_suppress_gpu *s)
+{
+	size_t hopc = (size_t)s->channels * s->hop;
+	CU_RET(&s->eb, cudaSetDevice(s->device));
+	k_reset<<<blocks_for((size_t)s->channels * s->nb), THREADS, 0, s->stream>>>(
+		s->st, s->seeded ? s->d_seed : NULL, s->channels, s->nb);
+	CU_LAUNCHED(&s->eb);
+	for (int i = 0; i < 2; i++)
+		CU_RET(&s->eb, cudaMemsetAsync(s->d_hops[i], 0, hopc * sizeof(float), s->stream));
+	CU_RET(&s->eb, cudaMemsetAsync(s->d_carry, 0, hopc * sizeof(float), s->stream));
+	CU_RET(&s->eb, cudaEventRecord(s->done, s->stream));
+	GF_RET(gf_cu_wait_event_eb(s->done, gf_now_ns() + SETUP_WAIT_NS, &s->eb));
+	memset(s->h_in, 0, hopc * sizeof(float));
+	memset(s->h_out, 0, hopc * sizeof(float));
+	s->pos = 0;
+	s->frames = 0;
+	s->failed = 0;
+	s->eb.msg[0] = '\0';
+	return 0;
+}
+
+/* One hop of silence through every step, so that process() finds the kernels and cuFFT's loaded;
+ * reset() then forgets it. */
+static int warm_up(struct gf_suppress_gpu *s)
+{
+	GF_RET(gf_suppress_gpu_reset(s));
+	GF_RET(run_hop(s, SETUP_WAIT_NS));
+	return gf_suppress_gpu_reset(s);
+}
+
+extern "C" int gf_suppress_gpu_new(const struct gf_suppress_params *p, uint32_t channels, uint32_t rate,
+				   int device, struct gf_suppress_gpu **out, struct gf_errbuf *eb)
+{
+	*out = NULL;
+	struct gf_suppress_gpu *s = (struct gf_suppress_gpu *)calloc(1, sizeof(*s));
+	if (!s)
+		return GF_E_NOMEM;
+	s->channels = channels;
+	struct gf_suppress *cpu = NULL;
+	int err = channels ? open_device(s, device) : GF_E_INVAL;
+	if (!channels)
+		gf_errbuf_set(&s->eb, "suppress: 0 channels: need at least one");
+	err = err ? err : take_shape(s, p, rate, &cpu); /* checks the rest */
+	gf_suppress_free(cpu);
+	err = err ? err : make_plans(s);
+	err = err ? err : warm_up(s);
+	if (err) {
+		if (eb)
+			gf_errbuf_set(eb, "%s", s->eb.msg);
+		gf_suppress_gpu_free(s);
+		return err;
+	}
+	*out = s;
+	return 0;
+}
+
+extern "C" void gf_suppress_gpu_free(struct gf_suppress_gpu *s)
+{
+	if (!s)
+		return;
+	if (s->stream) { /* nothing freed under work still running; a hung GPU leaks instead */
+		(void)cudaSetDevice(s->device);
+		if (gf_cu_stream_idle_by(s->stream, gf_now_ns() + SETUP_WAIT_NS) != 0)
+			return;
+	}
+	if (s->have_r2c)
+		cufftDestroy(s->r2c);
+	if (s->have_c2r)
+		cufftDestroy(s->c2r);
+	cudaFree(s->d_mem);
+	cudaFree(s->d_spec);
+	cudaFreeHost(s->h_in);
+	cudaFreeHost(s->h_out);
+	if (s->done)
+		cudaEventDestroy(s->done);
+	if (s->stream)
+		cudaStreamDestroy(s->stream);
+	free(s);
+}
+
+extern "C" uint32_t gf_suppress_gpu_latency(const struct gf_suppress_gpu *s)
+{
+	return s->n;
+}
+
+extern "C" const char *gf_suppress_gpu_error(const struct gf_suppress_gpu *s)
+{
+	return s->eb.msg;
+}
+
+/* Exchange @p take frames at @p buf with the current hop's: input in (a NaN or Inf as 0, as the CPU
+ * does), the previous frame's output out. */
+static void exchange(struct gf_suppress_gpu *s, float *buf, uint32_t take)
+{
+	size_t at = (size_t)s->pos * s->channels, count = (size_t)take * s->channels;
+	for (size_t i = 0; i < count; i++) {
+		float v = buf[i];
+		s->h_in[at + i] = isfinite(v) ? v : 0.0f;
+		buf[i] = s->failed ? 0.0f : s->h_out[at + i];
+	}
+}
+
+extern "C" int gf_suppress_gpu_process(struct gf_suppress_gpu *s, float *buf, uint32_t frames)
+{
+	if (!s->failed && cudaSetDevice(s->device) != cudaSuccess) { /* the thread's device: cheap once set */
+		(void)cudaGetLastError();
+		gf_errbuf_set(&s->eb, "suppress: cannot select CUDA device %d", s->device);
+		s->failed = GF_E_CUDA;
+	}
+	for (uint32_t done = 0; done < frames;) {
+		uint32_t take = s->hop - s->pos;
+		if (take > frames - done)
+			take = frames - done;
+		exchange(s, buf + (size_t)done * s->channels, take);
+		s->pos += take;
+		done += take;
+		if (s->pos < s->hop)
+			continue;
+		s->pos = 0;
+		if (!s->failed)
+			s->failed = run_hop(s, GF_SUPPRESS_GPU_HOP_WAIT_NS);
+	}
+	return s->failed;
+}

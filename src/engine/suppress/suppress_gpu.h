@@ -1,0 +1,61 @@
+/**
+ * @file suppress_gpu.h
+ * The noise suppressor of suppress.h on a CUDA GPU, for many channels at once:
+ * the same frames, window, recursions and latency, every channel's frame of
+ * a hop run in one batch (one batched cuFFT plan each way, one thread per
+ * channel and bin). Its output equals the CPU suppressor's up to the two FFT
+ * libraries' rounding (tests/gpu/test_gpu_suppress.c measures how close).
+ *
+ * Built from cuda/suppress/ into the objects the GPU tests and benchmarks link
+ * (gpufir_cuda_suppress), not into the CUDA module: new() sets up through the
+ * CPU suppressor (its checks, window and noise seed), which the module cannot
+ * reach.
+ *
+ * Threads: new/free/reset on the control thread (they allocate, plan cuFFT
+ * and wait, bounded); process() on the audio thread: no allocation, lock or
+ * I/O; each hop's work on the GPU is waited for by polling, until at most
+ * GF_SUPPRESS_GPU_HOP_WAIT_NS, never by a blocking synchronize.
+ */
+#ifndef GPUFIR_SUPPRESS_GPU_H
+#define GPUFIR_SUPPRESS_GPU_H
+
+#include <stdint.h>
+
+#include "error.h"
+#include "suppress.h"
+
+/* A hop's round trip is tens of microseconds up to a few milliseconds for a thousand channels: one
+ * that takes this long is a hung or lost GPU, not a slow one. */
+#define GF_SUPPRESS_GPU_HOP_WAIT_NS 250000000ull
+
+struct gf_suppress_gpu;
+
+/**
+ * Control thread: @p channels interleaved channels at @p rate on CUDA device @p device.
+ * @return 0, GF_E_INVAL (bad parameters, as gf_suppress_new), GF_E_NOGPU (no such device),
+ * GF_E_CUDA, GF_E_FFT or GF_E_NOMEM; the reason in @p eb.
+ */
+int gf_suppress_gpu_new(const struct gf_suppress_params *p, uint32_t channels, uint32_t rate, int device,
+			struct gf_suppress_gpu **out, struct gf_errbuf *eb);
+
+/** Accepts NULL. Control thread; waits (bounded) for work still in flight. */
+void gf_suppress_gpu_free(struct gf_suppress_gpu *s);
+
+/** Frames the output lags the input: the CPU suppressor's latency at the same rate. */
+uint32_t gf_suppress_gpu_latency(const struct gf_suppress_gpu *s);
+
+/**
+ * Suppress noise in @p buf (@p frames interleaved frames), in place, as gf_suppress_process does.
+ * Audio thread. @return 0, or GF_E_CUDA / GF_E_TIMEOUT (a hop failed or was not back within
+ * GF_SUPPRESS_GPU_HOP_WAIT_NS): then @p buf from that hop on is silence, and so is every later
+ * call's until reset() succeeds. The message is in gf_suppress_gpu_error().
+ */
+int gf_suppress_gpu_process(struct gf_suppress_gpu *s, float *buf, uint32_t frames);
+
+/** Back to the state new() made. Control thread, audio stopped. @return 0, GF_E_CUDA or GF_E_TIMEOUT. */
+int gf_suppress_gpu_reset(struct gf_suppress_gpu *s);
+
+/** The last failure's message ("" when none). */
+const char *gf_suppress_gpu_error(const struct gf_suppress_gpu *s);
+
+#endif
