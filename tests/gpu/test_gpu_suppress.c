@@ -1,0 +1,232 @@
+/*
+ * The noise suppressor on the GPU (suppress_gpu.h) against the CPU one
+ * (suppress.h): for 1, 2, 64 and 256 channels at 16 and 48 kHz, speech-like
+ * signals in noise (a NaN and an Inf in channel 0), cut into calls of random
+ * sizes, different on each side, the GPU's output equals the CPU's within
+ * TOL_REL_L2 per channel; with a noise sample too; 0 dB of reduction gives
+ * the input back, latency() frames late; bad parameters are refused.
+ *
+ * Why TOL_REL_L2 holds: both run the same float operations in the same order
+ * (cu_suppress.cu), from the same window, constants and noise seed; only cuFFT's
+ * rounding differs from FFTW's (about 1e-7 of a frame's level). Every step of
+ * the recursion is continuous in its inputs (min, max and the clamped ramps
+ * included; the branches go by the frame count, the same on both sides), so
+ * that difference is carried, not amplified into a flipped decision: the
+ * measured error stays near 1e-6 and 1e-4 leaves a wide margin, while any
+ * real difference (a step out of order, a wrong bin or frame) is of order one.
+ *
+ * Skips (77) where no CUDA device is usable. GPUFIR_GPU_TEST_QUICK=1 runs 2 and
+ * 64 channels for one second (for compute-sanitizer).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu.h"
+#include "suppress.h"
+#include "testutil.h"
+
+#ifdef GPUFIR_HAVE_CUDA
+#include "suppress_gpu.h"
+
+#define TOL_REL_L2 1e-4
+#define VOICES 4 /* distinct speech-like signals, mixed differently into every channel */
+
+static uint64_t rng;
+static double worst_rel, worst_abs; /* over every case */
+
+/* Speech-like (as test_suppress.c): voiced bursts with a gliding pitch and a formant, pauses. */
+static float *speech_like(uint32_t frames, uint32_t rate)
+{
+	float *x = calloc(frames, sizeof(float));
+	uint32_t at = rate / 5;
+	while (at < frames) {
+		uint32_t len = rate * (80 + gf_test_rand_below(&rng, 220)) / 1000;
+		double f0 = 100.0 + gf_test_rand_below(&rng, 150), glide = (gf_test_randf(&rng) - 0.5) * 60.0;
+		double phase = 0.0;
+		for (uint32_t i = 0; i < len && at + i < frames; i++) {
+			double t = (double)i / len, f = f0 + glide * t, env = sin(M_PI * t);
+			phase += 2.0 * M_PI * f / rate;
+			double v = 0.0;
+			for (int h = 1; h * f < 0.45 * rate && h <= 30; h++)
+				v += sin(h * phase) / h * (h >= 3 && h <= 8 ? 2.0 : 1.0);
+			x[at + i] = (float)(0.08 * env * env * v);
+		}
+		at += len + (gf_test_rand_below(&rng, 4) == 0 ? rate * 3 / 10 : rate / 25);
+	}
+	return x;
+}
+
+/* @p frames of @p C interleaved channels, then @p pad frames of silence (to flush the latency):
+ * each channel a voice at its own level in white noise at its own level. */
+static float *make_input(uint32_t C, uint32_t frames, uint32_t pad, uint32_t rate)
+{
+	float *voice[VOICES];
+	for (int v = 0; v < VOICES; v++)
+		voice[v] = speech_like(frames, rate);
+	float *x = calloc((size_t)(frames + pad) * C, sizeof(float));
+	for (uint32_t c = 0; c < C; c++) {
+		float g = 0.2f + 2.0f * gf_test_randf(&rng), nl = 0.002f + 0.1f * gf_test_randf(&rng);
+		for (uint32_t i = 0; i < frames; i++)
+			x[(size_t)i * C + c] =
+				g * voice[c % VOICES][i] + nl * (2.0f * gf_test_randf(&rng) - 1.0f);
+	}
+	x[(size_t)(frames / 3) * C] = NAN; /* both sides take these as 0 */
+	x[(size_t)(frames / 2) * C] = INFINITY;
+	for (int v = 0; v < VOICES; v++)
+		free(voice[v]);
+	return x;
+}
+
+static void run_cpu(struct gf_suppress *s, float *buf, uint32_t total, uint32_t C, uint32_t max_call)
+{
+	for (uint32_t at = 0; at < total;) {
+		uint32_t m = 1 + gf_test_rand_below(&rng, max_call);
+		m = m < total - at ? m : total - at;
+		gf_suppress_process(s, buf + (size_t)at * C, m);
+		at += m;
+	}
+}
+
+static void run_gpu(struct gf_suppress_gpu *s, float *buf, uint32_t total, uint32_t C, uint32_t max_call)
+{
+	for (uint32_t at = 0; at < total;) {
+		uint32_t m = 1 + gf_test_rand_below(&rng, max_call);
+		m = m < total - at ? m : total - at;
+		int err = gf_suppress_gpu_process(s, buf + (size_t)at * C, m);
+		if (err)
+			printf("  process: %s: %s\n", gf_strerror(err), gf_suppress_gpu_error(s));
+		CHECK(err == 0);
+		at += m;
+	}
+}
+
+static struct gf_suppress_gpu *make_gpu(const struct gf_suppress_params *p, uint32_t C, uint32_t rate)
+{
+	struct gf_errbuf eb = {{0}};
+	struct gf_suppress_gpu *s = NULL;
+	CHECK_OK_EB(gf_suppress_gpu_new(p, C, rate, 0, &s, &eb), &eb);
+	return s;
+}
+
+/* The largest relative L2 difference of one channel, and the largest sample difference. */
+static double compare(const float *got, const float *want, uint32_t C, uint32_t frames, double *max_abs)
+{
+	double worst = 0.0;
+	*max_abs = 0.0;
+	for (uint32_t c = 0; c < C; c++) {
+		double d = 0.0, r = 0.0;
+		for (uint32_t i = 0; i < frames; i++) {
+			double a = got[(size_t)i * C + c], b = want[(size_t)i * C + c];
+			d += (a - b) * (a - b);
+			r += b * b;
+			*max_abs = fmax(*max_abs, fabs(a - b));
+		}
+		worst = fmax(worst, sqrt(d / (r > 0.0 ? r : 1.0)));
+	}
+	return worst;
+}
+
+static void match_case(uint32_t C, uint32_t rate, double seconds, int with_sample)
+{
+	uint32_t frames = (uint32_t)(seconds * rate);
+	float *noise = NULL;
+	struct gf_suppress_params p = {.reduction_db = 18.0};
+	if (with_sample) {
+		noise = gf_test_noise(rate, &rng); /* one second, mono */
+		for (uint32_t i = 0; i < rate; i++)
+			noise[i] *= 0.05f;
+		p.noise = noise;
+		p.noise_frames = rate;
+	}
+	struct gf_errbuf eb = {{0}};
+	struct gf_suppress *cpu = NULL;
+	CHECK_OK_EB(gf_suppress_new(&p, C, rate, &cpu, &eb), &eb);
+	struct gf_suppress_gpu *gpu = make_gpu(&p, C, rate);
+	uint32_t lat = gf_suppress_latency(cpu), total = frames + lat;
+	CHECK(gf_suppress_gpu_latency(gpu) == lat);
+	float *want = make_input(C, frames, lat, rate);
+	float *got = malloc((size_t)total * C * sizeof(float));
+	memcpy(got, want, (size_t)total * C * sizeof(float));
+	run_cpu(cpu, want, total, C, 700);
+	run_gpu(gpu, got, total, C, 1500);
+	double max_abs, rel = compare(got, want, C, total, &max_abs);
+	printf("  %4u ch at %u Hz, %.0f s%s: largest per-channel rel L2 %.2e, largest |diff| %.2e\n", C, rate,
+	       seconds, with_sample ? ", noise sample" : "", rel, max_abs);
+	CHECK(rel < TOL_REL_L2);
+	worst_rel = fmax(worst_rel, rel);
+	worst_abs = fmax(worst_abs, max_abs);
+	gf_suppress_gpu_free(gpu);
+	gf_suppress_free(cpu);
+	free(noise), free(want), free(got);
+}
+
+/* 0 dB: every gain is one, so the output is the input latency() frames late. */
+static void identity_case(uint32_t C, uint32_t rate)
+{
+	uint32_t frames = rate;
+	struct gf_suppress_params p = {.reduction_db = 0.0};
+	struct gf_suppress_gpu *s = make_gpu(&p, C, rate);
+	uint32_t lat = gf_suppress_gpu_latency(s), total = frames + lat;
+	float *x = gf_test_noise((size_t)frames * C, &rng);
+	float *y = calloc((size_t)total * C, sizeof(float));
+	memcpy(y, x, (size_t)frames * C * sizeof(float));
+	run_gpu(s, y, total, C, 900);
+	double err = 0.0;
+	for (size_t i = 0; i < (size_t)frames * C; i++)
+		err = fmax(err, fabs((double)y[(size_t)lat * C + i] - x[i]));
+	printf("  %u ch at %u Hz, 0 dB: the input back, %u frames late, max |error| %.2g\n", C, rate, lat,
+	       err);
+	CHECK(err < 1e-5);
+	gf_suppress_gpu_free(s);
+	free(x), free(y);
+}
+
+static void refusal_case(void)
+{
+	struct gf_errbuf eb = {{0}};
+	struct gf_suppress_gpu *s = NULL;
+	struct gf_suppress_params p = {.reduction_db = 55.0};
+	CHECK(gf_suppress_gpu_new(&p, 2, 48000, 0, &s, &eb) == GF_E_INVAL && !s);
+	CHECK(strstr(eb.msg, "reduction_db 55"));
+	p.reduction_db = 10.0;
+	CHECK(gf_suppress_gpu_new(&p, 0, 48000, 0, &s, &eb) == GF_E_INVAL && !s);
+	CHECK(gf_suppress_gpu_new(&p, 2, 48000, 4096, &s, &eb) == GF_E_NOGPU && !s);
+	printf("  refused: %s\n", eb.msg);
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	char desc[256];
+	if (gf_cuda_probe(0, desc, sizeof(desc)))
+		gf_test_skip(desc);
+	printf("device: %s\n", desc);
+	rng = gf_test_seed("test_gpu_suppress");
+	const char *q = getenv("GPUFIR_GPU_TEST_QUICK");
+	int quick = q && q[0] && strcmp(q, "0") != 0;
+	static const uint32_t chans[] = {1, 2, 64, 256}, rates[] = {16000, 48000};
+	for (size_t r = 0; r < 2; r++)
+		for (size_t c = 0; c < sizeof(chans) / sizeof(chans[0]); c++)
+			if (!quick || chans[c] == 2 || chans[c] == 64)
+				match_case(chans[c], rates[r], quick ? 1.0 : 3.0, 0);
+	match_case(2, 48000, quick ? 1.0 : 3.0, 1);
+	match_case(64, 16000, quick ? 1.0 : 3.0, 1);
+	identity_case(1, 48000);
+	identity_case(64, 16000);
+	refusal_case();
+	printf("GPU suppressor equals the CPU one: largest per-channel rel L2 %.2e (bound %.0e), largest "
+	       "|diff| %.2e\n",
+	       worst_rel, TOL_REL_L2, worst_abs);
+	return 0;
+}
+
+#else
+
+int main(void)
+{
+	gf_test_skip("built without CUDA");
+}
+
+#endif
