@@ -28,7 +28,7 @@ cmake --build build-fuzz -j"$jobs" --target fuzz_config fuzz_config_includes fuz
 for t in config:config config_includes:config_includes taps_text:taps_text wav_ir:wav_ir taps_raw:taps_raw; do
 	target=fuzz_${t%%:*} corpus=tests/fuzz/corpus/${t##*:}
 	work=$(mktemp -d)
-	if ! LSAN_OPTIONS=suppressions=$PWD/tests/fuzz/lsan.supp build-fuzz/tests/fuzz/"$target" \
+	if ! LSAN_OPTIONS=suppressions=$PWD/tests/fuzz/lsan.supp build-fuzz/tests/"$target" \
 		-max_total_time="$fuzz_seconds" -print_final_stats=1 "$work" "$corpus" >"$work.log" 2>&1; then
 		tail -n 60 "$work.log"
 		echo "$target: the fuzzer found a failure" >&2
