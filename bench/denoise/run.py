@@ -105,8 +105,11 @@ class Gpufir(System):
     def describe_delay(self, check_text):
         m = re.search(r"delay:\s+all channels: group delay ([-0-9.]+) ms", check_text)
         gd = float(m.group(1)) if m else None
+        lat = [ln.strip() for ln in check_text.splitlines() if "latency" in ln.lower()]
+        if self.key.startswith("gpufir-suppress") and lat:  # a time-varying stage's own figure
+            return "; ".join(lat)
         if gd is None:
-            return "?"
+            return "? (no delay line in --check-config)"
         if self.key in ("gpufir-default",):
             return (f"offline 0 (linear, delay removed); live: minimum phase, {gd:.2f} ms group "
                     f"delay (300 Hz-3 kHz)")
