@@ -7,6 +7,9 @@ Systems (each run on every noisy file and on the clean files):
   gpufir default          the built-in chain, no -c (offline: linear phase, delay removed)
   gpufir denoise linear   design = "denoise" learned from the file's noise sample, offline
                           (use_input = true: the long-term Wiener gain), delay removed
+  gpufir denoise, noise alone
+                          the gain live uses (use_input = false), still linear phase offline:
+                          between the two rows around it, it separates gain from phase
   gpufir denoise live     the same design as live runs it: noise alone (use_input = false),
                           phase = "minimum", --causal
   gpufir suppress ...     design = "suppress" (time-varying), alone, with the noise sample,
@@ -113,7 +116,7 @@ class Gpufir(System):
         if self.key in ("gpufir-default",):
             return (f"offline 0 (linear, delay removed); live: minimum phase, {gd:.2f} ms group "
                     f"delay (300 Hz-3 kHz)")
-        if self.key == "gpufir-denoise-linear":
+        if self.key in ("gpufir-denoise-linear", "gpufir-denoise-noisealone"):
             return f"offline only: {gd:.1f} ms linear-phase delay, removed (non-causal)"
         if self.key == "gpufir-denoise-live":
             return f"{gd:.2f} ms group delay (minimum phase, 300 Hz-3 kHz)"
@@ -191,6 +194,8 @@ def gpufir_systems(exe):
         Gpufir(exe, "gpufir-default", "gpufir default chain"),
         Gpufir(exe, "gpufir-denoise-linear", "gpufir denoise, linear (offline)",
                denoise % ""),
+        Gpufir(exe, "gpufir-denoise-noisealone", "gpufir denoise, noise alone, linear (offline)",
+               denoise % "use_input = false;"),
         Gpufir(exe, "gpufir-denoise-live", "gpufir denoise, minimum + causal (live)",
                denoise % "use_input = false; phase = \"minimum\";", causal=True),
         Gpufir(exe, "gpufir-suppress", "gpufir suppress",
