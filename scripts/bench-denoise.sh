@@ -32,7 +32,7 @@ while [ $# -gt 0 ]; do
 	--gpufir=*) GPUFIR=${1#--gpufir=} ;;
 	--jobs) JOBS=$2; shift ;;
 	--jobs=*) JOBS=${1#--jobs=} ;;
-	-h | --help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench-denoise.sh: unknown argument: $1 (see --help)" >&2; exit 2 ;;
 	esac
 	shift
