@@ -44,6 +44,16 @@ static int parse_names(const struct gf_cfg_loader *L, const config_setting_t *a,
 		int k = gf_config_find_filter(c, name);
 		if (k < 0)
 			return gf_cfg_fail_at(L, e, setting, "no filter named \"%s\"", name);
+		if (gf_cfg_is_suppress(&c->filters[k])) {
+			/* one suppressor per channel: a second would only add its latency again */
+			for (int j = 0; j < i; j++)
+				if (gf_cfg_is_suppress(&c->filters[gf_config_find_filter(c, v[j])]))
+					return gf_cfg_fail_at(L, e, setting,
+							      "\"%s\" is a second suppressor (design = "
+							      "\"suppress\") in this chain, after \"%s\": "
+							      "a chain has at most one",
+							      name, v[j]);
+		}
 		c->filters[k].used = 1;
 		if (!(v[i] = strdup(name)))
 			return GF_E_NOMEM;
