@@ -473,12 +473,13 @@ static const char default_text[] =
 	"filters = (\n"
 	"  { name = \"rumble\"; design = \"highpass\"; cutoff_hz = 60.0; transition_hz = 80.0;\n"
 	"    attenuation_db = 40.0; },\n"
-	"  { name = \"hum\"; design = \"notch\"; freq_hz = [50.0, 60.0]; harmonics = 4;\n"
+	"  { name = \"hum\"; design = \"notch\"; freq_hz = \"auto\"; harmonics = 4;\n"
 	"    bandwidth_hz = 15.0; attenuation_db = 40.0; },\n"
 	"  { name = \"hiss\"; design = \"lowpass\"; cutoff_hz = 14000.0; transition_hz = 2000.0;\n"
-	"    attenuation_db = 60.0; }\n"
+	"    attenuation_db = 60.0; },\n"
+	"  { name = \"nr\"; design = \"suppress\"; reduction_db = 18.0; }\n"
 	");\n"
-	"chain = [\"rumble\", \"hum\", \"hiss\"];\n"
+	"chain = [\"rumble\", \"hum\", \"hiss\", \"nr\"];\n"
 	"phase = \"auto\";\n";
 
 int gf_config_load_source(const struct gf_config_source *src, struct gf_config **out, struct gf_errbuf *eb)

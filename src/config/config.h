@@ -105,7 +105,11 @@ int gf_config_load(const char *path, struct gf_config **out, struct gf_errbuf *e
 int gf_config_load_string(const char *text, const char *base_dir, struct gf_config **out,
 			  struct gf_errbuf *eb);
 
-/** The built-in default: a denoise chain (rumble high-pass, 50/60 Hz hum notches, hiss low-pass). */
+/**
+ * The built-in default: a denoise chain (rumble high-pass, mains hum notches
+ * where hum is measured in the input file, hiss low-pass, then the noise
+ * suppressor).
+ */
 int gf_config_default(struct gf_config **out);
 
 /** gf_config_load(@p path), or the built-in default when @p path is NULL (no -c given). */

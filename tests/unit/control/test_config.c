@@ -407,6 +407,17 @@ static void test_suppress_routes(void)
 	free(noise);
 }
 
+/* The built-in default ends in the suppressor (docs/config.md, "The built-in default"). */
+static void test_default_suppresses(void)
+{
+	struct gf_config *c;
+	CHECK_OK(gf_config_default(&c));
+	struct gf_config_suppress s;
+	CHECK(gf_config_suppress_of(c, 0, &s) == 1 && strcmp(s.name, "nr") == 0 && !s.noise);
+	CHECK(s.reduction_db == GF_SUPPRESS_DEFAULT_REDUCTION_DB);
+	gf_config_free(c);
+}
+
 int main(void)
 {
 	srcdir = getenv("GPUFIR_SOURCE_DIR");
@@ -423,6 +434,7 @@ int main(void)
 	test_settings_parsed();
 	test_suppress_parsed();
 	test_suppress_routes();
+	test_default_suppresses();
 	gf_test_rmtree(dir);
 	free(dir);
 	printf("test_config: ok\n");
