@@ -25,7 +25,6 @@
  */
 #include <fftw3.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,9 +34,6 @@
 #include "cpu_tune.h"
 #include "fft_wisdom.h"
 #include "memlimit.h"
-
-/* FFTW's planner is not thread-safe: plans are made and destroyed under this lock. */
-static pthread_mutex_t planner_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct fft_chan {
 	float *tbuf;		/* 2P: [previous segment | current segment] */
@@ -274,9 +270,9 @@ static int make_plans(struct gf_cpu_fft *f, struct gf_errbuf *eb)
 	int err = gf_mem_check(gf_mem_fft_plan_bytes(f->N, sizeof(float)), what, eb);
 	if (err)
 		return err;
-	pthread_mutex_lock(&planner_lock);
+	gf_fftwf_planner_lock();
 	gf_fft_wisdom_plan_pair((int)f->N, f->time, f->spec, &f->r2c, &f->c2r);
-	pthread_mutex_unlock(&planner_lock);
+	gf_fftwf_planner_unlock();
 	if (f->r2c && f->c2r)
 		return 0;
 	gf_errbuf_set(eb, "cpu fft: FFTW could not plan a %u-point transform", f->N);
@@ -348,12 +344,12 @@ void gf_cpu_fft_free(struct gf_cpu_fft *f)
 {
 	if (!f)
 		return;
-	pthread_mutex_lock(&planner_lock);
+	gf_fftwf_planner_lock();
 	if (f->r2c)
 		fftwf_destroy_plan(f->r2c);
 	if (f->c2r)
 		fftwf_destroy_plan(f->c2r);
-	pthread_mutex_unlock(&planner_lock);
+	gf_fftwf_planner_unlock();
 	if (f->ch)
 		for (uint32_t c = 0; c < f->channels; c++)
 			chan_free(&f->ch[c]);

@@ -15,6 +15,11 @@
 
 #include <fftw3.h>
 
+/** FFTW's planner is not thread-safe: every single-precision plan of the
+ *  engine (the CPU backend's, the suppressor's) is made and destroyed between these. */
+void gf_fftwf_planner_lock(void);
+void gf_fftwf_planner_unlock(void);
+
 /** Import the wisdom file once per process (no file, or one FFTW refuses: none). */
 void gf_fft_wisdom_load(void);
 

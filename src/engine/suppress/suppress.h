@@ -2,17 +2,19 @@
  * @file suppress.h
  * A time-varying noise suppressor: design = "suppress".
  *
- * Short-time Fourier transform, per channel: frames of N points (the largest
- * power of two not over 24 ms), hop N/2, a square-root periodic Hann window
+ * Short-time Fourier transform, per channel: frames of N points (the longest
+ * even length with no prime factor above 7 within 24 ms: 384 at 16 kHz, 1152
+ * at 48 kHz), hop N/2, a square-root periodic Hann window
  * before the transform and after the inverse (their product sums to one at
  * half overlap, so a gain of one gives the input back, delayed).
  * Per frame and bin, with P = |X|^2 and time constants in seconds (so the
  * behaviour does not depend on the rate or the hop):
  *
- *   S    = a_s S + (1 - a_s) P                        smoothed power
- *   Smin : follows S down at once, up slowly          running minimum
- *   p    = a_p p + (1 - a_p) ramp(S / Smin)           speech presence, 0..1
- *   a    = a_d + (1 - a_d) p;   L = a L + (1 - a) P   noise estimate
+ *   S    = a_s S + (1 - a_s) P'                       smoothed power (P' over 3 bins)
+ *   Smin = min of S over the last 0.8 to 1.6 s         running minimum
+ *   p    = a_p p + (1 - a_p) max(ramp(S / Smin), ramp(P / L))   speech presence
+ *   a    = a_d + (1 - a_d) p;   L = a L + (1 - a) P   noise estimate,
+ *                                 kept within 0.1 .. 5 Smin
  *   xi   = a_dd |Y_prev|^2 / L + (1 - a_dd) max(P / L - 1, 0)
  *   G    = max(xi / (1 + xi), g_min)                  Wiener gain, floored
  *   Y    = G X

@@ -28,6 +28,7 @@ int main(void)
 #include <time.h>
 
 #include "engine.h"
+#include "suppress.h"
 
 extern void *__libc_malloc(size_t n);
 extern void *__libc_calloc(size_t n, size_t size);
@@ -232,6 +233,32 @@ static void late_case(enum gf_algo algo, uint32_t taps, uint32_t block)
 	__libc_free(x);
 }
 
+/*
+ * The noise suppressor on the audio path: calls of any size allocate
+ * nothing, and from the first call on fault no page in (new() touched its
+ * state and its transform buffers).
+ */
+static void suppress_case(uint32_t channels, uint32_t block)
+{
+	struct gf_suppress_params p = {.reduction_db = 18.0};
+	struct gf_errbuf eb = {{0}};
+	struct gf_suppress *s;
+	CHECK_OK_EB(gf_suppress_new(&p, channels, 48000, &s, &eb), &eb);
+	float *x = gf_test_noise((size_t)channels * block, &rng);
+	atomic_store(&calls, 0);
+	long before = thread_faults();
+	atomic_store(&counting, 1);
+	for (uint32_t done = 0; done < 48000; done += block)
+		gf_suppress_process(s, x, block);
+	atomic_store(&counting, 0);
+	long faults = thread_faults() - before;
+	printf("suppress %u ch, block %5u: %d allocations, %ld page faults over a second\n", channels, block,
+	       atomic_load(&calls), faults);
+	CHECK(atomic_load(&calls) == 0 && faults == 0);
+	gf_suppress_free(s);
+	free(x);
+}
+
 int main(void)
 {
 	rng = gf_test_seed("test_engine_rt");
@@ -254,6 +281,9 @@ int main(void)
 	fault_case(GF_ALGO_FFT, 65536, 256);
 	late_case(GF_ALGO_DIRECT, 300, 128);
 	late_case(GF_ALGO_FFT, 65536, 256);
+	suppress_case(1, 1);
+	suppress_case(8, 64);
+	suppress_case(2, 4096);
 	printf("test_engine_rt: OK\n");
 	return 0;
 }

@@ -1,0 +1,127 @@
+/*
+ * The suppressor's per-bin recursions (suppress.h, suppress_bins.h).
+ * Every bin depends only on its own state and the powers of itself and its
+ * two neighbours in this frame, so bins may run in any order or at once.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "suppress_bins.h"
+
+void gf_suppress_bins_bind(struct gf_suppress_bins *b, float *mem, uint32_t nb)
+{
+	b->S = mem;
+	b->Smin = mem + nb;
+	b->Stmp = mem + 2 * (size_t)nb;
+	b->p = mem + 3 * (size_t)nb;
+	b->L = mem + 4 * (size_t)nb;
+	b->Y2 = mem + 5 * (size_t)nb;
+	b->nb = nb;
+}
+
+void gf_suppress_bins_reset(struct gf_suppress_bins *b, const float *seed)
+{
+	size_t bytes = sizeof(float) * b->nb;
+	memset(b->p, 0, bytes);
+	memset(b->Y2, 0, bytes);
+	b->frames = 0;
+	b->seeded = seed != NULL;
+	if (!seed)
+		return; /* the first frame sets S, Smin and L */
+	for (uint32_t i = 0; i < b->nb; i++) {
+		float v = seed[i] > GF_SUPPRESS_POWER_FLOOR ? seed[i] : GF_SUPPRESS_POWER_FLOOR;
+		b->S[i] = b->Smin[i] = b->Stmp[i] = b->L[i] = v;
+	}
+}
+
+static inline float power_at(const float *spec, uint32_t i)
+{
+	return spec[2 * i] * spec[2 * i] + spec[2 * i + 1] * spec[2 * i + 1];
+}
+
+static inline float maxf(float a, float b)
+{
+	return a > b ? a : b;
+}
+
+/* The power smoothed over three bins (1/4, 1/2, 1/4), mirrored at the ends. */
+static inline float smoothed_power(const float *spec, uint32_t i, uint32_t nb)
+{
+	uint32_t lo = i > 0 ? i - 1 : 1, hi = i + 1 < nb ? i + 1 : nb - 2;
+	return 0.25f * power_at(spec, lo) + 0.5f * power_at(spec, i) + 0.25f * power_at(spec, hi);
+}
+
+/* The noise estimate's factor: free averaging at the start, else minimum-controlled. */
+static inline float noise_factor(const struct gf_suppress_bins *b, const struct gf_suppress_consts *k,
+				 float p)
+{
+	if (!b->seeded && b->frames < k->start_frames)
+		return (float)b->frames / (float)(b->frames + 1);
+	return k->a_d + (1.0f - k->a_d) * p;
+}
+
+static inline float ramp(float x, float lo, float hi)
+{
+	float r = (x - lo) / (hi - lo);
+	return r < 0.0f ? 0.0f : r > 1.0f ? 1.0f : r;
+}
+
+/* The minimum's window turns over after this frame. */
+static inline int window_ends(const struct gf_suppress_bins *b, const struct gf_suppress_consts *k)
+{
+	return (b->frames + 1) % k->min_window == 0;
+}
+
+static float bin_gain(struct gf_suppress_bins *b, const struct gf_suppress_consts *k, uint32_t i, float P,
+		      float Pf)
+{
+	if (b->frames == 0 && !b->seeded)
+		b->S[i] = b->Smin[i] = b->Stmp[i] = b->L[i] = maxf(Pf, GF_SUPPRESS_POWER_FLOOR);
+	float S = k->a_s * b->S[i] + (1.0f - k->a_s) * Pf;
+	/* Smin: the minimum of S since the window before last began (Cohen's MCRA) */
+	float smin = maxf(fminf(b->Smin[i], S), GF_SUPPRESS_POWER_FLOOR);
+	b->Stmp[i] = fminf(b->Stmp[i], S);
+	if (window_ends(b, k)) {
+		smin = maxf(b->Stmp[i], GF_SUPPRESS_POWER_FLOOR);
+		b->Stmp[i] = S;
+	}
+	/* Speech where S stands well above its minimum, or this frame well above the noise so far:
+	 * the second keeps a loud stretch without dips out of the noise estimate. */
+	float seen = ramp(S / smin, GF_SUPPRESS_PRESENCE_LO, GF_SUPPRESS_PRESENCE_HI);
+	seen = maxf(seen, ramp(P / b->L[i], GF_SUPPRESS_SNR_LO, GF_SUPPRESS_SNR_HI));
+	float p = k->a_p * b->p[i] + (1.0f - k->a_p) * seen;
+	float a = noise_factor(b, k, p);
+	/* L within [0.1, 5] x Smin: a start or seed taken too high comes down, and a noise grown
+	 * much louder is followed once the minimum has seen it */
+	float L = a * b->L[i] + (1.0f - a) * P;
+	L = fminf(L, GF_SUPPRESS_NOISE_OVER_MIN * smin);
+	L = maxf(L, GF_SUPPRESS_NOISE_UNDER_MIN * smin);
+	float xi = k->a_dd * b->Y2[i] / L + (1.0f - k->a_dd) * maxf(P / L - 1.0f, 0.0f);
+	xi = maxf(xi, GF_SUPPRESS_XI_MIN);
+	float g = maxf(xi / (1.0f + xi), k->g_min);
+	b->S[i] = S;
+	b->Smin[i] = smin;
+	b->p[i] = p;
+	b->L[i] = L;
+	b->Y2[i] = g * g * P;
+	return g;
+}
+
+void gf_suppress_bins_run(struct gf_suppress_bins *b, const struct gf_suppress_consts *k, float *spec,
+			  uint32_t nb)
+{
+	/* Powers first: the smoothing reads the neighbours' unscaled bins. */
+	float g_prev = 0.0f;
+	for (uint32_t i = 0; i < nb; i++) {
+		float g = bin_gain(b, k, i, power_at(spec, i), smoothed_power(spec, i, nb));
+		if (i > 0) { /* bin i-1's neighbours are read now: scale it */
+			spec[2 * (i - 1)] *= g_prev;
+			spec[2 * (i - 1) + 1] *= g_prev;
+		}
+		g_prev = g;
+	}
+	spec[2 * (nb - 1)] *= g_prev;
+	spec[2 * (nb - 1) + 1] *= g_prev;
+	if (b->frames < UINT32_MAX)
+		b->frames++;
+}

@@ -1,0 +1,57 @@
+/**
+ * @file suppress_bins.h
+ * The suppressor's per-frame arithmetic on one channel's spectrum (the
+ * recursions in suppress.h), apart from framing and transforms so that
+ * another backend can run the same steps bin for bin. Engine-internal.
+ *
+ * Constants are time constants in seconds, turned into per-hop factors by
+ * the caller (exp(-hop / tau)), so a frame at any rate behaves alike.
+ */
+#ifndef GPUFIR_SUPPRESS_BINS_H
+#define GPUFIR_SUPPRESS_BINS_H
+
+#include <stdint.h>
+
+#define GF_SUPPRESS_TAU_SMOOTH_S 0.05	/* S: the smoothed power */
+#define GF_SUPPRESS_TAU_PRESENCE_S 0.01 /* p: speech presence */
+#define GF_SUPPRESS_TAU_NOISE_S 0.2	/* L where speech is absent */
+#define GF_SUPPRESS_TAU_DD_S 0.12	/* the decision-directed weight (0.92 at a 10 ms hop) */
+#define GF_SUPPRESS_MIN_WINDOW_S 0.8	/* Smin: the minimum of S over the last one to two windows */
+#define GF_SUPPRESS_START_S 0.25	/* without a noise sample: L is the plain mean this long */
+#define GF_SUPPRESS_PRESENCE_LO 2.0f	/* S / Smin at which speech presence starts */
+#define GF_SUPPRESS_PRESENCE_HI 4.0f	/* ... and is certain */
+#define GF_SUPPRESS_SNR_LO 4.0f		/* P / L at which speech presence starts */
+#define GF_SUPPRESS_SNR_HI 8.0f		/* ... and is certain */
+/* L stays within these multiples of Smin: a start or a seed taken too high comes down, and a much
+ * louder noise is followed once the minimum has seen it. */
+#define GF_SUPPRESS_NOISE_UNDER_MIN 0.1f
+#define GF_SUPPRESS_NOISE_OVER_MIN 5.0f
+#define GF_SUPPRESS_XI_MIN 0.003162f   /* the a priori SNR's floor, -25 dB */
+#define GF_SUPPRESS_POWER_FLOOR 1e-12f /* keeps ratios finite in digital silence */
+#define GF_SUPPRESS_BIN_ARRAYS 6       /* floats per bin of state: S, Smin, Stmp, p, L, Y2 */
+
+struct gf_suppress_consts {
+	float a_s, a_p, a_d, a_dd; /* per-hop factors of the time constants above */
+	float g_min;		   /* the gain's floor, 10^(-reduction_db / 20) */
+	uint32_t start_frames;	   /* frames of GF_SUPPRESS_START_S */
+	uint32_t min_window;	   /* frames of GF_SUPPRESS_MIN_WINDOW_S */
+};
+
+struct gf_suppress_bins {
+	float *S, *Smin, *Stmp, *p, *L, *Y2; /* nb each: state per bin */
+	uint32_t nb;
+	uint32_t frames; /* frames run since reset (saturates) */
+	int seeded;	 /* L started from a noise sample */
+};
+
+/** Point @p b at GF_SUPPRESS_BIN_ARRAYS x @p nb floats of @p mem. */
+void gf_suppress_bins_bind(struct gf_suppress_bins *b, float *mem, uint32_t nb);
+
+/** Start again: from @p seed (nb mean powers of a noise sample) or, if NULL, from the first frames. */
+void gf_suppress_bins_reset(struct gf_suppress_bins *b, const float *seed);
+
+/** One frame: update the state from @p spec (nb interleaved re, im) and scale it by the gain. */
+void gf_suppress_bins_run(struct gf_suppress_bins *b, const struct gf_suppress_consts *k, float *spec,
+			  uint32_t nb);
+
+#endif
