@@ -21,7 +21,7 @@ void gf_cli_print_help(FILE *out)
 	      "Filter audio through FIR filters on an NVIDIA GPU (or the CPU), offline or live.\n"
 	      "Filters come from a libconfig file (-c); without one, a built-in denoise chain\n"
 	      "(rumble high-pass, mains-hum notches where the input holds hum, hiss low-pass,\n"
-	      "then a noise suppressor adding 21 ms at 48 kHz) is used.\n"
+	      "then a noise suppressor adding 24 ms) is used.\n"
 	      "\n"
 	      "Modes (choose one):\n"
 	      "  -i, --input=IN         offline: filter the sound file IN (with -o)\n"

@@ -331,11 +331,13 @@ static void test_suppress_parsed(void)
 	CHECK(memcmp(a->coeffs, b->coeffs, 31 * 2 * sizeof(float)) == 0);
 	gf_filter_set_free(a);
 	gf_filter_set_free(b);
-	/* the bank: every channel, 2^k frames of latency not over 24 ms */
+	/* the bank: every channel, the suppressor's latency (its frame, within 24 ms) */
 	struct gf_suppress_bank *bank;
 	struct gf_errbuf eb = {{0}};
 	CHECK_OK_EB(gf_config_suppress_new(c, 48000, 2, &bank, &eb), &eb);
-	CHECK(bank && gf_suppress_bank_active(bank) == 2 && gf_suppress_bank_latency(bank) == 1024);
+	uint32_t lag = bank ? gf_suppress_bank_latency(bank) : 0;
+	CHECK(bank && gf_suppress_bank_active(bank) == 2 && lag > 0 &&
+	      lag <= GF_SUPPRESS_MAX_FRAME_S * 48000);
 	gf_suppress_bank_free(bank);
 	CHECK_OK_EB(gf_config_suppress_new(plain, 48000, 2, &bank, &eb), &eb);
 	CHECK(bank == NULL);
