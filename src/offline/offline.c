@@ -199,6 +199,26 @@ static int prepare(struct run *r, const struct gf_offline_opts *o, struct gf_err
 	return err;
 }
 
+/* Say what alignment removes: the chain's linear-phase delay, the suppressor's latency, or both. */
+static void log_alignment(const struct run *r, const struct gf_offline_pipeline *p,
+			  const struct gf_offline_opts *o, uint32_t sup_lag)
+{
+	double ms = 1e3 * (double)p->align.skip / r->in_info.samplerate;
+	enum gf_log_level lvl = r->lane->ctx->quiet_files ? GF_LOG_DEBUG : GF_LOG_INFO;
+	unsigned long long skip = (unsigned long long)p->align.skip;
+	if (!sup_lag)
+		gf_log(lvl,
+		       "%s: output aligned with the input: the filter's linear-phase delay of %llu samples "
+		       "(%.2f ms) is removed (--causal keeps it)",
+		       o->output, skip, ms);
+	else
+		gf_log(lvl,
+		       "%s: output aligned with the input: %llu samples (%.2f ms) are removed, the noise "
+		       "suppressor's latency of %u and the filter's linear-phase delay of %llu (--causal "
+		       "keeps them)",
+		       o->output, skip, ms, sup_lag, skip - sup_lag);
+}
+
 /* On the CPU, a long file is filtered in stripes over the lane's threads (offline_stripe.c). */
 static void plan_stripes(struct run *r)
 {
@@ -261,15 +281,7 @@ int gf_offline_file_run(struct gf_offline_lane *l, const struct gf_offline_opts 
 	gf_offline_align_plan(&p->align, gf_engine_taps(r.engine), r.built.align_frames, sup_lag, o->tail,
 			      o->causal);
 	if (p->align.skip)
-		gf_log(r.lane->ctx->quiet_files ? GF_LOG_DEBUG : GF_LOG_INFO,
-		       "%s: output aligned with the input: the %s of %llu samples (%.2f ms) is removed "
-		       "(--causal keeps it)",
-		       o->output,
-		       sup_lag && r.built.align_frames
-			       ? "filter's linear-phase delay and the suppressor's latency"
-		       : sup_lag ? "suppressor's latency"
-				 : "filter's linear-phase delay",
-		       (unsigned long long)p->align.skip, 1e3 * (double)p->align.skip / r.in_info.samplerate);
+		log_alignment(&r, p, o, sup_lag);
 	err = gf_offline_pipeline_run(p, r.engine, r.prog, eb);
 	t3 = (1e3 * gf_now_s());
 	gf_debug("offline: streaming ms busy: reader %.1f, engine %.1f, writer %.1f", p->busy_ms[0],
