@@ -21,6 +21,7 @@
 #include "log.h"
 #include "minphase.h"
 #include "offline.h"
+#include "suppress_bank.h"
 #include "temp_file.h"
 #include "tools.h"
 
@@ -251,13 +252,18 @@ static int run_check_config(const struct gf_cli *cli)
 {
 	struct gf_tool_build b;
 	struct gf_errbuf eb = {{0}};
+	struct gf_suppress_bank *bank = NULL;
 	int err = gf_tool_build(cli, &b, &eb);
+	if (!err) /* reads its noise sample: a bad one is a config error here too */
+		err = gf_config_suppress_new(b.cfg, b.rate, b.fs->channels, &bank, &eb);
 	if (!err) {
 		print_config_summary(stdout, b.cfg, b.fs, b.rate);
+		gf_tool_print_suppressor(stdout, b.cfg, bank, b.fs->channels, b.rate);
 		gf_tool_print_report(stdout, b.fs, b.rate);
 	} else {
 		gf_err("%s", eb.msg[0] ? eb.msg : gf_strerror(err));
 	}
+	gf_suppress_bank_free(bank);
 	gf_tool_build_free(&b);
 	if (err == GF_E_NOMEM)
 		return GF_EXIT_FAILURE;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "response.h"
+#include "suppress_bank.h"
 #include "tools.h"
 
 static double db(double x)
@@ -62,4 +63,42 @@ void gf_tool_print_report(FILE *out, const struct gf_filter_set *fs, uint32_t ra
 		if (st.peak_gain > 1.0 && db(st.peak_gain) > 0.005)
 			print_warning(out, c, &st);
 	}
+}
+
+/* Which channels: "all channels", "channel 0", "channels 0, 2". */
+static void print_channels(FILE *out, const struct gf_config *cfg, uint32_t channels)
+{
+	struct gf_config_suppress s;
+	uint32_t n = 0;
+	for (uint32_t c = 0; c < channels; c++)
+		n += (uint32_t)gf_config_suppress_of(cfg, c, &s);
+	if (n == channels && channels > 1) {
+		fprintf(out, "all channels");
+		return;
+	}
+	fprintf(out, "channel%s", n == 1 ? "" : "s");
+	const char *sep = " ";
+	for (uint32_t c = 0; c < channels; c++) {
+		if (gf_config_suppress_of(cfg, c, &s)) {
+			fprintf(out, "%s%u", sep, c);
+			sep = ", ";
+		}
+	}
+}
+
+void gf_tool_print_suppressor(FILE *out, const struct gf_config *cfg, const struct gf_suppress_bank *bank,
+			      uint32_t channels, uint32_t rate)
+{
+	if (!bank)
+		return;
+	struct gf_config_suppress first = {0};
+	for (uint32_t c = 0; c < channels && !first.name; c++)
+		gf_config_suppress_of(cfg, c, &first);
+	uint32_t lag = gf_suppress_bank_latency(bank);
+	fprintf(out,
+		"  suppressor:   %s (design = \"suppress\", reduction up to %.1f dB, noise estimate from %s) "
+		"on ",
+		first.name, first.reduction_db, first.noise ? first.noise : "the audio itself");
+	print_channels(out, cfg, channels);
+	fprintf(out, ", after the FIR; adds %u frames (%.2f ms) of latency\n", lag, 1000.0 * lag / rate);
 }

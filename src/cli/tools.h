@@ -56,6 +56,15 @@ int gf_tool_not_an_input(const char *const *inputs, const struct stat *st, const
 /** An error's exit status in the tools: bad config 3, I/O 4, out of memory 1. */
 int gf_tool_exit(int err);
 
+struct gf_suppress_bank;
+/**
+ * --check-config's line on the noise suppressor (design = "suppress") of
+ * @p bank (NULL: none, nothing printed): its settings, its channels and the
+ * latency it adds.
+ */
+void gf_tool_print_suppressor(FILE *out, const struct gf_config *cfg, const struct gf_suppress_bank *bank,
+			      uint32_t channels, uint32_t rate);
+
 /**
  * --export-filters DIR: per channel N, DIR/channel-N.wav (mono 32-bit float)
  * and DIR/channel-N.txt (one tap a line), and DIR/filters.conf, a config

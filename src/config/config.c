@@ -44,6 +44,16 @@ static int parse_names(const struct gf_cfg_loader *L, const config_setting_t *a,
 		int k = gf_config_find_filter(c, name);
 		if (k < 0)
 			return gf_cfg_fail_at(L, e, setting, "no filter named \"%s\"", name);
+		if (gf_cfg_is_suppress(&c->filters[k])) {
+			/* one suppressor per channel: a second would only add its latency again */
+			for (int j = 0; j < i; j++)
+				if (gf_cfg_is_suppress(&c->filters[gf_config_find_filter(c, v[j])]))
+					return gf_cfg_fail_at(L, e, setting,
+							      "\"%s\" is a second suppressor (design = "
+							      "\"suppress\") in this chain, after \"%s\": "
+							      "a chain has at most one",
+							      name, v[j]);
+		}
 		c->filters[k].used = 1;
 		if (!(v[i] = strdup(name)))
 			return GF_E_NOMEM;
@@ -463,12 +473,13 @@ static const char default_text[] =
 	"filters = (\n"
 	"  { name = \"rumble\"; design = \"highpass\"; cutoff_hz = 60.0; transition_hz = 80.0;\n"
 	"    attenuation_db = 40.0; },\n"
-	"  { name = \"hum\"; design = \"notch\"; freq_hz = [50.0, 60.0]; harmonics = 4;\n"
+	"  { name = \"hum\"; design = \"notch\"; freq_hz = \"auto\"; harmonics = 4;\n"
 	"    bandwidth_hz = 15.0; attenuation_db = 40.0; },\n"
 	"  { name = \"hiss\"; design = \"lowpass\"; cutoff_hz = 14000.0; transition_hz = 2000.0;\n"
-	"    attenuation_db = 60.0; }\n"
+	"    attenuation_db = 60.0; },\n"
+	"  { name = \"nr\"; design = \"suppress\"; reduction_db = 18.0; }\n"
 	");\n"
-	"chain = [\"rumble\", \"hum\", \"hiss\"];\n"
+	"chain = [\"rumble\", \"hum\", \"hiss\", \"nr\"];\n"
 	"phase = \"auto\";\n";
 
 int gf_config_load_source(const struct gf_config_source *src, struct gf_config **out, struct gf_errbuf *eb)

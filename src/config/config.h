@@ -105,7 +105,11 @@ int gf_config_load(const char *path, struct gf_config **out, struct gf_errbuf *e
 int gf_config_load_string(const char *text, const char *base_dir, struct gf_config **out,
 			  struct gf_errbuf *eb);
 
-/** The built-in default: a denoise chain (rumble high-pass, 50/60 Hz hum notches, hiss low-pass). */
+/**
+ * The built-in default: a denoise chain (rumble high-pass, mains hum notches
+ * where hum is measured in the input file, hiss low-pass, then the noise
+ * suppressor).
+ */
 int gf_config_default(struct gf_config **out);
 
 /** gf_config_load(@p path), or the built-in default when @p path is NULL (no -c given). */
@@ -139,6 +143,40 @@ struct gf_config_build_info {
 /** gf_config_build, and @p info (may be NULL) filled on success. */
 int gf_config_build_ex(const struct gf_config *c, uint32_t sample_rate, uint32_t channels,
 		       struct gf_filter_set **out, struct gf_config_build_info *info, struct gf_errbuf *eb);
+
+/* ---- the noise suppressor (design = "suppress"; config_suppress.c) ---- */
+
+struct gf_suppress_bank; /* src/engine/suppress/suppress_bank.h */
+
+/** The suppressor of one channel's chain, as the configuration gives it. */
+struct gf_config_suppress {
+	const char *name;    /**< the filter's name */
+	double reduction_db; /**< the most a bin is attenuated */
+	const char *noise;   /**< the noise sample seeding the estimate; NULL: none */
+};
+
+/** 1 when any used chain has a suppressor. Any thread. */
+int gf_config_has_suppress(const struct gf_config *c);
+
+/** 1 and @p out filled when audio channel @p ch's chain has a suppressor, else 0. Any thread. */
+int gf_config_suppress_of(const struct gf_config *c, uint32_t ch, struct gf_config_suppress *out);
+
+/**
+ * The suppressors of @p channels channels at @p rate (their noise samples
+ * read), run after the filter set's FIR: *out NULL when no chain has one.
+ * Errors name the file and line (the noise file: unreadable, another rate,
+ * silent). @return 0, GF_E_CONFIG, GF_E_INVAL or GF_E_NOMEM
+ */
+int gf_config_suppress_new(const struct gf_config *c, uint32_t rate, uint32_t channels,
+			   struct gf_suppress_bank **out, struct gf_errbuf *eb);
+
+/**
+ * 1 and a description in @p why when the suppressors of @p a and @p b differ
+ * on any of @p channels channels (added, removed, reduction_db, the noise
+ * file or its contents): a live reload then restarts the stream. Any thread.
+ */
+int gf_config_suppress_differs(const struct gf_config *a, const struct gf_config *b, uint32_t channels,
+			       char *why, size_t len);
 
 /**
  * 1 when a filter is measured from the file being filtered (design = "denoise"

@@ -12,12 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config_priv.h"
 #include "denoise.h"
 #include "hum.h"
 #include "safe_file.h"
+#include "suppress.h"
 
 const char *const gf_config_fkey_names[K_COUNT] = {
 	"name",	  "coeffs",	   "file",	     "format",	  "channel",	  "offset",
@@ -31,6 +33,9 @@ const char *const gf_config_fkey_names[K_COUNT] = {
 
 static uint32_t allowed_keys(const struct gf_config_filter *f)
 {
+	/* not an FIR: no gain or phase of its own */
+	if (f->kind == FK_DESIGN && f->design.type == GF_DESIGN_SUPPRESS)
+		return BIT(K_NAME) | BIT(K_DESIGN) | BIT(K_NOISE) | BIT(K_REDUCTION_DB);
 	uint32_t m = BIT(K_NAME) | BIT(K_GAIN_DB) | BIT(K_PHASE);
 	switch (f->kind) {
 	case FK_INLINE:
@@ -60,6 +65,7 @@ static uint32_t allowed_keys(const struct gf_config_filter *f)
 	case GF_DESIGN_DENOISE:
 		return m | BIT(K_NOISE) | BIT(K_REDUCTION_DB) | BIT(K_USE_INPUT) | BIT(K_TAPS);
 	case GF_DESIGN_IDENTITY:
+	case GF_DESIGN_SUPPRESS:
 		break;
 	}
 	return m;
@@ -222,6 +228,7 @@ static int check_design(const struct gf_cfg_loader *L, const config_setting_t *g
 			return gf_cfg_missing(L, g, prefix, "delay_ms", "the delay in milliseconds");
 		return 0;
 	case GF_DESIGN_IDENTITY:
+	case GF_DESIGN_SUPPRESS: /* noise is optional: without one the estimate starts from the input */
 		return 0;
 	case GF_DESIGN_DENOISE:
 		if (!f->file)
@@ -235,18 +242,13 @@ static int check_design(const struct gf_cfg_loader *L, const config_setting_t *g
 	return 0;
 }
 
-/* denoise: noise = "FILE" (must be readable now; watched for reload), reduction_db. */
-static int parse_noise(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
-		       struct gf_config_filter *f)
+/* noise = "FILE": must be readable now; watched for reload. */
+static int parse_noise_file(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
+			    struct gf_config_filter *f)
 {
-	f->design.reduction_db = GF_DENOISE_DEFAULT_REDUCTION_DB;
-	int r = gf_cfg_get_num(L, g, prefix, "reduction_db", 0.0, GF_DENOISE_MAX_REDUCTION_DB,
-			       &f->design.reduction_db);
-	f->design.use_input = 1;
-	if (r >= 0)
-		r = gf_cfg_get_bool(L, g, prefix, "use_input", &f->design.use_input);
 	char *rel = NULL;
-	if (r < 0 || (r = gf_cfg_get_str(L, g, prefix, "noise", &rel)) <= 0)
+	int r = gf_cfg_get_str(L, g, prefix, "noise", &rel);
+	if (r <= 0)
 		return r;
 	f->file = gf_cfg_join_path(L->base_dir, rel);
 	free(rel);
@@ -259,8 +261,36 @@ static int parse_noise(const struct gf_cfg_loader *L, const config_setting_t *g,
 		gf_cfg_setting(name, sizeof(name), prefix, "noise");
 		return gf_cfg_fail_at(L, config_setting_get_member(g, "noise"), name, "%s", why.msg);
 	}
+	struct stat st;
+	if (fstat(fd, &st) == 0) {
+		f->noise_size = (int64_t)st.st_size;
+		f->noise_mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	}
 	close(fd);
 	return gf_cfg_add_file(L->c, f->file);
+}
+
+/* denoise: noise (required: check_design), reduction_db, use_input. */
+static int parse_noise(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
+		       struct gf_config_filter *f)
+{
+	f->design.reduction_db = GF_DENOISE_DEFAULT_REDUCTION_DB;
+	int r = gf_cfg_get_num(L, g, prefix, "reduction_db", 0.0, GF_DENOISE_MAX_REDUCTION_DB,
+			       &f->design.reduction_db);
+	f->design.use_input = 1;
+	if (r >= 0)
+		r = gf_cfg_get_bool(L, g, prefix, "use_input", &f->design.use_input);
+	return r < 0 ? r : parse_noise_file(L, g, prefix, f);
+}
+
+/* suppress: reduction_db, and an optional noise sample that seeds its estimate. */
+static int parse_suppress(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
+			  struct gf_config_filter *f)
+{
+	f->design.reduction_db = GF_SUPPRESS_DEFAULT_REDUCTION_DB;
+	int r = gf_cfg_get_num(L, g, prefix, "reduction_db", 0.0, GF_SUPPRESS_MAX_REDUCTION_DB,
+			       &f->design.reduction_db);
+	return r < 0 ? r : parse_noise_file(L, g, prefix, f);
 }
 
 static int parse_design(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
@@ -278,7 +308,7 @@ static int parse_design(const struct gf_cfg_loader *L, const config_setting_t *g
 		r = gf_cfg_fail_at(
 			L, config_setting_get_member(g, "design"), name,
 			"unknown design \"%s\" (lowpass, highpass, bandpass, bandstop, notch, identity, "
-			"delay, denoise)",
+			"delay, denoise, suppress)",
 			type);
 		free(type);
 		return r;
@@ -305,7 +335,10 @@ static int parse_design(const struct gf_cfg_loader *L, const config_setting_t *g
 		d->harmonics = GF_HUM_DEFAULT_HARMONICS; /* the highest one looked for */
 	if (t == GF_DESIGN_DENOISE && (r = parse_noise(L, g, prefix, f)) < 0)
 		return r;
-	if (taps && !(taps & 1) && t != GF_DESIGN_IDENTITY && t != GF_DESIGN_DELAY) {
+	if (t == GF_DESIGN_SUPPRESS && (r = parse_suppress(L, g, prefix, f)) < 0)
+		return r;
+	if (taps && !(taps & 1) && t != GF_DESIGN_IDENTITY && t != GF_DESIGN_DELAY &&
+	    t != GF_DESIGN_SUPPRESS) {
 		char name[192];
 		gf_cfg_setting(name, sizeof(name), prefix, "taps");
 		return gf_cfg_fail_at(L, config_setting_get_member(g, "taps"), name,

@@ -30,6 +30,15 @@ int gf_cfg_build_denoise(const struct gf_config *c, const struct gf_config_filte
 	return r;
 }
 
+/* One tap of 1.0: a notch that found nothing to notch. */
+static int identity(double **out, uint32_t *n)
+{
+	if (!(*out = calloc(1, sizeof(double))))
+		return GF_E_NOMEM;
+	(*out)[0] = 1.0, *n = 1;
+	return 0;
+}
+
 /* A notch with freq_hz = "auto": the hum measured in the input file, and the log says what was found. */
 int gf_cfg_build_hum(const struct gf_config *c, const struct gf_config_filter *f, uint32_t rate, double **out,
 		     uint32_t *n, struct gf_errbuf *eb)
@@ -37,14 +46,30 @@ int gf_cfg_build_hum(const struct gf_config *c, const struct gf_config_filter *f
 	struct gf_design d = f->design;
 	int line = f->key_line[K_FREQ_HZ] ? f->key_line[K_FREQ_HZ] : f->line;
 	if (!c->program_file) {
-		gf_warn("%s:%d: filters.%s.freq_hz: \"auto\" is measured from the input file (offline mode); "
-			"without one, both 50 and 60 Hz are notched",
-			f->src, line, f->name);
-		d.freq_hz[0] = 50.0, d.freq_hz[1] = 60.0, d.n_freq = 2;
-		return gf_design_run(&d, (double)rate, out, n, eb);
+		/* Nothing to measure (live mode, --check-config): "auto" notches only
+		 * hum it found, and fixed 50 and 60 Hz combs cost clean speech dearly
+		 * (docs/config.md), so the notch passes the audio unchanged. */
+		if (c->priv->builtin)
+			gf_info("filters.%s: hum notches are made only where hum is measured in an input "
+				"file "
+				"(offline mode): none here",
+				f->name);
+		else
+			gf_warn("%s:%d: filters.%s.freq_hz: \"auto\" is measured from the input file "
+				"(offline "
+				"mode); without one nothing is notched: give freq_hz = 50.0 or 60.0 to notch "
+				"live",
+				f->src, line, f->name);
+		return identity(out, n);
 	}
 	struct gf_hum h;
 	int r = gf_hum_detect(c->program_file, (double)rate, d.harmonics, &h, eb);
+	if (r && r != GF_E_NOMEM && c->priv->builtin) {
+		/* The built-in default serves any input (a short one, a pipe): where
+		 * the hum cannot be measured, it notches nothing rather than fail. */
+		gf_info("filters.%s: %s: no hum notch", f->name, eb->msg);
+		return identity(out, n);
+	}
 	if (r)
 		return r;
 	if (h.f0_hz == 0.0) {
@@ -52,10 +77,7 @@ int gf_cfg_build_hum(const struct gf_config *c, const struct gf_config_filter *f
 			"%.1f s "
 			"of %s: the notch passes the audio unchanged",
 			f->name, GF_HUM_MIN_SNR_DB, h.seconds, c->program_file);
-		if (!(*out = calloc(1, sizeof(double))))
-			return GF_E_NOMEM;
-		(*out)[0] = 1.0, *n = 1;
-		return 0;
+		return identity(out, n);
 	}
 	char list[1024] = "";
 	size_t len = 0;

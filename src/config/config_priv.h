@@ -89,6 +89,9 @@ struct gf_config_filter {
 	double gain_db;
 	int minphase; /* phase = "minimum" */
 	int used;
+	/* noise file's size and change time when loaded: a reload that rewrote it
+	 * changes a suppressor (config_suppress.c) */
+	int64_t noise_size, noise_mtime_ns;
 };
 
 struct gf_config_route {
@@ -113,6 +116,9 @@ struct gf_config_priv {
 	 * their number (40,000 filters took 10 s with a scan per lookup) */
 	struct gf_strmap *filter_index, *file_index;
 };
+
+/** 1: @p f is design = "suppress" (not an FIR: run after the chain's FIR part). */
+int gf_cfg_is_suppress(const struct gf_config_filter *f);
 
 /** Index of the filter called @p name, or -1. */
 int gf_config_find_filter(const struct gf_config *c, const char *name);

@@ -77,11 +77,12 @@ static void audio_stuck_result(struct gf_reload_result *r, const char *what)
 }
 
 /* Replace engine and stream with @p ne and @p next (both owned; the engine was
- * built on the build thread). Audio stops only now, for a config whose filters
- * and engine are known to be good; if the new stream cannot start, the old
- * settings are restored. Fills @p r's outcome and text. */
-static void restart_with(struct daemon *d, struct gf_config *next, struct gf_engine *ne, const char *why,
-			 struct gf_reload_result *r)
+ * built on the build thread, with its suppressor @p ns, owned too, NULL for
+ * none). Audio stops only now, for a config whose filters and engine are
+ * known to be good; if the new stream cannot start, the old settings are
+ * restored. Fills @p r's outcome and text. */
+static void restart_with(struct daemon *d, struct gf_config *next, struct gf_engine *ne,
+			 struct gf_suppress_bank *ns, const char *why, struct gf_reload_result *r)
 {
 	struct gf_errbuf eb = {{0}};
 	gf_notice("restarting audio stream: %s", why);
@@ -89,29 +90,37 @@ static void restart_with(struct daemon *d, struct gf_config *next, struct gf_eng
 	gf_dm_stream_stop(d);
 	if (d->audio_stuck) { /* the old stream did not close: the new image loads the new config */
 		gf_engine_free(ne);
+		gf_suppress_bank_free(ns);
 		gf_config_free(next);
 		audio_stuck_result(r, "the audio stream did not stop");
 		return;
 	}
-	/* A worker abandoned now (or before) keeps its engine: never freed; @p ne replaces it. */
+	/* A worker abandoned now (or before) keeps its engine and suppressor: never
+	 * freed; @p ne and @p ns replace them. */
 	int stuck = d->engine_stuck;
 	struct gf_config *oc = d->cfg;
 	struct gf_engine *oe = d->engine;
+	struct gf_suppress_bank *os = d->suppress;
 	d->cfg = next;
 	d->engine = ne;
+	d->suppress = ns;
 	d->engine_stuck = 0;
 	int err = gf_dm_stream_start(d, &eb);
 	if (d->audio_stuck) { /* the open was left behind with @p ne, which stays d->engine */
-		if (!stuck)
+		if (!stuck) {
 			gf_engine_free(oe);
+			gf_suppress_bank_free(os);
+		}
 		gf_config_free(oc);
 		audio_stuck_result(r, "the new audio stream did not open");
 		return;
 	}
 	if (!err || !was_running) {
 		/* Started, or nothing was running before: keep the new settings either way. */
-		if (!stuck)
+		if (!stuck) {
 			gf_engine_free(oe);
+			gf_suppress_bank_free(os);
+		}
 		gf_config_free(oc);
 		snprintf(r->text, sizeof(r->text), "stream restarted: %.600s%s%s", why, err ? "; " : "",
 			 err ? "audio not running yet" : "");
@@ -122,9 +131,11 @@ static void restart_with(struct daemon *d, struct gf_config *next, struct gf_eng
 	char msg[512];
 	snprintf(msg, sizeof(msg), "%s", eb.msg[0] ? eb.msg : gf_strerror(err));
 	gf_engine_free(ne);
+	gf_suppress_bank_free(ns);
 	gf_config_free(next);
 	d->cfg = oc;
 	d->engine = oe;
+	d->suppress = os;
 	d->engine_stuck = stuck; /* then the restart below waits for its replacement (an outage) */
 	restart_failed(r, err, "new stream settings did not start (%s); kept the previous settings", msg);
 	eb.msg[0] = '\0';
@@ -209,9 +220,10 @@ static int reload_finish(struct daemon *d, struct gf_dm_build *b)
 		const char *pre = "stream restart needed: ";
 		char why[sizeof(j->r.text)];
 		snprintf(why, sizeof(why), "%s", j->r.text + strlen(pre));
-		restart_with(d, j->cfg, j->engine, why, &j->r);
+		restart_with(d, j->cfg, j->engine, j->suppress, why, &j->r);
 		j->cfg = NULL;
 		j->engine = NULL;
+		j->suppress = NULL;
 		break;
 	}
 	case GF_RELOAD_NEXT_REPORT:
@@ -460,7 +472,9 @@ static int startup_finish(struct daemon *d, struct gf_dm_build *b)
 		return gf_exit_code(j->err);
 	}
 	d->engine = j->engine; /* the job had no running config: a restart, with its engine */
+	d->suppress = j->suppress;
 	j->engine = NULL;
+	j->suppress = NULL;
 	d->started = 1;
 	gf_info("filters built in %.2f s", (gf_now_ms() - b->t0_ms) / 1000.0);
 	if (d->wd_usec) {
@@ -530,8 +544,10 @@ static void daemon_finish(struct daemon *d)
 	gf_dm_stream_stop(d);
 	gf_status_server_free(d->status);
 	gf_watch_free(d->watch);
-	if (!d->engine_stuck) /* else a stuck worker still holds it */
+	if (!d->engine_stuck) { /* else a stuck worker still holds them */
 		gf_engine_free(d->engine);
+		gf_suppress_bank_free(d->suppress);
+	}
 	/* GPU work that never ended (an instance left alive), a stuck worker's engine, a build, a
 	 * PortAudio call that never returned. */
 	left_stuck_work = gf_engine_left_work() > 0 || d->engines_abandoned > 0 || d->builds_abandoned > 0 ||

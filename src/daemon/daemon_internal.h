@@ -82,6 +82,9 @@ struct daemon {
 	const struct gf_daemon_opts *o;
 	struct gf_config *cfg;
 	struct gf_engine *engine;
+	/* the noise suppressor the stream runs after d->engine (NULL: none): made
+	 * and replaced with the engine, held with it by a stuck worker */
+	struct gf_suppress_bank *suppress;
 	struct gf_live *live;
 	struct gf_watch *watch;
 	struct gf_status_server *status;

@@ -61,14 +61,17 @@ static void status_line(const struct daemon *d, char *buf, size_t len)
 	}
 	struct gf_engine_stats es;
 	gf_engine_get_stats(d->engine, &es);
+	char sup[48] = "";
+	if (d->suppress)
+		snprintf(sup, sizeof(sup), " + suppressor %u", gf_suppress_bank_latency(d->suppress));
 	snprintf(buf, len,
-		 "%s%s%u Hz, %u ch, %u taps, %s/%s, latency %u frames, xruns %" PRIu64 " (device %" PRIu64
+		 "%s%s%u Hz, %u ch, %u taps, %s/%s, latency %u frames%s, xruns %" PRIu64 " (device %" PRIu64
 		 "), late blocks %" PRIu64 ", block p99 %.0f us%s%s%s%.300s",
 		 es.cpu_too_slow ? "muted: the GPU failed and the CPU cannot run this filter in real time; "
 				 : "",
 		 d->state == D_STARTING ? "starting: " : "", d->cfg->sample_rate, gf_reload_channels(d->cfg),
 		 gf_engine_taps(d->engine), gf_engine_backend_name(d->engine), gf_engine_algo_name(d->engine),
-		 s->latency_frames, own_xruns(s), s->device_xruns, s->late_blocks, s->block_us_p99,
+		 s->latency_frames, sup, own_xruns(s), s->device_xruns, s->late_blocks, s->block_us_p99,
 		 bt[0] ? ", " : "", bt, d->last_reload[0] ? ", " : "", d->last_reload);
 }
 
@@ -124,6 +127,29 @@ static void status_latency(const struct gf_live_stats *s, char *buf, size_t len)
 		s->slack_step_missed, s->slack_steps_missed, s->resyncs,
 		s->resampling ? "two (resampling)" : "one", s->clock_ratio, s->delay_error_frames,
 		s->clock_skipped_frames, s->clock_inserted_frames, s->worker_rt_prio, s->memory_locked);
+}
+
+/* The noise suppressor: which, its latency, and the path's in all (docs/daemon.md). */
+static void status_suppressor(const struct daemon *d, const struct gf_live_stats *s, char *buf, size_t len)
+{
+	uint32_t rate = d->cfg->sample_rate, n = gf_suppress_bank_latency(d->suppress);
+	uint32_t total = s->latency_frames + n;
+	struct gf_config_suppress cs = {0};
+	for (uint32_t c = 0; d->suppress && c < gf_reload_channels(d->cfg) && !cs.name; c++)
+		gf_config_suppress_of(d->cfg, c, &cs);
+	if (cs.name)
+		snprintf(buf, len,
+			 "suppressor: %s\nsuppressor_channels: %u\nsuppressor_reduction_db: %.1f\n"
+			 "suppressor_noise: %s\n",
+			 cs.name, gf_suppress_bank_active(d->suppress), cs.reduction_db,
+			 cs.noise ? cs.noise : "none");
+	else
+		snprintf(buf, len, "suppressor: none\n");
+	size_t used = strlen(buf);
+	snprintf(buf + used, len - used,
+		 "suppressor_frames: %u\nsuppressor_ms: %.3f\ntotal_latency_frames: %u\ntotal_latency_ms: "
+		 "%.3f\n",
+		 n, rate ? 1000.0 * n / rate : 0.0, total, rate ? 1000.0 * total / rate : 0.0);
 }
 
 /* An auto slack step: what the underrun that caused it measured, so that a
@@ -198,14 +224,15 @@ static void status_block(const struct daemon *d, char *buf, size_t len)
 	gf_engine_get_stats(d->engine, &es);
 	int64_t now = gf_now_ms();
 	uint32_t rate = d->cfg->sample_rate;
-	char timing[400], lat[320], bl[80], eng[240];
+	char timing[400], lat[320], bl[80], eng[240], sup[1400];
 	status_timing(s, timing, sizeof(timing));
+	status_suppressor(d, s, sup, sizeof(sup));
 	status_engine(&es, eng, sizeof(eng));
 	status_build(d, bl, sizeof(bl));
 	status_latency(s, lat, sizeof(lat));
 	snprintf(buf, len,
 		 "gpufir %s\nstate: %s\npid: %ld\nuptime_s: %.1f\nconfig: %s\n"
-		 "sample_rate: %u\nchannels: %u\nblock_frames: %u\nlatency_frames: %u\nlatency_ms: %.3f\n%s"
+		 "sample_rate: %u\nchannels: %u\nblock_frames: %u\nlatency_frames: %u\nlatency_ms: %.3f\n%s%s"
 		 "backend: %s\nalgo: %s\ndevice: %s\ntaps: %u\nswaps: %" PRIu64 "\n"
 		 "blocks: %" PRIu64 "\nframes: %" PRIu64 "\ninput_overflows: %" PRIu64
 		 "\noutput_underflows: %" PRIu64 "\noutput_overflows: %" PRIu64 "\nlate_blocks: %" PRIu64
@@ -219,8 +246,8 @@ static void status_block(const struct daemon *d, char *buf, size_t len)
 		 "\nlast_reload: %s\nlast_reload_age_s: %.1f\n%soutages: %u\nrespawns: %u\n%s%s%s",
 		 GPUFIR_VERSION, gf_dm_state_name(d), (long)getpid(), (now - d->t0_ms) / 1000.0,
 		 d->cfg->path ? d->cfg->path : "(built-in default)", rate, gf_reload_channels(d->cfg),
-		 d->cfg->block_frames, s->latency_frames, rate ? 1000.0 * s->latency_frames / rate : 0.0, lat,
-		 gf_engine_backend_name(d->engine), gf_engine_algo_name(d->engine),
+		 d->cfg->block_frames, s->latency_frames, rate ? 1000.0 * s->latency_frames / rate : 0.0, sup,
+		 lat, gf_engine_backend_name(d->engine), gf_engine_algo_name(d->engine),
 		 gf_engine_describe(d->engine), gf_engine_taps(d->engine), es.swaps, s->blocks, es.frames,
 		 s->input_overflows, s->output_underflows, s->output_overflows, s->late_blocks,
 		 s->late_blocks_swap, s->late_blocks_host, s->late_blocks_swap_host, s->device_xruns,

@@ -20,6 +20,15 @@ static void stream_log_started(struct daemon *d)
 	gf_info("stream: %u Hz, %u ch, block %u frames, latency %u frames (%.2f ms)", rate,
 		s.channels ? s.channels : gf_reload_channels(d->cfg), d->cfg->block_frames, s.latency_frames,
 		rate ? 1000.0 * s.latency_frames / rate : 0.0);
+	if (d->suppress) {
+		uint32_t n = gf_suppress_bank_latency(d->suppress), total = s.latency_frames + n;
+		gf_info("suppressor: on %u channel%s, %u frames (%.2f ms) after the engine: %u frames (%.2f "
+			"ms) "
+			"in all",
+			gf_suppress_bank_active(d->suppress),
+			gf_suppress_bank_active(d->suppress) == 1 ? "" : "s", n,
+			rate ? 1000.0 * n / rate : 0.0, total, rate ? 1000.0 * total / rate : 0.0);
+	}
 	gf_info("engine: %s", gf_engine_describe(d->engine));
 }
 
@@ -48,6 +57,11 @@ int gf_dm_stream_start(struct daemon *d, struct gf_errbuf *eb)
 	}
 	struct gf_live_params lp;
 	gf_daemon_live_params(d->cfg, &lp);
+	/* The audio is stopped here: a stream started again (after a device loss)
+	 * starts its suppressor afresh, as its engine starts from silence. */
+	if (d->suppress)
+		gf_suppress_bank_reset(d->suppress);
+	lp.suppress = d->suppress;
 	int err = gf_dm_audio_open(d, &lp, &d->live, eb); /* bounded: the loop answers meanwhile */
 	if (err)
 		return err;
@@ -64,6 +78,7 @@ int gf_dm_stream_start(struct daemon *d, struct gf_errbuf *eb)
 /* Engines a stuck worker still runs: kept reachable here, never freed. */
 #define MAX_KEPT_ENGINES 16
 static struct gf_engine *kept_engines[MAX_KEPT_ENGINES];
+static struct gf_suppress_bank *kept_suppress[MAX_KEPT_ENGINES]; /* their suppressors, held too */
 
 /*
  * The stream's worker did not stop (stuck inside the engine, e.g. in a GPU
@@ -75,8 +90,10 @@ static struct gf_engine *kept_engines[MAX_KEPT_ENGINES];
  */
 static void engine_abandon(struct daemon *d)
 {
-	if (d->engines_abandoned < MAX_KEPT_ENGINES)
+	if (d->engines_abandoned < MAX_KEPT_ENGINES) {
 		kept_engines[d->engines_abandoned] = d->engine;
+		kept_suppress[d->engines_abandoned] = d->suppress;
+	}
 	d->engines_abandoned++;
 	d->engine_stuck = 1; /* still answers queries (atomic reads) */
 	d->force_cpu = 1;
@@ -113,7 +130,9 @@ void gf_dm_engine_replaced(struct daemon *d, struct gf_dm_build *b)
 	if (!d->engine_stuck)
 		return; /* replaced meanwhile: gf_dm_build_free frees this one */
 	d->engine = j->engine;
+	d->suppress = j->suppress; /* the stuck worker keeps the old one (kept_suppress) */
 	j->engine = NULL;
+	j->suppress = NULL;
 	d->engine_stuck = 0;
 	gf_notice("engine: continuing on the CPU backend (%s)", gf_engine_describe(d->engine));
 }
@@ -155,6 +174,7 @@ static void outage_enter(struct daemon *d, int known)
 
 /* The engine of a stream whose PortAudio call was left behind: kept reachable, never freed. */
 static struct gf_engine *audio_kept_engine;
+static struct gf_suppress_bank *audio_kept_suppress;
 
 /*
  * A PortAudio call did not return in time (daemon_audio.c): the audio server
@@ -167,8 +187,10 @@ static struct gf_engine *audio_kept_engine;
 void gf_dm_audio_abandoned(struct daemon *d, const char *what, int64_t waited_ms)
 {
 	d->audio_stuck = 1;
-	if (!d->engine_stuck)
+	if (!d->engine_stuck) {
 		audio_kept_engine = d->engine;
+		audio_kept_suppress = d->suppress;
+	}
 	d->engine_stuck = 1;
 	gf_err("audio: %s did not return within %.1f s (the audio server does not answer): left "
 	       "behind",

@@ -134,6 +134,14 @@ int gf_reload_needs_restart(const struct gf_config *a, const struct gf_config *b
 		snprintf(sb, sizeof(sb), "%g ms", b->crossfade_ms);
 		note(why, len, "crossfade", sa, sb);
 	}
+	/* The suppressor's state belongs to the stream it runs in: a new one
+	 * comes with a new stream, as a new device or block size does. */
+	char sup[300];
+	if (gf_config_suppress_differs(a, b, gf_reload_channels(b), sup, sizeof(sup))) {
+		size_t used = strlen(why);
+		if (used < len)
+			snprintf(why + used, len - used, "%s%s", used ? ", " : "", sup);
+	}
 	return why[0] != '\0';
 }
 
@@ -195,6 +203,12 @@ static void job_decide(struct gf_reload_job *j)
 
 static int job_engine(struct gf_reload_job *j, const struct gf_config *c, struct gf_errbuf *eb)
 {
+	/* the suppressor first: its noise file may be bad, and an engine costs more */
+	int err = j->suppress ? 0
+			      : gf_config_suppress_new(c, c->sample_rate, gf_reload_channels(c), &j->suppress,
+						       eb);
+	if (err)
+		return err;
 	struct gf_engine_params p;
 	gf_reload_engine_params(c, j->fs->taps, &p);
 	if (j->force_cpu)
@@ -273,6 +287,8 @@ int gf_reload_job_swap(struct gf_reload_job *j, struct gf_engine *e, int64_t now
 
 void gf_reload_job_clear(struct gf_reload_job *j)
 {
+	gf_suppress_bank_free(j->suppress);
+	j->suppress = NULL;
 	gf_engine_free(j->engine);
 	gf_filter_set_free(j->fs);
 	gf_config_free(j->cfg);

@@ -20,6 +20,7 @@
 #include "config.h"
 #include "engine.h"
 #include "error.h"
+#include "suppress_bank.h"
 
 /** Live sample rate when the config sets none. */
 #define GF_RELOAD_DEFAULT_RATE 48000u
@@ -58,7 +59,8 @@ uint32_t gf_reload_deadline_us(const struct gf_config *c);
 /**
  * Settings that need a stream restart (devices, host APIs, channels, sample
  * rate, block size, recording file, backend, algorithm, GPU, max_taps,
- * crossfade). @return 1 and a description ("sample rate 48000 -> 44100") in
+ * crossfade, the noise suppressor: added, removed or changed). @return 1 and a description ("sample rate
+ * 48000 -> 44100") in
  * @p why if any differ, else 0.
  */
 int gf_reload_needs_restart(const struct gf_config *running, const struct gf_config *next, char *why,
@@ -88,6 +90,7 @@ struct gf_reload_job {
 	struct gf_config *cfg;		    /**< the loaded config (also on failure, if it loaded) */
 	struct gf_filter_set *fs;	    /**< its filters: swapped in, or the engine's */
 	struct gf_engine *engine;	    /**< RESTART: the new engine */
+	struct gf_suppress_bank *suppress;  /**< RESTART: the new stream's noise suppressor (NULL: none) */
 	int engine_cpu;			    /**< @c engine was built with force_cpu */
 	struct gf_reload_result r;	    /**< outcome and text */
 	int64_t swap_until_ms;		    /**< gf_reload_job_swap's deadline; 0 before its first try */
@@ -114,8 +117,9 @@ void gf_reload_job_init(struct gf_reload_job *j, const struct gf_config_source *
  * The build thread's whole job, all-or-nothing: load and validate the config
  * (live defaults filled in, then published in j->loaded), build its filter set
  * at its sample rate (NaN/Inf rejected), decide APPLIED (only the filter
- * changes) or RESTART (stream settings differ, or no stream runs), and for a
- * RESTART create the new engine. Run again, it builds only what is missing
+ * changes: a running suppressor runs on) or RESTART (stream settings or the
+ * suppressor differ, or no stream runs), and for a RESTART create the new
+ * engine and suppressor. Run again, it builds only what is missing
  * (the engine gf_reload_job_next asked for). Touches nothing but @p j; reads
  * j->src and j->running. Any thread, slow (files, FFTs, allocation).
  * @return j->err
@@ -141,7 +145,7 @@ enum gf_reload_next gf_reload_job_next(struct gf_reload_job *j, int stream_runni
  */
 int gf_reload_job_swap(struct gf_reload_job *j, struct gf_engine *e, int64_t now_ms);
 
-/** Free what @p j still owns (config, filter set, engine). */
+/** Free what @p j still owns (config, filter set, engine, suppressor). */
 void gf_reload_job_clear(struct gf_reload_job *j);
 
 /** The reason in a failure's text, without "reload failed: ". */

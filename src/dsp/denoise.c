@@ -3,7 +3,6 @@
  * turned into a bounded Wiener-style gain, sampled into a linear-phase FIR.
  */
 #include "denoise.h"
-#include "safe_file.h"
 
 #include <fftw3.h>
 #include <math.h>
@@ -13,6 +12,7 @@
 #include <string.h>
 
 #include "fftw_plan.h"
+#include "noise_file.h"
 
 struct welch {
 	size_t len, bins;
@@ -74,27 +74,10 @@ static void welch_add(struct welch *w, const float *x, uint32_t channels, uint32
 static int measure(const char *path, const char *key, double rate, struct welch *w, struct gf_errbuf *eb)
 {
 	SF_INFO info;
-	memset(&info, 0, sizeof(info));
-	struct gf_errbuf why;
-	int fd = gf_file_open_read(path, "noise file", 0, &why); /* a FIFO never blocks a reload */
-	if (fd < 0) {
-		gf_errbuf_set(eb, "%s: %s", key, why.msg);
-		return GF_E_CONFIG;
-	}
-	SNDFILE *f = sf_open_fd(fd, SFM_READ, &info, SF_TRUE); /* closes fd, even on failure */
-	if (!f) {
-		gf_errbuf_set(eb, "%s: cannot read %s: %s", key, path, sf_strerror(NULL));
-		return GF_E_CONFIG;
-	}
-	int r = 0;
-	if ((double)info.samplerate != rate) {
-		gf_errbuf_set(eb,
-			      "%s: %s is at %d Hz but the filter runs at %g Hz; record the noise at %g Hz or "
-			      "resample it (e.g. sox in.wav -r %g out.wav)",
-			      key, path, info.samplerate, rate, rate, rate);
-		sf_close(f);
-		return GF_E_CONFIG;
-	}
+	SNDFILE *f;
+	int r = gf_noise_open(path, key, rate, &f, &info, eb); /* as design = "suppress" opens its own */
+	if (r)
+		return r;
 	uint32_t ch = (uint32_t)info.channels, hop = (uint32_t)(w->len / 2);
 	float *buf = malloc(w->len * ch * sizeof(float));
 	if (!buf) {

@@ -11,6 +11,7 @@ static const char *const type_names[] = {
 	[GF_DESIGN_BANDPASS] = "bandpass", [GF_DESIGN_BANDSTOP] = "bandstop",
 	[GF_DESIGN_NOTCH] = "notch",	   [GF_DESIGN_IDENTITY] = "identity",
 	[GF_DESIGN_DELAY] = "delay",	   [GF_DESIGN_DENOISE] = "denoise",
+	[GF_DESIGN_SUPPRESS] = "suppress",
 };
 
 void gf_design_init(struct gf_design *d, enum gf_design_type type)
@@ -539,6 +540,7 @@ uint32_t gf_design_taps(const struct gf_design *d, double rate)
 		n = notch_taps(d, f, rate);
 		return notch_feasible(k, n) ? n : 0;
 	case GF_DESIGN_IDENTITY:
+	case GF_DESIGN_SUPPRESS:
 		return 1;
 	case GF_DESIGN_DELAY: {
 		double s = round(d->delay_ms * rate / 1000.0);
@@ -574,6 +576,7 @@ int gf_design_run(const struct gf_design *d, double rate, double **taps, uint32_
 		return design_notch(d, rate, taps, n, eb);
 	case GF_DESIGN_IDENTITY:
 	case GF_DESIGN_DELAY:
+	case GF_DESIGN_SUPPRESS: /* its work is done after the chain's FIR: here it passes */
 		return design_delay(d, rate, taps, n, eb);
 	case GF_DESIGN_DENOISE: /* needs its noise file: gf_denoise_design */
 		gf_errbuf_set(eb, "noise: a denoise design is made from its noise file (gf_denoise_design)");

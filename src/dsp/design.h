@@ -31,6 +31,8 @@ enum gf_design_type {
 	GF_DESIGN_IDENTITY, /**< one tap of 1.0 */
 	GF_DESIGN_DELAY,    /**< delay_ms of leading zeros then 1.0 */
 	GF_DESIGN_DENOISE,  /**< learned from a noise file (denoise.h; the config reads the file) */
+	GF_DESIGN_SUPPRESS, /**< not an FIR: a time-varying suppressor after the chain (suppress.h);
+				 as a filter it is one tap of 1.0 */
 };
 
 /** Longest filter any design or file may produce (16 Mi taps). */
@@ -58,7 +60,7 @@ struct gf_design {
 	int freq_auto;			     /**< notch: freq_hz = "auto" (the config finds it, hum.h) */
 	uint8_t keep[GF_DESIGN_MAX_NOTCHES + 1]; /**< notch, when keep_set: only harmonics h with keep[h] */
 	int keep_set;
-	double reduction_db; /**< denoise: the most any band is cut */
+	double reduction_db; /**< denoise, suppress: the most any band is cut */
 	int use_input;	     /**< denoise: measure the input file where there is one */
 };
 

@@ -38,6 +38,7 @@ struct run {
 	uint32_t chunk_frames;
 	const struct gf_engine_params *cpu_params; /* a CPU engine like the lane's (stripes) */
 	struct gf_offline_stripes stripes;
+	struct gf_suppress_bank *sup; /* the chains' noise suppressor, new for each file; NULL: none */
 };
 
 static int open_input(struct run *r, const struct gf_offline_opts *o, struct gf_errbuf *eb)
@@ -65,6 +66,16 @@ static int open_input(struct run *r, const struct gf_offline_opts *o, struct gf_
 	return 0;
 }
 
+/* The suppressor starts each file afresh: its noise estimate belongs to the file. */
+static int take_suppressor(struct run *r, uint32_t rate, uint32_t ch, struct gf_errbuf *eb)
+{
+	const struct gf_config *cfg;
+	int err = gf_offline_ctx_config(r->lane->ctx, &cfg, eb);
+	if (!err)
+		err = gf_config_suppress_new(cfg, rate, ch, &r->sup, eb);
+	return err == GF_E_NOMEM || err == 0 ? err : GF_E_CONFIG;
+}
+
 static int take_engine(struct run *r, const struct gf_offline_opts *o, struct gf_errbuf *eb)
 {
 	uint32_t rate = (uint32_t)r->in_info.samplerate, ch = (uint32_t)r->in_info.channels;
@@ -75,6 +86,8 @@ static int take_engine(struct run *r, const struct gf_offline_opts *o, struct gf
 	err = gf_offline_lane_engine(r->lane, r->fs, ch, &r->engine, &r->chunk_frames, &r->cpu_params, eb);
 	if (!err)
 		gf_engine_get_stats(r->engine, &r->st0);
+	if (!err) /* the configuration was loaded by gf_offline_ctx_filters */
+		err = take_suppressor(r, rate, ch, eb);
 	return err;
 }
 
@@ -186,14 +199,40 @@ static int prepare(struct run *r, const struct gf_offline_opts *o, struct gf_err
 	return err;
 }
 
+/* Say what alignment removes: the chain's linear-phase delay, the suppressor's latency, or both. */
+static void log_alignment(const struct run *r, const struct gf_offline_pipeline *p,
+			  const struct gf_offline_opts *o, uint32_t sup_lag)
+{
+	double ms = 1e3 * (double)p->align.skip / r->in_info.samplerate;
+	enum gf_log_level lvl = r->lane->ctx->quiet_files ? GF_LOG_DEBUG : GF_LOG_INFO;
+	unsigned long long skip = (unsigned long long)p->align.skip;
+	if (!sup_lag)
+		gf_log(lvl,
+		       "%s: output aligned with the input: the filter's linear-phase delay of %llu samples "
+		       "(%.2f ms) is removed (--causal keeps it)",
+		       o->output, skip, ms);
+	else
+		gf_log(lvl,
+		       "%s: output aligned with the input: %llu samples (%.2f ms) are removed, the noise "
+		       "suppressor's latency of %u and the filter's linear-phase delay of %llu (--causal "
+		       "keeps them)",
+		       o->output, skip, ms, sup_lag, skip - sup_lag);
+}
+
 /* On the CPU, a long file is filtered in stripes over the lane's threads (offline_stripe.c). */
 static void plan_stripes(struct run *r)
 {
 	uint32_t ch = (uint32_t)r->in_info.channels;
 	uint64_t frames = r->in_info.frames == SF_COUNT_MAX ? 0 : (uint64_t)r->in_info.frames;
 	int cpu = strcmp(gf_engine_backend_name(r->engine), "cpu") == 0;
-	gf_offline_stripe_plan(frames, gf_engine_taps(r->engine), ch, r->chunk_frames,
-			       cpu ? r->lane->ctx->stripe_max : 1, &r->stripes);
+	uint32_t threads = cpu ? r->lane->ctx->stripe_max : 1;
+	if (r->sup && threads > 1) {
+		/* The suppressor's state runs through the whole file in order: a stripe
+		 * cannot start it from the input before it as the engine starts. */
+		gf_debug("offline: one thread: the noise suppressor is sequential (no stripes)");
+		threads = 1;
+	}
+	gf_offline_stripe_plan(frames, gf_engine_taps(r->engine), ch, r->chunk_frames, threads, &r->stripes);
 	if (r->stripes.threads > 1)
 		gf_debug("offline: %u CPU threads over stripes of %u chunks (%u frames each), %u frames of "
 			 "history a stripe",
@@ -237,13 +276,12 @@ int gf_offline_file_run(struct gf_offline_lane *l, const struct gf_offline_opts 
 	p->in = r.in;
 	p->out = r.out;
 	p->clips = gf_offline_subtype_clips(r.out_info.format);
-	gf_offline_align_plan(&p->align, gf_engine_taps(r.engine), r.built.align_frames, o->tail, o->causal);
+	p->suppress = r.sup;
+	uint32_t sup_lag = gf_suppress_bank_latency(r.sup);
+	gf_offline_align_plan(&p->align, gf_engine_taps(r.engine), r.built.align_frames, sup_lag, o->tail,
+			      o->causal);
 	if (p->align.skip)
-		gf_log(r.lane->ctx->quiet_files ? GF_LOG_DEBUG : GF_LOG_INFO,
-		       "%s: output aligned with the input: the filter's linear-phase delay of %llu samples "
-		       "(%.2f ms) is removed (--causal keeps it)",
-		       o->output, (unsigned long long)p->align.skip,
-		       1e3 * (double)p->align.skip / r.in_info.samplerate);
+		log_alignment(&r, p, o, sup_lag);
 	err = gf_offline_pipeline_run(p, r.engine, r.prog, eb);
 	t3 = (1e3 * gf_now_s());
 	gf_debug("offline: streaming ms busy: reader %.1f, engine %.1f, writer %.1f", p->busy_ms[0],
@@ -268,6 +306,9 @@ done:
 		gf_offline_lane_drop(l, r.fs); /* a failed file leaves no half-run engine behind */
 	if (r.fs_owned)
 		gf_filter_set_free(r.fs);
+	if (have_pipeline)
+		p->suppress = NULL;
+	gf_suppress_bank_free(r.sup);
 	gf_progress_free(r.prog);
 	if (r.in)
 		sf_close(r.in);

@@ -7,16 +7,19 @@
  * IN's length and timing (SoX's `fir` does the same). Only the delay the
  * config build proves to be linear phase is removed (gf_config_build_info):
  * minimum-phase and other filters, delay designs and route delays keep their
- * causal timing. --causal keeps the raw causal output; --tail adds the
- * ring-out after the end in either case.
+ * causal timing. A noise suppressor after the chain (design = "suppress")
+ * lags by its frame length: that is removed the same way. --causal keeps the
+ * raw causal output; --tail adds the ring-out after the end in either case
+ * (the filter's taps - 1 frames, and the suppressor's frames still inside it).
  */
 #include "offline_internal.h"
 
-void gf_offline_align_plan(struct gf_offline_align *a, uint32_t taps, uint32_t delay, int tail, int causal)
+void gf_offline_align_plan(struct gf_offline_align *a, uint32_t taps, uint32_t delay, uint32_t suppress,
+			   int tail, int causal)
 {
-	a->skip = causal ? 0 : delay;
+	a->skip = causal ? 0 : (uint64_t)delay + suppress;
 	/* without --tail, OUT keeps IN's length: the skipped frames come back from the flush */
-	a->flush = tail ? (uint64_t)taps - 1u : a->skip;
+	a->flush = tail ? (uint64_t)taps - 1u + suppress : a->skip;
 }
 
 uint32_t gf_offline_align_trim(struct gf_offline_align *a, uint32_t frames, uint32_t *offset)

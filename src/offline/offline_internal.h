@@ -18,6 +18,7 @@
 #include "error.h"
 #include "offline.h"
 #include "progress.h"
+#include "suppress_bank.h"
 
 /* offline_file.c */
 int gf_offline_subtype_clips(int format);
@@ -36,7 +37,9 @@ struct gf_offline_align {
 	uint64_t skip;
 	uint64_t flush;
 };
-void gf_offline_align_plan(struct gf_offline_align *a, uint32_t taps, uint32_t delay, int tail, int causal);
+/* @p delay: the chain's linear-phase delay; @p suppress: the suppressor's latency (0: none). */
+void gf_offline_align_plan(struct gf_offline_align *a, uint32_t taps, uint32_t delay, uint32_t suppress,
+			   int tail, int causal);
 /* Of a chunk of @p frames, the frames to write (from *offset on); counts the skip down. */
 uint32_t gf_offline_align_trim(struct gf_offline_align *a, uint32_t frames, uint32_t *offset);
 
@@ -92,6 +95,10 @@ struct gf_offline_pipeline {
 	uint32_t threads_running;
 	uint64_t input_chunks;	   /* set by the reader at the end of the input */
 	uint64_t stripe_nonfinite; /* muted blocks of the filter threads' own engines */
+
+	/* The noise suppressor after the engine (NULL: none): stateful, so a file
+	 * with one is never striped (offline.c). Run by the engine thread. */
+	struct gf_suppress_bank *suppress;
 
 	const struct gf_offline_opts *o;
 	SNDFILE *in, *out;

@@ -282,6 +282,8 @@ int gf_offline_flush_tail(struct gf_offline_pipeline *p, struct gf_engine *e)
 			gf_offline_engine_failed(p, i, p->frames_read, err);
 			return err;
 		}
+		if (p->suppress) /* the suppressor's own ring-out follows the filter's */
+			gf_suppress_bank_process(p->suppress, c->buf, c->frames);
 		tail -= c->frames;
 		pthread_mutex_lock(&p->mu);
 		c->seq = p->seq_next++;
@@ -300,6 +302,8 @@ static void run_engine(struct gf_offline_pipeline *p, struct gf_engine *e, struc
 		struct gf_offline_chunk *c = &p->chunk[i];
 		double t0 = (1e3 * gf_now_s());
 		int err = gf_offline_filter_chunk(e, c->buf, c->frames, 0);
+		if (!err && p->suppress) /* after the chain's FIR, on the same buffer */
+			gf_suppress_bank_process(p->suppress, c->buf, c->frames);
 		p->busy_ms[1] += (1e3 * gf_now_s()) - t0;
 		if (err) {
 			gf_offline_engine_failed(p, i, p->frames_filtered, err);
@@ -430,6 +434,7 @@ int gf_offline_pipeline_prepare(struct gf_offline_pipeline *p, const struct gf_o
 	p->reader_done = p->engine_done = p->failed = 0;
 	memset(&p->eb, 0, sizeof(p->eb));
 	p->o = o;
+	p->suppress = NULL;
 	p->in = p->out = NULL;
 	p->clips = 0;
 	p->frames_read = p->frames_filtered = p->frames_written = p->clipped = 0;

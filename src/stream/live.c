@@ -210,6 +210,11 @@ int gf_live_new_detached(struct gf_live **out, uint32_t rate, uint32_t channels,
 	return 0;
 }
 
+void gf_live_set_suppress(struct gf_live *l, struct gf_suppress_bank *b)
+{
+	l->suppress = b;
+}
+
 int gf_live_new(struct gf_live **out, const struct gf_live_params *p, struct gf_engine *engine,
 		struct gf_errbuf *eb)
 {
@@ -228,6 +233,7 @@ int gf_live_new(struct gf_live **out, const struct gf_live_params *p, struct gf_
 	if (!l)
 		return GF_E_NOMEM;
 	l->engine = engine;
+	l->suppress = p->suppress;
 	l->block = p->block_frames;
 	/* auto: from the tightest latency up to the most a fixed slack may be */
 	l->slack_auto = p->latency_slack_auto;

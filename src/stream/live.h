@@ -33,7 +33,8 @@
  * Threads: every function here runs on the control thread, except
  * gf_live_capture_position() and gf_live_restart_required() (any thread).
  * The PortAudio callback touches only rings and atomic counters; the worker
- * thread calls gf_engine_process() once per block and never allocates or
+ * thread calls gf_engine_process() once per block, then the noise
+ * suppressor on its output where there is one, and never allocates or
  * locks; the recorder thread writes the file. The engine must outlive the
  * gf_live; its process() runs on the worker while the stream runs.
  */
@@ -45,6 +46,7 @@
 
 #include "engine.h"
 #include "error.h"
+#include "suppress_bank.h"
 
 struct gf_live;
 
@@ -69,6 +71,10 @@ struct gf_live_params {
 	struct gf_live_endpoint input;
 	struct gf_live_endpoint output;
 	const char *record_path; /**< WAV recording; NULL = none */
+	/** The noise suppressor run on the worker after the engine (NULL: none).
+	 * Made on the control thread, not owned; like the engine it must outlive
+	 * the gf_live, and no one else may run it while the stream runs. */
+	struct gf_suppress_bank *suppress;
 };
 
 struct gf_live_stats {
@@ -87,9 +93,11 @@ struct gf_live_stats {
 	double block_us_median; /**< engine time per block, recent window */
 	double block_us_p99;
 	double block_us_max;
-	float peak;		 /**< output peak since the last get_stats, linear */
-	uint64_t clipped;	 /**< output samples beyond +-1.0 */
-	uint32_t latency_frames; /**< input-to-output delay, constant */
+	float peak;		  /**< output peak since the last get_stats, linear */
+	uint64_t clipped;	  /**< output samples beyond +-1.0 */
+	uint32_t latency_frames;  /**< input-to-output delay of the stream itself, constant */
+	uint32_t suppress_frames; /**< the suppressor's latency on top of it (0: none): the sound
+				       played (and recorded) lags by latency_frames + suppress_frames */
 	uint32_t sample_rate;
 	uint32_t channels;
 	int running;		   /**< 1 while audio flows */

@@ -51,6 +51,7 @@ void gf_live_get_stats(struct gf_live *l, struct gf_live_stats *s)
 	memcpy(&s->peak, &bits, sizeof(s->peak));
 	s->clipped = atomic_load(&l->clipped);
 	s->latency_frames = l->playback ? atomic_load(&l->latency) : 0;
+	s->suppress_frames = gf_suppress_bank_latency(l->suppress);
 	s->sample_rate = l->rate;
 	s->channels = l->channels;
 	s->running = l->running && !l->device_error;

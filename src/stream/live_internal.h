@@ -40,6 +40,7 @@ struct gf_live {
 	int playback;			  /* an output device is open */
 	char in_desc[200], out_desc[200]; /* "'name' (host API)" for messages */
 	struct gf_engine *engine;
+	struct gf_suppress_bank *suppress; /* after the engine, on the worker; NULL: none (not owned) */
 	char *record_path;
 
 	int pa_ready;	      /* Pa_Initialize succeeded: Pa_Terminate in free */
@@ -153,6 +154,9 @@ void gf_live_note_max(_Atomic uint64_t *m, uint64_t v);
  */
 int gf_live_new_detached(struct gf_live **out, uint32_t rate, uint32_t channels, uint32_t block, int playback,
 			 const char *record_path, struct gf_engine *engine, struct gf_errbuf *eb);
+
+/** Tests: run @p b after the engine (as gf_live_params.suppress does). Before gf_live_start. */
+void gf_live_set_suppress(struct gf_live *l, struct gf_suppress_bank *b);
 
 /* live_device.c */
 int gf_live_pa_init(struct gf_errbuf *eb);

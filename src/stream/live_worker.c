@@ -160,6 +160,8 @@ static void do_block(struct gf_live *l, uint32_t frames)
 		gf_live_note_max(&l->wake_max_ns, t0 - cb);
 	int in_swap = gf_engine_swap_window(l->engine);
 	int err = gf_engine_process(l->engine, src, l->blk_out, frames);
+	if (l->suppress) /* even on a muted block: its state runs on with the stream */
+		gf_suppress_bank_process(l->suppress, l->blk_out, frames);
 	uint64_t dt = gf_now_ns() - t0;
 	in_swap |= gf_engine_swap_window(l->engine);
 
@@ -185,7 +187,9 @@ static void do_block(struct gf_live *l, uint32_t frames)
 /* Before audio starts, on this thread: run the engine on a few blocks of
  * silence, so one-time costs (first kernel launches, lazy allocations, cold
  * caches) are not paid by the first real block. The engine's history then
- * holds silence, as it would anyway before the stream. */
+ * holds silence, as it would anyway before the stream. Not the suppressor:
+ * silence would start its noise estimate at zero, where the stream's first
+ * frames should. */
 static void warm_up(struct gf_live *l)
 {
 	memset(l->blk_in, 0, l->blk_bytes);

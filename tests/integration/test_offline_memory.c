@@ -4,7 +4,8 @@
  * filters a 1-minute and a 10-minute mono 8 kHz file with the built-in
  * default chain; the peak RSS of each run (wait4's rusage of that child)
  * must differ by less than 2 MiB. The last second of the long output is
- * checked against the reference, so the long run did filter to the end.
+ * checked against the reference (the chain's FIR, then its noise suppressor
+ * over the whole file), so the long run did filter to the end.
  */
 #define _GNU_SOURCE /* asprintf */
 #include <math.h>
@@ -13,6 +14,7 @@
 
 #include "config.h"
 #include "run_prog.h"
+#include "suppress_bank.h"
 #include "testutil.h"
 
 #define RATE 8000
@@ -66,31 +68,46 @@ static float *read_range(const char *path, sf_count_t from, uint32_t n, sf_count
 	return x;
 }
 
-/* The last @p n output frames against the reference over the input that reaches them. */
+/*
+ * The last @p n output frames against the reference: the default chain's FIR
+ * over the whole input (--causal: nothing removed), then its noise
+ * suppressor, whose state runs through the whole file. The suppressor runs in
+ * float on a reference that is the FIR's in double: a rounding step either
+ * side of 16-bit quantization, so 2 LSB.
+ */
 static void check_tail(const char *in, const char *out, uint32_t frames, uint32_t n)
 {
 	struct gf_config *c;
 	struct gf_filter_set *fs;
+	struct gf_suppress_bank *bank;
 	struct gf_errbuf eb = {{0}};
 	CHECK_OK(gf_config_default(&c));
 	CHECK_OK_EB(gf_config_build(c, RATE, 1, &fs, &eb), &eb);
-	uint32_t span = n + fs->taps - 1;
+	CHECK_OK_EB(gf_config_suppress_new(c, RATE, 1, &bank, &eb), &eb);
+	CHECK(bank);
 	sf_count_t total_in, total_out;
-	float *x = read_range(in, frames - span, span, &total_in);
+	float *x = read_range(in, 0, frames, &total_in);
 	float *y = read_range(out, frames - n, n, &total_out);
 	CHECK(total_in == frames && total_out == frames);
-	double *ref = malloc((size_t)span * sizeof(double));
+	double *ref = malloc((size_t)frames * sizeof(double));
 	CHECK(ref);
-	gf_test_reference(x, span, 1, fs->coeffs, fs->taps, ref);
-	double e = gf_test_rel_l2(y, ref + (span - n), n);
-	fprintf(stderr, "  last %u frames of %u: max 1 LSB expected, rel L2 %.3g\n", n, frames, e);
+	gf_test_reference(x, frames, 1, fs->coeffs, fs->taps, ref);
+	for (uint32_t i = 0; i < frames; i++) /* the suppressor's input, as the engine hands it over */
+		x[i] = (float)ref[i];
+	gf_suppress_bank_process(bank, x, frames);
+	const float *want = x + (frames - n);
+	double e = 0.0, s = 0.0;
 	long worst = 0;
 	for (uint32_t i = 0; i < n; i++) {
-		double q = nearbyint(ref[span - n + i] * 32768.0);
-		long d = labs(lrint(y[i] * 32768.0) - (long)q);
+		e += ((double)y[i] - want[i]) * ((double)y[i] - want[i]);
+		s += (double)want[i] * want[i];
+		long d = labs(lrint(y[i] * 32768.0) - lrint(want[i] * 32768.0));
 		worst = d > worst ? d : worst;
 	}
-	CHECK(worst <= 1);
+	fprintf(stderr, "  last %u frames of %u: max %ld LSB (2 allowed), rel L2 %.3g\n", n, frames, worst,
+		sqrt(e / s));
+	CHECK(s > 0.0 && worst <= 2);
+	gf_suppress_bank_free(bank);
 	free(ref);
 	free(x);
 	free(y);

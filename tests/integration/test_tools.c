@@ -190,6 +190,30 @@ static void test_check_config_report(void)
 			    "(sum |h| = 1), passband delay 0.0 samples (0.000 ms)"));
 	CHECK(!strstr(r.out, "warning"));
 	free(conf);
+	/* the suppressor: its settings, channels and latency; a bad noise file is a config error */
+	conf = gf_test_write_text_in(
+		dir, "nr.conf",
+		"filters = ( { name = \"u\"; coeffs = [1.0]; },\n"
+		"  { name = \"nr\"; design = \"suppress\"; reduction_db = 12.0; } );\n"
+		"chain = [\"u\", \"nr\"];\nroutes = ( { channel = 1; chain = [\"u\"]; } );\n");
+	run_gpufir(ARGS("--check-config", conf), &r);
+	CHECK_RUN(&r, 0, NULL);
+	CHECK(strstr(r.out,
+		     "suppressor:   nr (design = \"suppress\", reduction up to 12.0 dB, noise estimate "
+		     "from the audio itself) on channel 0, after the FIR; adds 1152 frames (24.00 ms) of "
+		     "latency"));
+	free(conf);
+	char *noise = gf_test_path(dir, "noise44.wav");
+	static const float n44[4410] = {0.5f};
+	gf_test_write_sound(noise, SF_FORMAT_WAV | SF_FORMAT_FLOAT, 44100, 1, 4410, n44);
+	conf = gf_test_write_text_in(dir, "nr44.conf",
+				     "filters = ( { name = \"nr\"; design = \"suppress\";\n"
+				     "  noise = \"noise44.wav\"; } );\nchain = [\"nr\"];\n");
+	run_gpufir(ARGS("--check-config", conf), &r);
+	CHECK_RUN(&r, GF_EXIT_CONFIG, "nr44.conf:2: filters.nr.noise: ");
+	CHECK(strstr(r.err, "at 44100 Hz but the filter runs at 48000 Hz"));
+	free(noise);
+	free(conf);
 }
 
 /* A mono float WAV of @p n taps at @p rate. */

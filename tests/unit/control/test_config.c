@@ -2,7 +2,8 @@
  * Configuration: every shipped example loads and builds; the built-in
  * default equals config/gpufir.conf; chains pre-convolve to sequential
  * filtering; routes apply gain, delay and polarity exactly; relative paths,
- * @include and the watched-files list. Errors: test_config_errors.c.
+ * @include and the watched-files list; the noise suppressor's settings, per
+ * route, and what a reload compares. Errors: test_config_errors.c.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -16,6 +17,7 @@
 
 #include "config.h"
 #include "sndutil.h"
+#include "suppress_bank.h"
 #include "testutil.h"
 
 static char *dir;
@@ -309,6 +311,115 @@ static void test_settings_parsed(void)
 	gf_config_free(c);
 }
 
+/* ---- the noise suppressor (design = "suppress") --------------------------- */
+
+/* Not an FIR: the chain's FIR part is what it would be without it, wherever it stands. */
+static void test_suppress_parsed(void)
+{
+	struct gf_config *c = load_string_or_die(
+		"filters = ( { name = \"lp\"; design = \"lowpass\"; cutoff_hz = 8000.0; taps = 31; },\n"
+		"  { name = \"nr\"; design = \"suppress\"; } );\nchain = [\"nr\", \"lp\"];\n");
+	struct gf_config *plain = load_string_or_die(
+		"filters = ( { name = \"lp\"; design = \"lowpass\"; cutoff_hz = 8000.0; taps = 31; } );\n"
+		"chain = [\"lp\"];\n");
+	struct gf_config_suppress s;
+	CHECK(gf_config_has_suppress(c) && !gf_config_has_suppress(plain));
+	CHECK(gf_config_suppress_of(c, 1, &s) == 1);
+	CHECK(strcmp(s.name, "nr") == 0 && s.reduction_db == GF_SUPPRESS_DEFAULT_REDUCTION_DB && !s.noise);
+	struct gf_filter_set *a = build_or_die(c, 48000, 2), *b = build_or_die(plain, 48000, 2);
+	CHECK(a->taps == 31 && b->taps == 31);
+	CHECK(memcmp(a->coeffs, b->coeffs, 31 * 2 * sizeof(float)) == 0);
+	gf_filter_set_free(a);
+	gf_filter_set_free(b);
+	/* the bank: every channel, the suppressor's latency (its frame, within 24 ms) */
+	struct gf_suppress_bank *bank;
+	struct gf_errbuf eb = {{0}};
+	CHECK_OK_EB(gf_config_suppress_new(c, 48000, 2, &bank, &eb), &eb);
+	uint32_t lag = bank ? gf_suppress_bank_latency(bank) : 0;
+	CHECK(bank && gf_suppress_bank_active(bank) == 2 && lag > 0 &&
+	      lag <= GF_SUPPRESS_MAX_FRAME_S * 48000);
+	gf_suppress_bank_free(bank);
+	CHECK_OK_EB(gf_config_suppress_new(plain, 48000, 2, &bank, &eb), &eb);
+	CHECK(bank == NULL);
+	char why[200];
+	CHECK(gf_config_suppress_differs(c, c, 2, why, sizeof(why)) == 0);
+	CHECK(gf_config_suppress_differs(plain, c, 2, why, sizeof(why)) == 1 && strstr(why, "added"));
+	printf("  suppressor change: %s\n", why);
+	gf_config_free(plain);
+	gf_config_free(c);
+}
+
+/* Per route: a channel whose chain has none is only delayed; settings and noise as given. */
+static void test_suppress_routes(void)
+{
+	char *noise = gf_test_path(dir, "room.wav");
+	uint64_t seed = 7;
+	static float x[48000];
+	gf_test_fill_noise(x, 48000, &seed);
+	for (size_t i = 0; i < 48000; i++)
+		x[i] *= 0.01f;
+	gf_test_write_sound(noise, SF_FORMAT_WAV | SF_FORMAT_FLOAT, 48000, 1, 48000, x);
+	char *p = gf_test_write_text_in(dir, "nr.conf",
+					"filters = ( { name = \"id\"; design = \"identity\"; },\n"
+					"  { name = \"nr\"; design = \"suppress\"; reduction_db = 12.0;\n"
+					"    noise = \"room.wav\"; } );\n"
+					"chain = [\"id\", \"nr\"];\n"
+					"routes = ( { channel = 1; chain = [\"id\"]; } );\n");
+	struct gf_config *c, *d;
+	struct gf_errbuf eb = {{0}};
+	CHECK_OK_EB(gf_config_load(p, &c, &eb), &eb);
+	struct gf_config_suppress s;
+	CHECK(gf_config_suppress_of(c, 0, &s) == 1 && s.reduction_db == 12.0 && strcmp(s.noise, noise) == 0);
+	CHECK(gf_config_suppress_of(c, 1, &s) == 0);
+	CHECK(gf_config_suppress_of(c, 2, &s) == 1);
+	int watched = 0;
+	for (uint32_t i = 0; i < c->n_files; i++)
+		watched |= strcmp(c->files[i], noise) == 0;
+	CHECK(watched);
+	struct gf_suppress_bank *bank;
+	CHECK_OK_EB(gf_config_suppress_new(c, 48000, 3, &bank, &eb), &eb);
+	CHECK(bank && gf_suppress_bank_active(bank) == 2);
+	/* channel 1 comes out delayed by the same latency as the others */
+	uint32_t lag = gf_suppress_bank_latency(bank);
+	static float buf[3 * 4096];
+	for (uint32_t i = 0; i < 4096; i++)
+		buf[3 * i + 1] = (float)(i + 1);
+	gf_suppress_bank_process(bank, buf, 4096);
+	for (uint32_t i = 0; i < 4096; i++)
+		CHECK(buf[3 * i + 1] == (i < lag ? 0.0f : (float)(i + 1 - lag)));
+	gf_suppress_bank_free(bank);
+	/* a reload: the same file unchanged, then another reduction */
+	CHECK_OK_EB(gf_config_load(p, &d, &eb), &eb);
+	char why[200];
+	CHECK(gf_config_suppress_differs(c, d, 3, why, sizeof(why)) == 0);
+	gf_config_free(d);
+	free(p);
+	p = gf_test_write_text_in(dir, "nr.conf",
+				  "filters = ( { name = \"id\"; design = \"identity\"; },\n"
+				  "  { name = \"nr\"; design = \"suppress\"; reduction_db = 20.0;\n"
+				  "    noise = \"room.wav\"; } );\n"
+				  "chain = [\"id\", \"nr\"];\n"
+				  "routes = ( { channel = 1; chain = [\"id\"]; } );\n");
+	CHECK_OK_EB(gf_config_load(p, &d, &eb), &eb);
+	CHECK(gf_config_suppress_differs(c, d, 3, why, sizeof(why)) == 1 && strstr(why, "12 -> 20"));
+	printf("  suppressor change: %s\n", why);
+	gf_config_free(d);
+	gf_config_free(c);
+	free(p);
+	free(noise);
+}
+
+/* The built-in default ends in the suppressor (docs/config.md, "The built-in default"). */
+static void test_default_suppresses(void)
+{
+	struct gf_config *c;
+	CHECK_OK(gf_config_default(&c));
+	struct gf_config_suppress s;
+	CHECK(gf_config_suppress_of(c, 0, &s) == 1 && strcmp(s.name, "nr") == 0 && !s.noise);
+	CHECK(s.reduction_db == GF_SUPPRESS_DEFAULT_REDUCTION_DB);
+	gf_config_free(c);
+}
+
 int main(void)
 {
 	srcdir = getenv("GPUFIR_SOURCE_DIR");
@@ -323,6 +434,9 @@ int main(void)
 	test_routes_without_chain();
 	test_files_and_paths();
 	test_settings_parsed();
+	test_suppress_parsed();
+	test_suppress_routes();
+	test_default_suppresses();
 	gf_test_rmtree(dir);
 	free(dir);
 	printf("test_config: ok\n");

@@ -1,6 +1,7 @@
 /*
  * Configuration errors: each validation error, at load or at build, names the
- * file, line and setting (table-driven, every case printed); a missing file
+ * file, line and setting (table-driven, every case printed), the noise
+ * suppressor's too (its settings, one per chain, its noise sample); a missing file
  * names its path; unknown settings only warn, with file and line.
  */
 #include <dirent.h>
@@ -15,6 +16,7 @@
 
 #include "config.h"
 #include "sndutil.h"
+#include "suppress_bank.h"
 #include "testutil.h"
 
 static char *dir;
@@ -124,6 +126,21 @@ static const struct bad load_errors[] = {
 	{FILTER("a", "file = \"ir.wav\";\n channel = -1;"), GF_E_CONFIG, 3, "filters.a.channel", "0..1023"},
 	{FILTER("a", "file = \"ir.wav\";\n length = 0;"), GF_E_CONFIG, 3, "filters.a.length", "1..16777216"},
 	{FILTER("a", "coeffs = [1.0];\n gain_db = 100.0;"), GF_E_CONFIG, 3, "filters.a.gain_db", "-150..60"},
+	{FILTER("nr", "design = \"suppress\";\n reduction_db = 50.0;"), GF_E_CONFIG, 3,
+	 "filters.nr.reduction_db", "0..40"},
+	{FILTER("nr", "design = \"suppress\";\n reduction_db = \"lots\";"), GF_E_CONFIG, 3,
+	 "filters.nr.reduction_db", "must be a number"},
+	{FILTER("nr", "design = \"suppress\";\n noise = \"no-such-noise.wav\";"), GF_E_CONFIG, 3,
+	 "filters.nr.noise", "No such file"},
+	{"filters = (\n { name = \"a\"; design = \"suppress\"; },\n { name = \"b\"; design = \"suppress\"; "
+	 "}\n);\n"
+	 "chain = [\"a\",\n \"b\"];\n",
+	 GF_E_CONFIG, 6, "chain",
+	 "\"b\" is a second suppressor (design = \"suppress\") in this chain, after \"a\""},
+	{"filters = ( { name = \"a\"; design = \"suppress\"; } );\nchain = [\"a\"];\nroutes = (\n { channel "
+	 "= 0;\n"
+	 " chain = [\"a\", \"a\"]; }\n);\n",
+	 GF_E_CONFIG, 5, "routes[0].chain", "at most one"},
 };
 
 /* Build-time (rate- and file-dependent) errors: load succeeds, build fails. */
@@ -187,6 +204,17 @@ static const struct bad_build build_errors[] = {
 	 48000,
 	 2},
 };
+/* The suppressor's noise sample, read when its bank is made (gf_config_suppress_new). */
+static const struct bad_build suppress_errors[] = {
+	{{FILTER("nr", "design = \"suppress\";\n noise = \"noise44.wav\";"), GF_E_CONFIG, 3,
+	  "filters.nr.noise", "at 44100 Hz but the filter runs at 48000 Hz"},
+	 48000,
+	 2},
+	{{FILTER("nr", "design = \"suppress\";\n noise = \"silent.wav\";"), GF_E_CONFIG, 3,
+	  "filters.nr.noise", "is silent"},
+	 48000,
+	 1},
+};
 
 static void check_message(const struct bad *b, const char *path, int r, const char *msg)
 {
@@ -248,6 +276,24 @@ static void test_errors(void)
 		struct gf_filter_set *fs = (struct gf_filter_set *)1;
 		int r = gf_config_build(c, b->rate, b->channels, &fs, &eb);
 		CHECK(fs == NULL);
+		check_message(&b->b, p, r, eb.msg);
+		gf_config_free(c);
+		free(p);
+	}
+	write_wav("noise44.wav", 44100, 1024);
+	char *silent = gf_test_path(dir, "silent.wav");
+	static const float zeros[4800];
+	gf_test_write_sound(silent, SF_FORMAT_WAV | SF_FORMAT_FLOAT, 48000, 1, 4800, zeros);
+	free(silent);
+	for (size_t i = 0; i < sizeof(suppress_errors) / sizeof(suppress_errors[0]); i++) {
+		const struct bad_build *b = &suppress_errors[i];
+		char *p = gf_test_write_text_in(dir, "bad.conf", b->b.text);
+		struct gf_config *c;
+		struct gf_errbuf eb = {{0}};
+		CHECK_OK_EB(gf_config_load(p, &c, &eb), &eb);
+		struct gf_suppress_bank *bank = (struct gf_suppress_bank *)1;
+		int r = gf_config_suppress_new(c, b->rate, b->channels, &bank, &eb);
+		CHECK(bank == NULL);
 		check_message(&b->b, p, r, eb.msg);
 		gf_config_free(c);
 		free(p);

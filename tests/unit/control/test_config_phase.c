@@ -86,20 +86,24 @@ static void test_default_by_mode(void)
 	double sa, sb;
 	/* from 20 Hz: the response in 0..20 Hz is all below -35 dB anyway */
 	double err = mag_error(ho, hl, fo->taps, 20.0, 15500.0, 24000.0, &sa, &sb);
-	double notch = -INFINITY;
-	for (int k = 1; k <= 4; k++)
-		notch = fmax(notch, fmax(db(gf_design_response(hl, fl->taps, 50.0 * k, RATE)),
+	/* No input file, so no hum measured: no notch (the mains harmonics above
+	 * the rumble high-pass's band pass as the voice around them does). */
+	double notch = INFINITY;
+	for (int k = 2; k <= 4; k++)
+		notch = fmin(notch, fmin(db(gf_design_response(hl, fl->taps, 50.0 * k, RATE)),
 					 db(gf_design_response(hl, fl->taps, 60.0 * k, RATE))));
 	printf("default chain, %u taps: live (minimum phase) group delay 300 Hz-3 kHz %.2f ms mean, "
 	       "%.2f..%.2f ms; offline (linear) %.2f ms, aligned by %u samples; magnitude error %.4f dB "
-	       "(above -60 dB); hiss stopband %.1f dB (linear %.1f dB); shallowest hum notch %.1f dB\n",
+	       "(above -60 dB); hiss stopband %.1f dB (linear %.1f dB); lowest gain at 100-240 Hz hum "
+	       "harmonics %.2f dB "
+	       "(no hum measured: no notch)\n",
 	       fl->taps, 1e3 * mean / RATE, 1e3 * lo / RATE, 1e3 * hi / RATE, 1e3 * mean_l / RATE, a_off, err,
 	       sb, sa, notch);
 	CHECK(hi / RATE <= 3e-3); /* the bound: at most 3 ms in the voice band */
 	CHECK(fabs(mean_l - (fo->taps - 1) / 2.0) < 0.01); /* linear: exactly (N-1)/2 */
 	CHECK(err < 0.1);
 	CHECK(sb < sa + 0.5);
-	CHECK(notch < -70.0); /* linear: exact zeros; minimum phase: the FFT grid misses the zero itself */
+	CHECK(notch > -0.5);
 	free(ho);
 	free(hl);
 	gf_filter_set_free(fo);

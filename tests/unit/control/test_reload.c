@@ -11,7 +11,8 @@
  * job built; a stream that went away, or a stuck worker that forced the CPU
  * backend, while the job ran makes it build the engine it now needs; a swap
  * behind a crossfade is retried, then succeeds, or gives up after
- * crossfade_ms + GF_RELOAD_SWAP_GRACE_MS. */
+ * crossfade_ms + GF_RELOAD_SWAP_GRACE_MS. A new FIR alone leaves the noise
+ * suppressor running; adding, removing or changing it restarts the stream. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -305,6 +306,66 @@ static void busy_swaps(void)
 	gf_config_free(cfg);
 }
 
+/* A config of taps file @p taps, with the suppressor's settings @p nr ("": none). */
+static void write_conf_nr(const char *taps, const char *nr)
+{
+	char text[2048];
+	snprintf(text, sizeof(text),
+		 "sample_rate = 48000;\nblock_frames = %d;\nbackend = \"cpu\";\n"
+		 "filters = (\n  { name = \"f\"; file = \"%s\"; format = \"text\"; }%s%s%s\n);\n"
+		 "chain = [\"f\"%s];\n",
+		 BLOCK, taps, nr[0] ? ",\n  { name = \"nr\"; design = \"suppress\"; " : "", nr,
+		 nr[0] ? " }" : "", nr[0] ? ", \"nr\"" : "");
+	write_text("gpufir.conf", text);
+}
+
+/*
+ * The noise suppressor across reloads: a new FIR alone is swapped in and the
+ * running suppressor runs on (the job makes none); adding, removing or
+ * changing the suppressor restarts the stream, with the new one made by the
+ * job beside the new engine.
+ */
+static void suppressor_reloads(void)
+{
+	struct gf_config *running;
+	struct gf_errbuf eb = {{0}};
+	write_conf_nr("a.txt", "reduction_db = 18.0;");
+	CHECK_OK_EB(gf_reload_load_config(&src, &running, &eb), &eb);
+	struct gf_reload_job j;
+	printf("reloads with a suppressor running:\n");
+	write_conf_nr("b.txt", "reduction_db = 18.0;");
+	CHECK_OK(run_job(&j, running, 1, 0));
+	CHECK(j.r.outcome == GF_RELOAD_APPLIED && !j.engine && !j.suppress);
+	printf("  b.txt, the same suppressor: applied, the suppressor runs on\n");
+	gf_reload_job_clear(&j);
+	static const struct {
+		const char *nr, *why;
+	} changes[] = {
+		{"reduction_db = 12.0;", "suppressor reduction_db 18 -> 12"},
+		{"", "suppressor on channel 0 removed"},
+	};
+	for (size_t i = 0; i < sizeof(changes) / sizeof(changes[0]); i++) {
+		write_conf_nr("a.txt", changes[i].nr);
+		CHECK_OK(run_job(&j, running, 1, 0));
+		CHECK(j.r.outcome == GF_RELOAD_RESTART && j.engine);
+		want_text(&j, changes[i].why);
+		CHECK(!!j.suppress == !!changes[i].nr[0]);
+		CHECK(!j.suppress ||
+		      (gf_suppress_bank_latency(j.suppress) > 0 &&
+		       gf_suppress_bank_latency(j.suppress) <= GF_SUPPRESS_MAX_FRAME_S * 48000));
+		gf_reload_job_clear(&j);
+	}
+	gf_config_free(running);
+	write_conf_nr("a.txt", "");
+	CHECK_OK_EB(gf_reload_load_config(&src, &running, &eb), &eb);
+	write_conf_nr("a.txt", "reduction_db = 18.0;");
+	CHECK_OK(run_job(&j, running, 1, 0));
+	CHECK(j.r.outcome == GF_RELOAD_RESTART && j.engine && j.suppress);
+	want_text(&j, "suppressor on channel 0 added");
+	gf_reload_job_clear(&j);
+	gf_config_free(running);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -354,6 +415,7 @@ int main(void)
 	gf_config_free(cfg);
 
 	busy_swaps();
+	suppressor_reloads();
 	free(x);
 	free(y);
 	gf_test_rmtree(dir);

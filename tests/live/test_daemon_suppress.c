@@ -1,0 +1,214 @@
+/* The noise suppressor under the real `gpufir --live`, against a private JACK
+ * server (dummy driver, sync mode), as systemd runs it.
+ *
+ * A JACK client feeds noise bursts (200 ms on, 200 ms off, over a quiet
+ * floor) and records what comes back. The config runs a 63-tap FIR, then a
+ * suppressor:
+ * 1. the status socket names the suppressor and its latency (its frame,
+ *    within 24 ms), and the total latency is the stream's plus the suppressor's;
+ * 2. a reload that changes only the FIR is swapped in: the stream is not
+ *    restarted and the suppressor runs on;
+ * 3. a reload that changes the suppressor (reduction_db) restarts the
+ *    stream, as other stream settings do; one that removes it too, and then
+ *    the recording is the FIR's output, sample for sample, at a constant
+ *    delay D (the JACK round trip plus the stream's latency);
+ * 4. with the suppressor, the recording lags the FIR's output by D plus the
+ *    suppressor's latency: its cross-correlation with the FIR's output peaks
+ *    there (the stream's latency was the same in both runs). */
+#include <jack/jack.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "daemonutil.h"
+#include "status.h"
+#include "testutil.h"
+
+#define RATE 48000
+#define CH 2
+#define BLOCK 64
+#define TAPS_A 63
+#define TAPS_B 31
+#define MAX_S 60
+#define MAX_FRAMES ((size_t)RATE * MAX_S)
+#define TOL 2e-5
+#define XC_FRAMES 24000 /* frames the cross-correlation sums */
+#define XC_MAX_LAG 16384
+
+static struct gf_daemon dm;
+static float h_a[TAPS_A], h_b[TAPS_B];
+static float *x, *rec;
+static struct gf_daemon_tap tap;
+static jack_client_t *jc;
+
+/* The config with FIR @p taps_file and, unless @p nr is NULL, a suppressor with settings @p nr. */
+static void write_conf(const char *taps_file, const char *nr)
+{
+	char tmp[700];
+	snprintf(tmp, sizeof(tmp), "%s.new", dm.conf_path);
+	FILE *f = fopen(tmp, "w");
+	CHECK(f);
+	fprintf(f,
+		"sample_rate = %d;\nblock_frames = %d;\nbackend = \"cpu\";\ncrossfade_ms = 5.0;\n"
+		"latency_slack = %u;\nstatus_socket = \"%s\";\n"
+		"input = { device = \"system\"; host_api = \"JACK\"; channels = %d; };\n"
+		"output = { device = \"system\"; host_api = \"JACK\"; };\n"
+		"filters = ( { name = \"f\"; file = \"%s\"; format = \"text\"; }%s%s%s );\n"
+		"chain = [\"f\"%s];\n",
+		RATE, BLOCK, gf_test_latency_slack(), dm.status_path, CH, taps_file,
+		nr ? ",\n  { name = \"nr\"; design = \"suppress\"; " : "", nr ? nr : "", nr ? " }" : "",
+		nr ? ", \"nr\"" : "");
+	CHECK(fclose(f) == 0);
+	CHECK(rename(tmp, dm.conf_path) == 0);
+}
+
+static double ref_at(const float *h, uint32_t taps, size_t n, int c)
+{
+	double acc = 0.0;
+	for (uint32_t k = 0; k < taps && k <= n; k++)
+		acc += (double)h[k] * x[(n - k) * CH + c];
+	return acc;
+}
+
+/* The delay at which recording frames [m0, m0 + 256) are filter @p h's output exactly, or -1. */
+static long exact_delay(const float *h, uint32_t taps, size_t m0)
+{
+	for (size_t d = 0; d < XC_MAX_LAG && d < m0; d++) {
+		int ok = 1;
+		for (size_t m = m0; m < m0 + 256 && ok; m++)
+			for (int c = 0; c < CH && ok; c++)
+				ok = fabs(rec[m * CH + c] - ref_at(h, taps, m - d, c)) <= TOL;
+		if (ok)
+			return (long)d;
+	}
+	return -1;
+}
+
+/* The lag at which the recording after @p m0 best correlates with filter @p h's output. */
+static long xcorr_peak(const float *h, uint32_t taps, size_t m0)
+{
+	double *ref = malloc(sizeof(double) * (XC_FRAMES + XC_MAX_LAG) * CH);
+	CHECK(ref && m0 >= XC_MAX_LAG);
+	size_t base = m0 - XC_MAX_LAG; /* input frames base .. m0 + XC_FRAMES */
+	for (size_t n = 0; n < XC_FRAMES + XC_MAX_LAG; n++)
+		for (int c = 0; c < CH; c++)
+			ref[n * CH + c] = ref_at(h, taps, base + n, c);
+	long best = -1;
+	double top = -INFINITY;
+	for (long d = 0; d < XC_MAX_LAG; d++) {
+		double acc = 0.0;
+		for (size_t m = m0; m < m0 + XC_FRAMES; m++)
+			for (int c = 0; c < CH; c++)
+				acc += rec[m * CH + c] * ref[(m - (size_t)d - base) * CH + c];
+		if (acc > top)
+			top = acc, best = d;
+	}
+	free(ref);
+	return best;
+}
+
+/* Reload into @p taps_file / @p nr (@p restarts: the stream, whose new ports are then
+ * connected); wait for it; the status block after it into @p st. */
+static void reload(const char *taps_file, const char *nr, int restarts, int *ready, char *st, size_t len)
+{
+	write_conf(taps_file, nr);
+	gf_daemon_wait_ready(&dm, ++*ready, 30.0, "reload");
+	gf_daemon_idle_ms(&dm, 500);
+	if (restarts)
+		gf_daemon_connect_ports(&dm, jc, &tap);
+	gf_daemon_idle_ms(&dm, 1500);
+	gf_daemon_query_status(&dm, st, len);
+	const char *l = strstr(st, "last_reload: ");
+	printf("reload to %s%s%s: %.*s\n", taps_file, nr ? " + suppressor " : "", nr ? nr : "",
+	       l ? (int)strcspn(l, "\n") : 0, l ? l : "");
+}
+
+static int has(const char *st, const char *what)
+{
+	if (strstr(st, what))
+		return 1;
+	fprintf(stderr, "status block lacks \"%s\":\n%s\n", what, st);
+	return 0;
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	const char *bin = gf_daemon_test_bin(1);
+	uint64_t rng = gf_test_seed("test_daemon_suppress");
+	gf_daemon_init(&dm, "daemon-suppress");
+	x = malloc(sizeof(float) * MAX_FRAMES * CH);
+	rec = calloc(MAX_FRAMES * CH, sizeof(float));
+	CHECK(x && rec);
+	gf_daemon_tap_init(&tap, x, rec, MAX_FRAMES, CH, 0);
+	for (size_t i = 0; i < MAX_FRAMES; i++) {
+		float g = (i / (RATE / 5)) % 2 ? 0.2f : 0.002f; /* bursts over a floor 40 dB down */
+		for (int c = 0; c < CH; c++)
+			x[i * CH + c] = g * gf_test_randf(&rng);
+	}
+	gf_test_fill_decaying_taps(h_a, TAPS_A, &rng);
+	gf_test_fill_decaying_taps(h_b, TAPS_B, &rng);
+	gf_daemon_write_taps_text(&dm, "a.txt", h_a, TAPS_A);
+	gf_daemon_write_taps_text(&dm, "b.txt", h_b, TAPS_B);
+	write_conf("a.txt", "reduction_db = 18.0;");
+
+	jc = gf_daemon_jack_client(&dm, "gpufir-suppress", RATE, BLOCK, &tap);
+	gf_daemon_spawn(&dm, bin, 0);
+	gf_daemon_wait_ready(&dm, 1, 30.0, "start-up");
+	gf_daemon_connect_ports(&dm, jc, &tap);
+	gf_daemon_idle_ms(&dm, 2000);
+	size_t m_sup = atomic_load_explicit(&tap.rec_pos, memory_order_acquire) - XC_FRAMES - RATE / 4;
+
+	/* 1. The status names the suppressor and adds its latency. */
+	char st[GF_STATUS_MAX];
+	gf_daemon_query_status(&dm, st, sizeof(st));
+	long lat1 = gf_daemon_status_num(st, "latency_frames"),
+	     sup = gf_daemon_status_num(st, "suppressor_frames");
+	long total1 = gf_daemon_status_num(st, "total_latency_frames");
+	printf("with the suppressor: latency %ld + suppressor %ld = total %ld frames\n", lat1, sup, total1);
+	if (!has(st, "suppressor: nr\n") || !has(st, "suppressor_reduction_db: 18.0") ||
+	    !(sup > 0 && sup <= RATE * 24 / 1000) || total1 != lat1 + sup)
+		gf_daemon_die(&dm, "the status does not report the suppressor and its latency");
+	long blocks0 = gf_daemon_status_num(st, "blocks");
+
+	/* 2. Only the FIR changes: swapped in, the stream (and its suppressor) runs on. */
+	int ready = dm.nl.ready;
+	reload("b.txt", "reduction_db = 18.0;", 0, &ready, st, sizeof(st));
+	if (!has(st, "last_reload: reloaded ") || !has(st, "31 taps") || !has(st, "suppressor: nr\n") ||
+	    gf_daemon_status_num(st, "blocks") <= blocks0)
+		gf_daemon_die(&dm, "a reload of the FIR alone did not swap it in under the running stream");
+
+	/* 3. The suppressor changes: a restart; removed: a restart, and no suppressor after it. */
+	reload("a.txt", "reduction_db = 12.0;", 1, &ready, st, sizeof(st));
+	if (!has(st, "stream restarted: suppressor reduction_db 18 -> 12") ||
+	    !has(st, "suppressor_reduction_db: 12.0"))
+		gf_daemon_die(&dm, "changing the suppressor did not restart the stream");
+	reload("a.txt", NULL, 1, &ready, st, sizeof(st));
+	if (!has(st, "stream restarted: suppressor on channel 0 removed") || !has(st, "suppressor: none") ||
+	    gf_daemon_status_num(st, "total_latency_frames") != gf_daemon_status_num(st, "latency_frames"))
+		gf_daemon_die(&dm, "removing the suppressor did not restart the stream without it");
+	long lat2 = gf_daemon_status_num(st, "latency_frames");
+	size_t m_plain = atomic_load_explicit(&tap.rec_pos, memory_order_acquire) - RATE / 2;
+	gf_daemon_terminate(&dm, 20.0, "");
+	jack_deactivate(jc);
+	jack_client_close(jc);
+
+	/* 4. The audio: the FIR exactly without the suppressor; with it, the suppressor's latency later. */
+	long d = exact_delay(h_a, TAPS_A, m_plain);
+	if (d < 0)
+		gf_daemon_die(&dm, "without the suppressor the recording is not the FIR's output");
+	long want = d - lat2 + lat1 + sup, got = xcorr_peak(h_a, TAPS_A, m_sup);
+	printf("without the suppressor: the FIR's output at delay %ld (latency %ld); with it: correlation "
+	       "peak at %ld, expected %ld (latency %ld + %ld)\n",
+	       d, lat2, got, want, lat1, sup);
+	if (got != want)
+		gf_daemon_die(&dm, "with the suppressor the recording does not lag by its latency");
+	gf_daemon_finish(&dm);
+	free(x);
+	free(rec);
+	puts("test_daemon_suppress: ok");
+	return 0;
+}
