@@ -13,6 +13,7 @@
 #include "clock.h"
 #include "cu_common.cuh"
 #include "cu_hooks.h"
+#include "cu_suppress.cuh"
 
 extern "C" {
 #include "log.h"
@@ -368,6 +369,9 @@ extern "C" const struct gf_backend_ops gf_cu_backend = {
 /* The table the engine's loader uses (cuda_module.h): through the module's
  * entry point (cu_entry.cu), or directly where a program links these objects. */
 extern "C" const struct gf_cuda_module gf_cu_module = {
-	GF_CUDA_MODULE_ABI, &gf_cu_backend, gf_cu_probe,	gf_cu_pin,
-	gf_cu_unpin,	    gf_cu_prewarm,  gf_cu_prewarm_wait, gf_cu_quit_kernels,
+	GF_CUDA_MODULE_ABI,	 &gf_cu_backend,	gf_cu_probe,
+	gf_cu_pin,		 gf_cu_unpin,		gf_cu_prewarm,
+	gf_cu_prewarm_wait,	 gf_cu_quit_kernels,	gf_cu_suppress_new,
+	gf_cu_suppress_free,	 gf_cu_suppress_process, gf_cu_suppress_reset,
+	gf_cu_suppress_error,
 };

@@ -1,7 +1,10 @@
 /*
- * The noise suppressor on the GPU (suppress_gpu.h): the CPU suppressor's
- * streaming STFT (suppress.c) and per-bin recursions (suppress_bins.c) for
- * every channel of a hop in one batch.
+ * The noise suppressor on the GPU (the module's side of suppress_gpu.h): the
+ * CPU suppressor's streaming STFT (suppress.c) and per-bin recursions
+ * (suppress_bins.c) for every channel of a hop in one batch. Part of the CUDA
+ * module, which links no engine: the host hands over the shape (frame,
+ * constants, window, seed) that the CPU suppressor computed, and
+ * src/engine/suppress/suppress_gpu.c is the engine's thin layer over this.
  *
  * A hop's round trip, all on one stream: the hop's interleaved input from
  * pinned memory to the device; k_analyse windows every channel's frame (the
@@ -11,7 +14,7 @@
  * to pinned memory; an event the host polls until a deadline.
  *
  * The output must equal the CPU's: the window, constants and noise seed are
- * the CPU suppressor's own (gf_suppress_shape_of), and the kernels do the
+ * the CPU suppressor's own (gf_suppress_shape_of, on the host), and the kernels do the
  * CPU's float operations in its order with the _rn intrinsics, which nvcc
  * never fuses into an FMA (the CPU build, plain x86-64, has none). What is
  * left is the rounding of cuFFT against FFTW.
@@ -22,6 +25,7 @@
 
 #include "clock.h"
 #include "cu_common.cuh"
+#include "cu_suppress.cuh"
 
 extern "C" {
 #include "suppress_bins.h"
@@ -46,7 +50,7 @@ struct bin_state {
 	float *S, *Smin, *Stmp, *p, *L, *Y2;
 };
 
-struct gf_suppress_gpu {
+struct gf_cu_suppress {
 	uint32_t channels, n, hop, nb;
 	int device;
 	uint32_t pos;	 /* frames of the current hop written so far, all channels */
@@ -213,7 +217,7 @@ static float *carve(float **m, size_t count)
 
 /* One device block for every float array (the spectrum apart: cufftComplex has its own alignment)
  * and the pinned hops. */
-static int alloc_device(struct gf_suppress_gpu *s)
+static int alloc_device(struct gf_cu_suppress *s)
 {
 	size_t C = s->channels, hopc = C * s->hop, binc = C * s->nb;
 	size_t floats = 4 * hopc + s->n + s->nb + C * s->n + binc * (1 + GF_SUPPRESS_BIN_ARRAYS);
@@ -237,7 +241,7 @@ static int alloc_device(struct gf_suppress_gpu *s)
 }
 
 /* One batched plan each way: every channel's frame in one call. */
-static int make_plans(struct gf_suppress_gpu *s)
+static int make_plans(struct gf_cu_suppress *s)
 {
 	int n = (int)s->n, nb = (int)s->nb, batch = (int)s->channels;
 	CUFFT_RET(&s->eb, cufftPlanMany(&s->r2c, 1, &n, &n, 1, n, &nb, 1, nb, CUFFT_R2C, batch));
@@ -249,30 +253,34 @@ static int make_plans(struct gf_suppress_gpu *s)
 	return 0;
 }
 
-/* The CPU suppressor's checks, frame, constants, window and seed (one channel: nothing per
- * channel is needed), copied to the device. */
-static int take_shape(struct gf_suppress_gpu *s, const struct gf_suppress_params *p, uint32_t rate,
-		      struct gf_suppress **cpu)
+/* The host's shape (the CPU suppressor's frame, constants, window and seed), copied to the device. */
+static int take_shape(struct gf_cu_suppress *s, const struct gf_suppress_shape *sh)
 {
-	int err = gf_suppress_new(p, 1, rate, cpu, &s->eb);
-	if (err)
-		return err;
-	struct gf_suppress_shape sh;
-	gf_suppress_shape_of(*cpu, &sh);
-	s->n = sh.n;
-	s->hop = sh.hop;
-	s->nb = sh.nb;
-	s->k = sh.k;
-	s->seeded = sh.seed != NULL;
+	s->n = sh->n;
+	s->hop = sh->hop;
+	s->nb = sh->nb;
+	s->k = sh->k;
+	s->seeded = sh->seed != NULL;
 	s->scale = 1.0f / (float)s->n; /* as suppress.c scales FFTW's unnormalised inverse */
 	GF_RET(alloc_device(s));
-	CU_RET(&s->eb, cudaMemcpy(s->d_win, sh.win, s->n * sizeof(float), cudaMemcpyHostToDevice));
-	if (sh.seed)
-		CU_RET(&s->eb, cudaMemcpy(s->d_seed, sh.seed, s->nb * sizeof(float), cudaMemcpyHostToDevice));
+	CU_RET(&s->eb, cudaMemcpy(s->d_win, sh->win, s->n * sizeof(float), cudaMemcpyHostToDevice));
+	if (sh->seed)
+		CU_RET(&s->eb, cudaMemcpy(s->d_seed, sh->seed, s->nb * sizeof(float), cudaMemcpyHostToDevice));
 	return 0;
 }
 
-static int open_device(struct gf_suppress_gpu *s, int device)
+/* What the host could get wrong: the kernels index by these. */
+static int check_shape(struct gf_cu_suppress *s, const struct gf_suppress_shape *sh)
+{
+	if (!s->channels || !sh || !sh->win || sh->n < 4 || sh->hop * 2 != sh->n || sh->nb != sh->n / 2 + 1 ||
+	    !sh->k.min_window) {
+		gf_errbuf_set(&s->eb, "suppress: %s", s->channels ? "bad shape" : "0 channels: need at least one");
+		return GF_E_INVAL;
+	}
+	return 0;
+}
+
+static int open_device(struct gf_cu_suppress *s, int device)
 {
 	int count = 0;
 	if (cudaGetDeviceCount(&count) != cudaSuccess || device < 0 || device >= count) {
@@ -289,7 +297,7 @@ static int open_device(struct gf_suppress_gpu *s, int device)
 
 /* ---- a hop -------------------------------------------------------------- */
 
-static struct frame_flags flags_for(const struct gf_suppress_gpu *s)
+static struct frame_flags flags_for(const struct gf_cu_suppress *s)
 {
 	struct frame_flags f;
 	f.first = s->frames == 0 && !s->seeded;
@@ -300,7 +308,7 @@ static struct frame_flags flags_for(const struct gf_suppress_gpu *s)
 }
 
 /* Enqueue the hop in h_in through every step, its output into h_out, then the event. */
-static int enqueue_hop(struct gf_suppress_gpu *s)
+static int enqueue_hop(struct gf_cu_suppress *s)
 {
 	size_t C = s->channels, hopc = C * s->hop;
 	unsigned cur = s->cur ^ 1u; /* the older hop's buffer takes the newest */
@@ -324,11 +332,11 @@ static int enqueue_hop(struct gf_suppress_gpu *s)
 	return 0;
 }
 
-/* A full hop: run it and wait for its output, bounded. */
-static int run_hop(struct gf_suppress_gpu *s, uint64_t wait_ns)
+/* A full hop: run it and wait for its output until @p deadline_ns. */
+static int run_hop(struct gf_cu_suppress *s, uint64_t deadline_ns)
 {
 	GF_RET(enqueue_hop(s));
-	GF_RET(gf_cu_wait_event_eb(s->done, gf_now_ns() + wait_ns, &s->eb));
+	GF_RET(gf_cu_wait_event_eb(s->done, deadline_ns, &s->eb));
 	if (s->frames < UINT32_MAX)
 		s->frames++;
 	return 0;
@@ -336,8 +344,9 @@ static int run_hop(struct gf_suppress_gpu *s, uint64_t wait_ns)
 
 /* ---- the C API ---------------------------------------------------------- */
 
-extern "C" int gf_suppress_gpu_reset(struct gf_suppress_gpu *s)
+extern "C" int gf_cu_suppress_reset(void *inst)
 {
+	struct gf_cu_suppress *s = (struct gf_cu_suppress *)inst;
 	size_t hopc = (size_t)s->channels * s->hop;
 	CU_RET(&s->eb, cudaSetDevice(s->device));
 	k_reset<<<blocks_for((size_t)s->channels * s->nb), THREADS, 0, s->stream>>>(
@@ -359,41 +368,39 @@ extern "C" int gf_suppress_gpu_reset(struct gf_suppress_gpu *s)
 
 /* One hop of silence through every step, so that process() finds the kernels and cuFFT's loaded;
  * reset() then forgets it. */
-static int warm_up(struct gf_suppress_gpu *s)
+static int warm_up(struct gf_cu_suppress *s)
 {
-	GF_RET(gf_suppress_gpu_reset(s));
-	GF_RET(run_hop(s, SETUP_WAIT_NS));
-	return gf_suppress_gpu_reset(s);
+	GF_RET(gf_cu_suppress_reset(s));
+	GF_RET(run_hop(s, gf_now_ns() + SETUP_WAIT_NS));
+	return gf_cu_suppress_reset(s);
 }
 
-extern "C" int gf_suppress_gpu_new(const struct gf_suppress_params *p, uint32_t channels, uint32_t rate,
-				   int device, struct gf_suppress_gpu **out, struct gf_errbuf *eb)
+extern "C" int gf_cu_suppress_new(const struct gf_suppress_shape *sh, uint32_t channels, int device,
+				  void **out, struct gf_errbuf *eb)
 {
 	*out = NULL;
-	struct gf_suppress_gpu *s = (struct gf_suppress_gpu *)calloc(1, sizeof(*s));
+	struct gf_cu_suppress *s = (struct gf_cu_suppress *)calloc(1, sizeof(*s));
 	if (!s)
 		return GF_E_NOMEM;
 	s->channels = channels;
-	struct gf_suppress *cpu = NULL;
-	int err = channels ? open_device(s, device) : GF_E_INVAL;
-	if (!channels)
-		gf_errbuf_set(&s->eb, "suppress: 0 channels: need at least one");
-	err = err ? err : take_shape(s, p, rate, &cpu); /* checks the rest */
-	gf_suppress_free(cpu);
+	int err = check_shape(s, sh);
+	err = err ? err : open_device(s, device);
+	err = err ? err : take_shape(s, sh);
 	err = err ? err : make_plans(s);
 	err = err ? err : warm_up(s);
 	if (err) {
 		if (eb)
 			gf_errbuf_set(eb, "%s", s->eb.msg);
-		gf_suppress_gpu_free(s);
+		gf_cu_suppress_free(s);
 		return err;
 	}
 	*out = s;
 	return 0;
 }
 
-extern "C" void gf_suppress_gpu_free(struct gf_suppress_gpu *s)
+extern "C" void gf_cu_suppress_free(void *inst)
 {
+	struct gf_cu_suppress *s = (struct gf_cu_suppress *)inst;
 	if (!s)
 		return;
 	if (s->stream) { /* nothing freed under work still running; a hung GPU leaks instead */
@@ -416,19 +423,14 @@ extern "C" void gf_suppress_gpu_free(struct gf_suppress_gpu *s)
 	free(s);
 }
 
-extern "C" uint32_t gf_suppress_gpu_latency(const struct gf_suppress_gpu *s)
+extern "C" const char *gf_cu_suppress_error(const void *inst)
 {
-	return s->n;
-}
-
-extern "C" const char *gf_suppress_gpu_error(const struct gf_suppress_gpu *s)
-{
-	return s->eb.msg;
+	return ((const struct gf_cu_suppress *)inst)->eb.msg;
 }
 
 /* Exchange @p take frames at @p buf with the current hop's: input in (a NaN or Inf as 0, as the CPU
  * does), the previous frame's output out. */
-static void exchange(struct gf_suppress_gpu *s, float *buf, uint32_t take)
+static void exchange(struct gf_cu_suppress *s, float *buf, uint32_t take)
 {
 	size_t at = (size_t)s->pos * s->channels, count = (size_t)take * s->channels;
 	for (size_t i = 0; i < count; i++) {
@@ -438,8 +440,16 @@ static void exchange(struct gf_suppress_gpu *s, float *buf, uint32_t take)
 	}
 }
 
-extern "C" int gf_suppress_gpu_process(struct gf_suppress_gpu *s, float *buf, uint32_t frames)
+/* Until when a hop may take: the caller's deadline (live: the stream's), or with none (offline,
+ * tests) a hung GPU's bound from the hop's start. */
+static uint64_t hop_deadline(uint64_t deadline_ns)
 {
+	return deadline_ns ? deadline_ns : gf_now_ns() + GF_SUPPRESS_GPU_HOP_WAIT_NS;
+}
+
+extern "C" int gf_cu_suppress_process(void *inst, float *buf, uint32_t frames, uint64_t deadline_ns)
+{
+	struct gf_cu_suppress *s = (struct gf_cu_suppress *)inst;
 	if (!s->failed && cudaSetDevice(s->device) != cudaSuccess) { /* the thread's device: cheap once set */
 		(void)cudaGetLastError();
 		gf_errbuf_set(&s->eb, "suppress: cannot select CUDA device %d", s->device);
@@ -456,7 +466,7 @@ extern "C" int gf_suppress_gpu_process(struct gf_suppress_gpu *s, float *buf, ui
 			continue;
 		s->pos = 0;
 		if (!s->failed)
-			s->failed = run_hop(s, GF_SUPPRESS_GPU_HOP_WAIT_NS);
+			s->failed = run_hop(s, hop_deadline(deadline_ns));
 	}
 	return s->failed;
 }

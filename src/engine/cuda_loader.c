@@ -154,6 +154,42 @@ void gf_cuda_quit_kernels(void)
 		m->quit_kernels();
 }
 
+/* ---- the noise suppressor: new loads the module, the rest forward ---- */
+
+int gf_cuda_suppress_new(const struct gf_suppress_shape *sh, uint32_t channels, int device, void **out,
+			 struct gf_errbuf *eb)
+{
+	*out = NULL;
+	const struct gf_cuda_module *m = module();
+	if (!m) {
+		gf_errbuf_set(eb, "suppress: %s", g_why);
+		return GF_E_UNSUPPORTED;
+	}
+	return m->suppress_new(sh, channels, device, out, eb);
+}
+
+/* An instance exists only after new() loaded the module, so these may use g_mod. */
+void gf_cuda_suppress_free(void *inst)
+{
+	if (inst)
+		g_mod->suppress_free(inst);
+}
+
+int gf_cuda_suppress_process(void *inst, float *buf, uint32_t frames, uint64_t deadline_ns)
+{
+	return g_mod->suppress_process(inst, buf, frames, deadline_ns);
+}
+
+int gf_cuda_suppress_reset(void *inst)
+{
+	return g_mod->suppress_reset(inst);
+}
+
+const char *gf_cuda_suppress_error(const void *inst)
+{
+	return g_mod->suppress_error(inst);
+}
+
 /* ---- the backend table: create loads the module, the rest forward ---- */
 
 static int ld_create(const struct gf_engine_params *p, const struct gf_filter_set *fs, void **inst,

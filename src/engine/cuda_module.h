@@ -29,13 +29,16 @@ extern "C" {
 #endif
 
 /** Bumped whenever either struct below changes; a module of another ABI is refused. */
-#define GF_CUDA_MODULE_ABI 4 /* 2: gf_backend_ops.check_memory; 3: unpin returns int; 4: .stop */
+/* 2: gf_backend_ops.check_memory; 3: unpin returns int; 4: .stop; 5: the noise suppressor (suppress_*) */
+#define GF_CUDA_MODULE_ABI 5
 /** File name of the module; the loader looks for it beside the executable, then in the lib dir. */
 #define GF_CUDA_MODULE_NAME "libgpufir-cuda.so"
 /** Environment variable naming the module's path (tests, unusual installs). */
 #define GF_CUDA_MODULE_ENV "GPUFIR_CUDA_MODULE"
 /** Name of the module's entry point. */
 #define GF_CUDA_MODULE_ENTRY "gf_cuda_module_v1"
+
+struct gf_suppress_shape; /* suppress/suppress_bins.h: computed by the host's CPU suppressor */
 
 /** What the host gives the module. */
 struct gf_cuda_host {
@@ -54,6 +57,15 @@ struct gf_cuda_module {
 	void (*prewarm)(int gpu_index);
 	void (*prewarm_wait)(void);
 	void (*quit_kernels)(void);
+	/* The noise suppressor on the GPU (suppress/suppress_gpu.h, whose contracts these keep, on an
+	 * opaque instance): the host computes the shape, the module only runs it. process() waits for
+	 * each hop until @p deadline_ns (gf_now_ns() time; 0: a hung GPU's bound per hop). */
+	int (*suppress_new)(const struct gf_suppress_shape *sh, uint32_t channels, int device, void **out,
+			    struct gf_errbuf *eb);
+	void (*suppress_free)(void *inst);
+	int (*suppress_process)(void *inst, float *buf, uint32_t frames, uint64_t deadline_ns);
+	int (*suppress_reset)(void *inst);
+	const char *(*suppress_error)(const void *inst);
 };
 
 /** The module's entry point. @return its table, or NULL if @p host's ABI differs. */

@@ -51,3 +51,41 @@ void gf_cuda_prewarm_wait(void)
 void gf_cuda_quit_kernels(void)
 {
 }
+
+/* The noise suppressor: never an instance, so only new() is ever reached. */
+int gf_cuda_suppress_new(const struct gf_suppress_shape *sh, uint32_t channels, int device, void **out,
+			 struct gf_errbuf *eb)
+{
+	(void)sh;
+	(void)channels;
+	(void)device;
+	*out = NULL;
+	gf_errbuf_set(eb, "suppress: this gpufir was built without CUDA support");
+	return GF_E_UNSUPPORTED;
+}
+
+void gf_cuda_suppress_free(void *inst)
+{
+	(void)inst;
+}
+
+int gf_cuda_suppress_process(void *inst, float *buf, uint32_t frames, uint64_t deadline_ns)
+{
+	(void)inst;
+	(void)buf;
+	(void)frames;
+	(void)deadline_ns;
+	return GF_E_UNSUPPORTED;
+}
+
+int gf_cuda_suppress_reset(void *inst)
+{
+	(void)inst;
+	return GF_E_UNSUPPORTED;
+}
+
+const char *gf_cuda_suppress_error(const void *inst)
+{
+	(void)inst;
+	return "this gpufir was built without CUDA support";
+}

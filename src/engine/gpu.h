@@ -55,6 +55,20 @@ void gf_cuda_quit_kernels(void);
 /** Wait for gf_cuda_prewarm's thread (call before returning from a path that may not have used CUDA). */
 void gf_cuda_prewarm_wait(void);
 
+/*
+ * The noise suppressor in the CUDA module (cuda_module.h's suppress_* entries), for
+ * suppress/suppress_gpu.c alone, with its contracts on the module's opaque instance. new() loads
+ * the module; GF_E_UNSUPPORTED where there is none (a build without CUDA, or not installed).
+ */
+struct gf_suppress_shape;
+struct gf_errbuf;
+int gf_cuda_suppress_new(const struct gf_suppress_shape *sh, uint32_t channels, int device, void **out,
+			 struct gf_errbuf *eb);
+void gf_cuda_suppress_free(void *inst); /* accepts NULL */
+int gf_cuda_suppress_process(void *inst, float *buf, uint32_t frames, uint64_t deadline_ns);
+int gf_cuda_suppress_reset(void *inst);
+const char *gf_cuda_suppress_error(const void *inst);
+
 #ifdef __cplusplus
 }
 #endif

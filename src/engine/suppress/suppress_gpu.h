@@ -6,10 +6,11 @@
  * channel and bin). Its output equals the CPU suppressor's up to the two FFT
  * libraries' rounding (tests/gpu/test_gpu_suppress.c measures how close).
  *
- * Built from cuda/suppress/ into the objects the GPU tests and benchmarks link
- * (gpufir_cuda_suppress), not into the CUDA module: new() sets up through the
- * CPU suppressor (its checks, window and noise seed), which the module cannot
- * reach.
+ * The engine's side (suppress_gpu.c) sets up through the CPU suppressor (its
+ * checks, frame, constants, window and noise seed: gf_suppress_shape_of) and
+ * hands that shape to the CUDA module (cuda/suppress/cu_suppress.cu, through
+ * the loader: cuda_module.h), which runs it; a build without CUDA, a missing
+ * module or no device is an error of new(), never a crash.
  *
  * Threads: new/free/reset on the control thread (they allocate, plan cuFFT
  * and wait, bounded); process() on the audio thread: no allocation, lock or
@@ -51,6 +52,13 @@ uint32_t gf_suppress_gpu_latency(const struct gf_suppress_gpu *s);
  * call's until reset() succeeds. The message is in gf_suppress_gpu_error().
  */
 int gf_suppress_gpu_process(struct gf_suppress_gpu *s, float *buf, uint32_t frames);
+
+/**
+ * gf_suppress_gpu_process, with every hop of the call waited for until @p deadline_ns at the
+ * latest (gf_now_ns() time; 0: each hop GF_SUPPRESS_GPU_HOP_WAIT_NS from its start): a stream
+ * passes its block's deadline, so that a slow GPU costs a muted hop, not an underrun.
+ */
+int gf_suppress_gpu_process_by(struct gf_suppress_gpu *s, float *buf, uint32_t frames, uint64_t deadline_ns);
 
 /** Back to the state new() made. Control thread, audio stopped. @return 0, GF_E_CUDA or GF_E_TIMEOUT. */
 int gf_suppress_gpu_reset(struct gf_suppress_gpu *s);

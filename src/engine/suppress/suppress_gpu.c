@@ -1,0 +1,87 @@
+/*
+ * The noise suppressor on the GPU, the engine's side (suppress_gpu.h): the CPU
+ * suppressor computes the shape (its checks, frame, constants, window and
+ * noise seed), the CUDA module runs it. The module links no engine code, so
+ * the one source of those numbers stays suppress.c and both sides start from
+ * the same bits.
+ */
+#include "suppress_gpu.h"
+
+#include <stdlib.h>
+
+#include "gpu.h"
+#include "suppress_bins.h"
+
+struct gf_suppress_gpu {
+	void *inst; /* the module's */
+	uint32_t n; /* the frame: the latency */
+};
+
+/* One channel's CPU suppressor for its shape: nothing in the shape is per channel. */
+static int shape_and_run(const struct gf_suppress_params *p, uint32_t channels, uint32_t rate, int device,
+			 struct gf_suppress_gpu *s, struct gf_errbuf *eb)
+{
+	struct gf_suppress *cpu = NULL;
+	int err = gf_suppress_new(p, 1, rate, &cpu, eb);
+	if (err)
+		return err;
+	struct gf_suppress_shape sh;
+	gf_suppress_shape_of(cpu, &sh);
+	s->n = sh.n;
+	err = gf_cuda_suppress_new(&sh, channels, device, &s->inst, eb); /* copies what it keeps */
+	gf_suppress_free(cpu);
+	return err;
+}
+
+int gf_suppress_gpu_new(const struct gf_suppress_params *p, uint32_t channels, uint32_t rate, int device,
+			struct gf_suppress_gpu **out, struct gf_errbuf *eb)
+{
+	*out = NULL;
+	if (!channels) {
+		gf_errbuf_set(eb, "suppress: 0 channels: need at least one");
+		return GF_E_INVAL;
+	}
+	struct gf_suppress_gpu *s = calloc(1, sizeof(*s));
+	if (!s)
+		return GF_E_NOMEM;
+	int err = shape_and_run(p, channels, rate, device, s, eb);
+	if (err) {
+		free(s);
+		return err;
+	}
+	*out = s;
+	return 0;
+}
+
+void gf_suppress_gpu_free(struct gf_suppress_gpu *s)
+{
+	if (!s)
+		return;
+	gf_cuda_suppress_free(s->inst);
+	free(s);
+}
+
+uint32_t gf_suppress_gpu_latency(const struct gf_suppress_gpu *s)
+{
+	return s->n;
+}
+
+int gf_suppress_gpu_process_by(struct gf_suppress_gpu *s, float *buf, uint32_t frames, uint64_t deadline_ns)
+{
+	return gf_cuda_suppress_process(s->inst, buf, frames, deadline_ns);
+}
+
+int gf_suppress_gpu_process(struct gf_suppress_gpu *s, float *buf, uint32_t frames)
+{
+	return gf_cuda_suppress_process(s->inst, buf, frames, 0);
+}
+
+int gf_suppress_gpu_reset(struct gf_suppress_gpu *s)
+{
+	return gf_cuda_suppress_reset(s->inst);
+}
+
+const char *gf_suppress_gpu_error(const struct gf_suppress_gpu *s)
+{
+	return gf_cuda_suppress_error(s->inst);
+}
