@@ -147,6 +147,7 @@ int gf_config_build_ex(const struct gf_config *c, uint32_t sample_rate, uint32_t
 /* ---- the noise suppressor (design = "suppress"; config_suppress.c) ---- */
 
 struct gf_suppress_bank; /* src/engine/suppress/suppress_bank.h */
+struct gf_suppress_bank_opts;
 
 /** The suppressor of one channel's chain, as the configuration gives it. */
 struct gf_config_suppress {
@@ -169,6 +170,11 @@ int gf_config_suppress_of(const struct gf_config *c, uint32_t ch, struct gf_conf
  */
 int gf_config_suppress_new(const struct gf_config *c, uint32_t rate, uint32_t channels,
 			   struct gf_suppress_bank **out, struct gf_errbuf *eb);
+
+/** gf_config_suppress_new, on the GPU where @p o asks for it (suppress_bank.h); @p o NULL: the CPU. */
+int gf_config_suppress_new_ex(const struct gf_config *c, uint32_t rate, uint32_t channels,
+			      const struct gf_suppress_bank_opts *o, struct gf_suppress_bank **out,
+			      struct gf_errbuf *eb);
 
 /**
  * 1 and a description in @p why when the suppressors of @p a and @p b differ

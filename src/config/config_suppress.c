@@ -98,8 +98,9 @@ static int suppress_params(const struct gf_config_filter *f, uint32_t rate, stru
 	return 0;
 }
 
-int gf_config_suppress_new(const struct gf_config *c, uint32_t rate, uint32_t channels,
-			   struct gf_suppress_bank **out, struct gf_errbuf *eb)
+int gf_config_suppress_new_ex(const struct gf_config *c, uint32_t rate, uint32_t channels,
+			      const struct gf_suppress_bank_opts *o, struct gf_suppress_bank **out,
+			      struct gf_errbuf *eb)
 {
 	*out = NULL;
 	if (!gf_config_has_suppress(c))
@@ -121,7 +122,7 @@ int gf_config_suppress_new(const struct gf_config *c, uint32_t rate, uint32_t ch
 	int any = 0;
 	for (uint32_t ch = 0; ch < channels; ch++)
 		any |= per && per[ch] != NULL;
-	if (!r && any && (r = gf_suppress_bank_new(per, channels, rate, out, &why)))
+	if (!r && any && (r = gf_suppress_bank_new_ex(per, channels, rate, o, out, &why)))
 		gf_errbuf_set(eb, "%s: the suppressor: %s", c->priv->src,
 			      why.msg[0] ? why.msg : gf_strerror(r));
 	for (uint32_t i = 0; noise && i < c->n_filters; i++)
@@ -131,6 +132,12 @@ int gf_config_suppress_new(const struct gf_config *c, uint32_t rate, uint32_t ch
 	free(per);
 	free(made);
 	return r;
+}
+
+int gf_config_suppress_new(const struct gf_config *c, uint32_t rate, uint32_t channels,
+			   struct gf_suppress_bank **out, struct gf_errbuf *eb)
+{
+	return gf_config_suppress_new_ex(c, rate, channels, NULL, out, eb);
 }
 
 static int noise_differs(const struct gf_config_filter *a, const struct gf_config_filter *b)

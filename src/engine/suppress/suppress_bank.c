@@ -5,22 +5,65 @@
  * channel at a time through a small scratch buffer (copies cost little next
  * to the transforms). Channels without a suppressor go through a delay line
  * of the suppressors' latency, which depends on the rate alone.
+ *
+ * Asked for the GPU (gf_suppress_bank_new_ex), the largest set of channels
+ * that share identical parameters runs in one GPU suppressor when it has at
+ * least GF_SUPPRESS_GPU_MIN_CHANNELS: gathered into a contiguous interleaved
+ * buffer made at new() and scattered back. Their CPU suppressors are built
+ * too and kept on standby: a hop that fails or misses the deadline switches
+ * the bank to them at once, with nothing to allocate on the audio thread.
+ * That piece is muted; the standby suppressors start from silence then (the
+ * first frame, about 24 ms, is their latency and adaptation).
  */
 #include "suppress_bank.h"
 
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "clock.h"
+#include "log.h"
+#include "suppress_gpu.h"
 
 /* Frames taken apart per pass: any call size is handled in pieces of this. */
 #define SCRATCH_FRAMES 1024u
 
+/* The channels that run in one GPU suppressor. */
+struct gpu_group {
+	uint32_t n;	  /* channels */
+	uint32_t *chan;	  /* n: their channel numbers, ascending */
+	float *buf;	  /* SCRATCH_FRAMES x n, interleaved */
+	uint64_t wait_ns; /* a call's longest wait for the GPU; 0: GF_SUPPRESS_GPU_HOP_WAIT_NS a hop */
+	struct gf_suppress_gpu *gpu;
+	struct gf_suppress *fake; /* GPUFIR_FAULT_SUPPRESS_FAKE_GPU: a CPU suppressor in its place */
+	int64_t fail_after;	  /* GPUFIR_FAULT_SUPPRESS_GPU_AFTER: calls that pass first; -1 off */
+	uint64_t calls;
+};
+
 struct gf_suppress_bank {
 	uint32_t channels, latency, active;
-	struct gf_suppress **sup; /* per channel; NULL: delayed only */
+	struct gf_suppress **sup; /* per channel; NULL: delayed only. The group's: its standby */
+	uint8_t *grouped;	  /* per channel: 1 where the group runs it while on_gpu */
 	float *delay;		  /* latency frames per channel, interleaved */
 	uint32_t delay_pos;
 	float *scratch; /* SCRATCH_FRAMES */
+	struct gpu_group *g;
+	_Atomic int on_gpu;	       /* the group runs (the audio thread clears it on a failure) */
+	_Atomic uint64_t gpu_failures; /* switches to the standby */
 };
+
+static void group_free(struct gpu_group *g)
+{
+	if (!g)
+		return;
+	gf_suppress_gpu_free(g->gpu);
+	gf_suppress_free(g->fake);
+	free(g->chan);
+	free(g->buf);
+	free(g);
+}
 
 void gf_suppress_bank_free(struct gf_suppress_bank *b)
 {
@@ -28,7 +71,9 @@ void gf_suppress_bank_free(struct gf_suppress_bank *b)
 		return;
 	for (uint32_t c = 0; b->sup && c < b->channels; c++)
 		gf_suppress_free(b->sup[c]);
+	group_free(b->g);
 	free(b->sup);
+	free(b->grouped);
 	free(b->delay);
 	free(b->scratch);
 	free(b);
@@ -55,8 +100,121 @@ static int make_suppressors(struct gf_suppress_bank *b, const struct gf_suppress
 	return 0;
 }
 
-int gf_suppress_bank_new(const struct gf_suppress_params *const *per_channel, uint32_t channels,
-			 uint32_t rate, struct gf_suppress_bank **out, struct gf_errbuf *eb)
+/* ---- the GPU group (set up on the control thread) ---------------------- */
+
+/* A test hook's count (as the engine's GPUFIR_FAULT_*): -1 when unset or not a whole number. */
+static int64_t hook_value(const char *name)
+{
+	const char *s = getenv(name);
+	if (!s || !*s)
+		return -1;
+	char *end;
+	errno = 0;
+	long long n = strtoll(s, &end, 10);
+	if (errno || *end || n < 0) {
+		gf_warn("suppress: ignoring %s=%s (not a whole number)", name, s);
+		return -1;
+	}
+	return n;
+}
+
+static int same_params(const struct gf_suppress_params *a, const struct gf_suppress_params *b)
+{
+	if (a == b)
+		return 1;
+	if (!a || !b || a->reduction_db != b->reduction_db || a->noise_frames != b->noise_frames)
+		return 0;
+	if (a->noise == b->noise)
+		return 1;
+	return a->noise && b->noise && memcmp(a->noise, b->noise, a->noise_frames * sizeof(float)) == 0;
+}
+
+/* The first channel of the largest set sharing identical parameters, and the set's size. */
+static uint32_t largest_set(const struct gf_suppress_params *const *pc, uint32_t channels, uint32_t *first)
+{
+	uint32_t best = 0;
+	for (uint32_t c = 0; c < channels; c++) {
+		uint32_t n = 0;
+		for (uint32_t d = c; pc[c] && d < channels; d++)
+			n += same_params(pc[c], pc[d]);
+		if (n > best) {
+			best = n;
+			*first = c;
+		}
+	}
+	return best;
+}
+
+/* The group's suppressor: the GPU's, or (test hook) a CPU one in its place; GF_E_* if neither. */
+static int group_backend(struct gpu_group *g, const struct gf_suppress_params *p, uint32_t rate, int device,
+			 struct gf_errbuf *eb)
+{
+	int err = gf_suppress_gpu_new(p, g->n, rate, device, &g->gpu, eb);
+	if (err && hook_value("GPUFIR_FAULT_SUPPRESS_FAKE_GPU") > 0) {
+		gf_warn("suppress: test hook GPUFIR_FAULT_SUPPRESS_FAKE_GPU: a CPU suppressor of %u channels "
+			"stands in for the GPU's",
+			g->n);
+		err = gf_suppress_new(p, g->n, rate, &g->fake, eb);
+	}
+	g->fail_after = hook_value("GPUFIR_FAULT_SUPPRESS_GPU_AFTER");
+	if (!err && g->fail_after >= 0)
+		gf_warn("suppress: test hook GPUFIR_FAULT_SUPPRESS_GPU_AFTER=%lld: the GPU suppressor's call "
+			"%lld will fail",
+			(long long)g->fail_after, (long long)g->fail_after + 1);
+	return err;
+}
+
+static int group_new(struct gf_suppress_bank *b, const struct gf_suppress_params *const *pc, uint32_t first,
+		     uint32_t n, uint32_t rate, const struct gf_suppress_bank_opts *o, struct gf_errbuf *eb)
+{
+	struct gpu_group *g = calloc(1, sizeof(*g));
+	if (!g || !(g->chan = malloc(n * sizeof(uint32_t))) ||
+	    !(g->buf = malloc((size_t)SCRATCH_FRAMES * n * sizeof(float)))) {
+		group_free(g);
+		return GF_E_NOMEM;
+	}
+	g->n = n;
+	g->wait_ns = 1000ull * o->deadline_us;
+	for (uint32_t c = first, k = 0; c < b->channels; c++)
+		if (same_params(pc[first], pc[c]))
+			g->chan[k++] = c;
+	int err = group_backend(g, pc[first], rate, o->gpu_index, eb);
+	if (!err && (g->gpu ? gf_suppress_gpu_latency(g->gpu) : gf_suppress_latency(g->fake)) != b->latency) {
+		gf_errbuf_set(eb, "the GPU suppressor's latency differs from the CPU's");
+		err = GF_E_INVAL;
+	}
+	if (err) {
+		group_free(g);
+		return err;
+	}
+	for (uint32_t k = 0; k < n; k++)
+		b->grouped[g->chan[k]] = 1;
+	b->g = g;
+	atomic_store(&b->on_gpu, 1);
+	return 0;
+}
+
+/* Asked for the GPU: the largest set of identical suppressors there, if large enough and a GPU
+ * suppressor can be made; else everything stays on the CPU (said once, here). */
+static int try_gpu(struct gf_suppress_bank *b, const struct gf_suppress_params *const *pc, uint32_t rate,
+		   const struct gf_suppress_bank_opts *o)
+{
+	uint32_t first = 0, n = largest_set(pc, b->channels, &first);
+	if (n < GF_SUPPRESS_GPU_MIN_CHANNELS)
+		return 0; /* the CPU is faster for so few (bench_suppress) */
+	struct gf_errbuf why = {{0}};
+	int err = group_new(b, pc, first, n, rate, o, &why);
+	if (err == GF_E_NOMEM)
+		return err;
+	if (err)
+		gf_info("suppressor: %u channels on the CPU: the GPU cannot run them (%s)", n,
+			why.msg[0] ? why.msg : gf_strerror(err));
+	return 0;
+}
+
+int gf_suppress_bank_new_ex(const struct gf_suppress_params *const *per_channel, uint32_t channels,
+			    uint32_t rate, const struct gf_suppress_bank_opts *o,
+			    struct gf_suppress_bank **out, struct gf_errbuf *eb)
 {
 	*out = NULL;
 	struct gf_suppress_bank *b = calloc(1, sizeof(*b));
@@ -65,6 +223,7 @@ int gf_suppress_bank_new(const struct gf_suppress_params *const *per_channel, ui
 	b->channels = channels;
 	int r = GF_E_NOMEM;
 	if (!(b->sup = calloc(channels ? channels : 1, sizeof(*b->sup))) ||
+	    !(b->grouped = calloc(channels ? channels : 1, 1)) ||
 	    !(b->scratch = malloc(SCRATCH_FRAMES * sizeof(float))))
 		goto fail;
 	if ((r = make_suppressors(b, per_channel, rate, eb)))
@@ -77,11 +236,19 @@ int gf_suppress_bank_new(const struct gf_suppress_params *const *per_channel, ui
 	r = GF_E_NOMEM;
 	if (b->active < channels && !(b->delay = calloc((size_t)b->latency * channels, sizeof(float))))
 		goto fail;
+	if (o && o->gpu && (r = try_gpu(b, per_channel, rate, o)))
+		goto fail;
 	*out = b;
 	return 0;
 fail:
 	gf_suppress_bank_free(b);
 	return r;
+}
+
+int gf_suppress_bank_new(const struct gf_suppress_params *const *per_channel, uint32_t channels,
+			 uint32_t rate, struct gf_suppress_bank **out, struct gf_errbuf *eb)
+{
+	return gf_suppress_bank_new_ex(per_channel, channels, rate, NULL, out, eb);
 }
 
 uint32_t gf_suppress_bank_latency(const struct gf_suppress_bank *b)
@@ -93,6 +260,29 @@ uint32_t gf_suppress_bank_active(const struct gf_suppress_bank *b)
 {
 	return b ? b->active : 0;
 }
+
+uint32_t gf_suppress_bank_gpu_channels(const struct gf_suppress_bank *b)
+{
+	return b && b->g && atomic_load(&b->on_gpu) ? b->g->n : 0;
+}
+
+uint64_t gf_suppress_bank_gpu_failures(const struct gf_suppress_bank *b)
+{
+	return b ? atomic_load(&b->gpu_failures) : 0;
+}
+
+void gf_suppress_bank_where(const struct gf_suppress_bank *b, char *buf, size_t len)
+{
+	uint32_t on_gpu = gf_suppress_bank_gpu_channels(b), active = gf_suppress_bank_active(b);
+	if (!on_gpu)
+		snprintf(buf, len, "%u channel%s on the CPU", active, active == 1 ? "" : "s");
+	else if (on_gpu == active)
+		snprintf(buf, len, "%u channels on the GPU", on_gpu);
+	else
+		snprintf(buf, len, "%u channels on the GPU, %u on the CPU", on_gpu, active - on_gpu);
+}
+
+/* ---- process (audio thread) -------------------------------------------- */
 
 /* Channel @p c of @p frames frames through its suppressor, via the scratch buffer. */
 static void suppress_channel(struct gf_suppress_bank *b, uint32_t c, float *buf, uint32_t frames)
@@ -122,22 +312,78 @@ static void delay_rest(struct gf_suppress_bank *b, float *buf, uint32_t frames)
 	}
 }
 
-void gf_suppress_bank_process(struct gf_suppress_bank *b, float *buf, uint32_t frames)
+/* Copy the group's channels of @p buf into (@p in) or out of its contiguous buffer. */
+static void group_copy(struct gpu_group *g, float *buf, uint32_t channels, uint32_t frames, int in)
 {
-	if (b->channels == 1) { /* mono: in place, no copies */
-		gf_suppress_process(b->sup[0], buf, frames);
-		return;
+	for (uint32_t i = 0; i < frames; i++) {
+		float *x = buf + (size_t)i * channels, *y = g->buf + (size_t)i * g->n;
+		for (uint32_t k = 0; k < g->n; k++) {
+			if (in)
+				y[k] = x[g->chan[k]];
+			else
+				x[g->chan[k]] = y[k];
+		}
 	}
+}
+
+/* The group's piece through its suppressor: 0, or the error that ends its run. */
+static int group_run(struct gpu_group *g, float *buf, uint32_t channels, uint32_t frames, uint64_t deadline)
+{
+	group_copy(g, buf, channels, frames, 1);
+	int err = 0;
+	if (g->gpu)
+		err = gf_suppress_gpu_process_by(g->gpu, g->buf, frames, deadline);
+	else
+		gf_suppress_process(g->fake, g->buf, frames);
+	if (g->fail_after >= 0 && g->calls++ == (uint64_t)g->fail_after)
+		err = GF_E_CUDA; /* the test hook, once */
+	if (!err)
+		group_copy(g, buf, channels, frames, 0);
+	return err;
+}
+
+static void mute_group(struct gpu_group *g, float *buf, uint32_t channels, uint32_t frames)
+{
+	for (uint32_t i = 0; i < frames; i++)
+		for (uint32_t k = 0; k < g->n; k++)
+			buf[(size_t)i * channels + g->chan[k]] = 0.0f;
+}
+
+/* One piece: the group on the GPU (or, after it failed, its standby suppressors on this very input,
+ * the piece muted), the other channels on the CPU, the rest delayed. */
+static int process_piece(struct gf_suppress_bank *b, float *piece, uint32_t n, uint64_t deadline)
+{
+	int err = 0, on_gpu = b->g && atomic_load_explicit(&b->on_gpu, memory_order_relaxed);
+	if (on_gpu && (err = group_run(b->g, piece, b->channels, n, deadline)) != 0) {
+		atomic_store(&b->on_gpu, 0);
+		atomic_fetch_add(&b->gpu_failures, 1);
+		on_gpu = 0;
+	}
+	for (uint32_t c = 0; c < b->channels; c++)
+		if (b->sup[c] && !(on_gpu && b->grouped[c]))
+			suppress_channel(b, c, piece, n);
+	if (err)
+		mute_group(b->g, piece, b->channels, n);
+	if (b->delay)
+		delay_rest(b, piece, n);
+	return err;
+}
+
+int gf_suppress_bank_process(struct gf_suppress_bank *b, float *buf, uint32_t frames)
+{
+	if (b->channels == 1) { /* mono: in place, no copies (never on the GPU: below its minimum) */
+		gf_suppress_process(b->sup[0], buf, frames);
+		return 0;
+	}
+	uint64_t deadline = b->g && b->g->wait_ns ? gf_now_ns() + b->g->wait_ns : 0;
+	int failed = 0;
 	for (uint32_t done = 0; done < frames;) {
 		uint32_t n = frames - done < SCRATCH_FRAMES ? frames - done : SCRATCH_FRAMES;
-		float *piece = buf + (size_t)done * b->channels;
-		for (uint32_t c = 0; c < b->channels; c++)
-			if (b->sup[c])
-				suppress_channel(b, c, piece, n);
-		if (b->delay)
-			delay_rest(b, piece, n);
+		int err = process_piece(b, buf + (size_t)done * b->channels, n, deadline);
+		failed = failed ? failed : err;
 		done += n;
 	}
+	return failed;
 }
 
 void gf_suppress_bank_reset(struct gf_suppress_bank *b)
@@ -148,4 +394,14 @@ void gf_suppress_bank_reset(struct gf_suppress_bank *b)
 	if (b->delay)
 		memset(b->delay, 0, (size_t)b->latency * b->channels * sizeof(float));
 	b->delay_pos = 0;
+	if (!b->g)
+		return;
+	/* A new stream tries the GPU again: back to it only if its state could be reset. */
+	int err = b->g->gpu ? gf_suppress_gpu_reset(b->g->gpu) : 0;
+	if (b->g->fake)
+		gf_suppress_reset(b->g->fake);
+	if (err)
+		gf_info("suppressor: %u channels stay on the CPU: the GPU's reset failed (%s)", b->g->n,
+			gf_suppress_gpu_error(b->g->gpu));
+	atomic_store(&b->on_gpu, !err);
 }

@@ -5,19 +5,41 @@
  * audio. A channel without a suppressor is delayed by the same latency, so
  * that every channel of the output stays aligned with every other.
  *
+ * Asked for the GPU (gf_suppress_bank_new_ex: the engine runs on CUDA), the
+ * largest set of channels sharing identical parameters runs in one GPU
+ * suppressor (suppress_gpu.h) when it has at least
+ * GF_SUPPRESS_GPU_MIN_CHANNELS; where the GPU cannot be set up, the bank runs
+ * on the CPU (logged once, at info level). The CPU suppressors of those
+ * channels are built too and kept on standby: a GPU hop that fails or misses
+ * the deadline switches the bank to them at once (that piece muted, counted
+ * in gf_suppress_bank_gpu_failures) until reset().
+ *
  * Threads: new/free/reset on the control (or build) thread: they allocate,
- * plan FFTW and may fail. process() on the audio thread: no allocation, lock,
- * I/O or wait.
+ * plan FFTW and may fail. process() on the audio thread: no allocation, lock
+ * or I/O; its one wait, for the GPU, ends at the deadline opts gave.
  */
 #ifndef GPUFIR_SUPPRESS_BANK_H
 #define GPUFIR_SUPPRESS_BANK_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "error.h"
 #include "suppress.h"
 
 struct gf_suppress_bank;
+
+/** Channels sharing identical parameters from which the GPU runs them: below, the CPU is faster
+ * (bench/bench_suppress.c: slower at 1 channel, faster from 8, 26x from 256). */
+#define GF_SUPPRESS_GPU_MIN_CHANNELS 8u
+
+/** Where a bank may run (gf_suppress_bank_new_ex). */
+struct gf_suppress_bank_opts {
+	int gpu;	      /**< 1: try the GPU (the engine's backend is CUDA) */
+	int gpu_index;	      /**< the CUDA device */
+	uint32_t deadline_us; /**< the longest a process() call waits for the GPU, from its start (a
+				   stream: its engine's deadline_us); 0: GF_SUPPRESS_GPU_HOP_WAIT_NS a hop */
+};
 
 /**
  * A bank for @p channels channels at @p rate: channel c is suppressed with
@@ -29,6 +51,11 @@ struct gf_suppress_bank;
 int gf_suppress_bank_new(const struct gf_suppress_params *const *per_channel, uint32_t channels,
 			 uint32_t rate, struct gf_suppress_bank **out, struct gf_errbuf *eb);
 
+/** gf_suppress_bank_new, on the GPU where @p o asks for it and it can (see above); @p o NULL: CPU. */
+int gf_suppress_bank_new_ex(const struct gf_suppress_params *const *per_channel, uint32_t channels,
+			    uint32_t rate, const struct gf_suppress_bank_opts *o,
+			    struct gf_suppress_bank **out, struct gf_errbuf *eb);
+
 /** Accepts NULL. Control thread. */
 void gf_suppress_bank_free(struct gf_suppress_bank *b);
 
@@ -38,13 +65,25 @@ uint32_t gf_suppress_bank_latency(const struct gf_suppress_bank *b);
 /** Channels with a suppressor of their own (the others are only delayed). Any thread. */
 uint32_t gf_suppress_bank_active(const struct gf_suppress_bank *b);
 
+/** Channels the GPU runs now (0: all on the CPU, or after a switch to the standby). Any thread. */
+uint32_t gf_suppress_bank_gpu_channels(const struct gf_suppress_bank *b);
+
+/** Switches from the GPU to the standby CPU suppressors since new(). Any thread. */
+uint64_t gf_suppress_bank_gpu_failures(const struct gf_suppress_bank *b);
+
+/** Where the bank runs, for a status line: "64 channels on the GPU", "2 channels on the CPU". */
+void gf_suppress_bank_where(const struct gf_suppress_bank *b, char *buf, size_t len);
+
 /**
  * Suppress (or delay) @p frames interleaved frames in place, any number per
- * call. Audio thread, RT-safe.
+ * call. Audio thread, RT-safe. @return 0, or the GF_E_* of a GPU failure in
+ * this call (GF_E_CUDA, GF_E_TIMEOUT): the bank has switched to the CPU and
+ * the GPU's channels of the failed piece are silence (the others are not).
  */
-void gf_suppress_bank_process(struct gf_suppress_bank *b, float *buf, uint32_t frames);
+int gf_suppress_bank_process(struct gf_suppress_bank *b, float *buf, uint32_t frames);
 
-/** Back to the state new() made. Control thread, audio stopped. */
+/** Back to the state new() made, on the GPU again where its reset succeeds. Control thread, audio
+ * stopped. */
 void gf_suppress_bank_reset(struct gf_suppress_bank *b);
 
 #endif
