@@ -85,6 +85,8 @@ struct daemon {
 	/* the noise suppressor the stream runs after d->engine (NULL: none): made
 	 * and replaced with the engine, held with it by a stuck worker */
 	struct gf_suppress_bank *suppress;
+	const struct gf_suppress_bank *suppress_seen; /* the bank whose GPU failures were logged */
+	uint64_t suppress_failures_seen;
 	struct gf_live *live;
 	struct gf_watch *watch;
 	struct gf_status_server *status;

@@ -137,12 +137,16 @@ static void status_suppressor(const struct daemon *d, const struct gf_live_stats
 	struct gf_config_suppress cs = {0};
 	for (uint32_t c = 0; d->suppress && c < gf_reload_channels(d->cfg) && !cs.name; c++)
 		gf_config_suppress_of(d->cfg, c, &cs);
+	char where[96];
+	gf_suppress_bank_where(d->suppress, where, sizeof(where));
 	if (cs.name)
 		snprintf(buf, len,
 			 "suppressor: %s\nsuppressor_channels: %u\nsuppressor_reduction_db: %.1f\n"
-			 "suppressor_noise: %s\n",
+			 "suppressor_noise: %s\nsuppressor_where: %s\nsuppressor_gpu_channels: %u\n"
+			 "suppress_gpu_failures: %" PRIu64 "\n",
 			 cs.name, gf_suppress_bank_active(d->suppress), cs.reduction_db,
-			 cs.noise ? cs.noise : "none");
+			 cs.noise ? cs.noise : "none", where, gf_suppress_bank_gpu_channels(d->suppress),
+			 gf_suppress_bank_gpu_failures(d->suppress));
 	else
 		snprintf(buf, len, "suppressor: none\n");
 	size_t used = strlen(buf);

@@ -22,12 +22,10 @@ static void stream_log_started(struct daemon *d)
 		rate ? 1000.0 * s.latency_frames / rate : 0.0);
 	if (d->suppress) {
 		uint32_t n = gf_suppress_bank_latency(d->suppress), total = s.latency_frames + n;
-		gf_info("suppressor: on %u channel%s, %u frames (%.2f ms) after the engine: %u frames (%.2f "
-			"ms) "
-			"in all",
-			gf_suppress_bank_active(d->suppress),
-			gf_suppress_bank_active(d->suppress) == 1 ? "" : "s", n,
-			rate ? 1000.0 * n / rate : 0.0, total, rate ? 1000.0 * total / rate : 0.0);
+		char where[96];
+		gf_suppress_bank_where(d->suppress, where, sizeof(where));
+		gf_info("suppressor: %s, %u frames (%.2f ms) after the engine: %u frames (%.2f ms) in all",
+			where, n, rate ? 1000.0 * n / rate : 0.0, total, rate ? 1000.0 * total / rate : 0.0);
 	}
 	gf_info("engine: %s", gf_engine_describe(d->engine));
 }
@@ -286,6 +284,23 @@ static int worker_stuck(const struct daemon *d)
 	return d->ls.capture_frames - d->cap_at_advance >= 2u * d->cfg->block_frames;
 }
 
+/* The worker cannot log: a switch of the suppressor from the GPU to the CPU is said here, once. */
+static void note_suppress_switch(struct daemon *d)
+{
+	uint64_t f = gf_suppress_bank_gpu_failures(d->suppress);
+	if (d->suppress_seen != d->suppress) {
+		d->suppress_seen = d->suppress;
+		d->suppress_failures_seen = 0;
+	}
+	if (f == d->suppress_failures_seen)
+		return;
+	d->suppress_failures_seen = f;
+	gf_warn("suppressor: a GPU hop failed or missed its deadline: its channels run on the CPU now "
+		"(one block muted, then about %u frames of the suppressor's latency); the GPU is tried "
+		"again at the next stream restart",
+		gf_suppress_bank_latency(d->suppress));
+}
+
 /* Poll the stream, note progress, move between states. @return 1 if the audio
  * path is healthy (blocks advancing, no device error). */
 int gf_dm_health_check(struct daemon *d)
@@ -299,6 +314,8 @@ int gf_dm_health_check(struct daemon *d)
 	gf_live_get_stats(d->live, &d->ls);
 	int64_t now = gf_now_ms();
 	gf_dm_log_window_fold(d);
+	if (d->suppress)
+		note_suppress_switch(d);
 	if (d->ls.blocks != d->last_blocks) {
 		d->last_blocks = d->ls.blocks;
 		d->last_advance_ms = now;

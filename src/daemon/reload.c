@@ -201,20 +201,34 @@ static void job_decide(struct gf_reload_job *j)
 	}
 }
 
+/* The suppressor after the engine: it runs on the GPU where the engine does (suppress_bank.h), its
+ * waits bounded by the engine's deadline. A bad noise file costs an engine built in vain, once. */
+static int job_suppressor(struct gf_reload_job *j, const struct gf_config *c,
+			  const struct gf_engine_params *p, struct gf_errbuf *eb)
+{
+	struct gf_suppress_bank_opts so = {
+		.gpu = strcmp(gf_engine_backend_name(j->engine), "cuda") == 0,
+		.gpu_index = p->gpu_index,
+		.deadline_us = p->deadline_us,
+	};
+	return gf_config_suppress_new_ex(c, c->sample_rate, gf_reload_channels(c), &so, &j->suppress, eb);
+}
+
 static int job_engine(struct gf_reload_job *j, const struct gf_config *c, struct gf_errbuf *eb)
 {
-	/* the suppressor first: its noise file may be bad, and an engine costs more */
-	int err = j->suppress ? 0
-			      : gf_config_suppress_new(c, c->sample_rate, gf_reload_channels(c), &j->suppress,
-						       eb);
-	if (err)
-		return err;
 	struct gf_engine_params p;
 	gf_reload_engine_params(c, j->fs->taps, &p);
 	if (j->force_cpu)
 		p.backend = GF_BACKEND_CPU;
 	j->engine_cpu = j->force_cpu;
-	return gf_engine_new(&j->engine, &p, j->fs, eb);
+	int err = gf_engine_new(&j->engine, &p, j->fs, eb);
+	if (err || j->suppress)
+		return err;
+	if ((err = job_suppressor(j, c, &p, eb)) != 0) {
+		gf_engine_free(j->engine);
+		j->engine = NULL;
+	}
+	return err;
 }
 
 int gf_reload_job_run(struct gf_reload_job *j)

@@ -66,13 +66,17 @@ static int open_input(struct run *r, const struct gf_offline_opts *o, struct gf_
 	return 0;
 }
 
-/* The suppressor starts each file afresh: its noise estimate belongs to the file. */
+/* The suppressor starts each file afresh: its noise estimate belongs to the file. It runs on the GPU
+ * where the engine does (suppress_bank.h); a hop there waits GF_SUPPRESS_GPU_HOP_WAIT_NS at most. */
 static int take_suppressor(struct run *r, uint32_t rate, uint32_t ch, struct gf_errbuf *eb)
 {
 	const struct gf_config *cfg;
 	int err = gf_offline_ctx_config(r->lane->ctx, &cfg, eb);
-	if (!err)
-		err = gf_config_suppress_new(cfg, rate, ch, &r->sup, eb);
+	struct gf_suppress_bank_opts so = {.gpu = strcmp(gf_engine_backend_name(r->engine), "cuda") == 0};
+	if (!err) {
+		so.gpu_index = r->lane->gpu_index >= 0 ? r->lane->gpu_index : cfg->gpu_index;
+		err = gf_config_suppress_new_ex(cfg, rate, ch, &so, &r->sup, eb);
+	}
 	return err == GF_E_NOMEM || err == 0 ? err : GF_E_CONFIG;
 }
 
@@ -138,6 +142,11 @@ static void report(const struct run *r, const struct gf_offline_pipeline *p, con
 	       gf_offline_format_name(r->out_info.format), secs, secs > 0.0 ? audio / secs : 0.0,
 	       gf_engine_backend_name(r->engine), gf_engine_algo_name(r->engine), gf_engine_taps(r->engine),
 	       peak_db);
+	if (r->sup) {
+		char where[96];
+		gf_suppress_bank_where(r->sup, where, sizeof(where));
+		gf_log(r->lane->ctx->quiet_files ? GF_LOG_DEBUG : GF_LOG_INFO, "suppressor: %s", where);
+	}
 }
 
 static int stopped(const struct gf_offline_opts *o, struct gf_errbuf *eb)

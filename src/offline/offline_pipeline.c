@@ -253,6 +253,18 @@ void gf_offline_engine_failed(struct gf_offline_pipeline *p, uint32_t i, uint64_
 	gf_offline_fail(p, err, &eb);
 }
 
+/* A GPU suppressor's hop failed: its piece is muted, so the file would hold a gap; an offline run
+ * fails the file instead (exit status 5) rather than write it (docs/cuda.md). */
+static void suppress_failed(struct gf_offline_pipeline *p, uint32_t i, uint64_t frame, int err)
+{
+	struct gf_errbuf eb;
+	gf_errbuf_set(&eb,
+		      "the noise suppressor on the GPU failed at frame %llu: %s (the file is not written)",
+		      (unsigned long long)frame, gf_strerror(err));
+	gf_offline_give(p, &p->free_q, i);
+	gf_offline_fail(p, err, &eb);
+}
+
 /*
  * Filter one chunk in place (@p flush: the tail, from silence). If the backend
  * fails (a GPU lost mid-file), fall back to the CPU and redo the chunk from
@@ -282,8 +294,10 @@ int gf_offline_flush_tail(struct gf_offline_pipeline *p, struct gf_engine *e)
 			gf_offline_engine_failed(p, i, p->frames_read, err);
 			return err;
 		}
-		if (p->suppress) /* the suppressor's own ring-out follows the filter's */
-			gf_suppress_bank_process(p->suppress, c->buf, c->frames);
+		if (p->suppress && (err = gf_suppress_bank_process(p->suppress, c->buf, c->frames)) != 0) {
+			suppress_failed(p, i, p->frames_read, err); /* the ring-out follows the filter's */
+			return err;
+		}
 		tail -= c->frames;
 		pthread_mutex_lock(&p->mu);
 		c->seq = p->seq_next++;
@@ -302,11 +316,16 @@ static void run_engine(struct gf_offline_pipeline *p, struct gf_engine *e, struc
 		struct gf_offline_chunk *c = &p->chunk[i];
 		double t0 = (1e3 * gf_now_s());
 		int err = gf_offline_filter_chunk(e, c->buf, c->frames, 0);
+		int sup_err = 0;
 		if (!err && p->suppress) /* after the chain's FIR, on the same buffer */
-			gf_suppress_bank_process(p->suppress, c->buf, c->frames);
+			sup_err = gf_suppress_bank_process(p->suppress, c->buf, c->frames);
 		p->busy_ms[1] += (1e3 * gf_now_s()) - t0;
 		if (err) {
 			gf_offline_engine_failed(p, i, p->frames_filtered, err);
+			return;
+		}
+		if (sup_err) {
+			suppress_failed(p, i, p->frames_filtered, sup_err);
 			return;
 		}
 		p->frames_filtered += c->frames;
