@@ -1,0 +1,180 @@
+/*
+ * The suppressor bank's choice of the GPU (suppress_bank.h), without a GPU:
+ * - a bank asked for the GPU where none can be set up (a device that does not
+ *   exist: so also on a machine with one) runs on the CPU, and its output is
+ *   bit-identical to a CPU bank's;
+ * - GPUFIR_FAULT_SUPPRESS_FAKE_GPU puts a CPU suppressor of the group's
+ *   channels where the GPU's would be, and GPUFIR_FAULT_SUPPRESS_GPU_AFTER=K
+ *   fails its call K+1: the bank switches to its standby CPU suppressors at
+ *   once, counts one failure, returns the error for that call only, mutes the
+ *   group's channels of that call and no other channel, and stays finite;
+ *   reset() puts it back on the "GPU".
+ * The mix: 12 channels with one set of parameters (the group), 2 with another,
+ * 2 without a suppressor.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "suppress_bank.h"
+#include "testutil.h"
+
+#define RATE 16000u
+#define CH 16u
+#define GROUP 12u
+#define CALL 256u
+#define FRAMES (RATE * 2u)
+#define NO_SUCH_GPU 4096
+#define FAIL_AFTER 20u
+
+static uint64_t rng;
+static struct gf_suppress_params p_group = {.reduction_db = 18.0}, p_other = {.reduction_db = 9.0};
+
+static float *make_input(void)
+{
+	float *x = malloc((size_t)FRAMES * CH * sizeof(float));
+	for (uint32_t i = 0; i < FRAMES; i++)
+		for (uint32_t c = 0; c < CH; c++)
+			x[(size_t)i * CH + c] = 0.3f * (float)sin(0.01 * (c + 1) * i) * (i % 4000 < 2000) +
+						0.02f * (2.0f * gf_test_randf(&rng) - 1.0f);
+	return x;
+}
+
+/* Channels 0..GROUP-1 the group's parameters, then two others, then two without. */
+static struct gf_suppress_bank *make_bank(const struct gf_suppress_bank_opts *o)
+{
+	const struct gf_suppress_params *per[CH] = {0};
+	for (uint32_t c = 0; c < GROUP; c++)
+		per[c] = &p_group;
+	per[GROUP] = per[GROUP + 1] = &p_other;
+	struct gf_suppress_bank *b = NULL;
+	struct gf_errbuf eb = {{0}};
+	CHECK_OK_EB(gf_suppress_bank_new_ex(per, CH, RATE, o, &b, &eb), &eb);
+	return b;
+}
+
+/* Every call of CALL frames through @p b; the index of the one call that failed, or -1. */
+static int run(struct gf_suppress_bank *b, float *buf)
+{
+	int failed = -1;
+	for (uint32_t at = 0, k = 0; at < FRAMES; at += CALL, k++) {
+		int err = gf_suppress_bank_process(b, buf + (size_t)at * CH, CALL);
+		if (err) {
+			CHECK(failed < 0 && err == GF_E_CUDA);
+			failed = (int)k;
+		}
+	}
+	return failed;
+}
+
+static void no_gpu_case(const float *x)
+{
+	struct gf_suppress_bank_opts o = {.gpu = 1, .gpu_index = NO_SUCH_GPU, .deadline_us = 5000};
+	struct gf_suppress_bank *cpu = make_bank(NULL), *asked = make_bank(&o);
+	char where[96];
+	gf_suppress_bank_where(asked, where, sizeof(where));
+	CHECK(gf_suppress_bank_gpu_channels(asked) == 0 && strcmp(where, "14 channels on the CPU") == 0);
+	size_t n = (size_t)FRAMES * CH;
+	float *a = malloc(n * sizeof(float)), *b = malloc(n * sizeof(float));
+	memcpy(a, x, n * sizeof(float));
+	memcpy(b, x, n * sizeof(float));
+	CHECK(run(cpu, a) < 0 && run(asked, b) < 0);
+	CHECK(memcmp(a, b, n * sizeof(float)) == 0);
+	CHECK(gf_suppress_bank_gpu_failures(asked) == 0);
+	printf("asked for the GPU without one: %s, bit-identical to a CPU bank\n", where);
+	gf_suppress_bank_free(cpu);
+	gf_suppress_bank_free(asked);
+	free(a);
+	free(b);
+}
+
+/* The group's channels of call @p k all zero. */
+static int group_muted(const float *y, int k)
+{
+	for (uint32_t i = 0; i < CALL; i++)
+		for (uint32_t c = 0; c < GROUP; c++)
+			if (y[((size_t)k * CALL + i) * CH + c] != 0.0f)
+				return 0;
+	return 1;
+}
+
+/* Channel @p c of @p y and @p ref equal over frames [from, to). */
+static int same_channel(const float *y, const float *ref, uint32_t c, uint32_t from, uint32_t to)
+{
+	for (uint32_t i = from; i < to; i++)
+		if (y[(size_t)i * CH + c] != ref[(size_t)i * CH + c])
+			return 0;
+	return 1;
+}
+
+static void fault_case(const float *x)
+{
+	CHECK(setenv("GPUFIR_FAULT_SUPPRESS_FAKE_GPU", "1", 1) == 0);
+	CHECK(setenv("GPUFIR_FAULT_SUPPRESS_GPU_AFTER", "20", 1) == 0);
+	struct gf_suppress_bank_opts o = {.gpu = 1, .gpu_index = NO_SUCH_GPU, .deadline_us = 5000};
+	struct gf_suppress_bank *cpu = make_bank(NULL), *b = make_bank(&o);
+	CHECK(unsetenv("GPUFIR_FAULT_SUPPRESS_FAKE_GPU") == 0 &&
+	      unsetenv("GPUFIR_FAULT_SUPPRESS_GPU_AFTER") == 0);
+	char where[96];
+	gf_suppress_bank_where(b, where, sizeof(where));
+	printf("with the fake GPU: %s\n", where);
+	CHECK(gf_suppress_bank_gpu_channels(b) == GROUP &&
+	      strcmp(where, "12 channels on the GPU, 2 on the CPU") == 0);
+	size_t n = (size_t)FRAMES * CH;
+	float *ref = malloc(n * sizeof(float)), *y = malloc(n * sizeof(float));
+	memcpy(ref, x, n * sizeof(float));
+	memcpy(y, x, n * sizeof(float));
+	CHECK(run(cpu, ref) < 0);
+	int k = run(b, y);
+	CHECK(k == (int)FAIL_AFTER && gf_suppress_bank_gpu_failures(b) == 1 &&
+	      gf_suppress_bank_gpu_channels(b) == 0);
+	CHECK(group_muted(y, k));
+	for (size_t i = 0; i < n; i++)
+		CHECK(isfinite(y[i]));
+	/* before the failure the stand-in gave the CPU bank's bits (the gather and scatter are exact);
+	 * the channels outside the group never noticed */
+	for (uint32_t c = 0; c < CH; c++)
+		CHECK(same_channel(y, ref, c, 0, c < GROUP ? (uint32_t)k * CALL : FRAMES));
+	/* after it, the standby suppressors run: the group's channels carry sound again */
+	double e = 0.0;
+	for (uint32_t i = FRAMES - RATE / 2; i < FRAMES; i++)
+		e += fabsf(y[(size_t)i * CH]);
+	CHECK(e > 0.0);
+	gf_suppress_bank_reset(b);
+	CHECK(gf_suppress_bank_gpu_channels(b) == GROUP && gf_suppress_bank_gpu_failures(b) == 1);
+	printf("the fake GPU's call %u failed: switched to the CPU (1 failure), that call's group muted, "
+	       "the rest untouched; back on it after reset\n",
+	       FAIL_AFTER + 1);
+	gf_suppress_bank_free(cpu);
+	gf_suppress_bank_free(b);
+	free(ref);
+	free(y);
+}
+
+/* Fewer than GF_SUPPRESS_GPU_MIN_CHANNELS with one set of parameters: the CPU, without asking. */
+static void few_case(void)
+{
+	CHECK(setenv("GPUFIR_FAULT_SUPPRESS_FAKE_GPU", "1", 1) == 0);
+	const struct gf_suppress_params *per[GF_SUPPRESS_GPU_MIN_CHANNELS] = {0};
+	for (uint32_t c = 0; c + 1 < GF_SUPPRESS_GPU_MIN_CHANNELS; c++)
+		per[c] = &p_group;
+	struct gf_suppress_bank_opts o = {.gpu = 1, .gpu_index = NO_SUCH_GPU};
+	struct gf_suppress_bank *b = NULL;
+	struct gf_errbuf eb = {{0}};
+	CHECK_OK_EB(gf_suppress_bank_new_ex(per, GF_SUPPRESS_GPU_MIN_CHANNELS, RATE, &o, &b, &eb), &eb);
+	CHECK(unsetenv("GPUFIR_FAULT_SUPPRESS_FAKE_GPU") == 0);
+	CHECK(gf_suppress_bank_gpu_channels(b) == 0);
+	gf_suppress_bank_free(b);
+}
+
+int main(void)
+{
+	rng = gf_test_seed("test_suppress_bank");
+	float *x = make_input();
+	no_gpu_case(x);
+	fault_case(x);
+	few_case();
+	free(x);
+	return 0;
+}
