@@ -38,7 +38,7 @@
 
 #include "error.h"
 
-#define GF_SUPPRESS_DEFAULT_REDUCTION_DB 18.0
+#define GF_SUPPRESS_DEFAULT_REDUCTION_DB 15.0
 #define GF_SUPPRESS_MAX_REDUCTION_DB 40.0
 /** The longest frame, in seconds: the added latency is at most this. */
 #define GF_SUPPRESS_MAX_FRAME_S 0.024
