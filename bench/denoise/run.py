@@ -12,8 +12,10 @@ Systems (each run on every noisy file and on the clean files):
                           between the two rows around it, it separates gain from phase
   gpufir denoise live     the same design as live runs it: noise alone (use_input = false),
                           phase = "minimum", --causal
-  gpufir suppress ...     design = "suppress" (time-varying), alone, with the noise sample,
-                          and after the built-in chain's filters; only where the build has it
+  gpufir suppress ...     design = "suppress" (time-varying), alone and with the noise sample;
+                          only where the build has it
+  gpufir default live     the built-in chain as the daemon runs it at 16 kHz (rumble high-pass,
+                          minimum phase, the suppressor; no hum to measure live), --causal
   SoX noisered            sox noise.wav -n noiseprof P; sox in.wav out.wav noisered P 0.21
   speexdsp                speex_denoise (20 ms frames, denoise on, default suppression)
   RNNoise                 pyrnnoise's librnnoise at 48 kHz (resample_poly 16k -> 48k -> 16k)
@@ -45,13 +47,19 @@ import soundfile as sf
 RATE = 16000
 MAX_LAG_S = 0.25
 SOX_AMOUNT = "0.21"
-SUPPRESS_DB = 18.0
+SUPPRESS_DB = 15.0
 # The built-in chain's filters as written in config/gpufir.conf, less the hiss low-pass, which
 # the built-in default leaves out at 16 kHz (14 kHz is above 0.45 x the rate).
-CHAIN_FILTERS = """  { name = "rumble"; design = "highpass"; cutoff_hz = 60.0; transition_hz = 80.0;
+# The built-in chain as the daemon runs it at 16 kHz: no input file to measure hum in (so no
+# notch), no hiss low-pass (its 14 kHz cutoff is above 8 kHz), minimum phase, the suppressor.
+LIVE_CHAIN = """filters = (
+  { name = "rumble"; design = "highpass"; cutoff_hz = 25.0; transition_hz = 30.0;
     attenuation_db = 40.0; },
-  { name = "hum"; design = "notch"; freq_hz = [50.0, 60.0]; harmonics = 4;
-    bandwidth_hz = 15.0; attenuation_db = 40.0; },"""
+  %s
+);
+chain = ["rumble", "nr"];
+phase = "minimum";
+"""
 
 
 # ---------------------------------------------------------------------------------- systems
@@ -109,8 +117,9 @@ class Gpufir(System):
         m = re.search(r"delay:\s+all channels: group delay ([-0-9.]+) ms", check_text)
         gd = float(m.group(1)) if m else None
         lat = [ln.strip() for ln in check_text.splitlines() if "latency" in ln.lower()]
-        if self.key.startswith("gpufir-suppress") and lat:  # a time-varying stage's own figure
-            return "; ".join(lat)
+        if lat:  # a time-varying stage's own figure, and the FIR's where there is one
+            fir = f"; FIR group delay {gd:.2f} ms" if gd is not None and gd > 0.005 else ""
+            return "; ".join(lat) + fir
         if gd is None:
             return "? (no delay line in --check-config)"
         if self.key in ("gpufir-default",):
@@ -202,9 +211,8 @@ def gpufir_systems(exe):
                "filters = ( %s );\nchain = [\"nr\"];\n" % (sup % "")),
         Gpufir(exe, "gpufir-suppress-noise", "gpufir suppress + noise sample",
                "filters = ( %s );\nchain = [\"nr\"];\n" % (sup % " noise = \"@NOISE@\";")),
-        Gpufir(exe, "gpufir-suppress-chain", "gpufir default chain + suppress",
-               "filters = (\n%s\n  %s\n);\nchain = [\"rumble\", \"hum\", \"nr\"];\n"
-               % (CHAIN_FILTERS, sup % "")),
+        Gpufir(exe, "gpufir-default-live", "gpufir default chain, minimum + causal (live)",
+               LIVE_CHAIN % (sup % ""), causal=True),
     ]
 
 
