@@ -119,7 +119,8 @@ class Gpufir(System):
         lat = [ln.strip() for ln in check_text.splitlines() if "latency" in ln.lower()]
         if lat:  # a time-varying stage's own figure, and the FIR's where there is one
             fir = f"; FIR group delay {gd:.2f} ms" if gd is not None and gd > 0.005 else ""
-            return "; ".join(lat) + fir
+            text = "; ".join(lat) + fir
+            return re.sub(r"noise estimate from /[^)]*", "noise estimate from the sample", text)
         if gd is None:
             return "? (no delay line in --check-config)"
         if self.key in ("gpufir-default",):
