@@ -16,6 +16,7 @@
 #include "engine_test.h"
 #include "gpu.h"
 #include "log.h"
+#include "test_hook.h"
 
 /* ---- instances (control thread) ----------------------------------------- */
 
@@ -226,24 +227,10 @@ static int engine_alloc(struct gf_engine *e)
  * GPUFIR_FAULT_SLOW_CROSSFADE_US (a duration, not a count) makes every
  * crossfading block that much slower: late blocks inside a swap.
  */
-static int64_t hook_value(const char *name)
-{
-	const char *s = getenv(name);
-	if (!s || !*s)
-		return -1;
-	char *end;
-	errno = 0;
-	long long n = strtoll(s, &end, 10);
-	if (errno || *end || n < 0) {
-		gf_warn("engine: ignoring %s=%s (not a whole number)", name, s);
-		return -1;
-	}
-	return n;
-}
 
 static int64_t fault_hook(const char *name, const char *what)
 {
-	int64_t n = hook_value(name);
+	int64_t n = gf_test_hook_value(name, "engine");
 	if (n >= 0)
 		gf_warn("engine: test hook %s=%lld: backend call %lld will %s", name, (long long)n,
 			(long long)n + 1, what);
@@ -256,13 +243,13 @@ static void engine_hooks(struct gf_engine *e)
 	e->hang_after = fault_hook("GPUFIR_FAULT_HANG_AFTER", "hang (never complete)");
 	e->stuck_after = fault_hook("GPUFIR_FAULT_STUCK_AFTER", "block its thread for good");
 	e->late_after = fault_hook("GPUFIR_FAULT_LATE_AFTER", "complete late (GPUFIR_FAULT_LATE_MS)");
-	int64_t late_ms = hook_value("GPUFIR_FAULT_LATE_MS");
+	int64_t late_ms = gf_test_hook_value("GPUFIR_FAULT_LATE_MS", "engine");
 	e->late_ns = 1000000ull * (uint64_t)(late_ms >= 0 ? late_ms : 10);
-	e->cpu_slow_hook = hook_value("GPUFIR_FAULT_CPU_TOO_SLOW") > 0;
+	e->cpu_slow_hook = gf_test_hook_value("GPUFIR_FAULT_CPU_TOO_SLOW", "engine") > 0;
 	if (e->cpu_slow_hook)
 		gf_warn("engine: test hook GPUFIR_FAULT_CPU_TOO_SLOW: the CPU counts as too slow for any "
 			"filter");
-	e->slow_xfade_us = hook_value("GPUFIR_FAULT_SLOW_CROSSFADE_US");
+	e->slow_xfade_us = gf_test_hook_value("GPUFIR_FAULT_SLOW_CROSSFADE_US", "engine");
 	if (e->slow_xfade_us >= 0)
 		gf_warn("engine: test hook GPUFIR_FAULT_SLOW_CROSSFADE_US=%lld: every crossfading block "
 			"takes that many microseconds longer",

@@ -25,6 +25,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "test_hook.h"
 #include "suppress_gpu.h"
 
 /* Frames taken apart per pass: any call size is handled in pieces of this. */
@@ -102,22 +103,6 @@ static int make_suppressors(struct gf_suppress_bank *b, const struct gf_suppress
 
 /* ---- the GPU group (set up on the control thread) ---------------------- */
 
-/* A test hook's count (as the engine's GPUFIR_FAULT_*): -1 when unset or not a whole number. */
-static int64_t hook_value(const char *name)
-{
-	const char *s = getenv(name);
-	if (!s || !*s)
-		return -1;
-	char *end;
-	errno = 0;
-	long long n = strtoll(s, &end, 10);
-	if (errno || *end || n < 0) {
-		gf_warn("suppress: ignoring %s=%s (not a whole number)", name, s);
-		return -1;
-	}
-	return n;
-}
-
 static int same_params(const struct gf_suppress_params *a, const struct gf_suppress_params *b)
 {
 	if (a == b)
@@ -150,13 +135,13 @@ static int group_backend(struct gpu_group *g, const struct gf_suppress_params *p
 			 struct gf_errbuf *eb)
 {
 	int err = gf_suppress_gpu_new(p, g->n, rate, device, &g->gpu, eb);
-	if (err && hook_value("GPUFIR_FAULT_SUPPRESS_FAKE_GPU") > 0) {
+	if (err && gf_test_hook_value("GPUFIR_FAULT_SUPPRESS_FAKE_GPU", "suppress") > 0) {
 		gf_warn("suppress: test hook GPUFIR_FAULT_SUPPRESS_FAKE_GPU: a CPU suppressor of %u channels "
 			"stands in for the GPU's",
 			g->n);
 		err = gf_suppress_new(p, g->n, rate, &g->fake, eb);
 	}
-	g->fail_after = hook_value("GPUFIR_FAULT_SUPPRESS_GPU_AFTER");
+	g->fail_after = gf_test_hook_value("GPUFIR_FAULT_SUPPRESS_GPU_AFTER", "suppress");
 	if (!err && g->fail_after >= 0)
 		gf_warn("suppress: test hook GPUFIR_FAULT_SUPPRESS_GPU_AFTER=%lld: the GPU suppressor's call "
 			"%lld will fail",

@@ -15,7 +15,7 @@
 #define GF_SUPPRESS_TAU_SMOOTH_S 0.05	/* S: the smoothed power */
 #define GF_SUPPRESS_TAU_PRESENCE_S 0.01 /* p: speech presence */
 #define GF_SUPPRESS_TAU_NOISE_S 0.2	/* L where speech is absent */
-#define GF_SUPPRESS_TAU_DD_S 0.074 /* the decision-directed weight (0.85 at a 12 ms hop) */
+#define GF_SUPPRESS_TAU_DD_S 0.074	/* the decision-directed weight (0.85 at a 12 ms hop) */
 #define GF_SUPPRESS_MIN_WINDOW_S 0.8	/* Smin: the minimum of S over the last one to two windows */
 #define GF_SUPPRESS_START_S 0.25	/* without a noise sample: L is the plain mean this long */
 #define GF_SUPPRESS_PRESENCE_LO 2.0f	/* S / Smin at which speech presence starts */
