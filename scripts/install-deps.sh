@@ -8,7 +8,7 @@ SUDO=""
 export DEBIAN_FRONTEND=noninteractive
 pkgs=(build-essential cmake pkg-config
       libsndfile1-dev libconfig-dev portaudio19-dev libsystemd-dev libfftw3-dev
-      libsamplerate0-dev
+      libsamplerate0-dev libjansson-dev libwebsockets-dev
       jackd2 libjack-jackd2-dev systemd
       pipewire pipewire-bin pipewire-jack wireplumber dbus
       sox jconvolver hyperfine espeak-ng python3 python3-numpy python3-scipy
