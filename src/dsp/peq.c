@@ -14,6 +14,7 @@
 #include "peq.h"
 
 #include <complex.h>
+#include <stdarg.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,9 +60,13 @@ static int has_circle_zeros(enum gf_peq_type t)
 	return t == GF_PEQ_LOWPASS || t == GF_PEQ_HIGHPASS || t == GF_PEQ_BANDPASS || t == GF_PEQ_NOTCH;
 }
 
-static int fail(struct gf_errbuf *eb, const char *fmt, double x, const char *type)
+static int fail(struct gf_errbuf *eb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(struct gf_errbuf *eb, const char *fmt, ...)
 {
-	gf_errbuf_set(eb, fmt, type, x);
+	va_list ap;
+	va_start(ap, fmt);
+	gf_errbuf_vset(eb, fmt, ap);
+	va_end(ap);
 	return GF_E_CONFIG;
 }
 
@@ -71,24 +76,24 @@ static int check_width(struct gf_peq_band *b, struct gf_errbuf *eb)
 	const char *tn = gf_peq_type_name(b->type);
 	int given = (b->q != 0.0) + (b->bw_oct != 0.0) + (b->slope != 0.0);
 	if (given > 1)
-		return fail(eb, "q: a %s band takes one of q, bandwidth_oct, slope%.0s", 0.0, tn);
+		return fail(eb, "q: a %s band takes one of q, bandwidth_oct, slope", tn);
 	if (b->slope != 0.0 && !is_shelf(b->type))
-		return fail(eb, "slope: only a shelf has a slope, not a %s band%.0s", 0.0, tn);
+		return fail(eb, "slope: only a shelf has a slope, not a %s band", tn);
 	if (b->bw_oct != 0.0 &&
 	    (is_shelf(b->type) || b->type == GF_PEQ_LOWPASS || b->type == GF_PEQ_HIGHPASS))
-		return fail(eb, "bandwidth_oct: a %s band takes q, not a bandwidth%.0s", 0.0, tn);
+		return fail(eb, "bandwidth_oct: a %s band takes q, not a bandwidth", tn);
 	if (b->q != 0.0 && !(b->q > 0.0 && b->q <= GF_PEQ_Q_MAX))
-		return fail(eb, "q: must be above 0 and at most 100 for a %s band (got %g)", b->q, tn);
+		return fail(eb, "q: must be above 0 and at most 100 for a %s band (got %g)", tn, b->q);
 	if (b->bw_oct != 0.0 && !(b->bw_oct > 0.0 && b->bw_oct <= GF_PEQ_BW_OCT_MAX))
 		return fail(eb,
 			    "bandwidth_oct: must be above 0 and at most 10 octaves for a %s band (got %g)",
-			    b->bw_oct, tn);
+			    tn, b->bw_oct);
 	if (b->slope != 0.0 && !(b->slope > 0.0 && b->slope <= 1.0))
-		return fail(eb, "slope: must be above 0 and at most 1 for a %s band (got %g)", b->slope, tn);
+		return fail(eb, "slope: must be above 0 and at most 1 for a %s band (got %g)", tn, b->slope);
 	if (given == 0 && (is_shelf(b->type) || b->type == GF_PEQ_LOWPASS || b->type == GF_PEQ_HIGHPASS))
 		b->q = GF_PEQ_DEFAULT_Q;
 	else if (given == 0)
-		return fail(eb, "q: a %s band needs q (or bandwidth_oct)%.0s", 0.0, tn);
+		return fail(eb, "q: a %s band needs q (or bandwidth_oct)", tn);
 	return 0;
 }
 
@@ -100,14 +105,13 @@ int gf_peq_band_finish(struct gf_peq_band *b, struct gf_errbuf *eb)
 		return GF_E_CONFIG;
 	}
 	if (!(b->freq_hz > 0.0 && b->freq_hz <= 1e6))
-		return fail(eb, "freq_hz: a %s band needs a frequency above 0 Hz (got %g)", b->freq_hz, tn);
+		return fail(eb, "freq_hz: a %s band needs a frequency above 0 Hz (got %g)", tn, b->freq_hz);
 	if (has_gain(b->type) && !b->has_gain)
-		return fail(eb, "gain_db: a %s band needs a gain in dB%.0s", 0.0, tn);
+		return fail(eb, "gain_db: a %s band needs a gain in dB", tn);
 	if (!has_gain(b->type) && b->has_gain)
-		return fail(eb, "gain_db: a %s band has no gain (use preamp_db or the filter's gain_db)%.0s",
-			    0.0, tn);
+		return fail(eb, "gain_db: a %s band has no gain (use preamp_db or the filter's gain_db)", tn);
 	if (!(b->gain_db >= GF_PEQ_GAIN_DB_MIN && b->gain_db <= GF_PEQ_GAIN_DB_MAX))
-		return fail(eb, "gain_db: a %s band's gain must be -60..30 dB (got %g)", b->gain_db, tn);
+		return fail(eb, "gain_db: a %s band's gain must be -60..30 dB (got %g)", tn, b->gain_db);
 	return check_width(b, eb);
 }
 

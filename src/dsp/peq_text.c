@@ -13,6 +13,7 @@
  */
 #include <ctype.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,11 +44,15 @@ struct line_ctx {
 	struct gf_errbuf *eb;
 };
 
-static int bad(const struct line_ctx *L, const char *fmt, const char *what)
+static int bad(const struct line_ctx *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int bad(const struct line_ctx *L, const char *fmt, ...)
 {
-	gf_errbuf_set(L->eb, "%s:%d: ", L->name, L->line);
-	size_t used = strlen(L->eb->msg);
-	snprintf(L->eb->msg + used, sizeof(L->eb->msg) - used, fmt, what);
+	char why[400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	gf_errbuf_set(L->eb, "%s:%d: %s", L->name, L->line, why);
 	return GF_E_FORMAT;
 }
 
@@ -114,7 +119,7 @@ static int filter_params(const struct line_ctx *L, char **tok, int n, struct gf_
 	for (int i = 0; i < n;) {
 		const char *word = tok[i];
 		enum param k = param_at(tok, n, &i);
-		double x;
+		double x = 0.0;
 		int r;
 		if (k == P_COUNT)
 			return bad(L, "unknown setting \"%s\" (Fc, Gain, Q, BW Oct)", word);
@@ -182,7 +187,7 @@ static int parse_preamp(const struct line_ctx *L, char *rest, struct gf_peq *p)
 {
 	char *tok[MAX_TOKENS];
 	int n = tokenize(rest, tok);
-	double x;
+	double x = 0.0;
 	int r;
 	if (n < 1 || n > 2 || (n == 2 && strcasecmp(tok[1], "dB") != 0))
 		return bad(L, "%s", "Preamp: expected a number of dB, e.g. \"Preamp: -6.2 dB\"");
@@ -251,7 +256,7 @@ int gf_peq_parse_text(const char *text, size_t len, const char *name, struct gf_
 		while (end < len && text[end] != '\n')
 			end++;
 		if (end - i > MAX_LINE)
-			return bad(&L, "a line longer than %s characters", "1024");
+			return bad(&L, "a line longer than %d characters", MAX_LINE);
 		if (memchr(text + i, '\0', end - i))
 			return bad(&L, "%s", "a NUL byte: this is not a text file");
 		memcpy(buf, text + i, end - i);
