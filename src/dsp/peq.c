@@ -451,9 +451,9 @@ int gf_peq_design(const struct gf_peq *p, double rate, uint32_t taps, double **h
 	*h = NULL, *n = 0;
 	rep->taps = 0, rep->max_err_db = 0.0, rep->band = -1;
 	uint32_t k2 = 2u * n_circle(p);
-	if (taps && (!(taps & 1u) || taps < k2 + 1u)) {
-		gf_errbuf_set(eb, "taps: must be odd and at least %u for these bands (got %u)", k2 + 1u,
-			      taps);
+	if (taps && (!(taps & 1u) || taps < k2 + 1u || taps > GF_PEQ_MAX_TAPS)) {
+		gf_errbuf_set(eb, "taps: must be odd, at least %u for these bands and at most %u (got %u)",
+			      k2 + 1u, GF_PEQ_MAX_TAPS, taps);
 		return GF_E_CONFIG;
 	}
 	struct gf_biquad *q = calloc(p->n ? p->n : 1, sizeof(*q));

@@ -229,6 +229,8 @@ static void test_given_taps(void)
 	free(h), free(hd);
 	double *x;
 	CHECK(gf_peq_design(&p, 48000.0, 256, &x, &n, &rep, &eb) == GF_E_CONFIG && strstr(eb.msg, "taps: "));
+	CHECK(gf_peq_design(&p, 48000.0, GF_PEQ_MAX_TAPS + 2, &x, &n, &rep, &eb) == GF_E_CONFIG &&
+	      strstr(eb.msg, "at most 1048575"));
 	gf_peq_free(&p);
 }
 

@@ -315,7 +315,7 @@ static const struct bad_conf bad_confs[] = {
 	 "filters.eq.bands[0]: staying within 0.05 dB"},
 	{PEQ("  taps = 3;\n  bands = ( { type = \"notch\"; freq_hz = 50.0; q = 5.0; }, { type = \"lowpass\"; "
 	     "freq_hz = 9000.0; } );"),
-	 48000, 3, "filters.eq.taps: must be odd and at least 5"},
+	 48000, 3, "filters.eq.taps: must be odd, at least 5 for these bands and at most 1048575 (got 3)"},
 };
 
 static void test_config_errors(void)
