@@ -84,9 +84,17 @@ static int parse_band(const struct gf_cfg_loader *L, const config_setting_t *e, 
 		return r;
 	gf_cfg_warn_unknown(L, e, prefix, band_keys, sizeof(band_keys) / sizeof(band_keys[0]),
 			    "unknown band setting");
+	static const char *const widths[] = {"q", "bandwidth_oct", "slope"};
+	for (int k = 0; k < 3; k++) { /* 0 means "not given" to gf_peq_band_finish */
+		const config_setting_t *s = config_setting_get_member(e, widths[k]);
+		double x;
+		if (s && gf_cfg_number_of(s, &x) == 0 && x == 0.0) {
+			char name[224];
+			snprintf(name, sizeof(name), "%s%s", prefix, widths[k]);
+			return gf_cfg_fail_at(L, s, name, "must be above 0 (got 0)");
+		}
+	}
 	struct gf_errbuf why = {{0}};
-	if (config_setting_get_member(e, "q") && b.q == 0.0)
-		return band_error(L, e, prefix, "q: must be above 0 (got 0)");
 	if (gf_peq_band_finish(&b, &why))
 		return band_error(L, e, prefix, why.msg);
 	if ((r = gf_peq_add(p, &b, &why)) == GF_E_CONFIG)
