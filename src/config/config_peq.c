@@ -182,9 +182,10 @@ static int peq_error(const struct gf_config_filter *f, const struct gf_peq_repor
 		int whole = strncmp(msg, "bands: ", 7) == 0; /* the band as a whole, not one KEY */
 		if (whole)
 			msg += 7;
+		int fc = strncmp(msg, "freq_hz:", 8) == 0; /* the file's own name for it */
 		if (f->file)
-			gf_errbuf_set(eb, "%s:%d: filters.%s.file: %s:%d: %s", f->src, file_line, f->name,
-				      f->file, b->line, msg);
+			gf_errbuf_set(eb, "%s:%d: filters.%s.file: %s:%d: %s%s", f->src, file_line, f->name,
+				      f->file, b->line, fc ? "Fc:" : "", fc ? msg + 8 : msg);
 		else
 			gf_errbuf_set(eb, "%s:%d: filters.%s.bands[%d]%s%s", f->src, b->line, f->name,
 				      rep->band, whole ? ": " : ".", msg);

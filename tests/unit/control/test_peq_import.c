@@ -314,7 +314,7 @@ static const struct bad_conf bad_confs[] = {
 	      "gain_db = 2.0; q = 1.0; }"),
 	 48000, 5, "filters.eq.bands[1].freq_hz: 30000 Hz is not below half the sample rate"},
 	{PEQ("  file = \"high.txt\";"), 44100, 3,
-	 "filters.eq.file: DIR/high.txt:3: freq_hz: 23000 Hz is not below"},
+	 "filters.eq.file: DIR/high.txt:3: Fc: 23000 Hz is not below"},
 	{BAND("{ type = \"peaking\"; freq_hz = 10.0; gain_db = 12.0; q = 100.0; }"), 96000, 4,
 	 "filters.eq.bands[0]: staying within 0.05 dB"},
 	{PEQ("  taps = 3;\n  bands = ( { type = \"notch\"; freq_hz = 50.0; q = 5.0; }, { type = \"lowpass\"; "
