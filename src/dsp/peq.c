@@ -282,6 +282,8 @@ static uint32_t smooth_estimate(double rho)
 {
 	if (!(rho > 0.0))
 		return 1;
+	if (!(rho < 1.0)) /* a pole on the circle in double precision (f0 of a few nHz) */
+		return GF_PEQ_MAX_TAPS + 2;
 	double half = ceil(DECAY_SPANS / -log(rho));
 	if (!(half < GF_PEQ_MAX_TAPS))
 		return GF_PEQ_MAX_TAPS + 2;
