@@ -550,6 +550,8 @@ void gf_config_free(struct gf_config *c)
 		for (uint32_t k = 0; k < c->filters[i].n_by_rate; k++)
 			free(c->filters[i].by_rate[k].file);
 		free(c->filters[i].by_rate);
+		gf_peq_free(c->filters[i].peq);
+		free(c->filters[i].peq);
 	}
 	free(c->filters);
 	for (uint32_t i = 0; i < c->n_routes; i++) {

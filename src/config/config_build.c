@@ -194,6 +194,11 @@ static int build_filter(const struct gf_config *c, const struct gf_config_filter
 			return filter_error(f, r, 0, eb);
 		break;
 	case FK_DESIGN:
+		if (f->design.type == GF_DESIGN_PEQ) {
+			if ((r = gf_cfg_build_peq(f, rate, &t->h, &t->n, eb)))
+				return r; /* placed at the band's line */
+			break;
+		}
 		if (f->design.type == GF_DESIGN_DENOISE)
 			r = gf_cfg_build_denoise(c, f, rate, &t->h, &t->n, eb);
 		else if (f->design.freq_auto)

@@ -26,6 +26,7 @@ const char *const gf_config_fkey_names[K_COUNT] = {
 	"length", "design",	   "gain_db",	     "cutoff_hz", "low_hz",	  "high_hz",
 	"taps",	  "transition_hz", "attenuation_db", "freq_hz",	  "harmonics",	  "bandwidth_hz",
 	"q",	  "delay_ms",	   "phase",	     "noise",	  "reduction_db", "use_input",
+	"bands",  "preamp_db",
 };
 
 #define BIT(k) (1u << (k))
@@ -64,6 +65,8 @@ static uint32_t allowed_keys(const struct gf_config_filter *f)
 		return m | BIT(K_DELAY_MS);
 	case GF_DESIGN_DENOISE:
 		return m | BIT(K_NOISE) | BIT(K_REDUCTION_DB) | BIT(K_USE_INPUT) | BIT(K_TAPS);
+	case GF_DESIGN_PEQ:
+		return m | BIT(K_BANDS) | BIT(K_PREAMP_DB) | BIT(K_FILE) | BIT(K_TAPS);
 	case GF_DESIGN_IDENTITY:
 	case GF_DESIGN_SUPPRESS:
 		break;
@@ -229,6 +232,7 @@ static int check_design(const struct gf_cfg_loader *L, const config_setting_t *g
 		return 0;
 	case GF_DESIGN_IDENTITY:
 	case GF_DESIGN_SUPPRESS: /* noise is optional: without one the estimate starts from the input */
+	case GF_DESIGN_PEQ:	 /* bands or file: gf_cfg_parse_peq */
 		return 0;
 	case GF_DESIGN_DENOISE:
 		if (!f->file)
@@ -308,7 +312,7 @@ static int parse_design(const struct gf_cfg_loader *L, const config_setting_t *g
 		r = gf_cfg_fail_at(
 			L, config_setting_get_member(g, "design"), name,
 			"unknown design \"%s\" (lowpass, highpass, bandpass, bandstop, notch, identity, "
-			"delay, denoise, suppress)",
+			"delay, denoise, suppress, peq)",
 			type);
 		free(type);
 		return r;
@@ -336,6 +340,8 @@ static int parse_design(const struct gf_cfg_loader *L, const config_setting_t *g
 	if (t == GF_DESIGN_DENOISE && (r = parse_noise(L, g, prefix, f)) < 0)
 		return r;
 	if (t == GF_DESIGN_SUPPRESS && (r = parse_suppress(L, g, prefix, f)) < 0)
+		return r;
+	if (t == GF_DESIGN_PEQ && (r = gf_cfg_parse_peq(L, g, prefix, f)) < 0)
 		return r;
 	if (taps && !(taps & 1) && t != GF_DESIGN_IDENTITY && t != GF_DESIGN_DELAY &&
 	    t != GF_DESIGN_SUPPRESS) {
@@ -473,6 +479,8 @@ static int parse_filter(const struct gf_cfg_loader *L, const config_setting_t *g
 	const config_setting_t *co = config_setting_get_member(g, "coeffs");
 	const config_setting_t *fi = config_setting_get_member(g, "file");
 	const config_setting_t *de = config_setting_get_member(g, "design");
+	if (fi && de && gf_cfg_is_peq(g))
+		fi = NULL; /* a peq's file is its EQ text */
 	if (!!co + !!fi + !!de != 1)
 		return gf_cfg_fail_at(L, g, prefix_group(prefix, f),
 				      "a filter needs exactly one of coeffs, file, design");

@@ -13,6 +13,7 @@
 
 #include "config.h"
 #include "design.h"
+#include "peq.h"
 #include "strmap.h"
 #include "taps_io.h"
 
@@ -57,6 +58,8 @@ enum fkey {
 	K_NOISE,
 	K_REDUCTION_DB,
 	K_USE_INPUT,
+	K_BANDS,
+	K_PREAMP_DB,
 	K_COUNT
 };
 /* Setting names, indexed by enum fkey. */
@@ -86,6 +89,7 @@ struct gf_config_filter {
 	enum gf_raw_format raw; /* FK_RAW */
 	int channel_is_route;	/* FK_WAV, channel = "route": the file channel = the audio channel */
 	struct gf_design design;
+	struct gf_peq *peq; /* design = "peq": its bands (design.peq points here) */
 	double gain_db;
 	int minphase; /* phase = "minimum" */
 	int used;
@@ -183,6 +187,17 @@ int gf_cfg_build_denoise(const struct gf_config *c, const struct gf_config_filte
 /* A notch with freq_hz = "auto": the mains hum measured in the input file. */
 int gf_cfg_build_hum(const struct gf_config *c, const struct gf_config_filter *f, uint32_t rate, double **h,
 		     uint32_t *n, struct gf_errbuf *eb);
+
+/* ---- parametric EQ (config_peq.c) ----------------------------------------- */
+
+/** 1: group @p g says design = "peq" (whose file = is an EQ text, not taps). */
+int gf_cfg_is_peq(const config_setting_t *g);
+/** design = "peq": bands or file, preamp_db, into f->peq. */
+int gf_cfg_parse_peq(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
+		     struct gf_config_filter *f);
+/** The peq's FIR at @p rate; the message names the band's line. */
+int gf_cfg_build_peq(const struct gf_config_filter *f, uint32_t rate, double **h, uint32_t *n,
+		     struct gf_errbuf *eb);
 
 /* ---- filters (config_filters.c) ------------------------------------------ */
 

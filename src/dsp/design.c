@@ -5,13 +5,14 @@
 #include <string.h>
 
 #include "denoise.h"
+#include "peq.h"
 
 static const char *const type_names[] = {
 	[GF_DESIGN_LOWPASS] = "lowpass",   [GF_DESIGN_HIGHPASS] = "highpass",
 	[GF_DESIGN_BANDPASS] = "bandpass", [GF_DESIGN_BANDSTOP] = "bandstop",
 	[GF_DESIGN_NOTCH] = "notch",	   [GF_DESIGN_IDENTITY] = "identity",
 	[GF_DESIGN_DELAY] = "delay",	   [GF_DESIGN_DENOISE] = "denoise",
-	[GF_DESIGN_SUPPRESS] = "suppress",
+	[GF_DESIGN_SUPPRESS] = "suppress", [GF_DESIGN_PEQ] = "peq",
 };
 
 void gf_design_init(struct gf_design *d, enum gf_design_type type)
@@ -548,6 +549,8 @@ uint32_t gf_design_taps(const struct gf_design *d, double rate)
 	}
 	case GF_DESIGN_DENOISE:
 		return d->taps ? d->taps : GF_DENOISE_DEFAULT_TAPS;
+	case GF_DESIGN_PEQ: /* the first length tried: the check may double it */
+		return d->peq ? gf_peq_taps_estimate(d->peq, rate, d->taps) : 0;
 	}
 	return 0;
 }
@@ -581,6 +584,10 @@ int gf_design_run(const struct gf_design *d, double rate, double **taps, uint32_
 	case GF_DESIGN_DENOISE: /* needs its noise file: gf_denoise_design */
 		gf_errbuf_set(eb, "noise: a denoise design is made from its noise file (gf_denoise_design)");
 		return GF_E_INVAL;
+	case GF_DESIGN_PEQ: {
+		struct gf_peq_report rep;
+		return d->peq ? gf_peq_design(d->peq, rate, d->taps, taps, n, &rep, eb) : GF_E_INVAL;
+	}
 	}
 	return GF_E_INVAL;
 }

@@ -1,10 +1,11 @@
 /**
  * @file design.h
  * Linear-phase FIR design: Kaiser-windowed sinc low/high/band-pass/band-stop,
- * mains-hum notch combs, identity and pure delay.
+ * mains-hum notch combs, parametric EQ (peq.h), identity and pure delay.
  *
- * Every design is symmetric (linear phase) with an odd number of taps, so its
- * delay is a whole number of samples, (taps - 1) / 2.
+ * Every design is linear phase (symmetric; a peq with an odd number of
+ * band-pass bands antisymmetric) with an odd number of taps, so its delay is
+ * a whole number of samples, (taps - 1) / 2.
  *
  * Control thread only (allocates). Errors go to the caller's gf_errbuf as
  * "KEY: why", where KEY is the config setting at fault (cutoff_hz, taps, ...);
@@ -22,6 +23,8 @@
 
 #include "error.h"
 
+struct gf_peq;
+
 enum gf_design_type {
 	GF_DESIGN_LOWPASS = 0,
 	GF_DESIGN_HIGHPASS,
@@ -33,6 +36,7 @@ enum gf_design_type {
 	GF_DESIGN_DENOISE,  /**< learned from a noise file (denoise.h; the config reads the file) */
 	GF_DESIGN_SUPPRESS, /**< not an FIR: a time-varying suppressor after the chain (suppress.h);
 				 as a filter it is one tap of 1.0 */
+	GF_DESIGN_PEQ,	    /**< parametric EQ bands (peq.h; the config parses them) */
 };
 
 /** Longest filter any design or file may produce (16 Mi taps). */
@@ -60,8 +64,9 @@ struct gf_design {
 	int freq_auto;			     /**< notch: freq_hz = "auto" (the config finds it, hum.h) */
 	uint8_t keep[GF_DESIGN_MAX_NOTCHES + 1]; /**< notch, when keep_set: only harmonics h with keep[h] */
 	int keep_set;
-	double reduction_db; /**< denoise, suppress: the most any band is cut */
-	int use_input;	     /**< denoise: measure the input file where there is one */
+	double reduction_db;	  /**< denoise, suppress: the most any band is cut */
+	int use_input;		  /**< denoise: measure the input file where there is one */
+	const struct gf_peq *peq; /**< peq: the bands (owned by the caller) */
 };
 
 /** Fill @p d with defaults for @p type (attenuation 80 dB, harmonics 1). */
