@@ -8,7 +8,11 @@
  *   fails its call K+1: the bank switches to its standby CPU suppressors at
  *   once, counts one failure, returns the error for that call only, mutes the
  *   group's channels of that call and no other channel, and stays finite;
- *   reset() puts it back on the "GPU".
+ *   reset() puts it back on the "GPU";
+ * - GPUFIR_FAULT_SUPPRESS_GPU_HANG_AFTER=K: call K+1's hop is never back: it
+ *   is waited for until the deadline, opts.deadline_us from the call's start
+ *   for process(), the caller's for process_by() (a stream's block, however
+ *   little the engine left of it), then the same switch.
  * The mix: 12 channels with one set of parameters (the group), 2 with another,
  * 2 without a suppressor.
  */
@@ -17,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "suppress_bank.h"
 #include "testutil.h"
 
@@ -152,6 +157,48 @@ static void fault_case(const float *x)
 	free(y);
 }
 
+/* Call @p k (of CALL frames) of @p buf through @p b, by @p deadline (0: process()); its error, and
+ * the seconds it took in @p took. */
+static int timed_call(struct gf_suppress_bank *b, float *buf, uint32_t k, uint64_t deadline, double *took)
+{
+	double t0 = gf_now_s();
+	float *at = buf + (size_t)k * CALL * CH;
+	int err = deadline ? gf_suppress_bank_process_by(b, at, CALL, deadline)
+			   : gf_suppress_bank_process(b, at, CALL);
+	*took = gf_now_s() - t0;
+	return err;
+}
+
+static void hang_case(const float *x)
+{
+	CHECK(setenv("GPUFIR_FAULT_SUPPRESS_FAKE_GPU", "1", 1) == 0);
+	CHECK(setenv("GPUFIR_FAULT_SUPPRESS_GPU_HANG_AFTER", "2", 1) == 0);
+	struct gf_suppress_bank_opts o = {.gpu = 1, .gpu_index = NO_SUCH_GPU, .deadline_us = 20000};
+	struct gf_suppress_bank *own = make_bank(&o), *by = make_bank(&o);
+	CHECK(unsetenv("GPUFIR_FAULT_SUPPRESS_FAKE_GPU") == 0 &&
+	      unsetenv("GPUFIR_FAULT_SUPPRESS_GPU_HANG_AFTER") == 0);
+	size_t n = (size_t)3 * CALL * CH;
+	float *y = malloc(n * sizeof(float)), *z = malloc(n * sizeof(float));
+	memcpy(y, x, n * sizeof(float));
+	memcpy(z, x, n * sizeof(float));
+	double t_own, t_by;
+	for (uint32_t k = 0; k < 2; k++)
+		CHECK(timed_call(own, y, k, 0, &t_own) == 0 && timed_call(by, z, k, 0, &t_by) == 0);
+	CHECK(timed_call(own, y, 2, 0, &t_own) == GF_E_TIMEOUT);
+	CHECK(timed_call(by, z, 2, gf_now_ns() + 2000000u, &t_by) == GF_E_TIMEOUT);
+	printf("a hop never back: process() waited %.1f ms (its own 20 ms), process_by() %.1f ms (the 2 ms "
+	       "left of the caller's deadline)\n",
+	       1e3 * t_own, 1e3 * t_by);
+	CHECK(t_own >= 0.020 && t_own < 0.035 && t_by >= 0.002 && t_by < 0.015);
+	CHECK(group_muted(y, 2) && group_muted(z, 2));
+	CHECK(gf_suppress_bank_gpu_failures(own) == 1 && gf_suppress_bank_gpu_failures(by) == 1);
+	CHECK(gf_suppress_bank_gpu_channels(own) == 0 && gf_suppress_bank_gpu_channels(by) == 0);
+	gf_suppress_bank_free(own);
+	gf_suppress_bank_free(by);
+	free(y);
+	free(z);
+}
+
 /* Fewer than GF_SUPPRESS_GPU_MIN_CHANNELS with one set of parameters: the CPU, without asking. */
 static void few_case(void)
 {
@@ -174,6 +221,7 @@ int main(void)
 	float *x = make_input();
 	no_gpu_case(x);
 	fault_case(x);
+	hang_case(x);
 	few_case();
 	free(x);
 	return 0;
