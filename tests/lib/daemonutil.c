@@ -361,7 +361,9 @@ jack_client_t *gf_daemon_jack_client(struct gf_daemon *d, const char *prefix, ui
 	setenv("JACK_NO_AUDIO_RESERVATION", "1", 1);
 	jack_client_t *jc = NULL;
 	jack_status_t jst;
-	if (gf_jack_server_start(&d->jack, prefix, rate, period) == 0)
+	/* The device "system" offers as many channels as the server has dummy ports. */
+	if (gf_jack_server_start_ports(&d->jack, prefix, rate, period, tap->ch > 2 ? (uint32_t)tap->ch : 2) ==
+	    0)
 		jc = jack_client_open("gftest", JackNoStartServer | JackServerName, &jst, d->jack.name);
 	if (!jc)
 		gf_test_skip("the private jackd did not start");

@@ -110,7 +110,8 @@ void gf_daemon_tap_init(struct gf_daemon_tap *t, const float *x, float *rec, siz
 			size_t feed_start);
 
 /**
- * Start the private JACK server (dummy driver, @p rate, @p period; names
+ * Start the private JACK server (dummy driver, @p rate, @p period, as many
+ * dummy ports as @p tap has channels, at least 2; names
  * PREFIX-N, see jackplay.h) into d->jack and open a test client on it with
  * @p tap's feed (output) and record (input) ports, named feed_N / rec_N,
  * running the tap; activated. Skips the test (77) if the server does not start.
