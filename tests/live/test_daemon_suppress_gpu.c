@@ -28,7 +28,6 @@
 #include <string.h>
 
 #include "daemonutil.h"
-#include "gpu.h"
 #include "status.h"
 #include "testutil.h"
 
@@ -123,10 +122,10 @@ int main(void)
 	const char *bin = gf_daemon_test_bin(1);
 	const char *want = getenv("GPUFIR_TEST_BACKEND");
 	int gpu = !(want && strcmp(want, "cpu") == 0);
-	char desc[256] = "the CPU (GPUFIR_TEST_BACKEND=cpu)";
-	if (gpu && gf_cuda_probe(0, desc, sizeof(desc)))
-		gf_test_skip(desc);
-	printf("device: %s\n", desc);
+	if (gpu)
+		gf_test_need_gpu();
+	else
+		printf("device: the CPU (GPUFIR_TEST_BACKEND=cpu)\n");
 	uint64_t rng = gf_test_seed("test_daemon_suppress_gpu");
 	gf_daemon_init(&dm, "daemon-suppress-gpu");
 	x = malloc(sizeof(float) * MAX_FRAMES * CH);
