@@ -288,6 +288,14 @@ long gf_daemon_status_num(const char *block, const char *key)
 	return p ? strtol(p + strlen(k), NULL, 10) : -1;
 }
 
+int gf_daemon_status_has(const char *block, const char *what)
+{
+	if (strstr(block, what))
+		return 1;
+	fprintf(stderr, "status block lacks \"%s\":\n%s\n", what, block);
+	return 0;
+}
+
 /* gpufir's i-th port of a direction (PortAudio names them "<client>:in_N" /
  * "out_N"; the client is "gpufir"), in registration order. */
 static void gpufir_port(struct gf_daemon *d, jack_client_t *c, const char *re, unsigned long flags, int i,

@@ -131,5 +131,7 @@ void gf_daemon_connect_ports(struct gf_daemon *d, jack_client_t *c, const struct
 void gf_daemon_query_status(struct gf_daemon *d, char *buf, size_t len);
 /** The number after "KEY: " in a status block, or -1. */
 long gf_daemon_status_num(const char *block, const char *key);
+/** 1 if the status block holds @p what; else 0, and the block printed with what it lacks. */
+int gf_daemon_status_has(const char *block, const char *what);
 
 #endif

@@ -251,14 +251,6 @@ static void case_hang(const char *bin, jack_client_t *jc)
 	check_recording("hang", m_connected + RATE / 2, m_end - 2 * BLOCK, (size_t)d, 500.0);
 }
 
-static int has(const char *st, const char *what)
-{
-	if (strstr(st, what))
-		return 1;
-	fprintf(stderr, "status block lacks \"%s\":\n%s\n", what, st);
-	return 0;
-}
-
 /* Mean absolute sample of the recording's last @p frames frames (all channels). */
 static double rec_level(size_t frames)
 {
@@ -335,7 +327,7 @@ static void case_stuck_suppress(const char *bin, jack_client_t *jc)
 	write_conf(1);
 	char st[GF_STATUS_MAX];
 	long b1 = spawn_stuck(bin, jc, "start-up (stuck with the suppressor)", st, sizeof(st));
-	if (!has(st, "\nsuppressor: nr\n"))
+	if (!gf_daemon_status_has(st, "\nsuppressor: nr\n"))
 		gf_daemon_die(&dm, "the suppressor is not running");
 	CHECK(kill(dm.pid, SIGHUP) == 0); /* a reload while the worker is stuck */
 	double t0 = gf_now_s();
@@ -362,8 +354,9 @@ static void case_stuck_suppress(const char *bin, jack_client_t *jc)
 	printf("stuck + suppressor: abandoned %.1f s after connecting; blocks since the restart %ld -> %ld; "
 	       "recording's mean level %.4f\n",
 	       t, blocks0, gf_daemon_status_num(st, "blocks"), level);
-	if (!has(st, "\nbackend: cpu\n") || !has(st, "state: running") || !has(st, "\nsuppressor: nr\n") ||
-	    !has(st, "\nsuppressor_where: 2 channels on the CPU\n") ||
+	if (!gf_daemon_status_has(st, "\nbackend: cpu\n") || !gf_daemon_status_has(st, "state: running") ||
+	    !gf_daemon_status_has(st, "\nsuppressor: nr\n") ||
+	    !gf_daemon_status_has(st, "\nsuppressor_where: 2 channels on the CPU\n") ||
 	    gf_daemon_status_num(st, "blocks") <= blocks0 + 100)
 		gf_daemon_die(&dm, "the stream did not restart on a CPU engine with its suppressor");
 	if (!(level > 1e-3))

@@ -76,14 +76,6 @@ static void write_conf(const char *backend)
 	CHECK(fclose(f) == 0);
 }
 
-static int has(const char *st, const char *what)
-{
-	if (strstr(st, what))
-		return 1;
-	fprintf(stderr, "status block lacks \"%s\":\n%s\n", what, st);
-	return 0;
-}
-
 /* Energy of channel @p c of @p buf over frames [from, to). */
 static double energy(const float *buf, int c, size_t from, size_t to)
 {
@@ -144,8 +136,9 @@ int main(void)
 	gf_daemon_query_status(&dm, st, sizeof(st));
 	const char *where = gpu ? "\nsuppressor_where: 8 channels on the GPU\n"
 				: "\nsuppressor_where: 8 channels on the CPU\n";
-	if (!has(st, gpu ? "\nbackend: cuda\n" : "\nbackend: cpu\n") || !has(st, "\nsuppressor: nr\n") ||
-	    !has(st, where) || gf_daemon_status_num(st, "suppressor_gpu_channels") != (gpu ? CH : 0))
+	if (!gf_daemon_status_has(st, gpu ? "\nbackend: cuda\n" : "\nbackend: cpu\n") ||
+	    !gf_daemon_status_has(st, "\nsuppressor: nr\n") || !gf_daemon_status_has(st, where) ||
+	    gf_daemon_status_num(st, "suppressor_gpu_channels") != (gpu ? CH : 0))
 		gf_daemon_die(&dm, "the status does not put the suppressor where it should run");
 	gf_daemon_idle_ms(&dm, 1000 * (ADAPT_S + MEASURE_S) + 1000);
 
@@ -158,7 +151,7 @@ int main(void)
 	       gf_daemon_status_num(st, "suppress_gpu_failures"), gf_daemon_status_num(st, "engine_errors"),
 	       gf_daemon_status_num(st, "engine_late_blocks"), gf_daemon_status_num(st, "output_underflows"),
 	       total);
-	if (!has(st, where) || gf_daemon_status_num(st, "suppress_gpu_failures") != 0 ||
+	if (!gf_daemon_status_has(st, where) || gf_daemon_status_num(st, "suppress_gpu_failures") != 0 ||
 	    gf_daemon_status_num(st, "engine_errors") != 0)
 		gf_daemon_die(&dm, "the suppressor left the GPU, or a block failed");
 	gf_daemon_terminate(&dm, 20.0, "");
