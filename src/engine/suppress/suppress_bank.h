@@ -39,7 +39,8 @@ struct gf_suppress_bank_opts {
 	int gpu;	      /**< 1: try the GPU (the engine's backend is CUDA) */
 	int gpu_index;	      /**< the CUDA device */
 	uint32_t deadline_us; /**< the longest a process() call waits for the GPU, from its start (a
-				   stream: its engine's deadline_us); 0: GF_SUPPRESS_GPU_HOP_WAIT_NS a hop */
+				   stream's worker passes its block's deadline to process_by instead);
+				   0: GF_SUPPRESS_GPU_HOP_WAIT_NS a hop */
 };
 
 /**
