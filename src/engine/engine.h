@@ -117,6 +117,19 @@ void gf_engine_free(struct gf_engine *e);
 int gf_engine_process(struct gf_engine *e, const float *in, float *out, uint32_t frames);
 
 /**
+ * gf_engine_process, with every wait of the call ending at @p deadline_ns
+ * (gf_now_ns() time) instead of params.deadline_us from its start: a caller
+ * whose block waits on more than the engine (the live worker: the engine,
+ * then the noise suppressor's GPU) takes one deadline for all of it.
+ * 0: params.deadline_us from the call's start. RT-safe.
+ */
+int gf_engine_process_by(struct gf_engine *e, const float *in, float *out, uint32_t frames,
+			 uint64_t deadline_ns);
+
+/** The longest wait of one process() call, in ns: params.deadline_us (or its default). Any thread. */
+uint64_t gf_engine_deadline_ns(const struct gf_engine *e);
+
+/**
  * Redo the last process() call, which failed, on the CPU fallback that reap()
  * has since published: its output written to @p out is exactly what a working
  * backend would have given (with params.retry the engine keeps that call's

@@ -4,7 +4,8 @@
  * history, takes up published swaps and mutes non-finite and late blocks.
  *
  * Pipeline of one process() call (audio thread), under one deadline
- * (params.deadline_us from its start) for every wait in it:
+ * (params.deadline_us from its start, or the caller's: process_by) for
+ * every wait in it:
  *   1. scan the input; a block holding NaN/Inf is filtered as if those samples
  *      were zero (so no filter state is poisoned) and its output is muted;
  *   2. take a published swap (or, after a backend failure, the fallback),
@@ -299,10 +300,15 @@ static int run_block(struct gf_engine *e, struct block *b)
 	return 0;
 }
 
-int gf_engine_process(struct gf_engine *e, const float *in, float *out, uint32_t frames)
+int gf_engine_process_by(struct gf_engine *e, const float *in, float *out, uint32_t frames,
+			 uint64_t deadline_ns)
 {
 	uint64_t t0 = gf_now_ns();
-	struct block b = {.x = in, .y = out, .frames = frames, .t0 = t0, .deadline = t0 + e->deadline_ns};
+	struct block b = {.x = in,
+			  .y = out,
+			  .frames = frames,
+			  .t0 = t0,
+			  .deadline = deadline_ns ? deadline_ns : t0 + e->deadline_ns};
 	e->redo_frames = 0;
 	if (frames == 0 || frames > e->p.max_block)
 		return GF_E_INVAL;
@@ -319,6 +325,16 @@ int gf_engine_process(struct gf_engine *e, const float *in, float *out, uint32_t
 	int err = run_block(e, &b);
 	gf_stat_add(&e->st_frames, frames);
 	return err;
+}
+
+int gf_engine_process(struct gf_engine *e, const float *in, float *out, uint32_t frames)
+{
+	return gf_engine_process_by(e, in, out, frames, 0);
+}
+
+uint64_t gf_engine_deadline_ns(const struct gf_engine *e)
+{
+	return e->deadline_ns;
 }
 
 #define RESET_WAIT_NS 100000000ull /* a late call's answer, before a reset primes */

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "gpu.h"
 
 void gf_check_ok_or_die(int err, const struct gf_errbuf *eb, const char *file, int line, const char *expr)
 {
@@ -114,6 +115,14 @@ void gf_test_skip(const char *why)
 	printf("SKIP: %s\n", why);
 	fflush(stdout);
 	exit(GF_TEST_SKIP);
+}
+
+void gf_test_need_gpu(void)
+{
+	char desc[256];
+	if (gf_cuda_probe(0, desc, sizeof(desc)))
+		gf_test_skip(desc);
+	printf("device: %s\n", desc);
 }
 
 char *gf_test_tmpdir(const char *tag)

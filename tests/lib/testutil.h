@@ -68,6 +68,9 @@ double gf_test_rel_l2(const float *got, const double *ref, size_t n);
 /** Print "SKIP: why" and exit 77 (CTest SKIP_RETURN_CODE). */
 void gf_test_skip(const char *why) __attribute__((noreturn));
 
+/** Skip the test (77) unless CUDA device 0 is usable (gf_cuda_probe); else print "device: ...". */
+void gf_test_need_gpu(void);
+
 /**
  * Run @p fn(@p arg) in a forked child, its stderr into @p err_path (NULL:
  * inherited), and wait for it: for what may end the process (resource

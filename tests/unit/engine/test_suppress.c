@@ -12,34 +12,12 @@
 #include <string.h>
 
 #include "suppress.h"
+#include "suppressutil.h"
 #include "testutil.h"
 
 #define RATE 16000u
 
 static uint64_t rng;
-
-/* Speech-like: voiced bursts of 80-300 ms with a gliding pitch and falling
- * harmonics, a syllable envelope, pauses between words. */
-static float *speech_like(uint32_t frames, uint64_t *st)
-{
-	float *x = calloc(frames, sizeof(float));
-	uint32_t at = RATE / 5;
-	while (at < frames) {
-		uint32_t len = RATE * (80 + gf_test_rand_below(st, 220)) / 1000;
-		double f0 = 100.0 + gf_test_rand_below(st, 150), glide = (gf_test_randf(st) - 0.5) * 60.0;
-		double phase = 0.0;
-		for (uint32_t i = 0; i < len && at + i < frames; i++) {
-			double t = (double)i / len, f = f0 + glide * t, env = sin(M_PI * t);
-			phase += 2.0 * M_PI * f / RATE;
-			double v = 0.0;
-			for (int h = 1; h * f < 0.45 * RATE && h <= 30; h++)
-				v += sin(h * phase) / h * (h >= 3 && h <= 8 ? 2.0 : 1.0); /* a formant */
-			x[at + i] = (float)(0.08 * env * env * v);
-		}
-		at += len + (gf_test_rand_below(st, 4) == 0 ? RATE * 3 / 10 : RATE / 25);
-	}
-	return x;
-}
 
 /* Pink noise (Voss-McCartney over 12 rows), unit-free. */
 static float *pink(uint32_t frames, uint64_t *st)
@@ -80,23 +58,6 @@ static void scale_to_snr(const float *clean, float *noise, uint32_t n, uint32_t 
 	double g = sqrt(energy(clean, n) / (energy(noise, n) * pow(10.0, snr_db / 10.0)));
 	for (uint32_t i = 0; i < n_noise; i++)
 		noise[i] = (float)(noise[i] * g);
-}
-
-/* SI-SDR of @p est against @p ref over [from, n), in dB. */
-static double si_sdr(const float *ref, const float *est, uint32_t from, uint32_t n)
-{
-	double dot = 0.0, rr = 0.0;
-	for (uint32_t i = from; i < n; i++) {
-		dot += (double)ref[i] * est[i];
-		rr += (double)ref[i] * ref[i];
-	}
-	double a = dot / rr, se = 0.0, ee = 0.0;
-	for (uint32_t i = from; i < n; i++) {
-		double s = a * ref[i], e = est[i] - s;
-		se += s * s;
-		ee += e * e;
-	}
-	return 10.0 * log10(se / ee);
 }
 
 static struct gf_suppress *make(double reduction_db, const float *noise, uint64_t noise_frames,
@@ -149,7 +110,7 @@ static void identity_case(void)
 static void calls_case(void)
 {
 	uint32_t n = 2 * RATE;
-	float *x = speech_like(n, &rng), *w = white(n, &rng);
+	float *x = gf_test_speech_like(n, RATE, &rng), *w = white(n, &rng);
 	for (uint32_t i = 0; i < n; i++)
 		x[i] += 0.05f * w[i];
 	struct gf_suppress *a = make(18.0, NULL, 0, 1), *b = make(18.0, NULL, 0, 1);
@@ -169,7 +130,7 @@ static void calls_case(void)
 static void channels_case(void)
 {
 	uint32_t n = RATE;
-	float *x = speech_like(n, &rng), *w = gf_test_noise(n, &rng);
+	float *x = gf_test_speech_like(n, RATE, &rng), *w = gf_test_noise(n, &rng);
 	uint32_t lat;
 	struct gf_suppress *mono = make(18.0, NULL, 0, 1), *st = make(18.0, NULL, 0, 2);
 	lat = gf_suppress_latency(st);
@@ -191,14 +152,14 @@ static void channels_case(void)
 static double improvement(const char *what, int with_sample, float *(*make_noise)(uint32_t, uint64_t *))
 {
 	uint32_t n = 8 * RATE, skip = RATE / 2; /* the first half second: the estimate settling */
-	float *clean = speech_like(n, &rng), *noise = make_noise(n + 2 * RATE, &rng);
+	float *clean = gf_test_speech_like(n, RATE, &rng), *noise = make_noise(n + 2 * RATE, &rng);
 	scale_to_snr(clean, noise, n, n + 2 * RATE, 5.0);
 	float *noisy = malloc(n * sizeof(float));
 	for (uint32_t i = 0; i < n; i++)
 		noisy[i] = clean[i] + noise[2 * RATE + i]; /* the sample is the noise before it */
 	struct gf_suppress *s = with_sample ? make(18.0, noise, 2 * RATE, 1) : make(18.0, NULL, 0, 1);
 	float *out = run_aligned(s, noisy, n, 512);
-	double before = si_sdr(clean, noisy, skip, n), after = si_sdr(clean, out, skip, n);
+	double before = gf_test_si_sdr(clean, noisy, skip, n), after = gf_test_si_sdr(clean, out, skip, n);
 	printf("  %s at 5 dB SNR%s: SI-SDR %.1f -> %.1f dB (%+.1f)\n", what,
 	       with_sample ? ", noise sample" : "", before, after, after - before);
 	gf_suppress_free(s);
@@ -217,10 +178,10 @@ static void denoise_cases(void)
 static void clean_case(void)
 {
 	uint32_t n = 6 * RATE;
-	float *clean = speech_like(n, &rng);
+	float *clean = gf_test_speech_like(n, RATE, &rng);
 	struct gf_suppress *s = make(18.0, NULL, 0, 1);
 	float *out = run_aligned(s, clean, n, 512);
-	double sdr = si_sdr(clean, out, 0, n);
+	double sdr = gf_test_si_sdr(clean, out, 0, n);
 	printf("  clean speech-like signal: SI-SDR of the output %.1f dB\n", sdr);
 	CHECK(sdr > 20.0);
 	gf_suppress_free(s);
