@@ -44,8 +44,7 @@ void gf_hum_describe(const struct gf_hum *h, char *buf, size_t len)
 		snprintf(buf, len, "none");
 		return;
 	}
-	size_t used =
-		(size_t)snprintf(buf, len, "%d Hz (%.3f), harmonics", gf_hum_family(h->f0_hz), h->f0_hz);
+	size_t used = (size_t)snprintf(buf, len, "%d Hz, harmonics", gf_hum_family(h->f0_hz));
 	for (uint32_t i = 0; i < h->n && used < len; i++)
 		used += (size_t)snprintf(buf + used, len - used, " %u", h->harmonic[i]);
 }

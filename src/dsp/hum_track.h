@@ -69,7 +69,7 @@ uint64_t gf_hum_track_analyses(const struct gf_hum_track *t);
 /** 50 or 60: the family of @p f0_hz; 0 when it is 0. */
 int gf_hum_family(double f0_hz);
 
-/** "50 Hz (50.012), harmonics 1 2 3" or "none" into @p buf. */
+/** "50 Hz, harmonics 1 2 3" or "none" into @p buf. */
 void gf_hum_describe(const struct gf_hum *h, char *buf, size_t len);
 
 #endif

@@ -47,7 +47,7 @@ static void expect_set(const struct gf_hum_track *t, double f0, const uint32_t *
 	char d[200];
 	gf_hum_track_active(t, &h);
 	gf_hum_describe(&h, d, sizeof(d));
-	printf("  active: %s\n", d);
+	printf("  active: %s at %.3f Hz\n", d, h.f0_hz);
 	CHECK(h.n == n);
 	CHECK(fabs(h.f0_hz - f0) < 0.05);
 	for (uint32_t i = 0; i < n; i++)
