@@ -140,8 +140,10 @@ void gf_dm_hum_poll(struct daemon *d)
 	uint32_t hmax;
 	if (!h || !h->tap || !h->track || !d->live || d->engine_stuck)
 		return;
-	if (!gf_config_hum_auto(d->cfg, &hmax) || hmax != h->hmax || d->cfg->sample_rate != h->rate) {
-		while (gf_input_tap_read(h->tap, h->buf, h->tap_frames)) /* until the next stream start */
+	/* A reload that swapped in other harmonics starts the tracker afresh; one that removed the
+	 * notch stops it until the next stream start. */
+	if (!gf_config_hum_auto(d->cfg, &hmax) || tracker_for(h, d->cfg->sample_rate, hmax) != 0) {
+		while (gf_input_tap_read(h->tap, h->buf, h->tap_frames))
 			;
 		return;
 	}
