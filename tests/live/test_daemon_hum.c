@@ -13,7 +13,11 @@
  *    restarted, more taps), and no analysis sample was dropped;
  * 3. at the output the hum drops: each harmonic's level in the 2 s after the
  *    swap is at least MIN_DROP_DB below its level in 2 s before it, while the
- *    voice's gain (300 Hz-3 kHz, output over input) stays within 2 dB. */
+ *    voice's gain (300 Hz-3 kHz, output over input) stays within 2 dB;
+ * 4. started again with max_taps = 8192 (the chain fits, with the notches it
+ *    does not): the hum is found, its rebuild fails and is counted and
+ *    logged as a failed reload, the running filter stays (no notch, the same
+ *    taps), and the same set is not tried again. */
 #include <jack/jack.h>
 #include <math.h>
 #include <stdatomic.h>
@@ -39,8 +43,8 @@
 static struct gf_daemon dm;
 static struct gf_daemon_tap tap;
 
-/* The daemon's config: the JACK head, then the default chain as config/gpufir.conf writes it. */
-static void write_conf(void)
+/* The daemon's config: the JACK head, @p extra, then the default chain as config/gpufir.conf writes it. */
+static void write_conf(const char *extra)
 {
 	const char *src = getenv("GPUFIR_SOURCE_DIR");
 	char path[600], line[512];
@@ -49,6 +53,7 @@ static void write_conf(void)
 	FILE *in = fopen(path, "r"), *f = gf_daemon_conf_begin(&dm, RATE, BLOCK, "cpu", CH, "system");
 	CHECK(in && f);
 	int copying = 0;
+	fputs(extra, f);
 	while (fgets(line, sizeof(line), in)) {
 		copying |= strncmp(line, "filters = (", 11) == 0;
 		if (copying)
@@ -87,6 +92,43 @@ static double band_dbfs(const float *y, double lo, double hi)
 	return 10.0 * log10(p);
 }
 
+/* 4. The daemon again, with room for the chain but not for its notches: hum is in the input now. */
+static void failed_rebuild(const char *bin, jack_client_t *jc, long taps0)
+{
+	char st[GF_STATUS_MAX], hum[200], found[200], last[300];
+	write_conf("max_taps = 8192;\n");
+	int ready = dm.nl.ready;
+	gf_daemon_spawn(&dm, bin, 0);
+	gf_daemon_wait_ready(&dm, ready + 1, 30.0, "start-up with max_taps = 8192");
+	gf_daemon_connect_ports(&dm, jc, &tap);
+	size_t t0 = feed_pos();
+	long failures = 0;
+	do {
+		gf_daemon_idle_ms(&dm, 250);
+		gf_daemon_query_status(&dm, st, sizeof(st));
+		status_text(st, "hum_found", found, sizeof(found));
+	} while (strcmp(found, "50 Hz, harmonics 1 2 3") != 0 &&
+		 feed_pos() < t0 + (size_t)(HUM_FIND_S * RATE));
+	gf_daemon_idle_ms(&dm, 1000); /* its reload ends */
+	gf_daemon_query_status(&dm, st, sizeof(st));
+	failures = gf_daemon_status_num(st, "reload_failures");
+	gf_daemon_idle_ms(&dm, 5000); /* 5 analyses more: the same set, not tried again */
+	gf_daemon_query_status(&dm, st, sizeof(st));
+	status_text(st, "hum", hum, sizeof(hum));
+	status_text(st, "last_reload", last, sizeof(last));
+	printf("max_taps = 8192: found %s; hum: %s; taps %ld; reload failures %ld, 5 s later %ld; last "
+	       "reload: "
+	       "%s\n",
+	       found, hum, gf_daemon_status_num(st, "taps"), failures,
+	       gf_daemon_status_num(st, "reload_failures"), last);
+	if (strcmp(found, "50 Hz, harmonics 1 2 3") != 0 || strcmp(hum, "none") != 0 ||
+	    gf_daemon_status_num(st, "taps") != taps0 || strncmp(last, "reload failed: ", 15) != 0)
+		gf_daemon_die(&dm, "a hum rebuild over max_taps did not fail and keep the running filter");
+	if (failures < 1 || gf_daemon_status_num(st, "reload_failures") != failures)
+		gf_daemon_die(&dm, "a failed hum rebuild was tried again for the same set");
+	gf_daemon_terminate(&dm, 20.0, "");
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -104,7 +146,7 @@ int main(void)
 		for (int c = 0; c < CH; c++)
 			x[i * CH + c] = mono[i];
 	gf_daemon_tap_init(&tap, x, rec, MAX_FRAMES, CH, 0);
-	write_conf();
+	write_conf("");
 
 	jack_client_t *jc = gf_daemon_jack_client(&dm, "gpufir-hum", RATE, BLOCK, &tap);
 	gf_daemon_spawn(&dm, bin, 0);
@@ -155,6 +197,7 @@ int main(void)
 	while (rec_pos() < all_at + (size_t)RATE * 3)
 		gf_daemon_idle_ms(&dm, 100);
 	gf_daemon_terminate(&dm, 20.0, "");
+	failed_rebuild(bin, jc, taps0);
 	jack_deactivate(jc);
 	jack_client_close(jc);
 	const float *before = rec + (first_at - (size_t)RATE * 27 / 10) * CH,
