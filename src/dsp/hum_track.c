@@ -50,7 +50,7 @@ void gf_hum_describe(const struct gf_hum *h, char *buf, size_t len)
 }
 
 /* The decimation: the analysis rate is at least GF_HUM_TRACK_MIN_RATE and 160 Hz a harmonic
- * (the detector looks up to 0.45 x its rate; the low-pass passes 0.42 x). */
+ * (the detector looks up to 0.45 x its rate, and no higher than the highest harmonic). */
 static int make_lowpass(struct gf_hum_track *t, struct gf_errbuf *eb)
 {
 	double want = fmax(GF_HUM_TRACK_MIN_RATE, 160.0 * t->hmax);
@@ -62,8 +62,12 @@ static int make_lowpass(struct gf_hum_track *t, struct gf_errbuf *eb)
 	}
 	struct gf_design d;
 	gf_design_init(&d, GF_DESIGN_LOWPASS);
+	/* Only the band analysed must stay clean of aliases: the highest harmonic and its +-5 Hz
+	 * floor. Frequencies above rate_d - top fold above top, so the transition can span the rest:
+	 * at least 0.16 x rate_d (rate_d >= 160 Hz a harmonic), 0.5 x rate_d with 4 harmonics at 1 kHz. */
+	double top = 60.5 * t->hmax + 6.0;
 	d.cutoff_hz = 0.5 * t->rate_d;
-	d.transition_hz = 0.16 * t->rate_d; /* aliases fold to 0.42 x rate_d and up: above the band */
+	d.transition_hz = fmax(t->rate_d - 2.0 * top, 0.16 * t->rate_d);
 	d.attenuation_db = 80.0;
 	return gf_design_run(&d, t->rate, &t->lp, &t->lp_n, eb);
 }

@@ -168,14 +168,23 @@ int main(void)
 		CHECK(fabs(without[i]) < 0.5);
 
 	/* What an analysis costs the control thread (printed, not checked). */
-	for (uint32_t hmax = 4; hmax <= 16; hmax *= 4) {
-		CHECK_OK_EB(gf_hum_track_new(&t, RATE, hmax, &eb), &eb);
-		feed(t, x, 0, (size_t)(5 * RATE));
-		uint64_t t0 = gf_now_ns();
-		gf_hum_track_push(t, x, (size_t)RATE);
-		CHECK(gf_hum_track_step(t, &eb) >= 0);
-		printf("one analysis at 48 kHz, %u harmonics: %.1f ms\n", hmax,
-		       (double)(gf_now_ns() - t0) / 1e6);
+	const struct {
+		double rate;
+		uint32_t hmax;
+	} cost[] = {{RATE, 4}, {RATE, 16}, {384000.0, 4}};
+	for (int i = 0; i < 3; i++) {
+		CHECK_OK_EB(gf_hum_track_new(&t, cost[i].rate, cost[i].hmax, &eb), &eb);
+		feed(t, x, 0, (size_t)(5 * cost[i].rate));
+		double best = INFINITY, sum = 0.0;
+		for (int k = 0; k < 5; k++) { /* the fastest of 5: the machine is shared */
+			gf_hum_track_push(t, x, (size_t)cost[i].rate);
+			uint64_t t0 = gf_now_ns();
+			CHECK(gf_hum_track_step(t, &eb) >= 0);
+			double ms = (double)(gf_now_ns() - t0) / 1e6;
+			best = fmin(best, ms), sum += ms;
+		}
+		printf("one analysis at %.0f Hz, %u harmonics: %.1f ms (the fastest of 5; mean %.1f ms)\n",
+		       cost[i].rate, cost[i].hmax, best, sum / 5.0);
 		gf_hum_track_free(t);
 	}
 
