@@ -65,8 +65,8 @@ struct gf_config {
 	int live;		  /**< loaded for live mode (resolves GF_PHASE_AUTO); set by the caller */
 	const char *program_file; /**< offline: the file to be filtered (denoise designs measure it);
 				     set by the caller, not owned; NULL = unknown */
-	/** live: the mains hum the daemon found in the running input (hum_track.h), which notches
-	 * with freq_hz = "auto" notch; f0_hz 0: none found (they pass the audio unchanged) */
+	/** live: the mains hum the daemon found in the running input (hum_track.h), the one notches
+	 * with freq_hz = "auto" are built at; f0_hz 0: none found (they pass the audio unchanged) */
 	struct gf_hum live_hum;
 	int hum_followed; /**< live_hum is the daemon's (gf_config_source.hum was set) */
 
@@ -90,8 +90,9 @@ struct gf_config_source {
 	int algo_set; /**< 1: algo overrides the file's */
 	enum gf_algo algo;
 	int live; /**< 1: live mode (copied to gf_config.live) */
-	const struct gf_hum
-		*hum; /**< live: the hum found so far (copied to gf_config.live_hum); NULL: none */
+	/** The daemon: the hum found so far in the running input (copied to gf_config.live_hum;
+	 * f0_hz 0: none yet). NULL: nobody follows it (offline, --check-config). */
+	const struct gf_hum *hum;
 };
 
 /**
