@@ -95,6 +95,9 @@ int main(void)
 	CHECK(x);
 	struct gf_errbuf eb = {{0}};
 	struct gf_hum_track *t;
+	/* The hysteresis the cases below measure against: a notch waits for a few analyses, and
+	 * stays longer than that. */
+	CHECK(GF_HUM_TRACK_ON >= 2 && GF_HUM_TRACK_OFF > 2 * GF_HUM_TRACK_ON);
 
 	/* 1. Speech alone, 40 s: never a notch. */
 	gf_test_speechlike(x, n, RATE, -6.0, &rng);
