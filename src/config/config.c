@@ -495,6 +495,10 @@ int gf_config_load_source(const struct gf_config_source *src, struct gf_config *
 	if (src->algo_set)
 		(*out)->algo = src->algo;
 	(*out)->live = src->live;
+	if (src->hum) {
+		(*out)->live_hum = *src->hum;
+		(*out)->hum_followed = 1;
+	}
 	return 0;
 }
 

@@ -19,6 +19,7 @@
 #include "engine.h"
 #include "error.h"
 #include "filter_set.h"
+#include "hum.h"
 #include "log.h"
 
 /** Sample rates gf_config_build accepts (Hz). */
@@ -64,6 +65,10 @@ struct gf_config {
 	int live;		  /**< loaded for live mode (resolves GF_PHASE_AUTO); set by the caller */
 	const char *program_file; /**< offline: the file to be filtered (denoise designs measure it);
 				     set by the caller, not owned; NULL = unknown */
+	/** live: the mains hum the daemon found in the running input (hum_track.h), the one notches
+	 * with freq_hz = "auto" are built at; f0_hz 0: none found (they pass the audio unchanged) */
+	struct gf_hum live_hum;
+	int hum_followed; /**< live_hum is the daemon's (gf_config_source.hum was set) */
 
 	char **files; /**< every file the config reads (itself first): watched for reload */
 	uint32_t n_files;
@@ -85,6 +90,9 @@ struct gf_config_source {
 	int algo_set; /**< 1: algo overrides the file's */
 	enum gf_algo algo;
 	int live; /**< 1: live mode (copied to gf_config.live) */
+	/** The daemon: the hum found so far in the running input (copied to gf_config.live_hum;
+	 * f0_hz 0: none yet). NULL: nobody follows it (offline, --check-config). */
+	const struct gf_hum *hum;
 };
 
 /**
@@ -190,6 +198,13 @@ int gf_config_suppress_differs(const struct gf_config *a, const struct gf_config
  * then build the filters per file, not once per (rate, channels). Any thread.
  */
 int gf_config_reads_input(const struct gf_config *c);
+
+/**
+ * 1 when a filter is a notch with freq_hz = "auto" (live, the daemon then
+ * follows the hum in the input), and the highest harmonic any of them looks
+ * at in @p max_harmonic; else 0. Any thread.
+ */
+int gf_config_hum_auto(const struct gf_config *c, uint32_t *max_harmonic);
 
 /** Whether the chains are made minimum phase (the top-level phase, auto resolved by c->live). */
 int gf_config_min_phase(const struct gf_config *c);

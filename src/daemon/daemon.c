@@ -229,6 +229,7 @@ static int reload_finish(struct daemon *d, struct gf_dm_build *b)
 	case GF_RELOAD_NEXT_REPORT:
 		break;
 	}
+	gf_dm_hum_built(d, &b->hum);
 	reload_done(d, &j->r, b->t0_ms);
 	return 0;
 }
@@ -300,7 +301,7 @@ static void reload_due(struct daemon *d)
 		d->hups = 0;
 	} else if (d->watch && gf_watch_take(d->watch, &changed)) {
 		snprintf(trig, sizeof(trig), "%.500s changed", changed);
-	} else {
+	} else if (!gf_dm_hum_due(d, trig, sizeof(trig))) { /* the hum found changed: notches follow */
 		return;
 	}
 	reload_begin(d, trig);
@@ -418,6 +419,7 @@ static void loop(struct daemon *d)
 		if (d->stop)
 			break;
 		gf_dm_latency_check(d);
+		gf_dm_hum_poll(d);
 		timers(d);
 		if (d->status && p[2].revents)
 			gf_dm_status_serve(d);
@@ -542,6 +544,7 @@ static void daemon_finish(struct daemon *d)
 		gf_dm_stats_log(d);
 	}
 	gf_dm_stream_stop(d);
+	gf_dm_hum_free(d);
 	gf_status_server_free(d->status);
 	gf_watch_free(d->watch);
 	if (!d->engine_stuck) { /* else a stuck worker still holds them */

@@ -68,11 +68,15 @@ int gf_dm_build_start(struct daemon *d, enum gf_dm_build_kind kind, const char *
 	b->t0_ms = gf_now_ms();
 	snprintf(b->trigger, sizeof(b->trigger), "%s", trigger);
 	/* The running config is only read by the job: the control thread keeps it until the job is done. */
-	if (kind == GF_DM_BUILD_ENGINE)
+	if (kind == GF_DM_BUILD_ENGINE) {
 		gf_reload_job_init(&b->job, NULL, d->cfg, 0, 1);
-	else
-		gf_reload_job_init(&b->job, &d->o->src, d->cfg, d->live != NULL && !d->engine_stuck,
+	} else {
+		b->src = d->o->src; /* with the hum found so far, for notches with freq_hz = "auto" */
+		gf_dm_hum_for_build(d, &b->hum);
+		b->src.hum = &b->hum;
+		gf_reload_job_init(&b->job, &b->src, d->cfg, d->live != NULL && !d->engine_stuck,
 				   d->force_cpu);
+	}
 	int rc = build_launch(d, b);
 	if (rc != 0) {
 		close(b->efd);

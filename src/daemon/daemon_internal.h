@@ -75,8 +75,12 @@ struct gf_dm_build {
 	enum gf_dm_build_kind kind;
 	int64_t t0_ms;
 	char trigger[600];
-	struct gf_reload_job job; /* what the thread runs (reload.c) */
+	struct gf_reload_job job;    /* what the thread runs (reload.c) */
+	struct gf_config_source src; /* the daemon's source, with the hum found so far (daemon_hum.c) */
+	struct gf_hum hum;
 };
+
+struct gf_dm_hum; /* daemon_hum.c */
 
 struct daemon {
 	const struct gf_daemon_opts *o;
@@ -149,6 +153,7 @@ struct daemon {
 	uint64_t reload_failures;
 	int64_t last_reload_ms;
 	char last_reload[700];
+	struct gf_dm_hum *hum; /* live hum detection (daemon_hum.c); NULL until a config asks for it */
 };
 
 /* daemon_stream.c */
@@ -201,6 +206,22 @@ struct gf_dm_build *gf_dm_build_take(struct daemon *d);
 void gf_dm_build_free(struct gf_dm_build *b);
 /** At exit: wait briefly for a running build, then abandon it. @return 1 if abandoned. */
 int gf_dm_build_abandon(struct daemon *d);
+
+/* daemon_hum.c: notches with freq_hz = "auto" follow the hum found in the running input */
+/** The tap a new stream's worker copies its input into, or NULL (no such notch). Before it starts. */
+struct gf_input_tap *gf_dm_hum_tap(struct daemon *d);
+/** Every loop pass: drain the tap, analyse once a second, follow the set found (hysteresis). */
+void gf_dm_hum_poll(struct daemon *d);
+/** 1 and the reload's trigger in @p trigger when the set found differs from the one notched. */
+int gf_dm_hum_due(struct daemon *d, char *trigger, size_t len);
+/** The set a build carries (gf_config_source.hum): the one found, else the one notched. */
+void gf_dm_hum_for_build(const struct daemon *d, struct gf_hum *out);
+/** A reload that carried @p carried is done: if its set is not the one notched now, it failed
+ *  and is not tried again until the set found changes. */
+void gf_dm_hum_built(struct daemon *d, const struct gf_hum *carried);
+/** The status socket's hum lines. */
+void gf_dm_hum_status(const struct daemon *d, char *buf, size_t len);
+void gf_dm_hum_free(struct daemon *d);
 
 /* daemon_status.c */
 const char *gf_dm_state_name(const struct daemon *d);

@@ -262,6 +262,9 @@ static void status_block(const struct daemon *d, char *buf, size_t len)
 		 d->last_reload_ms ? (now - d->last_reload_ms) / 1000.0 : 0.0, bl, d->outages, d->respawns,
 		 d->state == D_LOST ? "lost_reason: " : "", d->state == D_LOST ? d->lost_reason : "",
 		 d->state == D_LOST ? "\n" : "");
+	size_t used = strlen(buf);
+	if (used < len)
+		gf_dm_hum_status(d, buf + used, len - used);
 }
 
 void gf_dm_log_window_reset(struct daemon *d)

@@ -60,6 +60,7 @@ int gf_dm_stream_start(struct daemon *d, struct gf_errbuf *eb)
 	if (d->suppress)
 		gf_suppress_bank_reset(d->suppress);
 	lp.suppress = d->suppress;
+	lp.tap = gf_dm_hum_tap(d); /* NULL unless a notch follows the hum (daemon_hum.c) */
 	int err = gf_dm_audio_open(d, &lp, &d->live, eb); /* bounded: the loop answers meanwhile */
 	if (err)
 		return err;

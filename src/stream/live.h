@@ -46,6 +46,7 @@
 
 #include "engine.h"
 #include "error.h"
+#include "input_tap.h"
 #include "suppress_bank.h"
 
 struct gf_live;
@@ -75,6 +76,10 @@ struct gf_live_params {
 	 * Made on the control thread, not owned; like the engine it must outlive
 	 * the gf_live, and no one else may run it while the stream runs. */
 	struct gf_suppress_bank *suppress;
+	/** Where the worker copies each block's input, averaged to mono, for
+	 * analysis on the control thread (input_tap.h; NULL: none). Not owned;
+	 * it must outlive the gf_live. */
+	struct gf_input_tap *tap;
 };
 
 struct gf_live_stats {

@@ -167,6 +167,8 @@ static void do_block(struct gf_live *l, uint32_t frames)
 	uint64_t dt = gf_now_ns() - t0;
 	in_swap |= gf_engine_swap_window(l->engine);
 
+	if (l->tap) /* the input, for analysis on the control thread: bounded, never waits */
+		gf_input_tap_push(l->tap, src, frames, l->channels);
 	gf_ring_read_advance(l->in_ring, frames); /* src is not used after this */
 	if (gap_len)
 		atomic_store_explicit(&l->gap_pending, 0, memory_order_release);
