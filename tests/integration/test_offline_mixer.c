@@ -5,7 +5,8 @@
  * channel is the reference convolution's sum over its paths, aligned like a
  * plain chain; each pair of outputs sums back to its input within float
  * rounding; a file with other than the mixer's inputs is a config error;
- * --backend cuda is refused with the reason (a mixer runs on the CPU only).
+ * --backend cuda is refused with the reason (a mixer runs on the CPU only);
+ * --export-filters writes a config that runs the same mixer.
  */
 #include <math.h>
 #include <stdio.h>
@@ -130,6 +131,34 @@ static void test_crossover(const char *conf, const char *in, const float *x, con
 	free(out);
 }
 
+/* --export-filters writes the mixer again: its filters.conf filters IN to the same bits (--causal:
+ * the exported files are padded to one length, so alignment is not compared here). */
+static void test_export(const char *conf, const char *in)
+{
+	char *exp = gf_test_path(dir, "export"), *exp_conf = gf_test_path(exp, "filters.conf");
+	char *o1 = gf_test_path(dir, "o1.wav"), *o2 = gf_test_path(dir, "o2.wav");
+	struct run_result r;
+	run_gpufir(ARGS("--export-filters", exp, "-c", conf, "--rate", "48000"), &r);
+	CHECK_RUN(&r, GF_EXIT_OK, "building at 48000 Hz");
+	char text[4096];
+	CHECK(gf_test_read_file(exp_conf, text, sizeof(text)) > 0);
+	CHECK(strstr(text, "mixer = {") && strstr(text, "{ in = 1; out = 3; chain = [\"channel3\"]; }"));
+	run_gpufir(ARGS("-i", in, "-o", o1, "-c", conf, "--causal"), &r);
+	CHECK_RUN(&r, GF_EXIT_OK, "realtime");
+	run_gpufir(ARGS("-i", in, "-o", o2, "-c", exp_conf, "--causal"), &r);
+	CHECK_RUN(&r, GF_EXIT_OK, "realtime");
+	SF_INFO i1, i2;
+	float *y1 = gf_test_read_sound(o1, &i1, 1), *y2 = gf_test_read_sound(o2, &i2, 1);
+	CHECK(i1.channels == 4 && i2.channels == 4 && i1.frames == i2.frames);
+	CHECK(memcmp(y1, y2, (size_t)i1.frames * 4 * sizeof(float)) == 0);
+	free(y1);
+	free(y2);
+	free(exp);
+	free(exp_conf);
+	free(o1);
+	free(o2);
+}
+
 static void test_refusals(const char *conf)
 {
 	char *in3 = gf_test_path(dir, "in3.wav"), *out = gf_test_path(dir, "out3.wav");
@@ -162,6 +191,7 @@ int main(void)
 	gf_test_write_sound(in, SF_FORMAT_WAV | SF_FORMAT_FLOAT, RATE, 2, FRAMES, x);
 	test_crossover(conf, in, x, "cpu");
 	test_crossover(conf, in, x, NULL);
+	test_export(conf, in);
 	test_refusals(conf);
 	gf_test_rmtree(dir);
 	free(dir);
