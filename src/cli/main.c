@@ -214,7 +214,11 @@ static void print_config_summary(FILE *out, const struct gf_config *cfg, const s
 	fprintf(out, "%s: OK\n", cfg->path ? cfg->path : "built-in default configuration");
 	fprintf(out, "  sample rate:  %u Hz%s\n", rate,
 		cfg->sample_rate ? "" : " (not set; offline mode uses the file's rate)");
-	fprintf(out, "  channels:     %u\n", fs->channels);
+	if (gf_filter_set_is_mixer(fs))
+		fprintf(out, "  channels:     %u in, %u out (mixer of %u paths; \"channel\" below: path)\n",
+			fs->inputs, fs->outputs, fs->channels);
+	else
+		fprintf(out, "  channels:     %u\n", fs->channels);
 	fprintf(out, "  filters:      %u defined", cfg->n_filters);
 	for (uint32_t i = 0; i < cfg->n_chain; i++)
 		fprintf(out, "%s%s", i ? " -> " : "; chain: ", cfg->chain[i]);

@@ -20,7 +20,7 @@
 #include "config_priv.h"
 #include "safe_file.h"
 
-static int parse_names(const struct gf_cfg_loader *L, const config_setting_t *a, const char *setting,
+int gf_cfg_parse_names(const struct gf_cfg_loader *L, const config_setting_t *a, const char *setting,
 		       char ***out, uint32_t *n_out)
 {
 	struct gf_config *c = L->c;
@@ -69,6 +69,7 @@ static int parse_route(const struct gf_cfg_loader *L, const config_setting_t *g,
 {
 	char prefix[64], name[96];
 	snprintf(prefix, sizeof(prefix), "routes[%u].", idx);
+	snprintf(r->name, sizeof(r->name), "routes[%u]", idx);
 	if (config_setting_type(g) != CONFIG_TYPE_GROUP)
 		return gf_cfg_fail_at(L, g, "routes", "entry %u must be a group { channel = 0; ... }, not %s",
 				      idx, gf_cfg_type_name(g));
@@ -81,14 +82,14 @@ static int parse_route(const struct gf_cfg_loader *L, const config_setting_t *g,
 		return e;
 	if (e == 0)
 		return gf_cfg_missing(L, g, prefix, "channel", "the 0-based channel this route filters");
-	r->channel = (uint32_t)ch;
+	r->channel = r->out = (uint32_t)ch;
 	r->channel_line = gf_cfg_line_of(config_setting_get_member(g, "channel"));
 	const config_setting_t *ca = config_setting_get_member(g, "chain");
 	if (ca) {
 		gf_cfg_setting(name, sizeof(name), prefix, "chain");
 		r->has_chain = 1;
 		r->chain_line = gf_cfg_line_of(ca);
-		if ((e = parse_names(L, ca, name, &r->chain, &r->n_chain)) < 0)
+		if ((e = gf_cfg_parse_names(L, ca, name, &r->chain, &r->n_chain)) < 0)
 			return e;
 	}
 	if ((e = gf_cfg_get_num(L, g, prefix, "gain_db", GAIN_DB_MIN, GAIN_DB_MAX, &r->gain_db)) < 0 ||
@@ -139,7 +140,7 @@ static int parse_routes(const struct gf_cfg_loader *L, const config_setting_t *r
 static const char *const top_keys[] = {
 	"sample_rate", "block_frames",	"backend",	   "algo",  "gpu",    "crossfade_ms", "max_taps",
 	"log_level",   "status_socket", "latency_slack",   "input", "output", "filters",      "chain",
-	"routes",      "phase",		"gpu_deadline_ms",
+	"routes",      "phase",		"gpu_deadline_ms", "mixer",
 };
 static const char *const endpoint_keys[] = {"device", "host_api", "channels", "file"};
 
@@ -289,14 +290,14 @@ static int parse_chain(const struct gf_cfg_loader *L, const config_setting_t *ro
 	struct gf_config *c = L->c;
 	const config_setting_t *a = config_setting_get_member(root, "chain");
 	if (!a) {
-		if (c->n_routes)
-			return 0; /* channels without a route pass through */
+		if (c->n_routes || config_setting_get_member(root, "mixer"))
+			return 0; /* channels without a route, paths without a chain, pass through */
 		return gf_cfg_fail_at(L, root, "chain",
 				      "missing: name the filters to apply, e.g. chain = [\"%s\"];",
 				      c->filters[0].name);
 	}
 	c->priv->chain_line = gf_cfg_line_of(a);
-	return parse_names(L, a, "chain", &c->chain, &c->n_chain);
+	return gf_cfg_parse_names(L, a, "chain", &c->chain, &c->n_chain);
 }
 
 /*
@@ -365,7 +366,7 @@ static int load_root(struct gf_cfg_loader *L, const config_setting_t *root)
 	if ((r = parse_scalars(L, root)) < 0 || (r = parse_endpoint(L, root, "input", &L->c->input, 0)) < 0 ||
 	    (r = parse_endpoint(L, root, "output", &L->c->output, 1)) < 0 ||
 	    (r = gf_cfg_parse_filters(L, root)) < 0 || (r = parse_routes(L, root)) < 0 ||
-	    (r = parse_chain(L, root)) < 0)
+	    (r = parse_chain(L, root)) < 0 || (r = gf_cfg_parse_mixer(L, root)) < 0)
 		return r;
 	if ((r = check_output_file(L, root)) < 0)
 		return r;
@@ -563,6 +564,7 @@ void gf_config_free(struct gf_config *c)
 		free_names(c->routes[i].chain, c->routes[i].n_chain);
 	}
 	free(c->routes);
+	gf_cfg_mixer_free(c->mixer);
 	free_names(c->chain, c->n_chain);
 	free_names(c->files, c->n_files);
 	struct gf_audio_endpoint *eps[2] = {&c->input, &c->output};

@@ -28,6 +28,7 @@
 
 struct gf_config_filter; /* private: one entry of filters = (...) */
 struct gf_config_route;	 /* private: per-channel routing, if any */
+struct gf_config_mixer;	 /* private: N inputs to M outputs, if any */
 struct gf_config_priv;	 /* private */
 
 /** Top-level `phase`: how each channel's pre-convolved chain is made. */
@@ -79,7 +80,8 @@ struct gf_config {
 	uint32_t n_chain;
 	struct gf_config_route *routes; /**< private; NULL = chain on every channel */
 	uint32_t n_routes;
-	struct gf_config_priv *priv; /**< private: source lines for build-time messages */
+	struct gf_config_mixer *mixer; /**< private; NULL = no mixer (gf_config_mixer_outputs) */
+	struct gf_config_priv *priv;   /**< private: source lines for build-time messages */
 };
 
 /** Where a run's configuration comes from, with the command line's overrides. */
@@ -128,7 +130,8 @@ void gf_config_free(struct gf_config *c);
 
 /**
  * Build the filter set: design/load every filter at @p sample_rate, pre-convolve
- * each channel's chain into one FIR, apply gain/delay/polarity.
+ * each channel's chain into one FIR, apply gain/delay/polarity. With a mixer,
+ * one FIR per path and a mixer set (its inputs must be @p channels).
  * @p channels is the audio's channel count. All-or-nothing.
  * @p sample_rate 0 means c->sample_rate (an error if that is unset too).
  * @return 0, GF_E_CONFIG, GF_E_RATE (a WAV impulse response at another rate),
@@ -209,7 +212,15 @@ int gf_config_hum_auto(const struct gf_config *c, uint32_t *max_harmonic);
 /** Whether the chains are made minimum phase (the top-level phase, auto resolved by c->live). */
 int gf_config_min_phase(const struct gf_config *c);
 
-/** Fewest audio channels the routes need (highest routed channel + 1); 0 without routes. */
+/** Fewest audio channels the routes need (highest routed channel + 1), a mixer's inputs; 0 without
+ * either. */
 uint32_t gf_config_min_channels(const struct gf_config *c);
+
+/**
+ * A mixer (`mixer = {...}`): the channels it reads and writes; 0 and 0 without one. The filter
+ * set gf_config_build gives is then a mixer (filter_set.h): its input must have @p inputs
+ * channels and its output has @p outputs. Any thread.
+ */
+void gf_config_mixer_channels(const struct gf_config *c, uint32_t *inputs, uint32_t *outputs);
 
 #endif

@@ -249,6 +249,11 @@ int gf_live_new(struct gf_live **out, const struct gf_live_params *p, struct gf_
 	l->playback = p->output.device != NULL || p->record_path == NULL;
 	PaStreamParameters in, outp;
 	int err = channels_of(p, &l->channels, eb);
+	if (!err && engine && gf_engine_out_channels(engine) != l->channels) {
+		gf_errbuf_set(eb, "the filter writes %u channels, the stream carries %u in and out",
+			      gf_engine_out_channels(engine), l->channels);
+		err = GF_E_CONFIG;
+	}
 	if (!err && p->record_path && !(l->record_path = strdup(p->record_path)))
 		err = GF_E_NOMEM;
 	if (!err && !(err = gf_live_pa_init(eb)))

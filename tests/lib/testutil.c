@@ -239,6 +239,26 @@ double *gf_test_reference_fs(const float *x, uint32_t frames, uint32_t channels,
 	return r;
 }
 
+double *gf_test_reference_mix(const float *x, uint32_t frames, const struct gf_filter_set *fs)
+{
+	uint32_t nin = gf_filter_set_inputs(fs), nout = gf_filter_set_outputs(fs);
+	double *r = calloc((size_t)frames * nout + 1, sizeof(double));
+	float *col = malloc((size_t)frames * sizeof(float) + 1);
+	double *y = malloc((size_t)frames * sizeof(double) + 1);
+	CHECK(r && col && y);
+	for (uint32_t p = 0; p < fs->channels; p++) {
+		uint32_t i = gf_filter_set_path_in(fs, p), o = gf_filter_set_path_out(fs, p);
+		for (uint32_t n = 0; n < frames; n++)
+			col[n] = x[(size_t)n * nin + i];
+		gf_test_reference(col, frames, 1, gf_filter_set_channel(fs, p), fs->taps, y);
+		for (uint32_t n = 0; n < frames; n++)
+			r[(size_t)n * nout + o] += y[n];
+	}
+	free(col);
+	free(y);
+	return r;
+}
+
 double *gf_test_reference_mono_filter(const float *x, uint32_t frames, uint32_t channels, const float *h,
 				      uint32_t taps)
 {

@@ -117,6 +117,12 @@ struct gf_filter_set *gf_test_random_filter(uint32_t channels, uint32_t taps, ui
 double *gf_test_reference_fs(const float *x, uint32_t frames, uint32_t channels,
 			     const struct gf_filter_set *fs);
 /**
+ * The reference of a mixer (or a plain set) in double: output o is the sum
+ * over the paths p into o of gf_test_reference of input path_in[p] through
+ * FIR p. Malloc'ed, frames x outputs; @p x has gf_filter_set_inputs() channels.
+ */
+double *gf_test_reference_mix(const float *x, uint32_t frames, const struct gf_filter_set *fs);
+/**
  * A CPU engine that passes its input through: a unit impulse padded to
  * @p taps taps (a long one costs what a real filter of that length does).
  */
