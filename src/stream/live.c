@@ -215,6 +215,11 @@ void gf_live_set_suppress(struct gf_live *l, struct gf_suppress_bank *b)
 	l->suppress = b;
 }
 
+void gf_live_set_gain(struct gf_live *l, struct gf_gain_stage *g)
+{
+	l->gain = g;
+}
+
 int gf_live_new(struct gf_live **out, const struct gf_live_params *p, struct gf_engine *engine,
 		struct gf_errbuf *eb)
 {
@@ -234,6 +239,7 @@ int gf_live_new(struct gf_live **out, const struct gf_live_params *p, struct gf_
 		return GF_E_NOMEM;
 	l->engine = engine;
 	l->suppress = p->suppress;
+	l->gain = p->gain;
 	l->block = p->block_frames;
 	/* auto: from the tightest latency up to the most a fixed slack may be */
 	l->slack_auto = p->latency_slack_auto;
