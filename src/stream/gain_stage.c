@@ -117,6 +117,11 @@ uint32_t gf_gain_stage_ramp_frames(const struct gf_gain_stage *g)
 	return g->ramp;
 }
 
+uint32_t gf_gain_stage_rate(const struct gf_gain_stage *g)
+{
+	return g->rate;
+}
+
 /* ---- the worker ---------------------------------------------------------- */
 
 /* One block's peak and sum of squares per channel into the scratch of @p side. */

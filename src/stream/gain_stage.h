@@ -53,6 +53,8 @@ void gf_gain_stage_free(struct gf_gain_stage *g);
 void gf_gain_stage_set(struct gf_gain_stage *g, float gain, int mute);
 /** Frames of the ramp at the stage's rate. Any thread. */
 uint32_t gf_gain_stage_ramp_frames(const struct gf_gain_stage *g);
+/** The rate it was made for, Hz. Any thread. */
+uint32_t gf_gain_stage_rate(const struct gf_gain_stage *g);
 
 /**
  * The worker, once per block: meter @p in (the capture side, @p frames frames
