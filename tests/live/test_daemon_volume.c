@@ -79,7 +79,8 @@ static void check_status(const char *when, const char *want_db, double play_dbfs
 	gf_daemon_query_status(&dm, st, sizeof(st));
 	double cap = status_first(st, "capture_peak_dbfs"), play = status_first(st, "playback_peak_dbfs");
 	double rms = status_first(st, "playback_rms_dbfs");
-	printf("%s: %.*s, capture peak %.2f, playback peak %.2f rms %.2f dBFS\n", when, (int)strlen(want_db) - 2, want_db + 1, cap, play, rms);
+	printf("%s: %.*s, capture peak %.2f, playback peak %.2f rms %.2f dBFS\n", when,
+	       (int)strlen(want_db) - 2, want_db + 1, cap, play, rms);
 	if (!strstr(st, want_db) || !strstr(st, "\nmute: 0\n") || !strstr(st, "\nlevels_channels: 2\n") ||
 	    !strstr(st, "\nclipped_samples: 0\n") || !(fabs(cap - 20.0 * log10(AMP)) < 0.2) ||
 	    !(fabs(play - play_dbfs) < 0.2) || !(fabs(rms - (play_dbfs - 3.01)) < 0.2)) {
@@ -104,7 +105,8 @@ static void check_change(size_t m0, size_t m1, double g0, double g1)
 	double worst = 0.0;
 	for (size_t m = m0 + 2; m < m1; m++)
 		for (int c = 0; c < CH; c++) {
-			double d = (double)rec[m * CH + c] - 2.0 * rec[(m - 1) * CH + c] + rec[(m - 2) * CH + c];
+			double d =
+				(double)rec[m * CH + c] - 2.0 * rec[(m - 1) * CH + c] + rec[(m - 2) * CH + c];
 			worst = fmax(worst, fabs(d));
 		}
 	/* The fade: from the last window near the old level to the first near the new. */
