@@ -10,13 +10,15 @@
  * - the state file: not written before the debounce, then written whole
  *   (no temporary left beside it), read back by the next daemon (it wins over
  *   volume_db); a corrupt, a truncated and an out-of-range file are ignored
- *   (the config's volume); a missing one too; an unwritable folder is no error;
+ *   (the config's volume); a missing one too, and a folder in its place (never
+ *   replaced); an unwritable folder is no error;
  * - a reload's volume_db is a request, a lower limit clamps the volume.
  */
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -213,6 +215,15 @@ static void test_state_file(void)
 	gf_test_write_text(state, "# comment\nvolume_db = 12.0\nmute = 1\n");
 	CHECK(start_volume(&mute) == 0.0 && mute);
 	CHECK(unlink(state) == 0);
+	/* Not a regular file (a folder): ignored at start, and never replaced by a write. */
+	CHECK(mkdir(state, 0700) == 0);
+	CHECK(start_volume(&mute) == -6.0);
+	daemon_with(&d, conf_state(-6.0, 0.0));
+	CHECK_OK(gf_daemon_volume_set(&d, -2.0, &r, &eb));
+	done(&d);
+	struct stat sb;
+	CHECK(stat(state, &sb) == 0 && S_ISDIR(sb.st_mode));
+	CHECK(rmdir(state) == 0);
 
 	/* A folder that cannot be written: a warning, the volume still works. */
 	char extra[700];
