@@ -138,9 +138,11 @@ static int parse_routes(const struct gf_cfg_loader *L, const config_setting_t *r
 /* ---- top level ---------------------------------------------------------- */
 
 static const char *const top_keys[] = {
-	"sample_rate", "block_frames",	"backend",	   "algo",  "gpu",    "crossfade_ms", "max_taps",
-	"log_level",   "status_socket", "latency_slack",   "input", "output", "filters",      "chain",
-	"routes",      "phase",		"gpu_deadline_ms", "mixer",
+	"sample_rate",	"block_frames",	   "backend",	"algo",		 "gpu",
+	"crossfade_ms", "max_taps",	   "log_level", "status_socket", "latency_slack",
+	"input",	"output",	   "filters",	"chain",	 "routes",
+	"phase",	"gpu_deadline_ms", "mixer",	"volume_db",	 "volume_limit_db",
+	"state_file",
 };
 static const char *const endpoint_keys[] = {"device", "host_api", "channels", "file"};
 
@@ -260,7 +262,7 @@ static int parse_scalars(const struct gf_cfg_loader *L, const config_setting_t *
 		return r;
 	if ((r = gf_cfg_get_num(L, root, "", "gpu_deadline_ms", 0.0, 10000.0, &c->gpu_deadline_ms)) < 0)
 		return r;
-	if ((r = parse_slack(L, root, c)) < 0)
+	if ((r = parse_slack(L, root, c)) < 0 || (r = gf_cfg_parse_volume(L, root)) < 0)
 		return r;
 	if ((r = parse_enum(L, root, "backend", backends, 3, &e)) < 0)
 		return r;
@@ -574,6 +576,7 @@ void gf_config_free(struct gf_config *c)
 		free(eps[i]->file);
 	}
 	free(c->status_socket);
+	free(c->state_file);
 	free(c->path);
 	if (c->priv) {
 		free(c->priv->src);

@@ -26,6 +26,10 @@
 #define GF_RATE_MIN 8000u
 #define GF_RATE_MAX 384000u
 
+/** The range of volume_db and volume_limit_db (dB). */
+#define GF_VOLUME_MIN_DB -120.0
+#define GF_VOLUME_MAX_DB 40.0
+
 struct gf_config_filter; /* private: one entry of filters = (...) */
 struct gf_config_route;	 /* private: per-channel routing, if any */
 struct gf_config_mixer;	 /* private: N inputs to M outputs, if any */
@@ -59,7 +63,10 @@ struct gf_config {
 	int latency_slack_auto; /**< live: latency_slack = "auto" (the default: from 0, grown after an
 				   underrun) */
 	enum gf_log_level log_level;
-	char *status_socket; /**< live: Unix socket path for status queries; NULL = none */
+	char *status_socket;	/**< live: Unix socket path for status queries; NULL = none */
+	double volume_db;	/**< live: start-up volume, dB (default 0); a state file's wins */
+	double volume_limit_db; /**< live: the most any volume request gets, dB (default 0) */
+	char *state_file;	/**< live: where the last volume and mute are kept; NULL = none */
 	struct gf_audio_endpoint input;
 	struct gf_audio_endpoint output;
 	enum gf_phase phase;	  /**< top-level phase; GF_PHASE_LINEAR when unset */

@@ -545,6 +545,7 @@ static void daemon_finish(struct daemon *d)
 	}
 	gf_dm_stream_stop(d);
 	gf_dm_hum_free(d);
+	gf_dm_volume_free(d, !d->audio_stuck); /* writes the state file if it is behind */
 	gf_status_server_free(d->status);
 	gf_watch_free(d->watch);
 	if (!d->engine_stuck) { /* else a stuck worker still holds them */

@@ -92,6 +92,7 @@ struct daemon {
 	const struct gf_suppress_bank *suppress_seen; /* the bank whose GPU failures were logged */
 	uint64_t suppress_failures_seen;
 	struct gf_live *live;
+	struct gf_dm_volume *vol; /* volume, mute, the gain stage (daemon_control.c); NULL until set up */
 	struct gf_watch *watch;
 	struct gf_status_server *status;
 	int sigfd;
@@ -222,6 +223,18 @@ void gf_dm_hum_built(struct daemon *d, const struct gf_hum *carried);
 /** The status socket's hum lines. */
 void gf_dm_hum_status(const struct daemon *d, char *buf, size_t len);
 void gf_dm_hum_free(struct daemon *d);
+/* daemon_control.c (the control API's functions are in daemon_control.h) */
+struct gf_gain_stage;
+/** A gain stage at the volume in force, for a stream about to start; it is the daemon's until released. */
+int gf_dm_gain_new(struct daemon *d, struct gf_gain_stage **out, struct gf_errbuf *eb);
+/** The stream is gone: free its gain stage (@p free_it 0: a stuck thread may still run it; kept). */
+void gf_dm_gain_release(struct daemon *d, int free_it);
+/** Each loop pass: a reload's volume settings, the state file when due. */
+void gf_dm_volume_tick(struct daemon *d);
+/** At exit: the state file written if behind; everything freed (the gain stage if @p free_gain). */
+void gf_dm_volume_free(struct daemon *d, int free_gain);
+/** The status socket's volume, mute, clipped and per-channel level lines. */
+void gf_dm_volume_status(struct daemon *d, char *buf, size_t len);
 
 /* daemon_status.c */
 const char *gf_dm_state_name(const struct daemon *d);

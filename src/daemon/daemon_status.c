@@ -79,6 +79,7 @@ void gf_dm_status_update(struct daemon *d, int force)
 {
 	char line[512];
 	int64_t now = gf_now_ms();
+	gf_dm_volume_tick(d); /* every loop pass: the state file's debounce */
 	if (!force && now < d->next_status_ms)
 		return;
 	d->next_status_ms = now + STATUS_EVERY_MS;
@@ -323,6 +324,8 @@ void gf_dm_status_serve(struct daemon *d)
 {
 	char buf[GF_STATUS_MAX];
 	status_block(d, buf, sizeof(buf));
+	size_t used = strlen(buf);
+	gf_dm_volume_status(d, buf + used, sizeof(buf) - used);
 	gf_status_server_serve(d->status, buf);
 }
 

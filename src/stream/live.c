@@ -220,6 +220,11 @@ void gf_live_set_tap(struct gf_live *l, struct gf_input_tap *t)
 	l->tap = t;
 }
 
+void gf_live_set_gain(struct gf_live *l, struct gf_gain_stage *g)
+{
+	l->gain = g;
+}
+
 int gf_live_new(struct gf_live **out, const struct gf_live_params *p, struct gf_engine *engine,
 		struct gf_errbuf *eb)
 {
@@ -240,6 +245,7 @@ int gf_live_new(struct gf_live **out, const struct gf_live_params *p, struct gf_
 	l->engine = engine;
 	l->suppress = p->suppress;
 	l->tap = p->tap;
+	l->gain = p->gain;
 	l->block = p->block_frames;
 	/* auto: from the tightest latency up to the most a fixed slack may be */
 	l->slack_auto = p->latency_slack_auto;

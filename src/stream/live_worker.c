@@ -164,6 +164,8 @@ static void do_block(struct gf_live *l, uint32_t frames)
 	int err = gf_engine_process_by(l->engine, src, l->blk_out, frames, deadline);
 	if (l->suppress) /* even on a muted block: its state runs on with the stream */
 		gf_suppress_bank_process_by(l->suppress, l->blk_out, frames, deadline);
+	if (l->gain) /* volume, mute, meters: last, so the meters see what is played */
+		gf_gain_stage_process(l->gain, src, l->blk_out, frames, l->channels);
 	uint64_t dt = gf_now_ns() - t0;
 	in_swap |= gf_engine_swap_window(l->engine);
 
