@@ -57,7 +57,11 @@ struct gf_config {
 	int latency_slack_auto; /**< live: latency_slack = "auto" (the default: from 0, grown after an
 				   underrun) */
 	enum gf_log_level log_level;
-	char *status_socket; /**< live: Unix socket path for status queries; NULL = none */
+	char *status_socket;   /**< live: Unix socket path for status queries; NULL = none */
+	char *control_socket;  /**< live: the control API's Unix socket (docs/api.md); NULL = default */
+	int control_port;      /**< live: the control API's WebSocket port; 0 = no WebSocket */
+	char *control_address; /**< live: the WebSocket's address; NULL = 127.0.0.1 */
+	char *text;	       /**< the text it was parsed from (the file's, at load) */
 	struct gf_audio_endpoint input;
 	struct gf_audio_endpoint output;
 	enum gf_phase phase;	  /**< top-level phase; GF_PHASE_LINEAR when unset */
@@ -85,6 +89,9 @@ struct gf_config_source {
 	int algo_set; /**< 1: algo overrides the file's */
 	enum gf_algo algo;
 	int live; /**< 1: live mode (copied to gf_config.live) */
+	/** Non-NULL: parse this text as if it were the file at @c path (relative
+	 * paths and includes against its folder); needs @c path. */
+	const char *text;
 };
 
 /**
@@ -100,6 +107,12 @@ int gf_config_load_source(const struct gf_config_source *src, struct gf_config *
  * @return 0, GF_E_IO (cannot open @p path), GF_E_CONFIG or GF_E_NOMEM.
  */
 int gf_config_load(const char *path, struct gf_config **out, struct gf_errbuf *eb);
+
+/**
+ * gf_config_load of @p text as if read from @p path (relative paths and
+ * includes against its folder): the control API's SetConfig and PatchConfig.
+ */
+int gf_config_load_text(const char *path, const char *text, struct gf_config **out, struct gf_errbuf *eb);
 
 /** Parse from a string (tests, fuzzing); relative paths resolve against @p base_dir. */
 int gf_config_load_string(const char *text, const char *base_dir, struct gf_config **out,

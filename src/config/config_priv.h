@@ -153,6 +153,8 @@ int gf_cfg_get_str(const struct gf_cfg_loader *L, const config_setting_t *g, con
 		   const char *key, char **v);
 int gf_cfg_get_bool(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
 		    const char *key, int *v);
+/* control_socket, control_port, control_address (config_control.c). */
+int gf_cfg_parse_control(const struct gf_cfg_loader *L, const config_setting_t *root);
 int gf_cfg_in_list(const char *name, const char *const *list, size_t n);
 /*
  * phase = "linear" | "minimum" (and "auto" where @p allow_auto): *v is 0, 1 or
