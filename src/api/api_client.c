@@ -111,7 +111,9 @@ int gf_api_print_status(const char *path)
 	json_t *body = json_object_get(root, "GetStatus");
 	json_t *v = json_object_get(body, "value");
 	const char *res = json_string_value(json_object_get(body, "result"));
-	char *text = v && res && strcmp(res, "Ok") == 0 ? json_dumps(v, JSON_INDENT(2)) : NULL;
+	char *text = v && res && strcmp(res, "Ok") == 0
+			     ? json_dumps(v, JSON_INDENT(2) | JSON_REAL_PRECISION(10))
+			     : NULL;
 	int rc = GF_EXIT_OK;
 	if (text)
 		printf("%s\n", text);

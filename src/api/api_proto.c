@@ -28,7 +28,8 @@ void gf_api_free(struct gf_api *a)
 /* Send @p root (stolen) as compact JSON; one too large for a reply becomes an error reply. */
 static void send_json(void *client, gf_api_send_fn send, const char *name, json_t *root)
 {
-	char *text = root ? json_dumps(root, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+	char *text =
+		root ? json_dumps(root, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(10)) : NULL;
 	json_decref(root);
 	if (text && strlen(text) > GF_API_MAX_REPLY) {
 		free(text);
