@@ -2,8 +2,9 @@
  * text frames. The listening socket is this file's own (on the configured
  * address only: loopback unless set otherwise), and each accepted socket is
  * handed to lws (lws_adopt_socket_vhost), so every descriptor is known here
- * and goes into the daemon's poll set; lws_service() with a negative timeout
- * then does what is ready without waiting (its poll() times out at once).
+ * and goes into the daemon's poll set; what poll() finds is handed to lws
+ * with lws_service_fd(), and lws_service() with a negative timeout then does
+ * the work lws keeps pending, without a poll() of its own.
  * Bounded like the Unix socket: a message over GF_API_MAX_MSG closes the
  * connection (1009, "message too big"), a client with GF_API_MAX_QUEUED
  * replies unsent is dropped, and one past GF_API_MAX_CLIENTS is closed. */
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "api_transport.h"
+#include "log.h"
 
 struct wclient {
 	struct lws *wsi; /* NULL: free */
@@ -234,12 +236,15 @@ static void accept_some(struct gf_api_ws *w)
 			if (!w->c[i].wsi)
 				c = &w->c[i];
 		if (!c) {
+			gf_debug("control WebSocket: over %u connections, one refused", GF_API_MAX_CLIENTS);
 			close(fd); /* over the cap: refused */
 			continue;
 		}
 		c->fd = fd;
 		c->wsi = lws_adopt_socket_vhost(w->vh, fd);
+		gf_debug("control WebSocket: connection %d (slot %u)", fd, (unsigned)(c - w->c));
 		if (!c->wsi) {
+			gf_warn("control WebSocket: libwebsockets did not take a connection (fd %d)", fd);
 			c->fd = -1;
 			close(fd);
 		}
@@ -266,7 +271,18 @@ int gf_api_ws_service(struct gf_api_ws *w, const struct pollfd *fds, int n)
 {
 	if (gf_api_revents(fds, n, w->fd))
 		accept_some(w);
-	/* Its own poll() over the same descriptors, timing out at once (lws 4.1: a negative timeout). */
+	/* What our poll() found, handed to lws descriptor by descriptor (lws's own
+	 * poll is never run: it would not see these descriptors' events). */
+	for (unsigned i = 0; i < GF_API_MAX_CLIENTS; i++) {
+		struct wclient *c = &w->c[i];
+		short re = c->wsi ? gf_api_revents(fds, n, c->fd) : 0;
+		if (!re)
+			continue;
+		struct lws_pollfd p = {.fd = c->fd, .events = POLLIN | POLLOUT, .revents = re};
+		lws_service_fd(w->ctx, &p); /* may close it: its client is cleared (WSI_DESTROY) */
+	}
+	/* Then its timers (a close handshake that never ends) and the work it keeps
+	 * pending (buffered input, close frames): a negative timeout skips its poll. */
 	lws_service(w->ctx, -1);
 	return -1;
 }

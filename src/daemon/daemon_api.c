@@ -10,6 +10,7 @@
  * audio path's volume and meters fills in vol_get/vol_set/mute_get/mute_set/
  * levels below). */
 #include <libconfig.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -304,6 +305,9 @@ void gf_dm_api_open(struct daemon *d)
 	if (!d->cfg)
 		return;
 	if (!d->api) {
+		/* A client gone mid-write must be an EPIPE, not a signal that ends the daemon:
+		 * libwebsockets's writes do not all pass MSG_NOSIGNAL. */
+		signal(SIGPIPE, SIG_IGN);
 		struct gf_dm_api *a = calloc(1, sizeof(*a));
 		struct gf_api_ops ops = {.ctx = d,
 					 .status = op_status,

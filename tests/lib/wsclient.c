@@ -66,7 +66,7 @@ int gf_ws_connect(const char *host, int port, int timeout_ms)
 			 "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
 			 "Sec-WebSocket-Protocol: gpufir\r\n\r\n",
 			 host, port);
-	char resp[2048];
+	char resp[2048] = "";
 	size_t len = 0;
 	if (write_all(fd, req, (size_t)n) == 0) {
 		while (len < sizeof(resp) - 1 &&
@@ -79,7 +79,7 @@ int gf_ws_connect(const char *host, int port, int timeout_ms)
 	resp[len] = '\0';
 	/* RFC 6455's example key; its accept value is s3pPLMBiTxaQ9kYGzzhZRbK+xOo=. */
 	if (strncmp(resp, "HTTP/1.1 101", 12) != 0 || !strcasestr(resp, "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")) {
-		printf("ws: upgrade refused: %.200s\n", resp);
+		printf("ws: upgrade refused after %zu bytes: %.200s (%s)\n", len, resp, strerror(errno));
 		close(fd);
 		return -1;
 	}
