@@ -287,7 +287,13 @@ static void server_open(struct daemon *d, struct gf_dm_api *a)
 		return;
 	struct gf_api_server_params p = {.unix_path = has_unix ? path : NULL, .address = addr, .port = port};
 	struct gf_errbuf eb = {{0}};
-	if (gf_api_server_new(&a->srv, a->proto, &p, &eb) != 0) {
+	if (gf_api_server_new(&a->srv, a->proto, &p, &eb) != 0 && port && has_unix) {
+		/* No TCP (the service's sandbox, a port in use): the Unix socket alone. */
+		gf_warn("no control API WebSocket: %s", eb.msg);
+		p.port = port = 0;
+		gf_api_server_new(&a->srv, a->proto, &p, &eb);
+	}
+	if (!a->srv) {
 		gf_warn("no control API: %s", eb.msg);
 		return;
 	}
