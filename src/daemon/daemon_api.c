@@ -191,7 +191,14 @@ static int op_patch_config(void *ctx, const char *settings, const char *const *k
 	}
 	config_t cfg;
 	config_init(&cfg);
-	if (config_read_string(&cfg, d->cfg->text) != CONFIG_TRUE) {
+	char *dir = d->cfg->path ? strdup(d->cfg->path) : NULL;
+	if (dir && strrchr(dir, '/')) {
+		*strrchr(dir, '/') = '\0'; /* @include resolves as when the file was read */
+		config_set_include_dir(&cfg, dir);
+	}
+	int parsed = config_read_string(&cfg, d->cfg->text) == CONFIG_TRUE;
+	free(dir);
+	if (!parsed) {
 		gf_errbuf_set(eb,
 			      "the running config's text does not parse alone (line %d: %s); use SetConfig",
 			      config_error_line(&cfg), config_error_text(&cfg));
