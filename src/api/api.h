@@ -163,6 +163,12 @@ int gf_api_server_pollfds(struct gf_api_server *s, struct pollfd *fds, int max);
  */
 int gf_api_server_service(struct gf_api_server *s, const struct pollfd *fds, int n);
 
+/**
+ * 1 while the Unix socket's file is the one the server bound (or there is no
+ * Unix socket); 0 once it was removed or replaced: no client can reach it.
+ */
+int gf_api_server_bound(const struct gf_api_server *s);
+
 /** Clients connected now (both transports). */
 unsigned gf_api_server_clients(const struct gf_api_server *s);
 

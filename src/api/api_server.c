@@ -69,3 +69,8 @@ unsigned gf_api_server_clients(const struct gf_api_server *s)
 {
 	return gf_api_unix_clients(s->u) + gf_api_ws_clients(s->w);
 }
+
+int gf_api_server_bound(const struct gf_api_server *s)
+{
+	return !s->u || gf_api_unix_bound(s->u);
+}

@@ -22,6 +22,8 @@ int gf_api_unix_pollfds(struct gf_api_unix *u, struct pollfd *fds, int max);
 /* @return 0 if input is left for the next pass, else -1 */
 int gf_api_unix_service(struct gf_api_unix *u, const struct pollfd *fds, int n);
 unsigned gf_api_unix_clients(const struct gf_api_unix *u);
+/* 1 while the socket file at its path is the one it bound. */
+int gf_api_unix_bound(const struct gf_api_unix *u);
 
 struct gf_api_ws;
 int gf_api_ws_new(struct gf_api_ws **out, struct gf_api *a, const char *address, int port,

@@ -290,3 +290,9 @@ unsigned gf_api_unix_clients(const struct gf_api_unix *u)
 		n += u->c[i].fd >= 0;
 	return n;
 }
+
+int gf_api_unix_bound(const struct gf_api_unix *u)
+{
+	struct stat st;
+	return lstat(u->path, &st) == 0 && st.st_dev == u->dev && st.st_ino == u->ino;
+}

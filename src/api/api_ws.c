@@ -65,14 +65,15 @@ static void ws_send(void *client, const char *text, size_t len)
 	struct wclient *c = client;
 	if (!c->wsi || c->drop)
 		return;
-	if (c->qn == GF_API_MAX_QUEUED) { /* not reading: drop it */
+	if (c->qn == GF_API_MAX_QUEUED) { /* not reading: drop it, at once (it may never be writable) */
 		c->drop = 1;
-		lws_callback_on_writable(c->wsi);
+		lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_REASON_BASE, LWS_TO_KILL_ASYNC);
 		return;
 	}
 	char *b = malloc(LWS_PRE + len);
 	if (!b) {
 		c->drop = 1;
+		lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_REASON_BASE, LWS_TO_KILL_ASYNC);
 		return;
 	}
 	memcpy(b + LWS_PRE, text, len);

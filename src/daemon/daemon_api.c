@@ -28,7 +28,8 @@ struct gf_dm_api {
 	struct gf_api_server *srv;
 	char path[512], address[64]; /* what srv listens on */
 	int port;
-	int wait_ms; /* the server's wish for the next poll timeout (-1: none) */
+	int wait_ms;	       /* the server's wish for the next poll timeout (-1: none) */
+	int64_t next_check_ms; /* is the socket file still there? (as gf_dm_status_recheck) */
 	/* the request waiting for a build (REQ_*), and the one whose build runs */
 	enum api_req waiting;
 	uint64_t waiting_token, running_token;
@@ -383,11 +384,28 @@ static void request_due(struct daemon *d, struct gf_dm_api *a)
 	free(text);
 }
 
+/* The socket's file removed under the daemon (someone cleaning /run/gpufir): listen there again. */
+static void recheck(struct daemon *d, struct gf_dm_api *a)
+{
+	int64_t now = gf_now_ms();
+	if (!a->srv || now < a->next_check_ms)
+		return;
+	a->next_check_ms = now + STATUS_RECHECK_MS;
+	if (gf_api_server_bound(a->srv))
+		return;
+	gf_notice("control socket %s was removed or replaced: listening there again", a->path);
+	gf_api_server_free(a->srv);
+	a->srv = NULL;
+	a->path[0] = '\0'; /* differs from the config's: server_open makes it anew */
+	server_open(d, a);
+}
+
 void gf_dm_api_serve(struct daemon *d, const struct pollfd *p, int n)
 {
 	struct gf_dm_api *a = d->api;
 	if (!a)
 		return;
+	recheck(d, a);
 	track_config(d, a);
 	request_due(d, a);
 	a->wait_ms = a->srv ? gf_api_server_service(a->srv, p, n) : -1;

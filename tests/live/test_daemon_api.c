@@ -227,6 +227,12 @@ int main(void)
 		printf("--status --json: exit %d, output:\n%s%s\n", r.exit_code, r.out, r.err);
 		gf_daemon_die(&dm, "gpufir --status --json");
 	}
+	/* The socket's file removed under the daemon: it listens there again within a second or so. */
+	CHECK(unlink(ctl_path) == 0);
+	end = gf_now_s() + 5.0;
+	while (!gf_test_exists(ctl_path) && gf_now_s() < end)
+		gf_daemon_idle_ms(&dm, 50);
+	expect(call("\"GetState\""), "Running", "the control socket made again");
 	close(ws);
 	gf_daemon_terminate(&dm, 10.0, "stop");
 	CHECK(!gf_test_exists(ctl_path)); /* removed at exit */
