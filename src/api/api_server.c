@@ -60,9 +60,8 @@ int gf_api_server_service(struct gf_api_server *s, const struct pollfd *fds, int
 	int t = gf_api_tick(s->a, gf_now_ms());
 	if (s->u && gf_api_unix_service(s->u, fds, n) == 0)
 		t = 0;
-	if (s->w)
-		gf_api_ws_service(s->w, fds, n);
-	return t;
+	int tw = s->w ? gf_api_ws_service(s->w, fds, n) : -1;
+	return tw >= 0 && (t < 0 || tw < t) ? tw : t;
 }
 
 unsigned gf_api_server_clients(const struct gf_api_server *s)

@@ -12,6 +12,8 @@
 /* Complete messages handled per client and pass, and bytes read per client and pass. */
 #define GF_API_MSGS_PER_PASS 8
 #define GF_API_READ_PER_PASS (64u * 1024u)
+/* How soon the WebSocket wants another pass while lws holds input back. */
+#define GF_API_WS_PENDING_MS 5
 /* Reply bytes a client may leave unread before it is disconnected. */
 #define GF_API_OUT_MAX (2u * GF_API_MAX_REPLY)
 
@@ -30,6 +32,7 @@ int gf_api_ws_new(struct gf_api_ws **out, struct gf_api *a, const char *address,
 		  struct gf_errbuf *eb);
 void gf_api_ws_free(struct gf_api_ws *w);
 int gf_api_ws_pollfds(struct gf_api_ws *w, struct pollfd *fds, int max);
+/* @return ms until it wants another pass, or -1 */
 int gf_api_ws_service(struct gf_api_ws *w, const struct pollfd *fds, int n);
 unsigned gf_api_ws_clients(const struct gf_api_ws *w);
 

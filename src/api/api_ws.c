@@ -285,7 +285,10 @@ int gf_api_ws_service(struct gf_api_ws *w, const struct pollfd *fds, int n)
 	/* Then its timers (a close handshake that never ends) and the work it keeps
 	 * pending (buffered input, close frames): a negative timeout skips its poll. */
 	lws_service(w->ctx, -1);
-	return -1;
+	/* Input lws holds back (one frame at a time) needs another pass soon, not at
+	 * the loop's next wake-up; a few ms, so that a client lws cannot finish with
+	 * never makes the loop spin. */
+	return lws_service_adjust_timeout(w->ctx, 1, 0) == 0 ? GF_API_WS_PENDING_MS : -1;
 }
 
 unsigned gf_api_ws_clients(const struct gf_api_ws *w)
