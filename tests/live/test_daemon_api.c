@@ -178,6 +178,17 @@ static void ws_set_config_invalid(int ws)
 	expect(buf, "taps_x.txt", "invalid SetConfig's reason");
 	free(msg);
 	free(text);
+	/* A file that exists but holds no taps: the config loads, its build fails on the build
+	 * thread, and the reply says so once the reload is over. */
+	free(gf_test_write_text_in(dm.dir, "taps_c.txt", "1.0\nnot-a-number\n"));
+	text = config_text("taps_c.txt");
+	msg = set_config_msg(text);
+	CHECK(gf_ws_call(ws, msg, buf, sizeof(buf), 30000) > 0);
+	expect(buf, "{\"SetConfig\":{\"result\":\"Error\",\"value\":\"reload failed: ",
+	       "SetConfig failing in its build");
+	expect(buf, "taps_c.txt", "the build failure's reason");
+	free(msg);
+	free(text);
 	/* Syntax errors, too, are refused before any build. */
 	CHECK(gf_ws_call(ws, "{\"SetConfig\": \"filters = (\"}", buf, sizeof(buf), 10000) > 0);
 	expect(buf, "\"result\":\"Error\"", "SetConfig of broken syntax");
