@@ -6,9 +6,8 @@
  * reload_done() reports the outcome, so the loop never waits for a build.
  *
  * Volume, mute and the per-channel levels are not part of the audio path yet:
- * their ops answer "not available in this build" (the integrator of the
- * audio path's volume and meters fills in vol_get/vol_set/mute_get/mute_set/
- * levels below). */
+ * their ops (vol_get, vol_set, mute_get, mute_set, levels, below) answer "not
+ * available in this build" until the audio path has them to read and set. */
 #include <libconfig.h>
 #include <signal.h>
 #include <stdio.h>
