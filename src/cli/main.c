@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "api.h"
 #include "cli.h"
 #include "config.h"
 #include "daemon.h"
@@ -277,7 +278,7 @@ static int run_check_config(const struct gf_cli *cli)
 static int run_status(const struct gf_cli *cli)
 {
 	if (cli->socket)
-		return gf_daemon_print_status(cli->socket);
+		return cli->json ? gf_api_print_status(cli->socket) : gf_daemon_print_status(cli->socket);
 	struct gf_config *cfg = NULL;
 	struct gf_errbuf eb = {{0}};
 	int err = gf_config_load_or_default(cli->config, &cfg, &eb);
@@ -285,7 +286,10 @@ static int run_status(const struct gf_cli *cli)
 		gf_err("%s", eb.msg[0] ? eb.msg : gf_strerror(err));
 		return GF_EXIT_CONFIG;
 	}
-	int rc = gf_daemon_print_status(cfg->status_socket ? cfg->status_socket : DEFAULT_STATUS_SOCKET);
+	int rc = cli->json ? gf_api_print_status(cfg->control_socket ? cfg->control_socket
+								     : GF_API_DEFAULT_SOCKET)
+			   : gf_daemon_print_status(cfg->status_socket ? cfg->status_socket
+								       : DEFAULT_STATUS_SOCKET);
 	gf_config_free(cfg);
 	return rc;
 }

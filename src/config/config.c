@@ -138,11 +138,30 @@ static int parse_routes(const struct gf_cfg_loader *L, const config_setting_t *r
 /* ---- top level ---------------------------------------------------------- */
 
 static const char *const top_keys[] = {
-	"sample_rate",	"block_frames",	   "backend",	"algo",		 "gpu",
-	"crossfade_ms", "max_taps",	   "log_level", "status_socket", "latency_slack",
-	"input",	"output",	   "filters",	"chain",	 "routes",
-	"phase",	"gpu_deadline_ms", "mixer",	"volume_db",	 "volume_limit_db",
+	"sample_rate",
+	"block_frames",
+	"backend",
+	"algo",
+	"gpu",
+	"crossfade_ms",
+	"max_taps",
+	"log_level",
+	"status_socket",
+	"latency_slack",
+	"input",
+	"output",
+	"filters",
+	"chain",
+	"routes",
+	"phase",
+	"gpu_deadline_ms",
+	"mixer",
+	"volume_db",
+	"volume_limit_db",
 	"state_file",
+	"control_socket",
+	"control_port",
+	"control_address",
 };
 static const char *const endpoint_keys[] = {"device", "host_api", "channels", "file"};
 
@@ -276,7 +295,8 @@ static int parse_scalars(const struct gf_cfg_loader *L, const config_setting_t *
 		return r;
 	if (r)
 		gf_log_parse_level(levels[e], &c->log_level);
-	if ((r = gf_cfg_get_str(L, root, "", "status_socket", &c->status_socket)) < 0)
+	if ((r = gf_cfg_get_str(L, root, "", "status_socket", &c->status_socket)) < 0 ||
+	    (r = gf_cfg_parse_control(L, root)) < 0)
 		return r;
 	if ((r = gf_cfg_get_phase(L, root, "", 1, &e)) < 0)
 		return r;
@@ -418,16 +438,29 @@ int gf_config_load(const char *path, struct gf_config **out, struct gf_errbuf *e
 	int r = gf_file_read_all(path, "config", GF_CFG_MAX_BYTES, &text, &len, eb);
 	if (r)
 		return r;
+	r = gf_config_load_text(path, text, out, eb);
+	free(text);
+	return r;
+}
+
+int gf_config_load_text(const char *path, const char *text, struct gf_config **out, struct gf_errbuf *eb)
+{
+	*out = NULL;
+	size_t len = strlen(text);
+	if (len > GF_CFG_MAX_BYTES) {
+		gf_errbuf_set(eb, "%s: the config is over %zu bytes", path, GF_CFG_MAX_BYTES);
+		return GF_E_CONFIG;
+	}
 	struct gf_config *c = calloc(1, sizeof(*c));
 	char *dir = gf_cfg_dir_of(path);
-	if (!c || !dir || !(c->path = strdup(path)) || gf_cfg_add_file(c, path)) {
-		free(text);
+	if (!c || !dir || !(c->path = strdup(path)) || !(c->text = strdup(text)) ||
+	    gf_cfg_add_file(c, path)) {
 		free(dir);
 		gf_config_free(c);
 		return GF_E_NOMEM;
 	}
-	if ((r = gf_cfg_prescan(text, len, path, dir, eb)) < 0) {
-		free(text);
+	int r = gf_cfg_prescan(text, len, path, dir, eb);
+	if (r < 0) {
 		free(dir);
 		gf_config_free(c);
 		return r;
@@ -437,7 +470,6 @@ int gf_config_load(const char *path, struct gf_config **out, struct gf_errbuf *e
 	config_init(&cfg);
 	config_set_include_dir(&cfg, dir);
 	int ok = config_read_string(&cfg, text) == CONFIG_TRUE;
-	free(text);
 	struct gf_cfg_loader L = {.c = c, .eb = eb, .name = path, .base_dir = dir};
 	r = load_common(&cfg, ok, &L, out);
 	free(dir);
@@ -455,6 +487,8 @@ int gf_config_load_string(const char *text, const char *base_dir, struct gf_conf
 		return GF_E_NOMEM;
 	set_defaults(c);
 	int r = gf_cfg_prescan(text, strlen(text), "<string>", base_dir, eb);
+	if (r == 0 && !(c->text = strdup(text)))
+		r = GF_E_NOMEM;
 	if (r < 0) {
 		gf_config_free(c);
 		return r;
@@ -487,7 +521,9 @@ static const char default_text[] =
 
 int gf_config_load_source(const struct gf_config_source *src, struct gf_config **out, struct gf_errbuf *eb)
 {
-	int err = src->path ? gf_config_load(src->path, out, eb) : gf_config_default(out);
+	int err = src->text && src->path ? gf_config_load_text(src->path, src->text, out, eb)
+		  : src->path		 ? gf_config_load(src->path, out, eb)
+					 : gf_config_default(out);
 	if (err) {
 		if (!src->path)
 			gf_errbuf_set(eb, "built-in default config: %s", gf_strerror(err));
@@ -577,6 +613,9 @@ void gf_config_free(struct gf_config *c)
 	}
 	free(c->status_socket);
 	free(c->state_file);
+	free(c->control_socket);
+	free(c->control_address);
+	free(c->text);
 	free(c->path);
 	if (c->priv) {
 		free(c->priv->src);

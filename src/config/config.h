@@ -67,6 +67,11 @@ struct gf_config {
 	double volume_db;	/**< live: start-up volume, dB (default 0); a state file's wins */
 	double volume_limit_db; /**< live: the most any volume request gets, dB (default 0) */
 	char *state_file;	/**< live: where the last volume and mute are kept; NULL = none */
+	char *status_socket;	/**< live: Unix socket path for status queries; NULL = none */
+	char *control_socket;	/**< live: the control API's Unix socket (docs/api.md); NULL = default */
+	int control_port;	/**< live: the control API's WebSocket port; 0 = no WebSocket */
+	char *control_address;	/**< live: the WebSocket's address; NULL = 127.0.0.1 */
+	char *text;		/**< the text it was parsed from (the file's, at load) */
 	struct gf_audio_endpoint input;
 	struct gf_audio_endpoint output;
 	enum gf_phase phase;	  /**< top-level phase; GF_PHASE_LINEAR when unset */
@@ -102,6 +107,9 @@ struct gf_config_source {
 	/** The daemon: the hum found so far in the running input (copied to gf_config.live_hum;
 	 * f0_hz 0: none yet). NULL: nobody follows it (offline, --check-config). */
 	const struct gf_hum *hum;
+	/** Non-NULL: parse this text as if it were the file at @c path (relative
+	 * paths and includes against its folder); needs @c path. */
+	const char *text;
 };
 
 /**
@@ -117,6 +125,12 @@ int gf_config_load_source(const struct gf_config_source *src, struct gf_config *
  * @return 0, GF_E_IO (cannot open @p path), GF_E_CONFIG or GF_E_NOMEM.
  */
 int gf_config_load(const char *path, struct gf_config **out, struct gf_errbuf *eb);
+
+/**
+ * gf_config_load of @p text as if read from @p path (relative paths and
+ * includes against its folder): the control API's SetConfig and PatchConfig.
+ */
+int gf_config_load_text(const char *path, const char *text, struct gf_config **out, struct gf_errbuf *eb);
 
 /** Parse from a string (tests, fuzzing); relative paths resolve against @p base_dir. */
 int gf_config_load_string(const char *text, const char *base_dir, struct gf_config **out,

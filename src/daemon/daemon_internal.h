@@ -9,10 +9,12 @@
 #ifndef GPUFIR_DAEMON_INTERNAL_H
 #define GPUFIR_DAEMON_INTERNAL_H
 
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "api.h"
 #include "config.h"
 #include "daemon.h"
 #include "engine.h"
@@ -75,8 +77,10 @@ struct gf_dm_build {
 	enum gf_dm_build_kind kind;
 	int64_t t0_ms;
 	char trigger[600];
-	struct gf_reload_job job;    /* what the thread runs (reload.c) */
-	struct gf_config_source src; /* the daemon's source, with the hum found so far (daemon_hum.c) */
+	struct gf_reload_job job; /* what the thread runs (reload.c) */
+	/* The job's source: the daemon's, with the text below and the hum found so far. */
+	struct gf_config_source src;
+	char *text; /* a config text to load (the control API's SetConfig), or NULL */
 	struct gf_hum hum;
 };
 
@@ -95,6 +99,7 @@ struct daemon {
 	struct gf_dm_volume *vol; /* volume, mute, the gain stage (daemon_control.c); NULL until set up */
 	struct gf_watch *watch;
 	struct gf_status_server *status;
+	struct gf_dm_api *api; /* the control API (daemon_api.c), or NULL */
 	int sigfd;
 	int stop;	     /* leave the loop */
 	int hup_pending;     /* a SIGHUP asks for a reload */
@@ -195,6 +200,8 @@ void gf_dm_watchdog_ping(struct daemon *d, int64_t now);
 /** Start a build on the build thread: of d->o->src against d->cfg (NULL at start-up), or for
  * GF_DM_BUILD_ENGINE a CPU engine of d->cfg. On success it is d->build. */
 int gf_dm_build_start(struct daemon *d, enum gf_dm_build_kind kind, const char *trigger);
+/** A reload build of the config @p text (copied), loaded as if read from the config file; NULL: the file. */
+int gf_dm_build_start_text(struct daemon *d, const char *trigger, const char *text);
 /** Run a taken build's job again (gf_reload_job_next said ENGINE). On success it is d->build. */
 int gf_dm_build_again(struct daemon *d, struct gf_dm_build *b);
 /** "start-up", "reload" or "engine": what @p b builds, for the status. */
@@ -252,5 +259,24 @@ void gf_dm_log_window_fold(struct daemon *d);
 void gf_dm_stats_log(struct daemon *d);
 /** Log and publish a latency the stream re-derived (period change, auto slack step). */
 void gf_dm_latency_check(struct daemon *d);
+
+/* daemon.c */
+/** Start a reload (@p text: of that config text, else of the file); reload_done reports it. */
+void gf_dm_reload_begin(struct daemon *d, const char *trigger, const char *text);
+
+/* daemon_api.c: the control API (docs/api.md) on the control thread */
+/** Open, reopen or close the control API's sockets as d->cfg says. */
+void gf_dm_api_open(struct daemon *d);
+void gf_dm_api_close(struct daemon *d);
+/** Its descriptors to poll. @return how many of @p max were filled */
+int gf_dm_api_pollfds(struct daemon *d, struct pollfd *p, int max);
+/** Serve what @p p (as polled) says is ready; start a waiting SetConfig/Reload when no build runs. */
+void gf_dm_api_serve(struct daemon *d, const struct pollfd *p, int n);
+/** The loop's sockets: the status socket (@p p[2]) and the control API's (from @p p[4] on, @p n in all). */
+void gf_dm_sockets_serve(struct daemon *d, const struct pollfd *p, int n);
+/** The poll timeout, shortened to what the control API needs. */
+int gf_dm_api_timeout(const struct daemon *d, int t);
+/** A reload finished (reload_done): answer the control API's request, if it was one. */
+void gf_dm_api_reload_done(struct daemon *d, const struct gf_reload_result *r);
 
 #endif

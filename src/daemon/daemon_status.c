@@ -335,6 +335,7 @@ void gf_dm_status_open(struct daemon *d)
 	char path[512];
 	const char *rt = getenv("RUNTIME_DIRECTORY");
 	struct gf_errbuf eb = {{0}};
+	gf_dm_api_open(d); /* the control API's sockets follow the config too */
 	if (d->cfg->status_socket)
 		snprintf(path, sizeof(path), "%s", d->cfg->status_socket);
 	else if (rt && *rt && !strchr(rt, ':')) /* several directories: ':'-separated */
