@@ -67,7 +67,6 @@ struct gf_config {
 	double volume_db;	/**< live: start-up volume, dB (default 0); a state file's wins */
 	double volume_limit_db; /**< live: the most any volume request gets, dB (default 0) */
 	char *state_file;	/**< live: where the last volume and mute are kept; NULL = none */
-	char *status_socket;	/**< live: Unix socket path for status queries; NULL = none */
 	char *control_socket;	/**< live: the control API's Unix socket (docs/api.md); NULL = default */
 	int control_port;	/**< live: the control API's WebSocket port; 0 = no WebSocket */
 	char *control_address;	/**< live: the WebSocket's address; NULL = 127.0.0.1 */
