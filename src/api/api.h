@@ -104,6 +104,8 @@ struct gf_api_ops {
 	int (*set_mute)(void *ctx, int mute, struct gf_errbuf *eb);
 	/** Peak and RMS per channel since the previous call (any client's). */
 	int (*levels)(void *ctx, struct gf_api_levels *lv, struct gf_errbuf *eb);
+	/** ResetClippedSamples: the clipped count starts again from 0. */
+	int (*reset_clipped)(void *ctx, struct gf_errbuf *eb);
 };
 
 /* ---- the protocol (api_proto.c, api_cmds.c) ---------------------------- */

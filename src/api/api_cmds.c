@@ -233,8 +233,18 @@ static int set_volume(struct gf_api_req *r, double db, json_t **v, struct gf_err
 	int err = need(r->a->ops.set_volume, eb);
 	if (err || (err = r->a->ops.set_volume(r->a->ops.ctx, db, eb)))
 		return err;
+	/* The reply is the volume in force: the program may clamp it further (its limit). */
+	if (r->a->ops.get_volume && (err = r->a->ops.get_volume(r->a->ops.ctx, &db, eb)))
+		return err;
 	*v = json_real(db);
 	return 0;
+}
+
+static int c_reset_clipped(struct gf_api_req *r, json_t **v, struct gf_errbuf *eb)
+{
+	(void)v;
+	int err = need(r->a->ops.reset_clipped, eb);
+	return err ? err : r->a->ops.reset_clipped(r->a->ops.ctx, eb);
 }
 
 static int c_set_volume(struct gf_api_req *r, json_t **v, struct gf_errbuf *eb)
@@ -364,6 +374,7 @@ static const struct gf_api_cmd cmds[] = {
 	{"GetProcessingLoad", GF_ARG_NONE, c_load},
 	{"GetBufferLevel", GF_ARG_NONE, c_buffer},
 	{"GetClippedSamples", GF_ARG_NONE, c_clipped},
+	{"ResetClippedSamples", GF_ARG_NONE, c_reset_clipped},
 	{"GetSignalRange", GF_ARG_NONE, c_range},
 	{"GetCaptureDevice", GF_ARG_NONE, c_capdev},
 	{"GetPlaybackDevice", GF_ARG_NONE, c_playdev},

@@ -5,10 +5,10 @@
  * a request waits here while another build runs, and its reply goes out when
  * reload_done() reports the outcome, so the loop never waits for a build.
  *
- * Volume, mute and the per-channel levels are not part of the audio path yet:
- * their ops (vol_get, vol_set, mute_get, mute_set, levels, below) answer "not
- * available in this build" until the audio path has them to read and set. */
+ * Volume, mute, levels and clipped samples are daemon_control.h's: the worker's
+ * gain stage ramps to the volume set here and meters what it plays. */
 #include <libconfig.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "daemon_control.h"
 #include "daemon_internal.h"
 #include "log.h"
 
@@ -27,8 +28,9 @@ struct gf_dm_api {
 	struct gf_api_server *srv;
 	char path[512], address[64]; /* what srv listens on */
 	int port;
-	int wait_ms;	       /* the server's wish for the next poll timeout (-1: none) */
-	int64_t next_check_ms; /* is the socket file still there? (as gf_dm_status_recheck) */
+	struct gf_dm_levels meters; /* GetSignalLevels' reading (56 KB: here, not on the stack) */
+	int wait_ms;		    /* the server's wish for the next poll timeout (-1: none) */
+	int64_t next_check_ms;	    /* is the socket file still there? (as gf_dm_status_recheck) */
 	/* the request waiting for a build (REQ_*), and the one whose build runs */
 	enum api_req waiting;
 	uint64_t waiting_token, running_token;
@@ -90,7 +92,7 @@ static int op_status(void *ctx, struct gf_api_status *st)
 	st->block_us_p99 = s->block_us_p99;
 	st->signal_peak = s->peak;
 	st->blocks = s->blocks;
-	st->clipped = s->clipped;
+	st->clipped = d->live ? gf_daemon_clipped_get(d) : s->clipped; /* after the volume */
 	st->xruns = s->input_overflows + s->output_underflows + s->output_overflows;
 	st->device_xruns = s->device_xruns;
 	st->late_blocks = s->late_blocks;
@@ -229,37 +231,70 @@ static int op_reload(void *ctx, uint64_t token, struct gf_errbuf *eb)
 	return request(ctx, REQ_RELOAD, NULL, token, eb);
 }
 
-/* ---- ops: volume, mute, levels (the audio path's, not built yet) ------------ */
-
-static int not_yet(struct gf_errbuf *eb, const char *what)
-{
-	gf_errbuf_set(eb, "%s: not available in this build", what);
-	return GF_E_UNSUPPORTED;
-}
+/* ---- ops: volume, mute, levels, clipped samples (daemon_control.h) ------------ */
 
 static int vol_get(void *ctx, double *db, struct gf_errbuf *eb)
 {
-	return not_yet(eb, "volume control");
+	struct gf_dm_volume_result r;
+	int err = gf_daemon_volume_get(ctx, &r, eb);
+	if (!err)
+		*db = r.volume_db;
+	return err;
 }
 
 static int vol_set(void *ctx, double db, struct gf_errbuf *eb)
 {
-	return not_yet(eb, "volume control");
+	struct gf_dm_volume_result r;
+	int err = gf_daemon_volume_set(ctx, db, &r, eb);
+	if (!err && r.clamped)
+		gf_info("control API: %s", r.msg);
+	return err;
 }
 
 static int mute_get(void *ctx, int *mute, struct gf_errbuf *eb)
 {
-	return not_yet(eb, "mute");
+	struct gf_dm_volume_result r;
+	int err = gf_daemon_volume_get(ctx, &r, eb);
+	if (!err)
+		*mute = r.mute;
+	return err;
 }
 
 static int mute_set(void *ctx, int mute, struct gf_errbuf *eb)
 {
-	return not_yet(eb, "mute");
+	struct gf_dm_volume_result r;
+	return gf_daemon_mute_set(ctx, mute, &r, eb);
+}
+
+static int reset_clipped(void *ctx, struct gf_errbuf *eb)
+{
+	(void)eb;
+	gf_daemon_clipped_reset(ctx);
+	return 0;
+}
+
+/* dBFS for JSON, which has no infinity: silence is CamillaDSP's -1000. */
+static double json_dbfs(double db)
+{
+	return isfinite(db) ? db : -1000.0;
 }
 
 static int levels(void *ctx, struct gf_api_levels *lv, struct gf_errbuf *eb)
 {
-	return not_yet(eb, "signal levels");
+	struct daemon *d = ctx;
+	struct gf_dm_levels *m = &d->api->meters;
+	int err = gf_daemon_levels(d, GF_GAIN_READER_API, m, eb);
+	if (err)
+		return err;
+	uint32_t n = m->channels < GF_API_MAX_CH ? m->channels : GF_API_MAX_CH;
+	lv->n_capture = lv->n_playback = n;
+	for (uint32_t c = 0; c < n; c++) {
+		lv->capture_peak[c] = json_dbfs(m->capture_peak[c]);
+		lv->capture_rms[c] = json_dbfs(m->capture_rms[c]);
+		lv->playback_peak[c] = json_dbfs(m->playback_peak[c]);
+		lv->playback_rms[c] = json_dbfs(m->playback_rms[c]);
+	}
+	return 0;
 }
 
 /* ---- the loop's side ------------------------------------------------------------ */
@@ -333,7 +368,8 @@ void gf_dm_api_open(struct daemon *d)
 					 .set_volume = vol_set,
 					 .get_mute = mute_get,
 					 .set_mute = mute_set,
-					 .levels = levels};
+					 .levels = levels,
+					 .reset_clipped = reset_clipped};
 		if (!a || gf_api_new(&a->proto, &ops) != 0) {
 			free(a);
 			gf_warn("no control API: out of memory");
