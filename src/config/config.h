@@ -153,6 +153,7 @@ struct gf_suppress_bank_opts;
 struct gf_config_suppress {
 	const char *name;    /**< the filter's name */
 	double reduction_db; /**< the most a bin is attenuated */
+	double highpass_hz;  /**< its zero-phase high-pass's -6 dB point; 0: none */
 	const char *noise;   /**< the noise sample seeding the estimate; NULL: none */
 };
 

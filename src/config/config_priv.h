@@ -57,6 +57,7 @@ enum fkey {
 	K_NOISE,
 	K_REDUCTION_DB,
 	K_USE_INPUT,
+	K_HIGHPASS_HZ,
 	K_COUNT
 };
 /* Setting names, indexed by enum fkey. */
