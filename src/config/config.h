@@ -106,9 +106,9 @@ int gf_config_load_string(const char *text, const char *base_dir, struct gf_conf
 			  struct gf_errbuf *eb);
 
 /**
- * The built-in default: a denoise chain (rumble high-pass, mains hum notches
- * where hum is measured in the input file, hiss low-pass, then the noise
- * suppressor).
+ * The built-in default: a denoise chain (mains hum notches where hum is
+ * measured in the input file, hiss low-pass, then the noise suppressor, whose
+ * zero-phase high-pass removes rumble).
  */
 int gf_config_default(struct gf_config **out);
 
