@@ -222,7 +222,7 @@ static float *carve(float **m, size_t count)
 static int alloc_device(struct gf_cu_suppress *s)
 {
 	size_t C = s->channels, hopc = C * s->hop, binc = C * s->nb;
-	size_t floats = 4 * hopc + s->n + 2 * (size_t)s->nb + C * s->n + binc * (1 + GF_SUPPRESS_BIN_ARRAYS);
+	size_t floats = 4 * hopc + s->n + 2 * s->nb + C * s->n + binc * (1 + GF_SUPPRESS_BIN_ARRAYS);
 	CU_RET(&s->eb, cudaMalloc((void **)&s->d_mem, floats * sizeof(float)));
 	float *m = s->d_mem;
 	s->d_time = carve(&m, C * s->n); /* first: cuFFT's input on the allocation's alignment */
@@ -269,8 +269,7 @@ static int take_shape(struct gf_cu_suppress *s, const struct gf_suppress_shape *
 	GF_RET(alloc_device(s));
 	CU_RET(&s->eb, cudaMemcpy(s->d_win, sh->win, s->n * sizeof(float), cudaMemcpyHostToDevice));
 	if (sh->seed)
-		CU_RET(&s->eb,
-		       cudaMemcpy(s->d_seed, sh->seed, s->nb * sizeof(float), cudaMemcpyHostToDevice));
+		CU_RET(&s->eb, cudaMemcpy(s->d_seed, sh->seed, s->nb * sizeof(float), cudaMemcpyHostToDevice));
 	float *ones = NULL;
 	if (!sh->highpass) {
 		if (!(ones = (float *)malloc(s->nb * sizeof(float))))
@@ -290,8 +289,7 @@ static int check_shape(struct gf_cu_suppress *s, const struct gf_suppress_shape 
 {
 	if (!s->channels || !sh || !sh->win || sh->n < 4 || sh->hop * 2 != sh->n || sh->nb != sh->n / 2 + 1 ||
 	    !sh->k.min_window) {
-		gf_errbuf_set(&s->eb, "suppress: %s",
-			      s->channels ? "bad shape" : "0 channels: need at least one");
+		gf_errbuf_set(&s->eb, "suppress: %s", s->channels ? "bad shape" : "0 channels: need at least one");
 		return GF_E_INVAL;
 	}
 	return 0;
