@@ -33,7 +33,7 @@
  * The bins are about 42 Hz apart at every rate, so a lower cutoff than half
  * of that is not possible (DC's bin is always cut), and content under the
  * first bin (a 10 Hz rumble) leaks into bins 0 to 2: at 25 Hz the table cuts
- * 10 Hz by 12 dB, 5 Hz by 14 dB, and passes 80 Hz within 0.1 dB. The noise
+ * 10 Hz by 12 dB, 5 Hz by 14 dB, and passes 80 Hz within 0.2 dB. The noise
  * estimate and the recursions see the spectrum before H: they are the same
  * with or without it, and steady rumble is cut by g_min on top.
  *
