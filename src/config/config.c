@@ -508,15 +508,13 @@ int gf_config_load_string(const char *text, const char *base_dir, struct gf_conf
 /* config/gpufir.conf is this same chain written out (a test checks they match). */
 static const char default_text[] =
 	"filters = (\n"
-	"  { name = \"rumble\"; design = \"highpass\"; cutoff_hz = 25.0; transition_hz = 30.0;\n"
-	"    attenuation_db = 40.0; },\n"
 	"  { name = \"hum\"; design = \"notch\"; freq_hz = \"auto\"; harmonics = 4;\n"
 	"    bandwidth_hz = 15.0; attenuation_db = 40.0; },\n"
 	"  { name = \"hiss\"; design = \"lowpass\"; cutoff_hz = 14000.0; transition_hz = 2000.0;\n"
 	"    attenuation_db = 60.0; },\n"
-	"  { name = \"nr\"; design = \"suppress\"; reduction_db = 15.0; }\n"
+	"  { name = \"nr\"; design = \"suppress\"; reduction_db = 15.0; highpass_hz = 25.0; }\n"
 	");\n"
-	"chain = [\"rumble\", \"hum\", \"hiss\", \"nr\"];\n"
+	"chain = [\"hum\", \"hiss\", \"nr\"];\n"
 	"phase = \"auto\";\n";
 
 int gf_config_load_source(const struct gf_config_source *src, struct gf_config **out, struct gf_errbuf *eb)

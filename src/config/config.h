@@ -136,9 +136,9 @@ int gf_config_load_string(const char *text, const char *base_dir, struct gf_conf
 			  struct gf_errbuf *eb);
 
 /**
- * The built-in default: a denoise chain (rumble high-pass, mains hum notches
- * where hum is measured in the input file, hiss low-pass, then the noise
- * suppressor).
+ * The built-in default: a denoise chain (mains hum notches where hum is
+ * measured in the input file, hiss low-pass, then the noise suppressor, whose
+ * zero-phase high-pass removes rumble).
  */
 int gf_config_default(struct gf_config **out);
 
@@ -184,6 +184,7 @@ struct gf_suppress_bank_opts;
 struct gf_config_suppress {
 	const char *name;    /**< the filter's name */
 	double reduction_db; /**< the most a bin is attenuated */
+	double highpass_hz;  /**< its zero-phase high-pass's -6 dB point; 0: none */
 	const char *noise;   /**< the noise sample seeding the estimate; NULL: none */
 };
 

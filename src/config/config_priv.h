@@ -60,6 +60,7 @@ enum fkey {
 	K_USE_INPUT,
 	K_BANDS,
 	K_PREAMP_DB,
+	K_HIGHPASS_HZ,
 	K_COUNT
 };
 /* Setting names, indexed by enum fkey. */

@@ -1,7 +1,7 @@
 /*
  * The suppressor bank on a real GPU (suppress_bank.h): 64 channels of one
- * set of parameters (and 2 of another, on the CPU) asked for the GPU run
- * there, in calls of a live block with the stream's deadline, and equal a
+ * set of parameters (with highpass_hz; and 2 of another, on the CPU) asked
+ * for the GPU run there, in calls of a live block with the stream's deadline, and equal a
  * CPU bank within test_gpu_suppress.c's TOL_REL_L2 per channel (the same
  * argument holds: only cuFFT's rounding differs); no hop misses the deadline.
  * Then GPUFIR_FAULT_SUPPRESS_GPU_AFTER on the real GPU path: the bank
@@ -29,7 +29,9 @@
 #define FAIL_AFTER 100u
 
 static uint64_t rng;
-static struct gf_suppress_params p_group = {.reduction_db = 18.0}, p_other = {.reduction_db = 9.0};
+/* The group's as the built-in chain's suppressor: with its high-pass. */
+static struct gf_suppress_params p_group = {.reduction_db = 18.0, .highpass_hz = 25.0},
+				 p_other = {.reduction_db = 9.0};
 
 static const struct gf_test_bank_mix mix = {CH, RATE, GROUP, CH - GROUP, &p_group, &p_other};
 

@@ -109,7 +109,8 @@ static int same_params(const struct gf_suppress_params *a, const struct gf_suppr
 {
 	if (a == b)
 		return 1;
-	if (!a || !b || a->reduction_db != b->reduction_db || a->noise_frames != b->noise_frames)
+	if (!a || !b || a->reduction_db != b->reduction_db || a->highpass_hz != b->highpass_hz ||
+	    a->noise_frames != b->noise_frames)
 		return 0;
 	if (a->noise == b->noise)
 		return 1;

@@ -134,6 +134,12 @@ static const struct bad load_errors[] = {
 	 "filters.nr.reduction_db", "0..40"},
 	{FILTER("nr", "design = \"suppress\";\n reduction_db = \"lots\";"), GF_E_CONFIG, 3,
 	 "filters.nr.reduction_db", "must be a number"},
+	{FILTER("nr", "design = \"suppress\";\n highpass_hz = 10.0;"), GF_E_CONFIG, 3,
+	 "filters.nr.highpass_hz", "must be 0 (off) or 20..1000 Hz (got 10)"},
+	{FILTER("nr", "design = \"suppress\";\n highpass_hz = 2000.0;"), GF_E_CONFIG, 3,
+	 "filters.nr.highpass_hz", "0..1000"},
+	{FILTER("nr", "design = \"suppress\";\n highpass_hz = -25.0;"), GF_E_CONFIG, 3,
+	 "filters.nr.highpass_hz", "0..1000"},
 	{FILTER("nr", "design = \"suppress\";\n noise = \"no-such-noise.wav\";"), GF_E_CONFIG, 3,
 	 "filters.nr.noise", "No such file"},
 	{"filters = (\n { name = \"a\"; design = \"suppress\"; },\n { name = \"b\"; design = \"suppress\"; "

@@ -4,7 +4,9 @@
  * stream is cut into calls; channels are independent; on a speech-like
  * signal in white or pink noise at 5 dB SNR it raises the SI-SDR by several
  * dB, more with a noise sample; clean speech passes nearly untouched; a NaN
- * does not poison its state; bad parameters are refused with a reason.
+ * does not poison its state; bad parameters are refused with a reason; its
+ * zero-phase high-pass (highpass_hz) cuts a 10 Hz rumble, passes the voice's
+ * band, adds no delay, and is off at 0.
  */
 #include <math.h>
 #include <stdio.h>
@@ -60,11 +62,15 @@ static void scale_to_snr(const float *clean, float *noise, uint32_t n, uint32_t 
 		noise[i] = (float)(noise[i] * g);
 }
 
+static double highpass_hz; /* what make() gives every suppressor */
+
 static struct gf_suppress *make(double reduction_db, const float *noise, uint64_t noise_frames,
 				uint32_t channels)
 {
-	struct gf_suppress_params p = {
-		.reduction_db = reduction_db, .noise = noise, .noise_frames = noise_frames};
+	struct gf_suppress_params p = {.reduction_db = reduction_db,
+				       .noise = noise,
+				       .noise_frames = noise_frames,
+				       .highpass_hz = highpass_hz};
 	struct gf_errbuf eb = {{0}};
 	struct gf_suppress *s = NULL;
 	CHECK_OK_EB(gf_suppress_new(&p, channels, RATE, &s, &eb), &eb);
@@ -203,6 +209,59 @@ static void nan_case(void)
 	free(x), free(y);
 }
 
+/* The gain, in dB, of a steady tone at @p hz through a suppressor with no reduction (its own gain is
+ * then exactly one, so only the high-pass acts), over the last 2 of 3 seconds; and its lag in
+ * frames, by cross-correlation, in *lag. */
+static double tone_gain_db(double hz, int *lag)
+{
+	uint32_t n = 3 * RATE, from = RATE;
+	float *x = malloc(n * sizeof(float));
+	for (uint32_t i = 0; i < n; i++)
+		x[i] = (float)(0.25 * sin(2.0 * M_PI * hz * i / RATE));
+	struct gf_suppress *s = make(0.0, NULL, 0, 1);
+	float *y = run_aligned(s, x, n, 700);
+	double best = -1e300;
+	for (int d = -8; d <= 8; d++) { /* the lag: zero where the high-pass has no phase */
+		double c = 0.0;
+		for (uint32_t i = from; i + 8 < n; i++)
+			c += (double)x[i] * y[(int)i + d];
+		if (c > best) {
+			best = c;
+			*lag = d;
+		}
+	}
+	double g = 10.0 * log10(energy(y + from, n - from) / energy(x + from, n - from));
+	gf_suppress_free(s);
+	free(x), free(y);
+	return g;
+}
+
+static void highpass_case(void)
+{
+	static const double hz[] = {5.0, 10.0, 60.0, 80.0, 120.0, 200.0, 1000.0};
+	double g[sizeof(hz) / sizeof(hz[0])];
+	int lag[sizeof(hz) / sizeof(hz[0])];
+	highpass_hz = 25.0;
+	printf("  highpass_hz 25:");
+	for (size_t i = 0; i < sizeof(hz) / sizeof(hz[0]); i++) {
+		g[i] = tone_gain_db(hz[i], &lag[i]);
+		printf(" %g Hz %+.2f dB%s", hz[i], g[i], i + 1 < sizeof(hz) / sizeof(hz[0]) ? "," : "\n");
+	}
+	CHECK(g[0] < -10.0 && g[1] < -10.0); /* rumble: 5 and 10 Hz, both under the first bin */
+	CHECK(fabs(g[2]) < 1.0);	     /* 60 Hz: the ramp's top, within 1 dB */
+	for (size_t i = 3; i < sizeof(hz) / sizeof(hz[0]); i++) {
+		CHECK(fabs(g[i]) < 0.5); /* the voice's band: untouched */
+		CHECK(lag[i] == 0);	 /* zero phase: no delay at any frequency */
+	}
+	double g40;
+	highpass_hz = 40.0; /* a higher cutoff cuts more of 10 Hz; 120 Hz still passes */
+	CHECK((g40 = tone_gain_db(10.0, &lag[0])) < g[1] - 3.0 && fabs(tone_gain_db(120.0, &lag[0])) < 0.5);
+	highpass_hz = 0.0; /* off: the rumble passes */
+	double off = tone_gain_db(10.0, &lag[0]);
+	printf("  10 Hz: %+.1f dB at highpass_hz 40, %+.2f dB with it off\n", g40, off);
+	CHECK(fabs(off) < 0.01 && lag[0] == 0);
+}
+
 static void refusal_case(void)
 {
 	struct gf_errbuf eb = {{0}};
@@ -214,6 +273,14 @@ static void refusal_case(void)
 	p = (struct gf_suppress_params){.reduction_db = 10.0, .noise = short_noise, .noise_frames = 100};
 	CHECK(gf_suppress_new(&p, 1, RATE, &s, &eb) == GF_E_INVAL && !s);
 	CHECK(strstr(eb.msg, "noise sample has 100 frames"));
+	p = (struct gf_suppress_params){.reduction_db = 10.0, .highpass_hz = 10.0};
+	CHECK(gf_suppress_new(&p, 1, RATE, &s, &eb) == GF_E_INVAL && !s);
+	CHECK(strstr(eb.msg, "highpass_hz 10 is neither 0 (off) nor within 20..1000 Hz"));
+	p.highpass_hz = 2000.0;
+	CHECK(gf_suppress_new(&p, 1, RATE, &s, &eb) == GF_E_INVAL && !s);
+	p.highpass_hz = NAN;
+	CHECK(gf_suppress_new(&p, 1, RATE, &s, &eb) == GF_E_INVAL && !s);
+	p.highpass_hz = 0.0;
 	p.noise = NULL;
 	CHECK(gf_suppress_new(&p, 0, RATE, &s, &eb) == GF_E_INVAL);
 	printf("  refused: %s\n", eb.msg);
@@ -237,6 +304,10 @@ int main(void)
 	channels_case();
 	nan_case();
 	refusal_case();
+	clean_case();
+	denoise_cases();
+	highpass_case();
+	highpass_hz = 25.0; /* with the high-pass, the voice and the gains are as good */
 	clean_case();
 	denoise_cases();
 	return 0;

@@ -13,6 +13,7 @@
  *   is waited for until the deadline, opts.deadline_us from the call's start
  *   for process(), the caller's for process_by() (a stream's block, however
  *   little the engine left of it), then the same switch.
+ * - channels that differ only in highpass_hz are not one group.
  * The mix: 12 channels with one set of parameters (the group), 2 with another,
  * 2 without a suppressor.
  */
@@ -191,6 +192,27 @@ static void few_case(void)
 	gf_suppress_bank_free(b);
 }
 
+/* The GPU runs one set of identical parameters: the high-pass is one of them. 8 channels with it and
+ * 7 without are two sets, of which only the 8 reach GF_SUPPRESS_GPU_MIN_CHANNELS. */
+static void highpass_case(void)
+{
+	CHECK(setenv("GPUFIR_FAULT_SUPPRESS_FAKE_GPU", "1", 1) == 0);
+	struct gf_suppress_params hp = {.reduction_db = 18.0, .highpass_hz = 25.0};
+	const struct gf_suppress_params *per[15];
+	for (uint32_t c = 0; c < 15; c++)
+		per[c] = c % 2 ? &p_group : &hp; /* 8 with, 7 without */
+	struct gf_suppress_bank_opts o = {.gpu = 1, .gpu_index = NO_SUCH_GPU};
+	struct gf_suppress_bank *b = NULL;
+	struct gf_errbuf eb = {{0}};
+	CHECK_OK_EB(gf_suppress_bank_new_ex(per, 15, RATE, &o, &b, &eb), &eb);
+	CHECK(unsetenv("GPUFIR_FAULT_SUPPRESS_FAKE_GPU") == 0);
+	char where[96];
+	gf_suppress_bank_where(b, where, sizeof(where));
+	printf("8 channels with highpass_hz 25, 7 without: %s\n", where);
+	CHECK(strcmp(where, "8 channels on the GPU, 7 on the CPU") == 0);
+	gf_suppress_bank_free(b);
+}
+
 int main(void)
 {
 	rng = gf_test_seed("test_suppress_bank");
@@ -199,6 +221,7 @@ int main(void)
 	fault_case(x);
 	hang_case(x);
 	few_case();
+	highpass_case();
 	free(x);
 	return 0;
 }
