@@ -354,7 +354,7 @@ static int parse_design(const struct gf_cfg_loader *L, const config_setting_t *g
 	return check_design(L, g, prefix, f, t);
 }
 
-/* format = "text" | "wav" | a raw format (CamillaDSP's names: "FLOAT64LE", "S24LE3", ...). */
+/* format = "text" | "wav" | a raw format (CamillaDSP's names: "FLOAT64LE", "S24_3_LE", ...). */
 static int parse_format(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
 			const char *format, struct gf_config_filter *f)
 {
@@ -369,11 +369,9 @@ static int parse_format(const struct gf_cfg_loader *L, const config_setting_t *g
 	} else {
 		char name[192];
 		gf_cfg_setting(name, sizeof(name), prefix, "format");
-		return gf_cfg_fail_at(
-			L, config_setting_get_member(g, "format"), name,
-			"must be \"text\" or \"wav\", or a raw sample format: FLOAT32LE, FLOAT64LE, "
-			"S16LE, S24LE3, S24LE, S32LE (got \"%s\")",
-			format);
+		return gf_cfg_fail_at(L, config_setting_get_member(g, "format"), name,
+				      "must be \"text\" or \"wav\", or a raw sample format: %s (got \"%s\")",
+				      gf_taps_raw_names(), format);
 	}
 	return 0;
 }

@@ -61,7 +61,7 @@ int gf_taps_is_sound_file(const char *path);
 
 /* ---- raw sample files (taps_raw.c): what rePhase, DRC-FIR and others write ---- */
 
-/** Headerless mono little-endian samples (CamillaDSP's names). */
+/** Headerless mono little-endian samples (CamillaDSP's names, before v4 and since). */
 enum gf_raw_format {
 	GF_RAW_NONE = 0,
 	GF_RAW_FLOAT32LE, /**< IEEE float, 4 bytes (DRC-FIR .pcm) */
@@ -70,11 +70,17 @@ enum gf_raw_format {
 	GF_RAW_S24LE3,	  /**< 24-bit integer in 3 bytes, v / 2^23 */
 	GF_RAW_S24LE,	  /**< 24-bit integer in the low 3 bytes of 4, v / 2^23 */
 	GF_RAW_S32LE,	  /**< 32-bit integer, v / 2^31 */
+	GF_RAW_S24LE4LJ,  /**< 24-bit integer in the high 3 bytes of 4, v / 2^23 */
 };
 
-/** Parse a format name ("FLOAT64LE", case-insensitive). @return the format or GF_RAW_NONE */
+/**
+ * Parse a format name, case-insensitive: CamillaDSP's before v4 ("FLOAT64LE",
+ * "S24LE3") or since ("F64_LE", "S24_3_LE"). @return the format or GF_RAW_NONE
+ */
 enum gf_raw_format gf_taps_raw_parse(const char *name);
-/** The name of @p f ("FLOAT64LE"), "?" for GF_RAW_NONE. */
+/** Every accepted name, ", "-separated, for messages ("FLOAT32LE, ..., F64_LE"). */
+const char *gf_taps_raw_names(void);
+/** The name of @p f in gpufir's messages ("FLOAT64LE"), "?" for GF_RAW_NONE. */
 const char *gf_taps_raw_name(enum gf_raw_format f);
 /** Bytes per sample of @p f. */
 unsigned gf_taps_raw_size(enum gf_raw_format f);
