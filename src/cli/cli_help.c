@@ -87,7 +87,7 @@ void gf_cli_print_help(FILE *out)
 	      ".flac, ...), else IN's. Filters are designed at IN's sample rate.\n"
 	      "\n"
 	      "Exit status:\n"
-	      "  0 success, 1 failure, 2 usage error, 3 bad configuration or filter file,\n"
+	      "  0 success, 1 failure, 2 usage error, 6 bad configuration or filter file,\n"
 	      "  4 input/output file error, 5 processing error (engine, GPU, audio device),\n"
 	      "  130 stopped by SIGINT/SIGTERM; a batch exits with its first failed file's\n"
 	      "  status, after a summary line with the counts\n"

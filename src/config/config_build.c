@@ -87,7 +87,7 @@ static int make_min_phase(const struct gf_config *c, const struct gf_config_filt
 /*
  * Prefix a module's message with the filter's place. Designs say "KEY: why"
  * (the line of KEY is used); file readers say "PATH...: why" (the file line).
- * Unreadable or corrupt filter files are configuration errors (exit code 3).
+ * Unreadable or corrupt filter files are configuration errors (exit code 6).
  */
 static int filter_error(const struct gf_config_filter *f, int err, int from_design, struct gf_errbuf *eb)
 {

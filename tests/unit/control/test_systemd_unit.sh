@@ -28,9 +28,9 @@ done
 # Hardening the issue "hostile input and a local attacker" asked for: no network
 # (audio servers use filesystem sockets), a memory and task cap since locked
 # memory is unlimited, recordings for the service's user only, and no restart
-# loop on a bad command line (2) or config (3).
+# loop on a bad command line (2) or config (6, EXIT_NOTCONFIGURED).
 for want in '^PrivateNetwork=yes$' '^MemoryMax=[0-9]' '^TasksMax=[0-9]' '^UMask=0077$' \
-	'^StateDirectoryMode=0700$' '^RestartPreventExitStatus=.*\<2\>' '^RestartPreventExitStatus=.*\<3\>'; do
+	'^StateDirectoryMode=0700$' '^RestartPreventExitStatus=.*\<2\>' '^RestartPreventExitStatus=.*\<6\>'; do
 	grep -q -- "$want" "$unit" || fail "installed unit lacks a line matching $want"
 done
 grep -Eq '@[A-Z_]+@' "$unit" && fail "unconfigured @VARIABLE@ left in the unit: $(grep -E '@[A-Z_]+@' "$unit")"
