@@ -6,6 +6,8 @@
  * daemon's start-up alike.
  */
 #include <sndfile.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 #include "error.h"
 #include "run_prog.h"
@@ -22,6 +24,45 @@ static char *write_wav(const char *name)
 	CHECK(sf_writef_float(sf, x, 256) == 256);
 	sf_close(sf);
 	return p;
+}
+
+/*
+ * --status without a socket named: the system service's /run/gpufir/status,
+ * else the user service's $XDG_RUNTIME_DIR/gpufir/status. A child answers
+ * once there; no answer at all is exit 4.
+ */
+static void test_status_user_socket(void)
+{
+	struct run_result r;
+	if (access("/run/gpufir/status", F_OK) == 0) {
+		fprintf(stderr, "  --status: a system service's socket exists here; the user's not tried\n");
+		return;
+	}
+	char *rt = gf_test_path(dir, "rt"), *sub = gf_test_path(dir, "rt/gpufir");
+	CHECK(mkdir(rt, 0700) == 0 && mkdir(sub, 0700) == 0);
+	setenv("XDG_RUNTIME_DIR", rt, 1);
+	run_gpufir(ARGS("--status"), &r); /* nothing listens */
+	CHECK_RUN(&r, 4, "/run/gpufir/status");
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s/status", sub);
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	CHECK(fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 && listen(fd, 1) == 0);
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		alarm(10); /* gone even if the client never comes */
+		int c = accept(fd, NULL, NULL);
+		static const char block[] = "gpufir test\nstate: running\n";
+		_exit(c >= 0 && write(c, block, sizeof(block) - 1) == (ssize_t)sizeof(block) - 1 ? 0 : 1);
+	}
+	close(fd);
+	run_gpufir(ARGS("--status"), &r);
+	CHECK_RUN(&r, 0, NULL);
+	CHECK(strstr(r.out, "state: running"));
+	int st;
+	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	unsetenv("XDG_RUNTIME_DIR");
+	free(rt), free(sub);
 }
 
 int main(void)
@@ -73,6 +114,7 @@ int main(void)
 		fprintf(stderr, "  --backend cuda: a GPU is usable here; exit 5 not run\n");
 	else
 		CHECK_RUN(&r, 5, "CUDA");
+	test_status_user_socket();
 	printf("test_exit_codes: ok (usage 2, config 6, input 4, processing 5)\n");
 	gf_test_rmtree(dir);
 	free(in), free(out), free(bad), free(nofile), free(missing), free(dir);
