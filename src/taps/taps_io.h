@@ -59,6 +59,17 @@ int gf_taps_read_wav_mem(const void *data, size_t size, const char *name, uint32
 /** 1 if @p path's extension names a sound file (.wav, .flac, ...), else 0 (text). */
 int gf_taps_is_sound_file(const char *path);
 
+/**
+ * Resample an impulse response of @p n taps at @p from Hz to @p to Hz
+ * (libsamplerate, SRC_SINC_BEST_QUALITY), scaled by from / to so that its
+ * frequency response (gain included) stays the same below both Nyquist
+ * frequencies: ceil(n * to / from) taps into a new array @p out. Control
+ * thread (allocates, takes time with the length).
+ * @return 0, GF_E_TOOLONG beyond GF_TAPS_MAX, GF_E_NOMEM, or GF_E_INVAL
+ */
+int gf_taps_resample(const double *h, uint32_t n, uint32_t from, uint32_t to, double **out, uint32_t *m,
+		     struct gf_errbuf *eb);
+
 /* ---- raw sample files (taps_raw.c): what rePhase, DRC-FIR and others write ---- */
 
 /** Headerless mono little-endian samples (CamillaDSP's names, before v4 and since). */
