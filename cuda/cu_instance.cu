@@ -212,6 +212,11 @@ static int cu_create(const struct gf_engine_params *p, const struct gf_filter_se
 {
 	char why[160];
 	*out = NULL;
+	if (fs && gf_filter_set_is_mixer(fs)) { /* the engine never asks: it runs mixers on the CPU */
+		gf_errbuf_set(eb, "cuda: a mixer (%u inputs to %u outputs) runs on the CPU backend only",
+			      fs->inputs, fs->outputs);
+		return GF_E_UNSUPPORTED;
+	}
 	if (!fs || fs->channels != p->channels || fs->taps < 1 || p->max_block < 1 || p->channels < 1) {
 		gf_errbuf_set(eb, "cuda: invalid parameters (channels %u/%u, taps %u, max_block %u)",
 			      fs ? fs->channels : 0, p->channels, fs ? fs->taps : 0, p->max_block);

@@ -20,7 +20,11 @@
 #                to the launched path (fused or staged) before the new filter is built
 #   hang_cuda    test_daemon_hang on CUDA: a late block (muted, the GPU kept), a kernel
 #                that spins (GPUFIR_CUDA_HANG_AFTER): CPU takes over after the hang bound,
-#                then the GPU again; status answers, SIGTERM within 2 s
+#                then the GPU again; a stuck worker, with and without the noise suppressor;
+#                status answers, SIGTERM within 2 s
+#   suppress_cuda  test_daemon_suppress_gpu: the daemon on CUDA with the noise suppressor on
+#                8 channels under JACK: status puts it on the GPU (suppressor_where), no hop
+#                failed or missed its block's deadline, the recording denoised (measured)
 #   live_cuda_tight  its playback case at latency_slack 1 (two blocks of latency),
 #                reported, not required: it fails where the host stalls threads
 #   hang_cuda_persist  the same on the opt-in persistent-kernel path (GPUFIR_CUDA_PERSIST=1),
@@ -87,6 +91,7 @@ step reload_cuda_fused required env GPUFIR_TEST_BACKEND=cuda GPUFIR_TEST_RELOAD_
 step reload_cuda_persist required env GPUFIR_TEST_BACKEND=cuda GPUFIR_CUDA_PERSIST=1 GPUFIR_TEST_RELOAD_TAPS=4095 \
 	GPUFIR_TEST_RELOAD_BLOCK=64 "$root/scripts/with-jackd.sh" "$build/tests/test_daemon_reload_load"
 step hang_cuda required env GPUFIR_TEST_BACKEND=cuda "$root/scripts/with-jackd.sh" "$build/tests/test_daemon_hang"
+step suppress_cuda required "$root/scripts/with-jackd.sh" "$build/tests/test_daemon_suppress_gpu"
 step hang_cuda_persist optional env GPUFIR_TEST_BACKEND=cuda GPUFIR_CUDA_PERSIST=1 \
 	"$root/scripts/with-jackd.sh" "$build/tests/test_daemon_hang"
 step cuda_startup required "$root/scripts/check-cuda-startup.sh" "$build" "$logs/startup-work"

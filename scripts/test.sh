@@ -24,8 +24,8 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 # Fuzz each parser for a bounded time (libFuzzer, clang) from the seed corpus.
 fuzz_seconds=${GPUFIR_FUZZ_SECONDS:-30}
 CC=clang cmake -S . -B build-fuzz -DGPUFIR_FUZZ=ON -DGPUFIR_CUDA=OFF -DGPUFIR_TESTS=ON
-cmake --build build-fuzz -j"$jobs" --target fuzz_config fuzz_config_includes fuzz_taps_text fuzz_wav_ir fuzz_taps_raw fuzz_peq_text
-for t in config:config config_includes:config_includes taps_text:taps_text wav_ir:wav_ir taps_raw:taps_raw peq_text:peq_text; do
+cmake --build build-fuzz -j"$jobs" --target fuzz_config fuzz_config_includes fuzz_taps_text fuzz_wav_ir fuzz_taps_raw fuzz_peq_text fuzz_api
+for t in config:config config_includes:config_includes taps_text:taps_text wav_ir:wav_ir taps_raw:taps_raw peq_text:peq_text api:api; do
 	target=fuzz_${t%%:*} corpus=tests/fuzz/corpus/${t##*:}
 	work=$(mktemp -d)
 	if ! LSAN_OPTIONS=suppressions=$PWD/tests/fuzz/lsan.supp build-fuzz/tests/"$target" \

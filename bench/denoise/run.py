@@ -14,8 +14,9 @@ Systems (each run on every noisy file and on the clean files):
                           phase = "minimum", --causal
   gpufir suppress ...     design = "suppress" (time-varying), alone and with the noise sample;
                           only where the build has it
-  gpufir default live     the built-in chain as the daemon runs it at 16 kHz (rumble high-pass,
-                          minimum phase, the suppressor; no hum to measure live), --causal
+  gpufir default live     the built-in chain as the daemon runs it at 16 kHz (the suppressor with
+                          its zero-phase rumble high-pass; no hum to measure live, no hiss
+                          low-pass at 16 kHz, so no FIR), --causal
   SoX noisered            sox noise.wav -n noiseprof P; sox in.wav out.wav noisered P 0.21
   speexdsp                speex_denoise (20 ms frames, denoise on, default suppression)
   RNNoise                 pyrnnoise's librnnoise at 48 kHz (resample_poly 16k -> 48k -> 16k)
@@ -48,16 +49,14 @@ RATE = 16000
 MAX_LAG_S = 0.25
 SOX_AMOUNT = "0.21"
 SUPPRESS_DB = 15.0
-# The built-in chain's filters as written in config/gpufir.conf, less the hiss low-pass, which
-# the built-in default leaves out at 16 kHz (14 kHz is above 0.45 x the rate).
-# The built-in chain as the daemon runs it at 16 kHz: no input file to measure hum in (so no
-# notch), no hiss low-pass (its 14 kHz cutoff is above 8 kHz), minimum phase, the suppressor.
+# The built-in chain as the daemon runs it at 16 kHz (config/gpufir.conf): no input file to
+# measure hum in (so no notch), no hiss low-pass (its 14 kHz cutoff is above 8 kHz), so no FIR
+# is left; the suppressor with its zero-phase rumble high-pass (highpass_hz).
+LIVE_HIGHPASS_HZ = 25.0
 LIVE_CHAIN = """filters = (
-  { name = "rumble"; design = "highpass"; cutoff_hz = 25.0; transition_hz = 30.0;
-    attenuation_db = 40.0; },
   %s
 );
-chain = ["rumble", "nr"];
+chain = ["nr"];
 phase = "minimum";
 """
 
@@ -213,7 +212,7 @@ def gpufir_systems(exe):
         Gpufir(exe, "gpufir-suppress-noise", "gpufir suppress + noise sample",
                "filters = ( %s );\nchain = [\"nr\"];\n" % (sup % " noise = \"@NOISE@\";")),
         Gpufir(exe, "gpufir-default-live", "gpufir default chain, minimum + causal (live)",
-               LIVE_CHAIN % (sup % ""), causal=True),
+               LIVE_CHAIN % (sup % (" highpass_hz = %.1f;" % LIVE_HIGHPASS_HZ)), causal=True),
     ]
 
 

@@ -62,7 +62,7 @@ struct gf_cu_suppress {
 	struct gf_suppress_consts k;
 	float *h_in, *h_out; /* pinned, hop x channels interleaved */
 	float *d_hops[2];    /* the last two hops' input, interleaved */
-	float *d_win, *d_seed, *d_time, *d_gain, *d_carry, *d_out, *d_mem;
+	float *d_win, *d_seed, *d_hp, *d_time, *d_gain, *d_carry, *d_out, *d_mem;
 	cufftComplex *d_spec;
 	struct bin_state st;
 	cufftHandle r2c, c2r;
@@ -153,15 +153,17 @@ __device__ float bin_gain(const struct bin_state st, const struct gf_suppress_co
 }
 
 /* One block per channel: every bin's gain from the unscaled spectrum first (the smoothing reads
- * the neighbours), then the spectrum scaled. */
+ * the neighbours), times the high-pass table (all ones when there is none: x * 1 is x, so the
+ * output is the CPU's, which skips the product), then the spectrum scaled. */
 __global__ void k_bins(struct bin_state st, struct gf_suppress_consts k, struct frame_flags f,
-		       cufftComplex *spec_all, float *gain_all, uint32_t nb)
+		       const float *__restrict__ hp, cufftComplex *spec_all, float *gain_all, uint32_t nb)
 {
 	size_t base = (size_t)blockIdx.x * nb;
 	cufftComplex *spec = spec_all + base;
 	float *gain = gain_all + base;
 	for (uint32_t i = threadIdx.x; i < nb; i += blockDim.x)
-		gain[i] = bin_gain(st, k, f, base + i, power_at(spec, i), smoothed_power(spec, i, nb));
+		gain[i] = __fmul_rn(
+			bin_gain(st, k, f, base + i, power_at(spec, i), smoothed_power(spec, i, nb)), hp[i]);
 	__syncthreads();
 	for (uint32_t i = threadIdx.x; i < nb; i += blockDim.x) {
 		spec[i].x = __fmul_rn(spec[i].x, gain[i]);
@@ -220,7 +222,7 @@ static float *carve(float **m, size_t count)
 static int alloc_device(struct gf_cu_suppress *s)
 {
 	size_t C = s->channels, hopc = C * s->hop, binc = C * s->nb;
-	size_t floats = 4 * hopc + s->n + s->nb + C * s->n + binc * (1 + GF_SUPPRESS_BIN_ARRAYS);
+	size_t floats = 4 * hopc + s->n + 2 * s->nb + C * s->n + binc * (1 + GF_SUPPRESS_BIN_ARRAYS);
 	CU_RET(&s->eb, cudaMalloc((void **)&s->d_mem, floats * sizeof(float)));
 	float *m = s->d_mem;
 	s->d_time = carve(&m, C * s->n); /* first: cuFFT's input on the allocation's alignment */
@@ -230,6 +232,7 @@ static int alloc_device(struct gf_cu_suppress *s)
 	s->d_out = carve(&m, hopc);
 	s->d_win = carve(&m, s->n);
 	s->d_seed = carve(&m, s->nb);
+	s->d_hp = carve(&m, s->nb);
 	s->d_gain = carve(&m, binc);
 	float **state[] = {&s->st.S, &s->st.Smin, &s->st.Stmp, &s->st.p, &s->st.L, &s->st.Y2};
 	for (int i = 0; i < GF_SUPPRESS_BIN_ARRAYS; i++)
@@ -253,7 +256,8 @@ static int make_plans(struct gf_cu_suppress *s)
 	return 0;
 }
 
-/* The host's shape (the CPU suppressor's frame, constants, window and seed), copied to the device. */
+/* The host's shape (the CPU suppressor's frame, constants, window, seed and high-pass table), copied to
+ * the device; no table is a table of ones. */
 static int take_shape(struct gf_cu_suppress *s, const struct gf_suppress_shape *sh)
 {
 	s->n = sh->n;
@@ -266,6 +270,17 @@ static int take_shape(struct gf_cu_suppress *s, const struct gf_suppress_shape *
 	CU_RET(&s->eb, cudaMemcpy(s->d_win, sh->win, s->n * sizeof(float), cudaMemcpyHostToDevice));
 	if (sh->seed)
 		CU_RET(&s->eb, cudaMemcpy(s->d_seed, sh->seed, s->nb * sizeof(float), cudaMemcpyHostToDevice));
+	float *ones = NULL;
+	if (!sh->highpass) {
+		if (!(ones = (float *)malloc(s->nb * sizeof(float))))
+			return GF_E_NOMEM;
+		for (uint32_t i = 0; i < s->nb; i++)
+			ones[i] = 1.0f;
+	}
+	cudaError_t e = cudaMemcpy(s->d_hp, sh->highpass ? sh->highpass : ones, s->nb * sizeof(float),
+				   cudaMemcpyHostToDevice);
+	free(ones);
+	CU_RET(&s->eb, e);
 	return 0;
 }
 
@@ -318,8 +333,8 @@ static int enqueue_hop(struct gf_cu_suppress *s)
 		s->d_hops[cur ^ 1u], s->d_hops[cur], s->d_win, s->d_time, s->channels, s->n, s->hop);
 	CU_LAUNCHED(&s->eb);
 	CUFFT_RET(&s->eb, cufftExecR2C(s->r2c, s->d_time, s->d_spec));
-	k_bins<<<s->channels, THREADS, 0, s->stream>>>(s->st, s->k, flags_for(s), s->d_spec, s->d_gain,
-						       s->nb);
+	k_bins<<<s->channels, THREADS, 0, s->stream>>>(s->st, s->k, flags_for(s), s->d_hp, s->d_spec,
+						       s->d_gain, s->nb);
 	CU_LAUNCHED(&s->eb);
 	CUFFT_RET(&s->eb, cufftExecC2R(s->c2r, s->d_spec, s->d_time));
 	k_synth<<<blocks_for(hopc), THREADS, 0, s->stream>>>(s->d_time, s->d_win, s->d_carry, s->d_out,

@@ -24,6 +24,7 @@ enum {
 	OPT_SKIP_EXISTING,
 	OPT_GPU,
 	OPT_THREADS,
+	OPT_JSON,
 };
 
 #define MAX_OPTS 40 /* distinct options; more than long_opts holds */
@@ -52,6 +53,7 @@ static const struct option long_opts[] = {
 	{"list-devices", no_argument, NULL, OPT_LIST_DEVICES},
 	{"check-config", no_argument, NULL, OPT_CHECK_CONFIG},
 	{"status", no_argument, NULL, OPT_STATUS},
+	{"json", no_argument, NULL, OPT_JSON},
 	{"export-filters", required_argument, NULL, OPT_EXPORT},
 	{"plot", no_argument, NULL, OPT_PLOT},
 	{"rate", required_argument, NULL, OPT_RATE},
@@ -383,6 +385,9 @@ static int take_option(struct gf_cli *cli, struct seen *s, int c, char *const ar
 	case OPT_EXPORT:
 		s->modes[GF_MODE_EXPORT] = 1;
 		return take_path(&cli->export_dir, c, optarg, eb);
+	case OPT_JSON:
+		cli->json = 1;
+		return 0;
 	case OPT_RATE:
 		s->rate = 1;
 		return take_rate(cli, optarg, eb);
@@ -439,6 +444,10 @@ static int check_mode_options(struct gf_cli *cli, const struct seen *s, struct g
 		gf_errbuf_set(eb,
 			      "--rate applies only to --check-config, --export-filters and --plot, not %s",
 			      gf_cli_mode_name(m));
+		return GF_E_INVAL;
+	}
+	if (cli->json && m != GF_MODE_STATUS) {
+		gf_errbuf_set(eb, "--json applies only to --status, not %s", gf_cli_mode_name(m));
 		return GF_E_INVAL;
 	}
 	if (s->config && m == GF_MODE_LIST_DEVICES) {

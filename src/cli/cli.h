@@ -45,6 +45,7 @@ struct gf_cli {
 	unsigned rate;		/**< --rate: build filters at this rate; 0 = not given */
 	const char *config;	/**< -c, or --check-config's operand; NULL = built-in default */
 	const char *socket;	/**< --status operand; NULL = from the config */
+	int json;		/**< --status --json: the control API's GetStatus, from its socket */
 	int backend_set;	/**< 1 when --backend was given */
 	enum gf_backend_kind backend;
 	int algo_set; /**< 1 when --algo was given */

@@ -257,11 +257,20 @@ static int write_config(const struct export *x, const struct gf_filter_set *fs, 
 	for (uint32_t c = 0; c < fs->channels; c++)
 		fprintf(fp, "  { name = \"channel%u\"; file = \"channel-%u.wav\"; }%s\n", c, c,
 			c + 1 < fs->channels ? "," : "");
-	fprintf(fp, ");\nroutes = (\n");
-	for (uint32_t c = 0; c < fs->channels; c++)
-		fprintf(fp, "  { channel = %u; chain = [\"channel%u\"]; }%s\n", c, c,
-			c + 1 < fs->channels ? "," : "");
-	fprintf(fp, ");\n");
+	if (gf_filter_set_is_mixer(fs)) { /* channel-N is path N: the mixer again, its gains in the taps */
+		fprintf(fp, ");\nmixer = {\n  inputs = %u;\n  outputs = %u;\n  paths = (\n", fs->inputs,
+			fs->outputs);
+		for (uint32_t c = 0; c < fs->channels; c++)
+			fprintf(fp, "    { in = %u; out = %u; chain = [\"channel%u\"]; }%s\n", fs->path_in[c],
+				fs->path_out[c], c, c + 1 < fs->channels ? "," : "");
+		fprintf(fp, "  );\n};\n");
+	} else {
+		fprintf(fp, ");\nroutes = (\n");
+		for (uint32_t c = 0; c < fs->channels; c++)
+			fprintf(fp, "  { channel = %u; chain = [\"channel%u\"]; }%s\n", c, c,
+				c + 1 < fs->channels ? "," : "");
+		fprintf(fp, ");\n");
+	}
 	int bad = ferror(fp);
 	if (fclose(fp) != 0 || bad) {
 		gf_errbuf_set(eb, "%s: write error: %s", shown, strerror(errno));

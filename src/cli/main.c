@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "api.h"
 #include "cli.h"
 #include "config.h"
 #include "daemon.h"
@@ -215,7 +216,11 @@ static void print_config_summary(FILE *out, const struct gf_config *cfg, const s
 	fprintf(out, "%s: OK\n", cfg->path ? cfg->path : "built-in default configuration");
 	fprintf(out, "  sample rate:  %u Hz%s\n", rate,
 		cfg->sample_rate ? "" : " (not set; offline mode uses the file's rate)");
-	fprintf(out, "  channels:     %u\n", fs->channels);
+	if (gf_filter_set_is_mixer(fs))
+		fprintf(out, "  channels:     %u in, %u out (mixer of %u paths; \"channel\" below: path)\n",
+			fs->inputs, fs->outputs, fs->channels);
+	else
+		fprintf(out, "  channels:     %u\n", fs->channels);
 	fprintf(out, "  filters:      %u defined", cfg->n_filters);
 	for (uint32_t i = 0; i < cfg->n_chain; i++)
 		fprintf(out, "%s%s", i ? " -> " : "; chain: ", cfg->chain[i]);
@@ -285,7 +290,7 @@ static const char *default_status_socket(char *buf, size_t len)
 static int run_status(const struct gf_cli *cli)
 {
 	if (cli->socket)
-		return gf_daemon_print_status(cli->socket);
+		return cli->json ? gf_api_print_status(cli->socket) : gf_daemon_print_status(cli->socket);
 	struct gf_config *cfg = NULL;
 	struct gf_errbuf eb = {{0}};
 	int err = gf_config_load_or_default(cli->config, &cfg, &eb);
@@ -294,8 +299,11 @@ static int run_status(const struct gf_cli *cli)
 		return GF_EXIT_CONFIG;
 	}
 	char user[4096];
-	int rc = gf_daemon_print_status(cfg->status_socket ? cfg->status_socket
-							   : default_status_socket(user, sizeof(user)));
+	int rc = cli->json ? gf_api_print_status(cfg->control_socket ? cfg->control_socket
+								     : GF_API_DEFAULT_SOCKET)
+			   : gf_daemon_print_status(cfg->status_socket
+							    ? cfg->status_socket
+							    : default_status_socket(user, sizeof(user)));
 	gf_config_free(cfg);
 	return rc;
 }

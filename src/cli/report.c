@@ -95,10 +95,14 @@ void gf_tool_print_suppressor(FILE *out, const struct gf_config *cfg, const stru
 	for (uint32_t c = 0; c < channels && !first.name; c++)
 		gf_config_suppress_of(cfg, c, &first);
 	uint32_t lag = gf_suppress_bank_latency(bank);
+	char hp[64] = "";
+	if (first.highpass_hz > 0.0)
+		snprintf(hp, sizeof(hp), ", zero-phase high-pass at %g Hz", first.highpass_hz);
 	fprintf(out,
-		"  suppressor:   %s (design = \"suppress\", reduction up to %.1f dB, noise estimate from %s) "
+		"  suppressor:   %s (design = \"suppress\", reduction up to %.1f dB%s, noise estimate from "
+		"%s) "
 		"on ",
-		first.name, first.reduction_db, first.noise ? first.noise : "the audio itself");
+		first.name, first.reduction_db, hp, first.noise ? first.noise : "the audio itself");
 	print_channels(out, cfg, channels);
 	fprintf(out, ", after the FIR; adds %u frames (%.2f ms) of latency\n", lag, 1000.0 * lag / rate);
 }

@@ -20,7 +20,7 @@
 #include "config_priv.h"
 #include "safe_file.h"
 
-static int parse_names(const struct gf_cfg_loader *L, const config_setting_t *a, const char *setting,
+int gf_cfg_parse_names(const struct gf_cfg_loader *L, const config_setting_t *a, const char *setting,
 		       char ***out, uint32_t *n_out)
 {
 	struct gf_config *c = L->c;
@@ -69,6 +69,7 @@ static int parse_route(const struct gf_cfg_loader *L, const config_setting_t *g,
 {
 	char prefix[64], name[96];
 	snprintf(prefix, sizeof(prefix), "routes[%u].", idx);
+	snprintf(r->name, sizeof(r->name), "routes[%u]", idx);
 	if (config_setting_type(g) != CONFIG_TYPE_GROUP)
 		return gf_cfg_fail_at(L, g, "routes", "entry %u must be a group { channel = 0; ... }, not %s",
 				      idx, gf_cfg_type_name(g));
@@ -81,14 +82,14 @@ static int parse_route(const struct gf_cfg_loader *L, const config_setting_t *g,
 		return e;
 	if (e == 0)
 		return gf_cfg_missing(L, g, prefix, "channel", "the 0-based channel this route filters");
-	r->channel = (uint32_t)ch;
+	r->channel = r->out = (uint32_t)ch;
 	r->channel_line = gf_cfg_line_of(config_setting_get_member(g, "channel"));
 	const config_setting_t *ca = config_setting_get_member(g, "chain");
 	if (ca) {
 		gf_cfg_setting(name, sizeof(name), prefix, "chain");
 		r->has_chain = 1;
 		r->chain_line = gf_cfg_line_of(ca);
-		if ((e = parse_names(L, ca, name, &r->chain, &r->n_chain)) < 0)
+		if ((e = gf_cfg_parse_names(L, ca, name, &r->chain, &r->n_chain)) < 0)
 			return e;
 	}
 	if ((e = gf_cfg_get_num(L, g, prefix, "gain_db", GAIN_DB_MIN, GAIN_DB_MAX, &r->gain_db)) < 0 ||
@@ -137,9 +138,30 @@ static int parse_routes(const struct gf_cfg_loader *L, const config_setting_t *r
 /* ---- top level ---------------------------------------------------------- */
 
 static const char *const top_keys[] = {
-	"sample_rate", "block_frames",	"backend",	   "algo",  "gpu",    "crossfade_ms", "max_taps",
-	"log_level",   "status_socket", "latency_slack",   "input", "output", "filters",      "chain",
-	"routes",      "phase",		"gpu_deadline_ms",
+	"sample_rate",
+	"block_frames",
+	"backend",
+	"algo",
+	"gpu",
+	"crossfade_ms",
+	"max_taps",
+	"log_level",
+	"status_socket",
+	"latency_slack",
+	"input",
+	"output",
+	"filters",
+	"chain",
+	"routes",
+	"phase",
+	"gpu_deadline_ms",
+	"mixer",
+	"volume_db",
+	"volume_limit_db",
+	"state_file",
+	"control_socket",
+	"control_port",
+	"control_address",
 };
 static const char *const endpoint_keys[] = {"device", "host_api", "channels", "file"};
 
@@ -259,7 +281,7 @@ static int parse_scalars(const struct gf_cfg_loader *L, const config_setting_t *
 		return r;
 	if ((r = gf_cfg_get_num(L, root, "", "gpu_deadline_ms", 0.0, 10000.0, &c->gpu_deadline_ms)) < 0)
 		return r;
-	if ((r = parse_slack(L, root, c)) < 0)
+	if ((r = parse_slack(L, root, c)) < 0 || (r = gf_cfg_parse_volume(L, root)) < 0)
 		return r;
 	if ((r = parse_enum(L, root, "backend", backends, 3, &e)) < 0)
 		return r;
@@ -273,7 +295,8 @@ static int parse_scalars(const struct gf_cfg_loader *L, const config_setting_t *
 		return r;
 	if (r)
 		gf_log_parse_level(levels[e], &c->log_level);
-	if ((r = gf_cfg_get_str(L, root, "", "status_socket", &c->status_socket)) < 0)
+	if ((r = gf_cfg_get_str(L, root, "", "status_socket", &c->status_socket)) < 0 ||
+	    (r = gf_cfg_parse_control(L, root)) < 0)
 		return r;
 	if ((r = gf_cfg_get_phase(L, root, "", 1, &e)) < 0)
 		return r;
@@ -289,14 +312,14 @@ static int parse_chain(const struct gf_cfg_loader *L, const config_setting_t *ro
 	struct gf_config *c = L->c;
 	const config_setting_t *a = config_setting_get_member(root, "chain");
 	if (!a) {
-		if (c->n_routes)
-			return 0; /* channels without a route pass through */
+		if (c->n_routes || config_setting_get_member(root, "mixer"))
+			return 0; /* channels without a route, paths without a chain, pass through */
 		return gf_cfg_fail_at(L, root, "chain",
 				      "missing: name the filters to apply, e.g. chain = [\"%s\"];",
 				      c->filters[0].name);
 	}
 	c->priv->chain_line = gf_cfg_line_of(a);
-	return parse_names(L, a, "chain", &c->chain, &c->n_chain);
+	return gf_cfg_parse_names(L, a, "chain", &c->chain, &c->n_chain);
 }
 
 /*
@@ -365,7 +388,7 @@ static int load_root(struct gf_cfg_loader *L, const config_setting_t *root)
 	if ((r = parse_scalars(L, root)) < 0 || (r = parse_endpoint(L, root, "input", &L->c->input, 0)) < 0 ||
 	    (r = parse_endpoint(L, root, "output", &L->c->output, 1)) < 0 ||
 	    (r = gf_cfg_parse_filters(L, root)) < 0 || (r = parse_routes(L, root)) < 0 ||
-	    (r = parse_chain(L, root)) < 0)
+	    (r = parse_chain(L, root)) < 0 || (r = gf_cfg_parse_mixer(L, root)) < 0)
 		return r;
 	if ((r = check_output_file(L, root)) < 0)
 		return r;
@@ -415,16 +438,29 @@ int gf_config_load(const char *path, struct gf_config **out, struct gf_errbuf *e
 	int r = gf_file_read_all(path, "config", GF_CFG_MAX_BYTES, &text, &len, eb);
 	if (r)
 		return r;
+	r = gf_config_load_text(path, text, out, eb);
+	free(text);
+	return r;
+}
+
+int gf_config_load_text(const char *path, const char *text, struct gf_config **out, struct gf_errbuf *eb)
+{
+	*out = NULL;
+	size_t len = strlen(text);
+	if (len > GF_CFG_MAX_BYTES) {
+		gf_errbuf_set(eb, "%s: the config is over %zu bytes", path, GF_CFG_MAX_BYTES);
+		return GF_E_CONFIG;
+	}
 	struct gf_config *c = calloc(1, sizeof(*c));
 	char *dir = gf_cfg_dir_of(path);
-	if (!c || !dir || !(c->path = strdup(path)) || gf_cfg_add_file(c, path)) {
-		free(text);
+	if (!c || !dir || !(c->path = strdup(path)) || !(c->text = strdup(text)) ||
+	    gf_cfg_add_file(c, path)) {
 		free(dir);
 		gf_config_free(c);
 		return GF_E_NOMEM;
 	}
-	if ((r = gf_cfg_prescan(text, len, path, dir, eb)) < 0) {
-		free(text);
+	int r = gf_cfg_prescan(text, len, path, dir, eb);
+	if (r < 0) {
 		free(dir);
 		gf_config_free(c);
 		return r;
@@ -434,7 +470,6 @@ int gf_config_load(const char *path, struct gf_config **out, struct gf_errbuf *e
 	config_init(&cfg);
 	config_set_include_dir(&cfg, dir);
 	int ok = config_read_string(&cfg, text) == CONFIG_TRUE;
-	free(text);
 	struct gf_cfg_loader L = {.c = c, .eb = eb, .name = path, .base_dir = dir};
 	r = load_common(&cfg, ok, &L, out);
 	free(dir);
@@ -452,6 +487,8 @@ int gf_config_load_string(const char *text, const char *base_dir, struct gf_conf
 		return GF_E_NOMEM;
 	set_defaults(c);
 	int r = gf_cfg_prescan(text, strlen(text), "<string>", base_dir, eb);
+	if (r == 0 && !(c->text = strdup(text)))
+		r = GF_E_NOMEM;
 	if (r < 0) {
 		gf_config_free(c);
 		return r;
@@ -471,20 +508,20 @@ int gf_config_load_string(const char *text, const char *base_dir, struct gf_conf
 /* config/gpufir.conf is this same chain written out (a test checks they match). */
 static const char default_text[] =
 	"filters = (\n"
-	"  { name = \"rumble\"; design = \"highpass\"; cutoff_hz = 25.0; transition_hz = 30.0;\n"
-	"    attenuation_db = 40.0; },\n"
 	"  { name = \"hum\"; design = \"notch\"; freq_hz = \"auto\"; harmonics = 4;\n"
 	"    bandwidth_hz = 15.0; attenuation_db = 40.0; },\n"
 	"  { name = \"hiss\"; design = \"lowpass\"; cutoff_hz = 14000.0; transition_hz = 2000.0;\n"
 	"    attenuation_db = 60.0; },\n"
-	"  { name = \"nr\"; design = \"suppress\"; reduction_db = 15.0; }\n"
+	"  { name = \"nr\"; design = \"suppress\"; reduction_db = 15.0; highpass_hz = 25.0; }\n"
 	");\n"
-	"chain = [\"rumble\", \"hum\", \"hiss\", \"nr\"];\n"
+	"chain = [\"hum\", \"hiss\", \"nr\"];\n"
 	"phase = \"auto\";\n";
 
 int gf_config_load_source(const struct gf_config_source *src, struct gf_config **out, struct gf_errbuf *eb)
 {
-	int err = src->path ? gf_config_load(src->path, out, eb) : gf_config_default(out);
+	int err = src->text && src->path ? gf_config_load_text(src->path, src->text, out, eb)
+		  : src->path		 ? gf_config_load(src->path, out, eb)
+					 : gf_config_default(out);
 	if (err) {
 		if (!src->path)
 			gf_errbuf_set(eb, "built-in default config: %s", gf_strerror(err));
@@ -495,6 +532,10 @@ int gf_config_load_source(const struct gf_config_source *src, struct gf_config *
 	if (src->algo_set)
 		(*out)->algo = src->algo;
 	(*out)->live = src->live;
+	if (src->hum) {
+		(*out)->live_hum = *src->hum;
+		(*out)->hum_followed = 1;
+	}
 	return 0;
 }
 
@@ -559,6 +600,7 @@ void gf_config_free(struct gf_config *c)
 		free_names(c->routes[i].chain, c->routes[i].n_chain);
 	}
 	free(c->routes);
+	gf_cfg_mixer_free(c->mixer);
 	free_names(c->chain, c->n_chain);
 	free_names(c->files, c->n_files);
 	struct gf_audio_endpoint *eps[2] = {&c->input, &c->output};
@@ -568,6 +610,10 @@ void gf_config_free(struct gf_config *c)
 		free(eps[i]->file);
 	}
 	free(c->status_socket);
+	free(c->state_file);
+	free(c->control_socket);
+	free(c->control_address);
+	free(c->text);
 	free(c->path);
 	if (c->priv) {
 		free(c->priv->src);

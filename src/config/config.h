@@ -19,14 +19,20 @@
 #include "engine.h"
 #include "error.h"
 #include "filter_set.h"
+#include "hum.h"
 #include "log.h"
 
 /** Sample rates gf_config_build accepts (Hz). */
 #define GF_RATE_MIN 8000u
 #define GF_RATE_MAX 384000u
 
+/** The range of volume_db and volume_limit_db (dB). */
+#define GF_VOLUME_MIN_DB -120.0
+#define GF_VOLUME_MAX_DB 40.0
+
 struct gf_config_filter; /* private: one entry of filters = (...) */
 struct gf_config_route;	 /* private: per-channel routing, if any */
+struct gf_config_mixer;	 /* private: N inputs to M outputs, if any */
 struct gf_config_priv;	 /* private */
 
 /** Top-level `phase`: how each channel's pre-convolved chain is made. */
@@ -57,13 +63,24 @@ struct gf_config {
 	int latency_slack_auto; /**< live: latency_slack = "auto" (the default: from 0, grown after an
 				   underrun) */
 	enum gf_log_level log_level;
-	char *status_socket; /**< live: Unix socket path for status queries; NULL = none */
+	char *status_socket;	/**< live: Unix socket path for status queries; NULL = none */
+	double volume_db;	/**< live: start-up volume, dB (default 0); a state file's wins */
+	double volume_limit_db; /**< live: the most any volume request gets, dB (default 0) */
+	char *state_file;	/**< live: where the last volume and mute are kept; NULL = none */
+	char *control_socket;	/**< live: the control API's Unix socket (docs/api.md); NULL = default */
+	int control_port;	/**< live: the control API's WebSocket port; 0 = no WebSocket */
+	char *control_address;	/**< live: the WebSocket's address; NULL = 127.0.0.1 */
+	char *text;		/**< the text it was parsed from (the file's, at load) */
 	struct gf_audio_endpoint input;
 	struct gf_audio_endpoint output;
 	enum gf_phase phase;	  /**< top-level phase; GF_PHASE_LINEAR when unset */
 	int live;		  /**< loaded for live mode (resolves GF_PHASE_AUTO); set by the caller */
 	const char *program_file; /**< offline: the file to be filtered (denoise designs measure it);
 				     set by the caller, not owned; NULL = unknown */
+	/** live: the mains hum the daemon found in the running input (hum_track.h), the one notches
+	 * with freq_hz = "auto" are built at; f0_hz 0: none found (they pass the audio unchanged) */
+	struct gf_hum live_hum;
+	int hum_followed; /**< live_hum is the daemon's (gf_config_source.hum was set) */
 
 	char **files; /**< every file the config reads (itself first): watched for reload */
 	uint32_t n_files;
@@ -74,7 +91,8 @@ struct gf_config {
 	uint32_t n_chain;
 	struct gf_config_route *routes; /**< private; NULL = chain on every channel */
 	uint32_t n_routes;
-	struct gf_config_priv *priv; /**< private: source lines for build-time messages */
+	struct gf_config_mixer *mixer; /**< private; NULL = no mixer (gf_config_mixer_outputs) */
+	struct gf_config_priv *priv;   /**< private: source lines for build-time messages */
 };
 
 /** Where a run's configuration comes from, with the command line's overrides. */
@@ -85,6 +103,12 @@ struct gf_config_source {
 	int algo_set; /**< 1: algo overrides the file's */
 	enum gf_algo algo;
 	int live; /**< 1: live mode (copied to gf_config.live) */
+	/** The daemon: the hum found so far in the running input (copied to gf_config.live_hum;
+	 * f0_hz 0: none yet). NULL: nobody follows it (offline, --check-config). */
+	const struct gf_hum *hum;
+	/** Non-NULL: parse this text as if it were the file at @c path (relative
+	 * paths and includes against its folder); needs @c path. */
+	const char *text;
 };
 
 /**
@@ -101,14 +125,20 @@ int gf_config_load_source(const struct gf_config_source *src, struct gf_config *
  */
 int gf_config_load(const char *path, struct gf_config **out, struct gf_errbuf *eb);
 
+/**
+ * gf_config_load of @p text as if read from @p path (relative paths and
+ * includes against its folder): the control API's SetConfig and PatchConfig.
+ */
+int gf_config_load_text(const char *path, const char *text, struct gf_config **out, struct gf_errbuf *eb);
+
 /** Parse from a string (tests, fuzzing); relative paths resolve against @p base_dir. */
 int gf_config_load_string(const char *text, const char *base_dir, struct gf_config **out,
 			  struct gf_errbuf *eb);
 
 /**
- * The built-in default: a denoise chain (rumble high-pass, mains hum notches
- * where hum is measured in the input file, hiss low-pass, then the noise
- * suppressor).
+ * The built-in default: a denoise chain (mains hum notches where hum is
+ * measured in the input file, hiss low-pass, then the noise suppressor, whose
+ * zero-phase high-pass removes rumble).
  */
 int gf_config_default(struct gf_config **out);
 
@@ -120,7 +150,8 @@ void gf_config_free(struct gf_config *c);
 
 /**
  * Build the filter set: design/load every filter at @p sample_rate, pre-convolve
- * each channel's chain into one FIR, apply gain/delay/polarity.
+ * each channel's chain into one FIR, apply gain/delay/polarity. With a mixer,
+ * one FIR per path and a mixer set (its inputs must be @p channels).
  * @p channels is the audio's channel count. All-or-nothing.
  * @p sample_rate 0 means c->sample_rate (an error if that is unset too).
  * @return 0, GF_E_CONFIG, GF_E_RATE (a WAV impulse response at another rate),
@@ -153,6 +184,7 @@ struct gf_suppress_bank_opts;
 struct gf_config_suppress {
 	const char *name;    /**< the filter's name */
 	double reduction_db; /**< the most a bin is attenuated */
+	double highpass_hz;  /**< its zero-phase high-pass's -6 dB point; 0: none */
 	const char *noise;   /**< the noise sample seeding the estimate; NULL: none */
 };
 
@@ -191,10 +223,25 @@ int gf_config_suppress_differs(const struct gf_config *a, const struct gf_config
  */
 int gf_config_reads_input(const struct gf_config *c);
 
+/**
+ * 1 when a filter is a notch with freq_hz = "auto" (live, the daemon then
+ * follows the hum in the input), and the highest harmonic any of them looks
+ * at in @p max_harmonic; else 0. Any thread.
+ */
+int gf_config_hum_auto(const struct gf_config *c, uint32_t *max_harmonic);
+
 /** Whether the chains are made minimum phase (the top-level phase, auto resolved by c->live). */
 int gf_config_min_phase(const struct gf_config *c);
 
-/** Fewest audio channels the routes need (highest routed channel + 1); 0 without routes. */
+/** Fewest audio channels the routes need (highest routed channel + 1), a mixer's inputs; 0 without
+ * either. */
 uint32_t gf_config_min_channels(const struct gf_config *c);
+
+/**
+ * A mixer (`mixer = {...}`): the channels it reads and writes; 0 and 0 without one. The filter
+ * set gf_config_build gives is then a mixer (filter_set.h): its input must have @p inputs
+ * channels and its output has @p outputs. Any thread.
+ */
+void gf_config_mixer_channels(const struct gf_config *c, uint32_t *inputs, uint32_t *outputs);
 
 #endif

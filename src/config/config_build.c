@@ -16,12 +16,6 @@
 #include "memlimit.h"
 #include "minphase.h"
 
-struct taps {
-	double *h;
-	uint32_t n;
-	double lin_delay; /* samples of delay from linear-phase filters (offline alignment removes it) */
-};
-
 int gf_config_min_phase(const struct gf_config *c)
 {
 	return c->phase == GF_PHASE_MINIMUM || (c->phase == GF_PHASE_AUTO && c->live);
@@ -42,7 +36,7 @@ static int is_linear_phase(const double *h, uint32_t n)
 	return sym || (anti && (n % 2 == 0 || fabs(h[n / 2]) <= tol));
 }
 
-static double linear_delay(const struct gf_config_filter *f, const struct taps *t)
+static double linear_delay(const struct gf_config_filter *f, const struct gf_cfg_taps *t)
 {
 	if (f->kind == FK_DESIGN)
 		return f->design.type == GF_DESIGN_DELAY || f->design.type == GF_DESIGN_IDENTITY
@@ -63,7 +57,7 @@ static void phase_place(const struct gf_config *c, const struct gf_config_filter
 }
 
 /* phase = "minimum" on one filter (@p f) or on a whole chain (@p f NULL). */
-static int make_min_phase(const struct gf_config *c, const struct gf_config_filter *f, struct taps *t,
+static int make_min_phase(const struct gf_config *c, const struct gf_config_filter *f, struct gf_cfg_taps *t,
 			  struct gf_errbuf *eb)
 {
 	struct gf_errbuf why = {{0}};
@@ -140,7 +134,7 @@ static int default_leaves_out(const struct gf_config *c, const struct gf_config_
  * lower rate's Nyquist frequency.
  */
 static int read_sound_file(const struct gf_config_filter *f, const char *path, uint32_t rate,
-			   const struct gf_ir_select *sel, struct taps *t, struct gf_errbuf *eb)
+			   const struct gf_ir_select *sel, struct gf_cfg_taps *t, struct gf_errbuf *eb)
 {
 	uint32_t file_rate = 0;
 	int r = gf_taps_read_wav(path, f->resample ? 0 : rate, sel, &t->h, &t->n, &file_rate, eb);
@@ -166,7 +160,7 @@ static int read_sound_file(const struct gf_config_filter *f, const char *path, u
 
 /* A file filter: the file for @p rate (per-rate list or $samplerate$), said when the rate chose it. */
 static int read_file(const struct gf_config_filter *f, uint32_t rate, const struct gf_ir_select *sel,
-		     struct taps *t, struct gf_errbuf *eb)
+		     struct gf_cfg_taps *t, struct gf_errbuf *eb)
 {
 	char *path = NULL;
 	int chosen, r = gf_cfg_filter_file(f, rate, &path, &chosen, eb);
@@ -186,7 +180,7 @@ static int read_file(const struct gf_config_filter *f, uint32_t rate, const stru
 
 /* @p ch: the audio channel, for a sound file's channel = "route". */
 static int build_filter(const struct gf_config *c, const struct gf_config_filter *f, uint32_t rate,
-			uint32_t ch, struct taps *t, struct gf_errbuf *eb)
+			uint32_t ch, struct gf_cfg_taps *t, struct gf_errbuf *eb)
 {
 	int r = 0;
 	struct gf_ir_select sel = f->sel;
@@ -254,7 +248,7 @@ static int build_filter(const struct gf_config *c, const struct gf_config_filter
  * and faster than planning an FFT); FFT above. */
 #define DIRECT_MAX_TAPS 64
 
-static int convolve(struct taps *acc, const struct taps *b, struct gf_errbuf *eb)
+static int convolve(struct gf_cfg_taps *acc, const struct gf_cfg_taps *b, struct gf_errbuf *eb)
 {
 	uint64_t n = (uint64_t)acc->n + b->n - 1;
 	if (n > GF_DESIGN_MAX_TAPS)
@@ -263,7 +257,7 @@ static int convolve(struct taps *acc, const struct taps *b, struct gf_errbuf *eb
 	if (!y)
 		return GF_E_NOMEM;
 	/* loop over the shorter one outside: fewer, longer inner loops */
-	const struct taps *s = acc->n <= b->n ? acc : b, *l = acc->n <= b->n ? b : acc;
+	const struct gf_cfg_taps *s = acc->n <= b->n ? acc : b, *l = acc->n <= b->n ? b : acc;
 	if (s->n > DIRECT_MAX_TAPS) { /* O(n log n): long designs in a chain */
 		int r = gf_fir_convolve_fft(acc->h, acc->n, b->h, b->n, y, eb);
 		if (r) {
@@ -292,7 +286,7 @@ static int chain_error(const struct gf_config *c, const struct gf_config_route *
 {
 	char name[48] = "chain";
 	if (rt)
-		snprintf(name, sizeof(name), "routes[%u].chain", (unsigned)(rt - c->routes));
+		snprintf(name, sizeof(name), "%s.chain", rt->name);
 	const char *src = rt ? rt->src : c->priv->src;
 	int line = rt ? rt->chain_line : c->priv->chain_line;
 	if (r == GF_E_TOOLONG) {
@@ -304,8 +298,9 @@ static int chain_error(const struct gf_config *c, const struct gf_config_route *
 	return r;
 }
 
-static int chain_fir(const struct gf_config *c, struct taps *built, char *const *chain, uint32_t n_chain,
-		     const struct gf_config_route *rt, uint32_t rate, struct taps *out, struct gf_errbuf *eb)
+int gf_cfg_chain_fir(const struct gf_config *c, struct gf_cfg_taps *built, char *const *chain,
+		     uint32_t n_chain, const struct gf_config_route *rt, uint32_t rate,
+		     struct gf_cfg_taps *out, struct gf_errbuf *eb)
 {
 	out->h = calloc(1, sizeof(double));
 	if (!out->h)
@@ -339,8 +334,8 @@ static int chain_fir(const struct gf_config *c, struct taps *built, char *const 
 	double g = pow(10.0, rt->gain_db / 20.0) * (rt->invert ? -1.0 : 1.0);
 	uint64_t d = (uint64_t)llround(rt->delay_ms * rate / 1000.0);
 	if (d + out->n > GF_DESIGN_MAX_TAPS) {
-		gf_errbuf_set(eb, "%s:%d: routes[%u].delay_ms: delay plus filter exceed %u taps", rt->src,
-			      rt->line, (unsigned)(rt - c->routes), GF_DESIGN_MAX_TAPS);
+		gf_errbuf_set(eb, "%s:%d: %s.delay_ms: delay plus filter exceed %u taps", rt->src, rt->line,
+			      rt->name, GF_DESIGN_MAX_TAPS);
 		return GF_E_CONFIG;
 	}
 	double *h = calloc((size_t)(d + out->n), sizeof(double));
@@ -375,8 +370,8 @@ static const struct gf_config_route *route_of(const struct gf_config *c, uint32_
 #define BUILD_BYTES_PER_TAP 12u
 #define ENGINE_BYTES_PER_TAP 28u
 
-static uint64_t chain_len(const struct gf_config *c, const struct taps *built, char *const *chain, uint32_t n,
-			  const struct gf_config_route *rt, uint32_t rate)
+uint64_t gf_cfg_chain_len(const struct gf_config *c, const struct gf_cfg_taps *built, char *const *chain,
+			  uint32_t n, const struct gf_config_route *rt, uint32_t rate)
 {
 	uint64_t len = 1;
 	for (uint32_t i = 0; i < n; i++)
@@ -386,15 +381,22 @@ static uint64_t chain_len(const struct gf_config *c, const struct taps *built, c
 	return len;
 }
 
-static int check_memory(const struct gf_config *c, const struct taps *built, uint32_t channels, uint32_t rate,
-			struct gf_errbuf *eb)
+static int check_memory(const struct gf_config *c, const struct gf_cfg_taps *built, uint32_t channels,
+			uint32_t rate, struct gf_errbuf *eb)
 {
 	uint64_t tap_channels = 0;
 	for (uint32_t ch = 0; ch < channels; ch++) {
 		const struct gf_config_route *rt = route_of(c, ch);
-		tap_channels += rt && rt->has_chain ? chain_len(c, built, rt->chain, rt->n_chain, rt, rate)
-						    : chain_len(c, built, c->chain, c->n_chain, rt, rate);
+		tap_channels += rt && rt->has_chain
+					? gf_cfg_chain_len(c, built, rt->chain, rt->n_chain, rt, rate)
+					: gf_cfg_chain_len(c, built, c->chain, c->n_chain, rt, rate);
 	}
+	return gf_cfg_check_memory_taps(c, tap_channels, channels, eb);
+}
+
+int gf_cfg_check_memory_taps(const struct gf_config *c, uint64_t tap_channels, uint32_t channels,
+			     struct gf_errbuf *eb)
+{
 	uint64_t need = tap_channels * (BUILD_BYTES_PER_TAP + ENGINE_BYTES_PER_TAP);
 	/* Under mlockall(MCL_FUTURE) (a live daemon that locked its memory) every byte is locked. */
 	int locked = gf_mem_all_locked();
@@ -439,8 +441,9 @@ static int check_build_args(const struct gf_config *c, uint32_t rate, uint32_t c
 }
 
 /* Pad every channel's FIR to the longest and convert to float. */
-static int to_filter_set(const struct gf_config *c, struct taps *fir, uint32_t channels,
-			 struct gf_filter_set **out, struct gf_errbuf *eb)
+int gf_cfg_to_filter_set(const struct gf_config *c, struct gf_cfg_taps *fir, uint32_t channels,
+			 const struct gf_config_mixer *mixer, struct gf_filter_set **out,
+			 struct gf_errbuf *eb)
 {
 	uint32_t taps = 1;
 	for (uint32_t ch = 0; ch < channels; ch++)
@@ -450,9 +453,14 @@ static int to_filter_set(const struct gf_config *c, struct taps *fir, uint32_t c
 			      c->priv->src, c->priv->max_taps_line, taps, c->max_taps);
 		return GF_E_TOOLONG;
 	}
-	int r = gf_filter_set_new(out, channels, taps);
+	int r = mixer ? gf_filter_set_new_mixer(out, mixer->inputs, mixer->outputs, channels, taps)
+		      : gf_filter_set_new(out, channels, taps);
 	if (r)
 		return r;
+	for (uint32_t p = 0; mixer && p < channels; p++) {
+		(*out)->path_in[p] = mixer->paths[p].channel;
+		(*out)->path_out[p] = mixer->paths[p].out;
+	}
 	for (uint32_t ch = 0; ch < channels; ch++) {
 		float *dst = gf_filter_set_channel(*out, ch);
 		for (uint32_t i = 0; i < fir[ch].n; i++)
@@ -472,8 +480,8 @@ static int to_filter_set(const struct gf_config *c, struct taps *fir, uint32_t c
  * those with channel = "route", rebuilt for each channel). *per_channel
  * (may be NULL) is set when there are such filters.
  */
-static int build_filters(const struct gf_config *c, uint32_t rate, uint32_t ch, int only_per_channel,
-			 struct taps *built, int *per_channel, struct gf_errbuf *eb)
+int gf_cfg_build_filters(const struct gf_config *c, uint32_t rate, uint32_t ch, int only_per_channel,
+			 struct gf_cfg_taps *built, int *per_channel, struct gf_errbuf *eb)
 {
 	for (uint32_t i = 0; i < c->n_filters; i++) {
 		const struct gf_config_filter *f = &c->filters[i];
@@ -499,7 +507,7 @@ int gf_config_build(const struct gf_config *c, uint32_t sample_rate, uint32_t ch
 }
 
 /* The linear-phase delay all channels share, in whole samples. */
-static uint32_t align_frames(const struct taps *fir, uint32_t channels)
+static uint32_t align_frames(const struct gf_cfg_taps *fir, uint32_t channels)
 {
 	double d = INFINITY;
 	for (uint32_t ch = 0; ch < channels; ch++)
@@ -517,26 +525,34 @@ int gf_config_build_ex(const struct gf_config *c, uint32_t sample_rate, uint32_t
 	int r = check_build_args(c, rate, channels, eb);
 	if (r)
 		return r;
-	struct taps *built = calloc(c->n_filters, sizeof(*built));
-	struct taps *fir = calloc(channels, sizeof(*fir));
-	struct taps global = {0};
+	if (c->mixer) {
+		uint32_t align = 0;
+		r = gf_cfg_build_mixer(c, rate, channels, out, &align, eb);
+		if (!r && info)
+			info->align_frames = align;
+		return r;
+	}
+	struct gf_cfg_taps *built = calloc(c->n_filters, sizeof(*built));
+	struct gf_cfg_taps *fir = calloc(channels, sizeof(*fir));
+	struct gf_cfg_taps global = {0};
 	r = GF_E_NOMEM;
 	if (!built || !fir)
 		goto out;
 	int per_channel = 0;
-	if ((r = build_filters(c, rate, 0, 0, built, &per_channel, eb)) ||
+	if ((r = gf_cfg_build_filters(c, rate, 0, 0, built, &per_channel, eb)) ||
 	    (r = check_memory(c, built, channels, rate, eb)) ||
-	    (r = chain_fir(c, built, c->chain, c->n_chain, NULL, rate, &global, eb)))
+	    (r = gf_cfg_chain_fir(c, built, c->chain, c->n_chain, NULL, rate, &global, eb)))
 		goto out;
 	for (uint32_t ch = 0; ch < channels; ch++) {
 		const struct gf_config_route *rt = route_of(c, ch);
-		if (per_channel && ch > 0 && (r = build_filters(c, rate, ch, 1, built, NULL, eb)))
+		if (per_channel && ch > 0 && (r = gf_cfg_build_filters(c, rate, ch, 1, built, NULL, eb)))
 			goto out;
 		if (rt)
-			r = chain_fir(c, built, rt->has_chain ? rt->chain : c->chain,
-				      rt->has_chain ? rt->n_chain : c->n_chain, rt, rate, &fir[ch], eb);
+			r = gf_cfg_chain_fir(c, built, rt->has_chain ? rt->chain : c->chain,
+					     rt->has_chain ? rt->n_chain : c->n_chain, rt, rate, &fir[ch],
+					     eb);
 		else if (per_channel)
-			r = chain_fir(c, built, c->chain, c->n_chain, NULL, rate, &fir[ch], eb);
+			r = gf_cfg_chain_fir(c, built, c->chain, c->n_chain, NULL, rate, &fir[ch], eb);
 		else if ((fir[ch].h = malloc(global.n * sizeof(double))))
 			memcpy(fir[ch].h, global.h, global.n * sizeof(double)),
 				fir[ch].n = global.n, fir[ch].lin_delay = global.lin_delay, r = 0;
@@ -545,7 +561,7 @@ int gf_config_build_ex(const struct gf_config *c, uint32_t sample_rate, uint32_t
 		if (r)
 			goto out;
 	}
-	r = to_filter_set(c, fir, channels, out, eb);
+	r = gf_cfg_to_filter_set(c, fir, channels, NULL, out, eb);
 	if (!r && info)
 		info->align_frames = align_frames(fir, channels);
 out:
@@ -562,6 +578,8 @@ out:
 /* Added for --check-config (main.c): the channel count the routes need. */
 uint32_t gf_config_min_channels(const struct gf_config *c)
 {
+	if (c->mixer)
+		return c->mixer->inputs;
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < c->n_routes; i++)
 		if (c->routes[i].channel + 1 > n)

@@ -39,31 +39,64 @@ static int identity(double **out, uint32_t *n)
 	return 0;
 }
 
+/* The notches of @p h (found in @p where), harmonics up to the filter's own, and the log line. */
+static int notch_found(const struct gf_config_filter *f, const struct gf_hum *h, const char *where,
+		       uint32_t rate, double **out, uint32_t *n, struct gf_errbuf *eb)
+{
+	struct gf_design d = f->design;
+	char list[1024] = "";
+	size_t len = 0;
+	uint32_t top = 0;
+	memset(d.keep, 0, sizeof(d.keep));
+	for (uint32_t i = 0; i < h->n && h->harmonic[i] <= f->design.harmonics; i++) {
+		d.keep[h->harmonic[i]] = 1;
+		top = h->harmonic[i];
+		if (len < sizeof(list) - 32)
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%u (%.0f dB)",
+						i ? ", " : "", h->harmonic[i], h->snr_db[i]);
+	}
+	if (!top)
+		return identity(out, n);
+	d.keep_set = 1;
+	d.freq_hz[0] = h->f0_hz, d.n_freq = 1, d.harmonics = top;
+	gf_info("filters.%s: mains hum found at %.3f Hz %s; notched harmonics (dB above the noise): %s",
+		f->name, h->f0_hz, where, list);
+	return gf_design_run(&d, (double)rate, out, n, eb);
+}
+
+/* freq_hz = "auto" with no file to measure: live, the hum the daemon found in the running input
+ * (gf_config_source.hum); elsewhere (--check-config) nothing. */
+static int hum_without_file(const struct gf_config *c, const struct gf_config_filter *f, uint32_t rate,
+			    double **out, uint32_t *n, struct gf_errbuf *eb)
+{
+	int line = f->key_line[K_FREQ_HZ] ? f->key_line[K_FREQ_HZ] : f->line;
+	if (c->hum_followed && c->live_hum.f0_hz > 0.0)
+		return notch_found(f, &c->live_hum, "in the running input", rate, out, n, eb);
+	if (c->hum_followed)
+		gf_info("filters.%s: hum notches follow the mains hum found in the running input: none so "
+			"far",
+			f->name);
+	else if (c->priv->builtin)
+		/* Fixed 50 and 60 Hz combs cost clean speech dearly (docs/config.md): "auto"
+		 * notches only hum it found, and here there is nothing to measure. */
+		gf_info("filters.%s: hum notches are made only where hum is measured in an input file "
+			"or, live, in the running input: none here",
+			f->name);
+	else
+		gf_warn("%s:%d: filters.%s.freq_hz: \"auto\" is measured from the input file (offline "
+			"mode) or the running input (live mode); without either nothing is notched",
+			f->src, line, f->name);
+	return identity(out, n);
+}
+
 /* A notch with freq_hz = "auto": the hum measured in the input file, and the log says what was found. */
 int gf_cfg_build_hum(const struct gf_config *c, const struct gf_config_filter *f, uint32_t rate, double **out,
 		     uint32_t *n, struct gf_errbuf *eb)
 {
-	struct gf_design d = f->design;
-	int line = f->key_line[K_FREQ_HZ] ? f->key_line[K_FREQ_HZ] : f->line;
-	if (!c->program_file) {
-		/* Nothing to measure (live mode, --check-config): "auto" notches only
-		 * hum it found, and fixed 50 and 60 Hz combs cost clean speech dearly
-		 * (docs/config.md), so the notch passes the audio unchanged. */
-		if (c->priv->builtin)
-			gf_info("filters.%s: hum notches are made only where hum is measured in an input "
-				"file "
-				"(offline mode): none here",
-				f->name);
-		else
-			gf_warn("%s:%d: filters.%s.freq_hz: \"auto\" is measured from the input file "
-				"(offline "
-				"mode); without one nothing is notched: give freq_hz = 50.0 or 60.0 to notch "
-				"live",
-				f->src, line, f->name);
-		return identity(out, n);
-	}
+	if (!c->program_file)
+		return hum_without_file(c, f, rate, out, n, eb);
 	struct gf_hum h;
-	int r = gf_hum_detect(c->program_file, (double)rate, d.harmonics, &h, eb);
+	int r = gf_hum_detect(c->program_file, (double)rate, f->design.harmonics, &h, eb);
 	if (r && r != GF_E_NOMEM && c->priv->builtin) {
 		/* The built-in default serves any input (a short one, a pipe): where
 		 * the hum cannot be measured, it notches nothing rather than fail. */
@@ -79,20 +112,7 @@ int gf_cfg_build_hum(const struct gf_config *c, const struct gf_config_filter *f
 			f->name, GF_HUM_MIN_SNR_DB, h.seconds, c->program_file);
 		return identity(out, n);
 	}
-	char list[1024] = "";
-	size_t len = 0;
-	memset(d.keep, 0, sizeof(d.keep));
-	for (uint32_t i = 0; i < h.n; i++) {
-		d.keep[h.harmonic[i]] = 1;
-		if (len < sizeof(list) - 32)
-			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%u (%.0f dB)",
-						i ? ", " : "", h.harmonic[i], h.snr_db[i]);
-	}
-	d.keep_set = 1;
-	d.freq_hz[0] = h.f0_hz, d.n_freq = 1, d.harmonics = h.harmonic[h.n - 1];
-	gf_info("filters.%s: mains hum found at %.3f Hz in the first %.1f s of %s; notched harmonics (dB "
-		"above the "
-		"noise): %s",
-		f->name, h.f0_hz, h.seconds, c->program_file, list);
-	return gf_design_run(&d, (double)rate, out, n, eb);
+	char where[600];
+	snprintf(where, sizeof(where), "in the first %.1f s of %s", h.seconds, c->program_file);
+	return notch_found(f, &h, where, rate, out, n, eb);
 }

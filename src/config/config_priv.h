@@ -60,6 +60,7 @@ enum fkey {
 	K_USE_INPUT,
 	K_BANDS,
 	K_PREAMP_DB,
+	K_HIGHPASS_HZ,
 	K_RESAMPLE,
 	K_COUNT
 };
@@ -100,8 +101,11 @@ struct gf_config_filter {
 	int64_t noise_size, noise_mtime_ns;
 };
 
+/* A route, or a mixer's path: from input channel to output out. */
 struct gf_config_route {
+	char name[32]; /* "routes[3]", "mixer.paths[3]": for messages */
 	uint32_t channel;
+	uint32_t out; /* a mixer path's output channel (a route's is its channel) */
 	char *src;
 	int line, channel_line, chain_line;
 	int has_chain; /* 0: the global chain */
@@ -110,6 +114,14 @@ struct gf_config_route {
 	double gain_db;
 	double delay_ms;
 	int invert;
+};
+
+/* mixer = { inputs; outputs; paths = (...); } (config_mixer.c). */
+struct gf_config_mixer {
+	uint32_t inputs, outputs;
+	struct gf_config_route *paths;
+	uint32_t n_paths;
+	int line;
 };
 
 struct gf_config_priv {
@@ -159,6 +171,10 @@ int gf_cfg_get_str(const struct gf_cfg_loader *L, const config_setting_t *g, con
 		   const char *key, char **v);
 int gf_cfg_get_bool(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
 		    const char *key, int *v);
+/* volume_db, volume_limit_db, state_file (config_volume.c). @return 0 or a negative error */
+int gf_cfg_parse_volume(const struct gf_cfg_loader *L, const config_setting_t *root);
+/* control_socket, control_port, control_address (config_control.c). */
+int gf_cfg_parse_control(const struct gf_cfg_loader *L, const config_setting_t *root);
 int gf_cfg_in_list(const char *name, const char *const *list, size_t n);
 /*
  * phase = "linear" | "minimum" (and "auto" where @p allow_auto): *v is 0, 1 or
@@ -200,6 +216,42 @@ int gf_cfg_parse_peq(const struct gf_cfg_loader *L, const config_setting_t *g, c
 /** The peq's FIR at @p rate; the message names the band's line. */
 int gf_cfg_build_peq(const struct gf_config_filter *f, uint32_t rate, double **h, uint32_t *n,
 		     struct gf_errbuf *eb);
+
+/* ---- the mixer (config_mixer.c) -------------------------------------------- */
+
+/** Parse `names` (an array of filter names) for @p setting into *out; marks them used. */
+int gf_cfg_parse_names(const struct gf_cfg_loader *L, const config_setting_t *a, const char *setting,
+		       char ***out, uint32_t *n_out);
+/** Parse `mixer = {...}` into c->mixer, validated as a whole. */
+int gf_cfg_parse_mixer(const struct gf_cfg_loader *L, const config_setting_t *root);
+void gf_cfg_mixer_free(struct gf_config_mixer *m);
+
+/* FIRs of config_build.c, shared with config_mixer.c. */
+struct gf_cfg_taps {
+	double *h;
+	uint32_t n;
+	double lin_delay; /* samples of delay from linear-phase filters (offline alignment removes it) */
+};
+/** Build every used filter for audio channel @p ch (only_per_channel: those with channel = "route"). */
+int gf_cfg_build_filters(const struct gf_config *c, uint32_t rate, uint32_t ch, int only_per_channel,
+			 struct gf_cfg_taps *built, int *per_channel, struct gf_errbuf *eb);
+/** A chain pre-convolved into one FIR, with route @p rt's gain, delay and polarity (rt may be NULL). */
+int gf_cfg_chain_fir(const struct gf_config *c, struct gf_cfg_taps *built, char *const *chain,
+		     uint32_t n_chain, const struct gf_config_route *rt, uint32_t rate,
+		     struct gf_cfg_taps *out, struct gf_errbuf *eb);
+/** Taps of that FIR, from the built filters' lengths (for the memory check). */
+uint64_t gf_cfg_chain_len(const struct gf_config *c, const struct gf_cfg_taps *built, char *const *chain,
+			  uint32_t n, const struct gf_config_route *rt, uint32_t rate);
+/** Refuse a build whose taps (over all FIRs) would not fit the memory available. */
+int gf_cfg_check_memory_taps(const struct gf_config *c, uint64_t tap_channels, uint32_t channels,
+			     struct gf_errbuf *eb);
+/** Pad @p n FIRs to the longest, in float: *out a plain set (mixer NULL) or @p mixer's. */
+int gf_cfg_to_filter_set(const struct gf_config *c, struct gf_cfg_taps *fir, uint32_t n,
+			 const struct gf_config_mixer *mixer, struct gf_filter_set **out,
+			 struct gf_errbuf *eb);
+/** The mixer's filter set (config_mixer.c): one FIR per path. */
+int gf_cfg_build_mixer(const struct gf_config *c, uint32_t rate, uint32_t channels,
+		       struct gf_filter_set **out, uint32_t *align, struct gf_errbuf *eb);
 
 /* ---- filters (config_filters.c) ------------------------------------------ */
 

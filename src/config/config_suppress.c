@@ -62,8 +62,10 @@ int gf_config_suppress_of(const struct gf_config *c, uint32_t ch, struct gf_conf
 	if (k < 0)
 		return 0;
 	const struct gf_config_filter *f = &c->filters[k];
-	*out = (struct gf_config_suppress){
-		.name = f->name, .reduction_db = f->design.reduction_db, .noise = f->file};
+	*out = (struct gf_config_suppress){.name = f->name,
+					   .reduction_db = f->design.reduction_db,
+					   .highpass_hz = f->design.highpass_hz,
+					   .noise = f->file};
 	return 1;
 }
 
@@ -79,7 +81,8 @@ int gf_config_has_suppress(const struct gf_config *c)
 static int suppress_params(const struct gf_config_filter *f, uint32_t rate, struct gf_suppress_params *p,
 			   float **noise, struct gf_errbuf *eb)
 {
-	*p = (struct gf_suppress_params){.reduction_db = f->design.reduction_db};
+	*p = (struct gf_suppress_params){.reduction_db = f->design.reduction_db,
+					 .highpass_hz = f->design.highpass_hz};
 	if (!f->file)
 		return 0;
 	struct gf_errbuf why = {{0}};
@@ -163,6 +166,9 @@ int gf_config_suppress_differs(const struct gf_config *a, const struct gf_config
 		else if (fa->design.reduction_db != fb->design.reduction_db)
 			snprintf(why, len, "suppressor reduction_db %g -> %g", fa->design.reduction_db,
 				 fb->design.reduction_db);
+		else if (fa->design.highpass_hz != fb->design.highpass_hz)
+			snprintf(why, len, "suppressor highpass_hz %g -> %g", fa->design.highpass_hz,
+				 fb->design.highpass_hz);
 		else if (noise_differs(fa, fb))
 			snprintf(why, len, "suppressor noise %s -> %s", fa->file ? fa->file : "none",
 				 fb->file ? fb->file : "none");

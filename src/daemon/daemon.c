@@ -171,15 +171,16 @@ static void reload_done(struct daemon *d, const struct gf_reload_result *r, int6
 	if (d->ready_sent)
 		gf_notify_ready(); /* after failures too, or systemd stays in "reloading" */
 	gf_dm_status_update(d, 1);
+	gf_dm_api_reload_done(d, r);
 }
 
 /* Start a reload: the build runs on the build thread; reload_finish() takes it. */
-static void reload_begin(struct daemon *d, const char *trigger)
+void gf_dm_reload_begin(struct daemon *d, const char *trigger, const char *text)
 {
 	gf_info("reloading configuration (%s)", trigger);
 	if (d->ready_sent)
 		gf_notify_reloading();
-	int err = gf_dm_build_start(d, GF_DM_BUILD_RELOAD, trigger);
+	int err = gf_dm_build_start_text(d, trigger, text);
 	if (err) {
 		struct gf_reload_result r = {.outcome = GF_RELOAD_FAILED, .err = err};
 		snprintf(r.text, sizeof(r.text), "reload failed: cannot start a build thread: %s",
@@ -229,6 +230,7 @@ static int reload_finish(struct daemon *d, struct gf_dm_build *b)
 	case GF_RELOAD_NEXT_REPORT:
 		break;
 	}
+	gf_dm_hum_built(d, &b->hum);
 	reload_done(d, &j->r, b->t0_ms);
 	return 0;
 }
@@ -300,10 +302,10 @@ static void reload_due(struct daemon *d)
 		d->hups = 0;
 	} else if (d->watch && gf_watch_take(d->watch, &changed)) {
 		snprintf(trig, sizeof(trig), "%.500s changed", changed);
-	} else {
+	} else if (!gf_dm_hum_due(d, trig, sizeof(trig))) { /* the hum found changed: notches follow */
 		return;
 	}
-	reload_begin(d, trig);
+	gf_dm_reload_begin(d, trig, NULL);
 }
 
 static void timers(struct daemon *d)
@@ -384,13 +386,14 @@ static void build_progress(struct daemon *d)
 static void loop(struct daemon *d)
 {
 	while (!d->stop) {
-		struct pollfd p[4] = {
+		struct pollfd p[4 + GF_API_POLLFDS] = {
 			{.fd = d->sigfd, .events = POLLIN},
 			{.fd = d->watch ? gf_watch_fd(d->watch) : -1, .events = POLLIN},
 			{.fd = d->status ? gf_status_server_fd(d->status) : -1, .events = POLLIN},
 			{.fd = gf_dm_build_fd(d), .events = POLLIN},
 		};
-		if (poll(p, 4, poll_timeout(d)) < 0 && errno != EINTR) {
+		int n = 4 + gf_dm_api_pollfds(d, p + 4, GF_API_POLLFDS);
+		if (poll(p, (nfds_t)n, gf_dm_api_timeout(d, poll_timeout(d))) < 0 && errno != EINTR) {
 			gf_err("poll: %s", strerror(errno));
 			d->exit_code = GF_EXIT_FAILURE;
 			break;
@@ -408,8 +411,7 @@ static void loop(struct daemon *d)
 			gf_dm_watchdog_ping(d, gf_now_ms());
 			gf_dm_status_update(d, 0);
 			gf_dm_status_recheck(d);
-			if (d->status && p[2].revents)
-				gf_dm_status_serve(d);
+			gf_dm_sockets_serve(d, p, n);
 			continue;
 		}
 		gf_dm_engine_replace_due(d); /* before a reload: audio waits for it */
@@ -418,9 +420,9 @@ static void loop(struct daemon *d)
 		if (d->stop)
 			break;
 		gf_dm_latency_check(d);
+		gf_dm_hum_poll(d);
 		timers(d);
-		if (d->status && p[2].revents)
-			gf_dm_status_serve(d);
+		gf_dm_sockets_serve(d, p, n);
 	}
 }
 
@@ -542,7 +544,10 @@ static void daemon_finish(struct daemon *d)
 		gf_dm_stats_log(d);
 	}
 	gf_dm_stream_stop(d);
+	gf_dm_hum_free(d);
+	gf_dm_volume_free(d, !d->audio_stuck); /* writes the state file if it is behind */
 	gf_status_server_free(d->status);
+	gf_dm_api_close(d);
 	gf_watch_free(d->watch);
 	if (!d->engine_stuck) { /* else a stuck worker still holds them */
 		gf_engine_free(d->engine);

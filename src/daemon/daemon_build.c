@@ -54,31 +54,51 @@ static int build_launch(struct daemon *d, struct gf_dm_build *b)
 	return 0;
 }
 
-int gf_dm_build_start(struct daemon *d, enum gf_dm_build_kind kind, const char *trigger)
+/* A build of @p kind; @p text (RELOAD only, copied): the config's text, loaded as if from its file. */
+static int build_start(struct daemon *d, enum gf_dm_build_kind kind, const char *trigger, const char *text)
 {
 	struct gf_dm_build *b = calloc(1, sizeof(*b));
 	if (!b)
 		return GF_E_NOMEM;
 	b->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (b->efd < 0) {
+	if (b->efd < 0 || (text && !(b->text = strdup(text)))) {
+		int rc = b->efd < 0 ? GF_E_IO : GF_E_NOMEM;
+		if (b->efd >= 0)
+			close(b->efd);
 		free(b);
-		return GF_E_IO;
+		return rc;
 	}
 	b->kind = kind;
 	b->t0_ms = gf_now_ms();
 	snprintf(b->trigger, sizeof(b->trigger), "%s", trigger);
+	b->src = d->o->src;
+	b->src.text = b->text;
 	/* The running config is only read by the job: the control thread keeps it until the job is done. */
-	if (kind == GF_DM_BUILD_ENGINE)
+	if (kind == GF_DM_BUILD_ENGINE) {
 		gf_reload_job_init(&b->job, NULL, d->cfg, 0, 1);
-	else
-		gf_reload_job_init(&b->job, &d->o->src, d->cfg, d->live != NULL && !d->engine_stuck,
+	} else {
+		gf_dm_hum_for_build(d, &b->hum); /* the hum found so far, for notches with freq_hz = "auto" */
+		b->src.hum = &b->hum;
+		gf_reload_job_init(&b->job, &b->src, d->cfg, d->live != NULL && !d->engine_stuck,
 				   d->force_cpu);
+	}
 	int rc = build_launch(d, b);
 	if (rc != 0) {
 		close(b->efd);
+		free(b->text);
 		free(b);
 	}
 	return rc;
+}
+
+int gf_dm_build_start(struct daemon *d, enum gf_dm_build_kind kind, const char *trigger)
+{
+	return build_start(d, kind, trigger, NULL);
+}
+
+int gf_dm_build_start_text(struct daemon *d, const char *trigger, const char *text)
+{
+	return build_start(d, GF_DM_BUILD_RELOAD, trigger, text);
 }
 
 int gf_dm_build_again(struct daemon *d, struct gf_dm_build *b)
@@ -116,6 +136,7 @@ void gf_dm_build_free(struct gf_dm_build *b)
 		return;
 	gf_reload_job_clear(&b->job);
 	close(b->efd);
+	free(b->text);
 	free(b);
 }
 

@@ -9,10 +9,12 @@
 #ifndef GPUFIR_DAEMON_INTERNAL_H
 #define GPUFIR_DAEMON_INTERNAL_H
 
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "api.h"
 #include "config.h"
 #include "daemon.h"
 #include "engine.h"
@@ -76,7 +78,13 @@ struct gf_dm_build {
 	int64_t t0_ms;
 	char trigger[600];
 	struct gf_reload_job job; /* what the thread runs (reload.c) */
+	/* The job's source: the daemon's, with the text below and the hum found so far. */
+	struct gf_config_source src;
+	char *text; /* a config text to load (the control API's SetConfig), or NULL */
+	struct gf_hum hum;
 };
+
+struct gf_dm_hum; /* daemon_hum.c */
 
 struct daemon {
 	const struct gf_daemon_opts *o;
@@ -88,8 +96,10 @@ struct daemon {
 	const struct gf_suppress_bank *suppress_seen; /* the bank whose GPU failures were logged */
 	uint64_t suppress_failures_seen;
 	struct gf_live *live;
+	struct gf_dm_volume *vol; /* volume, mute, the gain stage (daemon_control.c); NULL until set up */
 	struct gf_watch *watch;
 	struct gf_status_server *status;
+	struct gf_dm_api *api; /* the control API (daemon_api.c), or NULL */
 	int sigfd;
 	int stop;	     /* leave the loop */
 	int hup_pending;     /* a SIGHUP asks for a reload */
@@ -149,6 +159,7 @@ struct daemon {
 	uint64_t reload_failures;
 	int64_t last_reload_ms;
 	char last_reload[700];
+	struct gf_dm_hum *hum; /* live hum detection (daemon_hum.c); NULL until a config asks for it */
 };
 
 /* daemon_stream.c */
@@ -189,6 +200,8 @@ void gf_dm_watchdog_ping(struct daemon *d, int64_t now);
 /** Start a build on the build thread: of d->o->src against d->cfg (NULL at start-up), or for
  * GF_DM_BUILD_ENGINE a CPU engine of d->cfg. On success it is d->build. */
 int gf_dm_build_start(struct daemon *d, enum gf_dm_build_kind kind, const char *trigger);
+/** A reload build of the config @p text (copied), loaded as if read from the config file; NULL: the file. */
+int gf_dm_build_start_text(struct daemon *d, const char *trigger, const char *text);
 /** Run a taken build's job again (gf_reload_job_next said ENGINE). On success it is d->build. */
 int gf_dm_build_again(struct daemon *d, struct gf_dm_build *b);
 /** "start-up", "reload" or "engine": what @p b builds, for the status. */
@@ -201,6 +214,34 @@ struct gf_dm_build *gf_dm_build_take(struct daemon *d);
 void gf_dm_build_free(struct gf_dm_build *b);
 /** At exit: wait briefly for a running build, then abandon it. @return 1 if abandoned. */
 int gf_dm_build_abandon(struct daemon *d);
+
+/* daemon_hum.c: notches with freq_hz = "auto" follow the hum found in the running input */
+/** The tap a new stream's worker copies its input into, or NULL (no such notch). Before it starts. */
+struct gf_input_tap *gf_dm_hum_tap(struct daemon *d);
+/** Every loop pass: drain the tap, analyse once a second, follow the set found (hysteresis). */
+void gf_dm_hum_poll(struct daemon *d);
+/** 1 and the reload's trigger in @p trigger when the set found differs from the one notched. */
+int gf_dm_hum_due(struct daemon *d, char *trigger, size_t len);
+/** The set a build carries (gf_config_source.hum): the one found, else the one notched. */
+void gf_dm_hum_for_build(const struct daemon *d, struct gf_hum *out);
+/** A reload that carried @p carried is done: if its set is not the one notched now, it failed
+ *  and is not tried again until the set found changes. */
+void gf_dm_hum_built(struct daemon *d, const struct gf_hum *carried);
+/** The status socket's hum lines. */
+void gf_dm_hum_status(const struct daemon *d, char *buf, size_t len);
+void gf_dm_hum_free(struct daemon *d);
+/* daemon_control.c (the control API's functions are in daemon_control.h) */
+struct gf_gain_stage;
+/** A gain stage at the volume in force, for a stream about to start; it is the daemon's until released. */
+int gf_dm_gain_new(struct daemon *d, struct gf_gain_stage **out, struct gf_errbuf *eb);
+/** The stream is gone: free its gain stage (@p free_it 0: a stuck thread may still run it; kept). */
+void gf_dm_gain_release(struct daemon *d, int free_it);
+/** Each loop pass: a reload's volume settings, the state file when due. */
+void gf_dm_volume_tick(struct daemon *d);
+/** At exit: the state file written if behind; everything freed (the gain stage if @p free_gain). */
+void gf_dm_volume_free(struct daemon *d, int free_gain);
+/** The status socket's volume, mute, clipped and per-channel level lines. */
+void gf_dm_volume_status(struct daemon *d, char *buf, size_t len);
 
 /* daemon_status.c */
 const char *gf_dm_state_name(const struct daemon *d);
@@ -218,5 +259,24 @@ void gf_dm_log_window_fold(struct daemon *d);
 void gf_dm_stats_log(struct daemon *d);
 /** Log and publish a latency the stream re-derived (period change, auto slack step). */
 void gf_dm_latency_check(struct daemon *d);
+
+/* daemon.c */
+/** Start a reload (@p text: of that config text, else of the file); reload_done reports it. */
+void gf_dm_reload_begin(struct daemon *d, const char *trigger, const char *text);
+
+/* daemon_api.c: the control API (docs/api.md) on the control thread */
+/** Open, reopen or close the control API's sockets as d->cfg says. */
+void gf_dm_api_open(struct daemon *d);
+void gf_dm_api_close(struct daemon *d);
+/** Its descriptors to poll. @return how many of @p max were filled */
+int gf_dm_api_pollfds(struct daemon *d, struct pollfd *p, int max);
+/** Serve what @p p (as polled) says is ready; start a waiting SetConfig/Reload when no build runs. */
+void gf_dm_api_serve(struct daemon *d, const struct pollfd *p, int n);
+/** The loop's sockets: the status socket (@p p[2]) and the control API's (from @p p[4] on, @p n in all). */
+void gf_dm_sockets_serve(struct daemon *d, const struct pollfd *p, int n);
+/** The poll timeout, shortened to what the control API needs. */
+int gf_dm_api_timeout(const struct daemon *d, int t);
+/** A reload finished (reload_done): answer the control API's request, if it was one. */
+void gf_dm_api_reload_done(struct daemon *d, const struct gf_reload_result *r);
 
 #endif

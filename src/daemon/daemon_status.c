@@ -79,6 +79,7 @@ void gf_dm_status_update(struct daemon *d, int force)
 {
 	char line[512];
 	int64_t now = gf_now_ms();
+	gf_dm_volume_tick(d); /* every loop pass: the state file's debounce */
 	if (!force && now < d->next_status_ms)
 		return;
 	d->next_status_ms = now + STATUS_EVERY_MS;
@@ -262,6 +263,9 @@ static void status_block(const struct daemon *d, char *buf, size_t len)
 		 d->last_reload_ms ? (now - d->last_reload_ms) / 1000.0 : 0.0, bl, d->outages, d->respawns,
 		 d->state == D_LOST ? "lost_reason: " : "", d->state == D_LOST ? d->lost_reason : "",
 		 d->state == D_LOST ? "\n" : "");
+	size_t used = strlen(buf);
+	if (used < len)
+		gf_dm_hum_status(d, buf + used, len - used);
 }
 
 void gf_dm_log_window_reset(struct daemon *d)
@@ -320,6 +324,8 @@ void gf_dm_status_serve(struct daemon *d)
 {
 	char buf[GF_STATUS_MAX];
 	status_block(d, buf, sizeof(buf));
+	size_t used = strlen(buf);
+	gf_dm_volume_status(d, buf + used, sizeof(buf) - used);
 	gf_status_server_serve(d->status, buf);
 }
 
@@ -329,6 +335,7 @@ void gf_dm_status_open(struct daemon *d)
 	char path[512];
 	const char *rt = getenv("RUNTIME_DIRECTORY");
 	struct gf_errbuf eb = {{0}};
+	gf_dm_api_open(d); /* the control API's sockets follow the config too */
 	if (d->cfg->status_socket)
 		snprintf(path, sizeof(path), "%s", d->cfg->status_socket);
 	else if (rt && *rt && !strchr(rt, ':')) /* several directories: ':'-separated */

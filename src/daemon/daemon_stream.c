@@ -60,9 +60,14 @@ int gf_dm_stream_start(struct daemon *d, struct gf_errbuf *eb)
 	if (d->suppress)
 		gf_suppress_bank_reset(d->suppress);
 	lp.suppress = d->suppress;
-	int err = gf_dm_audio_open(d, &lp, &d->live, eb); /* bounded: the loop answers meanwhile */
-	if (err)
+	lp.tap = gf_dm_hum_tap(d);		   /* NULL unless a notch follows the hum (daemon_hum.c) */
+	int err = gf_dm_gain_new(d, &lp.gain, eb); /* volume and meters, at the volume in force */
+	if (!err)
+		err = gf_dm_audio_open(d, &lp, &d->live, eb); /* bounded: the loop answers meanwhile */
+	if (err) {
+		gf_dm_gain_release(d, !d->audio_stuck); /* an open left behind may still run it */
 		return err;
+	}
 	d->state = D_STARTING;
 	d->state_since_ms = gf_now_ms();
 	d->last_blocks = 0;
@@ -143,8 +148,10 @@ void gf_dm_stream_stop(struct daemon *d)
 	d->live = NULL; /* the close's: nothing here touches it again */
 	d->healthy = 0;
 	int abandoned = 0;
-	if (gf_dm_audio_close(d, l, &abandoned) && abandoned) /* bounded: the loop answers meanwhile */
+	int closed = gf_dm_audio_close(d, l, &abandoned); /* bounded: the loop answers meanwhile */
+	if (closed && abandoned)
 		engine_abandon(d);
+	gf_dm_gain_release(d, closed && !abandoned); /* a stuck worker keeps running it */
 }
 
 /* ---- device loss ------------------------------------------------------- */

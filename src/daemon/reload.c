@@ -16,14 +16,30 @@ int gf_reload_load_config(const struct gf_config_source *src, struct gf_config *
 	/* Explicit live defaults, so that "unset" and "set to the default" compare equal. */
 	if (c->sample_rate == 0)
 		c->sample_rate = GF_RELOAD_DEFAULT_RATE;
-	if (c->input.channels == 0)
-		c->input.channels = GF_RELOAD_DEFAULT_CHANNELS;
+	uint32_t mix_in, mix_out;
+	gf_config_mixer_channels(c, &mix_in, &mix_out);
+	if (c->input.channels == 0) /* a mixer's stream carries its channels */
+		c->input.channels = mix_in ? mix_in : GF_RELOAD_DEFAULT_CHANNELS;
 	return 0;
 }
 
 uint32_t gf_reload_channels(const struct gf_config *c)
 {
 	return c->input.channels ? c->input.channels : GF_RELOAD_DEFAULT_CHANNELS;
+}
+
+/* The stream carries one channel count in and out: a mixer must keep it (M/S, crossfeed). */
+static int live_mixer_check(const struct gf_config *c, struct gf_errbuf *eb)
+{
+	uint32_t mix_in, mix_out;
+	gf_config_mixer_channels(c, &mix_in, &mix_out);
+	if (mix_out == mix_in)
+		return 0;
+	gf_errbuf_set(eb,
+		      "%s: mixer: live mode runs a mixer with as many outputs as inputs (this one has "
+		      "%u in, %u out); a crossover of more outputs runs offline (docs/config.md, \"Mixer\")",
+		      c->path ? c->path : "config", mix_in, mix_out);
+	return GF_E_CONFIG;
 }
 
 void gf_reload_engine_params(const struct gf_config *c, uint32_t taps, struct gf_engine_params *p)
@@ -168,7 +184,9 @@ static int job_fail(struct gf_reload_job *j, int err, const struct gf_errbuf *eb
 /* The filter set of @p c, finite. */
 static int job_filters(struct gf_reload_job *j, const struct gf_config *c, struct gf_errbuf *eb)
 {
-	int err = gf_config_build(c, c->sample_rate, gf_reload_channels(c), &j->fs, eb);
+	int err = live_mixer_check(c, eb);
+	if (!err)
+		err = gf_config_build(c, c->sample_rate, gf_reload_channels(c), &j->fs, eb);
 	if (!err && gf_filter_set_check_finite(j->fs) != 0) {
 		err = GF_E_NONFINITE;
 		gf_errbuf_set(eb, "%s: filter has NaN or Inf coefficients", c->path ? c->path : "config");

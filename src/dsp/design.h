@@ -65,6 +65,7 @@ struct gf_design {
 	uint8_t keep[GF_DESIGN_MAX_NOTCHES + 1]; /**< notch, when keep_set: only harmonics h with keep[h] */
 	int keep_set;
 	double reduction_db;	  /**< denoise, suppress: the most any band is cut */
+	double highpass_hz;	  /**< suppress: its zero-phase high-pass's -6 dB point; 0: off */
 	int use_input;		  /**< denoise: measure the input file where there is one */
 	const struct gf_peq *peq; /**< peq: the bands (owned by the caller) */
 };

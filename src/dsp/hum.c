@@ -170,22 +170,17 @@ static void harmonics_above(const struct spectrum *s, double f0, uint32_t hmax, 
 	h->f0_hz = den > 0.0 ? num / den : 0.0;
 }
 
-int gf_hum_detect(const char *path, double rate, uint32_t max_harmonic, struct gf_hum *h,
-		  struct gf_errbuf *eb)
+int gf_hum_detect_samples(const double *x, size_t n, double rate, uint32_t max_harmonic, struct gf_hum *h,
+			  struct gf_errbuf *eb)
 {
 	memset(h, 0, sizeof(*h));
-	double *x = NULL;
-	size_t n = 0;
 	struct spectrum s = {0};
-	int r = read_mono(path, rate, &x, &n, eb);
-	if (!r && n < (size_t)(1.0 * rate)) {
-		gf_errbuf_set(eb,
-			      "freq_hz: \"auto\" needs at least 1 s of input to find the hum (%s has %.2f s)",
-			      path, (double)n / rate);
-		r = GF_E_CONFIG;
+	if (n < (size_t)(1.0 * rate)) {
+		gf_errbuf_set(eb, "hum detection needs at least 1 s of input (%.2f s given)",
+			      (double)n / rate);
+		return GF_E_CONFIG;
 	}
-	if (!r)
-		r = make_spectrum(x, n, rate, &s, eb);
+	int r = make_spectrum(x, n, rate, &s, eb);
 	if (!r) {
 		h->seconds = (double)n / rate;
 		double s50, s60, f50 = best_fundamental(&s, 50.0, max_harmonic, rate, &s50),
@@ -201,7 +196,25 @@ int gf_hum_detect(const char *path, double rate, uint32_t max_harmonic, struct g
 		if (!h->n)
 			memset(h, 0, sizeof(*h)), h->seconds = secs;
 	}
-	fftw_free(x);
 	free(s.p);
+	return r;
+}
+
+int gf_hum_detect(const char *path, double rate, uint32_t max_harmonic, struct gf_hum *h,
+		  struct gf_errbuf *eb)
+{
+	memset(h, 0, sizeof(*h));
+	double *x = NULL;
+	size_t n = 0;
+	int r = read_mono(path, rate, &x, &n, eb);
+	if (!r && n < (size_t)(1.0 * rate)) {
+		gf_errbuf_set(eb,
+			      "freq_hz: \"auto\" needs at least 1 s of input to find the hum (%s has %.2f s)",
+			      path, (double)n / rate);
+		r = GF_E_CONFIG;
+	}
+	if (!r)
+		r = gf_hum_detect_samples(x, n, rate, max_harmonic, h, eb);
+	fftw_free(x);
 	return r;
 }

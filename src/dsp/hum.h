@@ -16,6 +16,7 @@
 #ifndef GPUFIR_HUM_H
 #define GPUFIR_HUM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "error.h"
@@ -43,5 +44,12 @@ struct gf_hum {
  */
 int gf_hum_detect(const char *path, double rate, uint32_t max_harmonic, struct gf_hum *h,
 		  struct gf_errbuf *eb);
+
+/**
+ * The same on @p n samples in memory (mono, at @p rate): the live detector's
+ * window (hum_track.h). @return 0, GF_E_CONFIG (under 1 s) or GF_E_NOMEM.
+ */
+int gf_hum_detect_samples(const double *x, size_t n, double rate, uint32_t max_harmonic, struct gf_hum *h,
+			  struct gf_errbuf *eb);
 
 #endif

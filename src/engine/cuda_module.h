@@ -28,9 +28,12 @@
 extern "C" {
 #endif
 
-/** Bumped whenever either struct below changes; a module of another ABI is refused. */
-/* 2: gf_backend_ops.check_memory; 3: unpin returns int; 4: .stop; 5: the noise suppressor (suppress_*) */
-#define GF_CUDA_MODULE_ABI 5
+/** Bumped whenever either struct below, or struct gf_suppress_shape (suppress/suppress_bins.h), changes;
+ * a module of another ABI is refused. */
+/* 2: gf_backend_ops.check_memory; 3: unpin returns int; 4: .stop; 5: the noise suppressor (suppress_*);
+ * 6: gf_filter_set's mixer fields (a mixer is refused: the host never hands the module one);
+ * 7: gf_suppress_shape.highpass */
+#define GF_CUDA_MODULE_ABI 7
 /** File name of the module; the loader looks for it beside the executable, then in the lib dir. */
 #define GF_CUDA_MODULE_NAME "libgpufir-cuda.so"
 /** Environment variable naming the module's path (tests, unusual installs). */

@@ -52,6 +52,14 @@ int gf_inst_new(const struct gf_backend_ops *ops, const struct gf_engine_params 
 		const struct gf_filter_set *fs, struct gf_inst **out, struct gf_errbuf *eb)
 {
 	*out = NULL;
+	/* Only the CPU backend runs a mixer: no other may be handed one (docs/cuda.md). */
+	if (gf_filter_set_is_mixer(fs) && ops != &gf_cpu_backend) {
+		gf_errbuf_set(eb,
+			      "engine: the %s backend does not run a mixer (%u inputs to %u outputs); "
+			      "the CPU backend does (backend auto or cpu)",
+			      gf_backend_label(ops), fs->inputs, fs->outputs);
+		return GF_E_UNSUPPORTED;
+	}
 	/* Refuse what will not fit with a message, before the backend allocates any of it. */
 	int err = ops->check_memory ? ops->check_memory(p, fs->taps, eb) : 0;
 	if (err)
@@ -98,6 +106,12 @@ static int engine_first_instance(struct gf_engine *e, const struct gf_filter_set
 	char desc[256] = "";
 	enum gf_backend_kind kind = e->p.backend;
 
+	if (gf_filter_set_is_mixer(fs) && kind != GF_BACKEND_CPU) {
+		if (kind == GF_BACKEND_CUDA) /* refused, with the reason (gf_inst_new), before any probe */
+			return gf_inst_new(&gf_cuda_backend, &e->p, fs, &e->cur, eb);
+		gf_info("engine: a mixer runs on the CPU backend only: using it");
+		kind = GF_BACKEND_CPU;
+	}
 	if (kind == GF_BACKEND_AUTO && e->p.job_samples)
 		kind = auto_by_cost(&e->p, fs);
 	if (kind != GF_BACKEND_CPU && g_test_primary) {
@@ -159,16 +173,25 @@ void gf_engine_set_desc(struct gf_engine *e, const struct gf_inst *in)
 
 /* ---- construction ---------------------------------------------------------- */
 
-int gf_engine_check_filter(const struct gf_engine_params *p, uint32_t max_taps,
+int gf_engine_check_filter(const struct gf_engine_params *p, uint32_t max_taps, uint32_t out_channels,
 			   const struct gf_filter_set *fs, struct gf_errbuf *eb)
 {
 	if (!fs || !fs->coeffs || fs->taps == 0) {
 		gf_errbuf_set(eb, "engine: empty filter set");
 		return GF_E_INVAL;
 	}
-	if (fs->channels != p->channels) {
-		gf_errbuf_set(eb, "engine: filter set has %u channels, the stream has %u", fs->channels,
-			      p->channels);
+	if (gf_filter_set_inputs(fs) != p->channels) {
+		gf_errbuf_set(eb, "engine: filter set has %u channels, the stream has %u",
+			      gf_filter_set_inputs(fs), p->channels);
+		return GF_E_INVAL;
+	}
+	if (gf_filter_set_outputs(fs) != out_channels) {
+		gf_errbuf_set(eb, "engine: filter set has %u output channels, the stream has %u",
+			      gf_filter_set_outputs(fs), out_channels);
+		return GF_E_INVAL;
+	}
+	if (gf_filter_set_check_paths(fs)) {
+		gf_errbuf_set(eb, "engine: a mixer path names a channel out of range");
 		return GF_E_INVAL;
 	}
 	if (fs->taps > max_taps) {
@@ -198,14 +221,14 @@ static float *alloc_floats(size_t n)
 
 static int engine_alloc(struct gf_engine *e)
 {
-	size_t blk = (size_t)e->p.max_block * e->p.channels;
+	size_t blk = (size_t)e->p.max_block * e->p.channels, blk_out = (size_t)e->p.max_block * e->out_ch;
 	e->hist = alloc_floats(2 * (size_t)e->hist_cap * e->p.channels);
 	e->scratch_in = alloc_floats(blk);
-	e->scratch_a = alloc_floats(blk);
-	e->scratch_b = alloc_floats(blk);
+	e->scratch_a = alloc_floats(blk_out);
+	e->scratch_b = alloc_floats(blk_out);
 	e->zeros = alloc_floats(blk);
 	e->ramp = alloc_floats(e->p.crossfade_frames);
-	e->ctl_out = alloc_floats(blk);
+	e->ctl_out = alloc_floats(blk_out);
 	if (!e->hist || !e->scratch_in || !e->scratch_a || !e->scratch_b || !e->zeros || !e->ramp ||
 	    !e->ctl_out)
 		return GF_E_NOMEM;
@@ -265,7 +288,8 @@ int gf_engine_new(struct gf_engine **out, const struct gf_engine_params *p, cons
 		return GF_E_INVAL;
 	}
 	uint32_t max_taps = p->max_taps ? p->max_taps : (fs ? fs->taps : 0);
-	int err = gf_engine_check_filter(p, max_taps, fs, eb);
+	uint32_t out_ch = fs ? gf_filter_set_outputs(fs) : 0;
+	int err = gf_engine_check_filter(p, max_taps, out_ch, fs, eb);
 	if (err)
 		return err;
 
@@ -274,6 +298,7 @@ int gf_engine_new(struct gf_engine **out, const struct gf_engine_params *p, cons
 		return GF_E_NOMEM;
 	e->p = *p;
 	e->p.max_taps = max_taps;
+	e->out_ch = out_ch;
 	e->hist_frames = max_taps - 1;
 	uint32_t extra = p->retry ? p->max_block : GF_ENGINE_HIST_MARGIN;
 	if ((uint64_t)e->hist_frames + extra > UINT32_MAX / 2) {
@@ -351,6 +376,11 @@ int gf_engine_reset(struct gf_engine *e, struct gf_errbuf *eb)
 }
 
 /* ---- queries ---------------------------------------------------------------- */
+
+uint32_t gf_engine_out_channels(const struct gf_engine *e)
+{
+	return e->out_ch;
+}
 
 const char *gf_engine_backend_name(const struct gf_engine *e)
 {

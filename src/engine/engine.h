@@ -1,6 +1,8 @@
 /**
  * @file engine.h
- * Backend-neutral streaming convolution: y[n] = sum_k h_c[k] x_c[n-k] per channel.
+ * Backend-neutral streaming convolution: y[n] = sum_k h_c[k] x_c[n-k] per channel,
+ * or for a mixer (filter_set.h) y_o[n] = sum over the paths p into o of
+ * sum_k h_p[k] x_in(p)[n-k] (the CPU backend only).
  *
  * Every algorithm is zero-latency: the output frames of a process() call are the
  * convolution of all input so far, up to and including that call's last frame.
@@ -101,7 +103,9 @@ int gf_engine_new(struct gf_engine **out, const struct gf_engine_params *p, cons
 void gf_engine_free(struct gf_engine *e);
 
 /**
- * Filter @p frames interleaved frames (1..max_block). @p in and @p out may alias.
+ * Filter @p frames interleaved frames (1..max_block): @p in holds params.channels
+ * channels, @p out gf_engine_out_channels() (they differ for a mixer). @p in and
+ * @p out may alias (a buffer of the larger size).
  * RT-safe; every wait of the call ends at one deadline (params.deadline_us).
  * A non-finite output block is muted and counted. A block whose backend
  * answer misses the deadline is muted and counted (late_blocks,
@@ -115,6 +119,19 @@ void gf_engine_free(struct gf_engine *e);
  * @return 0, or a negative code after which the block's output is silence.
  */
 int gf_engine_process(struct gf_engine *e, const float *in, float *out, uint32_t frames);
+
+/**
+ * gf_engine_process, with every wait of the call ending at @p deadline_ns
+ * (gf_now_ns() time) instead of params.deadline_us from its start: a caller
+ * whose block waits on more than the engine (the live worker: the engine,
+ * then the noise suppressor's GPU) takes one deadline for all of it.
+ * 0: params.deadline_us from the call's start. RT-safe.
+ */
+int gf_engine_process_by(struct gf_engine *e, const float *in, float *out, uint32_t frames,
+			 uint64_t deadline_ns);
+
+/** The longest wait of one process() call, in ns: params.deadline_us (or its default). Any thread. */
+uint64_t gf_engine_deadline_ns(const struct gf_engine *e);
 
 /**
  * Redo the last process() call, which failed, on the CPU fallback that reap()
@@ -221,6 +238,9 @@ int gf_engine_reset_history(struct gf_engine *e, const float *history, uint32_t 
 /** The most history frames gf_engine_reset_history() can use for any filter of @p taps taps. */
 uint32_t gf_engine_reset_history_frames(uint32_t taps);
 
+/** Channels of process()'s output: the first filter set's outputs (a mixer's M; else
+ * params.channels). Every swap keeps them. Any thread. */
+uint32_t gf_engine_out_channels(const struct gf_engine *e);
 /** "cpu" or "cuda". */
 const char *gf_engine_backend_name(const struct gf_engine *e);
 /** "direct" or "fft" of the current filter. */

@@ -38,7 +38,8 @@ struct gf_inst {
 };
 
 struct gf_engine {
-	struct gf_engine_params p; /* max_taps resolved */
+	struct gf_engine_params p; /* max_taps resolved; p.channels: the input's channels */
+	uint32_t out_ch;	   /* the output's channels: a mixer's outputs, else p.channels */
 	uint32_t hist_frames;	   /* max_taps - 1 */
 	uint32_t hist_cap;	   /* hist_frames, + max_block with p.retry (the last block too),
 				      + GF_ENGINE_HIST_MARGIN live (frames the audio thread may
@@ -134,8 +135,9 @@ void gf_inst_free(struct gf_engine *e, struct gf_inst *in);
 void gf_inst_destroy(struct gf_inst *in);
 /** The one-line description gf_engine_describe() returns, for instance @p in. */
 void gf_engine_set_desc(struct gf_engine *e, const struct gf_inst *in);
-/** The filter set is usable by this engine: channels, length, finite. */
-int gf_engine_check_filter(const struct gf_engine_params *p, uint32_t max_taps,
+/** The filter set is usable by this engine: input and @p out_channels output channels, mixer
+ * paths, length, finite. */
+int gf_engine_check_filter(const struct gf_engine_params *p, uint32_t max_taps, uint32_t out_channels,
 			   const struct gf_filter_set *fs, struct gf_errbuf *eb);
 
 /* Control thread (engine_swap.c). */

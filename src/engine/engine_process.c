@@ -4,7 +4,8 @@
  * history, takes up published swaps and mutes non-finite and late blocks.
  *
  * Pipeline of one process() call (audio thread), under one deadline
- * (params.deadline_us from its start) for every wait in it:
+ * (params.deadline_us from its start, or the caller's: process_by) for
+ * every wait in it:
  *   1. scan the input; a block holding NaN/Inf is filtered as if those samples
  *      were zero (so no filter state is poisoned) and its output is muted;
  *   2. take a published swap (or, after a backend failure, the fallback),
@@ -211,7 +212,7 @@ static int run_one(struct gf_engine *e, const struct block *b)
 
 static void mix(struct gf_engine *e, float *y, uint32_t frames)
 {
-	uint32_t ch = e->p.channels, n = e->p.crossfade_frames;
+	uint32_t ch = e->out_ch, n = e->p.crossfade_frames;
 	for (uint32_t i = 0; i < frames; i++) {
 		uint32_t k = e->fade_pos + i;
 		float g = k < n ? e->ramp[k] : 1.0f;
@@ -260,7 +261,7 @@ static int run_crossfade(struct gf_engine *e, struct block *b)
 	if (ra == GF_RUN_LATE)
 		return GF_RUN_LATE;
 	if (rb == GF_RUN_LATE)
-		memcpy(b->y, e->scratch_a, (size_t)b->frames * e->p.channels * sizeof(float));
+		memcpy(b->y, e->scratch_a, (size_t)b->frames * e->out_ch * sizeof(float));
 	else
 		mix(e, b->y, b->frames);
 	return GF_RUN_OK;
@@ -269,7 +270,7 @@ static int run_crossfade(struct gf_engine *e, struct block *b)
 /* Steps 5 and 6 of the pipeline on the block (already in the history). */
 static int run_block(struct gf_engine *e, struct block *b)
 {
-	size_t n = (size_t)b->frames * e->p.channels;
+	size_t n = (size_t)b->frames * e->out_ch;
 	int r;
 	if (e->failed)
 		r = e->fail_err; /* parked: never call a failed backend again */
@@ -299,10 +300,15 @@ static int run_block(struct gf_engine *e, struct block *b)
 	return 0;
 }
 
-int gf_engine_process(struct gf_engine *e, const float *in, float *out, uint32_t frames)
+int gf_engine_process_by(struct gf_engine *e, const float *in, float *out, uint32_t frames,
+			 uint64_t deadline_ns)
 {
 	uint64_t t0 = gf_now_ns();
-	struct block b = {.x = in, .y = out, .frames = frames, .t0 = t0, .deadline = t0 + e->deadline_ns};
+	struct block b = {.x = in,
+			  .y = out,
+			  .frames = frames,
+			  .t0 = t0,
+			  .deadline = deadline_ns ? deadline_ns : t0 + e->deadline_ns};
 	e->redo_frames = 0;
 	if (frames == 0 || frames > e->p.max_block)
 		return GF_E_INVAL;
@@ -319,6 +325,16 @@ int gf_engine_process(struct gf_engine *e, const float *in, float *out, uint32_t
 	int err = run_block(e, &b);
 	gf_stat_add(&e->st_frames, frames);
 	return err;
+}
+
+int gf_engine_process(struct gf_engine *e, const float *in, float *out, uint32_t frames)
+{
+	return gf_engine_process_by(e, in, out, frames, 0);
+}
+
+uint64_t gf_engine_deadline_ns(const struct gf_engine *e)
+{
+	return e->deadline_ns;
 }
 
 #define RESET_WAIT_NS 100000000ull /* a late call's answer, before a reset primes */
@@ -384,7 +400,7 @@ int gf_engine_retry(struct gf_engine *e, float *out, uint32_t frames)
 		return GF_E_UNSUPPORTED;
 	if (!e->redo_frames || frames != e->redo_frames)
 		return GF_E_INVAL;
-	size_t n = (size_t)frames * e->p.channels;
+	size_t n = (size_t)frames * e->out_ch;
 	take_pending(e, frames); /* the fallback, primed (by reap) with the history before the failed block */
 	if (e->failed) {
 		memset(out, 0, n * sizeof(float));
@@ -411,7 +427,7 @@ int gf_engine_flush(struct gf_engine *e, float *out, uint32_t frames)
 		int err = gf_engine_process(e, e->zeros, out, n);
 		if (err && !first)
 			first = err;
-		out += (size_t)n * e->p.channels;
+		out += (size_t)n * e->out_ch;
 		frames -= n;
 	}
 	return first;

@@ -242,7 +242,7 @@ int gf_engine_swap(struct gf_engine *e, const struct gf_filter_set *fs, struct g
 {
 	if (!e)
 		return GF_E_INVAL;
-	int err = gf_engine_check_filter(&e->p, e->p.max_taps, fs, eb);
+	int err = gf_engine_check_filter(&e->p, e->p.max_taps, e->out_ch, fs, eb);
 	if (err)
 		return err;
 	/* A failed backend first: its fallback occupies the swap (BUSY, retry later). */

@@ -25,12 +25,48 @@ int gf_filter_set_new(struct gf_filter_set **out, uint32_t channels, uint32_t ta
 	return 0;
 }
 
+int gf_filter_set_new_mixer(struct gf_filter_set **out, uint32_t inputs, uint32_t outputs, uint32_t paths,
+			    uint32_t taps)
+{
+	*out = NULL;
+	if (inputs == 0 || outputs == 0)
+		return GF_E_INVAL;
+	int err = gf_filter_set_new(out, paths, taps);
+	if (err)
+		return err;
+	struct gf_filter_set *fs = *out;
+	fs->inputs = inputs;
+	fs->outputs = outputs;
+	fs->path_in = calloc(paths, sizeof(uint32_t));
+	fs->path_out = calloc(paths, sizeof(uint32_t));
+	if (!fs->path_in || !fs->path_out) {
+		gf_filter_set_free(fs);
+		*out = NULL;
+		return GF_E_NOMEM;
+	}
+	return 0;
+}
+
 int gf_filter_set_dup(struct gf_filter_set **out, const struct gf_filter_set *src)
 {
-	int err = gf_filter_set_new(out, src->channels, src->taps);
+	int err = src->path_in
+			  ? gf_filter_set_new_mixer(out, src->inputs, src->outputs, src->channels, src->taps)
+			  : gf_filter_set_new(out, src->channels, src->taps);
 	if (err)
 		return err;
 	memcpy((*out)->coeffs, src->coeffs, (size_t)src->channels * src->taps * sizeof(float));
+	if (src->path_in) {
+		memcpy((*out)->path_in, src->path_in, src->channels * sizeof(uint32_t));
+		memcpy((*out)->path_out, src->path_out, src->channels * sizeof(uint32_t));
+	}
+	return 0;
+}
+
+int gf_filter_set_check_paths(const struct gf_filter_set *fs)
+{
+	for (uint32_t p = 0; fs->path_in && p < fs->channels; p++)
+		if (fs->path_in[p] >= fs->inputs || fs->path_out[p] >= fs->outputs)
+			return GF_E_INVAL;
 	return 0;
 }
 
@@ -48,5 +84,7 @@ void gf_filter_set_free(struct gf_filter_set *fs)
 	if (!fs)
 		return;
 	free(fs->coeffs);
+	free(fs->path_in);
+	free(fs->path_out);
 	free(fs);
 }

@@ -97,7 +97,9 @@ static int take_engine(struct run *r, const struct gf_offline_opts *o, struct gf
 
 static int open_output(struct run *r, const struct gf_offline_opts *o, struct gf_errbuf *eb)
 {
-	int err = gf_offline_choose_format(&r->in_info, o, &r->out_info, eb);
+	SF_INFO want = r->in_info; /* a mixer writes its outputs */
+	want.channels = (int)gf_engine_out_channels(r->engine);
+	int err = gf_offline_choose_format(&want, o, &r->out_info, eb);
 	if (err)
 		return err;
 	gf_offline_setup_phase(0); /* from here on a stop signal must clean up */
@@ -137,7 +139,7 @@ static void report(const struct run *r, const struct gf_offline_pipeline *p, con
 	gf_log(r->lane->ctx->quiet_files ? GF_LOG_DEBUG : GF_LOG_INFO,
 	       "%s -> %s: %llu frames (%.2f s, %d ch, %d Hz, %s %s) in %.3f s, %.1fx realtime; "
 	       "%s/%s, %u taps; peak %.1f dBFS",
-	       o->input, o->output, (unsigned long long)p->frames_written, audio, r->in_info.channels,
+	       o->input, o->output, (unsigned long long)p->frames_written, audio, r->out_info.channels,
 	       r->in_info.samplerate, gf_offline_major_name(r->out_info.format & SF_FORMAT_TYPEMASK),
 	       gf_offline_format_name(r->out_info.format), secs, secs > 0.0 ? audio / secs : 0.0,
 	       gf_engine_backend_name(r->engine), gf_engine_algo_name(r->engine), gf_engine_taps(r->engine),
@@ -235,6 +237,12 @@ static void plan_stripes(struct run *r)
 	uint64_t frames = r->in_info.frames == SF_COUNT_MAX ? 0 : (uint64_t)r->in_info.frames;
 	int cpu = strcmp(gf_engine_backend_name(r->engine), "cpu") == 0;
 	uint32_t threads = cpu ? r->lane->ctx->stripe_max : 1;
+	if (gf_filter_set_is_mixer(r->fs) && threads > 1) {
+		/* A stripe filters its chunks in place from the input before them: with other
+		 * output than input channels its output would overwrite the next stripe's input. */
+		gf_debug("offline: one thread: a mixer is not striped");
+		threads = 1;
+	}
 	if (r->sup && threads > 1) {
 		/* The suppressor's state runs through the whole file in order: a stripe
 		 * cannot start it from the input before it as the engine starts. */
@@ -267,7 +275,8 @@ int gf_offline_file_run(struct gf_offline_lane *l, const struct gf_offline_opts 
 		 gf_offline_format_name(r.out_info.format), gf_engine_describe(r.engine));
 	t1 = (1e3 * gf_now_s());
 	plan_stripes(&r);
-	err = gf_offline_pipeline_prepare(p, o, (uint32_t)r.in_info.channels, r.chunk_frames,
+	err = gf_offline_pipeline_prepare(p, o, (uint32_t)r.in_info.channels,
+					  gf_engine_out_channels(r.engine), r.chunk_frames,
 					  strcmp(gf_engine_backend_name(r.engine), "cuda") == 0, &r.stripes);
 	p->stripe_params = r.cpu_params;
 	p->stripe_fs = r.fs;

@@ -102,8 +102,9 @@ struct gf_offline_pipeline {
 
 	const struct gf_offline_opts *o;
 	SNDFILE *in, *out;
-	uint32_t channels, chunk_frames;
-	int clips; /* OUT's format clips beyond +-1.0 */
+	uint32_t channels, chunk_frames; /* the input's channels */
+	uint32_t out_channels;		 /* the output's: a mixer's outputs, else channels */
+	int clips;			 /* OUT's format clips beyond +-1.0 */
 	struct gf_offline_align align;
 	uint64_t frames_read, frames_filtered, frames_written, clipped;
 	float peak;
@@ -113,9 +114,11 @@ struct gf_offline_pipeline {
 /* Accepts a zeroed, never prepared pipeline. */
 void gf_offline_pipeline_free(struct gf_offline_pipeline *p);
 /* Ready @p p for one file: keeps the chunks of the previous file when the sizes
- * match. @p st: the stripes (NULL or 1 thread: GF_OFFLINE_CHUNKS chunks, one engine). */
+ * match. @p st: the stripes (NULL or 1 thread: GF_OFFLINE_CHUNKS chunks, one engine).
+ * Chunks hold the larger of @p channels (in) and @p out_channels (a mixer's outputs):
+ * the engine filters in place. */
 int gf_offline_pipeline_prepare(struct gf_offline_pipeline *p, const struct gf_offline_opts *o,
-				uint32_t channels, uint32_t chunk_frames, int pin,
+				uint32_t channels, uint32_t out_channels, uint32_t chunk_frames, int pin,
 				const struct gf_offline_stripes *st);
 int gf_offline_pipeline_run(struct gf_offline_pipeline *p, struct gf_engine *e, struct gf_progress *prog,
 			    struct gf_errbuf *eb);

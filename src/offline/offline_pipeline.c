@@ -225,8 +225,8 @@ static void *writer_main(void *arg)
 		struct gf_offline_chunk *c = &p->chunk[i];
 		double t0 = (1e3 * gf_now_s());
 		uint32_t off, frames = gf_offline_align_trim(&p->align, c->frames, &off);
-		float *buf = c->buf + (size_t)off * p->channels;
-		measure(p, buf, (size_t)frames * p->channels);
+		float *buf = c->buf + (size_t)off * p->out_channels;
+		measure(p, buf, (size_t)frames * p->out_channels);
 		sf_count_t n = frames ? sf_writef_float(p->out, buf, frames) : 0;
 		p->busy_ms[2] += (1e3 * gf_now_s()) - t0;
 		if (n != (sf_count_t)frames) {
@@ -384,13 +384,15 @@ static int alloc_queues(struct gf_offline_pipeline *p, uint32_t n_hist, uint32_t
 	return 0;
 }
 
-static int pipeline_alloc(struct gf_offline_pipeline *p, uint32_t channels, uint32_t chunk_frames, int pin,
-			  uint32_t nchunks, uint32_t n_hist, uint32_t hist_frames)
+static int pipeline_alloc(struct gf_offline_pipeline *p, uint32_t channels, uint32_t out_channels,
+			  uint32_t chunk_frames, int pin, uint32_t nchunks, uint32_t n_hist,
+			  uint32_t hist_frames)
 {
 	memset(p, 0, sizeof(*p));
 	p->inited = 1;
 	p->pin = pin;
 	p->channels = channels;
+	p->out_channels = out_channels;
 	p->chunk_frames = chunk_frames;
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_condattr_t ca;
@@ -401,7 +403,8 @@ static int pipeline_alloc(struct gf_offline_pipeline *p, uint32_t channels, uint
 	p->chunk = calloc(nchunks, sizeof(*p->chunk));
 	if (!p->chunk)
 		return GF_E_NOMEM;
-	size_t bytes = (size_t)chunk_frames * channels * sizeof(float);
+	size_t bytes =
+		(size_t)chunk_frames * (channels > out_channels ? channels : out_channels) * sizeof(float);
 	for (; p->nchunks < nchunks; p->nchunks++) {
 		uint32_t i = p->nchunks;
 		void *mem = NULL;
@@ -421,7 +424,7 @@ static int pipeline_alloc(struct gf_offline_pipeline *p, uint32_t channels, uint
 }
 
 int gf_offline_pipeline_prepare(struct gf_offline_pipeline *p, const struct gf_offline_opts *o,
-				uint32_t channels, uint32_t chunk_frames, int pin,
+				uint32_t channels, uint32_t out_channels, uint32_t chunk_frames, int pin,
 				const struct gf_offline_stripes *st)
 {
 	struct gf_offline_stripes one = {.threads = 1, .stripe_chunks = 1, .chunks = GF_OFFLINE_CHUNKS};
@@ -430,10 +433,12 @@ int gf_offline_pipeline_prepare(struct gf_offline_pipeline *p, const struct gf_o
 	/* A history slot per stripe that can wait for its thread, two spare (offline_stripe.c). */
 	uint32_t n_hist = st->threads > 1 ? st->chunks / st->stripe_chunks + 2 : 0;
 	/* A lane's files mostly share a shape: keep the (pinned) chunks then. */
-	if (!p->inited || p->channels != channels || p->chunk_frames != chunk_frames || p->pin != pin ||
-	    p->nchunks != st->chunks || p->n_hist != n_hist || p->stripes.hist_frames != st->hist_frames) {
+	if (!p->inited || p->channels != channels || p->out_channels != out_channels ||
+	    p->chunk_frames != chunk_frames || p->pin != pin || p->nchunks != st->chunks ||
+	    p->n_hist != n_hist || p->stripes.hist_frames != st->hist_frames) {
 		gf_offline_pipeline_free(p);
-		int err = pipeline_alloc(p, channels, chunk_frames, pin, st->chunks, n_hist, st->hist_frames);
+		int err = pipeline_alloc(p, channels, out_channels, chunk_frames, pin, st->chunks, n_hist,
+					 st->hist_frames);
 		if (err) {
 			gf_offline_pipeline_free(p);
 			return err;

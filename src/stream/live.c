@@ -215,6 +215,16 @@ void gf_live_set_suppress(struct gf_live *l, struct gf_suppress_bank *b)
 	l->suppress = b;
 }
 
+void gf_live_set_tap(struct gf_live *l, struct gf_input_tap *t)
+{
+	l->tap = t;
+}
+
+void gf_live_set_gain(struct gf_live *l, struct gf_gain_stage *g)
+{
+	l->gain = g;
+}
+
 int gf_live_new(struct gf_live **out, const struct gf_live_params *p, struct gf_engine *engine,
 		struct gf_errbuf *eb)
 {
@@ -234,6 +244,8 @@ int gf_live_new(struct gf_live **out, const struct gf_live_params *p, struct gf_
 		return GF_E_NOMEM;
 	l->engine = engine;
 	l->suppress = p->suppress;
+	l->tap = p->tap;
+	l->gain = p->gain;
 	l->block = p->block_frames;
 	/* auto: from the tightest latency up to the most a fixed slack may be */
 	l->slack_auto = p->latency_slack_auto;
@@ -243,6 +255,11 @@ int gf_live_new(struct gf_live **out, const struct gf_live_params *p, struct gf_
 	l->playback = p->output.device != NULL || p->record_path == NULL;
 	PaStreamParameters in, outp;
 	int err = channels_of(p, &l->channels, eb);
+	if (!err && engine && gf_engine_out_channels(engine) != l->channels) {
+		gf_errbuf_set(eb, "the filter writes %u channels, the stream carries %u in and out",
+			      gf_engine_out_channels(engine), l->channels);
+		err = GF_E_CONFIG;
+	}
 	if (!err && p->record_path && !(l->record_path = strdup(p->record_path)))
 		err = GF_E_NOMEM;
 	if (!err && !(err = gf_live_pa_init(eb)))

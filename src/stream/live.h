@@ -34,7 +34,8 @@
  * gf_live_capture_position() and gf_live_restart_required() (any thread).
  * The PortAudio callback touches only rings and atomic counters; the worker
  * thread calls gf_engine_process() once per block, then the noise
- * suppressor on its output where there is one, and never allocates or
+ * suppressor on its output where there is one, then the gain stage (volume,
+ * mute, meters) where there is one, and never allocates or
  * locks; the recorder thread writes the file. The engine must outlive the
  * gf_live; its process() runs on the worker while the stream runs.
  */
@@ -46,6 +47,8 @@
 
 #include "engine.h"
 #include "error.h"
+#include "input_tap.h"
+#include "gain_stage.h"
 #include "suppress_bank.h"
 
 struct gf_live;
@@ -75,6 +78,13 @@ struct gf_live_params {
 	 * Made on the control thread, not owned; like the engine it must outlive
 	 * the gf_live, and no one else may run it while the stream runs. */
 	struct gf_suppress_bank *suppress;
+	/** Where the worker copies each block's input, averaged to mono, for
+	 * analysis on the control thread (input_tap.h; NULL: none). Not owned;
+	 * it must outlive the gf_live. */
+	struct gf_input_tap *tap;
+	/** Volume, mute and meters, run on the worker last (NULL: none;
+	 * gain_stage.h). Not owned; it must outlive the gf_live. */
+	struct gf_gain_stage *gain;
 };
 
 struct gf_live_stats {

@@ -41,6 +41,8 @@ struct gf_live {
 	char in_desc[200], out_desc[200]; /* "'name' (host API)" for messages */
 	struct gf_engine *engine;
 	struct gf_suppress_bank *suppress; /* after the engine, on the worker; NULL: none (not owned) */
+	struct gf_input_tap *tap;	   /* the worker's input for analysis; NULL: none (not owned) */
+	struct gf_gain_stage *gain;	   /* volume and meters after that; NULL: none (not owned) */
 	char *record_path;
 
 	int pa_ready;	      /* Pa_Initialize succeeded: Pa_Terminate in free */
@@ -157,6 +159,10 @@ int gf_live_new_detached(struct gf_live **out, uint32_t rate, uint32_t channels,
 
 /** Tests: run @p b after the engine (as gf_live_params.suppress does). Before gf_live_start. */
 void gf_live_set_suppress(struct gf_live *l, struct gf_suppress_bank *b);
+/** Tests: copy the input into @p t (as gf_live_params.tap does). Before gf_live_start. */
+void gf_live_set_tap(struct gf_live *l, struct gf_input_tap *t);
+/** Tests: run @p g last (as gf_live_params.gain does). Before gf_live_start. */
+void gf_live_set_gain(struct gf_live *l, struct gf_gain_stage *g);
 
 /* live_device.c */
 int gf_live_pa_init(struct gf_errbuf *eb);

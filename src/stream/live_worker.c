@@ -159,12 +159,18 @@ static void do_block(struct gf_live *l, uint32_t frames)
 	if (t0 > cb && atomic_load_explicit(&l->wstate, memory_order_relaxed) == GF_W_RUN)
 		gf_live_note_max(&l->wake_max_ns, t0 - cb);
 	int in_swap = gf_engine_swap_window(l->engine);
-	int err = gf_engine_process(l->engine, src, l->blk_out, frames);
+	/* One deadline for the block: the suppressor's GPU gets what the engine's wait left of it. */
+	uint64_t deadline = t0 + gf_engine_deadline_ns(l->engine);
+	int err = gf_engine_process_by(l->engine, src, l->blk_out, frames, deadline);
 	if (l->suppress) /* even on a muted block: its state runs on with the stream */
-		gf_suppress_bank_process(l->suppress, l->blk_out, frames);
+		gf_suppress_bank_process_by(l->suppress, l->blk_out, frames, deadline);
+	if (l->gain) /* volume, mute, meters: last, so the meters see what is played */
+		gf_gain_stage_process(l->gain, src, l->blk_out, frames, l->channels);
 	uint64_t dt = gf_now_ns() - t0;
 	in_swap |= gf_engine_swap_window(l->engine);
 
+	if (l->tap) /* the input, for analysis on the control thread: bounded, never waits */
+		gf_input_tap_push(l->tap, src, frames, l->channels);
 	gf_ring_read_advance(l->in_ring, frames); /* src is not used after this */
 	if (gap_len)
 		atomic_store_explicit(&l->gap_pending, 0, memory_order_release);

@@ -309,11 +309,7 @@ int main(void)
 	 * which the module sets up only where GPUFIR_CUDA_PERSIST asks for that
 	 * path before CUDA starts (docs/cuda.md). */
 	setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
-	char desc[256];
-	int perr = gf_cuda_probe(0, desc, sizeof(desc));
-	if (perr)
-		gf_test_skip(desc);
-	printf("device: %s\n", desc);
+	gf_test_need_gpu();
 	g_rng = gf_test_seed("test_gpu_engine");
 	setenv("GPUFIR_CUDA_PERSIST", "0", 1); /* the staged path unless a case asks for another */
 	setenv("GPUFIR_CUDA_LIVE", "0", 1);

@@ -3,8 +3,9 @@
  * (suppress.h): for 1, 2, 64 and 256 channels at 16 and 48 kHz, speech-like
  * signals in noise (a NaN and an Inf in channel 0), cut into calls of random
  * sizes, different on each side, the GPU's output equals the CPU's within
- * TOL_REL_L2 per channel; with a noise sample too; 0 dB of reduction gives
- * the input back, latency() frames late; bad parameters are refused.
+ * TOL_REL_L2 per channel; with a noise sample too, and with the zero-phase
+ * high-pass (highpass_hz: its table the same bits on both sides); 0 dB of
+ * reduction gives the input back, latency() frames late; bad parameters are refused.
  *
  * Why TOL_REL_L2 holds: both run the same float operations in the same order
  * (cu_suppress.cu), from the same window, constants and noise seed; only cuFFT's
@@ -23,8 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu.h"
 #include "suppress.h"
+#include "suppressutil.h"
 #include "testutil.h"
 
 #ifdef GPUFIR_HAVE_CUDA
@@ -36,35 +37,13 @@
 static uint64_t rng;
 static double worst_rel, worst_abs; /* over every case */
 
-/* Speech-like (as test_suppress.c): voiced bursts with a gliding pitch and a formant, pauses. */
-static float *speech_like(uint32_t frames, uint32_t rate)
-{
-	float *x = calloc(frames, sizeof(float));
-	uint32_t at = rate / 5;
-	while (at < frames) {
-		uint32_t len = rate * (80 + gf_test_rand_below(&rng, 220)) / 1000;
-		double f0 = 100.0 + gf_test_rand_below(&rng, 150), glide = (gf_test_randf(&rng) - 0.5) * 60.0;
-		double phase = 0.0;
-		for (uint32_t i = 0; i < len && at + i < frames; i++) {
-			double t = (double)i / len, f = f0 + glide * t, env = sin(M_PI * t);
-			phase += 2.0 * M_PI * f / rate;
-			double v = 0.0;
-			for (int h = 1; h * f < 0.45 * rate && h <= 30; h++)
-				v += sin(h * phase) / h * (h >= 3 && h <= 8 ? 2.0 : 1.0);
-			x[at + i] = (float)(0.08 * env * env * v);
-		}
-		at += len + (gf_test_rand_below(&rng, 4) == 0 ? rate * 3 / 10 : rate / 25);
-	}
-	return x;
-}
-
 /* @p frames of @p C interleaved channels, then @p pad frames of silence (to flush the latency):
  * each channel a voice at its own level in white noise at its own level. */
 static float *make_input(uint32_t C, uint32_t frames, uint32_t pad, uint32_t rate)
 {
 	float *voice[VOICES];
 	for (int v = 0; v < VOICES; v++)
-		voice[v] = speech_like(frames, rate);
+		voice[v] = gf_test_speech_like(frames, rate, &rng);
 	float *x = calloc((size_t)(frames + pad) * C, sizeof(float));
 	for (uint32_t c = 0; c < C; c++) {
 		float g = 0.2f + 2.0f * gf_test_randf(&rng), nl = 0.002f + 0.1f * gf_test_randf(&rng);
@@ -110,29 +89,11 @@ static struct gf_suppress_gpu *make_gpu(const struct gf_suppress_params *p, uint
 	return s;
 }
 
-/* The largest relative L2 difference of one channel, and the largest sample difference. */
-static double compare(const float *got, const float *want, uint32_t C, uint32_t frames, double *max_abs)
-{
-	double worst = 0.0;
-	*max_abs = 0.0;
-	for (uint32_t c = 0; c < C; c++) {
-		double d = 0.0, r = 0.0;
-		for (uint32_t i = 0; i < frames; i++) {
-			double a = got[(size_t)i * C + c], b = want[(size_t)i * C + c];
-			d += (a - b) * (a - b);
-			r += b * b;
-			*max_abs = fmax(*max_abs, fabs(a - b));
-		}
-		worst = fmax(worst, sqrt(d / (r > 0.0 ? r : 1.0)));
-	}
-	return worst;
-}
-
-static void match_case(uint32_t C, uint32_t rate, double seconds, int with_sample)
+static void match_case(uint32_t C, uint32_t rate, double seconds, int with_sample, double highpass_hz)
 {
 	uint32_t frames = (uint32_t)(seconds * rate);
 	float *noise = NULL;
-	struct gf_suppress_params p = {.reduction_db = 18.0};
+	struct gf_suppress_params p = {.reduction_db = 18.0, .highpass_hz = highpass_hz};
 	if (with_sample) {
 		noise = gf_test_noise(rate, &rng); /* one second, mono */
 		for (uint32_t i = 0; i < rate; i++)
@@ -151,9 +112,10 @@ static void match_case(uint32_t C, uint32_t rate, double seconds, int with_sampl
 	memcpy(got, want, (size_t)total * C * sizeof(float));
 	run_cpu(cpu, want, total, C, 700);
 	run_gpu(gpu, got, total, C, 1500);
-	double max_abs, rel = compare(got, want, C, total, &max_abs);
-	printf("  %4u ch at %u Hz, %.0f s%s: largest per-channel rel L2 %.2e, largest |diff| %.2e\n", C, rate,
-	       seconds, with_sample ? ", noise sample" : "", rel, max_abs);
+	double max_abs, rel = gf_test_worst_channel_rel_l2(got, want, C, total, &max_abs);
+	printf("  %4u ch at %u Hz, %.0f s%s, highpass_hz %g: largest per-channel rel L2 %.2e, largest |diff| "
+	       "%.2e\n",
+	       C, rate, seconds, with_sample ? ", noise sample" : "", highpass_hz, rel, max_abs);
 	CHECK(rel < TOL_REL_L2);
 	worst_rel = fmax(worst_rel, rel);
 	worst_abs = fmax(worst_abs, max_abs);
@@ -199,10 +161,7 @@ static void refusal_case(void)
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	char desc[256];
-	if (gf_cuda_probe(0, desc, sizeof(desc)))
-		gf_test_skip(desc);
-	printf("device: %s\n", desc);
+	gf_test_need_gpu();
 	rng = gf_test_seed("test_gpu_suppress");
 	const char *q = getenv("GPUFIR_GPU_TEST_QUICK");
 	int quick = q && q[0] && strcmp(q, "0") != 0;
@@ -210,9 +169,11 @@ int main(void)
 	for (size_t r = 0; r < 2; r++)
 		for (size_t c = 0; c < sizeof(chans) / sizeof(chans[0]); c++)
 			if (!quick || chans[c] == 2 || chans[c] == 64)
-				match_case(chans[c], rates[r], quick ? 1.0 : 3.0, 0);
-	match_case(2, 48000, quick ? 1.0 : 3.0, 1);
-	match_case(64, 16000, quick ? 1.0 : 3.0, 1);
+				match_case(chans[c], rates[r], quick ? 1.0 : 3.0, 0, 0.0);
+	match_case(2, 48000, quick ? 1.0 : 3.0, 1, 0.0);
+	match_case(64, 16000, quick ? 1.0 : 3.0, 1, 0.0);
+	match_case(64, 48000, quick ? 1.0 : 3.0, 0, 25.0);
+	match_case(2, 16000, quick ? 1.0 : 3.0, 1, 40.0);
 	identity_case(1, 48000);
 	identity_case(64, 16000);
 	refusal_case();

@@ -1,7 +1,7 @@
 /*
  * The suppressor bank on a real GPU (suppress_bank.h): 64 channels of one
- * set of parameters (and 2 of another, on the CPU) asked for the GPU run
- * there, in calls of a live block with the stream's deadline, and equal a
+ * set of parameters (with highpass_hz; and 2 of another, on the CPU) asked
+ * for the GPU run there, in calls of a live block with the stream's deadline, and equal a
  * CPU bank within test_gpu_suppress.c's TOL_REL_L2 per channel (the same
  * argument holds: only cuFFT's rounding differs); no hop misses the deadline.
  * Then GPUFIR_FAULT_SUPPRESS_GPU_AFTER on the real GPU path: the bank
@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu.h"
 #include "suppress_bank.h"
+#include "suppressutil.h"
 #include "testutil.h"
 
 #define TOL_REL_L2 1e-4
@@ -29,52 +29,16 @@
 #define FAIL_AFTER 100u
 
 static uint64_t rng;
-static struct gf_suppress_params p_group = {.reduction_db = 18.0}, p_other = {.reduction_db = 9.0};
+/* The group's as the built-in chain's suppressor: with its high-pass. */
+static struct gf_suppress_params p_group = {.reduction_db = 18.0, .highpass_hz = 25.0},
+				 p_other = {.reduction_db = 9.0};
 
-static float *make_input(void)
-{
-	float *x = malloc((size_t)FRAMES * CH * sizeof(float));
-	for (uint32_t i = 0; i < FRAMES; i++)
-		for (uint32_t c = 0; c < CH; c++)
-			x[(size_t)i * CH + c] = 0.3f * (float)sin(0.003 * (c + 1) * i) * (i % 12000 < 6000) +
-						0.02f * (2.0f * gf_test_randf(&rng) - 1.0f);
-	return x;
-}
-
-static struct gf_suppress_bank *make_bank(const struct gf_suppress_bank_opts *o)
-{
-	const struct gf_suppress_params *per[CH];
-	for (uint32_t c = 0; c < CH; c++)
-		per[c] = c < GROUP ? &p_group : &p_other;
-	struct gf_suppress_bank *b = NULL;
-	struct gf_errbuf eb = {{0}};
-	CHECK_OK_EB(gf_suppress_bank_new_ex(per, CH, RATE, o, &b, &eb), &eb);
-	return b;
-}
+static const struct gf_test_bank_mix mix = {CH, RATE, GROUP, CH - GROUP, &p_group, &p_other};
 
 /* Every call through @p b; the index of the call that failed, or -1. */
 static int run(struct gf_suppress_bank *b, float *buf)
 {
-	int failed = -1;
-	for (uint32_t at = 0, k = 0; at < FRAMES; at += CALL, k++)
-		if (gf_suppress_bank_process(b, buf + (size_t)at * CH, CALL) && failed < 0)
-			failed = (int)k;
-	return failed;
-}
-
-static double worst_rel_l2(const float *got, const float *want)
-{
-	double worst = 0.0;
-	for (uint32_t c = 0; c < CH; c++) {
-		double d = 0.0, r = 0.0;
-		for (uint32_t i = 0; i < FRAMES; i++) {
-			double a = got[(size_t)i * CH + c], b = want[(size_t)i * CH + c];
-			d += (a - b) * (a - b);
-			r += b * b;
-		}
-		worst = fmax(worst, sqrt(d / (r > 0.0 ? r : 1.0)));
-	}
-	return worst;
+	return gf_test_bank_run(b, buf, CH, FRAMES, CALL).first;
 }
 
 static float *copy_of(const float *x)
@@ -88,7 +52,7 @@ static float *copy_of(const float *x)
 static void match_case(const float *x, const float *ref)
 {
 	struct gf_suppress_bank_opts o = {.gpu = 1, .gpu_index = 0, .deadline_us = DEADLINE_US};
-	struct gf_suppress_bank *b = make_bank(&o);
+	struct gf_suppress_bank *b = gf_test_bank(&mix, &o);
 	char where[96];
 	gf_suppress_bank_where(b, where, sizeof(where));
 	printf("bank: %s\n", where);
@@ -96,7 +60,7 @@ static void match_case(const float *x, const float *ref)
 	float *y = copy_of(x);
 	CHECK(run(b, y) < 0 && gf_suppress_bank_gpu_failures(b) == 0 &&
 	      gf_suppress_bank_gpu_channels(b) == GROUP);
-	double rel = worst_rel_l2(y, ref);
+	double rel = gf_test_worst_channel_rel_l2(y, ref, CH, FRAMES, NULL);
 	printf("GPU bank equals the CPU bank: largest per-channel rel L2 %.2e (bound %.0e), no hop late at "
 	       "%u us\n",
 	       rel, TOL_REL_L2, DEADLINE_US);
@@ -109,7 +73,7 @@ static void fault_case(const float *x)
 {
 	CHECK(setenv("GPUFIR_FAULT_SUPPRESS_GPU_AFTER", "100", 1) == 0);
 	struct gf_suppress_bank_opts o = {.gpu = 1, .gpu_index = 0, .deadline_us = DEADLINE_US};
-	struct gf_suppress_bank *b = make_bank(&o);
+	struct gf_suppress_bank *b = gf_test_bank(&mix, &o);
 	CHECK(unsetenv("GPUFIR_FAULT_SUPPRESS_GPU_AFTER") == 0);
 	CHECK(gf_suppress_bank_gpu_channels(b) == GROUP);
 	float *y = copy_of(x);
@@ -138,13 +102,10 @@ static void fault_case(const float *x)
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	char desc[256];
-	if (gf_cuda_probe(0, desc, sizeof(desc)))
-		gf_test_skip(desc);
-	printf("device: %s\n", desc);
+	gf_test_need_gpu();
 	rng = gf_test_seed("test_gpu_suppress_bank");
-	float *x = make_input(), *ref = copy_of(x);
-	struct gf_suppress_bank *cpu = make_bank(NULL);
+	float *x = gf_test_bank_input(FRAMES, CH, 0.003, 12000, &rng), *ref = copy_of(x);
+	struct gf_suppress_bank *cpu = gf_test_bank(&mix, NULL);
 	CHECK(run(cpu, ref) < 0);
 	gf_suppress_bank_free(cpu);
 	match_case(x, ref);

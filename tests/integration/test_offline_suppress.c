@@ -24,6 +24,7 @@
 #include "run_prog.h"
 #include "sndutil.h"
 #include "suppress.h"
+#include "suppressutil.h"
 #include "testutil.h"
 
 #define RATE 48000
@@ -97,21 +98,6 @@ static void add_noise(float *y, const float *x, double snr_db, uint64_t seed)
 		y[i] = x[i] + (float)(g * gf_test_randf(&seed));
 }
 
-/* Scale-invariant SDR of @p y against the reference @p s, over [from, n). */
-static double si_sdr(const float *y, const float *s, uint32_t from, uint32_t n)
-{
-	double ys = 0.0, ss = 0.0;
-	for (uint32_t i = from; i < n; i++)
-		ys += (double)y[i] * s[i], ss += (double)s[i] * s[i];
-	double a = ys / ss, t = 0.0, e = 0.0;
-	for (uint32_t i = from; i < n; i++) {
-		double st = a * s[i];
-		t += st * st;
-		e += (y[i] - st) * (y[i] - st);
-	}
-	return 10.0 * log10(t / e);
-}
-
 /* The lag in -MAX_LAG..MAX_LAG where y[i + lag] best matches s[i], over 1..2.5 s. */
 static int peak_lag(const float *y, const float *s, uint32_t n)
 {
@@ -158,7 +144,8 @@ static void test_noisy(const float *clean, const char *conf)
 	float *y = run_file(in, out, ARGS("-i", in, "-o", out, "-c", conf, "--backend", "cpu"), FRAMES, &r);
 	/* from 0.5 s: the estimate starts from the first frames, which are noise here anyway */
 	uint32_t from = RATE / 2;
-	double before = si_sdr(noisy, clean, from, FRAMES), after = si_sdr(y, clean, from, FRAMES);
+	double before = gf_test_si_sdr(clean, noisy, from, FRAMES),
+	       after = gf_test_si_sdr(clean, y, from, FRAMES);
 	int lag = peak_lag(y, clean, FRAMES);
 	printf("noisy speech at %.0f dB SNR: SI-SDR %.2f dB -> %.2f dB (%+.2f dB); cross-correlation peak at "
 	       "lag %d\n",
@@ -201,7 +188,7 @@ static void test_clean_default(const float *clean)
 	float *y = run_file(in, out, ARGS("-i", in, "-o", out, "--backend", "cpu"), FRAMES, &r);
 	CHECK(strstr(r.err, "suppressor") != NULL); /* the alignment line names it */
 	uint32_t from = RATE / 10;
-	double sdr = si_sdr(y, quiet, from, FRAMES);
+	double sdr = gf_test_si_sdr(quiet, y, from, FRAMES);
 	int lag = peak_lag(y, quiet, FRAMES);
 	printf("clean speech through the built-in default chain: SI-SDR %.2f dB (from %.1f s), peak at lag "
 	       "%d\n",

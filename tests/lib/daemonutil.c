@@ -288,6 +288,14 @@ long gf_daemon_status_num(const char *block, const char *key)
 	return p ? strtol(p + strlen(k), NULL, 10) : -1;
 }
 
+int gf_daemon_status_has(const char *block, const char *what)
+{
+	if (strstr(block, what))
+		return 1;
+	fprintf(stderr, "status block lacks \"%s\":\n%s\n", what, block);
+	return 0;
+}
+
 /* gpufir's i-th port of a direction (PortAudio names them "<client>:in_N" /
  * "out_N"; the client is "gpufir"), in registration order. */
 static void gpufir_port(struct gf_daemon *d, jack_client_t *c, const char *re, unsigned long flags, int i,
@@ -361,7 +369,9 @@ jack_client_t *gf_daemon_jack_client(struct gf_daemon *d, const char *prefix, ui
 	setenv("JACK_NO_AUDIO_RESERVATION", "1", 1);
 	jack_client_t *jc = NULL;
 	jack_status_t jst;
-	if (gf_jack_server_start(&d->jack, prefix, rate, period) == 0)
+	/* The device "system" offers as many channels as the server has dummy ports. */
+	if (gf_jack_server_start_ports(&d->jack, prefix, rate, period, tap->ch > 2 ? (uint32_t)tap->ch : 2) ==
+	    0)
 		jc = jack_client_open("gftest", JackNoStartServer | JackServerName, &jst, d->jack.name);
 	if (!jc)
 		gf_test_skip("the private jackd did not start");

@@ -110,7 +110,8 @@ void gf_daemon_tap_init(struct gf_daemon_tap *t, const float *x, float *rec, siz
 			size_t feed_start);
 
 /**
- * Start the private JACK server (dummy driver, @p rate, @p period; names
+ * Start the private JACK server (dummy driver, @p rate, @p period, as many
+ * dummy ports as @p tap has channels, at least 2; names
  * PREFIX-N, see jackplay.h) into d->jack and open a test client on it with
  * @p tap's feed (output) and record (input) ports, named feed_N / rec_N,
  * running the tap; activated. Skips the test (77) if the server does not start.
@@ -130,5 +131,7 @@ void gf_daemon_connect_ports(struct gf_daemon *d, jack_client_t *c, const struct
 void gf_daemon_query_status(struct gf_daemon *d, char *buf, size_t len);
 /** The number after "KEY: " in a status block, or -1. */
 long gf_daemon_status_num(const char *block, const char *key);
+/** 1 if the status block holds @p what; else 0, and the block printed with what it lacks. */
+int gf_daemon_status_has(const char *block, const char *what);
 
 #endif

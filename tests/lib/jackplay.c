@@ -40,13 +40,16 @@ static int server_accepts(const char *name)
 
 /* Start one server named @p name. @return 0, 1 if it exited at once (name in
  * use, registry full, jackd missing: message printed), -1 if it never answered. */
-static int start_named(struct gf_jack_server *s, const char *name, uint32_t rate, uint32_t period)
+static int start_named(struct gf_jack_server *s, const char *name, uint32_t rate, uint32_t period,
+		       uint32_t ports)
 {
 	memset(s, 0, sizeof(*s));
 	snprintf(s->name, sizeof(s->name), "%s", name);
-	char r[16], p[16];
+	s->ports = ports;
+	char r[16], p[16], n[16];
 	snprintf(r, sizeof(r), "%u", rate);
 	snprintf(p, sizeof(p), "%u", period);
+	snprintf(n, sizeof(n), "%u", ports);
 	pid_t pid = fork();
 	if (pid < 0)
 		return -1;
@@ -57,8 +60,8 @@ static int start_named(struct gf_jack_server *s, const char *name, uint32_t rate
 			dup2(devnull, 1);
 			dup2(devnull, 2);
 		}
-		execlp("jackd", "jackd", "-n", s->name, "-S", "-r", "-d", "dummy", "-r", r, "-p", p, "-C",
-		       "2", "-P", "2", (char *)NULL);
+		execlp("jackd", "jackd", "-n", s->name, "-S", "-r", "-d", "dummy", "-r", r, "-p", p, "-C", n,
+		       "-P", n, (char *)NULL);
 		_exit(127);
 	}
 	s->pid = pid;
@@ -82,6 +85,12 @@ static int start_named(struct gf_jack_server *s, const char *name, uint32_t rate
 
 int gf_jack_server_start(struct gf_jack_server *s, const char *prefix, uint32_t rate, uint32_t period)
 {
+	return gf_jack_server_start_ports(s, prefix, rate, period, 2);
+}
+
+int gf_jack_server_start_ports(struct gf_jack_server *s, const char *prefix, uint32_t rate, uint32_t period,
+			       uint32_t ports)
+{
 	jack_set_error_function(quiet); /* "cannot connect" while it starts */
 	jack_set_info_function(quiet);
 	/* A few fixed names, not one per process: JACK's registry has room for 8
@@ -90,7 +99,7 @@ int gf_jack_server_start(struct gf_jack_server *s, const char *prefix, uint32_t 
 	for (int i = 0; i < 4; i++) {
 		char name[64];
 		snprintf(name, sizeof(name), "%s-%d", prefix, i);
-		int r = start_named(s, name, rate, period);
+		int r = start_named(s, name, rate, period, ports);
 		if (r == 0) {
 			setenv("JACK_DEFAULT_SERVER", s->name, 1);
 			setenv("JACK_NO_START_SERVER", "1", 1);
@@ -106,7 +115,7 @@ int gf_jack_server_restart(struct gf_jack_server *s, uint32_t rate, uint32_t per
 {
 	char name[sizeof(s->name)];
 	snprintf(name, sizeof(name), "%s", s->name);
-	return start_named(s, name, rate, period) == 0 ? 0 : -1;
+	return start_named(s, name, rate, period, s->ports) == 0 ? 0 : -1;
 }
 
 void gf_jack_server_stop(struct gf_jack_server *s, int sig)

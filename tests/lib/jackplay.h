@@ -20,6 +20,7 @@
 struct gf_jack_server {
 	pid_t pid;
 	char name[64];
+	uint32_t ports; /* the dummy driver's capture and playback ports (system:capture_N, playback_N) */
 };
 
 /**
@@ -30,6 +31,10 @@ struct gf_jack_server {
  * @return 0, or -1 (message printed) if jackd is missing or did not start.
  */
 int gf_jack_server_start(struct gf_jack_server *s, const char *prefix, uint32_t rate, uint32_t period);
+/** gf_jack_server_start with @p ports capture and playback ports (-C and -P) instead of 2: what
+ * PortAudio's JACK device "system" then offers a stream of more channels. */
+int gf_jack_server_start_ports(struct gf_jack_server *s, const char *prefix, uint32_t rate, uint32_t period,
+			       uint32_t ports);
 /**
  * Start the server again under the same name after gf_jack_server_stop(), as
  * a supervisor restarts a crashed server (its clients look for that name).

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "gpu.h"
 
 void gf_check_ok_or_die(int err, const struct gf_errbuf *eb, const char *file, int line, const char *expr)
 {
@@ -114,6 +115,14 @@ void gf_test_skip(const char *why)
 	printf("SKIP: %s\n", why);
 	fflush(stdout);
 	exit(GF_TEST_SKIP);
+}
+
+void gf_test_need_gpu(void)
+{
+	char desc[256];
+	if (gf_cuda_probe(0, desc, sizeof(desc)))
+		gf_test_skip(desc);
+	printf("device: %s\n", desc);
 }
 
 char *gf_test_tmpdir(const char *tag)
@@ -227,6 +236,26 @@ double *gf_test_reference_fs(const float *x, uint32_t frames, uint32_t channels,
 	double *r = malloc((size_t)frames * channels * sizeof(double) + 1);
 	CHECK(r);
 	gf_test_reference(x, frames, channels, fs->coeffs, fs->taps, r);
+	return r;
+}
+
+double *gf_test_reference_mix(const float *x, uint32_t frames, const struct gf_filter_set *fs)
+{
+	uint32_t nin = gf_filter_set_inputs(fs), nout = gf_filter_set_outputs(fs);
+	double *r = calloc((size_t)frames * nout + 1, sizeof(double));
+	float *col = malloc((size_t)frames * sizeof(float) + 1);
+	double *y = malloc((size_t)frames * sizeof(double) + 1);
+	CHECK(r && col && y);
+	for (uint32_t p = 0; p < fs->channels; p++) {
+		uint32_t i = gf_filter_set_path_in(fs, p), o = gf_filter_set_path_out(fs, p);
+		for (uint32_t n = 0; n < frames; n++)
+			col[n] = x[(size_t)n * nin + i];
+		gf_test_reference(col, frames, 1, gf_filter_set_channel(fs, p), fs->taps, y);
+		for (uint32_t n = 0; n < frames; n++)
+			r[(size_t)n * nout + o] += y[n];
+	}
+	free(col);
+	free(y);
 	return r;
 }
 

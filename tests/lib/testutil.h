@@ -68,6 +68,9 @@ double gf_test_rel_l2(const float *got, const double *ref, size_t n);
 /** Print "SKIP: why" and exit 77 (CTest SKIP_RETURN_CODE). */
 void gf_test_skip(const char *why) __attribute__((noreturn));
 
+/** Skip the test (77) unless CUDA device 0 is usable (gf_cuda_probe); else print "device: ...". */
+void gf_test_need_gpu(void);
+
 /**
  * Run @p fn(@p arg) in a forked child, its stderr into @p err_path (NULL:
  * inherited), and wait for it: for what may end the process (resource
@@ -113,6 +116,12 @@ struct gf_filter_set *gf_test_random_filter(uint32_t channels, uint32_t taps, ui
 /** gf_test_reference of @p x through @p fs into a malloc'ed buffer (frames x channels). */
 double *gf_test_reference_fs(const float *x, uint32_t frames, uint32_t channels,
 			     const struct gf_filter_set *fs);
+/**
+ * The reference of a mixer (or a plain set) in double: output o is the sum
+ * over the paths p into o of gf_test_reference of input path_in[p] through
+ * FIR p. Malloc'ed, frames x outputs; @p x has gf_filter_set_inputs() channels.
+ */
+double *gf_test_reference_mix(const float *x, uint32_t frames, const struct gf_filter_set *fs);
 /**
  * A CPU engine that passes its input through: a unit impulse padded to
  * @p taps taps (a long one costs what a real filter of that length does).

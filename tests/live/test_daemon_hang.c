@@ -21,7 +21,11 @@
  * Stuck: GPUFIR_FAULT_STUCK_AFTER leaves the worker inside a backend call for
  * good. The status socket still answers; the stall is noticed, the worker is
  * abandoned (the join times out) and the stream restarts on a CPU engine;
- * SIGTERM while a worker is stuck stops the daemon within 2 s. */
+ * SIGTERM while a worker is stuck stops the daemon within 2 s.
+ *
+ * Stuck with the noise suppressor in the chain: the same, the worker's
+ * suppressor abandoned with it and a new one built with the CPU engine; a
+ * SIGHUP while the worker is stuck is answered (a reload). */
 #include <jack/jack.h>
 #include <math.h>
 #include <signal.h>
@@ -50,12 +54,16 @@ static float *x, *rec;
 static struct gf_daemon_tap tap; /* feeds x, records into rec */
 static int cuda;		 /* GPUFIR_TEST_BACKEND=cuda */
 
-static void write_conf(void)
+/* Filter A, then (@p nr) the noise suppressor. */
+static void write_conf(int nr)
 {
 	gf_daemon_write_taps_text(&dm, "a.txt", h_a, TAPS_A);
 	FILE *f = gf_daemon_conf_begin(&dm, RATE, BLOCK, cuda ? "cuda" : "cpu", CH, "system");
 	fprintf(f,
-		"filters = ( { name = \"f\"; file = \"a.txt\"; format = \"text\"; } );\nchain = [\"f\"];\n");
+		"filters = ( { name = \"f\"; file = \"a.txt\"; format = \"text\"; }%s );\nchain = "
+		"[\"f\"%s];\n",
+		nr ? ",\n  { name = \"nr\"; design = \"suppress\"; reduction_db = 18.0; }" : "",
+		nr ? ", \"nr\"" : "");
 	CHECK(fclose(f) == 0);
 }
 
@@ -243,6 +251,38 @@ static void case_hang(const char *bin, jack_client_t *jc)
 	check_recording("hang", m_connected + RATE / 2, m_end - 2 * BLOCK, (size_t)d, 500.0);
 }
 
+/* Mean absolute sample of the recording's last @p frames frames (all channels). */
+static double rec_level(size_t frames)
+{
+	size_t end = atomic_load_explicit(&tap.rec_pos, memory_order_acquire);
+	double acc = 0.0;
+	for (size_t i = (end - frames) * CH; i < end * CH; i++)
+		acc += fabsf(rec[i]);
+	return acc / (double)(frames * CH);
+}
+
+/* Spawn with GPUFIR_FAULT_STUCK_AFTER (about 1 s in), connect, and wait until the worker is stuck:
+ * no block for 300 ms while status answers. @return the blocks it did. */
+static long spawn_stuck(const char *bin, jack_client_t *jc, const char *what, char *st, size_t len)
+{
+	char n[32];
+	snprintf(n, sizeof(n), "%u", WARMUP_BLOCKS + RATE / BLOCK);
+	CHECK(setenv("GPUFIR_FAULT_STUCK_AFTER", n, 1) == 0);
+	int ready = dm.nl.ready;
+	gf_daemon_spawn(&dm, bin, 0);
+	CHECK(unsetenv("GPUFIR_FAULT_STUCK_AFTER") == 0);
+	gf_daemon_wait_ready(&dm, ready + 1, 30.0, what);
+	gf_daemon_connect_ports(&dm, jc, &tap);
+	gf_daemon_idle_ms(&dm, 1500);
+	gf_daemon_query_status(&dm, st, len);
+	long b1 = gf_daemon_status_num(st, "blocks");
+	gf_daemon_idle_ms(&dm, 300);
+	gf_daemon_query_status(&dm, st, len); /* still answers */
+	if (gf_daemon_status_num(st, "blocks") != b1)
+		gf_daemon_die(&dm, "the worker did not get stuck");
+	return b1;
+}
+
 static void case_stuck(const char *bin, jack_client_t *jc)
 {
 	char n[32];
@@ -270,19 +310,62 @@ static void case_stuck(const char *bin, jack_client_t *jc)
 	terminate_2s(" after a stuck worker");
 
 	/* SIGTERM with the worker stuck right now: the join gives up, the daemon exits. */
-	CHECK(setenv("GPUFIR_FAULT_STUCK_AFTER", n, 1) == 0);
-	ready = dm.nl.ready;
-	gf_daemon_spawn(&dm, bin, 0);
-	CHECK(unsetenv("GPUFIR_FAULT_STUCK_AFTER") == 0);
-	gf_daemon_wait_ready(&dm, ready + 1, 30.0, "start-up (stuck at SIGTERM)");
-	gf_daemon_connect_ports(&dm, jc, &tap);
-	gf_daemon_idle_ms(&dm, 1500); /* stuck from about 1 s on */
-	gf_daemon_query_status(&dm, st, sizeof(st));
-	long b1 = gf_daemon_status_num(st, "blocks");
-	gf_daemon_idle_ms(&dm, 300);
-	gf_daemon_query_status(&dm, st, sizeof(st));	 /* still answers */
-	CHECK(gf_daemon_status_num(st, "blocks") == b1); /* no block: the worker is stuck */
+	spawn_stuck(bin, jc, "start-up (stuck at SIGTERM)", st, sizeof(st));
 	terminate_2s(" with the worker stuck");
+}
+
+/*
+ * The stuck worker with the noise suppressor in the chain (the worker holds
+ * the suppressor too): status and a SIGHUP (a reload) are answered while it
+ * is stuck; it is abandoned with its engine and suppressor, the stream
+ * restarts on a CPU engine with a new suppressor (on the CPU), and sound
+ * comes out again. SIGTERM then, and with the worker stuck right now, stops
+ * the daemon within 2 s.
+ */
+static void case_stuck_suppress(const char *bin, jack_client_t *jc)
+{
+	write_conf(1);
+	char st[GF_STATUS_MAX];
+	long b1 = spawn_stuck(bin, jc, "start-up (stuck with the suppressor)", st, sizeof(st));
+	if (!gf_daemon_status_has(st, "\nsuppressor: nr\n"))
+		gf_daemon_die(&dm, "the suppressor is not running");
+	CHECK(kill(dm.pid, SIGHUP) == 0); /* a reload while the worker is stuck */
+	double t0 = gf_now_s();
+	for (;;) {
+		gf_daemon_idle_ms(&dm, 50);
+		gf_daemon_query_status(&dm, st, sizeof(st));
+		if (!strstr(st, "\nlast_reload: none\n"))
+			break;
+		if (gf_now_s() - t0 > 5.0)
+			gf_daemon_die(&dm, "a SIGHUP while the worker is stuck was not answered within 5 s");
+	}
+	const char *lr = strstr(st, "last_reload: ");
+	printf("stuck + suppressor: blocks frozen at %ld; SIGHUP answered in %.2f s (%.*s)\n", b1,
+	       gf_now_s() - t0, lr ? (int)strcspn(lr, "\n") : 0, lr ? lr : "");
+
+	double t = wait_status("workers_abandoned", 1, 15.0, st, sizeof(st));
+	gf_daemon_idle_ms(&dm, 1000);		/* the replacement build and the restart (backoff 0.5 s) */
+	gf_daemon_connect_ports(&dm, jc, &tap); /* the new stream's */
+	gf_daemon_query_status(&dm, st, sizeof(st));
+	long blocks0 = gf_daemon_status_num(st, "blocks");
+	gf_daemon_idle_ms(&dm, 1000);
+	gf_daemon_query_status(&dm, st, sizeof(st));
+	double level = rec_level(RATE / 2);
+	printf("stuck + suppressor: abandoned %.1f s after connecting; blocks since the restart %ld -> %ld; "
+	       "recording's mean level %.4f\n",
+	       t, blocks0, gf_daemon_status_num(st, "blocks"), level);
+	if (!gf_daemon_status_has(st, "\nbackend: cpu\n") || !gf_daemon_status_has(st, "state: running") ||
+	    !gf_daemon_status_has(st, "\nsuppressor: nr\n") ||
+	    !gf_daemon_status_has(st, "\nsuppressor_where: 2 channels on the CPU\n") ||
+	    gf_daemon_status_num(st, "blocks") <= blocks0 + 100)
+		gf_daemon_die(&dm, "the stream did not restart on a CPU engine with its suppressor");
+	if (!(level > 1e-3))
+		gf_daemon_die(&dm, "no sound after the restart");
+	terminate_2s(" after a stuck worker with the suppressor");
+
+	spawn_stuck(bin, jc, "start-up (stuck with the suppressor, at SIGTERM)", st, sizeof(st));
+	terminate_2s(" with the worker stuck and the suppressor");
+	write_conf(0);
 }
 
 int main(void)
@@ -300,13 +383,14 @@ int main(void)
 	for (size_t i = 0; i < MAX_FRAMES * CH; i++)
 		x[i] *= 0.25f;
 	gf_test_fill_decaying_taps(h_a, TAPS_A, &rng);
-	write_conf();
+	write_conf(0);
 
 	jack_client_t *jc = gf_daemon_jack_client(&dm, "gpufir-daemon", RATE, BLOCK, &tap);
 
 	case_late(bin, jc);
 	case_hang(bin, jc);
 	case_stuck(bin, jc);
+	case_stuck_suppress(bin, jc);
 
 	jack_deactivate(jc);
 	jack_client_close(jc);

@@ -1,7 +1,9 @@
 /*
  * The CPU backend: one function table over two convolvers that compute the
  * same function, direct (short filters, double accumulation) and partitioned
- * FFT (long filters). AUTO picks the cheaper by the cost models.
+ * FFT (long filters). AUTO picks the cheaper by the cost models. Both run
+ * a mixer (filter_set.h): N inputs to M outputs, the FFT transforming each
+ * input once and each output once.
  */
 #include <fftw3.h>
 #include <stdio.h>
@@ -17,19 +19,20 @@ struct cpu_inst {
 	enum gf_algo algo; /* DIRECT or FFT, never AUTO */
 	struct gf_cpu_direct *direct;
 	struct gf_cpu_fft *fft;
-	uint32_t channels;
+	uint32_t inputs; /* channels of submit()'s frames */
 	uint32_t max_block;
 	float *in;	 /* submit()'s input, max_block frames: computed in finish() */
 	uint32_t frames; /* frames submitted, 0 = none */
 	char desc[192];
 };
 
-static enum gf_algo choose_algo(const struct gf_engine_params *p, uint32_t taps)
+static enum gf_algo choose_algo(const struct gf_engine_params *p, const struct gf_filter_set *fs)
 {
 	if (p->algo != GF_ALGO_AUTO)
 		return p->algo;
 	double fft_cost;
-	gf_cpu_fft_choose_partition(taps, p->channels, p->max_block, &fft_cost);
+	uint32_t taps = fs->taps;
+	gf_cpu_fft_choose_partition(taps, fs->channels, p->max_block, &fft_cost);
 	return gf_cpu_direct_cost(taps) <= fft_cost ? GF_ALGO_DIRECT : GF_ALGO_FFT;
 }
 
@@ -48,16 +51,17 @@ static int cpu_create(const struct gf_engine_params *p, const struct gf_filter_s
 		      struct gf_errbuf *eb)
 {
 	*inst = NULL;
-	if (fs->channels != p->channels || p->max_block == 0 || fs->taps == 0) {
+	if (gf_filter_set_inputs(fs) != p->channels || p->max_block == 0 || fs->taps == 0 ||
+	    gf_filter_set_check_paths(fs)) {
 		gf_errbuf_set(eb, "cpu backend: invalid parameters");
 		return GF_E_INVAL;
 	}
 	struct cpu_inst *ci = calloc(1, sizeof(*ci));
 	if (!ci)
 		return GF_E_NOMEM;
-	ci->channels = fs->channels;
+	ci->inputs = p->channels;
 	ci->max_block = p->max_block;
-	ci->algo = choose_algo(p, fs->taps);
+	ci->algo = choose_algo(p, fs);
 	ci->in = malloc((size_t)p->max_block * p->channels * sizeof(float));
 	if (!ci->in) {
 		free(ci);
@@ -106,7 +110,7 @@ static int cpu_submit(void *inst, const float *in, uint32_t frames)
 	struct cpu_inst *ci = inst;
 	if (frames == 0 || frames > ci->max_block)
 		return GF_E_INVAL;
-	memcpy(ci->in, in, (size_t)frames * ci->channels * sizeof(float));
+	memcpy(ci->in, in, (size_t)frames * ci->inputs * sizeof(float));
 	ci->frames = frames;
 	return 0;
 }

@@ -4,6 +4,8 @@
  *
  * Each channel keeps a linear buffer [taps-1 history | new block]; the history
  * slides forward with a memmove only when the buffer is full (amortised O(1)).
+ * A mixer (filter_set.h) keeps one buffer per input and convolves per path;
+ * an output of several paths sums their float results.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -12,11 +14,15 @@
 #include "cpu_tune.h"
 
 struct gf_cpu_direct {
-	uint32_t channels, taps, max_block;
-	uint32_t span; /* floats per channel buffer */
-	uint32_t w;    /* index of the oldest of the taps-1 history samples */
-	double *hr;    /* channels x taps, reversed: hr[m] = h[taps-1-m] */
-	double *buf;   /* channels x span, the input widened once */
+	uint32_t inputs, outputs, paths, taps, max_block;
+	uint32_t span;	     /* floats per input buffer */
+	uint32_t w;	     /* index of the oldest of the taps-1 history samples */
+	double *hr;	     /* paths x taps, reversed: hr[m] = h[taps-1-m] */
+	double *buf;	     /* inputs x span, the input widened once */
+	uint32_t *path_in;   /* per path: its input */
+	uint32_t *path_out;  /* per path: its output */
+	float *mix;	     /* max_block: one path's output, for outputs of several paths */
+	unsigned char *seen; /* outputs: written by a path in this call */
 	void (*kernel)(const double *hr, uint32_t taps, const double *x, float *y, uint32_t ys,
 		       uint32_t frames);
 };
@@ -105,7 +111,9 @@ int gf_cpu_direct_new(struct gf_cpu_direct **out, const struct gf_filter_set *fs
 	struct gf_cpu_direct *d = calloc(1, sizeof(*d));
 	if (!d)
 		return GF_E_NOMEM;
-	d->channels = fs->channels;
+	d->inputs = gf_filter_set_inputs(fs);
+	d->outputs = gf_filter_set_outputs(fs);
+	d->paths = fs->channels;
 	d->taps = fs->taps;
 	d->max_block = max_block;
 	d->kernel = direct_base;
@@ -116,8 +124,12 @@ int gf_cpu_direct_new(struct gf_cpu_direct **out, const struct gf_filter_set *fs
 	uint32_t room = max_block > fs->taps ? max_block : fs->taps;
 	d->span = fs->taps - 1 + room;
 	d->hr = malloc((size_t)fs->channels * fs->taps * sizeof(double));
-	d->buf = calloc((size_t)fs->channels * d->span, sizeof(double));
-	if (!d->hr || !d->buf) {
+	d->buf = calloc((size_t)d->inputs * d->span, sizeof(double));
+	d->path_in = malloc((size_t)d->paths * sizeof(uint32_t));
+	d->path_out = malloc((size_t)d->paths * sizeof(uint32_t));
+	d->mix = malloc((size_t)max_block * sizeof(float));
+	d->seen = malloc(d->outputs);
+	if (!d->hr || !d->buf || !d->path_in || !d->path_out || !d->mix || !d->seen) {
 		gf_errbuf_set(eb, "cpu direct: out of memory for %u channels x %u taps", fs->channels,
 			      fs->taps);
 		gf_cpu_direct_free(d);
@@ -128,6 +140,8 @@ int gf_cpu_direct_new(struct gf_cpu_direct **out, const struct gf_filter_set *fs
 		double *hr = d->hr + (size_t)c * fs->taps;
 		for (uint32_t m = 0; m < fs->taps; m++)
 			hr[m] = h[fs->taps - 1 - m];
+		d->path_in[c] = gf_filter_set_path_in(fs, c);
+		d->path_out[c] = gf_filter_set_path_out(fs, c);
 	}
 	*out = d;
 	return 0;
@@ -139,12 +153,16 @@ void gf_cpu_direct_free(struct gf_cpu_direct *d)
 		return;
 	free(d->hr);
 	free(d->buf);
+	free(d->path_in);
+	free(d->path_out);
+	free(d->mix);
+	free(d->seen);
 	free(d);
 }
 
 void gf_cpu_direct_prime(struct gf_cpu_direct *d, const float *history, uint32_t frames)
 {
-	uint32_t keep = d->taps - 1, ch = d->channels;
+	uint32_t keep = d->taps - 1, ch = d->inputs;
 	uint32_t n = frames < keep ? frames : keep;
 	const float *src = history + (size_t)(frames - n) * ch;
 	memset(d->buf, 0, (size_t)ch * d->span * sizeof(double));
@@ -156,9 +174,32 @@ void gf_cpu_direct_prime(struct gf_cpu_direct *d, const float *history, uint32_t
 	}
 }
 
+/* Each path into its output: the first writes it, later ones add; outputs of none are silent. */
+static void run_paths(struct gf_cpu_direct *d, float *out, uint32_t frames)
+{
+	uint32_t nout = d->outputs;
+	memset(d->seen, 0, nout);
+	for (uint32_t p = 0; p < d->paths; p++) {
+		const double *x = d->buf + (size_t)d->path_in[p] * d->span + d->w;
+		const double *hr = d->hr + (size_t)p * d->taps;
+		uint32_t o = d->path_out[p];
+		if (!d->seen[o]) {
+			d->kernel(hr, d->taps, x, out + o, nout, frames);
+			d->seen[o] = 1;
+			continue;
+		}
+		d->kernel(hr, d->taps, x, d->mix, 1, frames);
+		for (uint32_t i = 0; i < frames; i++)
+			out[(size_t)i * nout + o] += d->mix[i];
+	}
+	for (uint32_t o = 0; o < nout; o++)
+		for (uint32_t i = 0; !d->seen[o] && i < frames; i++)
+			out[(size_t)i * nout + o] = 0.0f;
+}
+
 void gf_cpu_direct_process(struct gf_cpu_direct *d, const float *in, float *out, uint32_t frames)
 {
-	uint32_t keep = d->taps - 1, ch = d->channels;
+	uint32_t keep = d->taps - 1, ch = d->inputs;
 	if (d->w + keep + frames > d->span) {
 		for (uint32_t c = 0; c < ch; c++) {
 			double *b = d->buf + (size_t)c * d->span;
@@ -166,12 +207,12 @@ void gf_cpu_direct_process(struct gf_cpu_direct *d, const float *in, float *out,
 		}
 		d->w = 0;
 	}
-	/* Per channel: copy the column in before writing it out, so in may alias out. */
+	/* Every input column is copied in before any output is written, so in may alias out. */
 	for (uint32_t c = 0; c < ch; c++) {
 		double *x = d->buf + (size_t)c * d->span + d->w;
 		for (uint32_t i = 0; i < frames; i++)
 			x[keep + i] = in[(size_t)i * ch + c];
-		d->kernel(d->hr + (size_t)c * d->taps, d->taps, x, out + c, ch, frames);
 	}
+	run_paths(d, out, frames);
 	d->w += frames;
 }

@@ -35,6 +35,7 @@ struct gf_suppress {
 	fftwf_plan r2c, c2r;
 	struct gf_suppress_consts k;
 	float *seed; /* nb: the noise sample's mean power per bin; NULL: none */
+	float *hp;   /* nb: the high-pass table H (suppress.h); NULL: none */
 	struct sup_chan *ch;
 	float *mem; /* one block for every channel's arrays */
 };
@@ -115,6 +116,12 @@ static int check_params(const struct gf_suppress_params *p, uint32_t channels, u
 		return GF_E_INVAL;
 	}
 	uint32_t n = frame_for_rate(rate);
+	if (p->highpass_hz != 0.0 && !(p->highpass_hz >= GF_SUPPRESS_MIN_HIGHPASS_HZ &&
+				       p->highpass_hz <= GF_SUPPRESS_MAX_HIGHPASS_HZ)) {
+		gf_errbuf_set(eb, "suppress: highpass_hz %g is neither 0 (off) nor within %g..%g Hz",
+			      p->highpass_hz, GF_SUPPRESS_MIN_HIGHPASS_HZ, GF_SUPPRESS_MAX_HIGHPASS_HZ);
+		return GF_E_INVAL;
+	}
 	if (p->noise && p->noise_frames < 2u * n) {
 		gf_errbuf_set(
 			eb,
@@ -137,13 +144,15 @@ static int alloc_channels(struct gf_suppress *s)
 {
 	size_t per = (size_t)s->n * 2 + s->hop + (size_t)s->nb * GF_SUPPRESS_BIN_ARRAYS;
 	s->ch = calloc(s->channels, sizeof(*s->ch));
-	s->mem = fftwf_malloc(sizeof(float) * (per * s->channels + s->n + s->nb));
+	s->mem = fftwf_malloc(sizeof(float) * (per * s->channels + s->n + 2 * (size_t)s->nb));
 	if (!s->ch || !s->mem)
 		return GF_E_NOMEM;
 	float *m = s->mem;
 	s->win = m;
 	m += s->n;
 	s->seed = m;
+	m += s->nb;
+	s->hp = m;
 	m += s->nb;
 	for (uint32_t c = 0; c < s->channels; c++) {
 		struct sup_chan *ch = &s->ch[c];
@@ -171,6 +180,18 @@ static int make_plans(struct gf_suppress *s, struct gf_errbuf *eb)
 		return 0;
 	gf_errbuf_set(eb, "suppress: FFTW could not plan a %u-point transform", s->n);
 	return GF_E_FFT;
+}
+
+/* H (suppress.h): 0 at DC, a ramp one bin wide centred on @p hz, 1 above. The windows smooth it
+ * over about three bins, which puts the response's -6 dB point near @p hz. */
+static void make_highpass(float *hp, uint32_t nb, uint32_t n, uint32_t rate, double hz)
+{
+	double df = (double)rate / n;
+	for (uint32_t b = 0; b < nb; b++) {
+		double g = (b * df - hz) / df + 0.5;
+		hp[b] = (float)(g < 0.0 ? 0.0 : g > 1.0 ? 1.0 : g);
+	}
+	hp[0] = 0.0f;
 }
 
 int gf_suppress_new(const struct gf_suppress_params *p, uint32_t channels, uint32_t rate,
@@ -206,6 +227,10 @@ int gf_suppress_new(const struct gf_suppress_params *p, uint32_t channels, uint3
 		measure_seed(s, p->noise, p->noise_frames);
 	else
 		s->seed = NULL;
+	if (p->highpass_hz > 0.0)
+		make_highpass(s->hp, s->nb, s->n, rate, p->highpass_hz);
+	else
+		s->hp = NULL;
 	gf_suppress_reset(s);
 	*out = s;
 	return 0;
@@ -235,8 +260,13 @@ uint32_t gf_suppress_latency(const struct gf_suppress *s)
 
 void gf_suppress_shape_of(const struct gf_suppress *s, struct gf_suppress_shape *out)
 {
-	*out = (struct gf_suppress_shape){
-		.n = s->n, .hop = s->hop, .nb = s->nb, .k = s->k, .win = s->win, .seed = s->seed};
+	*out = (struct gf_suppress_shape){.n = s->n,
+					  .hop = s->hop,
+					  .nb = s->nb,
+					  .k = s->k,
+					  .win = s->win,
+					  .seed = s->seed,
+					  .highpass = s->hp};
 }
 
 void gf_suppress_reset(struct gf_suppress *s)
@@ -255,7 +285,7 @@ void gf_suppress_reset(struct gf_suppress *s)
 static void frame(struct gf_suppress *s, struct sup_chan *ch)
 {
 	analyse(s, ch->in);
-	gf_suppress_bins_run(&ch->bins, &s->k, (float *)s->spec, s->nb);
+	gf_suppress_bins_run(&ch->bins, &s->k, s->hp, (float *)s->spec, s->nb);
 	fftwf_execute_dft_c2r(s->c2r, s->spec, s->time);
 	float scale = 1.0f / (float)s->n; /* FFTW's inverse is unnormalised */
 	for (uint32_t i = 0; i < s->n; i++)

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "clock.h"
 #include "log.h"
@@ -40,6 +41,7 @@ struct gpu_group {
 	struct gf_suppress_gpu *gpu;
 	struct gf_suppress *fake; /* GPUFIR_FAULT_SUPPRESS_FAKE_GPU: a CPU suppressor in its place */
 	int64_t fail_after;	  /* GPUFIR_FAULT_SUPPRESS_GPU_AFTER: calls that pass first; -1 off */
+	int64_t hang_after;	  /* GPUFIR_FAULT_SUPPRESS_GPU_HANG_AFTER: the same, for a hop never back */
 	uint64_t calls;
 };
 
@@ -107,7 +109,8 @@ static int same_params(const struct gf_suppress_params *a, const struct gf_suppr
 {
 	if (a == b)
 		return 1;
-	if (!a || !b || a->reduction_db != b->reduction_db || a->noise_frames != b->noise_frames)
+	if (!a || !b || a->reduction_db != b->reduction_db || a->highpass_hz != b->highpass_hz ||
+	    a->noise_frames != b->noise_frames)
 		return 0;
 	if (a->noise == b->noise)
 		return 1;
@@ -146,6 +149,11 @@ static int group_backend(struct gpu_group *g, const struct gf_suppress_params *p
 		gf_warn("suppress: test hook GPUFIR_FAULT_SUPPRESS_GPU_AFTER=%lld: the GPU suppressor's call "
 			"%lld will fail",
 			(long long)g->fail_after, (long long)g->fail_after + 1);
+	g->hang_after = gf_test_hook_value("GPUFIR_FAULT_SUPPRESS_GPU_HANG_AFTER", "suppress");
+	if (!err && g->hang_after >= 0)
+		gf_warn("suppress: test hook GPUFIR_FAULT_SUPPRESS_GPU_HANG_AFTER=%lld: the GPU suppressor's "
+			"call %lld will not be back before its deadline",
+			(long long)g->hang_after, (long long)g->hang_after + 1);
 	return err;
 }
 
@@ -311,6 +319,22 @@ static void group_copy(struct gpu_group *g, float *buf, uint32_t channels, uint3
 	}
 }
 
+/* The test hooks, counted in the group's calls: one that fails, one whose hop is never back (waited
+ * for until @p deadline, as a lost GPU is; 0: a hung GPU's bound from now). */
+static int group_hook(struct gpu_group *g, uint64_t deadline)
+{
+	uint64_t n = g->calls++;
+	if (g->fail_after >= 0 && n == (uint64_t)g->fail_after)
+		return GF_E_CUDA;
+	if (g->hang_after < 0 || n != (uint64_t)g->hang_after)
+		return 0;
+	uint64_t t = deadline ? deadline : gf_now_ns() + GF_SUPPRESS_GPU_HOP_WAIT_NS;
+	struct timespec ts = {(time_t)(t / 1000000000u), (long)(t % 1000000000u)};
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+	return GF_E_TIMEOUT;
+}
+
 /* The group's piece through its suppressor: 0, or the error that ends its run. */
 static int group_run(struct gpu_group *g, float *buf, uint32_t channels, uint32_t frames, uint64_t deadline)
 {
@@ -320,8 +344,8 @@ static int group_run(struct gpu_group *g, float *buf, uint32_t channels, uint32_
 		err = gf_suppress_gpu_process_by(g->gpu, g->buf, frames, deadline);
 	else
 		gf_suppress_process(g->fake, g->buf, frames);
-	if (g->fail_after >= 0 && g->calls++ == (uint64_t)g->fail_after)
-		err = GF_E_CUDA; /* the test hook, once */
+	if (!err)
+		err = group_hook(g, deadline);
 	if (!err)
 		group_copy(g, buf, channels, frames, 0);
 	return err;
@@ -354,13 +378,15 @@ static int process_piece(struct gf_suppress_bank *b, float *piece, uint32_t n, u
 	return err;
 }
 
-int gf_suppress_bank_process(struct gf_suppress_bank *b, float *buf, uint32_t frames)
+int gf_suppress_bank_process_by(struct gf_suppress_bank *b, float *buf, uint32_t frames, uint64_t deadline_ns)
 {
 	if (b->channels == 1) { /* mono: in place, no copies (never on the GPU: below its minimum) */
 		gf_suppress_process(b->sup[0], buf, frames);
 		return 0;
 	}
-	uint64_t deadline = b->g && b->g->wait_ns ? gf_now_ns() + b->g->wait_ns : 0;
+	uint64_t deadline = deadline_ns;
+	if (!deadline && b->g && b->g->wait_ns)
+		deadline = gf_now_ns() + b->g->wait_ns;
 	int failed = 0;
 	for (uint32_t done = 0; done < frames;) {
 		uint32_t n = frames - done < SCRATCH_FRAMES ? frames - done : SCRATCH_FRAMES;
@@ -369,6 +395,11 @@ int gf_suppress_bank_process(struct gf_suppress_bank *b, float *buf, uint32_t fr
 		done += n;
 	}
 	return failed;
+}
+
+int gf_suppress_bank_process(struct gf_suppress_bank *b, float *buf, uint32_t frames)
+{
+	return gf_suppress_bank_process_by(b, buf, frames, 0);
 }
 
 void gf_suppress_bank_reset(struct gf_suppress_bank *b)

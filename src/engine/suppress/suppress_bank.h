@@ -16,7 +16,8 @@
  *
  * Threads: new/free/reset on the control (or build) thread: they allocate,
  * plan FFTW and may fail. process() on the audio thread: no allocation, lock
- * or I/O; its one wait, for the GPU, ends at the deadline opts gave.
+ * or I/O; its one wait, for the GPU, ends at the deadline opts gave, or at
+ * the caller's (process_by: a stream's block, whose engine waited first).
  */
 #ifndef GPUFIR_SUPPRESS_BANK_H
 #define GPUFIR_SUPPRESS_BANK_H
@@ -38,7 +39,8 @@ struct gf_suppress_bank_opts {
 	int gpu;	      /**< 1: try the GPU (the engine's backend is CUDA) */
 	int gpu_index;	      /**< the CUDA device */
 	uint32_t deadline_us; /**< the longest a process() call waits for the GPU, from its start (a
-				   stream: its engine's deadline_us); 0: GF_SUPPRESS_GPU_HOP_WAIT_NS a hop */
+				   stream's worker passes its block's deadline to process_by instead);
+				   0: GF_SUPPRESS_GPU_HOP_WAIT_NS a hop */
 };
 
 /**
@@ -81,6 +83,15 @@ void gf_suppress_bank_where(const struct gf_suppress_bank *b, char *buf, size_t 
  * the GPU's channels of the failed piece are silence (the others are not).
  */
 int gf_suppress_bank_process(struct gf_suppress_bank *b, float *buf, uint32_t frames);
+
+/**
+ * gf_suppress_bank_process, with the GPU waited for until @p deadline_ns at
+ * the latest (gf_now_ns() time; already past: one poll), not opts.deadline_us
+ * from this call's start: the live worker passes its block's one deadline,
+ * which the engine's wait has used first. 0: as gf_suppress_bank_process.
+ */
+int gf_suppress_bank_process_by(struct gf_suppress_bank *b, float *buf, uint32_t frames,
+				uint64_t deadline_ns);
 
 /** Back to the state new() made, on the GPU again where its reset succeeds. Control thread, audio
  * stopped. */

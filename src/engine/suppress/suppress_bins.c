@@ -107,13 +107,15 @@ static float bin_gain(struct gf_suppress_bins *b, const struct gf_suppress_const
 	return g;
 }
 
-void gf_suppress_bins_run(struct gf_suppress_bins *b, const struct gf_suppress_consts *k, float *spec,
-			  uint32_t nb)
+void gf_suppress_bins_run(struct gf_suppress_bins *b, const struct gf_suppress_consts *k,
+			  const float *highpass, float *spec, uint32_t nb)
 {
 	/* Powers first: the smoothing reads the neighbours' unscaled bins. */
 	float g_prev = 0.0f;
 	for (uint32_t i = 0; i < nb; i++) {
 		float g = bin_gain(b, k, i, power_at(spec, i), smoothed_power(spec, i, nb));
+		if (highpass) /* after bin_gain: Y2 and the estimate are the suppressor's alone */
+			g *= highpass[i];
 		if (i > 0) { /* bin i-1's neighbours are read now: scale it */
 			spec[2 * (i - 1)] *= g_prev;
 			spec[2 * (i - 1) + 1] *= g_prev;

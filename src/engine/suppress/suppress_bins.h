@@ -46,13 +46,15 @@ struct gf_suppress_bins {
 
 struct gf_suppress;
 
-/** What another backend needs to run the same suppressor as a CPU one: its frame, constants, window
- * and noise seed, all computed once by suppress.c, so both start from the same bits. */
+/** What another backend needs to run the same suppressor as a CPU one: its frame, constants, window,
+ * noise seed and high-pass table, all computed once by suppress.c, so both start from the same bits.
+ * (The CUDA module takes it: a change here is a change of GF_CUDA_MODULE_ABI, cuda_module.h.) */
 struct gf_suppress_shape {
 	uint32_t n, hop, nb; /* frame length, hop (n / 2), bins (n / 2 + 1) */
 	struct gf_suppress_consts k;
-	const float *win;  /* n: the square-root Hann window, before the transform and after */
-	const float *seed; /* nb: the noise sample's mean power per bin; NULL: none */
+	const float *win;      /* n: the square-root Hann window, before the transform and after */
+	const float *seed;     /* nb: the noise sample's mean power per bin; NULL: none */
+	const float *highpass; /* nb: the zero-phase high-pass's gain per bin (suppress.h); NULL: none */
 };
 
 /** The shape of @p s; its pointers stay valid while @p s lives. Any thread. */
@@ -64,8 +66,9 @@ void gf_suppress_bins_bind(struct gf_suppress_bins *b, float *mem, uint32_t nb);
 /** Start again: from @p seed (nb mean powers of a noise sample) or, if NULL, from the first frames. */
 void gf_suppress_bins_reset(struct gf_suppress_bins *b, const float *seed);
 
-/** One frame: update the state from @p spec (nb interleaved re, im) and scale it by the gain. */
-void gf_suppress_bins_run(struct gf_suppress_bins *b, const struct gf_suppress_consts *k, float *spec,
-			  uint32_t nb);
+/** One frame: update the state from @p spec (nb interleaved re, im) and scale it by the gain, times
+ * @p highpass[i] in bin i where not NULL (the state never sees that factor). */
+void gf_suppress_bins_run(struct gf_suppress_bins *b, const struct gf_suppress_consts *k,
+			  const float *highpass, float *spec, uint32_t nb);
 
 #endif

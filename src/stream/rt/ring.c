@@ -69,8 +69,10 @@ void gf_ring_reset(struct gf_ring *r, uint32_t index)
 	atomic_store(&r->read_index, index);
 }
 
-/* Split [index, index + frames) into the part before the end of the storage and the rest. */
-static void make_vectors(const struct gf_ring *r, uint32_t index, uint32_t frames, struct gf_ring_vec vec[2])
+/* Split [index, index + frames) into the part before the end of the storage and the rest;
+ * @return @p frames. */
+static uint32_t make_vectors(const struct gf_ring *r, uint32_t index, uint32_t frames,
+			     struct gf_ring_vec vec[2])
 {
 	uint32_t off = index & r->mask;
 	uint32_t first = r->capacity - off;
@@ -80,6 +82,47 @@ static void make_vectors(const struct gf_ring *r, uint32_t index, uint32_t frame
 	vec[0].frames = first;
 	vec[1].data = r->data;
 	vec[1].frames = frames - first;
+	return frames;
+}
+
+/* Frames @p to is ahead of @p from, 0 if it is not: the indices wrap, so their distance is signed. */
+static uint32_t ahead(uint32_t from, uint32_t to)
+{
+	int32_t d = (int32_t)(to - from);
+	return d > 0 ? (uint32_t)d : 0;
+}
+
+static uint32_t at_most(uint32_t n, uint32_t limit)
+{
+	return n < limit ? n : limit;
+}
+
+/* One side moves its own index on: release, so that its stores to the slots (the writer) or its
+ * loads from them (the reader) happen before the other side sees the new index. */
+static void advance(_Atomic uint32_t *own, uint32_t frames)
+{
+	uint32_t i = atomic_load_explicit(own, memory_order_relaxed);
+	atomic_store_explicit(own, i + frames, memory_order_release);
+}
+
+/* @p n frames between @p vec and a contiguous buffer: out of the ring into @p dst, else into it
+ * from @p src (NULL: zeros). */
+static void copy_span(const struct gf_ring *r, const struct gf_ring_vec vec[2], uint32_t n, const float *src,
+		      float *dst)
+{
+	uint32_t n0 = at_most(n, vec[0].frames);
+	size_t b0 = (size_t)n0 * r->channels * sizeof(float),
+	       b1 = (size_t)(n - n0) * r->channels * sizeof(float);
+	if (dst) {
+		memcpy(dst, vec[0].data, b0);
+		memcpy((char *)dst + b0, vec[1].data, b1);
+	} else if (src) {
+		memcpy(vec[0].data, src, b0);
+		memcpy(vec[1].data, (const char *)src + b0, b1);
+	} else {
+		memset(vec[0].data, 0, b0);
+		memset(vec[1].data, 0, b1);
+	}
 }
 
 /* ---- writer ---- */
@@ -89,52 +132,38 @@ uint32_t gf_ring_write_index(const struct gf_ring *r)
 	return atomic_load_explicit(&r->write_index, memory_order_relaxed);
 }
 
+/* The reader's index, as the writer sees it. */
+static uint32_t reader_pos(const struct gf_ring *r)
+{
+	/* acquire: the reader's loads from the slots it freed happen before we overwrite them */
+	return atomic_load_explicit(&r->read_index, memory_order_acquire);
+}
+
 uint32_t gf_ring_write_space(const struct gf_ring *r)
 {
-	uint32_t w = atomic_load_explicit(&r->write_index, memory_order_relaxed);
-	/* acquire: the reader's loads from the slots it freed happen before we overwrite them */
-	uint32_t rd = atomic_load_explicit(&r->read_index, memory_order_acquire);
-	int32_t fill = (int32_t)(w - rd);
-	return fill <= 0 ? r->capacity : r->capacity - (uint32_t)fill;
+	return r->capacity - ahead(reader_pos(r), gf_ring_write_index(r));
 }
 
 uint32_t gf_ring_write_lag(const struct gf_ring *r)
 {
-	uint32_t w = atomic_load_explicit(&r->write_index, memory_order_relaxed);
-	uint32_t rd = atomic_load_explicit(&r->read_index, memory_order_acquire);
-	int32_t ahead = (int32_t)(rd - w);
-	return ahead > 0 ? (uint32_t)ahead : 0;
+	return ahead(gf_ring_write_index(r), reader_pos(r));
 }
 
 uint32_t gf_ring_write_vector(struct gf_ring *r, struct gf_ring_vec vec[2])
 {
-	uint32_t space = gf_ring_write_space(r);
-	make_vectors(r, atomic_load_explicit(&r->write_index, memory_order_relaxed), space, vec);
-	return space;
+	return make_vectors(r, gf_ring_write_index(r), gf_ring_write_space(r), vec); /* own index: stable */
 }
 
 void gf_ring_write_advance(struct gf_ring *r, uint32_t frames)
 {
-	uint32_t w = atomic_load_explicit(&r->write_index, memory_order_relaxed);
-	/* release: the frames stored into the slots are visible before the new index */
-	atomic_store_explicit(&r->write_index, w + frames, memory_order_release);
+	advance(&r->write_index, frames);
 }
 
 uint32_t gf_ring_stage(struct gf_ring *r, const float *src, uint32_t frames)
 {
 	struct gf_ring_vec vec[2];
-	uint32_t n = gf_ring_write_vector(r, vec);
-	if (n > frames)
-		n = frames;
-	size_t ch = r->channels;
-	uint32_t n0 = n < vec[0].frames ? n : vec[0].frames;
-	if (src) {
-		memcpy(vec[0].data, src, (size_t)n0 * ch * sizeof(float));
-		memcpy(vec[1].data, src + (size_t)n0 * ch, (size_t)(n - n0) * ch * sizeof(float));
-	} else {
-		memset(vec[0].data, 0, (size_t)n0 * ch * sizeof(float));
-		memset(vec[1].data, 0, (size_t)(n - n0) * ch * sizeof(float));
-	}
+	uint32_t n = at_most(gf_ring_write_vector(r, vec), frames);
+	copy_span(r, vec, n, src, NULL);
 	return n;
 }
 
@@ -164,25 +193,19 @@ uint32_t gf_ring_read_index(const struct gf_ring *r)
 
 uint32_t gf_ring_read_space(const struct gf_ring *r)
 {
-	uint32_t rd = atomic_load_explicit(&r->read_index, memory_order_relaxed);
 	/* acquire: pairs with the writer's release, so the frames are visible */
 	uint32_t w = atomic_load_explicit(&r->write_index, memory_order_acquire);
-	int32_t fill = (int32_t)(w - rd);
-	return fill > 0 ? (uint32_t)fill : 0;
+	return ahead(gf_ring_read_index(r), w);
 }
 
 uint32_t gf_ring_read_vector(struct gf_ring *r, struct gf_ring_vec vec[2])
 {
-	uint32_t avail = gf_ring_read_space(r);
-	make_vectors(r, atomic_load_explicit(&r->read_index, memory_order_relaxed), avail, vec);
-	return avail;
+	return make_vectors(r, gf_ring_read_index(r), gf_ring_read_space(r), vec); /* own index: stable */
 }
 
 void gf_ring_read_advance(struct gf_ring *r, uint32_t frames)
 {
-	uint32_t rd = atomic_load_explicit(&r->read_index, memory_order_relaxed);
-	/* release: our loads from the slots complete before the writer may reuse them */
-	atomic_store_explicit(&r->read_index, rd + frames, memory_order_release);
+	advance(&r->read_index, frames);
 }
 
 void gf_ring_read_seek(struct gf_ring *r, uint32_t index)
@@ -193,13 +216,8 @@ void gf_ring_read_seek(struct gf_ring *r, uint32_t index)
 uint32_t gf_ring_read(struct gf_ring *r, float *dst, uint32_t frames)
 {
 	struct gf_ring_vec vec[2];
-	uint32_t n = gf_ring_read_vector(r, vec);
-	if (n > frames)
-		n = frames;
-	size_t ch = r->channels;
-	uint32_t n0 = n < vec[0].frames ? n : vec[0].frames;
-	memcpy(dst, vec[0].data, (size_t)n0 * ch * sizeof(float));
-	memcpy(dst + (size_t)n0 * ch, vec[1].data, (size_t)(n - n0) * ch * sizeof(float));
+	uint32_t n = at_most(gf_ring_read_vector(r, vec), frames);
+	copy_span(r, vec, n, NULL, dst);
 	gf_ring_read_advance(r, n);
 	return n;
 }

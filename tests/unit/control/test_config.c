@@ -36,7 +36,7 @@ static struct gf_filter_set *build_or_die(const struct gf_config *c, uint32_t ra
 	struct gf_filter_set *fs;
 	struct gf_errbuf eb = {{0}};
 	CHECK_OK_EB(gf_config_build(c, rate, ch, &fs, &eb), &eb);
-	CHECK(fs->channels == ch);
+	CHECK(gf_filter_set_inputs(fs) == ch); /* a mixer (crossover.conf) has a FIR per path */
 	CHECK(gf_filter_set_check_finite(fs) == 0);
 	return fs;
 }
@@ -111,6 +111,10 @@ static void test_default_equals_file(void)
 		gf_filter_set_free(a);
 		gf_filter_set_free(b);
 	}
+	struct gf_config_suppress sd, sf; /* and the same suppressor */
+	CHECK(gf_config_suppress_of(def, 0, &sd) == 1 && gf_config_suppress_of(file, 0, &sf) == 1);
+	CHECK(strcmp(sd.name, sf.name) == 0 && sd.reduction_db == sf.reduction_db &&
+	      sd.highpass_hz == sf.highpass_hz && !sd.noise && !sf.noise);
 	gf_config_free(def);
 	gf_config_free(file);
 }
@@ -404,6 +408,20 @@ static void test_suppress_routes(void)
 	CHECK(gf_config_suppress_differs(c, d, 3, why, sizeof(why)) == 1 && strstr(why, "12 -> 20"));
 	printf("  suppressor change: %s\n", why);
 	gf_config_free(d);
+	free(p);
+	p = gf_test_write_text_in(dir, "nr.conf",
+				  "filters = ( { name = \"id\"; design = \"identity\"; },\n"
+				  "  { name = \"nr\"; design = \"suppress\"; reduction_db = 12.0;\n"
+				  "    highpass_hz = 30.0; noise = \"room.wav\"; } );\n"
+				  "chain = [\"id\", \"nr\"];\n"
+				  "routes = ( { channel = 1; chain = [\"id\"]; } );\n");
+	CHECK_OK_EB(gf_config_load(p, &d, &eb), &eb);
+	struct gf_config_suppress hs;
+	CHECK(gf_config_suppress_of(d, 0, &hs) == 1 && hs.highpass_hz == 30.0);
+	CHECK(gf_config_suppress_differs(c, d, 3, why, sizeof(why)) == 1 &&
+	      strstr(why, "highpass_hz 0 -> 30"));
+	printf("  suppressor change: %s\n", why);
+	gf_config_free(d);
 	gf_config_free(c);
 	free(p);
 	free(noise);
@@ -417,6 +435,7 @@ static void test_default_suppresses(void)
 	struct gf_config_suppress s;
 	CHECK(gf_config_suppress_of(c, 0, &s) == 1 && strcmp(s.name, "nr") == 0 && !s.noise);
 	CHECK(s.reduction_db == GF_SUPPRESS_DEFAULT_REDUCTION_DB);
+	CHECK(s.highpass_hz == 25.0); /* the rumble filter: zero phase, in the suppressor's frames */
 	gf_config_free(c);
 }
 

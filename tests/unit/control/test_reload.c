@@ -143,6 +143,57 @@ static void expect_applied(struct gf_config **cfg, struct gf_engine *e, const fl
 	CHECK(gf_engine_taps(e) == taps && err_since(from, h, taps) < 1e-5);
 }
 
+/*
+ * A mixer of as many outputs as inputs (M/S: out 0 = f(L) + f(R), out 1 = L - R) replaces the
+ * running plain filter by a swap, exact from the next block; one of more outputs than inputs
+ * is refused for live mode with the reason, the running mixer stays.
+ */
+static void mixer_reloads(struct gf_config **cfg, struct gf_engine *e)
+{
+	static const char *const head =
+		"sample_rate = 48000;\nblock_frames = 64;\nbackend = \"cpu\";\ncrossfade_ms = 0.0;\n"
+		"filters = ( { name = \"f\"; file = \"a.txt\"; format = \"text\"; } );\n";
+	char text[1024];
+	snprintf(text, sizeof(text),
+		 "%smixer = { inputs = 2; outputs = 2; paths = ( { in = 0; out = 0; chain = [\"f\"]; },\n"
+		 " { in = 1; out = 0; chain = [\"f\"]; }, { in = 0; out = 1; }, { in = 1; out = 1; invert = "
+		 "true; } ); "
+		 "};\n",
+		 head);
+	write_text("gpufir.conf", text);
+	struct gf_reload_job j;
+	CHECK_OK(run_job(&j, *cfg, 1, 0));
+	CHECK(j.r.outcome == GF_RELOAD_APPLIED && gf_filter_set_is_mixer(j.fs));
+	struct gf_filter_set *fs;
+	CHECK_OK(gf_filter_set_dup(&fs, j.fs));
+	CHECK(gf_reload_job_next(&j, 1, 0) == GF_RELOAD_NEXT_SWAP);
+	CHECK(gf_reload_job_swap(&j, e, 1000) == 0 && j.err == 0);
+	gf_config_free(*cfg);
+	*cfg = j.cfg;
+	j.cfg = NULL;
+	gf_reload_job_clear(&j);
+	uint32_t from = pos;
+	process(e, 20);
+	double *ref = gf_test_reference_mix(x, pos, fs);
+	CHECK(gf_test_rel_l2_frames(y, ref, from, pos, CH) < 1e-5);
+	free(ref);
+
+	snprintf(text, sizeof(text),
+		 "%smixer = { inputs = 2; outputs = 4; paths = ( { in = 0; out = 0; }, { in = 1; out = 3; } "
+		 "); };\n",
+		 head);
+	write_text("gpufir.conf", text);
+	CHECK(run_job(&j, *cfg, 1, 0) == GF_E_CONFIG && !j.fs);
+	want_text(&j, "live mode runs a mixer with as many outputs as inputs (this one has 2 in, 4 out)");
+	gf_reload_job_clear(&j);
+	from = pos;
+	process(e, 8);
+	ref = gf_test_reference_mix(x, pos, fs);
+	CHECK(gf_test_rel_l2_frames(y, ref, from, pos, CH) < 1e-5);
+	free(ref);
+	gf_filter_set_free(fs);
+}
+
 /* A broken config: the job fails and says why; the running filter @p h stays. */
 static void expect_failure(const struct gf_config *cfg, struct gf_engine *e, const char *want, const float *h,
 			   uint32_t taps)
@@ -411,6 +462,7 @@ int main(void)
 
 	restarts(cfg, e);
 	state_changed(cfg);
+	mixer_reloads(&cfg, e);
 	gf_engine_free(e);
 	gf_config_free(cfg);
 

@@ -4,7 +4,9 @@
  * stream is cut into calls; channels are independent; on a speech-like
  * signal in white or pink noise at 5 dB SNR it raises the SI-SDR by several
  * dB, more with a noise sample; clean speech passes nearly untouched; a NaN
- * does not poison its state; bad parameters are refused with a reason.
+ * does not poison its state; bad parameters are refused with a reason; its
+ * zero-phase high-pass (highpass_hz) cuts a 10 Hz rumble, passes the voice's
+ * band, adds no delay, and is off at 0.
  */
 #include <math.h>
 #include <stdio.h>
@@ -12,34 +14,12 @@
 #include <string.h>
 
 #include "suppress.h"
+#include "suppressutil.h"
 #include "testutil.h"
 
 #define RATE 16000u
 
 static uint64_t rng;
-
-/* Speech-like: voiced bursts of 80-300 ms with a gliding pitch and falling
- * harmonics, a syllable envelope, pauses between words. */
-static float *speech_like(uint32_t frames, uint64_t *st)
-{
-	float *x = calloc(frames, sizeof(float));
-	uint32_t at = RATE / 5;
-	while (at < frames) {
-		uint32_t len = RATE * (80 + gf_test_rand_below(st, 220)) / 1000;
-		double f0 = 100.0 + gf_test_rand_below(st, 150), glide = (gf_test_randf(st) - 0.5) * 60.0;
-		double phase = 0.0;
-		for (uint32_t i = 0; i < len && at + i < frames; i++) {
-			double t = (double)i / len, f = f0 + glide * t, env = sin(M_PI * t);
-			phase += 2.0 * M_PI * f / RATE;
-			double v = 0.0;
-			for (int h = 1; h * f < 0.45 * RATE && h <= 30; h++)
-				v += sin(h * phase) / h * (h >= 3 && h <= 8 ? 2.0 : 1.0); /* a formant */
-			x[at + i] = (float)(0.08 * env * env * v);
-		}
-		at += len + (gf_test_rand_below(st, 4) == 0 ? RATE * 3 / 10 : RATE / 25);
-	}
-	return x;
-}
 
 /* Pink noise (Voss-McCartney over 12 rows), unit-free. */
 static float *pink(uint32_t frames, uint64_t *st)
@@ -82,28 +62,15 @@ static void scale_to_snr(const float *clean, float *noise, uint32_t n, uint32_t 
 		noise[i] = (float)(noise[i] * g);
 }
 
-/* SI-SDR of @p est against @p ref over [from, n), in dB. */
-static double si_sdr(const float *ref, const float *est, uint32_t from, uint32_t n)
-{
-	double dot = 0.0, rr = 0.0;
-	for (uint32_t i = from; i < n; i++) {
-		dot += (double)ref[i] * est[i];
-		rr += (double)ref[i] * ref[i];
-	}
-	double a = dot / rr, se = 0.0, ee = 0.0;
-	for (uint32_t i = from; i < n; i++) {
-		double s = a * ref[i], e = est[i] - s;
-		se += s * s;
-		ee += e * e;
-	}
-	return 10.0 * log10(se / ee);
-}
+static double highpass_hz; /* what make() gives every suppressor */
 
 static struct gf_suppress *make(double reduction_db, const float *noise, uint64_t noise_frames,
 				uint32_t channels)
 {
-	struct gf_suppress_params p = {
-		.reduction_db = reduction_db, .noise = noise, .noise_frames = noise_frames};
+	struct gf_suppress_params p = {.reduction_db = reduction_db,
+				       .noise = noise,
+				       .noise_frames = noise_frames,
+				       .highpass_hz = highpass_hz};
 	struct gf_errbuf eb = {{0}};
 	struct gf_suppress *s = NULL;
 	CHECK_OK_EB(gf_suppress_new(&p, channels, RATE, &s, &eb), &eb);
@@ -149,7 +116,7 @@ static void identity_case(void)
 static void calls_case(void)
 {
 	uint32_t n = 2 * RATE;
-	float *x = speech_like(n, &rng), *w = white(n, &rng);
+	float *x = gf_test_speech_like(n, RATE, &rng), *w = white(n, &rng);
 	for (uint32_t i = 0; i < n; i++)
 		x[i] += 0.05f * w[i];
 	struct gf_suppress *a = make(18.0, NULL, 0, 1), *b = make(18.0, NULL, 0, 1);
@@ -169,7 +136,7 @@ static void calls_case(void)
 static void channels_case(void)
 {
 	uint32_t n = RATE;
-	float *x = speech_like(n, &rng), *w = gf_test_noise(n, &rng);
+	float *x = gf_test_speech_like(n, RATE, &rng), *w = gf_test_noise(n, &rng);
 	uint32_t lat;
 	struct gf_suppress *mono = make(18.0, NULL, 0, 1), *st = make(18.0, NULL, 0, 2);
 	lat = gf_suppress_latency(st);
@@ -191,14 +158,14 @@ static void channels_case(void)
 static double improvement(const char *what, int with_sample, float *(*make_noise)(uint32_t, uint64_t *))
 {
 	uint32_t n = 8 * RATE, skip = RATE / 2; /* the first half second: the estimate settling */
-	float *clean = speech_like(n, &rng), *noise = make_noise(n + 2 * RATE, &rng);
+	float *clean = gf_test_speech_like(n, RATE, &rng), *noise = make_noise(n + 2 * RATE, &rng);
 	scale_to_snr(clean, noise, n, n + 2 * RATE, 5.0);
 	float *noisy = malloc(n * sizeof(float));
 	for (uint32_t i = 0; i < n; i++)
 		noisy[i] = clean[i] + noise[2 * RATE + i]; /* the sample is the noise before it */
 	struct gf_suppress *s = with_sample ? make(18.0, noise, 2 * RATE, 1) : make(18.0, NULL, 0, 1);
 	float *out = run_aligned(s, noisy, n, 512);
-	double before = si_sdr(clean, noisy, skip, n), after = si_sdr(clean, out, skip, n);
+	double before = gf_test_si_sdr(clean, noisy, skip, n), after = gf_test_si_sdr(clean, out, skip, n);
 	printf("  %s at 5 dB SNR%s: SI-SDR %.1f -> %.1f dB (%+.1f)\n", what,
 	       with_sample ? ", noise sample" : "", before, after, after - before);
 	gf_suppress_free(s);
@@ -217,10 +184,10 @@ static void denoise_cases(void)
 static void clean_case(void)
 {
 	uint32_t n = 6 * RATE;
-	float *clean = speech_like(n, &rng);
+	float *clean = gf_test_speech_like(n, RATE, &rng);
 	struct gf_suppress *s = make(18.0, NULL, 0, 1);
 	float *out = run_aligned(s, clean, n, 512);
-	double sdr = si_sdr(clean, out, 0, n);
+	double sdr = gf_test_si_sdr(clean, out, 0, n);
 	printf("  clean speech-like signal: SI-SDR of the output %.1f dB\n", sdr);
 	CHECK(sdr > 20.0);
 	gf_suppress_free(s);
@@ -242,6 +209,59 @@ static void nan_case(void)
 	free(x), free(y);
 }
 
+/* The gain, in dB, of a steady tone at @p hz through a suppressor with no reduction (its own gain is
+ * then exactly one, so only the high-pass acts), over the last 2 of 3 seconds; and its lag in
+ * frames, by cross-correlation, in *lag. */
+static double tone_gain_db(double hz, int *lag)
+{
+	uint32_t n = 3 * RATE, from = RATE;
+	float *x = malloc(n * sizeof(float));
+	for (uint32_t i = 0; i < n; i++)
+		x[i] = (float)(0.25 * sin(2.0 * M_PI * hz * i / RATE));
+	struct gf_suppress *s = make(0.0, NULL, 0, 1);
+	float *y = run_aligned(s, x, n, 700);
+	double best = -1e300;
+	for (int d = -8; d <= 8; d++) { /* the lag: zero where the high-pass has no phase */
+		double c = 0.0;
+		for (uint32_t i = from; i + 8 < n; i++)
+			c += (double)x[i] * y[(int)i + d];
+		if (c > best) {
+			best = c;
+			*lag = d;
+		}
+	}
+	double g = 10.0 * log10(energy(y + from, n - from) / energy(x + from, n - from));
+	gf_suppress_free(s);
+	free(x), free(y);
+	return g;
+}
+
+static void highpass_case(void)
+{
+	static const double hz[] = {5.0, 10.0, 60.0, 80.0, 120.0, 200.0, 1000.0};
+	double g[sizeof(hz) / sizeof(hz[0])];
+	int lag[sizeof(hz) / sizeof(hz[0])];
+	highpass_hz = 25.0;
+	printf("  highpass_hz 25:");
+	for (size_t i = 0; i < sizeof(hz) / sizeof(hz[0]); i++) {
+		g[i] = tone_gain_db(hz[i], &lag[i]);
+		printf(" %g Hz %+.2f dB%s", hz[i], g[i], i + 1 < sizeof(hz) / sizeof(hz[0]) ? "," : "\n");
+	}
+	CHECK(g[0] < -10.0 && g[1] < -10.0); /* rumble: 5 and 10 Hz, both under the first bin */
+	CHECK(fabs(g[2]) < 1.0);	     /* 60 Hz: the ramp's top, within 1 dB */
+	for (size_t i = 3; i < sizeof(hz) / sizeof(hz[0]); i++) {
+		CHECK(fabs(g[i]) < 0.5); /* the voice's band: untouched */
+		CHECK(lag[i] == 0);	 /* zero phase: no delay at any frequency */
+	}
+	double g40;
+	highpass_hz = 40.0; /* a higher cutoff cuts more of 10 Hz; 120 Hz still passes */
+	CHECK((g40 = tone_gain_db(10.0, &lag[0])) < g[1] - 3.0 && fabs(tone_gain_db(120.0, &lag[0])) < 0.5);
+	highpass_hz = 0.0; /* off: the rumble passes */
+	double off = tone_gain_db(10.0, &lag[0]);
+	printf("  10 Hz: %+.1f dB at highpass_hz 40, %+.2f dB with it off\n", g40, off);
+	CHECK(fabs(off) < 0.01 && lag[0] == 0);
+}
+
 static void refusal_case(void)
 {
 	struct gf_errbuf eb = {{0}};
@@ -253,6 +273,14 @@ static void refusal_case(void)
 	p = (struct gf_suppress_params){.reduction_db = 10.0, .noise = short_noise, .noise_frames = 100};
 	CHECK(gf_suppress_new(&p, 1, RATE, &s, &eb) == GF_E_INVAL && !s);
 	CHECK(strstr(eb.msg, "noise sample has 100 frames"));
+	p = (struct gf_suppress_params){.reduction_db = 10.0, .highpass_hz = 10.0};
+	CHECK(gf_suppress_new(&p, 1, RATE, &s, &eb) == GF_E_INVAL && !s);
+	CHECK(strstr(eb.msg, "highpass_hz 10 is neither 0 (off) nor within 20..1000 Hz"));
+	p.highpass_hz = 2000.0;
+	CHECK(gf_suppress_new(&p, 1, RATE, &s, &eb) == GF_E_INVAL && !s);
+	p.highpass_hz = NAN;
+	CHECK(gf_suppress_new(&p, 1, RATE, &s, &eb) == GF_E_INVAL && !s);
+	p.highpass_hz = 0.0;
 	p.noise = NULL;
 	CHECK(gf_suppress_new(&p, 0, RATE, &s, &eb) == GF_E_INVAL);
 	printf("  refused: %s\n", eb.msg);
@@ -276,6 +304,10 @@ int main(void)
 	channels_case();
 	nan_case();
 	refusal_case();
+	clean_case();
+	denoise_cases();
+	highpass_case();
+	highpass_hz = 25.0; /* with the high-pass, the voice and the gains are as good */
 	clean_case();
 	denoise_cases();
 	return 0;

@@ -8,7 +8,12 @@
  *   fails its call K+1: the bank switches to its standby CPU suppressors at
  *   once, counts one failure, returns the error for that call only, mutes the
  *   group's channels of that call and no other channel, and stays finite;
- *   reset() puts it back on the "GPU".
+ *   reset() puts it back on the "GPU";
+ * - GPUFIR_FAULT_SUPPRESS_GPU_HANG_AFTER=K: call K+1's hop is never back: it
+ *   is waited for until the deadline, opts.deadline_us from the call's start
+ *   for process(), the caller's for process_by() (a stream's block, however
+ *   little the engine left of it), then the same switch.
+ * - channels that differ only in highpass_hz are not one group.
  * The mix: 12 channels with one set of parameters (the group), 2 with another,
  * 2 without a suppressor.
  */
@@ -17,7 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "suppress_bank.h"
+#include "suppressutil.h"
 #include "testutil.h"
 
 #define RATE 16000u
@@ -31,47 +38,22 @@
 static uint64_t rng;
 static struct gf_suppress_params p_group = {.reduction_db = 18.0}, p_other = {.reduction_db = 9.0};
 
-static float *make_input(void)
-{
-	float *x = malloc((size_t)FRAMES * CH * sizeof(float));
-	for (uint32_t i = 0; i < FRAMES; i++)
-		for (uint32_t c = 0; c < CH; c++)
-			x[(size_t)i * CH + c] = 0.3f * (float)sin(0.01 * (c + 1) * i) * (i % 4000 < 2000) +
-						0.02f * (2.0f * gf_test_randf(&rng) - 1.0f);
-	return x;
-}
-
 /* Channels 0..GROUP-1 the group's parameters, then two others, then two without. */
-static struct gf_suppress_bank *make_bank(const struct gf_suppress_bank_opts *o)
-{
-	const struct gf_suppress_params *per[CH] = {0};
-	for (uint32_t c = 0; c < GROUP; c++)
-		per[c] = &p_group;
-	per[GROUP] = per[GROUP + 1] = &p_other;
-	struct gf_suppress_bank *b = NULL;
-	struct gf_errbuf eb = {{0}};
-	CHECK_OK_EB(gf_suppress_bank_new_ex(per, CH, RATE, o, &b, &eb), &eb);
-	return b;
-}
+static const struct gf_test_bank_mix mix = {CH, RATE, GROUP, 2, &p_group, &p_other};
 
-/* Every call of CALL frames through @p b; the index of the one call that failed, or -1. */
+/* Every call of CALL frames through @p b; the index of the one call that failed (with the hook's
+ * GF_E_CUDA), or -1. */
 static int run(struct gf_suppress_bank *b, float *buf)
 {
-	int failed = -1;
-	for (uint32_t at = 0, k = 0; at < FRAMES; at += CALL, k++) {
-		int err = gf_suppress_bank_process(b, buf + (size_t)at * CH, CALL);
-		if (err) {
-			CHECK(failed < 0 && err == GF_E_CUDA);
-			failed = (int)k;
-		}
-	}
-	return failed;
+	struct gf_test_bank_calls r = gf_test_bank_run(b, buf, CH, FRAMES, CALL);
+	CHECK(r.failures == 0 || (r.failures == 1 && r.first_err == GF_E_CUDA));
+	return r.first;
 }
 
 static void no_gpu_case(const float *x)
 {
 	struct gf_suppress_bank_opts o = {.gpu = 1, .gpu_index = NO_SUCH_GPU, .deadline_us = 5000};
-	struct gf_suppress_bank *cpu = make_bank(NULL), *asked = make_bank(&o);
+	struct gf_suppress_bank *cpu = gf_test_bank(&mix, NULL), *asked = gf_test_bank(&mix, &o);
 	char where[96];
 	gf_suppress_bank_where(asked, where, sizeof(where));
 	CHECK(gf_suppress_bank_gpu_channels(asked) == 0 && strcmp(where, "14 channels on the CPU") == 0);
@@ -113,7 +95,7 @@ static void fault_case(const float *x)
 	CHECK(setenv("GPUFIR_FAULT_SUPPRESS_FAKE_GPU", "1", 1) == 0);
 	CHECK(setenv("GPUFIR_FAULT_SUPPRESS_GPU_AFTER", "20", 1) == 0);
 	struct gf_suppress_bank_opts o = {.gpu = 1, .gpu_index = NO_SUCH_GPU, .deadline_us = 5000};
-	struct gf_suppress_bank *cpu = make_bank(NULL), *b = make_bank(&o);
+	struct gf_suppress_bank *cpu = gf_test_bank(&mix, NULL), *b = gf_test_bank(&mix, &o);
 	CHECK(unsetenv("GPUFIR_FAULT_SUPPRESS_FAKE_GPU") == 0 &&
 	      unsetenv("GPUFIR_FAULT_SUPPRESS_GPU_AFTER") == 0);
 	char where[96];
@@ -152,6 +134,48 @@ static void fault_case(const float *x)
 	free(y);
 }
 
+/* Call @p k (of CALL frames) of @p buf through @p b, by @p deadline (0: process()); its error, and
+ * the seconds it took in @p took. */
+static int timed_call(struct gf_suppress_bank *b, float *buf, uint32_t k, uint64_t deadline, double *took)
+{
+	double t0 = gf_now_s();
+	float *at = buf + (size_t)k * CALL * CH;
+	int err = deadline ? gf_suppress_bank_process_by(b, at, CALL, deadline)
+			   : gf_suppress_bank_process(b, at, CALL);
+	*took = gf_now_s() - t0;
+	return err;
+}
+
+static void hang_case(const float *x)
+{
+	CHECK(setenv("GPUFIR_FAULT_SUPPRESS_FAKE_GPU", "1", 1) == 0);
+	CHECK(setenv("GPUFIR_FAULT_SUPPRESS_GPU_HANG_AFTER", "2", 1) == 0);
+	struct gf_suppress_bank_opts o = {.gpu = 1, .gpu_index = NO_SUCH_GPU, .deadline_us = 20000};
+	struct gf_suppress_bank *own = gf_test_bank(&mix, &o), *by = gf_test_bank(&mix, &o);
+	CHECK(unsetenv("GPUFIR_FAULT_SUPPRESS_FAKE_GPU") == 0 &&
+	      unsetenv("GPUFIR_FAULT_SUPPRESS_GPU_HANG_AFTER") == 0);
+	size_t n = (size_t)3 * CALL * CH;
+	float *y = malloc(n * sizeof(float)), *z = malloc(n * sizeof(float));
+	memcpy(y, x, n * sizeof(float));
+	memcpy(z, x, n * sizeof(float));
+	double t_own, t_by;
+	for (uint32_t k = 0; k < 2; k++)
+		CHECK(timed_call(own, y, k, 0, &t_own) == 0 && timed_call(by, z, k, 0, &t_by) == 0);
+	CHECK(timed_call(own, y, 2, 0, &t_own) == GF_E_TIMEOUT);
+	CHECK(timed_call(by, z, 2, gf_now_ns() + 2000000u, &t_by) == GF_E_TIMEOUT);
+	printf("a hop never back: process() waited %.1f ms (its own 20 ms), process_by() %.1f ms (the 2 ms "
+	       "left of the caller's deadline)\n",
+	       1e3 * t_own, 1e3 * t_by);
+	CHECK(t_own >= 0.020 && t_own < 0.035 && t_by >= 0.002 && t_by < 0.015);
+	CHECK(group_muted(y, 2) && group_muted(z, 2));
+	CHECK(gf_suppress_bank_gpu_failures(own) == 1 && gf_suppress_bank_gpu_failures(by) == 1);
+	CHECK(gf_suppress_bank_gpu_channels(own) == 0 && gf_suppress_bank_gpu_channels(by) == 0);
+	gf_suppress_bank_free(own);
+	gf_suppress_bank_free(by);
+	free(y);
+	free(z);
+}
+
 /* Fewer than GF_SUPPRESS_GPU_MIN_CHANNELS with one set of parameters: the CPU, without asking. */
 static void few_case(void)
 {
@@ -168,13 +192,36 @@ static void few_case(void)
 	gf_suppress_bank_free(b);
 }
 
+/* The GPU runs one set of identical parameters: the high-pass is one of them. 8 channels with it and
+ * 7 without are two sets, of which only the 8 reach GF_SUPPRESS_GPU_MIN_CHANNELS. */
+static void highpass_case(void)
+{
+	CHECK(setenv("GPUFIR_FAULT_SUPPRESS_FAKE_GPU", "1", 1) == 0);
+	struct gf_suppress_params hp = {.reduction_db = 18.0, .highpass_hz = 25.0};
+	const struct gf_suppress_params *per[15];
+	for (uint32_t c = 0; c < 15; c++)
+		per[c] = c % 2 ? &p_group : &hp; /* 8 with, 7 without */
+	struct gf_suppress_bank_opts o = {.gpu = 1, .gpu_index = NO_SUCH_GPU};
+	struct gf_suppress_bank *b = NULL;
+	struct gf_errbuf eb = {{0}};
+	CHECK_OK_EB(gf_suppress_bank_new_ex(per, 15, RATE, &o, &b, &eb), &eb);
+	CHECK(unsetenv("GPUFIR_FAULT_SUPPRESS_FAKE_GPU") == 0);
+	char where[96];
+	gf_suppress_bank_where(b, where, sizeof(where));
+	printf("8 channels with highpass_hz 25, 7 without: %s\n", where);
+	CHECK(strcmp(where, "8 channels on the GPU, 7 on the CPU") == 0);
+	gf_suppress_bank_free(b);
+}
+
 int main(void)
 {
 	rng = gf_test_seed("test_suppress_bank");
-	float *x = make_input();
+	float *x = gf_test_bank_input(FRAMES, CH, 0.01, 4000, &rng);
 	no_gpu_case(x);
 	fault_case(x);
+	hang_case(x);
 	few_case();
+	highpass_case();
 	free(x);
 	return 0;
 }

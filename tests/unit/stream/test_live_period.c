@@ -89,19 +89,50 @@ static float *make_input(uint32_t frames, uint64_t *seed)
 	return x;
 }
 
+/* A started detached stream on a pass-through engine (the tests hold the worker: its speed does not
+ * matter), @p total frames of input and room for its output; @p auto_slack: latency_slack "auto",
+ * from 0 (as gf_live_new sets it up). */
+struct rig {
+	float *x, *y;
+	struct gf_engine *e;
+	struct gf_live *l;
+};
+
+static void rig_start(struct rig *r, uint32_t total, int auto_slack, uint64_t *seed)
+{
+	r->x = make_input(total, seed);
+	r->y = calloc((size_t)total * CH, sizeof(float));
+	CHECK(r->y);
+	r->e = gf_test_passthrough_engine(CH, B, 32);
+	struct gf_errbuf eb = {{0}};
+	CHECK_OK_EB(gf_live_new_detached(&r->l, RATE, CH, B, 1, NULL, r->e, &eb), &eb);
+	if (auto_slack) {
+		r->l->slack_auto = 1;
+		r->l->slack = 0;
+		r->l->slack_max = GF_LIVE_SLACK_MAX;
+		atomic_store(&r->l->slack_now, 0);
+	}
+	CHECK_OK_EB(gf_live_start(r->l, &eb), &eb);
+}
+
+static void rig_stop(struct rig *r)
+{
+	gf_live_stop(r->l);
+	gf_live_free(r->l);
+	gf_engine_free(r->e);
+	free(r->x);
+	free(r->y);
+}
+
 static void case_periods(uint64_t *seed)
 {
 	static const uint32_t periods[] = {64, 256, 128, 64};
 	const uint32_t per_segment = 24000; /* frames: half a second each */
 	uint32_t total = per_segment * 4;
-	float *x = make_input(total, seed);
-	float *y = calloc((size_t)total * CH, sizeof(float));
-	CHECK(y);
-	struct gf_engine *e = gf_test_passthrough_engine(CH, B, 32);
-	struct gf_live *l;
-	struct gf_errbuf eb = {{0}};
-	CHECK_OK_EB(gf_live_new_detached(&l, RATE, CH, B, 1, NULL, e, &eb), &eb);
-	CHECK_OK_EB(gf_live_start(l, &eb), &eb);
+	struct rig rg;
+	rig_start(&rg, total, 0, seed);
+	float *x = rg.x, *y = rg.y;
+	struct gf_live *l = rg.l;
 	uint32_t pos = 0, prev_lat = 0;
 	for (int k = 0; k < 4; k++) {
 		uint32_t n = periods[k], from = pos, lat = 0;
@@ -130,11 +161,7 @@ static void case_periods(uint64_t *seed)
 		check_segment(what, y, x, from, pos, quiet, lat);
 		prev_lat = lat;
 	}
-	gf_live_stop(l);
-	gf_live_free(l);
-	gf_engine_free(e);
-	free(x);
-	free(y);
+	rig_stop(&rg);
 }
 
 /* The policy alone: sizes of the steps, the cap, a measured stall sequence. */
@@ -210,19 +237,10 @@ static void case_auto_slack(uint64_t *seed)
 {
 	const uint32_t rounds = 7;
 	uint32_t total = rounds * 1000 * B;
-	float *x = make_input(total, seed);
-	float *y = calloc((size_t)total * CH, sizeof(float));
-	CHECK(y);
-	struct gf_engine *e =
-		gf_test_passthrough_engine(CH, B, 32); /* bursts hold the worker: its speed does not matter */
-	struct gf_live *l;
-	struct gf_errbuf eb = {{0}};
-	CHECK_OK_EB(gf_live_new_detached(&l, RATE, CH, B, 1, NULL, e, &eb), &eb);
-	l->slack_auto = 1; /* as gf_live_new does for latency_slack = "auto" */
-	l->slack = 0;
-	l->slack_max = GF_LIVE_SLACK_MAX;
-	atomic_store(&l->slack_now, 0);
-	CHECK_OK_EB(gf_live_start(l, &eb), &eb);
+	struct rig rg;
+	rig_start(&rg, total, 1, seed);
+	float *x = rg.x, *y = rg.y;
+	struct gf_live *l = rg.l;
 	/* Paced; bursts of 4 (3 periods late at slack 0: the slack grows to
 	 * 7); bursts of 6 (5 periods late: covered, where growing by what the
 	 * first needed, to 3, glitched again); bursts of 32 (it grows to its
@@ -265,11 +283,7 @@ static void case_auto_slack(uint64_t *seed)
 	/* The last 2000 callbacks were paced: exact at the final latency. */
 	check_segment("auto slack, paced at the end", y, x, 5000 * B + s.latency_frames, total, 0,
 		      s.latency_frames);
-	gf_live_stop(l);
-	gf_live_free(l);
-	gf_engine_free(e);
-	free(x);
-	free(y);
+	rig_stop(&rg);
 }
 
 /* The audio thread stalls 16 ms once (a callback comes that late; the worker
@@ -281,19 +295,10 @@ static void case_auto_slack(uint64_t *seed)
 static void case_auto_stall(uint64_t *seed)
 {
 	const uint32_t rounds = 4;
-	uint32_t total = rounds * 1000 * B;
-	float *x = make_input(total, seed);
-	float *y = calloc((size_t)total * CH, sizeof(float));
-	CHECK(y);
-	struct gf_engine *e = gf_test_passthrough_engine(CH, B, 32);
-	struct gf_live *l;
-	struct gf_errbuf eb = {{0}};
-	CHECK_OK_EB(gf_live_new_detached(&l, RATE, CH, B, 1, NULL, e, &eb), &eb);
-	l->slack_auto = 1;
-	l->slack = 0;
-	l->slack_max = GF_LIVE_SLACK_MAX;
-	atomic_store(&l->slack_now, 0);
-	CHECK_OK_EB(gf_live_start(l, &eb), &eb);
+	struct rig rg;
+	rig_start(&rg, rounds * 1000 * B, 1, seed);
+	float *x = rg.x, *y = rg.y;
+	struct gf_live *l = rg.l;
 	static const uint32_t bursts[] = {0, 0, 5, 12};
 	uint32_t pos = 0, steps = 0, slack_after[4];
 	int glitched[4];
@@ -316,11 +321,7 @@ static void case_auto_stall(uint64_t *seed)
 	CHECK(glitched[0] == 0 && glitched[1] == 0 && glitched[2] == 1 && glitched[3] == 0);
 	CHECK(s.slack_step_stall >= 768 - B && s.resyncs == 1);
 	CHECK(s.latency_slack >= (room < GF_LIVE_SLACK_MAX ? room : GF_LIVE_SLACK_MAX));
-	gf_live_stop(l);
-	gf_live_free(l);
-	gf_engine_free(e);
-	free(x);
-	free(y);
+	rig_stop(&rg);
 }
 
 int main(void)

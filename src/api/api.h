@@ -1,0 +1,189 @@
+/**
+ * @file api.h
+ * The JSON control API (docs/api.md): CamillaDSP's command names and reply
+ * shapes, served over a Unix stream socket (one JSON message per line) and,
+ * when configured, a WebSocket (libwebsockets). Same protocol on both.
+ *
+ * Folder src/api/ (the protocol: commands in, replies out, in api_proto.c and
+ * api_cmds.c; the transports in api_server.c, api_unix.c and api_ws.c; the
+ * `--status --json` client in api_client.c): this header is its entry point.
+ * It stands on base only and knows nothing of the daemon: the daemon fills
+ * in a struct gf_api_ops, so the protocol can be driven by a fake in tests.
+ *
+ * Control thread only. Nothing here blocks: sockets are non-blocking, the
+ * work per gf_api_server_service() call is bounded (messages per client,
+ * bytes read, clients), and every client's buffers are bounded.
+ */
+#ifndef GPUFIR_API_H
+#define GPUFIR_API_H
+
+#include <poll.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+/** Largest command (a SetConfig's text included), bytes; a longer one is answered and dropped. */
+#define GF_API_MAX_MSG (256u * 1024u)
+/** Largest reply, bytes (GetConfig of a larger config is an error reply). */
+#define GF_API_MAX_REPLY (512u * 1024u)
+/** Replies a client may have waiting unread; one more and it is disconnected. */
+#define GF_API_MAX_QUEUED 16u
+/** Clients at once, per transport; one more is refused. */
+#define GF_API_MAX_CLIENTS 16u
+/** Channels in a level reply. */
+#define GF_API_MAX_CH 64u
+/** Level subscriptions: the shortest interval a client may ask for, and the longest. */
+#define GF_API_LEVELS_MIN_MS 20u
+#define GF_API_LEVELS_MAX_MS 10000u
+/** Where the Unix socket is when the config names none and there is no RuntimeDirectory. */
+#define GF_API_DEFAULT_SOCKET "/run/gpufir/control"
+/** WebSocket address when `control_port` is set and `control_address` is not. */
+#define GF_API_DEFAULT_ADDRESS "127.0.0.1"
+
+/** An op's answer is on its way (gf_api_complete): the reply waits. */
+#define GF_API_PENDING 1
+
+/** What `GetStatus` (and `gpufir --status --json`) reports; strings may be NULL. */
+struct gf_api_status {
+	const char *state;	 /**< CamillaDSP's: "Running", "Paused", "Inactive", "Starting", "Stalled" */
+	const char *state_text;	 /**< gpufir's own words ("audio device lost, retrying") */
+	const char *stop_reason; /**< "None", or why the stream stopped last */
+	const char *stop_text;	 /**< the lost stream's message, or NULL */
+	const char *config_path; /**< NULL: the built-in default */
+	const char *capture_device, *playback_device; /**< as configured; NULL: the default device */
+	const char *backend, *algo, *engine_device;
+	const char *last_reload;    /**< NULL: none yet */
+	const char *const *filters; /**< the chain's filter names */
+	uint32_t n_filters;
+	long pid;
+	double uptime_s;
+	uint32_t sample_rate, capture_rate, channels, block_frames, latency_frames, taps;
+	int32_t buffer_level;	/**< playback margin, frames (lowest of the last window); -1: unknown */
+	double processing_load; /**< block time (median, last window) over the block period, percent */
+	double block_us_p99;
+	double signal_peak; /**< output peak of the last window, linear (GetSignalRange is twice it) */
+	uint64_t blocks, clipped, xruns, device_xruns, late_blocks, muted_blocks, engine_errors, swaps;
+	uint64_t reloads, reload_failures;
+};
+
+/** Per-channel levels, dBFS (CamillaDSP's GetSignalLevels). */
+struct gf_api_levels {
+	uint32_t n_capture, n_playback;
+	double capture_peak[GF_API_MAX_CH], capture_rms[GF_API_MAX_CH];
+	double playback_peak[GF_API_MAX_CH], playback_rms[GF_API_MAX_CH];
+};
+
+/**
+ * What the protocol asks of the program. Each op returns 0, a negative GF_E_*
+ * with the reason in @p eb, or (set_config, reload) GF_API_PENDING: the
+ * program answers later with gf_api_complete(@p token). Control thread; an op
+ * may not block for long (slow work goes to another thread and completes).
+ */
+struct gf_api_ops {
+	void *ctx;
+	int (*status)(void *ctx, struct gf_api_status *st);
+	/** The running config's text (@p previous: the one before it; NULL text: none). */
+	int (*config_text)(void *ctx, int previous, const char **text, struct gf_errbuf *eb);
+	/** Parse and validate @p text as a whole; nothing changes. */
+	int (*validate_config)(void *ctx, const char *text, struct gf_errbuf *eb);
+	/** Validate, build and apply @p text; on any failure the running config stays. */
+	int (*set_config)(void *ctx, const char *text, uint64_t token, struct gf_errbuf *eb);
+	/**
+	 * PatchConfig: the running config with the top-level settings @p keys
+	 * (@p n of them) removed and @p settings ("key = value;" lines,
+	 * libconfig syntax) added, then as set_config.
+	 */
+	int (*patch_config)(void *ctx, const char *settings, const char *const *keys, uint32_t n,
+			    uint64_t token, struct gf_errbuf *eb);
+	/** Reload the config file, as SIGHUP does. */
+	int (*reload)(void *ctx, uint64_t token, struct gf_errbuf *eb);
+	int (*get_volume)(void *ctx, double *db, struct gf_errbuf *eb);
+	int (*set_volume)(void *ctx, double db, struct gf_errbuf *eb);
+	int (*get_mute)(void *ctx, int *mute, struct gf_errbuf *eb);
+	int (*set_mute)(void *ctx, int mute, struct gf_errbuf *eb);
+	/** Peak and RMS per channel since the previous call (any client's). */
+	int (*levels)(void *ctx, struct gf_api_levels *lv, struct gf_errbuf *eb);
+	/** ResetClippedSamples: the clipped count starts again from 0. */
+	int (*reset_clipped)(void *ctx, struct gf_errbuf *eb);
+};
+
+/* ---- the protocol (api_proto.c, api_cmds.c) ---------------------------- */
+
+struct gf_api;
+
+/** A reply to send: @p text is one JSON document, no newline. */
+typedef void (*gf_api_send_fn)(void *client, const char *text, size_t len);
+
+int gf_api_new(struct gf_api **out, const struct gf_api_ops *ops);
+void gf_api_free(struct gf_api *a);
+
+/**
+ * Handle one message of @p len bytes from @p client (any bytes: not JSON,
+ * unknown commands and bad arguments get an error reply). Replies go through
+ * @p send now or, for a pending op, at gf_api_complete(), if the client is
+ * still there (gf_api_client_gone).
+ */
+void gf_api_handle(struct gf_api *a, void *client, gf_api_send_fn send, const char *msg, size_t len);
+
+/** A pending op is done: reply to its client (0, or an error and @p why). */
+void gf_api_complete(struct gf_api *a, uint64_t token, int err, const char *why);
+
+/** @p client went away: drop its pending replies and subscription. */
+void gf_api_client_gone(struct gf_api *a, void *client);
+
+/** Push levels to subscribers that are due. @return ms until the next is due, or -1: none. */
+int gf_api_tick(struct gf_api *a, int64_t now_ms);
+
+/** The JSON object GetStatus returns (malloc'ed, NUL-terminated), or NULL. */
+char *gf_api_status_json(const struct gf_api_status *st, int pretty);
+
+/* ---- the transports (api_server.c) -------------------------------------- */
+
+struct gf_api_server_params {
+	const char *unix_path; /**< NULL: no Unix socket */
+	const char *address;   /**< WebSocket address; NULL: GF_API_DEFAULT_ADDRESS */
+	int port;	       /**< WebSocket port; 0: no WebSocket */
+};
+
+struct gf_api_server;
+
+/** Listen as @p p says, serving @p a. @return 0, GF_E_BUSY, GF_E_INVAL or GF_E_SYSTEM */
+int gf_api_server_new(struct gf_api_server **out, struct gf_api *a, const struct gf_api_server_params *p,
+		      struct gf_errbuf *eb);
+void gf_api_server_free(struct gf_api_server *s);
+
+/** Descriptors to poll: fills up to @p max entries of @p fds. @return how many */
+int gf_api_server_pollfds(struct gf_api_server *s, struct pollfd *fds, int max);
+/** Most entries gf_api_server_pollfds can fill. */
+#define GF_API_POLLFDS (2 + 2 * (int)GF_API_MAX_CLIENTS)
+
+/**
+ * Accept, read, answer and write what is ready (@p fds as polled), a bounded
+ * amount, never blocking; push due level subscriptions.
+ * @return ms until the server wants to run again (0: more input is waiting), or -1
+ */
+int gf_api_server_service(struct gf_api_server *s, const struct pollfd *fds, int n);
+
+/**
+ * 1 while the Unix socket's file is the one the server bound (or there is no
+ * Unix socket); 0 once it was removed or replaced: no client can reach it.
+ */
+int gf_api_server_bound(const struct gf_api_server *s);
+
+/** Clients connected now (both transports). */
+unsigned gf_api_server_clients(const struct gf_api_server *s);
+
+/* ---- client (api_client.c) ----------------------------------------------- */
+
+/**
+ * Send @p command to the Unix socket at @p path and read one reply line into
+ * *@p reply (malloc'ed), waiting at most @p timeout_ms in all.
+ * @return 0, GF_E_IO (no daemon there / timed out), GF_E_NOMEM or GF_E_INVAL
+ */
+int gf_api_call(const char *path, const char *command, char **reply, int timeout_ms, struct gf_errbuf *eb);
+
+/** `gpufir --status --json`: GetStatus's value, printed. @return a GF_EXIT_* code */
+int gf_api_print_status(const char *path);
+
+#endif

@@ -1,0 +1,409 @@
+/* The command table (docs/api.md lists every command): CamillaDSP's names and
+ * value shapes where the meaning is the same, gpufir's own (GetStatus,
+ * GetCounters, GetFilters, ...) for what CamillaDSP has no word for. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api_internal.h"
+#include "api_patch.h"
+
+#define VOLUME_MIN_DB -150.0
+#define VOLUME_MAX_DB 50.0
+
+static int need(const void *op, struct gf_errbuf *eb)
+{
+	if (op)
+		return 0;
+	gf_errbuf_set(eb, "not available in this build");
+	return GF_E_UNSUPPORTED;
+}
+
+static void status_of(struct gf_api *a, struct gf_api_status *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->buffer_level = -1;
+	if (a->ops.status)
+		a->ops.status(a->ops.ctx, st);
+}
+
+static json_t *str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+/* ---- general and status -------------------------------------------------- */
+
+static int c_version(struct gf_api_req *r, json_t **v, struct gf_errbuf *eb)
+{
+	*v = json_string(GPUFIR_VERSION);
+	return 0;
+}
+
+/* One field of the status, by what the command reads. */
+enum field { F_STATE, F_STOP, F_RATE, F_LOAD, F_BUFFER, F_CLIPPED, F_RANGE, F_PATH, F_CAPDEV, F_PLAYDEV };
+
+static json_t *field_json(const struct gf_api_status *st, enum field f)
+{
+	switch (f) {
+	case F_STATE:
+		return str_or_null(st->state);
+	case F_STOP:
+		return str_or_null(st->stop_reason ? st->stop_reason : "None");
+	case F_RATE:
+		return json_integer(st->capture_rate);
+	case F_LOAD:
+		return json_real(st->processing_load);
+	case F_BUFFER:
+		return json_integer(st->buffer_level);
+	case F_CLIPPED:
+		return json_integer((json_int_t)st->clipped);
+	case F_RANGE:
+		return json_real(2.0 * st->signal_peak);
+	case F_PATH:
+		return str_or_null(st->config_path);
+	case F_CAPDEV:
+		return str_or_null(st->capture_device);
+	case F_PLAYDEV:
+		return str_or_null(st->playback_device);
+	}
+	return json_null();
+}
+
+#define FIELD_CMD(fn, f)                                                                                     \
+	static int fn(struct gf_api_req *r, json_t **v, struct gf_errbuf *eb)                                \
+	{                                                                                                    \
+		struct gf_api_status st;                                                                     \
+		status_of(r->a, &st);                                                                        \
+		*v = field_json(&st, f);                                                                     \
+		return 0;                                                                                    \
+	}
+FIELD_CMD(c_state, F_STATE)
+FIELD_CMD(c_stop, F_STOP)
+FIELD_CMD(c_rate, F_RATE)
+FIELD_CMD(c_load, F_LOAD)
+FIELD_CMD(c_buffer, F_BUFFER)
+FIELD_CMD(c_clipped, F_CLIPPED)
+FIELD_CMD(c_range, F_RANGE)
+FIELD_CMD(c_path, F_PATH)
+FIELD_CMD(c_capdev, F_CAPDEV)
+FIELD_CMD(c_playdev, F_PLAYDEV)
+
+static int c_status(struct gf_api_req *r, json_t **v, struct gf_errbuf *eb)
+{
+	struct gf_api_status st;
+	status_of(r->a, &st);
+	char *text = gf_api_status_json(&st, 0);
+	*v = text ? json_loads(text, 0, NULL) : NULL;
+	free(text);
+	if (*v)
+		return 0;
+	gf_errbuf_set(eb, "out of memory");
+	return GF_E_NOMEM;
+}
+
+static int c_counters(struct gf_api_req *r, json_t **v, struct gf_errbuf *eb)
+{
+	struct gf_api_status st;
+	status_of(r->a, &st);
+	*v = json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "blocks", (json_int_t)st.blocks, "xruns",
+		       (json_int_t)st.xruns, "device_xruns", (json_int_t)st.device_xruns, "late_blocks",
+		       (json_int_t)st.late_blocks, "muted_blocks", (json_int_t)st.muted_blocks,
+		       "engine_errors", (json_int_t)st.engine_errors, "clipped", (json_int_t)st.clipped,
+		       "swaps", (json_int_t)st.swaps, "reloads", (json_int_t)st.reloads, "reload_failures",
+		       (json_int_t)st.reload_failures);
+	return 0;
+}
+
+static int c_filters(struct gf_api_req *r, json_t **v, struct gf_errbuf *eb)
+{
+	struct gf_api_status st;
+	status_of(r->a, &st);
+	json_t *names = json_array();
+	for (uint32_t i = 0; names && i < st.n_filters; i++)
+		json_array_append_new(names, json_string(st.filters[i] ? st.filters[i] : ""));
+	*v = json_pack("{s:o,s:i,s:o,s:o,s:o}", "names", names ? names : json_null(), "taps", (int)st.taps,
+		       "backend", str_or_null(st.backend), "algo", str_or_null(st.algo), "device",
+		       str_or_null(st.engine_device));
+	return 0;
+}
+
+/* ---- config ---------------------------------------------------------------- */
+
+static int config_text(struct gf_api_req *r, int previous, json_t **v, struct gf_errbuf *eb)
+{
+	const char *text = NULL;
+	int err = need(r->a->ops.config_text, eb);
+	if (err || (err = r->a->ops.config_text(r->a->ops.ctx, previous, &text, eb)))
+		return err;
+	*v = text ? json_string(text) : json_null();
+	if (text && !*v) {
+		gf_errbuf_set(eb, "the config's text is not valid UTF-8");
+		return GF_E_FORMAT;
+	}
+	return 0;
+}
+
+static int c_config(struct gf_api_req *r, json_t **v, struct gf_errbuf *eb)
+{
+	return config_text(r, 0, v, eb);
+}
+
+static int c_prev_config(struct gf_api_req *r, json_t **v, struct gf_errbuf *eb)
+{
+	return config_text(r, 1, v, eb);
+}
+
+static int c_validate(struct gf_api_req *r, json_t **v, struct gf_errbuf *eb)
+{
+	int err = need(r->a->ops.validate_config, eb);
+	return err ? err : r->a->ops.validate_config(r->a->ops.ctx, json_string_value(r->arg), eb);
+}
+
+/* A slow op: reserve its reply, start it, and keep the reservation only while it runs. */
+static int pending(struct gf_api_req *r, uint64_t *token, struct gf_errbuf *eb)
+{
+	if ((*token = gf_api_pending_add(r)))
+		return 0;
+	gf_errbuf_set(eb, "too many requests waiting for their reply (%u); try again later",
+		      GF_API_MAX_PENDING);
+	return GF_E_BUSY;
+}
+
+static int settle(struct gf_api_req *r, uint64_t token, int rc)
+{
+	if (rc != GF_API_PENDING)
+		gf_api_pending_drop(r->a, token);
+	return rc;
+}
+
+static int c_set_config(struct gf_api_req *r, json_t **v, struct gf_errbuf *eb)
+{
+	uint64_t t;
+	int err = need(r->a->ops.set_config, eb);
+	if (err || (err = pending(r, &t, eb)))
+		return err;
+	return settle(r, t, r->a->ops.set_config(r->a->ops.ctx, json_string_value(r->arg), t, eb));
+}
+
+static int c_patch_config(struct gf_api_req *r, json_t **v, struct gf_errbuf *eb)
+{
+	char *text;
+	const char **keys;
+	uint32_t n;
+	uint64_t t;
+	int err = need(r->a->ops.patch_config, eb);
+	if (err || (err = gf_api_patch_text(r->arg, &text, &keys, &n, eb)))
+		return err;
+	if ((err = pending(r, &t, eb)) == 0)
+		err = settle(r, t, r->a->ops.patch_config(r->a->ops.ctx, text, keys, n, t, eb));
+	free(text);
+	free(keys);
+	return err;
+}
+
+static int c_reload(struct gf_api_req *r, json_t **v, struct gf_errbuf *eb)
+{
+	uint64_t t;
+	int err = need(r->a->ops.reload, eb);
+	if (err || (err = pending(r, &t, eb)))
+		return err;
+	return settle(r, t, r->a->ops.reload(r->a->ops.ctx, t, eb));
+}
+
+/* ---- volume and mute --------------------------------------------------------- */
+
+static int c_get_volume(struct gf_api_req *r, json_t **v, struct gf_errbuf *eb)
+{
+	double db;
+	int err = need(r->a->ops.get_volume, eb);
+	if (err || (err = r->a->ops.get_volume(r->a->ops.ctx, &db, eb)))
+		return err;
+	*v = json_real(db);
+	return 0;
+}
+
+static int set_volume(struct gf_api_req *r, double db, json_t **v, struct gf_errbuf *eb)
+{
+	if (!isfinite(db)) {
+		gf_errbuf_set(eb, "the volume must be a finite number of dB");
+		return GF_E_INVAL;
+	}
+	db = fmin(fmax(db, VOLUME_MIN_DB), VOLUME_MAX_DB); /* CamillaDSP's clamp */
+	int err = need(r->a->ops.set_volume, eb);
+	if (err || (err = r->a->ops.set_volume(r->a->ops.ctx, db, eb)))
+		return err;
+	/* The reply is the volume in force: the program may clamp it further (its limit). */
+	if (r->a->ops.get_volume && (err = r->a->ops.get_volume(r->a->ops.ctx, &db, eb)))
+		return err;
+	*v = json_real(db);
+	return 0;
+}
+
+static int c_reset_clipped(struct gf_api_req *r, json_t **v, struct gf_errbuf *eb)
+{
+	(void)v;
+	int err = need(r->a->ops.reset_clipped, eb);
+	return err ? err : r->a->ops.reset_clipped(r->a->ops.ctx, eb);
+}
+
+static int c_set_volume(struct gf_api_req *r, json_t **v, struct gf_errbuf *eb)
+{
+	return set_volume(r, json_number_value(r->arg), v, eb);
+}
+
+/* {"AdjustVolume": -3.0} or, as CamillaDSP, {"AdjustVolume": [-3.0, min, max]}. */
+static int c_adjust_volume(struct gf_api_req *r, json_t **v, struct gf_errbuf *eb)
+{
+	double step, lo = VOLUME_MIN_DB, hi = VOLUME_MAX_DB, db;
+	if (json_is_number(r->arg)) {
+		step = json_number_value(r->arg);
+	} else if (json_is_array(r->arg) && json_array_size(r->arg) == 3 &&
+		   json_is_number(json_array_get(r->arg, 0)) && json_is_number(json_array_get(r->arg, 1)) &&
+		   json_is_number(json_array_get(r->arg, 2))) {
+		step = json_number_value(json_array_get(r->arg, 0));
+		lo = json_number_value(json_array_get(r->arg, 1));
+		hi = json_number_value(json_array_get(r->arg, 2));
+	} else {
+		gf_errbuf_set(eb, "AdjustVolume takes a number of dB, or [dB, min, max]");
+		return GF_E_INVAL;
+	}
+	int err = need(r->a->ops.get_volume, eb);
+	if (err || (err = r->a->ops.get_volume(r->a->ops.ctx, &db, eb)))
+		return err;
+	return set_volume(r, fmin(fmax(db + step, lo), hi), v, eb);
+}
+
+static int c_get_mute(struct gf_api_req *r, json_t **v, struct gf_errbuf *eb)
+{
+	int m;
+	int err = need(r->a->ops.get_mute, eb);
+	if (err || (err = r->a->ops.get_mute(r->a->ops.ctx, &m, eb)))
+		return err;
+	*v = json_boolean(m);
+	return 0;
+}
+
+static int c_set_mute(struct gf_api_req *r, json_t **v, struct gf_errbuf *eb)
+{
+	int err = need(r->a->ops.set_mute, eb);
+	return err ? err : r->a->ops.set_mute(r->a->ops.ctx, json_is_true(r->arg), eb);
+}
+
+static int c_toggle_mute(struct gf_api_req *r, json_t **v, struct gf_errbuf *eb)
+{
+	int m;
+	int err = need(r->a->ops.get_mute, eb);
+	if (err || (err = need(r->a->ops.set_mute, eb)) ||
+	    (err = r->a->ops.get_mute(r->a->ops.ctx, &m, eb)) ||
+	    (err = r->a->ops.set_mute(r->a->ops.ctx, !m, eb)))
+		return err;
+	*v = json_boolean(!m); /* the new setting */
+	return 0;
+}
+
+/* ---- levels -------------------------------------------------------------------- */
+
+static int levels(struct gf_api_req *r, struct gf_api_levels *lv, struct gf_errbuf *eb)
+{
+	memset(lv, 0, sizeof(*lv));
+	int err = need(r->a->ops.levels, eb);
+	return err ? err : r->a->ops.levels(r->a->ops.ctx, lv, eb);
+}
+
+#define LEVEL_CMD(fn, arr, n)                                                                                \
+	static int fn(struct gf_api_req *r, json_t **v, struct gf_errbuf *eb)                                \
+	{                                                                                                    \
+		struct gf_api_levels lv;                                                                     \
+		int err = levels(r, &lv, eb);                                                                \
+		if (err)                                                                                     \
+			return err;                                                                          \
+		*v = json_array();                                                                           \
+		for (uint32_t c = 0; *v && c < lv.n && c < GF_API_MAX_CH; c++)                               \
+			json_array_append_new(*v, json_real(lv.arr[c]));                                     \
+		return 0;                                                                                    \
+	}
+LEVEL_CMD(c_cap_peak, capture_peak, n_capture)
+LEVEL_CMD(c_cap_rms, capture_rms, n_capture)
+LEVEL_CMD(c_play_peak, playback_peak, n_playback)
+LEVEL_CMD(c_play_rms, playback_rms, n_playback)
+
+static int c_levels(struct gf_api_req *r, json_t **v, struct gf_errbuf *eb)
+{
+	struct gf_api_levels lv;
+	int err = levels(r, &lv, eb);
+	if (!err)
+		*v = gf_api_levels_json(&lv);
+	return err;
+}
+
+/* {"SubscribeSignalLevels": MS}: SignalLevelsEvent every MS ms until StopSubscription. */
+static int c_subscribe(struct gf_api_req *r, json_t **v, struct gf_errbuf *eb)
+{
+	double ms = json_number_value(r->arg);
+	if (!(ms >= GF_API_LEVELS_MIN_MS && ms <= GF_API_LEVELS_MAX_MS)) {
+		gf_errbuf_set(eb, "the interval must be %u to %u ms", GF_API_LEVELS_MIN_MS,
+			      GF_API_LEVELS_MAX_MS);
+		return GF_E_INVAL;
+	}
+	struct gf_api_levels lv;
+	int err = levels(r, &lv, eb); /* not available: say so now, not at the first push */
+	if (err)
+		return err;
+	if ((err = gf_api_subscribe(r, (uint32_t)ms))) {
+		gf_errbuf_set(eb, "too many subscriptions (%u)", GF_API_MAX_SUBS);
+		return err;
+	}
+	*v = json_integer((json_int_t)ms);
+	return 0;
+}
+
+static int c_unsubscribe(struct gf_api_req *r, json_t **v, struct gf_errbuf *eb)
+{
+	return gf_api_subscribe(r, 0);
+}
+
+static const struct gf_api_cmd cmds[] = {
+	{"GetVersion", GF_ARG_NONE, c_version},
+	{"GetState", GF_ARG_NONE, c_state},
+	{"GetStopReason", GF_ARG_NONE, c_stop},
+	{"GetStatus", GF_ARG_NONE, c_status},
+	{"GetCounters", GF_ARG_NONE, c_counters},
+	{"GetFilters", GF_ARG_NONE, c_filters},
+	{"GetCaptureRate", GF_ARG_NONE, c_rate},
+	{"GetProcessingLoad", GF_ARG_NONE, c_load},
+	{"GetBufferLevel", GF_ARG_NONE, c_buffer},
+	{"GetClippedSamples", GF_ARG_NONE, c_clipped},
+	{"ResetClippedSamples", GF_ARG_NONE, c_reset_clipped},
+	{"GetSignalRange", GF_ARG_NONE, c_range},
+	{"GetCaptureDevice", GF_ARG_NONE, c_capdev},
+	{"GetPlaybackDevice", GF_ARG_NONE, c_playdev},
+	{"GetConfig", GF_ARG_NONE, c_config},
+	{"GetPreviousConfig", GF_ARG_NONE, c_prev_config},
+	{"GetConfigFilePath", GF_ARG_NONE, c_path},
+	{"ValidateConfig", GF_ARG_STRING, c_validate},
+	{"SetConfig", GF_ARG_STRING, c_set_config},
+	{"PatchConfig", GF_ARG_OBJECT, c_patch_config},
+	{"Reload", GF_ARG_NONE, c_reload},
+	{"GetVolume", GF_ARG_NONE, c_get_volume},
+	{"SetVolume", GF_ARG_NUMBER, c_set_volume},
+	{"AdjustVolume", GF_ARG_ANY, c_adjust_volume},
+	{"GetMute", GF_ARG_NONE, c_get_mute},
+	{"SetMute", GF_ARG_BOOL, c_set_mute},
+	{"ToggleMute", GF_ARG_NONE, c_toggle_mute},
+	{"GetCaptureSignalPeak", GF_ARG_NONE, c_cap_peak},
+	{"GetCaptureSignalRms", GF_ARG_NONE, c_cap_rms},
+	{"GetPlaybackSignalPeak", GF_ARG_NONE, c_play_peak},
+	{"GetPlaybackSignalRms", GF_ARG_NONE, c_play_rms},
+	{"GetSignalLevels", GF_ARG_NONE, c_levels},
+	{"SubscribeSignalLevels", GF_ARG_NUMBER, c_subscribe},
+	{"StopSubscription", GF_ARG_NONE, c_unsubscribe},
+};
+
+const struct gf_api_cmd *gf_api_cmd_find(const char *name)
+{
+	for (size_t i = 0; name && i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (strcmp(cmds[i].name, name) == 0)
+			return &cmds[i];
+	return NULL;
+}

@@ -1,0 +1,42 @@
+/* Internal to the api folder: the two transports behind gf_api_server
+ * (api_server.c): a Unix stream socket of JSON lines (api_unix.c) and a
+ * WebSocket through libwebsockets (api_ws.c). Each fills poll entries and
+ * services what poll found, a bounded amount per call. */
+#ifndef GPUFIR_API_TRANSPORT_H
+#define GPUFIR_API_TRANSPORT_H
+
+#include "api.h"
+
+/* Accepted per service call and transport: a connection storm waits for later passes. */
+#define GF_API_ACCEPTS_PER_PASS 8
+/* Complete messages handled per client and pass, and bytes read per client and pass. */
+#define GF_API_MSGS_PER_PASS 8
+#define GF_API_READ_PER_PASS (64u * 1024u)
+/* How soon the WebSocket wants another pass while lws holds input back. */
+#define GF_API_WS_PENDING_MS 5
+/* Reply bytes a client may leave unread before it is disconnected. */
+#define GF_API_OUT_MAX (2u * GF_API_MAX_REPLY)
+
+struct gf_api_unix;
+int gf_api_unix_new(struct gf_api_unix **out, struct gf_api *a, const char *path, struct gf_errbuf *eb);
+void gf_api_unix_free(struct gf_api_unix *u);
+int gf_api_unix_pollfds(struct gf_api_unix *u, struct pollfd *fds, int max);
+/* @return 0 if input is left for the next pass, else -1 */
+int gf_api_unix_service(struct gf_api_unix *u, const struct pollfd *fds, int n);
+unsigned gf_api_unix_clients(const struct gf_api_unix *u);
+/* 1 while the socket file at its path is the one it bound. */
+int gf_api_unix_bound(const struct gf_api_unix *u);
+
+struct gf_api_ws;
+int gf_api_ws_new(struct gf_api_ws **out, struct gf_api *a, const char *address, int port,
+		  struct gf_errbuf *eb);
+void gf_api_ws_free(struct gf_api_ws *w);
+int gf_api_ws_pollfds(struct gf_api_ws *w, struct pollfd *fds, int max);
+/* @return ms until it wants another pass, or -1 */
+int gf_api_ws_service(struct gf_api_ws *w, const struct pollfd *fds, int n);
+unsigned gf_api_ws_clients(const struct gf_api_ws *w);
+
+/* The revents polled for @p fd among @p fds, 0 if it was not polled. */
+short gf_api_revents(const struct pollfd *fds, int n, int fd);
+
+#endif

@@ -1,0 +1,466 @@
+/* The daemon's side of the control API (src/api, docs/api.md): the ops table
+ * the protocol calls, filled from the daemon's state, and the sockets' place
+ * in the control loop. Everything runs on the control thread. SetConfig,
+ * PatchConfig and Reload become reloads on the build thread, one at a time:
+ * a request waits here while another build runs, and its reply goes out when
+ * reload_done() reports the outcome, so the loop never waits for a build.
+ *
+ * Volume, mute, levels and clipped samples are daemon_control.h's: the worker's
+ * gain stage ramps to the volume set here and meters what it plays. */
+#include <libconfig.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "daemon_control.h"
+#include "daemon_internal.h"
+#include "log.h"
+
+/* A config request waiting for its build. */
+enum api_req { REQ_NONE, REQ_RELOAD, REQ_TEXT };
+
+struct gf_dm_api {
+	struct gf_api *proto;
+	struct gf_api_server *srv;
+	char path[512], address[64]; /* what srv listens on */
+	int port;
+	struct gf_dm_levels meters; /* GetSignalLevels' reading (56 KB: here, not on the stack) */
+	int wait_ms;		    /* the server's wish for the next poll timeout (-1: none) */
+	int64_t next_check_ms;	    /* is the socket file still there? (as gf_dm_status_recheck) */
+	/* the request waiting for a build (REQ_*), and the one whose build runs */
+	enum api_req waiting;
+	uint64_t waiting_token, running_token;
+	char *waiting_text;
+	/* GetPreviousConfig: the text of the config before the running one */
+	const struct gf_config *seen;
+	char *seen_text, *prev_text;
+};
+
+/* ---- ops: status -------------------------------------------------------- */
+
+static const char *state_of(const struct daemon *d)
+{
+	if (!d->engine || d->state == D_STARTING)
+		return "Starting";
+	if (d->state == D_LOST)
+		return "Inactive";
+	return d->healthy ? "Running" : "Stalled";
+}
+
+static int op_status(void *ctx, struct gf_api_status *st)
+{
+	struct daemon *d = ctx;
+	const struct gf_live_stats *s = &d->ls;
+	st->state = state_of(d);
+	st->state_text = gf_dm_state_name(d);
+	st->stop_reason = d->state != D_LOST ? "None"
+			  : d->server_lost   ? "AudioServerLost"
+					     : "AudioDeviceLost";
+	st->stop_text = d->state == D_LOST ? d->lost_reason : NULL;
+	st->pid = (long)getpid();
+	st->uptime_s = (gf_now_ms() - d->t0_ms) / 1000.0;
+	st->last_reload = d->last_reload[0] ? d->last_reload : NULL;
+	st->reloads = d->reloads;
+	st->reload_failures = d->reload_failures;
+	if (!d->cfg)
+		return 0;
+	st->config_path = d->cfg->path;
+	st->capture_device = d->cfg->input.device;
+	st->playback_device = d->cfg->output.device;
+	st->filters = (const char *const *)d->cfg->chain;
+	st->n_filters = d->cfg->n_chain;
+	st->sample_rate = d->cfg->sample_rate;
+	st->channels = gf_reload_channels(d->cfg);
+	st->block_frames = d->cfg->block_frames;
+	if (!d->engine)
+		return 0;
+	struct gf_engine_stats es = {0};
+	gf_engine_get_stats(d->engine, &es);
+	st->backend = gf_engine_backend_name(d->engine);
+	st->algo = gf_engine_algo_name(d->engine);
+	st->engine_device = gf_engine_describe(d->engine);
+	st->taps = gf_engine_taps(d->engine);
+	st->capture_rate = d->live ? (s->sample_rate ? s->sample_rate : d->cfg->sample_rate) : 0;
+	st->latency_frames = s->latency_frames;
+	st->buffer_level = d->live && s->margin_frames_min != INT32_MAX ? s->margin_frames_min : -1;
+	double period_us = d->cfg->sample_rate ? 1e6 * d->cfg->block_frames / d->cfg->sample_rate : 0.0;
+	st->processing_load = period_us > 0 ? 100.0 * s->block_us_median / period_us : 0.0;
+	st->block_us_p99 = s->block_us_p99;
+	st->signal_peak = s->peak;
+	st->blocks = s->blocks;
+	st->clipped = d->live ? gf_daemon_clipped_get(d) : s->clipped; /* after the volume */
+	st->xruns = s->input_overflows + s->output_underflows + s->output_overflows;
+	st->device_xruns = s->device_xruns;
+	st->late_blocks = s->late_blocks;
+	st->muted_blocks = es.nonfinite_blocks;
+	st->engine_errors = es.errors;
+	st->swaps = es.swaps;
+	return 0;
+}
+
+/* ---- ops: config ---------------------------------------------------------- */
+
+/* Keep the text of the config the running one replaced (d->cfg changes on reloads and restarts). */
+static void track_config(struct daemon *d, struct gf_dm_api *a)
+{
+	if (d->cfg == a->seen)
+		return;
+	char *now = d->cfg && d->cfg->text ? strdup(d->cfg->text) : NULL;
+	if (a->seen) {
+		free(a->prev_text);
+		a->prev_text = a->seen_text;
+	} else {
+		free(a->seen_text);
+	}
+	a->seen_text = now;
+	a->seen = d->cfg;
+}
+
+static int op_config_text(void *ctx, int previous, const char **text, struct gf_errbuf *eb)
+{
+	struct daemon *d = ctx;
+	track_config(d, d->api);
+	*text = previous ? d->api->prev_text : d->cfg ? d->cfg->text : NULL;
+	return 0;
+}
+
+/* The path a config text is loaded as: the running config's file (its folder resolves relative paths). */
+static int text_path(const struct daemon *d, const char **path, struct gf_errbuf *eb)
+{
+	*path = d->o->src.path;
+	if (*path)
+		return 0;
+	gf_errbuf_set(eb, "the daemon runs the built-in default config: a config text needs a config file "
+			  "(gpufir --live -c FILE), whose folder its relative paths resolve against");
+	return GF_E_UNSUPPORTED;
+}
+
+static int op_validate(void *ctx, const char *text, struct gf_errbuf *eb)
+{
+	struct daemon *d = ctx;
+	const char *path;
+	struct gf_config *c = NULL;
+	int err = text_path(d, &path, eb);
+	if (!err)
+		err = gf_config_load_text(path, text, &c, eb);
+	gf_config_free(c);
+	return err;
+}
+
+/* Queue a request for its build (one waits at a time). */
+static int request(struct daemon *d, enum api_req kind, const char *text, uint64_t token,
+		   struct gf_errbuf *eb)
+{
+	struct gf_dm_api *a = d->api;
+	if (a->waiting != REQ_NONE) {
+		gf_errbuf_set(
+			eb,
+			"another SetConfig, PatchConfig or Reload is waiting; try again when it is answered");
+		return GF_E_BUSY;
+	}
+	if (text && !(a->waiting_text = strdup(text)))
+		return GF_E_NOMEM;
+	a->waiting = kind;
+	a->waiting_token = token;
+	return GF_API_PENDING;
+}
+
+static int op_set_config(void *ctx, const char *text, uint64_t token, struct gf_errbuf *eb)
+{
+	struct daemon *d = ctx;
+	const char *path;
+	struct gf_config *c = NULL;
+	/* Parsed and validated here first: a text that cannot be a config is refused at once. */
+	int err = text_path(d, &path, eb);
+	if (!err)
+		err = gf_config_load_text(path, text, &c, eb);
+	gf_config_free(c);
+	return err ? err : request(d, REQ_TEXT, text, token, eb);
+}
+
+/* PatchConfig: the running text, its settings @p keys removed and @p settings added, as SetConfig. */
+static int op_patch_config(void *ctx, const char *settings, const char *const *keys, uint32_t n,
+			   uint64_t token, struct gf_errbuf *eb)
+{
+	struct daemon *d = ctx;
+	if (!d->cfg || !d->cfg->text) {
+		gf_errbuf_set(eb, "no running config to patch yet");
+		return GF_E_BUSY;
+	}
+	config_t cfg;
+	config_init(&cfg);
+	char *dir = d->cfg->path ? strdup(d->cfg->path) : NULL;
+	if (dir && strrchr(dir, '/')) {
+		*strrchr(dir, '/') = '\0'; /* @include resolves as when the file was read */
+		config_set_include_dir(&cfg, dir);
+	}
+	int parsed = config_read_string(&cfg, d->cfg->text) == CONFIG_TRUE;
+	free(dir);
+	if (!parsed) {
+		gf_errbuf_set(eb,
+			      "the running config's text does not parse alone (line %d: %s); use SetConfig",
+			      config_error_line(&cfg), config_error_text(&cfg));
+		config_destroy(&cfg);
+		return GF_E_CONFIG;
+	}
+	config_setting_t *root = config_root_setting(&cfg);
+	for (uint32_t i = 0; i < n; i++)
+		config_setting_remove(root, keys[i]);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	int err = GF_E_NOMEM;
+	if (f) {
+		config_write(&cfg, f);
+		fputs(settings, f);
+		err = fclose(f) == 0 ? 0 : GF_E_NOMEM;
+	}
+	config_destroy(&cfg);
+	if (!err)
+		err = op_set_config(ctx, text, token, eb);
+	free(text);
+	return err;
+}
+
+static int op_reload(void *ctx, uint64_t token, struct gf_errbuf *eb)
+{
+	return request(ctx, REQ_RELOAD, NULL, token, eb);
+}
+
+/* ---- ops: volume, mute, levels, clipped samples (daemon_control.h) ------------ */
+
+static int vol_get(void *ctx, double *db, struct gf_errbuf *eb)
+{
+	struct gf_dm_volume_result r;
+	int err = gf_daemon_volume_get(ctx, &r, eb);
+	if (!err)
+		*db = r.volume_db;
+	return err;
+}
+
+static int vol_set(void *ctx, double db, struct gf_errbuf *eb)
+{
+	struct gf_dm_volume_result r;
+	int err = gf_daemon_volume_set(ctx, db, &r, eb);
+	if (!err && r.clamped)
+		gf_info("control API: %s", r.msg);
+	return err;
+}
+
+static int mute_get(void *ctx, int *mute, struct gf_errbuf *eb)
+{
+	struct gf_dm_volume_result r;
+	int err = gf_daemon_volume_get(ctx, &r, eb);
+	if (!err)
+		*mute = r.mute;
+	return err;
+}
+
+static int mute_set(void *ctx, int mute, struct gf_errbuf *eb)
+{
+	struct gf_dm_volume_result r;
+	return gf_daemon_mute_set(ctx, mute, &r, eb);
+}
+
+static int reset_clipped(void *ctx, struct gf_errbuf *eb)
+{
+	(void)eb;
+	gf_daemon_clipped_reset(ctx);
+	return 0;
+}
+
+/* dBFS for JSON, which has no infinity: silence is CamillaDSP's -1000. */
+static double json_dbfs(double db)
+{
+	return isfinite(db) ? db : -1000.0;
+}
+
+static int levels(void *ctx, struct gf_api_levels *lv, struct gf_errbuf *eb)
+{
+	struct daemon *d = ctx;
+	struct gf_dm_levels *m = &d->api->meters;
+	int err = gf_daemon_levels(d, GF_GAIN_READER_API, m, eb);
+	if (err)
+		return err;
+	uint32_t n = m->channels < GF_API_MAX_CH ? m->channels : GF_API_MAX_CH;
+	lv->n_capture = lv->n_playback = n;
+	for (uint32_t c = 0; c < n; c++) {
+		lv->capture_peak[c] = json_dbfs(m->capture_peak[c]);
+		lv->capture_rms[c] = json_dbfs(m->capture_rms[c]);
+		lv->playback_peak[c] = json_dbfs(m->playback_peak[c]);
+		lv->playback_rms[c] = json_dbfs(m->playback_rms[c]);
+	}
+	return 0;
+}
+
+/* ---- the loop's side ------------------------------------------------------------ */
+
+/* The Unix socket: control_socket, else RuntimeDirectory's "control", else none. */
+static int unix_path(const struct gf_config *c, char *path, size_t len)
+{
+	const char *rt = getenv("RUNTIME_DIRECTORY");
+	if (c->control_socket)
+		snprintf(path, len, "%s", c->control_socket);
+	else if (rt && *rt && !strchr(rt, ':'))
+		snprintf(path, len, "%s/control", rt);
+	else
+		path[0] = '\0';
+	return path[0] != '\0';
+}
+
+static void server_open(struct daemon *d, struct gf_dm_api *a)
+{
+	char path[512];
+	int has_unix = unix_path(d->cfg, path, sizeof(path));
+	const char *addr = d->cfg->control_address ? d->cfg->control_address : GF_API_DEFAULT_ADDRESS;
+	int port = d->cfg->control_port;
+	if (a->srv && strcmp(a->path, path) == 0 && a->port == port && strcmp(a->address, addr) == 0)
+		return;
+	gf_api_server_free(a->srv);
+	a->srv = NULL;
+	snprintf(a->path, sizeof(a->path), "%s", path);
+	snprintf(a->address, sizeof(a->address), "%s", addr);
+	a->port = port;
+	if (!has_unix && !port)
+		return;
+	struct gf_api_server_params p = {.unix_path = has_unix ? path : NULL, .address = addr, .port = port};
+	struct gf_errbuf eb = {{0}};
+	if (gf_api_server_new(&a->srv, a->proto, &p, &eb) != 0 && port && has_unix) {
+		/* No TCP (the service's sandbox, a port in use): the Unix socket alone. */
+		gf_warn("no control API WebSocket: %s", eb.msg);
+		p.port = port = 0;
+		gf_api_server_new(&a->srv, a->proto, &p, &eb);
+	}
+	if (!a->srv) {
+		gf_warn("no control API: %s", eb.msg);
+		return;
+	}
+	if (has_unix)
+		gf_info("control API: %s", path);
+	if (port)
+		gf_info("control API WebSocket: ws://%s:%d/%s", addr, port,
+			strcmp(addr, "127.0.0.1") && strcmp(addr, "::1")
+				? " (not loopback: reachable from the network)"
+				: "");
+}
+
+void gf_dm_api_open(struct daemon *d)
+{
+	if (!d->cfg)
+		return;
+	if (!d->api) {
+		/* A client gone mid-write must be an EPIPE, not a signal that ends the daemon:
+		 * libwebsockets's writes do not all pass MSG_NOSIGNAL. */
+		signal(SIGPIPE, SIG_IGN);
+		struct gf_dm_api *a = calloc(1, sizeof(*a));
+		struct gf_api_ops ops = {.ctx = d,
+					 .status = op_status,
+					 .config_text = op_config_text,
+					 .validate_config = op_validate,
+					 .set_config = op_set_config,
+					 .patch_config = op_patch_config,
+					 .reload = op_reload,
+					 .get_volume = vol_get,
+					 .set_volume = vol_set,
+					 .get_mute = mute_get,
+					 .set_mute = mute_set,
+					 .levels = levels,
+					 .reset_clipped = reset_clipped};
+		if (!a || gf_api_new(&a->proto, &ops) != 0) {
+			free(a);
+			gf_warn("no control API: out of memory");
+			return;
+		}
+		a->wait_ms = -1;
+		d->api = a;
+	}
+	server_open(d, d->api);
+}
+
+void gf_dm_api_close(struct daemon *d)
+{
+	struct gf_dm_api *a = d->api;
+	if (!a)
+		return;
+	gf_api_server_free(a->srv);
+	gf_api_free(a->proto);
+	free(a->waiting_text);
+	free(a->seen_text);
+	free(a->prev_text);
+	free(a);
+	d->api = NULL;
+}
+
+int gf_dm_api_pollfds(struct daemon *d, struct pollfd *p, int max)
+{
+	return d->api && d->api->srv ? gf_api_server_pollfds(d->api->srv, p, max) : 0;
+}
+
+int gf_dm_api_timeout(const struct daemon *d, int t)
+{
+	int w = d->api && d->api->srv ? d->api->wait_ms : -1;
+	return w >= 0 && w < t ? w : t;
+}
+
+/* A waiting request's build starts once no other build runs (start-up's included). */
+static void request_due(struct daemon *d, struct gf_dm_api *a)
+{
+	if (a->waiting == REQ_NONE || d->build || !d->engine || a->running_token)
+		return;
+	a->running_token = a->waiting_token;
+	a->waiting = REQ_NONE;
+	char *text = a->waiting_text;
+	a->waiting_text = NULL;
+	gf_dm_reload_begin(d, text ? "control API SetConfig" : "control API Reload", text);
+	free(text);
+}
+
+/* The socket's file removed under the daemon (someone cleaning /run/gpufir): listen there again. */
+static void recheck(struct daemon *d, struct gf_dm_api *a)
+{
+	int64_t now = gf_now_ms();
+	if (!a->srv || now < a->next_check_ms)
+		return;
+	a->next_check_ms = now + STATUS_RECHECK_MS;
+	if (gf_api_server_bound(a->srv))
+		return;
+	gf_notice("control socket %s was removed or replaced: listening there again", a->path);
+	gf_api_server_free(a->srv);
+	a->srv = NULL;
+	a->path[0] = '\0'; /* differs from the config's: server_open makes it anew */
+	server_open(d, a);
+}
+
+void gf_dm_api_serve(struct daemon *d, const struct pollfd *p, int n)
+{
+	struct gf_dm_api *a = d->api;
+	if (!a)
+		return;
+	recheck(d, a);
+	track_config(d, a);
+	request_due(d, a);
+	a->wait_ms = a->srv ? gf_api_server_service(a->srv, p, n) : -1;
+}
+
+void gf_dm_api_reload_done(struct daemon *d, const struct gf_reload_result *r)
+{
+	struct gf_dm_api *a = d->api;
+	if (!a || !a->running_token)
+		return;
+	uint64_t t = a->running_token;
+	a->running_token = 0;
+	track_config(d, a);
+	gf_api_complete(a->proto, t, r->outcome == GF_RELOAD_FAILED ? (r->err ? r->err : GF_E_CONFIG) : 0,
+			r->text);
+}
+
+void gf_dm_sockets_serve(struct daemon *d, const struct pollfd *p, int n)
+{
+	if (d->status && p[2].revents)
+		gf_dm_status_serve(d);
+	gf_dm_api_serve(d, p + 4, n - 4);
+}

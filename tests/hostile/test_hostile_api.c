@@ -1,0 +1,342 @@
+/*
+ * The control API of a running daemon (JACK's dummy driver) against hostile
+ * clients, on the Unix socket and the WebSocket. Each case prints its result;
+ * through all of them the daemon must keep answering its status socket
+ * quickly, reload on SIGHUP, and stop on SIGTERM.
+ *
+ *   1  garbage bytes and invalid JSON: an Invalid reply each, the connection
+ *      still serves the next command
+ *   2  a line over the limit (megabytes, no newline): an error reply and the
+ *      connection closed long before all of it is sent (the buffer does not grow)
+ *   3  a WebSocket frame over the limit: closed with 1009; a binary frame: closed
+ *   4  many connections: the cap's worth served, the rest told so and closed
+ *      (Unix) or closed (WebSocket), and the served ones still answer
+ *   5  clients that send commands and never read: dropped once their replies
+ *      pile up; the daemon never waits for them
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "api.h"
+#include "clock.h"
+#include "daemonutil.h"
+#include "status.h"
+#include "testutil.h"
+#include "wsclient.h"
+
+#define RATE 48000
+#define CH 2
+
+static struct gf_daemon dm;
+static char ctl_path[700];
+static int port;
+
+static int dial(void)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	CHECK(strlen(ctl_path) < sizeof(sa.sun_path));
+	memcpy(sa.sun_path, ctl_path, strlen(ctl_path) + 1);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	CHECK(fd >= 0);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0)
+		gf_daemon_die(&dm, "cannot connect to the control socket");
+	return fd;
+}
+
+/* One reply line from @p fd (without its newline), "" on EOF, NULL on timeout. */
+static const char *read_line(int fd, int timeout_ms)
+{
+	static char buf[1 << 16];
+	size_t len = 0;
+	double end = gf_now_s() + timeout_ms / 1000.0;
+	while (len < sizeof(buf) - 1) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		int left = (int)((end - gf_now_s()) * 1000.0);
+		if (left <= 0 || poll(&p, 1, left) != 1)
+			return NULL;
+		ssize_t r = recv(fd, buf + len, 1, 0);
+		if (r <= 0)
+			break;
+		if (buf[len] == '\n')
+			break;
+		len++;
+	}
+	buf[len] = '\0';
+	return buf;
+}
+
+static void expect_line(int fd, const char *send_text, size_t n, const char *want, const char *what)
+{
+	CHECK(send(fd, send_text, n, MSG_NOSIGNAL) == (ssize_t)n);
+	const char *got = read_line(fd, 10000);
+	if (!got || !strstr(got, want)) {
+		printf("%s: got %.300s, wanted %s\n", what, got ? got : "(nothing)", want);
+		gf_daemon_die(&dm, what);
+	}
+}
+
+static double slowest_ms; /* the slowest status answer of the quiet checks */
+
+/* The daemon still answers its status socket, within @p ms (said unless @p ms is negative: quiet). */
+static void status_prompt(const char *when, int ms)
+{
+	int quiet = ms < 0;
+	ms = quiet ? -ms : ms;
+	char st[GF_STATUS_MAX];
+	struct gf_errbuf eb = {{0}};
+	double t0 = gf_now_s();
+	if (gf_status_query(dm.status_path, st, sizeof(st), ms, &eb) != 0) {
+		printf("status during %s: %s\n", when, eb.msg);
+		gf_daemon_die(&dm, "the status socket stopped answering");
+	}
+	double took = (gf_now_s() - t0) * 1000.0;
+	if (took > slowest_ms)
+		slowest_ms = took;
+	if (!quiet)
+		printf("  status answered in %.0f ms (%s)\n", took, when);
+}
+
+static void case1(void)
+{
+	int fd = dial();
+	static const char garbage[] = "\x01\x02\xff\xfe\x00\x7f garbage\n";
+	expect_line(fd, garbage, sizeof(garbage) - 1, "{\"Invalid\":{\"error\":\"invalid JSON",
+		    "garbage bytes");
+	expect_line(fd, "{\"GetState\":\n", 13, "{\"Invalid\":{\"error\":\"invalid JSON", "invalid JSON");
+	expect_line(fd, "[1,2,3]\n", 8, "a command is a JSON string", "a JSON array");
+	expect_line(fd, "\"Shutdown\"\n", 11, "unknown command \\\"Shutdown\\\"", "unknown command");
+	expect_line(fd, "\"GetState\"\n", 11, "{\"GetState\":{\"result\":\"Ok\"", "a command after garbage");
+	close(fd);
+	printf("case 1: garbage, invalid JSON, unknown command: Invalid replies, connection still served\n");
+}
+
+static void case2(void)
+{
+	int fd = dial();
+	size_t chunk = 64 * 1024, total = 0, limit = 16u << 20;
+	char *junk = malloc(chunk);
+	memset(junk, 'x', chunk);
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	double end = gf_now_s() + 20.0;
+	int closed = 0;
+	while (total < limit && gf_now_s() < end) {
+		ssize_t w = send(fd, junk, chunk, MSG_NOSIGNAL);
+		if (w > 0) {
+			total += (size_t)w;
+			continue;
+		}
+		if (errno == EPIPE || errno == ECONNRESET) {
+			closed = 1;
+			break;
+		}
+		struct pollfd p = {.fd = fd, .events = POLLOUT};
+		poll(&p, 1, 50);
+	}
+	free(junk);
+	fcntl(fd, F_SETFL, 0);
+	if (!closed) {
+		const char *l = read_line(fd, 5000);
+		printf("case 2: sent %zu bytes, not closed; read: %.200s\n", total, l ? l : "(nothing)");
+		gf_daemon_die(&dm, "a line over the limit did not end the connection");
+	}
+	printf("case 2: a line without end: connection closed after %zu bytes sent (limit %u)\n", total,
+	       GF_API_MAX_MSG);
+	CHECK(total < 4 * (size_t)GF_API_MAX_MSG); /* the socket buffers' worth over the limit, no more */
+	close(fd);
+	/* The reply before the close: the reason. */
+	fd = dial();
+	junk = malloc(GF_API_MAX_MSG + 2);
+	memset(junk, 'y', GF_API_MAX_MSG + 1);
+	size_t off = 0;
+	while (off < GF_API_MAX_MSG + 1) {
+		ssize_t w = send(fd, junk + off, GF_API_MAX_MSG + 1 - off, MSG_NOSIGNAL);
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
+	const char *l = read_line(fd, 10000);
+	if (!l || !strstr(l, "message over the limit"))
+		gf_daemon_die(&dm, "no error reply for a line over the limit");
+	const char *eof = read_line(fd, 10000);
+	CHECK(eof && !*eof); /* then closed */
+	free(junk);
+	close(fd);
+	status_prompt("case 2", 1000);
+}
+
+static void case3(void)
+{
+	int ws = gf_ws_connect("127.0.0.1", port, 5000);
+	if (ws < 0)
+		gf_daemon_die(&dm, "no WebSocket");
+	char buf[4096];
+	CHECK(gf_ws_call(ws, "\"GetState\"", buf, sizeof(buf), 5000) > 0 && strstr(buf, "Running"));
+	CHECK(gf_ws_call(ws, "not json", buf, sizeof(buf), 5000) > 0 && strstr(buf, "\"Invalid\""));
+	size_t n = GF_API_MAX_MSG + 1000;
+	char *big = malloc(n);
+	memset(big, ' ', n);
+	big[0] = '"';
+	int code = 0;
+	gf_ws_send_frame(ws, 1, 1, big, n); /* may fail part-way: the server closes */
+	long r = gf_ws_recv(ws, buf, sizeof(buf), 5000, &code);
+	free(big);
+	if (r != -2 || code != 1009) {
+		printf("case 3: frame over the limit: recv %ld, close code %d\n", r, code);
+		gf_daemon_die(&dm, "a WebSocket message over the limit was not closed with 1009");
+	}
+	close(ws);
+	status_prompt("case 3, a message over the limit", 1000);
+	/* The same over fragments: the sum counts. */
+	ws = gf_ws_connect("127.0.0.1", port, 5000);
+	CHECK(ws >= 0);
+	big = malloc(GF_API_MAX_MSG / 4);
+	memset(big, ' ', GF_API_MAX_MSG / 4);
+	int sent = 0;
+	for (int i = 0; i < 8 && gf_ws_send_frame(ws, i ? 0 : 1, 0, big, GF_API_MAX_MSG / 4) == 0; i++)
+		sent++;
+	free(big);
+	r = gf_ws_recv(ws, buf, sizeof(buf), 5000, &code);
+	CHECK(r == -2 && code == 1009);
+	close(ws);
+	ws = gf_ws_connect("127.0.0.1", port, 5000);
+	CHECK(ws >= 0);
+	gf_ws_send_frame(ws, 2, 1, "\"GetState\"", 10);
+	r = gf_ws_recv(ws, buf, sizeof(buf), 5000, &code);
+	CHECK(r == -2 || r == -1); /* closed */
+	close(ws);
+	printf("case 3: WebSocket message over the limit (one frame, %d fragments): closed 1009; binary: "
+	       "closed\n",
+	       sent);
+	status_prompt("case 3", 1000);
+}
+
+static void case4(void)
+{
+	enum { N = 3 * GF_API_MAX_CLIENTS };
+	int fds[N], served = 0, refused = 0;
+	for (int i = 0; i < N; i++)
+		fds[i] = dial();
+	status_prompt("case 4, Unix connections over the cap", 1000);
+	for (int i = 0; i < N; i++) {
+		const char *l = read_line(fds[i], 300);
+		if (!l) {
+			served++; /* accepted, waiting for a command */
+		} else if (strstr(l, "too many control connections")) {
+			const char *e = read_line(fds[i], 2000);
+			refused += e && !*e; /* and closed */
+		}
+	}
+	printf("case 4: %d Unix connections: %d held, %d refused (cap %u)\n", N, served, refused,
+	       GF_API_MAX_CLIENTS);
+	CHECK(served == (int)GF_API_MAX_CLIENTS && refused == N - (int)GF_API_MAX_CLIENTS);
+	int first_held = -1;
+	for (int i = 0; i < N && first_held < 0; i++) {
+		char c;
+		if (recv(fds[i], &c, 1, MSG_DONTWAIT) < 0 && errno == EAGAIN)
+			first_held = i;
+	}
+	CHECK(first_held >= 0);
+	expect_line(fds[first_held], "\"GetState\"\n", 11, "Running", "a held connection over the cap");
+	for (int i = 0; i < N; i++)
+		close(fds[i]);
+
+	int ws[N], wsok = 0;
+	for (int i = 0; i < N; i++) {
+		ws[i] = gf_ws_connect("127.0.0.1", port, 1000);
+		wsok += ws[i] >= 0;
+	}
+	printf("case 4: %d WebSocket connections: %d upgraded (cap %u)\n", N, wsok, GF_API_MAX_CLIENTS);
+	CHECK(wsok == (int)GF_API_MAX_CLIENTS);
+	status_prompt("case 4, WebSocket connections over the cap", 1000);
+	for (int i = 0; i < N; i++)
+		if (ws[i] >= 0)
+			close(ws[i]);
+}
+
+static void case5(void)
+{
+	char st0[GF_STATUS_MAX], st[GF_STATUS_MAX];
+	gf_daemon_query_status(&dm, st0, sizeof(st0));
+	int mute[4];
+	static char req[64 * 1024];
+	for (size_t k = 0; k + 14 <= sizeof(req); k += 14)
+		memcpy(req + k, "\"GetStatus\"  \n", 14);
+	for (int i = 0; i < 4; i++) {
+		mute[i] = dial();
+		int sz = 4096;
+		setsockopt(mute[i], SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+		fcntl(mute[i], F_SETFL, O_NONBLOCK);
+	}
+	int ws = gf_ws_connect("127.0.0.1", port, 5000);
+	CHECK(ws >= 0);
+	kill(dm.pid, SIGHUP); /* a reload while they flood */
+	double t0 = gf_now_s();
+	int dropped = 0, ws_dropped = 0;
+	while (gf_now_s() < t0 + 20.0 && (dropped < 4 || !ws_dropped)) {
+		for (int i = 0; i < 4; i++) {
+			if (mute[i] < 0)
+				continue;
+			if (send(mute[i], req, sizeof(req) - sizeof(req) % 14, MSG_NOSIGNAL) < 0 &&
+			    (errno == EPIPE || errno == ECONNRESET)) {
+				close(mute[i]);
+				mute[i] = -1;
+				dropped++;
+			}
+		}
+		if (!ws_dropped && gf_ws_send(ws, "\"GetStatus\"") < 0)
+			ws_dropped = 1;
+		status_prompt("case 5, clients that never read", -1000);
+	}
+	printf("  status answered throughout, the slowest in %.0f ms\n", slowest_ms);
+	printf("case 5: %d of 4 Unix clients that never read dropped, the WebSocket one %s, in %.1f s\n",
+	       dropped, ws_dropped ? "too" : "not", gf_now_s() - t0);
+	CHECK(dropped == 4 && ws_dropped);
+	close(ws);
+	gf_daemon_idle_ms(&dm, 500);
+	gf_daemon_query_status(&dm, st, sizeof(st));
+	CHECK(gf_daemon_status_num(st, "reloads") == gf_daemon_status_num(st0, "reloads") + 1);
+	CHECK(gf_daemon_status_num(st, "reload_failures") == 0);
+	CHECK(gf_daemon_status_num(st, "blocks") > gf_daemon_status_num(st0, "blocks"));
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	signal(SIGPIPE, SIG_IGN);
+	const char *bin = gf_daemon_test_bin(0);
+	uint64_t rng = gf_test_seed("test_hostile_api");
+	float h[32];
+	gf_daemon_init(&dm, "hostile-api");
+	gf_test_fill_decaying_taps(h, 32, &rng);
+	gf_daemon_write_taps_text(&dm, "taps.txt", h, 32);
+	snprintf(ctl_path, sizeof(ctl_path), "%s/control", dm.dir);
+	port = 20000 + (int)((getpid() + 7919) % 20000);
+	FILE *f = gf_daemon_conf_begin(&dm, RATE, 256, "cpu", CH, "system");
+	fprintf(f,
+		"control_socket = \"%s\";\ncontrol_port = %d;\n"
+		"filters = ( { name = \"f\"; file = \"taps.txt\"; format = \"text\"; } );\nchain = "
+		"[\"f\"];\n",
+		ctl_path, port);
+	CHECK(fclose(f) == 0);
+	if (gf_jack_server_start(&dm.jack, "gpufir-hapi", RATE, 64) != 0)
+		gf_test_skip("no private JACK server (jackd missing or did not start)");
+	gf_daemon_spawn(&dm, bin, 0);
+	gf_daemon_wait_ready(&dm, 1, 30.0, "start-up");
+	case1();
+	case2();
+	case3();
+	case4();
+	case5();
+	gf_daemon_terminate(&dm, 5.0, "stop after the hostile clients");
+	gf_daemon_finish(&dm);
+	printf("test_hostile_api: ok\n");
+	return 0;
+}

@@ -1,0 +1,159 @@
+#define _GNU_SOURCE /* strcasestr */
+#include "wsclient.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static int wait_in(int fd, int timeout_ms)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	return poll(&p, 1, timeout_ms) == 1 ? 0 : -1;
+}
+
+static int write_all(int fd, const void *b, size_t n)
+{
+	const char *p = b;
+	while (n) {
+		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static int read_n(int fd, void *b, size_t n, int timeout_ms)
+{
+	char *p = b;
+	while (n) {
+		if (wait_in(fd, timeout_ms) < 0)
+			return -1;
+		ssize_t r = recv(fd, p, n, 0);
+		if (r <= 0)
+			return -1;
+		p += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+int gf_ws_connect(const char *host, int port, int timeout_ms)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || inet_pton(AF_INET, host, &sa.sin_addr) != 1 ||
+	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		printf("ws: cannot connect to %s:%d: %s\n", host, port, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	char req[512];
+	int n = snprintf(req, sizeof(req),
+			 "GET / HTTP/1.1\r\nHost: %s:%d\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+			 "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+			 "Sec-WebSocket-Protocol: gpufir\r\n\r\n",
+			 host, port);
+	char resp[2048] = "";
+	size_t len = 0;
+	if (write_all(fd, req, (size_t)n) == 0) {
+		while (len < sizeof(resp) - 1 &&
+		       !strstr(resp, "\r\n\r\n")) { /* byte by byte: no frame read early */
+			if (read_n(fd, resp + len, 1, timeout_ms) < 0)
+				break;
+			resp[++len] = '\0';
+		}
+	}
+	resp[len] = '\0';
+	/* RFC 6455's example key; its accept value is s3pPLMBiTxaQ9kYGzzhZRbK+xOo=. */
+	if (strncmp(resp, "HTTP/1.1 101", 12) != 0 || !strcasestr(resp, "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")) {
+		printf("ws: upgrade refused after %zu bytes: %.200s (%s)\n", len, resp, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int gf_ws_send_frame(int fd, int opcode, int fin, const char *data, size_t len)
+{
+	unsigned char h[14];
+	size_t k = 0;
+	h[k++] = (unsigned char)((fin ? 0x80 : 0) | opcode);
+	if (len < 126) {
+		h[k++] = (unsigned char)(0x80 | len);
+	} else if (len < 65536) {
+		h[k++] = 0x80 | 126;
+		h[k++] = (unsigned char)(len >> 8);
+		h[k++] = (unsigned char)len;
+	} else {
+		h[k++] = 0x80 | 127;
+		for (int i = 7; i >= 0; i--)
+			h[k++] = (unsigned char)((uint64_t)len >> (8 * i));
+	}
+	const unsigned char mask[4] = {0x12, 0x34, 0x56, 0x78};
+	memcpy(h + k, mask, 4);
+	k += 4;
+	char *m = malloc(len ? len : 1);
+	if (!m)
+		return -1;
+	for (size_t i = 0; i < len; i++)
+		m[i] = (char)(data[i] ^ mask[i & 3]);
+	int r = write_all(fd, h, k) == 0 && write_all(fd, m, len) == 0 ? 0 : -1;
+	free(m);
+	return r;
+}
+
+int gf_ws_send(int fd, const char *text)
+{
+	return gf_ws_send_frame(fd, 1, 1, text, strlen(text));
+}
+
+long gf_ws_recv(int fd, char *buf, size_t len, int timeout_ms, int *close_code)
+{
+	unsigned char h[2];
+	if (read_n(fd, h, 2, timeout_ms) < 0)
+		return -1;
+	uint64_t n = h[1] & 0x7f;
+	unsigned char ext[8];
+	if (n == 126) {
+		if (read_n(fd, ext, 2, timeout_ms) < 0)
+			return -1;
+		n = (uint64_t)ext[0] << 8 | ext[1];
+	} else if (n == 127) {
+		if (read_n(fd, ext, 8, timeout_ms) < 0)
+			return -1;
+		n = 0;
+		for (int i = 0; i < 8; i++)
+			n = n << 8 | ext[i];
+	}
+	if (n >= len || (h[1] & 0x80)) /* too long for the caller, or masked (servers never mask) */
+		return -1;
+	if (read_n(fd, buf, (size_t)n, timeout_ms) < 0)
+		return -1;
+	buf[n] = '\0';
+	if ((h[0] & 0x0f) == 8) {
+		if (close_code)
+			*close_code = n >= 2 ? ((unsigned char)buf[0] << 8 | (unsigned char)buf[1]) : 0;
+		return -2;
+	}
+	return (long)n;
+}
+
+long gf_ws_call(int fd, const char *cmd, char *buf, size_t len, int timeout_ms)
+{
+	if (gf_ws_send(fd, cmd) < 0)
+		return -1;
+	return gf_ws_recv(fd, buf, len, timeout_ms, NULL);
+}

@@ -1,0 +1,509 @@
+/* The control API's protocol (src/api) driven through its ops table by a fake
+ * daemon: every command's reply, argument checks, errors, pending replies
+ * (SetConfig, PatchConfig, Reload), a client that goes away before its
+ * reply, level subscriptions, and the Unix socket transport in-process:
+ * lines, a line over the limit, the client cap, a client that never reads. */
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "api.h"
+#include "testutil.h"
+
+/* ---- the fake daemon --------------------------------------------------- */
+
+struct fake {
+	double volume;
+	int mute;
+	int have_volume; /* 0: the volume ops answer "not available" */
+	char *text, *prev;
+	char *set_text; /* the last SetConfig/PatchConfig text */
+	char *patch_settings;
+	uint32_t patch_n;
+	char patch_keys[4][32];
+	uint64_t token;
+	int reloads;
+	int levels_calls;
+};
+
+static const char *const names[] = {"hum", "hiss"};
+
+static int f_status(void *ctx, struct gf_api_status *st)
+{
+	st->state = "Running";
+	st->state_text = "running";
+	st->stop_reason = "None";
+	st->config_path = "/etc/gpufir/gpufir.conf";
+	st->capture_device = "system";
+	st->playback_device = NULL;
+	st->backend = "cpu";
+	st->algo = "fft";
+	st->engine_device = "CPU";
+	st->filters = names;
+	st->n_filters = 2;
+	st->sample_rate = 48000;
+	st->capture_rate = 47999;
+	st->channels = 2;
+	st->block_frames = 256;
+	st->latency_frames = 512;
+	st->taps = 4095;
+	st->buffer_level = 300;
+	st->processing_load = 12.5;
+	st->signal_peak = 0.25;
+	st->clipped = 7;
+	st->xruns = 3;
+	st->device_xruns = 1;
+	st->late_blocks = 2;
+	st->muted_blocks = 4;
+	st->blocks = 1000;
+	st->reloads = 5;
+	st->pid = 42;
+	return 0;
+}
+
+static int f_config_text(void *ctx, int previous, const char **text, struct gf_errbuf *eb)
+{
+	struct fake *f = ctx;
+	*text = previous ? f->prev : f->text;
+	return 0;
+}
+
+static int f_validate(void *ctx, const char *text, struct gf_errbuf *eb)
+{
+	if (strstr(text, "bad")) {
+		gf_errbuf_set(eb, "<string>:1: bad setting");
+		return GF_E_CONFIG;
+	}
+	return 0;
+}
+
+static int f_set_config(void *ctx, const char *text, uint64_t token, struct gf_errbuf *eb)
+{
+	struct fake *f = ctx;
+	if (f_validate(ctx, text, eb))
+		return GF_E_CONFIG;
+	free(f->set_text);
+	f->set_text = strdup(text);
+	f->token = token;
+	return GF_API_PENDING;
+}
+
+static int f_patch(void *ctx, const char *settings, const char *const *keys, uint32_t n, uint64_t token,
+		   struct gf_errbuf *eb)
+{
+	struct fake *f = ctx;
+	free(f->patch_settings);
+	f->patch_settings = strdup(settings);
+	f->patch_n = n;
+	for (uint32_t i = 0; i < n && i < 4; i++)
+		snprintf(f->patch_keys[i], sizeof(f->patch_keys[i]), "%s", keys[i]);
+	f->token = token;
+	return GF_API_PENDING;
+}
+
+static int f_reload(void *ctx, uint64_t token, struct gf_errbuf *eb)
+{
+	struct fake *f = ctx;
+	f->reloads++;
+	f->token = token;
+	return GF_API_PENDING;
+}
+
+static int f_get_volume(void *ctx, double *db, struct gf_errbuf *eb)
+{
+	struct fake *f = ctx;
+	if (!f->have_volume) {
+		gf_errbuf_set(eb, "volume control is not available in this build");
+		return GF_E_UNSUPPORTED;
+	}
+	*db = f->volume;
+	return 0;
+}
+
+static int f_set_volume(void *ctx, double db, struct gf_errbuf *eb)
+{
+	struct fake *f = ctx;
+	f->volume = db;
+	return 0;
+}
+
+static int f_get_mute(void *ctx, int *m, struct gf_errbuf *eb)
+{
+	*m = ((struct fake *)ctx)->mute;
+	return 0;
+}
+
+static int f_set_mute(void *ctx, int m, struct gf_errbuf *eb)
+{
+	((struct fake *)ctx)->mute = m;
+	return 0;
+}
+
+static int f_levels(void *ctx, struct gf_api_levels *lv, struct gf_errbuf *eb)
+{
+	struct fake *f = ctx;
+	f->levels_calls++;
+	lv->n_capture = 2;
+	lv->n_playback = 1;
+	lv->capture_peak[0] = -6.0;
+	lv->capture_peak[1] = -12.0;
+	lv->capture_rms[0] = -20.0;
+	lv->capture_rms[1] = -30.0;
+	lv->playback_peak[0] = -3.0;
+	lv->playback_rms[0] = -18.0;
+	return 0;
+}
+
+/* ---- replies ------------------------------------------------------------ */
+
+#define MAX_REPLIES 64
+static char *replies[MAX_REPLIES];
+static int n_replies;
+
+static void capture(void *client, const char *text, size_t len)
+{
+	CHECK(n_replies < MAX_REPLIES);
+	CHECK(memchr(text, '\n', len) == NULL); /* one line each */
+	replies[n_replies++] = strndup(text, len);
+}
+
+static void clear(void)
+{
+	for (int i = 0; i < n_replies; i++)
+		free(replies[i]);
+	n_replies = 0;
+}
+
+/* Send @p msg; expect exactly one reply; return it parsed (caller decrefs). */
+static json_t *ask(struct gf_api *a, void *client, const char *msg)
+{
+	clear();
+	gf_api_handle(a, client, capture, msg, strlen(msg));
+	if (n_replies != 1) {
+		fprintf(stderr, "%s: %d replies\n", msg, n_replies);
+		CHECK(n_replies == 1);
+	}
+	json_t *r = json_loads(replies[0], 0, NULL);
+	CHECK(r);
+	return r;
+}
+
+/* The body of {name: body}, checking its result. */
+static json_t *body_of(json_t *r, const char *name, const char *result)
+{
+	json_t *b = json_object_get(r, name);
+	if (!b || strcmp(json_string_value(json_object_get(b, "result")), result) != 0) {
+		char *t = json_dumps(r, 0);
+		fprintf(stderr, "expected %s %s, got %s\n", name, result, t);
+		free(t);
+		CHECK(0);
+	}
+	CHECK(json_object_size(r) == 1);
+	return b;
+}
+
+static json_t *ok_value(struct gf_api *a, const char *msg, const char *name)
+{
+	json_t *r = ask(a, NULL, msg);
+	json_t *v = json_incref(json_object_get(body_of(r, name, "Ok"), "value"));
+	json_decref(r);
+	return v;
+}
+
+static void expect_error(struct gf_api *a, const char *msg, const char *name, const char *why)
+{
+	json_t *r = ask(a, NULL, msg);
+	const char *v = json_string_value(json_object_get(body_of(r, name, "Error"), "value"));
+	if (!v || !strstr(v, why)) {
+		fprintf(stderr, "%s: error '%s', expected '%s'\n", msg, v ? v : "(none)", why);
+		CHECK(0);
+	}
+	json_decref(r);
+}
+
+static void expect_invalid(struct gf_api *a, const char *msg, size_t len, const char *why)
+{
+	clear();
+	gf_api_handle(a, NULL, capture, msg, len);
+	CHECK(n_replies == 1);
+	json_t *r = json_loads(replies[0], 0, NULL);
+	const char *e = json_string_value(json_object_get(json_object_get(r, "Invalid"), "error"));
+	if (!e || !strstr(e, why)) {
+		fprintf(stderr, "invalid message: got %s, expected '%s'\n", replies[0], why);
+		CHECK(0);
+	}
+	json_decref(r);
+}
+
+static void check_string(json_t *v, const char *want)
+{
+	CHECK(json_is_string(v) && strcmp(json_string_value(v), want) == 0);
+	json_decref(v);
+}
+
+static void check_number(json_t *v, double want)
+{
+	CHECK(json_is_number(v) && fabs(json_number_value(v) - want) < 1e-9);
+	json_decref(v);
+}
+
+/* ---- the tests ------------------------------------------------------------ */
+
+static struct gf_api_ops fake_ops(struct fake *f)
+{
+	return (struct gf_api_ops){.ctx = f,
+				   .status = f_status,
+				   .config_text = f_config_text,
+				   .validate_config = f_validate,
+				   .set_config = f_set_config,
+				   .patch_config = f_patch,
+				   .reload = f_reload,
+				   .get_volume = f_get_volume,
+				   .set_volume = f_set_volume,
+				   .get_mute = f_get_mute,
+				   .set_mute = f_set_mute,
+				   .levels = f_levels};
+}
+
+static void test_status_commands(struct gf_api *a)
+{
+	check_string(ok_value(a, "\"GetVersion\"", "GetVersion"), GPUFIR_VERSION);
+	check_string(ok_value(a, "\"GetState\"", "GetState"), "Running");
+	check_string(ok_value(a, "\"GetStopReason\"", "GetStopReason"), "None");
+	check_number(ok_value(a, "\"GetCaptureRate\"", "GetCaptureRate"), 47999);
+	check_number(ok_value(a, "\"GetProcessingLoad\"", "GetProcessingLoad"), 12.5);
+	check_number(ok_value(a, "\"GetBufferLevel\"", "GetBufferLevel"), 300);
+	check_number(ok_value(a, "\"GetClippedSamples\"", "GetClippedSamples"), 7);
+	check_number(ok_value(a, "\"GetSignalRange\"", "GetSignalRange"), 0.5);
+	check_string(ok_value(a, "\"GetConfigFilePath\"", "GetConfigFilePath"), "/etc/gpufir/gpufir.conf");
+	check_string(ok_value(a, "\"GetCaptureDevice\"", "GetCaptureDevice"), "system");
+	json_t *v = ok_value(a, "\"GetPlaybackDevice\"", "GetPlaybackDevice");
+	CHECK(json_is_null(v));
+	json_decref(v);
+	v = ok_value(a, "\"GetCounters\"", "GetCounters");
+	CHECK(json_integer_value(json_object_get(v, "xruns")) == 3);
+	CHECK(json_integer_value(json_object_get(v, "device_xruns")) == 1);
+	CHECK(json_integer_value(json_object_get(v, "late_blocks")) == 2);
+	CHECK(json_integer_value(json_object_get(v, "muted_blocks")) == 4);
+	CHECK(json_integer_value(json_object_get(v, "reloads")) == 5);
+	json_decref(v);
+	v = ok_value(a, "\"GetFilters\"", "GetFilters");
+	CHECK(json_integer_value(json_object_get(v, "taps")) == 4095);
+	CHECK(strcmp(json_string_value(json_object_get(v, "backend")), "cpu") == 0);
+	CHECK(json_array_size(json_object_get(v, "names")) == 2);
+	CHECK(strcmp(json_string_value(json_array_get(json_object_get(v, "names"), 1)), "hiss") == 0);
+	json_decref(v);
+	v = ok_value(a, "\"GetStatus\"", "GetStatus");
+	CHECK(strcmp(json_string_value(json_object_get(v, "state")), "Running") == 0);
+	CHECK(json_integer_value(json_object_get(v, "sample_rate")) == 48000);
+	CHECK(json_integer_value(json_object_get(v, "pid")) == 42);
+	CHECK(json_integer_value(json_object_get(json_object_get(v, "counters"), "clipped")) == 7);
+	json_decref(v);
+	/* A bare command as an object with a null argument is the same command. */
+	check_string(ok_value(a, "{\"GetState\": null}", "GetState"), "Running");
+}
+
+static void test_config_commands(struct gf_api *a, struct fake *f)
+{
+	check_string(ok_value(a, "\"GetConfig\"", "GetConfig"), "filters = ();\n");
+	json_t *v = ok_value(a, "\"GetPreviousConfig\"", "GetPreviousConfig");
+	CHECK(json_is_null(v)); /* none yet */
+	json_decref(v);
+	v = ok_value(a, "{\"ValidateConfig\": \"sample_rate = 48000;\"}", "ValidateConfig");
+	CHECK(v == NULL);
+	expect_error(a, "{\"ValidateConfig\": \"bad = 1;\"}", "ValidateConfig", "<string>:1: bad setting");
+	expect_error(a, "{\"ValidateConfig\": 3}", "ValidateConfig", "ValidateConfig takes a string");
+
+	/* SetConfig: no reply until the op completes; then Ok, or Error with why. */
+	clear();
+	const char *m = "{\"SetConfig\": \"sample_rate = 44100;\"}";
+	gf_api_handle(a, (void *)1, capture, m, strlen(m));
+	CHECK(n_replies == 0);
+	CHECK(f->set_text && strcmp(f->set_text, "sample_rate = 44100;") == 0);
+	gf_api_complete(a, f->token, 0, NULL);
+	CHECK(n_replies == 1 && strcmp(replies[0], "{\"SetConfig\":{\"result\":\"Ok\"}}") == 0);
+	gf_api_complete(a, f->token, 0, NULL); /* twice: nothing */
+	CHECK(n_replies == 1);
+	clear();
+	gf_api_handle(a, (void *)1, capture, m, strlen(m));
+	gf_api_complete(a, f->token, GF_E_CONFIG, "reload failed: x.conf:3: nope");
+	json_t *r = json_loads(replies[0], 0, NULL);
+	CHECK(strstr(json_string_value(json_object_get(body_of(r, "SetConfig", "Error"), "value")), "nope"));
+	json_decref(r);
+	/* Rejected at once by the op: an Error reply now, and no token left behind. */
+	expect_error(a, "{\"SetConfig\": \"bad\"}", "SetConfig", "bad setting");
+
+	/* The client goes away before its reply: completing it sends nothing. */
+	clear();
+	gf_api_handle(a, (void *)2, capture, m, strlen(m));
+	gf_api_client_gone(a, (void *)2);
+	gf_api_complete(a, f->token, 0, NULL);
+	CHECK(n_replies == 0);
+
+	/* PatchConfig: JSON values as libconfig settings. */
+	clear();
+	m = "{\"PatchConfig\": {\"sample_rate\": 44100, \"crossfade_ms\": 20.0, \"chain\": [\"a\", \"b\"], "
+	    "\"output\": {\"device\": \"x\\\"y\", \"channels\": 2}}}";
+	gf_api_handle(a, (void *)1, capture, m, strlen(m));
+	CHECK(n_replies == 0);
+	CHECK(f->patch_n == 4);
+	CHECK(strcmp(f->patch_keys[0], "sample_rate") == 0 && strcmp(f->patch_keys[3], "output") == 0);
+	const char *want = "sample_rate = 44100;\ncrossfade_ms = 20.0;\nchain = [\"a\", \"b\"];\n"
+			   "output = { device = \"x\\\"y\"; channels = 2; };\n";
+	if (strcmp(f->patch_settings, want) != 0) {
+		fprintf(stderr, "patch text:\n%s\nwanted:\n%s\n", f->patch_settings, want);
+		CHECK(0);
+	}
+	gf_api_complete(a, f->token, 0, NULL);
+	CHECK(n_replies == 1 && strstr(replies[0], "\"PatchConfig\":{\"result\":\"Ok\""));
+	expect_error(a, "{\"PatchConfig\": {}}", "PatchConfig", "one or more");
+	expect_error(a, "{\"PatchConfig\": {\"9x\": 1}}", "PatchConfig", "not a libconfig setting name");
+	expect_error(a, "{\"PatchConfig\": {\"a\": null}}", "PatchConfig", "null has no libconfig form");
+	expect_error(a, "{\"PatchConfig\": \"a = 1;\"}", "PatchConfig", "takes an object");
+
+	clear();
+	gf_api_handle(a, (void *)1, capture, "\"Reload\"", 8);
+	CHECK(n_replies == 0 && f->reloads == 1);
+	gf_api_complete(a, f->token, 0, NULL);
+	CHECK(n_replies == 1 && strcmp(replies[0], "{\"Reload\":{\"result\":\"Ok\"}}") == 0);
+
+	/* Pending replies are bounded. */
+	clear();
+	int busy = 0;
+	for (int i = 0; i < 40; i++)
+		gf_api_handle(a, (void *)3, capture, "\"Reload\"", 8);
+	for (int i = 0; i < n_replies; i++)
+		busy += strstr(replies[i], "too many requests waiting") != NULL;
+	CHECK(busy == 40 - 32);
+	gf_api_client_gone(a, (void *)3);
+	for (uint64_t t = 1; t <= f->token; t++)
+		gf_api_complete(a, t, 0, NULL);
+	CHECK(n_replies == busy);
+}
+
+static void test_volume(struct gf_api *a, struct fake *f)
+{
+	expect_error(a, "\"GetVolume\"", "GetVolume", "not available in this build");
+	expect_error(a, "{\"AdjustVolume\": 1.0}", "AdjustVolume", "not available in this build");
+	f->have_volume = 1;
+	check_number(ok_value(a, "{\"SetVolume\": -10.0}", "SetVolume"), -10.0);
+	check_number(ok_value(a, "\"GetVolume\"", "GetVolume"), -10.0);
+	check_number(ok_value(a, "{\"AdjustVolume\": -3}", "AdjustVolume"), -13.0);
+	check_number(ok_value(a, "{\"AdjustVolume\": [-10, -20, 0]}", "AdjustVolume"), -20.0);
+	check_number(ok_value(a, "{\"SetVolume\": 80}", "SetVolume"), 50.0); /* clamped */
+	expect_error(a, "{\"SetVolume\": \"loud\"}", "SetVolume", "takes a number");
+	expect_error(a, "{\"AdjustVolume\": [1, 2]}", "AdjustVolume", "[dB, min, max]");
+	json_t *v = ok_value(a, "\"GetMute\"", "GetMute");
+	CHECK(json_is_false(v));
+	json_decref(v);
+	CHECK(ok_value(a, "{\"SetMute\": true}", "SetMute") == NULL);
+	CHECK(f->mute == 1);
+	v = ok_value(a, "\"ToggleMute\"", "ToggleMute");
+	CHECK(json_is_false(v) && f->mute == 0);
+	json_decref(v);
+	expect_error(a, "{\"SetMute\": 1}", "SetMute", "takes true or false");
+}
+
+static void test_levels(struct gf_api *a, struct fake *f)
+{
+	json_t *v = ok_value(a, "\"GetCaptureSignalPeak\"", "GetCaptureSignalPeak");
+	CHECK(json_array_size(v) == 2 && json_real_value(json_array_get(v, 1)) == -12.0);
+	json_decref(v);
+	v = ok_value(a, "\"GetPlaybackSignalRms\"", "GetPlaybackSignalRms");
+	CHECK(json_array_size(v) == 1 && json_real_value(json_array_get(v, 0)) == -18.0);
+	json_decref(v);
+	check_number(json_incref(json_array_get(
+			     v = ok_value(a, "\"GetCaptureSignalRms\"", "GetCaptureSignalRms"), 0)),
+		     -20.0);
+	json_decref(v);
+	check_number(json_incref(json_array_get(
+			     v = ok_value(a, "\"GetPlaybackSignalPeak\"", "GetPlaybackSignalPeak"), 0)),
+		     -3.0);
+	json_decref(v);
+	v = ok_value(a, "\"GetSignalLevels\"", "GetSignalLevels");
+	CHECK(json_array_size(json_object_get(v, "capture_rms")) == 2);
+	CHECK(json_array_size(json_object_get(v, "playback_peak")) == 1);
+	json_decref(v);
+
+	/* A subscription pushes at its interval, one reading for all due, until stopped. */
+	expect_error(a, "{\"SubscribeSignalLevels\": 5}", "SubscribeSignalLevels", "20 to 10000 ms");
+	gf_api_tick(a, 1000);
+	clear();
+	gf_api_handle(a, (void *)7, capture, "{\"SubscribeSignalLevels\": 100}", 30);
+	CHECK(n_replies == 1 && strstr(replies[0], "\"Ok\""));
+	clear();
+	CHECK(gf_api_tick(a, 1050) == 50);
+	CHECK(n_replies == 0);
+	int calls = f->levels_calls;
+	CHECK(gf_api_tick(a, 1100) == 100);
+	CHECK(n_replies == 1 && strstr(replies[0], "{\"SignalLevelsEvent\":{\"result\":\"Ok\",\"value\":{"));
+	CHECK(f->levels_calls == calls + 1);
+	gf_api_tick(a, 5000); /* late: one push, no burst */
+	CHECK(n_replies == 2);
+	clear();
+	gf_api_handle(a, (void *)7, capture, "\"StopSubscription\"", 18);
+	CHECK(n_replies == 1);
+	CHECK(gf_api_tick(a, 9000) == -1);
+	CHECK(n_replies == 1);
+	/* A gone client's subscription ends. */
+	gf_api_handle(a, (void *)8, capture, "{\"SubscribeSignalLevels\": 20}", 29);
+	gf_api_client_gone(a, (void *)8);
+	clear();
+	CHECK(gf_api_tick(a, 20000) == -1 && n_replies == 0);
+}
+
+static void test_invalid(struct gf_api *a)
+{
+	expect_invalid(a, "\"NoSuchCommand\"", 15, "unknown command \"NoSuchCommand\"");
+	expect_invalid(a, "{\"GetVersion\"", 13, "invalid JSON");
+	expect_invalid(a, "\xff\xfe\x00garbage", 10, "invalid JSON");
+	expect_invalid(a, "42", 2, "a command is a JSON string");
+	expect_invalid(a, "{\"GetState\": null, \"GetVersion\": null}", 38, "a command is a JSON string");
+	expect_invalid(a, "{}", 2, "a command is a JSON string");
+	expect_error(a, "{\"GetVersion\": 1}", "GetVersion", "GetVersion takes no argument");
+}
+
+/* With no ops at all, every op-backed command says it is not available. */
+static void test_no_ops(void)
+{
+	struct gf_api *a;
+	struct gf_api_ops none = {0};
+	CHECK_OK(gf_api_new(&a, &none));
+	expect_error(a, "\"GetConfig\"", "GetConfig", "not available");
+	expect_error(a, "{\"SetConfig\": \"x\"}", "SetConfig", "not available");
+	expect_error(a, "\"Reload\"", "Reload", "not available");
+	expect_error(a, "\"GetSignalLevels\"", "GetSignalLevels", "not available");
+	expect_error(a, "{\"SubscribeSignalLevels\": 100}", "SubscribeSignalLevels", "not available");
+	gf_api_free(a);
+}
+
+/* test_api_unix.c */
+void test_unix_transport(struct gf_api *a);
+
+int main(void)
+{
+	struct fake f = {.text = "filters = ();\n"};
+	struct gf_api_ops ops = fake_ops(&f);
+	struct gf_api *a;
+	CHECK_OK(gf_api_new(&a, &ops));
+	test_status_commands(a);
+	test_config_commands(a, &f);
+	test_volume(a, &f);
+	test_levels(a, &f);
+	test_invalid(a);
+	test_no_ops();
+	test_unix_transport(a);
+	clear();
+	gf_api_free(a);
+	free(f.set_text);
+	free(f.patch_settings);
+	printf("test_api: ok\n");
+	return 0;
+}

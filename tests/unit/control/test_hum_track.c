@@ -1,0 +1,197 @@
+/* The live hum tracker (src/dsp/hum_track.c) on synthetic signals at 48 kHz,
+ * fed in 200 ms pieces as the daemon's loop drains them:
+ * 1. a speech-like voice without hum never adds a notch (40 s);
+ * 2. the voice with 50 Hz hum on harmonics 1, 2, 3: the set is added, not
+ *    before GF_HUM_TRACK_ON analyses found it, at the right frequency and
+ *    with exactly those harmonics (of 4 looked at, as the built-in chain);
+ * 3. the hum stops: the set stays for GF_HUM_TRACK_OFF analyses at least,
+ *    then goes;
+ * 4. 60 Hz hum on harmonics 2, 3 and 5 (of 8 looked at) likewise;
+ * 5. 50 Hz hum replaced by 60 Hz hum: the set switches family;
+ * 6. the built-in chain built live with a set found (gf_config_source.hum)
+ *    notches those harmonics and nothing else; without one, nothing. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "config.h"
+#include "design.h"
+#include "hum_track.h"
+#include "humsig.h"
+#include "testutil.h"
+
+#define RATE 48000.0
+#define PIECE 9600 /* 200 ms: the daemon's loop drains at least this often */
+
+static unsigned raw_found; /* analyses whose own finding was a hum, before hysteresis */
+
+/* Feed [from, to) of @p x; @return the analysis (1-based, since @p t began) at which the set
+ * first changed, or 0. */
+static uint64_t feed(struct gf_hum_track *t, const float *x, size_t from, size_t to)
+{
+	uint64_t first = 0, last = gf_hum_track_analyses(t);
+	for (size_t i = from; i < to; i += PIECE) {
+		struct gf_errbuf eb = {{0}};
+		gf_hum_track_push(t, x + i, to - i < PIECE ? to - i : PIECE);
+		int r = gf_hum_track_step(t, &eb);
+		CHECK_OK_EB(r < 0 ? r : 0, &eb);
+		if (r >= 0 && gf_hum_track_last(t)->n && gf_hum_track_analyses(t) != last)
+			raw_found++;
+		last = gf_hum_track_analyses(t);
+		if (r == 1 && !first)
+			first = gf_hum_track_analyses(t);
+	}
+	return first;
+}
+
+static void expect_set(const struct gf_hum_track *t, double f0, const uint32_t *harm, uint32_t n)
+{
+	struct gf_hum h;
+	char d[200];
+	gf_hum_track_active(t, &h);
+	gf_hum_describe(&h, d, sizeof(d));
+	printf("  active: %s at %.3f Hz\n", d, h.f0_hz);
+	CHECK(h.n == n);
+	CHECK(fabs(h.f0_hz - f0) < 0.05);
+	for (uint32_t i = 0; i < n; i++)
+		CHECK(h.harmonic[i] == harm[i]);
+}
+
+/* |H| in dB of the built-in chain's channel 0, built live at 48 kHz with @p hum found (NULL: none). */
+static void chain_response(const struct gf_hum *hum, const double *f, double *db, int n)
+{
+	struct gf_config_source src = {.live = 1, .hum = hum};
+	struct gf_config *c;
+	struct gf_filter_set *fs;
+	struct gf_errbuf eb = {{0}};
+	CHECK_OK_EB(gf_config_load_source(&src, &c, &eb), &eb);
+	CHECK_OK_EB(gf_config_build(c, 48000, 1, &fs, &eb), &eb);
+	double *h = malloc(fs->taps * sizeof(double));
+	CHECK(h);
+	for (uint32_t k = 0; k < fs->taps; k++)
+		h[k] = fs->coeffs[k];
+	for (int i = 0; i < n; i++)
+		db[i] = 20.0 * log10(gf_design_response(h, fs->taps, f[i], RATE) + 1e-30);
+	printf("  built-in chain, live, hum %s: %u taps\n", hum ? "found" : "none", fs->taps);
+	free(h);
+	gf_filter_set_free(fs);
+	gf_config_free(c);
+}
+
+static void expect_none(const struct gf_hum_track *t)
+{
+	struct gf_hum h;
+	gf_hum_track_active(t, &h);
+	CHECK(h.f0_hz == 0.0 && h.n == 0);
+}
+
+int main(void)
+{
+	uint64_t rng = gf_test_seed("test_hum_track");
+	size_t n = (size_t)(60 * RATE);
+	float *x = malloc(n * sizeof(float));
+	CHECK(x);
+	struct gf_errbuf eb = {{0}};
+	struct gf_hum_track *t;
+	/* The hysteresis the cases below measure against: a notch waits for a few analyses, and
+	 * stays longer than that. */
+	CHECK(GF_HUM_TRACK_ON >= 2 && GF_HUM_TRACK_OFF > 2 * GF_HUM_TRACK_ON);
+
+	/* 1. Speech alone, 40 s: never a notch. */
+	gf_test_speechlike(x, n, RATE, -6.0, &rng);
+	CHECK_OK_EB(gf_hum_track_new(&t, RATE, 4, &eb), &eb);
+	uint64_t ch = feed(t, x, 0, (size_t)(40 * RATE));
+	printf("speech without hum: %llu analyses, %u found a hum by themselves, set changed at %llu (0: "
+	       "never)\n",
+	       (unsigned long long)gf_hum_track_analyses(t), raw_found, (unsigned long long)ch);
+	CHECK(gf_hum_track_analyses(t) >= 30);
+	CHECK(ch == 0);
+	expect_none(t);
+	gf_hum_track_free(t);
+
+	/* 2. 50.02 Hz on harmonics 1, 2, 3 (-40, -46, -50 dBFS) from 0 s to 30 s, under the voice. */
+	const uint32_t h50[] = {1, 2, 3};
+	const double d50[] = {-40.0, -46.0, -50.0};
+	gf_test_speechlike(x, n, RATE, -6.0, &rng);
+	gf_test_add_hum(x, 0, (size_t)(30 * RATE), 1, RATE, 50.02, h50, d50, 3);
+	CHECK_OK_EB(gf_hum_track_new(&t, RATE, 4, &eb), &eb);
+	ch = feed(t, x, 0, (size_t)(20 * RATE));
+	printf("50 Hz hum: the set changed at analysis %llu (hysteresis: not before %u)\n",
+	       (unsigned long long)ch, GF_HUM_TRACK_ON);
+	CHECK(ch >= GF_HUM_TRACK_ON && ch <= GF_HUM_TRACK_ON + 2);
+	expect_set(t, 50.02, h50, 3);
+
+	/* 3. It stops at 30 s: kept for OFF analyses, gone within OFF + the window + 2. */
+	CHECK(feed(t, x, (size_t)(20 * RATE), (size_t)(30 * RATE)) == 0);
+	uint64_t a_stop = gf_hum_track_analyses(t);
+	ch = feed(t, x, (size_t)(30 * RATE), n);
+	printf("hum gone: removed %llu analyses after it stopped (hold: %u; the window %.0f s)\n",
+	       (unsigned long long)(ch - a_stop), GF_HUM_TRACK_OFF, GF_HUM_TRACK_WINDOW_S);
+	CHECK(ch > a_stop + GF_HUM_TRACK_OFF - 1);
+	CHECK(ch <= a_stop + GF_HUM_TRACK_OFF + (uint64_t)GF_HUM_TRACK_WINDOW_S + 2);
+	expect_none(t);
+	gf_hum_track_free(t);
+
+	/* 4. 59.97 Hz on harmonics 2, 3, 5 (no fundamental), 8 looked at. */
+	const uint32_t h60[] = {2, 3, 5};
+	const double d60[] = {-44.0, -42.0, -50.0};
+	gf_test_speechlike(x, n, RATE, -6.0, &rng);
+	gf_test_add_hum(x, 0, n, 1, RATE, 59.97, h60, d60, 3);
+	CHECK_OK_EB(gf_hum_track_new(&t, RATE, 8, &eb), &eb);
+	ch = feed(t, x, 0, (size_t)(15 * RATE));
+	printf("60 Hz hum: the set changed at analysis %llu\n", (unsigned long long)ch);
+	CHECK(ch >= GF_HUM_TRACK_ON && ch <= GF_HUM_TRACK_ON + 2);
+	expect_set(t, 59.97, h60, 3);
+	gf_hum_track_free(t);
+
+	/* 5. 50 Hz for 15 s, then 60 Hz: the set switches to the 60 Hz family. */
+	gf_test_speechlike(x, n, RATE, -6.0, &rng);
+	gf_test_add_hum(x, 0, (size_t)(15 * RATE), 1, RATE, 50.02, h50, d50, 3);
+	gf_test_add_hum(x, (size_t)(15 * RATE), n, 1, RATE, 59.97, h60, d60, 3);
+	CHECK_OK_EB(gf_hum_track_new(&t, RATE, 8, &eb), &eb);
+	feed(t, x, 0, (size_t)(15 * RATE));
+	expect_set(t, 50.02, h50, 3);
+	feed(t, x, (size_t)(15 * RATE), (size_t)(30 * RATE));
+	expect_set(t, 59.97, h60, 3);
+	gf_hum_track_free(t);
+
+	/* 6. The chain built with a set found: harmonics 1 and 3 of 50.02 Hz notched, 100 Hz kept. */
+	struct gf_hum found = {.f0_hz = 50.02, .n = 2, .harmonic = {1, 3}};
+	const double fr[] = {50.02, 100.04, 150.06, 1000.0};
+	double with[4], without[4];
+	chain_response(&found, fr, with, 4);
+	chain_response(NULL, fr, without, 4);
+	for (int i = 0; i < 4; i++)
+		printf("  %.2f Hz: %.1f dB with the set, %.1f dB without\n", fr[i], with[i], without[i]);
+	CHECK(with[0] < -30.0 && with[2] < -30.0);
+	CHECK(fabs(with[1]) < 0.5 && fabs(with[3]) < 0.1);
+	for (int i = 0; i < 4; i++)
+		CHECK(fabs(without[i]) < 0.5);
+
+	/* What an analysis costs the control thread (printed, not checked). */
+	const struct {
+		double rate;
+		uint32_t hmax;
+	} cost[] = {{RATE, 4}, {RATE, 16}, {384000.0, 4}};
+	for (int i = 0; i < 3; i++) {
+		CHECK_OK_EB(gf_hum_track_new(&t, cost[i].rate, cost[i].hmax, &eb), &eb);
+		feed(t, x, 0, (size_t)(5 * cost[i].rate));
+		double best = INFINITY, sum = 0.0;
+		for (int k = 0; k < 5; k++) { /* the fastest of 5: the machine is shared */
+			gf_hum_track_push(t, x, (size_t)cost[i].rate);
+			uint64_t t0 = gf_now_ns();
+			CHECK(gf_hum_track_step(t, &eb) >= 0);
+			double ms = (double)(gf_now_ns() - t0) / 1e6;
+			best = fmin(best, ms), sum += ms;
+		}
+		printf("one analysis at %.0f Hz, %u harmonics: %.1f ms (the fastest of 5; mean %.1f ms)\n",
+		       cost[i].rate, cost[i].hmax, best, sum / 5.0);
+		gf_hum_track_free(t);
+	}
+
+	free(x);
+	puts("test_hum_track: ok");
+	return 0;
+}
