@@ -61,12 +61,18 @@ void gf_errbuf_set(struct gf_errbuf *eb, const char *fmt, ...) __attribute__((fo
 /** gf_errbuf_set with a va_list (the CUDA module reports through it). */
 void gf_errbuf_vset(struct gf_errbuf *eb, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
-/** Exit codes of the gpufir program (named, as CamillaDSP does). */
+/**
+ * Exit codes of the gpufir program (named, as CamillaDSP does). systemd's
+ * journal names a status by LSB's table (systemd.exec(5)): 2 reads
+ * INVALIDARGUMENT and a bad configuration is 6, NOTCONFIGURED (it was 3,
+ * which reads NOTIMPLEMENTED; 3 is not used again). The units'
+ * RestartPreventExitStatus= lists 2 and 6.
+ */
 enum gf_exit {
 	GF_EXIT_OK = 0,
 	GF_EXIT_FAILURE = 1,	  /**< unspecified failure */
 	GF_EXIT_USAGE = 2,	  /**< bad command line */
-	GF_EXIT_CONFIG = 3,	  /**< bad configuration or filter file */
+	GF_EXIT_CONFIG = 6,	  /**< bad configuration or filter file */
 	GF_EXIT_IO = 4,		  /**< input/output file error */
 	GF_EXIT_PROCESS = 5,	  /**< processing error (engine, GPU, audio device) */
 	GF_EXIT_INTERRUPTED = 130 /**< stopped by SIGINT/SIGTERM before finishing */

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -275,6 +276,17 @@ static int run_check_config(const struct gf_cli *cli)
 	return err ? GF_EXIT_CONFIG : GF_EXIT_OK;
 }
 
+/* The system unit's socket, else the user unit's ($XDG_RUNTIME_DIR/gpufir/status)
+ * when only that one exists: a desktop user's `gpufir --status` finds their own. */
+static const char *default_status_socket(char *buf, size_t len)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	if (access(DEFAULT_STATUS_SOCKET, F_OK) == 0 || !xdg || xdg[0] != '/')
+		return DEFAULT_STATUS_SOCKET;
+	snprintf(buf, len, "%s/gpufir/status", xdg);
+	return access(buf, F_OK) == 0 ? buf : DEFAULT_STATUS_SOCKET;
+}
+
 static int run_status(const struct gf_cli *cli)
 {
 	if (cli->socket)
@@ -286,10 +298,12 @@ static int run_status(const struct gf_cli *cli)
 		gf_err("%s", eb.msg[0] ? eb.msg : gf_strerror(err));
 		return GF_EXIT_CONFIG;
 	}
+	char user[4096];
 	int rc = cli->json ? gf_api_print_status(cfg->control_socket ? cfg->control_socket
 								     : GF_API_DEFAULT_SOCKET)
-			   : gf_daemon_print_status(cfg->status_socket ? cfg->status_socket
-								       : DEFAULT_STATUS_SOCKET);
+			   : gf_daemon_print_status(cfg->status_socket
+							    ? cfg->status_socket
+							    : default_status_socket(user, sizeof(user)));
 	gf_config_free(cfg);
 	return rc;
 }

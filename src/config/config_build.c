@@ -81,7 +81,7 @@ static int make_min_phase(const struct gf_config *c, const struct gf_config_filt
 /*
  * Prefix a module's message with the filter's place. Designs say "KEY: why"
  * (the line of KEY is used); file readers say "PATH...: why" (the file line).
- * Unreadable or corrupt filter files are configuration errors (exit code 3).
+ * Unreadable or corrupt filter files are configuration errors (exit code 6).
  */
 static int filter_error(const struct gf_config_filter *f, int err, int from_design, struct gf_errbuf *eb)
 {
@@ -127,6 +127,37 @@ static int default_leaves_out(const struct gf_config *c, const struct gf_config_
 	       f->design.cutoff_hz >= 0.45 * rate;
 }
 
+/*
+ * A sound file's IR at @p rate. One at another rate is an error that says how
+ * to convert it, unless the filter asks for it to be resampled (resample =
+ * true): never silently, since resampling cannot restore what lies above the
+ * lower rate's Nyquist frequency.
+ */
+static int read_sound_file(const struct gf_config_filter *f, const char *path, uint32_t rate,
+			   const struct gf_ir_select *sel, struct gf_cfg_taps *t, struct gf_errbuf *eb)
+{
+	uint32_t file_rate = 0;
+	int r = gf_taps_read_wav(path, f->resample ? 0 : rate, sel, &t->h, &t->n, &file_rate, eb);
+	if (r == GF_E_RATE && eb) {
+		size_t len = strlen(eb->msg);
+		snprintf(eb->msg + len, sizeof(eb->msg) - len,
+			 ", or let gpufir resample it: resample = true;");
+		return r;
+	}
+	if (r || file_rate == rate)
+		return r;
+	double *h;
+	uint32_t n;
+	if ((r = gf_taps_resample(t->h, t->n, file_rate, rate, &h, &n, eb)))
+		return r;
+	gf_info("filters.%s: resampled IR %s from %u to %u Hz, %u -> %u taps", f->name, path, file_rate, rate,
+		t->n, n);
+	free(t->h);
+	t->h = h;
+	t->n = n;
+	return 0;
+}
+
 /* A file filter: the file for @p rate (per-rate list or $samplerate$), said when the rate chose it. */
 static int read_file(const struct gf_config_filter *f, uint32_t rate, const struct gf_ir_select *sel,
 		     struct gf_cfg_taps *t, struct gf_errbuf *eb)
@@ -140,7 +171,7 @@ static int read_file(const struct gf_config_filter *f, uint32_t rate, const stru
 	if (f->kind == FK_TEXT)
 		r = gf_taps_read_text(path, &t->h, &t->n, eb);
 	else if (f->kind == FK_WAV)
-		r = gf_taps_read_wav(path, rate, sel, &t->h, &t->n, NULL, eb);
+		r = read_sound_file(f, path, rate, sel, t, eb);
 	else
 		r = gf_taps_read_raw(path, f->raw, sel, &t->h, &t->n, eb);
 	free(path);

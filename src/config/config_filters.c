@@ -26,7 +26,7 @@ const char *const gf_config_fkey_names[K_COUNT] = {
 	"length", "design",	   "gain_db",	     "cutoff_hz", "low_hz",	  "high_hz",
 	"taps",	  "transition_hz", "attenuation_db", "freq_hz",	  "harmonics",	  "bandwidth_hz",
 	"q",	  "delay_ms",	   "phase",	     "noise",	  "reduction_db", "use_input",
-	"bands",  "preamp_db",	   "highpass_hz",
+	"bands",  "preamp_db",	   "highpass_hz",    "resample",
 };
 
 #define BIT(k) (1u << (k))
@@ -44,7 +44,8 @@ static uint32_t allowed_keys(const struct gf_config_filter *f)
 	case FK_TEXT:
 		return m | BIT(K_FILE) | BIT(K_FORMAT);
 	case FK_WAV:
-		return m | BIT(K_FILE) | BIT(K_FORMAT) | BIT(K_CHANNEL) | BIT(K_OFFSET) | BIT(K_LENGTH);
+		return m | BIT(K_FILE) | BIT(K_FORMAT) | BIT(K_CHANNEL) | BIT(K_OFFSET) | BIT(K_LENGTH) |
+		       BIT(K_RESAMPLE);
 	case FK_RAW:
 		return m | BIT(K_FILE) | BIT(K_FORMAT) | BIT(K_OFFSET) | BIT(K_LENGTH);
 	case FK_DESIGN:
@@ -372,7 +373,7 @@ static int parse_design(const struct gf_cfg_loader *L, const config_setting_t *g
 	return check_design(L, g, prefix, f, t);
 }
 
-/* format = "text" | "wav" | a raw format (CamillaDSP's names: "FLOAT64LE", "S24LE3", ...). */
+/* format = "text" | "wav" | a raw format (CamillaDSP's names: "FLOAT64LE", "S24_3_LE", ...). */
 static int parse_format(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
 			const char *format, struct gf_config_filter *f)
 {
@@ -387,11 +388,9 @@ static int parse_format(const struct gf_cfg_loader *L, const config_setting_t *g
 	} else {
 		char name[192];
 		gf_cfg_setting(name, sizeof(name), prefix, "format");
-		return gf_cfg_fail_at(
-			L, config_setting_get_member(g, "format"), name,
-			"must be \"text\" or \"wav\", or a raw sample format: FLOAT32LE, FLOAT64LE, "
-			"S16LE, S24LE3, S24LE, S32LE (got \"%s\")",
-			format);
+		return gf_cfg_fail_at(L, config_setting_get_member(g, "format"), name,
+				      "must be \"text\" or \"wav\", or a raw sample format: %s (got \"%s\")",
+				      gf_taps_raw_names(), format);
 	}
 	return 0;
 }
@@ -451,7 +450,8 @@ static int parse_file_filter(const struct gf_cfg_loader *L, const config_setting
 	long long ch = 0, off = 0, len = 0;
 	if ((r = get_channel(L, g, prefix, f, &ch)) < 0 ||
 	    (r = gf_cfg_get_int(L, g, prefix, "offset", 0, 1LL << 40, &off)) < 0 ||
-	    (r = gf_cfg_get_int(L, g, prefix, "length", 1, GF_TAPS_MAX, &len)) < 0)
+	    (r = gf_cfg_get_int(L, g, prefix, "length", 1, GF_TAPS_MAX, &len)) < 0 ||
+	    (f->kind == FK_WAV && (r = gf_cfg_get_bool(L, g, prefix, "resample", &f->resample)) < 0))
 		goto out;
 	f->sel.channel = f->kind == FK_WAV ? (uint32_t)ch : 0; /* raw files are mono */
 	f->sel.offset = (uint64_t)off;

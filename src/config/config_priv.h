@@ -61,6 +61,7 @@ enum fkey {
 	K_BANDS,
 	K_PREAMP_DB,
 	K_HIGHPASS_HZ,
+	K_RESAMPLE,
 	K_COUNT
 };
 /* Setting names, indexed by enum fkey. */
@@ -89,6 +90,7 @@ struct gf_config_filter {
 	struct gf_ir_select sel;
 	enum gf_raw_format raw; /* FK_RAW */
 	int channel_is_route;	/* FK_WAV, channel = "route": the file channel = the audio channel */
+	int resample;		/* FK_WAV, resample = true: a file at another rate is resampled */
 	struct gf_design design;
 	struct gf_peq *peq; /* design = "peq": its bands (design.peq points here) */
 	double gain_db;

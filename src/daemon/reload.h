@@ -45,6 +45,8 @@ struct gf_reload_result {
 /**
  * Load @p src (gf_config_load_source) and fill in live defaults (sample rate, channels), so the
  * result compares and builds the same way at start-up and on reload.
+ * @return 0, GF_E_NOMEM, or GF_E_CONFIG for any other failure (a missing or
+ * unreadable file too: at start-up that is exit status 6, not configured)
  */
 int gf_reload_load_config(const struct gf_config_source *src, struct gf_config **out, struct gf_errbuf *eb);
 

@@ -59,9 +59,20 @@ int gf_taps_read_wav_mem(const void *data, size_t size, const char *name, uint32
 /** 1 if @p path's extension names a sound file (.wav, .flac, ...), else 0 (text). */
 int gf_taps_is_sound_file(const char *path);
 
+/**
+ * Resample an impulse response of @p n taps at @p from Hz to @p to Hz
+ * (libsamplerate, SRC_SINC_BEST_QUALITY), scaled by from / to so that its
+ * frequency response (gain included) stays the same below both Nyquist
+ * frequencies: ceil(n * to / from) taps into a new array @p out. Control
+ * thread (allocates, takes time with the length).
+ * @return 0, GF_E_TOOLONG beyond GF_TAPS_MAX, GF_E_NOMEM, or GF_E_INVAL
+ */
+int gf_taps_resample(const double *h, uint32_t n, uint32_t from, uint32_t to, double **out, uint32_t *m,
+		     struct gf_errbuf *eb);
+
 /* ---- raw sample files (taps_raw.c): what rePhase, DRC-FIR and others write ---- */
 
-/** Headerless mono little-endian samples (CamillaDSP's names). */
+/** Headerless mono little-endian samples (CamillaDSP's names, before v4 and since). */
 enum gf_raw_format {
 	GF_RAW_NONE = 0,
 	GF_RAW_FLOAT32LE, /**< IEEE float, 4 bytes (DRC-FIR .pcm) */
@@ -70,11 +81,17 @@ enum gf_raw_format {
 	GF_RAW_S24LE3,	  /**< 24-bit integer in 3 bytes, v / 2^23 */
 	GF_RAW_S24LE,	  /**< 24-bit integer in the low 3 bytes of 4, v / 2^23 */
 	GF_RAW_S32LE,	  /**< 32-bit integer, v / 2^31 */
+	GF_RAW_S24LE4LJ,  /**< 24-bit integer in the high 3 bytes of 4, v / 2^23 */
 };
 
-/** Parse a format name ("FLOAT64LE", case-insensitive). @return the format or GF_RAW_NONE */
+/**
+ * Parse a format name, case-insensitive: CamillaDSP's before v4 ("FLOAT64LE",
+ * "S24LE3") or since ("F64_LE", "S24_3_LE"). @return the format or GF_RAW_NONE
+ */
 enum gf_raw_format gf_taps_raw_parse(const char *name);
-/** The name of @p f ("FLOAT64LE"), "?" for GF_RAW_NONE. */
+/** Every accepted name, ", "-separated, for messages ("FLOAT32LE, ..., F64_LE"). */
+const char *gf_taps_raw_names(void);
+/** The name of @p f in gpufir's messages ("FLOAT64LE"), "?" for GF_RAW_NONE. */
 const char *gf_taps_raw_name(enum gf_raw_format f);
 /** Bytes per sample of @p f. */
 unsigned gf_taps_raw_size(enum gf_raw_format f);

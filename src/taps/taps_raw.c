@@ -3,6 +3,8 @@
  * rePhase (.dbl, float64), DRC-FIR (.pcm, float32), BruteFIR and CamillaDSP
  * read and write. Without a header nothing checks the format, so the one
  * check there is matters: the size must be a whole number of samples.
+ * CamillaDSP 4 renamed the formats (ALSA's style: "S24_3_LE"); configs written
+ * for either version name the same files, so both sets of names are accepted.
  */
 #include <errno.h>
 #include <math.h>
@@ -15,13 +17,26 @@
 #include "safe_file.h"
 #include "taps_io.h"
 
+/* The first entry of a format names it in messages; the rest are aliases. */
 static const struct {
 	const char *name;
 	enum gf_raw_format fmt;
 	unsigned size;
 } formats[] = {
-	{"FLOAT32LE", GF_RAW_FLOAT32LE, 4}, {"FLOAT64LE", GF_RAW_FLOAT64LE, 8}, {"S16LE", GF_RAW_S16LE, 2},
-	{"S24LE3", GF_RAW_S24LE3, 3},	    {"S24LE", GF_RAW_S24LE, 4},		{"S32LE", GF_RAW_S32LE, 4},
+	{"FLOAT32LE", GF_RAW_FLOAT32LE, 4},
+	{"FLOAT64LE", GF_RAW_FLOAT64LE, 8},
+	{"S16LE", GF_RAW_S16LE, 2},
+	{"S24LE3", GF_RAW_S24LE3, 3},
+	{"S24LE", GF_RAW_S24LE, 4},
+	{"S32LE", GF_RAW_S32LE, 4},
+	/* CamillaDSP 4 */
+	{"S16_LE", GF_RAW_S16LE, 2},
+	{"S24_3_LE", GF_RAW_S24LE3, 3},
+	{"S24_4_RJ_LE", GF_RAW_S24LE, 4},    /* right-justified: the low 3 bytes */
+	{"S24_4_LJ_LE", GF_RAW_S24LE4LJ, 4}, /* left-justified: the high 3 bytes */
+	{"S32_LE", GF_RAW_S32LE, 4},
+	{"F32_LE", GF_RAW_FLOAT32LE, 4},
+	{"F64_LE", GF_RAW_FLOAT64LE, 8},
 };
 #define N_FORMATS (sizeof(formats) / sizeof(formats[0]))
 
@@ -31,6 +46,12 @@ enum gf_raw_format gf_taps_raw_parse(const char *name)
 		if (strcasecmp(name, formats[i].name) == 0)
 			return formats[i].fmt;
 	return GF_RAW_NONE;
+}
+
+const char *gf_taps_raw_names(void)
+{
+	return "FLOAT32LE, FLOAT64LE, S16LE, S24LE3, S24LE, S32LE, " /* the table's order */
+	       "S16_LE, S24_3_LE, S24_4_RJ_LE, S24_4_LJ_LE, S32_LE, F32_LE, F64_LE";
 }
 
 const char *gf_taps_raw_name(enum gf_raw_format f)
@@ -71,6 +92,12 @@ static uint64_t le(const unsigned char *p, unsigned bytes)
 	return v;
 }
 
+/* 3 bytes as a signed 24-bit value (bit 23 extended), scaled to [-1, 1). */
+static double s24(const unsigned char *p)
+{
+	return (double)((int32_t)((uint32_t)le(p, 3) << 8) >> 8) / 8388608.0;
+}
+
 static double decode(const unsigned char *p, enum gf_raw_format f)
 {
 	switch (f) {
@@ -89,10 +116,12 @@ static double decode(const unsigned char *p, enum gf_raw_format f)
 	case GF_RAW_S16LE:
 		return (int16_t)le(p, 2) / 32768.0;
 	case GF_RAW_S24LE3:
-	case GF_RAW_S24LE: /* sign-extend bit 23; the fourth byte of S24LE is padding */
-		return (double)((int32_t)((uint32_t)le(p, 3) << 8) >> 8) / 8388608.0;
+	case GF_RAW_S24LE: /* the fourth byte of S24LE is padding */
+		return s24(p);
 	case GF_RAW_S32LE:
 		return (int32_t)le(p, 4) / 2147483648.0;
+	case GF_RAW_S24LE4LJ: /* the first (low) byte is padding */
+		return s24(p + 1);
 	default:
 		return NAN;
 	}

@@ -13,7 +13,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 3)
 		return 0;
-	enum gf_raw_format fmt = (enum gf_raw_format)(1 + data[0] % 6u);
+	enum gf_raw_format fmt = (enum gf_raw_format)(1 + data[0] % 7u); /* FLOAT32LE .. S24LE4LJ */
 	struct gf_ir_select sel = {.channel = data[0] >> 7, .offset = data[1] & 15u, .length = data[2]};
 	double *h = NULL;
 	uint32_t n = 0;

@@ -64,8 +64,9 @@ no_live_libs check_config
 run status 4 "$G" --status "$work/no-daemon.sock"
 no_live_libs status
 
-# --live loads the module and the live libraries (a config that cannot be read then ends it: exit 4).
-run live 4 "$G" --live -c "$work/missing.conf"
+# --live loads the module and the live libraries (a config that cannot be read then ends it:
+# exit 6, not configured).
+run live 6 "$G" --live -c "$work/missing.conf"
 grep -Eq "file=[^ ]*libgpufir-live.so" live.log || fail "--live did not load libgpufir-live.so"
 grep -Eq "file=[^ ]*libportaudio" live.log || fail "--live did not load PortAudio"
 grep -q "missing.conf" live.out || fail "--live: the module did not report the config: $(cat live.out)"
@@ -95,7 +96,7 @@ DESTDIR="$work/root" cmake --install "$build" >install.log 2>&1 || { cat install
 bin=$(find "$work/root" -path '*/bin/gpufir' -type f | head -n 1)
 mod=$(find "$work/root" -name libgpufir-live.so | head -n 1)
 [ -n "$bin" ] && [ -n "$mod" ] || fail "the install lacks gpufir or libgpufir-live.so"
-run installed_live 4 "$bin" --live -c "$work/missing.conf"
+run installed_live 6 "$bin" --live -c "$work/missing.conf"
 grep -q "file=$work/root/[^ ]*/libgpufir-live.so " installed_live.log || fail "the installed program did not load $mod: $(grep gpufir-live installed_live.log)"
 run installed_offline 0 "$bin" -q --backend cpu -c gpufir.conf -i in.wav -o out_inst.wav
 no_live_libs installed_offline

@@ -61,7 +61,10 @@ static size_t make_raw(enum gf_raw_format fmt, uint64_t *seed, unsigned char *im
 			int64_t v = (int64_t)llround(x * scale);
 			if (v >= (int64_t)scale)
 				v = (int64_t)scale - 1;
-			put_le(p, (uint64_t)v, ss); /* S24LE: the 4th byte is the sign extension */
+			if (fmt == GF_RAW_S24LE4LJ) /* the high 3 bytes; the low one is padding */
+				put_le(p, (uint64_t)v << 8, ss);
+			else /* S24LE: the 4th byte is the sign extension */
+				put_le(p, (uint64_t)v, ss);
 			want[k] = (double)v / scale;
 		}
 		}
@@ -91,7 +94,8 @@ static struct gf_filter_set *build_conf(const char *text, struct gf_errbuf *eb, 
 static void test_raw_round_trips(void)
 {
 	static const enum gf_raw_format fmts[] = {GF_RAW_FLOAT32LE, GF_RAW_FLOAT64LE, GF_RAW_S16LE,
-						  GF_RAW_S24LE3,    GF_RAW_S24LE,     GF_RAW_S32LE};
+						  GF_RAW_S24LE3,    GF_RAW_S24LE,     GF_RAW_S32LE,
+						  GF_RAW_S24LE4LJ};
 	uint64_t seed = gf_test_seed("taps_formats");
 	for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
 		const char *name = gf_taps_raw_name(fmts[i]);
@@ -152,6 +156,78 @@ static void test_raw_round_trips(void)
 	}
 }
 
+/*
+ * CamillaDSP's names, v4's (ALSA style) beside the older ones: known bytes,
+ * two samples each (the stride), decode to known values.
+ */
+static void test_raw_names_known_bytes(void)
+{
+	static const struct {
+		const char *name;
+		unsigned size;
+		unsigned char bytes[16];
+		double want[2];
+	} cases[] = {
+		{"S16_LE", 2, {0x00, 0x80, 0x00, 0x40}, {-1.0, 0.5}},
+		{"S16LE", 2, {0xff, 0x7f, 0x01, 0x00}, {32767.0 / 32768, 1.0 / 32768}},
+		{"S24_3_LE", 3, {0x00, 0x00, 0xc0, 0x01, 0x00, 0x00}, {-0.5, 1.0 / 8388608}},
+		{"S24LE3", 3, {0xff, 0xff, 0xff, 0x00, 0x00, 0x80}, {-1.0 / 8388608, -1.0}},
+		/* right-justified: the low 3 bytes hold the value, the high one is padding */
+		{"S24_4_RJ_LE", 4, {0x00, 0x00, 0xc0, 0x00, 0x00, 0x00, 0x40, 0x00}, {-0.5, 0.5}},
+		{"S24LE",
+		 4,
+		 {0xff, 0xff, 0xff, 0xff, 0x01, 0x00, 0x00, 0x00},
+		 {-1.0 / 8388608, 1.0 / 8388608}},
+		/* left-justified: the high 3 bytes hold the value, the low one is padding */
+		{"S24_4_LJ_LE", 4, {0x00, 0x00, 0x00, 0xc0, 0x00, 0x01, 0x00, 0x00}, {-0.5, 1.0 / 8388608}},
+		{"S32_LE", 4, {0x00, 0x00, 0x00, 0x80, 0x00, 0x00, 0x00, 0x20}, {-1.0, 0.25}},
+		{"S32LE",
+		 4,
+		 {0x01, 0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0x7f},
+		 {1.0 / 2147483648.0, 2147483647.0 / 2147483648.0}},
+		{"F32_LE", 4, {0x00, 0x00, 0x40, 0x3f, 0x00, 0x00, 0x00, 0xc0}, {0.75, -2.0}},
+		{"FLOAT32LE", 4, {0x00, 0x00, 0x80, 0x3e, 0x00, 0x00, 0x00, 0x00}, {0.25, 0.0}},
+		{"F64_LE", 8, {0, 0, 0, 0, 0, 0, 0xd0, 0xbf, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f}, {-0.25, 1.0}},
+		{"FLOAT64LE", 8, {0, 0, 0, 0, 0, 0, 0x04, 0x40, 0, 0, 0, 0, 0, 0, 0, 0x80}, {2.5, -0.0}},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		enum gf_raw_format fmt = gf_taps_raw_parse(cases[i].name);
+		CHECK(fmt != GF_RAW_NONE && gf_taps_raw_size(fmt) == cases[i].size);
+		CHECK(strstr(gf_taps_raw_names(), cases[i].name)); /* the messages list it */
+		struct gf_ir_select sel = {0};
+		struct gf_errbuf eb = {{0}};
+		double *h = NULL;
+		uint32_t n = 0;
+		CHECK_OK_EB(gf_taps_parse_raw(cases[i].bytes, 2 * cases[i].size, cases[i].name, fmt, &sel, &h,
+					      &n, &eb),
+			    &eb);
+		CHECK(n == 2 && h[0] == cases[i].want[0] && h[1] == cases[i].want[1]);
+		printf("  %s: %g, %g\n", cases[i].name, h[0], h[1]);
+		free(h);
+	}
+	/* the same format by either name; case does not matter */
+	CHECK(gf_taps_raw_parse("f64_le") == GF_RAW_FLOAT64LE &&
+	      gf_taps_raw_parse("S24_3_LE") == GF_RAW_S24LE3);
+	CHECK(gf_taps_raw_parse("S24_4_RJ_LE") == GF_RAW_S24LE);
+	CHECK(gf_taps_raw_parse("S24_4_LE") == GF_RAW_NONE); /* ambiguous: CamillaDSP has no such name */
+	CHECK(gf_taps_raw_parse("TEXT") == GF_RAW_NONE);
+
+	/* through a config, v4's name */
+	unsigned char img[8] = {0, 0, 0, 0, 0, 0, 0xd0, 0xbf};
+	char *p = gf_test_path(dir, "v4.bin");
+	gf_test_write_file(p, img, 8);
+	free(p);
+	int err;
+	struct gf_errbuf eb = {{0}};
+	struct gf_filter_set *fs =
+		build_conf("filters = ( { name = \"a\"; file = \"v4.bin\"; format = \"F64_LE\"; } );\n"
+			   "chain = [\"a\"];\n",
+			   &eb, &err);
+	CHECK_OK_EB(err, &eb);
+	CHECK(fs->taps == 1 && gf_filter_set_channel(fs, 0)[0] == -0.25f);
+	gf_filter_set_free(fs);
+}
+
 static void test_raw_extensions_and_errors(void)
 {
 	unsigned char img[16];
@@ -191,6 +267,9 @@ static void test_raw_extensions_and_errors(void)
 			&eb, &err);
 	printf("  expected error: %s\n", eb.msg);
 	CHECK(err == GF_E_CONFIG && strstr(eb.msg, "filters.a.format") && strstr(eb.msg, "FLOAT64LE"));
+	/* the list names every accepted format, v4's names too */
+	CHECK(strstr(eb.msg, "S24_3_LE") && strstr(eb.msg, "S24_4_LJ_LE") && strstr(eb.msg, "F64_LE") &&
+	      strstr(eb.msg, "\"S20LE\""));
 	/* a NaN in a float file */
 	memcpy(img, (unsigned char[]){0, 0, 0xc0, 0x7f}, 4);
 	struct gf_ir_select sel = {0};
@@ -268,13 +347,130 @@ static void test_wav_channel_per_route(void)
 	CHECK(strstr(eb.msg, "filters.room.channel: must be a channel number or \"route\""));
 }
 
+/*
+ * resample = true: an IR at another rate. @p h at @p rate: a low-pass at 16 kHz
+ * (windowed sinc, 255 taps, centred at 200: content close to the band edge) and an echo of it, 0.5 x, 400
+ * taps later, so that both the magnitude and the timing (phase) are tested.
+ */
+static uint32_t make_ir(double *h, uint32_t rate)
+{
+	const uint32_t n = 1024;
+	memset(h, 0, n * sizeof(double));
+	for (int echo = 0; echo < 2; echo++)
+		for (int k = -127; k <= 127; k++) {
+			double x = 2.0 * 16000.0 / rate,
+			       w = 0.42 + 0.5 * cos(M_PI * k / 128.0) + 0.08 * cos(2.0 * M_PI * k / 128.0);
+			double s = k ? sin(M_PI * x * k) / (M_PI * k) : x;
+			h[200 + 400 * echo + k] += (echo ? 0.5 : 1.0) * s * w;
+		}
+	return n;
+}
+
+/* The largest |H_b(f) - H_a(f)| from 20 Hz to @p top (DTFT, 200 log-spaced points), over max |H_a|. */
+static double response_error(const double *a, uint32_t na, uint32_t ra, const float *bf, const double *bd,
+			     uint32_t nb, uint32_t rb, double top)
+{
+	double worst = 0, peak = 0;
+	for (int i = 0; i < 200; i++) {
+		double f = 20.0 * pow(top / 20.0, i / 199.0), re[2] = {0, 0}, im[2] = {0, 0};
+		for (uint32_t k = 0; k < na; k++) {
+			re[0] += a[k] * cos(2 * M_PI * f * k / ra);
+			im[0] -= a[k] * sin(2 * M_PI * f * k / ra);
+		}
+		for (uint32_t k = 0; k < nb; k++) {
+			double v = bf ? bf[k] : bd[k];
+			re[1] += v * cos(2 * M_PI * f * k / rb);
+			im[1] -= v * sin(2 * M_PI * f * k / rb);
+		}
+		peak = fmax(peak, hypot(re[0], im[0]));
+		worst = fmax(worst, hypot(re[1] - re[0], im[1] - im[0]));
+	}
+	return worst / peak;
+}
+
+/* Resampled IRs keep the response: within 1e-4 of the peak (-80 dB), gain and phase alike. */
+static void test_resample_response(void)
+{
+	static const uint32_t pairs[][2] = {{44100, 48000}, {48000, 44100}, {96000, 48000}, {48000, 96000}};
+	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+		uint32_t from = pairs[i][0], to = pairs[i][1];
+		double h[1024], *y;
+		uint32_t n = make_ir(h, from), m;
+		struct gf_errbuf eb = {{0}};
+		CHECK_OK_EB(gf_taps_resample(h, n, from, to, &y, &m, &eb), &eb);
+		CHECK(m == (uint32_t)ceil(n * (double)to / from));
+		double fmax = 0.9 * (from < to ? from : to) / 2.0;
+		double e = response_error(h, n, from, NULL, y, m, to, fmax);
+		printf("  resampled %u -> %u Hz: %u -> %u taps, response error %.1f dB of the peak up to "
+		       "%.0f Hz\n",
+		       from, to, n, m, 20 * log10(e), fmax);
+		CHECK(e < 1e-4);
+		free(y);
+	}
+	double h[1024], *y = (double *)1;
+	uint32_t m = 1;
+	struct gf_errbuf eb = {{0}};
+	CHECK(gf_taps_resample(h, 1024, 8000, 384000, &y, &m, &eb) == 0 && m == 1024 * 48);
+	free(y);
+	CHECK(gf_taps_resample(h, GF_TAPS_MAX, 8000, 16000, &y, &m, &eb) == GF_E_TOOLONG && !y && !m);
+	CHECK(strstr(eb.msg, "tap limit"));
+}
+
+/* Through a config: without resample = true another rate is an error that says how; with it, resampled. */
+static void test_resample_config(void)
+{
+	double h[1024];
+	uint32_t n = make_ir(h, 44100);
+	char *p = gf_test_path(dir, "ir44.wav");
+	SF_INFO info = {.samplerate = 44100, .channels = 1, .format = SF_FORMAT_WAV | SF_FORMAT_DOUBLE};
+	SNDFILE *sf = sf_open(p, SFM_WRITE, &info);
+	CHECK(sf && sf_writef_double(sf, h, n) == n);
+	sf_close(sf);
+	free(p);
+	int err;
+	struct gf_errbuf eb = {{0}};
+	struct gf_filter_set *fs = build_conf(
+		"filters = ( { name = \"room\"; file = \"ir44.wav\"; } );\nchain = [\"room\"];\n", &eb, &err);
+	printf("  expected error: %s\n", eb.msg);
+	CHECK(err == GF_E_RATE && !fs && strstr(eb.msg, "44100 Hz") && strstr(eb.msg, "48000 Hz") &&
+	      strstr(eb.msg, "resample = true"));
+	fs = build_conf("filters = ( { name = \"room\"; file = \"ir44.wav\"; resample = true; } );\n"
+			"chain = [\"room\"];\n",
+			&eb, &err);
+	CHECK_OK_EB(err, &eb);
+	CHECK(fs->taps == (uint32_t)ceil(n * 48000.0 / 44100));
+	double e =
+		response_error(h, n, 44100, gf_filter_set_channel(fs, 0), NULL, fs->taps, 48000, 0.9 * 22050);
+	printf("  config, 44100 -> 48000 Hz: response error %.1f dB of the peak\n", 20 * log10(e));
+	CHECK(e < 1e-4);
+	gf_filter_set_free(fs);
+	/* at its own rate, resample = true changes nothing */
+	p = gf_test_path(dir, "ir48.wav");
+	info = (SF_INFO){.samplerate = 48000, .channels = 1, .format = SF_FORMAT_WAV | SF_FORMAT_DOUBLE};
+	sf = sf_open(p, SFM_WRITE, &info);
+	CHECK(sf && sf_writef_double(sf, h, n) == n);
+	sf_close(sf);
+	free(p);
+	fs = build_conf("filters = ( { name = \"room\"; file = \"ir48.wav\"; resample = true; } );\n"
+			"chain = [\"room\"];\n",
+			&eb, &err);
+	CHECK_OK_EB(err, &eb);
+	CHECK(fs->taps == n);
+	for (uint32_t k = 0; k < n; k++)
+		CHECK(gf_filter_set_channel(fs, 0)[k] == (float)h[k]);
+	gf_filter_set_free(fs);
+}
+
 int main(void)
 {
 	dir = gf_test_tmpdir("taps_formats");
 	test_raw_round_trips();
+	test_raw_names_known_bytes();
 	test_raw_extensions_and_errors();
 	test_wav_float64();
 	test_wav_channel_per_route();
+	test_resample_response();
+	test_resample_config();
 	gf_test_rmtree(dir);
 	free(dir);
 	puts("test_taps_formats: OK");
