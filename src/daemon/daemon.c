@@ -426,33 +426,6 @@ static void loop(struct daemon *d)
 	}
 }
 
-/* ---- in-place restart -------------------------------------------------- */
-
-/* The loop has wound down (stream left to the old image, stats logged,
- * sockets closed): become a fresh image of ourselves, same PID. Returns only
- * if that failed; systemd's Restart= is then the fallback. */
-static int respawn_exec(struct daemon *d)
-{
-	struct gf_errbuf eb = {{0}};
-	struct gf_respawn r = {
-		.attempt = d->retries + 1,
-		.backoff_ms = d->retry_ms,
-		.respawns = d->respawns + 1,
-		.outages = d->outages,
-		.ready = d->ready_sent,
-		.lost_us = (uint64_t)d->lost_at_ms * 1000u,
-		.started_us = (uint64_t)d->t0_ms * 1000u,
-	};
-	if (d->wd_usec)
-		gf_notify_watchdog(); /* the new image's start-up runs on this ping */
-	gf_notice("restarting gpufir in place (pid %ld) to reconnect: attempt %u in %.1f s", (long)getpid(),
-		  r.attempt, r.backoff_ms / 1000.0);
-	int err = gf_respawn_exec(d->o->argv, &r, &eb);
-	gf_err("%s; exiting for systemd to restart the service", eb.msg[0] ? eb.msg : gf_strerror(err));
-	gf_notify_status("audio server lost; restart in place failed, exiting");
-	return GF_EXIT_PROCESS;
-}
-
 /* ---- start and stop ---------------------------------------------------- */
 
 /* The start-up build is done: take its engine, start the stream (or carry on
@@ -594,7 +567,7 @@ int gf_daemon_run(const struct gf_daemon_opts *o)
 	}
 	daemon_finish(&d);
 	if (d.respawn) /* signals stay blocked: one arriving now waits for the new image */
-		rc = respawn_exec(&d);
+		rc = gf_dm_respawn_exec(&d);
 	close(d.sigfd);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return rc;

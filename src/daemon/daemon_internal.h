@@ -215,6 +215,10 @@ void gf_dm_build_free(struct gf_dm_build *b);
 /** At exit: wait briefly for a running build, then abandon it. @return 1 if abandoned. */
 int gf_dm_build_abandon(struct daemon *d);
 
+/** The loop has wound down after the audio server was lost: become a fresh image of this
+ * program, same PID (daemon_stream.c). Returns only if that failed (GF_EXIT_PROCESS). */
+int gf_dm_respawn_exec(struct daemon *d);
+
 /* daemon_hum.c: notches with freq_hz = "auto" follow the hum found in the running input */
 /** The tap a new stream's worker copies its input into, or NULL (no such notch). Before it starts. */
 struct gf_input_tap *gf_dm_hum_tap(struct daemon *d);

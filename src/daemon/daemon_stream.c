@@ -354,7 +354,7 @@ int gf_dm_health_check(struct daemon *d)
 	return 0;
 }
 
-/* This image was started by respawn_exec(): carry on with the outage where
+/* This image was started by gf_dm_respawn_exec(): carry on with the outage where
  * the previous image left it, waiting its backoff before the next attempt. */
 void gf_dm_outage_resume(struct daemon *d, const struct gf_respawn *r)
 {
@@ -377,4 +377,29 @@ void gf_dm_outage_resume(struct daemon *d, const struct gf_respawn *r)
 		  "attempt %u in %.1f s",
 		  (long)getpid(), d->respawns, (now - d->lost_at_ms) / 1000.0, r->attempt,
 		  d->retry_ms / 1000.0);
+}
+
+/* The loop has wound down (stream left to the old image, stats logged,
+ * sockets closed): become a fresh image of ourselves, same PID. Returns only
+ * if that failed; systemd's Restart= is then the fallback. */
+int gf_dm_respawn_exec(struct daemon *d)
+{
+	struct gf_errbuf eb = {{0}};
+	struct gf_respawn r = {
+		.attempt = d->retries + 1,
+		.backoff_ms = d->retry_ms,
+		.respawns = d->respawns + 1,
+		.outages = d->outages,
+		.ready = d->ready_sent,
+		.lost_us = (uint64_t)d->lost_at_ms * 1000u,
+		.started_us = (uint64_t)d->t0_ms * 1000u,
+	};
+	if (d->wd_usec)
+		gf_notify_watchdog(); /* the new image's start-up runs on this ping */
+	gf_notice("restarting gpufir in place (pid %ld) to reconnect: attempt %u in %.1f s", (long)getpid(),
+		  r.attempt, r.backoff_ms / 1000.0);
+	int err = gf_respawn_exec(d->o->argv, &r, &eb);
+	gf_err("%s; exiting for systemd to restart the service", eb.msg[0] ? eb.msg : gf_strerror(err));
+	gf_notify_status("audio server lost; restart in place failed, exiting");
+	return GF_EXIT_PROCESS;
 }
