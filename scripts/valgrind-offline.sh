@@ -64,7 +64,7 @@ check "built-in chain" 0 -i "$work/in.wav" -o "$work/out1.wav" --backend cpu
 check "inline taps, direct" 0 -i "$work/in.wav" -o "$work/out2.wav" -c "$work/inline.conf" --backend cpu --algo direct
 check "inline taps, fft, --tail, float" 0 -i "$work/in.wav" -o "$work/out3.wav" -c "$work/inline.conf" \
 	--backend cpu --algo fft --tail --format FLOAT
-check "config error" 3 -i "$work/in.wav" -o "$work/out4.wav" -c "$work/bad.conf" --backend cpu
+check "config error" 6 -i "$work/in.wav" -o "$work/out4.wav" -c "$work/bad.conf" --backend cpu
 check "unreadable input" 4 -i "$work/junk.wav" -o "$work/out5.wav" --backend cpu
 [ -e "$work/out4.wav" ] && fail "config error left an output behind"
 [ -e "$work/out5.wav" ] && fail "input error left an output behind"
