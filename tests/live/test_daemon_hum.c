@@ -14,7 +14,7 @@
  * 3. at the output the hum drops: each harmonic's level in the 2 s after the
  *    swap is at least MIN_DROP_DB below its level in 2 s before it, while the
  *    voice's gain (300 Hz-3 kHz, output over input) stays within 2 dB;
- * 4. started again with max_taps = 8192 (the chain fits, with the notches it
+ * 4. started again with max_taps = 1024 (the chain fits, with the notches it
  *    does not): the hum is found, its rebuild fails and is counted and
  *    logged as a failed reload, the running filter stays (no notch, the same
  *    taps), and the same set is not tried again. */
@@ -96,10 +96,10 @@ static double band_dbfs(const float *y, double lo, double hi)
 static void failed_rebuild(const char *bin, jack_client_t *jc, long taps0)
 {
 	char st[GF_STATUS_MAX], hum[200], found[200], last[300];
-	write_conf("max_taps = 8192;\n");
+	write_conf("max_taps = 1024;\n");
 	int ready = dm.nl.ready;
 	gf_daemon_spawn(&dm, bin, 0);
-	gf_daemon_wait_ready(&dm, ready + 1, 30.0, "start-up with max_taps = 8192");
+	gf_daemon_wait_ready(&dm, ready + 1, 30.0, "start-up with max_taps = 1024");
 	gf_daemon_connect_ports(&dm, jc, &tap);
 	size_t t0 = feed_pos();
 	long failures = 0;
@@ -116,7 +116,7 @@ static void failed_rebuild(const char *bin, jack_client_t *jc, long taps0)
 	gf_daemon_query_status(&dm, st, sizeof(st));
 	status_text(st, "hum", hum, sizeof(hum));
 	status_text(st, "last_reload", last, sizeof(last));
-	printf("max_taps = 8192: found %s; hum: %s; taps %ld; reload failures %ld, 5 s later %ld; last "
+	printf("max_taps = 1024: found %s; hum: %s; taps %ld; reload failures %ld, 5 s later %ld; last "
 	       "reload: "
 	       "%s\n",
 	       found, hum, gf_daemon_status_num(st, "taps"), failures,
