@@ -10,9 +10,15 @@
  * suppressor (suppress_gpu.h) when it has at least
  * GF_SUPPRESS_GPU_MIN_CHANNELS; where the GPU cannot be set up, the bank runs
  * on the CPU (logged once, at info level). The CPU suppressors of those
- * channels are built too and kept on standby: a GPU hop that fails or misses
- * the deadline switches the bank to them at once (that piece muted, counted
- * in gf_suppress_bank_gpu_failures) until reset().
+ * channels are built too and kept on standby. A GPU hop not back by the
+ * deadline is late, not dead: the group's channels of that call are muted,
+ * the call counted in gf_suppress_bank_gpu_late, and the group stays on the
+ * GPU, which collects the hop at the next call (suppress_gpu.h: the noise
+ * estimates and overlap-add advance over every frame, nothing is replayed).
+ * Only a hop that fails (GF_E_CUDA) or is hung (still in flight
+ * GF_SUPPRESS_GPU_HOP_WAIT_NS after its submission: GF_E_TIMEOUT) switches
+ * the bank to the standby at once (that piece muted, counted in
+ * gf_suppress_bank_gpu_failures) until reset().
  *
  * Threads: new/free/reset on the control (or build) thread: they allocate,
  * plan FFTW and may fail. process() on the audio thread: no allocation, lock
@@ -73,14 +79,20 @@ uint32_t gf_suppress_bank_gpu_channels(const struct gf_suppress_bank *b);
 /** Switches from the GPU to the standby CPU suppressors since new(). Any thread. */
 uint64_t gf_suppress_bank_gpu_failures(const struct gf_suppress_bank *b);
 
+/** Calls whose GPU channels were muted because a hop was late (not a failure: still on the GPU).
+ * Any thread. */
+uint64_t gf_suppress_bank_gpu_late(const struct gf_suppress_bank *b);
+
 /** Where the bank runs, for a status line: "64 channels on the GPU", "2 channels on the CPU". */
 void gf_suppress_bank_where(const struct gf_suppress_bank *b, char *buf, size_t len);
 
 /**
  * Suppress (or delay) @p frames interleaved frames in place, any number per
- * call. Audio thread, RT-safe. @return 0, or the GF_E_* of a GPU failure in
- * this call (GF_E_CUDA, GF_E_TIMEOUT): the bank has switched to the CPU and
- * the GPU's channels of the failed piece are silence (the others are not).
+ * call. Audio thread, RT-safe. @return 0 (also for a late hop: the GPU's
+ * channels silence from it on, counted), or the GF_E_* of a GPU failure in
+ * this call (GF_E_CUDA, GF_E_TIMEOUT: a hang): the bank has switched to the
+ * CPU and the GPU's channels of the failed piece are silence (the others are
+ * not).
  */
 int gf_suppress_bank_process(struct gf_suppress_bank *b, float *buf, uint32_t frames);
 
