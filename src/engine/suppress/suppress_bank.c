@@ -35,6 +35,13 @@
 
 /* Frames taken apart per pass: any call size is handled in pieces of this. */
 #define SCRATCH_FRAMES 1024u
+/* The return to the GPU (gf_suppress_bank_try_return): the longest wait between tries, in
+ * return_ms (as the engine's RETURN_MAX_STEPS); probe calls of silence, each of SCRATCH_FRAMES
+ * frames (at least one hop), that must be back within PROBE_WAIT_NS (a hop's round trip is
+ * tens of us to a few ms: one slower is no healthy GPU). */
+#define RETURN_MAX_STEPS 32u
+#define PROBE_CALLS 3
+#define PROBE_WAIT_NS 50000000ull
 
 /* The channels that run in one GPU suppressor. */
 struct gpu_group {
@@ -59,9 +66,13 @@ struct gf_suppress_bank {
 	uint32_t delay_pos;
 	float *scratch; /* SCRATCH_FRAMES */
 	struct gpu_group *g;
-	_Atomic int on_gpu;	       /* the group runs (the audio thread clears it on a failure) */
-	_Atomic uint64_t gpu_failures; /* switches to the standby */
-	_Atomic uint64_t gpu_late;     /* calls whose group was muted for a late hop */
+	_Atomic int on_gpu; /* the group runs (the audio thread clears it on a failure, the
+			       control thread sets it again: gf_suppress_bank_try_return) */
+	uint64_t return_ns; /* control thread: the first wait before a return */
+	uint64_t return_step_ns, next_return_ns; /* control thread: the wait now, the next try */
+	_Atomic uint64_t gpu_returns;		 /* returns to the GPU after a switch */
+	_Atomic uint64_t gpu_failures;		 /* switches to the standby */
+	_Atomic uint64_t gpu_late;		 /* calls whose group was muted for a late hop */
 };
 
 static void group_free(struct gpu_group *g)
@@ -180,6 +191,7 @@ static int group_new(struct gf_suppress_bank *b, const struct gf_suppress_params
 	}
 	g->n = n;
 	g->wait_ns = 1000ull * o->deadline_us;
+	b->return_ns = 1000000ull * (o->return_ms ? o->return_ms : GF_SUPPRESS_RETURN_DEFAULT_MS);
 	for (uint32_t c = first, k = 0; c < b->channels; c++)
 		if (same_params(pc[first], pc[c]))
 			g->chan[k++] = c;
@@ -274,6 +286,11 @@ uint32_t gf_suppress_bank_gpu_channels(const struct gf_suppress_bank *b)
 uint64_t gf_suppress_bank_gpu_failures(const struct gf_suppress_bank *b)
 {
 	return b ? atomic_load(&b->gpu_failures) : 0;
+}
+
+uint64_t gf_suppress_bank_gpu_returns(const struct gf_suppress_bank *b)
+{
+	return b ? atomic_load(&b->gpu_returns) : 0;
 }
 
 uint64_t gf_suppress_bank_gpu_late(const struct gf_suppress_bank *b)
@@ -394,12 +411,17 @@ static void mute_group(struct gpu_group *g, float *buf, uint32_t channels, uint3
  * CPU, the rest delayed. */
 static int process_piece(struct gf_suppress_bank *b, float *piece, uint32_t n, uint64_t deadline, int *late)
 {
-	int err = 0, on_gpu = b->g && atomic_load_explicit(&b->on_gpu, memory_order_relaxed);
+	/* acquire: a return's reset and probe of the group, on the control thread, happened before */
+	int err = 0, on_gpu = b->g && atomic_load_explicit(&b->on_gpu, memory_order_acquire);
 	if (on_gpu && (err = group_run(b->g, piece, b->channels, n, deadline)) == GF_SUPPRESS_GPU_LATE) {
 		*late = 1; /* muted, counted by the caller, still on the GPU */
 		err = 0;
 	}
 	if (on_gpu && err) {
+		/* The standby starts clean, as at its first switch: a state left from before a return
+		 * would replay its stale overlap (gf_suppress_reset: memsets, RT-safe). */
+		for (uint32_t k = 0; k < b->g->n; k++)
+			gf_suppress_reset(b->sup[b->g->chan[k]]);
 		atomic_store(&b->on_gpu, 0);
 		atomic_fetch_add(&b->gpu_failures, 1);
 		on_gpu = 0;
@@ -450,6 +472,7 @@ void gf_suppress_bank_reset(struct gf_suppress_bank *b)
 	b->delay_pos = 0;
 	if (!b->g)
 		return;
+	b->next_return_ns = 0;
 	/* A new stream tries the GPU again: back to it only if its state could be reset. */
 	int err = b->g->gpu ? gf_suppress_gpu_reset(b->g->gpu) : 0;
 	if (b->g->fake)
@@ -458,4 +481,56 @@ void gf_suppress_bank_reset(struct gf_suppress_bank *b)
 		gf_info("suppressor: %u channels stay on the CPU: the GPU's reset failed (%s)", b->g->n,
 			gf_suppress_gpu_error(b->g->gpu));
 	atomic_store(&b->on_gpu, !err);
+}
+
+/* ---- the return to the GPU (control thread) ---------------------------- */
+
+/* The group's suppressor from a clean state, answering PROBE_CALLS calls of silence each within
+ * PROBE_WAIT_NS, then clean again: 0, or why not (a hop still hung: its reset times out). */
+static int group_probe(struct gpu_group *g)
+{
+	int err = g->gpu ? gf_suppress_gpu_reset(g->gpu) : 0;
+	for (int i = 0; !err && i < PROBE_CALLS; i++) {
+		memset(g->buf, 0, (size_t)SCRATCH_FRAMES * g->n * sizeof(float));
+		uint64_t by = gf_now_ns() + PROBE_WAIT_NS;
+		if (g->gpu)
+			err = gf_suppress_gpu_process_by(g->gpu, g->buf, SCRATCH_FRAMES, by);
+		else
+			gf_suppress_process(g->fake, g->buf, SCRATCH_FRAMES);
+		err = err ? err : group_hook(g, by);
+	}
+	if (!err && g->gpu)
+		err = gf_suppress_gpu_reset(g->gpu);
+	if (g->fake)
+		gf_suppress_reset(g->fake);
+	return err;
+}
+
+void gf_suppress_bank_try_return(struct gf_suppress_bank *b)
+{
+	if (!b || !b->g || atomic_load_explicit(&b->on_gpu, memory_order_acquire))
+		return; /* the worker owns the group while it runs: nothing here touches it then */
+	uint64_t now = gf_now_ns();
+	if (!b->next_return_ns) { /* the first look since the switch: the first wait */
+		b->return_step_ns = b->return_ns;
+		b->next_return_ns = now + b->return_step_ns;
+		return;
+	}
+	if (now < b->next_return_ns)
+		return;
+	int err = group_probe(b->g);
+	if (err) {
+		uint64_t cap = b->return_ns * RETURN_MAX_STEPS;
+		b->return_step_ns = 2 * b->return_step_ns < cap ? 2 * b->return_step_ns : cap;
+		b->next_return_ns = gf_now_ns() + b->return_step_ns;
+		gf_info("suppressor: %u channels stay on the CPU: the GPU is not healthy yet (%s); next try "
+			"in %.1f s",
+			b->g->n, err == GF_SUPPRESS_GPU_LATE ? "a probe was late" : gf_strerror(err),
+			1e-9 * (double)b->return_step_ns);
+		return;
+	}
+	b->next_return_ns = 0;
+	atomic_fetch_add(&b->gpu_returns, 1);
+	atomic_store_explicit(&b->on_gpu, 1, memory_order_release); /* the worker's next piece */
+	gf_info("suppressor: %u channels back on the GPU", b->g->n);
 }

@@ -17,6 +17,9 @@
  *   start for process(), the caller's for process_by() (a stream's block,
  *   however little the engine left of it), and is late; once the hop has been
  *   in flight GF_SUPPRESS_GPU_HOP_WAIT_NS it is hung: the switch.
+ * - gf_suppress_bank_try_return after a switch: scheduled return_ms later,
+ *   then the group back on the "GPU", its output a fresh CPU bank's; while
+ *   the hop is still hung, the probe fails and the group stays on the CPU;
  * - channels that differ only in highpass_hz are not one group.
  * The mix: 12 channels with one set of parameters (the group), 2 with another,
  * 2 without a suppressor.
@@ -25,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "clock.h"
 #include "suppress_bank.h"
@@ -189,6 +193,61 @@ static void late_case(const float *x)
 	free(y);
 }
 
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = {0, 1000000L * (long)ms};
+	nanosleep(&ts, NULL);
+}
+
+/* After the fake GPU's error at call FAIL_AFTER + 1 (the switch), the control thread's
+ * try_return: the first look schedules a try return_ms later, which probes the "GPU" and puts the
+ * group back on it, while calls go on. From the call after, the group's channels are a CPU bank's
+ * started at that call (the GPU restarts clean); the others never noticed. */
+static void return_case(const float *x)
+{
+	CHECK(setenv("GPUFIR_FAULT_SUPPRESS_FAKE_GPU", "1", 1) == 0);
+	CHECK(setenv("GPUFIR_FAULT_SUPPRESS_GPU_AFTER", "20", 1) == 0);
+	struct gf_suppress_bank_opts o = {
+		.gpu = 1, .gpu_index = NO_SUCH_GPU, .deadline_us = 5000, .return_ms = 2};
+	struct gf_suppress_bank *cpu = gf_test_bank(&mix, NULL), *b = gf_test_bank(&mix, &o);
+	CHECK(unsetenv("GPUFIR_FAULT_SUPPRESS_FAKE_GPU") == 0 &&
+	      unsetenv("GPUFIR_FAULT_SUPPRESS_GPU_AFTER") == 0);
+	struct gf_suppress_bank *fresh = gf_test_bank(&mix, NULL);
+	size_t n = (size_t)FRAMES * CH;
+	float *ref = malloc(n * sizeof(float)), *y = malloc(n * sizeof(float)),
+	      *z = malloc(n * sizeof(float));
+	memcpy(ref, x, n * sizeof(float));
+	memcpy(y, x, n * sizeof(float));
+	memcpy(z, x, n * sizeof(float));
+	CHECK(run(cpu, ref) < 0);
+	const uint32_t back = FAIL_AFTER + 2; /* the first call on the GPU again */
+	double took;
+	for (uint32_t k = 0; k < back; k++) {
+		CHECK(timed_call(b, y, k, 0, &took) == (k == FAIL_AFTER ? GF_E_CUDA : 0));
+		gf_suppress_bank_try_return(b); /* the control thread, between blocks */
+		if (k == FAIL_AFTER) {
+			CHECK(gf_suppress_bank_gpu_channels(b) == 0); /* scheduled, not yet */
+			sleep_ms(5);
+		}
+	}
+	CHECK(gf_suppress_bank_gpu_channels(b) == GROUP && gf_suppress_bank_gpu_returns(b) == 1 &&
+	      gf_suppress_bank_gpu_failures(b) == 1);
+	for (uint32_t k = back; k < FRAMES / CALL; k++)
+		CHECK(timed_call(b, y, k, 0, &took) == 0);
+	for (uint32_t k = back; k < FRAMES / CALL; k++)
+		CHECK(timed_call(fresh, z, k, 0, &took) == 0);
+	for (uint32_t c = 0; c < CH; c++)
+		CHECK(same_channel(y, c < GROUP ? z : ref, c, c < GROUP ? back * CALL : 0, FRAMES));
+	printf("after the switch, try_return probed the fake GPU and took the group back (1 return): from "
+	       "then on its channels are a fresh CPU bank's bits, the others never noticed\n");
+	gf_suppress_bank_free(cpu);
+	gf_suppress_bank_free(b);
+	gf_suppress_bank_free(fresh);
+	free(ref);
+	free(y);
+	free(z);
+}
+
 /* From call 2 on the hop is never back. Each call waits for it until its deadline (process(): its
  * own 20 ms; process_by(): the 5 ms left of the caller's), mutes the group, counts late and stays
  * on the GPU; only once the hop has been in flight GF_SUPPRESS_GPU_HOP_WAIT_NS is it hung: the
@@ -221,13 +280,19 @@ static void hang_one(struct gf_suppress_bank *b, float *y, uint64_t by_ns, const
 		CHECK(first >= 0.005 && first < 0.015);
 	else
 		CHECK(first >= 0.020 && first < 0.035);
+	/* still hung: a try to return fails its probe, and the group stays on the CPU */
+	gf_suppress_bank_try_return(b);
+	sleep_ms(5);
+	gf_suppress_bank_try_return(b);
+	CHECK(gf_suppress_bank_gpu_channels(b) == 0 && gf_suppress_bank_gpu_returns(b) == 0);
 }
 
 static void hang_case(const float *x)
 {
 	CHECK(setenv("GPUFIR_FAULT_SUPPRESS_FAKE_GPU", "1", 1) == 0);
 	CHECK(setenv("GPUFIR_FAULT_SUPPRESS_GPU_HANG_AFTER", "2", 1) == 0);
-	struct gf_suppress_bank_opts o = {.gpu = 1, .gpu_index = NO_SUCH_GPU, .deadline_us = 20000};
+	struct gf_suppress_bank_opts o = {
+		.gpu = 1, .gpu_index = NO_SUCH_GPU, .deadline_us = 20000, .return_ms = 2};
 	struct gf_suppress_bank *own = gf_test_bank(&mix, &o), *by = gf_test_bank(&mix, &o);
 	CHECK(unsetenv("GPUFIR_FAULT_SUPPRESS_FAKE_GPU") == 0 &&
 	      unsetenv("GPUFIR_FAULT_SUPPRESS_GPU_HANG_AFTER") == 0);
@@ -286,6 +351,7 @@ int main(void)
 	no_gpu_case(x);
 	fault_case(x);
 	late_case(x);
+	return_case(x);
 	hang_case(x);
 	few_case();
 	highpass_case();
