@@ -34,6 +34,9 @@ extern "C" {
 
 /* new()'s and reset()'s waits: control thread, the first launches load modules. */
 #define SETUP_WAIT_NS 10000000000ull
+/* reset()'s wait for a hop left in flight (late or hung): a try to return to the GPU, on the control
+ * thread, fails this fast while the GPU is hung, rather than block SETUP_WAIT_NS each time. */
+#define PENDING_WAIT_NS 100000000ull
 #define THREADS 256
 
 /* What changes from frame to frame but is the same for every bin (suppress_bins.c's branches on
@@ -388,6 +391,8 @@ extern "C" int gf_cu_suppress_reset(void *inst)
 	struct gf_cu_suppress *s = (struct gf_cu_suppress *)inst;
 	size_t hopc = (size_t)s->channels * s->hop;
 	CU_RET(&s->eb, cudaSetDevice(s->device));
+	if (s->pending)
+		GF_RET(gf_cu_wait_event_eb(s->done, gf_now_ns() + PENDING_WAIT_NS, &s->eb));
 	k_reset<<<blocks_for((size_t)s->channels * s->nb), THREADS, 0, s->stream>>>(
 		s->st, s->seeded ? s->d_seed : NULL, s->channels, s->nb);
 	CU_LAUNCHED(&s->eb);

@@ -116,12 +116,12 @@ int gf_suppress_bank_process_by(struct gf_suppress_bank *b, float *buf, uint32_t
 /**
  * The return to the GPU after a switch to the standby, shaped as the engine's (engine_recover.c):
  * call it often (as gf_engine_reap). The first call after a switch schedules a try
- * opts.return_ms later; a try resets the GPU suppressor (which waits, bounded, for a hung hop),
- * has it answer a few calls of silence in time, resets it again and publishes the group back
- * (one atomic store the worker reads at its next piece); a failed try doubles the wait, up to
- * 32 times return_ms. The GPU restarts clean, as at a stream's start: its channels are silence
- * for its latency (about 24 ms) and the noise estimate restarts from the parameters' seed.
- * Control thread, while audio runs (the worker does not touch the group while it is off the GPU).
+ * opts.return_ms later; a try resets the GPU suppressor (which waits at most 100 ms for a hop still in
+ * flight), has it answer a few calls of silence in time, resets it again and publishes the group back (one
+ * atomic store the worker reads at its next piece); a failed try doubles the wait, up to 32 times return_ms.
+ * The GPU restarts clean, as at a stream's start: its channels are silence for its latency (about 24 ms) and
+ * the noise estimate restarts from the parameters' seed. Control thread, while audio runs (the worker does
+ * not touch the group while it is off the GPU).
  */
 void gf_suppress_bank_try_return(struct gf_suppress_bank *b);
 
