@@ -34,6 +34,9 @@ extern "C" {
 
 /* new()'s and reset()'s waits: control thread, the first launches load modules. */
 #define SETUP_WAIT_NS 10000000000ull
+/* reset()'s wait for a hop left in flight (late or hung): a try to return to the GPU, on the control
+ * thread, fails this fast while the GPU is hung, rather than block SETUP_WAIT_NS each time. */
+#define PENDING_WAIT_NS 100000000ull
 #define THREADS 256
 
 /* What changes from frame to frame but is the same for every bin (suppress_bins.c's branches on
@@ -53,12 +56,16 @@ struct bin_state {
 struct gf_cu_suppress {
 	uint32_t channels, n, hop, nb;
 	int device;
-	uint32_t pos;	 /* frames of the current hop written so far, all channels */
-	uint32_t frames; /* frames run since reset (saturates), as suppress_bins.c counts */
-	int seeded;	 /* the noise estimate starts from a noise sample */
-	int failed;	 /* a hop failed: silence until reset() */
-	unsigned cur;	 /* which of d_hops holds the newest hop */
-	float scale;	 /* the inverse transform's 1 / n */
+	uint32_t pos;		/* frames of the current hop written so far, all channels */
+	uint32_t frames;	/* frames run since reset (saturates), as suppress_bins.c counts */
+	int seeded;		/* the noise estimate starts from a noise sample */
+	int failed;		/* a hop failed or hung: silence until reset() */
+	int pending;		/* the last hop is in flight: late, collected by the next call */
+	uint64_t pending_since; /* when it was submitted: hung GF_SUPPRESS_GPU_HOP_WAIT_NS later */
+	uint32_t owed, repaid;	/* frames taken while a hop was in flight; those fed to the GPU since */
+	float *h_owed;		/* the first hop of them, interleaved (more are fed as silence) */
+	unsigned cur;		/* which of d_hops holds the newest hop */
+	float scale;		/* the inverse transform's 1 / n */
 	struct gf_suppress_consts k;
 	float *h_in, *h_out; /* pinned, hop x channels interleaved */
 	float *d_hops[2];    /* the last two hops' input, interleaved */
@@ -240,6 +247,8 @@ static int alloc_device(struct gf_cu_suppress *s)
 	CU_RET(&s->eb, cudaMalloc((void **)&s->d_spec, binc * sizeof(cufftComplex)));
 	CU_RET(&s->eb, cudaHostAlloc((void **)&s->h_in, hopc * sizeof(float), cudaHostAllocDefault));
 	CU_RET(&s->eb, cudaHostAlloc((void **)&s->h_out, hopc * sizeof(float), cudaHostAllocDefault));
+	if (!(s->h_owed = (float *)calloc(hopc, sizeof(float))))
+		return GF_E_NOMEM;
 	return 0;
 }
 
@@ -269,7 +278,8 @@ static int take_shape(struct gf_cu_suppress *s, const struct gf_suppress_shape *
 	GF_RET(alloc_device(s));
 	CU_RET(&s->eb, cudaMemcpy(s->d_win, sh->win, s->n * sizeof(float), cudaMemcpyHostToDevice));
 	if (sh->seed)
-		CU_RET(&s->eb, cudaMemcpy(s->d_seed, sh->seed, s->nb * sizeof(float), cudaMemcpyHostToDevice));
+		CU_RET(&s->eb,
+		       cudaMemcpy(s->d_seed, sh->seed, s->nb * sizeof(float), cudaMemcpyHostToDevice));
 	float *ones = NULL;
 	if (!sh->highpass) {
 		if (!(ones = (float *)malloc(s->nb * sizeof(float))))
@@ -289,7 +299,8 @@ static int check_shape(struct gf_cu_suppress *s, const struct gf_suppress_shape 
 {
 	if (!s->channels || !sh || !sh->win || sh->n < 4 || sh->hop * 2 != sh->n || sh->nb != sh->n / 2 + 1 ||
 	    !sh->k.min_window) {
-		gf_errbuf_set(&s->eb, "suppress: %s", s->channels ? "bad shape" : "0 channels: need at least one");
+		gf_errbuf_set(&s->eb, "suppress: %s",
+			      s->channels ? "bad shape" : "0 channels: need at least one");
 		return GF_E_INVAL;
 	}
 	return 0;
@@ -347,14 +358,30 @@ static int enqueue_hop(struct gf_cu_suppress *s)
 	return 0;
 }
 
-/* A full hop: run it and wait for its output until @p deadline_ns. */
-static int run_hop(struct gf_cu_suppress *s, uint64_t deadline_ns)
+/* The hop in flight, waited for until @p deadline_ns (0: none) or until it counts as hung, whichever
+ * is first: 0 (back), GF_SUPPRESS_GPU_LATE (not yet, not hung), GF_E_TIMEOUT (hung) or GF_E_CUDA. */
+static int collect(struct gf_cu_suppress *s, uint64_t deadline_ns)
 {
-	GF_RET(enqueue_hop(s));
-	GF_RET(gf_cu_wait_event_eb(s->done, deadline_ns, &s->eb));
+	uint64_t hung = s->pending_since + GF_SUPPRESS_GPU_HOP_WAIT_NS;
+	int err =
+		gf_cu_wait_event_eb(s->done, deadline_ns && deadline_ns < hung ? deadline_ns : hung, &s->eb);
+	if (err == GF_E_TIMEOUT && gf_now_ns() < hung)
+		return GF_SUPPRESS_GPU_LATE;
+	if (err)
+		return err;
+	s->pending = 0;
 	if (s->frames < UINT32_MAX)
 		s->frames++;
 	return 0;
+}
+
+/* A full hop: run it and wait for its output until @p deadline_ns; collect()'s answer. */
+static int run_hop(struct gf_cu_suppress *s, uint64_t deadline_ns)
+{
+	GF_RET(enqueue_hop(s));
+	s->pending = 1;
+	s->pending_since = gf_now_ns();
+	return collect(s, deadline_ns);
 }
 
 /* ---- the C API ---------------------------------------------------------- */
@@ -364,6 +391,8 @@ extern "C" int gf_cu_suppress_reset(void *inst)
 	struct gf_cu_suppress *s = (struct gf_cu_suppress *)inst;
 	size_t hopc = (size_t)s->channels * s->hop;
 	CU_RET(&s->eb, cudaSetDevice(s->device));
+	if (s->pending)
+		GF_RET(gf_cu_wait_event_eb(s->done, gf_now_ns() + PENDING_WAIT_NS, &s->eb));
 	k_reset<<<blocks_for((size_t)s->channels * s->nb), THREADS, 0, s->stream>>>(
 		s->st, s->seeded ? s->d_seed : NULL, s->channels, s->nb);
 	CU_LAUNCHED(&s->eb);
@@ -377,6 +406,8 @@ extern "C" int gf_cu_suppress_reset(void *inst)
 	s->pos = 0;
 	s->frames = 0;
 	s->failed = 0;
+	s->pending = 0;
+	s->owed = s->repaid = 0;
 	s->eb.msg[0] = '\0';
 	return 0;
 }
@@ -386,7 +417,8 @@ extern "C" int gf_cu_suppress_reset(void *inst)
 static int warm_up(struct gf_cu_suppress *s)
 {
 	GF_RET(gf_cu_suppress_reset(s));
-	GF_RET(run_hop(s, gf_now_ns() + SETUP_WAIT_NS));
+	GF_RET(enqueue_hop(s));
+	GF_RET(gf_cu_wait_event_eb(s->done, gf_now_ns() + SETUP_WAIT_NS, &s->eb));
 	return gf_cu_suppress_reset(s);
 }
 
@@ -431,6 +463,7 @@ extern "C" void gf_cu_suppress_free(void *inst)
 	cudaFree(s->d_spec);
 	cudaFreeHost(s->h_in);
 	cudaFreeHost(s->h_out);
+	free(s->h_owed);
 	if (s->done)
 		cudaEventDestroy(s->done);
 	if (s->stream)
@@ -444,24 +477,75 @@ extern "C" const char *gf_cu_suppress_error(const void *inst)
 }
 
 /* Exchange @p take frames at @p buf with the current hop's: input in (a NaN or Inf as 0, as the CPU
- * does), the previous frame's output out. */
+ * does; @p buf NULL: the owed frames from repaid on), the previous frame's output out (or dropped). */
 static void exchange(struct gf_cu_suppress *s, float *buf, uint32_t take)
 {
 	size_t at = (size_t)s->pos * s->channels, count = (size_t)take * s->channels;
 	for (size_t i = 0; i < count; i++) {
+		if (!buf) {
+			size_t o = (size_t)s->repaid * s->channels + i; /* past the first hop: silence */
+			s->h_in[at + i] = o < (size_t)s->hop * s->channels ? s->h_owed[o] : 0.0f;
+			continue;
+		}
 		float v = buf[i];
 		s->h_in[at + i] = isfinite(v) ? v : 0.0f;
 		buf[i] = s->failed ? 0.0f : s->h_out[at + i];
 	}
 }
 
-/* Until when a hop may take: the caller's deadline (live: the stream's), or with none (offline,
- * tests) a hung GPU's bound from the hop's start. */
-static uint64_t hop_deadline(uint64_t deadline_ns)
+/* @p frames frames at @p buf taken while a hop is in flight (h_in and h_out are the GPU's): their
+ * input kept for later (the first hop of it), their output silence. */
+static void owe(struct gf_cu_suppress *s, float *buf, uint32_t frames)
 {
-	return deadline_ns ? deadline_ns : gf_now_ns() + GF_SUPPRESS_GPU_HOP_WAIT_NS;
+	size_t cap = (size_t)s->hop * s->channels;
+	for (size_t i = 0, o = (size_t)s->owed * s->channels; i < (size_t)frames * s->channels; i++, o++) {
+		if (o < cap)
+			s->h_owed[o] = isfinite(buf[i]) ? buf[i] : 0.0f;
+		buf[i] = 0.0f;
+	}
+	s->owed = s->owed + frames > s->owed ? s->owed + frames : UINT32_MAX;
 }
 
+/* Feed the owed frames (@p buf NULL) or @p frames of @p buf through the hops, each collected by
+ * @p deadline_ns; frames that come after a late hop are owed. collect()'s answer. */
+static int feed(struct gf_cu_suppress *s, float *buf, uint32_t frames, uint64_t deadline_ns)
+{
+	for (uint32_t done = 0; done < frames;) {
+		uint32_t take = s->hop - s->pos;
+		if (take > frames - done)
+			take = frames - done;
+		exchange(s, buf ? buf + (size_t)done * s->channels : NULL, take);
+		s->pos += take;
+		done += take;
+		if (!buf)
+			s->repaid += take;
+		if (s->pos < s->hop)
+			continue;
+		s->pos = 0;
+		int err = run_hop(s, deadline_ns); /* 0: until hung */
+		if (err == GF_SUPPRESS_GPU_LATE && buf)
+			owe(s, buf + (size_t)done * s->channels, frames - done);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* The hop in flight back and the frames owed since fed: 0, or collect()'s answer. */
+static int catch_up(struct gf_cu_suppress *s, uint64_t deadline_ns)
+{
+	if (s->pending)
+		GF_RET(collect(s, deadline_ns));
+	while (s->repaid < s->owed) /* one hop at a time: a late one leaves the rest owed */
+		GF_RET(feed(s, NULL, s->owed - s->repaid < s->hop ? s->owed - s->repaid : s->hop,
+			    deadline_ns));
+	s->owed = s->repaid = 0;
+	return 0;
+}
+
+/* Late (GF_SUPPRESS_GPU_LATE) is no failure: the frames after the late hop are silence and owed, the
+ * hop stays in flight, and the next call collects it before it takes any frame. A hop in flight for
+ * GF_SUPPRESS_GPU_HOP_WAIT_NS is hung: a failure (GF_E_TIMEOUT), as an error (GF_E_CUDA) is. */
 extern "C" int gf_cu_suppress_process(void *inst, float *buf, uint32_t frames, uint64_t deadline_ns)
 {
 	struct gf_cu_suppress *s = (struct gf_cu_suppress *)inst;
@@ -470,18 +554,16 @@ extern "C" int gf_cu_suppress_process(void *inst, float *buf, uint32_t frames, u
 		gf_errbuf_set(&s->eb, "suppress: cannot select CUDA device %d", s->device);
 		s->failed = GF_E_CUDA;
 	}
-	for (uint32_t done = 0; done < frames;) {
-		uint32_t take = s->hop - s->pos;
-		if (take > frames - done)
-			take = frames - done;
-		exchange(s, buf + (size_t)done * s->channels, take);
-		s->pos += take;
-		done += take;
-		if (s->pos < s->hop)
-			continue;
-		s->pos = 0;
-		if (!s->failed)
-			s->failed = run_hop(s, hop_deadline(deadline_ns));
+	int err = s->failed ? s->failed : catch_up(s, deadline_ns);
+	if (err == GF_SUPPRESS_GPU_LATE) {
+		owe(s, buf, frames);
+		return err;
 	}
-	return s->failed;
+	if (!err)
+		err = feed(s, buf, frames, deadline_ns);
+	if (err < 0 && !s->failed)
+		s->failed = err;
+	if (s->failed)
+		memset(buf, 0, (size_t)frames * s->channels * sizeof(float));
+	return err;
 }

@@ -144,10 +144,12 @@ static void status_suppressor(const struct daemon *d, const struct gf_live_stats
 		snprintf(buf, len,
 			 "suppressor: %s\nsuppressor_channels: %u\nsuppressor_reduction_db: %.1f\n"
 			 "suppressor_noise: %s\nsuppressor_where: %s\nsuppressor_gpu_channels: %u\n"
-			 "suppress_gpu_failures: %" PRIu64 "\n",
+			 "suppress_gpu_failures: %" PRIu64 "\nsuppress_gpu_late: %" PRIu64
+			 "\nsuppress_gpu_returns: %" PRIu64 "\n",
 			 cs.name, gf_suppress_bank_active(d->suppress), cs.reduction_db,
 			 cs.noise ? cs.noise : "none", where, gf_suppress_bank_gpu_channels(d->suppress),
-			 gf_suppress_bank_gpu_failures(d->suppress));
+			 gf_suppress_bank_gpu_failures(d->suppress), gf_suppress_bank_gpu_late(d->suppress),
+			 gf_suppress_bank_gpu_returns(d->suppress));
 	else
 		snprintf(buf, len, "suppressor: none\n");
 	size_t used = strlen(buf);

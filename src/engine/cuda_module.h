@@ -32,8 +32,9 @@ extern "C" {
  * a module of another ABI is refused. */
 /* 2: gf_backend_ops.check_memory; 3: unpin returns int; 4: .stop; 5: the noise suppressor (suppress_*);
  * 6: gf_filter_set's mixer fields (a mixer is refused: the host never hands the module one);
- * 7: gf_suppress_shape.highpass */
-#define GF_CUDA_MODULE_ABI 7
+ * 7: gf_suppress_shape.highpass; 8: suppress_process answers GF_SUPPRESS_GPU_LATE (a hop late, not
+ * hung: no failure) */
+#define GF_CUDA_MODULE_ABI 8
 /** File name of the module; the loader looks for it beside the executable, then in the lib dir. */
 #define GF_CUDA_MODULE_NAME "libgpufir-cuda.so"
 /** Environment variable naming the module's path (tests, unusual installs). */

@@ -7,6 +7,13 @@
  * Then GPUFIR_FAULT_SUPPRESS_GPU_AFTER on the real GPU path: the bank
  * switches to its standby CPU suppressors, counts one failure, mutes that
  * call's GPU channels, stays finite and carries sound again afterwards.
+ * A late hop on the real GPU (a call given a deadline already past: one poll,
+ * the hop still in flight): counted late, no failure, still on the GPU; at
+ * most that call's frames after the hop are muted, and every other call equals the CPU
+ * bank: the next call collected the hop and fed the muted frames' input, so
+ * the stream stayed whole and aligned. And the return: after the fault
+ * hook's switch, gf_suppress_bank_try_return probes the GPU and takes the
+ * group back; from then on it equals a CPU bank started at that call.
  *
  * Skips (77) where no CUDA device is usable.
  */
@@ -14,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "suppress_bank.h"
 #include "suppressutil.h"
@@ -99,6 +107,85 @@ static void fault_case(const float *x)
 	free(y);
 }
 
+/* Channel-wise rel L2 of calls [@p from, @p to) of @p y against @p ref. */
+static double rel_calls(const float *y, const float *ref, uint32_t from, uint32_t to)
+{
+	size_t at = (size_t)from * CALL * CH;
+	return gf_test_worst_channel_rel_l2(y + at, ref + at, CH, (to - from) * CALL, NULL);
+}
+
+static void late_case(const float *x, const float *ref)
+{
+	struct gf_suppress_bank_opts o = {.gpu = 1, .gpu_index = 0, .deadline_us = DEADLINE_US};
+	struct gf_suppress_bank *b = gf_test_bank(&mix, &o);
+	float *y = copy_of(x);
+	uint32_t late_at = 0, calls = FRAMES / CALL;
+	for (uint32_t k = 0; k < calls; k++) {
+		float *at = y + (size_t)k * CALL * CH;
+		/* from call 50, until one is late: a deadline already past, the hop's event polled once */
+		int want_late = k >= 50 && !late_at;
+		CHECK(gf_suppress_bank_process_by(b, at, CALL, want_late ? 1 : 0) == 0);
+		if (want_late && gf_suppress_bank_gpu_late(b) == 1)
+			late_at = k;
+	}
+	CHECK(late_at >= 50 && late_at < 70);
+	CHECK(gf_suppress_bank_gpu_late(b) == 1 && gf_suppress_bank_gpu_failures(b) == 0 &&
+	      gf_suppress_bank_gpu_channels(b) == GROUP);
+	uint32_t muted = 0; /* the call's frames after the late hop's end (none where a hop ends it) */
+	for (uint32_t i = 0; i < CALL; i++)
+		muted += y[((size_t)late_at * CALL + i) * CH] == 0.0f;
+	printf("the late call: %u of its %u frames muted\n", muted, CALL);
+	double before = rel_calls(y, ref, 0, late_at), after = rel_calls(y, ref, late_at + 1, calls);
+	printf("a late hop on the GPU at call %u: 1 late, 0 failures, still on the GPU; rel L2 before %.2e, "
+	       "after %.2e (bound %.0e)\n",
+	       late_at + 1, before, after, TOL_REL_L2);
+	CHECK(before < TOL_REL_L2 && after < TOL_REL_L2);
+	gf_suppress_bank_free(b);
+	free(y);
+}
+
+static void return_case(const float *x)
+{
+	CHECK(setenv("GPUFIR_FAULT_SUPPRESS_GPU_AFTER", "100", 1) == 0);
+	struct gf_suppress_bank_opts o = {
+		.gpu = 1, .gpu_index = 0, .deadline_us = DEADLINE_US, .return_ms = 1};
+	struct gf_suppress_bank *b = gf_test_bank(&mix, &o), *fresh = gf_test_bank(&mix, NULL);
+	CHECK(unsetenv("GPUFIR_FAULT_SUPPRESS_GPU_AFTER") == 0);
+	float *y = copy_of(x), *z = copy_of(x);
+	uint32_t back = 0, calls = FRAMES / CALL;
+	for (uint32_t k = 0; k < calls; k++) {
+		if (!back && gf_suppress_bank_gpu_returns(b) == 1)
+			back = k;
+		gf_suppress_bank_process(b, y + (size_t)k * CALL * CH, CALL);
+		if (back)
+			gf_suppress_bank_process(fresh, z + (size_t)k * CALL * CH, CALL);
+		gf_suppress_bank_try_return(b);
+		if (k == FAIL_AFTER) {
+			struct timespec ts = {0, 2000000L};
+			nanosleep(&ts, NULL);
+		}
+	}
+	CHECK(back > FAIL_AFTER && back < FAIL_AFTER + 5 && gf_suppress_bank_gpu_channels(b) == GROUP);
+	double rel = 0.0;
+	for (uint32_t c = 0; c < GROUP; c++) { /* the group's channels against the fresh bank's */
+		double e = 0.0, r = 0.0;
+		for (size_t i = (size_t)back * CALL; i < FRAMES; i++) {
+			double d = (double)y[i * CH + c] - z[i * CH + c];
+			e += d * d;
+			r += (double)z[i * CH + c] * z[i * CH + c];
+		}
+		rel = fmax(rel, sqrt(e / (r > 0.0 ? r : 1.0)));
+	}
+	printf("the return on the GPU: back at call %u, then the group equals a CPU bank started there: rel "
+	       "L2 %.2e\n",
+	       back + 1, rel);
+	CHECK(rel < TOL_REL_L2);
+	gf_suppress_bank_free(b);
+	gf_suppress_bank_free(fresh);
+	free(y);
+	free(z);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -110,6 +197,8 @@ int main(void)
 	gf_suppress_bank_free(cpu);
 	match_case(x, ref);
 	fault_case(x);
+	late_case(x, ref);
+	return_case(x);
 	free(x);
 	free(ref);
 	return 0;

@@ -10,10 +10,14 @@
  * that share identical parameters runs in one GPU suppressor when it has at
  * least GF_SUPPRESS_GPU_MIN_CHANNELS: gathered into a contiguous interleaved
  * buffer made at new() and scattered back. Their CPU suppressors are built
- * too and kept on standby: a hop that fails or misses the deadline switches
- * the bank to them at once, with nothing to allocate on the audio thread.
- * That piece is muted; the standby suppressors start from silence then (the
- * first frame, about 24 ms, is their latency and adaptation).
+ * too and kept on standby. A hop not back by the deadline is late, not dead:
+ * the group's channels of that call are muted and counted (gpu_late), the
+ * hop stays in flight and the GPU suppressor collects it at the next call
+ * (suppress_gpu.h: the stream stays whole). Only a hop that fails, or is hung
+ * (in flight GF_SUPPRESS_GPU_HOP_WAIT_NS), switches the bank to the standby
+ * suppressors, with nothing to allocate on the audio thread. That piece is
+ * muted; the standby suppressors start from silence then (the first frame,
+ * about 24 ms, is their latency and adaptation).
  */
 #include "suppress_bank.h"
 
@@ -31,6 +35,13 @@
 
 /* Frames taken apart per pass: any call size is handled in pieces of this. */
 #define SCRATCH_FRAMES 1024u
+/* The return to the GPU (gf_suppress_bank_try_return): the longest wait between tries, in
+ * return_ms (as the engine's RETURN_MAX_STEPS); probe calls of silence, each of SCRATCH_FRAMES
+ * frames (at least one hop), that must be back within PROBE_WAIT_NS (a hop's round trip is
+ * tens of us to a few ms: one slower is no healthy GPU). */
+#define RETURN_MAX_STEPS 32u
+#define PROBE_CALLS 3
+#define PROBE_WAIT_NS 50000000ull
 
 /* The channels that run in one GPU suppressor. */
 struct gpu_group {
@@ -42,6 +53,8 @@ struct gpu_group {
 	struct gf_suppress *fake; /* GPUFIR_FAULT_SUPPRESS_FAKE_GPU: a CPU suppressor in its place */
 	int64_t fail_after;	  /* GPUFIR_FAULT_SUPPRESS_GPU_AFTER: calls that pass first; -1 off */
 	int64_t hang_after;	  /* GPUFIR_FAULT_SUPPRESS_GPU_HANG_AFTER: the same, for a hop never back */
+	int64_t late_after;	  /* GPUFIR_FAULT_SUPPRESS_GPU_LATE_AFTER: the same, for one late hop */
+	uint64_t hang_since;	  /* when the hung hop was submitted (its call's start) */
 	uint64_t calls;
 };
 
@@ -53,8 +66,13 @@ struct gf_suppress_bank {
 	uint32_t delay_pos;
 	float *scratch; /* SCRATCH_FRAMES */
 	struct gpu_group *g;
-	_Atomic int on_gpu;	       /* the group runs (the audio thread clears it on a failure) */
-	_Atomic uint64_t gpu_failures; /* switches to the standby */
+	_Atomic int on_gpu; /* the group runs (the audio thread clears it on a failure, the
+			       control thread sets it again: gf_suppress_bank_try_return) */
+	uint64_t return_ns; /* control thread: the first wait before a return */
+	uint64_t return_step_ns, next_return_ns; /* control thread: the wait now, the next try */
+	_Atomic uint64_t gpu_returns;		 /* returns to the GPU after a switch */
+	_Atomic uint64_t gpu_failures;		 /* switches to the standby */
+	_Atomic uint64_t gpu_late;		 /* calls whose group was muted for a late hop */
 };
 
 static void group_free(struct gpu_group *g)
@@ -154,6 +172,11 @@ static int group_backend(struct gpu_group *g, const struct gf_suppress_params *p
 		gf_warn("suppress: test hook GPUFIR_FAULT_SUPPRESS_GPU_HANG_AFTER=%lld: the GPU suppressor's "
 			"call %lld will not be back before its deadline",
 			(long long)g->hang_after, (long long)g->hang_after + 1);
+	g->late_after = gf_test_hook_value("GPUFIR_FAULT_SUPPRESS_GPU_LATE_AFTER", "suppress");
+	if (!err && g->late_after >= 0)
+		gf_warn("suppress: test hook GPUFIR_FAULT_SUPPRESS_GPU_LATE_AFTER=%lld: the GPU suppressor's "
+			"call %lld will be back after its deadline",
+			(long long)g->late_after, (long long)g->late_after + 1);
 	return err;
 }
 
@@ -168,6 +191,7 @@ static int group_new(struct gf_suppress_bank *b, const struct gf_suppress_params
 	}
 	g->n = n;
 	g->wait_ns = 1000ull * o->deadline_us;
+	b->return_ns = 1000000ull * (o->return_ms ? o->return_ms : GF_SUPPRESS_RETURN_DEFAULT_MS);
 	for (uint32_t c = first, k = 0; c < b->channels; c++)
 		if (same_params(pc[first], pc[c]))
 			g->chan[k++] = c;
@@ -264,6 +288,16 @@ uint64_t gf_suppress_bank_gpu_failures(const struct gf_suppress_bank *b)
 	return b ? atomic_load(&b->gpu_failures) : 0;
 }
 
+uint64_t gf_suppress_bank_gpu_returns(const struct gf_suppress_bank *b)
+{
+	return b ? atomic_load(&b->gpu_returns) : 0;
+}
+
+uint64_t gf_suppress_bank_gpu_late(const struct gf_suppress_bank *b)
+{
+	return b ? atomic_load(&b->gpu_late) : 0;
+}
+
 void gf_suppress_bank_where(const struct gf_suppress_bank *b, char *buf, size_t len)
 {
 	uint32_t on_gpu = gf_suppress_bank_gpu_channels(b), active = gf_suppress_bank_active(b);
@@ -319,23 +353,35 @@ static void group_copy(struct gpu_group *g, float *buf, uint32_t channels, uint3
 	}
 }
 
-/* The test hooks, counted in the group's calls: one that fails, one whose hop is never back (waited
- * for until @p deadline, as a lost GPU is; 0: a hung GPU's bound from now). */
+static void sleep_until(uint64_t t)
+{
+	struct timespec ts = {(time_t)(t / 1000000000u), (long)(t % 1000000000u)};
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+/* The test hooks, counted in the group's calls: one that fails; one whose hop is back only after
+ * @p deadline (late once; with no deadline nothing is late); one from which on the hop is never
+ * back: each call waits until @p deadline and is late, until GF_SUPPRESS_GPU_HOP_WAIT_NS after that
+ * call's start: hung (0: waited for until then), as the GPU suppressor answers. */
 static int group_hook(struct gpu_group *g, uint64_t deadline)
 {
 	uint64_t n = g->calls++;
 	if (g->fail_after >= 0 && n == (uint64_t)g->fail_after)
 		return GF_E_CUDA;
-	if (g->hang_after < 0 || n != (uint64_t)g->hang_after)
+	int late = deadline && g->late_after >= 0 && n == (uint64_t)g->late_after;
+	int hung = g->hang_after >= 0 && n >= (uint64_t)g->hang_after;
+	if (!late && !hung)
 		return 0;
-	uint64_t t = deadline ? deadline : gf_now_ns() + GF_SUPPRESS_GPU_HOP_WAIT_NS;
-	struct timespec ts = {(time_t)(t / 1000000000u), (long)(t % 1000000000u)};
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-		;
-	return GF_E_TIMEOUT;
+	if (hung && !g->hang_since)
+		g->hang_since = gf_now_ns();
+	uint64_t limit = hung ? g->hang_since + GF_SUPPRESS_GPU_HOP_WAIT_NS : UINT64_MAX;
+	sleep_until(deadline && deadline < limit ? deadline : limit);
+	return hung && gf_now_ns() >= limit ? GF_E_TIMEOUT : GF_SUPPRESS_GPU_LATE;
 }
 
-/* The group's piece through its suppressor: 0, or the error that ends its run. */
+/* The group's piece through its suppressor: 0, GF_SUPPRESS_GPU_LATE (its channels are silence: the
+ * GPU suppressor's own answer, or the stand-in's output dropped), or the error that ends its run. */
 static int group_run(struct gpu_group *g, float *buf, uint32_t channels, uint32_t frames, uint64_t deadline)
 {
 	group_copy(g, buf, channels, frames, 1);
@@ -346,7 +392,9 @@ static int group_run(struct gpu_group *g, float *buf, uint32_t channels, uint32_
 		gf_suppress_process(g->fake, g->buf, frames);
 	if (!err)
 		err = group_hook(g, deadline);
-	if (!err)
+	if (err == GF_SUPPRESS_GPU_LATE && g->fake)
+		memset(g->buf, 0, (size_t)frames * g->n * sizeof(float));
+	if (err >= 0)
 		group_copy(g, buf, channels, frames, 0);
 	return err;
 }
@@ -358,12 +406,22 @@ static void mute_group(struct gpu_group *g, float *buf, uint32_t channels, uint3
 			buf[(size_t)i * channels + g->chan[k]] = 0.0f;
 }
 
-/* One piece: the group on the GPU (or, after it failed, its standby suppressors on this very input,
- * the piece muted), the other channels on the CPU, the rest delayed. */
-static int process_piece(struct gf_suppress_bank *b, float *piece, uint32_t n, uint64_t deadline)
+/* One piece: the group on the GPU (late: its channels muted, *@p late set; or, after it failed or
+ * hung, its standby suppressors on this very input, the piece muted), the other channels on the
+ * CPU, the rest delayed. */
+static int process_piece(struct gf_suppress_bank *b, float *piece, uint32_t n, uint64_t deadline, int *late)
 {
-	int err = 0, on_gpu = b->g && atomic_load_explicit(&b->on_gpu, memory_order_relaxed);
-	if (on_gpu && (err = group_run(b->g, piece, b->channels, n, deadline)) != 0) {
+	/* acquire: a return's reset and probe of the group, on the control thread, happened before */
+	int err = 0, on_gpu = b->g && atomic_load_explicit(&b->on_gpu, memory_order_acquire);
+	if (on_gpu && (err = group_run(b->g, piece, b->channels, n, deadline)) == GF_SUPPRESS_GPU_LATE) {
+		*late = 1; /* muted, counted by the caller, still on the GPU */
+		err = 0;
+	}
+	if (on_gpu && err) {
+		/* The standby starts clean, as at its first switch: a state left from before a return
+		 * would replay its stale overlap (gf_suppress_reset: memsets, RT-safe). */
+		for (uint32_t k = 0; k < b->g->n; k++)
+			gf_suppress_reset(b->sup[b->g->chan[k]]);
 		atomic_store(&b->on_gpu, 0);
 		atomic_fetch_add(&b->gpu_failures, 1);
 		on_gpu = 0;
@@ -387,13 +445,15 @@ int gf_suppress_bank_process_by(struct gf_suppress_bank *b, float *buf, uint32_t
 	uint64_t deadline = deadline_ns;
 	if (!deadline && b->g && b->g->wait_ns)
 		deadline = gf_now_ns() + b->g->wait_ns;
-	int failed = 0;
+	int failed = 0, late = 0;
 	for (uint32_t done = 0; done < frames;) {
 		uint32_t n = frames - done < SCRATCH_FRAMES ? frames - done : SCRATCH_FRAMES;
-		int err = process_piece(b, buf + (size_t)done * b->channels, n, deadline);
+		int err = process_piece(b, buf + (size_t)done * b->channels, n, deadline, &late);
 		failed = failed ? failed : err;
 		done += n;
 	}
+	if (late)
+		atomic_fetch_add(&b->gpu_late, 1);
 	return failed;
 }
 
@@ -412,6 +472,7 @@ void gf_suppress_bank_reset(struct gf_suppress_bank *b)
 	b->delay_pos = 0;
 	if (!b->g)
 		return;
+	b->next_return_ns = 0;
 	/* A new stream tries the GPU again: back to it only if its state could be reset. */
 	int err = b->g->gpu ? gf_suppress_gpu_reset(b->g->gpu) : 0;
 	if (b->g->fake)
@@ -420,4 +481,56 @@ void gf_suppress_bank_reset(struct gf_suppress_bank *b)
 		gf_info("suppressor: %u channels stay on the CPU: the GPU's reset failed (%s)", b->g->n,
 			gf_suppress_gpu_error(b->g->gpu));
 	atomic_store(&b->on_gpu, !err);
+}
+
+/* ---- the return to the GPU (control thread) ---------------------------- */
+
+/* The group's suppressor from a clean state, answering PROBE_CALLS calls of silence each within
+ * PROBE_WAIT_NS, then clean again: 0, or why not (a hop still hung: its reset times out). */
+static int group_probe(struct gpu_group *g)
+{
+	int err = g->gpu ? gf_suppress_gpu_reset(g->gpu) : 0;
+	for (int i = 0; !err && i < PROBE_CALLS; i++) {
+		memset(g->buf, 0, (size_t)SCRATCH_FRAMES * g->n * sizeof(float));
+		uint64_t by = gf_now_ns() + PROBE_WAIT_NS;
+		if (g->gpu)
+			err = gf_suppress_gpu_process_by(g->gpu, g->buf, SCRATCH_FRAMES, by);
+		else
+			gf_suppress_process(g->fake, g->buf, SCRATCH_FRAMES);
+		err = err ? err : group_hook(g, by);
+	}
+	if (!err && g->gpu)
+		err = gf_suppress_gpu_reset(g->gpu);
+	if (g->fake)
+		gf_suppress_reset(g->fake);
+	return err;
+}
+
+void gf_suppress_bank_try_return(struct gf_suppress_bank *b)
+{
+	if (!b || !b->g || atomic_load_explicit(&b->on_gpu, memory_order_acquire))
+		return; /* the worker owns the group while it runs: nothing here touches it then */
+	uint64_t now = gf_now_ns();
+	if (!b->next_return_ns) { /* the first look since the switch: the first wait */
+		b->return_step_ns = b->return_ns;
+		b->next_return_ns = now + b->return_step_ns;
+		return;
+	}
+	if (now < b->next_return_ns)
+		return;
+	int err = group_probe(b->g);
+	if (err) {
+		uint64_t cap = b->return_ns * RETURN_MAX_STEPS;
+		b->return_step_ns = 2 * b->return_step_ns < cap ? 2 * b->return_step_ns : cap;
+		b->next_return_ns = gf_now_ns() + b->return_step_ns;
+		gf_info("suppressor: %u channels stay on the CPU: the GPU is not healthy yet (%s); next try "
+			"in %.1f s",
+			b->g->n, err == GF_SUPPRESS_GPU_LATE ? "a probe was late" : gf_strerror(err),
+			1e-9 * (double)b->return_step_ns);
+		return;
+	}
+	b->next_return_ns = 0;
+	atomic_fetch_add(&b->gpu_returns, 1);
+	atomic_store_explicit(&b->on_gpu, 1, memory_order_release); /* the worker's next piece */
+	gf_info("suppressor: %u channels back on the GPU", b->g->n);
 }

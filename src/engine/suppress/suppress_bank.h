@@ -10,9 +10,15 @@
  * suppressor (suppress_gpu.h) when it has at least
  * GF_SUPPRESS_GPU_MIN_CHANNELS; where the GPU cannot be set up, the bank runs
  * on the CPU (logged once, at info level). The CPU suppressors of those
- * channels are built too and kept on standby: a GPU hop that fails or misses
- * the deadline switches the bank to them at once (that piece muted, counted
- * in gf_suppress_bank_gpu_failures) until reset().
+ * channels are built too and kept on standby. A GPU hop not back by the
+ * deadline is late, not dead: the group's channels of that call are muted,
+ * the call counted in gf_suppress_bank_gpu_late, and the group stays on the
+ * GPU, which collects the hop at the next call (suppress_gpu.h: the noise
+ * estimates and overlap-add advance over every frame, nothing is replayed).
+ * Only a hop that fails (GF_E_CUDA) or is hung (still in flight
+ * GF_SUPPRESS_GPU_HOP_WAIT_NS after its submission: GF_E_TIMEOUT) switches
+ * the bank to the standby at once (that piece muted, counted in
+ * gf_suppress_bank_gpu_failures) until reset().
  *
  * Threads: new/free/reset on the control (or build) thread: they allocate,
  * plan FFTW and may fail. process() on the audio thread: no allocation, lock
@@ -34,6 +40,10 @@ struct gf_suppress_bank;
  * (bench/bench_suppress.c: slower at 1 channel, faster from 8, 26x from 256). */
 #define GF_SUPPRESS_GPU_MIN_CHANNELS 8u
 
+/** After a switch to the standby, the first wait before gf_suppress_bank_try_return tries the GPU
+ * again (doubling up to 32 times this after each failed try), where opts.return_ms is 0. */
+#define GF_SUPPRESS_RETURN_DEFAULT_MS 1000u
+
 /** Where a bank may run (gf_suppress_bank_new_ex). */
 struct gf_suppress_bank_opts {
 	int gpu;	      /**< 1: try the GPU (the engine's backend is CUDA) */
@@ -41,6 +51,7 @@ struct gf_suppress_bank_opts {
 	uint32_t deadline_us; /**< the longest a process() call waits for the GPU, from its start (a
 				   stream's worker passes its block's deadline to process_by instead);
 				   0: GF_SUPPRESS_GPU_HOP_WAIT_NS a hop */
+	uint32_t return_ms;   /**< first wait before a return to the GPU; 0: the default */
 };
 
 /**
@@ -73,14 +84,23 @@ uint32_t gf_suppress_bank_gpu_channels(const struct gf_suppress_bank *b);
 /** Switches from the GPU to the standby CPU suppressors since new(). Any thread. */
 uint64_t gf_suppress_bank_gpu_failures(const struct gf_suppress_bank *b);
 
+/** Returns to the GPU after a switch (gf_suppress_bank_try_return). Any thread. */
+uint64_t gf_suppress_bank_gpu_returns(const struct gf_suppress_bank *b);
+
+/** Calls whose GPU channels were muted because a hop was late (not a failure: still on the GPU).
+ * Any thread. */
+uint64_t gf_suppress_bank_gpu_late(const struct gf_suppress_bank *b);
+
 /** Where the bank runs, for a status line: "64 channels on the GPU", "2 channels on the CPU". */
 void gf_suppress_bank_where(const struct gf_suppress_bank *b, char *buf, size_t len);
 
 /**
  * Suppress (or delay) @p frames interleaved frames in place, any number per
- * call. Audio thread, RT-safe. @return 0, or the GF_E_* of a GPU failure in
- * this call (GF_E_CUDA, GF_E_TIMEOUT): the bank has switched to the CPU and
- * the GPU's channels of the failed piece are silence (the others are not).
+ * call. Audio thread, RT-safe. @return 0 (also for a late hop: the GPU's
+ * channels silence from it on, counted), or the GF_E_* of a GPU failure in
+ * this call (GF_E_CUDA, GF_E_TIMEOUT: a hang): the bank has switched to the
+ * CPU and the GPU's channels of the failed piece are silence (the others are
+ * not).
  */
 int gf_suppress_bank_process(struct gf_suppress_bank *b, float *buf, uint32_t frames);
 
@@ -92,6 +112,18 @@ int gf_suppress_bank_process(struct gf_suppress_bank *b, float *buf, uint32_t fr
  */
 int gf_suppress_bank_process_by(struct gf_suppress_bank *b, float *buf, uint32_t frames,
 				uint64_t deadline_ns);
+
+/**
+ * The return to the GPU after a switch to the standby, shaped as the engine's (engine_recover.c):
+ * call it often (as gf_engine_reap). The first call after a switch schedules a try
+ * opts.return_ms later; a try resets the GPU suppressor (which waits at most 100 ms for a hop still in
+ * flight), has it answer a few calls of silence in time, resets it again and publishes the group back (one
+ * atomic store the worker reads at its next piece); a failed try doubles the wait, up to 32 times return_ms.
+ * The GPU restarts clean, as at a stream's start: its channels are silence for its latency (about 24 ms) and
+ * the noise estimate restarts from the parameters' seed. Control thread, while audio runs (the worker does
+ * not touch the group while it is off the GPU).
+ */
+void gf_suppress_bank_try_return(struct gf_suppress_bank *b);
 
 /** Back to the state new() made, on the GPU again where its reset succeeds. Control thread, audio
  * stopped. */

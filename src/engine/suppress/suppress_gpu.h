@@ -26,8 +26,15 @@
 #include "suppress.h"
 
 /* A hop's round trip is tens of microseconds up to a few milliseconds for a thousand channels: one
- * that takes this long is a hung or lost GPU, not a slow one. */
+ * still in flight this long after its submission is a hung or lost GPU, not a slow one (a host
+ * stall that makes a hop late is a block or two: tens of ms at most). It is about 20 blocks of 512
+ * frames at 48 kHz, short enough that a hung GPU costs a quarter second of the group's sound. */
 #define GF_SUPPRESS_GPU_HOP_WAIT_NS 250000000ull
+
+/* gf_suppress_gpu_process_by's answer when a hop was not back by the caller's deadline and is not
+ * hung: no failure. The call's frames from that hop on are silence; the hop stays in flight and
+ * the next call collects it before it takes a frame. */
+#define GF_SUPPRESS_GPU_LATE 1
 
 struct gf_suppress_gpu;
 
@@ -47,16 +54,22 @@ uint32_t gf_suppress_gpu_latency(const struct gf_suppress_gpu *s);
 
 /**
  * Suppress noise in @p buf (@p frames interleaved frames), in place, as gf_suppress_process does.
- * Audio thread. @return 0, or GF_E_CUDA / GF_E_TIMEOUT (a hop failed or was not back within
- * GF_SUPPRESS_GPU_HOP_WAIT_NS): then @p buf from that hop on is silence, and so is every later
- * call's until reset() succeeds. The message is in gf_suppress_gpu_error().
+ * Audio thread. @return 0, GF_SUPPRESS_GPU_LATE (see above), or GF_E_CUDA / GF_E_TIMEOUT (a hop
+ * failed, or was hung: in flight GF_SUPPRESS_GPU_HOP_WAIT_NS): then that call's @p buf is silence,
+ * and so is every later call's until reset() succeeds. The message is in gf_suppress_gpu_error().
+ *
+ * Across a late hop the stream stays whole: the frames taken while it is in flight are silence on
+ * the way out, but their input is kept (the first hop of it; more is fed as silence) and fed to the
+ * GPU once the hop is back, so the noise estimates and the overlap-add advance over every frame,
+ * the late hop's output (due for exactly those muted frames) is dropped, never played later, and
+ * every channel keeps its alignment.
  */
 int gf_suppress_gpu_process(struct gf_suppress_gpu *s, float *buf, uint32_t frames);
 
 /**
  * gf_suppress_gpu_process, with every hop of the call waited for until @p deadline_ns at the
- * latest (gf_now_ns() time; 0: each hop GF_SUPPRESS_GPU_HOP_WAIT_NS from its start): a stream
- * passes its block's deadline, so that a slow GPU costs a muted hop, not an underrun.
+ * latest (gf_now_ns() time; 0: each hop until it is hung, never late): a stream passes its block's
+ * deadline, so that a slow GPU costs a muted hop, not an underrun.
  */
 int gf_suppress_gpu_process_by(struct gf_suppress_gpu *s, float *buf, uint32_t frames, uint64_t deadline_ns);
 

@@ -9,10 +9,17 @@
  *   once, counts one failure, returns the error for that call only, mutes the
  *   group's channels of that call and no other channel, and stays finite;
  *   reset() puts it back on the "GPU";
- * - GPUFIR_FAULT_SUPPRESS_GPU_HANG_AFTER=K: call K+1's hop is never back: it
- *   is waited for until the deadline, opts.deadline_us from the call's start
- *   for process(), the caller's for process_by() (a stream's block, however
- *   little the engine left of it), then the same switch.
+ * - GPUFIR_FAULT_SUPPRESS_GPU_LATE_AFTER=K: call K+1's hop is back after its
+ *   deadline: that call's group muted and counted late, no failure, the group
+ *   stays on the GPU, every other call the CPU bank's bits;
+ * - GPUFIR_FAULT_SUPPRESS_GPU_HANG_AFTER=K: from call K+1 the hop is never
+ *   back: each call waits until the deadline, opts.deadline_us from the call's
+ *   start for process(), the caller's for process_by() (a stream's block,
+ *   however little the engine left of it), and is late; once the hop has been
+ *   in flight GF_SUPPRESS_GPU_HOP_WAIT_NS it is hung: the switch.
+ * - gf_suppress_bank_try_return after a switch: scheduled return_ms later,
+ *   then the group back on the "GPU", its output a fresh CPU bank's; while
+ *   the hop is still hung, the probe fails and the group stays on the CPU;
  * - channels that differ only in highpass_hz are not one group.
  * The mix: 12 channels with one set of parameters (the group), 2 with another,
  * 2 without a suppressor.
@@ -21,9 +28,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "clock.h"
 #include "suppress_bank.h"
+#include "suppress_gpu.h"
 #include "suppressutil.h"
 #include "testutil.h"
 
@@ -146,34 +155,156 @@ static int timed_call(struct gf_suppress_bank *b, float *buf, uint32_t k, uint64
 	return err;
 }
 
+/* One late hop: call LATE_AT of the stand-in is back after its deadline. Its group's channels are
+ * muted for that call alone, counted as late, and the group stays on the "GPU": since the hop ran,
+ * every other call's output is the CPU bank's, bit for bit (today's switch to the standby would
+ * count a failure and leave the GPU). */
+static void late_case(const float *x)
+{
+	CHECK(setenv("GPUFIR_FAULT_SUPPRESS_FAKE_GPU", "1", 1) == 0);
+	CHECK(setenv("GPUFIR_FAULT_SUPPRESS_GPU_LATE_AFTER", "20", 1) == 0);
+	struct gf_suppress_bank_opts o = {.gpu = 1, .gpu_index = NO_SUCH_GPU, .deadline_us = 5000};
+	struct gf_suppress_bank *cpu = gf_test_bank(&mix, NULL), *b = gf_test_bank(&mix, &o);
+	CHECK(unsetenv("GPUFIR_FAULT_SUPPRESS_FAKE_GPU") == 0 &&
+	      unsetenv("GPUFIR_FAULT_SUPPRESS_GPU_LATE_AFTER") == 0);
+	size_t n = (size_t)FRAMES * CH;
+	float *ref = malloc(n * sizeof(float)), *y = malloc(n * sizeof(float));
+	memcpy(ref, x, n * sizeof(float));
+	memcpy(y, x, n * sizeof(float));
+	CHECK(run(cpu, ref) < 0);
+	CHECK(run(b, y) < 0); /* late is no error */
+	CHECK(gf_suppress_bank_gpu_late(b) == 1 && gf_suppress_bank_gpu_failures(b) == 0 &&
+	      gf_suppress_bank_gpu_channels(b) == GROUP);
+	CHECK(group_muted(y, FAIL_AFTER));
+	for (uint32_t c = 0; c < CH; c++) {
+		if (c >= GROUP) {
+			CHECK(same_channel(y, ref, c, 0, FRAMES));
+			continue;
+		}
+		CHECK(same_channel(y, ref, c, 0, FAIL_AFTER * CALL));
+		CHECK(same_channel(y, ref, c, (FAIL_AFTER + 1) * CALL, FRAMES));
+	}
+	printf("the fake GPU's call %u late: that call's group muted, 1 late, 0 failures, still on the GPU, "
+	       "every other call the CPU bank's bits\n",
+	       FAIL_AFTER + 1);
+	gf_suppress_bank_free(cpu);
+	gf_suppress_bank_free(b);
+	free(ref);
+	free(y);
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = {0, 1000000L * (long)ms};
+	nanosleep(&ts, NULL);
+}
+
+/* After the fake GPU's error at call FAIL_AFTER + 1 (the switch), the control thread's
+ * try_return: the first look schedules a try return_ms later, which probes the "GPU" and puts the
+ * group back on it, while calls go on. From the call after, the group's channels are a CPU bank's
+ * started at that call (the GPU restarts clean); the others never noticed. */
+static void return_case(const float *x)
+{
+	CHECK(setenv("GPUFIR_FAULT_SUPPRESS_FAKE_GPU", "1", 1) == 0);
+	CHECK(setenv("GPUFIR_FAULT_SUPPRESS_GPU_AFTER", "20", 1) == 0);
+	struct gf_suppress_bank_opts o = {
+		.gpu = 1, .gpu_index = NO_SUCH_GPU, .deadline_us = 5000, .return_ms = 2};
+	struct gf_suppress_bank *cpu = gf_test_bank(&mix, NULL), *b = gf_test_bank(&mix, &o);
+	CHECK(unsetenv("GPUFIR_FAULT_SUPPRESS_FAKE_GPU") == 0 &&
+	      unsetenv("GPUFIR_FAULT_SUPPRESS_GPU_AFTER") == 0);
+	struct gf_suppress_bank *fresh = gf_test_bank(&mix, NULL);
+	size_t n = (size_t)FRAMES * CH;
+	float *ref = malloc(n * sizeof(float)), *y = malloc(n * sizeof(float)),
+	      *z = malloc(n * sizeof(float));
+	memcpy(ref, x, n * sizeof(float));
+	memcpy(y, x, n * sizeof(float));
+	memcpy(z, x, n * sizeof(float));
+	CHECK(run(cpu, ref) < 0);
+	const uint32_t back = FAIL_AFTER + 2; /* the first call on the GPU again */
+	double took;
+	for (uint32_t k = 0; k < back; k++) {
+		CHECK(timed_call(b, y, k, 0, &took) == (k == FAIL_AFTER ? GF_E_CUDA : 0));
+		gf_suppress_bank_try_return(b); /* the control thread, between blocks */
+		if (k == FAIL_AFTER) {
+			CHECK(gf_suppress_bank_gpu_channels(b) == 0); /* scheduled, not yet */
+			sleep_ms(5);
+		}
+	}
+	CHECK(gf_suppress_bank_gpu_channels(b) == GROUP && gf_suppress_bank_gpu_returns(b) == 1 &&
+	      gf_suppress_bank_gpu_failures(b) == 1);
+	for (uint32_t k = back; k < FRAMES / CALL; k++)
+		CHECK(timed_call(b, y, k, 0, &took) == 0);
+	for (uint32_t k = back; k < FRAMES / CALL; k++)
+		CHECK(timed_call(fresh, z, k, 0, &took) == 0);
+	for (uint32_t c = 0; c < CH; c++)
+		CHECK(same_channel(y, c < GROUP ? z : ref, c, c < GROUP ? back * CALL : 0, FRAMES));
+	printf("after the switch, try_return probed the fake GPU and took the group back (1 return): from "
+	       "then on its channels are a fresh CPU bank's bits, the others never noticed\n");
+	gf_suppress_bank_free(cpu);
+	gf_suppress_bank_free(b);
+	gf_suppress_bank_free(fresh);
+	free(ref);
+	free(y);
+	free(z);
+}
+
+/* From call 2 on the hop is never back. Each call waits for it until its deadline (process(): its
+ * own 20 ms; process_by(): the 5 ms left of the caller's), mutes the group, counts late and stays
+ * on the GPU; only once the hop has been in flight GF_SUPPRESS_GPU_HOP_WAIT_NS is it hung: the
+ * switch to the standby, one failure (GF_E_TIMEOUT), the group on the CPU. */
+static void hang_one(struct gf_suppress_bank *b, float *y, uint64_t by_ns, const char *what)
+{
+	double took = 0.0;
+	for (uint32_t k = 0; k < 2; k++)
+		CHECK(timed_call(b, y, k, 0, &took) == 0);
+	double t0 = gf_now_s(), first = 0.0;
+	uint32_t k = 2;
+	int err = 0;
+	for (; k < FRAMES / CALL && !err; k++) {
+		err = timed_call(b, y, k, by_ns ? gf_now_ns() + by_ns : 0, &took);
+		CHECK(group_muted(y, (int)k));
+		if (k == 2)
+			first = took;
+		if (!err)
+			CHECK(gf_suppress_bank_gpu_channels(b) == GROUP &&
+			      gf_suppress_bank_gpu_failures(b) == 0);
+	}
+	double hung = gf_now_s() - t0, bound = 1e-9 * (double)GF_SUPPRESS_GPU_HOP_WAIT_NS;
+	printf("%s: call 3 waited %.1f ms and was late; hung after %.0f ms (%llu calls late): switched to "
+	       "the CPU\n",
+	       what, 1e3 * first, 1e3 * hung, (unsigned long long)gf_suppress_bank_gpu_late(b));
+	CHECK(err == GF_E_TIMEOUT && hung >= bound && hung < bound + 0.1);
+	CHECK(gf_suppress_bank_gpu_late(b) == k - 3 && gf_suppress_bank_gpu_late(b) >= 2);
+	CHECK(gf_suppress_bank_gpu_failures(b) == 1 && gf_suppress_bank_gpu_channels(b) == 0);
+	if (by_ns)
+		CHECK(first >= 0.005 && first < 0.015);
+	else
+		CHECK(first >= 0.020 && first < 0.035);
+	/* still hung: a try to return fails its probe, and the group stays on the CPU */
+	gf_suppress_bank_try_return(b);
+	sleep_ms(5);
+	gf_suppress_bank_try_return(b);
+	CHECK(gf_suppress_bank_gpu_channels(b) == 0 && gf_suppress_bank_gpu_returns(b) == 0);
+}
+
 static void hang_case(const float *x)
 {
 	CHECK(setenv("GPUFIR_FAULT_SUPPRESS_FAKE_GPU", "1", 1) == 0);
 	CHECK(setenv("GPUFIR_FAULT_SUPPRESS_GPU_HANG_AFTER", "2", 1) == 0);
-	struct gf_suppress_bank_opts o = {.gpu = 1, .gpu_index = NO_SUCH_GPU, .deadline_us = 20000};
+	struct gf_suppress_bank_opts o = {
+		.gpu = 1, .gpu_index = NO_SUCH_GPU, .deadline_us = 20000, .return_ms = 2};
 	struct gf_suppress_bank *own = gf_test_bank(&mix, &o), *by = gf_test_bank(&mix, &o);
 	CHECK(unsetenv("GPUFIR_FAULT_SUPPRESS_FAKE_GPU") == 0 &&
 	      unsetenv("GPUFIR_FAULT_SUPPRESS_GPU_HANG_AFTER") == 0);
-	size_t n = (size_t)3 * CALL * CH;
-	float *y = malloc(n * sizeof(float)), *z = malloc(n * sizeof(float));
+	size_t n = (size_t)FRAMES * CH;
+	float *y = malloc(n * sizeof(float));
 	memcpy(y, x, n * sizeof(float));
-	memcpy(z, x, n * sizeof(float));
-	double t_own, t_by;
-	for (uint32_t k = 0; k < 2; k++)
-		CHECK(timed_call(own, y, k, 0, &t_own) == 0 && timed_call(by, z, k, 0, &t_by) == 0);
-	CHECK(timed_call(own, y, 2, 0, &t_own) == GF_E_TIMEOUT);
-	CHECK(timed_call(by, z, 2, gf_now_ns() + 2000000u, &t_by) == GF_E_TIMEOUT);
-	printf("a hop never back: process() waited %.1f ms (its own 20 ms), process_by() %.1f ms (the 2 ms "
-	       "left of the caller's deadline)\n",
-	       1e3 * t_own, 1e3 * t_by);
-	CHECK(t_own >= 0.020 && t_own < 0.035 && t_by >= 0.002 && t_by < 0.015);
-	CHECK(group_muted(y, 2) && group_muted(z, 2));
-	CHECK(gf_suppress_bank_gpu_failures(own) == 1 && gf_suppress_bank_gpu_failures(by) == 1);
-	CHECK(gf_suppress_bank_gpu_channels(own) == 0 && gf_suppress_bank_gpu_channels(by) == 0);
+	hang_one(own, y, 0, "a hop never back, process()");
+	memcpy(y, x, n * sizeof(float));
+	hang_one(by, y, 5000000u, "a hop never back, process_by() 5 ms");
 	gf_suppress_bank_free(own);
 	gf_suppress_bank_free(by);
 	free(y);
-	free(z);
 }
 
 /* Fewer than GF_SUPPRESS_GPU_MIN_CHANNELS with one set of parameters: the CPU, without asking. */
@@ -219,6 +350,8 @@ int main(void)
 	float *x = gf_test_bank_input(FRAMES, CH, 0.01, 4000, &rng);
 	no_gpu_case(x);
 	fault_case(x);
+	late_case(x);
+	return_case(x);
 	hang_case(x);
 	few_case();
 	highpass_case();
