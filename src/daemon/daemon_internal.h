@@ -94,7 +94,7 @@ struct daemon {
 	 * and replaced with the engine, held with it by a stuck worker */
 	struct gf_suppress_bank *suppress;
 	const struct gf_suppress_bank *suppress_seen; /* the bank whose GPU failures were logged */
-	uint64_t suppress_failures_seen;
+	uint64_t suppress_failures_seen, suppress_returns_seen;
 	struct gf_live *live;
 	struct gf_dm_volume *vol; /* volume, mute, the gain stage (daemon_control.c); NULL until set up */
 	struct gf_watch *watch;

@@ -1,6 +1,7 @@
 /* The daemon's engine and stream: starting and stopping audio, an engine a
  * stuck worker holds and its replacement (built on the build thread),
  * device loss with retry and backoff, and the health check that notices it. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -291,21 +292,31 @@ static int worker_stuck(const struct daemon *d)
 	return d->ls.capture_frames - d->cap_at_advance >= 2u * d->cfg->block_frames;
 }
 
-/* The worker cannot log: a switch of the suppressor from the GPU to the CPU is said here, once. */
-static void note_suppress_switch(struct daemon *d)
+/* The worker cannot log: the suppressor's switches from the GPU to the CPU and its
+ * returns are said here, once each. The return itself is tried here too, on the
+ * control thread (a try is bounded: a few hundred ms at worst, while the GPU hangs). */
+static void suppress_watch(struct daemon *d)
 {
-	uint64_t f = gf_suppress_bank_gpu_failures(d->suppress);
 	if (d->suppress_seen != d->suppress) {
 		d->suppress_seen = d->suppress;
-		d->suppress_failures_seen = 0;
+		d->suppress_failures_seen = d->suppress_returns_seen = 0;
 	}
-	if (f == d->suppress_failures_seen)
-		return;
-	d->suppress_failures_seen = f;
-	gf_warn("suppressor: a GPU hop failed or missed its deadline: its channels run on the CPU now "
-		"(one block muted, then about %u frames of the suppressor's latency); the GPU is tried "
-		"again at the next stream restart",
-		gf_suppress_bank_latency(d->suppress));
+	uint64_t f = gf_suppress_bank_gpu_failures(d->suppress);
+	if (f != d->suppress_failures_seen) {
+		d->suppress_failures_seen = f;
+		gf_warn("suppressor: a GPU hop failed or hung: its channels run on the CPU now (one "
+			"block muted, then about %u frames of the suppressor's latency); the GPU is tried "
+			"again in the background",
+			gf_suppress_bank_latency(d->suppress));
+	}
+	gf_suppress_bank_try_return(d->suppress);
+	uint64_t r = gf_suppress_bank_gpu_returns(d->suppress);
+	if (r != d->suppress_returns_seen) {
+		d->suppress_returns_seen = r;
+		gf_notice("suppressor: its channels are back on the GPU (%" PRIu64 " returns; the noise "
+			  "estimate starts again)",
+			  r);
+	}
 }
 
 /* Poll the stream, note progress, move between states. @return 1 if the audio
@@ -322,7 +333,7 @@ int gf_dm_health_check(struct daemon *d)
 	int64_t now = gf_now_ms();
 	gf_dm_log_window_fold(d);
 	if (d->suppress)
-		note_suppress_switch(d);
+		suppress_watch(d);
 	if (d->ls.blocks != d->last_blocks) {
 		d->last_blocks = d->ls.blocks;
 		d->last_advance_ms = now;
