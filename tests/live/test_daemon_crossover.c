@@ -188,7 +188,7 @@ int main(void)
 	write_conf(1);
 	wait_status("a reload with output.channels = 3", "reload_failures", fails + 1, 20.0);
 	gf_daemon_query_status(&dm, buf, sizeof(buf));
-	if (!gf_daemon_status_has(buf, "output.channels = 3, but the filter writes 4 channels"))
+	if (!gf_daemon_status_has(buf, "the mixer writes 4 channels, output.channels says 3"))
 		gf_daemon_die(&dm, "the failed reload does not say why");
 	wait_status("after the refused reload", "output_channels", NOUT, 1.0);
 

@@ -198,7 +198,13 @@ static void mixer_reloads(struct gf_config **cfg, struct gf_engine *e)
 		 head);
 	write_text("gpufir.conf", text);
 	CHECK(run_job(&j, *cfg, 1, 0) == GF_E_CONFIG && !j.fs && j.r.outcome == GF_RELOAD_FAILED);
-	want_text(&j, "output.channels = 3, but the filter writes 4 channels (the mixer's outputs)");
+	want_text(&j, "mixer.outputs: the mixer writes 4 channels, output.channels says 3");
+	gf_reload_job_clear(&j);
+	/* A plain chain writes its input's channels: any other output.channels is refused too. */
+	snprintf(text, sizeof(text), "%soutput = { channels = 3; };\nchain = [\"f\"];\n", head);
+	write_text("gpufir.conf", text);
+	CHECK(run_job(&j, *cfg, 1, 0) == GF_E_CONFIG && !j.fs && j.r.outcome == GF_RELOAD_FAILED);
+	want_text(&j, "output.channels = 3, but the filter writes 2 channels (as many as input.channels)");
 	gf_reload_job_clear(&j);
 	from = pos;
 	process(e, 8);
