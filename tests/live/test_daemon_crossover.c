@@ -7,7 +7,8 @@
  * gpufir's 2 inputs and records its 4 outputs in the same cycle:
  * 1. every output port carries the sum of its paths' filtered inputs (the
  *    double reference convolution) at one delay, the same for all four;
- * 2. the status socket says channels 2, output_channels 4;
+ * 2. the status socket says channels 2, output_channels 4, and meters 2
+ *    capture and 4 playback channels;
  * 3. a reload whose output.channels contradicts the mixer fails with the
  *    reason and changes nothing (still 4 outputs);
  * 4. a reload to a plain 2-channel chain changes the output count: the
@@ -129,6 +130,28 @@ static void check_outputs(size_t start)
 	}
 }
 
+/* The status line "KEY: v1 v2 ..." has @p want values, each a level of signal (not -inf). */
+static void check_level_values(const char *st, const char *key, int want)
+{
+	char k[64];
+	snprintf(k, sizeof(k), "\n%s:", key);
+	const char *p = strstr(st, k);
+	int n = 0;
+	if (p) {
+		p += strlen(k);
+		char *end;
+		for (double v = strtod(p, &end); end != p && n < 64; v = strtod(p, &end)) {
+			if (!(v > -60.0 && v <= 6.0))
+				gf_daemon_die(&dm, "a metered channel shows no signal");
+			p = end;
+			n++;
+		}
+	}
+	printf("%s: %d values\n", key, n);
+	if (n != want)
+		gf_daemon_die(&dm, "a level line does not have its side's channels");
+}
+
 static void wait_status(const char *what, const char *key, long want, double timeout_s)
 {
 	char buf[8192];
@@ -181,8 +204,13 @@ int main(void)
 	wait_status("the crossover's inputs", "channels", NIN, 5.0);
 	wait_status("the crossover's outputs", "output_channels", NOUT, 5.0);
 
-	/* 3. output.channels that the mixer does not write: refused, nothing changes. */
+	/* The meters: the capture lines over the 2 inputs, the playback lines over the 4 outputs. */
 	char buf[8192];
+	gf_daemon_query_status(&dm, buf, sizeof(buf));
+	check_level_values(buf, "capture_peak_dbfs", NIN);
+	check_level_values(buf, "playback_peak_dbfs", NOUT);
+
+	/* 3. output.channels that the mixer does not write: refused, nothing changes. */
 	gf_daemon_query_status(&dm, buf, sizeof(buf));
 	long fails = gf_daemon_status_num(buf, "reload_failures");
 	write_conf(1);
