@@ -175,6 +175,13 @@ int gf_cfg_parse_mixer(const struct gf_cfg_loader *L, const config_setting_t *ro
 	}
 	m->inputs = (uint32_t)v[0];
 	m->outputs = (uint32_t)v[1];
+	/* Live, playback carries what the mixer writes (docs/live.md): a count that says otherwise is a typo.
+	 */
+	if (c->output.channels && c->output.channels != m->outputs)
+		return gf_cfg_fail_at(L, g, "mixer.outputs",
+				      "the mixer writes %u channels, output.channels says %u: leave "
+				      "output.channels out or set it to %u",
+				      m->outputs, c->output.channels, m->outputs);
 	gf_cfg_warn_unknown(L, g, "mixer.", mixer_keys, sizeof(mixer_keys) / sizeof(mixer_keys[0]),
 			    "unknown setting");
 	if ((e = parse_paths(L, g, m)) < 0)

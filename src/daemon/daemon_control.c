@@ -335,7 +335,9 @@ int gf_dm_gain_new(struct daemon *d, struct gf_gain_stage **out, struct gf_errbu
 	struct gf_dm_volume *v = vol_of(d, eb);
 	if (!v)
 		return GF_E_NOMEM;
-	uint32_t ch = gf_reload_channels(d->cfg), rate = d->cfg->sample_rate ? d->cfg->sample_rate : 48000;
+	/* Metered on both sides: the capture's channels and the playback's (a mixer's M). */
+	uint32_t ci = gf_reload_channels(d->cfg), co = gf_reload_out_channels(d->cfg);
+	uint32_t ch = ci > co ? ci : co, rate = d->cfg->sample_rate ? d->cfg->sample_rate : 48000;
 	int err = gf_gain_stage_new(&v->gain, ch < GF_GAIN_MAX_CHANNELS ? ch : GF_GAIN_MAX_CHANNELS, rate,
 				    lin(v->db, 0), v->mute, eb);
 	*out = v->gain;
@@ -423,10 +425,15 @@ void gf_dm_volume_status(struct daemon *d, char *buf, size_t len)
 				 "levels_channels: %u\nlevels_interval_s: %.3f\n",
 				 v->db, v->cfg_limit, v->mute, (unsigned long long)(have ? l->clipped : 0), n,
 				 have ? l->interval_s : 0.0);
-	n = n < STATUS_LEVEL_CHANNELS ? n : STATUS_LEVEL_CHANNELS;
+	/* Each side its own channels: a crossover's 2 captured, 4 played. */
+	uint32_t nc = have && l->raw.capture_channels ? l->raw.capture_channels : n;
+	uint32_t np = have && l->raw.playback_channels ? l->raw.playback_channels : n;
+	nc = nc < STATUS_LEVEL_CHANNELS ? nc : STATUS_LEVEL_CHANNELS;
+	np = np < STATUS_LEVEL_CHANNELS ? np : STATUS_LEVEL_CHANNELS;
 	const char *keys[4] = {"capture_peak_dbfs", "capture_rms_dbfs", "playback_peak_dbfs",
 			       "playback_rms_dbfs"};
 	const double *vals[4] = {l->capture_peak, l->capture_rms, l->playback_peak, l->playback_rms};
+	const uint32_t count[4] = {nc, nc, np, np};
 	for (int k = 0; k < 4 && have && u < len; k++)
-		u += level_line(buf + u, len - u, keys[k], vals[k], n);
+		u += level_line(buf + u, len - u, keys[k], vals[k], count[k]);
 }

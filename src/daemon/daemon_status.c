@@ -61,15 +61,20 @@ static void status_line(const struct daemon *d, char *buf, size_t len)
 	}
 	struct gf_engine_stats es;
 	gf_engine_get_stats(d->engine, &es);
-	char sup[48] = "";
+	char sup[48] = "", ch[32];
 	if (d->suppress)
 		snprintf(sup, sizeof(sup), " + suppressor %u", gf_suppress_bank_latency(d->suppress));
+	uint32_t ci = gf_reload_channels(d->cfg), co = gf_reload_out_channels(d->cfg);
+	if (ci == co)
+		snprintf(ch, sizeof(ch), "%u", ci);
+	else /* a mixer: a crossover, a downmix */
+		snprintf(ch, sizeof(ch), "%u -> %u", ci, co);
 	snprintf(buf, len,
-		 "%s%s%u Hz, %u ch, %u taps, %s/%s, latency %u frames%s, xruns %" PRIu64 " (device %" PRIu64
+		 "%s%s%u Hz, %s ch, %u taps, %s/%s, latency %u frames%s, xruns %" PRIu64 " (device %" PRIu64
 		 "), late blocks %" PRIu64 ", block p99 %.0f us%s%s%s%.300s",
 		 es.cpu_too_slow ? "muted: the GPU failed and the CPU cannot run this filter in real time; "
 				 : "",
-		 d->state == D_STARTING ? "starting: " : "", d->cfg->sample_rate, gf_reload_channels(d->cfg),
+		 d->state == D_STARTING ? "starting: " : "", d->cfg->sample_rate, ch,
 		 gf_engine_taps(d->engine), gf_engine_backend_name(d->engine), gf_engine_algo_name(d->engine),
 		 s->latency_frames, sup, own_xruns(s), s->device_xruns, s->late_blocks, s->block_us_p99,
 		 bt[0] ? ", " : "", bt, d->last_reload[0] ? ", " : "", d->last_reload);
@@ -136,7 +141,7 @@ static void status_suppressor(const struct daemon *d, const struct gf_live_stats
 	uint32_t rate = d->cfg->sample_rate, n = gf_suppress_bank_latency(d->suppress);
 	uint32_t total = s->latency_frames + n;
 	struct gf_config_suppress cs = {0};
-	for (uint32_t c = 0; d->suppress && c < gf_reload_channels(d->cfg) && !cs.name; c++)
+	for (uint32_t c = 0; d->suppress && c < gf_reload_out_channels(d->cfg) && !cs.name; c++)
 		gf_config_suppress_of(d->cfg, c, &cs);
 	char where[96];
 	gf_suppress_bank_where(d->suppress, where, sizeof(where));
@@ -239,7 +244,8 @@ static void status_block(const struct daemon *d, char *buf, size_t len)
 	status_latency(s, lat, sizeof(lat));
 	snprintf(buf, len,
 		 "gpufir %s\nstate: %s\npid: %ld\nuptime_s: %.1f\nconfig: %s\n"
-		 "sample_rate: %u\nchannels: %u\nblock_frames: %u\nlatency_frames: %u\nlatency_ms: %.3f\n%s%s"
+		 "sample_rate: %u\nchannels: %u\noutput_channels: %u\nblock_frames: %u\nlatency_frames: "
+		 "%u\nlatency_ms: %.3f\n%s%s"
 		 "backend: %s\nalgo: %s\ndevice: %s\ntaps: %u\nswaps: %" PRIu64 "\n"
 		 "blocks: %" PRIu64 "\nframes: %" PRIu64 "\ninput_overflows: %" PRIu64
 		 "\noutput_underflows: %" PRIu64 "\noutput_overflows: %" PRIu64 "\nlate_blocks: %" PRIu64
@@ -253,15 +259,15 @@ static void status_block(const struct daemon *d, char *buf, size_t len)
 		 "\nlast_reload: %s\nlast_reload_age_s: %.1f\n%soutages: %u\nrespawns: %u\n%s%s%s",
 		 GPUFIR_VERSION, gf_dm_state_name(d), (long)getpid(), (now - d->t0_ms) / 1000.0,
 		 d->cfg->path ? d->cfg->path : "(built-in default)", rate, gf_reload_channels(d->cfg),
-		 d->cfg->block_frames, s->latency_frames, rate ? 1000.0 * s->latency_frames / rate : 0.0, sup,
-		 lat, gf_engine_backend_name(d->engine), gf_engine_algo_name(d->engine),
-		 gf_engine_describe(d->engine), gf_engine_taps(d->engine), es.swaps, s->blocks, es.frames,
-		 s->input_overflows, s->output_underflows, s->output_overflows, s->late_blocks,
-		 s->late_blocks_swap, s->late_blocks_host, s->late_blocks_swap_host, s->device_xruns,
-		 s->record_errors, es.nonfinite_blocks, es.errors, es.fallbacks, es.timeouts, es.abandoned,
-		 eng, d->engines_abandoned, es.takeup_frames_max, s->block_us_median, s->block_us_p99,
-		 s->block_us_max, timing, dbfs(s->peak), s->clipped, d->reloads, d->reload_failures,
-		 d->last_reload[0] ? d->last_reload : "none",
+		 gf_reload_out_channels(d->cfg), d->cfg->block_frames, s->latency_frames,
+		 rate ? 1000.0 * s->latency_frames / rate : 0.0, sup, lat, gf_engine_backend_name(d->engine),
+		 gf_engine_algo_name(d->engine), gf_engine_describe(d->engine), gf_engine_taps(d->engine),
+		 es.swaps, s->blocks, es.frames, s->input_overflows, s->output_underflows,
+		 s->output_overflows, s->late_blocks, s->late_blocks_swap, s->late_blocks_host,
+		 s->late_blocks_swap_host, s->device_xruns, s->record_errors, es.nonfinite_blocks, es.errors,
+		 es.fallbacks, es.timeouts, es.abandoned, eng, d->engines_abandoned, es.takeup_frames_max,
+		 s->block_us_median, s->block_us_p99, s->block_us_max, timing, dbfs(s->peak), s->clipped,
+		 d->reloads, d->reload_failures, d->last_reload[0] ? d->last_reload : "none",
 		 d->last_reload_ms ? (now - d->last_reload_ms) / 1000.0 : 0.0, bl, d->outages, d->respawns,
 		 d->state == D_LOST ? "lost_reason: " : "", d->state == D_LOST ? d->lost_reason : "",
 		 d->state == D_LOST ? "\n" : "");

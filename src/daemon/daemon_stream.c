@@ -18,9 +18,10 @@ static void stream_log_started(struct daemon *d)
 	gf_live_get_stats(d->live, &s);
 	uint32_t rate = s.sample_rate ? s.sample_rate : d->cfg->sample_rate;
 	/* live.c logs the devices; this line keeps the latency in the daemon's own words. */
-	gf_info("stream: %u Hz, %u ch, block %u frames, latency %u frames (%.2f ms)", rate,
-		s.channels ? s.channels : gf_reload_channels(d->cfg), d->cfg->block_frames, s.latency_frames,
-		rate ? 1000.0 * s.latency_frames / rate : 0.0);
+	gf_info("stream: %u Hz, %u ch in, %u out, block %u frames, latency %u frames (%.2f ms)", rate,
+		s.channels ? s.channels : gf_reload_channels(d->cfg),
+		s.out_channels ? s.out_channels : gf_reload_out_channels(d->cfg), d->cfg->block_frames,
+		s.latency_frames, rate ? 1000.0 * s.latency_frames / rate : 0.0);
 	if (d->suppress) {
 		uint32_t n = gf_suppress_bank_latency(d->suppress), total = s.latency_frames + n;
 		char where[96];

@@ -20,6 +20,20 @@ int gf_reload_load_config(const struct gf_config_source *src, struct gf_config *
 	gf_config_mixer_channels(c, &mix_in, &mix_out);
 	if (c->input.channels == 0) /* a mixer's stream carries its channels */
 		c->input.channels = mix_in ? mix_in : GF_RELOAD_DEFAULT_CHANNELS;
+	/* Playback carries what the filter writes: a mixer's outputs, else the input's channels. */
+	uint32_t writes = mix_out ? mix_out : c->input.channels;
+	if (c->output.channels == 0) {
+		c->output.channels = writes;
+	} else if (c->output.channels != writes) {
+		gf_errbuf_set(eb,
+			      "%s: output.channels = %u, but the filter writes %u channels (%s): leave "
+			      "output.channels out or set it to %u",
+			      c->path ? c->path : "config", c->output.channels, writes,
+			      mix_out ? "the mixer's outputs" : "as many as input.channels", writes);
+		gf_config_free(c);
+		*out = NULL;
+		return GF_E_CONFIG;
+	}
 	return 0;
 }
 
@@ -28,18 +42,9 @@ uint32_t gf_reload_channels(const struct gf_config *c)
 	return c->input.channels ? c->input.channels : GF_RELOAD_DEFAULT_CHANNELS;
 }
 
-/* The stream carries one channel count in and out: a mixer must keep it (M/S, crossfeed). */
-static int live_mixer_check(const struct gf_config *c, struct gf_errbuf *eb)
+uint32_t gf_reload_out_channels(const struct gf_config *c)
 {
-	uint32_t mix_in, mix_out;
-	gf_config_mixer_channels(c, &mix_in, &mix_out);
-	if (mix_out == mix_in)
-		return 0;
-	gf_errbuf_set(eb,
-		      "%s: mixer: live mode runs a mixer with as many outputs as inputs (this one has "
-		      "%u in, %u out); a crossover of more outputs runs offline (docs/config.md, \"Mixer\")",
-		      c->path ? c->path : "config", mix_in, mix_out);
-	return GF_E_CONFIG;
+	return c->output.channels ? c->output.channels : gf_reload_channels(c);
 }
 
 void gf_reload_engine_params(const struct gf_config *c, uint32_t taps, struct gf_engine_params *p)
@@ -153,7 +158,7 @@ int gf_reload_needs_restart(const struct gf_config *a, const struct gf_config *b
 	/* The suppressor's state belongs to the stream it runs in: a new one
 	 * comes with a new stream, as a new device or block size does. */
 	char sup[300];
-	if (gf_config_suppress_differs(a, b, gf_reload_channels(b), sup, sizeof(sup))) {
+	if (gf_config_suppress_differs(a, b, gf_reload_out_channels(b), sup, sizeof(sup))) {
 		size_t used = strlen(why);
 		if (used < len)
 			snprintf(why + used, len - used, "%s%s", used ? ", " : "", sup);
@@ -184,9 +189,7 @@ static int job_fail(struct gf_reload_job *j, int err, const struct gf_errbuf *eb
 /* The filter set of @p c, finite. */
 static int job_filters(struct gf_reload_job *j, const struct gf_config *c, struct gf_errbuf *eb)
 {
-	int err = live_mixer_check(c, eb);
-	if (!err)
-		err = gf_config_build(c, c->sample_rate, gf_reload_channels(c), &j->fs, eb);
+	int err = gf_config_build(c, c->sample_rate, gf_reload_channels(c), &j->fs, eb);
 	if (!err && gf_filter_set_check_finite(j->fs) != 0) {
 		err = GF_E_NONFINITE;
 		gf_errbuf_set(eb, "%s: filter has NaN or Inf coefficients", c->path ? c->path : "config");
@@ -229,7 +232,7 @@ static int job_suppressor(struct gf_reload_job *j, const struct gf_config *c,
 		.gpu_index = p->gpu_index,
 		.deadline_us = p->deadline_us,
 	};
-	return gf_config_suppress_new_ex(c, c->sample_rate, gf_reload_channels(c), &so, &j->suppress, eb);
+	return gf_config_suppress_new_ex(c, c->sample_rate, gf_reload_out_channels(c), &so, &j->suppress, eb);
 }
 
 static int job_engine(struct gf_reload_job *j, const struct gf_config *c, struct gf_errbuf *eb)

@@ -50,8 +50,10 @@ struct gf_reload_result {
  */
 int gf_reload_load_config(const struct gf_config_source *src, struct gf_config **out, struct gf_errbuf *eb);
 
-/** Engine channel count for @p c. */
+/** Engine channel count for @p c: its input, the capture's. */
 uint32_t gf_reload_channels(const struct gf_config *c);
+/** The engine's output channels for @p c: playback's and the recording's (a mixer's outputs). */
+uint32_t gf_reload_out_channels(const struct gf_config *c);
 
 /** Engine parameters for @p c and an initial filter of @p taps taps. */
 void gf_reload_engine_params(const struct gf_config *c, uint32_t taps, struct gf_engine_params *p);

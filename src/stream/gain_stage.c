@@ -22,10 +22,11 @@ struct gain_chan {
 struct gf_gain_stage {
 	uint32_t max_channels, rate, ramp;
 	uint64_t id;
-	_Atomic uint32_t target_bits; /* the gain to ramp to: 0 when muted */
-	_Atomic uint32_t channels;    /* the stream's, from its latest block */
-	_Atomic uint32_t seq;	      /* odd while the worker updates the totals */
-	_Atomic uint64_t frames;      /* running total, under seq */
+	_Atomic uint32_t target_bits;	   /* the gain to ramp to: 0 when muted */
+	_Atomic uint32_t channels;	   /* the stream's, from its latest block: the more of in and out */
+	_Atomic uint32_t side_channels[2]; /* capture (its input) and playback (its output) */
+	_Atomic uint32_t seq;		   /* odd while the worker updates the totals */
+	_Atomic uint64_t frames;	   /* running total, under seq */
 	struct gain_chan *ch;
 	uint64_t *clip_base; /* control thread: the counts at the last reset */
 	/* The worker's. */
@@ -124,13 +125,14 @@ uint32_t gf_gain_stage_rate(const struct gf_gain_stage *g)
 
 /* ---- the worker ---------------------------------------------------------- */
 
-/* One block's peak and sum of squares per channel into the scratch of @p side. */
+/* One block's peak and sum of squares per channel into the scratch of @p side:
+ * channels [0, n) metered, [n, all) zero (a side with fewer channels). */
 static void meter_block(struct gf_gain_stage *g, int side, const float *x, uint32_t frames, uint32_t stride,
-			uint32_t n)
+			uint32_t n, uint32_t all)
 {
 	float *pk = g->blk_peak + (size_t)side * g->max_channels;
 	double *sq = g->blk_sq + (size_t)side * g->max_channels;
-	for (uint32_t c = 0; c < n; c++) {
+	for (uint32_t c = 0; c < all; c++) {
 		pk[c] = 0.0f;
 		sq[c] = 0.0;
 	}
@@ -210,16 +212,31 @@ static void publish(struct gf_gain_stage *g, uint32_t frames, uint32_t n, int ha
 void gf_gain_stage_process(struct gf_gain_stage *g, const float *in, float *out, uint32_t frames,
 			   uint32_t channels)
 {
-	uint32_t n = channels < g->max_channels ? channels : g->max_channels;
+	gf_gain_stage_process_io(g, in, channels, out, channels, frames);
+}
+
+static uint32_t clamp_ch(const struct gf_gain_stage *g, uint32_t n)
+{
+	return n < g->max_channels ? n : g->max_channels;
+}
+
+void gf_gain_stage_process_io(struct gf_gain_stage *g, const float *in, uint32_t in_channels, float *out,
+			      uint32_t out_channels, uint32_t frames)
+{
+	uint32_t ni = clamp_ch(g, in_channels), no = clamp_ch(g, out_channels);
+	uint32_t n = ni > no ? ni : no;
 	if (in)
-		meter_block(g, CAP, in, frames, channels, n);
-	apply_gain(g, out, frames, channels);
-	meter_block(g, PLAY, out, frames, channels, n);
-	for (uint32_t c = 0; c < n; c++)
+		meter_block(g, CAP, in, frames, in_channels, ni, n);
+	apply_gain(g, out, frames, out_channels);
+	meter_block(g, PLAY, out, frames, out_channels, no, n);
+	for (uint32_t c = 0; c < no; c++)
 		if (g->blk_peak[g->max_channels + c] > 1.0f)
-			atomic_fetch_add_explicit(&g->ch[c].clipped, count_clipped(out, frames, channels, c),
+			atomic_fetch_add_explicit(&g->ch[c].clipped,
+						  count_clipped(out, frames, out_channels, c),
 						  memory_order_relaxed);
 	publish(g, frames, n, in != NULL);
+	atomic_store_explicit(&g->side_channels[CAP], in ? ni : 0, memory_order_relaxed);
+	atomic_store_explicit(&g->side_channels[PLAY], no, memory_order_relaxed);
 	atomic_store_explicit(&g->channels, n, memory_order_relaxed);
 }
 
@@ -285,6 +302,8 @@ int gf_gain_stage_levels(struct gf_gain_stage *g, unsigned which, struct gf_gain
 	if (err)
 		return err;
 	out->channels = n;
+	out->capture_channels = atomic_load_explicit(&g->side_channels[CAP], memory_order_relaxed);
+	out->playback_channels = atomic_load_explicit(&g->side_channels[PLAY], memory_order_relaxed);
 	out->frames = frames - r->frames;
 	float *pk[2] = {out->capture_peak, out->playback_peak},
 	      *rms[2] = {out->capture_rms, out->playback_rms};

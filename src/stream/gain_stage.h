@@ -64,6 +64,14 @@ uint32_t gf_gain_stage_rate(const struct gf_gain_stage *g);
  */
 void gf_gain_stage_process(struct gf_gain_stage *g, const float *in, float *out, uint32_t frames,
 			   uint32_t channels);
+/**
+ * As gf_gain_stage_process() for a stream whose output has other channels
+ * than its input (a mixer: a crossover, a downmix): the capture side meters
+ * @p in_channels, the playback side and the volume @p out_channels.
+ * Real-time safe.
+ */
+void gf_gain_stage_process_io(struct gf_gain_stage *g, const float *in, uint32_t in_channels, float *out,
+			      uint32_t out_channels, uint32_t frames);
 
 /** A reader's state between reads: zero it (or gf_gain_reader_init) before the first. */
 struct gf_gain_reader {
@@ -76,8 +84,11 @@ void gf_gain_reader_free(struct gf_gain_reader *r);
 
 /** One reader's interval: linear values, per channel. */
 struct gf_gain_levels {
-	uint32_t channels; /**< channels metered (the stream's; 0 before its first block) */
-	uint64_t frames;   /**< frames in the interval (0: no block since the previous read) */
+	uint32_t channels; /**< channels reported: the more of the two sides (0 before the first block) */
+	uint32_t capture_channels;  /**< of them, metered on the capture side (the stream's input) */
+	uint32_t playback_channels; /**< of them, metered on the playback side (its output); a side's
+				       channels beyond its own count read as silence */
+	uint64_t frames;	    /**< frames in the interval (0: no block since the previous read) */
 	float *capture_peak, *capture_rms;   /**< capture side (the stream's input) */
 	float *playback_peak, *playback_rms; /**< playback side, after the volume */
 	uint64_t *clipped;		     /**< playback samples beyond +-1.0 since the last reset */

@@ -23,17 +23,21 @@
  * freed (the worker may still touch them). Control thread. */
 static struct gf_live *abandoned_lives;
 
-static int channels_of(const struct gf_live_params *p, uint32_t *out, struct gf_errbuf *eb)
+/* Capture channels (default 2) and playback channels: the engine's output
+ * (a mixer's M), which output.channels may name but not contradict. */
+static int channels_of(const struct gf_live_params *p, const struct gf_engine *engine, struct gf_live *l,
+		       struct gf_errbuf *eb)
 {
-	uint32_t ch = p->input.channels ? p->input.channels : 2;
-	if (p->output.channels && p->output.channels != ch) {
-		gf_errbuf_set(eb,
-			      "output.channels = %u: must equal input.channels (%u); routing "
-			      "changes channels, the stream does not",
-			      p->output.channels, ch);
+	uint32_t in = p->input.channels ? p->input.channels : 2;
+	uint32_t eng_out = engine ? gf_engine_out_channels(engine) : in;
+	if (p->output.channels && p->output.channels != eng_out) {
+		gf_errbuf_set(eb, "output.channels = %u: the filter writes %u (%s); leave it out or set %u",
+			      p->output.channels, eng_out,
+			      eng_out == in ? "as many as input.channels" : "the mixer's outputs", eng_out);
 		return GF_E_CONFIG;
 	}
-	*out = ch;
+	l->channels = in;
+	l->out_channels = p->output.channels ? p->output.channels : eng_out;
 	return 0;
 }
 
@@ -91,7 +95,7 @@ static int open_devices(struct gf_live *l, const struct gf_live_params *p, PaStr
 	if (!l->playback)
 		return 0;
 	gf_live_describe_device(dout, l->out_desc, sizeof(l->out_desc));
-	stream_params(out, dout, l->channels, 1);
+	stream_params(out, dout, l->out_channels, 1);
 	if ((err = check_side(out, 1, l->rate, l->out_desc, eb)))
 		return err;
 	/* One clock only for one device, or a server with one graph clock
@@ -143,24 +147,26 @@ static int alloc_buffers(struct gf_live *l, struct gf_errbuf *eb)
 	uint32_t in_min = l->rate / 2 > 8 * b ? l->rate / 2 : 8 * b;	  /* half a second of slack */
 	uint32_t out_min = 2 * (2 * b + (2 + l->slack_max) * MAX_PERIOD); /* the largest latency twice over */
 	uint32_t rec_min = l->rate > 8 * b ? l->rate : 8 * b;		  /* a second of slack for the disk */
+	uint32_t ci = l->channels, co = l->out_channels;
 	/* Every buffer here is locked (pinned.h): check the total against the budget first. */
-	uint64_t need =
-		ring_bytes(in_min, l->channels) + (l->playback ? ring_bytes(out_min, l->channels) : 0) +
-		(l->record_path ? ring_bytes(rec_min, l->channels) : 0) + 2 * ring_bytes(b, l->channels);
+	uint64_t need = ring_bytes(in_min, ci) + (l->playback ? ring_bytes(out_min, co) : 0) +
+			(l->record_path ? ring_bytes(rec_min, co) : 0) + ring_bytes(b, ci) +
+			ring_bytes(b, co);
 	int err = gf_pinned_check(need, "the stream's buffers", eb);
 	if (!err)
-		err = gf_ring_new(&l->in_ring, in_min, l->channels);
+		err = gf_ring_new(&l->in_ring, in_min, ci);
 	if (!err && l->playback)
-		err = gf_ring_new(&l->out_ring, out_min, l->channels);
+		err = gf_ring_new(&l->out_ring, out_min, co);
 	if (!err && l->record_path)
-		err = gf_ring_new(&l->rec_ring, rec_min, l->channels);
+		err = gf_ring_new(&l->rec_ring, rec_min, co);
 	if (!err)
 		err = gf_timehist_new(&l->hist);
 	if (err)
 		return err;
-	l->blk_bytes = (size_t)b * l->channels * sizeof(float);
-	l->blk_in = gf_pinned_alloc(l->blk_bytes);
-	l->blk_out = gf_pinned_alloc(l->blk_bytes);
+	l->blk_in_bytes = (size_t)b * ci * sizeof(float);
+	l->blk_out_bytes = (size_t)b * co * sizeof(float);
+	l->blk_in = gf_pinned_alloc(l->blk_in_bytes);
+	l->blk_out = gf_pinned_alloc(l->blk_out_bytes);
 	if (!l->blk_in || !l->blk_out)
 		return GF_E_NOMEM;
 	if (sem_init(&l->wake, 0, 0) != 0)
@@ -185,13 +191,22 @@ static struct gf_live *live_alloc(void)
 int gf_live_new_detached(struct gf_live **out, uint32_t rate, uint32_t channels, uint32_t block, int playback,
 			 const char *record_path, struct gf_engine *engine, struct gf_errbuf *eb)
 {
+	return gf_live_new_detached_io(out, rate, channels, channels, block, playback, record_path, engine,
+				       eb);
+}
+
+int gf_live_new_detached_io(struct gf_live **out, uint32_t rate, uint32_t in_channels, uint32_t out_channels,
+			    uint32_t block, int playback, const char *record_path, struct gf_engine *engine,
+			    struct gf_errbuf *eb)
+{
 	*out = NULL;
 	struct gf_live *l = live_alloc();
 	if (!l)
 		return GF_E_NOMEM;
 	l->engine = engine;
 	l->rate = rate;
-	l->channels = channels;
+	l->channels = in_channels;
+	l->out_channels = out_channels;
 	l->block = block;
 	l->playback = l->duplex = playback;
 	snprintf(l->in_desc, sizeof(l->in_desc), "(detached)");
@@ -254,12 +269,7 @@ int gf_live_new(struct gf_live **out, const struct gf_live_params *p, struct gf_
 	atomic_store(&l->slack_now, l->slack);
 	l->playback = p->output.device != NULL || p->record_path == NULL;
 	PaStreamParameters in, outp;
-	int err = channels_of(p, &l->channels, eb);
-	if (!err && engine && gf_engine_out_channels(engine) != l->channels) {
-		gf_errbuf_set(eb, "the filter writes %u channels, the stream carries %u in and out",
-			      gf_engine_out_channels(engine), l->channels);
-		err = GF_E_CONFIG;
-	}
+	int err = channels_of(p, engine, l, eb);
 	if (!err && p->record_path && !(l->record_path = strdup(p->record_path)))
 		err = GF_E_NOMEM;
 	if (!err && !(err = gf_live_pa_init(eb)))
@@ -270,7 +280,7 @@ int gf_live_new(struct gf_live **out, const struct gf_live_params *p, struct gf_
 		gf_errbuf_set(eb, "cannot allocate the audio buffers: %s", gf_strerror(err));
 	/* Two streams on JACK still share the server's clock (forced two streams, tests). */
 	if (!err && l->playback && !l->duplex && !l->jack &&
-	    (err = gf_live_clock_new(&l->clock, l->channels, l->rate)))
+	    (err = gf_live_clock_new(&l->clock, l->out_channels, l->rate)))
 		gf_errbuf_set(eb, "cannot set up the resampler: %s", gf_strerror(err));
 	if (!err && l->duplex)
 		err = open_stream(l, &l->in_stream, &in, &outp, gf_live_duplex_cb, l->in_desc, eb);
@@ -318,8 +328,8 @@ void gf_live_free(struct gf_live *l)
 	gf_recorder_free(l->rec);
 	if (l->sem_ready)
 		sem_destroy(&l->wake);
-	gf_pinned_free(l->blk_in, l->blk_bytes);
-	gf_pinned_free(l->blk_out, l->blk_bytes);
+	gf_pinned_free(l->blk_in, l->blk_in_bytes);
+	gf_pinned_free(l->blk_out, l->blk_out_bytes);
 	gf_timehist_free(l->hist);
 	gf_live_clock_free(l->clock);
 	gf_ring_free(l->in_ring);
@@ -357,14 +367,14 @@ static void wait_first_callback(struct gf_live *l)
 	double dev_ms = 1000.0 * ((si ? si->inputLatency : 0) + (l->playback && so ? so->outputLatency : 0));
 	if (l->playback) {
 		uint32_t lat = atomic_load(&l->latency);
-		gf_info("live: %s -> %s, %u Hz, %u ch, block %u, device period %u: latency %u frames "
-			"(%.2f ms) + device %.2f ms%s",
-			l->in_desc, l->out_desc, l->rate, l->channels, l->block, n, lat,
+		gf_info("live: %s -> %s, %u Hz, %u ch in, %u out, block %u, device period %u: latency %u "
+			"frames (%.2f ms) + device %.2f ms%s",
+			l->in_desc, l->out_desc, l->rate, l->channels, l->out_channels, l->block, n, lat,
 			1000.0 * lat / l->rate, dev_ms, l->duplex ? "" : " (two streams)");
 	} else {
-		gf_info("live: %s -> %s, %u Hz, %u ch, block %u, device period %u (recording is "
+		gf_info("live: %s -> %s, %u Hz, %u ch in, %u out, block %u, device period %u (recording is "
 			"aligned with the capture)",
-			l->in_desc, l->record_path, l->rate, l->channels, l->block, n);
+			l->in_desc, l->record_path, l->rate, l->channels, l->out_channels, l->block, n);
 	}
 }
 

@@ -12,7 +12,8 @@
  * otherwise as two streams, whose clocks drift: playback then reads through
  * an adaptive resampler that a delay-locked loop keeps at the target delay
  * (live_clock.c; the measured ratio is in the stats). Channels:
- * input.channels (default 2) in and out.
+ * input.channels (default 2) captured; the engine's output channels (as many,
+ * or a mixer's M: a crossover, a downmix) played and recorded.
  *
  * Latency: a frame captured at stream position p is played at position
  * p + latency_frames (two blocks when the device period equals the block: one
@@ -60,7 +61,8 @@ struct gf_live;
 struct gf_live_endpoint {
 	const char *device;   /**< name substring or index as text; NULL = default device */
 	const char *host_api; /**< PortAudio host API name substring; NULL = any */
-	uint32_t channels;    /**< 0 = 2 (input) / same as the input (output) */
+	uint32_t channels;    /**< 0 = 2 (input) / the engine's output channels (output; if set, it
+				   must equal them) */
 };
 
 /** What the stream is asked for; the app fills it from the configuration. */
@@ -109,7 +111,8 @@ struct gf_live_stats {
 	uint32_t suppress_frames; /**< the suppressor's latency on top of it (0: none): the sound
 				       played (and recorded) lags by latency_frames + suppress_frames */
 	uint32_t sample_rate;
-	uint32_t channels;
+	uint32_t channels;	   /**< captured: the engine's input */
+	uint32_t out_channels;	   /**< played and recorded: the engine's output (a mixer's M) */
 	int running;		   /**< 1 while audio flows */
 	int device_error;	   /**< last device error code (0 = healthy) */
 	uint64_t output_overflows; /**< output frames dropped: output ring full (drifting clocks) */

@@ -206,7 +206,7 @@ static void sync_playback(struct gf_live *l, uint32_t n_in, uint32_t n_out, uint
  * does not (an underrun). @return frames missing. */
 static uint32_t play_ring(struct gf_live *l, float *out, uint32_t n)
 {
-	size_t fb = (size_t)l->channels * sizeof(float);
+	size_t fb = (size_t)l->out_channels * sizeof(float);
 	struct gf_ring_vec v[2];
 	uint32_t avail = gf_ring_read_vector(l->out_ring, v);
 	uint32_t k = avail < n ? avail : n;
@@ -226,7 +226,7 @@ static uint32_t play_ring(struct gf_live *l, float *out, uint32_t n)
 
 static void playback(struct gf_live *l, float *out, uint32_t n, uint64_t pos, uint64_t t_ns)
 {
-	size_t fb = (size_t)l->channels * sizeof(float);
+	size_t fb = (size_t)l->out_channels * sizeof(float);
 	uint32_t n_in = atomic_load_explicit(&l->cb_frames, memory_order_acquire);
 	if (n_in == 0) { /* separate streams: capture has not started yet */
 		memset(out, 0, n * fb);
@@ -239,7 +239,7 @@ static void playback(struct gf_live *l, float *out, uint32_t n, uint64_t pos, ui
 	uint32_t quiet = l->play.hold < n ? l->play.hold : n;
 	memset(out, 0, quiet * fb);
 	l->play.hold -= quiet;
-	float *o = out + (size_t)quiet * l->channels;
+	float *o = out + (size_t)quiet * l->out_channels;
 	uint32_t missing = quiet == n ? 0
 			   : l->clock ? gf_live_clock_play(l, o, n - quiet, t_ns)
 				      : play_ring(l, o, n - quiet);

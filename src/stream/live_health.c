@@ -54,6 +54,7 @@ void gf_live_get_stats(struct gf_live *l, struct gf_live_stats *s)
 	s->suppress_frames = gf_suppress_bank_latency(l->suppress);
 	s->sample_rate = l->rate;
 	s->channels = l->channels;
+	s->out_channels = l->out_channels;
 	s->running = l->running && !l->device_error;
 	s->device_error = l->device_error;
 	s->output_overflows = atomic_load(&l->out_overflow);

@@ -32,7 +32,8 @@ enum gf_live_wstate { GF_W_RUN = 0, GF_W_DRAIN, GF_W_QUIT };
 
 struct gf_live {
 	/* Settings, fixed by gf_live_new. */
-	uint32_t rate, channels, block;
+	uint32_t rate, channels, block;	  /* channels: the capture's, the engine's input */
+	uint32_t out_channels;		  /* the engine's output: playback, recording (a mixer's M) */
 	uint32_t slack;			  /* playback periods of slack at start (config latency_slack) */
 	int slack_auto;			  /* latency_slack = "auto": one more period after each underrun */
 	uint32_t slack_max;		  /* auto: the most it grows to */
@@ -56,8 +57,8 @@ struct gf_live {
 	struct gf_ring *rec_ring; /* worker -> recorder; NULL without recording */
 	struct gf_recorder *rec;
 	struct gf_timehist *hist;
-	float *blk_in, *blk_out; /* pinned, one block each */
-	size_t blk_bytes;
+	float *blk_in, *blk_out; /* pinned, one block each (of channels, out_channels) */
+	size_t blk_in_bytes, blk_out_bytes;
 
 	/* Written by the device callback(s): capture state, playback state, their
 	 * counters. Cache-line aligned groups keep the callback and the worker
@@ -156,6 +157,10 @@ void gf_live_note_max(_Atomic uint64_t *m, uint64_t v);
  */
 int gf_live_new_detached(struct gf_live **out, uint32_t rate, uint32_t channels, uint32_t block, int playback,
 			 const char *record_path, struct gf_engine *engine, struct gf_errbuf *eb);
+/** Tests: as gf_live_new_detached(), @p in_channels captured, @p out_channels played and recorded. */
+int gf_live_new_detached_io(struct gf_live **out, uint32_t rate, uint32_t in_channels, uint32_t out_channels,
+			    uint32_t block, int playback, const char *record_path, struct gf_engine *engine,
+			    struct gf_errbuf *eb);
 
 /** Tests: run @p b after the engine (as gf_live_params.suppress does). Before gf_live_start. */
 void gf_live_set_suppress(struct gf_live *l, struct gf_suppress_bank *b);

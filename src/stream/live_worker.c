@@ -38,7 +38,7 @@ static void emit_playback(struct gf_live *l, const float *x, uint32_t n)
 		gf_ring_write_advance(r, skip);
 	uint32_t rest = n - skip;
 	uint32_t k =
-		x ? gf_ring_write(r, x + (size_t)skip * l->channels, rest) : gf_ring_write_zeros(r, rest);
+		x ? gf_ring_write(r, x + (size_t)skip * l->out_channels, rest) : gf_ring_write_zeros(r, rest);
 	if (k < rest)
 		count(&l->out_overflow, rest - k);
 }
@@ -165,7 +165,7 @@ static void do_block(struct gf_live *l, uint32_t frames)
 	if (l->suppress) /* even on a muted block: its state runs on with the stream */
 		gf_suppress_bank_process_by(l->suppress, l->blk_out, frames, deadline);
 	if (l->gain) /* volume, mute, meters: last, so the meters see what is played */
-		gf_gain_stage_process(l->gain, src, l->blk_out, frames, l->channels);
+		gf_gain_stage_process_io(l->gain, src, l->channels, l->blk_out, l->out_channels, frames);
 	uint64_t dt = gf_now_ns() - t0;
 	in_swap |= gf_engine_swap_window(l->engine);
 
@@ -180,13 +180,13 @@ static void do_block(struct gf_live *l, uint32_t frames)
 		count_late(l, in_swap, gf_thread_use_late_by_host(u0, gf_thread_use_now(), period_ns));
 	if (err)
 		count(&l->engine_errors, 1);
-	scan_output(l, l->blk_out, (size_t)frames * l->channels);
+	scan_output(l, l->blk_out, (size_t)frames * l->out_channels);
 	note_margin(l);
 
 	emit(l, l->blk_out, split);
 	if (gap_len)
 		emit(l, NULL, gap_len);
-	emit(l, l->blk_out + (size_t)split * l->channels, frames - split);
+	emit(l, l->blk_out + (size_t)split * l->out_channels, frames - split);
 	count(&l->blocks, 1);
 }
 
@@ -198,7 +198,7 @@ static void do_block(struct gf_live *l, uint32_t frames)
  * frames should. */
 static void warm_up(struct gf_live *l)
 {
-	memset(l->blk_in, 0, l->blk_bytes);
+	memset(l->blk_in, 0, l->blk_in_bytes);
 	for (int i = 0; i < GF_LIVE_WARMUP_BLOCKS; i++)
 		gf_engine_process(l->engine, l->blk_in, l->blk_out, l->block);
 	atomic_store_explicit(&l->warm, 1, memory_order_release);

@@ -316,14 +316,17 @@ static void gpufir_port(struct gf_daemon *d, jack_client_t *c, const char *re, u
 void gf_daemon_connect_ports(struct gf_daemon *d, jack_client_t *c, const struct gf_daemon_tap *tap)
 {
 	for (int i = 0; i < tap->ch; i++) {
-		char gin[256], gout[256];
+		char gin[256];
 		gpufir_port(d, c, "^gpufir[^:]*:in_", JackPortIsInput, i, gin, sizeof(gin));
-		gpufir_port(d, c, "^gpufir[^:]*:out_", JackPortIsOutput, i, gout, sizeof(gout));
 		const char **src = jack_port_get_all_connections(c, jack_port_by_name(c, gin));
 		for (int k = 0; src && src[k]; k++)
 			jack_disconnect(c, src[k], gin); /* PortAudio auto-connects the dummy capture */
 		jack_free(src);
 		CHECK(jack_connect(c, jack_port_name(tap->feed[i]), gin) == 0);
+	}
+	for (int i = 0; i < tap->rec_ch; i++) {
+		char gout[256];
+		gpufir_port(d, c, "^gpufir[^:]*:out_", JackPortIsOutput, i, gout, sizeof(gout));
 		CHECK(jack_connect(c, gout, jack_port_name(tap->rec_port[i])) == 0);
 	}
 }
@@ -331,11 +334,18 @@ void gf_daemon_connect_ports(struct gf_daemon *d, jack_client_t *c, const struct
 void gf_daemon_tap_init(struct gf_daemon_tap *t, const float *x, float *rec, size_t frames, int ch,
 			size_t feed_start)
 {
-	CHECK(ch >= 1 && ch <= GF_DAEMON_TAP_MAX_CH);
+	gf_daemon_tap_init_io(t, x, ch, rec, ch, frames, feed_start);
+}
+
+void gf_daemon_tap_init_io(struct gf_daemon_tap *t, const float *x, int ch, float *rec, int rec_ch,
+			   size_t frames, size_t feed_start)
+{
+	CHECK(ch >= 1 && ch <= GF_DAEMON_TAP_MAX_CH && rec_ch >= 1 && rec_ch <= GF_DAEMON_TAP_MAX_CH);
 	t->x = x;
 	t->rec = rec;
 	t->frames = frames;
 	t->ch = ch;
+	t->rec_ch = rec_ch;
 	atomic_store(&t->feed_pos, 0);
 	atomic_store(&t->rec_pos, 0);
 	atomic_store(&t->feed_start, feed_start);
@@ -347,16 +357,18 @@ static int tap_process(jack_nframes_t n, void *arg)
 	size_t f = atomic_load_explicit(&t->feed_pos, memory_order_relaxed);
 	size_t r = atomic_load_explicit(&t->rec_pos, memory_order_relaxed);
 	size_t s = atomic_load_explicit(&t->feed_start, memory_order_relaxed);
-	size_t ch = (size_t)t->ch;
+	size_t ch = (size_t)t->ch, rch = (size_t)t->rec_ch;
 	for (size_t c = 0; c < ch; c++) {
 		float *o = jack_port_get_buffer(t->feed[c], n);
-		const float *in = jack_port_get_buffer(t->rec_port[c], n);
 		for (jack_nframes_t i = 0; i < n; i++) {
 			size_t k = f + i;
 			o[i] = k >= s && k - s < t->frames ? t->x[(k - s) * ch + c] : 0.0f;
-			if (r + i < t->frames)
-				t->rec[(r + i) * ch + c] = in[i];
 		}
+	}
+	for (size_t c = 0; c < rch; c++) {
+		const float *in = jack_port_get_buffer(t->rec_port[c], n);
+		for (jack_nframes_t i = 0; i < n && r + i < t->frames; i++)
+			t->rec[(r + i) * rch + c] = in[i];
 	}
 	atomic_store_explicit(&t->feed_pos, f + n, memory_order_relaxed);
 	atomic_store_explicit(&t->rec_pos, r + n, memory_order_release);
@@ -370,18 +382,26 @@ jack_client_t *gf_daemon_jack_client(struct gf_daemon *d, const char *prefix, ui
 	jack_client_t *jc = NULL;
 	jack_status_t jst;
 	/* The device "system" offers as many channels as the server has dummy ports. */
-	if (gf_jack_server_start_ports(&d->jack, prefix, rate, period, tap->ch > 2 ? (uint32_t)tap->ch : 2) ==
-	    0)
+	uint32_t cap = tap->ch > 2 ? (uint32_t)tap->ch : 2,
+		 play = tap->rec_ch > 2 ? (uint32_t)tap->rec_ch : 2;
+	if (gf_jack_server_start_io(&d->jack, prefix, rate, period, cap, play) == 0)
 		jc = jack_client_open("gftest", JackNoStartServer | JackServerName, &jst, d->jack.name);
 	if (!jc)
 		gf_test_skip("the private jackd did not start");
-	for (int i = 0; i < tap->ch; i++) {
+	for (int i = 0; i < tap->ch || i < tap->rec_ch; i++) {
 		char n[16];
-		snprintf(n, sizeof(n), "feed_%d", i + 1);
-		tap->feed[i] = jack_port_register(jc, n, JACK_DEFAULT_AUDIO_TYPE, JackPortIsOutput, 0);
-		snprintf(n, sizeof(n), "rec_%d", i + 1);
-		tap->rec_port[i] = jack_port_register(jc, n, JACK_DEFAULT_AUDIO_TYPE, JackPortIsInput, 0);
-		CHECK(tap->feed[i] && tap->rec_port[i]);
+		if (i < tap->ch) {
+			snprintf(n, sizeof(n), "feed_%d", i + 1);
+			tap->feed[i] =
+				jack_port_register(jc, n, JACK_DEFAULT_AUDIO_TYPE, JackPortIsOutput, 0);
+			CHECK(tap->feed[i]);
+		}
+		if (i < tap->rec_ch) {
+			snprintf(n, sizeof(n), "rec_%d", i + 1);
+			tap->rec_port[i] =
+				jack_port_register(jc, n, JACK_DEFAULT_AUDIO_TYPE, JackPortIsInput, 0);
+			CHECK(tap->rec_port[i]);
+		}
 	}
 	CHECK(jack_set_process_callback(jc, tap_process, tap) == 0);
 	CHECK(jack_activate(jc) == 0);

@@ -97,9 +97,10 @@ void gf_daemon_wait_ready(struct gf_daemon *d, int n, double timeout_s, const ch
  */
 struct gf_daemon_tap {
 	const float *x; /* frames x ch, interleaved */
-	float *rec;	/* frames x ch, interleaved; the caller allocates both */
+	float *rec;	/* frames x rec_ch, interleaved; the caller allocates both */
 	size_t frames;
-	int ch;				 /* <= GF_DAEMON_TAP_MAX_CH */
+	int ch;				 /* fed channels, <= GF_DAEMON_TAP_MAX_CH */
+	int rec_ch;			 /* recorded channels (gpufir's outputs), <= GF_DAEMON_TAP_MAX_CH */
 	atomic_size_t feed_pos, rec_pos; /* frames of the cycles so far (rec_pos: release) */
 	atomic_size_t feed_start;	 /* feed position of x's first frame (0: at once) */
 	jack_port_t *feed[GF_DAEMON_TAP_MAX_CH], *rec_port[GF_DAEMON_TAP_MAX_CH];
@@ -108,10 +109,13 @@ struct gf_daemon_tap {
 /** Set @p t up to feed @p x from feed position @p feed_start on and record into @p rec. */
 void gf_daemon_tap_init(struct gf_daemon_tap *t, const float *x, float *rec, size_t frames, int ch,
 			size_t feed_start);
+/** As gf_daemon_tap_init, feeding @p ch channels and recording @p rec_ch (a mixer's outputs). */
+void gf_daemon_tap_init_io(struct gf_daemon_tap *t, const float *x, int ch, float *rec, int rec_ch,
+			   size_t frames, size_t feed_start);
 
 /**
  * Start the private JACK server (dummy driver, @p rate, @p period, as many
- * dummy ports as @p tap has channels, at least 2; names
+ * dummy capture ports as @p tap feeds and playback ports as it records, at least 2; names
  * PREFIX-N, see jackplay.h) into d->jack and open a test client on it with
  * @p tap's feed (output) and record (input) ports, named feed_N / rec_N,
  * running the tap; activated. Skips the test (77) if the server does not start.

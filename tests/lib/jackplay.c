@@ -41,14 +41,16 @@ static int server_accepts(const char *name)
 /* Start one server named @p name. @return 0, 1 if it exited at once (name in
  * use, registry full, jackd missing: message printed), -1 if it never answered. */
 static int start_named(struct gf_jack_server *s, const char *name, uint32_t rate, uint32_t period,
-		       uint32_t ports)
+		       uint32_t capture, uint32_t ports)
 {
 	memset(s, 0, sizeof(*s));
 	snprintf(s->name, sizeof(s->name), "%s", name);
 	s->ports = ports;
-	char r[16], p[16], n[16];
+	s->capture_ports = capture;
+	char r[16], p[16], c[16], n[16];
 	snprintf(r, sizeof(r), "%u", rate);
 	snprintf(p, sizeof(p), "%u", period);
+	snprintf(c, sizeof(c), "%u", capture);
 	snprintf(n, sizeof(n), "%u", ports);
 	pid_t pid = fork();
 	if (pid < 0)
@@ -60,7 +62,7 @@ static int start_named(struct gf_jack_server *s, const char *name, uint32_t rate
 			dup2(devnull, 1);
 			dup2(devnull, 2);
 		}
-		execlp("jackd", "jackd", "-n", s->name, "-S", "-r", "-d", "dummy", "-r", r, "-p", p, "-C", n,
+		execlp("jackd", "jackd", "-n", s->name, "-S", "-r", "-d", "dummy", "-r", r, "-p", p, "-C", c,
 		       "-P", n, (char *)NULL);
 		_exit(127);
 	}
@@ -91,6 +93,12 @@ int gf_jack_server_start(struct gf_jack_server *s, const char *prefix, uint32_t 
 int gf_jack_server_start_ports(struct gf_jack_server *s, const char *prefix, uint32_t rate, uint32_t period,
 			       uint32_t ports)
 {
+	return gf_jack_server_start_io(s, prefix, rate, period, ports, ports);
+}
+
+int gf_jack_server_start_io(struct gf_jack_server *s, const char *prefix, uint32_t rate, uint32_t period,
+			    uint32_t capture, uint32_t playback)
+{
 	jack_set_error_function(quiet); /* "cannot connect" while it starts */
 	jack_set_info_function(quiet);
 	/* A few fixed names, not one per process: JACK's registry has room for 8
@@ -99,7 +107,7 @@ int gf_jack_server_start_ports(struct gf_jack_server *s, const char *prefix, uin
 	for (int i = 0; i < 4; i++) {
 		char name[64];
 		snprintf(name, sizeof(name), "%s-%d", prefix, i);
-		int r = start_named(s, name, rate, period, ports);
+		int r = start_named(s, name, rate, period, capture, playback);
 		if (r == 0) {
 			setenv("JACK_DEFAULT_SERVER", s->name, 1);
 			setenv("JACK_NO_START_SERVER", "1", 1);
@@ -115,7 +123,7 @@ int gf_jack_server_restart(struct gf_jack_server *s, uint32_t rate, uint32_t per
 {
 	char name[sizeof(s->name)];
 	snprintf(name, sizeof(name), "%s", s->name);
-	return start_named(s, name, rate, period, s->ports) == 0 ? 0 : -1;
+	return start_named(s, name, rate, period, s->capture_ports, s->ports) == 0 ? 0 : -1;
 }
 
 void gf_jack_server_stop(struct gf_jack_server *s, int sig)

@@ -20,7 +20,8 @@
 struct gf_jack_server {
 	pid_t pid;
 	char name[64];
-	uint32_t ports; /* the dummy driver's capture and playback ports (system:capture_N, playback_N) */
+	uint32_t ports;		/* the dummy driver's playback ports (system:playback_N) */
+	uint32_t capture_ports; /* and its capture ports (system:capture_N) */
 };
 
 /**
@@ -35,6 +36,10 @@ int gf_jack_server_start(struct gf_jack_server *s, const char *prefix, uint32_t 
  * PortAudio's JACK device "system" then offers a stream of more channels. */
 int gf_jack_server_start_ports(struct gf_jack_server *s, const char *prefix, uint32_t rate, uint32_t period,
 			       uint32_t ports);
+/** gf_jack_server_start with @p capture capture ports (-C) and @p playback playback ports (-P):
+ * the device "system" then offers a stream of more outputs than inputs (a crossover), or fewer. */
+int gf_jack_server_start_io(struct gf_jack_server *s, const char *prefix, uint32_t rate, uint32_t period,
+			    uint32_t capture, uint32_t playback);
 /**
  * Start the server again under the same name after gf_jack_server_stop(), as
  * a supervisor restarts a crashed server (its clients look for that name).

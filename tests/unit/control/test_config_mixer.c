@@ -153,6 +153,12 @@ static const struct bad errors[] = {
 	 "} ); "
 	 "};\n",
 	 7, "mixer: routes and a mixer cannot both be set"},
+	{"output = { channels = 3; };\nmixer = { inputs = 2; outputs = 4; paths = ( { in = 0; out = 1; } ); "
+	 "};\n",
+	 7,
+	 "mixer.outputs: the mixer writes 4 channels, output.channels says 3: leave output.channels out or "
+	 "set "
+	 "it to 4"},
 };
 
 static void test_errors(void)

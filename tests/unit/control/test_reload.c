@@ -146,7 +146,9 @@ static void expect_applied(struct gf_config **cfg, struct gf_engine *e, const fl
 /*
  * A mixer of as many outputs as inputs (M/S: out 0 = f(L) + f(R), out 1 = L - R) replaces the
  * running plain filter by a swap, exact from the next block; one of more outputs than inputs
- * is refused for live mode with the reason, the running mixer stays.
+ * (a crossover) changes the stream's output channels: a restart, with an engine of 4 outputs
+ * built; output.channels that contradicts the mixer is refused with the reason. The running
+ * mixer stays meanwhile.
  */
 static void mixer_reloads(struct gf_config **cfg, struct gf_engine *e)
 {
@@ -183,8 +185,26 @@ static void mixer_reloads(struct gf_config **cfg, struct gf_engine *e)
 		 "); };\n",
 		 head);
 	write_text("gpufir.conf", text);
-	CHECK(run_job(&j, *cfg, 1, 0) == GF_E_CONFIG && !j.fs);
-	want_text(&j, "live mode runs a mixer with as many outputs as inputs (this one has 2 in, 4 out)");
+	CHECK_OK(run_job(&j, *cfg, 1, 0));
+	CHECK(j.r.outcome == GF_RELOAD_RESTART && j.engine && gf_engine_out_channels(j.engine) == 4);
+	want_text(&j, "output channels 2 -> 4");
+	CHECK(gf_reload_job_next(&j, 1, 0) == GF_RELOAD_NEXT_RESTART);
+	gf_reload_job_clear(&j);
+	CHECK(!gf_engine_swap_pending(e)); /* the running mixer stays until the restart */
+
+	snprintf(text, sizeof(text),
+		 "%soutput = { channels = 3; };\nmixer = { inputs = 2; outputs = 4; paths = ( { in = 0; out "
+		 "= 0; }, { in = 1; out = 3; } ); };\n",
+		 head);
+	write_text("gpufir.conf", text);
+	CHECK(run_job(&j, *cfg, 1, 0) == GF_E_CONFIG && !j.fs && j.r.outcome == GF_RELOAD_FAILED);
+	want_text(&j, "mixer.outputs: the mixer writes 4 channels, output.channels says 3");
+	gf_reload_job_clear(&j);
+	/* A plain chain writes its input's channels: any other output.channels is refused too. */
+	snprintf(text, sizeof(text), "%soutput = { channels = 3; };\nchain = [\"f\"];\n", head);
+	write_text("gpufir.conf", text);
+	CHECK(run_job(&j, *cfg, 1, 0) == GF_E_CONFIG && !j.fs && j.r.outcome == GF_RELOAD_FAILED);
+	want_text(&j, "output.channels = 3, but the filter writes 2 channels (as many as input.channels)");
 	gf_reload_job_clear(&j);
 	from = pos;
 	process(e, 8);
@@ -277,14 +297,16 @@ static void state_changed(const struct gf_config *cfg)
 	CHECK_OK(gf_reload_job_run(&j));
 	CHECK(j.engine && j.fs == fs && gf_reload_job_next(&j, 0, 0) == GF_RELOAD_NEXT_RESTART);
 	check_fresh_engine(j.engine, hb, 255);
-	/* A stuck worker forced the CPU backend after this engine was built: it is rebuilt. */
+	/* A stuck worker forced the CPU backend after this engine was built: it is rebuilt.
+	 */
 	CHECK(!j.engine_cpu && gf_reload_job_next(&j, 0, 1) == GF_RELOAD_NEXT_ENGINE && !j.engine);
 	CHECK_OK(gf_reload_job_run(&j));
 	CHECK(j.engine && j.engine_cpu && strcmp(gf_engine_backend_name(j.engine), "cpu") == 0);
 	CHECK(gf_reload_job_next(&j, 0, 1) == GF_RELOAD_NEXT_RESTART);
 	gf_reload_job_clear(&j);
 
-	/* A stuck worker's replacement: a CPU engine of the running config, nothing loaded. */
+	/* A stuck worker's replacement: a CPU engine of the running config, nothing loaded.
+	 */
 	gf_reload_job_init(&j, NULL, cfg, 0, 1);
 	CHECK_OK(gf_reload_job_run(&j));
 	CHECK(!j.cfg && j.engine && j.engine_cpu && j.r.outcome == GF_RELOAD_RESTART);
@@ -363,7 +385,8 @@ static void write_conf_nr(const char *taps, const char *nr)
 	char text[2048];
 	snprintf(text, sizeof(text),
 		 "sample_rate = 48000;\nblock_frames = %d;\nbackend = \"cpu\";\n"
-		 "filters = (\n  { name = \"f\"; file = \"%s\"; format = \"text\"; }%s%s%s\n);\n"
+		 "filters = (\n  { name = \"f\"; file = \"%s\"; format = \"text\"; "
+		 "}%s%s%s\n);\n"
 		 "chain = [\"f\"%s];\n",
 		 BLOCK, taps, nr[0] ? ",\n  { name = \"nr\"; design = \"suppress\"; " : "", nr,
 		 nr[0] ? " }" : "", nr[0] ? ", \"nr\"" : "");
