@@ -286,11 +286,14 @@ static int levels(void *ctx, struct gf_api_levels *lv, struct gf_errbuf *eb)
 	int err = gf_daemon_levels(d, GF_GAIN_READER_API, m, eb);
 	if (err)
 		return err;
-	uint32_t n = m->channels < GF_API_MAX_CH ? m->channels : GF_API_MAX_CH;
-	lv->n_capture = lv->n_playback = n;
-	for (uint32_t c = 0; c < n; c++) {
+	/* Each side its own channels: a mixer's N inputs, M outputs. */
+	lv->n_capture = m->raw.capture_channels < GF_API_MAX_CH ? m->raw.capture_channels : GF_API_MAX_CH;
+	lv->n_playback = m->raw.playback_channels < GF_API_MAX_CH ? m->raw.playback_channels : GF_API_MAX_CH;
+	for (uint32_t c = 0; c < lv->n_capture; c++) {
 		lv->capture_peak[c] = json_dbfs(m->capture_peak[c]);
 		lv->capture_rms[c] = json_dbfs(m->capture_rms[c]);
+	}
+	for (uint32_t c = 0; c < lv->n_playback; c++) {
 		lv->playback_peak[c] = json_dbfs(m->playback_peak[c]);
 		lv->playback_rms[c] = json_dbfs(m->playback_rms[c]);
 	}
