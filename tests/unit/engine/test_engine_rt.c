@@ -11,92 +11,24 @@
  * skipped frames fed from the history) allocate nothing either. Skipped under
  * AddressSanitizer, which owns the allocator.
  */
-#define _GNU_SOURCE /* RUSAGE_THREAD */
 #include <stdio.h>
 
+#include "allocprobe.h"
 #include "testutil.h"
 
-#if defined(__SANITIZE_ADDRESS__) || !defined(__GLIBC__)
+#if !GF_ALLOC_PROBE
 int main(void)
 {
 	gf_test_skip("allocator interposition needs glibc without AddressSanitizer");
 }
 #else
-#include <stdatomic.h>
 #include <stdlib.h>
-#include <sys/resource.h>
 #include <time.h>
 
 #include "engine.h"
 #include "suppress.h"
 
-extern void *__libc_malloc(size_t n);
-extern void *__libc_calloc(size_t n, size_t size);
-extern void *__libc_realloc(void *p, size_t n);
-extern void *__libc_memalign(size_t align, size_t n);
-extern void __libc_free(void *p);
-
-static atomic_int counting, calls;
-
-static void count(void)
-{
-	if (atomic_load_explicit(&counting, memory_order_relaxed))
-		atomic_fetch_add(&calls, 1);
-}
-
-void *malloc(size_t n)
-{
-	count();
-	return __libc_malloc(n);
-}
-
-void *calloc(size_t n, size_t size)
-{
-	count();
-	return __libc_calloc(n, size);
-}
-
-void *realloc(void *p, size_t n)
-{
-	count();
-	return __libc_realloc(p, n);
-}
-
-void free(void *p)
-{
-	if (p)
-		count();
-	__libc_free(p);
-}
-
-int posix_memalign(void **p, size_t align, size_t n)
-{
-	count();
-	*p = __libc_memalign(align, n);
-	return *p ? 0 : 12; /* ENOMEM */
-}
-
-void *memalign(size_t align, size_t n)
-{
-	count();
-	return __libc_memalign(align, n);
-}
-
-void *aligned_alloc(size_t align, size_t n)
-{
-	count();
-	return __libc_memalign(align, n);
-}
-
 static uint64_t rng;
-
-/* Minor and major page faults of the calling thread so far. */
-static long thread_faults(void)
-{
-	struct rusage ru;
-	CHECK(getrusage(RUSAGE_THREAD, &ru) == 0);
-	return ru.ru_minflt + ru.ru_majflt;
-}
 
 /* Stereo decaying taps, @p taps long. */
 static struct gf_filter_set *new_taps(uint32_t taps)
@@ -139,10 +71,10 @@ static void fault_case(enum gf_algo algo, uint32_t taps, uint32_t block)
 	for (int i = 0; i < 4; i++)
 		CHECK(gf_engine_process(e, x, x, block) == 0);
 	const uint32_t pass = taps + 16384 + block; /* GF_ENGINE_HIST_MARGIN (engine_internal.h) */
-	long before = thread_faults();
+	long before = gf_thread_faults();
 	for (uint32_t done = 0; done < pass; done += block)
 		CHECK(gf_engine_process(e, x, x, block) == 0);
-	long faults = thread_faults() - before;
+	long faults = gf_thread_faults() - before;
 	printf("%-6s taps %7u block %5u: %ld page faults over the history's first pass (%u frames)\n",
 	       gf_engine_algo_name(e), taps, block, faults, pass);
 	CHECK(faults == 0);
@@ -161,8 +93,8 @@ static void rt_case(enum gf_algo algo, uint32_t taps, uint32_t max_block)
 	long faults = 0;
 	for (int round = 0; round < 2; round++) {
 		CHECK_OK_EB(gf_engine_swap(e, round ? fs : fs2, &eb), &eb);
-		long before = thread_faults(); /* round 1: every code path has run once */
-		atomic_store(&counting, 1);
+		long before = gf_thread_faults(); /* round 1: every code path has run once */
+		gf_alloc_probe_on();
 		uint32_t done = 0;
 		for (uint32_t i = 0; i < 40 || done < goal; i++) {
 			uint32_t n = 1 + (uint32_t)((gf_test_randf(&rng) + 1.0f) * 0.5f * (max_block - 1));
@@ -170,13 +102,13 @@ static void rt_case(enum gf_algo algo, uint32_t taps, uint32_t max_block)
 			done += n;
 		}
 		CHECK(gf_engine_flush(e, x, max_block) == 0);
-		atomic_store(&counting, 0);
+		gf_alloc_probe_off();
 		if (round == 1)
-			faults = thread_faults() - before;
+			faults = gf_thread_faults() - before;
 		CHECK(!gf_engine_swap_pending(e));
 		gf_engine_reap(e);
 	}
-	int n = atomic_load(&calls);
+	int n = gf_alloc_probe_calls();
 	printf("%-6s taps %7u block %5u: %d allocator calls in process/flush, %ld page faults in a swap's "
 	       "take-up and crossfade\n",
 	       gf_engine_algo_name(e), taps, max_block, n, faults);
@@ -210,7 +142,7 @@ static void late_case(enum gf_algo algo, uint32_t taps, uint32_t block)
 	float *x = __libc_calloc((size_t)block * 2, sizeof(float));
 	CHECK(x);
 	gf_test_fill_noise(x, (size_t)block * 2, &rng);
-	atomic_store(&counting, 1);
+	gf_alloc_probe_on();
 	int muted = 0;
 	for (int b = 0; b < 16; b++) {
 		if (gf_engine_process(e, x, x, block) != 0)
@@ -220,10 +152,10 @@ static void late_case(enum gf_algo algo, uint32_t taps, uint32_t block)
 			nanosleep(&ts, NULL);
 		}
 	}
-	atomic_store(&counting, 0);
+	gf_alloc_probe_off();
 	struct gf_engine_stats s;
 	gf_engine_get_stats(e, &s);
-	int n = atomic_load(&calls);
+	int n = gf_alloc_probe_calls();
 	printf("%-6s taps %7u block %5u: a late answer, %d muted blocks and the catch-up: %d allocator "
 	       "calls\n",
 	       gf_engine_algo_name(e), taps, block, muted, n);
@@ -245,16 +177,16 @@ static void suppress_case(uint32_t channels, uint32_t block)
 	struct gf_suppress *s;
 	CHECK_OK_EB(gf_suppress_new(&p, channels, 48000, &s, &eb), &eb);
 	float *x = gf_test_noise((size_t)channels * block, &rng);
-	atomic_store(&calls, 0);
-	long before = thread_faults();
-	atomic_store(&counting, 1);
+	gf_alloc_probe_reset();
+	long before = gf_thread_faults();
+	gf_alloc_probe_on();
 	for (uint32_t done = 0; done < 48000; done += block)
 		gf_suppress_process(s, x, block);
-	atomic_store(&counting, 0);
-	long faults = thread_faults() - before;
+	gf_alloc_probe_off();
+	long faults = gf_thread_faults() - before;
 	printf("suppress %u ch, block %5u: %d allocations, %ld page faults over a second\n", channels, block,
-	       atomic_load(&calls), faults);
-	CHECK(atomic_load(&calls) == 0 && faults == 0);
+	       gf_alloc_probe_calls(), faults);
+	CHECK(gf_alloc_probe_calls() == 0 && faults == 0);
 	gf_suppress_free(s);
 	free(x);
 }
@@ -264,12 +196,12 @@ int main(void)
 	rng = gf_test_seed("test_engine_rt");
 	/* The interposition works: a counted allocation is seen. */
 	void *(*volatile alloc)(size_t) = malloc;
-	atomic_store(&counting, 1);
+	gf_alloc_probe_on();
 	void *q = alloc(16);
 	free(q);
-	atomic_store(&counting, 0);
-	CHECK(atomic_load(&calls) == 2);
-	atomic_store(&calls, 0);
+	gf_alloc_probe_off();
+	CHECK(gf_alloc_probe_calls() == 2);
+	gf_alloc_probe_reset();
 	static const uint32_t blocks[] = {1, 128, 4096};
 	for (size_t b = 0; b < sizeof(blocks) / sizeof(blocks[0]); b++) {
 		rt_case(GF_ALGO_DIRECT, 300, blocks[b]);

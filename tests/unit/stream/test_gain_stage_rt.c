@@ -7,88 +7,21 @@
  * interposes the C allocator (glibc) and counts calls made while the worker's
  * function runs. Skipped under AddressSanitizer, which owns the allocator.
  */
-#define _GNU_SOURCE /* RUSAGE_THREAD */
 #include <stdio.h>
 
+#include "allocprobe.h"
 #include "testutil.h"
 
-#if defined(__SANITIZE_ADDRESS__) || !defined(__GLIBC__)
+#if !GF_ALLOC_PROBE
 int main(void)
 {
 	gf_test_skip("allocator interposition needs glibc without AddressSanitizer");
 }
 #else
 #include <math.h>
-#include <stdatomic.h>
 #include <stdlib.h>
-#include <sys/resource.h>
 
 #include "gain_stage.h"
-
-extern void *__libc_malloc(size_t n);
-extern void *__libc_calloc(size_t n, size_t size);
-extern void *__libc_realloc(void *p, size_t n);
-extern void *__libc_memalign(size_t align, size_t n);
-extern void __libc_free(void *p);
-
-static atomic_int counting, calls;
-
-static void count(void)
-{
-	if (atomic_load_explicit(&counting, memory_order_relaxed))
-		atomic_fetch_add(&calls, 1);
-}
-
-void *malloc(size_t n)
-{
-	count();
-	return __libc_malloc(n);
-}
-
-void *calloc(size_t n, size_t size)
-{
-	count();
-	return __libc_calloc(n, size);
-}
-
-void *realloc(void *p, size_t n)
-{
-	count();
-	return __libc_realloc(p, n);
-}
-
-void free(void *p)
-{
-	if (p)
-		count();
-	__libc_free(p);
-}
-
-int posix_memalign(void **p, size_t align, size_t n)
-{
-	count();
-	*p = __libc_memalign(align, n);
-	return *p ? 0 : 12; /* ENOMEM */
-}
-
-void *memalign(size_t align, size_t n)
-{
-	count();
-	return __libc_memalign(align, n);
-}
-
-void *aligned_alloc(size_t align, size_t n)
-{
-	count();
-	return __libc_memalign(align, n);
-}
-
-static long thread_faults(void)
-{
-	struct rusage ru;
-	CHECK(getrusage(RUSAGE_THREAD, &ru) == 0);
-	return ru.ru_minflt + ru.ru_majflt;
-}
 
 #define CH 8u
 #define B 256u
@@ -108,19 +41,19 @@ int main(void)
 	CHECK(lv);
 	gf_gain_stage_process(g, x, y, B, CH); /* warm-up: every path once */
 	CHECK_OK(gf_gain_stage_levels(g, GF_GAIN_READER_STATUS, &r, lv));
-	long f0 = thread_faults();
-	atomic_store(&counting, 1);
+	long f0 = gf_thread_faults();
+	gf_alloc_probe_on();
 	for (int k = 0; k < 400; k++) {
 		if (k % 50 == 0) /* a new target, a mute, an unmute: ramps in flight */
 			gf_gain_stage_set(g, (float)(k % 100 ? 0.5 : 2.0), (k / 50) % 3 == 1);
 		for (uint32_t i = 0; i < B * CH; i++)
 			y[i] = x[i];
-		atomic_store(&counting, 1);
+		gf_alloc_probe_on();
 		gf_gain_stage_process(g, x, y, B, CH);
-		atomic_store(&counting, 0);
+		gf_alloc_probe_off();
 	}
-	long faults = thread_faults() - f0;
-	int n = atomic_load(&calls);
+	long faults = gf_thread_faults() - f0;
+	int n = gf_alloc_probe_calls();
 	CHECK_OK(gf_gain_stage_levels(g, GF_GAIN_READER_STATUS, &r, lv));
 	printf("400 blocks of %u x %u: %d allocator calls, %ld page faults, %llu clipped\n", B, CH, n, faults,
 	       (unsigned long long)lv->clipped_total);
