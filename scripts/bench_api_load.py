@@ -152,6 +152,7 @@ def main():
     print(row % ("A. no API client", *quiet))
     print(row % ("B. %d WS clients at %d ms + GetStatus/GetVolume loop" % (a.clients, a.interval), *busy))
     print("B's load: %.0f pushes/s received, %.0f calls/s answered" % (rate_p, rate_c))
+    print("daemon logs (their stats lines: xruns, callback gaps): %s" % d)
     print("ratio B/A: median %.3f, p99 %.3f, max %.3f"
           % tuple(b / q if q else float("nan") for b, q in zip(busy[:3], quiet[:3])))
 
