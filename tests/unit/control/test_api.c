@@ -31,12 +31,16 @@ struct fake {
 	uint64_t token;
 	int reloads;
 	int levels_calls;
+	double limit; /* the program's own volume limit (as volume_limit_db) */
+	long clipped; /* reported in the status; ResetClippedSamples zeroes it */
+	int resets;   /* ResetClippedSamples calls */
 };
 
 static const char *const names[] = {"hum", "hiss"};
 
 static int f_status(void *ctx, struct gf_api_status *st)
 {
+	const struct fake *f = ctx;
 	st->state = "Running";
 	st->state_text = "running";
 	st->stop_reason = "None";
@@ -57,7 +61,7 @@ static int f_status(void *ctx, struct gf_api_status *st)
 	st->buffer_level = 300;
 	st->processing_load = 12.5;
 	st->signal_peak = 0.25;
-	st->clipped = 7;
+	st->clipped = f->clipped;
 	st->xruns = 3;
 	st->device_xruns = 1;
 	st->late_blocks = 2;
@@ -130,7 +134,15 @@ static int f_get_volume(void *ctx, double *db, struct gf_errbuf *eb)
 static int f_set_volume(void *ctx, double db, struct gf_errbuf *eb)
 {
 	struct fake *f = ctx;
-	f->volume = db;
+	f->volume = db < f->limit ? db : f->limit; /* the program clamps to its limit */
+	return 0;
+}
+
+static int f_reset_clipped(void *ctx, struct gf_errbuf *eb)
+{
+	struct fake *f = ctx;
+	f->resets++;
+	f->clipped = 0;
 	return 0;
 }
 
@@ -269,6 +281,7 @@ static struct gf_api_ops fake_ops(struct fake *f)
 				   .set_volume = f_set_volume,
 				   .get_mute = f_get_mute,
 				   .set_mute = f_set_mute,
+				   .reset_clipped = f_reset_clipped,
 				   .levels = f_levels};
 }
 
@@ -397,7 +410,15 @@ static void test_volume(struct gf_api *a, struct fake *f)
 	check_number(ok_value(a, "\"GetVolume\"", "GetVolume"), -10.0);
 	check_number(ok_value(a, "{\"AdjustVolume\": -3}", "AdjustVolume"), -13.0);
 	check_number(ok_value(a, "{\"AdjustVolume\": [-10, -20, 0]}", "AdjustVolume"), -20.0);
-	check_number(ok_value(a, "{\"SetVolume\": 80}", "SetVolume"), 50.0); /* clamped */
+	check_number(ok_value(a, "{\"SetVolume\": 80}", "SetVolume"), 6.0); /* the program's limit */
+	check_number(ok_value(a, "\"GetVolume\"", "GetVolume"), 6.0);
+	f->limit = 60.0;
+	check_number(ok_value(a, "{\"SetVolume\": 80}", "SetVolume"), 50.0); /* the protocol's clamp */
+	/* ResetClippedSamples reaches the program; GetClippedSamples then reads 0. */
+	check_number(ok_value(a, "\"GetClippedSamples\"", "GetClippedSamples"), 7);
+	CHECK(ok_value(a, "\"ResetClippedSamples\"", "ResetClippedSamples") == NULL);
+	CHECK(f->resets == 1);
+	check_number(ok_value(a, "\"GetClippedSamples\"", "GetClippedSamples"), 0);
 	expect_error(a, "{\"SetVolume\": \"loud\"}", "SetVolume", "takes a number");
 	expect_error(a, "{\"AdjustVolume\": [1, 2]}", "AdjustVolume", "[dB, min, max]");
 	json_t *v = ok_value(a, "\"GetMute\"", "GetMute");
@@ -489,7 +510,7 @@ void test_unix_transport(struct gf_api *a);
 
 int main(void)
 {
-	struct fake f = {.text = "filters = ();\n"};
+	struct fake f = {.text = "filters = ();\n", .limit = 6.0, .clipped = 7};
 	struct gf_api_ops ops = fake_ops(&f);
 	struct gf_api *a;
 	CHECK_OK(gf_api_new(&a, &ops));
