@@ -12,6 +12,11 @@
 #include "log.h"
 #include "reload.h"
 
+/* The block times the status and the control API report cover at least this long: the
+ * loop runs a health check on every pass, and a pass per API request would otherwise
+ * leave windows of one block or none (GetProcessingLoad reading 0 under load). */
+#define STATS_WINDOW_NS 500000000ull
+
 static void stream_log_started(struct daemon *d)
 {
 	struct gf_live_stats s;
@@ -330,7 +335,7 @@ int gf_dm_health_check(struct daemon *d)
 		return 0;
 	}
 	int perr = gf_live_poll(d->live);
-	gf_live_get_stats(d->live, &d->ls);
+	gf_live_get_stats_held(d->live, &d->ls, STATS_WINDOW_NS);
 	int64_t now = gf_now_ms();
 	gf_dm_log_window_fold(d);
 	if (d->suppress)

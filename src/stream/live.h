@@ -188,6 +188,13 @@ int gf_live_worker_abandoned(const struct gf_live *l);
 void gf_live_free(struct gf_live *l);
 /** Snapshot of counters (resets the peak; block times cover the time since the previous call). */
 void gf_live_get_stats(struct gf_live *l, struct gf_live_stats *s);
+/**
+ * As gf_live_get_stats, but the block times are those of a window held for at
+ * least @p min_window_ns (a new one only once the held one is that old, or
+ * empty): a control loop that polls thousands of times a second (woken by
+ * every control-API request) still reads figures over many blocks.
+ */
+void gf_live_get_stats_held(struct gf_live *l, struct gf_live_stats *s, uint64_t min_window_ns);
 
 /** Engine time per block over one reader's window. */
 struct gf_live_block_times {
@@ -196,6 +203,7 @@ struct gf_live_block_times {
 };
 /** The window gf_live_get_stats() takes (health poll, status). */
 #define GF_LIVE_WINDOW_POLL 0u
+
 /** A window of its own, for a reader with a longer interval (the daemon's stats line). */
 #define GF_LIVE_WINDOW_LOG 1u
 /**

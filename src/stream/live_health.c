@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "live_internal.h"
 #include "log.h"
 
@@ -30,6 +31,11 @@ static void take_timing(struct gf_live *l, struct gf_live_stats *s)
 
 void gf_live_get_stats(struct gf_live *l, struct gf_live_stats *s)
 {
+	gf_live_get_stats_held(l, s, 0);
+}
+
+void gf_live_get_stats_held(struct gf_live *l, struct gf_live_stats *s, uint64_t min_window_ns)
+{
 	memset(s, 0, sizeof(*s));
 	s->blocks = atomic_load(&l->blocks);
 	s->input_overflows = atomic_load(&l->in_overflow);
@@ -42,11 +48,14 @@ void gf_live_get_stats(struct gf_live *l, struct gf_live_stats *s)
 	s->memory_locked = l->memory_locked;
 	s->device_xruns = atomic_load(&l->dev_xruns);
 	s->record_errors = l->rec ? gf_recorder_errors(l->rec) : 0;
-	struct gf_timehist_summary h;
-	gf_timehist_window(l->hist, GF_LIVE_WINDOW_POLL, &h);
-	s->block_us_median = h.median_us;
-	s->block_us_p99 = h.p99_us;
-	s->block_us_max = h.max_us;
+	uint64_t now = gf_now_ns();
+	if (!l->poll_window.count || now - l->poll_window_ns >= min_window_ns) {
+		gf_timehist_window(l->hist, GF_LIVE_WINDOW_POLL, &l->poll_window);
+		l->poll_window_ns = now;
+	}
+	s->block_us_median = l->poll_window.median_us;
+	s->block_us_p99 = l->poll_window.p99_us;
+	s->block_us_max = l->poll_window.max_us;
 	uint32_t bits = atomic_exchange(&l->peak_bits, 0);
 	memcpy(&s->peak, &bits, sizeof(s->peak));
 	s->clipped = atomic_load(&l->clipped);

@@ -57,6 +57,9 @@ struct gf_live {
 	struct gf_ring *rec_ring; /* worker -> recorder; NULL without recording */
 	struct gf_recorder *rec;
 	struct gf_timehist *hist;
+	/* the block-time window gf_live_get_stats_held holds, and when it was taken */
+	struct gf_timehist_summary poll_window;
+	uint64_t poll_window_ns;
 	float *blk_in, *blk_out; /* pinned, one block each (of channels, out_channels) */
 	size_t blk_in_bytes, blk_out_bytes;
 
