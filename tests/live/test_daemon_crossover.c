@@ -206,6 +206,9 @@ int main(void)
 
 	/* The meters: the capture lines over the 2 inputs, the playback lines over the 4 outputs. */
 	char buf[8192];
+	/* Each status query starts the status reader's meter interval again: leave this
+	 * one some blocks (wait_status has just queried), however fast the answer came. */
+	gf_daemon_idle_ms(&dm, 300);
 	gf_daemon_query_status(&dm, buf, sizeof(buf));
 	check_level_values(buf, "capture_peak_dbfs", NIN);
 	check_level_values(buf, "playback_peak_dbfs", NOUT);
