@@ -191,9 +191,28 @@ static double cpu_model_us(const struct gf_engine_params *p, uint32_t taps)
 	       p->channels * 1e-3;
 }
 
+/* A mixer is timed as its paths, the way the GPU runs it: a bound on the CPU, which transforms
+ * each input once rather than each path. */
+static enum gf_backend_kind pick_mixer(const struct gf_engine_params *p, const struct gf_filter_set *fs,
+				       char *why, size_t why_len)
+{
+	struct gf_engine_params pp = *p;
+	struct gf_filter_set *plain;
+	pp.channels = fs->channels;
+	if (gf_filter_set_paths_plain(&plain, fs)) {
+		snprintf(why, why_len, "cpu: no memory to time the mixer's %u paths", fs->channels);
+		return GF_BACKEND_CPU;
+	}
+	enum gf_backend_kind k = gf_cost_live_pick(&pp, plain, why, why_len);
+	gf_filter_set_free(plain);
+	return k;
+}
+
 enum gf_backend_kind gf_cost_live_pick(const struct gf_engine_params *p, const struct gf_filter_set *fs,
 				       char *why, size_t why_len)
 {
+	if (gf_filter_set_is_mixer(fs))
+		return pick_mixer(p, fs, why, why_len);
 	struct live_shape s = {p->channels,  p->max_block, fs->taps, p->max_taps,
 			       p->live_rate, p->gpu_index, p->algo};
 	enum gf_backend_kind pick;

@@ -24,6 +24,7 @@ void gf_inst_destroy(struct gf_inst *in)
 {
 	if (in->bi && in->ops->destroy)
 		in->ops->destroy(in->bi);
+	gf_mix_free(in->mix);
 	free(in);
 }
 
@@ -48,28 +49,45 @@ void gf_engine_test_backends(const struct gf_backend_ops *primary, const struct 
 	g_test_fallback = fallback;
 }
 
+/* A mixer for a backend of plain sets: its paths as channels, the mixing in in->mix. */
+static int inst_new_mixed(const struct gf_backend_ops *ops, const struct gf_engine_params *p,
+			  const struct gf_filter_set *fs, struct gf_inst *in, struct gf_errbuf *eb)
+{
+	struct gf_engine_params pp = *p;
+	pp.channels = fs->channels;
+	struct gf_filter_set *plain = NULL;
+	int err = ops->check_memory ? ops->check_memory(&pp, fs->taps, eb) : 0;
+	if (err)
+		return err;
+	err = gf_filter_set_paths_plain(&plain, fs);
+	if (!err)
+		err = gf_mix_new(&in->mix, fs, p->max_block);
+	if (!err)
+		err = ops->create(&pp, plain, &in->bi, eb);
+	if (err == GF_E_NOMEM && eb && !eb->msg[0])
+		gf_errbuf_set(eb, "engine: out of memory for a mixer of %u paths", fs->channels);
+	gf_filter_set_free(plain);
+	return err;
+}
+
 int gf_inst_new(const struct gf_backend_ops *ops, const struct gf_engine_params *p,
 		const struct gf_filter_set *fs, struct gf_inst **out, struct gf_errbuf *eb)
 {
 	*out = NULL;
-	/* Only the CPU backend runs a mixer: no other may be handed one (docs/cuda.md). */
-	if (gf_filter_set_is_mixer(fs) && ops != &gf_cpu_backend) {
-		gf_errbuf_set(eb,
-			      "engine: the %s backend does not run a mixer (%u inputs to %u outputs); "
-			      "the CPU backend does (backend auto or cpu)",
-			      gf_backend_label(ops), fs->inputs, fs->outputs);
-		return GF_E_UNSUPPORTED;
-	}
-	/* Refuse what will not fit with a message, before the backend allocates any of it. */
-	int err = ops->check_memory ? ops->check_memory(p, fs->taps, eb) : 0;
-	if (err)
-		return err;
 	struct gf_inst *in = calloc(1, sizeof(*in));
 	if (!in)
 		return GF_E_NOMEM;
-	err = ops->create(p, fs, &in->bi, eb);
+	int err;
+	if (gf_filter_set_is_mixer(fs) && ops != &gf_cpu_backend) {
+		err = inst_new_mixed(ops, p, fs, in, eb);
+	} else {
+		/* Refuse what will not fit with a message, before the backend allocates any of it. */
+		err = ops->check_memory ? ops->check_memory(p, fs->taps, eb) : 0;
+		if (!err)
+			err = ops->create(p, fs, &in->bi, eb);
+	}
 	if (err) {
-		in->bi = NULL;
+		gf_mix_free(in->mix);
 		free(in);
 		return err;
 	}
@@ -89,7 +107,7 @@ static enum gf_backend_kind auto_by_cost(const struct gf_engine_params *p, const
 	struct gf_cost_job job = {
 		.samples = p->job_samples,
 		.taps = fs->taps,
-		.channels = p->channels,
+		.channels = fs->channels, /* a mixer's paths: the GPU convolves each */
 		.max_block = p->max_block,
 		.algo = p->algo,
 		.cpu_threads = p->job_cpu_threads,
@@ -106,12 +124,6 @@ static int engine_first_instance(struct gf_engine *e, const struct gf_filter_set
 	char desc[256] = "";
 	enum gf_backend_kind kind = e->p.backend;
 
-	if (gf_filter_set_is_mixer(fs) && kind != GF_BACKEND_CPU) {
-		if (kind == GF_BACKEND_CUDA) /* refused, with the reason (gf_inst_new), before any probe */
-			return gf_inst_new(&gf_cuda_backend, &e->p, fs, &e->cur, eb);
-		gf_info("engine: a mixer runs on the CPU backend only: using it");
-		kind = GF_BACKEND_CPU;
-	}
 	if (kind == GF_BACKEND_AUTO && e->p.job_samples)
 		kind = auto_by_cost(&e->p, fs);
 	if (kind != GF_BACKEND_CPU && g_test_primary) {

@@ -2,7 +2,8 @@
  * @file engine.h
  * Backend-neutral streaming convolution: y[n] = sum_k h_c[k] x_c[n-k] per channel,
  * or for a mixer (filter_set.h) y_o[n] = sum over the paths p into o of
- * sum_k h_p[k] x_in(p)[n-k] (the CPU backend only).
+ * sum_k h_p[k] x_in(p)[n-k] (the CPU natively, other backends on the paths as
+ * channels, gathered and summed by the engine: engine_mix.c).
  *
  * Every algorithm is zero-latency: the output frames of a process() call are the
  * convolution of all input so far, up to and including that call's last frame.

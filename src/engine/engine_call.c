@@ -56,7 +56,7 @@ int gf_call_submit(struct gf_engine *e, struct gf_inst *in, const float *x, uint
 	}
 	if (e->stuck_after >= 0 && n == (uint64_t)e->stuck_after && !atomic_exchange(&stuck_fired, 1))
 		in->hook = GF_HOOK_STUCK;
-	int err = in->ops->submit(in->bi, x, frames);
+	int err = gf_inst_submit(in, x, frames);
 	if (!err) {
 		in->pos += frames;
 		in->inflight = frames;
@@ -74,13 +74,13 @@ static int hooked_finish(struct gf_inst *in, float *y, uint64_t deadline_ns)
 	wait_until(done_at < deadline_ns ? done_at : deadline_ns);
 	if (gf_now_ns() < done_at)
 		return GF_E_TIMEOUT;
-	return in->ops->finish(in->bi, y, deadline_ns);
+	return gf_inst_finish(in, y, deadline_ns);
 }
 
 int gf_call_collect(struct gf_engine *e, struct gf_inst *in, float *y, uint64_t deadline_ns)
 {
 	int err = in->hook != GF_HOOK_NONE ? hooked_finish(in, y, deadline_ns)
-					   : in->ops->finish(in->bi, y, deadline_ns);
+					   : gf_inst_finish(in, y, deadline_ns);
 	if (err == GF_E_TIMEOUT) { /* still in flight: a later collect gets it */
 		if (!in->late_call)
 			gf_stat_add(&e->st_timeouts, 1);

@@ -19,6 +19,7 @@ enum gf_hook { GF_HOOK_NONE = 0, GF_HOOK_HANG, GF_HOOK_STUCK, GF_HOOK_LATE };
 struct gf_inst {
 	const struct gf_backend_ops *ops;
 	void *bi;
+	struct gf_mix *mix; /* a mixer on a backend of plain sets (engine_mix.c), else NULL */
 	uint32_t taps;
 	const char *algo;
 	/* The thread that runs it (the control thread until it is published,
@@ -36,6 +37,35 @@ struct gf_inst {
 	uint64_t stop_by;     /* dying: left alive if its work has not ended by then */
 	struct gf_inst *next; /* on the engine's dying list, then on the list of those left alive */
 };
+
+/* ---- a mixer on a backend of plain sets (engine_mix.c) ---- */
+
+struct gf_mix;
+/** Control thread: gather and sum buffers for mixer @p fs, calls of up to @p max_block frames. */
+int gf_mix_new(struct gf_mix **out, const struct gf_filter_set *fs, uint32_t max_block);
+void gf_mix_free(struct gf_mix *m);
+/** As the backend table's prime, submit and finish, on the mixer's inputs and outputs. */
+int gf_mix_prime(struct gf_mix *m, const struct gf_inst *in, const float *history, uint32_t frames);
+int gf_mix_submit(struct gf_mix *m, const struct gf_inst *in, const float *x, uint32_t frames);
+int gf_mix_finish(struct gf_mix *m, const struct gf_inst *in, float *y, uint64_t deadline_ns);
+
+/* An instance's calls, through its mixer where it has one. */
+static inline int gf_inst_prime(struct gf_inst *in, const float *history, uint32_t frames)
+{
+	if (in->mix)
+		return gf_mix_prime(in->mix, in, history, frames);
+	return in->ops->prime ? in->ops->prime(in->bi, history, frames) : 0;
+}
+
+static inline int gf_inst_submit(struct gf_inst *in, const float *x, uint32_t frames)
+{
+	return in->mix ? gf_mix_submit(in->mix, in, x, frames) : in->ops->submit(in->bi, x, frames);
+}
+
+static inline int gf_inst_finish(struct gf_inst *in, float *y, uint64_t deadline_ns)
+{
+	return in->mix ? gf_mix_finish(in->mix, in, y, deadline_ns) : in->ops->finish(in->bi, y, deadline_ns);
+}
 
 struct gf_engine {
 	struct gf_engine_params p; /* max_taps resolved; p.channels: the input's channels */

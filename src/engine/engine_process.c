@@ -373,7 +373,7 @@ int gf_engine_reset_history(struct gf_engine *e, const float *history, uint32_t 
 		history = clean;
 	}
 	/* One prime: with no frames it resets the backend's state, as a new instance's. */
-	int err = e->cur->ops->prime ? e->cur->ops->prime(e->cur->bi, frames ? history : e->hist, frames) : 0;
+	int err = gf_inst_prime(e->cur, frames ? history : e->hist, frames);
 	if (err)
 		gf_errbuf_set(eb, "engine: %s backend could not reset: %s", gf_backend_label(e->cur->ops),
 			      gf_strerror(err));

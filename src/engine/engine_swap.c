@@ -21,9 +21,9 @@
 
 int gf_engine_ctl_call(struct gf_inst *in, const float *x, float *y, uint32_t frames, uint64_t deadline_ns)
 {
-	int err = in->ops->submit(in->bi, x, frames);
+	int err = gf_inst_submit(in, x, frames);
 	if (!err)
-		err = in->ops->finish(in->bi, y, deadline_ns);
+		err = gf_inst_finish(in, y, deadline_ns);
 	if (err)
 		in->dead = 1; /* its work may be in flight: destroyed only once it has ended */
 	return err;
@@ -83,7 +83,7 @@ int gf_engine_prime_here(struct gf_engine *e, struct gf_inst *in, uint32_t back,
 		 * the margin ahead, which the second load detects. */
 		uint64_t p = atomic_load_explicit(&e->hist_pos, memory_order_acquire) - back;
 		uint32_t n = p < e->hist_frames ? (uint32_t)p : e->hist_frames;
-		int err = in->ops->prime ? in->ops->prime(in->bi, gf_engine_hist_at(e, p, n), n) : 0;
+		int err = gf_inst_prime(in, gf_engine_hist_at(e, p, n), n);
 		if (err == GF_E_TIMEOUT)
 			in->dead = 1; /* its work is stuck: destroyed only once it has ended */
 		if (err) {

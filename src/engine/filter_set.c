@@ -62,6 +62,14 @@ int gf_filter_set_dup(struct gf_filter_set **out, const struct gf_filter_set *sr
 	return 0;
 }
 
+int gf_filter_set_paths_plain(struct gf_filter_set **out, const struct gf_filter_set *mixer)
+{
+	int err = gf_filter_set_new(out, mixer->channels, mixer->taps);
+	if (!err)
+		memcpy((*out)->coeffs, mixer->coeffs, (size_t)mixer->channels * mixer->taps * sizeof(float));
+	return err;
+}
+
 int gf_filter_set_check_paths(const struct gf_filter_set *fs)
 {
 	for (uint32_t p = 0; fs->path_in && p < fs->channels; p++)

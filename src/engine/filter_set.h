@@ -75,6 +75,12 @@ static inline uint32_t gf_filter_set_path_out(const struct gf_filter_set *fs, ui
 /** @return GF_E_NONFINITE if any coefficient is NaN or Inf, else 0. */
 int gf_filter_set_check_finite(const struct gf_filter_set *fs);
 
+/**
+ * The FIRs of @p mixer as a plain set: FIR p filters channel p. A backend of
+ * plain sets runs a mixer's paths this way (the engine gathers and sums).
+ */
+int gf_filter_set_paths_plain(struct gf_filter_set **out, const struct gf_filter_set *mixer);
+
 /** @return GF_E_INVAL if a mixer's path names a channel out of range, else 0. */
 int gf_filter_set_check_paths(const struct gf_filter_set *fs);
 

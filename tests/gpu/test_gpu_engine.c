@@ -9,7 +9,8 @@
  * and the persistent kernel (GPUFIR_CUDA_PERSIST=1): the same checks, and its
  * handover to the staged path when another instance is built beside it;
  * late calls collected on every live path, given-up work stopped (pinned
- * memory released after it), and the engine's fallback and return.
+ * memory released after it), the engine's fallback and return, and mixers
+ * (N inputs to M outputs) run on the GPU as their paths, swapped mid-stream.
  *
  * Skips (77) where no CUDA device is usable. GPUFIR_GPU_TEST_QUICK=1 runs a
  * reduced set small enough for compute-sanitizer's memcheck, =race a smaller
@@ -189,6 +190,56 @@ static void engine_swap_case(enum gf_algo algo, uint32_t taps1, uint32_t taps2)
 	gf_engine_free(e);
 	gf_filter_set_free(f1);
 	gf_filter_set_free(f2);
+	free(x);
+	free(y);
+}
+
+/* A mixer through the engine on the GPU: its paths run as channels, gathered and summed by the
+ * engine; a swap mid-stream to a mixer of other paths and length; against the reference. */
+static void mixer_case(enum gf_algo algo, uint32_t taps1, uint32_t taps2, uint32_t block)
+{
+	static const uint32_t xo_in[] = {0, 0, 1, 1}, xo_out[] = {0, 1, 2, 3};
+	static const uint32_t ms_in[] = {0, 1, 0, 1, 1}, ms_out[] = {0, 0, 1, 1, 3};
+	const uint32_t frames = 40 * block, swap_at = 16 * block;
+	struct gf_filter_set *m[2];
+	const uint32_t *ins[2] = {xo_in, ms_in}, *outs[2] = {xo_out, ms_out}, paths[2] = {4, 5};
+	for (int k = 0; k < 2; k++) {
+		struct gf_filter_set *taps = make_taps(paths[k], k ? taps2 : taps1);
+		CHECK_OK(gf_filter_set_new_mixer(&m[k], 2, 4, paths[k], taps->taps));
+		memcpy(m[k]->coeffs, taps->coeffs, (size_t)paths[k] * taps->taps * sizeof(float));
+		memcpy(m[k]->path_in, ins[k], paths[k] * sizeof(uint32_t));
+		memcpy(m[k]->path_out, outs[k], paths[k] * sizeof(uint32_t));
+		gf_filter_set_free(taps);
+	}
+	float *x = malloc((size_t)frames * 2 * sizeof(float)),
+	      *y = malloc((size_t)frames * 4 * sizeof(float));
+	CHECK(x && y);
+	gf_test_fill_noise(x, (size_t)frames * 2, &g_rng);
+	struct gf_engine_params p = {.backend = GF_BACKEND_CUDA,
+				     .algo = algo,
+				     .channels = 2,
+				     .max_block = block,
+				     .max_taps = taps1 > taps2 ? taps1 : taps2};
+	struct gf_errbuf eb = {{0}};
+	struct gf_engine *e = NULL;
+	CHECK_OK_EB(gf_engine_new(&e, &p, m[0], &eb), &eb);
+	CHECK(strcmp(gf_engine_backend_name(e), "cuda") == 0 && gf_engine_out_channels(e) == 4);
+	for (uint32_t done = 0; done < frames; done += block) {
+		if (done == swap_at)
+			CHECK_OK_EB(gf_engine_swap(e, m[1], &eb), &eb);
+		CHECK_OK(gf_engine_process(e, x + (size_t)done * 2, y + (size_t)done * 4, block));
+	}
+	double *r0 = gf_test_reference_mix(x, frames, m[0]), *r1 = gf_test_reference_mix(x, frames, m[1]);
+	double e0 = gf_test_rel_l2_frames(y, r0, 0, swap_at, 4);
+	double e1 = gf_test_rel_l2_frames(y, r1, swap_at, frames, 4);
+	printf("mixer   %-6s 2->4, taps %u -> %u, block %u: rel L2 before %.2e after %.2e (%s)\n",
+	       gf_engine_algo_name(e), taps1, taps2, block, e0, e1, gf_engine_describe(e));
+	CHECK(e0 < TOL && e1 < TOL);
+	gf_engine_free(e);
+	for (int k = 0; k < 2; k++)
+		gf_filter_set_free(m[k]);
+	free(r0);
+	free(r1);
 	free(x);
 	free(y);
 }
@@ -403,6 +454,18 @@ int main(void)
 	}
 	engine_swap_case(GF_ALGO_DIRECT, 200, 513);
 	engine_swap_case(GF_ALGO_FFT, 3000, 1500);
+	mixer_case(GF_ALGO_DIRECT, 255, 1023, 256);
+	mixer_case(GF_ALGO_FFT, 20000, 8000, 512);
+#ifdef GPUFIR_HAVE_CUDA
+	if (persist) { /* the live paths: a mixer's paths are channels like any others */
+		setenv("GPUFIR_CUDA_PERSIST", "1", 1);
+		mixer_case(GF_ALGO_DIRECT, 255, 1023, 64);
+		setenv("GPUFIR_CUDA_PERSIST", "0", 1);
+	}
+	setenv("GPUFIR_CUDA_LIVE", "1", 1);
+	mixer_case(GF_ALGO_DIRECT, 4095, 300, 128);
+	setenv("GPUFIR_CUDA_LIVE", "0", 1);
+#endif
 #ifdef GPUFIR_HAVE_CUDA
 	bank_case();
 #endif

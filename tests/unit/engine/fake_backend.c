@@ -43,6 +43,10 @@ static int fake_create(const struct gf_engine_params *p, const struct gf_filter_
 		       struct gf_errbuf *eb)
 {
 	*inst = NULL;
+	if (gf_filter_set_is_mixer(fs) || fs->channels != p->channels) { /* as cu_create */
+		gf_errbuf_set(eb, "fake: plain sets of the stream's channels only");
+		return GF_E_UNSUPPORTED;
+	}
 	if (atomic_load(&g_fake.create_fails) > 0) {
 		atomic_fetch_sub(&g_fake.create_fails, 1);
 		gf_errbuf_set(eb, "fake: the device is not back");
