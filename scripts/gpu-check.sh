@@ -10,6 +10,7 @@
 #   live_cuda    test_live_jack on the CUDA backend under a private JACK server:
 #                sample-exact playback, two streams, recording, the CUDA fault
 #                hook mid-stream (CPU fallback), device loss
+#   crossover_cuda  test_daemon_crossover on CUDA: a 2 -> 4 mixer live, its paths on the GPU
 #   reload_cuda  test_daemon_reload_load on CUDA: 1048575 taps (GPU_CHECK_RELOAD_TAPS)
 #                at 256-frame blocks, the filter file replaced while audio plays: no
 #                underflow, no late block, every reload's crossfade exact
@@ -90,6 +91,8 @@ step reload_cuda_fused required env GPUFIR_TEST_BACKEND=cuda GPUFIR_TEST_RELOAD_
 	GPUFIR_TEST_RELOAD_BLOCK=64 "$root/scripts/with-jackd.sh" "$build/tests/test_daemon_reload_load"
 step reload_cuda_persist required env GPUFIR_TEST_BACKEND=cuda GPUFIR_CUDA_PERSIST=1 GPUFIR_TEST_RELOAD_TAPS=4095 \
 	GPUFIR_TEST_RELOAD_BLOCK=64 "$root/scripts/with-jackd.sh" "$build/tests/test_daemon_reload_load"
+step crossover_cuda required env GPUFIR_TEST_BACKEND=cuda \
+	"$root/scripts/with-jackd.sh" "$build/tests/test_daemon_crossover"
 step hang_cuda required env GPUFIR_TEST_BACKEND=cuda "$root/scripts/with-jackd.sh" "$build/tests/test_daemon_hang"
 step suppress_cuda required "$root/scripts/with-jackd.sh" "$build/tests/test_daemon_suppress_gpu"
 step hang_cuda_persist optional env GPUFIR_TEST_BACKEND=cuda GPUFIR_CUDA_PERSIST=1 \

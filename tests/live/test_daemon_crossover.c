@@ -12,7 +12,9 @@
  * 3. a reload whose output.channels contradicts the mixer fails with the
  *    reason and changes nothing (still 4 outputs);
  * 4. a reload to a plain 2-channel chain changes the output count: the
- *    stream restarts (the log says why) and the status says 2 outputs. */
+ *    stream restarts (the log says why) and the status says 2 outputs.
+ * With GPUFIR_TEST_BACKEND=cuda (scripts/gpu-check.sh, crossover_cuda) the
+ * mixer runs on the GPU, as its paths, and the status must say so. */
 #include <jack/jack.h>
 #include <math.h>
 #include <stdatomic.h>
@@ -52,11 +54,12 @@ static void write_conf(int mode)
 	FILE *f = fopen(tmp, "w");
 	CHECK(f);
 	fprintf(f,
-		"sample_rate = %d;\nblock_frames = %d;\nbackend = \"cpu\";\ncrossfade_ms = 5.0;\n"
+		"sample_rate = %d;\nblock_frames = %d;\nbackend = \"%s\";\ncrossfade_ms = 5.0;\n"
 		"latency_slack = %u;\nstatus_socket = \"%s\";\n"
 		"input = { device = \"system\"; host_api = \"JACK\"; };\n"
 		"output = { device = \"system\"; host_api = \"JACK\";%s };\nfilters = (\n",
-		RATE, BLOCK, gf_test_latency_slack(), dm.status_path, mode == 1 ? " channels = 3;" : "");
+		RATE, BLOCK, gf_daemon_test_cuda() ? "cuda" : "cpu", gf_test_latency_slack(), dm.status_path,
+		mode == 1 ? " channels = 3;" : "");
 	for (int p = 0; p < NPATH; p++)
 		fprintf(f, "  { name = \"p%d\"; file = \"%s/p%d.txt\"; format = \"text\"; }%s\n", p, dm.dir,
 			p, p + 1 < NPATH ? "," : "");
@@ -212,6 +215,9 @@ int main(void)
 	gf_daemon_query_status(&dm, buf, sizeof(buf));
 	check_level_values(buf, "capture_peak_dbfs", NIN);
 	check_level_values(buf, "playback_peak_dbfs", NOUT);
+	const char *want = gf_daemon_test_cuda() ? "backend: cuda" : "backend: cpu";
+	if (!gf_daemon_status_has(buf, want))
+		gf_daemon_die(&dm, "the status does not say the mixer runs where the config asked");
 
 	/* 3. output.channels that the mixer does not write: refused, nothing changes. */
 	gf_daemon_query_status(&dm, buf, sizeof(buf));
