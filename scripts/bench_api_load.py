@@ -77,11 +77,17 @@ def hammer(path, counts, stop):
 
 
 def stats_line(log_path):
-    """(median, p99, max, blocks) of the last "block us median M p99 P max X over N blocks" in the log
-    (the stats line at exit)."""
+    """(median, p99, max, blocks, xruns in, out, late blocks) summed or taken from the daemon's stats
+    lines: the block times of the last one (at exit, whose window is the whole run), the xrun and
+    late-block counts of every one (each counts its own window)."""
     import re
-    found = re.findall(r"block us median (\S+) p99 (\S+) max (\S+) over (\d+) blocks", open(log_path).read())
-    return tuple(float(x) for x in found[-1]) if found else None
+    text = open(log_path).read()
+    found = re.findall(r"block us median (\S+) p99 (\S+) max (\S+) over (\d+) blocks", text)
+    xr = re.findall(r"xruns in (\d+) out (\d+) over \d+, late blocks (\d+)", text)
+    if not found:
+        return None
+    counts = [sum(int(x[i]) for x in xr) for i in range(3)]
+    return tuple(float(x) for x in found[-1]) + tuple(counts)
 
 
 def run_phase(a, d, conf, ctl_path, port, loaded):
@@ -148,7 +154,7 @@ def main():
     print("gpufir --live, JACK dummy driver, 48 kHz, block 64, 2 ch x %d taps, cpu backend; %.0f s each"
           % (a.taps, a.seconds))
     print("engine time per block over the whole run, us (the daemon's exit stats line):")
-    row = "%-52s median %6.0f  p99 %6.0f  max %7.0f  blocks %7d"
+    row = "%-52s median %6.0f  p99 %6.0f  max %7.0f  blocks %7d  xruns in %d out %d  late %d"
     print(row % ("A. no API client", *quiet))
     print(row % ("B. %d WS clients at %d ms + GetStatus/GetVolume loop" % (a.clients, a.interval), *busy))
     print("B's load: %.0f pushes/s received, %.0f calls/s answered" % (rate_p, rate_c))
