@@ -6,7 +6,9 @@
  * applied (the filter's taps change, in the API and the status socket, and
  * the recorded output is the new filter's); an invalid SetConfig rejected with
  * its reason while the filter in place keeps running; PatchConfig; Reload
- * back to the file; `gpufir --status --json`.
+ * back to the file; `gpufir --status --json`. The status commands against the
+ * running stream (devices, load, buffer level, signal range, GetStatus), and
+ * ValidateConfig accepting and refusing texts while nothing changes.
  */
 #include <math.h>
 #include <signal.h>
@@ -15,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "api.h"
+#include "apiclient.h"
 #include "clock.h"
 #include "daemonutil.h"
 #include "jackplay.h"
@@ -33,27 +35,16 @@
 static struct gf_daemon dm;
 static char ctl_path[700];
 static int port;
+static struct gf_apiclient api;
 
-/* One command on the Unix socket; the reply line in a static buffer. */
 static const char *call(const char *cmd)
 {
-	static char *reply;
-	struct gf_errbuf eb = {{0}};
-	free(reply);
-	reply = NULL;
-	if (gf_api_call(ctl_path, cmd, &reply, 20000, &eb) != 0) {
-		printf("control socket: %s\n", eb.msg);
-		gf_daemon_die(&dm, "no answer on the control socket");
-	}
-	return reply;
+	return gf_apic_call(&api, cmd);
 }
 
 static void expect(const char *got, const char *want, const char *what)
 {
-	if (!strstr(got, want)) {
-		printf("%s: got %.600s\nwanted: %s\n", what, got, want);
-		gf_daemon_die(&dm, what);
-	}
+	gf_apic_expect(&api, got, want, what);
 }
 
 /* The config file's text with @p taps_file as the filter. */
@@ -68,27 +59,6 @@ static char *config_text(const char *taps_file)
 	CHECK(at);
 	memcpy(at, taps_file, strlen("taps_a.txt")); /* same length: taps_b.txt, taps_x.txt */
 	return t;
-}
-
-/* {"SetConfig": TEXT} with TEXT escaped as a JSON string. */
-static char *set_config_msg(const char *text)
-{
-	size_t n = strlen(text);
-	char *m = malloc(2 * n + 32), *p = m;
-	CHECK(m);
-	p += sprintf(p, "{\"SetConfig\": \"");
-	for (const char *s = text; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			*p++ = '\\';
-		if (*s == '\n') {
-			*p++ = '\\';
-			*p++ = 'n';
-			continue;
-		}
-		*p++ = *s;
-	}
-	strcpy(p, "\"}");
-	return m;
 }
 
 static long status_taps(void)
@@ -120,6 +90,7 @@ static void setup(void)
 	gf_daemon_write_taps_text(&dm, "taps_a.txt", a, TAPS_A);
 	gf_daemon_write_taps_text(&dm, "taps_b.txt", b, TAPS_B);
 	snprintf(ctl_path, sizeof(ctl_path), "%s/control", dm.dir);
+	gf_apic_init(&api, &dm, ctl_path);
 	port = 20000 + (int)(getpid() % 20000);
 	FILE *f = gf_daemon_conf_begin(&dm, RATE, PERIOD, "cpu", CH, "system");
 	fprintf(f,
@@ -145,6 +116,116 @@ static void unix_basics(void)
 	expect(call("\"GetVolume\""), "{\"GetVolume\":{\"result\":\"Ok\",\"value\":0", "GetVolume");
 }
 
+/* The reply's value as a number; the test fails if it is not one. */
+static double value_num(const char *cmd)
+{
+	const char *r = call(cmd);
+	double v = gf_apic_num(r, "value");
+	printf("%s: %.4f\n", cmd, v);
+	if (isnan(v)) {
+		printf("%s: %.300s\n", cmd, r);
+		gf_daemon_die(&dm, "a command's value is not a number");
+	}
+	return v;
+}
+
+/* GetBufferLevel and GetSignalRange read the daemon's last stats window. Its peak and playback
+ * margin are taken anew on every turn of the daemon's loop, and one command over the Unix socket
+ * takes two turns (the accept, then the line): the window the reply describes is the gap between
+ * them, with no block in it (-1, 0). These checks run with GPUFIR_TEST_API_WINDOWS=1 (the
+ * disabled test_daemon_api_windows) until the window is held as the block times are. */
+static int windows_checked(void)
+{
+	const char *e = getenv("GPUFIR_TEST_API_WINDOWS");
+	return e && strcmp(e, "1") == 0;
+}
+
+/* A window's reading after a pause (blocks in the window, whichever turn it starts at). */
+static double fresh_value(const char *cmd)
+{
+	gf_daemon_idle_ms(&dm, 150);
+	return value_num(cmd);
+}
+
+/* What the daemon is doing, read through the status commands: the devices of the config, a load and
+ * a playback margin of the running stream, the silence of the dummy driver's capture ports. */
+static void unix_status(void)
+{
+	expect(call("\"GetCaptureDevice\""),
+	       "{\"GetCaptureDevice\":{\"result\":\"Ok\",\"value\":\"system\"}}",
+	       "GetCaptureDevice (the config's input device)");
+	expect(call("\"GetPlaybackDevice\""),
+	       "{\"GetPlaybackDevice\":{\"result\":\"Ok\",\"value\":\"system\"}}",
+	       "GetPlaybackDevice (the config's output device)");
+	const char *r = call("\"GetStatus\"");
+	expect(r, "\"state\":\"Running\"", "GetStatus's state");
+	expect(r, "\"capture_device\":\"system\"", "GetStatus's capture device");
+	expect(r, "\"config\":\"", "GetStatus's config path");
+	expect(r, dm.conf_path, "GetStatus's config path");
+	CHECK(gf_apic_num(r, "pid") == (double)dm.pid);
+	CHECK(gf_apic_num(r, "sample_rate") == RATE && gf_apic_num(r, "capture_rate") == RATE);
+	CHECK(gf_apic_num(r, "block_frames") == PERIOD && gf_apic_num(r, "channels") == CH);
+	CHECK(gf_apic_num(r, "taps") == TAPS_A);
+	double blocks0 = gf_apic_num(r, "blocks"), latency = gf_apic_num(r, "latency_frames");
+	printf("GetStatus: blocks %.0f, latency_frames %.0f\n", blocks0, latency);
+	CHECK(latency >= PERIOD); /* a block queued at least */
+	/* The stream runs: load in (0, 100] % of the block period (median of a held window). */
+	double load = fresh_value("\"GetProcessingLoad\"");
+	if (!(load > 0.0 && load <= 100.0))
+		gf_daemon_die(&dm, "GetProcessingLoad not in (0, 100] while the stream runs");
+	if (windows_checked()) {
+		/* A playback margin between none and the stream's latency; the dummy driver's capture
+		 * ports are silent: nothing on the output, range 0. */
+		double level = fresh_value("\"GetBufferLevel\"");
+		if (!(level >= 0.0 && level <= latency))
+			gf_daemon_die(&dm, "GetBufferLevel not in [0, latency_frames] while the stream runs");
+		CHECK(fresh_value("\"GetSignalRange\"") == 0.0);
+	} else {
+		printf("GetBufferLevel, GetSignalRange: not checked (GPUFIR_TEST_API_WINDOWS unset)\n");
+	}
+	r = call("\"GetStatus\"");
+	CHECK(gf_apic_num(r, "blocks") > blocks0); /* the counters move with the audio */
+}
+
+/* ValidateConfig checks a text and changes nothing: a good one is Ok, a bad one Error with its
+ * reason, and the running config, its filter and the audio go on as before. */
+static void unix_validate(void)
+{
+	char before[4096], st0[GF_STATUS_MAX], st[GF_STATUS_MAX];
+	snprintf(before, sizeof(before), "%s", call("\"GetConfig\""));
+	CHECK(strstr(before, "taps_a.txt") && strlen(before) < sizeof(before) - 1);
+	double swaps0 = gf_apic_num(call("\"GetCounters\""), "swaps");
+	gf_daemon_query_status(&dm, st0, sizeof(st0));
+	char *text = config_text("taps_b.txt");
+	char *msg = gf_apic_string_cmd("ValidateConfig", text);
+	expect(call(msg), "{\"ValidateConfig\":{\"result\":\"Ok\"}}", "ValidateConfig of a good config");
+	free(msg);
+	free(text);
+	text = config_text("taps_x.txt"); /* no such file */
+	msg = gf_apic_string_cmd("ValidateConfig", text);
+	const char *r = call(msg);
+	expect(r, "{\"ValidateConfig\":{\"result\":\"Error\",\"value\":\"", "ValidateConfig of a bad config");
+	expect(r, "taps_x.txt", "ValidateConfig's reason");
+	free(msg);
+	free(text);
+	expect(call("{\"ValidateConfig\": \"filters = (\"}"), "\"result\":\"Error\",\"value\":\"",
+	       "ValidateConfig of broken syntax");
+	expect(call("{\"ValidateConfig\": 7}"), "\"result\":\"Error\"", "ValidateConfig of a number");
+	/* Nothing changed: were the good text applied, filter B (96 taps) would come in by now. */
+	gf_daemon_idle_ms(&dm, 600);
+	r = call("\"GetConfig\"");
+	if (strcmp(r, before) != 0) {
+		printf("GetConfig before: %.300s\nafter: %.300s\n", before, r);
+		gf_daemon_die(&dm, "ValidateConfig changed the running config");
+	}
+	expect(call("\"GetFilters\""), "\"taps\":64,", "the filter after ValidateConfig");
+	CHECK(gf_apic_num(call("\"GetCounters\""), "swaps") == swaps0);
+	gf_daemon_query_status(&dm, st, sizeof(st));
+	CHECK(gf_daemon_status_num(st, "taps") == TAPS_A);
+	CHECK(gf_daemon_status_num(st, "blocks") > gf_daemon_status_num(st0, "blocks")); /* audio goes on */
+	expect(call("\"GetState\""), "\"value\":\"Running\"", "the state after ValidateConfig");
+}
+
 /* A valid SetConfig over the WebSocket: applied, the taps and swaps show it. */
 static void ws_set_config(int ws)
 {
@@ -153,7 +234,7 @@ static void ws_set_config(int ws)
 	expect(buf, GPUFIR_VERSION, "WebSocket GetVersion");
 	CHECK(gf_ws_call(ws, "\"GetCounters\"", buf, sizeof(buf), 10000) > 0);
 	char *text = config_text("taps_b.txt");
-	char *msg = set_config_msg(text);
+	char *msg = gf_apic_string_cmd("SetConfig", text);
 	long n = gf_ws_call(ws, msg, buf, sizeof(buf), 30000);
 	CHECK(n > 0);
 	expect(buf, "{\"SetConfig\":{\"result\":\"Ok\"}}", "valid SetConfig");
@@ -173,7 +254,7 @@ static void ws_set_config_invalid(int ws)
 	char st0[GF_STATUS_MAX], st[GF_STATUS_MAX];
 	gf_daemon_query_status(&dm, st0, sizeof(st0));
 	char *text = config_text("taps_x.txt"); /* no such file */
-	char *msg = set_config_msg(text);
+	char *msg = gf_apic_string_cmd("SetConfig", text);
 	CHECK(gf_ws_call(ws, msg, buf, sizeof(buf), 30000) > 0);
 	expect(buf, "{\"SetConfig\":{\"result\":\"Error\",\"value\":", "invalid SetConfig");
 	expect(buf, "taps_x.txt", "invalid SetConfig's reason");
@@ -183,7 +264,7 @@ static void ws_set_config_invalid(int ws)
 	 * thread, and the reply says so once the reload is over. */
 	free(gf_test_write_text_in(dm.dir, "taps_c.txt", "1.0\nnot-a-number\n"));
 	text = config_text("taps_c.txt");
-	msg = set_config_msg(text);
+	msg = gf_apic_string_cmd("SetConfig", text);
 	CHECK(gf_ws_call(ws, msg, buf, sizeof(buf), 30000) > 0);
 	expect(buf, "{\"SetConfig\":{\"result\":\"Error\",\"value\":\"reload failed: ",
 	       "SetConfig failing in its build");
@@ -211,6 +292,8 @@ int main(void)
 	gf_daemon_spawn(&dm, bin, 0);
 	gf_daemon_wait_ready(&dm, 1, 30.0, "start-up");
 	unix_basics();
+	unix_status();
+	unix_validate();
 	int ws = gf_ws_connect("127.0.0.1", port, 5000);
 	if (ws < 0)
 		gf_daemon_die(&dm, "no WebSocket on the configured port");
@@ -249,6 +332,7 @@ int main(void)
 	gf_daemon_terminate(&dm, 10.0, "stop");
 	CHECK(!gf_test_exists(ctl_path)); /* removed at exit */
 	gf_daemon_finish(&dm);
+	gf_apic_free(&api);
 	printf("test_daemon_api: ok\n");
 	return 0;
 }

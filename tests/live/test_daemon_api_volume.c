@@ -4,9 +4,10 @@
  * both channels and records what comes back through an identity filter; the
  * config has volume_db = 0, volume_limit_db = 3 and a state_file.
  * 1. the level commands give the sine's peak and RMS (within 0.5 dB), capture
- *    and playback;
+ *    and playback; GetSignalRange twice the output's peak (3 %; only with
+ *    GPUFIR_TEST_API_WINDOWS=1, test_daemon_api_volume_windows);
  * 2. SetVolume -20: the reply and GetVolume say -20, the recorded output drops
- *    20 dB (measured) after the ramp and the playback meters follow;
+ *    20 dB (measured) after the ramp and the playback meters and the range follow;
  * 3. SetVolume 10 replies the limit, 3; the sine at +3 dB passes full scale
  *    and GetClippedSamples counts; ResetClippedSamples zeroes it;
  * 4. SetMute true silences the output (meters -1000 dB), ToggleMute brings it
@@ -22,7 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "api.h"
+#include "apiclient.h"
 #include "clock.h"
 #include "daemonutil.h"
 #include "testutil.h"
@@ -41,54 +42,26 @@ static float *x, *rec;
 static struct gf_daemon_tap tap;
 static char ctl_path[700], state_path[700];
 static int port;
+static struct gf_apiclient api;
 
 static const char *call(const char *cmd)
 {
-	static char *reply;
-	struct gf_errbuf eb = {{0}};
-	free(reply);
-	reply = NULL;
-	if (gf_api_call(ctl_path, cmd, &reply, 20000, &eb) != 0) {
-		printf("control socket: %s\n", eb.msg);
-		gf_daemon_die(&dm, "no answer on the control socket");
-	}
-	return reply;
+	return gf_apic_call(&api, cmd);
 }
 
 static void expect(const char *got, const char *want, const char *what)
 {
-	if (!strstr(got, want)) {
-		printf("%s: got %.600s\nwanted: %s\n", what, got, want);
-		gf_daemon_die(&dm, what);
-	}
-}
-
-/* The number after "KEY": in @p reply (an array's first element), or NAN. */
-static double key_of(const char *reply, const char *key)
-{
-	char k[64];
-	snprintf(k, sizeof(k), "\"%s\":", key);
-	const char *p = strstr(reply, k);
-	if (!p)
-		return NAN;
-	p += strlen(k);
-	while (*p == '[' || *p == ' ')
-		p++;
-	char *end;
-	double v = strtod(p, &end);
-	return end == p ? NAN : v;
-}
-
-static double value_of(const char *reply)
-{
-	return key_of(reply, "value");
+	gf_apic_expect(&api, got, want, what);
 }
 
 static void expect_near(double got, double want, double tol, const char *what)
 {
-	printf("%s: %.3f (want %.3f +- %.2f)\n", what, got, want, tol);
-	if (!(fabs(got - want) <= tol))
-		gf_daemon_die(&dm, what);
+	gf_apic_expect_near(&api, got, want, tol, what);
+}
+
+static double value_of(const char *reply)
+{
+	return gf_apic_num(reply, "value");
 }
 
 /* A level command's reading over @p ms (the API reader's interval: read once to start it). */
@@ -136,18 +109,51 @@ static void levels_match(double gain_db, const char *when)
 	expect_near(rec_rms_db(), rms + gain_db, TOL_DB, "the recorded output's RMS");
 }
 
+/* @p key of @p cmd's reply within 3 % of @p want, read after pauses for up to 2 s (the ramp, and a
+ * window with blocks: the daemon takes the output's peak anew on each turn of its loop, and each
+ * request is one); else the test fails. */
+static void window_match(const char *cmd, const char *key, double want, const char *what)
+{
+	double got = NAN;
+	for (double end = gf_now_s() + 2.0; gf_now_s() < end;) {
+		gf_daemon_idle_ms(&dm, 150);
+		got = gf_apic_num(call(cmd), key);
+		if (fabs(got - want) <= 0.03 * want)
+			break;
+	}
+	expect_near(got, want, 0.03 * want, what);
+}
+
+/* GetSignalRange: twice the output's peak (after the volume), the sine's 2 * AMP at @p gain_db. */
+static void range_match(double gain_db)
+{
+	/* The daemon's peak window ends at each turn of its loop, two of them per command: read only
+	 * with GPUFIR_TEST_API_WINDOWS=1 (test_daemon_api.c, windows_checked). */
+	const char *e = getenv("GPUFIR_TEST_API_WINDOWS");
+	if (!e || strcmp(e, "1") != 0)
+		return;
+	double want = 2.0 * AMP * pow(10.0, gain_db / 20.0);
+	window_match("\"GetSignalRange\"", "value", want, "GetSignalRange");
+	window_match("\"GetStatus\"", "signal_range", want, "GetStatus's signal_range");
+}
+
 static void volume_and_clipping(void)
 {
+	call("\"GetSignalLevels\""); /* starts the API's level reader: its first window is partial */
+	gf_daemon_idle_ms(&dm, 300);
 	const char *r = call("\"GetSignalLevels\"");
 	expect(r, "\"playback_peak\":[", "GetSignalLevels");
-	expect_near(key_of(r, "capture_rms"), 20.0 * log10(AMP) - 3.01, 1.0, "GetSignalLevels capture_rms");
+	expect_near(gf_apic_num(r, "capture_rms"), 20.0 * log10(AMP) - 3.01, 1.0,
+		    "GetSignalLevels capture_rms");
 	levels_match(0.0, "volume 0 dB");
+	range_match(0.0);
 	double before = rec_rms_db();
 	expect_near(value_of(call("{\"SetVolume\": -20}")), -20.0, 1e-6, "SetVolume -20's reply");
 	expect_near(value_of(call("\"GetVolume\"")), -20.0, 1e-6, "GetVolume after SetVolume -20");
 	gf_daemon_idle_ms(&dm, 400); /* the ramp (GF_GAIN_RAMP_MS) and some */
 	expect_near(rec_rms_db() - before, -20.0, TOL_DB, "the recorded output's drop");
 	levels_match(-20.0, "volume -20 dB");
+	range_match(-20.0);
 
 	/* Above the limit: clamped to it, and the sine then passes full scale. */
 	expect_near(value_of(call("\"GetClippedSamples\"")), 0.0, 0.0, "GetClippedSamples at -20 dB");
@@ -200,7 +206,7 @@ static void subscription(void)
 	while (gf_now_s() - t0 < 2.0) {
 		CHECK(gf_ws_recv(ws, buf, sizeof(buf), 1000, NULL) > 0);
 		expect(buf, "{\"SignalLevelsEvent\":{\"result\":\"Ok\",\"value\":{", "a SignalLevelsEvent");
-		expect_near(key_of(buf, "playback_peak"), 20.0 * log10(AMP) - 12.0, TOL_DB,
+		expect_near(gf_apic_num(buf, "playback_peak"), 20.0 * log10(AMP) - 12.0, TOL_DB,
 			    "the push's playback peak");
 		last = gf_now_s();
 		if (n++ == 0)
@@ -229,6 +235,7 @@ int main(void)
 	gf_daemon_init(&dm, "daemon-api-volume");
 	snprintf(state_path, sizeof(state_path), "%s/state", dm.dir);
 	snprintf(ctl_path, sizeof(ctl_path), "%s/control", dm.dir);
+	gf_apic_init(&api, &dm, ctl_path);
 	port = 20000 + (int)((getpid() + 7919) % 20000);
 	x = malloc(sizeof(float) * MAX_FRAMES * CH);
 	rec = calloc(MAX_FRAMES * CH, sizeof(float));
@@ -262,6 +269,7 @@ int main(void)
 	jack_deactivate(jc);
 	jack_client_close(jc);
 	gf_daemon_finish(&dm);
+	gf_apic_free(&api);
 	printf("PASS\n");
 	return 0;
 }
