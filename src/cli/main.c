@@ -276,15 +276,16 @@ static int run_check_config(const struct gf_cli *cli)
 	return err ? GF_EXIT_CONFIG : GF_EXIT_OK;
 }
 
-/* The system unit's socket, else the user unit's ($XDG_RUNTIME_DIR/gpufir/status)
- * when only that one exists: a desktop user's `gpufir --status` finds their own. */
-static const char *default_status_socket(char *buf, size_t len)
+/* The system unit's socket @p sys, else the user unit's ($XDG_RUNTIME_DIR/gpufir/NAME, NAME
+ * the last part of @p sys) when only that one exists: a desktop user's `gpufir --status` (and
+ * `--status --json`) finds their own. */
+static const char *default_socket(const char *sys, char *buf, size_t len)
 {
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	if (access(DEFAULT_STATUS_SOCKET, F_OK) == 0 || !xdg || xdg[0] != '/')
-		return DEFAULT_STATUS_SOCKET;
-	snprintf(buf, len, "%s/gpufir/status", xdg);
-	return access(buf, F_OK) == 0 ? buf : DEFAULT_STATUS_SOCKET;
+	if (access(sys, F_OK) == 0 || !xdg || xdg[0] != '/')
+		return sys;
+	snprintf(buf, len, "%s/gpufir/%s", xdg, strrchr(sys, '/') + 1);
+	return access(buf, F_OK) == 0 ? buf : sys;
 }
 
 static int run_status(const struct gf_cli *cli)
@@ -300,10 +301,11 @@ static int run_status(const struct gf_cli *cli)
 	}
 	char user[4096];
 	int rc = cli->json ? gf_api_print_status(cfg->control_socket ? cfg->control_socket
-								     : GF_API_DEFAULT_SOCKET)
-			   : gf_daemon_print_status(cfg->status_socket
-							    ? cfg->status_socket
-							    : default_status_socket(user, sizeof(user)));
+								     : default_socket(GF_API_DEFAULT_SOCKET,
+										      user, sizeof(user)))
+			   : gf_daemon_print_status(cfg->status_socket ? cfg->status_socket
+								       : default_socket(DEFAULT_STATUS_SOCKET,
+											user, sizeof(user)));
 	gf_config_free(cfg);
 	return rc;
 }

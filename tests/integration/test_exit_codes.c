@@ -26,15 +26,44 @@ static char *write_wav(const char *name)
 	return p;
 }
 
+/* A one-shot server at @p path: reads a request first if @p request (the control API's client
+ * writes first, the status socket's reader only reads), then answers @p reply. @return its pid. */
+static pid_t answer_once(const char *path, int request, const char *reply)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", path);
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	CHECK(fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 && listen(fd, 1) == 0);
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		alarm(10); /* gone even if the client never comes */
+		int c = accept(fd, NULL, NULL);
+		char req[256];
+		if (c < 0 || (request && read(c, req, sizeof(req)) <= 0))
+			_exit(1);
+		_exit(write(c, reply, strlen(reply)) == (ssize_t)strlen(reply) ? 0 : 1);
+	}
+	close(fd);
+	return pid;
+}
+
+static void reap_ok(pid_t pid)
+{
+	int st;
+	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 /*
- * --status without a socket named: the system service's /run/gpufir/status,
- * else the user service's $XDG_RUNTIME_DIR/gpufir/status. A child answers
- * once there; no answer at all is exit 4.
+ * --status (--json) without a socket named: the system service's
+ * /run/gpufir/status (control), else the user service's
+ * $XDG_RUNTIME_DIR/gpufir/status (control). A child answers once there; no
+ * answer at all is exit 4.
  */
 static void test_status_user_socket(void)
 {
 	struct run_result r;
-	if (access("/run/gpufir/status", F_OK) == 0) {
+	if (access("/run/gpufir/status", F_OK) == 0 || access("/run/gpufir/control", F_OK) == 0) {
 		fprintf(stderr, "  --status: a system service's socket exists here; the user's not tried\n");
 		return;
 	}
@@ -43,26 +72,22 @@ static void test_status_user_socket(void)
 	setenv("XDG_RUNTIME_DIR", rt, 1);
 	run_gpufir(ARGS("--status"), &r); /* nothing listens */
 	CHECK_RUN(&r, 4, "/run/gpufir/status");
-	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	snprintf(a.sun_path, sizeof(a.sun_path), "%s/status", sub);
-	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-	CHECK(fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 && listen(fd, 1) == 0);
-	pid_t pid = fork();
-	CHECK(pid >= 0);
-	if (pid == 0) {
-		alarm(10); /* gone even if the client never comes */
-		int c = accept(fd, NULL, NULL);
-		static const char block[] = "gpufir test\nstate: running\n";
-		_exit(c >= 0 && write(c, block, sizeof(block) - 1) == (ssize_t)sizeof(block) - 1 ? 0 : 1);
-	}
-	close(fd);
+	run_gpufir(ARGS("--status", "--json"), &r);
+	CHECK_RUN(&r, 4, "/run/gpufir/control");
+	char *st = gf_test_path(sub, "status"), *ctl = gf_test_path(sub, "control");
+	pid_t pid = answer_once(st, 0, "gpufir test\nstate: running\n");
 	run_gpufir(ARGS("--status"), &r);
 	CHECK_RUN(&r, 0, NULL);
 	CHECK(strstr(r.out, "state: running"));
-	int st;
-	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	reap_ok(pid);
+	pid = answer_once(ctl, 1,
+			  "{\"GetStatus\": {\"result\": \"Ok\", \"value\": {\"state\": \"Running\"}}}\n");
+	run_gpufir(ARGS("--status", "--json"), &r);
+	CHECK_RUN(&r, 0, NULL);
+	CHECK(strstr(r.out, "\"state\": \"Running\""));
+	reap_ok(pid);
 	unsetenv("XDG_RUNTIME_DIR");
-	free(rt), free(sub);
+	free(rt), free(sub), free(st), free(ctl);
 }
 
 int main(void)
