@@ -67,6 +67,18 @@ struct gf_api_status {
 	uint64_t reloads, reload_failures;
 };
 
+/** Most devices a device list reports. */
+#define GF_API_MAX_DEVICES 64
+
+/** An audio device (GetAvailableCaptureDevices, GetAvailablePlaybackDevices). */
+struct gf_api_device {
+	char name[128];
+	char host_api[32];
+	uint32_t channels;
+	double rate;
+	int is_default;
+};
+
 /** Per-channel levels, dBFS (CamillaDSP's GetSignalLevels). */
 struct gf_api_levels {
 	uint32_t n_capture, n_playback;
@@ -106,6 +118,10 @@ struct gf_api_ops {
 	int (*levels)(void *ctx, struct gf_api_levels *lv, struct gf_errbuf *eb);
 	/** ResetClippedSamples: the clipped count starts again from 0. */
 	int (*reset_clipped)(void *ctx, struct gf_errbuf *eb);
+	/** The audio devices with capture (@p playback 0) or playback channels, up to @p max of
+	 * them in @p out, how many there are in @p n. */
+	int (*devices)(void *ctx, int playback, struct gf_api_device *out, uint32_t max, uint32_t *n,
+		       struct gf_errbuf *eb);
 };
 
 /* ---- the protocol (api_proto.c, api_cmds.c) ---------------------------- */

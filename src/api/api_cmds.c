@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "api_internal.h"
 #include "api_patch.h"
@@ -88,6 +89,80 @@ FIELD_CMD(c_range, F_RANGE)
 FIELD_CMD(c_path, F_PATH)
 FIELD_CMD(c_capdev, F_CAPDEV)
 FIELD_CMD(c_playdev, F_PLAYDEV)
+
+/* ---- audio devices ---------------------------------------------------------- */
+
+/* The devices of one direction (@p n found, up to GF_API_MAX_DEVICES in @p dev). */
+static int devices_of(struct gf_api_req *r, int playback, struct gf_api_device *dev, uint32_t *n,
+		      struct gf_errbuf *eb)
+{
+	int err = need(r->a->ops.devices, eb);
+	if (!err)
+		err = r->a->ops.devices(r->a->ops.ctx, playback, dev, GF_API_MAX_DEVICES, n, eb);
+	if (!err && *n > GF_API_MAX_DEVICES)
+		*n = GF_API_MAX_DEVICES;
+	return err;
+}
+
+/* CamillaDSP's [[name, description], ...], of the host APIs whose name begins with the argument
+ * (any case: "jack", "alsa"), or all. */
+static int device_list(struct gf_api_req *r, int playback, json_t **v, struct gf_errbuf *eb)
+{
+	struct gf_api_device dev[GF_API_MAX_DEVICES];
+	uint32_t n = 0;
+	int err = devices_of(r, playback, dev, &n, eb);
+	if (err)
+		return err;
+	const char *want = json_string_value(r->arg);
+	*v = json_array();
+	for (uint32_t i = 0; i < n && *v; i++) {
+		if (want && strncasecmp(want, dev[i].host_api, strlen(want)) != 0)
+			continue;
+		char desc[200];
+		snprintf(desc, sizeof(desc), "%s, %u channel%s, %.0f Hz%s", dev[i].host_api, dev[i].channels,
+			 dev[i].channels == 1 ? "" : "s", dev[i].rate, dev[i].is_default ? ", default" : "");
+		json_array_append_new(*v, json_pack("[ss]", dev[i].name, desc));
+	}
+	return *v ? 0 : GF_E_NOMEM;
+}
+
+static int c_capture_devices(struct gf_api_req *r, json_t **v, struct gf_errbuf *eb)
+{
+	return device_list(r, 0, v, eb);
+}
+
+static int c_playback_devices(struct gf_api_req *r, json_t **v, struct gf_errbuf *eb)
+{
+	return device_list(r, 1, v, eb);
+}
+
+/* [[capture host APIs], [playback host APIs]]: those with a device in that direction. */
+static int c_device_types(struct gf_api_req *r, json_t **v, struct gf_errbuf *eb)
+{
+	struct gf_api_device dev[GF_API_MAX_DEVICES];
+	*v = json_array();
+	for (int playback = 0; playback < 2 && *v; playback++) {
+		uint32_t n = 0;
+		int err = devices_of(r, playback, dev, &n, eb);
+		if (err) {
+			json_decref(*v);
+			*v = NULL;
+			return err;
+		}
+		json_t *types = json_array();
+		for (uint32_t i = 0; i < n && types; i++) {
+			size_t k, m = json_array_size(types);
+			for (k = 0;
+			     k < m && strcmp(json_string_value(json_array_get(types, k)), dev[i].host_api);
+			     k++)
+				;
+			if (k == m)
+				json_array_append_new(types, json_string(dev[i].host_api));
+		}
+		json_array_append_new(*v, types);
+	}
+	return *v ? 0 : GF_E_NOMEM;
+}
 
 static int c_status(struct gf_api_req *r, json_t **v, struct gf_errbuf *eb)
 {
@@ -378,6 +453,9 @@ static const struct gf_api_cmd cmds[] = {
 	{"GetSignalRange", GF_ARG_NONE, c_range},
 	{"GetCaptureDevice", GF_ARG_NONE, c_capdev},
 	{"GetPlaybackDevice", GF_ARG_NONE, c_playdev},
+	{"GetAvailableCaptureDevices", GF_ARG_OPT_STRING, c_capture_devices},
+	{"GetAvailablePlaybackDevices", GF_ARG_OPT_STRING, c_playback_devices},
+	{"GetSupportedDeviceTypes", GF_ARG_NONE, c_device_types},
 	{"GetConfig", GF_ARG_NONE, c_config},
 	{"GetPreviousConfig", GF_ARG_NONE, c_prev_config},
 	{"GetConfigFilePath", GF_ARG_NONE, c_path},

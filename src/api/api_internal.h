@@ -45,7 +45,15 @@ struct gf_api_req {
 };
 
 /* What a command takes. */
-enum gf_api_arg { GF_ARG_NONE, GF_ARG_NUMBER, GF_ARG_STRING, GF_ARG_BOOL, GF_ARG_OBJECT, GF_ARG_ANY };
+enum gf_api_arg {
+	GF_ARG_NONE,
+	GF_ARG_NUMBER,
+	GF_ARG_STRING,
+	GF_ARG_BOOL,
+	GF_ARG_OBJECT,
+	GF_ARG_ANY,
+	GF_ARG_OPT_STRING /* none, null or a string */
+};
 
 /* A handler: 0 with *value (NULL: no value field; a new reference), a
  * negative GF_E_* with the reason in eb, or GF_API_PENDING (its reply comes

@@ -60,8 +60,13 @@ static void reply_invalid(void *client, gf_api_send_fn send, const char *why)
 
 static const char *arg_name(enum gf_api_arg k)
 {
-	static const char *const names[] = {"no argument",   "a number",  "a string",
-					    "true or false", "an object", "an argument"};
+	static const char *const names[] = {"no argument",
+					    "a number",
+					    "a string",
+					    "true or false",
+					    "an object",
+					    "an argument",
+					    "no argument or a string"};
 	return names[k];
 }
 
@@ -80,6 +85,8 @@ static int arg_ok(enum gf_api_arg k, const json_t *arg)
 		return json_is_object(arg);
 	case GF_ARG_ANY:
 		return arg != NULL;
+	case GF_ARG_OPT_STRING:
+		return arg == NULL || json_is_null(arg) || json_is_string(arg);
 	}
 	return 0;
 }

@@ -273,6 +273,30 @@ static int reset_clipped(void *ctx, struct gf_errbuf *eb)
 	return 0;
 }
 
+/* The open stream's audio system lists them: without a stream there is none to ask (opening one
+ * here could block the loop on a JACK server or a device). */
+static int devices(void *ctx, int playback, struct gf_api_device *out, uint32_t max, uint32_t *n,
+		   struct gf_errbuf *eb)
+{
+	struct daemon *d = ctx;
+	struct gf_live_device dev[GF_API_MAX_DEVICES];
+	if (!d->live) {
+		gf_errbuf_set(eb,
+			      "no audio stream is open (state %s): the device list comes from the "
+			      "running stream's audio system; `gpufir --list-devices` scans it",
+			      gf_dm_state_name(d));
+		return GF_E_AUDIO;
+	}
+	*n = gf_live_devices(d->live, playback, dev, max < GF_API_MAX_DEVICES ? max : GF_API_MAX_DEVICES);
+	for (uint32_t i = 0; i < *n && i < max && i < GF_API_MAX_DEVICES; i++) {
+		out[i] = (struct gf_api_device){
+			.channels = dev[i].channels, .rate = dev[i].rate, .is_default = dev[i].is_default};
+		memcpy(out[i].name, dev[i].name, sizeof(out[i].name));
+		memcpy(out[i].host_api, dev[i].host_api, sizeof(out[i].host_api));
+	}
+	return 0;
+}
+
 /* dBFS for JSON, which has no infinity: silence is CamillaDSP's -1000. */
 static double json_dbfs(double db)
 {
@@ -372,7 +396,8 @@ void gf_dm_api_open(struct daemon *d)
 					 .get_mute = mute_get,
 					 .set_mute = mute_set,
 					 .levels = levels,
-					 .reset_clipped = reset_clipped};
+					 .reset_clipped = reset_clipped,
+					 .devices = devices};
 		if (!a || gf_api_new(&a->proto, &ops) != 0) {
 			free(a);
 			gf_warn("no control API: out of memory");

@@ -237,4 +237,22 @@ int gf_live_restart_required(void);
 /** Print audio devices (index, name, host API, channels, default rate) to @p out. */
 int gf_live_list_devices(FILE *out);
 
+/** One audio device as the running stream's audio system lists it. */
+struct gf_live_device {
+	char name[128];
+	char host_api[32];
+	uint32_t channels; /**< inputs (capture list) or outputs (playback list) */
+	double rate;	   /**< its default sample rate */
+	int is_default;	   /**< the host's default input (or output) */
+};
+
+/**
+ * The devices with capture (@p playback 0) or playback channels, as the audio
+ * system @p l opened listed them when it started (PortAudio scans at its
+ * start; a device plugged in later shows at the next stream start). Fills up
+ * to @p max of @p out. Control thread; no device is opened or scanned.
+ * @return how many were found (may exceed @p max).
+ */
+uint32_t gf_live_devices(const struct gf_live *l, int playback, struct gf_live_device *out, uint32_t max);
+
 #endif

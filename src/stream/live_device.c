@@ -147,6 +147,29 @@ int gf_live_find_device(const struct gf_live_endpoint *ep, int output, PaDeviceI
 	return 0;
 }
 
+uint32_t gf_live_devices(const struct gf_live *l, int playback, struct gf_live_device *out, uint32_t max)
+{
+	(void)l; /* its reference keeps PortAudio initialized, so the list below is valid */
+	PaDeviceIndex def = playback ? Pa_GetDefaultOutputDevice() : Pa_GetDefaultInputDevice();
+	uint32_t n = 0;
+	for (PaDeviceIndex d = 0; d < Pa_GetDeviceCount(); d++) {
+		const PaDeviceInfo *di = Pa_GetDeviceInfo(d);
+		int ch = di ? (playback ? di->maxOutputChannels : di->maxInputChannels) : 0;
+		if (ch < 1)
+			continue;
+		if (n < max) {
+			struct gf_live_device *o = &out[n];
+			snprintf(o->name, sizeof(o->name), "%s", di->name);
+			snprintf(o->host_api, sizeof(o->host_api), "%s", api_name(di));
+			o->channels = (uint32_t)ch;
+			o->rate = di->defaultSampleRate;
+			o->is_default = d == def;
+		}
+		n++;
+	}
+	return n;
+}
+
 int gf_live_list_devices(FILE *out)
 {
 	struct gf_errbuf eb = {{0}};

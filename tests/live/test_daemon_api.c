@@ -148,7 +148,8 @@ static double fresh_value(const char *cmd)
 }
 
 /* What the daemon is doing, read through the status commands: the devices of the config, a load and
- * a playback margin of the running stream, the silence of the dummy driver's capture ports. */
+ * a playback margin of the running stream, the silence of the dummy driver's capture ports; the
+ * device lists. */
 static void unix_status(void)
 {
 	expect(call("\"GetCaptureDevice\""),
@@ -157,7 +158,14 @@ static void unix_status(void)
 	expect(call("\"GetPlaybackDevice\""),
 	       "{\"GetPlaybackDevice\":{\"result\":\"Ok\",\"value\":\"system\"}}",
 	       "GetPlaybackDevice (the config's output device)");
-	const char *r = call("\"GetStatus\"");
+	/* The devices the running stream's audio system lists: JACK's "system" both ways. */
+	expect(call("\"GetAvailableCaptureDevices\""), "[\"system\",\"JACK Audio Connection Kit, ",
+	       "GetAvailableCaptureDevices");
+	const char *r = call("{\"GetAvailablePlaybackDevices\": \"jack\"}");
+	expect(r, "[\"system\",\"JACK Audio Connection Kit, ", "GetAvailablePlaybackDevices of JACK");
+	CHECK(!strstr(r, "\"ALSA, ") && !strstr(r, "\"OSS, "));
+	expect(call("\"GetSupportedDeviceTypes\""), "[[\"JACK Audio Connection Kit\"", "GetSupportedDeviceTypes");
+	r = call("\"GetStatus\"");
 	expect(r, "\"state\":\"Running\"", "GetStatus's state");
 	expect(r, "\"capture_device\":\"system\"", "GetStatus's capture device");
 	expect(r, "\"config\":\"", "GetStatus's config path");

@@ -31,9 +31,10 @@ struct fake {
 	uint64_t token;
 	int reloads;
 	int levels_calls;
-	double limit; /* the program's own volume limit (as volume_limit_db) */
-	long clipped; /* reported in the status; ResetClippedSamples zeroes it */
-	int resets;   /* ResetClippedSamples calls */
+	double limit;  /* the program's own volume limit (as volume_limit_db) */
+	long clipped;  /* reported in the status; ResetClippedSamples zeroes it */
+	int resets;    /* ResetClippedSamples calls */
+	int no_stream; /* the device ops answer as a daemon without an open stream */
 };
 
 static const char *const names[] = {"hum", "hiss"};
@@ -143,6 +144,24 @@ static int f_reset_clipped(void *ctx, struct gf_errbuf *eb)
 	struct fake *f = ctx;
 	f->resets++;
 	f->clipped = 0;
+	return 0;
+}
+
+/* Capture: JACK's system (default) and an ALSA card; playback: JACK's system only. */
+static int f_devices(void *ctx, int playback, struct gf_api_device *out, uint32_t max, uint32_t *n,
+		     struct gf_errbuf *eb)
+{
+	static const struct gf_api_device cap[] = {{"system", "JACK", 2, 48000.0, 1},
+						   {"hw:0", "ALSA", 2, 44100.0, 0}},
+					  play[] = {{"system", "JACK", 4, 48000.0, 1}};
+	const struct fake *f = ctx;
+	if (f->no_stream) {
+		gf_errbuf_set(eb, "no audio stream is open");
+		return GF_E_AUDIO;
+	}
+	*n = playback ? 1 : 2;
+	for (uint32_t i = 0; i < *n && i < max; i++)
+		out[i] = playback ? play[i] : cap[i];
 	return 0;
 }
 
@@ -282,7 +301,51 @@ static struct gf_api_ops fake_ops(struct fake *f)
 				   .get_mute = f_get_mute,
 				   .set_mute = f_set_mute,
 				   .reset_clipped = f_reset_clipped,
-				   .levels = f_levels};
+				   .levels = f_levels,
+				   .devices = f_devices};
+}
+
+/* A [[name, description], ...] list: its length, and entry @p i's name and description. */
+static void check_device(json_t *v, size_t len, size_t i, const char *name, const char *desc)
+{
+	CHECK(json_is_array(v) && json_array_size(v) == len);
+	if (i < len) {
+		json_t *e = json_array_get(v, i);
+		CHECK(json_array_size(e) == 2);
+		CHECK(strcmp(json_string_value(json_array_get(e, 0)), name) == 0);
+		if (strcmp(json_string_value(json_array_get(e, 1)), desc) != 0) {
+			fprintf(stderr, "device %zu: '%s', expected '%s'\n", i,
+				json_string_value(json_array_get(e, 1)), desc);
+			CHECK(0);
+		}
+	}
+	json_decref(v);
+}
+
+static void test_devices(struct gf_api *a, struct fake *f)
+{
+	json_t *v = ok_value(a, "\"GetAvailableCaptureDevices\"", "GetAvailableCaptureDevices");
+	json_incref(v);
+	check_device(v, 2, 0, "system", "JACK, 2 channels, 48000 Hz, default");
+	check_device(v, 2, 1, "hw:0", "ALSA, 2 channels, 44100 Hz");
+	check_device(ok_value(a, "{\"GetAvailableCaptureDevices\": \"jack\"}", "GetAvailableCaptureDevices"),
+		     1, 0, "system", "JACK, 2 channels, 48000 Hz, default");
+	check_device(ok_value(a, "{\"GetAvailablePlaybackDevices\": null}", "GetAvailablePlaybackDevices"), 1,
+		     0, "system", "JACK, 4 channels, 48000 Hz, default");
+	check_device(
+		ok_value(a, "{\"GetAvailablePlaybackDevices\": \"ALSA\"}", "GetAvailablePlaybackDevices"), 0,
+		0, "", "");
+	v = ok_value(a, "\"GetSupportedDeviceTypes\"", "GetSupportedDeviceTypes");
+	char *text = json_dumps(v, JSON_COMPACT);
+	CHECK(text && strcmp(text, "[[\"JACK\",\"ALSA\"],[\"JACK\"]]") == 0);
+	free(text);
+	json_decref(v);
+	expect_error(a, "{\"GetAvailableCaptureDevices\": 5}", "GetAvailableCaptureDevices",
+		     "takes no argument or a string");
+	f->no_stream = 1;
+	expect_error(a, "\"GetAvailablePlaybackDevices\"", "GetAvailablePlaybackDevices", "no audio stream");
+	expect_error(a, "\"GetSupportedDeviceTypes\"", "GetSupportedDeviceTypes", "no audio stream");
+	f->no_stream = 0;
 }
 
 static void test_status_commands(struct gf_api *a)
@@ -515,6 +578,7 @@ int main(void)
 	struct gf_api *a;
 	CHECK_OK(gf_api_new(&a, &ops));
 	test_status_commands(a);
+	test_devices(a, &f);
 	test_config_commands(a, &f);
 	test_volume(a, &f);
 	test_levels(a, &f);
