@@ -164,7 +164,8 @@ static void unix_status(void)
 	const char *r = call("{\"GetAvailablePlaybackDevices\": \"jack\"}");
 	expect(r, "[\"system\",\"JACK Audio Connection Kit, ", "GetAvailablePlaybackDevices of JACK");
 	CHECK(!strstr(r, "\"ALSA, ") && !strstr(r, "\"OSS, "));
-	expect(call("\"GetSupportedDeviceTypes\""), "[[\"JACK Audio Connection Kit\"", "GetSupportedDeviceTypes");
+	expect(call("\"GetSupportedDeviceTypes\""), "[[\"JACK Audio Connection Kit\"",
+	       "GetSupportedDeviceTypes");
 	r = call("\"GetStatus\"");
 	expect(r, "\"state\":\"Running\"", "GetStatus's state");
 	expect(r, "\"capture_device\":\"system\"", "GetStatus's capture device");
