@@ -17,22 +17,7 @@
 #include "clock.h"
 #include "engine.h"
 #include "log.h"
-
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-
-static float rnd(void)
-{
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return (float)((double)((rng_state * 0x2545F4914F6CDD1Dull) >> 40) / (double)(1ull << 23) - 1.0);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
+#include "timing.h"
 
 #define MAX_CALLS (1u << 20)
 
@@ -45,22 +30,22 @@ static double bench_case(enum gf_algo algo, uint32_t taps, uint32_t ch, uint32_t
 	if (gf_filter_set_new(&fs, ch, taps))
 		return -1.0;
 	for (size_t i = 0; i < (size_t)ch * taps; i++)
-		fs->coeffs[i] = rnd() * (float)exp(-4.0 * (double)(i % taps) / taps);
+		fs->coeffs[i] = gf_bench_rnd() * (float)exp(-4.0 * (double)(i % taps) / taps);
 	struct gf_engine_params p = {
 		.backend = GF_BACKEND_CPU, .algo = algo, .channels = ch, .max_block = block};
 	struct gf_engine *e = NULL;
-	struct gf_errbuf eb;
+	struct gf_errbuf eb = {{0}};
 	float *buf = malloc((size_t)block * ch * sizeof(float));
-	double *calls = malloc(MAX_CALLS * sizeof(double));
-	size_t n_calls = 0;
+	struct gf_bench_calls calls;
+	int no_calls = gf_bench_calls_init(&calls, MAX_CALLS);
 	double rate = -1.0;
-	if (!buf || !calls || gf_engine_new(&e, &p, fs, &eb)) {
-		fprintf(stderr, "bench_cpu: %s\n", eb.msg);
+	if (!buf || no_calls || gf_engine_new(&e, &p, fs, &eb)) {
+		fprintf(stderr, "bench_cpu: %s\n", eb.msg[0] ? eb.msg : "out of memory");
 		goto out;
 	}
 	snprintf(desc, desc_len, "%s", gf_engine_describe(e));
 	for (size_t i = 0; i < (size_t)block * ch; i++)
-		buf[i] = rnd();
+		buf[i] = gf_bench_rnd();
 	/* Warm up (page faults, first partitions), then time whole calls. */
 	double t0 = gf_now_s();
 	do
@@ -73,18 +58,16 @@ static double bench_case(enum gf_algo algo, uint32_t taps, uint32_t ch, uint32_t
 		gf_engine_process(e, buf, buf, block);
 		frames += block;
 		t = gf_now_s() - t0;
-		if (n_calls < MAX_CALLS)
-			calls[n_calls++] = (t - prev) * 1e6;
+		gf_bench_calls_add(&calls, (t - prev) * 1e6);
 		prev = t;
 	} while (t < seconds);
 	rate = (double)frames * ch / t / 1e6;
-	qsort(calls, n_calls, sizeof(double), cmp_double);
-	*p999_us = calls[(size_t)(0.999 * (double)(n_calls - 1))];
+	*p999_us = gf_bench_calls_p999(&calls);
 out:
 	gf_engine_free(e);
 	gf_filter_set_free(fs);
 	free(buf);
-	free(calls);
+	gf_bench_calls_free(&calls);
 	return rate;
 }
 

@@ -16,22 +16,7 @@
 #include "clock.h"
 #include "engine.h"
 #include "log.h"
-
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-
-static float rnd(void)
-{
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return (float)((double)((rng_state * 0x2545F4914F6CDD1Dull) >> 40) / (double)(1ull << 23) - 1.0);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
+#include "timing.h"
 
 struct shape {
 	const char *name;
@@ -93,7 +78,7 @@ static int make(struct pair *q, const struct shape *s, uint32_t taps, uint32_t b
 		mix->path_out[p] = s->out[p];
 	}
 	for (size_t i = 0; i < (size_t)s->paths * taps; i++)
-		mix->coeffs[i] = sep->coeffs[i] = rnd() / (float)(1 + i % taps);
+		mix->coeffs[i] = sep->coeffs[i] = gf_bench_rnd() / (float)(1 + i % taps);
 	struct gf_engine_params p = {
 		.backend = GF_BACKEND_CPU, .algo = GF_ALGO_FFT, .channels = s->inputs, .max_block = block};
 	struct gf_errbuf eb = {{0}};
@@ -113,7 +98,7 @@ static int make(struct pair *q, const struct shape *s, uint32_t taps, uint32_t b
 		return -1;
 	}
 	for (size_t i = 0; i < (size_t)block * s->inputs; i++)
-		q->x[i] = rnd();
+		q->x[i] = gf_bench_rnd();
 	return 0;
 }
 
@@ -130,33 +115,28 @@ static void drop(struct pair *q)
 /* Alternate calls of the two ways for @p seconds; mean and p99.9 of each, in us. */
 static void bench_case(struct pair *q, double seconds, double mean[2], double p999[2])
 {
-	double *t[2] = {malloc(MAX_CALLS * sizeof(double)), malloc(MAX_CALLS * sizeof(double))};
-	size_t n = 0;
-	double sum[2] = {0, 0};
+	struct gf_bench_calls t[2];
+	int ok = !gf_bench_calls_init(&t[0], MAX_CALLS) & !gf_bench_calls_init(&t[1], MAX_CALLS);
 	for (int k = 0; k < 20; k++) { /* warm up */
 		run_mixer(q);
 		run_separate(q);
 	}
 	double t0 = gf_now_s();
-	while (t[0] && t[1] && n < MAX_CALLS && gf_now_s() - t0 < seconds) {
+	while (ok && t[0].n < MAX_CALLS && gf_now_s() - t0 < seconds) {
 		for (int w = 0; w < 2; w++) {
 			double a = gf_now_s();
 			if (w == 0)
 				run_mixer(q);
 			else
 				run_separate(q);
-			t[w][n] = (gf_now_s() - a) * 1e6;
-			sum[w] += t[w][n];
+			gf_bench_calls_add(&t[w], (gf_now_s() - a) * 1e6);
 		}
-		n++;
 	}
 	for (int w = 0; w < 2; w++) {
-		mean[w] = n ? sum[w] / (double)n : 0.0;
-		if (n && t[w]) {
-			qsort(t[w], n, sizeof(double), cmp_double);
-			p999[w] = t[w][(n * 999 + 999) / 1000 - 1];
-		}
-		free(t[w]);
+		mean[w] = gf_bench_calls_mean(&t[w]);
+		if (t[w].n)
+			p999[w] = gf_bench_calls_p999(&t[w]);
+		gf_bench_calls_free(&t[w]);
 	}
 }
 

@@ -233,13 +233,23 @@ static int op_reload(void *ctx, uint64_t token, struct gf_errbuf *eb)
 
 /* ---- ops: volume, mute, levels, clipped samples (daemon_control.h) ------------ */
 
-static int vol_get(void *ctx, double *db, struct gf_errbuf *eb)
+/* The volume and the mute, read together; either pointer may be NULL. */
+static int volume_read(void *ctx, double *db, int *mute, struct gf_errbuf *eb)
 {
 	struct gf_dm_volume_result r;
 	int err = gf_daemon_volume_get(ctx, &r, eb);
-	if (!err)
+	if (err)
+		return err;
+	if (db)
 		*db = r.volume_db;
-	return err;
+	if (mute)
+		*mute = r.mute;
+	return 0;
+}
+
+static int vol_get(void *ctx, double *db, struct gf_errbuf *eb)
+{
+	return volume_read(ctx, db, NULL, eb);
 }
 
 static int vol_set(void *ctx, double db, struct gf_errbuf *eb)
@@ -253,11 +263,7 @@ static int vol_set(void *ctx, double db, struct gf_errbuf *eb)
 
 static int mute_get(void *ctx, int *mute, struct gf_errbuf *eb)
 {
-	struct gf_dm_volume_result r;
-	int err = gf_daemon_volume_get(ctx, &r, eb);
-	if (!err)
-		*mute = r.mute;
-	return err;
+	return volume_read(ctx, NULL, mute, eb);
 }
 
 static int mute_set(void *ctx, int mute, struct gf_errbuf *eb)

@@ -27,6 +27,7 @@ struct gf_gain_stage {
 	_Atomic uint32_t side_channels[2]; /* capture (its input) and playback (its output) */
 	_Atomic uint32_t seq;		   /* odd while the worker updates the totals */
 	_Atomic uint64_t frames;	   /* running total, under seq */
+	_Atomic uint32_t play_peak;	   /* float bits: playback peak, all channels, since the last take */
 	struct gain_chan *ch;
 	uint64_t *clip_base; /* control thread: the counts at the last reset */
 	/* The worker's. */
@@ -202,11 +203,16 @@ static void publish(struct gf_gain_stage *g, uint32_t frames, uint32_t n, int ha
 	atomic_store_explicit(&g->frames, atomic_load_explicit(&g->frames, memory_order_relaxed) + frames,
 			      memory_order_relaxed);
 	atomic_store_explicit(&g->seq, s + 2, memory_order_release);
-	for (uint32_t c = 0; c < n; c++)
+	float all = 0.0f;
+	for (uint32_t c = 0; c < n; c++) {
 		for (int side = have_in ? CAP : PLAY; side <= PLAY; side++)
 			for (unsigned r = 0; r < GF_GAIN_READERS; r++)
 				peak_max(&g->ch[c].peak[side][r],
 					 g->blk_peak[(size_t)side * g->max_channels + c]);
+		float p = g->blk_peak[g->max_channels + c];
+		all = p > all ? p : all;
+	}
+	peak_max(&g->play_peak, all);
 }
 
 void gf_gain_stage_process(struct gf_gain_stage *g, const float *in, float *out, uint32_t frames,
@@ -330,6 +336,19 @@ uint64_t gf_gain_stage_clipped(const struct gf_gain_stage *g)
 	for (uint32_t c = 0; c < g->max_channels; c++)
 		k += atomic_load_explicit(&g->ch[c].clipped, memory_order_relaxed) - g->clip_base[c];
 	return k;
+}
+
+uint64_t gf_gain_stage_clipped_total(const struct gf_gain_stage *g)
+{
+	uint64_t k = 0;
+	for (uint32_t c = 0; c < g->max_channels; c++)
+		k += atomic_load_explicit(&g->ch[c].clipped, memory_order_relaxed);
+	return k;
+}
+
+float gf_gain_stage_peak_take(struct gf_gain_stage *g)
+{
+	return b2f(atomic_exchange_explicit(&g->play_peak, 0, memory_order_relaxed));
 }
 
 void gf_gain_stage_clipped_reset(struct gf_gain_stage *g)

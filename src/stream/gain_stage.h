@@ -16,7 +16,9 @@
  * sequence lock that the control thread reads without ever making the
  * worker wait. A reader (gf_gain_reader) gets the peak since its previous
  * read and the RMS over the frames since then, so the status socket and the
- * control API each see their own intervals.
+ * control API each see their own intervals. The live stream's own figures
+ * (gf_live_stats: the output peak, the clipped samples) come from the same
+ * meters, so the worker scans its output once.
  *
  * Threads: gf_gain_stage_process() is the worker's (real-time safe; one
  * worker at a time); everything else is the control thread's.
@@ -107,6 +109,16 @@ int gf_gain_stage_levels(struct gf_gain_stage *g, unsigned which, struct gf_gain
 			 struct gf_gain_levels *out);
 /** Clipped samples since the last reset, all channels. Control thread. */
 uint64_t gf_gain_stage_clipped(const struct gf_gain_stage *g);
+/**
+ * Clipped samples since the stage started, all channels: the same counts,
+ * which gf_gain_stage_clipped_reset() does not touch. Control thread.
+ */
+uint64_t gf_gain_stage_clipped_total(const struct gf_gain_stage *g);
+/**
+ * The playback peak over all channels (linear) since the previous call, and
+ * start the next interval. One caller (the live stream's stats); control thread.
+ */
+float gf_gain_stage_peak_take(struct gf_gain_stage *g);
 /** Start the clipped counts again from 0. Control thread. */
 void gf_gain_stage_clipped_reset(struct gf_gain_stage *g);
 

@@ -188,6 +188,18 @@ static struct gf_live *live_alloc(void)
 	return l;
 }
 
+/* No gain stage given: one at unity all the same, whose playback meters are
+ * the stats' output peak and clipped samples (the worker scans once). */
+static int own_gain(struct gf_live *l, struct gf_errbuf *eb)
+{
+	uint32_t ch = l->out_channels < GF_GAIN_MAX_CHANNELS ? l->out_channels : GF_GAIN_MAX_CHANNELS;
+	int err = gf_gain_stage_new(&l->own_gain, ch, l->rate, 1.0f, 0, eb);
+	if (err && !eb->msg[0])
+		gf_errbuf_set(eb, "cannot allocate the output meters: %s", gf_strerror(err));
+	l->gain = l->own_gain;
+	return err;
+}
+
 int gf_live_new_detached(struct gf_live **out, uint32_t rate, uint32_t channels, uint32_t block, int playback,
 			 const char *record_path, struct gf_engine *engine, struct gf_errbuf *eb)
 {
@@ -215,6 +227,8 @@ int gf_live_new_detached_io(struct gf_live **out, uint32_t rate, uint32_t in_cha
 		err = GF_E_NOMEM;
 	if (!err)
 		err = alloc_buffers(l, eb);
+	if (!err)
+		err = own_gain(l, eb);
 	if (!err && l->record_path)
 		err = gf_recorder_new(&l->rec, l->record_path, l->rate, l->rec_ring, eb);
 	if (err) {
@@ -237,7 +251,7 @@ void gf_live_set_tap(struct gf_live *l, struct gf_input_tap *t)
 
 void gf_live_set_gain(struct gf_live *l, struct gf_gain_stage *g)
 {
-	l->gain = g;
+	l->gain = g ? g : l->own_gain;
 }
 
 int gf_live_new(struct gf_live **out, const struct gf_live_params *p, struct gf_engine *engine,
@@ -278,6 +292,8 @@ int gf_live_new(struct gf_live **out, const struct gf_live_params *p, struct gf_
 		err = open_devices(l, p, &in, &outp, eb);
 	if (!err && (err = alloc_buffers(l, eb)) && !eb->msg[0])
 		gf_errbuf_set(eb, "cannot allocate the audio buffers: %s", gf_strerror(err));
+	if (!err && !l->gain)
+		err = own_gain(l, eb);
 	/* Two streams on JACK still share the server's clock (forced two streams, tests). */
 	if (!err && l->playback && !l->duplex && !l->jack &&
 	    (err = gf_live_clock_new(&l->clock, l->out_channels, l->rate)))
@@ -335,6 +351,7 @@ void gf_live_free(struct gf_live *l)
 	gf_ring_free(l->in_ring);
 	gf_ring_free(l->out_ring);
 	gf_ring_free(l->rec_ring);
+	gf_gain_stage_free(l->own_gain);
 	free(l->record_path);
 	free(l);
 }

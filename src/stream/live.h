@@ -84,8 +84,10 @@ struct gf_live_params {
 	 * analysis on the control thread (input_tap.h; NULL: none). Not owned;
 	 * it must outlive the gf_live. */
 	struct gf_input_tap *tap;
-	/** Volume, mute and meters, run on the worker last (NULL: none;
-	 * gain_stage.h). Not owned; it must outlive the gf_live. */
+	/** Volume, mute and meters, run on the worker last (gain_stage.h); the
+	 * stats' output peak and clipped samples are its playback meters. Not
+	 * owned; it must outlive the gf_live. NULL: a stage of the stream's own
+	 * at unity gain, metering the output only. */
 	struct gf_gain_stage *gain;
 };
 
@@ -105,8 +107,8 @@ struct gf_live_stats {
 	double block_us_median; /**< engine time per block, recent window */
 	double block_us_p99;
 	double block_us_max;
-	float peak;		  /**< output peak since the last get_stats, linear */
-	uint64_t clipped;	  /**< output samples beyond +-1.0 */
+	float peak;	  /**< output peak since the last get_stats, linear (the gain stage's) */
+	uint64_t clipped; /**< output samples beyond +-1.0 since start (the gain stage's, never reset) */
 	uint32_t latency_frames;  /**< input-to-output delay of the stream itself, constant */
 	uint32_t suppress_frames; /**< the suppressor's latency on top of it (0: none): the sound
 				       played (and recorded) lags by latency_frames + suppress_frames */

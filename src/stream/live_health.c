@@ -56,9 +56,9 @@ void gf_live_get_stats_held(struct gf_live *l, struct gf_live_stats *s, uint64_t
 	s->block_us_median = l->poll_window.median_us;
 	s->block_us_p99 = l->poll_window.p99_us;
 	s->block_us_max = l->poll_window.max_us;
-	uint32_t bits = atomic_exchange(&l->peak_bits, 0);
-	memcpy(&s->peak, &bits, sizeof(s->peak));
-	s->clipped = atomic_load(&l->clipped);
+	/* The gain stage's playback meters: the worker scans its output once. */
+	s->peak = gf_gain_stage_peak_take(l->gain);
+	s->clipped = gf_gain_stage_clipped_total(l->gain);
 	s->latency_frames = l->playback ? atomic_load(&l->latency) : 0;
 	s->suppress_frames = gf_suppress_bank_latency(l->suppress);
 	s->sample_rate = l->rate;

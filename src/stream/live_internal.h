@@ -43,7 +43,8 @@ struct gf_live {
 	struct gf_engine *engine;
 	struct gf_suppress_bank *suppress; /* after the engine, on the worker; NULL: none (not owned) */
 	struct gf_input_tap *tap;	   /* the worker's input for analysis; NULL: none (not owned) */
-	struct gf_gain_stage *gain;	   /* volume and meters after that; NULL: none (not owned) */
+	struct gf_gain_stage *gain;	   /* volume and meters after that: the params' or own_gain */
+	struct gf_gain_stage *own_gain;	   /* unity, output meters only: when none was given (owned) */
 	char *record_path;
 
 	int pa_ready;	      /* Pa_Initialize succeeded: Pa_Terminate in free */
@@ -114,10 +115,9 @@ struct gf_live {
 
 	/* Written by the worker: relaxed counters, read by the control thread. */
 	alignas(64) _Atomic uint64_t blocks;
-	_Atomic uint64_t out_overflow, late, clipped, rec_dropped, engine_errors;
+	_Atomic uint64_t out_overflow, late, rec_dropped, engine_errors;
 	_Atomic uint64_t late_swap; /* late blocks inside a swap's window (engine_swap_window) */
 	_Atomic uint64_t late_host, late_swap_host; /* of late and late_swap: the host's (live_worker.c) */
-	_Atomic uint32_t peak_bits;		    /* float bits of the output peak since the last stats */
 	/* Per stats window, taken by the control thread with an exchange: the
 	 * longest wait from the callback that completed a block to the worker
 	 * starting it, and the fewest frames still queued for playback when a
@@ -169,7 +169,7 @@ int gf_live_new_detached_io(struct gf_live **out, uint32_t rate, uint32_t in_cha
 void gf_live_set_suppress(struct gf_live *l, struct gf_suppress_bank *b);
 /** Tests: copy the input into @p t (as gf_live_params.tap does). Before gf_live_start. */
 void gf_live_set_tap(struct gf_live *l, struct gf_input_tap *t);
-/** Tests: run @p g last (as gf_live_params.gain does). Before gf_live_start. */
+/** Tests: run @p g last (as gf_live_params.gain does; NULL: the stream's own). Before gf_live_start. */
 void gf_live_set_gain(struct gf_live *l, struct gf_gain_stage *g);
 
 /* live_device.c */

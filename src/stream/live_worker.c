@@ -4,7 +4,6 @@
  * only in its own wait for input. Two system calls a block (four if it was
  * late) say whether a late block was the host's (thread_use.h). */
 #define _GNU_SOURCE /* sem_clockwait */
-#include <math.h>
 #include <string.h>
 #include <time.h>
 
@@ -62,25 +61,6 @@ static void emit(struct gf_live *l, const float *x, uint32_t n)
 		emit_playback(l, x, n);
 	if (l->rec && gf_recorder_active(l->rec))
 		emit_record(l, x, n);
-}
-
-static void scan_output(struct gf_live *l, const float *y, size_t n)
-{
-	float peak = 0.0f;
-	uint64_t clipped = 0;
-	for (size_t i = 0; i < n; i++) {
-		float a = fabsf(y[i]);
-		peak = a > peak ? a : peak;
-		clipped += a > 1.0f;
-	}
-	if (clipped)
-		count(&l->clipped, clipped);
-	/* Non-negative floats order like their bit patterns. */
-	uint32_t bits, old = atomic_load_explicit(&l->peak_bits, memory_order_relaxed);
-	memcpy(&bits, &peak, sizeof(bits));
-	while (bits > old && !atomic_compare_exchange_weak_explicit(
-				     &l->peak_bits, &old, bits, memory_order_relaxed, memory_order_relaxed))
-		;
 }
 
 /* Offset of a pending input gap within the next @p frames input frames, or
@@ -164,8 +144,11 @@ static void do_block(struct gf_live *l, uint32_t frames)
 	int err = gf_engine_process_by(l->engine, src, l->blk_out, frames, deadline);
 	if (l->suppress) /* even on a muted block: its state runs on with the stream */
 		gf_suppress_bank_process_by(l->suppress, l->blk_out, frames, deadline);
-	if (l->gain) /* volume, mute, meters: last, so the meters see what is played */
-		gf_gain_stage_process_io(l->gain, src, l->channels, l->blk_out, l->out_channels, frames);
+	/* Volume, mute, meters: last, so the meters see what is played. They are
+	 * the stats' output peak and clipped samples too (one scan of the
+	 * output); the stream's own stage meters the output only. */
+	gf_gain_stage_process_io(l->gain, l->gain == l->own_gain ? NULL : src, l->channels, l->blk_out,
+				 l->out_channels, frames);
 	uint64_t dt = gf_now_ns() - t0;
 	in_swap |= gf_engine_swap_window(l->engine);
 
@@ -180,7 +163,6 @@ static void do_block(struct gf_live *l, uint32_t frames)
 		count_late(l, in_swap, gf_thread_use_late_by_host(u0, gf_thread_use_now(), period_ns));
 	if (err)
 		count(&l->engine_errors, 1);
-	scan_output(l, l->blk_out, (size_t)frames * l->out_channels);
 	note_margin(l);
 
 	emit(l, l->blk_out, split);

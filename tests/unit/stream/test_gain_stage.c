@@ -176,6 +176,10 @@ static void test_meters(void)
 	CHECK(fabsf(lv->capture_peak[1] - 0.15f) < 1e-6f && fabs(lv->playback_rms[1] - 0.5 * rms) < 1e-5);
 	CHECK(want_clip > 0 && lv->clipped[0] == want_clip && lv->clipped[1] == 0);
 	CHECK(lv->clipped_total == want_clip && gf_gain_stage_clipped(g) == want_clip);
+	/* The live stream's figures: the same count, the playback peak over all
+	 * channels since the previous take. */
+	CHECK(gf_gain_stage_clipped_total(g) == want_clip);
+	CHECK(fabsf(gf_gain_stage_peak_take(g) - 1.2f) < 1e-5f && gf_gain_stage_peak_take(g) == 0.0f);
 	/* The other reader has its own interval: the same figures. */
 	CHECK_OK(gf_gain_stage_levels(g, GF_GAIN_READER_API, &ra, lv));
 	CHECK(lv->frames == frames && fabsf(lv->playback_peak[0] - 1.2f) < 1e-5f);
@@ -189,8 +193,10 @@ static void test_meters(void)
 	memcpy(y, x, (size_t)frames * 2 * sizeof(float));
 	for (uint32_t pos = 0; pos < frames; pos += B)
 		gf_gain_stage_process(g, x + (size_t)pos * 2, y + (size_t)pos * 2, B, 2);
+	uint64_t total = gf_gain_stage_clipped_total(g); /* the ramp down from +6 dB may clip more */
+	CHECK(total >= want_clip);
 	gf_gain_stage_clipped_reset(g);
-	CHECK(gf_gain_stage_clipped(g) == 0);
+	CHECK(gf_gain_stage_clipped(g) == 0 && gf_gain_stage_clipped_total(g) == total); /* not reset */
 	memcpy(y, x, (size_t)frames * 2 * sizeof(float));
 	CHECK_OK(gf_gain_stage_levels(g, GF_GAIN_READER_STATUS, &rs, lv));
 	CHECK(lv->clipped[0] == 0);

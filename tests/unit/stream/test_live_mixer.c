@@ -114,13 +114,21 @@ static void run_case(const char *name, uint32_t nin, uint32_t nout, const struct
 	CHECK(s.latency_frames > 0 && d < 1e-5);
 	CHECK(lv.capture_channels == nin && lv.playback_channels == nout);
 	CHECK(lv.channels == (nin > nout ? nin : nout));
-	/* Each played channel's meter: its peak over the interval, as played. */
+	/* Each played channel's meter: its peak over the interval, as played.
+	 * The stream's stats are the same meters: the peak over all channels
+	 * and the samples beyond +-1.0. */
+	double all = 0.0;
+	uint64_t clipped = 0;
 	for (uint32_t o = 0; o < nout; o++) {
 		double pk = 0.0;
-		for (uint32_t i = 0; i < FRAMES; i++)
+		for (uint32_t i = 0; i < FRAMES; i++) {
 			pk = fmax(pk, fabs(y[(size_t)i * nout + o]));
+			clipped += fabsf(y[(size_t)i * nout + o]) > 1.0f;
+		}
 		CHECK(pk > 0.01 && fabs(lv.playback_peak[o] - pk) < 1e-6);
+		all = fmax(all, pk);
 	}
+	CHECK(fabs(s.peak - all) < 1e-6 && s.clipped == clipped && lv.clipped_total == clipped);
 	for (uint32_t c = nout; c < lv.channels; c++) /* beyond the output's channels: silence */
 		CHECK(lv.playback_peak[c] == 0.0f);
 	for (uint32_t c = nin; c < lv.channels; c++)
