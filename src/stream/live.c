@@ -184,6 +184,7 @@ static struct gf_live *live_alloc(void)
 		atomic_init(&l->slack_now, 1);
 		atomic_init(&l->margin_min, INT32_MAX);
 		l->margin_worst = INT32_MAX;
+		l->xprev.margin = l->xcur.margin = INT32_MAX; /* no block yet: no margin */
 	}
 	return l;
 }

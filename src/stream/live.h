@@ -193,8 +193,10 @@ void gf_live_get_stats(struct gf_live *l, struct gf_live_stats *s);
 /**
  * As gf_live_get_stats, but the block times are those of a window held for at
  * least @p min_window_ns (a new one only once the held one is that old, or
- * empty): a control loop that polls thousands of times a second (woken by
- * every control-API request) still reads figures over many blocks.
+ * empty), and the window's extremes (peak, lowest margin, longest callback
+ * gap and wake-up) span the held window before and the one filling now: a
+ * control loop that polls thousands of times a second (woken by every
+ * control-API request) still reads figures over many blocks.
  */
 void gf_live_get_stats_held(struct gf_live *l, struct gf_live_stats *s, uint64_t min_window_ns);
 

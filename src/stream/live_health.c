@@ -12,20 +12,52 @@
 
 #define STALL_NS 2000000000ull /* poll: no capture (or no block) for this long = device lost */
 
-/* The timing window's extremes, and the worst since start. */
-static void take_timing(struct gf_live *l, struct gf_live_stats *s)
+static const struct gf_live_extremes no_extremes = {0.0f, INT32_MAX, 0, 0};
+
+static void fold(struct gf_live_extremes *into, const struct gf_live_extremes *x)
 {
-	uint64_t gap = atomic_exchange(&l->cb_gap_max_ns, 0);
-	uint64_t wake = atomic_exchange(&l->wake_max_ns, 0);
-	int32_t margin = atomic_exchange(&l->margin_min, INT32_MAX);
-	l->cb_gap_worst_ns = gap > l->cb_gap_worst_ns ? gap : l->cb_gap_worst_ns;
-	l->wake_worst_ns = wake > l->wake_worst_ns ? wake : l->wake_worst_ns;
-	l->margin_worst = margin < l->margin_worst ? margin : l->margin_worst;
-	s->callback_gap_us_max = gap / 1e3;
+	into->peak = x->peak > into->peak ? x->peak : into->peak;
+	into->margin = x->margin < into->margin ? x->margin : into->margin;
+	into->gap_ns = x->gap_ns > into->gap_ns ? x->gap_ns : into->gap_ns;
+	into->wake_ns = x->wake_ns > into->wake_ns ? x->wake_ns : into->wake_ns;
+}
+
+/* The extremes since the previous call (the worker's and callbacks' accumulators reset), and
+ * the worst since start. */
+static struct gf_live_extremes take_extremes(struct gf_live *l)
+{
+	struct gf_live_extremes x = {
+		.peak = gf_gain_stage_peak_take(l->gain), /* the playback meters: one scan of the output */
+		.margin = atomic_exchange(&l->margin_min, INT32_MAX),
+		.gap_ns = atomic_exchange(&l->cb_gap_max_ns, 0),
+		.wake_ns = atomic_exchange(&l->wake_max_ns, 0),
+	};
+	l->cb_gap_worst_ns = x.gap_ns > l->cb_gap_worst_ns ? x.gap_ns : l->cb_gap_worst_ns;
+	l->wake_worst_ns = x.wake_ns > l->wake_worst_ns ? x.wake_ns : l->wake_worst_ns;
+	l->margin_worst = x.margin < l->margin_worst ? x.margin : l->margin_worst;
+	return x;
+}
+
+/* The window's extremes into @p s: since the previous call, or (@p held) over the held window
+ * before and the one filling now; @p roll starts a new one. */
+static void report_extremes(struct gf_live *l, struct gf_live_stats *s, int held, int roll)
+{
+	struct gf_live_extremes x = take_extremes(l);
+	fold(&l->xcur, &x);
+	if (held) {
+		x = l->xprev;
+		fold(&x, &l->xcur);
+	}
+	if (roll) {
+		l->xprev = l->xcur;
+		l->xcur = no_extremes;
+	}
+	s->peak = x.peak;
+	s->callback_gap_us_max = x.gap_ns / 1e3;
 	s->callback_gap_us_worst = l->cb_gap_worst_ns / 1e3;
-	s->wake_us_max = wake / 1e3;
+	s->wake_us_max = x.wake_ns / 1e3;
 	s->wake_us_worst = l->wake_worst_ns / 1e3;
-	s->margin_frames_min = margin;
+	s->margin_frames_min = x.margin;
 	s->margin_frames_worst = l->margin_worst;
 }
 
@@ -49,15 +81,14 @@ void gf_live_get_stats_held(struct gf_live *l, struct gf_live_stats *s, uint64_t
 	s->device_xruns = atomic_load(&l->dev_xruns);
 	s->record_errors = l->rec ? gf_recorder_errors(l->rec) : 0;
 	uint64_t now = gf_now_ns();
-	if (!l->poll_window.count || now - l->poll_window_ns >= min_window_ns) {
+	int roll = !l->poll_window.count || now - l->poll_window_ns >= min_window_ns;
+	if (roll) {
 		gf_timehist_window(l->hist, GF_LIVE_WINDOW_POLL, &l->poll_window);
 		l->poll_window_ns = now;
 	}
 	s->block_us_median = l->poll_window.median_us;
 	s->block_us_p99 = l->poll_window.p99_us;
 	s->block_us_max = l->poll_window.max_us;
-	/* The gain stage's playback meters: the worker scans its output once. */
-	s->peak = gf_gain_stage_peak_take(l->gain);
 	s->clipped = gf_gain_stage_clipped_total(l->gain);
 	s->latency_frames = l->playback ? atomic_load(&l->latency) : 0;
 	s->suppress_frames = gf_suppress_bank_latency(l->suppress);
@@ -83,7 +114,7 @@ void gf_live_get_stats_held(struct gf_live *l, struct gf_live_stats *s, uint64_t
 	s->delay_error_frames = atomic_load(&l->delay_err_milli) / 1000.0;
 	s->clock_skipped_frames = atomic_load(&l->clock_skipped);
 	s->clock_inserted_frames = atomic_load(&l->clock_inserted);
-	take_timing(l, s);
+	report_extremes(l, s, min_window_ns > 0, roll);
 }
 
 void gf_live_block_times(struct gf_live *l, unsigned window, struct gf_live_block_times *t)

@@ -30,6 +30,14 @@ enum gf_live_wstate { GF_W_RUN = 0, GF_W_DRAIN, GF_W_QUIT };
 
 #define GF_LIVE_WARMUP_BLOCKS 16 /* silent blocks the worker runs before audio starts */
 
+/* Extremes over a window: the output peak, the lowest playback margin, the longest callback
+ * gap and worker wake-up. Control thread. */
+struct gf_live_extremes {
+	float peak;
+	int32_t margin;
+	uint64_t gap_ns, wake_ns;
+};
+
 struct gf_live {
 	/* Settings, fixed by gf_live_new. */
 	uint32_t rate, channels, block;	  /* channels: the capture's, the engine's input */
@@ -61,6 +69,9 @@ struct gf_live {
 	/* the block-time window gf_live_get_stats_held holds, and when it was taken */
 	struct gf_timehist_summary poll_window;
 	uint64_t poll_window_ns;
+	/* the window extremes it reports: those of the held window before (prev) and the one
+	 * filling now (cur), so a reading right after a new window began still spans one */
+	struct gf_live_extremes xprev, xcur;
 	float *blk_in, *blk_out; /* pinned, one block each (of channels, out_channels) */
 	size_t blk_in_bytes, blk_out_bytes;
 
