@@ -1,5 +1,5 @@
 /*
- * auto by cost (src/engine/cost.h): the choice with injected costs, the cost
+ * auto by cost (src/engine/cost/cost.h): the choice with injected costs, the cost
  * cache (missing, corrupt, unwritable, atomic replacement, averaging of
  * measurements), and the program's choice through the cache file (-v says
  * which backend and why; a CPU choice never loads the CUDA module).

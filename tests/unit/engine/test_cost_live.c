@@ -1,5 +1,5 @@
 /*
- * Auto for a stream (src/engine/cost_live.c): the decision with injected
+ * Auto for a stream (src/engine/cost/cost_live.c): the decision with injected
  * figures (the lower p99 per block, the GPU only when clearly lower); the
  * CPU's model ruling the CPU out where the longest filter a swap may bring
  * would not fit its share of a period (no timing, no GPU needed); a measured
