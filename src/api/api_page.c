@@ -4,6 +4,8 @@
  * says: the state, the config file, the filters, a peak meter per capture and
  * playback channel (a level subscription every 100 ms), a volume slider and a
  * mute toggle. `?volume=DB` in its URL sets the volume once on connecting.
+ * The state is asked again every second, and a subscription refused (no
+ * stream yet) is asked again then too.
  * Every value the page shows arrived in a reply; until then it shows "-". */
 #include "api_transport.h"
 
@@ -30,7 +32,7 @@ static const char page[] =
 	"'use strict';\n"
 	"var $ = function (id) { return document.getElementById(id); };\n"
 	"var ws = new WebSocket('ws://' + location.host + '/');\n"
-	"var muted = null, pushes = 0;\n"
+	"var muted = null, pushes = 0, subscribed = false;\n"
 	"function send(c) { ws.send(JSON.stringify(c)); }\n"
 	"function meters(el, peaks) {\n"
 	"  el.textContent = '';\n"
@@ -53,6 +55,7 @@ static const char page[] =
 	"  SetVolume: function (v) { on.GetVolume(v); },\n"
 	"  GetMute: function (v) { muted = v; $('mute').textContent = v ? 'muted' : 'on'; },\n"
 	"  SetMute: function () { send('GetMute'); },\n"
+	"  SubscribeSignalLevels: function () { $('conn').textContent = 'open'; },\n"
 	"  SignalLevelsEvent: function (v) {\n"
 	"    pushes++; meters($('capture'), v.capture_peak); meters($('playback'), v.playback_peak); },\n"
 	"};\n"
@@ -62,14 +65,20 @@ static const char page[] =
 	"  if (q !== null && isFinite(parseFloat(q))) send({SetVolume: parseFloat(q)});\n"
 	"  ['GetState', 'GetConfigFilePath', 'GetFilters', 'GetVolume', 'GetMute'].forEach(send);\n"
 	"  send({SubscribeSignalLevels: 100});\n"
+	"  subscribed = true;\n"
 	"};\n"
 	"ws.onclose = function () { $('conn').textContent = 'closed'; };\n"
 	"ws.onmessage = function (e) {\n"
 	"  var m = JSON.parse(e.data), k = Object.keys(m)[0], r = m[k];\n"
+	"  if (k === 'SubscribeSignalLevels') subscribed = r.result === 'Ok';\n"
 	"  if (r.result !== 'Ok') { $('conn').textContent = k + ': ' + (r.value || r.error); return; }\n"
 	"  if (on[k]) on[k](r.value);\n"
-	"  if (k === 'SignalLevelsEvent' && pushes % 10 === 0) send('GetState');\n"
 	"};\n"
+	"setInterval(function () {\n"
+	"  if (ws.readyState !== 1) return;\n"
+	"  send('GetState');\n"
+	"  if (!subscribed) send({SubscribeSignalLevels: 100});\n"
+	"}, 1000);\n"
 	"$('vol').onchange = function () { send({SetVolume: parseFloat(this.value)}); };\n"
 	"$('mute').onclick = function () { if (muted !== null) send({SetMute: !muted}); };\n"
 	"</script></body></html>\n";
