@@ -36,6 +36,9 @@ int gf_api_ws_pollfds(struct gf_api_ws *w, struct pollfd *fds, int max);
 int gf_api_ws_service(struct gf_api_ws *w, const struct pollfd *fds, int n);
 unsigned gf_api_ws_clients(const struct gf_api_ws *w);
 
+/* The page GET / serves on the WebSocket's port (api_page.c): static, @p len bytes. */
+const char *gf_api_page(size_t *len);
+
 /* The revents polled for @p fd among @p fds, 0 if it was not polled. */
 short gf_api_revents(const struct pollfd *fds, int n, int fd);
 

@@ -7,7 +7,9 @@
  * the work lws keeps pending, without a poll() of its own.
  * Bounded like the Unix socket: a message over GF_API_MAX_MSG closes the
  * connection (1009, "message too big"), a client with GF_API_MAX_QUEUED
- * replies unsent is dropped, and one past GF_API_MAX_CLIENTS is closed. */
+ * replies unsent is dropped, and one past GF_API_MAX_CLIENTS is closed.
+ * Plain HTTP on the same port gets the control page (api_page.c) at GET /
+ * and a 404 elsewhere: one fixed response, never a file. */
 #define _GNU_SOURCE /* accept4 */
 #include <errno.h>
 #include <stdio.h>
@@ -31,6 +33,7 @@ struct wclient {
 	size_t qlen[GF_API_MAX_QUEUED];
 	unsigned qhead, qn;
 	int drop;
+	int page; /* an HTTP GET / whose page is to be written */
 	struct gf_api_ws *w;
 };
 
@@ -127,6 +130,50 @@ static int on_writable(struct wclient *c, struct lws *wsi)
 	return 0;
 }
 
+/* Plain HTTP on the WebSocket's port: GET / is the page (api_page.c), written
+ * when the socket is writable; any other path or method gets a 404 or 405. */
+static int on_http(struct wclient *c, struct lws *wsi, const char *uri)
+{
+	int get = lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) > 0;
+	if (!get || strcmp(uri, "/") != 0) {
+		lws_return_http_status(wsi, get ? HTTP_STATUS_NOT_FOUND : HTTP_STATUS_METHOD_NOT_ALLOWED,
+				       NULL);
+		return lws_http_transaction_completed(wsi) ? -1 : 0;
+	}
+	unsigned char buf[LWS_PRE + 512], *start = buf + LWS_PRE, *p = start, *end = buf + sizeof(buf) - 1;
+	size_t len;
+	gf_api_page(&len);
+	static const char nostore[] = "no-store";
+	if (lws_add_http_common_headers(wsi, HTTP_STATUS_OK, "text/html; charset=utf-8", len, &p, end) ||
+	    lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CACHE_CONTROL, (const unsigned char *)nostore,
+					 sizeof(nostore) - 1, &p, end) ||
+	    lws_finalize_write_http_header(wsi, start, &p, end))
+		return -1;
+	c->page = 1;
+	lws_callback_on_writable(wsi);
+	return 0;
+}
+
+static int on_http_writable(struct wclient *c, struct lws *wsi)
+{
+	if (!c->page)
+		return 0;
+	c->page = 0;
+	size_t len;
+	const char *page = gf_api_page(&len);
+	/* lws_write wants LWS_PRE bytes of room before what it sends; it keeps what the
+	 * socket does not take and sends it as the socket drains. */
+	unsigned char *b = malloc(LWS_PRE + len);
+	if (!b)
+		return -1;
+	memcpy(b + LWS_PRE, page, len);
+	int w = lws_write(wsi, b + LWS_PRE, len, LWS_WRITE_HTTP_FINAL);
+	free(b);
+	if (w != (int)len)
+		return -1;
+	return lws_http_transaction_completed(wsi) ? -1 : 0;
+}
+
 static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
 {
 	struct gf_api_ws *w = lws_context_user(lws_get_context(wsi));
@@ -136,6 +183,10 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 		return c ? on_receive(c, wsi, in, len) : -1;
 	case LWS_CALLBACK_SERVER_WRITEABLE:
 		return c ? on_writable(c, wsi) : -1;
+	case LWS_CALLBACK_HTTP:
+		return c ? on_http(c, wsi, in) : -1;
+	case LWS_CALLBACK_HTTP_WRITEABLE:
+		return c ? on_http_writable(c, wsi) : -1;
 	case LWS_CALLBACK_WSI_DESTROY:
 		if (c)
 			client_clear(c);
@@ -263,7 +314,8 @@ int gf_api_ws_pollfds(struct gf_api_ws *w, struct pollfd *fds, int max)
 			fds[n++] = (struct pollfd){
 				.fd = c->fd,
 				.events = (short)(POLLIN |
-						  (c->qn || lws_partial_buffered(c->wsi) ? POLLOUT : 0))};
+						  (c->qn || c->page || lws_partial_buffered(c->wsi) ? POLLOUT
+												    : 0))};
 	}
 	return n;
 }

@@ -1,0 +1,90 @@
+/* The control page the WebSocket's port serves at GET / (api_ws.c): plain
+ * HTML and a little JavaScript, no external URL, compiled into the program.
+ * It connects back to the WebSocket it came from and shows what the API
+ * says: the state, the config file, the filters, a peak meter per capture and
+ * playback channel (a level subscription every 100 ms), a volume slider and a
+ * mute toggle. `?volume=DB` in its URL sets the volume once on connecting.
+ * The state is asked again every second, and a subscription refused (no
+ * stream yet) is asked again then too.
+ * Every value the page shows arrived in a reply; until then it shows "-". */
+#include "api_transport.h"
+
+static const char page[] =
+	"<!DOCTYPE html>\n"
+	"<html><head><meta charset=\"utf-8\"><title>gpufir</title>\n"
+	"<link rel=\"icon\" href=\"data:,\">\n"
+	"<style>body{font-family:sans-serif;margin:1em}td{padding:0 .5em}\n"
+	".bar{display:inline-block;height:.8em;background:#4a4;width:0}\n"
+	".m{display:inline-block;width:12em;background:#ddd}</style></head>\n"
+	"<body><h1>gpufir</h1>\n"
+	"<table>\n"
+	"<tr><td>connection</td><td id=\"conn\">connecting</td></tr>\n"
+	"<tr><td>state</td><td id=\"state\">-</td></tr>\n"
+	"<tr><td>config</td><td id=\"config\">-</td></tr>\n"
+	"<tr><td>filters</td><td id=\"filters\">-</td></tr>\n"
+	"<tr><td>volume</td><td><input id=\"vol\" type=\"range\" min=\"-80\" max=\"10\" step=\"0.5\">\n"
+	" <span id=\"volume\">-</span> dB</td></tr>\n"
+	"<tr><td>mute</td><td><button id=\"mute\">-</button></td></tr>\n"
+	"</table>\n"
+	"<h2>capture peak</h2><div id=\"capture\" data-pushes=\"0\"></div>\n"
+	"<h2>playback peak</h2><div id=\"playback\" data-pushes=\"0\"></div>\n"
+	"<script>\n"
+	"'use strict';\n"
+	"var $ = function (id) { return document.getElementById(id); };\n"
+	"var ws = new WebSocket('ws://' + location.host + '/');\n"
+	"var muted = null, pushes = 0, subscribed = false;\n"
+	"function send(c) { ws.send(JSON.stringify(c)); }\n"
+	"function meters(el, peaks) {\n"
+	"  el.textContent = '';\n"
+	"  peaks.forEach(function (db, i) {\n"
+	"    var row = document.createElement('div'), m = document.createElement('span');\n"
+	"    var bar = document.createElement('span'), t = document.createElement('span');\n"
+	"    m.className = 'm'; bar.className = 'bar';\n"
+	"    bar.style.width = Math.max(0, Math.min(100, (db + 60) * 100 / 60)) + '%';\n"
+	"    t.className = 'db'; t.textContent = ' ' + (i + 1) + ': ' + db.toFixed(1) + ' dBFS';\n"
+	"    m.appendChild(bar); row.appendChild(m); row.appendChild(t); el.appendChild(row);\n"
+	"  });\n"
+	"  el.dataset.pushes = pushes;\n"
+	"}\n"
+	"var on = {\n"
+	"  GetState: function (v) { $('state').textContent = v; },\n"
+	"  GetConfigFilePath: function (v) { $('config').textContent = v === null ? '(built-in)' : v; },\n"
+	"  GetFilters: function (v) { $('filters').textContent = v.names.join(', ') +\n"
+	"    ' (' + v.taps + ' taps, ' + v.backend + ')'; },\n"
+	"  GetVolume: function (v) { $('volume').textContent = v.toFixed(1); $('vol').value = v; },\n"
+	"  SetVolume: function (v) { on.GetVolume(v); },\n"
+	"  GetMute: function (v) { muted = v; $('mute').textContent = v ? 'muted' : 'on'; },\n"
+	"  SetMute: function () { send('GetMute'); },\n"
+	"  SubscribeSignalLevels: function () { $('conn').textContent = 'open'; },\n"
+	"  SignalLevelsEvent: function (v) {\n"
+	"    pushes++; meters($('capture'), v.capture_peak); meters($('playback'), v.playback_peak); },\n"
+	"};\n"
+	"ws.onopen = function () {\n"
+	"  $('conn').textContent = 'open';\n"
+	"  var q = new URLSearchParams(location.search).get('volume');\n"
+	"  if (q !== null && isFinite(parseFloat(q))) send({SetVolume: parseFloat(q)});\n"
+	"  ['GetState', 'GetConfigFilePath', 'GetFilters', 'GetVolume', 'GetMute'].forEach(send);\n"
+	"  send({SubscribeSignalLevels: 100});\n"
+	"  subscribed = true;\n"
+	"};\n"
+	"ws.onclose = function () { $('conn').textContent = 'closed'; };\n"
+	"ws.onmessage = function (e) {\n"
+	"  var m = JSON.parse(e.data), k = Object.keys(m)[0], r = m[k];\n"
+	"  if (k === 'SubscribeSignalLevels') subscribed = r.result === 'Ok';\n"
+	"  if (r.result !== 'Ok') { $('conn').textContent = k + ': ' + (r.value || r.error); return; }\n"
+	"  if (on[k]) on[k](r.value);\n"
+	"};\n"
+	"setInterval(function () {\n"
+	"  if (ws.readyState !== 1) return;\n"
+	"  send('GetState');\n"
+	"  if (!subscribed) send({SubscribeSignalLevels: 100});\n"
+	"}, 1000);\n"
+	"$('vol').onchange = function () { send({SetVolume: parseFloat(this.value)}); };\n"
+	"$('mute').onclick = function () { if (muted !== null) send({SetMute: !muted}); };\n"
+	"</script></body></html>\n";
+
+const char *gf_api_page(size_t *len)
+{
+	*len = sizeof(page) - 1;
+	return page;
+}

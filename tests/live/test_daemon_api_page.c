@@ -1,0 +1,349 @@
+/*
+ * The control page on the WebSocket's port (docs/api.md, "The control page")
+ * against the real `gpufir --live` under JACK's dummy driver: a plain HTTP
+ * GET / answers 200, text/html and the page; GET /nosuch and a POST do not get
+ * it. Then headless Chromium loads the page with ?volume=-10 and, once its
+ * JavaScript ran against the WebSocket, the page (read through Chromium's
+ * DevTools pipe) shows the state "Running", the config's filter and file,
+ * meters filled by a level push and the volume; the daemon's volume is -10 dB
+ * afterwards (read over the Unix socket). Skipped (77) only where no chromium
+ * binary is installed (after the HTTP checks).
+ */
+#define _GNU_SOURCE /* strcasestr */
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "apiclient.h"
+#include "clock.h"
+#include "daemonutil.h"
+#include "jackplay.h"
+#include "testutil.h"
+
+#define RATE 48000
+#define PERIOD 256
+#define CH 2
+#define FILTER "pagefilter"
+
+static struct gf_daemon dm;
+static char ctl_path[700];
+static int port;
+static struct gf_apiclient api;
+
+static void setup(void)
+{
+	uint64_t rng = gf_test_seed("test_daemon_api_page");
+	float a[32];
+	gf_daemon_init(&dm, "daemon-page");
+	gf_test_fill_decaying_taps(a, 32, &rng);
+	gf_daemon_write_taps_text(&dm, "taps_a.txt", a, 32);
+	snprintf(ctl_path, sizeof(ctl_path), "%s/control", dm.dir);
+	gf_apic_init(&api, &dm, ctl_path);
+	port = 20000 + (int)((getpid() + 7919) % 20000);
+	FILE *f = gf_daemon_conf_begin(&dm, RATE, PERIOD, "cpu", CH, "system");
+	fprintf(f,
+		"control_socket = \"%s\";\ncontrol_port = %d;\n"
+		"filters = ( { name = \"" FILTER "\"; file = \"taps_a.txt\"; format = \"text\"; } );\n"
+		"chain = [\"" FILTER "\"];\n",
+		ctl_path, port);
+	CHECK(fclose(f) == 0);
+}
+
+/* One HTTP/1.1 request over a fresh TCP connection; the whole response (the server closes it:
+ * "Connection: close") in @p out, or what came within 10 s. */
+static void http(const char *request, char *out, size_t size)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	CHECK(fd >= 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0)
+		gf_daemon_die(&dm, "no TCP listener on the control port");
+	CHECK(write(fd, request, strlen(request)) == (ssize_t)strlen(request));
+	size_t n = 0;
+	double end = gf_now_s() + 10.0;
+	while (n < size - 1 && gf_now_s() < end) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (poll(&p, 1, 200) <= 0)
+			continue;
+		ssize_t r = read(fd, out + n, size - 1 - n);
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	out[n] = '\0';
+	close(fd);
+}
+
+static void expect_http(const char *got, const char *want, const char *what)
+{
+	if (!strstr(got, want)) {
+		printf("%s: wanted \"%s\" in:\n%.600s\n", what, want, got);
+		gf_daemon_die(&dm, what);
+	}
+}
+
+static void plain_http(void)
+{
+	static char r[65536];
+	http("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", r, sizeof(r));
+	expect_http(r, "HTTP/1.1 200", "GET / answers 200");
+	CHECK(strcasestr(r, "\r\ncontent-type: text/html"));
+	const char *body = strstr(r, "\r\n\r\n");
+	CHECK(body);
+	body += 4;
+	const char *cl = strcasestr(r, "\r\ncontent-length:");
+	CHECK(cl && strtol(cl + 17, NULL, 10) == (long)strlen(body)); /* the whole page came */
+	expect_http(body, "<!DOCTYPE html>", "the page");
+	expect_http(body, "SubscribeSignalLevels", "the page's script");
+	CHECK(!strstr(body, "http://") && !strstr(body, "https://")); /* no external URL */
+	printf("GET /: %zu bytes of page\n", strlen(body));
+	http("GET /nosuch HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", r, sizeof(r));
+	expect_http(r, "HTTP/1.1 404", "GET /nosuch answers 404");
+	CHECK(!strstr(r, "SubscribeSignalLevels"));
+	http("POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", r,
+	     sizeof(r));
+	CHECK(!strstr(r, "HTTP/1.1 200") && !strstr(r, "SubscribeSignalLevels"));
+	printf("POST /: %.40s\n", r);
+}
+
+/* The chromium binary on PATH (Debian's package: chromium), or NULL. */
+static const char *find_chromium(void)
+{
+	static const char *const names[] = {"chromium", "chromium-browser", "google-chrome"};
+	static char path[1024];
+	const char *env = getenv("PATH");
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		for (const char *p = env ? env : "/usr/bin:/bin"; *p;) {
+			size_t len = strcspn(p, ":");
+			snprintf(path, sizeof(path), "%.*s/%s", (int)len, p, names[i]);
+			if (access(path, X_OK) == 0)
+				return path;
+			p += len + (p[len] == ':');
+		}
+	}
+	return NULL;
+}
+
+/* Headless Chromium driven over its DevTools pipe (--remote-debugging-pipe: JSON messages ended by
+ * a NUL, commands on its fd 3, replies and events on its fd 4). --dump-dom cannot serve: it dumps
+ * at the load event, or when a virtual-time budget runs out, which does not wait for WebSocket
+ * replies; here the test asks the page what it shows until its script has filled it in. */
+struct cdp {
+	pid_t pid;
+	int to, from;
+	char buf[1 << 20];
+	size_t len;
+	int next_id;
+};
+
+static void cdp_start(struct cdp *b, const char *chromium, const char *url)
+{
+	int in[2], out[2];
+	CHECK(pipe(in) == 0 && pipe(out) == 0);
+	char profile[700], log[700];
+	snprintf(profile, sizeof(profile), "--user-data-dir=%s/chromium", dm.dir);
+	snprintf(log, sizeof(log), "%s/chromium.log", dm.dir);
+	b->pid = fork();
+	CHECK(b->pid >= 0);
+	if (b->pid == 0) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0 || dup2(in[0], 3) < 0 || dup2(out[1], 4) < 0)
+			_exit(127);
+		for (int i = 5; i < 1024; i++)
+			close(i);
+		execl(chromium, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+		      "--remote-debugging-pipe", profile, url, (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	b->to = in[1];
+	b->from = out[0];
+	b->len = 0;
+	b->next_id = 1;
+}
+
+/* Sends a command (@p session: "" for the browser's) and returns its reply (in b->buf, valid until
+ * the next call), or NULL after 20 s. */
+static const char *cdp_call(struct cdp *b, const char *session, const char *method, const char *params)
+{
+	static char msg[4096], want[32];
+	int id = b->next_id++;
+	int n = snprintf(msg, sizeof(msg), "{\"id\":%d,%s%s%s\"method\":\"%s\",\"params\":%s}", id,
+			 session[0] ? "\"sessionId\":\"" : "", session, session[0] ? "\"," : "", method,
+			 params);
+	CHECK(n > 0 && (size_t)n < sizeof(msg) - 1);
+	CHECK(write(b->to, msg, (size_t)n + 1) == n + 1); /* with its NUL */
+	snprintf(want, sizeof(want), "{\"id\":%d,", id);
+	double end = gf_now_s() + 20.0;
+	for (;;) {
+		char *nul;
+		while ((nul = memchr(b->buf, '\0', b->len))) { /* whole messages: the reply, or dropped */
+			size_t mlen = (size_t)(nul - b->buf) + 1;
+			if (strncmp(b->buf, want, strlen(want)) == 0) {
+				static char reply[1 << 16];
+				size_t k = mlen < sizeof(reply) ? mlen : sizeof(reply);
+				memcpy(reply, b->buf, k);
+				reply[k - 1] = '\0';
+				memmove(b->buf, b->buf + mlen, b->len - mlen);
+				b->len -= mlen;
+				return reply;
+			}
+			memmove(b->buf, b->buf + mlen, b->len - mlen);
+			b->len -= mlen;
+		}
+		struct pollfd p = {.fd = b->from, .events = POLLIN};
+		if (gf_now_s() > end || b->len == sizeof(b->buf))
+			return NULL;
+		if (poll(&p, 1, 200) <= 0)
+			continue;
+		ssize_t r = read(b->from, b->buf + b->len, sizeof(b->buf) - b->len);
+		if (r <= 0)
+			return NULL;
+		b->len += (size_t)r;
+	}
+}
+
+static void cdp_stop(struct cdp *b)
+{
+	close(b->to);
+	close(b->from);
+	kill(b->pid, SIGTERM);
+	int st;
+	double end = gf_now_s() + 10.0;
+	while (waitpid(b->pid, &st, WNOHANG) == 0) {
+		if (gf_now_s() > end) {
+			kill(b->pid, SIGKILL);
+			waitpid(b->pid, &st, 0);
+			break;
+		}
+		usleep(50000);
+	}
+}
+
+/* The string after "KEY":" in @p msg, up to its closing quote, in @p out; "" if absent. */
+static const char *json_str(const char *msg, const char *key, char *out, size_t size)
+{
+	char k[64];
+	snprintf(k, sizeof(k), "\"%s\":\"", key);
+	const char *at = msg ? strstr(msg, k) : NULL;
+	out[0] = '\0';
+	if (at)
+		snprintf(out, size, "%.*s", (int)strcspn(at + strlen(k), "\""), at + strlen(k));
+	return out;
+}
+
+/* What the page shows: "id=text;" for each field, then the meters' push count and text. */
+#define PAGE_SUMMARY                                                                                         \
+	"{\"returnByValue\":true,\"expression\":\"['conn','state','config','filters','volume','mute']"       \
+	".map(function(i){return i+'='+document.getElementById(i).textContent;}).join(';')"                  \
+	"+';pushes='+document.getElementById('capture').dataset.pushes"                                      \
+	"+';capture='+document.getElementById('capture').textContent"                                        \
+	"+';playback='+document.getElementById('playback').textContent+';'\"}"
+
+static void expect_page(const char *page, const char *want, const char *what)
+{
+	if (!strstr(page, want)) {
+		printf("%s: wanted \"%s\" in the page: %s\n", what, want, page);
+		gf_daemon_die(&dm, what);
+	}
+}
+
+static void chromium_page(const char *chromium)
+{
+	char url[128], target[128], session[128], want[800];
+	static char page[8192];
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/?volume=-10", port);
+	struct cdp *b = calloc(1, sizeof(*b));
+	CHECK(b);
+	cdp_start(b, chromium, url);
+	double t0 = gf_now_s();
+	/* The page target the command line opened, and a session attached to it. */
+	target[0] = '\0';
+	while (!target[0] && gf_now_s() < t0 + 30.0) {
+		const char *r = cdp_call(b, "", "Target.getTargets", "{}");
+		if (!r)
+			break;
+		const char *at = strstr(r, "\"type\":\"page\"");
+		if (at && strstr(r, url)) { /* its targetId comes before its type */
+			const char *id = NULL;
+			for (const char *p = r; (p = strstr(p, "\"targetId\":\"")) && p < at; p++)
+				id = p;
+			json_str(id, "targetId", target, sizeof(target));
+		}
+		if (!target[0])
+			usleep(100000);
+	}
+	if (!target[0]) {
+		cdp_stop(b);
+		snprintf(want, sizeof(want), "tail -n 20 '%s/chromium.log'", dm.dir);
+		if (system(want) != 0)
+			printf("(no chromium log)\n");
+		gf_daemon_die(&dm, "headless chromium did not open the page");
+	}
+	snprintf(want, sizeof(want), "{\"targetId\":\"%s\",\"flatten\":true}", target);
+	json_str(cdp_call(b, "", "Target.attachToTarget", want), "sessionId", session, sizeof(session));
+	CHECK(session[0]);
+	/* Until the script has every reply and a level push (or 20 s): then what it shows. */
+	const char *r = NULL;
+	do {
+		usleep(100000);
+		json_str(r = cdp_call(b, session, "Runtime.evaluate", PAGE_SUMMARY), "value", page,
+			 sizeof(page));
+	} while ((!strstr(page, ";pushes=") || strstr(page, "=-;") || strstr(page, "pushes=0;")) &&
+		 gf_now_s() < t0 + 20.0);
+	if (!page[0])
+		printf("Runtime.evaluate: %.600s\n", r ? r : "(no reply)");
+	printf("chromium: after %.1f s the page shows: %s\n", gf_now_s() - t0, page);
+	cdp_stop(b);
+	free(b);
+	expect_page(page, "conn=open;", "the page's connection");
+	expect_page(page, "state=Running;", "the page's state");
+	expect_page(page, "filters=" FILTER " (32 taps, cpu);", "the page's filters");
+	snprintf(want, sizeof(want), "config=%s;", dm.conf_path);
+	expect_page(page, want, "the page's config path");
+	expect_page(page, "volume=-10.0;", "the page's volume after ?volume=-10");
+	expect_page(page, "mute=on;", "the page's mute");
+	/* Meters: one per channel, filled from a SignalLevelsEvent (the dummy driver's capture is
+	 * silent: -1000, CamillaDSP's silence); pushes counts the pushes the page saw. */
+	const char *pushes = strstr(page, ";pushes=");
+	if (!pushes || strtol(pushes + 8, NULL, 10) < 1)
+		gf_daemon_die(&dm, "the page's meters got no SignalLevelsEvent");
+	expect_page(page, "capture= 1: -1000.0 dBFS 2: -1000.0 dBFS;", "the capture meters");
+	expect_page(page, "playback= 1: -1000.0 dBFS 2: -1000.0 dBFS;", "the playback meters");
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	const char *bin = gf_daemon_test_bin(0);
+	const char *chromium = find_chromium();
+	setup();
+	if (gf_jack_server_start(&dm.jack, "gpufir-page", RATE, 64) != 0)
+		gf_test_skip("no private JACK server (jackd missing or did not start)");
+	gf_daemon_spawn(&dm, bin, 0);
+	gf_daemon_wait_ready(&dm, 1, 30.0, "start-up");
+	gf_apic_expect(&api, gf_apic_call(&api, "\"GetVolume\""), "\"value\":0", "the volume at start");
+	plain_http();
+	if (chromium) {
+		chromium_page(chromium);
+		gf_apic_expect_near(&api, gf_apic_num(gf_apic_call(&api, "\"GetVolume\""), "value"), -10.0,
+				    1e-6, "the volume the page set");
+	}
+	gf_apic_expect(&api, gf_apic_call(&api, "\"GetState\""), "Running", "the state at the end");
+	gf_daemon_terminate(&dm, 10.0, "stop");
+	gf_daemon_finish(&dm);
+	gf_apic_free(&api);
+	if (!chromium)
+		gf_test_skip("no chromium binary: the page's script not run (HTTP checked)");
+	printf("test_daemon_api_page: ok\n");
+	return 0;
+}
