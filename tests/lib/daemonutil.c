@@ -106,7 +106,11 @@ void gf_daemon_terminate(struct gf_daemon *d, double timeout_s, const char *when
 	CHECK(r == d->pid);
 	d->pid = -1;
 	if (!WIFEXITED(wst) || WEXITSTATUS(wst) != 0) {
-		snprintf(why, sizeof(why), "gpufir did not exit 0 on SIGTERM%s", when);
+		snprintf(why, sizeof(why), "gpufir did not exit 0 on SIGTERM%s (%s %d)", when,
+			 WIFEXITED(wst) ? "exit status" : "killed by signal",
+			 WIFEXITED(wst)	    ? WEXITSTATUS(wst)
+			 : WIFSIGNALED(wst) ? WTERMSIG(wst)
+					    : -1);
 		gf_daemon_die(d, why);
 	}
 }
