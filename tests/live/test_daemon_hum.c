@@ -177,6 +177,14 @@ int main(void)
 		if (strcmp(hum, "50 Hz, harmonics 1 2 3") == 0)
 			all_at = rec_pos();
 	}
+	/* The status says the new set once the reload hands the filter over; "taps" says what the
+	 * worker runs, which follows within a block or two. The output is judged from then on. */
+	for (size_t by = feed_pos() + RATE * 2;
+	     all_at && gf_daemon_status_num(st, "taps") == taps0 && feed_pos() < by;) {
+		gf_daemon_idle_ms(&dm, 50);
+		gf_daemon_query_status(&dm, st, sizeof(st));
+		all_at = rec_pos();
+	}
 	char f0[32], last[200];
 	status_text(st, "hum_found", found, sizeof(found));
 	status_text(st, "hum_f0_hz", f0, sizeof(f0));
