@@ -4,8 +4,8 @@
 # (each input transformed once, the paths summed in the spectrum) and on the
 # GPU (the paths run as channels, gathered and summed by the engine), beside
 # the plain stereo chain of the same filter on the GPU. Prints the best of 3
-# runs in seconds, M input samples/s and the ratios, and checks that the two
-# backends' outputs agree.
+# runs (after a warm-up run) in seconds, M input samples/s and the ratios,
+# and checks that the two backends' outputs agree.
 #
 #   scripts/bench_mixer_offline.sh [BUILD_DIR] [WORK_DIR] [SECONDS] [TAPS]
 set -u
@@ -33,25 +33,14 @@ mixer = {
 CONF
 SAMPLES=$((SECONDS_LEN * 48000 * 2))
 
-best_of_3() { # name args...
-	local name=$1 best="" t0 t1 dt
-	shift
-	for _ in 1 2 3; do
-		t0=$(date +%s.%N)
-		"$GPUFIR" "$@" 2>"$WORK/$name.err" || { echo "FAILED $name: $(tail -2 "$WORK/$name.err")"; return 1; }
-		t1=$(date +%s.%N)
-		dt=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
-		best=$(awk -v a="${best:-$dt}" -v b="$dt" 'BEGIN { print (b < a ? b : a) }')
-	done
-	awk -v n="$name" -v s="$best" -v m="$SAMPLES" 'BEGIN { printf "RESULT %-12s %8.3f s %8.1f Msamples/s\n", n, s, m / s / 1e6 }'
-	eval "T_$name=$best"
-}
+RESULTS=/dev/null
+. "$ROOT/scripts/lib/bench_timing.sh"
 
 echo "== $SECONDS_LEN s stereo 48 kHz, 2 -> 4 mixer of $TAPS-tap paths"
 cat "$WORK/in.wav" >/dev/null
-best_of_3 mixer_cpu -i "$WORK/in.wav" -o "$WORK/out_cpu.wav" -c "$WORK/mixer.conf" --backend cpu
-best_of_3 mixer_cuda -i "$WORK/in.wav" -o "$WORK/out_cuda.wav" -c "$WORK/mixer.conf" --backend cuda
-best_of_3 stereo_cuda -i "$WORK/in.wav" -o "$WORK/out_stereo.wav" -c "$WORK/gpufir.conf" --backend cuda
+timed mixer_cpu 3 "$GPUFIR" -i "$WORK/in.wav" -o "$WORK/out_cpu.wav" -c "$WORK/mixer.conf" --backend cpu
+timed mixer_cuda 3 "$GPUFIR" -i "$WORK/in.wav" -o "$WORK/out_cuda.wav" -c "$WORK/mixer.conf" --backend cuda
+timed stereo_cuda 3 "$GPUFIR" -i "$WORK/in.wav" -o "$WORK/out_stereo.wav" -c "$WORK/gpufir.conf" --backend cuda
 [ -n "${T_mixer_cpu:-}" ] && [ -n "${T_mixer_cuda:-}" ] &&
 	awk -v c="$T_mixer_cpu" -v g="$T_mixer_cuda" 'BEGIN { printf "RATIO mixer cpu / cuda %.2f\n", c / g }'
 [ -n "${T_stereo_cuda:-}" ] && [ -n "${T_mixer_cuda:-}" ] &&
