@@ -318,7 +318,7 @@ int main(void)
 	gf_test_fill_decaying_taps(h, 32, &rng);
 	gf_daemon_write_taps_text(&dm, "taps.txt", h, 32);
 	snprintf(ctl_path, sizeof(ctl_path), "%s/control", dm.dir);
-	port = 20000 + (int)((getpid() + 7919) % 20000);
+	port = gf_daemon_free_tcp_port();
 	FILE *f = gf_daemon_conf_begin(&dm, RATE, 256, "cpu", CH, "system");
 	fprintf(f,
 		"control_socket = \"%s\";\ncontrol_port = %d;\n"

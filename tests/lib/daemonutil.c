@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -182,6 +183,20 @@ void gf_daemon_write_taps_text(const struct gf_daemon *d, const char *name, cons
 	for (size_t i = 0; i < n; i++)
 		fprintf(f, "%.9g\n", h[i]);
 	CHECK(fclose(f) == 0);
+}
+
+/* The kernel picks a port no one holds; the daemon binds it a moment later. A port
+ * derived from the pid could be held by anything on the machine. */
+int gf_daemon_free_tcp_port(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	CHECK(fd >= 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(a);
+	CHECK(bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0);
+	CHECK(getsockname(fd, (struct sockaddr *)&a, &len) == 0);
+	close(fd);
+	return ntohs(a.sin_port);
 }
 
 /* ---- notify socket -------------------------------------------------------- */

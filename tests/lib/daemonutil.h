@@ -55,6 +55,8 @@ int gf_daemon_test_cuda(void);
  */
 FILE *gf_daemon_conf_begin(const struct gf_daemon *d, unsigned rate, unsigned block, const char *backend,
 			   unsigned ch, const char *device);
+/** A loopback TCP port free at the time of the call, for the daemon's control_port. */
+int gf_daemon_free_tcp_port(void);
 /** Write @p n taps, one per line ("text" format), to @p name in the scratch directory. */
 void gf_daemon_write_taps_text(const struct gf_daemon *d, const char *name, const float *h, size_t n);
 /**

@@ -91,7 +91,7 @@ static void setup(void)
 	gf_daemon_write_taps_text(&dm, "taps_b.txt", b, TAPS_B);
 	snprintf(ctl_path, sizeof(ctl_path), "%s/control", dm.dir);
 	gf_apic_init(&api, &dm, ctl_path);
-	port = 20000 + (int)(getpid() % 20000);
+	port = gf_daemon_free_tcp_port();
 	FILE *f = gf_daemon_conf_begin(&dm, RATE, PERIOD, "cpu", CH, "system");
 	fprintf(f,
 		"crossfade_ms = 5.0;\ncontrol_socket = \"%s\";\ncontrol_port = %d;\n"

@@ -230,7 +230,7 @@ int main(void)
 	snprintf(state_path, sizeof(state_path), "%s/state", dm.dir);
 	snprintf(ctl_path, sizeof(ctl_path), "%s/control", dm.dir);
 	gf_apic_init(&api, &dm, ctl_path);
-	port = 20000 + (int)((getpid() + 7919) % 20000);
+	port = gf_daemon_free_tcp_port();
 	x = malloc(sizeof(float) * MAX_FRAMES * CH);
 	rec = calloc(MAX_FRAMES * CH, sizeof(float));
 	CHECK(x && rec);

@@ -161,6 +161,19 @@ static void test_identity_bits(enum gf_algo algo, uint32_t ch, uint32_t taps, ui
 	free(y2);
 }
 
+/* What a swap case allocates: mixers A and B, their references, the input, output and work. */
+static void free_swap_case(struct gf_filter_set *a, struct gf_filter_set *b, double *ra, double *rb, float *x,
+			   float *y, float *work)
+{
+	gf_filter_set_free(a);
+	gf_filter_set_free(b);
+	free(ra);
+	free(rb);
+	free(x);
+	free(y);
+	free(work);
+}
+
 /* Mixer A, then a crossfaded swap to mixer B (other paths, taps, algorithm): once the
  * ramp is over the output is B's full convolution of the whole input. */
 static void test_swap(uint32_t xfade, uint32_t max_block)
@@ -200,13 +213,7 @@ static void test_swap(uint32_t xfade, uint32_t max_block)
 	CHECK(e_fade < 2e-5);
 	free(want);
 	gf_engine_free(e);
-	gf_filter_set_free(a);
-	gf_filter_set_free(b);
-	free(ra);
-	free(rb);
-	free(x);
-	free(y);
-	free(work);
+	free_swap_case(a, b, ra, rb, x, y, work);
 }
 
 /* What the engine refuses: other channel counts, paths out of range. */
@@ -273,13 +280,7 @@ static void test_plain_backend(uint32_t max_block)
 	CHECK(gf_test_rel_l2_frames(y, rb, cut, frames, 4) < 2e-5);
 	gf_engine_free(e);
 	gf_engine_test_backends(NULL, NULL);
-	gf_filter_set_free(a);
-	gf_filter_set_free(b);
-	free(ra);
-	free(rb);
-	free(x);
-	free(y);
-	free(work);
+	free_swap_case(a, b, ra, rb, x, y, work);
 }
 
 int main(void)
