@@ -333,6 +333,8 @@ static int poll_timeout(const struct daemon *d)
 	int64_t t = LOOP_MS, now = gf_now_ms();
 	if (d->build && d->build->job.swap_until_ms)
 		t = GF_RELOAD_SWAP_RETRY_MS; /* a swap waits for the running crossfade to end */
+	if (gf_notify_pending() && NOTIFY_RETRY_MS < t)
+		t = NOTIFY_RETRY_MS; /* systemd's queue was full: try again soon */
 	/* While a build runs, pending reloads wait for its eventfd, not a timer. */
 	int w = d->watch && !d->build ? gf_watch_timeout_ms(d->watch) : -1;
 	if (w >= 0 && w < t)
@@ -402,6 +404,7 @@ static void loop(struct daemon *d)
 			gf_dm_signals_read(d);
 		if (d->stop)
 			break;
+		gf_notify_flush(); /* what systemd's full queue kept back */
 		build_progress(d);
 		if (d->stop)
 			break;

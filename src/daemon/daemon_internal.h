@@ -32,6 +32,7 @@
 #define RETRY_MIN_MS GF_RESPAWN_MIN_MS /* device-loss retry backoff: 0.5 s doubling to 10 s */
 #define STATUS_EVERY_MS 2000	       /* STATUS= refresh (xruns, p99 change continuously) */
 #define STATUS_RECHECK_MS 1000	       /* is the status socket's file still there? */
+#define NOTIFY_RETRY_MS 10	       /* systemd's queue was full: send what it kept back this soon */
 #define DEFAULT_STATS_S 60.0
 /* Ping through one build for at most this long: a build that never ends stops the pings. */
 #define BUILD_PING_MAX_MS 600000

@@ -201,30 +201,51 @@ int gf_daemon_free_tcp_port(void)
 
 /* ---- notify socket -------------------------------------------------------- */
 
-static void notify_msg(struct gf_notify_log *nl, const char *buf, double at)
+/* One assignment: @p line (NUL-terminated), @p next the line after it (RELOADING=1's MONOTONIC_USEC). */
+static int notify_line(struct gf_notify_log *nl, const char *line, const char *next, double at)
 {
-	if (strcmp(buf, "READY=1") == 0) {
+	if (strcmp(line, "READY=1") == 0) {
 		nl->ready++;
 		nl->in_reload = 0;
-	} else if (strncmp(buf, "RELOADING=1\nMONOTONIC_USEC=", 27) == 0) {
+	} else if (strcmp(line, "RELOADING=1") == 0 && next && strncmp(next, "MONOTONIC_USEC=", 15) == 0) {
 		CHECK(!nl->in_reload); /* the previous reload ended with READY=1 */
 		nl->reloading++;
 		nl->in_reload = 1;
-	} else if (strcmp(buf, "WATCHDOG=1") == 0) {
+		return 2;
+	} else if (strcmp(line, "WATCHDOG=1") == 0) {
 		if (nl->watchdog++ && at - nl->last_wd > nl->max_wd_gap) {
 			nl->max_wd_gap = at - nl->last_wd;
 			nl->max_wd_gap_end = at;
 		}
 		nl->last_wd = at;
-	} else if (strncmp(buf, "STATUS=", 7) == 0) {
+	} else if (strncmp(line, "STATUS=", 7) == 0) {
 		nl->status++;
-		snprintf(nl->last_status, sizeof(nl->last_status), "%.1000s", buf + 7);
-		nl->watched += nl->watch && strstr(buf + 7, nl->watch);
-	} else if (strcmp(buf, "STOPPING=1") == 0) {
+		snprintf(nl->last_status, sizeof(nl->last_status), "%.1000s", line + 7);
+		nl->watched += nl->watch && strstr(line + 7, nl->watch);
+	} else if (strcmp(line, "STOPPING=1") == 0) {
 		nl->stopping++;
 	} else {
-		fprintf(stderr, "unexpected notify message '%s'\n", buf);
-		exit(1);
+		return 0;
+	}
+	return 1;
+}
+
+/* A datagram: one assignment a line (the daemon merges what a full queue kept back into one). */
+static void notify_msg(struct gf_notify_log *nl, const char *buf, double at)
+{
+	char copy[2048], *lines[16];
+	int n = 0;
+	snprintf(copy, sizeof(copy), "%s", buf);
+	for (char *save = NULL, *l = strtok_r(copy, "\n", &save); l && n < 16;
+	     l = strtok_r(NULL, "\n", &save))
+		lines[n++] = l;
+	for (int i = 0; i < n;) {
+		int used = notify_line(nl, lines[i], i + 1 < n ? lines[i + 1] : NULL, at);
+		if (!used) {
+			fprintf(stderr, "unexpected notify message '%s'\n", buf);
+			exit(1);
+		}
+		i += used;
 	}
 }
 

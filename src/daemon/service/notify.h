@@ -1,9 +1,14 @@
 /**
  * @file notify.h
- * systemd service notification (sd_notify): READY, RELOADING, STATUS,
- * STOPPING and the watchdog. Every call is a no-op returning 0 when the
- * process was not started by systemd (NOTIFY_SOCKET unset), so the daemon
+ * systemd service notification (sd_notify's protocol): READY, RELOADING,
+ * STATUS, STOPPING and the watchdog. Every call is a no-op returning 0 when
+ * the process was not started by systemd (NOTIFY_SOCKET unset), so the daemon
  * calls them unconditionally.
+ *
+ * No call blocks: a receiver whose queue is full gets the assignments later,
+ * merged (the newest of each; READY, RELOADING and STOPPING replace each
+ * other), from the next call or gf_notify_flush(), which the daemon's loop
+ * calls on every pass, every NOTIFY_RETRY_MS while something waits. Such a call returns GF_E_BUSY.
  *
  * Control thread only (they send a datagram; not RT-safe).
  */
@@ -12,7 +17,7 @@
 
 #include <stdint.h>
 
-/** "READY=1": start-up finished, audio flows. @return 0 or GF_E_SYSTEM */
+/** "READY=1": start-up finished, audio flows. @return 0, GF_E_BUSY (kept) or GF_E_SYSTEM */
 int gf_notify_ready(void);
 
 /**
@@ -30,6 +35,12 @@ int gf_notify_status(const char *text);
 
 /** "WATCHDOG=1": keep-alive ping. */
 int gf_notify_watchdog(void);
+
+/** 1 while assignments wait for room in the receiver's queue. */
+int gf_notify_pending(void);
+
+/** Send what a full queue kept back, if anything. @return 0, GF_E_BUSY (still kept) or GF_E_SYSTEM */
+int gf_notify_flush(void);
 
 /**
  * The watchdog interval systemd expects pings within (WATCHDOG_USEC, honouring

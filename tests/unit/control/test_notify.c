@@ -1,7 +1,10 @@
 /* notify.c against a NOTIFY_SOCKET listener: the exact datagrams systemd
- * would receive, the watchdog environment, and the no-systemd no-op. */
+ * would receive, the watchdog environment, and the no-systemd no-op; and a
+ * listener that does not read: no call blocks, and once it reads, one flush
+ * delivers the newest state, merged. */
 #include <inttypes.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +82,53 @@ static void check_watchdog_env(void)
 	unsetenv("WATCHDOG_PID");
 }
 
+static void on_alarm(int sig)
+{
+	(void)sig;
+	static const char msg[] = "FAIL: a notify call blocked on a listener that does not read\n";
+	(void)!write(2, msg, sizeof(msg) - 1);
+	_exit(1);
+}
+
+/* 200 calls into a queue that fills after a few (the kernel's max_dgram_qlen, 10 by default): each
+ * returns at once (an alarm ends the test if one blocks); then the listener drains its queue and
+ * one flush sends what was kept: the newest state, READY=1 (the RELOADING=1 before it dropped),
+ * the watchdog ping and the last status. */
+static void check_full_queue(int fd)
+{
+	signal(SIGALRM, on_alarm);
+	alarm(10);
+	int kept = 0;
+	char text[64];
+	for (int i = 0; i < 200; i++) {
+		snprintf(text, sizeof(text), "status %d", i);
+		kept += gf_notify_status(text) == GF_E_BUSY;
+		if (i == 150)
+			kept += gf_notify_reloading() == GF_E_BUSY;
+		if (i == 160)
+			kept += gf_notify_watchdog() == GF_E_BUSY;
+		if (i == 170)
+			kept += gf_notify_ready() == GF_E_BUSY;
+	}
+	alarm(0);
+	CHECK(kept > 150);
+	int queued = 0;
+	char last[2048] = "";
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	while (poll(&p, 1, 0) == 1) {
+		ssize_t n = recv(fd, last, sizeof(last) - 1, 0);
+		CHECK(n >= 0);
+		last[n] = '\0';
+		queued++;
+	}
+	CHECK(gf_notify_flush() == 0);
+	expect(fd, "READY=1\nWATCHDOG=1\nSTATUS=status 199");
+	CHECK(gf_notify_flush() == 0 && recv_msg(fd)[0] == '\0'); /* nothing left to send */
+	printf("full queue: %d datagrams queued, %d calls kept theirs for later, then one flush: the "
+	       "newest state\n",
+	       queued, kept);
+}
+
 int main(void)
 {
 	char *dir = gf_test_tmpdir("notify");
@@ -109,6 +159,7 @@ int main(void)
 	CHECK_OK(gf_notify_stopping());
 	expect(fd, "STOPPING=1");
 	CHECK(recv_msg(fd)[0] == '\0'); /* nothing else was sent */
+	check_full_queue(fd);
 
 	check_watchdog_env();
 
