@@ -122,6 +122,9 @@ struct gf_api_ops {
 	 * them in @p out, how many there are in @p n. */
 	int (*devices)(void *ctx, int playback, struct gf_api_device *out, uint32_t max, uint32_t *n,
 		       struct gf_errbuf *eb);
+	/** The running filters' response as an SVG document of *@p len bytes (GET /response.svg), or
+	 *  NULL: none drawn. Read at once: it may change after the call. May be NULL. */
+	const char *(*response_svg)(void *ctx, size_t *len);
 };
 
 /* ---- the protocol (api_proto.c, api_cmds.c) ---------------------------- */

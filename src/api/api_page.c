@@ -2,11 +2,13 @@
  * HTML and a little JavaScript, no external URL, compiled into the program.
  * It connects back to the WebSocket it came from and shows what the API
  * says: the state, the config file, the filters, a peak meter per capture and
- * playback channel (a level subscription every 100 ms), a volume slider and a
- * mute toggle. `?volume=DB` in its URL sets the volume once on connecting.
+ * playback channel (a level subscription every 100 ms), a volume slider, a
+ * mute toggle, and the filters' response plot (GET /response.svg), fetched
+ * again when the reload count changes. `?volume=DB` in its URL sets the volume once on connecting.
  * The state is asked again every second, and a subscription refused (no
  * stream yet) is asked again then too.
  * Every value the page shows arrived in a reply; until then it shows "-". */
+#include "api_internal.h"
 #include "api_transport.h"
 
 static const char page[] =
@@ -28,11 +30,12 @@ static const char page[] =
 	"</table>\n"
 	"<h2>capture peak</h2><div id=\"capture\" data-pushes=\"0\"></div>\n"
 	"<h2>playback peak</h2><div id=\"playback\" data-pushes=\"0\"></div>\n"
+	"<h2>response</h2><img id=\"plot\" alt=\"no response plot\" style=\"max-width:48em;width:100%\">\n"
 	"<script>\n"
 	"'use strict';\n"
 	"var $ = function (id) { return document.getElementById(id); };\n"
 	"var ws = new WebSocket('ws://' + location.host + '/');\n"
-	"var muted = null, pushes = 0, subscribed = false;\n"
+	"var muted = null, pushes = 0, subscribed = false, reloads = null;\n"
 	"function send(c) { ws.send(JSON.stringify(c)); }\n"
 	"function meters(el, peaks) {\n"
 	"  el.textContent = '';\n"
@@ -48,6 +51,12 @@ static const char page[] =
 	"}\n"
 	"var on = {\n"
 	"  GetState: function (v) { $('state').textContent = v; },\n"
+	"  GetCounters: function (v) {\n"
+	"    if (v.reloads === reloads) return;\n"
+	"    reloads = v.reloads;\n"
+	"    $('plot').src = '/response.svg?reloads=' + reloads;\n"
+	"    send('GetFilters');\n"
+	"  },\n"
 	"  GetConfigFilePath: function (v) { $('config').textContent = v === null ? '(built-in)' : v; },\n"
 	"  GetFilters: function (v) { $('filters').textContent = v.names.join(', ') +\n"
 	"    ' (' + v.taps + ' taps, ' + v.backend + ')'; },\n"
@@ -63,7 +72,7 @@ static const char page[] =
 	"  $('conn').textContent = 'open';\n"
 	"  var q = new URLSearchParams(location.search).get('volume');\n"
 	"  if (q !== null && isFinite(parseFloat(q))) send({SetVolume: parseFloat(q)});\n"
-	"  ['GetState', 'GetConfigFilePath', 'GetFilters', 'GetVolume', 'GetMute'].forEach(send);\n"
+	"  ['GetState', 'GetConfigFilePath', 'GetCounters', 'GetVolume', 'GetMute'].forEach(send);\n"
 	"  send({SubscribeSignalLevels: 100});\n"
 	"  subscribed = true;\n"
 	"};\n"
@@ -77,6 +86,7 @@ static const char page[] =
 	"setInterval(function () {\n"
 	"  if (ws.readyState !== 1) return;\n"
 	"  send('GetState');\n"
+	"  send('GetCounters');\n"
 	"  if (!subscribed) send({SubscribeSignalLevels: 100});\n"
 	"}, 1000);\n"
 	"$('vol').onchange = function () { send({SetVolume: parseFloat(this.value)}); };\n"
@@ -87,4 +97,9 @@ const char *gf_api_page(size_t *len)
 {
 	*len = sizeof(page) - 1;
 	return page;
+}
+
+const char *gf_api_response_svg(struct gf_api *a, size_t *len)
+{
+	return a->ops.response_svg ? a->ops.response_svg(a->ops.ctx, len) : NULL;
 }

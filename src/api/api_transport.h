@@ -39,6 +39,9 @@ unsigned gf_api_ws_clients(const struct gf_api_ws *w);
 /* The page GET / serves on the WebSocket's port (api_page.c): static, @p len bytes. */
 const char *gf_api_page(size_t *len);
 
+/* The running filters' response plot (the ops' response_svg), or NULL: none. */
+const char *gf_api_response_svg(struct gf_api *a, size_t *len);
+
 /* The revents polled for @p fd among @p fds, 0 if it was not polled. */
 short gf_api_revents(const struct pollfd *fds, int n, int fd);
 

@@ -8,8 +8,9 @@
  * Bounded like the Unix socket: a message over GF_API_MAX_MSG closes the
  * connection (1009, "message too big"), a client with GF_API_MAX_QUEUED
  * replies unsent is dropped, and one past GF_API_MAX_CLIENTS is closed.
- * Plain HTTP on the same port gets the control page (api_page.c) at GET /
- * and a 404 elsewhere: one fixed response, never a file. */
+ * Plain HTTP on the same port gets the control page (api_page.c) at GET /,
+ * the running filters' response plot at GET /response.svg, and a 404
+ * elsewhere: never a file. */
 #define _GNU_SOURCE /* accept4 */
 #include <errno.h>
 #include <stdio.h>
@@ -33,7 +34,8 @@ struct wclient {
 	size_t qlen[GF_API_MAX_QUEUED];
 	unsigned qhead, qn;
 	int drop;
-	int page; /* an HTTP GET / whose page is to be written */
+	unsigned char *body; /* an HTTP answer's body to write, LWS_PRE bytes before it, or NULL */
+	size_t body_len;
 	struct gf_api_ws *w;
 };
 
@@ -59,6 +61,7 @@ static void client_clear(struct wclient *c)
 	free(c->in);
 	for (unsigned i = 0; i < c->qn; i++)
 		free(c->q[(c->qhead + i) % GF_API_MAX_QUEUED]);
+	free(c->body);
 	struct gf_api_ws *w = c->w;
 	*c = (struct wclient){.fd = -1, .w = w};
 }
@@ -130,43 +133,51 @@ static int on_writable(struct wclient *c, struct lws *wsi)
 	return 0;
 }
 
-/* Plain HTTP on the WebSocket's port: GET / is the page (api_page.c), written
- * when the socket is writable; any other path or method gets a 404 or 405. */
+/* Plain HTTP on the WebSocket's port: GET / is the page (api_page.c), GET /response.svg the
+ * running filters' response (the daemon's, drawn at its build); any other path or method gets a
+ * 404 or 405. The body is copied now, so that a reload before the socket is writable cannot
+ * change it under the Content-Length already sent. */
 static int on_http(struct wclient *c, struct lws *wsi, const char *uri)
 {
 	int get = lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) > 0;
-	if (!get || strcmp(uri, "/") != 0) {
+	const char *body = NULL, *type = NULL;
+	size_t len = 0;
+	if (get && strcmp(uri, "/") == 0) {
+		body = gf_api_page(&len);
+		type = "text/html; charset=utf-8";
+	} else if (get && strcmp(uri, "/response.svg") == 0) {
+		body = gf_api_response_svg(c->w->a, &len);
+		type = "image/svg+xml";
+	}
+	if (!body || c->body) {
 		lws_return_http_status(wsi, get ? HTTP_STATUS_NOT_FOUND : HTTP_STATUS_METHOD_NOT_ALLOWED,
 				       NULL);
 		return lws_http_transaction_completed(wsi) ? -1 : 0;
 	}
+	/* lws_write wants LWS_PRE bytes of room before what it sends; it keeps what the
+	 * socket does not take and sends it as the socket drains. */
+	if (!(c->body = malloc(LWS_PRE + len)))
+		return -1;
+	memcpy(c->body + LWS_PRE, body, len);
+	c->body_len = len;
 	unsigned char buf[LWS_PRE + 512], *start = buf + LWS_PRE, *p = start, *end = buf + sizeof(buf) - 1;
-	size_t len;
-	gf_api_page(&len);
 	static const char nostore[] = "no-store";
-	if (lws_add_http_common_headers(wsi, HTTP_STATUS_OK, "text/html; charset=utf-8", len, &p, end) ||
+	if (lws_add_http_common_headers(wsi, HTTP_STATUS_OK, type, len, &p, end) ||
 	    lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CACHE_CONTROL, (const unsigned char *)nostore,
 					 sizeof(nostore) - 1, &p, end) ||
 	    lws_finalize_write_http_header(wsi, start, &p, end))
 		return -1;
-	c->page = 1;
 	lws_callback_on_writable(wsi);
 	return 0;
 }
 
 static int on_http_writable(struct wclient *c, struct lws *wsi)
 {
-	if (!c->page)
+	if (!c->body)
 		return 0;
-	c->page = 0;
-	size_t len;
-	const char *page = gf_api_page(&len);
-	/* lws_write wants LWS_PRE bytes of room before what it sends; it keeps what the
-	 * socket does not take and sends it as the socket drains. */
-	unsigned char *b = malloc(LWS_PRE + len);
-	if (!b)
-		return -1;
-	memcpy(b + LWS_PRE, page, len);
+	unsigned char *b = c->body;
+	size_t len = c->body_len;
+	c->body = NULL;
 	int w = lws_write(wsi, b + LWS_PRE, len, LWS_WRITE_HTTP_FINAL);
 	free(b);
 	if (w != (int)len)
@@ -314,7 +325,7 @@ int gf_api_ws_pollfds(struct gf_api_ws *w, struct pollfd *fds, int max)
 			fds[n++] = (struct pollfd){
 				.fd = c->fd,
 				.events = (short)(POLLIN |
-						  (c->qn || c->page || lws_partial_buffered(c->wsi) ? POLLOUT
+						  (c->qn || c->body || lws_partial_buffered(c->wsi) ? POLLOUT
 												    : 0))};
 	}
 	return n;

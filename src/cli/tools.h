@@ -80,15 +80,6 @@ void gf_tool_print_suppressor(FILE *out, const struct gf_config *cfg, const stru
 int gf_export_filters(const char *dir, const struct gf_filter_set *fs, uint32_t rate, const char *source,
 		      const char *const *inputs, struct gf_errbuf *eb);
 
-/**
- * Draw @p fs at @p rate as an SVG document into @p out: per channel |H| in dB
- * and the group delay in ms over 10 Hz..rate/2 (400 log-spaced points,
- * evaluated exactly), and the taps over time. Each panel's <g> carries its
- * axis mapping as data-* attributes.
- * @return 0, GF_E_NOMEM or GF_E_IO
- */
-int gf_plot_svg(FILE *out, const struct gf_filter_set *fs, uint32_t rate, const char *title);
-
 /** Modes: each returns the process's exit status. */
 int gf_tool_run_export(const struct gf_cli *cli);
 int gf_tool_run_plot(const struct gf_cli *cli);

@@ -152,6 +152,15 @@ static void watch_config_files(struct daemon *d)
 		gf_warn("%s", eb.msg[0] ? eb.msg : "cannot watch the config files");
 }
 
+/* The new filters run: their plot replaces the old one (none drawn: none served). */
+static void take_plot(struct daemon *d, struct gf_reload_job *j)
+{
+	free(d->plot_svg);
+	d->plot_svg = j->plot_svg;
+	d->plot_len = j->plot_len;
+	j->plot_svg = NULL;
+}
+
 /* The end of a reload, whatever its outcome: count it, say it, READY=1. */
 static void reload_done(struct daemon *d, const struct gf_reload_result *r, int64_t t0)
 {
@@ -230,6 +239,8 @@ static int reload_finish(struct daemon *d, struct gf_dm_build *b)
 	case GF_RELOAD_NEXT_REPORT:
 		break;
 	}
+	if (j->r.outcome != GF_RELOAD_FAILED)
+		take_plot(d, j);
 	gf_dm_hum_built(d, &b->hum);
 	reload_done(d, &j->r, b->t0_ms);
 	return 0;
@@ -449,6 +460,7 @@ static int startup_finish(struct daemon *d, struct gf_dm_build *b)
 		gf_err("%s", gf_reload_reason(&j->r));
 		return gf_exit_code(j->err);
 	}
+	take_plot(d, j);
 	d->engine = j->engine; /* the job had no running config: a restart, with its engine */
 	d->suppress = j->suppress;
 	j->engine = NULL;
@@ -535,6 +547,7 @@ static void daemon_finish(struct daemon *d)
 			  d->audio_stuck;
 	if (!d->builds_abandoned) /* else the abandoned build may still read it */
 		gf_config_free(d->cfg);
+	free(d->plot_svg);
 }
 
 int gf_daemon_run(const struct gf_daemon_opts *o)

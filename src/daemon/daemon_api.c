@@ -303,6 +303,14 @@ static int devices(void *ctx, int playback, struct gf_api_device *out, uint32_t 
 	return 0;
 }
 
+/* Drawn on the build thread with the filters it shows (reload.c): nothing to compute here. */
+static const char *response_svg(void *ctx, size_t *len)
+{
+	struct daemon *d = ctx;
+	*len = d->plot_len;
+	return d->plot_svg;
+}
+
 /* dBFS for JSON, which has no infinity: silence is CamillaDSP's -1000. */
 static double json_dbfs(double db)
 {
@@ -403,7 +411,8 @@ void gf_dm_api_open(struct daemon *d)
 					 .set_mute = mute_set,
 					 .levels = levels,
 					 .reset_clipped = reset_clipped,
-					 .devices = devices};
+					 .devices = devices,
+					 .response_svg = response_svg};
 		if (!a || gf_api_new(&a->proto, &ops) != 0) {
 			free(a);
 			gf_warn("no control API: out of memory");

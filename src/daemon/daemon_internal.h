@@ -160,6 +160,10 @@ struct daemon {
 	uint64_t reload_failures;
 	int64_t last_reload_ms;
 	char last_reload[700];
+	/* the running filters' response as SVG (reload.h's plot_svg), served by the WebSocket; NULL:
+	 * none drawn */
+	char *plot_svg;
+	size_t plot_len;
 	struct gf_dm_hum *hum; /* live hum detection (daemon_hum.c); NULL until a config asks for it */
 };
 

@@ -2,10 +2,12 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "filter_set.h"
 #include "log.h"
+#include "response_svg.h"
 
 int gf_reload_load_config(const struct gf_config_source *src, struct gf_config **out, struct gf_errbuf *eb)
 {
@@ -203,6 +205,25 @@ static int job_filters(struct gf_reload_job *j, const struct gf_config *c, struc
 	return 0;
 }
 
+/* The filters' response for the control page, drawn here on the build thread: its cost grows with
+ * the filter (two FFTs per FIR at most, response.h) and must not fall on the control loop. Only
+ * where a WebSocket can serve it; a failure costs the plot, not the reload. */
+static void job_plot(struct gf_reload_job *j, const struct gf_config *c)
+{
+	if (c->control_port <= 0)
+		return;
+	const char *name = c->path ? c->path : "built-in default", *slash = strrchr(name, '/');
+	char title[400];
+	snprintf(title, sizeof(title), "%s: %u Hz, %u %s, %u taps", slash ? slash + 1 : name, c->sample_rate,
+		 j->fs->channels, gf_filter_set_is_mixer(j->fs) ? "paths" : "channels", j->fs->taps);
+	struct gf_plot_taps t = {j->fs->coeffs, j->fs->channels, j->fs->taps, c->sample_rate,
+				 gf_filter_set_is_mixer(j->fs) ? "path" : "channel"};
+	int err = 0;
+	j->plot_svg = gf_response_svg_string(&t, title, &j->plot_len, &err);
+	if (!j->plot_svg)
+		gf_warn("the response plot was not drawn: %s", gf_strerror(err));
+}
+
 /* Filters built: swap them in, or restart the stream. Decided only now: a
  * restart must not stop audio for a config whose filters do not build. */
 static void job_decide(struct gf_reload_job *j)
@@ -267,6 +288,7 @@ int gf_reload_job_run(struct gf_reload_job *j)
 	if (!j->fs) {
 		if ((err = job_filters(j, c, &eb)) != 0)
 			return job_fail(j, err, &eb);
+		job_plot(j, c);
 		job_decide(j);
 	}
 	if (j->r.outcome == GF_RELOAD_RESTART && !j->engine && (err = job_engine(j, c, &eb)) != 0)
@@ -327,6 +349,8 @@ void gf_reload_job_clear(struct gf_reload_job *j)
 	gf_engine_free(j->engine);
 	gf_filter_set_free(j->fs);
 	gf_config_free(j->cfg);
+	free(j->plot_svg);
+	j->plot_svg = NULL;
 	j->engine = NULL;
 	j->fs = NULL;
 	j->cfg = NULL;

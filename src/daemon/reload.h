@@ -96,8 +96,11 @@ struct gf_reload_job {
 	struct gf_engine *engine;	    /**< RESTART: the new engine */
 	struct gf_suppress_bank *suppress;  /**< RESTART: the new stream's noise suppressor (NULL: none) */
 	int engine_cpu;			    /**< @c engine was built with force_cpu */
-	struct gf_reload_result r;	    /**< outcome and text */
-	int64_t swap_until_ms;		    /**< gf_reload_job_swap's deadline; 0 before its first try */
+	char *plot_svg;			    /**< the filters' response (response_svg.h) where the control
+						 API has a WebSocket to serve it, else NULL */
+	size_t plot_len;
+	struct gf_reload_result r; /**< outcome and text */
+	int64_t swap_until_ms;	   /**< gf_reload_job_swap's deadline; 0 before its first try */
 };
 
 /** What the control thread does next with a finished job (gf_reload_job_next). */

@@ -10,6 +10,8 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "fftw_plan.h"
+
 #define REANCHOR 4096u
 #define FFT_MIN 65536u
 #define FFT_OVERSAMPLE 8u
@@ -99,6 +101,71 @@ static uint32_t fft_size(uint32_t n)
 	if (want > FFT_MAX)
 		want = p2 > FFT_MAX ? p2 : FFT_MAX;
 	return (uint32_t)want;
+}
+
+/* A curve's points one by one cost n each: above this many taps x points an FFT is cheaper. */
+#define CURVE_DIRECT_MAX (1u << 22)
+
+/* The nearest bin of an FFT of @p size to each frequency, written back into @p freqs. */
+static void curve_bins(double rate, uint32_t size, double *freqs, size_t nf, uint32_t *at)
+{
+	uint32_t bins = size / 2 + 1;
+	for (size_t i = 0; i < nf; i++) {
+		double b = nearbyint(freqs[i] * size / rate);
+		at[i] = b < 0.0 ? 0 : b >= bins ? bins - 1 : (uint32_t)b;
+		freqs[i] = rate * at[i] / size;
+	}
+}
+
+/* H from the taps, then K from k h[k], through one FFTW plan on the same arrays; only
+ * the bins asked for are kept from each. */
+static int curve_fft(const float *h, uint32_t n, double rate, double *freqs, size_t nf, double *mag,
+		     double *gd)
+{
+	uint32_t size = fft_size(n), bins = size / 2 + 1;
+	uint64_t arrays = (uint64_t)size * sizeof(double) + (uint64_t)bins * sizeof(fftw_complex);
+	if (gf_fft_room(size, arrays, "the response curve", NULL) != 0)
+		return GF_E_NOMEM;
+	double *in = fftw_alloc_real(size);
+	fftw_complex *out = fftw_alloc_complex(bins);
+	uint32_t *at = malloc(nf * sizeof(*at));
+	double complex *H = malloc(nf * sizeof(*H));
+	fftw_plan p = in && out ? gf_fftw_plan_r2c((int)size, in, out) : NULL;
+	int err = p && at && H ? 0 : GF_E_NOMEM;
+	if (!err) {
+		curve_bins(rate, size, freqs, nf, at);
+		for (int pass = 0; pass < 2; pass++) {
+			for (uint32_t k = 0; k < size; k++)
+				in[k] = k < n ? (pass ? (double)k : 1.0) * h[k] : 0.0;
+			fftw_execute(p);
+			const double *o = (const double *)out; /* re, im: whichever type fftw_complex is */
+			for (size_t i = 0; i < nf; i++) {
+				double complex v = o[2 * (size_t)at[i]] + I * o[2 * (size_t)at[i] + 1];
+				if (!pass) {
+					H[i] = v;
+					mag[i] = cabs(v);
+				} else {
+					gd[i] = mag[i] > 0.0 ? creal(v / H[i]) : NAN;
+				}
+			}
+		}
+	}
+	gf_fftw_destroy(p);
+	fftw_free(in);
+	fftw_free(out);
+	free(at);
+	free(H);
+	return err;
+}
+
+int gf_response_curve(const float *h, uint32_t n, double rate, double *freqs, size_t nf, double *mag,
+		      double *gd)
+{
+	if ((uint64_t)n * nf > CURVE_DIRECT_MAX)
+		return curve_fft(h, n, rate, freqs, nf, mag, gd);
+	for (size_t i = 0; i < nf; i++)
+		gf_response_eval(h, n, rate, freqs[i], &mag[i], &gd[i]);
+	return 0;
 }
 
 /* Refine the peak between bins: a parabola through three bins, checked by direct evaluation. */

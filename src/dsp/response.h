@@ -32,6 +32,19 @@ double gf_response_group_delay(const float *h, uint32_t n, double rate, double f
  */
 void gf_response_eval(const float *h, uint32_t n, double rate, double freq_hz, double *mag, double *gd);
 
+/**
+ * |H| and the group delay (samples; NAN where |H| is 0) at the @p nf
+ * frequencies in @p freqs. Each point is evaluated directly while n x nf
+ * stays under 4 Mi; above, both come from one FFT of the zero-padded taps
+ * (sized as for gf_response_stats: at least 8 n up to 2 Mi points) and each
+ * frequency moves to its nearest bin, written back into @p freqs: the values
+ * are exact at the frequencies returned, and a megatap filter costs two
+ * FFTs, not nf passes over its taps. A frequency already on a bin stays.
+ * @return 0 or GF_E_NOMEM
+ */
+int gf_response_curve(const float *h, uint32_t n, double rate, double *freqs, size_t nf, double *mag,
+		      double *gd);
+
 struct gf_response_stats {
 	double dc_gain;	      /**< H(0) = sum h (signed) */
 	double peak_gain;     /**< max |H(f)| over 0..rate/2 */

@@ -6,8 +6,11 @@
  * JavaScript ran against the WebSocket, the page (read through Chromium's
  * DevTools pipe) shows the state "Running", the config's filter and file,
  * meters filled by a level push and the volume; the daemon's volume is -10 dB
- * afterwards (read over the Unix socket). Skipped (77) only where no chromium
- * binary is installed (after the HTTP checks).
+ * afterwards (read over the Unix socket), and the response plot is shown.
+ * After a reload the page shows the new filter and fetches its plot again;
+ * GET /response.svg serves the running filter's plot, kept through a reload
+ * that fails. Skipped (77) only where no chromium binary is installed (after
+ * the HTTP checks).
  */
 #define _GNU_SOURCE /* strcasestr */
 #include <arpa/inet.h>
@@ -37,23 +40,38 @@ static char ctl_path[700];
 static int port;
 static struct gf_apiclient api;
 
-static void setup(void)
+/* The config, its filter from @p taps_file. */
+static void write_conf(const char *taps_file)
 {
-	uint64_t rng = gf_test_seed("test_daemon_api_page");
-	float a[32];
-	gf_daemon_init(&dm, "daemon-page");
-	gf_test_fill_decaying_taps(a, 32, &rng);
-	gf_daemon_write_taps_text(&dm, "taps_a.txt", a, 32);
-	snprintf(ctl_path, sizeof(ctl_path), "%s/control", dm.dir);
-	gf_apic_init(&api, &dm, ctl_path);
-	port = gf_daemon_free_tcp_port();
 	FILE *f = gf_daemon_conf_begin(&dm, RATE, PERIOD, "cpu", CH, "system");
 	fprintf(f,
 		"control_socket = \"%s\";\ncontrol_port = %d;\n"
-		"filters = ( { name = \"" FILTER "\"; file = \"taps_a.txt\"; format = \"text\"; } );\n"
+		"filters = ( { name = \"" FILTER "\"; file = \"%s\"; format = \"text\"; } );\n"
 		"chain = [\"" FILTER "\"];\n",
-		ctl_path, port);
+		ctl_path, port, taps_file);
 	CHECK(fclose(f) == 0);
+}
+
+static void setup(void)
+{
+	uint64_t rng = gf_test_seed("test_daemon_api_page");
+	float a[32], b[48];
+	gf_daemon_init(&dm, "daemon-page");
+	gf_test_fill_decaying_taps(a, 32, &rng);
+	gf_test_fill_decaying_taps(b, 48, &rng);
+	gf_daemon_write_taps_text(&dm, "taps_a.txt", a, 32);
+	gf_daemon_write_taps_text(&dm, "taps_b.txt", b, 48);
+	snprintf(ctl_path, sizeof(ctl_path), "%s/control", dm.dir);
+	gf_apic_init(&api, &dm, ctl_path);
+	port = gf_daemon_free_tcp_port();
+	write_conf("taps_a.txt");
+}
+
+/* Reload the config with @p taps_file as the filter (the reply comes once the reload is over). */
+static void reload_with(const char *taps_file, const char *want, const char *what)
+{
+	write_conf(taps_file);
+	gf_apic_expect(&api, gf_apic_call(&api, "\"Reload\""), want, what);
 }
 
 /* One HTTP/1.1 request over a fresh TCP connection; the whole response (the server closes it:
@@ -90,6 +108,23 @@ static void expect_http(const char *got, const char *want, const char *what)
 	}
 }
 
+/* GET /response.svg: 200, an SVG whose title names the running filter's @p taps. */
+static void expect_plot(const char *taps, const char *what)
+{
+	static char r[1 << 20];
+	http("GET /response.svg HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", r, sizeof(r));
+	expect_http(r, "HTTP/1.1 200", what);
+	CHECK(strcasestr(r, "\r\ncontent-type: image/svg+xml"));
+	const char *body = strstr(r, "\r\n\r\n"), *cl = strcasestr(r, "\r\ncontent-length:");
+	CHECK(body && cl && strtol(cl + 17, NULL, 10) == (long)strlen(body + 4)); /* all of it */
+	expect_http(body, "<svg xmlns=\"http://www.w3.org/2000/svg\"", what);
+	expect_http(body, "</svg>\n", what);
+	char title[160];
+	snprintf(title, sizeof(title), "gpufir.conf: %d Hz, %d channels, %s", RATE, CH, taps);
+	expect_http(body, title, what);
+	printf("%s: %zu bytes of SVG, \"%s\"\n", what, strlen(body + 4), title);
+}
+
 static void plain_http(void)
 {
 	static char r[65536];
@@ -112,6 +147,7 @@ static void plain_http(void)
 	     sizeof(r));
 	CHECK(!strstr(r, "HTTP/1.1 200") && !strstr(r, "SubscribeSignalLevels"));
 	printf("POST /: %.40s\n", r);
+	expect_plot("32 taps", "GET /response.svg at start-up");
 }
 
 /* The chromium binary on PATH (Debian's package: chromium), or NULL. */
@@ -247,7 +283,9 @@ static const char *json_str(const char *msg, const char *key, char *out, size_t 
 	".map(function(i){return i+'='+document.getElementById(i).textContent;}).join(';')"                  \
 	"+';pushes='+document.getElementById('capture').dataset.pushes"                                      \
 	"+';capture='+document.getElementById('capture').textContent"                                        \
-	"+';playback='+document.getElementById('playback').textContent+';'\"}"
+	"+';playback='+document.getElementById('playback').textContent"                                      \
+	"+';plot='+(document.getElementById('plot').naturalWidth>0?'shown':'none')"                          \
+	"+';plotsrc='+document.getElementById('plot').src.split('?')[1]+';'\"}"
 
 static void expect_page(const char *page, const char *want, const char *what)
 {
@@ -255,6 +293,27 @@ static void expect_page(const char *page, const char *want, const char *what)
 		printf("%s: wanted \"%s\" in the page: %s\n", what, want, page);
 		gf_daemon_die(&dm, what);
 	}
+}
+
+/* The page once its script ran: every field from a reply, the meters from a push, the plot shown. */
+static void expect_first_page(const char *page)
+{
+	char want[800];
+	expect_page(page, "conn=open;", "the page's connection");
+	expect_page(page, "state=Running;", "the page's state");
+	expect_page(page, "filters=" FILTER " (32 taps, cpu);", "the page's filters");
+	snprintf(want, sizeof(want), "config=%s;", dm.conf_path);
+	expect_page(page, want, "the page's config path");
+	expect_page(page, "volume=-10.0;", "the page's volume after ?volume=-10");
+	expect_page(page, "mute=on;", "the page's mute");
+	/* Meters: one per channel, filled from a SignalLevelsEvent (the dummy driver's capture is
+	 * silent: -1000, CamillaDSP's silence); pushes counts the pushes the page saw. */
+	const char *pushes = strstr(page, ";pushes=");
+	if (!pushes || strtol(pushes + 8, NULL, 10) < 1)
+		gf_daemon_die(&dm, "the page's meters got no SignalLevelsEvent");
+	expect_page(page, "capture= 1: -1000.0 dBFS 2: -1000.0 dBFS;", "the capture meters");
+	expect_page(page, "playback= 1: -1000.0 dBFS 2: -1000.0 dBFS;", "the playback meters");
+	expect_page(page, ";plot=shown;plotsrc=reloads=0;", "the page's response plot");
 }
 
 static void chromium_page(const char *chromium)
@@ -298,27 +357,27 @@ static void chromium_page(const char *chromium)
 		usleep(100000);
 		json_str(r = cdp_call(b, session, "Runtime.evaluate", PAGE_SUMMARY), "value", page,
 			 sizeof(page));
-	} while ((!strstr(page, ";pushes=") || strstr(page, "=-;") || strstr(page, "pushes=0;")) &&
+	} while ((!strstr(page, ";pushes=") || strstr(page, "=-;") || strstr(page, "pushes=0;") ||
+		  !strstr(page, ";plot=shown;")) &&
 		 gf_now_s() < t0 + 20.0);
 	if (!page[0])
 		printf("Runtime.evaluate: %.600s\n", r ? r : "(no reply)");
 	printf("chromium: after %.1f s the page shows: %s\n", gf_now_s() - t0, page);
+	expect_first_page(page);
+	/* A reload: the page fetches the new plot and the new filters. */
+	reload_with("taps_b.txt", "\"result\":\"Ok\"", "Reload to the 48-tap filter");
+	double t1 = gf_now_s();
+	do {
+		usleep(100000);
+		json_str(cdp_call(b, session, "Runtime.evaluate", PAGE_SUMMARY), "value", page, sizeof(page));
+	} while ((!strstr(page, "(48 taps") || strstr(page, "reloads=0;") || !strstr(page, ";plot=shown;")) &&
+		 gf_now_s() < t1 + 10.0);
+	printf("chromium: %.1f s after the reload the page shows: %s\n", gf_now_s() - t1, page);
 	cdp_stop(b);
 	free(b);
-	expect_page(page, "conn=open;", "the page's connection");
-	expect_page(page, "state=Running;", "the page's state");
-	expect_page(page, "filters=" FILTER " (32 taps, cpu);", "the page's filters");
-	snprintf(want, sizeof(want), "config=%s;", dm.conf_path);
-	expect_page(page, want, "the page's config path");
-	expect_page(page, "volume=-10.0;", "the page's volume after ?volume=-10");
-	expect_page(page, "mute=on;", "the page's mute");
-	/* Meters: one per channel, filled from a SignalLevelsEvent (the dummy driver's capture is
-	 * silent: -1000, CamillaDSP's silence); pushes counts the pushes the page saw. */
-	const char *pushes = strstr(page, ";pushes=");
-	if (!pushes || strtol(pushes + 8, NULL, 10) < 1)
-		gf_daemon_die(&dm, "the page's meters got no SignalLevelsEvent");
-	expect_page(page, "capture= 1: -1000.0 dBFS 2: -1000.0 dBFS;", "the capture meters");
-	expect_page(page, "playback= 1: -1000.0 dBFS 2: -1000.0 dBFS;", "the playback meters");
+	expect_page(page, "filters=" FILTER " (48 taps, cpu);", "the page's filters after a reload");
+	if (strstr(page, "plotsrc=reloads=0;") || !strstr(page, ";plot=shown;"))
+		gf_daemon_die(&dm, "the page did not show the new response plot after a reload");
 }
 
 int main(void)
@@ -337,7 +396,13 @@ int main(void)
 		chromium_page(chromium);
 		gf_apic_expect_near(&api, gf_apic_num(gf_apic_call(&api, "\"GetVolume\""), "value"), -10.0,
 				    1e-6, "the volume the page set");
+	} else {
+		reload_with("taps_b.txt", "\"result\":\"Ok\"", "Reload to the 48-tap filter");
 	}
+	expect_plot("48 taps", "GET /response.svg after a reload");
+	/* A reload that fails keeps the running filter, and its plot. */
+	reload_with("taps_x.txt", "\"result\":\"Error\"", "Reload to a missing filter file");
+	expect_plot("48 taps", "GET /response.svg after a failed reload");
 	gf_apic_expect(&api, gf_apic_call(&api, "\"GetState\""), "Running", "the state at the end");
 	gf_daemon_terminate(&dm, 10.0, "stop");
 	gf_daemon_finish(&dm);

@@ -1,24 +1,18 @@
 /*
- * --plot: every channel's final FIR drawn as an SVG written here, no
- * library. Three panels share one column (a phone shows it full width):
- * magnitude in dB and group delay in ms over a log frequency axis, and the
- * taps over time. The viewBox makes it scale; text is in the same units, so
- * it scales with it. Each panel's group carries its axis ranges as data-*
- * attributes, so that a test (or a script) can turn points back into values.
+ * A filter set's response drawn as an SVG, no library: --plot writes it to a
+ * file, the daemon serves it beside its control page. Three panels share one column (a phone shows it full
+ * width): magnitude in dB and group delay in ms over a log frequency axis, and the taps over time. The
+ * viewBox makes it scale; text is in the same units, so it scales with it. Each panel's group carries its
+ * axis ranges as data-* attributes, so that a test (or a script) can turn points back into values.
  */
-#include <errno.h>
-#include <fcntl.h>
+#define _GNU_SOURCE /* open_memstream */
+#include "response_svg.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "log.h"
 #include "response.h"
-#include "temp_file.h"
-#include "tools.h"
 
 #define W 640.0
 #define LEFT 72.0
@@ -49,6 +43,11 @@ struct curves {
 	double *db, *gd_ms; /* channels x N_FREQS; gd NAN where not drawn */
 	uint32_t last_tap;  /* highest nonzero tap over all channels, + 1 */
 };
+
+static const float *channel(const struct gf_plot_taps *t, uint32_t c)
+{
+	return t->coeffs + (size_t)c * t->taps;
+}
 
 static double map_x(const struct panel *p, double x)
 {
@@ -167,7 +166,7 @@ static void polyline(FILE *o, const struct panel *p, uint32_t c, const double *x
 	}
 }
 
-static int compute_curves(const struct gf_filter_set *fs, uint32_t rate, struct curves *cv)
+static int compute_curves(const struct gf_plot_taps *fs, uint32_t rate, struct curves *cv)
 {
 	size_t n = (size_t)fs->channels * N_FREQS;
 	cv->db = malloc(n * sizeof(double));
@@ -179,7 +178,7 @@ static int compute_curves(const struct gf_filter_set *fs, uint32_t rate, struct 
 		cv->f[i] = F_LOW * pow(fhi / F_LOW, (double)i / (N_FREQS - 1));
 	cv->last_tap = 1;
 	for (uint32_t c = 0; c < fs->channels; c++) {
-		const float *h = gf_filter_set_channel(fs, c);
+		const float *h = channel(fs, c);
 		for (uint32_t k = fs->taps; k > cv->last_tap; k--)
 			if (h[k - 1] != 0.0f) {
 				cv->last_tap = k;
@@ -187,10 +186,12 @@ static int compute_curves(const struct gf_filter_set *fs, uint32_t rate, struct 
 			}
 		double *db = cv->db + (size_t)c * N_FREQS, *gd = cv->gd_ms + (size_t)c * N_FREQS,
 		       peak = -INFINITY;
+		/* the same frequencies for every channel: a long filter's are moved to FFT bins */
+		int err = gf_response_curve(h, fs->taps, rate, cv->f, N_FREQS, db, gd);
+		if (err)
+			return err;
 		for (int i = 0; i < N_FREQS; i++) {
-			double mag;
-			gf_response_eval(h, fs->taps, rate, cv->f[i], &mag, &gd[i]);
-			db[i] = mag > 0.0 ? 20.0 * log10(mag) : -INFINITY;
+			db[i] = db[i] > 0.0 ? 20.0 * log10(db[i]) : -INFINITY;
 			gd[i] *= 1000.0 / rate;
 			peak = fmax(peak, db[i]);
 		}
@@ -202,7 +203,7 @@ static int compute_curves(const struct gf_filter_set *fs, uint32_t rate, struct 
 }
 
 /* Axis ranges from the data: dB to the next 10 above the peak, at most DB_SPAN_MAX below. */
-static void ranges(const struct gf_filter_set *fs, const struct curves *cv, struct panel *mag,
+static void ranges(const struct gf_plot_taps *fs, const struct curves *cv, struct panel *mag,
 		   struct panel *gd)
 {
 	double top = -INFINITY, bot = INFINITY, glo = INFINITY, ghi = -INFINITY;
@@ -229,7 +230,7 @@ static void ranges(const struct gf_filter_set *fs, const struct curves *cv, stru
 	gd->ymax = ghi + pad;
 }
 
-static void impulse(FILE *o, const struct gf_filter_set *fs, uint32_t rate, uint32_t last, struct panel *p)
+static void impulse(FILE *o, const struct gf_plot_taps *fs, uint32_t rate, uint32_t last, struct panel *p)
 {
 	uint32_t bins = last > IMPULSE_POINTS ? IMPULSE_POINTS : last;
 	double *x = malloc(2 * (size_t)bins * sizeof(double)), *y = malloc(2 * (size_t)bins * sizeof(double));
@@ -238,7 +239,7 @@ static void impulse(FILE *o, const struct gf_filter_set *fs, uint32_t rate, uint
 		return;
 	}
 	for (uint32_t c = 0; c < fs->channels; c++) {
-		const float *h = gf_filter_set_channel(fs, c);
+		const float *h = channel(fs, c);
 		size_t n = 0;
 		for (uint32_t b = 0; b < bins; b++) {
 			uint32_t k0 = (uint32_t)((uint64_t)b * last / bins),
@@ -258,12 +259,12 @@ static void impulse(FILE *o, const struct gf_filter_set *fs, uint32_t rate, uint
 	free(x), free(y);
 }
 
-static void impulse_range(const struct gf_filter_set *fs, uint32_t last, struct panel *p)
+static void impulse_range(const struct gf_plot_taps *fs, uint32_t last, struct panel *p)
 {
 	double lo = 0.0, hi = 0.0;
 	for (uint32_t c = 0; c < fs->channels; c++)
 		for (uint32_t k = 0; k < last; k++) {
-			double v = gf_filter_set_channel(fs, c)[k];
+			double v = channel(fs, c)[k];
 			lo = fmin(lo, v), hi = fmax(hi, v);
 		}
 	double pad = fmax((hi - lo) * 0.06, 1e-6);
@@ -271,7 +272,7 @@ static void impulse_range(const struct gf_filter_set *fs, uint32_t last, struct 
 	p->ymax = hi + pad;
 }
 
-static void header(FILE *o, double height, const char *title, uint32_t channels)
+static void header(FILE *o, double height, const char *title, const struct gf_plot_taps *t)
 {
 	fprintf(o,
 		"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -294,18 +295,20 @@ static void header(FILE *o, double height, const char *title, uint32_t channels)
 			fputc(*s, o);
 	}
 	fputs("</text>\n", o);
-	for (uint32_t c = 0; c < channels; c++) {
+	const char *word = t->legend ? t->legend : "channel";
+	for (uint32_t c = 0; c < t->channels; c++) {
 		double x = LEFT + (c % 4) * 140.0, y = 50.0 + (c / 4) * 22.0;
 		fprintf(o,
 			"<g class=\"legend\"><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
 			"stroke=\"%s\" "
-			"stroke-width=\"3\"/><text x=\"%.1f\" y=\"%.1f\">channel %u</text></g>\n",
-			x, y - 5.0, x + 26.0, y - 5.0, colours[c % N_COLOURS], x + 32.0, y, c);
+			"stroke-width=\"3\"/><text x=\"%.1f\" y=\"%.1f\">%s %u</text></g>\n",
+			x, y - 5.0, x + 26.0, y - 5.0, colours[c % N_COLOURS], x + 32.0, y, word, c);
 	}
 }
 
-int gf_plot_svg(FILE *o, const struct gf_filter_set *fs, uint32_t rate, const char *title)
+int gf_response_svg(FILE *o, const struct gf_plot_taps *fs, const char *title)
 {
+	uint32_t rate = fs->rate;
 	struct curves cv = {0};
 	int r = compute_curves(fs, rate, &cv);
 	if (r)
@@ -335,7 +338,7 @@ int gf_plot_svg(FILE *o, const struct gf_filter_set *fs, uint32_t rate, const ch
 			    0};
 	ranges(fs, &cv, &mag, &gd);
 	impulse_range(fs, cv.last_tap, &imp);
-	header(o, imp.top + PANEL_H + 56.0, title, fs->channels);
+	header(o, imp.top + PANEL_H + 56.0, title, fs);
 	struct panel *ps[] = {&mag, &gd, &imp};
 	for (int i = 0; i < 3; i++) {
 		panel_frame(o, ps[i]);
@@ -354,59 +357,22 @@ out:
 	return r;
 }
 
-/* The SVG into a temporary beside @p path, renamed over it when complete. */
-static int write_plot(const char *path, const struct gf_tool_build *b, const char *title,
-		      struct gf_errbuf *eb)
+char *gf_response_svg_string(const struct gf_plot_taps *t, const char *title, size_t *len, int *err)
 {
-	struct gf_temp_file t;
-	int err = gf_temp_open(&t, path, GF_TEMP_REGULAR_ONLY, eb);
-	if (err)
-		return err;
-	struct stat st;
-	if (fstatat(t.dirfd, t.name, &st, AT_SYMLINK_NOFOLLOW) == 0)
-		err = gf_tool_not_an_input(b->inputs, &st, path, eb);
-	int fd = err ? -1 : dup(t.fd); /* fclose closes the copy; the commit checks the original */
-	FILE *o = fd >= 0 ? fdopen(fd, "w") : NULL;
-	if (!err && !o) {
-		gf_errbuf_set(eb, "%s: cannot write: %s", path, strerror(errno));
-		err = GF_E_IO;
-		if (fd >= 0)
-			close(fd);
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *o = open_memstream(&buf, &size);
+	if (!o) {
+		*err = GF_E_NOMEM;
+		return NULL;
 	}
-	if (o) {
-		err = gf_plot_svg(o, b->fs, b->rate, title);
-		if (fclose(o) != 0 && !err)
-			err = GF_E_IO;
-		if (err)
-			gf_errbuf_set(eb, "%s: %s", path, err == GF_E_IO ? "write error" : gf_strerror(err));
+	*err = gf_response_svg(o, t, title);
+	if (fclose(o) != 0 && !*err)
+		*err = GF_E_NOMEM; /* a memory stream fails only for want of memory */
+	if (*err) {
+		free(buf);
+		return NULL;
 	}
-	if (err) {
-		gf_temp_discard(&t);
-		return err;
-	}
-	return gf_temp_commit(&t, path, eb);
-}
-
-int gf_tool_run_plot(const struct gf_cli *cli)
-{
-	struct gf_tool_build b;
-	struct gf_errbuf eb = {{0}};
-	const char *path = cli->output ? cli->output : "response.svg";
-	int err = gf_tool_build(cli, &b, &eb);
-	if (!err) {
-		char title[512];
-		/* the file's name, not its folder: the title has one line of a phone's width */
-		const char *name = cli->config ? cli->config : "built-in default";
-		const char *slash = strrchr(name, '/');
-		snprintf(title, sizeof(title), "%s: %u Hz, %u channel%s, %u taps", slash ? slash + 1 : name,
-			 b.rate, b.fs->channels, b.fs->channels == 1 ? "" : "s", b.fs->taps);
-		err = write_plot(path, &b, title, &eb);
-	}
-	if (!err)
-		printf("%s: %u channel%s at %u Hz (from %s)\n", path, b.fs->channels,
-		       b.fs->channels == 1 ? "" : "s", b.rate, b.rate_from);
-	else
-		gf_err("%s", eb.msg[0] ? eb.msg : gf_strerror(err));
-	gf_tool_build_free(&b);
-	return gf_tool_exit(err);
+	*len = size;
+	return buf;
 }

@@ -1,0 +1,141 @@
+/*
+ * The response curve and its SVG (response.c, response_svg.c):
+ *   - a short filter's points are evaluated directly, at the frequencies asked;
+ *   - a long one's come from an FFT: each frequency moved to its nearest bin
+ *     (never by more than half a bin), and |H| and the group delay there equal
+ *     the direct sums at that frequency;
+ *   - a megatap filter's curve costs two FFTs (the time is printed, not judged);
+ *   - the SVG as a string is the SVG as a file, byte for byte, with one curve
+ *     per FIR in each frequency panel, the legend's word, and the title escaped.
+ */
+#define _GNU_SOURCE /* open_memstream */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "response.h"
+#include "response_svg.h"
+#include "testutil.h"
+
+#define RATE 48000.0
+#define NF 400
+
+static uint64_t rng;
+
+static void log_freqs(double *f)
+{
+	for (int i = 0; i < NF; i++)
+		f[i] = 10.0 * pow(RATE / 2.0 / 10.0, (double)i / (NF - 1));
+}
+
+static double rel(double got, double want)
+{
+	return fabs(got - want) / fmax(fabs(want), 1e-12);
+}
+
+/* The curve of an @p n-tap filter against the direct sums at the frequencies it returns. */
+static void curve_case(uint32_t n, int moved)
+{
+	float *h = malloc(n * sizeof(float));
+	double f[NF], f0[NF], mag[NF], gd[NF];
+	CHECK(h);
+	gf_test_fill_decaying_taps(h, n, &rng);
+	log_freqs(f);
+	memcpy(f0, f, sizeof(f));
+	CHECK_OK(gf_response_curve(h, n, RATE, f, NF, mag, gd));
+	double worst_mag = 0.0, worst_gd = 0.0, worst_move = 0.0;
+	int n_moved = 0;
+	for (int i = 0; i < NF; i += moved ? 7 : 1) { /* a long filter's direct sums are slow: a sample */
+		double m, g;
+		gf_response_eval(h, n, RATE, f[i], &m, &g);
+		worst_mag = fmax(worst_mag, rel(mag[i], m));
+		if (m > 1e-3 * mag[0])
+			worst_gd = fmax(worst_gd, fabs(gd[i] - g) / n);
+		worst_move = fmax(worst_move, fabs(f[i] - f0[i]));
+		n_moved += f[i] != f0[i];
+	}
+	printf("  %u taps: %s, |H| within %.2g, group delay within %.2g of the length, frequencies moved by "
+	       "%.4f Hz at most\n",
+	       n, moved ? "FFT" : "direct", worst_mag, worst_gd, worst_move);
+	CHECK(worst_mag < 1e-9 && worst_gd < 1e-9);
+	if (moved) {
+		uint32_t size = 1;
+		while (size < 8u * n && size < (1u << 21))
+			size <<= 1;
+		CHECK(worst_move <= RATE / size / 2.0 * (1.0 + 1e-9) && n_moved > 0);
+	} else {
+		CHECK(n_moved == 0);
+	}
+	free(h);
+}
+
+static void megatap_cost(void)
+{
+	uint32_t n = 1u << 20;
+	float *h = malloc(n * sizeof(float));
+	double f[NF], mag[NF], gd[NF];
+	CHECK(h);
+	gf_test_fill_decaying_taps(h, n, &rng);
+	log_freqs(f);
+	int64_t t0 = gf_now_ns();
+	CHECK_OK(gf_response_curve(h, n, RATE, f, NF, mag, gd));
+	printf("  %u taps: the curve in %.3f s (400 direct points would pass over the taps 400 times)\n", n,
+	       (gf_now_ns() - t0) / 1e9);
+	CHECK(isfinite(mag[NF / 2]));
+	free(h);
+}
+
+static size_t count(const char *s, const char *what)
+{
+	size_t n = 0;
+	for (const char *p = s; (p = strstr(p, what)) != NULL; p += strlen(what))
+		n++;
+	return n;
+}
+
+static void svg_case(void)
+{
+	enum { CH = 3, TAPS = 301 };
+	float *h = malloc(CH * TAPS * sizeof(float));
+	CHECK(h);
+	for (int c = 0; c < CH; c++)
+		gf_test_fill_decaying_taps(h + c * TAPS, TAPS, &rng);
+	struct gf_plot_taps t = {h, CH, TAPS, (uint32_t)RATE, "path"};
+	const char *title = "a <mixer> & its paths";
+	size_t len = 0;
+	int err = -1;
+	char *s = gf_response_svg_string(&t, title, &len, &err);
+	CHECK(s && err == 0 && len == strlen(s));
+	char *file_text = NULL;
+	size_t file_len = 0;
+	FILE *o = open_memstream(&file_text, &file_len);
+	CHECK(o);
+	CHECK_OK(gf_response_svg(o, &t, title));
+	CHECK(fclose(o) == 0);
+	CHECK(file_len == len && memcmp(file_text, s, len) == 0);
+	CHECK(strncmp(s, "<?xml", 5) == 0 && strstr(s, "</svg>\n"));
+	CHECK(strstr(s, "a &lt;mixer&gt; &amp; its paths") && !strstr(s, "<mixer>"));
+	CHECK(count(s, ">path ") == CH && count(s, ">channel ") == 0);
+	CHECK(count(s, "class=\"panel\"") == 3);
+	CHECK(count(s, "data-channel=\"2\"") >= 3); /* magnitude, group delay, impulse */
+	printf("  SVG of %d paths: %zu bytes, the same as a string and as a file\n", CH, len);
+	free(file_text);
+	free(s);
+	free(h);
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	rng = gf_test_seed("test_response_svg");
+	curve_case(255, 0);
+	curve_case(8000, 0);
+	curve_case(65535, 1);
+	curve_case(300001, 1);
+	megatap_cost();
+	svg_case();
+	puts("test_response_svg: OK");
+	return 0;
+}
