@@ -3,14 +3,17 @@
  * writes to a blocking socket: once the receiver's queue is full (PID 1 busy,
  * a listener that does not read; Linux queues 10 datagrams by default) it
  * waits, and with it the control loop, which then answers no signal, watchdog
- * or status. Here the datagram goes out with MSG_DONTWAIT; what the receiver
- * cannot take yet is kept, merged with what follows (the newest of each
- * assignment), and sent by gf_notify_flush() on a later loop pass.
+ * or status. Here each datagram goes out with MSG_DONTWAIT; those the
+ * receiver cannot take yet wait here, in order, and gf_notify_flush() sends
+ * them on a later loop pass. Waiting STATUS= and WATCHDOG=1 datagrams at the
+ * tail are replaced by the newer one rather than repeated; READY, RELOADING
+ * and STOPPING are never merged away (systemd, and the tests, count them).
  */
 #include "notify.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,14 +25,16 @@
 #include "clock.h"
 #include "error.h"
 
-/* The assignments systemd has not received yet. READY, RELOADING and STOPPING exclude each
- * other: the newest is the state, and systemd reads one datagram's READY before its RELOADING. */
+#define WAIT_MAX 32 /* datagrams kept for a receiver that does not read: then the oldest go */
+#define MSG_MAX 1100
+
+enum kind { K_STATE, K_STATUS, K_WATCHDOG };
+
 static struct {
-	int ready, reloading, stopping, watchdog;
-	uint64_t reload_usec;
-	int has_status;
-	char status[1024];
-} pend;
+	char msg[WAIT_MAX][MSG_MAX];
+	enum kind kind[WAIT_MAX];
+	unsigned head, n;
+} waiting;
 
 static struct {
 	int fd;
@@ -38,25 +43,38 @@ static struct {
 
 int gf_notify_pending(void)
 {
-	return pend.ready || pend.reloading || pend.stopping || pend.watchdog || pend.has_status;
+	return waiting.n > 0;
 }
 
-static size_t compose(char *buf, size_t size)
+static unsigned slot(unsigned i)
 {
-	size_t n = 0;
-#define ADD(...) (n += (size_t)snprintf(buf + n, n < size ? size - n : 0, __VA_ARGS__))
-	if (pend.stopping)
-		ADD("%sSTOPPING=1", n ? "\n" : "");
-	if (pend.ready)
-		ADD("%sREADY=1", n ? "\n" : "");
-	if (pend.reloading)
-		ADD("%sRELOADING=1\nMONOTONIC_USEC=%" PRIu64, n ? "\n" : "", pend.reload_usec);
-	if (pend.watchdog)
-		ADD("%sWATCHDOG=1", n ? "\n" : "");
-	if (pend.has_status)
-		ADD("%sSTATUS=%s", n ? "\n" : "", pend.status);
-#undef ADD
-	return n < size ? n : size - 1;
+	return (waiting.head + i) % WAIT_MAX;
+}
+
+/* Behind what waits: a STATUS or WATCHDOG after one of its kind replaces it; a full queue loses its
+ * oldest STATUS or WATCHDOG first, else its oldest datagram. */
+static void enqueue(enum kind k, const char *msg)
+{
+	unsigned tail = waiting.n ? slot(waiting.n - 1) : 0;
+	if (waiting.n && k != K_STATE && waiting.kind[tail] == k) {
+		snprintf(waiting.msg[tail], MSG_MAX, "%s", msg);
+		return;
+	}
+	if (waiting.n == WAIT_MAX) {
+		unsigned drop = 0;
+		while (drop < waiting.n && waiting.kind[slot(drop)] == K_STATE)
+			drop++;
+		drop = drop < waiting.n ? drop : 0;
+		for (unsigned i = drop; i > 0; i--) { /* close the gap: what came before moves up one */
+			memcpy(waiting.msg[slot(i)], waiting.msg[slot(i - 1)], MSG_MAX);
+			waiting.kind[slot(i)] = waiting.kind[slot(i - 1)];
+		}
+		waiting.head = slot(1);
+		waiting.n--;
+	}
+	unsigned at = slot(waiting.n++);
+	waiting.kind[at] = k;
+	snprintf(waiting.msg[at], MSG_MAX, "%s", msg);
 }
 
 /* A socket for NOTIFY_SOCKET @p path (a file, or '@' for the abstract namespace) and its address. */
@@ -82,31 +100,48 @@ static int open_for(const char *path, struct sockaddr_un *sa, socklen_t *len)
 int gf_notify_flush(void)
 {
 	const char *path = getenv("NOTIFY_SOCKET");
-	if (!gf_notify_pending())
-		return 0;
 	if (!path || !*path) { /* not under systemd: nothing to tell */
-		memset(&pend, 0, sizeof(pend));
+		waiting.n = 0;
 		return 0;
-	}
-	char msg[1400];
-	compose(msg, sizeof(msg));
-	if (path[0] != '/' && path[0] != '@') { /* another transport (vsock): libsystemd's own */
-		memset(&pend, 0, sizeof(pend));
-		return sd_notify(0, msg) < 0 ? GF_E_SYSTEM : 0;
 	}
 	struct sockaddr_un sa;
 	socklen_t len;
-	int fd = open_for(path, &sa, &len);
-	if (fd < 0)
+	int fd = -1;
+	int unix_path = path[0] == '/' || path[0] == '@';
+	if (unix_path && waiting.n && (fd = open_for(path, &sa, &len)) < 0) {
+		waiting.n = 0;
 		return GF_E_SYSTEM;
-	if (sendto(fd, msg, strlen(msg), MSG_DONTWAIT | MSG_NOSIGNAL, (struct sockaddr *)&sa, len) >= 0) {
-		memset(&pend, 0, sizeof(pend));
-		return 0;
 	}
-	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
-		return GF_E_BUSY;	/* kept: the next call or flush sends it */
-	memset(&pend, 0, sizeof(pend)); /* no listener (ECONNREFUSED, ENOENT): nobody to tell */
-	return GF_E_SYSTEM;
+	while (waiting.n) {
+		const char *msg = waiting.msg[waiting.head];
+		if (!unix_path) { /* another transport (vsock): libsystemd's own */
+			int r = sd_notify(0, msg);
+			waiting.head = slot(1);
+			waiting.n--;
+			if (r < 0)
+				return GF_E_SYSTEM;
+			continue;
+		}
+		if (sendto(fd, msg, strlen(msg), MSG_DONTWAIT | MSG_NOSIGNAL, (struct sockaddr *)&sa, len) <
+		    0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+				return GF_E_BUSY; /* kept: the next call or flush sends it */
+			waiting.n = 0;		  /* no listener (ECONNREFUSED, ENOENT): nobody to tell */
+			return GF_E_SYSTEM;
+		}
+		waiting.head = slot(1);
+		waiting.n--;
+	}
+	return 0;
+}
+
+static int notify(enum kind k, const char *msg)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	if (!path || !*path)
+		return 0;
+	enqueue(k, msg);
+	return gf_notify_flush();
 }
 
 uint64_t gf_notify_monotonic_usec(void)
@@ -116,41 +151,37 @@ uint64_t gf_notify_monotonic_usec(void)
 
 int gf_notify_ready(void)
 {
-	pend.ready = 1;
-	pend.reloading = pend.stopping = 0;
-	return gf_notify_flush();
+	return notify(K_STATE, "READY=1");
 }
 
 int gf_notify_reloading(void)
 {
-	pend.reloading = 1;
-	pend.reload_usec = gf_notify_monotonic_usec();
-	pend.ready = pend.stopping = 0;
-	return gf_notify_flush();
+	char msg[64];
+	snprintf(msg, sizeof(msg), "RELOADING=1\nMONOTONIC_USEC=%" PRIu64, gf_notify_monotonic_usec());
+	return notify(K_STATE, msg);
 }
 
 int gf_notify_stopping(void)
 {
-	pend.stopping = 1;
-	pend.ready = pend.reloading = 0;
-	return gf_notify_flush();
+	return notify(K_STATE, "STOPPING=1");
 }
 
 int gf_notify_status(const char *text)
 {
-	snprintf(pend.status, sizeof(pend.status), "%s", text);
+	char msg[1024];
+	int n = snprintf(msg, sizeof(msg), "STATUS=%s", text);
+	if (n < 0)
+		return GF_E_INVAL;
 	/* STATUS is a single line: a newline would start a new (bogus) assignment. */
-	for (char *p = pend.status; *p; p++)
+	for (char *p = msg; *p; p++)
 		if (*p == '\n' || *p == '\r')
 			*p = ' ';
-	pend.has_status = 1;
-	return gf_notify_flush();
+	return notify(K_STATUS, msg);
 }
 
 int gf_notify_watchdog(void)
 {
-	pend.watchdog = 1;
-	return gf_notify_flush();
+	return notify(K_WATCHDOG, "WATCHDOG=1");
 }
 
 uint64_t gf_notify_watchdog_usec(void)

@@ -5,10 +5,14 @@
  * the process was not started by systemd (NOTIFY_SOCKET unset), so the daemon
  * calls them unconditionally.
  *
- * No call blocks: a receiver whose queue is full gets the assignments later,
- * merged (the newest of each; READY, RELOADING and STOPPING replace each
- * other), from the next call or gf_notify_flush(), which the daemon's loop
- * calls on every pass, every NOTIFY_RETRY_MS while something waits. Such a call returns GF_E_BUSY.
+ * No call blocks: a receiver whose queue is full gets the datagrams later, in
+ * order, from the next call or gf_notify_flush(), which the daemon's loop
+ * calls on every pass, every NOTIFY_RETRY_MS while something waits; such a
+ * call returns GF_E_BUSY. A STATUS= or WATCHDOG=1 behind one of its kind
+ * replaces it; at most 32 wait, and past that the oldest STATUS= or
+ * WATCHDOG=1 goes first.
+ *
+
  *
  * Control thread only (they send a datagram; not RT-safe).
  */

@@ -90,16 +90,29 @@ static void on_alarm(int sig)
 	_exit(1);
 }
 
+/* What the listener has queued: how many datagrams, and the last one in @p last. */
+static int drain(int fd, char *last, size_t size)
+{
+	int n = 0;
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	while (poll(&p, 1, 0) == 1) {
+		ssize_t r = recv(fd, last, size - 1, 0);
+		CHECK(r >= 0);
+		last[r] = '\0';
+		n++;
+	}
+	return n;
+}
+
 /* 200 calls into a queue that fills after a few (the kernel's max_dgram_qlen, 10 by default): each
  * returns at once (an alarm ends the test if one blocks); then the listener drains its queue and
- * one flush sends what was kept: the newest state, READY=1 (the RELOADING=1 before it dropped),
- * the watchdog ping and the last status. */
+ * one flush sends what waited, in order, each run of statuses as its newest. */
 static void check_full_queue(int fd)
 {
 	signal(SIGALRM, on_alarm);
 	alarm(10);
 	int kept = 0;
-	char text[64];
+	char text[64], last[2048];
 	for (int i = 0; i < 200; i++) {
 		snprintf(text, sizeof(text), "status %d", i);
 		kept += gf_notify_status(text) == GF_E_BUSY;
@@ -111,22 +124,33 @@ static void check_full_queue(int fd)
 			kept += gf_notify_ready() == GF_E_BUSY;
 	}
 	alarm(0);
-	CHECK(kept > 150);
-	int queued = 0;
-	char last[2048] = "";
-	struct pollfd p = {.fd = fd, .events = POLLIN};
-	while (poll(&p, 1, 0) == 1) {
-		ssize_t n = recv(fd, last, sizeof(last) - 1, 0);
-		CHECK(n >= 0);
-		last[n] = '\0';
-		queued++;
-	}
-	CHECK(gf_notify_flush() == 0);
-	expect(fd, "READY=1\nWATCHDOG=1\nSTATUS=status 199");
-	CHECK(gf_notify_flush() == 0 && recv_msg(fd)[0] == '\0'); /* nothing left to send */
-	printf("full queue: %d datagrams queued, %d calls kept theirs for later, then one flush: the "
-	       "newest state\n",
+	CHECK(kept > 150 && gf_notify_pending());
+	int queued = drain(fd, last, sizeof(last));
+	CHECK(gf_notify_flush() == 0 && !gf_notify_pending());
+	expect(fd, "STATUS=status 150");
+	CHECK(strncmp(recv_msg(fd), "RELOADING=1\nMONOTONIC_USEC=", 27) == 0);
+	expect(fd, "STATUS=status 160");
+	expect(fd, "WATCHDOG=1");
+	expect(fd, "STATUS=status 170");
+	expect(fd, "READY=1");
+	expect(fd, "STATUS=status 199");
+	CHECK(recv_msg(fd)[0] == '\0'); /* nothing else was kept */
+	printf("full queue: %d datagrams queued, %d calls kept theirs; after one flush the rest in order\n",
 	       queued, kept);
+
+	/* A receiver that never reads: at most 32 wait, the oldest given up (READY is never merged). */
+	alarm(10);
+	for (int i = 0; i < 100; i++)
+		gf_notify_ready();
+	alarm(0);
+	int direct = drain(fd, last, sizeof(last)), ready = 0;
+	for (int round = 0; gf_notify_pending() && round < 10; round++) {
+		gf_notify_flush();
+		ready += drain(fd, last, sizeof(last));
+	}
+	printf("100 READY=1 into a full queue: %d went at once, %d waited and went once it was read\n",
+	       direct, ready);
+	CHECK(!gf_notify_pending() && ready == 32 && direct + ready < 100);
 }
 
 int main(void)
