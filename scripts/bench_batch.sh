@@ -37,29 +37,20 @@ mkdir -p "$WORK"
 RESULTS="$WORK/results.txt"
 : >"$RESULTS"
 
-now() { date +%s.%N; }
-record() { # name seconds files
+. "$ROOT/scripts/lib/bench_timing.sh"
+fresh_out() { rm -rf "$WORK/out" && mkdir -p "$WORK/out"; }
+BENCH_PREP=fresh_out
+# RESULT lines here carry ms per file: timed_files NAME FILES CMD... (RUNS runs).
+record() { # name seconds
 	local ms
-	ms=$(awk -v s="$2" -v n="$3" 'BEGIN { printf "%.2f", 1000 * s / n }')
+	ms=$(awk -v s="$2" -v n="$PER_FILES" 'BEGIN { printf "%.2f", 1000 * s / n }')
 	echo "RESULT $1 $2 $ms" | tee -a "$RESULTS"
 }
-# Best of RUNS runs of a command after one untimed warm-up; "files" is the per-file divisor.
-timed() { # name files cmd...
-	local name=$1 files=$2 best="" t0 t1 dt i
+timed_files() { # name files cmd...
+	local name=$1
+	PER_FILES=$2
 	shift 2
-	[ "$RUNS" -gt 1 ] && { "$@" >/dev/null 2>"$WORK/$name.err" || true; }
-	for ((i = 0; i < RUNS; i++)); do
-		rm -rf "$WORK/out" && mkdir -p "$WORK/out"
-		t0=$(now)
-		if ! "$@" >"$WORK/$name.log" 2>"$WORK/$name.err"; then
-			echo "FAILED $name: $(tail -3 "$WORK/$name.err" | tr '\n' ' ')" | tee -a "$RESULTS"
-			return 1
-		fi
-		t1=$(now)
-		dt=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", b - a }')
-		if [ -z "$best" ] || awk -v a="$dt" -v b="$best" 'BEGIN { exit !(a < b) }'; then best=$dt; fi
-	done
-	record "$name" "$best" "$files"
+	timed "$name" "$RUNS" "$@"
 }
 loop_gpufir() { # extra args...
 	for f in "$WORK"/corpus/*.wav; do "$G" -q -c "$WORK/gpufir.conf" "$@" -i "$f" -o "$WORK/out/${f##*/}" || return 1; done
@@ -111,13 +102,13 @@ echo "== corpus: $FILES x $SECS s stereo 48 kHz float32, $TAPS taps"
 	"$PY" "$PEERS" corpus "$WORK" "$FILES" "$SECS" "$TAPS" || exit 1
 cat "$WORK"/corpus/*.wav >/dev/null # page cache warm for everyone
 
-timed sfcopy_1proc_1thread "$FILES" "$BUILD/bench/bench_sfcopy" -d "$WORK/out" "$WORK"/corpus/*.wav
-timed sfcopy_1proc_${CPUS}threads "$FILES" "$BUILD/bench/bench_sfcopy" -d "$WORK/out" -j "$CPUS" "$WORK"/corpus/*.wav
-timed gpufir_batch_auto "$FILES" "$G" -c "$WORK/gpufir.conf" --batch "$WORK/list.txt" -o "$WORK/out/" &&
+timed_files sfcopy_1proc_1thread "$FILES" "$BUILD/bench/bench_sfcopy" -d "$WORK/out" "$WORK"/corpus/*.wav
+timed_files sfcopy_1proc_${CPUS}threads "$FILES" "$BUILD/bench/bench_sfcopy" -d "$WORK/out" -j "$CPUS" "$WORK"/corpus/*.wav
+timed_files gpufir_batch_auto "$FILES" "$G" -c "$WORK/gpufir.conf" --batch "$WORK/list.txt" -o "$WORK/out/" &&
 	tail -1 "$WORK/gpufir_batch_auto.err"
-timed gpufir_batch_gpu_all "$FILES" "$G" -c "$WORK/gpufir.conf" --batch "$WORK/list.txt" -o "$WORK/out/" --gpu all &&
+timed_files gpufir_batch_gpu_all "$FILES" "$G" -c "$WORK/gpufir.conf" --batch "$WORK/list.txt" -o "$WORK/out/" --gpu all &&
 	tail -1 "$WORK/gpufir_batch_gpu_all.err"
-timed gpufir_batch_cpu "$FILES" "$G" -c "$WORK/gpufir.conf" --batch "$WORK/list.txt" -o "$WORK/out/" --backend cpu &&
+timed_files gpufir_batch_cpu "$FILES" "$G" -c "$WORK/gpufir.conf" --batch "$WORK/list.txt" -o "$WORK/out/" --backend cpu &&
 	tail -1 "$WORK/gpufir_batch_cpu.err"
 # The batch equals the per-file runs (CPU backend: deterministic), sample for sample.
 mkdir -p "$WORK/check_b" "$WORK/check_f"
@@ -130,11 +121,11 @@ for i in 0000 0001 $(printf %04d $((FILES - 1))); do
 		echo "CHECK FAILED batch c$i.wav differs from the per-file run" | tee -a "$RESULTS"
 done
 
-RUNS=1 timed loop_gpufir_auto "$FILES" loop_gpufir # 0.36 s a file on a GPU: once
-timed loop_gpufir_cpu "$FILES" loop_gpufir --backend cpu
-command -v fconvolver >/dev/null && timed loop_fconvolver "$FILES" loop_fconvolver
-timed xargs_P${CPUS}_gpufir_cpu "$FILES" parallel_gpufir --backend cpu
-command -v fconvolver >/dev/null && timed xargs_P${CPUS}_fconvolver "$FILES" parallel_fconvolver
+RUNS=1 timed_files loop_gpufir_auto "$FILES" loop_gpufir # 0.36 s a file on a GPU: once
+timed_files loop_gpufir_cpu "$FILES" loop_gpufir --backend cpu
+command -v fconvolver >/dev/null && timed_files loop_fconvolver "$FILES" loop_fconvolver
+timed_files xargs_P${CPUS}_gpufir_cpu "$FILES" parallel_gpufir --backend cpu
+command -v fconvolver >/dev/null && timed_files xargs_P${CPUS}_fconvolver "$FILES" parallel_fconvolver
 
 echo "== one $SECS s file: auto against --backend cpu (hyperfine where present)"
 F1="$WORK/corpus/c0000.wav"
@@ -158,20 +149,20 @@ if [ "$LONG" != 0 ]; then
 	printf '/cd %s\n/convolver/new 2 2 1024 %s\n/impulse/read 1 1 1 0 0 0 1 ir.wav\n/impulse/read 2 2 1 0 0 0 1 ir.wav\n' \
 		"$WORK/long" "$LONG_TAPS" >"$WORK/long/fconv.conf"
 	cat "$WORK/long/in.wav" >/dev/null
-	timed long_gpufir_auto 1 "$G" -q -c "$WORK/long/gpufir.conf" -i "$WORK/long/in.wav" -o "$WORK/long/out.wav"
+	timed_files long_gpufir_auto 1 "$G" -q -c "$WORK/long/gpufir.conf" -i "$WORK/long/in.wav" -o "$WORK/long/out.wav"
 	"$G" -v -c "$WORK/long/gpufir.conf" -i "$WORK/long/in.wav" -o "$WORK/long/out.wav" 2>&1 |
 		grep -E "auto backend|stripes|ms:|realtime" | tee -a "$RESULTS"
-	timed long_gpufir_cpu 1 "$G" -q -c "$WORK/long/gpufir.conf" --backend cpu -i "$WORK/long/in.wav" -o "$WORK/long/out_cpu.wav"
-	timed long_gpufir_cpu_1thread 1 "$G" -q -c "$WORK/long/gpufir.conf" --backend cpu --threads 1 \
+	timed_files long_gpufir_cpu 1 "$G" -q -c "$WORK/long/gpufir.conf" --backend cpu -i "$WORK/long/in.wav" -o "$WORK/long/out_cpu.wav"
+	timed_files long_gpufir_cpu_1thread 1 "$G" -q -c "$WORK/long/gpufir.conf" --backend cpu --threads 1 \
 		-i "$WORK/long/in.wav" -o "$WORK/long/out_cpu1.wav"
-	timed long_gpufir_cuda 1 "$G" -q -c "$WORK/long/gpufir.conf" --backend cuda -i "$WORK/long/in.wav" -o "$WORK/long/out_cuda.wav"
+	timed_files long_gpufir_cuda 1 "$G" -q -c "$WORK/long/gpufir.conf" --backend cuda -i "$WORK/long/in.wav" -o "$WORK/long/out_cuda.wav"
 	# Stripes on every CPU give the one-thread output, sample for sample.
 	"$PY" -c "import sys, scipy.io.wavfile as w, numpy as np; a=w.read(sys.argv[1])[1]; b=w.read(sys.argv[2])[1]; sys.exit(0 if np.array_equal(a, b) else 1)" \
 		"$WORK/long/out_cpu.wav" "$WORK/long/out_cpu1.wav" 2>/dev/null &&
 		echo "CHECK long file: --backend cpu on $CPUS CPUs equals --threads 1" | tee -a "$RESULTS" ||
 		echo "CHECK FAILED long file: --backend cpu on $CPUS CPUs differs from --threads 1" | tee -a "$RESULTS"
 	command -v fconvolver >/dev/null &&
-		timed long_fconvolver 1 fconvolver -T "$WORK/long/fconv.conf" "$WORK/long/in.wav" "$WORK/long/out_fconv.wav"
+		timed_files long_fconvolver 1 fconvolver -T "$WORK/long/fconv.conf" "$WORK/long/in.wav" "$WORK/long/out_fconv.wav"
 fi
 
 echo "== summary (seconds; ms per file)"

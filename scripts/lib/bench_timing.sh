@@ -1,6 +1,7 @@
 # Timing for the benchmark scripts (sourced). The caller sets WORK (logs go
 # there), SAMPLES (frames x channels of one run) and RESULTS (a file the
-# results are appended to; /dev/null for none).
+# results are appended to; /dev/null for none), and may set BENCH_PREP (a
+# command run before each timed run) or define its own record() after this.
 
 now() { date +%s.%N; }
 
@@ -17,8 +18,9 @@ record() { # name seconds
 timed() { # name runs cmd...
 	local name=$1 runs=$2 best="" t0 t1 dt i
 	shift 2
-	[ "$runs" -gt 1 ] && "$@" >/dev/null 2>"$WORK/$name.err"
+	[ "$runs" -gt 1 ] && { "$@" >/dev/null 2>"$WORK/$name.err" || true; }
 	for ((i = 0; i < runs; i++)); do
+		${BENCH_PREP:-:}
 		t0=$(now)
 		if ! "$@" >"$WORK/$name.log" 2>"$WORK/$name.err"; then
 			echo "FAILED $name: $(tail -3 "$WORK/$name.err" | tr '\n' ' ')" | tee -a "$RESULTS"
