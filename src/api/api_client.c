@@ -69,7 +69,19 @@ int gf_api_call(const char *path, const char *command, char **reply, int timeout
 		return GF_E_NOMEM;
 	}
 	int err = GF_E_IO;
-	if (send_all(fd, command, strlen(command), deadline) || send_all(fd, "\n", 1, deadline)) {
+	/* The line in one piece: a server that answers on its first read and closes must not
+	 * see a newline arrive after it (the client would then get EPIPE, not the reply). */
+	size_t clen = strlen(command);
+	char *line = malloc(clen + 1);
+	if (!line) {
+		err = GF_E_NOMEM;
+		goto out;
+	}
+	memcpy(line, command, clen);
+	line[clen] = '\n';
+	int sent = send_all(fd, line, clen + 1, deadline);
+	free(line);
+	if (sent) {
 		gf_errbuf_set(eb, "%s: cannot send: %s", path, strerror(errno));
 		goto out;
 	}

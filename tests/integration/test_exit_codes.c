@@ -40,7 +40,12 @@ static pid_t answer_once(const char *path, int request, const char *reply)
 		alarm(10); /* gone even if the client never comes */
 		int c = accept(fd, NULL, NULL);
 		char req[256];
-		if (c < 0 || (request && read(c, req, sizeof(req)) <= 0))
+		ssize_t n = 0, r = 1;
+		while (c >= 0 && request && r > 0 && !memchr(req, '\n', (size_t)n) &&
+		       n < (ssize_t)sizeof(req))
+			n += r =
+				read(c, req + n, sizeof(req) - (size_t)n); /* the whole line, as the daemon */
+		if (c < 0 || (request && r <= 0))
 			_exit(1);
 		_exit(write(c, reply, strlen(reply)) == (ssize_t)strlen(reply) ? 0 : 1);
 	}
