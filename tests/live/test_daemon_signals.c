@@ -108,7 +108,10 @@ static int query_during(double until)
 }
 
 /* The final stats line covers the whole run (no 60 s line came first): its
- * block times are over every block, not the last 200 ms poll's few. */
+ * block times are over every block, not the last 200 ms poll's few. Audio
+ * still flows while the line's counters are read, one after the other, so
+ * the block count and the histogram's may differ by a block or two (seen:
+ * 9944 and 9945 under ASan); a window cut short would miss thousands. */
 static void check_final_stats(void)
 {
 	FILE *f = fopen(dm.log_path, "r");
@@ -124,7 +127,7 @@ static void check_final_stats(void)
 	printf("final stats line: %s", last);
 	CHECK(b && m && sscanf(b, ", blocks %llu", &blocks) == 1);
 	CHECK(sscanf(m, "block us median %lf p99 %*f max %*f over %llu blocks", &median, &over) == 2);
-	CHECK(blocks > 1000 && over == blocks && median > 0.0);
+	CHECK(blocks > 1000 && over + 2 >= blocks && over <= blocks + 2 && median > 0.0);
 }
 
 int main(void)
