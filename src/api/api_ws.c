@@ -149,13 +149,14 @@ static int on_http(struct wclient *c, struct lws *wsi, const char *uri)
 		body = gf_api_response_svg(c->w->a, &len);
 		type = "image/svg+xml";
 	}
-	if (!body || c->body) {
+	if (!body) {
 		lws_return_http_status(wsi, get ? HTTP_STATUS_NOT_FOUND : HTTP_STATUS_METHOD_NOT_ALLOWED,
 				       NULL);
 		return lws_http_transaction_completed(wsi) ? -1 : 0;
 	}
 	/* lws_write wants LWS_PRE bytes of room before what it sends; it keeps what the
 	 * socket does not take and sends it as the socket drains. */
+	free(c->body); /* lws starts a request once the previous one completed: none is left */
 	if (!(c->body = malloc(LWS_PRE + len)))
 		return -1;
 	memcpy(c->body + LWS_PRE, body, len);

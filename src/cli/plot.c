@@ -15,8 +15,8 @@
 #include "tools.h"
 
 /* The SVG into a temporary beside @p path, renamed over it when complete. */
-static int write_plot(const char *path, const struct gf_tool_build *b, const char *title,
-		      struct gf_errbuf *eb)
+static int write_plot(const char *path, const struct gf_tool_build *b, const struct gf_plot_taps *pt,
+		      const char *title, struct gf_errbuf *eb)
 {
 	struct gf_temp_file t;
 	int err = gf_temp_open(&t, path, GF_TEMP_REGULAR_ONLY, eb);
@@ -34,9 +34,7 @@ static int write_plot(const char *path, const struct gf_tool_build *b, const cha
 			close(fd);
 	}
 	if (o) {
-		struct gf_plot_taps pt = {b->fs->coeffs, b->fs->channels, b->fs->taps, b->rate,
-					  gf_filter_set_is_mixer(b->fs) ? "path" : "channel"};
-		err = gf_response_svg(o, &pt, title);
+		err = gf_response_svg(o, pt, title);
 		if (fclose(o) != 0 && !err)
 			err = GF_E_IO;
 		if (err)
@@ -56,13 +54,11 @@ int gf_tool_run_plot(const struct gf_cli *cli)
 	const char *path = cli->output ? cli->output : "response.svg";
 	int err = gf_tool_build(cli, &b, &eb);
 	if (!err) {
+		struct gf_plot_taps pt = {b.fs->coeffs, b.fs->channels, b.fs->taps, b.rate,
+					  gf_filter_set_is_mixer(b.fs) ? "path" : "channel"};
 		char title[512];
-		/* the file's name, not its folder: the title has one line of a phone's width */
-		const char *name = cli->config ? cli->config : "built-in default";
-		const char *slash = strrchr(name, '/');
-		snprintf(title, sizeof(title), "%s: %u Hz, %u channel%s, %u taps", slash ? slash + 1 : name,
-			 b.rate, b.fs->channels, b.fs->channels == 1 ? "" : "s", b.fs->taps);
-		err = write_plot(path, &b, title, &eb);
+		gf_response_svg_title(title, sizeof(title), cli->config, &pt);
+		err = write_plot(path, &b, &pt, title, &eb);
 	}
 	if (!err)
 		printf("%s: %u channel%s at %u Hz (from %s)\n", path, b.fs->channels,

@@ -212,12 +212,10 @@ static void job_plot(struct gf_reload_job *j, const struct gf_config *c)
 {
 	if (c->control_port <= 0)
 		return;
-	const char *name = c->path ? c->path : "built-in default", *slash = strrchr(name, '/');
-	char title[400];
-	snprintf(title, sizeof(title), "%s: %u Hz, %u %s, %u taps", slash ? slash + 1 : name, c->sample_rate,
-		 j->fs->channels, gf_filter_set_is_mixer(j->fs) ? "paths" : "channels", j->fs->taps);
 	struct gf_plot_taps t = {j->fs->coeffs, j->fs->channels, j->fs->taps, c->sample_rate,
 				 gf_filter_set_is_mixer(j->fs) ? "path" : "channel"};
+	char title[400];
+	gf_response_svg_title(title, sizeof(title), c->path, &t);
 	int err = 0;
 	j->plot_svg = gf_response_svg_string(&t, title, &j->plot_len, &err);
 	if (!j->plot_svg)

@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "response.h"
 
@@ -375,4 +376,12 @@ char *gf_response_svg_string(const struct gf_plot_taps *t, const char *title, si
 	}
 	*len = size;
 	return buf;
+}
+
+void gf_response_svg_title(char *buf, size_t size, const char *source, const struct gf_plot_taps *t)
+{
+	/* the file's name, not its folder: the title has one line of a phone's width */
+	const char *name = source ? source : "built-in default", *slash = strrchr(name, '/');
+	snprintf(buf, size, "%s: %u Hz, %u %s%s, %u taps", slash ? slash + 1 : name, t->rate, t->channels,
+		 t->legend ? t->legend : "channel", t->channels == 1 ? "" : "s", t->taps);
 }

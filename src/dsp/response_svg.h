@@ -26,6 +26,10 @@ struct gf_plot_taps {
 	const char *legend; /**< the legend's word before each number: "channel" (NULL) or "path" */
 };
 
+/** The plot's title in @p buf: the file name of @p source (NULL: the built-in default), the rate,
+ *  the FIRs and the taps, as "room.conf: 48000 Hz, 2 channels, 65536 taps". */
+void gf_response_svg_title(char *buf, size_t size, const char *source, const struct gf_plot_taps *t);
+
 /** Draw @p t into @p out under @p title. @return 0, GF_E_NOMEM or GF_E_IO */
 int gf_response_svg(FILE *out, const struct gf_plot_taps *t, const char *title);
 

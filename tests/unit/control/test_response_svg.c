@@ -6,7 +6,8 @@
  *     the direct sums at that frequency;
  *   - a megatap filter's curve costs two FFTs (the time is printed, not judged);
  *   - the SVG as a string is the SVG as a file, byte for byte, with one curve
- *     per FIR in each frequency panel, the legend's word, and the title escaped.
+ *     per FIR in each frequency panel, the legend's word, and the title escaped;
+ *   - the title names the config file, the rate, the FIRs (singular for one) and the taps.
  */
 #define _GNU_SOURCE /* open_memstream */
 #include <math.h>
@@ -120,6 +121,13 @@ static void svg_case(void)
 	CHECK(count(s, ">path ") == CH && count(s, ">channel ") == 0);
 	CHECK(count(s, "class=\"panel\"") == 3);
 	CHECK(count(s, "data-channel=\"2\"") >= 3); /* magnitude, group delay, impulse */
+	char t1[200], t2[200];
+	gf_response_svg_title(t1, sizeof(t1), "/etc/gpufir/room.conf", &t);
+	struct gf_plot_taps one = {h, 1, TAPS, 44100, NULL};
+	gf_response_svg_title(t2, sizeof(t2), NULL, &one);
+	printf("  titles: \"%s\", \"%s\"\n", t1, t2);
+	CHECK(strcmp(t1, "room.conf: 48000 Hz, 3 paths, 301 taps") == 0);
+	CHECK(strcmp(t2, "built-in default: 44100 Hz, 1 channel, 301 taps") == 0);
 	printf("  SVG of %d paths: %zu bytes, the same as a string and as a file\n", CH, len);
 	free(file_text);
 	free(s);
