@@ -3,6 +3,10 @@
 # build (with the CUDA backend when a toolkit is present; GPU tests skip
 # without a GPU) and an AddressSanitizer + UndefinedBehaviorSanitizer build.
 # Live tests run against a private JACK server with the dummy driver.
+# Tests run side by side (ctest -j, one per core) except those marked
+# RUN_SERIAL (tests/CMakeLists.txt: the live ones, timing-sensitive against
+# one JACK server), which run alone; the fuzzers run one per core. At the end
+# it prints each run's ten slowest tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -13,27 +17,45 @@ scripts/check-format.sh
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release # what quickstart.sh builds
 cmake --build build -j"$jobs"
-scripts/with-jackd.sh ctest --test-dir build --output-on-failure
+scripts/with-jackd.sh ctest --test-dir build --output-on-failure -j"$jobs"
 
 # Sanitizers cover the host code; CUDA code cannot run without a GPU anyway.
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DGPUFIR_SANITIZE=ON -DGPUFIR_CUDA=OFF
 cmake --build build-asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	scripts/with-jackd.sh ctest --test-dir build-asan --output-on-failure
+	scripts/with-jackd.sh ctest --test-dir build-asan --output-on-failure -j"$jobs"
 
-# Fuzz each parser for a bounded time (libFuzzer, clang) from the seed corpus.
+# Fuzz each parser for a bounded time (libFuzzer, clang) from the seed corpus,
+# one fuzzer per core (each is a single-threaded process).
 fuzz_seconds=${GPUFIR_FUZZ_SECONDS:-30}
 CC=clang cmake -S . -B build-fuzz -DGPUFIR_FUZZ=ON -DGPUFIR_CUDA=OFF -DGPUFIR_TESTS=ON
 cmake --build build-fuzz -j"$jobs" --target fuzz_config fuzz_config_includes fuzz_taps_text fuzz_wav_ir fuzz_taps_raw fuzz_peq_text fuzz_api
-for t in config:config config_includes:config_includes taps_text:taps_text wav_ir:wav_ir taps_raw:taps_raw peq_text:peq_text api:api; do
-	target=fuzz_${t%%:*} corpus=tests/fuzz/corpus/${t##*:}
+# fuzz TARGET CORPUS: run one fuzzer; on a failure, print its log's end and fail.
+fuzz() {
+	local target=fuzz_$1 corpus=tests/fuzz/corpus/$2 work
 	work=$(mktemp -d)
 	if ! LSAN_OPTIONS=suppressions=$PWD/tests/fuzz/lsan.supp build-fuzz/tests/"$target" \
 		-max_total_time="$fuzz_seconds" -print_final_stats=1 "$work" "$corpus" >"$work.log" 2>&1; then
 		tail -n 60 "$work.log"
 		echo "$target: the fuzzer found a failure" >&2
-		exit 1
+		return 1
 	fi
 	echo "$target: $(grep -E '^stat::number_of_executed_units' "$work.log")"
 	rm -rf "$work" "$work.log"
+}
+running=0 failed=0
+for t in config:config config_includes:config_includes taps_text:taps_text wav_ir:wav_ir taps_raw:taps_raw peq_text:peq_text api:api; do
+	if [ "$running" -ge "$jobs" ]; then
+		wait -n || failed=1
+		running=$((running - 1))
+	fi
+	fuzz "${t%%:*}" "${t##*:}" &
+	running=$((running + 1))
 done
+for ((; running > 0; running--)); do
+	wait -n || failed=1
+done
+
+scripts/slowest-tests.sh build
+scripts/slowest-tests.sh build-asan
+exit "$failed"

@@ -1,0 +1,20 @@
+#!/bin/sh
+# Prints the slowest tests of the latest ctest run in a build folder, from
+# CTest's own log (Testing/Temporary/LastTest.log), slowest first:
+#   scripts/slowest-tests.sh build [COUNT]     (COUNT: 10)
+set -eu
+if [ $# -lt 1 ]; then
+	echo "usage: $0 BUILD_DIR [COUNT]" >&2
+	exit 2
+fi
+log=$1/Testing/Temporary/LastTest.log
+count=${2:-10}
+if [ ! -r "$log" ]; then
+	echo "slowest-tests.sh: no test log in $1 ($log)" >&2
+	exit 1
+fi
+echo "The $count slowest tests in $1:"
+# Each test's entry names it ("N/M Test: NAME") before its time ("Test time = S sec").
+awk '/^[0-9]+\/[0-9]+ Test: / { name = $3 }
+     /^Test time = / && name != "" { printf "%10.2f s  %s\n", $4, name; name = "" }' "$log" |
+	sort -rn | head -n "$count"
