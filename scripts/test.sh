@@ -3,10 +3,10 @@
 # build (with the CUDA backend when a toolkit is present; GPU tests skip
 # without a GPU) and an AddressSanitizer + UndefinedBehaviorSanitizer build.
 # Live tests run against a private JACK server with the dummy driver.
-# Tests run side by side (ctest -j, one per core) except those marked
-# RUN_SERIAL (tests/CMakeLists.txt: the live ones, timing-sensitive against
-# one JACK server), which run alone; the fuzzers run one per core. At the end
-# it prints each run's ten slowest tests.
+# Tests run side by side (ctest -j, one per core): those that play audio through
+# JACK one at a time, the GPU ones alone (tests/CMakeLists.txt,
+# gf_test_props); the fuzzers run one per core. At the end it prints each
+# run's ten slowest tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
