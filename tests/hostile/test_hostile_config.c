@@ -33,6 +33,10 @@
  *      levels: 64 million inclusions, which the pre-scan and libconfig each
  *      expanded, for hours): refused within a second, naming the file; a
  *      tree of 40 files, one of them included 10 times, still loads
+ *  17  a suppressor's noise seed with a 1e30 sample, a NaN, an Inf or a level
+ *      above full scale: refused, naming the setting, the file and where (a
+ *      1e30 sample was taken and disabled suppression for seconds; a NaN was
+ *      called "silent (nan dBFS)"); a plain recording still builds
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -49,6 +53,7 @@
 #include "config.h"
 #include "error.h"
 #include "sndutil.h"
+#include "suppress_bank.h"
 #include "testutil.h"
 
 static char *dir;
@@ -479,6 +484,58 @@ static void case16(void)
 	free(wide);
 }
 
+/* Build a suppressor seeded with a 1 s noise recording whose frame 4800 is @p bad (0: none). */
+static int build_seeded(float bad, float amp, struct gf_errbuf *eb)
+{
+	enum { FRAMES = 48000 };
+	static float x[FRAMES];
+	uint64_t rng = 17;
+	for (uint32_t i = 0; i < FRAMES; i++)
+		x[i] = amp * gf_test_randf(&rng);
+	if (bad != 0.0f)
+		x[4800] = bad;
+	char *noise = gf_test_path(dir, "seed.wav");
+	gf_test_write_sound(noise, SF_FORMAT_WAV | SF_FORMAT_FLOAT, 48000, 1, FRAMES, x);
+	char *p = conf("seed.conf", "filters = ( { name = \"nr\"; design = \"suppress\";\n"
+				    "  noise = \"seed.wav\"; } );\nchain = [\"nr\"];\n");
+	struct gf_config *c = NULL;
+	struct gf_suppress_bank *bank = NULL;
+	int r = gf_config_load(p, &c, eb);
+	if (!r)
+		r = gf_config_suppress_new(c, 48000, 1, &bank, eb);
+	gf_suppress_bank_free(bank);
+	gf_config_free(c);
+	free(p);
+	free(noise);
+	return r;
+}
+
+static void case17(void)
+{
+	static const struct {
+		const char *what;
+		float bad, amp;
+		const char *want;
+	} cases[] = {
+		{"a 1e30 sample", 1e30f, 0.01f, "channel 0, frame 4800 is 1e+30, beyond +-8"},
+		{"a NaN sample", NAN, 0.01f, "channel 0, frame 4800 is NaN"},
+		{"an Inf sample", -INFINITY, 0.01f, "channel 0, frame 4800 is Inf"},
+		{"louder than full scale", 0.0f, 6.0f, "above 0 dBFS"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct gf_errbuf eb = {""};
+		int r = build_seeded(cases[i].bad, cases[i].amp, &eb);
+		printf("case 17 (noise seed with %s): %s -> %s\n", cases[i].what, r ? "refused" : "ACCEPTED",
+		       eb.msg);
+		CHECK(r == GF_E_CONFIG);
+		CHECK(strstr(eb.msg, "filters.nr.noise") && strstr(eb.msg, "seed.wav"));
+		CHECK(strstr(eb.msg, cases[i].want) && !strstr(eb.msg, "silent"));
+	}
+	struct gf_errbuf eb = {""};
+	CHECK_OK_EB(build_seeded(0.0f, 0.5f, &eb), &eb);
+	printf("case 17 (a plain noise seed): built\n");
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0); /* a hang's _exit keeps what was printed */
@@ -494,6 +551,7 @@ int main(void)
 	case14();
 	case15();
 	case16();
+	case17();
 	gf_test_rmtree(dir);
 	free(dir);
 	printf("ok\n");
