@@ -46,6 +46,7 @@ struct frame_flags {
 	int start;	 /* the start without a seed: L is the plain mean */
 	int window_ends; /* the minimum's window turns over after this frame */
 	float start_a;	 /* the plain mean's factor, frames / (frames + 1) */
+	int hold;	 /* the frame holds missing input: gains from the state, which stays */
 };
 
 /* Device state: channel c's bin i of each array at [c * nb + i]. */
@@ -58,6 +59,8 @@ struct gf_cu_suppress {
 	int device;
 	uint32_t pos;		/* frames of the current hop written so far, all channels */
 	uint32_t frames;	/* frames run since reset (saturates), as suppress_bins.c counts */
+	uint32_t hold;		/* hops still to come that hold a missing (non-finite) sample */
+	int held;		/* the hop in flight held one */
 	int seeded;		/* the noise estimate starts from a noise sample */
 	int failed;		/* a hop failed or hung: silence until reset() */
 	int pending;		/* the last hop is in flight: late, collected by the next call */
@@ -128,16 +131,16 @@ __device__ __forceinline__ float mix(float a, float x, float y)
 __device__ float bin_gain(const struct bin_state st, const struct gf_suppress_consts k, struct frame_flags f,
 			  size_t j, float P, float Pf)
 {
+	float S0 = st.S[j], smin0 = st.Smin[j], stmp = st.Stmp[j], Lp = st.L[j];
 	if (f.first)
-		st.S[j] = st.Smin[j] = st.Stmp[j] = st.L[j] = maxf(Pf, GF_SUPPRESS_POWER_FLOOR);
-	float S = mix(k.a_s, st.S[j], Pf);
-	float smin = maxf(fminf(st.Smin[j], S), GF_SUPPRESS_POWER_FLOOR);
-	float stmp = fminf(st.Stmp[j], S);
+		S0 = smin0 = stmp = Lp = maxf(Pf, GF_SUPPRESS_POWER_FLOOR);
+	float S = mix(k.a_s, S0, Pf);
+	float smin = maxf(fminf(smin0, S), GF_SUPPRESS_POWER_FLOOR);
+	stmp = fminf(stmp, S);
 	if (f.window_ends) {
 		smin = maxf(stmp, GF_SUPPRESS_POWER_FLOOR);
 		stmp = S;
 	}
-	float Lp = st.L[j];
 	float seen = ramp(__fdiv_rn(S, smin), GF_SUPPRESS_PRESENCE_LO, GF_SUPPRESS_PRESENCE_HI);
 	seen = maxf(seen, ramp(__fdiv_rn(P, Lp), GF_SUPPRESS_SNR_LO, GF_SUPPRESS_SNR_HI));
 	float p = mix(k.a_p, st.p[j], seen);
@@ -150,6 +153,8 @@ __device__ float bin_gain(const struct bin_state st, const struct gf_suppress_co
 		__fadd_rn(__fdiv_rn(__fmul_rn(k.a_dd, st.Y2[j]), L), __fmul_rn(__fsub_rn(1.0f, k.a_dd), snr));
 	xi = maxf(xi, GF_SUPPRESS_XI_MIN);
 	float g = maxf(__fdiv_rn(xi, __fadd_rn(1.0f, xi)), k.g_min);
+	if (f.hold)
+		return g;
 	st.S[j] = S;
 	st.Smin[j] = smin;
 	st.Stmp[j] = stmp;
@@ -330,6 +335,7 @@ static struct frame_flags flags_for(const struct gf_cu_suppress *s)
 	f.start = !s->seeded && s->frames < s->k.start_frames;
 	f.window_ends = (s->frames + 1) % s->k.min_window == 0;
 	f.start_a = (float)s->frames / (float)(s->frames + 1);
+	f.hold = s->hold > 0;
 	return f;
 }
 
@@ -344,8 +350,8 @@ static int enqueue_hop(struct gf_cu_suppress *s)
 		s->d_hops[cur ^ 1u], s->d_hops[cur], s->d_win, s->d_time, s->channels, s->n, s->hop);
 	CU_LAUNCHED(&s->eb);
 	CUFFT_RET(&s->eb, cufftExecR2C(s->r2c, s->d_time, s->d_spec));
-	k_bins<<<s->channels, THREADS, 0, s->stream>>>(s->st, s->k, flags_for(s), s->d_hp, s->d_spec,
-						       s->d_gain, s->nb);
+	struct frame_flags f = flags_for(s);
+	k_bins<<<s->channels, THREADS, 0, s->stream>>>(s->st, s->k, f, s->d_hp, s->d_spec, s->d_gain, s->nb);
 	CU_LAUNCHED(&s->eb);
 	CUFFT_RET(&s->eb, cufftExecC2R(s->c2r, s->d_spec, s->d_time));
 	k_synth<<<blocks_for(hopc), THREADS, 0, s->stream>>>(s->d_time, s->d_win, s->d_carry, s->d_out,
@@ -355,6 +361,8 @@ static int enqueue_hop(struct gf_cu_suppress *s)
 	       cudaMemcpyAsync(s->h_out, s->d_out, hopc * sizeof(float), cudaMemcpyDeviceToHost, s->stream));
 	CU_RET(&s->eb, cudaEventRecord(s->done, s->stream));
 	s->cur = cur;
+	s->held = f.hold;
+	s->hold -= s->hold > 0;
 	return 0;
 }
 
@@ -370,7 +378,7 @@ static int collect(struct gf_cu_suppress *s, uint64_t deadline_ns)
 	if (err)
 		return err;
 	s->pending = 0;
-	if (s->frames < UINT32_MAX)
+	if ((!s->held || s->frames > 0 || s->seeded) && s->frames < UINT32_MAX) /* as suppress_bins.c */
 		s->frames++;
 	return 0;
 }
@@ -405,6 +413,8 @@ extern "C" int gf_cu_suppress_reset(void *inst)
 	memset(s->h_out, 0, hopc * sizeof(float));
 	s->pos = 0;
 	s->frames = 0;
+	s->hold = 0;
+	s->held = 0;
 	s->failed = 0;
 	s->pending = 0;
 	s->owed = s->repaid = 0;
@@ -476,19 +486,28 @@ extern "C" const char *gf_cu_suppress_error(const void *inst)
 	return ((const struct gf_cu_suppress *)inst)->eb.msg;
 }
 
-/* Exchange @p take frames at @p buf with the current hop's: input in (a NaN or Inf as 0, as the CPU
- * does; @p buf NULL: the owed frames from repaid on), the previous frame's output out (or dropped). */
+/* A sample into the hop: a NaN or Inf is missing input, 0 and a hold of the two frames holding it,
+ * as the CPU does (suppress.h). */
+static float take_in(struct gf_cu_suppress *s, float v)
+{
+	if (isfinite(v))
+		return v;
+	s->hold = 2;
+	return 0.0f;
+}
+
+/* Exchange @p take frames at @p buf with the current hop's: input in (@p buf NULL: the owed frames
+ * from repaid on), the previous frame's output out (or dropped). */
 static void exchange(struct gf_cu_suppress *s, float *buf, uint32_t take)
 {
 	size_t at = (size_t)s->pos * s->channels, count = (size_t)take * s->channels;
 	for (size_t i = 0; i < count; i++) {
 		if (!buf) {
 			size_t o = (size_t)s->repaid * s->channels + i; /* past the first hop: silence */
-			s->h_in[at + i] = o < (size_t)s->hop * s->channels ? s->h_owed[o] : 0.0f;
+			s->h_in[at + i] = o < (size_t)s->hop * s->channels ? take_in(s, s->h_owed[o]) : 0.0f;
 			continue;
 		}
-		float v = buf[i];
-		s->h_in[at + i] = isfinite(v) ? v : 0.0f;
+		s->h_in[at + i] = take_in(s, buf[i]);
 		buf[i] = s->failed ? 0.0f : s->h_out[at + i];
 	}
 }
@@ -500,7 +519,7 @@ static void owe(struct gf_cu_suppress *s, float *buf, uint32_t frames)
 	size_t cap = (size_t)s->hop * s->channels;
 	for (size_t i = 0, o = (size_t)s->owed * s->channels; i < (size_t)frames * s->channels; i++, o++) {
 		if (o < cap)
-			s->h_owed[o] = isfinite(buf[i]) ? buf[i] : 0.0f;
+			s->h_owed[o] = buf[i]; /* a NaN kept: it holds the frames once fed */
 		buf[i] = 0.0f;
 	}
 	s->owed = s->owed + frames > s->owed ? s->owed + frames : UINT32_MAX;

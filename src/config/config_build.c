@@ -146,12 +146,13 @@ static int read_sound_file(const struct gf_config_filter *f, const char *path, u
 	}
 	if (r || file_rate == rate)
 		return r;
-	double *h;
+	double *h, delay;
 	uint32_t n;
-	if ((r = gf_taps_resample(t->h, t->n, file_rate, rate, &h, &n, eb)))
+	if ((r = gf_taps_resample(t->h, t->n, file_rate, rate, &h, &n, &delay, eb)))
 		return r;
-	gf_info("filters.%s: resampled IR %s from %u to %u Hz, %u -> %u taps", f->name, path, file_rate, rate,
-		t->n, n);
+	gf_info("filters.%s: resampled IR %s from %u to %u Hz, %u -> %u taps, delayed by %.4g taps (%.3f ms) "
+		"to keep the resampler's ringing before frame 0",
+		f->name, path, file_rate, rate, t->n, n, delay, 1e3 * delay / rate);
 	free(t->h);
 	t->h = h;
 	t->n = n;

@@ -43,6 +43,35 @@ static void append_channels(const float *buf, uint32_t ch, uint64_t got, float *
 			mono[c * per_ch + at + i] = buf[i * ch + c];
 }
 
+/*
+ * Every sample finite and within GF_NOISE_MAX_PEAK: a NaN would turn the seeded
+ * estimate into NaN, and a sample far above full scale (a float file written
+ * at another scale) into one so high that nothing is suppressed until it
+ * adapts down, seconds later. @p x holds @p ch channels of @p per_ch frames,
+ * one after another.
+ */
+static int check_samples(const float *x, uint32_t ch, uint64_t per_ch, const char *key, const char *path,
+			 struct gf_errbuf *eb)
+{
+	for (uint64_t i = 0; i < per_ch * ch; i++) {
+		if (isfinite(x[i]) && fabsf(x[i]) <= GF_NOISE_MAX_PEAK)
+			continue;
+		unsigned c = (unsigned)(i / per_ch);
+		unsigned long long frame = i % per_ch;
+		if (!isfinite(x[i]))
+			gf_errbuf_set(eb, "%s: %s: channel %u, frame %llu is %s: not a recording of noise",
+				      key, path, c, frame, isnan(x[i]) ? "NaN" : "Inf");
+		else
+			gf_errbuf_set(eb,
+				      "%s: %s: channel %u, frame %llu is %g, beyond +-%g (%+.0f dBFS): not a "
+				      "recording of noise (a float file at another scale?)",
+				      key, path, c, frame, (double)x[i], GF_NOISE_MAX_PEAK,
+				      20.0 * log10(GF_NOISE_MAX_PEAK));
+		return GF_E_CONFIG;
+	}
+	return 0;
+}
+
 static int check_level(const float *x, uint64_t n, const char *key, const char *path, struct gf_errbuf *eb)
 {
 	double sumsq = 0.0;
@@ -57,6 +86,13 @@ static int check_level(const float *x, uint64_t n, const char *key, const char *
 		gf_errbuf_set(eb,
 			      "%s: %s is silent (%.1f dBFS RMS, below %.0f dBFS): record the room's noise",
 			      key, path, dbfs, GF_NOISE_SILENCE_DBFS);
+		return GF_E_CONFIG;
+	}
+	if (dbfs > GF_NOISE_LOUD_DBFS) {
+		gf_errbuf_set(eb,
+			      "%s: %s is %.1f dBFS RMS, above %.0f dBFS: louder than full scale, not a "
+			      "recording of a room's noise",
+			      key, path, dbfs, GF_NOISE_LOUD_DBFS);
 		return GF_E_CONFIG;
 	}
 	return 0;
@@ -93,6 +129,8 @@ int gf_noise_read_mono(const char *path, const char *key, double rate, uint64_t 
 	if (!r && have < per_ch) /* fewer frames than the header said: close the gaps */
 		for (uint32_t c = 1; c < ch; c++)
 			memmove(mono + c * have, mono + c * per_ch, have * sizeof(float));
+	if (!r)
+		r = check_samples(mono, ch, have, key, path, eb);
 	if (!r)
 		r = check_level(mono, have * ch, key, path, eb);
 	if (r) {

@@ -33,8 +33,8 @@ extern "C" {
 /* 2: gf_backend_ops.check_memory; 3: unpin returns int; 4: .stop; 5: the noise suppressor (suppress_*);
  * 6: gf_filter_set's mixer fields (a mixer is refused: the host never hands the module one);
  * 7: gf_suppress_shape.highpass; 8: suppress_process answers GF_SUPPRESS_GPU_LATE (a hop late, not
- * hung: no failure) */
-#define GF_CUDA_MODULE_ABI 8
+ * hung: no failure); 9: suppress_process takes NaN/Inf as missing input, the state held over it */
+#define GF_CUDA_MODULE_ABI 9
 /** File name of the module; the loader looks for it beside the executable, then in the lib dir. */
 #define GF_CUDA_MODULE_NAME "libgpufir-cuda.so"
 /** Environment variable naming the module's path (tests, unusual installs). */

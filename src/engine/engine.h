@@ -194,6 +194,14 @@ int gf_engine_swap_window(const struct gf_engine *e);
 void gf_engine_reap(struct gf_engine *e);
 
 /**
+ * Whether the last process(), retry() or flush() call's output was muted
+ * (NaN/Inf in its input or output, late, a backend failure): silence that
+ * is no filtering of the input, which a stage after the engine (the noise
+ * suppressor) must not learn from. The thread that called it.
+ */
+int gf_engine_muted(const struct gf_engine *e);
+
+/**
  * The GF_E_* code of a backend failure that reap() has not yet answered with
  * a CPU fallback (it stays until a fallback is published), else 0. Any thread.
  */

@@ -106,6 +106,7 @@ struct gf_engine {
 	int fail_err;		  /* its code */
 	uint32_t redo_frames;	  /* frames of the last call if it failed (gf_engine_retry) */
 	int redo_bad;		  /* that call's input held NaN/Inf */
+	int muted;		  /* the last call's output was muted (gf_engine_muted) */
 	uint64_t calls;		  /* backend submit() calls, for the fault hooks */
 	int64_t fault_after;	  /* GPUFIR_FAULT_PROCESS_AFTER, -1 = off */
 	int64_t hang_after;	  /* GPUFIR_FAULT_HANG_AFTER, -1 = off */

@@ -272,6 +272,7 @@ static int run_block(struct gf_engine *e, struct block *b)
 {
 	size_t n = (size_t)b->frames * e->out_ch;
 	int r;
+	e->muted = 1; /* until the block comes out whole */
 	if (e->failed)
 		r = e->fail_err; /* parked: never call a failed backend again */
 	else if (e->incoming)
@@ -296,7 +297,9 @@ static int run_block(struct gf_engine *e, struct block *b)
 	if (b->bad || any_nonfinite(b->y, n)) {
 		memset(b->y, 0, n * sizeof(float));
 		gf_stat_add(&e->st_nonfinite, 1);
+		return 0;
 	}
+	e->muted = 0;
 	return 0;
 }
 
@@ -325,6 +328,11 @@ int gf_engine_process_by(struct gf_engine *e, const float *in, float *out, uint3
 	int err = run_block(e, &b);
 	gf_stat_add(&e->st_frames, frames);
 	return err;
+}
+
+int gf_engine_muted(const struct gf_engine *e)
+{
+	return e->muted;
 }
 
 int gf_engine_process(struct gf_engine *e, const float *in, float *out, uint32_t frames)

@@ -117,6 +117,26 @@ static int open_output(struct run *r, const struct gf_offline_opts *o, struct gf
 	return 0;
 }
 
+/* The input's NaN/Inf samples (how many, the first, what they cost), and apart from them, blocks the
+ * filter itself made NaN/Inf (of @p muted in all). */
+static void report_nonfinite(const struct run *r, const struct gf_offline_pipeline *p,
+			     const struct gf_offline_opts *o, uint64_t muted)
+{
+	const struct gf_offline_bad *b = &p->bad;
+	if (b->samples)
+		gf_warn("%s: the input has %llu NaN/Inf sample%s (the first at frame %llu, %.3f s, channel "
+			"%u): "
+			"%llu piece%s of %u frames holding them muted in %s, the rest filtered as if they "
+			"were 0",
+			o->input, (unsigned long long)b->samples, b->samples == 1 ? "" : "s",
+			(unsigned long long)b->first_frame, (double)b->first_frame / r->in_info.samplerate,
+			b->first_channel, (unsigned long long)b->pieces, b->pieces == 1 ? "" : "s",
+			GF_OFFLINE_MUTE_FRAMES, o->output);
+	if (muted > b->pieces)
+		gf_warn("%s: %llu blocks were muted because the filter produced NaN/Inf", o->output,
+			(unsigned long long)(muted - b->pieces));
+}
+
 static void report(const struct run *r, const struct gf_offline_pipeline *p, const struct gf_offline_opts *o)
 {
 	double secs = gf_progress_elapsed(r->prog);
@@ -133,9 +153,7 @@ static void report(const struct run *r, const struct gf_offline_pipeline *p, con
 	struct gf_engine_stats st;
 	gf_engine_get_stats(r->engine, &st);
 	uint64_t muted = st.nonfinite_blocks - r->st0.nonfinite_blocks + p->stripe_nonfinite;
-	if (muted)
-		gf_warn("%s: %llu blocks were muted because the filter produced NaN/Inf", o->output,
-			(unsigned long long)muted);
+	report_nonfinite(r, p, o, muted);
 	gf_log(r->lane->ctx->quiet_files ? GF_LOG_DEBUG : GF_LOG_INFO,
 	       "%s -> %s: %llu frames (%.2f s, %d ch, %d Hz, %s %s) in %.3f s, %.1fx realtime; "
 	       "%s/%s, %u taps; peak %.1f dBFS",

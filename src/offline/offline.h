@@ -27,6 +27,9 @@
 
 /** Frames per chunk (and the engine's max_block) unless the caller picks another size. */
 #define GF_OFFLINE_CHUNK_FRAMES 65536u
+/** A chunk whose input holds NaN/Inf is filtered in pieces of this many frames, and only the
+ * pieces holding them are muted (21 ms at 48 kHz, where a chunk is 1.4 s). */
+#define GF_OFFLINE_MUTE_FRAMES 1024u
 /** Chunks in flight between reader, engine and writer. */
 #define GF_OFFLINE_CHUNKS 4u
 

@@ -43,6 +43,14 @@ void gf_offline_align_plan(struct gf_offline_align *a, uint32_t taps, uint32_t d
 /* Of a chunk of @p frames, the frames to write (from *offset on); counts the skip down. */
 uint32_t gf_offline_align_trim(struct gf_offline_align *a, uint32_t frames, uint32_t *offset);
 
+/* offline_chunk.c: the input's NaN/Inf samples, for the warning */
+struct gf_offline_bad {
+	uint64_t samples;     /* how many */
+	uint64_t pieces;      /* the GF_OFFLINE_MUTE_FRAMES pieces holding them: muted */
+	uint64_t first_frame; /* where the first is */
+	uint32_t first_channel;
+};
+
 /* offline_pipeline.c */
 struct gf_offline_fifo {
 	uint32_t *idx; /* nchunks slots */
@@ -95,6 +103,7 @@ struct gf_offline_pipeline {
 	uint32_t threads_running;
 	uint64_t input_chunks;	   /* set by the reader at the end of the input */
 	uint64_t stripe_nonfinite; /* muted blocks of the filter threads' own engines */
+	struct gf_offline_bad bad; /* NaN/Inf input samples (offline_chunk.c); mu */
 
 	/* The noise suppressor after the engine (NULL: none): stateful, so a file
 	 * with one is never striped (offline.c). Run by the engine thread. */
@@ -131,7 +140,17 @@ void gf_offline_give(struct gf_offline_pipeline *p, struct gf_offline_fifo *q, u
  * come (*done set and no such chunk), -1 when the pipeline failed. */
 int gf_offline_take_seq(struct gf_offline_pipeline *p, struct gf_offline_fifo *q, const int *done,
 			uint64_t seq, uint32_t *idx);
+/* offline_chunk.c */
+/* Filter @p frames frames of @p in into @p out on @p e (@p flush: the tail, from silence); a failed
+ * backend falls back to the CPU and the piece is redone. In place: gf_offline_filter_chunk. */
+int gf_offline_filter_piece(struct gf_engine *e, const float *in, float *out, uint32_t frames, int flush);
 int gf_offline_filter_chunk(struct gf_engine *e, float *buf, uint32_t frames, int flush);
+/* A decoded chunk of @p frames frames from file frame @p at through @p e and p->suppress (if any),
+ * in place: one holding NaN/Inf goes in pieces of GF_OFFLINE_MUTE_FRAMES, counted in p->bad, and only
+ * those holding them are muted (a gap to the suppressor). @return 0 or the error: the engine's, or
+ * the suppressor's with *@p sup_failed set. */
+int gf_offline_run_chunk(struct gf_offline_pipeline *p, struct gf_engine *e, float *buf, uint32_t frames,
+			 uint64_t at, int *sup_failed);
 void gf_offline_engine_failed(struct gf_offline_pipeline *p, uint32_t i, uint64_t frame, int err);
 /* The tail's flush on @p e, after the file's last chunk (any engine thread). */
 int gf_offline_flush_tail(struct gf_offline_pipeline *p, struct gf_engine *e);

@@ -265,21 +265,6 @@ static void suppress_failed(struct gf_offline_pipeline *p, uint32_t i, uint64_t 
 	gf_offline_fail(p, err, &eb);
 }
 
-/*
- * Filter one chunk in place (@p flush: the tail, from silence). If the backend
- * fails (a GPU lost mid-file), fall back to the CPU and redo the chunk from
- * the engine's copy of its input: the output stays exact. The engine thread
- * is also the engine's control thread, so it may reap() here.
- */
-int gf_offline_filter_chunk(struct gf_engine *e, float *buf, uint32_t frames, int flush)
-{
-	int err = flush ? gf_engine_flush(e, buf, frames) : gf_engine_process(e, buf, buf, frames);
-	if (!err || !gf_engine_failed(e))
-		return err;
-	gf_engine_reap(e);
-	return gf_engine_retry(e, buf, frames) == 0 ? 0 : err;
-}
-
 /* The ring-out from input silence: --tail's taps-1 frames, or the frames alignment skipped. */
 int gf_offline_flush_tail(struct gf_offline_pipeline *p, struct gf_engine *e)
 {
@@ -315,17 +300,15 @@ static void run_engine(struct gf_offline_pipeline *p, struct gf_engine *e, struc
 	while ((r = take(p, &p->decoded_q, &p->reader_done, 1, -1, &i)) == 1) {
 		struct gf_offline_chunk *c = &p->chunk[i];
 		double t0 = (1e3 * gf_now_s());
-		int err = gf_offline_filter_chunk(e, c->buf, c->frames, 0);
-		int sup_err = 0;
-		if (!err && p->suppress) /* after the chain's FIR, on the same buffer */
-			sup_err = gf_suppress_bank_process(p->suppress, c->buf, c->frames);
+		int sup_failed,
+			err = gf_offline_run_chunk(p, e, c->buf, c->frames, p->frames_filtered, &sup_failed);
 		p->busy_ms[1] += (1e3 * gf_now_s()) - t0;
-		if (err) {
-			gf_offline_engine_failed(p, i, p->frames_filtered, err);
+		if (err && sup_failed) {
+			suppress_failed(p, i, p->frames_filtered, err);
 			return;
 		}
-		if (sup_err) {
-			suppress_failed(p, i, p->frames_filtered, sup_err);
+		if (err) {
+			gf_offline_engine_failed(p, i, p->frames_filtered, err);
 			return;
 		}
 		p->frames_filtered += c->frames;
@@ -455,6 +438,7 @@ int gf_offline_pipeline_prepare(struct gf_offline_pipeline *p, const struct gf_o
 	p->stripe_next = 0;
 	p->threads_running = 0;
 	p->seq_next = p->seq_write = p->input_chunks = p->stripe_nonfinite = 0;
+	memset(&p->bad, 0, sizeof(p->bad));
 	p->reader_done = p->engine_done = p->failed = 0;
 	memset(&p->eb, 0, sizeof(p->eb));
 	p->o = o;

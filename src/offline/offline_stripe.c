@@ -171,7 +171,9 @@ static int run_stripe(struct stripe_thread *t, uint64_t k)
 			return -1;
 		}
 		double t0 = (1e3 * gf_now_s());
-		int err = gf_offline_filter_chunk(t->e, c->buf, c->frames, 0);
+		int sup_failed; /* never: a file with a suppressor is not striped (offline.c) */
+		int err =
+			gf_offline_run_chunk(p, t->e, c->buf, c->frames, seq * p->chunk_frames, &sup_failed);
 		t->busy_ms += (1e3 * gf_now_s()) - t0;
 		if (err) {
 			gf_offline_engine_failed(p, i, seq * p->chunk_frames, err);

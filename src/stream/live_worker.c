@@ -142,7 +142,11 @@ static void do_block(struct gf_live *l, uint32_t frames)
 	/* One deadline for the block: the suppressor's GPU gets what the engine's wait left of it. */
 	uint64_t deadline = t0 + gf_engine_deadline_ns(l->engine);
 	int err = gf_engine_process_by(l->engine, src, l->blk_out, frames, deadline);
-	if (l->suppress) /* even on a muted block: its state runs on with the stream */
+	/* Even on a muted block, so that it stays in step with the stream; but a muted block (NaN/Inf
+	 * input, late, failed) is a gap to it, which its noise estimate does not learn from. */
+	if (l->suppress && gf_engine_muted(l->engine))
+		gf_suppress_bank_gap_by(l->suppress, l->blk_out, frames, deadline);
+	else if (l->suppress)
 		gf_suppress_bank_process_by(l->suppress, l->blk_out, frames, deadline);
 	/* Volume, mute, meters: last, so the meters see what is played. They are
 	 * the stats' output peak and clipped samples too (one scan of the

@@ -63,12 +63,16 @@ int gf_taps_is_sound_file(const char *path);
  * Resample an impulse response of @p n taps at @p from Hz to @p to Hz
  * (libsamplerate, SRC_SINC_BEST_QUALITY), scaled by from / to so that its
  * frequency response (gain included) stays the same below both Nyquist
- * frequencies: ceil(n * to / from) taps into a new array @p out. Control
- * thread (allocates, takes time with the length).
+ * frequencies, into a new array @p out of *m taps. The resampler's ringing
+ * before frame 0 and after the last frame is kept: the result is the
+ * original delayed by *delay taps (at @p to; the same for every IR at these
+ * two rates, a whole number at the usual rates: 160 at 44.1 -> 48 kHz), about
+ * 2 x 144 taps longer than n x to / from. Control thread (allocates, takes
+ * time with the length).
  * @return 0, GF_E_TOOLONG beyond GF_TAPS_MAX, GF_E_NOMEM, or GF_E_INVAL
  */
 int gf_taps_resample(const double *h, uint32_t n, uint32_t from, uint32_t to, double **out, uint32_t *m,
-		     struct gf_errbuf *eb);
+		     double *delay, struct gf_errbuf *eb);
 
 /* ---- raw sample files (taps_raw.c): what rePhase, DRC-FIR and others write ---- */
 

@@ -1,7 +1,8 @@
 /*
  * The noise suppressor on the GPU (suppress_gpu.h) against the CPU one
  * (suppress.h): for 1, 2, 64 and 256 channels at 16 and 48 kHz, speech-like
- * signals in noise (a NaN and an Inf in channel 0), cut into calls of random
+ * signals in noise (a NaN and an Inf in channel 0: missing input, over which
+ * both hold the state of every channel), cut into calls of random
  * sizes, different on each side, the GPU's output equals the CPU's within
  * TOL_REL_L2 per channel; with a noise sample too, and with the zero-phase
  * high-pass (highpass_hz: its table the same bits on both sides); 0 dB of
@@ -51,7 +52,7 @@ static float *make_input(uint32_t C, uint32_t frames, uint32_t pad, uint32_t rat
 			x[(size_t)i * C + c] =
 				g * voice[c % VOICES][i] + nl * (2.0f * gf_test_randf(&rng) - 1.0f);
 	}
-	x[(size_t)(frames / 3) * C] = NAN; /* both sides take these as 0 */
+	x[(size_t)(frames / 3) * C] = NAN; /* both sides: 0, the frames holding them held */
 	x[(size_t)(frames / 2) * C] = INFINITY;
 	for (int v = 0; v < VOICES; v++)
 		free(voice[v]);

@@ -33,6 +33,16 @@
  *      levels: 64 million inclusions, which the pre-scan and libconfig each
  *      expanded, for hours): refused within a second, naming the file; a
  *      tree of 40 files, one of them included 10 times, still loads
+ *  17  a suppressor's noise seed with a 1e30 sample, a NaN, an Inf or a level
+ *      above full scale: refused, naming the setting, the file and where (a
+ *      1e30 sample was taken and disabled suppression for seconds; a NaN was
+ *      called "silent (nan dBFS)"); a plain recording still builds
+ *  18  resample = true on an IR whose energy is at frame 0 (a unit impulse,
+ *      1 frame or 1024; minimum-phase room corrections peak there) at 44.1,
+ *      96 and 8 kHz, built at 48 kHz: DC and high-frequency gain within 1e-4,
+ *      as mid-file, and the two impulses as far apart as in the file (the
+ *      resampler's ringing before frame 0 was cut: -0.5 dB at DC, -3.55 dB
+ *      for one frame at 8 kHz)
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -47,8 +57,10 @@
 
 #include "clock.h"
 #include "config.h"
+#include "filter_set.h"
 #include "error.h"
 #include "sndutil.h"
+#include "suppress_bank.h"
 #include "testutil.h"
 
 static char *dir;
@@ -479,6 +491,127 @@ static void case16(void)
 	free(wide);
 }
 
+/* Build a suppressor seeded with a 1 s noise recording whose frame 4800 is @p bad (0: none). */
+static int build_seeded(float bad, float amp, struct gf_errbuf *eb)
+{
+	enum { FRAMES = 48000 };
+	static float x[FRAMES];
+	uint64_t rng = 17;
+	for (uint32_t i = 0; i < FRAMES; i++)
+		x[i] = amp * gf_test_randf(&rng);
+	if (bad != 0.0f)
+		x[4800] = bad;
+	char *noise = gf_test_path(dir, "seed.wav");
+	gf_test_write_sound(noise, SF_FORMAT_WAV | SF_FORMAT_FLOAT, 48000, 1, FRAMES, x);
+	char *p = conf("seed.conf", "filters = ( { name = \"nr\"; design = \"suppress\";\n"
+				    "  noise = \"seed.wav\"; } );\nchain = [\"nr\"];\n");
+	struct gf_config *c = NULL;
+	struct gf_suppress_bank *bank = NULL;
+	int r = gf_config_load(p, &c, eb);
+	if (!r)
+		r = gf_config_suppress_new(c, 48000, 1, &bank, eb);
+	gf_suppress_bank_free(bank);
+	gf_config_free(c);
+	free(p);
+	free(noise);
+	return r;
+}
+
+static void case17(void)
+{
+	static const struct {
+		const char *what;
+		float bad, amp;
+		const char *want;
+	} cases[] = {
+		{"a 1e30 sample", 1e30f, 0.01f, "channel 0, frame 4800 is 1e+30, beyond +-8"},
+		{"a NaN sample", NAN, 0.01f, "channel 0, frame 4800 is NaN"},
+		{"an Inf sample", -INFINITY, 0.01f, "channel 0, frame 4800 is Inf"},
+		{"louder than full scale", 0.0f, 6.0f, "above 0 dBFS"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct gf_errbuf eb = {""};
+		int r = build_seeded(cases[i].bad, cases[i].amp, &eb);
+		printf("case 17 (noise seed with %s): %s -> %s\n", cases[i].what, r ? "refused" : "ACCEPTED",
+		       eb.msg);
+		CHECK(r == GF_E_CONFIG);
+		CHECK(strstr(eb.msg, "filters.nr.noise") && strstr(eb.msg, "seed.wav"));
+		CHECK(strstr(eb.msg, cases[i].want) && !strstr(eb.msg, "silent"));
+	}
+	struct gf_errbuf eb = {""};
+	CHECK_OK_EB(build_seeded(0.0f, 0.5f, &eb), &eb);
+	printf("case 17 (a plain noise seed): built\n");
+}
+
+/* |H(f)| of @p n float taps at @p rate, and the index of the largest tap. */
+static double gain_at(const float *h, uint32_t n, double f, uint32_t rate, uint32_t *peak)
+{
+	double re = 0.0, im = 0.0;
+	*peak = 0;
+	for (uint32_t k = 0; k < n; k++) {
+		re += h[k] * cos(2.0 * M_PI * f * k / rate);
+		im -= h[k] * sin(2.0 * M_PI * f * k / rate);
+		if (fabsf(h[k]) > fabsf(h[*peak]))
+			*peak = k;
+	}
+	return hypot(re, im);
+}
+
+/* A unit impulse at frame @p at of an @p n-frame IR at @p from Hz, resampled to 48 kHz by the
+ * config; @return its peak tap, DC and @p hf gains in @p g. */
+static uint32_t resampled_impulse(uint32_t from, uint32_t n, uint32_t at, double hf, double g[2])
+{
+	double *h = calloc(n, sizeof(double));
+	CHECK(h);
+	h[at] = 1.0;
+	char *ir = gf_test_path(dir, "imp.wav");
+	SF_INFO info = {.samplerate = (int)from, .channels = 1, .format = SF_FORMAT_WAV | SF_FORMAT_DOUBLE};
+	SNDFILE *sf = sf_open(ir, SFM_WRITE, &info);
+	CHECK(sf && sf_writef_double(sf, h, n) == (sf_count_t)n);
+	sf_close(sf);
+	char *p =
+		conf("imp.conf", "filters = ( { name = \"room\"; file = \"imp.wav\"; resample = true; } );\n"
+				 "chain = [\"room\"];\n");
+	struct gf_config *c = NULL;
+	struct gf_filter_set *fs = NULL;
+	struct gf_errbuf eb = {""};
+	CHECK_OK_EB(gf_config_load(p, &c, &eb), &eb);
+	CHECK_OK_EB(gf_config_build(c, 48000, 1, &fs, &eb), &eb);
+	uint32_t peak;
+	g[0] = gain_at(gf_filter_set_channel(fs, 0), fs->taps, 0.0, 48000, &peak);
+	g[1] = gain_at(gf_filter_set_channel(fs, 0), fs->taps, hf, 48000, &peak);
+	gf_filter_set_free(fs);
+	gf_config_free(c);
+	free(p);
+	free(ir);
+	free(h);
+	return peak;
+}
+
+static void case18(void)
+{
+	static const uint32_t rates[] = {44100, 96000, 8000};
+	for (size_t i = 0; i < sizeof(rates) / sizeof(rates[0]); i++) {
+		uint32_t from = rates[i];
+		double hf = 0.9 * (from < 48000 ? from : 48000) / 2.0, g[3][2];
+		uint32_t p0 = resampled_impulse(from, 1, 0, hf, g[0]);
+		uint32_t p1 = resampled_impulse(from, 1024, 0, hf, g[1]);
+		uint32_t p2 = resampled_impulse(from, 1024, 512, hf, g[2]);
+		for (int k = 0; k < 3; k++) {
+			printf("case 18 (impulse at frame %d of %d, %u -> 48000 Hz): DC %+.5f dB, %.0f Hz "
+			       "%+.5f "
+			       "dB\n",
+			       k == 2 ? 512 : 0, k ? 1024 : 1, from, 20 * log10(g[k][0]), hf,
+			       20 * log10(g[k][1]));
+			CHECK(fabs(g[k][0] - 1.0) < 1e-4 && fabs(g[k][1] - 1.0) < 1e-4);
+		}
+		/* the same delay for both: 512 frames apart in the file, 512 x 48000 / from taps apart */
+		double apart = 512.0 * 48000 / from;
+		printf("case 18 (%u Hz): peaks at taps %u, %u, %u\n", from, p0, p1, p2);
+		CHECK(p0 == p1 && fabs((double)p2 - p1 - apart) <= 0.5);
+	}
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0); /* a hang's _exit keeps what was printed */
@@ -494,6 +627,8 @@ int main(void)
 	case14();
 	case15();
 	case16();
+	case17();
+	case18();
 	gf_test_rmtree(dir);
 	free(dir);
 	printf("ok\n");

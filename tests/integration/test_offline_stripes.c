@@ -4,7 +4,7 @@
  * one thread writes (which test_offline checks against the reference
  * convolution), whatever the thread count, for the FFT and the direct form,
  * with --tail (the ring-out runs on the engine that filtered the last chunk),
- * with a NaN in the middle (the chunk that holds it is muted in both) and
+ * with a NaN in the middle (the piece that holds it is muted in both) and
  * with 33 channels (chunks of 32768 frames: stripes still start at 65536-frame
  * partition edges).
  * -v must show that the run was striped, so the comparison cannot pass by

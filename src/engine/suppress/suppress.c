@@ -28,9 +28,10 @@ struct sup_chan {
 
 struct gf_suppress {
 	uint32_t channels, rate, n, hop, nb;
-	uint32_t pos; /* frames of the current hop written so far, all channels */
-	float *win;   /* N: square-root periodic Hann */
-	float *time;  /* N: transform input and output */
+	uint32_t pos;  /* frames of the current hop written so far, all channels */
+	uint32_t hold; /* frames still to come that hold a missing (non-finite) sample */
+	float *win;    /* N: square-root periodic Hann */
+	float *time;   /* N: transform input and output */
 	fftwf_complex *spec;
 	fftwf_plan r2c, c2r;
 	struct gf_suppress_consts k;
@@ -272,6 +273,7 @@ void gf_suppress_shape_of(const struct gf_suppress *s, struct gf_suppress_shape 
 void gf_suppress_reset(struct gf_suppress *s)
 {
 	s->pos = 0;
+	s->hold = 0;
 	for (uint32_t c = 0; c < s->channels; c++) {
 		struct sup_chan *ch = &s->ch[c];
 		memset(ch->in, 0, sizeof(float) * s->n);
@@ -285,7 +287,7 @@ void gf_suppress_reset(struct gf_suppress *s)
 static void frame(struct gf_suppress *s, struct sup_chan *ch)
 {
 	analyse(s, ch->in);
-	gf_suppress_bins_run(&ch->bins, &s->k, s->hp, (float *)s->spec, s->nb);
+	gf_suppress_bins_run(&ch->bins, &s->k, s->hp, (float *)s->spec, s->nb, s->hold > 0);
 	fftwf_execute_dft_c2r(s->c2r, s->spec, s->time);
 	float scale = 1.0f / (float)s->n; /* FFTW's inverse is unnormalised */
 	for (uint32_t i = 0; i < s->n; i++)
@@ -309,8 +311,11 @@ void gf_suppress_process(struct gf_suppress *s, float *buf, uint32_t frames)
 			float *x = buf + (size_t)done * C + c;
 			for (uint32_t i = 0; i < take; i++, x += C) {
 				float v = *x;
-				ch->in[tail + s->pos + i] =
-					isfinite(v) ? v : 0.0f; /* a NaN would stay in the state */
+				if (!isfinite(v)) { /* missing: silence, and the two frames holding it hold */
+					v = 0.0f;
+					s->hold = 2;
+				}
+				ch->in[tail + s->pos + i] = v;
 				*x = ch->out[s->pos + i];
 			}
 		}
@@ -319,6 +324,7 @@ void gf_suppress_process(struct gf_suppress *s, float *buf, uint32_t frames)
 		if (s->pos == s->hop) {
 			for (uint32_t c = 0; c < C; c++)
 				frame(s, &s->ch[c]);
+			s->hold -= s->hold > 0;
 			s->pos = 0;
 		}
 	}

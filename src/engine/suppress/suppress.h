@@ -37,6 +37,14 @@
  * estimate and the recursions see the spectrum before H: they are the same
  * with or without it, and steady rumble is cut by g_min on top.
  *
+ * A NaN or Inf input sample is missing input: it counts as zero, and the
+ * two frames that hold it (hop before and after) take their gain from the
+ * state as it is and leave the state, the noise estimate above all, as it
+ * was, on every channel of this suppressor (they move in lockstep, as the
+ * GPU's batch does; the engine mutes a block on all channels anyway). A caller marks a muted block
+ * (gf_suppress_bank_gap_by) the same way. The output there is what the gain makes of the zeros; from the next
+ * frame on, it is what it would have been had the gap been the noise.
+ *
  * The output lags the input by gf_suppress_latency() frames (N): offline
  * drops that many from the start and flushes them at the end.
  *

@@ -22,6 +22,7 @@
 #include "suppress_bank.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -460,6 +461,16 @@ int gf_suppress_bank_process_by(struct gf_suppress_bank *b, float *buf, uint32_t
 int gf_suppress_bank_process(struct gf_suppress_bank *b, float *buf, uint32_t frames)
 {
 	return gf_suppress_bank_process_by(b, buf, frames, 0);
+}
+
+int gf_suppress_bank_gap_by(struct gf_suppress_bank *b, float *buf, uint32_t frames, uint64_t deadline_ns)
+{
+	/* NaN is a suppressor's missing input (suppress.h); the delayed channels keep the silence */
+	for (uint32_t i = 0; i < frames; i++)
+		for (uint32_t c = 0; c < b->channels; c++)
+			if (b->sup[c])
+				buf[(size_t)i * b->channels + c] = NAN;
+	return gf_suppress_bank_process_by(b, buf, frames, deadline_ns);
 }
 
 void gf_suppress_bank_reset(struct gf_suppress_bank *b)

@@ -114,6 +114,16 @@ int gf_suppress_bank_process_by(struct gf_suppress_bank *b, float *buf, uint32_t
 				uint64_t deadline_ns);
 
 /**
+ * gf_suppress_bank_process_by for @p frames frames that are a gap, not audio
+ * (the engine muted them: NaN/Inf input, a late or failed block): every
+ * suppressor takes them as missing input (suppress.h: silence, its state
+ * held over the frames that hold them), so a gap costs its own frames and
+ * the noise estimate stays as it was; the channels only delayed pass @p buf's
+ * silence. Audio thread, RT-safe. @return as gf_suppress_bank_process_by.
+ */
+int gf_suppress_bank_gap_by(struct gf_suppress_bank *b, float *buf, uint32_t frames, uint64_t deadline_ns);
+
+/**
  * The return to the GPU after a switch to the standby, shaped as the engine's (engine_recover.c):
  * call it often (as gf_engine_reap). The first call after a switch schedules a try
  * opts.return_ms later; a try resets the GPU suppressor (which waits at most 100 ms for a hop still in

@@ -72,35 +72,40 @@ static inline int window_ends(const struct gf_suppress_bins *b, const struct gf_
 	return (b->frames + 1) % k->min_window == 0;
 }
 
+/* Bin @p i's gain for this frame; the state moves on only where @p hold is 0 (suppress_bins.h). */
 static float bin_gain(struct gf_suppress_bins *b, const struct gf_suppress_consts *k, uint32_t i, float P,
-		      float Pf)
+		      float Pf, int hold)
 {
+	float S0 = b->S[i], Smin0 = b->Smin[i], Stmp = b->Stmp[i], L0 = b->L[i];
 	if (b->frames == 0 && !b->seeded)
-		b->S[i] = b->Smin[i] = b->Stmp[i] = b->L[i] = maxf(Pf, GF_SUPPRESS_POWER_FLOOR);
-	float S = k->a_s * b->S[i] + (1.0f - k->a_s) * Pf;
+		S0 = Smin0 = Stmp = L0 = maxf(Pf, GF_SUPPRESS_POWER_FLOOR);
+	float S = k->a_s * S0 + (1.0f - k->a_s) * Pf;
 	/* Smin: the minimum of S since the window before last began (Cohen's MCRA) */
-	float smin = maxf(fminf(b->Smin[i], S), GF_SUPPRESS_POWER_FLOOR);
-	b->Stmp[i] = fminf(b->Stmp[i], S);
+	float smin = maxf(fminf(Smin0, S), GF_SUPPRESS_POWER_FLOOR);
+	Stmp = fminf(Stmp, S);
 	if (window_ends(b, k)) {
-		smin = maxf(b->Stmp[i], GF_SUPPRESS_POWER_FLOOR);
-		b->Stmp[i] = S;
+		smin = maxf(Stmp, GF_SUPPRESS_POWER_FLOOR);
+		Stmp = S;
 	}
 	/* Speech where S stands well above its minimum, or this frame well above the noise so far:
 	 * the second keeps a loud stretch without dips out of the noise estimate. */
 	float seen = ramp(S / smin, GF_SUPPRESS_PRESENCE_LO, GF_SUPPRESS_PRESENCE_HI);
-	seen = maxf(seen, ramp(P / b->L[i], GF_SUPPRESS_SNR_LO, GF_SUPPRESS_SNR_HI));
+	seen = maxf(seen, ramp(P / L0, GF_SUPPRESS_SNR_LO, GF_SUPPRESS_SNR_HI));
 	float p = k->a_p * b->p[i] + (1.0f - k->a_p) * seen;
 	float a = noise_factor(b, k, p);
 	/* L within [0.1, 5] x Smin: a start or seed taken too high comes down, and a noise grown
 	 * much louder is followed once the minimum has seen it */
-	float L = a * b->L[i] + (1.0f - a) * P;
+	float L = a * L0 + (1.0f - a) * P;
 	L = fminf(L, GF_SUPPRESS_NOISE_OVER_MIN * smin);
 	L = maxf(L, GF_SUPPRESS_NOISE_UNDER_MIN * smin);
 	float xi = k->a_dd * b->Y2[i] / L + (1.0f - k->a_dd) * maxf(P / L - 1.0f, 0.0f);
 	xi = maxf(xi, GF_SUPPRESS_XI_MIN);
 	float g = maxf(xi / (1.0f + xi), k->g_min);
+	if (hold)
+		return g;
 	b->S[i] = S;
 	b->Smin[i] = smin;
+	b->Stmp[i] = Stmp;
 	b->p[i] = p;
 	b->L[i] = L;
 	b->Y2[i] = g * g * P;
@@ -108,12 +113,12 @@ static float bin_gain(struct gf_suppress_bins *b, const struct gf_suppress_const
 }
 
 void gf_suppress_bins_run(struct gf_suppress_bins *b, const struct gf_suppress_consts *k,
-			  const float *highpass, float *spec, uint32_t nb)
+			  const float *highpass, float *spec, uint32_t nb, int hold)
 {
 	/* Powers first: the smoothing reads the neighbours' unscaled bins. */
 	float g_prev = 0.0f;
 	for (uint32_t i = 0; i < nb; i++) {
-		float g = bin_gain(b, k, i, power_at(spec, i), smoothed_power(spec, i, nb));
+		float g = bin_gain(b, k, i, power_at(spec, i), smoothed_power(spec, i, nb), hold);
 		if (highpass) /* after bin_gain: Y2 and the estimate are the suppressor's alone */
 			g *= highpass[i];
 		if (i > 0) { /* bin i-1's neighbours are read now: scale it */
@@ -124,6 +129,8 @@ void gf_suppress_bins_run(struct gf_suppress_bins *b, const struct gf_suppress_c
 	}
 	spec[2 * (nb - 1)] *= g_prev;
 	spec[2 * (nb - 1) + 1] *= g_prev;
-	if (b->frames < UINT32_MAX)
+	/* A held frame is time passing (the minimum's window keeps its pace), unless nothing was
+	 * learned yet: the first frame learned still starts the state. */
+	if ((!hold || b->frames > 0 || b->seeded) && b->frames < UINT32_MAX)
 		b->frames++;
 }

@@ -67,8 +67,12 @@ void gf_suppress_bins_bind(struct gf_suppress_bins *b, float *mem, uint32_t nb);
 void gf_suppress_bins_reset(struct gf_suppress_bins *b, const float *seed);
 
 /** One frame: update the state from @p spec (nb interleaved re, im) and scale it by the gain, times
- * @p highpass[i] in bin i where not NULL (the state never sees that factor). */
+ * @p highpass[i] in bin i where not NULL (the state never sees that factor). @p hold: the frame
+ * holds missing input (NaN/Inf, a muted block, taken as zeros): its gain comes from the state as it
+ * is and the state stays as it was, so a gap teaches the noise estimate nothing (zeros would pull
+ * its minimum down and lose the suppression for seconds after); the frame count, the minimum's
+ * clock, still moves on once a frame has been learned. */
 void gf_suppress_bins_run(struct gf_suppress_bins *b, const struct gf_suppress_consts *k,
-			  const float *highpass, float *spec, uint32_t nb);
+			  const float *highpass, float *spec, uint32_t nb, int hold);
 
 #endif

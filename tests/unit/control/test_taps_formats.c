@@ -366,9 +366,10 @@ static uint32_t make_ir(double *h, uint32_t rate)
 	return n;
 }
 
-/* The largest |H_b(f) - H_a(f)| from 20 Hz to @p top (DTFT, 200 log-spaced points), over max |H_a|. */
+/* The largest |H_b(f) - H_a(f) e^(-j 2 pi f delay / rb)| from 20 Hz to @p top (DTFT, 200 log-spaced
+ * points), over max |H_a|: b is a delayed by @p delay of its taps. */
 static double response_error(const double *a, uint32_t na, uint32_t ra, const float *bf, const double *bd,
-			     uint32_t nb, uint32_t rb, double top)
+			     uint32_t nb, uint32_t rb, double delay, double top)
 {
 	double worst = 0, peak = 0;
 	for (int i = 0; i < 200; i++) {
@@ -379,8 +380,8 @@ static double response_error(const double *a, uint32_t na, uint32_t ra, const fl
 		}
 		for (uint32_t k = 0; k < nb; k++) {
 			double v = bf ? bf[k] : bd[k];
-			re[1] += v * cos(2 * M_PI * f * k / rb);
-			im[1] -= v * sin(2 * M_PI * f * k / rb);
+			re[1] += v * cos(2 * M_PI * f * (k - delay) / rb);
+			im[1] -= v * sin(2 * M_PI * f * (k - delay) / rb);
 		}
 		peak = fmax(peak, hypot(re[0], im[0]));
 		worst = fmax(worst, hypot(re[1] - re[0], im[1] - im[0]));
@@ -394,25 +395,29 @@ static void test_resample_response(void)
 	static const uint32_t pairs[][2] = {{44100, 48000}, {48000, 44100}, {96000, 48000}, {48000, 96000}};
 	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
 		uint32_t from = pairs[i][0], to = pairs[i][1];
-		double h[1024], *y;
+		double h[1024], *y, delay;
 		uint32_t n = make_ir(h, from), m;
 		struct gf_errbuf eb = {{0}};
-		CHECK_OK_EB(gf_taps_resample(h, n, from, to, &y, &m, &eb), &eb);
-		CHECK(m == (uint32_t)ceil(n * (double)to / from));
+		CHECK_OK_EB(gf_taps_resample(h, n, from, to, &y, &m, &delay, &eb), &eb);
+		/* the whole response: the sinc's reach (about 144 taps) on both sides */
+		CHECK(delay >= 143.0 && delay < 2 * 160.0);
+		CHECK(m >= (uint32_t)ceil(n * (double)to / from + delay + 143.0));
 		double fmax = 0.9 * (from < to ? from : to) / 2.0;
-		double e = response_error(h, n, from, NULL, y, m, to, fmax);
-		printf("  resampled %u -> %u Hz: %u -> %u taps, response error %.1f dB of the peak up to "
-		       "%.0f Hz\n",
-		       from, to, n, m, 20 * log10(e), fmax);
+		double e = response_error(h, n, from, NULL, y, m, to, delay, fmax);
+		printf("  resampled %u -> %u Hz: %u -> %u taps, delayed %.2f, response error %.1f dB of the "
+		       "peak up to %.0f Hz\n",
+		       from, to, n, m, delay, 20 * log10(e), fmax);
 		CHECK(e < 1e-4);
 		free(y);
 	}
-	double h[1024], *y = (double *)1;
+	double h[1024] = {0}, *y = (double *)1, delay;
 	uint32_t m = 1;
 	struct gf_errbuf eb = {{0}};
-	CHECK(gf_taps_resample(h, 1024, 8000, 384000, &y, &m, &eb) == 0 && m == 1024 * 48);
+	CHECK(gf_taps_resample(h, 1024, 8000, 384000, &y, &m, &delay, &eb) == 0 &&
+	      m == (1024 + 2 * 144) * 48);
+	CHECK(delay == 144 * 48);
 	free(y);
-	CHECK(gf_taps_resample(h, GF_TAPS_MAX, 8000, 16000, &y, &m, &eb) == GF_E_TOOLONG && !y && !m);
+	CHECK(gf_taps_resample(h, GF_TAPS_MAX, 8000, 16000, &y, &m, &delay, &eb) == GF_E_TOOLONG && !y && !m);
 	CHECK(strstr(eb.msg, "tap limit"));
 }
 
@@ -438,9 +443,10 @@ static void test_resample_config(void)
 			"chain = [\"room\"];\n",
 			&eb, &err);
 	CHECK_OK_EB(err, &eb);
-	CHECK(fs->taps == (uint32_t)ceil(n * 48000.0 / 44100));
-	double e =
-		response_error(h, n, 44100, gf_filter_set_channel(fs, 0), NULL, fs->taps, 48000, 0.9 * 22050);
+	/* 147 zeros in front, 144 behind: 160 taps of delay at 48 kHz */
+	CHECK(fs->taps == (uint32_t)ceil((147 + n + 144) * 48000.0 / 44100));
+	double e = response_error(h, n, 44100, gf_filter_set_channel(fs, 0), NULL, fs->taps, 48000, 160.0,
+				  0.9 * 22050);
 	printf("  config, 44100 -> 48000 Hz: response error %.1f dB of the peak\n", 20 * log10(e));
 	CHECK(e < 1e-4);
 	gf_filter_set_free(fs);

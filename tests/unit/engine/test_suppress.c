@@ -4,7 +4,8 @@
  * stream is cut into calls; channels are independent; on a speech-like
  * signal in white or pink noise at 5 dB SNR it raises the SI-SDR by several
  * dB, more with a noise sample; clean speech passes nearly untouched; a NaN
- * does not poison its state; bad parameters are refused with a reason; its
+ * does not poison its state, and a gap of NaN (a muted block) teaches its noise
+ * estimate nothing: suppression goes on after it as without it; bad parameters are refused with a reason; its
  * zero-phase high-pass (highpass_hz) cuts a 10 Hz rumble, passes the voice's
  * band, adds no delay, and is off at 0.
  */
@@ -209,6 +210,48 @@ static void nan_case(void)
 	free(x), free(y);
 }
 
+/* The RMS of @p y over [@p from, @p to). */
+static double rms_of(const float *y, uint32_t from, uint32_t to)
+{
+	return sqrt(energy(y + from, to - from) / (to - from));
+}
+
+/*
+ * A gap of missing input (NaN: a muted block the engine passed on, 1.4 s as
+ * an offline chunk was) in steady white noise, once the estimate has settled:
+ * the suppressor holds its state over it, so the noise right after is
+ * suppressed as without the gap (zeros used to pull the noise estimate down
+ * and the next seconds passed far less suppressed), and from 3 s after it the
+ * output is the gap-free one's again.
+ */
+static void gap_case(void)
+{
+	const uint32_t n = 10 * RATE, g0 = 3 * RATE, g1 = g0 + 22400, after = g1 + RATE / 8;
+	float *x = white(n, &rng), *x_gap = malloc(n * sizeof(float));
+	for (uint32_t i = 0; i < n; i++)
+		x[i] *= 0.05f;
+	memcpy(x_gap, x, n * sizeof(float));
+	for (uint32_t i = g0; i < g1; i++)
+		x_gap[i] = NAN;
+	struct gf_suppress *a = make(18.0, NULL, 0, 1), *b = make(18.0, NULL, 0, 1);
+	float *y = run_aligned(a, x, n, 512), *z = run_aligned(b, x_gap, n, 512);
+	double in = rms_of(x, after, after + RATE / 2), ry = rms_of(y, after, after + RATE / 2),
+	       rz = rms_of(z, after, after + RATE / 2);
+	double e = 0.0, sum = 0.0;
+	for (uint32_t i = g1 + 3 * RATE; i < n; i++) {
+		e += ((double)z[i] - y[i]) * ((double)z[i] - y[i]);
+		sum += (double)y[i] * y[i];
+	}
+	printf("  a %.2f s gap of NaN in noise: the 0.5 s after it %.1f dB below the input (%.1f dB without "
+	       "the gap); from 3 s after it rel L2 %.3g\n",
+	       (double)(g1 - g0) / RATE, 20 * log10(rz / in), 20 * log10(ry / in), sqrt(e / sum));
+	CHECK(fabs(20 * log10(rz / ry)) < 1.0);
+	CHECK(sqrt(e / sum) < 1e-4);
+	gf_suppress_free(a);
+	gf_suppress_free(b);
+	free(x), free(x_gap), free(y), free(z);
+}
+
 /* The gain, in dB, of a steady tone at @p hz through a suppressor with no reduction (its own gain is
  * then exactly one, so only the high-pass acts), over the last 2 of 3 seconds; and its lag in
  * frames, by cross-correlation, in *lag. */
@@ -303,6 +346,7 @@ int main(void)
 	calls_case();
 	channels_case();
 	nan_case();
+	gap_case();
 	refusal_case();
 	clean_case();
 	denoise_cases();
