@@ -11,9 +11,11 @@
  *    and GetClippedSamples counts; ResetClippedSamples zeroes it;
  * 4. SetMute true silences the output (meters -1000 dB), ToggleMute brings it
  *    back; AdjustVolume, plain and with [step, min, max];
- * 5. SubscribeSignalLevels 100 over the WebSocket: pushes about every 100 ms,
+ * 5. CamillaDSP's commands (docs/api.md, "CamillaDSP clients"): fader 0 is the
+ *    volume, five faders; the state file; rate adjust 1 (one clock);
+ * 6. SubscribeSignalLevels 100 over the WebSocket: pushes about every 100 ms,
  *    none after StopSubscription;
- * 6. a restart keeps the volume set through the API (the state file). */
+ * 7. a restart keeps the volume set through the API (the state file). */
 #include <jack/jack.h>
 #include <math.h>
 #include <stdatomic.h>
@@ -186,6 +188,26 @@ static void mute_and_adjust(void)
 	levels_match(-12.0, "volume -12 dB by AdjustVolume");
 }
 
+/* A CamillaDSP client's commands at volume -12 dB, which they leave in force. */
+static void camilla_client(void)
+{
+	const char *r = call("\"GetFaders\"");
+	expect(r, "{\"GetFaders\":{\"result\":\"Ok\",\"value\":[{\"volume\":-12.0,\"mute\":false},",
+	       "GetFaders");
+	expect(r, "{\"volume\":0.0,\"mute\":false}]}}", "GetFaders' Aux4, the fifth");
+	expect(call("{\"SetFaderVolume\": [0, -6.0]}"), "{\"SetFaderVolume\":{\"result\":\"Ok\"}}",
+	       "SetFaderVolume of Main");
+	expect_near(value_of(call("\"GetVolume\"")), -6.0, 1e-6, "GetVolume after SetFaderVolume");
+	expect(call("{\"AdjustFaderVolume\": [0, -6.0]}"), "\"value\":[0,-12.0]", "AdjustFaderVolume");
+	expect(call("{\"GetFaderVolume\": 9}"), "{\"GetFaderVolume\":{\"result\":\"InvalidFaderError\"",
+	       "GetFaderVolume 9");
+	expect(call("\"GetStateFilePath\""), state_path, "GetStateFilePath");
+	expect(call("\"GetRateAdjust\""), "\"value\":1.0}", "GetRateAdjust with one clock");
+	expect(call("\"GetStopReason\""), "\"value\":\"None\"", "GetStopReason");
+	gf_daemon_idle_ms(&dm, 1200); /* the volume written to the state file */
+	expect(call("\"GetStateFileUpdated\""), "\"value\":true", "GetStateFileUpdated");
+}
+
 /* Pushes every ~100 ms while subscribed, none after StopSubscription. */
 static void subscription(void)
 {
@@ -247,6 +269,7 @@ int main(void)
 
 	volume_and_clipping();
 	mute_and_adjust();
+	camilla_client();
 	subscription();
 
 	/* The volume set through the API outlives a restart (state file, written after the debounce). */

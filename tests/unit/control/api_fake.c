@@ -18,7 +18,12 @@ static int f_status(void *ctx, struct gf_api_status *st)
 	const struct fake *f = ctx;
 	st->state = "Running";
 	st->state_text = "running";
-	st->stop_reason = "None";
+	st->stop_reason = f->stop_reason ? f->stop_reason : "None";
+	st->stop_text = f->stop_text;
+	st->state_file = f->state_file;
+	st->state_file_updated = !f->state_dirty;
+	if (f->rate_adjust > 0.0)
+		st->rate_adjust = f->rate_adjust;
 	st->config_path = "/etc/gpufir/gpufir.conf";
 	st->capture_device = "system";
 	st->playback_device = NULL;
@@ -33,7 +38,7 @@ static int f_status(void *ctx, struct gf_api_status *st)
 	st->block_frames = 256;
 	st->latency_frames = 512;
 	st->taps = 4095;
-	st->buffer_level = 300;
+	st->buffer_level = f->no_buffer ? -1 : 300;
 	st->processing_load = 12.5;
 	st->signal_peak = 0.25;
 	st->clipped = f->clipped;
@@ -199,11 +204,26 @@ json_t *ask(struct gf_api *a, void *client, const char *msg)
 	return r;
 }
 
-/* The body of {name: body}, checking its result. */
+/* The type of a reply's result: "Ok", a simple error's name ("InvalidFaderError"), or the
+ * type of CamillaDSP's {"ConfigValidationError": message}, its message in *@p msg. */
+static const char *result_type(json_t *body, const char **msg)
+{
+	json_t *res = json_object_get(body, "result");
+	*msg = NULL;
+	if (json_is_string(res))
+		return json_string_value(res);
+	if (!json_is_object(res) || json_object_size(res) != 1)
+		return "(no result)";
+	void *it = json_object_iter(res);
+	*msg = json_string_value(json_object_iter_value(it));
+	return json_object_iter_key(it);
+}
+
 json_t *body_of(json_t *r, const char *name, const char *result)
 {
+	const char *msg;
 	json_t *b = json_object_get(r, name);
-	if (!b || strcmp(json_string_value(json_object_get(b, "result")), result) != 0) {
+	if (!b || strcmp(result_type(b, &msg), result) != 0) {
 		char *t = json_dumps(r, 0);
 		fprintf(stderr, "expected %s %s, got %s\n", name, result, t);
 		free(t);
@@ -221,15 +241,29 @@ json_t *ok_value(struct gf_api *a, const char *msg, const char *name)
 	return v;
 }
 
-void expect_error(struct gf_api *a, const char *msg, const char *name, const char *why)
+void expect_typed(struct gf_api *a, const char *msg, const char *name, const char *type, const char *why)
 {
 	json_t *r = ask(a, NULL, msg);
-	const char *v = json_string_value(json_object_get(body_of(r, name, "Error"), "value"));
-	if (!v || !strstr(v, why)) {
-		fprintf(stderr, "%s: error '%s', expected '%s'\n", msg, v ? v : "(none)", why);
+	json_t *b = json_object_get(r, name);
+	const char *m, *t = b ? result_type(b, &m) : "(none)";
+	const char *v = json_string_value(json_object_get(b, "value"));
+	/* the type asked for (any error for NULL); the message in "value", and as the typed
+	 * result's member unless the type is one of CamillaDSP's simple errors */
+	int ok = b && strcmp(t, "Ok") != 0 && (!type || strcmp(t, type) == 0) && v && strstr(v, why) &&
+		 (!m || strcmp(m, v) == 0) && json_object_size(r) == 1;
+	if (!ok) {
+		char *text = json_dumps(r, 0);
+		fprintf(stderr, "%s: got %s, expected %s with '%s'\n", msg, text, type ? type : "an error",
+			why);
+		free(text);
 		CHECK(0);
 	}
 	json_decref(r);
+}
+
+void expect_error(struct gf_api *a, const char *msg, const char *name, const char *why)
+{
+	expect_typed(a, msg, name, NULL, why);
 }
 
 void expect_invalid(struct gf_api *a, const char *msg, size_t len, const char *why)

@@ -24,6 +24,11 @@ struct fake {
 	long clipped;  /* reported in the status; ResetClippedSamples zeroes it */
 	int resets;    /* ResetClippedSamples calls */
 	int no_stream; /* the device ops answer as a daemon without an open stream */
+	/* what the status reports, where set */
+	const char *stop_reason, *stop_text, *state_file;
+	int state_dirty;
+	double rate_adjust;
+	int no_buffer; /* the status has no buffer level (-1) */
 };
 
 /** The ops of @p f: every op of struct gf_api_ops but response_svg. */
@@ -39,11 +44,13 @@ void capture(void *client, const char *text, size_t len);
 void clear(void);
 /** Send @p msg; expect exactly one reply; return it parsed (caller decrefs). */
 json_t *ask(struct gf_api *a, void *client, const char *msg);
-/** The body of {name: body}, checking its result. */
+/** The body of {name: body}, checking its result (a string: "Ok", or a simple error's type). */
 json_t *body_of(json_t *r, const char *name, const char *result);
 /** The value of an Ok reply to @p msg (NULL: none; caller decrefs). */
 json_t *ok_value(struct gf_api *a, const char *msg, const char *name);
-/** An Error reply whose message has @p why. */
+/** An error reply of CamillaDSP's type @p type whose message has @p why. */
+void expect_typed(struct gf_api *a, const char *msg, const char *name, const char *type, const char *why);
+/** An error reply (InvalidRequestError, InvalidValueError or a config error) saying @p why. */
 void expect_error(struct gf_api *a, const char *msg, const char *name, const char *why);
 /** CamillaDSP's {"Invalid": {"error": ...}} saying @p why. */
 void expect_invalid(struct gf_api *a, const char *msg, size_t len, const char *why);
