@@ -88,6 +88,7 @@ struct gf_api_device {
 /** Per-channel levels, dBFS (CamillaDSP's GetSignalLevels); silence is -1000. */
 struct gf_api_levels {
 	uint32_t n_capture, n_playback;
+	double interval_s; /**< the audio the reading covers, s (0: none since the previous one) */
 	double capture_peak[GF_API_MAX_CH], capture_rms[GF_API_MAX_CH];
 	double playback_peak[GF_API_MAX_CH], playback_rms[GF_API_MAX_CH];
 };

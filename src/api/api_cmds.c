@@ -438,11 +438,18 @@ static int c_toggle_mute(struct gf_api_req *r, json_t **v, struct gf_errbuf *eb)
 
 /* ---- levels -------------------------------------------------------------------- */
 
-static int levels(struct gf_api_req *r, struct gf_api_levels *lv, struct gf_errbuf *eb)
+int gf_api_levels_read(struct gf_api *a, struct gf_api_levels *lv, struct gf_errbuf *eb)
 {
 	memset(lv, 0, sizeof(*lv));
-	int err = gf_api_need(r->a->ops.levels, eb);
-	return err ? err : r->a->ops.levels(r->a->ops.ctx, lv, eb);
+	int err = gf_api_need(a->ops.levels, eb);
+	if (!err)
+		err = a->ops.levels(a->ops.ctx, lv, eb);
+	return err ? err : gf_api_levels_record(a, lv);
+}
+
+static int levels(struct gf_api_req *r, struct gf_api_levels *lv, struct gf_errbuf *eb)
+{
+	return gf_api_levels_plain(r->a, lv, eb);
 }
 
 #define LEVEL_CMD(fn, arr, n)                                                                                \
@@ -543,7 +550,7 @@ static const struct gf_api_cmd cmds[] = {
 const struct gf_api_cmd *gf_api_cmd_find(const char *name)
 {
 	static const struct gf_api_cmd_table own = {cmds, sizeof(cmds) / sizeof(cmds[0])};
-	const struct gf_api_cmd_table *tables[] = {&own, &gf_api_compat_cmds};
+	const struct gf_api_cmd_table *tables[] = {&own, &gf_api_level_cmds, &gf_api_compat_cmds};
 	for (size_t t = 0; name && t < sizeof(tables) / sizeof(tables[0]); t++)
 		for (size_t i = 0; i < tables[t]->n; i++)
 			if (strcmp(tables[t]->cmds[i].name, name) == 0)

@@ -33,12 +33,15 @@ struct gf_api_sub {
 /* CamillaDSP's faders: 0 is Main (the program's volume and mute), 1 to 4 Aux1 to Aux4. */
 #define GF_API_FADERS 5
 
+struct gf_api_hist; /* api_levels.c */
+
 struct gf_api {
 	struct gf_api_ops ops;
 	struct gf_api_pending pend[GF_API_MAX_PENDING];
 	struct gf_api_sub subs[GF_API_MAX_SUBS];
 	uint64_t next_token;
 	int64_t now_ms;		      /* the last tick's time (subscriptions start from it) */
+	struct gf_api_hist *hist;     /* the level history (api_levels.c) */
 	double aux_db[GF_API_FADERS]; /* Aux1..4's volume (entry 0 unused: Main is the program's) */
 	int aux_mute[GF_API_FADERS];  /* and mute */
 	uint32_t update_interval_ms;  /* SetUpdateInterval's value, reported back */
@@ -81,7 +84,7 @@ struct gf_api_cmd {
 	enum gf_api_kind kind;
 };
 
-/* A table of commands, in one file each (api_cmds.c, api_compat.c). */
+/* A table of commands, in one file each (api_cmds.c, api_compat.c, api_levels.c). */
 struct gf_api_cmd_table {
 	const struct gf_api_cmd *cmds;
 	size_t n;
@@ -97,6 +100,8 @@ const struct gf_api_cmd *gf_api_cmd_find(const char *name);
 int gf_api_need(const void *op, struct gf_errbuf *eb);
 /** The program's status, its defaults filled first (no buffer level, rate adjust 1). */
 void gf_api_status_of(struct gf_api *a, struct gf_api_status *st);
+/** The levels since the program's previous reading, recorded in the history (api_levels.c). */
+int gf_api_levels_read(struct gf_api *a, struct gf_api_levels *lv, struct gf_errbuf *eb);
 /** The current volume, CamillaDSP's clamp and the program's applied (the reply of SetVolume). */
 int gf_api_volume_set(struct gf_api_req *r, double db, double *in_force, struct gf_errbuf *eb);
 /** AdjustVolume's argument, a number or [dB, min, max]. @return 0, or GF_E_INVAL */
@@ -107,6 +112,24 @@ int gf_api_adjust_arg(const json_t *arg, double *step, double *lo, double *hi);
 extern const struct gf_api_cmd_table gf_api_compat_cmds;
 /** CamillaDSP's error type for @p code from command @p c (never NULL). */
 const char *gf_api_error_type(const struct gf_api_cmd *c, int code);
+
+/* api_levels.c: the level history and its "since" commands */
+extern const struct gf_api_cmd_table gf_api_level_cmds;
+/** Allocate the history (gf_api_new). @return 0 or GF_E_NOMEM */
+int gf_api_levels_new(struct gf_api *a);
+/**
+ * A plain reading (the level commands, a subscription's push): the audio since the previous
+ * plain reading. Without polls that is the fresh reading; while the history polls (which takes
+ * the audio from the shared reader), the slots since the previous plain reading.
+ */
+int gf_api_levels_plain(struct gf_api *a, struct gf_api_levels *lv, struct gf_errbuf *eb);
+/** Add a reading to the history and the peaks since start. @return 0 */
+int gf_api_levels_record(struct gf_api *a, const struct gf_api_levels *lv);
+/** Read levels for the history when it is armed and due. @return ms until the next, or -1 */
+int gf_api_levels_poll(struct gf_api *a);
+void gf_api_levels_free(struct gf_api_hist *h);
+/** @p client went away: forget its "since last" marks. */
+void gf_api_levels_client_gone(struct gf_api *a, void *client);
 
 /* api_proto.c */
 /** Reserve a pending reply for @p r. @return its token, or 0 when the table is full */

@@ -19,11 +19,17 @@ int gf_api_new(struct gf_api **out, const struct gf_api_ops *ops)
 		return GF_E_NOMEM;
 	(*out)->ops = *ops;
 	(*out)->update_interval_ms = GF_API_UPDATE_INTERVAL_MS;
-	return 0;
+	if (gf_api_levels_new(*out) == 0)
+		return 0;
+	gf_api_free(*out);
+	*out = NULL;
+	return GF_E_NOMEM;
 }
 
 void gf_api_free(struct gf_api *a)
 {
+	if (a)
+		gf_api_levels_free(a->hist);
 	free(a);
 }
 
@@ -218,6 +224,7 @@ void gf_api_client_gone(struct gf_api *a, void *client)
 	for (unsigned i = 0; i < GF_API_MAX_SUBS; i++)
 		if (a->subs[i].client == client)
 			a->subs[i].client = NULL;
+	gf_api_levels_client_gone(a, client);
 }
 
 int gf_api_subscribe(struct gf_api_req *r, uint32_t interval_ms)
@@ -274,7 +281,7 @@ static void push_levels(struct gf_api *a, struct gf_api_sub *s, const struct gf_
 int gf_api_tick(struct gf_api *a, int64_t now_ms)
 {
 	a->now_ms = now_ms;
-	int64_t next = -1;
+	int64_t next = gf_api_levels_poll(a);
 	struct gf_api_levels lv;
 	int have = 0, err = 0;
 	struct gf_errbuf eb = {{0}};
@@ -285,7 +292,7 @@ int gf_api_tick(struct gf_api *a, int64_t now_ms)
 		if (now_ms >= s->next_ms) {
 			if (!have) { /* one reading serves every subscriber due now */
 				memset(&lv, 0, sizeof(lv));
-				err = a->ops.levels ? a->ops.levels(a->ops.ctx, &lv, &eb) : GF_E_UNSUPPORTED;
+				err = gf_api_levels_plain(a, &lv, &eb);
 				have = 1;
 			}
 			/* On the grid, but never a burst to catch up after a slow pass. */

@@ -337,6 +337,7 @@ static int levels(void *ctx, struct gf_api_levels *lv, struct gf_errbuf *eb)
 	int err = gf_daemon_levels(d, GF_GAIN_READER_API, m, eb);
 	if (err)
 		return err;
+	lv->interval_s = m->interval_s;
 	/* Each side its own channels: a mixer's N inputs, M outputs. */
 	lv->n_capture = m->raw.capture_channels < GF_API_MAX_CH ? m->raw.capture_channels : GF_API_MAX_CH;
 	lv->n_playback = m->raw.playback_channels < GF_API_MAX_CH ? m->raw.playback_channels : GF_API_MAX_CH;

@@ -160,6 +160,14 @@ static int f_levels(void *ctx, struct gf_api_levels *lv, struct gf_errbuf *eb)
 {
 	struct fake *f = ctx;
 	f->levels_calls++;
+	if (f->levels_err) {
+		gf_errbuf_set(eb, "levels: no audio stream is running");
+		return f->levels_err;
+	}
+	if (f->levels) {
+		*lv = *f->levels;
+		return 0;
+	}
 	lv->n_capture = 2;
 	lv->n_playback = 1;
 	lv->capture_peak[0] = -6.0;

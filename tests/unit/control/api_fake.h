@@ -29,6 +29,9 @@ struct fake {
 	int state_dirty;
 	double rate_adjust;
 	int no_buffer; /* the status has no buffer level (-1) */
+	/* the next level readings' values, where set (else fixed ones, over no audio) */
+	const struct gf_api_levels *levels;
+	int levels_err; /* the levels op fails with this (no stream) */
 };
 
 /** The ops of @p f: every op of struct gf_api_ops but response_svg. */

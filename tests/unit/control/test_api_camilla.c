@@ -3,8 +3,9 @@
  * CamillaDSP's websocket.md and its socketserver's replies, as pyCamillaDSP 4
  * parses them: typed errors ({"result": {"ConfigValidationError": why}} and
  * the bare simple ones), StopReason's names and {"CaptureError": why}, the five
- * faders, the state file, update interval, rate adjust and resampler load, and
- * the commands gpufir does not have. */
+ * faders, the state file, update interval, rate adjust and resampler load, the
+ * commands gpufir does not have, and the level history ("since" N seconds,
+ * since a client's last call, peaks since start). */
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -172,6 +173,164 @@ static void test_misc(struct gf_api *a, struct fake *f)
 	f->no_buffer = 0;
 }
 
+/* ---- the level history ---------------------------------------------------------- */
+
+/* Levels of one value on every channel (2 captured, 1 played), over @p secs of audio. */
+static struct gf_api_levels flat(double peak, double rms, double secs)
+{
+	struct gf_api_levels lv = {.n_capture = 2, .n_playback = 1, .interval_s = secs};
+	for (int c = 0; c < 2; c++) {
+		lv.capture_peak[c] = peak;
+		lv.capture_rms[c] = rms;
+	}
+	lv.playback_peak[0] = peak;
+	lv.playback_rms[0] = rms;
+	return lv;
+}
+
+/* The value of a list reply to @p msg from @p client: its length, and its first entry. */
+static double first_of(struct gf_api *a, void *client, const char *msg, const char *name, size_t *len)
+{
+	json_t *r = ask(a, client, msg);
+	json_t *v = json_object_get(body_of(r, name, "Ok"), "value");
+	CHECK(json_is_array(v));
+	*len = json_array_size(v);
+	double x = *len ? json_number_value(json_array_get(v, 0)) : NAN;
+	json_decref(r);
+	return x;
+}
+
+static int near(double x, double want)
+{
+	if (fabs(x - want) < 1e-3)
+		return 1;
+	fprintf(stderr, "level %.4f, expected %.4f\n", x, want);
+	return 0;
+}
+
+static void test_since(struct gf_api *a, struct fake *f)
+{
+	struct gf_api_levels loud = flat(-6.0, -20.0, 0.1), quiet = flat(-40.0, -40.0, 0.1);
+	size_t n;
+	f->levels = &loud;
+	CHECK(gf_api_tick(a, 100000) == -1); /* nothing to poll for yet */
+	/* The first "since": a fresh reading, and the history polls from now on. */
+	json_t *v = ok_value(a, "{\"GetSignalLevelsSince\": 1.0}", "GetSignalLevelsSince");
+	CHECK(json_array_size(json_object_get(v, "capture_peak")) == 2);
+	CHECK(json_array_size(json_object_get(v, "playback_rms")) == 1);
+	CHECK(near(json_number_value(json_array_get(json_object_get(v, "capture_rms"), 1)), -20.0));
+	json_decref(v);
+	f->levels = &quiet;
+	int polls = f->levels_calls;
+	for (int t = 100100; t <= 102000; t += 100)
+		CHECK(gf_api_tick(a, t) == 100); /* armed: a reading every slot */
+	polls = f->levels_calls - polls;
+	CHECK(polls == 20);
+	/* The last 0.5 s: quiet only; the last 5 s: the loud reading too. */
+	CHECK(near(first_of(a, NULL, "{\"GetCaptureSignalPeakSince\": 0.5}", "GetCaptureSignalPeakSince", &n),
+		   -40.0));
+	CHECK(n == 2);
+	CHECK(near(
+		first_of(a, NULL, "{\"GetPlaybackSignalPeakSince\": 5.0}", "GetPlaybackSignalPeakSince", &n),
+		-6.0));
+	/* The RMS weighs each reading's energy by its length: the loud 0.1 s, the polls' and the
+	 * three calls' fresh quiet readings, 0.1 s each. */
+	int quiet_n = polls + 3;
+	double ms = (0.1 * 1e-2 + quiet_n * 0.1 * 1e-4) / (0.1 + quiet_n * 0.1);
+	CHECK(near(first_of(a, NULL, "{\"GetCaptureSignalRmsSince\": 5.0}", "GetCaptureSignalRmsSince", &n),
+		   10.0 * log10(ms)));
+	expect_typed(a, "{\"GetSignalLevelsSince\": 0}", "GetSignalLevelsSince", "InvalidValueError",
+		     "seconds above 0");
+	/* A plain reading right after a poll (no audio of its own): the audio the polls took since
+	 * the previous plain reading, not silence. */
+	struct gf_api_levels none = flat(-1000.0, -1000.0, 0.0);
+	CHECK(gf_api_tick(a, 102100) == 100);
+	json_decref(ok_value(a, "\"GetCaptureSignalPeak\"", "GetCaptureSignalPeak"));
+	CHECK(gf_api_tick(a, 102200) == 100 && gf_api_tick(a, 102300) == 100);
+	f->levels = &none;
+	CHECK(near(first_of(a, NULL, "\"GetCaptureSignalPeak\"", "GetCaptureSignalPeak", &n), -40.0));
+	CHECK(n == 2);
+	/* 20 s after the last "since" the polls stop. */
+	CHECK(gf_api_tick(a, 102000 + 20000) == -1);
+}
+
+static void test_since_last(struct gf_api *a, struct fake *f)
+{
+	struct gf_api_levels c = flat(-10.0, -13.0, 0.1), none = flat(-1000.0, -1000.0, 0.0),
+			     e = flat(-30.0, -33.0, 0.1);
+	void *x = (void *)11, *y = (void *)12;
+	size_t n;
+	gf_api_tick(a, 200000);
+	f->levels = &c;
+	/* A client's first call: the reading it makes. */
+	CHECK(near(first_of(a, x, "\"GetPlaybackSignalPeakSinceLast\"", "GetPlaybackSignalPeakSinceLast", &n),
+		   -10.0));
+	/* Again with no audio since: CamillaDSP's empty list. */
+	f->levels = &none;
+	first_of(a, x, "\"GetPlaybackSignalPeakSinceLast\"", "GetPlaybackSignalPeakSinceLast", &n);
+	CHECK(n == 0);
+	/* Audio read meanwhile by others (a plain GetSignalLevels) still counts for this client. */
+	f->levels = &e;
+	json_decref(ok_value(a, "\"GetSignalLevels\"", "GetSignalLevels"));
+	f->levels = &none;
+	CHECK(near(first_of(a, x, "\"GetPlaybackSignalPeakSinceLast\"", "GetPlaybackSignalPeakSinceLast", &n),
+		   -30.0));
+	/* Each list its own mark: the capture peak has not been read by x since its first call. */
+	CHECK(near(first_of(a, x, "\"GetCaptureSignalPeakSinceLast\"", "GetCaptureSignalPeakSinceLast", &n),
+		   -10.0));
+	CHECK(n == 2);
+	/* Another client starts from its own first call. */
+	f->levels = &e;
+	CHECK(near(first_of(a, y, "\"GetCaptureSignalRmsSinceLast\"", "GetCaptureSignalRmsSinceLast", &n),
+		   -33.0));
+	json_t *r = ask(a, x, "\"GetSignalLevelsSinceLast\"");
+	json_t *v = json_object_get(body_of(r, "GetSignalLevelsSinceLast", "Ok"), "value");
+	CHECK(json_object_size(v) == 4);
+	CHECK(near(json_number_value(json_array_get(json_object_get(v, "playback_peak"), 0)), -30.0));
+	CHECK(near(json_number_value(json_array_get(json_object_get(v, "capture_peak"), 1)), -30.0));
+	json_decref(r);
+	/* A client gone: its marks go, a new one at that address starts afresh. */
+	gf_api_client_gone(a, x);
+	f->levels = &c;
+	CHECK(near(first_of(a, x, "\"GetCaptureSignalPeakSinceLast\"", "GetCaptureSignalPeakSinceLast", &n),
+		   -10.0));
+}
+
+static void test_since_start(struct gf_api *a, struct fake *f)
+{
+	struct gf_api_levels hot = flat(-1.0, -9.0, 0.1), soft = flat(-50.0, -55.0, 0.1);
+	f->levels = &hot;
+	json_decref(ok_value(a, "\"GetCaptureSignalPeak\"", "GetCaptureSignalPeak"));
+	f->levels = &soft;
+	json_t *v = ok_value(a, "\"GetSignalPeaksSinceStart\"", "GetSignalPeaksSinceStart");
+	CHECK(json_object_size(v) == 2 && json_array_size(json_object_get(v, "playback")) == 1);
+	CHECK(json_array_size(json_object_get(v, "capture")) == 2);
+	CHECK(near(json_number_value(json_array_get(json_object_get(v, "playback"), 0)), -1.0));
+	CHECK(near(json_number_value(json_array_get(json_object_get(v, "capture"), 1)), -1.0));
+	json_decref(v);
+	expect_text(a, "\"ResetSignalPeaksSinceStart\"",
+		    "{\"ResetSignalPeaksSinceStart\":{\"result\":\"Ok\"}}");
+	v = ok_value(a, "\"GetSignalPeaksSinceStart\"", "GetSignalPeaksSinceStart");
+	CHECK(near(json_number_value(json_array_get(json_object_get(v, "capture"), 0)), -50.0));
+	json_decref(v);
+	/* Another stream's channels start the history again. */
+	struct gf_api_levels mono = flat(-20.0, -25.0, 0.1);
+	mono.n_capture = 1;
+	f->levels = &mono;
+	v = ok_value(a, "\"GetSignalPeaksSinceStart\"", "GetSignalPeaksSinceStart");
+	CHECK(json_array_size(json_object_get(v, "capture")) == 1);
+	CHECK(near(json_number_value(json_array_get(json_object_get(v, "capture"), 0)), -20.0));
+	json_decref(v);
+	/* No stream: the error the levels give, typed. */
+	f->levels_err = GF_E_BUSY;
+	expect_typed(a, "{\"GetSignalLevelsSince\": 1.0}", "GetSignalLevelsSince", "InvalidRequestError",
+		     "no audio stream");
+	expect_typed(a, "\"GetSignalPeaksSinceStart\"", "GetSignalPeaksSinceStart", "InvalidRequestError",
+		     "no audio stream");
+	f->levels_err = 0;
+	f->levels = NULL;
+}
+
 int main(void)
 {
 	struct fake f = {.text = "filters = ();\n", .limit = 6.0, .have_volume = 1};
@@ -182,6 +341,9 @@ int main(void)
 	test_stop_reason(a, &f);
 	test_faders(a, &f);
 	test_misc(a, &f);
+	test_since(a, &f);
+	test_since_last(a, &f);
+	test_since_start(a, &f);
 	clear();
 	gf_api_free(a);
 	free(f.set_text);
