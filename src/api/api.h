@@ -46,10 +46,16 @@
 
 /** What `GetStatus` (and `gpufir --status --json`) reports; strings may be NULL. */
 struct gf_api_status {
-	const char *state;	 /**< CamillaDSP's: "Running", "Paused", "Inactive", "Starting", "Stalled" */
-	const char *state_text;	 /**< gpufir's own words ("audio device lost, retrying") */
-	const char *stop_reason; /**< "None", or why the stream stopped last */
-	const char *stop_text;	 /**< the lost stream's message, or NULL */
+	const char *state;	/**< CamillaDSP's: "Running", "Paused", "Inactive", "Starting", "Stalled" */
+	const char *state_text; /**< gpufir's own words ("audio device lost, retrying") */
+	/** CamillaDSP's StopReason: "None", "Done", "CaptureError", "PlaybackError",
+	 *  "CaptureFormatChange", "PlaybackFormatChange" (GetStopReason sends the errors with
+	 *  @p stop_text, as {"CaptureError": text}) */
+	const char *stop_reason;
+	const char *stop_text;	 /**< the lost stream's message (gpufir's words), or NULL */
+	const char *state_file;	 /**< the volume's state file; NULL: none */
+	int state_file_updated;	 /**< 1: every volume and mute change is written there */
+	double rate_adjust;	 /**< playback/capture rate ratio of the resampler; 1.0 without one */
 	const char *config_path; /**< NULL: the built-in default */
 	const char *capture_device, *playback_device; /**< as configured; NULL: the default device */
 	const char *backend, *algo, *engine_device;
@@ -79,9 +85,10 @@ struct gf_api_device {
 	int is_default;
 };
 
-/** Per-channel levels, dBFS (CamillaDSP's GetSignalLevels). */
+/** Per-channel levels, dBFS (CamillaDSP's GetSignalLevels); silence is -1000. */
 struct gf_api_levels {
 	uint32_t n_capture, n_playback;
+	double interval_s; /**< the audio the reading covers, s (0: none since the previous one) */
 	double capture_peak[GF_API_MAX_CH], capture_rms[GF_API_MAX_CH];
 	double playback_peak[GF_API_MAX_CH], playback_rms[GF_API_MAX_CH];
 };

@@ -1,8 +1,9 @@
 /* The protocol's frame (docs/api.md): a message is a JSON string naming a
  * command ("GetVersion") or an object of one member, the command and its
  * argument ({"SetVolume": -10.0}); the reply is an object of one member named
- * after the command, {"result": "Ok"|"Error", "value": ...}. A message that is
- * not one of those gets CamillaDSP's {"Invalid": {"error": "..."}}. Replies of
+ * after the command, {"result": "Ok", "value": ...}, or on failure CamillaDSP's
+ * typed error, {"result": {"ConfigValidationError": why}, "value": why}. A message
+ * that is not one of those gets CamillaDSP's {"Invalid": {"error": "..."}}. Replies of
  * slow commands (SetConfig, Reload) wait in a table of pending tokens; level
  * subscriptions are pushed from gf_api_tick(). */
 #include <stdio.h>
@@ -17,11 +18,18 @@ int gf_api_new(struct gf_api **out, const struct gf_api_ops *ops)
 	if (!*out)
 		return GF_E_NOMEM;
 	(*out)->ops = *ops;
-	return 0;
+	(*out)->update_interval_ms = GF_API_UPDATE_INTERVAL_MS;
+	if (gf_api_levels_new(*out) == 0)
+		return 0;
+	gf_api_free(*out);
+	*out = NULL;
+	return GF_E_NOMEM;
 }
 
 void gf_api_free(struct gf_api *a)
 {
+	if (a)
+		gf_api_levels_free(a->hist);
 	free(a);
 }
 
@@ -35,7 +43,7 @@ static void send_json(void *client, gf_api_send_fn send, const char *name, json_
 		free(text);
 		char msg[160];
 		snprintf(msg, sizeof(msg), "the reply is over the limit of %u bytes", GF_API_MAX_REPLY);
-		gf_api_reply(client, send, name, 0, json_string(msg));
+		gf_api_reply(client, send, name, "InvalidRequestError", json_string(msg));
 		return;
 	}
 	if (text)
@@ -43,14 +51,32 @@ static void send_json(void *client, gf_api_send_fn send, const char *name, json_
 	free(text);
 }
 
-void gf_api_reply(void *client, gf_api_send_fn send, const char *name, int ok, json_t *value)
+/* CamillaDSP's errors without a message: the result is the bare type. */
+static int simple_error(const char *etype)
 {
-	json_t *body = json_pack("{s:s}", "result", ok ? "Ok" : "Error");
+	return strcmp(etype, "RateLimitExceededError") == 0 || strcmp(etype, "InvalidFaderError") == 0 ||
+	       strcmp(etype, "ShutdownInProgressError") == 0;
+}
+
+void gf_api_reply(void *client, gf_api_send_fn send, const char *name, const char *etype, json_t *value)
+{
+	json_t *result = !etype		       ? json_string("Ok")
+			 : simple_error(etype) ? json_string(etype)
+					       : json_pack("{s:O}", etype, value ? value : json_null());
+	json_t *body = result ? json_pack("{s:o}", "result", result) : NULL;
 	if (body && value)
 		json_object_set_new(body, "value", value);
 	else
 		json_decref(value);
 	send_json(client, send, name, body ? json_pack("{s:o}", name, body) : NULL);
+}
+
+/* An error reply, typed for command @p c by @p code (or @p etype where the handler chose). */
+static void reply_error(void *client, gf_api_send_fn send, const struct gf_api_cmd *c, const char *etype,
+			int code, const char *why)
+{
+	gf_api_reply(client, send, c->name, etype ? etype : gf_api_error_type(c, code),
+		     json_string(why && *why ? why : gf_strerror(code)));
 }
 
 static void reply_invalid(void *client, gf_api_send_fn send, const char *why)
@@ -66,7 +92,8 @@ static const char *arg_name(enum gf_api_arg k)
 					    "true or false",
 					    "an object",
 					    "an argument",
-					    "no argument or a string"};
+					    "no argument or a string",
+					    "anything"};
 	return names[k];
 }
 
@@ -87,6 +114,8 @@ static int arg_ok(enum gf_api_arg k, const json_t *arg)
 		return arg != NULL;
 	case GF_ARG_OPT_STRING:
 		return arg == NULL || json_is_null(arg) || json_is_string(arg);
+	case GF_ARG_ANY_OR_NONE:
+		return 1;
 	}
 	return 0;
 }
@@ -137,7 +166,7 @@ void gf_api_handle(struct gf_api *a, void *client, gf_api_send_fn send, const ch
 	}
 	if (!arg_ok(c->arg, arg)) {
 		snprintf(why, sizeof(why), "%s takes %s", c->name, arg_name(c->arg));
-		gf_api_reply(client, send, c->name, 0, json_string(why));
+		gf_api_reply(client, send, c->name, "InvalidRequestError", json_string(why));
 		json_decref(root);
 		return;
 	}
@@ -146,9 +175,9 @@ void gf_api_handle(struct gf_api *a, void *client, gf_api_send_fn send, const ch
 	json_t *value = NULL;
 	int rc = c->fn(&r, &value, &eb);
 	if (rc == 0)
-		gf_api_reply(client, send, c->name, 1, value);
+		gf_api_reply(client, send, c->name, NULL, value);
 	else if (rc < 0)
-		gf_api_reply(client, send, c->name, 0, json_string(eb.msg[0] ? eb.msg : gf_strerror(rc)));
+		reply_error(client, send, c, r.etype, rc, eb.msg);
 	json_decref(root);
 }
 
@@ -179,9 +208,10 @@ void gf_api_complete(struct gf_api *a, uint64_t token, int err, const char *why)
 		if (p->token != token)
 			continue;
 		p->token = 0;
-		if (p->client) /* else its client went away: nobody to tell */
-			gf_api_reply(p->client, p->send, p->name, err == 0,
-				     err ? json_string(why && *why ? why : gf_strerror(err)) : NULL);
+		if (p->client && err) /* else its client went away: nobody to tell */
+			reply_error(p->client, p->send, gf_api_cmd_find(p->name), NULL, err, why);
+		else if (p->client)
+			gf_api_reply(p->client, p->send, p->name, NULL, NULL);
 		return;
 	}
 }
@@ -194,6 +224,7 @@ void gf_api_client_gone(struct gf_api *a, void *client)
 	for (unsigned i = 0; i < GF_API_MAX_SUBS; i++)
 		if (a->subs[i].client == client)
 			a->subs[i].client = NULL;
+	gf_api_levels_client_gone(a, client);
 }
 
 int gf_api_subscribe(struct gf_api_req *r, uint32_t interval_ms)
@@ -239,17 +270,18 @@ static void push_levels(struct gf_api *a, struct gf_api_sub *s, const struct gf_
 			const char *why)
 {
 	if (err) {
-		gf_api_reply(s->client, s->send, "SignalLevelsEvent", 0, json_string(why));
+		gf_api_reply(s->client, s->send, "SignalLevelsEvent", "InvalidRequestError",
+			     json_string(why));
 		s->client = NULL;
 		return;
 	}
-	gf_api_reply(s->client, s->send, "SignalLevelsEvent", 1, gf_api_levels_json(lv));
+	gf_api_reply(s->client, s->send, "SignalLevelsEvent", NULL, gf_api_levels_json(lv));
 }
 
 int gf_api_tick(struct gf_api *a, int64_t now_ms)
 {
 	a->now_ms = now_ms;
-	int64_t next = -1;
+	int64_t next = gf_api_levels_poll(a);
 	struct gf_api_levels lv;
 	int have = 0, err = 0;
 	struct gf_errbuf eb = {{0}};
@@ -260,7 +292,7 @@ int gf_api_tick(struct gf_api *a, int64_t now_ms)
 		if (now_ms >= s->next_ms) {
 			if (!have) { /* one reading serves every subscriber due now */
 				memset(&lv, 0, sizeof(lv));
-				err = a->ops.levels ? a->ops.levels(a->ops.ctx, &lv, &eb) : GF_E_UNSUPPORTED;
+				err = gf_api_levels_plain(a, &lv, &eb);
 				have = 1;
 			}
 			/* On the grid, but never a burst to catch up after a slow pass. */

@@ -38,6 +38,7 @@ struct gf_dm_api {
 	/* GetPreviousConfig: the text of the config before the running one */
 	const struct gf_config *seen;
 	char *seen_text, *prev_text;
+	char stop_text[700]; /* GetStopReason's message */
 };
 
 /* ---- ops: status -------------------------------------------------------- */
@@ -51,16 +52,27 @@ static const char *state_of(const struct daemon *d)
 	return d->healthy ? "Running" : "Stalled";
 }
 
+/* CamillaDSP's StopReason: a lost device or server is its CaptureError (gpufir cannot tell which
+ * side went), gpufir's words in the message. */
+static void stop_reason(struct daemon *d, struct gf_api_status *st)
+{
+	struct gf_dm_api *a = d->api;
+	st->stop_reason = d->state == D_LOST ? "CaptureError" : "None";
+	if (d->state != D_LOST)
+		return;
+	snprintf(a->stop_text, sizeof(a->stop_text), "audio %s lost: %s",
+		 d->server_lost ? "server" : "device", d->lost_reason);
+	st->stop_text = a->stop_text;
+}
+
 static int op_status(void *ctx, struct gf_api_status *st)
 {
 	struct daemon *d = ctx;
 	const struct gf_live_stats *s = &d->ls;
 	st->state = state_of(d);
 	st->state_text = gf_dm_state_name(d);
-	st->stop_reason = d->state != D_LOST ? "None"
-			  : d->server_lost   ? "AudioServerLost"
-					     : "AudioDeviceLost";
-	st->stop_text = d->state == D_LOST ? d->lost_reason : NULL;
+	stop_reason(d, st);
+	st->state_file = gf_daemon_state_file(d, &st->state_file_updated);
 	st->pid = (long)getpid();
 	st->uptime_s = (gf_now_ms() - d->t0_ms) / 1000.0;
 	st->last_reload = d->last_reload[0] ? d->last_reload : NULL;
@@ -91,6 +103,7 @@ static int op_status(void *ctx, struct gf_api_status *st)
 	st->processing_load = period_us > 0 ? 100.0 * s->block_us_median / period_us : 0.0;
 	st->block_us_p99 = s->block_us_p99;
 	st->signal_peak = s->peak;
+	st->rate_adjust = d->live && s->resampling ? s->clock_ratio : 1.0;
 	st->blocks = s->blocks;
 	st->clipped = d->live ? gf_daemon_clipped_get(d) : s->clipped; /* after the volume */
 	st->xruns = s->input_overflows + s->output_underflows + s->output_overflows;
@@ -324,6 +337,7 @@ static int levels(void *ctx, struct gf_api_levels *lv, struct gf_errbuf *eb)
 	int err = gf_daemon_levels(d, GF_GAIN_READER_API, m, eb);
 	if (err)
 		return err;
+	lv->interval_s = m->interval_s;
 	/* Each side its own channels: a mixer's N inputs, M outputs. */
 	lv->n_capture = m->raw.capture_channels < GF_API_MAX_CH ? m->raw.capture_channels : GF_API_MAX_CH;
 	lv->n_playback = m->raw.playback_channels < GF_API_MAX_CH ? m->raw.playback_channels : GF_API_MAX_CH;

@@ -316,6 +316,12 @@ int gf_daemon_levels(struct daemon *d, unsigned reader, struct gf_dm_levels *out
 	return 0;
 }
 
+const char *gf_daemon_state_file(struct daemon *d, int *updated)
+{
+	*updated = !d->vol || !d->vol->dirty;
+	return d->vol ? d->vol->state_file : NULL;
+}
+
 uint64_t gf_daemon_clipped_get(struct daemon *d)
 {
 	return d->vol && d->vol->gain ? gf_gain_stage_clipped(d->vol->gain) : 0;

@@ -80,6 +80,9 @@ struct gf_dm_levels {
  * without a stream (no audio: nothing to meter); GF_E_INVAL for @p reader.
  */
 int gf_daemon_levels(struct daemon *d, unsigned reader, struct gf_dm_levels *out, struct gf_errbuf *eb);
+/** The state file (NULL: none); *@p updated 1 when every change is written there, 0 while
+ *  one waits for its write (GetStateFileUpdated). */
+const char *gf_daemon_state_file(struct daemon *d, int *updated);
 /** Clipped playback samples since the stream started or the last reset. 0 without a stream. */
 uint64_t gf_daemon_clipped_get(struct daemon *d);
 /** Start the clipped counts again from 0. */

@@ -77,6 +77,7 @@ static int sm(void *c, int m, struct gf_errbuf *eb)
 static int lv(void *c, struct gf_api_levels *l, struct gf_errbuf *eb)
 {
 	l->n_capture = l->n_playback = 2;
+	l->interval_s = 0.01; /* audio for the level history */
 	return 0;
 }
 

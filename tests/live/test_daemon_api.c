@@ -194,19 +194,23 @@ static void unix_validate(void)
 	gf_daemon_query_status(&dm, st0, sizeof(st0));
 	char *text = config_text("taps_b.txt");
 	char *msg = gf_apic_string_cmd("ValidateConfig", text);
-	expect(call(msg), "{\"ValidateConfig\":{\"result\":\"Ok\"}}", "ValidateConfig of a good config");
+	expect(call(msg), "{\"ValidateConfig\":{\"result\":\"Ok\",\"value\":\"",
+	       "ValidateConfig of a good config");
 	free(msg);
 	free(text);
 	text = config_text("taps_x.txt"); /* no such file */
 	msg = gf_apic_string_cmd("ValidateConfig", text);
 	const char *r = call(msg);
-	expect(r, "{\"ValidateConfig\":{\"result\":\"Error\",\"value\":\"", "ValidateConfig of a bad config");
+	expect(r, "{\"ValidateConfig\":{\"result\":{\"ConfigValidationError\":\"",
+	       "ValidateConfig of a bad config");
 	expect(r, "taps_x.txt", "ValidateConfig's reason");
 	free(msg);
 	free(text);
-	expect(call("{\"ValidateConfig\": \"filters = (\"}"), "\"result\":\"Error\",\"value\":\"",
+	expect(call("{\"ValidateConfig\": \"filters = (\"}"), "\"result\":{\"ConfigValidationError\":\"",
 	       "ValidateConfig of broken syntax");
-	expect(call("{\"ValidateConfig\": 7}"), "\"result\":\"Error\"", "ValidateConfig of a number");
+	expect(call("{\"ValidateConfig\": 7}"),
+	       "\"result\":{\"InvalidRequestError\":\"ValidateConfig takes a string",
+	       "ValidateConfig of a number");
 	/* Nothing changed: were the good text applied, filter B (96 taps) would come in by now. */
 	gf_daemon_idle_ms(&dm, 600);
 	r = call("\"GetConfig\"");
@@ -252,7 +256,7 @@ static void ws_set_config_invalid(int ws)
 	char *text = config_text("taps_x.txt"); /* no such file */
 	char *msg = gf_apic_string_cmd("SetConfig", text);
 	CHECK(gf_ws_call(ws, msg, buf, sizeof(buf), 30000) > 0);
-	expect(buf, "{\"SetConfig\":{\"result\":\"Error\",\"value\":", "invalid SetConfig");
+	expect(buf, "{\"SetConfig\":{\"result\":{\"ConfigValidationError\":", "invalid SetConfig");
 	expect(buf, "taps_x.txt", "invalid SetConfig's reason");
 	free(msg);
 	free(text);
@@ -262,14 +266,14 @@ static void ws_set_config_invalid(int ws)
 	text = config_text("taps_c.txt");
 	msg = gf_apic_string_cmd("SetConfig", text);
 	CHECK(gf_ws_call(ws, msg, buf, sizeof(buf), 30000) > 0);
-	expect(buf, "{\"SetConfig\":{\"result\":\"Error\",\"value\":\"reload failed: ",
+	expect(buf, "{\"SetConfig\":{\"result\":{\"ConfigValidationError\":\"reload failed: ",
 	       "SetConfig failing in its build");
 	expect(buf, "taps_c.txt", "the build failure's reason");
 	free(msg);
 	free(text);
 	/* Syntax errors, too, are refused before any build. */
 	CHECK(gf_ws_call(ws, "{\"SetConfig\": \"filters = (\"}", buf, sizeof(buf), 10000) > 0);
-	expect(buf, "\"result\":\"Error\"", "SetConfig of broken syntax");
+	expect(buf, "\"result\":{\"ConfigValidationError\":", "SetConfig of broken syntax");
 	gf_daemon_idle_ms(&dm, 600);
 	gf_daemon_query_status(&dm, st, sizeof(st));
 	CHECK(gf_daemon_status_num(st, "taps") == TAPS_B);

@@ -401,7 +401,8 @@ int main(void)
 	}
 	expect_plot("48 taps", "GET /response.svg after a reload");
 	/* A reload that fails keeps the running filter, and its plot. */
-	reload_with("taps_x.txt", "\"result\":\"Error\"", "Reload to a missing filter file");
+	reload_with("taps_x.txt",
+		    "\"result\":{\"ConfigValidationError\":", "Reload to a missing filter file");
 	expect_plot("48 taps", "GET /response.svg after a failed reload");
 	gf_apic_expect(&api, gf_apic_call(&api, "\"GetState\""), "Running", "the state at the end");
 	gf_daemon_terminate(&dm, 10.0, "stop");

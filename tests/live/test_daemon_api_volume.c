@@ -11,9 +11,13 @@
  *    and GetClippedSamples counts; ResetClippedSamples zeroes it;
  * 4. SetMute true silences the output (meters -1000 dB), ToggleMute brings it
  *    back; AdjustVolume, plain and with [step, min, max];
- * 5. SubscribeSignalLevels 100 over the WebSocket: pushes about every 100 ms,
+ * 5. CamillaDSP's commands (docs/api.md, "CamillaDSP clients"): fader 0 is the
+ *    volume, five faders; the state file; rate adjust 1 (one clock); the levels
+ *    over the last 0.5 s, since the client's last call and since a reset match
+ *    the sine as the plain meters do;
+ * 6. SubscribeSignalLevels 100 over the WebSocket: pushes about every 100 ms,
  *    none after StopSubscription;
- * 6. a restart keeps the volume set through the API (the state file). */
+ * 7. a restart keeps the volume set through the API (the state file). */
 #include <jack/jack.h>
 #include <math.h>
 #include <stdatomic.h>
@@ -186,6 +190,49 @@ static void mute_and_adjust(void)
 	levels_match(-12.0, "volume -12 dB by AdjustVolume");
 }
 
+/* A CamillaDSP client's commands at volume -12 dB, which they leave in force. */
+static void camilla_client(void)
+{
+	double peak = 20.0 * log10(AMP) - 12.0, rms = peak - 3.01;
+	const char *r = call("\"GetFaders\"");
+	expect(r, "{\"GetFaders\":{\"result\":\"Ok\",\"value\":[{\"volume\":-12.0,\"mute\":false},",
+	       "GetFaders");
+	expect(r, "{\"volume\":0.0,\"mute\":false}]}}", "GetFaders' Aux4, the fifth");
+	expect(call("{\"SetFaderVolume\": [0, -6.0]}"), "{\"SetFaderVolume\":{\"result\":\"Ok\"}}",
+	       "SetFaderVolume of Main");
+	expect_near(value_of(call("\"GetVolume\"")), -6.0, 1e-6, "GetVolume after SetFaderVolume");
+	expect(call("{\"AdjustFaderVolume\": [0, -6.0]}"), "\"value\":[0,-12.0]", "AdjustFaderVolume");
+	expect(call("{\"GetFaderVolume\": 9}"), "{\"GetFaderVolume\":{\"result\":\"InvalidFaderError\"",
+	       "GetFaderVolume 9");
+	expect(call("\"GetStateFilePath\""), state_path, "GetStateFilePath");
+	expect(call("\"GetRateAdjust\""), "\"value\":1.0}", "GetRateAdjust with one clock");
+	expect(call("\"GetStopReason\""), "\"value\":\"None\"", "GetStopReason");
+	gf_daemon_idle_ms(&dm, 1200); /* the volume written to the state file */
+	expect(call("\"GetStateFileUpdated\""), "\"value\":true", "GetStateFileUpdated");
+	call("{\"GetPlaybackSignalPeakSince\": 0.5}"); /* the history polls from now on */
+	gf_daemon_idle_ms(&dm, 700);
+	expect_near(value_of(call("{\"GetPlaybackSignalPeakSince\": 0.5}")), peak, TOL_DB,
+		    "GetPlaybackSignalPeakSince 0.5");
+	expect_near(gf_apic_num(call("{\"GetSignalLevelsSince\": 0.5}"), "capture_rms"), rms + 12.0, TOL_DB,
+		    "GetSignalLevelsSince 0.5's capture_rms");
+	/* "Since last" is per connection: a WebSocket's, kept open as CamillaDSP clients keep theirs. */
+	char buf[65536];
+	int ws = gf_ws_connect("127.0.0.1", port, 5000);
+	if (ws < 0)
+		gf_daemon_die(&dm, "no WebSocket on the configured port");
+	CHECK(gf_ws_call(ws, "\"GetPlaybackSignalRmsSinceLast\"", buf, sizeof(buf), 10000) > 0);
+	gf_daemon_idle_ms(&dm, 300);
+	CHECK(gf_ws_call(ws, "\"GetPlaybackSignalRmsSinceLast\"", buf, sizeof(buf), 10000) > 0);
+	expect_near(value_of(buf), rms, TOL_DB, "GetPlaybackSignalRmsSinceLast");
+	close(ws);
+	expect(call("\"ResetSignalPeaksSinceStart\""), "{\"ResetSignalPeaksSinceStart\":{\"result\":\"Ok\"}}",
+	       "ResetSignalPeaksSinceStart");
+	gf_daemon_idle_ms(&dm, 300);
+	r = call("\"GetSignalPeaksSinceStart\"");
+	expect_near(gf_apic_num(r, "playback"), peak, TOL_DB, "GetSignalPeaksSinceStart's playback");
+	expect_near(gf_apic_num(r, "capture"), peak + 12.0, TOL_DB, "GetSignalPeaksSinceStart's capture");
+}
+
 /* Pushes every ~100 ms while subscribed, none after StopSubscription. */
 static void subscription(void)
 {
@@ -247,6 +294,7 @@ int main(void)
 
 	volume_and_clipping();
 	mute_and_adjust();
+	camilla_client();
 	subscription();
 
 	/* The volume set through the API outlives a restart (state file, written after the debounce). */

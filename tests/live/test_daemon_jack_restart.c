@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "apiclient.h"
 #include "clock.h"
 #include "daemonutil.h"
 #include "jackplay.h"
@@ -35,6 +36,8 @@
 #define DOWN_MS 2000		       /* how long the server stays away */
 
 static struct gf_daemon dm;
+static char ctl_path[700];
+static struct gf_apiclient api;
 static float h[TAPS]; /* on both channels */
 static float *x;
 static double *y; /* reference output */
@@ -123,9 +126,14 @@ static void setup_files(uint64_t *rng)
 	dm.nl.watch = "audio server lost: retrying (attempt ";
 	gf_test_fill_decaying_taps(h, TAPS, rng);
 	gf_daemon_write_taps_text(&dm, "taps.txt", h, TAPS);
+	snprintf(ctl_path, sizeof(ctl_path), "%s/control", dm.dir);
+	gf_apic_init(&api, &dm, ctl_path);
 	FILE *f = gf_daemon_conf_begin(&dm, RATE, PERIOD, "cpu", CH, "system");
-	fprintf(f, "filters = ( { name = \"f\"; file = \"taps.txt\"; format = \"text\"; } );\n"
-		   "chain = [\"f\"];\n");
+	fprintf(f,
+		"control_socket = \"%s\";\n"
+		"filters = ( { name = \"f\"; file = \"taps.txt\"; format = \"text\"; } );\n"
+		"chain = [\"f\"];\n",
+		ctl_path);
 	CHECK(fclose(f) == 0);
 	x = gf_test_noise((size_t)SIG_FRAMES * CH, rng);
 	for (size_t i = 0; i < (size_t)SIG_FRAMES * CH; i++)
@@ -152,6 +160,14 @@ static void check_outage(int fds_running)
 	CHECK(strstr(st, "state: audio server lost, retrying\n") != NULL);
 	CHECK(gf_daemon_status_num(st, "pid") == dm.pid && gf_daemon_status_num(st, "respawns") == 1);
 	CHECK(gf_daemon_status_num(st, "outages") == 1);
+	/* The control API says it as CamillaDSP does (pyCamillaDSP knows no other name), in gpufir's
+	 * words: "audio server lost: ...". */
+	const char *r = gf_apic_call(&api, "\"GetStopReason\"");
+	printf("outage: %.300s\n", r);
+	gf_apic_expect(
+		&api, r,
+		"{\"GetStopReason\":{\"result\":\"Ok\",\"value\":{\"CaptureError\":\"audio server lost: ",
+		"GetStopReason while the server is away");
 	CHECK(dm.nl.watchdog - wd0 >= (int)(DOWN_MS / 1000 / (WATCHDOG_S / 2)) - 1);
 	CHECK(fds < fds_running); /* no JACK client of the old image */
 }
@@ -198,6 +214,7 @@ int main(void)
 	snprintf(cmd, sizeof(cmd), "grep -q 'audio resumed after' '%s'", dm.log_path);
 	CHECK(system(cmd) == 0);
 	gf_daemon_finish(&dm);
+	gf_apic_free(&api);
 	free(x);
 	free(y);
 	puts("test_daemon_jack_restart: ok");

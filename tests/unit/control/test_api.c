@@ -2,7 +2,8 @@
  * daemon: every command's reply, argument checks, errors, pending replies
  * (SetConfig, PatchConfig, Reload), a client that goes away before its
  * reply, level subscriptions, and the Unix socket transport in-process:
- * lines, a line over the limit, the client cap, a client that never reads. */
+ * lines, a line over the limit, the client cap, a client that never reads.
+ * The fake and the reply helpers are api_fake.c's. */
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
@@ -15,295 +16,10 @@
 #include <unistd.h>
 
 #include "api.h"
+#include "api_fake.h"
 #include "testutil.h"
 
-/* ---- the fake daemon --------------------------------------------------- */
-
-struct fake {
-	double volume;
-	int mute;
-	int have_volume; /* 0: the volume ops answer "not available" */
-	char *text, *prev;
-	char *set_text; /* the last SetConfig/PatchConfig text */
-	char *patch_settings;
-	uint32_t patch_n;
-	char patch_keys[4][32];
-	uint64_t token;
-	int reloads;
-	int levels_calls;
-	double limit;  /* the program's own volume limit (as volume_limit_db) */
-	long clipped;  /* reported in the status; ResetClippedSamples zeroes it */
-	int resets;    /* ResetClippedSamples calls */
-	int no_stream; /* the device ops answer as a daemon without an open stream */
-};
-
-static const char *const names[] = {"hum", "hiss"};
-
-static int f_status(void *ctx, struct gf_api_status *st)
-{
-	const struct fake *f = ctx;
-	st->state = "Running";
-	st->state_text = "running";
-	st->stop_reason = "None";
-	st->config_path = "/etc/gpufir/gpufir.conf";
-	st->capture_device = "system";
-	st->playback_device = NULL;
-	st->backend = "cpu";
-	st->algo = "fft";
-	st->engine_device = "CPU";
-	st->filters = names;
-	st->n_filters = 2;
-	st->sample_rate = 48000;
-	st->capture_rate = 47999;
-	st->channels = 2;
-	st->block_frames = 256;
-	st->latency_frames = 512;
-	st->taps = 4095;
-	st->buffer_level = 300;
-	st->processing_load = 12.5;
-	st->signal_peak = 0.25;
-	st->clipped = f->clipped;
-	st->xruns = 3;
-	st->device_xruns = 1;
-	st->late_blocks = 2;
-	st->muted_blocks = 4;
-	st->blocks = 1000;
-	st->reloads = 5;
-	st->pid = 42;
-	return 0;
-}
-
-static int f_config_text(void *ctx, int previous, const char **text, struct gf_errbuf *eb)
-{
-	struct fake *f = ctx;
-	*text = previous ? f->prev : f->text;
-	return 0;
-}
-
-static int f_validate(void *ctx, const char *text, struct gf_errbuf *eb)
-{
-	if (strstr(text, "bad")) {
-		gf_errbuf_set(eb, "<string>:1: bad setting");
-		return GF_E_CONFIG;
-	}
-	return 0;
-}
-
-static int f_set_config(void *ctx, const char *text, uint64_t token, struct gf_errbuf *eb)
-{
-	struct fake *f = ctx;
-	if (f_validate(ctx, text, eb))
-		return GF_E_CONFIG;
-	free(f->set_text);
-	f->set_text = strdup(text);
-	f->token = token;
-	return GF_API_PENDING;
-}
-
-static int f_patch(void *ctx, const char *settings, const char *const *keys, uint32_t n, uint64_t token,
-		   struct gf_errbuf *eb)
-{
-	struct fake *f = ctx;
-	free(f->patch_settings);
-	f->patch_settings = strdup(settings);
-	f->patch_n = n;
-	for (uint32_t i = 0; i < n && i < 4; i++)
-		snprintf(f->patch_keys[i], sizeof(f->patch_keys[i]), "%s", keys[i]);
-	f->token = token;
-	return GF_API_PENDING;
-}
-
-static int f_reload(void *ctx, uint64_t token, struct gf_errbuf *eb)
-{
-	struct fake *f = ctx;
-	f->reloads++;
-	f->token = token;
-	return GF_API_PENDING;
-}
-
-static int f_get_volume(void *ctx, double *db, struct gf_errbuf *eb)
-{
-	struct fake *f = ctx;
-	if (!f->have_volume) {
-		gf_errbuf_set(eb, "volume control is not available in this build");
-		return GF_E_UNSUPPORTED;
-	}
-	*db = f->volume;
-	return 0;
-}
-
-static int f_set_volume(void *ctx, double db, struct gf_errbuf *eb)
-{
-	struct fake *f = ctx;
-	f->volume = db < f->limit ? db : f->limit; /* the program clamps to its limit */
-	return 0;
-}
-
-static int f_reset_clipped(void *ctx, struct gf_errbuf *eb)
-{
-	struct fake *f = ctx;
-	f->resets++;
-	f->clipped = 0;
-	return 0;
-}
-
-/* Capture: JACK's system (default) and an ALSA card; playback: JACK's system only. */
-static int f_devices(void *ctx, int playback, struct gf_api_device *out, uint32_t max, uint32_t *n,
-		     struct gf_errbuf *eb)
-{
-	static const struct gf_api_device cap[] = {{"system", "JACK", 2, 48000.0, 1},
-						   {"hw:0", "ALSA", 2, 44100.0, 0}},
-					  play[] = {{"system", "JACK", 4, 48000.0, 1}};
-	const struct fake *f = ctx;
-	if (f->no_stream) {
-		gf_errbuf_set(eb, "no audio stream is open");
-		return GF_E_AUDIO;
-	}
-	*n = playback ? 1 : 2;
-	for (uint32_t i = 0; i < *n && i < max; i++)
-		out[i] = playback ? play[i] : cap[i];
-	return 0;
-}
-
-static int f_get_mute(void *ctx, int *m, struct gf_errbuf *eb)
-{
-	*m = ((struct fake *)ctx)->mute;
-	return 0;
-}
-
-static int f_set_mute(void *ctx, int m, struct gf_errbuf *eb)
-{
-	((struct fake *)ctx)->mute = m;
-	return 0;
-}
-
-static int f_levels(void *ctx, struct gf_api_levels *lv, struct gf_errbuf *eb)
-{
-	struct fake *f = ctx;
-	f->levels_calls++;
-	lv->n_capture = 2;
-	lv->n_playback = 1;
-	lv->capture_peak[0] = -6.0;
-	lv->capture_peak[1] = -12.0;
-	lv->capture_rms[0] = -20.0;
-	lv->capture_rms[1] = -30.0;
-	lv->playback_peak[0] = -3.0;
-	lv->playback_rms[0] = -18.0;
-	return 0;
-}
-
-/* ---- replies ------------------------------------------------------------ */
-
-#define MAX_REPLIES 64
-static char *replies[MAX_REPLIES];
-static int n_replies;
-
-static void capture(void *client, const char *text, size_t len)
-{
-	CHECK(n_replies < MAX_REPLIES);
-	CHECK(memchr(text, '\n', len) == NULL); /* one line each */
-	replies[n_replies++] = strndup(text, len);
-}
-
-static void clear(void)
-{
-	for (int i = 0; i < n_replies; i++)
-		free(replies[i]);
-	n_replies = 0;
-}
-
-/* Send @p msg; expect exactly one reply; return it parsed (caller decrefs). */
-static json_t *ask(struct gf_api *a, void *client, const char *msg)
-{
-	clear();
-	gf_api_handle(a, client, capture, msg, strlen(msg));
-	if (n_replies != 1) {
-		fprintf(stderr, "%s: %d replies\n", msg, n_replies);
-		CHECK(n_replies == 1);
-	}
-	json_t *r = json_loads(replies[0], 0, NULL);
-	CHECK(r);
-	return r;
-}
-
-/* The body of {name: body}, checking its result. */
-static json_t *body_of(json_t *r, const char *name, const char *result)
-{
-	json_t *b = json_object_get(r, name);
-	if (!b || strcmp(json_string_value(json_object_get(b, "result")), result) != 0) {
-		char *t = json_dumps(r, 0);
-		fprintf(stderr, "expected %s %s, got %s\n", name, result, t);
-		free(t);
-		CHECK(0);
-	}
-	CHECK(json_object_size(r) == 1);
-	return b;
-}
-
-static json_t *ok_value(struct gf_api *a, const char *msg, const char *name)
-{
-	json_t *r = ask(a, NULL, msg);
-	json_t *v = json_incref(json_object_get(body_of(r, name, "Ok"), "value"));
-	json_decref(r);
-	return v;
-}
-
-static void expect_error(struct gf_api *a, const char *msg, const char *name, const char *why)
-{
-	json_t *r = ask(a, NULL, msg);
-	const char *v = json_string_value(json_object_get(body_of(r, name, "Error"), "value"));
-	if (!v || !strstr(v, why)) {
-		fprintf(stderr, "%s: error '%s', expected '%s'\n", msg, v ? v : "(none)", why);
-		CHECK(0);
-	}
-	json_decref(r);
-}
-
-static void expect_invalid(struct gf_api *a, const char *msg, size_t len, const char *why)
-{
-	clear();
-	gf_api_handle(a, NULL, capture, msg, len);
-	CHECK(n_replies == 1);
-	json_t *r = json_loads(replies[0], 0, NULL);
-	const char *e = json_string_value(json_object_get(json_object_get(r, "Invalid"), "error"));
-	if (!e || !strstr(e, why)) {
-		fprintf(stderr, "invalid message: got %s, expected '%s'\n", replies[0], why);
-		CHECK(0);
-	}
-	json_decref(r);
-}
-
-static void check_string(json_t *v, const char *want)
-{
-	CHECK(json_is_string(v) && strcmp(json_string_value(v), want) == 0);
-	json_decref(v);
-}
-
-static void check_number(json_t *v, double want)
-{
-	CHECK(json_is_number(v) && fabs(json_number_value(v) - want) < 1e-9);
-	json_decref(v);
-}
-
 /* ---- the tests ------------------------------------------------------------ */
-
-static struct gf_api_ops fake_ops(struct fake *f)
-{
-	return (struct gf_api_ops){.ctx = f,
-				   .status = f_status,
-				   .config_text = f_config_text,
-				   .validate_config = f_validate,
-				   .set_config = f_set_config,
-				   .patch_config = f_patch,
-				   .reload = f_reload,
-				   .get_volume = f_get_volume,
-				   .set_volume = f_set_volume,
-				   .get_mute = f_get_mute,
-				   .set_mute = f_set_mute,
-				   .reset_clipped = f_reset_clipped,
-				   .levels = f_levels,
-				   .devices = f_devices};
-}
 
 /* A [[name, description], ...] list: its length, and entry @p i's name and description. */
 static void check_device(json_t *v, size_t len, size_t i, const char *name, const char *desc)
@@ -337,7 +53,7 @@ static void test_devices(struct gf_api *a, struct fake *f)
 		0, "", "");
 	v = ok_value(a, "\"GetSupportedDeviceTypes\"", "GetSupportedDeviceTypes");
 	char *text = json_dumps(v, JSON_COMPACT);
-	CHECK(text && strcmp(text, "[[\"JACK\",\"ALSA\"],[\"JACK\"]]") == 0);
+	CHECK(text && strcmp(text, "[[\"JACK\"],[\"JACK\",\"ALSA\"]]") == 0); /* playback, capture */
 	free(text);
 	json_decref(v);
 	expect_error(a, "{\"GetAvailableCaptureDevices\": 5}", "GetAvailableCaptureDevices",
@@ -392,8 +108,8 @@ static void test_config_commands(struct gf_api *a, struct fake *f)
 	json_t *v = ok_value(a, "\"GetPreviousConfig\"", "GetPreviousConfig");
 	CHECK(json_is_null(v)); /* none yet */
 	json_decref(v);
-	v = ok_value(a, "{\"ValidateConfig\": \"sample_rate = 48000;\"}", "ValidateConfig");
-	CHECK(v == NULL);
+	check_string(ok_value(a, "{\"ValidateConfig\": \"sample_rate = 48000;\"}", "ValidateConfig"),
+		     "sample_rate = 48000;");
 	expect_error(a, "{\"ValidateConfig\": \"bad = 1;\"}", "ValidateConfig", "<string>:1: bad setting");
 	expect_error(a, "{\"ValidateConfig\": 3}", "ValidateConfig", "ValidateConfig takes a string");
 
@@ -411,7 +127,9 @@ static void test_config_commands(struct gf_api *a, struct fake *f)
 	gf_api_handle(a, (void *)1, capture, m, strlen(m));
 	gf_api_complete(a, f->token, GF_E_CONFIG, "reload failed: x.conf:3: nope");
 	json_t *r = json_loads(replies[0], 0, NULL);
-	CHECK(strstr(json_string_value(json_object_get(body_of(r, "SetConfig", "Error"), "value")), "nope"));
+	CHECK(strstr(
+		json_string_value(json_object_get(body_of(r, "SetConfig", "ConfigValidationError"), "value")),
+		"nope"));
 	json_decref(r);
 	/* Rejected at once by the op: an Error reply now, and no token left behind. */
 	expect_error(a, "{\"SetConfig\": \"bad\"}", "SetConfig", "bad setting");
