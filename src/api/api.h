@@ -163,6 +163,10 @@ struct gf_api_server_params {
 	const char *unix_path; /**< NULL: no Unix socket */
 	const char *address;   /**< WebSocket address; NULL: GF_API_DEFAULT_ADDRESS */
 	int port;	       /**< WebSocket port; 0: no WebSocket */
+	/** Web origins ("http://host:port", as validated by the config) whose pages may use the
+	 *  WebSocket besides the daemon's own page; copied */
+	const char *const *allowed_origins;
+	uint32_t n_allowed_origins;
 };
 
 struct gf_api_server;

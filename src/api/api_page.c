@@ -4,7 +4,8 @@
  * says: the state, the config file, the filters, a peak meter per capture and
  * playback channel (a level subscription every 100 ms), a volume slider, a
  * mute toggle, and the filters' response plot (GET /response.svg), fetched
- * again when the reload count changes. `?volume=DB` in its URL sets the volume once on connecting.
+ * again when the reload count changes. Nothing in its URL is read: a link or
+ * a hidden frame of another site must not be able to act through it.
  * The state is asked again every second, and a subscription refused (no
  * stream yet) is asked again then too.
  * Every value the page shows arrived in a reply; until then it shows "-". */
@@ -70,8 +71,6 @@ static const char page[] =
 	"};\n"
 	"ws.onopen = function () {\n"
 	"  $('conn').textContent = 'open';\n"
-	"  var q = new URLSearchParams(location.search).get('volume');\n"
-	"  if (q !== null && isFinite(parseFloat(q))) send({SetVolume: parseFloat(q)});\n"
 	"  ['GetState', 'GetConfigFilePath', 'GetCounters', 'GetVolume', 'GetMute'].forEach(send);\n"
 	"  send({SubscribeSignalLevels: 100});\n"
 	"  subscribed = true;\n"

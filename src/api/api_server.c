@@ -31,7 +31,7 @@ int gf_api_server_new(struct gf_api_server **out, struct gf_api *a, const struct
 	if (p->unix_path)
 		err = gf_api_unix_new(&s->u, a, p->unix_path, eb);
 	if (!err && p->port)
-		err = gf_api_ws_new(&s->w, a, p->address, p->port, eb);
+		err = gf_api_ws_new(&s->w, a, p, eb);
 	if (err) {
 		gf_api_server_free(s);
 		return err;

@@ -8,6 +8,9 @@
  * Bounded like the Unix socket: a message over GF_API_MAX_MSG closes the
  * connection (1009, "message too big"), a client with GF_API_MAX_QUEUED
  * replies unsent is dropped, and one past GF_API_MAX_CLIENTS is closed.
+ * Requests from browsers must name this daemon in Host and, for the
+ * WebSocket, come from its own page or an allowed origin (api_origin.c): a
+ * refusal (421, 403) comes before any command runs.
  * Plain HTTP on the same port gets the control page (api_page.c) at GET /,
  * the running filters' response plot at GET /response.svg, and a 404
  * elsewhere: never a file. */
@@ -44,6 +47,7 @@ struct gf_api_ws {
 	int fd;
 	struct lws_context *ctx;
 	struct lws_vhost *vh;
+	struct gf_api_web_rules rules;
 	struct wclient c[GF_API_MAX_CLIENTS];
 };
 
@@ -133,12 +137,44 @@ static int on_writable(struct wclient *c, struct lws *wsi)
 	return 0;
 }
 
+/* A request header's value in @p buf: NULL when absent, "" when too long to be right. */
+static const char *header(struct lws *wsi, enum lws_token_indexes t, char *buf, int size)
+{
+	if (lws_hdr_total_length(wsi, t) <= 0)
+		return NULL;
+	if (lws_hdr_copy(wsi, buf, size, t) < 0)
+		buf[0] = '\0';
+	return buf;
+}
+
+/* A request from a browser that may not use this port: Host names another site (DNS rebinding:
+ * 421), or a WebSocket's Origin is a page of another site or port (403). Answered, then closed:
+ * a refused page gets no second try on the same connection. @return 0 when it may go on */
+static int refused(struct wclient *c, struct lws *wsi, int upgrade)
+{
+	char buf[300];
+	if (!gf_api_host_ok(&c->w->rules, header(wsi, WSI_TOKEN_HOST, buf, sizeof(buf)))) {
+		gf_debug("control WebSocket: a request for another Host refused (DNS rebinding?)");
+		lws_return_http_status(wsi, 421, "Host is not this daemon (docs/api.md, Who may connect)");
+		return -1;
+	}
+	if (upgrade && !gf_api_origin_ok(&c->w->rules, header(wsi, WSI_TOKEN_ORIGIN, buf, sizeof(buf)))) {
+		gf_debug("control WebSocket: a page of another origin refused");
+		lws_return_http_status(wsi, HTTP_STATUS_FORBIDDEN,
+				       "This origin may not use the control API (control_allowed_origins)");
+		return -1;
+	}
+	return 0;
+}
+
 /* Plain HTTP on the WebSocket's port: GET / is the page (api_page.c), GET /response.svg the
  * running filters' response (the daemon's, drawn at its build); any other path or method gets a
  * 404 or 405. The body is copied now, so that a reload before the socket is writable cannot
  * change it under the Content-Length already sent. */
 static int on_http(struct wclient *c, struct lws *wsi, const char *uri)
 {
+	if (refused(c, wsi, 0))
+		return -1;
 	int get = lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) > 0;
 	const char *body = NULL, *type = NULL;
 	size_t len = 0;
@@ -199,6 +235,8 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 		return c ? on_http(c, wsi, in) : -1;
 	case LWS_CALLBACK_HTTP_WRITEABLE:
 		return c ? on_http_writable(c, wsi) : -1;
+	case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+		return c ? refused(c, wsi, 1) : -1;
 	case LWS_CALLBACK_WSI_DESTROY:
 		if (c)
 			client_clear(c);
@@ -239,9 +277,11 @@ static int listen_tcp(const char *address, int port, struct gf_errbuf *eb)
 	return fd;
 }
 
-int gf_api_ws_new(struct gf_api_ws **out, struct gf_api *a, const char *address, int port,
+int gf_api_ws_new(struct gf_api_ws **out, struct gf_api *a, const struct gf_api_server_params *p,
 		  struct gf_errbuf *eb)
 {
+	const char *address = p->address ? p->address : GF_API_DEFAULT_ADDRESS;
+	int port = p->port;
 	*out = NULL;
 	if (port <= 0 || port > 65535) {
 		gf_errbuf_set(eb, "control_port %d: not 1 to 65535", port);
@@ -251,10 +291,15 @@ int gf_api_ws_new(struct gf_api_ws **out, struct gf_api *a, const char *address,
 	if (!w)
 		return GF_E_NOMEM;
 	w->a = a;
+	w->fd = -1;
 	for (unsigned i = 0; i < GF_API_MAX_CLIENTS; i++)
 		w->c[i] = (struct wclient){.fd = -1, .w = w};
-	if ((w->fd = listen_tcp(address ? address : GF_API_DEFAULT_ADDRESS, port, eb)) < 0) {
-		free(w);
+	if (gf_api_web_rules_init(&w->rules, p) != 0) {
+		gf_api_ws_free(w);
+		return GF_E_NOMEM;
+	}
+	if ((w->fd = listen_tcp(address, port, eb)) < 0) {
+		gf_api_ws_free(w);
 		return GF_E_SYSTEM;
 	}
 	lws_set_log_level(LLL_ERR, NULL);
@@ -286,6 +331,7 @@ void gf_api_ws_free(struct gf_api_ws *w)
 			client_clear(&w->c[i]);
 	if (w->fd >= 0)
 		close(w->fd);
+	gf_api_web_rules_clear(&w->rules);
 	free(w);
 }
 

@@ -13,6 +13,11 @@
  *      (Unix) or closed (WebSocket), and the served ones still answer
  *   5  clients that send commands and never read: dropped once their replies
  *      pile up; the daemon never waits for them
+ *   6  browsers' attacks, as raw requests: a WebSocket upgrade (with a SetVolume
+ *      sent behind it at once) from a page of another origin, or with another
+ *      Host (DNS rebinding), is refused (403, 421) and the volume stays; plain
+ *      GETs with another Host get 421; the own page's origin, the configured
+ *      control_allowed_origins and clients without an Origin are served
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -307,6 +312,129 @@ static void case5(void)
 	CHECK(gf_daemon_status_num(st, "blocks") > gf_daemon_status_num(st0, "blocks"));
 }
 
+/* ---- case 6: browsers ------------------------------------------------------------------ */
+
+/* @p line is an HTTP status line with the status @p code (lws answers a refused upgrade in
+ * HTTP/1.0, the rest in 1.1). */
+static int status_is(const char *line, const char *code)
+{
+	return strncmp(line, "HTTP/1.", 7) == 0 && strncmp(line + 9, code, 3) == 0;
+}
+
+/* The first line of the answer to @p req sent on a fresh connection, followed at once by a masked
+ * SetVolume frame (as a page's script would send on open), in @p line; where it was upgraded the
+ * SetVolume is sent again (its first may have come too early) and its reply read. */
+static void raw_request(const char *req, int then_frame, char *line, size_t size)
+{
+	int fd = gf_tcp_dial("127.0.0.1", port, NULL);
+	CHECK(fd >= 0);
+	CHECK(send(fd, req, strlen(req), MSG_NOSIGNAL) == (ssize_t)strlen(req));
+	if (then_frame)
+		gf_ws_send(fd, "{\"SetVolume\": -50}");
+	size_t n = 0;
+	double end = gf_now_s() + 5.0;
+	while (n < size - 1 && gf_now_s() < end && !memchr(line, '\n', n)) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (poll(&p, 1, 100) != 1)
+			continue;
+		ssize_t r = recv(fd, line + n, 1, 0);
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	line[n] = '\0';
+	line[strcspn(line, "\r\n")] = '\0';
+	if (then_frame && status_is(line, "101")) { /* upgraded: as a page does once open */
+		char buf[512];
+		CHECK(gf_ws_call(fd, "{\"SetVolume\": -50}", buf, sizeof(buf), 5000) == -1 ||
+		      strstr(buf, "SetVolume"));
+	}
+	close(fd);
+}
+
+/* The daemon's volume, over a WebSocket without an Origin. */
+static double ws_volume(void)
+{
+	char buf[512];
+	int ws = gf_ws_connect("127.0.0.1", port, 5000);
+	CHECK(ws >= 0 && gf_ws_call(ws, "\"GetVolume\"", buf, sizeof(buf), 5000) > 0);
+	close(ws);
+	const char *v = strstr(buf, "\"value\":");
+	CHECK(v);
+	return strtod(v + 8, NULL);
+}
+
+/* An upgrade with @p host (NULL: ours) and @p origin (NULL: none) answers @p want, and a SetVolume
+ * sent behind it changes the volume only where the upgrade was accepted. */
+static void upgrade(const char *host, const char *origin, const char *want, const char *what)
+{
+	char req[1024], hosth[200], org[300] = "", line[256];
+	snprintf(hosth, sizeof(hosth), "127.0.0.1:%d", port);
+	if (origin)
+		snprintf(org, sizeof(org), "Origin: %s\r\n", origin);
+	snprintf(req, sizeof(req),
+		 "GET / HTTP/1.1\r\nHost: %s\r\n%sUpgrade: websocket\r\nConnection: Upgrade\r\n"
+		 "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+		 host ? host : hosth, org);
+	raw_request(req, 1, line, sizeof(line));
+	gf_daemon_idle_ms(&dm, 200);
+	double v = ws_volume();
+	printf("  %-58s %-28s volume %.0f\n", what, line, v);
+	if (!status_is(line, want))
+		gf_daemon_die(&dm, what);
+	int accepted = strcmp(want, "101") == 0;
+	if (accepted ? v != -50.0 : v != 0.0)
+		gf_daemon_die(&dm, "the SetVolume behind an upgrade ran where it should not, or did not run");
+	if (accepted) { /* back to 0 for the next case */
+		char buf[512];
+		int ws = gf_ws_connect("127.0.0.1", port, 5000);
+		CHECK(ws >= 0 && gf_ws_call(ws, "{\"SetVolume\": 0}", buf, sizeof(buf), 5000) > 0);
+		close(ws);
+	}
+}
+
+static void get(const char *path, const char *host, const char *want, const char *what)
+{
+	char req[512], line[256];
+	snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", path, host);
+	raw_request(req, 0, line, sizeof(line));
+	printf("  %-58s %s\n", what, line);
+	if (!status_is(line, want))
+		gf_daemon_die(&dm, what);
+}
+
+static void case6(void)
+{
+	char own[64], other[64], evil[64], lh[64], wrong_port[64];
+	snprintf(own, sizeof(own), "http://127.0.0.1:%d", port);
+	snprintf(other, sizeof(other), "http://127.0.0.1:%d", port + 1);
+	snprintf(evil, sizeof(evil), "evil.example:%d", port);
+	snprintf(lh, sizeof(lh), "localhost:%d", port);
+	snprintf(wrong_port, sizeof(wrong_port), "127.0.0.1:%d", port + 1);
+	printf("case 6: requests a browser could make for a hostile page\n");
+	char evil_origin[80], lh_origin[80];
+	snprintf(evil_origin, sizeof(evil_origin), "http://%s", evil);
+	snprintf(lh_origin, sizeof(lh_origin), "http://localhost.evil.example:%d", port);
+	upgrade(NULL, other, "403", "upgrade from a page on another local port");
+	upgrade(NULL, "https://evil.example", "403", "upgrade from a page of another site");
+	upgrade(NULL, lh_origin, "403", "upgrade from a look-alike origin");
+	upgrade(NULL, "null", "403", "upgrade from a sandboxed page (Origin: null)");
+	upgrade(evil, evil_origin, "421", "upgrade after DNS rebinding (Host: evil.example)");
+	upgrade(evil, NULL, "421", "upgrade with another Host and no Origin");
+	upgrade(wrong_port, NULL, "421", "upgrade with another port in Host");
+	upgrade(NULL, own, "101", "upgrade from the daemon's own page");
+	upgrade(lh, "http://LOCALHOST:0", "403", "upgrade from localhost on port 0");
+	upgrade("ui.example:8080", "http://ui.example:8080", "101",
+		"upgrade from a control_allowed_origins page");
+	upgrade(lh, NULL, "101", "upgrade without an Origin (not a browser)");
+	get("/", evil, "421", "GET / after DNS rebinding");
+	get("/response.svg", evil, "421", "GET /response.svg after DNS rebinding");
+	get("/?volume=-50", lh, "200", "GET / for localhost");
+	get("/", "ui.example:8080", "200", "GET / through an allowed origin's name");
+	CHECK(ws_volume() == 0.0); /* no GET changed it */
+	status_prompt("case 6", 1000);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -322,6 +450,7 @@ int main(void)
 	FILE *f = gf_daemon_conf_begin(&dm, RATE, 256, "cpu", CH, "system");
 	fprintf(f,
 		"control_socket = \"%s\";\ncontrol_port = %d;\n"
+		"control_allowed_origins = [\"http://ui.example:8080\"];\n"
 		"filters = ( { name = \"f\"; file = \"taps.txt\"; format = \"text\"; } );\nchain = "
 		"[\"f\"];\n",
 		ctl_path, port);
@@ -335,6 +464,7 @@ int main(void)
 	case3();
 	case4();
 	case5();
+	case6();
 	gf_daemon_terminate(&dm, 5.0, "stop after the hostile clients");
 	gf_daemon_finish(&dm);
 	printf("test_hostile_api: ok\n");
