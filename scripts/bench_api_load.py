@@ -14,6 +14,8 @@ cuts. (The status socket's block_us_* are the last health-poll window, which
 every loop pass cuts: under a stream of API messages those windows hold a
 block or none, so they cannot compare the two runs.) It prints both figures
 and their ratio. It measures; it passes or fails nothing.
+The WebSocket clients connect from 127.0.0.2, 127.0.0.3, ... (8 to an address:
+the daemon's per-address cap).
 
 usage: scripts/with-jackd.sh python3 scripts/bench_api_load.py [build/src/gpufir] [--seconds S]
        [--taps N] [--interval MS] [--clients N]
@@ -21,8 +23,10 @@ usage: scripts/with-jackd.sh python3 scripts/bench_api_load.py [build/src/gpufir
 import argparse, base64, json, os, random, socket, statistics, subprocess, sys, tempfile, threading, time
 
 
-def ws_connect(port):
-    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+def ws_connect(port, i):
+    # The daemon serves at most 8 connections from one address (docs/api.md, "Limits").
+    s = socket.create_connection(("127.0.0.1", port), timeout=5,
+                                 source_address=("127.0.0.%d" % (2 + i // 8), 0))
     key = base64.b64encode(os.urandom(16)).decode()
     s.sendall(("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n" % key).encode())
@@ -105,7 +109,7 @@ def run_phase(a, d, conf, ctl_path, port, loaded):
         pushes, calls = [0] * a.clients, [0]
         if loaded:
             for i in range(a.clients):
-                s, rest = ws_connect(port)
+                s, rest = ws_connect(port, i)
                 ws_send(s, json.dumps({"SubscribeSignalLevels": a.interval}))
                 socks.append(s)
                 threads.append(threading.Thread(target=ws_reader, args=(s, rest, pushes, i, stop)))

@@ -31,6 +31,14 @@
 #define GF_API_MAX_QUEUED 16u
 /** Clients at once, per transport; one more is refused. */
 #define GF_API_MAX_CLIENTS 16u
+/** WebSocket connections from one peer address at once: one host cannot take every slot. */
+#define GF_API_MAX_PER_PEER 8u
+/** A connection that has not sent a whole request (HTTP, or its WebSocket upgrade) this long after
+ *  it was accepted or last answered is closed, ms. */
+#define GF_API_HANDSHAKE_MS 5000
+/** Input that does not make a whole message (a partial frame or line) this long is challenged
+ *  (WebSocket: a ping, which a client mid-frame cannot answer), and closed as long again later, ms. */
+#define GF_API_PARTIAL_MS 5000
 /** Channels in a level reply. */
 #define GF_API_MAX_CH 64u
 /** Level subscriptions: the shortest interval a client may ask for, and the longest. */

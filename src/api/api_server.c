@@ -58,9 +58,9 @@ int gf_api_server_pollfds(struct gf_api_server *s, struct pollfd *fds, int max)
 int gf_api_server_service(struct gf_api_server *s, const struct pollfd *fds, int n)
 {
 	int t = gf_api_tick(s->a, gf_now_ms());
-	if (s->u && gf_api_unix_service(s->u, fds, n) == 0)
-		t = 0;
+	int tu = s->u ? gf_api_unix_service(s->u, fds, n) : -1;
 	int tw = s->w ? gf_api_ws_service(s->w, fds, n) : -1;
+	t = tu >= 0 && (t < 0 || tu < t) ? tu : t;
 	return tw >= 0 && (t < 0 || tw < t) ? tw : t;
 }
 

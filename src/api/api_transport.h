@@ -21,7 +21,7 @@ struct gf_api_unix;
 int gf_api_unix_new(struct gf_api_unix **out, struct gf_api *a, const char *path, struct gf_errbuf *eb);
 void gf_api_unix_free(struct gf_api_unix *u);
 int gf_api_unix_pollfds(struct gf_api_unix *u, struct pollfd *fds, int max);
-/* @return 0 if input is left for the next pass, else -1 */
+/* @return ms until it wants another pass (0: input is left for the next), or -1 */
 int gf_api_unix_service(struct gf_api_unix *u, const struct pollfd *fds, int n);
 unsigned gf_api_unix_clients(const struct gf_api_unix *u);
 /* 1 while the socket file at its path is the one it bound. */

@@ -146,7 +146,19 @@ int gf_ws_send(int fd, const char *text)
 	return gf_ws_send_frame(fd, 1, 1, text, strlen(text));
 }
 
+static long recv_frame(int fd, char *buf, size_t len, int timeout_ms, int *close_code);
+
 long gf_ws_recv(int fd, char *buf, size_t len, int timeout_ms, int *close_code)
+{
+	for (;;) {
+		long r = recv_frame(fd, buf, len, timeout_ms, close_code);
+		if (r != -3)
+			return r;
+	}
+}
+
+/* One frame: as gf_ws_recv, or -3 for a ping (answered). */
+static long recv_frame(int fd, char *buf, size_t len, int timeout_ms, int *close_code)
 {
 	unsigned char h[2];
 	if (read_n(fd, h, 2, timeout_ms) < 0)
@@ -169,6 +181,8 @@ long gf_ws_recv(int fd, char *buf, size_t len, int timeout_ms, int *close_code)
 	if (read_n(fd, buf, (size_t)n, timeout_ms) < 0)
 		return -1;
 	buf[n] = '\0';
+	if ((h[0] & 0x0f) == 9) /* a ping: the pong carries its payload */
+		return gf_ws_send_frame(fd, 10, 1, buf, (size_t)n) == 0 ? -3 : -1;
 	if ((h[0] & 0x0f) == 8) {
 		if (close_code)
 			*close_code = n >= 2 ? ((unsigned char)buf[0] << 8 | (unsigned char)buf[1]) : 0;

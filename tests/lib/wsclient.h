@@ -4,7 +4,7 @@
  * 6455 with no library, so the daemon's libwebsockets side meets a client it
  * does not share code with: the HTTP upgrade (the server's
  * answer checked for 101 and a Sec-WebSocket-Accept), masked text frames out, unfragmented text
- * and close frames in. Blocking with timeouts; tests only.
+ * and close frames in, pings answered. Blocking with timeouts; tests only.
  */
 #ifndef GPUFIR_TESTS_WSCLIENT_H
 #define GPUFIR_TESTS_WSCLIENT_H
@@ -38,9 +38,9 @@ int gf_ws_send_frame(int fd, int opcode, int fin, const char *data, size_t len);
 int gf_ws_send(int fd, const char *text);
 
 /**
- * Read one message into @p buf (NUL-terminated). @return its length, -2 on a
- * close frame (its status in *@p close_code if not NULL), -1 on EOF, error or
- * timeout
+ * Read one message into @p buf (NUL-terminated); a ping on the way is answered (as a browser's
+ * WebSocket does) and not returned. @return its length, -2 on a close frame (its status in
+ * *@p close_code if not NULL), -1 on EOF, error or timeout
  */
 long gf_ws_recv(int fd, char *buf, size_t len, int timeout_ms, int *close_code);
 
