@@ -71,6 +71,8 @@ struct gf_api_status {
 	double processing_load; /**< block time (median, last window) over the block period, percent */
 	double block_us_p99;
 	double signal_peak; /**< output peak of the last window, linear (GetSignalRange is twice it) */
+	/** the volumes SetVolume can reach, dB (the floor, volume_limit_db); equal: unknown */
+	double volume_min_db, volume_max_db;
 	uint64_t blocks, clipped, xruns, device_xruns, late_blocks, muted_blocks, engine_errors, swaps;
 	uint64_t reloads, reload_failures;
 };

@@ -77,6 +77,8 @@ static int op_status(void *ctx, struct gf_api_status *st)
 	st->sample_rate = d->cfg->sample_rate;
 	st->channels = gf_reload_channels(d->cfg);
 	st->block_frames = d->cfg->block_frames;
+	st->volume_min_db = GF_VOLUME_MIN_DB;
+	st->volume_max_db = d->cfg->volume_limit_db;
 	if (!d->engine)
 		return 0;
 	struct gf_engine_stats es = {0};

@@ -5,8 +5,9 @@
  * it. Then headless Chromium loads the page with ?volume=-50 and, once its
  * JavaScript ran against the WebSocket, the page (read through Chromium's
  * DevTools pipe) shows the state "Running", the config's filter and file,
- * meters filled by a level push and the volume, still 0 dB: the page
- * applies nothing from its URL (it once set -50). Its slider then
+ * meters filled by a level push ("silent": the dummy capture), "not muted",
+ * the slider's range (-120 dB to volume_limit_db) and the volume, still 0 dB:
+ * the page applies nothing from its URL (it once set -50). Its slider then
  * sets -10 dB, which the daemon reports over the Unix socket, and the
  * response plot is shown.
  * Hostile pages in the same browser change nothing: a page served from
@@ -52,7 +53,7 @@ static void write_conf(const char *taps_file)
 {
 	FILE *f = gf_daemon_conf_begin(&dm, RATE, PERIOD, "cpu", CH, "system");
 	fprintf(f,
-		"control_socket = \"%s\";\ncontrol_port = %d;\n"
+		"control_socket = \"%s\";\ncontrol_port = %d;\nvolume_limit_db = 6.0;\n"
 		"filters = ( { name = \"" FILTER "\"; file = \"%s\"; format = \"text\"; } );\n"
 		"chain = [\"" FILTER "\"];\n",
 		ctl_path, port, taps_file);
@@ -132,6 +133,8 @@ static void expect_plot(const char *taps, const char *what)
 	char title[160];
 	snprintf(title, sizeof(title), "gpufir.conf: %d Hz, %d channels, %s", RATE, CH, taps);
 	expect_http(body, title, what);
+	/* Both channels run the one filter: the second's curves are dashed, the legend says so. */
+	expect_http(body, ">channel 1 = channel 0</text>", what);
 	printf("%s: %zu bytes of SVG, \"%s\"\n", what, strlen(body + 4), title);
 }
 
@@ -293,6 +296,7 @@ static const char *json_str(const char *msg, const char *key, char *out, size_t 
 #define PAGE_SUMMARY                                                                                         \
 	"{\"returnByValue\":true,\"expression\":\"['conn','state','config','filters','volume','mute']"       \
 	".map(function(i){return i+'='+document.getElementById(i).textContent;}).join(';')"                  \
+	"+';range='+document.getElementById('vol').min+'..'+document.getElementById('vol').max"              \
 	"+';pushes='+document.getElementById('capture').dataset.pushes"                                      \
 	"+';capture='+document.getElementById('capture').textContent"                                        \
 	"+';playback='+document.getElementById('playback').textContent"                                      \
@@ -317,14 +321,15 @@ static void expect_first_page(const char *page)
 	snprintf(want, sizeof(want), "config=%s;", dm.conf_path);
 	expect_page(page, want, "the page's config path");
 	expect_page(page, "volume=0.0;", "the page's volume: its URL's ?volume=-50 not applied");
-	expect_page(page, "mute=on;", "the page's mute");
+	expect_page(page, "mute=not muted;", "the page's mute");
+	expect_page(page, ";range=-120..6;", "the slider's range: -120 dB to volume_limit_db");
 	/* Meters: one per channel, filled from a SignalLevelsEvent (the dummy driver's capture is
 	 * silent: -1000, CamillaDSP's silence); pushes counts the pushes the page saw. */
 	const char *pushes = strstr(page, ";pushes=");
 	if (!pushes || strtol(pushes + 8, NULL, 10) < 1)
 		gf_daemon_die(&dm, "the page's meters got no SignalLevelsEvent");
-	expect_page(page, "capture= 1: -1000.0 dBFS 2: -1000.0 dBFS;", "the capture meters");
-	expect_page(page, "playback= 1: -1000.0 dBFS 2: -1000.0 dBFS;", "the playback meters");
+	expect_page(page, "capture= 1: silent 2: silent;", "the capture meters");
+	expect_page(page, "playback= 1: silent 2: silent;", "the playback meters");
 	expect_page(page, ";plot=shown;plotsrc=reloads=0;", "the page's response plot");
 }
 
@@ -485,7 +490,7 @@ static void chromium_page(const char *chromium)
 		json_str(r = cdp_call(b, session, "Runtime.evaluate", PAGE_SUMMARY), "value", page,
 			 sizeof(page));
 	} while ((!strstr(page, ";pushes=") || strstr(page, "=-;") || strstr(page, "pushes=0;") ||
-		  !strstr(page, ";plot=shown;")) &&
+		  !strstr(page, ";plot=shown;") || strstr(page, "range=-120..0;")) &&
 		 gf_now_s() < t0 + 20.0);
 	if (!page[0])
 		printf("Runtime.evaluate: %.600s\n", r ? r : "(no reply)");
