@@ -5,8 +5,10 @@
  * when configured, a WebSocket (libwebsockets). Same protocol on both.
  *
  * Folder src/api/ (the protocol: commands in, replies out, in api_proto.c and
- * api_cmds.c; the transports in api_server.c, api_unix.c and api_ws.c; the
- * `--status --json` client in api_client.c): this header is its entry point.
+ * api_cmds.c; the transports in api_server.c, api_unix.c and api_ws.c, whose
+ * port also serves plain HTTP (api_ws_http.c) under the browser rules of
+ * api_origin.c; the `--status --json` client in api_client.c): this header is
+ * its entry point.
  * It stands on base only and knows nothing of the daemon: the daemon fills
  * in a struct gf_api_ops, so the protocol can be driven by a fake in tests.
  *
