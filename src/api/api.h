@@ -5,8 +5,10 @@
  * when configured, a WebSocket (libwebsockets). Same protocol on both.
  *
  * Folder src/api/ (the protocol: commands in, replies out, in api_proto.c and
- * api_cmds.c; the transports in api_server.c, api_unix.c and api_ws.c; the
- * `--status --json` client in api_client.c): this header is its entry point.
+ * api_cmds.c; the transports in api_server.c, api_unix.c and api_ws.c, whose
+ * port also serves plain HTTP (api_ws_http.c) under the browser rules of
+ * api_origin.c; the `--status --json` client in api_client.c): this header is
+ * its entry point.
  * It stands on base only and knows nothing of the daemon: the daemon fills
  * in a struct gf_api_ops, so the protocol can be driven by a fake in tests.
  *
@@ -31,6 +33,14 @@
 #define GF_API_MAX_QUEUED 16u
 /** Clients at once, per transport; one more is refused. */
 #define GF_API_MAX_CLIENTS 16u
+/** WebSocket connections from one peer address at once: one host cannot take every slot. */
+#define GF_API_MAX_PER_PEER 8u
+/** A connection that has not sent a whole request (HTTP, or its WebSocket upgrade) this long after
+ *  it was accepted or last answered is closed, ms. */
+#define GF_API_HANDSHAKE_MS 5000
+/** Input that does not make a whole message (a partial frame or line) this long is challenged
+ *  (WebSocket: a ping, which a client mid-frame cannot answer), and closed as long again later, ms. */
+#define GF_API_PARTIAL_MS 5000
 /** Channels in a level reply. */
 #define GF_API_MAX_CH 64u
 /** Level subscriptions: the shortest interval a client may ask for, and the longest. */
@@ -69,6 +79,8 @@ struct gf_api_status {
 	double processing_load; /**< block time (median, last window) over the block period, percent */
 	double block_us_p99;
 	double signal_peak; /**< output peak of the last window, linear (GetSignalRange is twice it) */
+	/** the volumes SetVolume can reach, dB (the floor, volume_limit_db); equal: unknown */
+	double volume_min_db, volume_max_db;
 	uint64_t blocks, clipped, xruns, device_xruns, late_blocks, muted_blocks, engine_errors, swaps;
 	uint64_t reloads, reload_failures;
 };
@@ -170,6 +182,10 @@ struct gf_api_server_params {
 	const char *unix_path; /**< NULL: no Unix socket */
 	const char *address;   /**< WebSocket address; NULL: GF_API_DEFAULT_ADDRESS */
 	int port;	       /**< WebSocket port; 0: no WebSocket */
+	/** Web origins ("http://host:port", as validated by the config) whose pages may use the
+	 *  WebSocket besides the daemon's own page; copied */
+	const char *const *allowed_origins;
+	uint32_t n_allowed_origins;
 };
 
 struct gf_api_server;

@@ -4,10 +4,14 @@
  * says: the state, the config file, the filters, a peak meter per capture and
  * playback channel (a level subscription every 100 ms), a volume slider, a
  * mute toggle, and the filters' response plot (GET /response.svg), fetched
- * again when the reload count changes. `?volume=DB` in its URL sets the volume once on connecting.
+ * again when the reload count changes. Nothing in its URL is read: a link or
+ * a hidden frame of another site must not be able to act through it.
  * The state is asked again every second, and a subscription refused (no
  * stream yet) is asked again then too.
- * Every value the page shows arrived in a reply; until then it shows "-". */
+ * Every value the page shows arrived in a reply; until then it shows "-".
+ * The slider spans the volumes the daemon allows (GetStatus's volume_range),
+ * the mute line says the state and its button the action, and a meter below
+ * -150 dBFS (CamillaDSP sends -1000 for silence) says "silent". */
 #include "api_internal.h"
 #include "api_transport.h"
 
@@ -24,9 +28,11 @@ static const char page[] =
 	"<tr><td>state</td><td id=\"state\">-</td></tr>\n"
 	"<tr><td>config</td><td id=\"config\">-</td></tr>\n"
 	"<tr><td>filters</td><td id=\"filters\">-</td></tr>\n"
-	"<tr><td>volume</td><td><input id=\"vol\" type=\"range\" min=\"-80\" max=\"10\" step=\"0.5\">\n"
+	"<tr><td>volume</td><td><input id=\"vol\" type=\"range\" min=\"-120\" max=\"0\" step=\"0.5\" "
+	"disabled>\n"
 	" <span id=\"volume\">-</span> dB</td></tr>\n"
-	"<tr><td>mute</td><td><button id=\"mute\">-</button></td></tr>\n"
+	"<tr><td>mute</td><td><span id=\"mute\">-</span> <button id=\"mutebtn\" disabled>-</button>"
+	"</td></tr>\n"
 	"</table>\n"
 	"<h2>capture peak</h2><div id=\"capture\" data-pushes=\"0\"></div>\n"
 	"<h2>playback peak</h2><div id=\"playback\" data-pushes=\"0\"></div>\n"
@@ -44,7 +50,8 @@ static const char page[] =
 	"    var bar = document.createElement('span'), t = document.createElement('span');\n"
 	"    m.className = 'm'; bar.className = 'bar';\n"
 	"    bar.style.width = Math.max(0, Math.min(100, (db + 60) * 100 / 60)) + '%';\n"
-	"    t.className = 'db'; t.textContent = ' ' + (i + 1) + ': ' + db.toFixed(1) + ' dBFS';\n"
+	"    t.className = 'db';\n"
+	"    t.textContent = ' ' + (i + 1) + ': ' + (db < -150 ? 'silent' : db.toFixed(1) + ' dBFS');\n"
 	"    m.appendChild(bar); row.appendChild(m); row.appendChild(t); el.appendChild(row);\n"
 	"  });\n"
 	"  el.dataset.pushes = pushes;\n"
@@ -55,14 +62,22 @@ static const char page[] =
 	"    if (v.reloads === reloads) return;\n"
 	"    reloads = v.reloads;\n"
 	"    $('plot').src = '/response.svg?reloads=' + reloads;\n"
-	"    send('GetFilters');\n"
+	"    send('GetFilters'); send('GetStatus');\n"
 	"  },\n"
 	"  GetConfigFilePath: function (v) { $('config').textContent = v === null ? '(built-in)' : v; },\n"
 	"  GetFilters: function (v) { $('filters').textContent = v.names.join(', ') +\n"
 	"    ' (' + v.taps + ' taps, ' + v.backend + ')'; },\n"
+	"  GetStatus: function (v) {\n"
+	"    if (!v.volume_range) return;\n"
+	"    $('vol').min = v.volume_range[0]; $('vol').max = v.volume_range[1];\n"
+	"    $('vol').disabled = false; send('GetVolume');\n"
+	"  },\n"
 	"  GetVolume: function (v) { $('volume').textContent = v.toFixed(1); $('vol').value = v; },\n"
 	"  SetVolume: function (v) { on.GetVolume(v); },\n"
-	"  GetMute: function (v) { muted = v; $('mute').textContent = v ? 'muted' : 'on'; },\n"
+	"  GetMute: function (v) {\n"
+	"    muted = v; $('mute').textContent = v ? 'muted' : 'not muted';\n"
+	"    $('mutebtn').textContent = v ? 'unmute' : 'mute'; $('mutebtn').disabled = false;\n"
+	"  },\n"
 	"  SetMute: function () { send('GetMute'); },\n"
 	"  SubscribeSignalLevels: function () { $('conn').textContent = 'open'; },\n"
 	"  SignalLevelsEvent: function (v) {\n"
@@ -70,8 +85,6 @@ static const char page[] =
 	"};\n"
 	"ws.onopen = function () {\n"
 	"  $('conn').textContent = 'open';\n"
-	"  var q = new URLSearchParams(location.search).get('volume');\n"
-	"  if (q !== null && isFinite(parseFloat(q))) send({SetVolume: parseFloat(q)});\n"
 	"  ['GetState', 'GetConfigFilePath', 'GetCounters', 'GetVolume', 'GetMute'].forEach(send);\n"
 	"  send({SubscribeSignalLevels: 100});\n"
 	"  subscribed = true;\n"
@@ -90,7 +103,7 @@ static const char page[] =
 	"  if (!subscribed) send({SubscribeSignalLevels: 100});\n"
 	"}, 1000);\n"
 	"$('vol').onchange = function () { send({SetVolume: parseFloat(this.value)}); };\n"
-	"$('mute').onclick = function () { if (muted !== null) send({SetMute: !muted}); };\n"
+	"$('mutebtn').onclick = function () { if (muted !== null) send({SetMute: !muted}); };\n"
 	"</script></body></html>\n";
 
 const char *gf_api_page(size_t *len)

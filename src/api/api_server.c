@@ -31,7 +31,7 @@ int gf_api_server_new(struct gf_api_server **out, struct gf_api *a, const struct
 	if (p->unix_path)
 		err = gf_api_unix_new(&s->u, a, p->unix_path, eb);
 	if (!err && p->port)
-		err = gf_api_ws_new(&s->w, a, p->address, p->port, eb);
+		err = gf_api_ws_new(&s->w, a, p, eb);
 	if (err) {
 		gf_api_server_free(s);
 		return err;
@@ -58,9 +58,9 @@ int gf_api_server_pollfds(struct gf_api_server *s, struct pollfd *fds, int max)
 int gf_api_server_service(struct gf_api_server *s, const struct pollfd *fds, int n)
 {
 	int t = gf_api_tick(s->a, gf_now_ms());
-	if (s->u && gf_api_unix_service(s->u, fds, n) == 0)
-		t = 0;
+	int tu = s->u ? gf_api_unix_service(s->u, fds, n) : -1;
 	int tw = s->w ? gf_api_ws_service(s->w, fds, n) : -1;
+	t = tu >= 0 && (t < 0 || tu < t) ? tu : t;
 	return tw >= 0 && (t < 0 || tw < t) ? tw : t;
 }
 

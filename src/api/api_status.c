@@ -75,6 +75,12 @@ char *gf_api_status_json(const struct gf_api_status *st, int pretty)
 	json_object_set_new(o, "processing_load", real_or_null(st->processing_load));
 	json_object_set_new(o, "block_us_p99", real_or_null(st->block_us_p99));
 	json_object_set_new(o, "signal_range", real_or_null(2.0 * st->signal_peak));
+	json_t *vr = st->volume_min_db < st->volume_max_db ? json_array() : NULL;
+	if (vr) {
+		json_array_append_new(vr, json_real(st->volume_min_db));
+		json_array_append_new(vr, json_real(st->volume_max_db));
+	}
+	json_object_set_new(o, "volume_range", vr ? vr : json_null());
 	json_object_set_new(o, "filters", filters(st));
 	json_object_set_new(o, "counters", counters(st));
 	json_object_set_new(o, "last_reload", s_or_null(st->last_reload));

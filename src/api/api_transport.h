@@ -21,20 +21,37 @@ struct gf_api_unix;
 int gf_api_unix_new(struct gf_api_unix **out, struct gf_api *a, const char *path, struct gf_errbuf *eb);
 void gf_api_unix_free(struct gf_api_unix *u);
 int gf_api_unix_pollfds(struct gf_api_unix *u, struct pollfd *fds, int max);
-/* @return 0 if input is left for the next pass, else -1 */
+/* @return ms until it wants another pass (0: input is left for the next), or -1 */
 int gf_api_unix_service(struct gf_api_unix *u, const struct pollfd *fds, int n);
 unsigned gf_api_unix_clients(const struct gf_api_unix *u);
 /* 1 while the socket file at its path is the one it bound. */
 int gf_api_unix_bound(const struct gf_api_unix *u);
 
 struct gf_api_ws;
-int gf_api_ws_new(struct gf_api_ws **out, struct gf_api *a, const char *address, int port,
+int gf_api_ws_new(struct gf_api_ws **out, struct gf_api *a, const struct gf_api_server_params *p,
 		  struct gf_errbuf *eb);
 void gf_api_ws_free(struct gf_api_ws *w);
 int gf_api_ws_pollfds(struct gf_api_ws *w, struct pollfd *fds, int max);
 /* @return ms until it wants another pass, or -1 */
 int gf_api_ws_service(struct gf_api_ws *w, const struct pollfd *fds, int n);
 unsigned gf_api_ws_clients(const struct gf_api_ws *w);
+
+/* Who may use the WebSocket's port from a browser (api_origin.c): the names the daemon's own
+ * page is served under, and the other pages' origins the config lists. */
+struct gf_api_web_rules {
+	char *address; /* control_address, as configured */
+	int port;
+	char **origins; /* control_allowed_origins */
+	uint32_t n_origins;
+};
+int gf_api_web_rules_init(struct gf_api_web_rules *r, const struct gf_api_server_params *p);
+void gf_api_web_rules_clear(struct gf_api_web_rules *r);
+/* A request's Host header (NULL: none) names this daemon: a loopback name or address, the configured
+ * address (with our port or none), or the host of an allowed origin. DNS rebinding fails here. */
+int gf_api_host_ok(const struct gf_api_web_rules *r, const char *host);
+/* A WebSocket's Origin header (NULL: none, a non-browser client) is the daemon's own page or an
+ * allowed origin. A page of another site or port fails here. */
+int gf_api_origin_ok(const struct gf_api_web_rules *r, const char *origin);
 
 /* The page GET / serves on the WebSocket's port (api_page.c): static, @p len bytes. */
 const char *gf_api_page(size_t *len);

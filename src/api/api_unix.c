@@ -3,7 +3,10 @@
  * longer line is answered with an error and the client dropped), its unread
  * replies by GF_API_OUT_MAX (past that it is dropped: the daemon never waits
  * for a reader), and the clients by GF_API_MAX_CLIENTS (one more is told so
- * and closed). The socket file is made with the process's umask: the
+ * and closed). A line must be whole within UNIX_PARTIAL_MS of its first
+ * byte, or the client is told so and closed: a client that sends part of a
+ * line and stalls does not keep its slot. An idle client (no partial line)
+ * may stay. The socket file is made with the process's umask: the
  * service's UMask=0077 leaves it to the daemon's user (docs/api.md). */
 #define _GNU_SOURCE /* accept4 */
 #include <errno.h>
@@ -16,6 +19,10 @@
 #include <unistd.h>
 
 #include "api_transport.h"
+#include "clock.h"
+
+/* The WebSocket's challenge and its answer's time together: there is no ping on a Unix socket. */
+#define UNIX_PARTIAL_MS (2 * GF_API_PARTIAL_MS)
 
 struct uclient {
 	int fd; /* -1: free */
@@ -23,7 +30,8 @@ struct uclient {
 	size_t in_len;
 	char *out;
 	size_t out_len, out_off;
-	int closing; /* flush what is queued, then close */
+	int closing;	  /* flush what is queued, then close */
+	int64_t since_ms; /* when the unfinished line in `in` began (0: none) */
 	struct gf_api_unix *u;
 };
 
@@ -264,9 +272,31 @@ int gf_api_unix_pollfds(struct gf_api_unix *u, struct pollfd *fds, int max)
 	return n;
 }
 
+/* An unfinished line's clock: started by its first byte, told and closed once it runs out.
+ * @return ms until it runs out, or -1: no unfinished line */
+static int partial_line(struct uclient *c, int64_t now)
+{
+	if (c->closing || !c->in_len || memchr(c->in, '\n', c->in_len)) {
+		c->since_ms = 0;
+		return -1;
+	}
+	if (!c->since_ms)
+		c->since_ms = now;
+	if (now - c->since_ms < UNIX_PARTIAL_MS)
+		return (int)(c->since_ms + UNIX_PARTIAL_MS - now);
+	char msg[120];
+	snprintf(msg, sizeof(msg), "{\"Invalid\":{\"error\":\"message incomplete: no newline within %d s\"}}",
+		 UNIX_PARTIAL_MS / 1000);
+	uclient_send(c, msg, strlen(msg));
+	c->in_len = 0;
+	c->closing = 1;
+	return 0;
+}
+
 int gf_api_unix_service(struct gf_api_unix *u, const struct pollfd *fds, int n)
 {
-	int more = 0;
+	int more = 0, t = -1;
+	int64_t now = gf_now_ms();
 	if (gf_api_revents(fds, n, u->fd))
 		accept_some(u);
 	for (unsigned i = 0; i < GF_API_MAX_CLIENTS; i++) {
@@ -276,11 +306,13 @@ int gf_api_unix_service(struct gf_api_unix *u, const struct pollfd *fds, int n)
 		short re = gf_api_revents(fds, n, c->fd);
 		if ((re & (POLLIN | POLLHUP | POLLERR)) || c->in_len)
 			more |= client_read(c);
+		int d = partial_line(c, now);
+		t = d >= 0 && (t < 0 || d < t) ? d : t;
 		flush(c);
 		if (c->closing == 2 || (c->closing == 1 && c->out_off == c->out_len))
 			client_close(c);
 	}
-	return more ? 0 : -1;
+	return more ? 0 : t;
 }
 
 unsigned gf_api_unix_clients(const struct gf_api_unix *u)

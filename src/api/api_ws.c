@@ -7,10 +7,16 @@
  * the work lws keeps pending, without a poll() of its own.
  * Bounded like the Unix socket: a message over GF_API_MAX_MSG closes the
  * connection (1009, "message too big"), a client with GF_API_MAX_QUEUED
- * replies unsent is dropped, and one past GF_API_MAX_CLIENTS is closed.
- * Plain HTTP on the same port gets the control page (api_page.c) at GET /,
- * the running filters' response plot at GET /response.svg, and a 404
- * elsewhere: never a file. */
+ * replies unsent is dropped, and one past GF_API_MAX_CLIENTS (or past
+ * GF_API_MAX_PER_PEER from one address) is closed. Slots are not held by
+ * clients that stall: a connection with no whole request after
+ * GF_API_HANDSHAKE_MS, and a WebSocket whose input makes no whole message for
+ * GF_API_PARTIAL_MS and that then does not answer a ping as long, are closed;
+ * when the table is full every quiet WebSocket is pinged likewise.
+ * Requests from browsers must name this daemon in Host and, for the
+ * WebSocket, come from its own page or an allowed origin (api_origin.c): a
+ * refusal (421, 403) comes before any command runs.
+ * Plain HTTP on the same port, and those rules, are api_ws_http.c's. */
 #define _GNU_SOURCE /* accept4 */
 #include <errno.h>
 #include <stdio.h>
@@ -21,31 +27,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "api_transport.h"
+#include "api_ws_internal.h"
+#include "clock.h"
 #include "log.h"
-
-struct wclient {
-	struct lws *wsi; /* NULL: free */
-	int fd;
-	char *in;
-	size_t in_len;
-	int too_big;
-	char *q[GF_API_MAX_QUEUED]; /* replies, each with LWS_PRE bytes before the text */
-	size_t qlen[GF_API_MAX_QUEUED];
-	unsigned qhead, qn;
-	int drop;
-	unsigned char *body; /* an HTTP answer's body to write, LWS_PRE bytes before it, or NULL */
-	size_t body_len;
-	struct gf_api_ws *w;
-};
-
-struct gf_api_ws {
-	struct gf_api *a;
-	int fd;
-	struct lws_context *ctx;
-	struct lws_vhost *vh;
-	struct wclient c[GF_API_MAX_CLIENTS];
-};
 
 static struct wclient *find(struct gf_api_ws *w, struct lws *wsi)
 {
@@ -66,20 +50,28 @@ static void client_clear(struct wclient *c)
 	*c = (struct wclient){.fd = -1, .w = w};
 }
 
+/* Close @p c's connection at the next service (from outside its callbacks, too). */
+static void kill_soon(struct wclient *c)
+{
+	c->drop = 1;
+	lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_REASON_BASE, LWS_TO_KILL_ASYNC);
+}
+
+/* It sent what it owed (a whole message, a pong, a request): nothing is due from it. */
+static void owes_nothing(struct wclient *c)
+{
+	c->since_ms = 0;
+	c->pinged = 0;
+}
+
 static void ws_send(void *client, const char *text, size_t len)
 {
 	struct wclient *c = client;
 	if (!c->wsi || c->drop)
 		return;
-	if (c->qn == GF_API_MAX_QUEUED) { /* not reading: drop it, at once (it may never be writable) */
-		c->drop = 1;
-		lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_REASON_BASE, LWS_TO_KILL_ASYNC);
-		return;
-	}
-	char *b = malloc(LWS_PRE + len);
-	if (!b) {
-		c->drop = 1;
-		lws_set_timeout(c->wsi, PENDING_TIMEOUT_USER_REASON_BASE, LWS_TO_KILL_ASYNC);
+	char *b = c->qn < GF_API_MAX_QUEUED ? malloc(LWS_PRE + len) : NULL;
+	if (!b) { /* not reading (or no memory): drop it, at once (it may never be writable) */
+		kill_soon(c);
 		return;
 	}
 	memcpy(b + LWS_PRE, text, len);
@@ -108,6 +100,7 @@ static int on_receive(struct wclient *c, struct lws *wsi, const char *in, size_t
 	memcpy(c->in + c->in_len, in, len);
 	c->in_len += len;
 	if (lws_is_final_fragment(wsi) && !lws_remaining_packet_payload(wsi)) {
+		owes_nothing(c);
 		gf_api_handle(c->w->a, c, ws_send, c->in, c->in_len);
 		c->in_len = 0;
 	}
@@ -118,6 +111,15 @@ static int on_writable(struct wclient *c, struct lws *wsi)
 {
 	if (c->drop)
 		return -1;
+	if (c->ping_due) {
+		unsigned char ping[LWS_PRE + 1];
+		c->ping_due = 0;
+		if (lws_write(wsi, ping + LWS_PRE, 0, LWS_WRITE_PING) < 0)
+			return -1;
+		if (c->qn)
+			lws_callback_on_writable(wsi);
+		return 0;
+	}
 	if (!c->qn)
 		return 0;
 	unsigned k = c->qhead;
@@ -133,59 +135,6 @@ static int on_writable(struct wclient *c, struct lws *wsi)
 	return 0;
 }
 
-/* Plain HTTP on the WebSocket's port: GET / is the page (api_page.c), GET /response.svg the
- * running filters' response (the daemon's, drawn at its build); any other path or method gets a
- * 404 or 405. The body is copied now, so that a reload before the socket is writable cannot
- * change it under the Content-Length already sent. */
-static int on_http(struct wclient *c, struct lws *wsi, const char *uri)
-{
-	int get = lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) > 0;
-	const char *body = NULL, *type = NULL;
-	size_t len = 0;
-	if (get && strcmp(uri, "/") == 0) {
-		body = gf_api_page(&len);
-		type = "text/html; charset=utf-8";
-	} else if (get && strcmp(uri, "/response.svg") == 0) {
-		body = gf_api_response_svg(c->w->a, &len);
-		type = "image/svg+xml";
-	}
-	if (!body) {
-		lws_return_http_status(wsi, get ? HTTP_STATUS_NOT_FOUND : HTTP_STATUS_METHOD_NOT_ALLOWED,
-				       NULL);
-		return lws_http_transaction_completed(wsi) ? -1 : 0;
-	}
-	/* lws_write wants LWS_PRE bytes of room before what it sends; it keeps what the
-	 * socket does not take and sends it as the socket drains. */
-	free(c->body); /* lws starts a request once the previous one completed: none is left */
-	if (!(c->body = malloc(LWS_PRE + len)))
-		return -1;
-	memcpy(c->body + LWS_PRE, body, len);
-	c->body_len = len;
-	unsigned char buf[LWS_PRE + 512], *start = buf + LWS_PRE, *p = start, *end = buf + sizeof(buf) - 1;
-	static const char nostore[] = "no-store";
-	if (lws_add_http_common_headers(wsi, HTTP_STATUS_OK, type, len, &p, end) ||
-	    lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CACHE_CONTROL, (const unsigned char *)nostore,
-					 sizeof(nostore) - 1, &p, end) ||
-	    lws_finalize_write_http_header(wsi, start, &p, end))
-		return -1;
-	lws_callback_on_writable(wsi);
-	return 0;
-}
-
-static int on_http_writable(struct wclient *c, struct lws *wsi)
-{
-	if (!c->body)
-		return 0;
-	unsigned char *b = c->body;
-	size_t len = c->body_len;
-	c->body = NULL;
-	int w = lws_write(wsi, b + LWS_PRE, len, LWS_WRITE_HTTP_FINAL);
-	free(b);
-	if (w != (int)len)
-		return -1;
-	return lws_http_transaction_completed(wsi) ? -1 : 0;
-}
-
 static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in, size_t len)
 {
 	struct gf_api_ws *w = lws_context_user(lws_get_context(wsi));
@@ -196,9 +145,21 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 	case LWS_CALLBACK_SERVER_WRITEABLE:
 		return c ? on_writable(c, wsi) : -1;
 	case LWS_CALLBACK_HTTP:
-		return c ? on_http(c, wsi, in) : -1;
+		return c ? gf_api_ws_on_http(c, wsi, in) : -1;
 	case LWS_CALLBACK_HTTP_WRITEABLE:
-		return c ? on_http_writable(c, wsi) : -1;
+		return c ? gf_api_ws_on_http_writable(c, wsi) : -1;
+	case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+		return c ? gf_api_ws_refused(c, wsi, 1) : -1;
+	case LWS_CALLBACK_ESTABLISHED:
+		if (c) {
+			c->ws = 1;
+			owes_nothing(c);
+		}
+		return c ? 0 : -1;
+	case LWS_CALLBACK_RECEIVE_PONG:
+		if (c)
+			owes_nothing(c);
+		return 0;
 	case LWS_CALLBACK_WSI_DESTROY:
 		if (c)
 			client_clear(c);
@@ -239,9 +200,11 @@ static int listen_tcp(const char *address, int port, struct gf_errbuf *eb)
 	return fd;
 }
 
-int gf_api_ws_new(struct gf_api_ws **out, struct gf_api *a, const char *address, int port,
+int gf_api_ws_new(struct gf_api_ws **out, struct gf_api *a, const struct gf_api_server_params *p,
 		  struct gf_errbuf *eb)
 {
+	const char *address = p->address ? p->address : GF_API_DEFAULT_ADDRESS;
+	int port = p->port;
 	*out = NULL;
 	if (port <= 0 || port > 65535) {
 		gf_errbuf_set(eb, "control_port %d: not 1 to 65535", port);
@@ -251,10 +214,15 @@ int gf_api_ws_new(struct gf_api_ws **out, struct gf_api *a, const char *address,
 	if (!w)
 		return GF_E_NOMEM;
 	w->a = a;
+	w->fd = -1;
 	for (unsigned i = 0; i < GF_API_MAX_CLIENTS; i++)
 		w->c[i] = (struct wclient){.fd = -1, .w = w};
-	if ((w->fd = listen_tcp(address ? address : GF_API_DEFAULT_ADDRESS, port, eb)) < 0) {
-		free(w);
+	if (gf_api_web_rules_init(&w->rules, p) != 0) {
+		gf_api_ws_free(w);
+		return GF_E_NOMEM;
+	}
+	if ((w->fd = listen_tcp(address, port, eb)) < 0) {
+		gf_api_ws_free(w);
 		return GF_E_SYSTEM;
 	}
 	lws_set_log_level(LLL_ERR, NULL);
@@ -286,25 +254,66 @@ void gf_api_ws_free(struct gf_api_ws *w)
 			client_clear(&w->c[i]);
 	if (w->fd >= 0)
 		close(w->fd);
+	gf_api_web_rules_clear(&w->rules);
 	free(w);
+}
+
+/* The peer's address alone: its port differs on every connection. */
+static void peer_address(struct sockaddr_storage *sa)
+{
+	if (sa->ss_family == AF_INET)
+		((struct sockaddr_in *)sa)->sin_port = 0;
+	else if (sa->ss_family == AF_INET6)
+		((struct sockaddr_in6 *)sa)->sin6_port = 0;
+}
+
+/* A free slot for a connection from @p peer, or NULL: the table is full or the peer has its share. */
+static struct wclient *slot_for(struct gf_api_ws *w, const struct sockaddr_storage *peer)
+{
+	struct wclient *c = NULL;
+	unsigned same = 0;
+	for (unsigned i = 0; i < GF_API_MAX_CLIENTS; i++) {
+		if (!w->c[i].wsi)
+			c = c ? c : &w->c[i];
+		else
+			same += memcmp(&w->c[i].peer, peer, sizeof(*peer)) == 0;
+	}
+	return same < GF_API_MAX_PER_PEER ? c : NULL;
+}
+
+/* A newcomer found no room: every WebSocket that owes nothing and may be long gone (a peer that
+ * vanished, or one that holds the slot on purpose) gets a ping it must answer within
+ * GF_API_PARTIAL_MS, at most once per that time, so a full table frees what is dead. */
+static void probe_quiet(struct gf_api_ws *w, int64_t now)
+{
+	if (now - w->probed_ms < GF_API_PARTIAL_MS)
+		return;
+	w->probed_ms = now;
+	for (unsigned i = 0; i < GF_API_MAX_CLIENTS; i++)
+		if (w->c[i].wsi && w->c[i].ws && !w->c[i].since_ms)
+			w->c[i].since_ms = now - GF_API_PARTIAL_MS; /* due for its ping now */
 }
 
 static void accept_some(struct gf_api_ws *w)
 {
 	for (int k = 0; k < GF_API_ACCEPTS_PER_PASS; k++) {
-		int fd = accept4(w->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct sockaddr_storage peer = {0};
+		socklen_t plen = sizeof(peer);
+		int fd = accept4(w->fd, (struct sockaddr *)&peer, &plen, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
 			return;
-		struct wclient *c = NULL;
-		for (unsigned i = 0; i < GF_API_MAX_CLIENTS && !c; i++)
-			if (!w->c[i].wsi)
-				c = &w->c[i];
+		peer_address(&peer);
+		struct wclient *c = slot_for(w, &peer);
 		if (!c) {
-			gf_debug("control WebSocket: over %u connections, one refused", GF_API_MAX_CLIENTS);
+			gf_debug("control WebSocket: no room (%u connections, %u per address), one refused",
+				 GF_API_MAX_CLIENTS, GF_API_MAX_PER_PEER);
 			close(fd); /* over the cap: refused */
+			probe_quiet(w, gf_now_ms());
 			continue;
 		}
 		c->fd = fd;
+		c->peer = peer;
+		c->since_ms = gf_now_ms(); /* its request is due within GF_API_HANDSHAKE_MS */
 		c->wsi = lws_adopt_socket_vhost(w->vh, fd);
 		gf_debug("control WebSocket: connection %d (slot %u)", fd, (unsigned)(c - w->c));
 		if (!c->wsi) {
@@ -325,17 +334,40 @@ int gf_api_ws_pollfds(struct gf_api_ws *w, struct pollfd *fds, int max)
 		if (c->wsi)
 			fds[n++] = (struct pollfd){
 				.fd = c->fd,
-				.events = (short)(POLLIN |
-						  (c->qn || c->body || lws_partial_buffered(c->wsi) ? POLLOUT
-												    : 0))};
+				.events = (short)(POLLIN | (c->qn || c->body || c->ping_due ||
+									    lws_partial_buffered(c->wsi)
+								    ? POLLOUT
+								    : 0))};
 	}
 	return n;
+}
+
+/* What @p c owes is overdue: a WebSocket is pinged once, then closed; any other connection is
+ * closed. @return ms until its next deadline, or -1: none */
+static int deadline(struct wclient *c, int64_t now)
+{
+	if (!c->wsi || c->drop || !c->since_ms)
+		return -1;
+	int64_t due = c->since_ms + (c->ws ? GF_API_PARTIAL_MS * (1 + c->pinged) : GF_API_HANDSHAKE_MS);
+	if (now < due)
+		return (int)(due - now);
+	if (c->ws && !c->pinged) {
+		c->pinged = 1;
+		c->ping_due = 1;
+		lws_callback_on_writable(c->wsi);
+		return GF_API_PARTIAL_MS;
+	}
+	gf_debug("control WebSocket: connection %d owed a %s for too long: closed", c->fd,
+		 c->ws ? "whole message or a pong" : "request");
+	kill_soon(c);
+	return 0;
 }
 
 int gf_api_ws_service(struct gf_api_ws *w, const struct pollfd *fds, int n)
 {
 	if (gf_api_revents(fds, n, w->fd))
 		accept_some(w);
+	int64_t now = gf_now_ms();
 	/* What our poll() found, handed to lws descriptor by descriptor (lws's own
 	 * poll is never run: it would not see these descriptors' events). */
 	for (unsigned i = 0; i < GF_API_MAX_CLIENTS; i++) {
@@ -343,16 +375,28 @@ int gf_api_ws_service(struct gf_api_ws *w, const struct pollfd *fds, int n)
 		short re = c->wsi ? gf_api_revents(fds, n, c->fd) : 0;
 		if (!re)
 			continue;
+		if ((re & POLLIN) && c->ws && !c->since_ms)
+			c->since_ms = now; /* input: it owes the rest of a message from now */
 		struct lws_pollfd p = {.fd = c->fd, .events = POLLIN | POLLOUT, .revents = re};
 		lws_service_fd(w->ctx, &p); /* may close it: its client is cleared (WSI_DESTROY) */
 	}
 	/* Then its timers (a close handshake that never ends) and the work it keeps
 	 * pending (buffered input, close frames): a negative timeout skips its poll. */
 	lws_service(w->ctx, -1);
+	/* Deadlines: the loop must come back for the nearest (and to let lws close what they kill). */
+	int t = -1;
+	for (unsigned i = 0; i < GF_API_MAX_CLIENTS; i++) {
+		int d = deadline(&w->c[i], now);
+		t = d >= 0 && (t < 0 || d < t) ? d : t;
+	}
+	if (t == 0)
+		t = GF_API_WS_PENDING_MS;
 	/* Input lws holds back (one frame at a time) needs another pass soon, not at
 	 * the loop's next wake-up; a few ms, so that a client lws cannot finish with
 	 * never makes the loop spin. */
-	return lws_service_adjust_timeout(w->ctx, 1, 0) == 0 ? GF_API_WS_PENDING_MS : -1;
+	if (lws_service_adjust_timeout(w->ctx, 1, 0) == 0 && (t < 0 || t > GF_API_WS_PENDING_MS))
+		t = GF_API_WS_PENDING_MS;
+	return t;
 }
 
 unsigned gf_api_ws_clients(const struct gf_api_ws *w)

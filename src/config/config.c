@@ -162,6 +162,7 @@ static const char *const top_keys[] = {
 	"control_socket",
 	"control_port",
 	"control_address",
+	"control_allowed_origins",
 };
 static const char *const endpoint_keys[] = {"device", "host_api", "channels", "file"};
 
@@ -580,6 +581,7 @@ void gf_config_free(struct gf_config *c)
 	free(c->state_file);
 	free(c->control_socket);
 	free(c->control_address);
+	free_names(c->control_allowed_origins, c->n_control_allowed_origins);
 	free(c->text);
 	free(c->path);
 	if (c->priv) {

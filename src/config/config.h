@@ -70,7 +70,11 @@ struct gf_config {
 	char *control_socket;	/**< live: the control API's Unix socket (docs/api.md); NULL = default */
 	int control_port;	/**< live: the control API's WebSocket port; 0 = no WebSocket */
 	char *control_address;	/**< live: the WebSocket's address; NULL = 127.0.0.1 */
-	char *text;		/**< the text it was parsed from (the file's, at load) */
+	/** live: web origins ("http://host:port") besides the daemon's own page whose pages may
+	 *  use the WebSocket (docs/api.md, "Who may connect"); validated */
+	char **control_allowed_origins;
+	uint32_t n_control_allowed_origins;
+	char *text; /**< the text it was parsed from (the file's, at load) */
 	struct gf_audio_endpoint input;
 	struct gf_audio_endpoint output;
 	enum gf_phase phase;	  /**< top-level phase; GF_PHASE_LINEAR when unset */

@@ -28,6 +28,7 @@ struct gf_dm_api {
 	struct gf_api_server *srv;
 	char path[512], address[64]; /* what srv listens on */
 	int port;
+	char origins[4608]; /* its control_allowed_origins, one after another, each ended by a space */
 	struct gf_dm_levels meters; /* GetSignalLevels' reading (56 KB: here, not on the stack) */
 	int wait_ms;		    /* the server's wish for the next poll timeout (-1: none) */
 	int64_t next_check_ms;	    /* is the socket file still there? (as gf_dm_status_recheck) */
@@ -88,6 +89,8 @@ static int op_status(void *ctx, struct gf_api_status *st)
 	st->sample_rate = d->cfg->sample_rate;
 	st->channels = gf_reload_channels(d->cfg);
 	st->block_frames = d->cfg->block_frames;
+	st->volume_min_db = GF_VOLUME_MIN_DB;
+	st->volume_max_db = d->cfg->volume_limit_db;
 	if (!d->engine)
 		return 0;
 	struct gf_engine_stats es = {0};
@@ -373,16 +376,27 @@ static void server_open(struct daemon *d, struct gf_dm_api *a)
 	int has_unix = unix_path(d->cfg, path, sizeof(path));
 	const char *addr = d->cfg->control_address ? d->cfg->control_address : GF_API_DEFAULT_ADDRESS;
 	int port = d->cfg->control_port;
-	if (a->srv && strcmp(a->path, path) == 0 && a->port == port && strcmp(a->address, addr) == 0)
+	char origins[sizeof(a->origins)] = "";
+	for (uint32_t i = 0, n = 0; i < d->cfg->n_control_allowed_origins && n < sizeof(origins); i++)
+		n += (uint32_t)snprintf(origins + n, sizeof(origins) - n, "%s ",
+					d->cfg->control_allowed_origins[i]);
+	if (a->srv && strcmp(a->path, path) == 0 && a->port == port && strcmp(a->address, addr) == 0 &&
+	    strcmp(a->origins, origins) == 0)
 		return;
 	gf_api_server_free(a->srv);
 	a->srv = NULL;
 	snprintf(a->path, sizeof(a->path), "%s", path);
 	snprintf(a->address, sizeof(a->address), "%s", addr);
+	snprintf(a->origins, sizeof(a->origins), "%s", origins);
 	a->port = port;
 	if (!has_unix && !port)
 		return;
-	struct gf_api_server_params p = {.unix_path = has_unix ? path : NULL, .address = addr, .port = port};
+	struct gf_api_server_params p = {.unix_path = has_unix ? path : NULL,
+					 .address = addr,
+					 .port = port,
+					 .allowed_origins =
+						 (const char *const *)d->cfg->control_allowed_origins,
+					 .n_allowed_origins = d->cfg->n_control_allowed_origins};
 	struct gf_errbuf eb = {{0}};
 	if (gf_api_server_new(&a->srv, a->proto, &p, &eb) != 0 && port && has_unix) {
 		/* No TCP (the service's sandbox, a port in use): the Unix socket alone. */

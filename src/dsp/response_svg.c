@@ -50,6 +50,16 @@ static const float *channel(const struct gf_plot_taps *t, uint32_t c)
 	return t->coeffs + (size_t)c * t->taps;
 }
 
+/* The first FIR before @p c with the same taps, or -1. Its curves would hide under that one's:
+ * they are dashed, and the legend says which they equal. */
+static int same_as(const struct gf_plot_taps *t, uint32_t c)
+{
+	for (uint32_t k = 0; k < c; k++)
+		if (memcmp(channel(t, k), channel(t, c), (size_t)t->taps * sizeof(float)) == 0)
+			return (int)k;
+	return -1;
+}
+
 static double map_x(const struct panel *p, double x)
 {
 	double w = W - LEFT - RIGHT;
@@ -145,7 +155,8 @@ static void panel_frame(FILE *o, const struct panel *p)
  * One polyline per run of finite values (NAN breaks the line). data-x holds
  * the points' exact x values (Hz or ms), which the pixel coordinates round.
  */
-static void polyline(FILE *o, const struct panel *p, uint32_t c, const double *x, const double *y, size_t n)
+static void polyline(FILE *o, const struct panel *p, uint32_t c, int dashed, const double *x, const double *y,
+		     size_t n)
 {
 	for (size_t i = 0; i < n;) {
 		if (!isfinite(y[i])) {
@@ -155,8 +166,8 @@ static void polyline(FILE *o, const struct panel *p, uint32_t c, const double *x
 		size_t end = i;
 		while (end < n && isfinite(y[end]))
 			end++;
-		fprintf(o, "<polyline class=\"curve\" data-channel=\"%u\" stroke=\"%s\" data-x=\"", c,
-			colours[c % N_COLOURS]);
+		fprintf(o, "<polyline class=\"curve\" data-channel=\"%u\" stroke=\"%s\"%s data-x=\"", c,
+			colours[c % N_COLOURS], dashed ? " stroke-dasharray=\"7 7\"" : "");
 		for (size_t k = i; k < end; k++)
 			fprintf(o, "%s%.17g", k > i ? " " : "", x[k]);
 		fputs("\" points=\"", o);
@@ -252,7 +263,7 @@ static void impulse(FILE *o, const struct gf_plot_taps *fs, uint32_t rate, uint3
 			if (k1 - k0 > 1) /* an envelope: the bin's minimum and maximum at one time */
 				x[n] = x[n - 1], y[n++] = hi;
 		}
-		polyline(o, p, c, x, y, n);
+		polyline(o, p, c, same_as(fs, c) >= 0, x, y, n);
 		for (uint32_t k = 0; last <= 64 && k < last; k++) /* few taps: mark each one */
 			fprintf(o, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3\" fill=\"%s\"/>\n",
 				map_x(p, 1000.0 * k / rate), map_y(p, h[k]), colours[c % N_COLOURS]);
@@ -299,11 +310,16 @@ static void header(FILE *o, double height, const char *title, const struct gf_pl
 	const char *word = t->legend ? t->legend : "channel";
 	for (uint32_t c = 0; c < t->channels; c++) {
 		double x = LEFT + (c % 4) * 140.0, y = 50.0 + (c / 4) * 22.0;
+		int same = same_as(t, c);
+		char eq[48] = "";
+		if (same >= 0)
+			snprintf(eq, sizeof(eq), " = %s %d", word, same);
 		fprintf(o,
 			"<g class=\"legend\"><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-			"stroke=\"%s\" "
-			"stroke-width=\"3\"/><text x=\"%.1f\" y=\"%.1f\">%s %u</text></g>\n",
-			x, y - 5.0, x + 26.0, y - 5.0, colours[c % N_COLOURS], x + 32.0, y, word, c);
+			"stroke=\"%s\" stroke-width=\"3\"%s/><text x=\"%.1f\" y=\"%.1f\">%s "
+			"%u%s</text></g>\n",
+			x, y - 5.0, x + 26.0, y - 5.0, colours[c % N_COLOURS],
+			same >= 0 ? " stroke-dasharray=\"7 7\"" : "", x + 32.0, y, word, c, eq);
 	}
 }
 
@@ -344,8 +360,8 @@ int gf_response_svg(FILE *o, const struct gf_plot_taps *fs, const char *title)
 	for (int i = 0; i < 3; i++) {
 		panel_frame(o, ps[i]);
 		for (uint32_t c = 0; c < fs->channels && i < 2; c++)
-			polyline(o, ps[i], c, cv.f, (i == 0 ? cv.db : cv.gd_ms) + (size_t)c * N_FREQS,
-				 N_FREQS);
+			polyline(o, ps[i], c, same_as(fs, c) >= 0, cv.f,
+				 (i == 0 ? cv.db : cv.gd_ms) + (size_t)c * N_FREQS, N_FREQS);
 		if (i == 2)
 			impulse(o, fs, rate, cv.last_tap, &imp);
 		fputs("</g>\n", o);

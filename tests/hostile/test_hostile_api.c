@@ -10,9 +10,20 @@
  *      connection closed long before all of it is sent (the buffer does not grow)
  *   3  a WebSocket frame over the limit: closed with 1009; a binary frame: closed
  *   4  many connections: the cap's worth served, the rest told so and closed
- *      (Unix) or closed (WebSocket), and the served ones still answer
+ *      (Unix) or closed (WebSocket: 8 from each address, 16 in all), and the
+ *      served ones still answer
  *   5  clients that send commands and never read: dropped once their replies
  *      pile up; the daemon never waits for them
+ *   6  browsers' attacks, as raw requests: a WebSocket upgrade (with a SetVolume
+ *      sent behind it at once) from a page of another origin, or with another
+ *      Host (DNS rebinding), is refused (403, 421) and the volume stays; plain
+ *      GETs with another Host get 421; the own page's origin, the configured
+ *      control_allowed_origins and clients without an Origin are served
+ *   7  a half-open flood: 24 connections from three addresses (16 upgraded
+ *      that send one byte of a frame fill the table, 8 half upgrade requests
+ *      find no room); a legitimate client gets in within 15 s and every one
+ *      of them is closed; a silent connection and half a request are closed
+ *      after 5 s
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -248,13 +259,19 @@ static void case4(void)
 	for (int i = 0; i < N; i++)
 		close(fds[i]);
 
-	int ws[N], wsok = 0;
+	/* One address gets its share of the WebSocket's slots; others theirs, up to the cap. */
+	static const char *const from[3] = {"127.0.0.1", "127.0.0.2", "127.0.0.3"};
+	int ws[N], wsok[3] = {0};
+	struct gf_ws_opts quiet = {.quiet = 1};
 	for (int i = 0; i < N; i++) {
-		ws[i] = gf_ws_connect("127.0.0.1", port, 1000);
-		wsok += ws[i] >= 0;
+		quiet.from = from[i / GF_API_MAX_CLIENTS];
+		ws[i] = gf_ws_connect_opts("127.0.0.1", port, 1000, &quiet);
+		wsok[i / GF_API_MAX_CLIENTS] += ws[i] >= 0;
 	}
-	printf("case 4: %d WebSocket connections: %d upgraded (cap %u)\n", N, wsok, GF_API_MAX_CLIENTS);
-	CHECK(wsok == (int)GF_API_MAX_CLIENTS);
+	printf("case 4: %d WebSocket connections from 3 addresses: %d, %d and %d upgraded (cap %u, %u per "
+	       "address)\n",
+	       N, wsok[0], wsok[1], wsok[2], GF_API_MAX_CLIENTS, GF_API_MAX_PER_PEER);
+	CHECK(wsok[0] == (int)GF_API_MAX_PER_PEER && wsok[1] == (int)GF_API_MAX_PER_PEER && wsok[2] == 0);
 	status_prompt("case 4, WebSocket connections over the cap", 1000);
 	for (int i = 0; i < N; i++)
 		if (ws[i] >= 0)
@@ -307,6 +324,226 @@ static void case5(void)
 	CHECK(gf_daemon_status_num(st, "blocks") > gf_daemon_status_num(st0, "blocks"));
 }
 
+/* ---- case 6: browsers ------------------------------------------------------------------ */
+
+/* @p line is an HTTP status line with the status @p code (lws answers a refused upgrade in
+ * HTTP/1.0, the rest in 1.1). */
+static int status_is(const char *line, const char *code)
+{
+	return strncmp(line, "HTTP/1.", 7) == 0 && strncmp(line + 9, code, 3) == 0;
+}
+
+/* The first line of the answer to @p req sent on a fresh connection, followed at once by a masked
+ * SetVolume frame (as a page's script would send on open), in @p line; where it was upgraded the
+ * SetVolume is sent again (its first may have come too early) and its reply read. */
+static void raw_request(const char *req, int then_frame, char *line, size_t size)
+{
+	int fd = gf_tcp_dial("127.0.0.1", port, NULL);
+	CHECK(fd >= 0);
+	CHECK(send(fd, req, strlen(req), MSG_NOSIGNAL) == (ssize_t)strlen(req));
+	if (then_frame)
+		gf_ws_send(fd, "{\"SetVolume\": -50}");
+	size_t n = 0;
+	double end = gf_now_s() + 5.0;
+	while (n < size - 1 && gf_now_s() < end && !memchr(line, '\n', n)) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (poll(&p, 1, 100) != 1)
+			continue;
+		ssize_t r = recv(fd, line + n, 1, 0);
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	line[n] = '\0';
+	line[strcspn(line, "\r\n")] = '\0';
+	if (then_frame && status_is(line, "101")) { /* upgraded: as a page does once open */
+		char buf[512];
+		CHECK(gf_ws_call(fd, "{\"SetVolume\": -50}", buf, sizeof(buf), 5000) == -1 ||
+		      strstr(buf, "SetVolume"));
+	}
+	close(fd);
+}
+
+/* The daemon's volume, over a WebSocket without an Origin. */
+static double ws_volume(void)
+{
+	char buf[512];
+	int ws = gf_ws_connect("127.0.0.1", port, 5000);
+	CHECK(ws >= 0 && gf_ws_call(ws, "\"GetVolume\"", buf, sizeof(buf), 5000) > 0);
+	close(ws);
+	const char *v = strstr(buf, "\"value\":");
+	CHECK(v);
+	return strtod(v + 8, NULL);
+}
+
+/* An upgrade with @p host (NULL: ours) and @p origin (NULL: none) answers @p want, and a SetVolume
+ * sent behind it changes the volume only where the upgrade was accepted. */
+static void upgrade(const char *host, const char *origin, const char *want, const char *what)
+{
+	char req[1024], hosth[200], org[300] = "", line[256];
+	snprintf(hosth, sizeof(hosth), "127.0.0.1:%d", port);
+	if (origin)
+		snprintf(org, sizeof(org), "Origin: %s\r\n", origin);
+	snprintf(req, sizeof(req),
+		 "GET / HTTP/1.1\r\nHost: %s\r\n%sUpgrade: websocket\r\nConnection: Upgrade\r\n"
+		 "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
+		 host ? host : hosth, org);
+	raw_request(req, 1, line, sizeof(line));
+	gf_daemon_idle_ms(&dm, 200);
+	double v = ws_volume();
+	printf("  %-58s %-28s volume %.0f\n", what, line, v);
+	if (!status_is(line, want))
+		gf_daemon_die(&dm, what);
+	int accepted = strcmp(want, "101") == 0;
+	if (accepted ? v != -50.0 : v != 0.0)
+		gf_daemon_die(&dm, "the SetVolume behind an upgrade ran where it should not, or did not run");
+	if (accepted) { /* back to 0 for the next case */
+		char buf[512];
+		int ws = gf_ws_connect("127.0.0.1", port, 5000);
+		CHECK(ws >= 0 && gf_ws_call(ws, "{\"SetVolume\": 0}", buf, sizeof(buf), 5000) > 0);
+		close(ws);
+	}
+}
+
+static void get(const char *path, const char *host, const char *want, const char *what)
+{
+	char req[512], line[256];
+	snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", path, host);
+	raw_request(req, 0, line, sizeof(line));
+	printf("  %-58s %s\n", what, line);
+	if (!status_is(line, want))
+		gf_daemon_die(&dm, what);
+}
+
+static void case6(void)
+{
+	char own[64], other[64], evil[64], lh[64], wrong_port[64];
+	snprintf(own, sizeof(own), "http://127.0.0.1:%d", port);
+	snprintf(other, sizeof(other), "http://127.0.0.1:%d", port + 1);
+	snprintf(evil, sizeof(evil), "evil.example:%d", port);
+	snprintf(lh, sizeof(lh), "localhost:%d", port);
+	snprintf(wrong_port, sizeof(wrong_port), "127.0.0.1:%d", port + 1);
+	printf("case 6: requests a browser could make for a hostile page\n");
+	char evil_origin[80], lh_origin[80];
+	snprintf(evil_origin, sizeof(evil_origin), "http://%s", evil);
+	snprintf(lh_origin, sizeof(lh_origin), "http://localhost.evil.example:%d", port);
+	upgrade(NULL, other, "403", "upgrade from a page on another local port");
+	upgrade(NULL, "https://evil.example", "403", "upgrade from a page of another site");
+	upgrade(NULL, lh_origin, "403", "upgrade from a look-alike origin");
+	upgrade(NULL, "null", "403", "upgrade from a sandboxed page (Origin: null)");
+	upgrade(evil, evil_origin, "421", "upgrade after DNS rebinding (Host: evil.example)");
+	upgrade(evil, NULL, "421", "upgrade with another Host and no Origin");
+	upgrade(wrong_port, NULL, "421", "upgrade with another port in Host");
+	upgrade(NULL, own, "101", "upgrade from the daemon's own page");
+	upgrade(lh, "http://LOCALHOST:0", "403", "upgrade from localhost on port 0");
+	upgrade("ui.example:8080", "http://ui.example:8080", "101",
+		"upgrade from a control_allowed_origins page");
+	upgrade(lh, NULL, "101", "upgrade without an Origin (not a browser)");
+	get("/", evil, "421", "GET / after DNS rebinding");
+	get("/response.svg", evil, "421", "GET /response.svg after DNS rebinding");
+	get("/?volume=-50", lh, "200", "GET / for localhost");
+	get("/", "ui.example:8080", "200", "GET / through an allowed origin's name");
+	CHECK(ws_volume() == 0.0); /* no GET changed it */
+	status_prompt("case 6", 1000);
+}
+
+/* ---- case 7: a half-open flood -------------------------------------------------------- */
+
+/* 1 once @p fd's peer closed it (EOF or reset), reading and dropping what came. */
+static int closed_by_peer(int fd)
+{
+	char b[4096];
+	for (;;) {
+		ssize_t r = recv(fd, b, sizeof(b), MSG_DONTWAIT);
+		if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
+			return 1;
+		if (r < 0)
+			return 0;
+	}
+}
+
+/* Open @p fd as a half-open connection from @p from: 0 upgraded, then one byte of a frame's header;
+ * 1 half an upgrade request; 2 nothing sent. @return the socket, or -1 (refused: no room) */
+static int half_open(int kind, const char *from)
+{
+	if (kind == 0) {
+		struct gf_ws_opts o = {.from = from, .quiet = 1};
+		int fd = gf_ws_connect_opts("127.0.0.1", port, 2000, &o);
+		if (fd >= 0)
+			CHECK(send(fd, "\x81", 1, MSG_NOSIGNAL) == 1);
+		return fd;
+	}
+	int fd = gf_tcp_dial("127.0.0.1", port, from);
+	CHECK(fd >= 0);
+	if (kind == 1)
+		CHECK(send(fd, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpg", 37, MSG_NOSIGNAL) == 37);
+	return fd;
+}
+
+/* How long until the daemon closes each of @p fds (@p n, -1 entries skipped), at most @p limit s:
+ * the longest wait, or -1 when some are still open. */
+static double all_closed(const int *fds, int n, double limit)
+{
+	double t0 = gf_now_s();
+	int left = n;
+	while (left && gf_now_s() < t0 + limit) {
+		left = 0;
+		for (int i = 0; i < n; i++)
+			left += fds[i] >= 0 && !closed_by_peer(fds[i]);
+		if (left)
+			usleep(100000);
+	}
+	return left ? -1.0 : gf_now_s() - t0;
+}
+
+static void case7(void)
+{
+	/* Two addresses' share (the table) sends one byte of a frame each; a third's half requests
+	 * find no room. */
+	enum { N = 3 * GF_API_MAX_PER_PEER };
+	static const char *const from[3] = {"127.0.0.2", "127.0.0.3", "127.0.0.4"};
+	int fd[N];
+	double t0 = gf_now_s();
+	for (int i = 0; i < N; i++)
+		fd[i] = half_open(i < 2 * (int)GF_API_MAX_PER_PEER ? 0 : 1, from[i / GF_API_MAX_PER_PEER]);
+	gf_daemon_idle_ms(&dm, 300);
+	int held = 0;
+	for (int i = 0; i < N; i++)
+		held += fd[i] >= 0 && !closed_by_peer(fd[i]);
+	printf("case 7: %d half-open connections, %d held\n", N, held);
+	CHECK(held == (int)GF_API_MAX_CLIENTS); /* the table is full */
+	/* A legitimate client tries every half second, as a page's reconnect would. */
+	int ws = -1, tries = 0;
+	struct gf_ws_opts quiet = {.quiet = 1};
+	while (ws < 0 && gf_now_s() < t0 + 20.0) {
+		tries++;
+		if ((ws = gf_ws_connect_opts("127.0.0.1", port, 1000, &quiet)) < 0)
+			usleep(500000);
+	}
+	double in = gf_now_s() - t0;
+	char buf[4096];
+	printf("  a legitimate client got in after %.1f s (%d tries)\n", in, tries);
+	CHECK(ws >= 0 && in < 15.0);
+	CHECK(gf_ws_call(ws, "\"GetState\"", buf, sizeof(buf), 5000) > 0 && strstr(buf, "Running"));
+	double gone = all_closed(fd, N, 5.0);
+	printf("  all of them closed %.1f s later\n", gone);
+	CHECK(gone >= 0.0);
+	for (int i = 0; i < N; i++)
+		if (fd[i] >= 0)
+			close(fd[i]);
+	/* A silent connection and half a request: closed after GF_API_HANDSHAKE_MS. */
+	int hs[2] = {half_open(2, from[2]), half_open(1, from[2])};
+	gone = all_closed(hs, 2, 15.0);
+	printf("  a silent connection and half a request: closed after %.1f s\n", gone);
+	CHECK(gone >= GF_API_HANDSHAKE_MS / 1000.0 - 0.5 && gone < GF_API_HANDSHAKE_MS / 1000.0 + 2.0);
+	close(hs[0]);
+	close(hs[1]);
+	/* The legitimate one, quiet since, is still served. */
+	CHECK(gf_ws_call(ws, "\"GetState\"", buf, sizeof(buf), 5000) > 0 && strstr(buf, "Running"));
+	close(ws);
+	status_prompt("case 7", 1000);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -322,6 +559,7 @@ int main(void)
 	FILE *f = gf_daemon_conf_begin(&dm, RATE, 256, "cpu", CH, "system");
 	fprintf(f,
 		"control_socket = \"%s\";\ncontrol_port = %d;\n"
+		"control_allowed_origins = [\"http://ui.example:8080\"];\n"
 		"filters = ( { name = \"f\"; file = \"taps.txt\"; format = \"text\"; } );\nchain = "
 		"[\"f\"];\n",
 		ctl_path, port);
@@ -335,6 +573,8 @@ int main(void)
 	case3();
 	case4();
 	case5();
+	case6();
+	case7();
 	gf_daemon_terminate(&dm, 5.0, "stop after the hostile clients");
 	gf_daemon_finish(&dm);
 	printf("test_hostile_api: ok\n");

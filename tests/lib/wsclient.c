@@ -49,23 +49,40 @@ static int read_n(int fd, void *b, size_t n, int timeout_ms)
 	return 0;
 }
 
-int gf_ws_connect(const char *host, int port, int timeout_ms)
+int gf_tcp_dial(const char *host, int port, const char *from)
 {
 	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	struct sockaddr_in src = {.sin_family = AF_INET};
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || inet_pton(AF_INET, host, &sa.sin_addr) != 1 ||
+	    (from && (inet_pton(AF_INET, from, &src.sin_addr) != 1 ||
+		      bind(fd, (struct sockaddr *)&src, sizeof(src)) != 0)) ||
 	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
-		printf("ws: cannot connect to %s:%d: %s\n", host, port, strerror(errno));
+		printf("ws: cannot connect to %s:%d%s%s: %s\n", host, port, from ? " from " : "",
+		       from ? from : "", strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return -1;
 	}
-	char req[512];
+	return fd;
+}
+
+int gf_ws_connect_opts(const char *host, int port, int timeout_ms, const struct gf_ws_opts *o)
+{
+	static const struct gf_ws_opts none = {0};
+	o = o ? o : &none;
+	int fd = gf_tcp_dial(host, port, o->from);
+	if (fd < 0)
+		return -1;
+	char req[1024], hosth[300], origin[300] = "";
+	snprintf(hosth, sizeof(hosth), "%s:%d", host, port);
+	if (o->origin)
+		snprintf(origin, sizeof(origin), "Origin: %s\r\n", o->origin);
 	int n = snprintf(req, sizeof(req),
-			 "GET / HTTP/1.1\r\nHost: %s:%d\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+			 "GET / HTTP/1.1\r\nHost: %s\r\n%sUpgrade: websocket\r\nConnection: Upgrade\r\n"
 			 "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
 			 "Sec-WebSocket-Protocol: gpufir\r\n\r\n",
-			 host, port);
+			 o->host_header ? o->host_header : hosth, origin);
 	char resp[2048] = "";
 	size_t len = 0;
 	if (write_all(fd, req, (size_t)n) == 0) {
@@ -77,13 +94,22 @@ int gf_ws_connect(const char *host, int port, int timeout_ms)
 		}
 	}
 	resp[len] = '\0';
+	if (o->response)
+		snprintf(o->response, o->response_size, "%s", resp);
 	/* RFC 6455's example key; its accept value is s3pPLMBiTxaQ9kYGzzhZRbK+xOo=. */
 	if (strncmp(resp, "HTTP/1.1 101", 12) != 0 || !strcasestr(resp, "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=")) {
-		printf("ws: upgrade refused after %zu bytes: %.200s (%s)\n", len, resp, strerror(errno));
+		if (!o->quiet)
+			printf("ws: upgrade refused after %zu bytes: %.200s (%s)\n", len, resp,
+			       strerror(errno));
 		close(fd);
 		return -1;
 	}
 	return fd;
+}
+
+int gf_ws_connect(const char *host, int port, int timeout_ms)
+{
+	return gf_ws_connect_opts(host, port, timeout_ms, NULL);
 }
 
 int gf_ws_send_frame(int fd, int opcode, int fin, const char *data, size_t len)
@@ -120,7 +146,19 @@ int gf_ws_send(int fd, const char *text)
 	return gf_ws_send_frame(fd, 1, 1, text, strlen(text));
 }
 
+static long recv_frame(int fd, char *buf, size_t len, int timeout_ms, int *close_code);
+
 long gf_ws_recv(int fd, char *buf, size_t len, int timeout_ms, int *close_code)
+{
+	for (;;) {
+		long r = recv_frame(fd, buf, len, timeout_ms, close_code);
+		if (r != -3)
+			return r;
+	}
+}
+
+/* One frame: as gf_ws_recv, or -3 for a ping (answered). */
+static long recv_frame(int fd, char *buf, size_t len, int timeout_ms, int *close_code)
 {
 	unsigned char h[2];
 	if (read_n(fd, h, 2, timeout_ms) < 0)
@@ -143,6 +181,8 @@ long gf_ws_recv(int fd, char *buf, size_t len, int timeout_ms, int *close_code)
 	if (read_n(fd, buf, (size_t)n, timeout_ms) < 0)
 		return -1;
 	buf[n] = '\0';
+	if ((h[0] & 0x0f) == 9) /* a ping: the pong carries its payload */
+		return gf_ws_send_frame(fd, 10, 1, buf, (size_t)n) == 0 ? -3 : -1;
 	if ((h[0] & 0x0f) == 8) {
 		if (close_code)
 			*close_code = n >= 2 ? ((unsigned char)buf[0] << 8 | (unsigned char)buf[1]) : 0;

@@ -2,11 +2,19 @@
  * The control page on the WebSocket's port (docs/api.md, "The control page")
  * against the real `gpufir --live` under JACK's dummy driver: a plain HTTP
  * GET / answers 200, text/html and the page; GET /nosuch and a POST do not get
- * it. Then headless Chromium loads the page with ?volume=-10 and, once its
+ * it. Then headless Chromium loads the page with ?volume=-50 and, once its
  * JavaScript ran against the WebSocket, the page (read through Chromium's
  * DevTools pipe) shows the state "Running", the config's filter and file,
- * meters filled by a level push and the volume; the daemon's volume is -10 dB
- * afterwards (read over the Unix socket), and the response plot is shown.
+ * meters filled by a level push ("silent": the dummy capture), "not muted",
+ * the slider's range (-120 dB to volume_limit_db) and the volume, still 0 dB:
+ * the page applies nothing from its URL (it once set -50). Its slider then
+ * sets -10 dB, which the daemon reports over the Unix socket, and the
+ * response plot is shown.
+ * Hostile pages in the same browser change nothing: a page served from
+ * another local port that opens the WebSocket (refused: its Origin) and hides
+ * the daemon's own page with ?volume=-50 in an iframe, and the daemon's page
+ * reached through another name (DNS rebinding, simulated by Chromium's host
+ * resolver rules: refused, its Host).
  * After a reload the page shows the new filter and fetches its plot again;
  * GET /response.svg serves the running filter's plot, kept through a reload
  * that fails. Skipped (77) only where no chromium binary is installed (after
@@ -37,7 +45,7 @@
 
 static struct gf_daemon dm;
 static char ctl_path[700];
-static int port;
+static int port, other_port; /* the daemon's; the hostile page's server's */
 static struct gf_apiclient api;
 
 /* The config, its filter from @p taps_file. */
@@ -45,7 +53,7 @@ static void write_conf(const char *taps_file)
 {
 	FILE *f = gf_daemon_conf_begin(&dm, RATE, PERIOD, "cpu", CH, "system");
 	fprintf(f,
-		"control_socket = \"%s\";\ncontrol_port = %d;\n"
+		"control_socket = \"%s\";\ncontrol_port = %d;\nvolume_limit_db = 6.0;\n"
 		"filters = ( { name = \"" FILTER "\"; file = \"%s\"; format = \"text\"; } );\n"
 		"chain = [\"" FILTER "\"];\n",
 		ctl_path, port, taps_file);
@@ -64,6 +72,9 @@ static void setup(void)
 	snprintf(ctl_path, sizeof(ctl_path), "%s/control", dm.dir);
 	gf_apic_init(&api, &dm, ctl_path);
 	port = gf_daemon_free_tcp_port();
+	do
+		other_port = gf_daemon_free_tcp_port();
+	while (other_port == port);
 	write_conf("taps_a.txt");
 }
 
@@ -122,6 +133,8 @@ static void expect_plot(const char *taps, const char *what)
 	char title[160];
 	snprintf(title, sizeof(title), "gpufir.conf: %d Hz, %d channels, %s", RATE, CH, taps);
 	expect_http(body, title, what);
+	/* Both channels run the one filter: the second's curves are dashed, the legend says so. */
+	expect_http(body, ">channel 1 = channel 0</text>", what);
 	printf("%s: %zu bytes of SVG, \"%s\"\n", what, strlen(body + 4), title);
 }
 
@@ -195,8 +208,10 @@ static void cdp_start(struct cdp *b, const char *chromium, const char *url)
 			_exit(127);
 		for (int i = 5; i < 1024; i++)
 			close(i);
+		/* evil.example: a name of an attacker's that resolves to this host (DNS rebinding) */
 		execl(chromium, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-		      "--remote-debugging-pipe", profile, url, (char *)NULL);
+		      "--remote-debugging-pipe", "--host-resolver-rules=MAP evil.example 127.0.0.1", profile,
+		      url, (char *)NULL);
 		_exit(127);
 	}
 	close(in[0]);
@@ -281,6 +296,7 @@ static const char *json_str(const char *msg, const char *key, char *out, size_t 
 #define PAGE_SUMMARY                                                                                         \
 	"{\"returnByValue\":true,\"expression\":\"['conn','state','config','filters','volume','mute']"       \
 	".map(function(i){return i+'='+document.getElementById(i).textContent;}).join(';')"                  \
+	"+';range='+document.getElementById('vol').min+'..'+document.getElementById('vol').max"              \
 	"+';pushes='+document.getElementById('capture').dataset.pushes"                                      \
 	"+';capture='+document.getElementById('capture').textContent"                                        \
 	"+';playback='+document.getElementById('playback').textContent"                                      \
@@ -304,23 +320,139 @@ static void expect_first_page(const char *page)
 	expect_page(page, "filters=" FILTER " (32 taps, cpu);", "the page's filters");
 	snprintf(want, sizeof(want), "config=%s;", dm.conf_path);
 	expect_page(page, want, "the page's config path");
-	expect_page(page, "volume=-10.0;", "the page's volume after ?volume=-10");
-	expect_page(page, "mute=on;", "the page's mute");
+	expect_page(page, "volume=0.0;", "the page's volume: its URL's ?volume=-50 not applied");
+	expect_page(page, "mute=not muted;", "the page's mute");
+	expect_page(page, ";range=-120..6;", "the slider's range: -120 dB to volume_limit_db");
 	/* Meters: one per channel, filled from a SignalLevelsEvent (the dummy driver's capture is
 	 * silent: -1000, CamillaDSP's silence); pushes counts the pushes the page saw. */
 	const char *pushes = strstr(page, ";pushes=");
 	if (!pushes || strtol(pushes + 8, NULL, 10) < 1)
 		gf_daemon_die(&dm, "the page's meters got no SignalLevelsEvent");
-	expect_page(page, "capture= 1: -1000.0 dBFS 2: -1000.0 dBFS;", "the capture meters");
-	expect_page(page, "playback= 1: -1000.0 dBFS 2: -1000.0 dBFS;", "the playback meters");
+	expect_page(page, "capture= 1: silent 2: silent;", "the capture meters");
+	expect_page(page, "playback= 1: silent 2: silent;", "the playback meters");
 	expect_page(page, ";plot=shown;plotsrc=reloads=0;", "the page's response plot");
+}
+
+/* Evaluate @p expr (JavaScript without double quotes) in @p session; its string value in @p out. */
+static const char *eval_str(struct cdp *b, const char *session, const char *expr, char *out, size_t size)
+{
+	char params[2048];
+	snprintf(params, sizeof(params), "{\"returnByValue\":true,\"expression\":\"%s\"}", expr);
+	return json_str(cdp_call(b, session, "Runtime.evaluate", params), "value", out, size);
+}
+
+/* Open @p url in a new tab; a session attached to it in @p session. */
+static void open_tab(struct cdp *b, const char *url, char *session, size_t size)
+{
+	char params[512], target[128];
+	snprintf(params, sizeof(params), "{\"url\":\"%s\"}", url);
+	json_str(cdp_call(b, "", "Target.createTarget", params), "targetId", target, sizeof(target));
+	CHECK(target[0]);
+	snprintf(params, sizeof(params), "{\"targetId\":\"%s\",\"flatten\":true}", target);
+	json_str(cdp_call(b, "", "Target.attachToTarget", params), "sessionId", session, size);
+	CHECK(session[0]);
+}
+
+/* The page's slider, moved to -10 dB as a user would: the daemon's volume follows. */
+static void slider_volume(struct cdp *b, const char *session)
+{
+	char out[256];
+	eval_str(b, session,
+		 "(function(){var v=document.getElementById('vol');v.value=-10;"
+		 "v.dispatchEvent(new Event('change'));return 'moved';})()",
+		 out, sizeof(out));
+	CHECK(strcmp(out, "moved") == 0);
+	double end = gf_now_s() + 10.0, v;
+	while ((v = gf_apic_num(gf_apic_call(&api, "\"GetVolume\""), "value")) != -10.0 && gf_now_s() < end)
+		usleep(100000);
+	gf_apic_expect_near(&api, v, -10.0, 1e-6, "the volume the page's slider set");
+}
+
+/* A page of another origin: it opens the daemon's WebSocket and, on open, would set the volume and
+ * read the config; it also hides the daemon's own page, ?volume=-50 in its URL, in an iframe. */
+static const char hostile_html[] =
+	"<!DOCTYPE html><html><body><p id=r>connecting</p>"
+	"<iframe style=display:none src=http://127.0.0.1:%d/?volume=-50></iframe><script>"
+	"var r=document.getElementById('r'),ws=new WebSocket('ws://127.0.0.1:%d/');"
+	"ws.onopen=function(){r.textContent+=' open';ws.send(JSON.stringify({SetVolume:-50}));"
+	"ws.send(JSON.stringify('GetConfig'));};"
+	"ws.onmessage=function(e){r.textContent+=' got '+e.data.slice(0,30);};"
+	"ws.onerror=function(){r.textContent+=' error';};"
+	"ws.onclose=function(){r.textContent+=' closed';};"
+	"</script></body></html>";
+
+/* Serve hostile_html on other_port (a child process) until killed. @return its pid */
+static pid_t hostile_server(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)other_port)};
+	inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	CHECK(fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(fd, 8) == 0);
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid > 0) {
+		close(fd);
+		return pid;
+	}
+	char body[2048], head[256], req[4096];
+	int blen = snprintf(body, sizeof(body), hostile_html, port, port);
+	int hlen = snprintf(head, sizeof(head),
+			    "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\n"
+			    "Connection: close\r\n\r\n",
+			    blen);
+	for (;;) {
+		int c = accept(fd, NULL, NULL);
+		if (c < 0)
+			continue;
+		struct pollfd p = {.fd = c, .events = POLLIN};
+		if (poll(&p, 1, 2000) == 1 && read(c, req, sizeof(req)) > 0 &&
+		    write(c, head, (size_t)hlen) == hlen && write(c, body, (size_t)blen) == blen)
+			shutdown(c, SHUT_WR);
+		close(c);
+	}
+}
+
+static void hostile_pages(struct cdp *b)
+{
+	char url[128], session[128], out[512];
+	pid_t srv = hostile_server();
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/", other_port);
+	open_tab(b, url, session, sizeof(session));
+	double t0 = gf_now_s();
+	do {
+		usleep(100000);
+		eval_str(b, session, "document.getElementById('r').textContent", out, sizeof(out));
+	} while (!strstr(out, "closed") && gf_now_s() < t0 + 15.0);
+	usleep(3000000); /* the iframe's page: loaded, connected, and (it once did) acting on its URL */
+	printf("chromium: a page from port %d: \"%s\"\n", other_port, out);
+	kill(srv, SIGKILL);
+	waitpid(srv, NULL, 0);
+	if (!strstr(out, "closed") || strstr(out, "open") || strstr(out, "got"))
+		gf_daemon_die(&dm, "a page of another origin used the WebSocket");
+	gf_apic_expect_near(&api, gf_apic_num(gf_apic_call(&api, "\"GetVolume\""), "value"), -10.0, 1e-6,
+			    "the volume after a hostile page and its hidden iframe");
+	/* DNS rebinding: the daemon's page under an attacker's name is not served. */
+	snprintf(url, sizeof(url), "http://evil.example:%d/", port);
+	open_tab(b, url, session, sizeof(session));
+	t0 = gf_now_s();
+	do {
+		usleep(100000);
+		eval_str(b, session,
+			 "document.readyState+' '+(document.getElementById('conn')?'served':'refused: '"
+			 "+document.body.textContent.slice(0,60))",
+			 out, sizeof(out));
+	} while (strncmp(out, "complete", 8) != 0 && gf_now_s() < t0 + 15.0);
+	printf("chromium: the page at evil.example:%d: \"%s\"\n", port, out);
+	if (!strstr(out, "complete refused: 421"))
+		gf_daemon_die(&dm, "the daemon's page was served under another name (DNS rebinding)");
 }
 
 static void chromium_page(const char *chromium)
 {
 	char url[128], target[128], session[128], want[800];
 	static char page[8192];
-	snprintf(url, sizeof(url), "http://127.0.0.1:%d/?volume=-10", port);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/?volume=-50", port);
 	struct cdp *b = calloc(1, sizeof(*b));
 	CHECK(b);
 	cdp_start(b, chromium, url);
@@ -358,12 +490,16 @@ static void chromium_page(const char *chromium)
 		json_str(r = cdp_call(b, session, "Runtime.evaluate", PAGE_SUMMARY), "value", page,
 			 sizeof(page));
 	} while ((!strstr(page, ";pushes=") || strstr(page, "=-;") || strstr(page, "pushes=0;") ||
-		  !strstr(page, ";plot=shown;")) &&
+		  !strstr(page, ";plot=shown;") || strstr(page, "range=-120..0;")) &&
 		 gf_now_s() < t0 + 20.0);
 	if (!page[0])
 		printf("Runtime.evaluate: %.600s\n", r ? r : "(no reply)");
 	printf("chromium: after %.1f s the page shows: %s\n", gf_now_s() - t0, page);
 	expect_first_page(page);
+	gf_apic_expect_near(&api, gf_apic_num(gf_apic_call(&api, "\"GetVolume\""), "value"), 0.0, 1e-6,
+			    "the volume after the page loaded with ?volume=-50");
+	slider_volume(b, session);
+	hostile_pages(b);
 	/* A reload: the page fetches the new plot and the new filters. */
 	reload_with("taps_b.txt", "\"result\":\"Ok\"", "Reload to the 48-tap filter");
 	double t1 = gf_now_s();
@@ -394,8 +530,6 @@ int main(void)
 	plain_http();
 	if (chromium) {
 		chromium_page(chromium);
-		gf_apic_expect_near(&api, gf_apic_num(gf_apic_call(&api, "\"GetVolume\""), "value"), -10.0,
-				    1e-6, "the volume the page set");
 	} else {
 		reload_with("taps_b.txt", "\"result\":\"Ok\"", "Reload to the 48-tap filter");
 	}

@@ -163,6 +163,33 @@ void test_unix_transport(struct gf_api *a)
 	}
 	CHECK(dropped);
 	close(mute);
+
+	/* Part of a line, then nothing: the loop, sleeping as long as the server asks, wakes for its
+	 * deadline; the client is told and closed 10 s after its first byte, not before (it once held
+	 * its slot for good). The first client, idle all along, stays. */
+	int half = dial(path);
+	send_all(half, "\"GetSta", 7);
+	int64_t t0 = gf_now_ms(), told = 0;
+	for (int i = 0; i < 3; i++) /* accepted, then read */
+		pass(s, 10);
+	char reply[256];
+	size_t got = 0;
+	while (!told && gf_now_ms() - t0 < 15000) {
+		int wish = pass(s, 0);
+		CHECK(wish >= 0 && wish <= 10000); /* a deadline is pending: the loop must come back */
+		struct pollfd pf = {.fd = half, .events = POLLIN};
+		if (poll(&pf, 1, wish) == 1) {
+			ssize_t r = recv(half, reply + got, sizeof(reply) - 1 - got, 0);
+			got += r > 0 ? (size_t)r : 0;
+			reply[got] = '\0';
+			told = strchr(reply, '\n') ? gf_now_ms() - t0 : 0;
+		}
+	}
+	printf("  part of a line: told after %.1f s: %s", told / 1000.0, reply);
+	CHECK(told >= 10000 && told < 12000 && strstr(reply, "message incomplete: no newline within 10 s"));
+	CHECK(closed(s, half));
+	close(half);
+	CHECK(gf_api_server_clients(s) == 1);
 	/* The first client still answers. */
 	send_all(fd, "\"GetVersion\"\n", 13);
 	CHECK(strstr(line(s, fd), GPUFIR_VERSION));

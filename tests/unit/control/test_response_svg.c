@@ -7,6 +7,8 @@
  *   - a megatap filter's curve costs two FFTs (the time is printed, not judged);
  *   - the SVG as a string is the SVG as a file, byte for byte, with one curve
  *     per FIR in each frequency panel, the legend's word, and the title escaped;
+ *     a FIR with the same taps as an earlier one is dashed and the legend says
+ *     which it equals (drawn alike, one curve would hide the other);
  *   - the title names the config file, the rate, the FIRs (singular for one) and the taps.
  */
 #define _GNU_SOURCE /* open_memstream */
@@ -98,11 +100,12 @@ static size_t count(const char *s, const char *what)
 
 static void svg_case(void)
 {
-	enum { CH = 3, TAPS = 301 };
+	enum { CH = 4, TAPS = 301 };
 	float *h = malloc(CH * TAPS * sizeof(float));
 	CHECK(h);
-	for (int c = 0; c < CH; c++)
+	for (int c = 0; c < CH - 1; c++)
 		gf_test_fill_decaying_taps(h + c * TAPS, TAPS, &rng);
+	memcpy(h + 3 * TAPS, h + 1 * TAPS, TAPS * sizeof(float)); /* path 3 is path 1 */
 	struct gf_plot_taps t = {h, CH, TAPS, (uint32_t)RATE, "path"};
 	const char *title = "a <mixer> & its paths";
 	size_t len = 0;
@@ -121,12 +124,15 @@ static void svg_case(void)
 	CHECK(count(s, ">path ") == CH && count(s, ">channel ") == 0);
 	CHECK(count(s, "class=\"panel\"") == 3);
 	CHECK(count(s, "data-channel=\"2\"") >= 3); /* magnitude, group delay, impulse */
+	CHECK(count(s, ">path 3 = path 1</text>") == 1 && count(s, " = path ") == 1);
+	CHECK(count(s, "data-channel=\"3\" stroke=\"#ff7f0e\" stroke-dasharray=") >= 3);
+	CHECK(count(s, "stroke-dasharray") == count(s, "data-channel=\"3\"") + 1); /* and its legend */
 	char t1[200], t2[200];
 	gf_response_svg_title(t1, sizeof(t1), "/etc/gpufir/room.conf", &t);
 	struct gf_plot_taps one = {h, 1, TAPS, 44100, NULL};
 	gf_response_svg_title(t2, sizeof(t2), NULL, &one);
 	printf("  titles: \"%s\", \"%s\"\n", t1, t2);
-	CHECK(strcmp(t1, "room.conf: 48000 Hz, 3 paths, 301 taps") == 0);
+	CHECK(strcmp(t1, "room.conf: 48000 Hz, 4 paths, 301 taps") == 0);
 	CHECK(strcmp(t2, "built-in default: 44100 Hz, 1 channel, 301 taps") == 0);
 	printf("  SVG of %d paths: %zu bytes, the same as a string and as a file\n", CH, len);
 	free(file_text);
