@@ -131,6 +131,15 @@ int gf_config_load(const char *path, struct gf_config **out, struct gf_errbuf *e
  */
 int gf_config_load_text(const char *path, const char *text, struct gf_config **out, struct gf_errbuf *eb);
 
+struct config_t;
+/**
+ * libconfig's parse of @p text as if read from @p path (includes against its
+ * folder), through the same include checks as gf_config_load: the control
+ * API's PatchConfig edits the result. @return 0 with @p cfg to
+ * config_destroy, or a negative error (cfg destroyed) with the message.
+ */
+int gf_config_parse_text(struct config_t *cfg, const char *text, const char *path, struct gf_errbuf *eb);
+
 /** Parse from a string (tests, fuzzing); relative paths resolve against @p base_dir. */
 int gf_config_load_string(const char *text, const char *base_dir, struct gf_config **out,
 			  struct gf_errbuf *eb);

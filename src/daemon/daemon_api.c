@@ -192,20 +192,13 @@ static int op_patch_config(void *ctx, const char *settings, const char *const *k
 		return GF_E_BUSY;
 	}
 	config_t cfg;
-	config_init(&cfg);
-	char *dir = d->cfg->path ? strdup(d->cfg->path) : NULL;
-	if (dir && strrchr(dir, '/')) {
-		*strrchr(dir, '/') = '\0'; /* @include resolves as when the file was read */
-		config_set_include_dir(&cfg, dir);
-	}
-	int parsed = config_read_string(&cfg, d->cfg->text) == CONFIG_TRUE;
-	free(dir);
-	if (!parsed) {
-		gf_errbuf_set(eb,
-			      "the running config's text does not parse alone (line %d: %s); use SetConfig",
-			      config_error_line(&cfg), config_error_text(&cfg));
-		config_destroy(&cfg);
-		return GF_E_CONFIG;
+	struct gf_errbuf why;
+	/* @include resolves as when the file was read, through the same checks */
+	int perr = gf_config_parse_text(&cfg, d->cfg->text, d->cfg->path, &why);
+	if (perr) {
+		gf_errbuf_set(eb, "the running config's text does not parse alone (%s); use SetConfig",
+			      why.msg);
+		return perr;
 	}
 	config_setting_t *root = config_root_setting(&cfg);
 	for (uint32_t i = 0; i < n; i++)
