@@ -193,6 +193,10 @@ int gf_api_server_bound(const struct gf_api_server *s);
 /** Clients connected now (both transports). */
 unsigned gf_api_server_clients(const struct gf_api_server *s);
 
+/** Clients with replies not yet written (both transports): a server about to
+ *  move waits for them, so that a requester gets its answer first. */
+unsigned gf_api_server_unsent(const struct gf_api_server *s);
+
 /* ---- client (api_client.c) ----------------------------------------------- */
 
 /**

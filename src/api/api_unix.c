@@ -296,3 +296,11 @@ int gf_api_unix_bound(const struct gf_api_unix *u)
 	struct stat st;
 	return lstat(u->path, &st) == 0 && st.st_dev == u->dev && st.st_ino == u->ino;
 }
+
+unsigned gf_api_unix_unsent(const struct gf_api_unix *u)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; u && i < GF_API_MAX_CLIENTS; i++)
+		n += u->c[i].fd >= 0 && u->c[i].closing != 2 && u->c[i].out_off < u->c[i].out_len;
+	return n;
+}

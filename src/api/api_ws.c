@@ -362,3 +362,11 @@ unsigned gf_api_ws_clients(const struct gf_api_ws *w)
 		n += w->c[i].wsi != NULL;
 	return n;
 }
+
+unsigned gf_api_ws_unsent(const struct gf_api_ws *w)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; w && i < GF_API_MAX_CLIENTS; i++)
+		n += w->c[i].wsi && !w->c[i].drop && (w->c[i].qn || lws_partial_buffered(w->c[i].wsi));
+	return n;
+}

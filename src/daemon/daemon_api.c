@@ -20,6 +20,11 @@
 #include "daemon_internal.h"
 #include "log.h"
 
+/* A socket move waits this long at most for the requester's reply to be written. */
+#define API_MOVE_WAIT_MS 1000
+
+static int probe_unix(const struct daemon *d, const struct gf_config *c, struct gf_errbuf *eb);
+
 /* A config request waiting for its build. */
 enum api_req { REQ_NONE, REQ_RELOAD, REQ_TEXT };
 
@@ -31,6 +36,7 @@ struct gf_dm_api {
 	struct gf_dm_levels meters; /* GetSignalLevels' reading (56 KB: here, not on the stack) */
 	int wait_ms;		    /* the server's wish for the next poll timeout (-1: none) */
 	int64_t next_check_ms;	    /* is the socket file still there? (as gf_dm_status_recheck) */
+	int64_t move_due_ms;	    /* a move waits for the requester's reply until then (0: none) */
 	/* the request waiting for a build (REQ_*), and the one whose build runs */
 	enum api_req waiting;
 	uint64_t waiting_token, running_token;
@@ -147,6 +153,10 @@ static int op_validate(void *ctx, const char *text, struct gf_errbuf *eb)
 	int err = text_path(d, &path, eb);
 	if (!err)
 		err = gf_config_load_text(path, text, &c, eb);
+	if (!err)
+		err = probe_unix(d, c, eb);
+	if (!err)
+		err = gf_dm_status_probe(d, c, eb);
 	gf_config_free(c);
 	return err;
 }
@@ -178,6 +188,10 @@ static int op_set_config(void *ctx, const char *text, uint64_t token, struct gf_
 	int err = text_path(d, &path, eb);
 	if (!err)
 		err = gf_config_load_text(path, text, &c, eb);
+	if (!err)
+		err = probe_unix(d, c, eb);
+	if (!err)
+		err = gf_dm_status_probe(d, c, eb);
 	gf_config_free(c);
 	return err ? err : request(d, REQ_TEXT, text, token, eb);
 }
@@ -346,40 +360,98 @@ static int unix_path(const struct gf_config *c, char *path, size_t len)
 	return path[0] != '\0';
 }
 
+/* Listen at @p path (none: "") and on @p port; the WebSocket is dropped, and said so, where TCP
+ * cannot be had (the service's sandbox, a port in use) and the Unix socket can serve alone. */
+static int server_bind(struct gf_dm_api *a, const char *path, const char *addr, int *port,
+		       struct gf_errbuf *eb)
+{
+	struct gf_api_server_params p = {.unix_path = path[0] ? path : NULL, .address = addr, .port = *port};
+	int err = gf_api_server_new(&a->srv, a->proto, &p, eb);
+	if (err && *port && p.unix_path) {
+		gf_warn("no control API WebSocket: %s", eb->msg);
+		p.port = *port = 0;
+		err = gf_api_server_new(&a->srv, a->proto, &p, eb);
+	}
+	return err;
+}
+
+/* A move drops every client: it waits until the requester's reply is written (a reload that
+ * moves the sockets follows the config before it answers), at most API_MOVE_WAIT_MS. */
+static int move_now(struct gf_dm_api *a)
+{
+	int64_t now = gf_now_ms();
+	if (!a->move_due_ms)
+		a->move_due_ms = now + API_MOVE_WAIT_MS;
+	if ((a->running_token || gf_api_server_unsent(a->srv)) && now < a->move_due_ms)
+		return 0;
+	a->move_due_ms = 0;
+	return 1;
+}
+
+static void server_log(const struct gf_dm_api *a)
+{
+	if (a->path[0])
+		gf_info("control API: %s", a->path);
+	if (a->port)
+		gf_info("control API WebSocket: ws://%s:%d/%s", a->address, a->port,
+			strcmp(a->address, "127.0.0.1") && strcmp(a->address, "::1")
+				? " (not loopback: reachable from the network)"
+				: "");
+}
+
+/* Follow the config; where the new sockets cannot be bound, the old ones are bound again. */
 static void server_open(struct daemon *d, struct gf_dm_api *a)
 {
 	char path[512];
-	int has_unix = unix_path(d->cfg, path, sizeof(path));
+	unix_path(d->cfg, path, sizeof(path));
 	const char *addr = d->cfg->control_address ? d->cfg->control_address : GF_API_DEFAULT_ADDRESS;
 	int port = d->cfg->control_port;
-	if (a->srv && strcmp(a->path, path) == 0 && a->port == port && strcmp(a->address, addr) == 0)
+	int same = strcmp(a->path, path) == 0 && a->port == port && strcmp(a->address, addr) == 0;
+	if (a->srv && (same || !move_now(a))) {
+		a->move_due_ms = same ? 0 : a->move_due_ms;
 		return;
-	gf_api_server_free(a->srv);
+	}
+	char old_path[sizeof(a->path)], old_addr[sizeof(a->address)];
+	int old_port = a->port, had = a->srv != NULL;
+	snprintf(old_path, sizeof(old_path), "%s", a->path);
+	snprintf(old_addr, sizeof(old_addr), "%s", a->address);
+	gf_api_server_free(a->srv); /* first: the same TCP port on another address would clash */
 	a->srv = NULL;
+	struct gf_errbuf eb = {{0}};
+	if ((path[0] || port) && server_bind(a, path, addr, &port, &eb) != 0) {
+		if (!had) {
+			gf_warn("no control API: %s", eb.msg);
+		} else {
+			gf_warn("control API stays where it was: %s", eb.msg);
+			snprintf(path, sizeof(path), "%s", old_path);
+			addr = old_addr;
+			port = old_port;
+			if (server_bind(a, path, addr, &port, &eb) != 0)
+				gf_warn("no control API: %s", eb.msg);
+		}
+	}
 	snprintf(a->path, sizeof(a->path), "%s", path);
 	snprintf(a->address, sizeof(a->address), "%s", addr);
 	a->port = port;
-	if (!has_unix && !port)
-		return;
-	struct gf_api_server_params p = {.unix_path = has_unix ? path : NULL, .address = addr, .port = port};
-	struct gf_errbuf eb = {{0}};
-	if (gf_api_server_new(&a->srv, a->proto, &p, &eb) != 0 && port && has_unix) {
-		/* No TCP (the service's sandbox, a port in use): the Unix socket alone. */
-		gf_warn("no control API WebSocket: %s", eb.msg);
-		p.port = port = 0;
-		gf_api_server_new(&a->srv, a->proto, &p, &eb);
-	}
-	if (!a->srv) {
-		gf_warn("no control API: %s", eb.msg);
-		return;
-	}
-	if (has_unix)
-		gf_info("control API: %s", path);
-	if (port)
-		gf_info("control API WebSocket: ws://%s:%d/%s", addr, port,
-			strcmp(addr, "127.0.0.1") && strcmp(addr, "::1")
-				? " (not loopback: reachable from the network)"
-				: "");
+	if (a->srv)
+		server_log(a);
+}
+
+/* SetConfig's control socket, where it moves: bound now and let go, so that a path that cannot
+ * be (a regular file there, a folder that does not exist) is refused before anything changes. */
+static int probe_unix(const struct daemon *d, const struct gf_config *c, struct gf_errbuf *eb)
+{
+	char path[512];
+	if (!d->api || !unix_path(c, path, sizeof(path)) || strcmp(path, d->api->path) == 0)
+		return 0;
+	struct gf_api_server *s = NULL;
+	struct gf_api_server_params p = {.unix_path = path};
+	struct gf_errbuf why = {{0}};
+	int err = gf_api_server_new(&s, d->api->proto, &p, &why);
+	gf_api_server_free(s);
+	if (err)
+		gf_errbuf_set(eb, "control_socket: cannot listen at %s: %s", path, why.msg);
+	return err;
 }
 
 void gf_dm_api_open(struct daemon *d)
@@ -480,6 +552,11 @@ void gf_dm_api_serve(struct daemon *d, const struct pollfd *p, int n)
 	track_config(d, a);
 	request_due(d, a);
 	a->wait_ms = a->srv ? gf_api_server_service(a->srv, p, n) : -1;
+	if (a->move_due_ms) { /* waits for a reply to be written: look again soon */
+		server_open(d, a);
+		if (a->move_due_ms && (a->wait_ms < 0 || a->wait_ms > 10))
+			a->wait_ms = 10;
+	}
 }
 
 void gf_dm_api_reload_done(struct daemon *d, const struct gf_reload_result *r)
