@@ -440,6 +440,7 @@ static int c_unsubscribe(struct gf_api_req *r, json_t **v, struct gf_errbuf *eb)
 
 static const struct gf_api_cmd cmds[] = {
 	{"GetVersion", GF_ARG_NONE, c_version},
+	{"Authenticate", GF_ARG_STRING, gf_api_c_authenticate},
 	{"GetState", GF_ARG_NONE, c_state},
 	{"GetStopReason", GF_ARG_NONE, c_stop},
 	{"GetStatus", GF_ARG_NONE, c_status},

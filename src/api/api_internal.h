@@ -27,12 +27,22 @@ struct gf_api_sub {
 	int64_t next_ms;
 };
 
+/* A client whose standing is not GF_API_GUEST (the transports' clients, both of them). */
+#define GF_API_MAX_STANDING (2u * GF_API_MAX_CLIENTS)
+struct gf_api_standing_slot {
+	void *client; /* NULL: free */
+	enum gf_api_standing standing;
+};
+
 struct gf_api {
 	struct gf_api_ops ops;
 	struct gf_api_pending pend[GF_API_MAX_PENDING];
 	struct gf_api_sub subs[GF_API_MAX_SUBS];
 	uint64_t next_token;
 	int64_t now_ms; /* the last tick's time (subscriptions start from it) */
+	struct gf_api_standing_slot standing[GF_API_MAX_STANDING];
+	char key[160];	  /* the control key ("": none) */
+	int caller_owner; /* while an op runs: its client is the owner */
 };
 
 /* One request as a command handler sees it. */
@@ -65,6 +75,15 @@ struct gf_api_cmd {
 	enum gf_api_arg arg;
 	gf_api_cmd_fn fn;
 };
+
+/* api_auth.c */
+/** {"Authenticate": KEY}: the client becomes the owner when KEY is the control key. */
+int gf_api_c_authenticate(struct gf_api_req *r, json_t **value, struct gf_errbuf *eb);
+/** 0 with the reason in @p why when @p client may not run @p cmd yet (locked, not authenticated). */
+int gf_api_may_run(struct gf_api *a, void *client, const char *cmd, char *why, size_t len);
+enum gf_api_standing gf_api_standing_of(struct gf_api *a, void *client);
+/** Forget @p client (gone). */
+void gf_api_standing_gone(struct gf_api *a, void *client);
 
 /* api_cmds.c */
 const struct gf_api_cmd *gf_api_cmd_find(const char *name);

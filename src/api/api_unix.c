@@ -173,6 +173,17 @@ static void refuse(int fd)
 	close(fd);
 }
 
+/* The daemon's own user and root are the owner: they could edit the config file as well. Any
+ * other user the socket's mode lets in (a group's web UI) is a guest (docs/api.md). */
+static enum gf_api_standing peer_standing(int fd)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0)
+		return GF_API_GUEST;
+	return cr.uid == geteuid() || cr.uid == 0 ? GF_API_OWNER : GF_API_GUEST;
+}
+
 static void accept_some(struct gf_api_unix *u)
 {
 	for (int k = 0; k < GF_API_ACCEPTS_PER_PASS; k++) {
@@ -188,6 +199,7 @@ static void accept_some(struct gf_api_unix *u)
 			continue;
 		}
 		*c = (struct uclient){.fd = fd, .u = u};
+		gf_api_client_standing(u->a, c, peer_standing(fd));
 	}
 }
 

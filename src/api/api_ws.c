@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <libwebsockets.h>
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,7 @@ struct wclient {
 struct gf_api_ws {
 	struct gf_api *a;
 	int fd;
+	int beyond_loopback; /* its clients must Authenticate first */
 	struct lws_context *ctx;
 	struct lws_vhost *vh;
 	struct wclient c[GF_API_MAX_CLIENTS];
@@ -239,6 +241,21 @@ static int listen_tcp(const char *address, int port, struct gf_errbuf *eb)
 	return fd;
 }
 
+/* 127.0.0.0/8, ::1 or ::ffff:127.x.y.z: only this machine reaches it. */
+static int listens_on_loopback(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	if (getsockname(fd, (struct sockaddr *)&ss, &len) != 0)
+		return 0;
+	if (ss.ss_family == AF_INET)
+		return (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127;
+	if (ss.ss_family != AF_INET6)
+		return 0;
+	const struct in6_addr *a6 = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+	return IN6_IS_ADDR_LOOPBACK(a6) || (IN6_IS_ADDR_V4MAPPED(a6) && a6->s6_addr[12] == 127);
+}
+
 int gf_api_ws_new(struct gf_api_ws **out, struct gf_api *a, const char *address, int port,
 		  struct gf_errbuf *eb)
 {
@@ -257,6 +274,7 @@ int gf_api_ws_new(struct gf_api_ws **out, struct gf_api *a, const char *address,
 		free(w);
 		return GF_E_SYSTEM;
 	}
+	w->beyond_loopback = !listens_on_loopback(w->fd);
 	lws_set_log_level(LLL_ERR, NULL);
 	struct lws_context_creation_info info;
 	memset(&info, 0, sizeof(info));
@@ -305,6 +323,7 @@ static void accept_some(struct gf_api_ws *w)
 			continue;
 		}
 		c->fd = fd;
+		gf_api_client_standing(w->a, c, w->beyond_loopback ? GF_API_LOCKED : GF_API_GUEST);
 		c->wsi = lws_adopt_socket_vhost(w->vh, fd);
 		gf_debug("control WebSocket: connection %d (slot %u)", fd, (unsigned)(c - w->c));
 		if (!c->wsi) {

@@ -162,6 +162,7 @@ static const char *const top_keys[] = {
 	"control_socket",
 	"control_port",
 	"control_address",
+	"control_key_file",
 };
 static const char *const endpoint_keys[] = {"device", "host_api", "channels", "file"};
 
@@ -450,10 +451,11 @@ int gf_config_load(const char *path, struct gf_config **out, struct gf_errbuf *e
  * pre-scan refused (cfg then untouched), else 0 with cfg to destroy.
  */
 static int read_checked(config_t *cfg, const char *text, const char *name, const char *dir,
-			struct gf_cfg_includes **inc, int *parsed, struct gf_errbuf *eb)
+			const struct gf_cfg_roots *roots, struct gf_cfg_includes **inc, int *parsed,
+			struct gf_errbuf *eb)
 {
 	char *checked = NULL;
-	int r = gf_cfg_prescan(text, strlen(text), name, dir, &checked, inc, eb);
+	int r = gf_cfg_prescan(text, strlen(text), name, dir, roots, &checked, inc, eb);
 	if (r < 0)
 		return r;
 	config_init(cfg);
@@ -466,8 +468,9 @@ int gf_config_parse_text(struct config_t *cfg, const char *text, const char *pat
 {
 	char *dir = path ? gf_cfg_dir_of(path) : NULL;
 	struct gf_cfg_includes *inc = NULL;
-	int ok = 0, r = path && !dir ? GF_E_NOMEM
-				     : read_checked(cfg, text, path ? path : "<string>", dir, &inc, &ok, eb);
+	int ok = 0, r = path && !dir
+				? GF_E_NOMEM
+				: read_checked(cfg, text, path ? path : "<string>", dir, NULL, &inc, &ok, eb);
 	if (!r && !ok) {
 		const char *ef = gf_cfg_includes_path(inc, config_error_file(cfg));
 		gf_errbuf_set(eb, "%s:%d: %s",
@@ -484,7 +487,8 @@ int gf_config_parse_text(struct config_t *cfg, const char *text, const char *pat
 	return r;
 }
 
-int gf_config_load_text(const char *path, const char *text, struct gf_config **out, struct gf_errbuf *eb)
+static int load_text(const char *path, const char *text, const struct gf_cfg_roots *roots,
+		     struct gf_config **out, struct gf_errbuf *eb)
 {
 	*out = NULL;
 	size_t len = strlen(text);
@@ -502,7 +506,7 @@ int gf_config_load_text(const char *path, const char *text, struct gf_config **o
 	}
 	struct gf_cfg_includes *inc = NULL;
 	config_t cfg;
-	int ok, r = read_checked(&cfg, text, path, dir, &inc, &ok, eb);
+	int ok, r = read_checked(&cfg, text, path, dir, roots, &inc, &ok, eb);
 	if (r < 0) {
 		free(dir);
 		gf_config_free(c);
@@ -513,6 +517,27 @@ int gf_config_load_text(const char *path, const char *text, struct gf_config **o
 	r = load_common(&cfg, ok, &L, out);
 	gf_cfg_includes_free(inc);
 	free(dir);
+	return r;
+}
+
+int gf_config_load_text(const char *path, const char *text, struct gf_config **out, struct gf_errbuf *eb)
+{
+	return load_text(path, text, NULL, out, eb);
+}
+
+int gf_config_load_text_guest(const char *path, const char *text, const struct gf_config *disk,
+			      struct gf_config **out, struct gf_errbuf *eb)
+{
+	struct gf_cfg_roots *roots = NULL;
+	*out = NULL;
+	int r = gf_cfg_roots_new(disk, &roots);
+	if (!r)
+		r = load_text(path, text, roots, out, eb);
+	gf_cfg_roots_free(roots);
+	if (!r && (r = gf_config_policy_check(disk, *out, eb)) < 0) {
+		gf_config_free(*out);
+		*out = NULL;
+	}
 	return r;
 }
 
@@ -528,7 +553,7 @@ int gf_config_load_string(const char *text, const char *base_dir, struct gf_conf
 	set_defaults(c);
 	struct gf_cfg_includes *inc = NULL;
 	config_t cfg;
-	int ok, r = read_checked(&cfg, text, "<string>", base_dir, &inc, &ok, eb);
+	int ok, r = read_checked(&cfg, text, "<string>", base_dir, NULL, &inc, &ok, eb);
 	if (r == 0 && !(c->text = strdup(text))) {
 		config_destroy(&cfg);
 		r = GF_E_NOMEM;
@@ -622,6 +647,7 @@ void gf_config_free(struct gf_config *c)
 	free(c->state_file);
 	free(c->control_socket);
 	free(c->control_address);
+	free(c->control_key_file);
 	free(c->text);
 	free(c->path);
 	if (c->priv) {

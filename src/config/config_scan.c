@@ -80,6 +80,7 @@ struct scan {
 	struct gf_errbuf *eb;
 	struct scan_totals *tot;
 	struct gf_cfg_includes *inc;
+	const struct gf_cfg_roots *roots; /* a guest's config: includes only under these */
 	struct outbuf *out;
 };
 
@@ -358,6 +359,49 @@ static int to_memfd(const struct outbuf *o, int *fd, struct gf_errbuf *eb, const
 	return GF_E_IO;
 }
 
+/* Whether @p path (or, with @p fd >= 0, the file that descriptor has open) is under the roots. */
+static int confined(const struct scan *s, const char *path, int fd, struct gf_errbuf *why)
+{
+	char link[64], real[PATH_MAX];
+	char *r = NULL;
+	if (fd >= 0) {
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+		ssize_t n = readlink(link, real, sizeof(real) - 1);
+		if (n > 0) {
+			real[n] = '\0';
+			r = real;
+		}
+	} else {
+		r = realpath(path, real);
+	}
+	if (r && gf_cfg_roots_allow(s->roots, r))
+		return 1;
+	gf_errbuf_set(why,
+		      "%s: outside the config's folder and the folders the config file on disk reads "
+		      "from: only the owner may include it (Authenticate with the control key)",
+		      path);
+	return 0;
+}
+
+/* Read an @include file. A guest's is resolved before it is opened (nothing outside is even
+ * opened) and again on the open descriptor (a link swapped in between leads nowhere). */
+static int read_include(const struct scan *s, const char *path, char **buf, size_t *len,
+			struct gf_errbuf *why)
+{
+	if (!s->roots)
+		return gf_file_read_all(path, "@include file", GF_CFG_MAX_BYTES, buf, len, why);
+	if (!confined(s, path, -1, why))
+		return GF_E_IO;
+	int fd = gf_file_open_read(path, "@include file", 0, why);
+	if (fd < 0)
+		return fd;
+	int r = confined(s, path, fd, why)
+			? gf_file_read_fd(fd, path, "@include file", GF_CFG_MAX_BYTES, buf, len, why)
+			: GF_E_IO;
+	close(fd);
+	return r;
+}
+
 /* A file not seen before: read it (regular files only), scan it, and keep its text for libconfig. */
 static int scan_file(struct scan *s, const char *file, const char *path, uint32_t *idx)
 {
@@ -373,7 +417,7 @@ static int scan_file(struct scan *s, const char *file, const char *path, uint32_
 	char *buf = NULL;
 	size_t blen = 0;
 	struct gf_errbuf why;
-	int r = gf_file_read_all(path, "@include file", GF_CFG_MAX_BYTES, &buf, &blen, &why);
+	int r = read_include(s, path, &buf, &blen, &why);
 	if (r == GF_E_IO) {
 		gf_errbuf_set(s->eb, "%s:%d: @include: %s", s->name, s->line, why.msg);
 		return GF_E_CONFIG;
@@ -449,15 +493,16 @@ const char *gf_cfg_includes_path(const struct gf_cfg_includes *inc, const char *
 	return name;
 }
 
-int gf_cfg_prescan(const char *text, size_t len, const char *name, const char *include_dir, char **checked,
-		   struct gf_cfg_includes **inc, struct gf_errbuf *eb)
+int gf_cfg_prescan(const char *text, size_t len, const char *name, const char *include_dir,
+		   const struct gf_cfg_roots *roots, char **checked, struct gf_cfg_includes **inc,
+		   struct gf_errbuf *eb)
 {
 	struct scan_totals t = {0, 0, 0};
 	struct outbuf out = {0};
 	*checked = NULL;
 	if (!(*inc = calloc(1, sizeof(**inc))))
 		return GF_E_NOMEM;
-	struct scan s = {.include_dir = include_dir, .eb = eb, .tot = &t, .inc = *inc};
+	struct scan s = {.include_dir = include_dir, .eb = eb, .tot = &t, .inc = *inc, .roots = roots};
 	int r = scan_text(&s, text, len, name, &out);
 	if (!r)
 		r = check_parse_memory(&t, name, eb);

@@ -36,7 +36,9 @@ struct gf_dm_api {
 	struct gf_dm_levels meters; /* GetSignalLevels' reading (56 KB: here, not on the stack) */
 	int wait_ms;		    /* the server's wish for the next poll timeout (-1: none) */
 	int64_t next_check_ms;	    /* is the socket file still there? (as gf_dm_status_recheck) */
-	int64_t move_due_ms;	    /* a move waits for the requester's reply until then (0: none) */
+	char key_file[512];	    /* the control_key_file the key was read for ("": the default) */
+	int key_read, has_key;
+	int64_t move_due_ms; /* a move waits for the requester's reply until then (0: none) */
 	/* the request waiting for a build (REQ_*), and the one whose build runs */
 	enum api_req waiting;
 	uint64_t waiting_token, running_token;
@@ -145,20 +147,44 @@ static int text_path(const struct daemon *d, const char **path, struct gf_errbuf
 	return GF_E_UNSUPPORTED;
 }
 
-static int op_validate(void *ctx, const char *text, struct gf_errbuf *eb)
+/* A guest's config (docs/api.md, "What a client may change") is held to the file on disk. */
+static int load_guest(const char *path, const char *text, struct gf_config **c, struct gf_errbuf *eb)
 {
-	struct daemon *d = ctx;
+	struct gf_config *disk = NULL;
+	struct gf_errbuf why = {{0}};
+	int err = gf_config_load(path, &disk, &why);
+	if (err)
+		gf_errbuf_set(eb,
+			      "the config file does not load (%s): without it there is nothing to hold a "
+			      "client's config to; only the owner may send one",
+			      why.msg);
+	else
+		err = gf_config_load_text_guest(path, text, disk, c, eb);
+	gf_config_free(disk);
+	return err;
+}
+
+/* ValidateConfig's and SetConfig's check: parsed and validated as a whole, the caller's policy,
+ * and sockets it moves bound and let go. Nothing changes. */
+static int check_text(struct daemon *d, const char *text, struct gf_errbuf *eb)
+{
 	const char *path;
 	struct gf_config *c = NULL;
 	int err = text_path(d, &path, eb);
 	if (!err)
-		err = gf_config_load_text(path, text, &c, eb);
+		err = gf_api_caller_is_owner(d->api->proto) ? gf_config_load_text(path, text, &c, eb)
+							    : load_guest(path, text, &c, eb);
 	if (!err)
 		err = probe_unix(d, c, eb);
 	if (!err)
 		err = gf_dm_status_probe(d, c, eb);
 	gf_config_free(c);
 	return err;
+}
+
+static int op_validate(void *ctx, const char *text, struct gf_errbuf *eb)
+{
+	return check_text(ctx, text, eb);
 }
 
 /* Queue a request for its build (one waits at a time). */
@@ -181,19 +207,9 @@ static int request(struct daemon *d, enum api_req kind, const char *text, uint64
 
 static int op_set_config(void *ctx, const char *text, uint64_t token, struct gf_errbuf *eb)
 {
-	struct daemon *d = ctx;
-	const char *path;
-	struct gf_config *c = NULL;
 	/* Parsed and validated here first: a text that cannot be a config is refused at once. */
-	int err = text_path(d, &path, eb);
-	if (!err)
-		err = gf_config_load_text(path, text, &c, eb);
-	if (!err)
-		err = probe_unix(d, c, eb);
-	if (!err)
-		err = gf_dm_status_probe(d, c, eb);
-	gf_config_free(c);
-	return err ? err : request(d, REQ_TEXT, text, token, eb);
+	int err = check_text(ctx, text, eb);
+	return err ? err : request(ctx, REQ_TEXT, text, token, eb);
 }
 
 /* PatchConfig: the running text, its settings @p keys removed and @p settings added, as SetConfig. */
@@ -392,11 +408,14 @@ static void server_log(const struct gf_dm_api *a)
 {
 	if (a->path[0])
 		gf_info("control API: %s", a->path);
+	int wide = strcmp(a->address, "127.0.0.1") && strcmp(a->address, "::1");
 	if (a->port)
 		gf_info("control API WebSocket: ws://%s:%d/%s", a->address, a->port,
-			strcmp(a->address, "127.0.0.1") && strcmp(a->address, "::1")
-				? " (not loopback: reachable from the network)"
-				: "");
+			wide ? " (not loopback: reachable from the network; clients must Authenticate)" : "");
+	if (a->port && wide && !a->has_key)
+		gf_warn("control API WebSocket beyond loopback without a control key: no client can "
+			"Authenticate, so none may send a command (set control_key_file, or run as the "
+			"service with its StateDirectory)");
 }
 
 /* Follow the config; where the new sockets cannot be bound, the old ones are bound again. */
@@ -454,6 +473,25 @@ static int probe_unix(const struct daemon *d, const struct gf_config *c, struct 
 	return err;
 }
 
+/* The control key, at start and again when a reload names another file. */
+static void key_follow(struct daemon *d, struct gf_dm_api *a)
+{
+	const char *f = d->cfg->control_key_file ? d->cfg->control_key_file : "";
+	if (a->key_read && strcmp(a->key_file, f) == 0)
+		return;
+	char key[160];
+	struct gf_errbuf eb = {{0}};
+	if (gf_dm_key_load(d->cfg, key, sizeof(key), &eb) != 0)
+		gf_warn("no control key: %s (only the daemon's own user and root may change protected "
+			"settings)",
+			eb.msg);
+	a->has_key = !eb.msg[0] && key[0];
+	gf_api_set_key(a->proto, a->has_key ? key : "");
+	memset(key, 0, sizeof(key));
+	snprintf(a->key_file, sizeof(a->key_file), "%s", f);
+	a->key_read = 1;
+}
+
 void gf_dm_api_open(struct daemon *d)
 {
 	if (!d->cfg)
@@ -486,6 +524,7 @@ void gf_dm_api_open(struct daemon *d)
 		a->wait_ms = -1;
 		d->api = a;
 	}
+	key_follow(d, d->api);
 	server_open(d, d->api);
 }
 

@@ -277,6 +277,11 @@ void gf_dm_latency_check(struct daemon *d);
 /** Start a reload (@p text: of that config text, else of the file); reload_done reports it. */
 void gf_dm_reload_begin(struct daemon *d, const char *trigger, const char *text);
 
+/* daemon_key.c */
+/** The control key into @p key: read from control_key_file (else $STATE_DIRECTORY/control.key), or
+ *  made there at first start; "" when there is no such place. @return 0 or an error naming the file */
+int gf_dm_key_load(const struct gf_config *c, char *key, size_t len, struct gf_errbuf *eb);
+
 /* daemon_api.c: the control API (docs/api.md) on the control thread */
 /** Open, reopen or close the control API's sockets as d->cfg says. A move waits (up to
  *  API_MOVE_WAIT_MS) until the requester's reply is written; a new address that cannot be bound

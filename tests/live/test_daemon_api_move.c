@@ -12,8 +12,10 @@
  *   3  PatchConfig control_socket = a new path, over the Unix socket: the
  *      requester gets its Ok (it was dropped with no reply), then the new
  *      path answers and the old one is gone
- *   4  PatchConfig control_port = another port, over the WebSocket: its Ok
- *      comes before the move, then the new port answers
+ *   4  PatchConfig control_port = another port, over the WebSocket (after
+ *      Authenticate with the control key: a WebSocket client is not the
+ *      owner otherwise): its Ok comes before the move, then the new port
+ *      answers
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,9 +53,10 @@ static void setup(void)
 	FILE *f = gf_daemon_conf_begin(&dm, RATE, PERIOD, "cpu", CH, "system");
 	fprintf(f,
 		"crossfade_ms = 5.0;\ncontrol_socket = \"%s\";\ncontrol_port = %d;\n"
+		"control_key_file = \"%s/control.key\";\n"
 		"filters = ( { name = \"f\"; file = \"taps.txt\"; format = \"text\"; } );\n"
 		"chain = [\"f\"];\n",
-		ctl_path, port);
+		ctl_path, port, dm.dir);
 	CHECK(fclose(f) == 0);
 }
 
@@ -123,7 +126,17 @@ static void move_ws(void)
 	int ws = gf_ws_connect("127.0.0.1", port, 5000);
 	if (ws < 0)
 		gf_daemon_die(&dm, "case 4: no WebSocket");
-	long n = gf_ws_call(ws, cmd, buf, sizeof(buf), 20000);
+	char key[200], path[800];
+	snprintf(path, sizeof(path), "%s/control.key", dm.dir);
+	long n = gf_test_read_file(path, key, sizeof(key) - 1);
+	CHECK(n > 16);
+	key[n] = '\0';
+	key[strcspn(key, "\n")] = '\0';
+	char *auth = gf_apic_string_cmd("Authenticate", key);
+	CHECK(gf_ws_call(ws, auth, buf, sizeof(buf), 5000) > 0);
+	free(auth);
+	gf_apic_expect(&api, buf, "{\"Authenticate\":{\"result\":\"Ok\"}}", "case 4: Authenticate");
+	n = gf_ws_call(ws, cmd, buf, sizeof(buf), 20000);
 	if (n <= 0)
 		gf_daemon_die(&dm, "case 4: no reply to the WebSocket's PatchConfig");
 	gf_apic_expect(&api, buf, "{\"PatchConfig\":{\"result\":\"Ok\"}}", "case 4: the reply");
