@@ -142,8 +142,9 @@ enum gf_api_standing {
 	GF_API_LOCKED	  /**< a WebSocket beyond loopback: nothing but Authenticate (and GetVersion) */
 };
 
-/** Set @p client's standing (the transports, on connecting). */
-void gf_api_client_standing(struct gf_api *a, void *client, enum gf_api_standing s);
+/** Set @p client's standing (the transports, on connecting). @return 0, or GF_E_BUSY when no
+ *  more clients can be told apart (it is then a guest: a locked client must be closed). */
+int gf_api_client_standing(struct gf_api *a, void *client, enum gf_api_standing s);
 /** The control key `Authenticate` checks against (copied; NULL or "": none, it always fails). */
 int gf_api_set_key(struct gf_api *a, const char *key);
 /** Inside an op: 1 when the client that sent the command is the owner. */

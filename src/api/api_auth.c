@@ -24,13 +24,14 @@ static struct gf_api_standing_slot *slot_of(struct gf_api *a, void *client, int 
 	return make ? free_slot : NULL;
 }
 
-void gf_api_client_standing(struct gf_api *a, void *client, enum gf_api_standing s)
+int gf_api_client_standing(struct gf_api *a, void *client, enum gf_api_standing s)
 {
 	struct gf_api_standing_slot *sl = slot_of(a, client, s != GF_API_GUEST);
 	if (sl && s == GF_API_GUEST)
 		sl->client = NULL; /* a guest is what a client without a slot is */
 	else if (sl)
 		sl->standing = s;
+	return sl || s == GF_API_GUEST ? 0 : GF_E_BUSY;
 }
 
 enum gf_api_standing gf_api_standing_of(struct gf_api *a, void *client)

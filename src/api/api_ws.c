@@ -322,8 +322,11 @@ static void accept_some(struct gf_api_ws *w)
 			close(fd); /* over the cap: refused */
 			continue;
 		}
+		if (gf_api_client_standing(w->a, c, w->beyond_loopback ? GF_API_LOCKED : GF_API_GUEST)) {
+			close(fd); /* it would be served unlocked */
+			continue;
+		}
 		c->fd = fd;
-		gf_api_client_standing(w->a, c, w->beyond_loopback ? GF_API_LOCKED : GF_API_GUEST);
 		c->wsi = lws_adopt_socket_vhost(w->vh, fd);
 		gf_debug("control WebSocket: connection %d (slot %u)", fd, (unsigned)(c - w->c));
 		if (!c->wsi) {
