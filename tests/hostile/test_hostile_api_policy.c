@@ -19,8 +19,15 @@
  * and over the WebSocket, SetConfig with the absolute include and PatchConfig
  * control_address are refused the same way. The daemon's own user (root,
  * over the Unix socket) is the owner: its PatchConfig of max_taps is
- * applied. The daemon runs throughout. Needs root: skipped (77) otherwise.
+ * applied. Then the owner moves the WebSocket to this machine's first
+ * non-loopback IPv4 address (that part skipped where there is none): a
+ * client there gets an Error for GetState until it authenticates, GetVersion
+ * meanwhile, and GetState after. The daemon runs throughout. Needs root:
+ * skipped (77) otherwise.
  */
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #define _GNU_SOURCE /* setgroups */
 #include <errno.h>
 #include <grp.h>
@@ -200,6 +207,54 @@ static void read_key(void)
 	printf("control key made at start: %s, mode %04o\n", path, (unsigned)(st.st_mode & 0777));
 }
 
+/* This machine's first non-loopback IPv4 address, or 0 (none). */
+static int wide_address(char *out, size_t len)
+{
+	struct ifaddrs *ifs = NULL, *i;
+	int found = 0;
+	if (getifaddrs(&ifs) != 0)
+		return 0;
+	for (i = ifs; i && !found; i = i->ifa_next)
+		if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && !(i->ifa_flags & IFF_LOOPBACK))
+			found = inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, out,
+					  (socklen_t)len) != NULL;
+	freeifaddrs(ifs);
+	return found;
+}
+
+/* The WebSocket beyond loopback: nothing but GetVersion and Authenticate before the key. */
+static void beyond_loopback(struct gf_apiclient *api)
+{
+	char addr[64], cmd[256], buf[4096];
+	if (!wide_address(addr, sizeof(addr))) {
+		printf("no non-loopback IPv4 address: the WebSocket beyond loopback is not tried\n");
+		return;
+	}
+	int port2 = gf_daemon_free_tcp_port();
+	snprintf(cmd, sizeof(cmd), "{\"PatchConfig\": {\"control_address\": \"%s\", \"control_port\": %d}}",
+		 addr, port2);
+	gf_apic_expect(api, gf_apic_call(api, cmd), "{\"PatchConfig\":{\"result\":\"Ok\"}}",
+		       "the owner moves the WebSocket beyond loopback");
+	int ws = -1;
+	for (int i = 0; i < 100 && ws < 0; i++, gf_daemon_idle_ms(&dm, 50))
+		ws = gf_ws_connect(addr, port2, 5000);
+	if (ws < 0)
+		gf_daemon_die(&dm, "no WebSocket beyond loopback");
+	CHECK(gf_ws_call(ws, "\"GetState\"", buf, sizeof(buf), 5000) > 0);
+	gf_apic_expect(api, buf, "Authenticate", "GetState before the key, beyond loopback");
+	CHECK(strstr(buf, "\"result\":\"Error\""));
+	CHECK(gf_ws_call(ws, "\"GetVersion\"", buf, sizeof(buf), 5000) > 0);
+	gf_apic_expect(api, buf, "{\"GetVersion\":{\"result\":\"Ok\"", "GetVersion before the key");
+	char *auth = gf_apic_string_cmd("Authenticate", key);
+	CHECK(gf_ws_call(ws, auth, buf, sizeof(buf), 5000) > 0);
+	free(auth);
+	gf_apic_expect(api, buf, "{\"Authenticate\":{\"result\":\"Ok\"}}", "Authenticate beyond loopback");
+	CHECK(gf_ws_call(ws, "\"GetState\"", buf, sizeof(buf), 5000) > 0);
+	gf_apic_expect(api, buf, "{\"GetState\":{\"result\":\"Ok\"", "GetState after the key");
+	close(ws);
+	printf("WebSocket on %s: locked until Authenticate, then served\n", addr);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -229,6 +284,7 @@ int main(void)
 		gf_daemon_idle_ms(&dm, 50);
 	gf_apic_expect(&api, gf_apic_call(&api, "\"GetState\""), "Running", "the daemon runs");
 	CHECK(!strstr(gf_apic_call(&api, "\"GetConfig\""), "TOKEN"));
+	beyond_loopback(&api);
 	gf_daemon_terminate(&dm, 10.0, "stop");
 	gf_daemon_finish(&dm);
 	gf_apic_free(&api);
