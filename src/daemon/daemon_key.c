@@ -3,8 +3,10 @@
  * that makes a control API client the owner (`Authenticate`). It lives in a
  * file the service's user keeps: control_key_file, else the service's
  * StateDirectory (/var/lib/gpufir/control.key). The first start makes it
- * (mode 0640: the service's user, and its group if the owner gives the file
- * one); later starts read it. Control thread; the key is never logged.
+ * (mode 0600: the service's user only; the service runs with Group=audio,
+ * so a group that may read it is the owner's choice: chgrp and chmod 0640);
+ * later starts read it, as the owner may have written it. Control thread;
+ * the key is never logged.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -44,7 +46,7 @@ static int key_make(const char *path, char *key, size_t len, struct gf_errbuf *e
 	}
 	for (size_t i = 0; i < KEY_BYTES; i++)
 		snprintf(key + 2 * i, 3, "%02x", raw[i]);
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		gf_errbuf_set(eb, "control_key_file %s: cannot create it: %s", path, strerror(errno));
 		return GF_E_IO;

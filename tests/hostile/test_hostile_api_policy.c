@@ -14,7 +14,8 @@
  *      status_socket: each an Error naming the setting (each was applied:
  *      the API open to the network, 5.8 M taps, a file written anywhere)
  *   4  Authenticate with a wrong key: Error; with the key from the key file
- *      (made by the daemon at start): Ok, and max_taps may then be raised
+ *      (made by the daemon at start, mode 0600): Ok, and max_taps may then be
+ *      raised
  *
  * and over the WebSocket, SetConfig with the absolute include and PatchConfig
  * control_address are refused the same way. The daemon's own user (root,
@@ -199,7 +200,7 @@ static void read_key(void)
 	char path[700];
 	snprintf(path, sizeof(path), "%s/control.key", dm.dir);
 	struct stat st;
-	CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0640);
+	CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600);
 	long n = gf_test_read_file(path, key, sizeof(key) - 1);
 	CHECK(n >= 17);
 	key[n] = '\0';
