@@ -150,6 +150,25 @@ struct gf_api_ops {
 
 struct gf_api;
 
+/**
+ * A client's standing (docs/api.md, "What a client may change"): its
+ * transport sets it on connecting, `Authenticate` with the control key makes
+ * it the owner. The daemon's policy limits what a guest's config may change.
+ */
+enum gf_api_standing {
+	GF_API_GUEST = 0, /**< may use the API; its configs are held to the file on disk's settings */
+	GF_API_OWNER,	  /**< the daemon's own user or root (Unix peer), or gave the control key */
+	GF_API_LOCKED	  /**< a WebSocket beyond loopback: nothing but Authenticate (and GetVersion) */
+};
+
+/** Set @p client's standing (the transports, on connecting). @return 0, or GF_E_BUSY when no
+ *  more clients can be told apart (it is then a guest: a locked client must be closed). */
+int gf_api_client_standing(struct gf_api *a, void *client, enum gf_api_standing s);
+/** The control key `Authenticate` checks against (copied; NULL or "": none, it always fails). */
+int gf_api_set_key(struct gf_api *a, const char *key);
+/** Inside an op: 1 when the client that sent the command is the owner. */
+int gf_api_caller_is_owner(const struct gf_api *a);
+
 /** A reply to send: @p text is one JSON document, no newline. */
 typedef void (*gf_api_send_fn)(void *client, const char *text, size_t len);
 
@@ -215,6 +234,10 @@ int gf_api_server_bound(const struct gf_api_server *s);
 
 /** Clients connected now (both transports). */
 unsigned gf_api_server_clients(const struct gf_api_server *s);
+
+/** Clients with replies not yet written (both transports): a server about to
+ *  move waits for them, so that a requester gets its answer first. */
+unsigned gf_api_server_unsent(const struct gf_api_server *s);
 
 /* ---- client (api_client.c) ----------------------------------------------- */
 

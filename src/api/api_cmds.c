@@ -506,6 +506,7 @@ static int c_unsubscribe(struct gf_api_req *r, json_t **v, struct gf_errbuf *eb)
 
 static const struct gf_api_cmd cmds[] = {
 	{"GetVersion", GF_ARG_NONE, c_version, GF_CMD_PLAIN},
+	{"Authenticate", GF_ARG_STRING, gf_api_c_authenticate, GF_CMD_PLAIN},
 	{"GetState", GF_ARG_NONE, c_state, GF_CMD_PLAIN},
 	{"GetStopReason", GF_ARG_NONE, c_stop, GF_CMD_PLAIN},
 	{"GetStatus", GF_ARG_NONE, c_status, GF_CMD_PLAIN},

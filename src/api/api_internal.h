@@ -34,6 +34,12 @@ struct gf_api_sub {
 #define GF_API_FADERS 5
 
 struct gf_api_hist; /* api_levels.c */
+/* A client whose standing is not GF_API_GUEST (the transports' clients, both of them). */
+#define GF_API_MAX_STANDING (2u * GF_API_MAX_CLIENTS)
+struct gf_api_standing_slot {
+	void *client; /* NULL: free */
+	enum gf_api_standing standing;
+};
 
 struct gf_api {
 	struct gf_api_ops ops;
@@ -45,6 +51,9 @@ struct gf_api {
 	double aux_db[GF_API_FADERS]; /* Aux1..4's volume (entry 0 unused: Main is the program's) */
 	int aux_mute[GF_API_FADERS];  /* and mute */
 	uint32_t update_interval_ms;  /* SetUpdateInterval's value, reported back */
+	struct gf_api_standing_slot standing[GF_API_MAX_STANDING];
+	char key[160];	  /* the control key ("": none) */
+	int caller_owner; /* while an op runs: its client is the owner */
 };
 
 /* One request as a command handler sees it. */
@@ -93,6 +102,14 @@ struct gf_api_cmd_table {
 /* CamillaDSP's volume range, dB: every volume request is clamped to it first. */
 #define GF_API_VOLUME_MIN_DB -150.0
 #define GF_API_VOLUME_MAX_DB 50.0
+/* api_auth.c */
+/** {"Authenticate": KEY}: the client becomes the owner when KEY is the control key. */
+int gf_api_c_authenticate(struct gf_api_req *r, json_t **value, struct gf_errbuf *eb);
+/** 0 with the reason in @p why when @p client may not run @p cmd yet (locked, not authenticated). */
+int gf_api_may_run(struct gf_api *a, void *client, const char *cmd, char *why, size_t len);
+enum gf_api_standing gf_api_standing_of(struct gf_api *a, void *client);
+/** Forget @p client (gone). */
+void gf_api_standing_gone(struct gf_api *a, void *client);
 
 /* api_cmds.c */
 const struct gf_api_cmd *gf_api_cmd_find(const char *name);

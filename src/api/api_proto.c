@@ -170,10 +170,17 @@ void gf_api_handle(struct gf_api *a, void *client, gf_api_send_fn send, const ch
 		json_decref(root);
 		return;
 	}
+	if (!gf_api_may_run(a, client, c->name, why, sizeof(why))) {
+		gf_api_reply(client, send, c->name, "InvalidRequestError", json_string(why));
+		json_decref(root);
+		return;
+	}
 	struct gf_api_req r = {.a = a, .client = client, .send = send, .name = c->name, .arg = arg};
 	struct gf_errbuf eb = {{0}};
 	json_t *value = NULL;
+	a->caller_owner = gf_api_standing_of(a, client) == GF_API_OWNER;
 	int rc = c->fn(&r, &value, &eb);
+	a->caller_owner = 0;
 	if (rc == 0)
 		gf_api_reply(client, send, c->name, NULL, value);
 	else if (rc < 0)
@@ -225,6 +232,7 @@ void gf_api_client_gone(struct gf_api *a, void *client)
 		if (a->subs[i].client == client)
 			a->subs[i].client = NULL;
 	gf_api_levels_client_gone(a, client);
+	gf_api_standing_gone(a, client);
 }
 
 int gf_api_subscribe(struct gf_api_req *r, uint32_t interval_ms)

@@ -69,6 +69,11 @@ unsigned gf_api_server_clients(const struct gf_api_server *s)
 	return gf_api_unix_clients(s->u) + gf_api_ws_clients(s->w);
 }
 
+unsigned gf_api_server_unsent(const struct gf_api_server *s)
+{
+	return gf_api_unix_unsent(s->u) + gf_api_ws_unsent(s->w);
+}
+
 int gf_api_server_bound(const struct gf_api_server *s)
 {
 	return !s->u || gf_api_unix_bound(s->u);

@@ -26,6 +26,8 @@ int gf_api_unix_service(struct gf_api_unix *u, const struct pollfd *fds, int n);
 unsigned gf_api_unix_clients(const struct gf_api_unix *u);
 /* 1 while the socket file at its path is the one it bound. */
 int gf_api_unix_bound(const struct gf_api_unix *u);
+/* Clients with queued output not yet sent. */
+unsigned gf_api_unix_unsent(const struct gf_api_unix *u);
 
 struct gf_api_ws;
 int gf_api_ws_new(struct gf_api_ws **out, struct gf_api *a, const struct gf_api_server_params *p,
@@ -35,6 +37,8 @@ int gf_api_ws_pollfds(struct gf_api_ws *w, struct pollfd *fds, int max);
 /* @return ms until it wants another pass, or -1 */
 int gf_api_ws_service(struct gf_api_ws *w, const struct pollfd *fds, int n);
 unsigned gf_api_ws_clients(const struct gf_api_ws *w);
+/* Clients with queued replies or a partly written frame. */
+unsigned gf_api_ws_unsent(const struct gf_api_ws *w);
 
 /* Who may use the WebSocket's port from a browser (api_origin.c): the names the daemon's own
  * page is served under, and the other pages' origins the config lists. */

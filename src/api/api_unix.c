@@ -181,6 +181,17 @@ static void refuse(int fd)
 	close(fd);
 }
 
+/* The daemon's own user and root are the owner: they could edit the config file as well. Any
+ * other user the socket's mode lets in (a group's web UI) is a guest (docs/api.md). */
+static enum gf_api_standing peer_standing(int fd)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0)
+		return GF_API_GUEST;
+	return cr.uid == geteuid() || cr.uid == 0 ? GF_API_OWNER : GF_API_GUEST;
+}
+
 static void accept_some(struct gf_api_unix *u)
 {
 	for (int k = 0; k < GF_API_ACCEPTS_PER_PASS; k++) {
@@ -196,6 +207,7 @@ static void accept_some(struct gf_api_unix *u)
 			continue;
 		}
 		*c = (struct uclient){.fd = fd, .u = u};
+		gf_api_client_standing(u->a, c, peer_standing(fd));
 	}
 }
 
@@ -327,4 +339,12 @@ int gf_api_unix_bound(const struct gf_api_unix *u)
 {
 	struct stat st;
 	return lstat(u->path, &st) == 0 && st.st_dev == u->dev && st.st_ino == u->ino;
+}
+
+unsigned gf_api_unix_unsent(const struct gf_api_unix *u)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; u && i < GF_API_MAX_CLIENTS; i++)
+		n += u->c[i].fd >= 0 && u->c[i].closing != 2 && u->c[i].out_off < u->c[i].out_len;
+	return n;
 }

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <libwebsockets.h>
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,6 +201,21 @@ static int listen_tcp(const char *address, int port, struct gf_errbuf *eb)
 	return fd;
 }
 
+/* 127.0.0.0/8, ::1 or ::ffff:127.x.y.z: only this machine reaches it. */
+static int listens_on_loopback(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	if (getsockname(fd, (struct sockaddr *)&ss, &len) != 0)
+		return 0;
+	if (ss.ss_family == AF_INET)
+		return (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127;
+	if (ss.ss_family != AF_INET6)
+		return 0;
+	const struct in6_addr *a6 = &((struct sockaddr_in6 *)&ss)->sin6_addr;
+	return IN6_IS_ADDR_LOOPBACK(a6) || (IN6_IS_ADDR_V4MAPPED(a6) && a6->s6_addr[12] == 127);
+}
+
 int gf_api_ws_new(struct gf_api_ws **out, struct gf_api *a, const struct gf_api_server_params *p,
 		  struct gf_errbuf *eb)
 {
@@ -225,6 +241,7 @@ int gf_api_ws_new(struct gf_api_ws **out, struct gf_api *a, const struct gf_api_
 		gf_api_ws_free(w);
 		return GF_E_SYSTEM;
 	}
+	w->beyond_loopback = !listens_on_loopback(w->fd);
 	lws_set_log_level(LLL_ERR, NULL);
 	struct lws_context_creation_info info;
 	memset(&info, 0, sizeof(info));
@@ -309,6 +326,10 @@ static void accept_some(struct gf_api_ws *w)
 				 GF_API_MAX_CLIENTS, GF_API_MAX_PER_PEER);
 			close(fd); /* over the cap: refused */
 			probe_quiet(w, gf_now_ms());
+			continue;
+		}
+		if (gf_api_client_standing(w->a, c, w->beyond_loopback ? GF_API_LOCKED : GF_API_GUEST)) {
+			close(fd); /* it would be served unlocked */
 			continue;
 		}
 		c->fd = fd;
@@ -404,5 +425,13 @@ unsigned gf_api_ws_clients(const struct gf_api_ws *w)
 	unsigned n = 0;
 	for (unsigned i = 0; w && i < GF_API_MAX_CLIENTS; i++)
 		n += w->c[i].wsi != NULL;
+	return n;
+}
+
+unsigned gf_api_ws_unsent(const struct gf_api_ws *w)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; w && i < GF_API_MAX_CLIENTS; i++)
+		n += w->c[i].wsi && !w->c[i].drop && (w->c[i].qn || lws_partial_buffered(w->c[i].wsi));
 	return n;
 }

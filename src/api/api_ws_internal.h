@@ -33,6 +33,7 @@ struct wclient {
 struct gf_api_ws {
 	struct gf_api *a;
 	int fd;
+	int beyond_loopback; /* its clients must Authenticate first */
 	struct lws_context *ctx;
 	struct lws_vhost *vh;
 	struct gf_api_web_rules rules;

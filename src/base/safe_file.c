@@ -80,6 +80,39 @@ int gf_file_fopen_read(const char *path, const char *what, int flags, FILE **fp,
 	return 0;
 }
 
+int gf_file_read_fd(int fd, const char *path, const char *what, size_t max_bytes, char **buf, size_t *len,
+		    struct gf_errbuf *eb)
+{
+	*buf = NULL;
+	*len = 0;
+	struct stat st;
+	if (fstat(fd, &st) != 0 || st.st_size < 0 || (unsigned long long)st.st_size > max_bytes) {
+		gf_errbuf_set(eb, "%s: the %s is larger than %zu MiB", path, what, max_bytes >> 20);
+		return GF_E_IO;
+	}
+	size_t size = (size_t)st.st_size, got = 0;
+	char *b = malloc(size + 1);
+	if (!b)
+		return GF_E_NOMEM;
+	while (got < size) {
+		ssize_t n = read(fd, b + got, size - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			gf_errbuf_set(eb, "%s: read error: %s", path, strerror(errno));
+			free(b);
+			return GF_E_IO;
+		}
+		if (n == 0)
+			break; /* shrank while we read: use what is there */
+		got += (size_t)n;
+	}
+	b[got] = '\0';
+	*buf = b;
+	*len = got;
+	return 0;
+}
+
 int gf_file_read_all(const char *path, const char *what, size_t max_bytes, char **buf, size_t *len,
 		     struct gf_errbuf *eb)
 {
@@ -88,39 +121,7 @@ int gf_file_read_all(const char *path, const char *what, size_t max_bytes, char 
 	int fd = gf_file_open_read(path, what, 0, eb);
 	if (fd < 0)
 		return fd;
-	struct stat st;
-	int r = 0;
-	if (fstat(fd, &st) != 0 || st.st_size < 0 || (unsigned long long)st.st_size > max_bytes) {
-		gf_errbuf_set(eb, "%s: the %s is larger than %zu MiB", path, what, max_bytes >> 20);
-		close(fd);
-		return GF_E_IO;
-	}
-	size_t size = (size_t)st.st_size, got = 0;
-	char *b = malloc(size + 1);
-	if (!b) {
-		close(fd);
-		return GF_E_NOMEM;
-	}
-	while (got < size) {
-		ssize_t n = read(fd, b + got, size - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			gf_errbuf_set(eb, "%s: read error: %s", path, strerror(errno));
-			r = GF_E_IO;
-			break;
-		}
-		if (n == 0)
-			break; /* shrank while we read: use what is there */
-		got += (size_t)n;
-	}
+	int r = gf_file_read_fd(fd, path, what, max_bytes, buf, len, eb);
 	close(fd);
-	if (r) {
-		free(b);
-		return r;
-	}
-	b[got] = '\0';
-	*buf = b;
-	*len = got;
-	return 0;
+	return r;
 }

@@ -44,6 +44,10 @@ int gf_file_fopen_read(const char *path, const char *what, int flags, FILE **fp,
 int gf_file_read_all(const char *path, const char *what, size_t max_bytes, char **buf, size_t *len,
 		     struct gf_errbuf *eb);
 
+/** gf_file_read_all of a descriptor from gf_file_open_read (@p path for messages); @p fd stays open. */
+int gf_file_read_fd(int fd, const char *path, const char *what, size_t max_bytes, char **buf, size_t *len,
+		    struct gf_errbuf *eb);
+
 /**
  * What @p path is, for messages: "a directory", "a FIFO", "a character
  * device", ... or NULL for a regular file or a path that does not exist.

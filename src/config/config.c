@@ -163,6 +163,7 @@ static const char *const top_keys[] = {
 	"control_port",
 	"control_address",
 	"control_allowed_origins",
+	"control_key_file",
 };
 static const char *const endpoint_keys[] = {"device", "host_api", "channels", "file"};
 
@@ -325,12 +326,11 @@ static int parse_chain(const struct gf_cfg_loader *L, const config_setting_t *ro
 
 /*
  * Every file libconfig read (the config and its @include files), for reload
- * watching. libconfig names included files as written; they were opened
- * relative to the include directory, which is the config's folder.
+ * watching: the paths the pre-scan resolved and read them from.
  */
 static int collect_sources(const struct gf_cfg_loader *L, const config_setting_t *s)
 {
-	const char *f = config_setting_source_file(s);
+	const char *f = gf_cfg_includes_path(L->inc, config_setting_source_file(s));
 	int r = 0;
 	if (f) {
 		char *p = gf_cfg_join_path(L->base_dir, f);
@@ -409,8 +409,8 @@ static int load_common(config_t *cfg, int parsed, struct gf_cfg_loader *L, struc
 	if (!(c->priv = calloc(1, sizeof(*c->priv))) || !(c->priv->src = strdup(L->name)))
 		goto fail;
 	if (!parsed) {
-		gf_errbuf_set(L->eb, "%s:%d: %s", config_error_file(cfg) ? config_error_file(cfg) : L->name,
-			      config_error_line(cfg),
+		const char *ef = gf_cfg_includes_path(L->inc, config_error_file(cfg));
+		gf_errbuf_set(L->eb, "%s:%d: %s", ef ? ef : L->name, config_error_line(cfg),
 			      config_error_text(cfg) ? config_error_text(cfg) : "parse error");
 		r = GF_E_CONFIG;
 		goto fail;
@@ -444,7 +444,52 @@ int gf_config_load(const char *path, struct gf_config **out, struct gf_errbuf *e
 	return r;
 }
 
-int gf_config_load_text(const char *path, const char *text, struct gf_config **out, struct gf_errbuf *eb)
+/*
+ * The pre-scan, then libconfig on the text it checked: each @include there
+ * names the memfd of a file the pre-scan read, and libconfig gets no include
+ * directory, so it opens nothing the scan did not check. *parsed is
+ * libconfig's verdict (its error is in @p cfg); @return < 0 when the
+ * pre-scan refused (cfg then untouched), else 0 with cfg to destroy.
+ */
+static int read_checked(config_t *cfg, const char *text, const char *name, const char *dir,
+			const struct gf_cfg_roots *roots, struct gf_cfg_includes **inc, int *parsed,
+			struct gf_errbuf *eb)
+{
+	char *checked = NULL;
+	int r = gf_cfg_prescan(text, strlen(text), name, dir, roots, &checked, inc, eb);
+	if (r < 0)
+		return r;
+	config_init(cfg);
+	*parsed = config_read_string(cfg, checked) == CONFIG_TRUE;
+	free(checked);
+	return 0;
+}
+
+int gf_config_parse_text(struct config_t *cfg, const char *text, const char *path, struct gf_errbuf *eb)
+{
+	char *dir = path ? gf_cfg_dir_of(path) : NULL;
+	struct gf_cfg_includes *inc = NULL;
+	int ok = 0, r = path && !dir
+				? GF_E_NOMEM
+				: read_checked(cfg, text, path ? path : "<string>", dir, NULL, &inc, &ok, eb);
+	if (!r && !ok) {
+		const char *ef = gf_cfg_includes_path(inc, config_error_file(cfg));
+		gf_errbuf_set(eb, "%s:%d: %s",
+			      ef     ? ef
+			      : path ? path
+				     : "<string>",
+			      config_error_line(cfg),
+			      config_error_text(cfg) ? config_error_text(cfg) : "parse error");
+		config_destroy(cfg);
+		r = GF_E_CONFIG;
+	}
+	gf_cfg_includes_free(inc);
+	free(dir);
+	return r;
+}
+
+static int load_text(const char *path, const char *text, const struct gf_cfg_roots *roots,
+		     struct gf_config **out, struct gf_errbuf *eb)
 {
 	*out = NULL;
 	size_t len = strlen(text);
@@ -460,20 +505,40 @@ int gf_config_load_text(const char *path, const char *text, struct gf_config **o
 		gf_config_free(c);
 		return GF_E_NOMEM;
 	}
-	int r = gf_cfg_prescan(text, len, path, dir, eb);
+	struct gf_cfg_includes *inc = NULL;
+	config_t cfg;
+	int ok, r = read_checked(&cfg, text, path, dir, roots, &inc, &ok, eb);
 	if (r < 0) {
 		free(dir);
 		gf_config_free(c);
 		return r;
 	}
 	set_defaults(c);
-	config_t cfg;
-	config_init(&cfg);
-	config_set_include_dir(&cfg, dir);
-	int ok = config_read_string(&cfg, text) == CONFIG_TRUE;
-	struct gf_cfg_loader L = {.c = c, .eb = eb, .name = path, .base_dir = dir};
+	struct gf_cfg_loader L = {.c = c, .eb = eb, .name = path, .base_dir = dir, .inc = inc};
 	r = load_common(&cfg, ok, &L, out);
+	gf_cfg_includes_free(inc);
 	free(dir);
+	return r;
+}
+
+int gf_config_load_text(const char *path, const char *text, struct gf_config **out, struct gf_errbuf *eb)
+{
+	return load_text(path, text, NULL, out, eb);
+}
+
+int gf_config_load_text_guest(const char *path, const char *text, const struct gf_config *disk,
+			      struct gf_config **out, struct gf_errbuf *eb)
+{
+	struct gf_cfg_roots *roots = NULL;
+	*out = NULL;
+	int r = gf_cfg_roots_new(disk, &roots);
+	if (!r)
+		r = load_text(path, text, roots, out, eb);
+	gf_cfg_roots_free(roots);
+	if (!r && (r = gf_config_policy_check(disk, *out, eb)) < 0) {
+		gf_config_free(*out);
+		*out = NULL;
+	}
 	return r;
 }
 
@@ -487,21 +552,23 @@ int gf_config_load_string(const char *text, const char *base_dir, struct gf_conf
 	if (!c)
 		return GF_E_NOMEM;
 	set_defaults(c);
-	int r = gf_cfg_prescan(text, strlen(text), "<string>", base_dir, eb);
-	if (r == 0 && !(c->text = strdup(text)))
+	struct gf_cfg_includes *inc = NULL;
+	config_t cfg;
+	int ok, r = read_checked(&cfg, text, "<string>", base_dir, NULL, &inc, &ok, eb);
+	if (r == 0 && !(c->text = strdup(text))) {
+		config_destroy(&cfg);
 		r = GF_E_NOMEM;
+	}
 	if (r < 0) {
+		gf_cfg_includes_free(inc);
 		gf_config_free(c);
 		return r;
 	}
-	config_t cfg;
-	config_init(&cfg);
-	if (base_dir)
-		config_set_include_dir(&cfg, base_dir);
-	int ok = config_read_string(&cfg, text) == CONFIG_TRUE;
 	struct gf_cfg_loader L = {
-		.c = c, .eb = eb, .name = "<string>", .base_dir = base_dir ? base_dir : "."};
-	return load_common(&cfg, ok, &L, out);
+		.c = c, .eb = eb, .name = "<string>", .base_dir = base_dir ? base_dir : ".", .inc = inc};
+	r = load_common(&cfg, ok, &L, out);
+	gf_cfg_includes_free(inc);
+	return r;
 }
 
 int gf_config_load_source(const struct gf_config_source *src, struct gf_config **out, struct gf_errbuf *eb)
@@ -582,6 +649,7 @@ void gf_config_free(struct gf_config *c)
 	free(c->control_socket);
 	free(c->control_address);
 	free_names(c->control_allowed_origins, c->n_control_allowed_origins);
+	free(c->control_key_file);
 	free(c->text);
 	free(c->path);
 	if (c->priv) {

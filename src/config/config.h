@@ -74,7 +74,8 @@ struct gf_config {
 	 *  use the WebSocket (docs/api.md, "Who may connect"); validated */
 	char **control_allowed_origins;
 	uint32_t n_control_allowed_origins;
-	char *text; /**< the text it was parsed from (the file's, at load) */
+	char *control_key_file; /**< live: the control key's file (docs/api.md); NULL = the default */
+	char *text;		/**< the text it was parsed from (the file's, at load) */
 	struct gf_audio_endpoint input;
 	struct gf_audio_endpoint output;
 	enum gf_phase phase;	  /**< top-level phase; GF_PHASE_LINEAR when unset */
@@ -134,6 +135,35 @@ int gf_config_load(const char *path, struct gf_config **out, struct gf_errbuf *e
  * includes against its folder): the control API's SetConfig and PatchConfig.
  */
 int gf_config_load_text(const char *path, const char *text, struct gf_config **out, struct gf_errbuf *eb);
+
+/**
+ * gf_config_load_text for a control API client that is not the owner
+ * (docs/api.md, "What a client may change"): @p disk is the config file on
+ * disk, the owner's word. Includes are opened only where they resolve under
+ * the config's folder or a folder @p disk reads from; then
+ * gf_config_policy_check. @return as gf_config_load_text; a refusal is
+ * GF_E_CONFIG with a message naming the setting.
+ */
+int gf_config_load_text_guest(const char *path, const char *text, const struct gf_config *disk,
+			      struct gf_config **out, struct gf_errbuf *eb);
+
+/**
+ * A guest's config @p req against the file on disk @p disk: where the daemon
+ * listens (control_socket, control_port, control_address, status_socket),
+ * state_file, control_key_file and output.file as @p disk has them; max_taps
+ * and volume_limit_db no higher; every file it reads under the config's
+ * folder or a folder @p disk reads from. @return 0 or GF_E_CONFIG (the setting named in @p eb)
+ */
+int gf_config_policy_check(const struct gf_config *disk, const struct gf_config *req, struct gf_errbuf *eb);
+
+struct config_t;
+/**
+ * libconfig's parse of @p text as if read from @p path (includes against its
+ * folder), through the same include checks as gf_config_load: the control
+ * API's PatchConfig edits the result. @return 0 with @p cfg to
+ * config_destroy, or a negative error (cfg destroyed) with the message.
+ */
+int gf_config_parse_text(struct config_t *cfg, const char *text, const char *path, struct gf_errbuf *eb);
 
 /** Parse from a string (tests, fuzzing); relative paths resolve against @p base_dir. */
 int gf_config_load_string(const char *text, const char *base_dir, struct gf_config **out,

@@ -146,8 +146,9 @@ int gf_config_find_filter(const struct gf_config *c, const char *name);
 struct gf_cfg_loader {
 	struct gf_config *c;
 	struct gf_errbuf *eb;
-	const char *name;     /* config name for messages when libconfig has none */
-	const char *base_dir; /* relative filter paths resolve against this */
+	const char *name;		   /* config name for messages when libconfig has none */
+	const char *base_dir;		   /* relative filter paths resolve against this */
+	const struct gf_cfg_includes *inc; /* the @include files libconfig read (by memfd) */
 };
 
 /* The file a setting is in: the config itself, or an @include'd file (made a path). */
@@ -191,11 +192,33 @@ int gf_cfg_missing(const struct gf_cfg_loader *L, const config_setting_t *g, con
 
 /* ---- pre-scan (config_scan.c) ------------------------------------------- */
 
-/** Check every @include of @p text (recursively: regular files only), its
+/* ---- the control API's policy for guests (config_policy.c) -------------- */
+
+/** The folders a guest's config may read from: the config file's own and those of every file
+ *  the config file on disk reads, realpath'ed. */
+struct gf_cfg_roots;
+int gf_cfg_roots_new(const struct gf_config *disk, struct gf_cfg_roots **out);
+void gf_cfg_roots_free(struct gf_cfg_roots *r);
+/** 1 when the resolved path @p real is under one of @p r's folders. */
+int gf_cfg_roots_allow(const struct gf_cfg_roots *r, const char *real);
+
+/** The @include files of a text, each read once and held in a memfd (config_scan.c). */
+struct gf_cfg_includes;
+
+/** Check every @include of @p text (recursively: regular files only; with @p roots, only
+ *  files that resolve under them, checked on the open descriptor), its
  *  integer literals (those libconfig would truncate) and the memory its parse
- *  needs (GF_E_NOMEM, with how much, if it will not fit) before libconfig runs. */
+ *  needs (GF_E_NOMEM, with how much, if it will not fit) before libconfig runs.
+ *  On success *checked is the text for libconfig (malloc'ed): each @include
+ *  names the memfd of what was checked (`/proc/self/fd/N`), so libconfig must
+ *  be given no include directory; *inc holds those files until
+ *  gf_cfg_includes_free. */
 int gf_cfg_prescan(const char *text, size_t len, const char *name, const char *include_dir,
+		   const struct gf_cfg_roots *roots, char **checked, struct gf_cfg_includes **inc,
 		   struct gf_errbuf *eb);
+void gf_cfg_includes_free(struct gf_cfg_includes *inc);
+/** The file behind libconfig's name for an included file (its /proc/self/fd path); other names as given. */
+const char *gf_cfg_includes_path(const struct gf_cfg_includes *inc, const char *name);
 
 /* ---- filters measured from files at build time (config_learned.c) -------- */
 

@@ -22,7 +22,7 @@
 const char *gf_cfg_src_of(const struct gf_cfg_loader *L, const config_setting_t *s)
 {
 	static _Thread_local char buf[4096];
-	const char *f = s ? config_setting_source_file(s) : NULL;
+	const char *f = gf_cfg_includes_path(L->inc, s ? config_setting_source_file(s) : NULL);
 	if (!f)
 		return L->name;
 	if (f[0] == '/' || !L->base_dir)

@@ -20,6 +20,11 @@
 #include "daemon_internal.h"
 #include "log.h"
 
+/* A socket move waits this long at most for the requester's reply to be written. */
+#define API_MOVE_WAIT_MS 1000
+
+static int probe_unix(const struct daemon *d, const struct gf_config *c, struct gf_errbuf *eb);
+
 /* A config request waiting for its build. */
 enum api_req { REQ_NONE, REQ_RELOAD, REQ_TEXT };
 
@@ -32,6 +37,9 @@ struct gf_dm_api {
 	struct gf_dm_levels meters; /* GetSignalLevels' reading (56 KB: here, not on the stack) */
 	int wait_ms;		    /* the server's wish for the next poll timeout (-1: none) */
 	int64_t next_check_ms;	    /* is the socket file still there? (as gf_dm_status_recheck) */
+	char key_file[512];	    /* the control_key_file the key was read for ("": the default) */
+	int key_read, has_key;
+	int64_t move_due_ms; /* a move waits for the requester's reply until then (0: none) */
 	/* the request waiting for a build (REQ_*), and the one whose build runs */
 	enum api_req waiting;
 	uint64_t waiting_token, running_token;
@@ -155,16 +163,44 @@ static int text_path(const struct daemon *d, const char **path, struct gf_errbuf
 	return GF_E_UNSUPPORTED;
 }
 
-static int op_validate(void *ctx, const char *text, struct gf_errbuf *eb)
+/* A guest's config (docs/api.md, "What a client may change") is held to the file on disk. */
+static int load_guest(const char *path, const char *text, struct gf_config **c, struct gf_errbuf *eb)
 {
-	struct daemon *d = ctx;
+	struct gf_config *disk = NULL;
+	struct gf_errbuf why = {{0}};
+	int err = gf_config_load(path, &disk, &why);
+	if (err)
+		gf_errbuf_set(eb,
+			      "the config file does not load (%s): without it there is nothing to hold a "
+			      "client's config to; only the owner may send one",
+			      why.msg);
+	else
+		err = gf_config_load_text_guest(path, text, disk, c, eb);
+	gf_config_free(disk);
+	return err;
+}
+
+/* ValidateConfig's and SetConfig's check: parsed and validated as a whole, the caller's policy,
+ * and sockets it moves bound and let go. Nothing changes. */
+static int check_text(struct daemon *d, const char *text, struct gf_errbuf *eb)
+{
 	const char *path;
 	struct gf_config *c = NULL;
 	int err = text_path(d, &path, eb);
 	if (!err)
-		err = gf_config_load_text(path, text, &c, eb);
+		err = gf_api_caller_is_owner(d->api->proto) ? gf_config_load_text(path, text, &c, eb)
+							    : load_guest(path, text, &c, eb);
+	if (!err)
+		err = probe_unix(d, c, eb);
+	if (!err)
+		err = gf_dm_status_probe(d, c, eb);
 	gf_config_free(c);
 	return err;
+}
+
+static int op_validate(void *ctx, const char *text, struct gf_errbuf *eb)
+{
+	return check_text(ctx, text, eb);
 }
 
 /* Queue a request for its build (one waits at a time). */
@@ -187,15 +223,9 @@ static int request(struct daemon *d, enum api_req kind, const char *text, uint64
 
 static int op_set_config(void *ctx, const char *text, uint64_t token, struct gf_errbuf *eb)
 {
-	struct daemon *d = ctx;
-	const char *path;
-	struct gf_config *c = NULL;
 	/* Parsed and validated here first: a text that cannot be a config is refused at once. */
-	int err = text_path(d, &path, eb);
-	if (!err)
-		err = gf_config_load_text(path, text, &c, eb);
-	gf_config_free(c);
-	return err ? err : request(d, REQ_TEXT, text, token, eb);
+	int err = check_text(ctx, text, eb);
+	return err ? err : request(ctx, REQ_TEXT, text, token, eb);
 }
 
 /* PatchConfig: the running text, its settings @p keys removed and @p settings added, as SetConfig. */
@@ -208,20 +238,13 @@ static int op_patch_config(void *ctx, const char *settings, const char *const *k
 		return GF_E_BUSY;
 	}
 	config_t cfg;
-	config_init(&cfg);
-	char *dir = d->cfg->path ? strdup(d->cfg->path) : NULL;
-	if (dir && strrchr(dir, '/')) {
-		*strrchr(dir, '/') = '\0'; /* @include resolves as when the file was read */
-		config_set_include_dir(&cfg, dir);
-	}
-	int parsed = config_read_string(&cfg, d->cfg->text) == CONFIG_TRUE;
-	free(dir);
-	if (!parsed) {
-		gf_errbuf_set(eb,
-			      "the running config's text does not parse alone (line %d: %s); use SetConfig",
-			      config_error_line(&cfg), config_error_text(&cfg));
-		config_destroy(&cfg);
-		return GF_E_CONFIG;
+	struct gf_errbuf why;
+	/* @include resolves as when the file was read, through the same checks */
+	int perr = gf_config_parse_text(&cfg, d->cfg->text, d->cfg->path, &why);
+	if (perr) {
+		gf_errbuf_set(eb, "the running config's text does not parse alone (%s); use SetConfig",
+			      why.msg);
+		return perr;
 	}
 	config_setting_t *root = config_root_setting(&cfg);
 	for (uint32_t i = 0; i < n; i++)
@@ -370,51 +393,130 @@ static int unix_path(const struct gf_config *c, char *path, size_t len)
 	return path[0] != '\0';
 }
 
+/* Listen at @p path (none: "") and on @p port; the WebSocket is dropped, and said so, where TCP
+ * cannot be had (the service's sandbox, a port in use) and the Unix socket can serve alone. */
+static int server_bind(struct gf_dm_api *a, const struct gf_config *c, const char *path, const char *addr,
+		       int *port, struct gf_errbuf *eb)
+{
+	struct gf_api_server_params p = {.unix_path = path[0] ? path : NULL,
+					 .address = addr,
+					 .port = *port,
+					 .allowed_origins = (const char *const *)c->control_allowed_origins,
+					 .n_allowed_origins = c->n_control_allowed_origins};
+	int err = gf_api_server_new(&a->srv, a->proto, &p, eb);
+	if (err && *port && p.unix_path) {
+		gf_warn("no control API WebSocket: %s", eb->msg);
+		p.port = *port = 0;
+		err = gf_api_server_new(&a->srv, a->proto, &p, eb);
+	}
+	return err;
+}
+
+/* A move drops every client: it waits until the requester's reply is written (a reload that
+ * moves the sockets follows the config before it answers), at most API_MOVE_WAIT_MS. */
+static int move_now(struct gf_dm_api *a)
+{
+	int64_t now = gf_now_ms();
+	if (!a->move_due_ms)
+		a->move_due_ms = now + API_MOVE_WAIT_MS;
+	if ((a->running_token || gf_api_server_unsent(a->srv)) && now < a->move_due_ms)
+		return 0;
+	a->move_due_ms = 0;
+	return 1;
+}
+
+static void server_log(const struct gf_dm_api *a)
+{
+	if (a->path[0])
+		gf_info("control API: %s", a->path);
+	int wide = strcmp(a->address, "127.0.0.1") && strcmp(a->address, "::1");
+	if (a->port)
+		gf_info("control API WebSocket: ws://%s:%d/%s", a->address, a->port,
+			wide ? " (not loopback: reachable from the network; clients must Authenticate)" : "");
+	if (a->port && wide && !a->has_key)
+		gf_warn("control API WebSocket beyond loopback without a control key: no client can "
+			"Authenticate, so none may send a command (set control_key_file, or run as the "
+			"service with its StateDirectory)");
+}
+
+/* Follow the config; where the new sockets cannot be bound, the old ones are bound again. */
 static void server_open(struct daemon *d, struct gf_dm_api *a)
 {
 	char path[512];
-	int has_unix = unix_path(d->cfg, path, sizeof(path));
+	unix_path(d->cfg, path, sizeof(path));
 	const char *addr = d->cfg->control_address ? d->cfg->control_address : GF_API_DEFAULT_ADDRESS;
 	int port = d->cfg->control_port;
 	char origins[sizeof(a->origins)] = "";
 	for (uint32_t i = 0, n = 0; i < d->cfg->n_control_allowed_origins && n < sizeof(origins); i++)
 		n += (uint32_t)snprintf(origins + n, sizeof(origins) - n, "%s ",
 					d->cfg->control_allowed_origins[i]);
-	if (a->srv && strcmp(a->path, path) == 0 && a->port == port && strcmp(a->address, addr) == 0 &&
-	    strcmp(a->origins, origins) == 0)
+	int same = strcmp(a->path, path) == 0 && a->port == port && strcmp(a->address, addr) == 0 &&
+		   strcmp(a->origins, origins) == 0;
+	if (a->srv && (same || !move_now(a))) {
+		a->move_due_ms = same ? 0 : a->move_due_ms;
 		return;
-	gf_api_server_free(a->srv);
+	}
+	char old_path[sizeof(a->path)], old_addr[sizeof(a->address)];
+	int old_port = a->port, had = a->srv != NULL;
+	snprintf(old_path, sizeof(old_path), "%s", a->path);
+	snprintf(old_addr, sizeof(old_addr), "%s", a->address);
+	gf_api_server_free(a->srv); /* first: the same TCP port on another address would clash */
 	a->srv = NULL;
+	struct gf_errbuf eb = {{0}};
+	if ((path[0] || port) && server_bind(a, d->cfg, path, addr, &port, &eb) != 0) {
+		if (!had) {
+			gf_warn("no control API: %s", eb.msg);
+		} else {
+			gf_warn("control API stays where it was: %s", eb.msg);
+			snprintf(path, sizeof(path), "%s", old_path);
+			addr = old_addr;
+			port = old_port;
+			if (server_bind(a, d->cfg, path, addr, &port, &eb) != 0)
+				gf_warn("no control API: %s", eb.msg);
+		}
+	}
 	snprintf(a->path, sizeof(a->path), "%s", path);
 	snprintf(a->address, sizeof(a->address), "%s", addr);
 	snprintf(a->origins, sizeof(a->origins), "%s", origins);
 	a->port = port;
-	if (!has_unix && !port)
+	if (a->srv)
+		server_log(a);
+}
+
+/* SetConfig's control socket, where it moves: bound now and let go, so that a path that cannot
+ * be (a regular file there, a folder that does not exist) is refused before anything changes. */
+static int probe_unix(const struct daemon *d, const struct gf_config *c, struct gf_errbuf *eb)
+{
+	char path[512];
+	if (!d->api || !unix_path(c, path, sizeof(path)) || strcmp(path, d->api->path) == 0)
+		return 0;
+	struct gf_api_server *s = NULL;
+	struct gf_api_server_params p = {.unix_path = path};
+	struct gf_errbuf why = {{0}};
+	int err = gf_api_server_new(&s, d->api->proto, &p, &why);
+	gf_api_server_free(s);
+	if (err)
+		gf_errbuf_set(eb, "control_socket: cannot listen at %s: %s", path, why.msg);
+	return err;
+}
+
+/* The control key, at start and again when a reload names another file. */
+static void key_follow(struct daemon *d, struct gf_dm_api *a)
+{
+	const char *f = d->cfg->control_key_file ? d->cfg->control_key_file : "";
+	if (a->key_read && strcmp(a->key_file, f) == 0)
 		return;
-	struct gf_api_server_params p = {.unix_path = has_unix ? path : NULL,
-					 .address = addr,
-					 .port = port,
-					 .allowed_origins =
-						 (const char *const *)d->cfg->control_allowed_origins,
-					 .n_allowed_origins = d->cfg->n_control_allowed_origins};
+	char key[160];
 	struct gf_errbuf eb = {{0}};
-	if (gf_api_server_new(&a->srv, a->proto, &p, &eb) != 0 && port && has_unix) {
-		/* No TCP (the service's sandbox, a port in use): the Unix socket alone. */
-		gf_warn("no control API WebSocket: %s", eb.msg);
-		p.port = port = 0;
-		gf_api_server_new(&a->srv, a->proto, &p, &eb);
-	}
-	if (!a->srv) {
-		gf_warn("no control API: %s", eb.msg);
-		return;
-	}
-	if (has_unix)
-		gf_info("control API: %s", path);
-	if (port)
-		gf_info("control API WebSocket: ws://%s:%d/%s", addr, port,
-			strcmp(addr, "127.0.0.1") && strcmp(addr, "::1")
-				? " (not loopback: reachable from the network)"
-				: "");
+	if (gf_dm_key_load(d->cfg, key, sizeof(key), &eb) != 0)
+		gf_warn("no control key: %s (only the daemon's own user and root may change protected "
+			"settings)",
+			eb.msg);
+	a->has_key = !eb.msg[0] && key[0];
+	gf_api_set_key(a->proto, a->has_key ? key : "");
+	memset(key, 0, sizeof(key));
+	snprintf(a->key_file, sizeof(a->key_file), "%s", f);
+	a->key_read = 1;
 }
 
 void gf_dm_api_open(struct daemon *d)
@@ -449,6 +551,7 @@ void gf_dm_api_open(struct daemon *d)
 		a->wait_ms = -1;
 		d->api = a;
 	}
+	key_follow(d, d->api);
 	server_open(d, d->api);
 }
 
@@ -515,6 +618,11 @@ void gf_dm_api_serve(struct daemon *d, const struct pollfd *p, int n)
 	track_config(d, a);
 	request_due(d, a);
 	a->wait_ms = a->srv ? gf_api_server_service(a->srv, p, n) : -1;
+	if (a->move_due_ms) { /* waits for a reply to be written: look again soon */
+		server_open(d, a);
+		if (a->move_due_ms && (a->wait_ms < 0 || a->wait_ms > 10))
+			a->wait_ms = 10;
+	}
 }
 
 void gf_dm_api_reload_done(struct daemon *d, const struct gf_reload_result *r)

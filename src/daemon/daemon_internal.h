@@ -256,8 +256,12 @@ void gf_dm_volume_status(struct daemon *d, char *buf, size_t len);
 const char *gf_dm_state_name(const struct daemon *d);
 /** Send STATUS= if it changed (at most every STATUS_EVERY_MS unless @p force). */
 void gf_dm_status_update(struct daemon *d, int force);
-/** Open the configured status socket (or the service's runtime directory's). */
+/** Open the configured status socket (or the service's runtime directory's); a new path that
+ *  cannot be bound keeps the old socket. Moves the control API's sockets too. */
 void gf_dm_status_open(struct daemon *d);
+/** Bind the status socket @p c asks for, if it is not the running one, and let it go: SetConfig's
+ *  check that a move will work. @return 0, or an error naming status_socket in @p eb */
+int gf_dm_status_probe(const struct daemon *d, const struct gf_config *c, struct gf_errbuf *eb);
 /** Answer one status query. */
 void gf_dm_status_serve(struct daemon *d);
 /** Every STATUS_RECHECK_MS: make the status socket again if its file was removed or replaced. */
@@ -273,8 +277,15 @@ void gf_dm_latency_check(struct daemon *d);
 /** Start a reload (@p text: of that config text, else of the file); reload_done reports it. */
 void gf_dm_reload_begin(struct daemon *d, const char *trigger, const char *text);
 
+/* daemon_key.c */
+/** The control key into @p key: read from control_key_file (else $STATE_DIRECTORY/control.key), or
+ *  made there at first start; "" when there is no such place. @return 0 or an error naming the file */
+int gf_dm_key_load(const struct gf_config *c, char *key, size_t len, struct gf_errbuf *eb);
+
 /* daemon_api.c: the control API (docs/api.md) on the control thread */
-/** Open, reopen or close the control API's sockets as d->cfg says. */
+/** Open, reopen or close the control API's sockets as d->cfg says. A move waits (up to
+ *  API_MOVE_WAIT_MS) until the requester's reply is written; a new address that cannot be bound
+ *  keeps the old sockets. */
 void gf_dm_api_open(struct daemon *d);
 void gf_dm_api_close(struct daemon *d);
 /** Its descriptors to poll. @return how many of @p max were filled */

@@ -337,27 +337,56 @@ void gf_dm_status_serve(struct daemon *d)
 	gf_status_server_serve(d->status, buf);
 }
 
-/* The configured status socket, or the service's RuntimeDirectory (/run/gpufir). */
+/* The status socket @p c asks for: status_socket, or the service's RuntimeDirectory (/run/gpufir).
+ * @return 0 when there is none */
+static int status_path(const struct gf_config *c, char *path, size_t len)
+{
+	const char *rt = getenv("RUNTIME_DIRECTORY");
+	if (c->status_socket)
+		snprintf(path, len, "%s", c->status_socket);
+	else if (rt && *rt && !strchr(rt, ':')) /* several directories: ':'-separated */
+		snprintf(path, len, "%s/status", rt);
+	else
+		return 0;
+	return 1;
+}
+
+/* The new path is bound before the old socket goes: one that cannot be keeps the old. */
 void gf_dm_status_open(struct daemon *d)
 {
 	char path[512];
-	const char *rt = getenv("RUNTIME_DIRECTORY");
 	struct gf_errbuf eb = {{0}};
 	gf_dm_api_open(d); /* the control API's sockets follow the config too */
-	if (d->cfg->status_socket)
-		snprintf(path, sizeof(path), "%s", d->cfg->status_socket);
-	else if (rt && *rt && !strchr(rt, ':')) /* several directories: ':'-separated */
-		snprintf(path, sizeof(path), "%s/status", rt);
-	else
+	if (!status_path(d->cfg, path, sizeof(path)))
 		return;
 	if (d->status && strcmp(gf_status_server_path(d->status), path) == 0)
 		return;
+	struct gf_status_server *s = NULL;
+	if (gf_status_server_new(&s, path, &eb) != 0) {
+		if (d->status)
+			gf_warn("status socket stays at %s: %s", gf_status_server_path(d->status), eb.msg);
+		else
+			gf_warn("no status socket: %s", eb.msg);
+		return;
+	}
 	gf_status_server_free(d->status);
-	d->status = NULL;
-	if (gf_status_server_new(&d->status, path, &eb) == 0)
-		gf_info("status socket: %s", path);
-	else
-		gf_warn("no status socket: %s", eb.msg);
+	d->status = s;
+	gf_info("status socket: %s", path);
+}
+
+int gf_dm_status_probe(const struct daemon *d, const struct gf_config *c, struct gf_errbuf *eb)
+{
+	char path[512];
+	if (!status_path(c, path, sizeof(path)) ||
+	    (d->status && strcmp(gf_status_server_path(d->status), path) == 0))
+		return 0;
+	struct gf_status_server *s = NULL;
+	struct gf_errbuf why = {{0}};
+	int err = gf_status_server_new(&s, path, &why);
+	gf_status_server_free(s);
+	if (err)
+		gf_errbuf_set(eb, "status_socket: cannot listen at %s: %s", path, why.msg);
+	return err;
 }
 
 /*

@@ -106,9 +106,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					 .get_mute = gm,
 					 .set_mute = sm,
 					 .levels = lv};
-		if (gf_api_new(&a, &ops))
+		if (gf_api_new(&a, &ops) || gf_api_set_key(a, "k0123456789abcdef0123"))
 			abort();
 	}
+	/* every standing: a guest, the owner, a locked client (a WebSocket beyond loopback) */
+	if (gf_api_client_standing(a, (void *)1, (enum gf_api_standing)(size % 3)))
+		abort();
 	pending = 0;
 	gf_api_handle(a, (void *)1, check, (const char *)data, size);
 	if (pending)

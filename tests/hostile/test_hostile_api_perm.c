@@ -137,14 +137,7 @@ int main(void)
 	if (st.st_mode & 077)
 		gf_daemon_die(&dm, "the control socket is open to others under umask 077");
 
-	pid_t pid = fork();
-	CHECK(pid >= 0);
-	if (pid == 0) {
-		fflush(stdout);
-		_exit(child());
-	}
-	int ws;
-	CHECK(waitpid(pid, &ws, 0) == pid);
+	int ws = gf_test_fork_wait(child);
 	if (!WIFEXITED(ws) || WEXITSTATUS(ws) != C_OK) {
 		printf("the unprivileged child: status 0x%x\n", ws);
 		gf_daemon_die(&dm, "an unprivileged user was not refused with EACCES");

@@ -43,6 +43,12 @@
  *      as mid-file, and the two impulses as far apart as in the file (the
  *      resampler's ringing before frame 0 was cut: -0.5 dB at DC, -3.55 dB
  *      for one frame at 8 kHz)
+ *  19  absolute @include (issue 38): libconfig 1.5 opened
+ *      `<config dir>/<absolute path>`, not the path the pre-scan checked. An
+ *      ordinary absolute include of an existing file loads; where that shadow
+ *      path is a directory (libconfig exit(2)), a FIFO (a hang) or another
+ *      file (parsed past the checks), the file named is what loads; a file
+ *      that includes itself is refused as a cycle
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -612,6 +618,80 @@ static void case18(void)
 	}
 }
 
+/* Make every folder of @p path (mkdir -p). */
+static void mkdirs(const char *path)
+{
+	char *p = strdup(path);
+	for (char *q = p + 1; *q; q++)
+		if (*q == '/') {
+			*q = '\0';
+			mkdir(p, 0755);
+			*q = '/';
+		}
+	mkdir(p, 0755);
+	free(p);
+}
+
+/* Load main.conf, which includes @p inc by its absolute path; the loaded gain must be @p want. */
+static void expect_abs(const char *what, const char *inc, double want)
+{
+	char text[1024];
+	snprintf(text, sizeof(text),
+		 "@include \"%s\"\nfilters = ({name=\"a\"; coeffs=[1.0];});\nchain=[\"a\"];\n", inc);
+	char *p = conf("abs_main.conf", text);
+	struct gf_config *c = NULL;
+	struct gf_errbuf eb = {""};
+	alarm(10);
+	int r = gf_config_load(p, &c, &eb);
+	alarm(0);
+	printf("case 19 (%s): %s %s\n", what, r ? "refused:" : "loads", eb.msg);
+	fflush(stdout);
+	CHECK(r == 0);
+	CHECK(c && fabs(c->volume_db - want) < 1e-9);
+	gf_config_free(c);
+	free(p);
+}
+
+static void case19(void)
+{
+	char *abs = gf_test_path(dir, "abs");
+	CHECK(mkdir(abs, 0755) == 0);
+	/* where libconfig 1.5 looked: the config's folder + the absolute path */
+	char shadow[1024];
+	snprintf(shadow, sizeof(shadow), "%s%s", dir, abs);
+	mkdirs(shadow);
+	char *real = gf_test_write_text_in(abs, "plain.conf", "volume_db = -1.0;\n");
+	expect_abs("an absolute @include of an existing file", real, -1.0);
+	free(real);
+
+	real = gf_test_write_text_in(abs, "dir.conf", "volume_db = -2.0;\n");
+	char *sh = gf_test_path(shadow, "dir.conf");
+	CHECK(mkdir(sh, 0755) == 0);
+	expect_abs("the shadow path a directory", real, -2.0);
+	free(real);
+	free(sh);
+
+	real = gf_test_write_text_in(abs, "fifo.conf", "volume_db = -3.0;\n");
+	sh = gf_test_path(shadow, "fifo.conf");
+	CHECK(mkfifo(sh, 0600) == 0);
+	expect_abs("the shadow path a FIFO", real, -3.0);
+	free(real);
+	free(sh);
+
+	real = gf_test_write_text_in(abs, "other.conf", "volume_db = -4.0;\n");
+	free(gf_test_write_text_in(shadow, "other.conf", "volume_db = -40.0;\n"));
+	expect_abs("the shadow path another file", real, -4.0);
+	free(real);
+
+	char self[1024];
+	snprintf(self, sizeof(self), "@include \"%s/self.conf\"\n", abs);
+	free(gf_test_write_text_in(abs, "self.conf", self));
+	char *p = conf("abs_self.conf", self);
+	expect_fail(19, "an absolute @include that includes itself", p, "a cycle");
+	free(p);
+	free(abs);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0); /* a hang's _exit keeps what was printed */
@@ -629,6 +709,7 @@ int main(void)
 	case16();
 	case17();
 	case18();
+	case19();
 	gf_test_rmtree(dir);
 	free(dir);
 	printf("ok\n");

@@ -135,6 +135,18 @@ char *gf_test_tmpdir(const char *tag)
 	return strdup(p);
 }
 
+int gf_test_fork_wait(int (*fn)(void))
+{
+	fflush(stdout);
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0)
+		_exit(fn());
+	int st;
+	CHECK(waitpid(pid, &st, 0) == pid);
+	return st;
+}
+
 void gf_test_rmtree(const char *dir)
 {
 	const char *keep = getenv("GPUFIR_TEST_KEEP");

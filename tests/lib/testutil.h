@@ -68,6 +68,10 @@ double gf_test_rel_l2(const float *got, const double *ref, size_t n);
 /** Print "SKIP: why" and exit 77 (CTest SKIP_RETURN_CODE). */
 void gf_test_skip(const char *why) __attribute__((noreturn));
 
+/** Run @p fn in a forked child (what was printed flushed first: it is not printed twice) and
+ *  wait for it: its status, as waitpid gives it. */
+int gf_test_fork_wait(int (*fn)(void));
+
 /** Skip the test (77) unless CUDA device 0 is usable (gf_cuda_probe); else print "device: ...". */
 void gf_test_need_gpu(void);
 

@@ -61,6 +61,9 @@ static int f_config_text(void *ctx, int previous, const char **text, struct gf_e
 
 static int f_validate(void *ctx, const char *text, struct gf_errbuf *eb)
 {
+	struct fake *f = ctx;
+	if (f->api)
+		f->owner = gf_api_caller_is_owner(f->api);
 	if (strstr(text, "bad")) {
 		gf_errbuf_set(eb, "<string>:1: bad setting");
 		return GF_E_CONFIG;

@@ -273,6 +273,64 @@ static void test_invalid(struct gf_api *a)
 }
 
 /* With no ops at all, every op-backed command says it is not available. */
+/* ValidateConfig from @p client: Ok, and whether the op saw the owner. */
+static int validate_as(struct gf_api *a, struct fake *f, void *client)
+{
+	json_t *r = ask(a, client, "{\"ValidateConfig\": \"a = 1;\"}");
+	body_of(r, "ValidateConfig", "Ok");
+	json_decref(r);
+	return f->owner;
+}
+
+/* A client's standing: a guest by default, the owner when its transport says so or after
+ * Authenticate with the key; a locked client (a WebSocket beyond loopback) may do nothing else
+ * first; a client gone is forgotten. */
+static void test_standing(struct gf_api *a, struct fake *f)
+{
+	void *guest = (void *)20, *owner = (void *)21, *keyed = (void *)22, *locked = (void *)23;
+	CHECK(validate_as(a, f, guest) == 0);
+	gf_api_client_standing(a, owner, GF_API_OWNER);
+	CHECK(validate_as(a, f, owner) == 1);
+	CHECK(gf_api_caller_is_owner(a) == 0); /* only while an op runs */
+	json_t *r = ask(a, keyed, "{\"Authenticate\": \"anything\"}");
+	CHECK(strstr(
+		json_string_value(json_object_get(body_of(r, "Authenticate", "InvalidValueError"), "value")),
+		"no control key"));
+	json_decref(r);
+	CHECK_OK(gf_api_set_key(a, "k0123456789abcdef0123"));
+	r = ask(a, keyed, "{\"Authenticate\": \"k0123456789abcdef0124\"}");
+	CHECK(strstr(
+		json_string_value(json_object_get(body_of(r, "Authenticate", "InvalidValueError"), "value")),
+		"wrong control key"));
+	json_decref(r);
+	CHECK(validate_as(a, f, keyed) == 0);
+	r = ask(a, keyed, "{\"Authenticate\": \"k0123456789abcdef0123\"}");
+	body_of(r, "Authenticate", "Ok");
+	json_decref(r);
+	CHECK(validate_as(a, f, keyed) == 1);
+	gf_api_client_gone(a, keyed);
+	CHECK(validate_as(a, f, keyed) == 0);
+
+	gf_api_client_standing(a, locked, GF_API_LOCKED);
+	r = ask(a, locked, "\"GetState\"");
+	CHECK(strstr(
+		json_string_value(json_object_get(body_of(r, "GetState", "InvalidRequestError"), "value")),
+		"Authenticate"));
+	json_decref(r);
+	r = ask(a, locked, "\"GetVersion\"");
+	body_of(r, "GetVersion", "Ok");
+	json_decref(r);
+	r = ask(a, locked, "{\"Authenticate\": \"k0123456789abcdef0123\"}");
+	body_of(r, "Authenticate", "Ok");
+	json_decref(r);
+	r = ask(a, locked, "\"GetState\"");
+	body_of(r, "GetState", "Ok");
+	json_decref(r);
+	gf_api_client_gone(a, owner);
+	gf_api_client_gone(a, locked);
+	CHECK_OK(gf_api_set_key(a, NULL));
+}
+
 static void test_no_ops(void)
 {
 	struct gf_api *a;
@@ -295,12 +353,14 @@ int main(void)
 	struct gf_api_ops ops = fake_ops(&f);
 	struct gf_api *a;
 	CHECK_OK(gf_api_new(&a, &ops));
+	f.api = a;
 	test_status_commands(a);
 	test_devices(a, &f);
 	test_config_commands(a, &f);
 	test_volume(a, &f);
 	test_levels(a, &f);
 	test_invalid(a);
+	test_standing(a, &f);
 	test_no_ops();
 	test_unix_transport(a);
 	clear();
