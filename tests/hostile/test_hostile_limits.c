@@ -1,7 +1,7 @@
 /*
  * Hostile round four: designs and small limits whose answer was wrong, in
- * process through gf_config_load / gf_config_build (what a reload runs).
- * Each case prints what it tried.
+ * process through gf_config_load / gf_config_build (what a reload runs) and
+ * the daemon's state file reader. Each case prints what it tried.
  *
  *   1  close notches (50, 100, 150 Hz, Q 5; four at 200..440 Hz, Q 10),
  *      whose divided-out zeros multiply into peaks no double-precision FFT
@@ -10,13 +10,23 @@
  *      deep (they were refused: "would need more than 1048575 taps")
  *   2  a high-pass at 23999.999 Hz (48 kHz) is refused with advice to lower
  *      its frequency (it used to say "raise")
+ *   3  Preamp: lines add: four of 30 dB, and a config's preamp_db of 20 with
+ *      a file's 20, are refused (+120 dB was taken); two of -6 give -12
+ *   4  a mixer of routing alone, with no filters: loads and builds (it failed
+ *      with "filters: missing")
+ *   5  the state file: one over its 4096 bytes is ignored with a warning in
+ *      bytes (it said "larger than 0 MiB"); volume_db = 0x10 is ignored (it
+ *      was taken as 16 dB), as are inf and 1e1x
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <math.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "config.h"
+#include "daemon_control.h"
+#include "daemon_internal.h"
 #include "error.h"
 #include "peq.h"
 #include "response.h"
@@ -125,12 +135,120 @@ static void case2(void)
 	free(p);
 }
 
+static void case3(void)
+{
+	free(conf("four.txt", "Preamp: 30 dB\nPreamp: 30 dB\nPreamp: 30 dB\nPreamp: 30 dB\n"));
+	free(conf("twenty.txt", "Preamp: 20 dB\nFilter 1: ON PK Fc 1000 Hz Gain -3 dB Q 1\n"));
+	free(conf("minus.txt", "Preamp: -6 dB\nPreamp: -6 dB\nFilter 1: ON PK Fc 1000 Hz Gain -3 dB Q 1\n"));
+	char *p = conf("p4.conf", "filters = ( { name = \"eq\"; design = \"peq\"; file = \"four.txt\"; } );\n"
+				  "chain = [\"eq\"];\n");
+	expect_fail(3, "four Preamp: lines of 30 dB", p, "four.txt:2: Preamp: the preamps add up to 60 dB",
+		    NULL);
+	free(p);
+	p = conf("p2.conf", "filters = ( { name = \"eq\"; design = \"peq\"; file = \"twenty.txt\"; "
+			    "preamp_db = 20.0; } );\nchain = [\"eq\"];\n");
+	expect_fail(3, "preamp_db 20 and a file's Preamp: 20 dB", p, "add up to 40 dB", NULL);
+	free(p);
+	p = conf("pm.conf", "filters = ( { name = \"eq\"; design = \"peq\"; file = \"minus.txt\"; } );\n"
+			    "chain = [\"eq\"];\n");
+	struct gf_config *c;
+	struct gf_filter_set *fs;
+	struct gf_errbuf eb = {""};
+	CHECK_OK_EB(load_build(p, &c, &fs, &eb), &eb);
+	double dc = 0.0; /* a peaking band passes DC as it is: the preamp alone */
+	for (uint32_t k = 0; k < fs->taps; k++)
+		dc += gf_filter_set_channel(fs, 0)[k];
+	printf("case 3 (two Preamp: lines of -6 dB): DC %.3f dB\n", 20.0 * log10(dc));
+	CHECK(fabs(20.0 * log10(dc) + 12.0) < 0.01);
+	gf_filter_set_free(fs);
+	gf_config_free(c);
+	free(p);
+}
+
+static void case4(void)
+{
+	char *p = conf("route.conf",
+		       "mixer = { inputs = 2; outputs = 2; paths = (\n"
+		       "  { in = 0; out = 1; }, { in = 1; out = 0; gain_db = -6.0; invert = true; } ); };\n");
+	struct gf_config *c;
+	struct gf_filter_set *fs;
+	struct gf_errbuf eb = {""};
+	int r = load_build(p, &c, &fs, &eb);
+	printf("case 4 (a routing mixer without filters): %s %s\n", r ? "REFUSED" : "built", eb.msg);
+	CHECK_OK_EB(r, &eb);
+	CHECK(fs->channels == 2 && fs->path_out[0] == 1 && fs->path_out[1] == 0);
+	CHECK(fabs(gf_filter_set_channel(fs, 1)[0] + 0.501187f) < 1e-5f);
+	gf_filter_set_free(fs);
+	gf_config_free(c);
+	free(p);
+	p = conf(
+		"route2.conf",
+		"mixer = { inputs = 1; outputs = 1; paths = ( { in = 0; out = 0; chain = [\"x\"]; } ); };\n");
+	expect_fail(4, "a routing mixer naming a filter that is not there", p, "\"x\"", NULL);
+	free(p);
+}
+
+/* The daemon's start-up volume with the state file @p text (@p len bytes); its log in @p log. */
+static double start_volume(const char *text, size_t len, char *log, size_t log_size)
+{
+	char *state = gf_test_path(dir, "state"), *logf = gf_test_path(dir, "log");
+	gf_test_write_file(state, text, len);
+	char cfg[1024];
+	snprintf(cfg, sizeof(cfg),
+		 "filters = ( { name = \"g\"; design = \"identity\"; } );\nchain = [\"g\"];\n"
+		 "volume_db = -6.0;\nstate_file = \"%s\";\n",
+		 state);
+	struct daemon d;
+	memset(&d, 0, sizeof(d));
+	struct gf_errbuf eb = {""};
+	CHECK_OK_EB(gf_config_load_string(cfg, dir, &d.cfg, &eb), &eb);
+	/* the warning goes to stderr: into a file while the volume starts */
+	fflush(stderr);
+	int saved = dup(2), fd = open(logf, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	CHECK(saved >= 0 && fd >= 0 && dup2(fd, 2) == 2);
+	struct gf_dm_volume_result r;
+	CHECK_OK(gf_daemon_volume_get(&d, &r, &eb));
+	fflush(stderr);
+	CHECK(dup2(saved, 2) == 2);
+	close(fd), close(saved);
+	log[0] = '\0';
+	gf_test_read_file(logf, log, log_size);
+	gf_dm_volume_free(&d, 1);
+	gf_config_free(d.cfg);
+	free(state), free(logf);
+	return r.volume_db;
+}
+
+static void case5(void)
+{
+	char log[2048], big[5000];
+	memset(big, '#', sizeof(big));
+	big[sizeof(big) - 1] = '\n';
+	double v = start_volume(big, sizeof(big), log, sizeof(log));
+	printf("case 5 (a 5000-byte state file): %.1f dB; %s", v, log);
+	CHECK(v == -6.0 && strstr(log, "larger than 4096 bytes") && !strstr(log, "0 MiB"));
+	const char *bad[] = {"volume_db = 0x10\nmute = 0\n", "volume_db = inf\nmute = 0\n",
+			     "volume_db = 1e1x\nmute = 0\n", "volume_db = -3\nmute = 0x1\n"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		v = start_volume(bad[i], strlen(bad[i]), log, sizeof(log));
+		printf("case 5 (%.*s): %.1f dB; %s", (int)strcspn(bad[i], "\n"), bad[i], v, log);
+		CHECK(v == -6.0 && strstr(log, "corrupt"));
+	}
+	const char *good = "volume_db = -12.5\nmute = 0\n";
+	v = start_volume(good, strlen(good), log, sizeof(log));
+	printf("case 5 (volume_db = -12.5): %.1f dB\n", v);
+	CHECK(v == -12.5);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	dir = gf_test_tmpdir("hostile-limits");
 	case1();
 	case2();
+	case3();
+	case4();
+	case5();
 	gf_test_rmtree(dir);
 	free(dir);
 	printf("ok\n");
