@@ -172,6 +172,8 @@ static int run_batch(const struct gf_cli *cli)
 		gf_err("%s", eb.msg[0] ? eb.msg : gf_strerror(err));
 		gf_offline_jobs_free(&jobs);
 		return err == GF_E_INVAL ? GF_EXIT_USAGE : gf_exit_code(err);
+		if (err == GF_E_NOMEM) /* the list did not fit: nothing ran (docs/usage.md) */
+			return GF_EXIT_FAILURE;
 	}
 	struct gf_offline_batch_opts bo = {
 		.base = offline_opts(cli),
