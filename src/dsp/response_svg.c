@@ -302,8 +302,12 @@ static void header(FILE *o, double height, const char *title, const struct gf_pl
 		fprintf(o,
 			"<g class=\"legend\"><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
 			"stroke=\"%s\" "
-			"stroke-width=\"3\"/><text x=\"%.1f\" y=\"%.1f\">%s %u</text></g>\n",
-			x, y - 5.0, x + 26.0, y - 5.0, colours[c % N_COLOURS], x + 32.0, y, word, c);
+			"stroke-width=\"3\"/><text x=\"%.1f\" y=\"%.1f\">",
+			x, y - 5.0, x + 26.0, y - 5.0, colours[c % N_COLOURS], x + 32.0, y);
+		if (t->labels)
+			fprintf(o, "%s</text></g>\n", t->labels[c]);
+		else
+			fprintf(o, "%s %u</text></g>\n", word, c);
 	}
 }
 
