@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "response.h"
 #include "response_view.h"
@@ -29,15 +30,22 @@ static const char *fmt_db(char *buf, size_t size, double x)
 	return buf;
 }
 
+/* "channel 0:", the start of a FIR's line (padded by the caller). */
+static const char *fmt_label(char *buf, size_t size, const char *what, uint32_t n)
+{
+	snprintf(buf, size, "%s %u:", what, n);
+	return buf;
+}
+
 /* "channel 0:    DC ...": @p what and @p n name the FIR ("channel", or a mixer's "output"). */
 static void print_stats(FILE *out, const char *what, uint32_t n, const struct gf_response_stats *st,
 			double rate)
 {
 	char a[32], b[32], d[32], label[32];
-	snprintf(label, sizeof(label), "%s %u:", what, n);
-	fprintf(out, "  %-13s DC %s (%.6g), peak %s at %.1f Hz, worst case %s (sum |h| = %.6g)", label,
-		fmt_db(a, sizeof(a), fabs(st->dc_gain)), st->dc_gain, fmt_db(b, sizeof(b), st->peak_gain),
-		st->peak_hz, fmt_db(d, sizeof(d), st->abs_sum), st->abs_sum);
+	fprintf(out, "  %-13s DC %s (%.6g), peak %s at %.1f Hz, worst case %s (sum |h| = %.6g)",
+		fmt_label(label, sizeof(label), what, n), fmt_db(a, sizeof(a), fabs(st->dc_gain)),
+		st->dc_gain, fmt_db(b, sizeof(b), st->peak_gain), st->peak_hz,
+		fmt_db(d, sizeof(d), st->abs_sum), st->abs_sum);
 	if (isfinite(st->delay_samples))
 		fprintf(out, ", passband delay %.1f samples (%.3f ms)\n", st->delay_samples,
 			1000.0 * st->delay_samples / rate);
@@ -53,10 +61,14 @@ static void print_warning(FILE *out, const char *what, uint32_t n, const struct 
 		return;
 	/* rounded up to 0.1 dB so that the suggested value really is enough */
 	double fix = -ceil(peak_db * 10.0) / 10.0, fix_all = -ceil(worst_db * 10.0) / 10.0;
+	/* a mixer's output has no gain_db of its own: its paths' gains move together */
+	int output = strcmp(what, "output") == 0;
+	const char *by = output ? "its paths' gain_db lowered by" : "gain_db =";
+	double sign = output ? -1.0 : 1.0;
 	fprintf(out,
-		"  warning:      %s %u can clip: its gain peaks at %+.2f dB; gain_db = %.1f keeps "
-		"a full-scale sine below 0 dBFS, gain_db = %.1f any full-scale signal\n",
-		what, n, peak_db, fix, fix_all);
+		"  warning:      %s %u can clip: its gain peaks at %+.2f dB; %s %.1f keeps "
+		"a full-scale sine below 0 dBFS, %s %.1f any full-scale signal\n",
+		what, n, peak_db, by, sign * fix, by, sign * fix_all);
 }
 
 /* An output whose sum is past the analysed ones: the figures that cost one pass over its taps. */
@@ -67,7 +79,7 @@ static void print_output_cheap(FILE *out, const struct gf_response_view *v, uint
 	char a[32], d[32], label[32];
 	for (uint32_t k = 0; k < v->taps; k++)
 		dc += h[k];
-	snprintf(label, sizeof(label), "output %u:", o);
+	fmt_label(label, sizeof(label), "output", o);
 	fprintf(out,
 		"  %-13s DC %s (%.6g), worst case %s (sum |h| = %.6g); peak and delay not computed "
 		"(only the first %u distinct sums are)\n",
@@ -101,7 +113,9 @@ static void print_mixer(FILE *out, const struct gf_filter_set *fs, const struct 
 	for (uint32_t o = 0; o < v->outputs; o++) {
 		uint32_t d = v->of_output[o];
 		if (!v->n_firs[o]) {
-			fprintf(out, "  output %u:    no path: silence\n", o);
+			char label[32];
+			fprintf(out, "  %-13s no path: silence\n",
+				fmt_label(label, sizeof(label), "output", o));
 		} else if (d < n && !isnan(st[d].peak_gain)) {
 			struct gf_response_stats s = st[d];
 			s.abs_sum = v->abs_sum[o];

@@ -282,6 +282,16 @@ static void case7(void)
 	CHECK(st.st_size < 1000000);
 	CHECK(strstr(head, "mixer of 4096 paths") && strstr(head, "the first 16 drawn"));
 	CHECK(t < 10.0);
+	/* An output that clips: the advice moves its paths' gains (an output has no gain_db). */
+	gf_test_write_text("mix2.conf", "mixer = { inputs = 2; outputs = 3; paths = ( { in = 0; out = 0; },\n"
+					"  { in = 1; out = 0; gain_db = 3.0; } ); };\n");
+	CHECK(run_tool(ARGS("--check-config", "-c", "mix2.conf"), LIMIT_NONE, 0, &r));
+	const char *w = strstr(r.out, "warning:      output 0 can clip");
+	printf("case 7 (two paths into one output, one silent): %.*s\n", w ? (int)strcspn(w, "\n") : 0,
+	       w ? w : "");
+	CHECK_RUN(&r, GF_EXIT_OK, NULL);
+	CHECK(w && strstr(w, "its paths' gain_db lowered by 7.7 keeps") &&
+	      strstr(r.out, "output 2:     no path"));
 }
 
 static void write_configs(void)
