@@ -87,7 +87,10 @@ int gf_file_read_fd(int fd, const char *path, const char *what, size_t max_bytes
 	*len = 0;
 	struct stat st;
 	if (fstat(fd, &st) != 0 || st.st_size < 0 || (unsigned long long)st.st_size > max_bytes) {
-		gf_errbuf_set(eb, "%s: the %s is larger than %zu MiB", path, what, max_bytes >> 20);
+		if (max_bytes >= (1u << 20) && !(max_bytes & ((1u << 20) - 1u)))
+			gf_errbuf_set(eb, "%s: the %s is larger than %zu MiB", path, what, max_bytes >> 20);
+		else /* a small limit (a state file's 4096 bytes) in MiB would read "0 MiB" */
+			gf_errbuf_set(eb, "%s: the %s is larger than %zu bytes", path, what, max_bytes);
 		return GF_E_IO;
 	}
 	size_t size = (size_t)st.st_size, got = 0;

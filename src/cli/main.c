@@ -23,6 +23,7 @@
 #include "log.h"
 #include "minphase.h"
 #include "offline.h"
+#include "response_view.h"
 #include "suppress_bank.h"
 #include "temp_file.h"
 #include "tools.h"
@@ -171,6 +172,8 @@ static int run_batch(const struct gf_cli *cli)
 	if (err) {
 		gf_err("%s", eb.msg[0] ? eb.msg : gf_strerror(err));
 		gf_offline_jobs_free(&jobs);
+		if (err == GF_E_NOMEM) /* the list did not fit: nothing ran (docs/usage.md) */
+			return GF_EXIT_FAILURE;
 		return err == GF_E_INVAL ? GF_EXIT_USAGE : gf_exit_code(err);
 	}
 	struct gf_offline_batch_opts bo = {
@@ -200,6 +203,9 @@ static const char *algo_name(enum gf_algo a)
 	return a == GF_ALGO_DIRECT ? "direct" : a == GF_ALGO_FFT ? "fft" : "auto";
 }
 
+/* The most shorter channels (or mixer paths) the taps line names: a mixer may have a million. */
+#define SHORTER_MAX 16u
+
 /* Taps up to the last nonzero coefficient: what the filter really needs. */
 static uint32_t effective_taps(const struct gf_filter_set *fs, uint32_t c)
 {
@@ -211,13 +217,16 @@ static uint32_t effective_taps(const struct gf_filter_set *fs, uint32_t c)
 }
 
 static void print_config_summary(FILE *out, const struct gf_config *cfg, const struct gf_filter_set *fs,
-				 uint32_t rate)
+				 const struct gf_response_view *view, uint32_t rate)
 {
 	fprintf(out, "%s: OK\n", cfg->path ? cfg->path : "built-in default configuration");
 	fprintf(out, "  sample rate:  %u Hz%s\n", rate,
 		cfg->sample_rate ? "" : " (not set; offline mode uses the file's rate)");
 	if (gf_filter_set_is_mixer(fs))
-		fprintf(out, "  channels:     %u in, %u out (mixer of %u paths; \"channel\" below: path)\n",
+		fprintf(out,
+			"  channels:     %u in, %u out (mixer of %u paths; \"channel\" below: path, "
+			"\"output\": "
+			"the sum of an output's paths)\n",
 			fs->inputs, fs->outputs, fs->channels);
 	else
 		fprintf(out, "  channels:     %u\n", fs->channels);
@@ -229,20 +238,23 @@ static void print_config_summary(FILE *out, const struct gf_config *cfg, const s
 	fputc('\n', out);
 	fprintf(out, "  taps:         %u per channel (%.1f ms)", fs->taps, 1000.0 * fs->taps / rate);
 	const char *sep = "; shorter: ";
+	uint32_t shorter = 0;
 	for (uint32_t c = 0; c < fs->channels; c++) {
 		uint32_t n = effective_taps(fs, c);
-		if (n != fs->taps) {
+		if (n != fs->taps && shorter++ < SHORTER_MAX) {
 			fprintf(out, "%schannel %u has %u", sep, c, n);
 			sep = ", ";
 		}
 	}
+	if (shorter > SHORTER_MAX)
+		fprintf(out, " and %u more", shorter - SHORTER_MAX);
 	fputc('\n', out);
 	fprintf(out, "  phase:        %s%s\n",
 		gf_config_min_phase(cfg) ? "minimum" : "as designed (linear for designs)",
 		cfg->phase == GF_PHASE_AUTO
 			? " (phase = \"auto\": as in live mode; offline uses linear phase, aligned)"
 			: "");
-	gf_tool_print_delays(out, fs, rate);
+	gf_tool_print_delays(out, fs, view, rate);
 	fprintf(out, "  engine:       backend %s, algo %s, block %u frames, crossfade %.1f ms\n",
 		backend_name(cfg->backend), algo_name(cfg->algo), cfg->block_frames, cfg->crossfade_ms);
 	if (cfg->n_files > 1) {
@@ -259,16 +271,25 @@ static int run_check_config(const struct gf_cli *cli)
 	struct gf_tool_build b;
 	struct gf_errbuf eb = {{0}};
 	struct gf_suppress_bank *bank = NULL;
+	struct gf_response_view view = {0};
 	int err = gf_tool_build(cli, &b, &eb);
 	if (!err) /* reads its noise sample: a bad one is a config error here too */
 		err = gf_config_suppress_new(b.cfg, b.rate, b.fs->channels, &bank, &eb);
+	int mixer = !err && gf_filter_set_is_mixer(b.fs);
+	if (mixer && gf_response_view_new(&view, b.fs->coeffs, b.fs->channels, b.fs->taps, b.fs->path_out,
+					  b.fs->outputs) != 0) {
+		err = GF_E_NOMEM;
+		gf_errbuf_set(&eb, "not enough memory for the mixer's response");
+	}
 	if (!err) {
-		print_config_summary(stdout, b.cfg, b.fs, b.rate);
+		const struct gf_response_view *v = mixer ? &view : NULL;
+		print_config_summary(stdout, b.cfg, b.fs, v, b.rate);
 		gf_tool_print_suppressor(stdout, b.cfg, bank, b.fs->channels, b.rate);
-		gf_tool_print_report(stdout, b.fs, b.rate);
+		gf_tool_print_report(stdout, b.fs, v, b.rate);
 	} else {
 		gf_err("%s", eb.msg[0] ? eb.msg : gf_strerror(err));
 	}
+	gf_response_view_free(&view);
 	gf_suppress_bank_free(bank);
 	gf_tool_build_free(&b);
 	if (err == GF_E_NOMEM)

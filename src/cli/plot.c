@@ -1,6 +1,7 @@
 /*
- * --plot: the final filters drawn as an SVG file (response_svg.c draws it),
- * written beside the target and renamed over it when complete.
+ * --plot: the final filters drawn as an SVG file (response_svg.c draws it; a
+ * mixer per output, response_view.c), written beside the target and renamed
+ * over it when complete.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -10,13 +11,13 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "response_svg.h"
+#include "response_view.h"
 #include "temp_file.h"
 #include "tools.h"
 
 /* The SVG into a temporary beside @p path, renamed over it when complete. */
-static int write_plot(const char *path, const struct gf_tool_build *b, const struct gf_plot_taps *pt,
-		      const char *title, struct gf_errbuf *eb)
+static int write_plot(const char *path, const struct gf_tool_build *b, const char *source,
+		      struct gf_errbuf *eb)
 {
 	struct gf_temp_file t;
 	int err = gf_temp_open(&t, path, GF_TEMP_REGULAR_ONLY, eb);
@@ -34,7 +35,9 @@ static int write_plot(const char *path, const struct gf_tool_build *b, const str
 			close(fd);
 	}
 	if (o) {
-		err = gf_response_svg(o, pt, title);
+		const struct gf_filter_set *fs = b->fs;
+		err = gf_response_plot_set(o, NULL, NULL, fs->coeffs, fs->channels, fs->taps, fs->path_out,
+					   fs->outputs, b->rate, source);
 		if (fclose(o) != 0 && !err)
 			err = GF_E_IO;
 		if (err)
@@ -53,14 +56,12 @@ int gf_tool_run_plot(const struct gf_cli *cli)
 	struct gf_errbuf eb = {{0}};
 	const char *path = cli->output ? cli->output : "response.svg";
 	int err = gf_tool_build(cli, &b, &eb);
-	if (!err) {
-		struct gf_plot_taps pt = {b.fs->coeffs, b.fs->channels, b.fs->taps, b.rate,
-					  gf_filter_set_is_mixer(b.fs) ? "path" : "channel"};
-		char title[512];
-		gf_response_svg_title(title, sizeof(title), cli->config, &pt);
-		err = write_plot(path, &b, &pt, title, &eb);
-	}
 	if (!err)
+		err = write_plot(path, &b, cli->config, &eb);
+	if (!err && gf_filter_set_is_mixer(b.fs))
+		printf("%s: a mixer of %u paths into %u outputs, per output, at %u Hz (from %s)\n", path,
+		       b.fs->channels, b.fs->outputs, b.rate, b.rate_from);
+	else if (!err)
 		printf("%s: %u channel%s at %u Hz (from %s)\n", path, b.fs->channels,
 		       b.fs->channels == 1 ? "" : "s", b.rate, b.rate_from);
 	else

@@ -57,6 +57,7 @@ int gf_tool_not_an_input(const char *const *inputs, const struct stat *st, const
 int gf_tool_exit(int err);
 
 struct gf_suppress_bank;
+struct gf_response_view;
 /**
  * --check-config's line on the noise suppressor (design = "suppress") of
  * @p bank (NULL: none, nothing printed): its settings, its channels and the
@@ -86,15 +87,19 @@ int gf_tool_run_plot(const struct gf_cli *cli);
 
 /**
  * --check-config's per-channel figures (gains, peak, worst case, delay) and
- * a clipping warning with the gain_db that removes the risk.
+ * a clipping warning with the gain_db that removes the risk; a mixer's per
+ * output, from @p view (response_view.h; NULL for a plain set).
  */
-void gf_tool_print_report(FILE *out, const struct gf_filter_set *fs, uint32_t rate);
+void gf_tool_print_report(FILE *out, const struct gf_filter_set *fs, const struct gf_response_view *view,
+			  uint32_t rate);
 
 /**
  * Print "  delay:  ..." lines for --check-config: each channel's group delay
  * over GF_DELAY_BAND_LO_HZ..GF_DELAY_BAND_HI_HZ (minphase.h; mean, and range),
- * channels with identical taps on one line.
+ * channels with identical taps on one line; a mixer's per distinct output sum
+ * of @p view (the first GF_RESPONSE_VIEW_STATS_MAX; NULL for a plain set).
  */
-void gf_tool_print_delays(FILE *out, const struct gf_filter_set *fs, double rate);
+void gf_tool_print_delays(FILE *out, const struct gf_filter_set *fs, const struct gf_response_view *view,
+			  double rate);
 
 #endif

@@ -535,6 +535,8 @@ int gf_cfg_parse_filters(const struct gf_cfg_loader *L, const config_setting_t *
 {
 	struct gf_config *c = L->c;
 	const config_setting_t *fl = config_setting_get_member(root, "filters");
+	if (!fl && config_setting_get_member(root, "mixer"))
+		return 0; /* pure routing (gains, delays, polarity): a chain naming a filter fails there */
 	if (!fl)
 		return gf_cfg_fail_at(
 			L, root, "filters",

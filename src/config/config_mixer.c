@@ -84,12 +84,18 @@ static int parse_path(const struct gf_cfg_loader *L, const config_setting_t *g, 
 	return 0;
 }
 
-/* One path per (in, out): a second would only be the two chains' sum, better said once. */
+/* One path per (in, out): a second would only be the two chains' sum, better said once. @p seen
+ * marks the pairs so far (inputs x outputs): a million paths cost a million steps, not 10^12. */
 static int check_duplicate(const struct gf_cfg_loader *L, const config_setting_t *g,
-			   const struct gf_config_mixer *m, uint32_t i)
+			   const struct gf_config_mixer *m, uint32_t i, unsigned char *seen)
 {
 	const struct gf_config_route *p = &m->paths[i];
-	for (uint32_t j = 0; j < i; j++)
+	unsigned char *pair = &seen[(size_t)p->channel * m->outputs + p->out];
+	if (!*pair) {
+		*pair = 1;
+		return 0;
+	}
+	for (uint32_t j = 0; j < i; j++) /* the first, for its line */
 		if (m->paths[j].channel == p->channel && m->paths[j].out == p->out)
 			return gf_cfg_fail_at(
 				L, g, p->name,
@@ -102,13 +108,13 @@ static int check_duplicate(const struct gf_cfg_loader *L, const config_setting_t
 /* Outputs no path writes are silent, inputs no path reads are dropped: allowed, said. */
 static void warn_unused(const struct gf_cfg_loader *L, const struct gf_config_mixer *m)
 {
+	unsigned char used[2][MAX_CHANNELS] = {{0}};
+	for (uint32_t i = 0; i < m->n_paths; i++)
+		used[0][m->paths[i].channel] = used[1][m->paths[i].out] = 1;
 	for (int side = 0; side < 2; side++) {
 		uint32_t n = side ? m->outputs : m->inputs;
 		for (uint32_t ch = 0; ch < n; ch++) {
-			int used = 0;
-			for (uint32_t i = 0; i < m->n_paths && !used; i++)
-				used = (side ? m->paths[i].out : m->paths[i].channel) == ch;
-			if (!used)
+			if (!used[side][ch])
 				gf_warn("%s:%d: mixer: %s %u has no path: %s", L->c->priv->src, m->line,
 					side ? "output" : "input", ch,
 					side ? "it is silent" : "it is not heard");
@@ -129,14 +135,19 @@ static int parse_paths(const struct gf_cfg_loader *L, const config_setting_t *g,
 	uint32_t n = (uint32_t)config_setting_length(pl);
 	if (!(m->paths = calloc(n, sizeof(*m->paths))))
 		return GF_E_NOMEM;
-	for (uint32_t i = 0; i < n; i++) {
+	unsigned char *seen = calloc((size_t)m->inputs * m->outputs, 1);
+	if (!seen)
+		return GF_E_NOMEM;
+	int e = 0;
+	for (uint32_t i = 0; i < n && e >= 0; i++) {
 		const config_setting_t *pg = config_setting_get_elem(pl, i);
 		m->n_paths = i + 1;
-		int e = parse_path(L, pg, i, m, &m->paths[i]);
-		if (e < 0 || (e = check_duplicate(L, pg, m, i)) < 0)
-			return e;
+		e = parse_path(L, pg, i, m, &m->paths[i]);
+		if (e >= 0)
+			e = check_duplicate(L, pg, m, i, seen);
 	}
-	return 0;
+	free(seen);
+	return e < 0 ? e : 0;
 }
 
 int gf_cfg_parse_mixer(const struct gf_cfg_loader *L, const config_setting_t *root)

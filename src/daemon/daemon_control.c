@@ -46,17 +46,28 @@ static void publish(struct gf_dm_volume *v)
 
 /* ---- the state file ---------------------------------------------------- */
 
+/* A plain decimal number, as state_write writes it: strtod alone would also take hex
+ * ("0x10" is 16), "inf" and "nan". @return 0, or -1. */
+static int decimal(const char *s, double *x)
+{
+	char *end;
+	if (s[strspn(s, "+-0123456789.eE")] != '\0')
+		return -1;
+	*x = strtod(s, &end);
+	return end != s && *end == '\0' ? 0 : -1;
+}
+
 /* "volume_db = X" and "mute = 0|1" lines, '#' comments. @return 0, or -1 (what is wrong in @p why). */
 static int state_parse(char *text, double *db, int *mute, char *why, size_t len)
 {
 	int have_db = 0, have_mute = 0;
 	for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
-		char key[32], rest[2];
+		char key[32], num[64], rest[2];
 		double x;
 		if (line[0] == '#' || line[strspn(line, " \t\r")] == '\0')
 			continue;
-		if (sscanf(line, " %31[a-z_] = %lf %1s", key, &x, rest) != 2) {
+		if (sscanf(line, " %31[a-z_] = %63s %1s", key, num, rest) != 2 || decimal(num, &x) != 0) {
 			snprintf(why, len, "cannot read the line \"%.60s\"", line);
 			return -1;
 		}

@@ -7,7 +7,7 @@
 
 #include "filter_set.h"
 #include "log.h"
-#include "response_svg.h"
+#include "response_view.h"
 
 int gf_reload_load_config(const struct gf_config_source *src, struct gf_config **out, struct gf_errbuf *eb)
 {
@@ -206,18 +206,16 @@ static int job_filters(struct gf_reload_job *j, const struct gf_config *c, struc
 }
 
 /* The filters' response for the control page, drawn here on the build thread: its cost grows with
- * the filter (two FFTs per FIR at most, response.h) and must not fall on the control loop. Only
+ * the filter (two FFTs per FIR at most, response.h; a mixer per output, at most
+ * GF_RESPONSE_VIEW_PLOT_MAX curves, response_view.h) and must not fall on the control loop. Only
  * where a WebSocket can serve it; a failure costs the plot, not the reload. */
 static void job_plot(struct gf_reload_job *j, const struct gf_config *c)
 {
 	if (c->control_port <= 0)
 		return;
-	struct gf_plot_taps t = {j->fs->coeffs, j->fs->channels, j->fs->taps, c->sample_rate,
-				 gf_filter_set_is_mixer(j->fs) ? "path" : "channel"};
-	char title[400];
-	gf_response_svg_title(title, sizeof(title), c->path, &t);
-	int err = 0;
-	j->plot_svg = gf_response_svg_string(&t, title, &j->plot_len, &err);
+	const struct gf_filter_set *fs = j->fs;
+	int err = gf_response_plot_set(NULL, &j->plot_svg, &j->plot_len, fs->coeffs, fs->channels, fs->taps,
+				       fs->path_out, fs->outputs, c->sample_rate, c->path);
 	if (!j->plot_svg)
 		gf_warn("the response plot was not drawn: %s", gf_strerror(err));
 }

@@ -195,7 +195,14 @@ static int parse_preamp(const struct line_ctx *L, char *rest, struct gf_peq *p)
 		return r;
 	if (!(x >= GF_PEQ_GAIN_DB_MIN && x <= GF_PEQ_GAIN_DB_MAX))
 		return bad(L, "%s: must be -60..30 dB", "Preamp");
-	p->preamp_db += x;
+	/* The lines add (and to the config's preamp_db): the sum is the gain applied. */
+	double sum = p->preamp_db + x;
+	if (!(sum >= GF_PEQ_GAIN_DB_MIN && sum <= GF_PEQ_GAIN_DB_MAX))
+		return bad(L,
+			   "Preamp: the preamps add up to %g dB here (%g dB before this line); the sum must "
+			   "be -60..30 dB",
+			   sum, p->preamp_db);
+	p->preamp_db = sum;
 	return 0;
 }
 

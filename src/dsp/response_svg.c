@@ -311,15 +311,20 @@ static void header(FILE *o, double height, const char *title, const struct gf_pl
 	for (uint32_t c = 0; c < t->channels; c++) {
 		double x = LEFT + (c % 4) * 140.0, y = 50.0 + (c / 4) * 22.0;
 		int same = same_as(t, c);
-		char eq[48] = "";
-		if (same >= 0)
+		char eq[160] = "";
+		if (same >= 0 && t->labels)
+			snprintf(eq, sizeof(eq), " = %s", t->labels[same]);
+		else if (same >= 0)
 			snprintf(eq, sizeof(eq), " = %s %d", word, same);
 		fprintf(o,
 			"<g class=\"legend\"><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-			"stroke=\"%s\" stroke-width=\"3\"%s/><text x=\"%.1f\" y=\"%.1f\">%s "
-			"%u%s</text></g>\n",
+			"stroke=\"%s\" stroke-width=\"3\"%s/><text x=\"%.1f\" y=\"%.1f\">",
 			x, y - 5.0, x + 26.0, y - 5.0, colours[c % N_COLOURS],
-			same >= 0 ? " stroke-dasharray=\"7 7\"" : "", x + 32.0, y, word, c, eq);
+			same >= 0 ? " stroke-dasharray=\"7 7\"" : "", x + 32.0, y);
+		if (t->labels)
+			fprintf(o, "%s%s</text></g>\n", t->labels[c], eq);
+		else
+			fprintf(o, "%s %u%s</text></g>\n", word, c, eq);
 	}
 }
 

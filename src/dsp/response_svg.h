@@ -22,8 +22,9 @@
 struct gf_plot_taps {
 	const float *coeffs; /**< channels x taps, FIR-major: coeffs[c * taps + k] */
 	uint32_t channels, taps;
-	uint32_t rate;	    /**< Hz */
-	const char *legend; /**< the legend's word before each number: "channel" (NULL) or "path" */
+	uint32_t rate;		   /**< Hz */
+	const char *legend;	   /**< the legend's word before each number: "channel" (NULL) or "path" */
+	const char *const *labels; /**< per FIR, its legend in full (NULL: the word and its number) */
 };
 
 /** The plot's title in @p buf: the file name of @p source (NULL: the built-in default), the rate,

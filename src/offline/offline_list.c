@@ -73,6 +73,11 @@ int gf_offline_jobs_add(struct gf_offline_jobs *j, const char *input, const char
  * endless line (binary data, a stream with no newline) is an error, not memory. */
 #define LIST_RECORD_MAX 65536
 
+/* What a list may hold, in names and per-job bookkeeping (about 80 bytes a job of short names): an
+ * endless list (`yes x.wav |`) is refused here, not when memory runs out. */
+#define LIST_HELD_MAX ((size_t)256 << 20)
+#define JOB_OVERHEAD (sizeof(struct gf_offline_job) + 64) /* two allocations' headers and rounding */
+
 struct list_reader {
 	FILE *f;
 	const char *name; /* for messages: the list's path or "standard input" */
@@ -80,6 +85,7 @@ struct list_reader {
 	char *buf;
 	size_t len, cap;
 	size_t record; /* the record's number, from 1 */
+	size_t held;   /* bytes the jobs read so far hold */
 };
 
 static int record_error(struct list_reader *r, const char *why, struct gf_errbuf *eb)
@@ -161,7 +167,18 @@ static int add_record(struct gf_offline_jobs *j, struct list_reader *r, const ch
 	int err = gf_offline_jobs_add(j, line, out, outdir, &leb);
 	if (err == GF_E_INVAL)
 		record_error(r, leb.msg, eb);
-	return err;
+	if (err)
+		return err;
+	const struct gf_offline_job *job = &j->v[j->n - 1];
+	r->held += strlen(job->input) + strlen(job->output) + JOB_OVERHEAD;
+	if (r->held > LIST_HELD_MAX) {
+		gf_errbuf_set(eb,
+			      "%s:%zu: the list holds more than %zu MiB of names (%zu jobs so far): split it "
+			      "into several lists (an endless list?)",
+			      r->name, r->record, LIST_HELD_MAX >> 20, j->n);
+		return GF_E_INVAL;
+	}
+	return 0;
 }
 
 int gf_offline_jobs_read_list(struct gf_offline_jobs *j, const char *path, const char *outdir, int nul,

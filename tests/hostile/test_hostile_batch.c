@@ -17,6 +17,9 @@
  *      folder (the finished file lands beside its temporary)
  *   4  --skip-existing with an empty output and one that is not a sound
  *      file: both filtered again; a complete output is skipped
+ *   5  an endless list of names on standard input, under RLIMIT_AS and
+ *      without: refused at 256 MiB of names (exit 2) instead of exit 5 when
+ *      memory runs out, or gigabytes grown
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -121,29 +124,38 @@ static rlim_t usable_as_limit(void)
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? lim : 0;
 }
 
-/* An endless line on standard input: a writer that stops when gpufir closes the pipe. */
-static void case2_endless(void)
+/* A batch reading standard input fed with @p chunk (@p len bytes) over and over, up to @p most bytes
+ * or until gpufir closes the pipe, under RLIMIT_AS @p lim (0: none). @return the bytes sent. */
+static size_t feed_batch(const char *chunk, size_t len, size_t most, rlim_t lim, struct run_result *r)
 {
-	rlim_t lim = usable_as_limit();
 	int p[2];
 	CHECK(pipe(p) == 0);
 	pid_t pid = spawn_gpufir_limited(ARGS("-c", "tiny.conf", "--batch", "-", "-o", "out/"), p[0],
 					 lim ? RLIMIT_AS : -1, lim, "e.out", "e.err");
 	close(p[0]);
 	signal(SIGPIPE, SIG_IGN);
-	static char chunk[1 << 16];
-	memset(chunk, 'x', sizeof(chunk));
-	size_t sent = 0, most = lim ? (size_t)2 << 30 : (size_t)4 << 20; /* without a limit: 4 MiB */
+	size_t sent = 0;
 	while (sent < most) {
-		ssize_t n = write(p[1], chunk, sizeof(chunk));
+		ssize_t n = write(p[1], chunk, len);
 		if (n <= 0)
 			break;
 		sent += (size_t)n;
 	}
 	close(p[1]);
 	signal(SIGPIPE, SIG_DFL);
+	wait_gpufir(pid, "e.out", "e.err", r);
+	return sent;
+}
+
+/* An endless line on standard input: a writer that stops when gpufir closes the pipe. */
+static void case2_endless(void)
+{
+	rlim_t lim = usable_as_limit();
+	static char chunk[1 << 16];
+	memset(chunk, 'x', sizeof(chunk));
 	struct run_result r;
-	wait_gpufir(pid, "e.out", "e.err", &r);
+	/* without a limit: 4 MiB */
+	size_t sent = feed_batch(chunk, sizeof(chunk), lim ? (size_t)2 << 30 : (size_t)4 << 20, lim, &r);
 	printf("case 2 (an endless line on standard input, %s, %zu MiB sent): exit %d: %s",
 	       lim ? "RLIMIT_AS 768 MiB" : "no RLIMIT_AS (sanitizer build)", sent >> 20, r.exit_code, r.err);
 	CHECK(r.exit_code != GF_EXIT_OK && r.exit_code > 0);
@@ -153,6 +165,30 @@ static void case2_endless(void)
 	BATCH(&r, "--batch", "list.d", "-o", "out/");
 	printf("case 2 (a list that cannot be read: a folder): exit %d: %s", r.exit_code, r.err);
 	CHECK_RUN(&r, GF_EXIT_IO, "cannot read the batch list list.d");
+}
+
+/* An endless list of short lines ("a.wav" forever) on standard input, under @p lim (0: none). */
+static void endless_list(rlim_t lim)
+{
+	static char chunk[6 * 10000];
+	for (size_t i = 0; i < sizeof(chunk); i += 6)
+		memcpy(chunk + i, "a.wav\n", 6);
+	struct run_result r;
+	/* 1 GiB: 180 million jobs, beyond any bound */
+	size_t sent = feed_batch(chunk, sizeof(chunk), (size_t)1 << 30, lim, &r);
+	printf("case 5 (an endless list of names on standard input, %s, %zu MiB sent): exit %d: %s",
+	       lim ? "RLIMIT_AS 768 MiB" : "no RLIMIT_AS", sent >> 20, r.exit_code, r.err);
+	CHECK_RUN(&r, GF_EXIT_USAGE, "the list holds more than 256 MiB of names");
+}
+
+/* The list is bounded: refused (exit 2) when it holds too much, never exit 5 out of memory nor
+ * gigabytes grown (it grew to 3 GB in 10 s). */
+static void case5(void)
+{
+	rlim_t lim = usable_as_limit();
+	if (lim)
+		endless_list(lim);
+	endless_list(0);
 }
 
 static void sleep_ms(int ms)
@@ -277,6 +313,7 @@ int main(void)
 	case2_endless();
 	case3();
 	case4();
+	case5();
 	CHECK(chdir("/") == 0);
 	gf_test_rmtree(dir);
 	free(dir);

@@ -20,6 +20,9 @@
  *      of filters.conf and channel-N.txt (it used to inject a setting)
  *   6  SIGINT while an export is written: the program dies by it and
  *      leaves neither DIR nor its hidden temporary folder
+ *   7  a mixer of 128 x 32 paths of 255 taps: --check-config reports per
+ *      output and --plot draws at most 16 output sums, in seconds and under
+ *      1 MB (per path they took about 40 s and 115 MB)
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -31,6 +34,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "run_prog.h"
 #include "sndutil.h"
 #include "testutil.h"
@@ -225,6 +229,71 @@ static void case6(void)
 	CHECK(!gf_test_exists("big") && gpufir_temp_files(".") == 0);
 }
 
+/* A mixer of @p in x @p out paths of 255 taps, their gains spread so that outputs differ. */
+static void write_mixer(const char *name, int in, int out)
+{
+	FILE *f = fopen(name, "w");
+	CHECK(f);
+	fprintf(f,
+		"filters = ({ name = \"lp\"; design = \"lowpass\"; cutoff_hz = 8000.0; taps = 255; });\n"
+		"chain = [\"lp\"];\nmixer = { inputs = %d; outputs = %d; paths = (\n",
+		in, out);
+	for (int i = 0; i < in; i++)
+		for (int o = 0; o < out; o++)
+			fprintf(f, "%s{ in = %d; out = %d; gain_db = %.1f; }", i || o ? ",\n" : "", i, o,
+				-40.0 - 0.1 * ((i * 7 + o * 13) % 97));
+	fprintf(f, " ); };\n");
+	CHECK(fclose(f) == 0);
+}
+
+/* Seconds @p args take (bounded at 20 s: a hang fails), with the result in @p r. */
+static double timed(const char *const args[], struct run_result *r)
+{
+	uint64_t t0 = gf_now_ns();
+	CHECK(run_tool(args, LIMIT_NONE, 0, r));
+	return (double)(gf_now_ns() - t0) * 1e-9;
+}
+
+/* A mixer of 4096 paths: --check-config reports per output and --plot draws at most 16 sums, in
+ * bounded time and size (they cost ~10 ms and 28 KB per path: 40 s and 115 MB). */
+static void case7(void)
+{
+	write_mixer("mix.conf", 128, 32);
+	struct run_result r;
+	double t = timed(ARGS("--check-config", "-c", "mix.conf"), &r);
+	int lines = 0;
+	for (const char *p = r.out; (p = strchr(p, '\n')); p++)
+		lines++;
+	printf("case 7 (--check-config, a 128 x 32 mixer of 255-tap paths): exit %d in %.2f s, %d lines\n",
+	       r.exit_code, t, lines);
+	CHECK_RUN(&r, GF_EXIT_OK, NULL);
+	CHECK(strstr(r.out, "mixer:        4096 paths into 32 outputs"));
+	CHECK(strstr(r.out, "output 31:") && !strstr(r.out, "path 4095"));
+	CHECK(lines < 32 + 32 + 16);
+	CHECK(t < 10.0);
+	t = timed(ARGS("--plot", "-c", "mix.conf", "-o", "mix.svg"), &r);
+	struct stat st;
+	CHECK(stat("mix.svg", &st) == 0);
+	char head[4096] = "";
+	gf_test_read_file("mix.svg", head, sizeof(head));
+	printf("case 7 (--plot, the same mixer): exit %d in %.2f s, %lld bytes\n", r.exit_code, t,
+	       (long long)st.st_size);
+	CHECK_RUN(&r, GF_EXIT_OK, NULL);
+	CHECK(st.st_size < 1000000);
+	CHECK(strstr(head, "mixer of 4096 paths") && strstr(head, "the first 16 drawn"));
+	CHECK(t < 10.0);
+	/* An output that clips: the advice moves its paths' gains (an output has no gain_db). */
+	gf_test_write_text("mix2.conf", "mixer = { inputs = 2; outputs = 3; paths = ( { in = 0; out = 0; },\n"
+					"  { in = 1; out = 0; gain_db = 3.0; } ); };\n");
+	CHECK(run_tool(ARGS("--check-config", "-c", "mix2.conf"), LIMIT_NONE, 0, &r));
+	const char *w = strstr(r.out, "warning:      output 0 can clip");
+	printf("case 7 (two paths into one output, one silent): %.*s\n", w ? (int)strcspn(w, "\n") : 0,
+	       w ? w : "");
+	CHECK_RUN(&r, GF_EXIT_OK, NULL);
+	CHECK(w && strstr(w, "its paths' gain_db lowered by 7.7 keeps") &&
+	      strstr(r.out, "output 2:     no path"));
+}
+
 static void write_configs(void)
 {
 	const char *tiny = "filters = ({ name = \"g\"; coeffs = [0.5, 0.25]; });\nchain = [\"g\"];\n";
@@ -261,6 +330,7 @@ int main(void)
 	case4();
 	case5();
 	case6();
+	case7();
 	CHECK(chdir("/") == 0);
 	gf_test_rmtree(dir);
 	free(dir);

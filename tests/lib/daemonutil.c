@@ -199,6 +199,34 @@ int gf_daemon_free_tcp_port(void)
 	return ntohs(a.sin_port);
 }
 
+int gf_daemon_http(int port, const char *request, char *out, size_t size)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	CHECK(fd >= 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET,
+				 .sin_port = htons((uint16_t)port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		close(fd);
+		return -1;
+	}
+	CHECK(write(fd, request, strlen(request)) == (ssize_t)strlen(request));
+	size_t n = 0;
+	double end = gf_now_s() + 10.0;
+	while (n < size - 1 && gf_now_s() < end) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (poll(&p, 1, 200) <= 0)
+			continue;
+		ssize_t r = read(fd, out + n, size - 1 - n);
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	out[n] = '\0';
+	close(fd);
+	return 0;
+}
+
 /* ---- notify socket -------------------------------------------------------- */
 
 /* One assignment: @p line (NUL-terminated), @p next the line after it (RELOADING=1's MONOTONIC_USEC). */

@@ -57,6 +57,10 @@ FILE *gf_daemon_conf_begin(const struct gf_daemon *d, unsigned rate, unsigned bl
 			   unsigned ch, const char *device);
 /** A loopback TCP port free at the time of the call, for the daemon's control_port. */
 int gf_daemon_free_tcp_port(void);
+/** One HTTP/1.1 @p request over a fresh loopback TCP connection to @p port; the whole response (the
+ *  server closes it: "Connection: close") in @p out, or what came within 10 s.
+ *  @return 0, or -1 when nothing listens on @p port */
+int gf_daemon_http(int port, const char *request, char *out, size_t size);
 /** Write @p n taps, one per line ("text" format), to @p name in the scratch directory. */
 void gf_daemon_write_taps_text(const struct gf_daemon *d, const char *name, const float *h, size_t n);
 /**

@@ -89,26 +89,8 @@ static void reload_with(const char *taps_file, const char *want, const char *wha
  * "Connection: close") in @p out, or what came within 10 s. */
 static void http(const char *request, char *out, size_t size)
 {
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	CHECK(fd >= 0);
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-	inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0)
+	if (gf_daemon_http(port, request, out, size) != 0)
 		gf_daemon_die(&dm, "no TCP listener on the control port");
-	CHECK(write(fd, request, strlen(request)) == (ssize_t)strlen(request));
-	size_t n = 0;
-	double end = gf_now_s() + 10.0;
-	while (n < size - 1 && gf_now_s() < end) {
-		struct pollfd p = {.fd = fd, .events = POLLIN};
-		if (poll(&p, 1, 200) <= 0)
-			continue;
-		ssize_t r = read(fd, out + n, size - 1 - n);
-		if (r <= 0)
-			break;
-		n += (size_t)r;
-	}
-	out[n] = '\0';
-	close(fd);
 }
 
 static void expect_http(const char *got, const char *want, const char *what)

@@ -9,7 +9,10 @@
  *     per FIR in each frequency panel, the legend's word, and the title escaped;
  *     a FIR with the same taps as an earlier one is dashed and the legend says
  *     which it equals (drawn alike, one curve would hide the other);
- *   - the title names the config file, the rate, the FIRs (singular for one) and the taps.
+ *   - the title names the config file, the rate, the FIRs (singular for one) and the taps;
+ *   - a mixer's view (response_view.c): each output the sum of its paths, identical sums once,
+ *     the worst case per output, an output without a path left out; its plot draws at most
+ *     GF_RESPONSE_VIEW_PLOT_MAX sums, labelled by output, the title saying how many there are.
  */
 #define _GNU_SOURCE /* open_memstream */
 #include <math.h>
@@ -20,6 +23,7 @@
 #include "clock.h"
 #include "response.h"
 #include "response_svg.h"
+#include "response_view.h"
 #include "testutil.h"
 
 #define RATE 48000.0
@@ -106,7 +110,7 @@ static void svg_case(void)
 	for (int c = 0; c < CH - 1; c++)
 		gf_test_fill_decaying_taps(h + c * TAPS, TAPS, &rng);
 	memcpy(h + 3 * TAPS, h + 1 * TAPS, TAPS * sizeof(float)); /* path 3 is path 1 */
-	struct gf_plot_taps t = {h, CH, TAPS, (uint32_t)RATE, "path"};
+	struct gf_plot_taps t = {h, CH, TAPS, (uint32_t)RATE, "path", NULL};
 	const char *title = "a <mixer> & its paths";
 	size_t len = 0;
 	int err = -1;
@@ -129,7 +133,7 @@ static void svg_case(void)
 	CHECK(count(s, "stroke-dasharray") == count(s, "data-channel=\"3\"") + 1); /* and its legend */
 	char t1[200], t2[200];
 	gf_response_svg_title(t1, sizeof(t1), "/etc/gpufir/room.conf", &t);
-	struct gf_plot_taps one = {h, 1, TAPS, 44100, NULL};
+	struct gf_plot_taps one = {h, 1, TAPS, 44100, NULL, NULL};
 	gf_response_svg_title(t2, sizeof(t2), NULL, &one);
 	printf("  titles: \"%s\", \"%s\"\n", t1, t2);
 	CHECK(strcmp(t1, "room.conf: 48000 Hz, 4 paths, 301 taps") == 0);
@@ -138,6 +142,53 @@ static void svg_case(void)
 	free(file_text);
 	free(s);
 	free(h);
+}
+
+/* 3 inputs, 4 outputs: out 0 = a + b, out 1 = b + a (the same sum), out 2 = -a, out 3 no path. */
+static void view_case(void)
+{
+	const float a[3] = {0.5f, -0.25f, 0.0f}, b[3] = {0.25f, 0.5f, 0.125f};
+	float c[4][3];
+	memcpy(c[0], a, sizeof(a)), memcpy(c[1], b, sizeof(b)), memcpy(c[2], b, sizeof(b));
+	memcpy(c[3], a, sizeof(a));
+	const uint32_t out[5] = {0, 0, 1, 1, 2};
+	float all[5][3];
+	memcpy(all, c, sizeof(c));
+	for (int k = 0; k < 3; k++)
+		all[4][k] = -a[k];
+	struct gf_response_view v;
+	CHECK_OK(gf_response_view_new(&v, &all[0][0], 5, 3, out, 4));
+	CHECK(v.n_distinct == 2 && v.of_output[0] == 0 && v.of_output[1] == 0 && v.of_output[2] == 1);
+	CHECK(v.n_firs[0] == 2 && v.n_firs[1] == 2 && v.n_firs[2] == 1 && v.n_firs[3] == 0);
+	for (int k = 0; k < 3; k++)
+		CHECK(v.sums[k] == a[k] + b[k] && v.sums[3 + k] == -a[k] + 0.0f);
+	CHECK(v.abs_sum[0] == 1.625 && v.abs_sum[1] == 1.625 && v.abs_sum[2] == 0.75 && v.abs_sum[3] == 0.0);
+	struct gf_response_view_plot p;
+	CHECK_OK(gf_response_view_plot(&v, 48000, "/etc/m.conf", &p));
+	printf("view: %u distinct; labels \"%s\", \"%s\"; title \"%s\"\n", v.n_distinct, p.labels[0],
+	       p.labels[1], p.title);
+	CHECK(p.t.channels == 2 && !strcmp(p.labels[0], "outputs 0 (+1)") &&
+	      !strcmp(p.labels[1], "output 2"));
+	CHECK(!strcmp(p.title,
+		      "m.conf: 48000 Hz, mixer of 5 paths, 3 taps; per output, the sum of its paths: "
+		      "2 distinct"));
+	gf_response_view_plot_free(&p);
+	gf_response_view_free(&v);
+	const uint32_t bad[5] = {0, 0, 1, 1, 4};
+	CHECK(gf_response_view_new(&v, &all[0][0], 5, 3, bad, 4) == GF_E_INVAL);
+
+	/* 40 outputs of distinct sums: 16 drawn, and the title says so */
+	enum { O = 40 };
+	float h[O];
+	uint32_t o40[O];
+	for (uint32_t i = 0; i < O; i++)
+		h[i] = (float)(i + 1), o40[i] = i;
+	CHECK_OK(gf_response_view_new(&v, h, O, 1, o40, O));
+	CHECK_OK(gf_response_view_plot(&v, 48000, NULL, &p));
+	CHECK(v.n_distinct == O && p.t.channels == GF_RESPONSE_VIEW_PLOT_MAX);
+	CHECK(strstr(p.title, "40 distinct, the first 16 drawn"));
+	gf_response_view_plot_free(&p);
+	gf_response_view_free(&v);
 }
 
 int main(void)
@@ -150,6 +201,7 @@ int main(void)
 	curve_case(300001, 1);
 	megatap_cost();
 	svg_case();
+	view_case();
 	puts("test_response_svg: OK");
 	return 0;
 }
