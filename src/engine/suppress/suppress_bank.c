@@ -4,7 +4,10 @@
  * different reductions and noise samples; a block is taken apart into one
  * channel at a time through a small scratch buffer (copies cost little next
  * to the transforms). Channels without a suppressor go through a delay line
- * of the suppressors' latency, which depends on the rate alone.
+ * of the suppressors' latency, which depends on the rate alone. Offline, the
+ * channels the CPU runs are split over a pool of threads (suppress_pool.h),
+ * each with a scratch buffer of its own: channels share no state, so each
+ * thread's run of them is the same computation as on one thread.
  *
  * Asked for the GPU (gf_suppress_bank_new_ex), the largest set of channels
  * that share identical parameters runs in one GPU suppressor when it has at
