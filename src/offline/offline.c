@@ -67,12 +67,15 @@ static int open_input(struct run *r, const struct gf_offline_opts *o, struct gf_
 }
 
 /* The suppressor starts each file afresh: its noise estimate belongs to the file. It runs on the GPU
- * where the engine does (suppress_bank.h); a hop there waits GF_SUPPRESS_GPU_HOP_WAIT_NS at most. */
+ * where the engine does (suppress_bank.h); a hop there waits GF_SUPPRESS_GPU_HOP_WAIT_NS at most.
+ * Its CPU channels spread over the threads a file may use (--threads; a batch's share of the CPUs),
+ * which the FIR leaves to it: a file with a suppressor is not striped (plan_stripes). */
 static int take_suppressor(struct run *r, uint32_t rate, uint32_t ch, struct gf_errbuf *eb)
 {
 	const struct gf_config *cfg;
 	int err = gf_offline_ctx_config(r->lane->ctx, &cfg, eb);
-	struct gf_suppress_bank_opts so = {.gpu = strcmp(gf_engine_backend_name(r->engine), "cuda") == 0};
+	struct gf_suppress_bank_opts so = {.gpu = strcmp(gf_engine_backend_name(r->engine), "cuda") == 0,
+					   .threads = r->lane->ctx->stripe_max};
 	if (!err) {
 		so.gpu_index = r->lane->gpu_index >= 0 ? r->lane->gpu_index : cfg->gpu_index;
 		err = gf_config_suppress_new_ex(cfg, rate, ch, &so, &r->sup, eb);
@@ -263,8 +266,11 @@ static void plan_stripes(struct run *r)
 	}
 	if (r->sup && threads > 1) {
 		/* The suppressor's state runs through the whole file in order: a stripe
-		 * cannot start it from the input before it as the engine starts. */
-		gf_debug("offline: one thread: the noise suppressor is sequential (no stripes)");
+		 * cannot start it from the input before it as the engine starts. Its
+		 * channels spread over the threads instead (take_suppressor). */
+		gf_debug("offline: the filter on one thread: the noise suppressor is sequential (no "
+			 "stripes); its channels spread over up to %u threads",
+			 threads);
 		threads = 1;
 	}
 	gf_offline_stripe_plan(frames, gf_engine_taps(r->engine), ch, r->chunk_frames, threads, &r->stripes);

@@ -46,7 +46,8 @@ struct gf_offline_opts {
 	uint32_t chunk_frames;	     /**< 0 = GF_OFFLINE_CHUNK_FRAMES */
 	int gpu_set;		     /**< 1: gpu_index overrides the configuration's */
 	int gpu_index;		     /**< CUDA device (with gpu_set) */
-	uint32_t threads;	     /**< CPU threads one file may stripe over; 0 = the CPUs (a
+	uint32_t threads;	     /**< CPU threads one file may stripe over, or its noise
+					  suppressor's CPU channels spread over; 0 = the CPUs (a
 					  batch: its share of them) */
 };
 

@@ -15,6 +15,9 @@
  * 4. A file long enough for stripes (--threads 2) is filtered on one thread,
  *    which -v says, and gives the bits --threads 1 gives; in a batch each
  *    file starts the suppressor afresh (the same bits as the file alone).
+ * 5. A file of MULTI channels spreads them over --threads 2 and 3 threads
+ *    (the suppressor's line says so) with the bits of --threads 1; a batch of
+ *    two such files with --threads 2 gives each file those bits too.
  */
 #include <math.h>
 #include <stdio.h>
@@ -34,6 +37,7 @@
 #define MIN_GAIN_DB 6.0
 #define CLEAN_MIN_DB 25.0
 #define MAX_LAG 2048
+#define MULTI 5
 
 static char *dir;
 static uint32_t latency; /* the suppressor's at RATE (suppress.h: its frame, within 24 ms) */
@@ -263,6 +267,62 @@ static void test_threads_and_batch(const float *clean, const char *conf)
 	free(x);
 }
 
+/* The suppressor's line of a run's log says it ran on @p threads threads. */
+static int spread_over(const struct run_result *r, uint32_t threads)
+{
+	char want[64];
+	snprintf(want, sizeof(want), "%u channels on the CPU (%u threads)", MULTI, threads);
+	return strstr(r->err, want) != NULL;
+}
+
+/* MULTI channels spread over threads: the bits of one thread, alone and in a batch. */
+static void test_channels_over_threads(const float *clean, const char *conf)
+{
+	float *x = malloc((size_t)FRAMES * MULTI * sizeof(float));
+	CHECK(x);
+	uint64_t seed = 0x5eed0005;
+	for (uint32_t i = 0; i < FRAMES; i++)
+		for (uint32_t c = 0; c < MULTI; c++) /* each channel its own stretch of the speech */
+			x[(size_t)i * MULTI + c] =
+				clean[(i + c * (FRAMES / MULTI)) % FRAMES] + 0.05f * gf_test_randf(&seed);
+	char *in = gf_test_path(dir, "multi.wav"), *in2 = gf_test_path(dir, "multi2.wav");
+	gf_test_write_sound(in, SF_FORMAT_WAV | SF_FORMAT_FLOAT, RATE, MULTI, FRAMES, x);
+	gf_test_write_sound(in2, SF_FORMAT_WAV | SF_FORMAT_FLOAT, RATE, MULTI, FRAMES, x);
+	char *one = gf_test_path(dir, "multi_1.wav"), *many = gf_test_path(dir, "multi_n.wav");
+	struct run_result r;
+	run_gpufir(ARGS("-i", in, "-o", one, "-c", conf, "--backend", "cpu", "--threads", "1"), &r);
+	CHECK_RUN(&r, 0, NULL);
+	CHECK(strstr(r.err, "channels on the CPU (") == NULL);
+	const char *threads[] = {"2", "3"};
+	for (int t = 0; t < 2; t++) {
+		run_gpufir(
+			ARGS("-i", in, "-o", many, "-c", conf, "--backend", "cpu", "--threads", threads[t]),
+			&r);
+		CHECK_RUN(&r, 0, NULL);
+		CHECK(spread_over(&r, (uint32_t)atoi(threads[t])) && same_file_audio(one, many));
+		printf("%d channels on --threads %s: the bits of --threads 1\n", MULTI, threads[t]);
+	}
+	char *outdir = gf_test_path(dir, "multi_batch/"), *b1 = gf_test_path(dir, "multi_batch/multi.wav"),
+	     *b2 = gf_test_path(dir, "multi_batch/multi2.wav");
+	run_gpufir(ARGS("-i", in, "-i", in2, "-o", outdir, "-c", conf, "--backend", "cpu", "--threads", "2",
+			"-v"),
+		   &r);
+	CHECK_RUN(&r, 0, NULL);
+	CHECK(spread_over(&r, 2) && same_file_audio(one, b1) && same_file_audio(one, b2));
+	printf("a batch of two with --threads 2: each file on 2 threads, the bits of --threads 1\n");
+	const char *files[] = {b1, b2, in, in2, one, many};
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		unlink(files[i]);
+	free(b1);
+	free(b2);
+	free(outdir);
+	free(in);
+	free(in2);
+	free(one);
+	free(many);
+	free(x);
+}
+
 int main(void)
 {
 	gpufir_bin();
@@ -277,6 +337,7 @@ int main(void)
 	test_noisy(clean, conf);
 	test_clean_default(clean);
 	test_threads_and_batch(clean, conf);
+	test_channels_over_threads(clean, conf);
 	free(conf);
 	gf_test_rmtree(dir);
 	free(dir);

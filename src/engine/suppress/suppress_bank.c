@@ -4,7 +4,10 @@
  * different reductions and noise samples; a block is taken apart into one
  * channel at a time through a small scratch buffer (copies cost little next
  * to the transforms). Channels without a suppressor go through a delay line
- * of the suppressors' latency, which depends on the rate alone.
+ * of the suppressors' latency, which depends on the rate alone. Offline, the
+ * channels the CPU runs are split over a pool of threads (suppress_pool.h),
+ * each with a scratch buffer of its own: channels share no state, so each
+ * thread's run of them is the same computation as on one thread.
  *
  * Asked for the GPU (gf_suppress_bank_new_ex), the largest set of channels
  * that share identical parameters runs in one GPU suppressor when it has at
@@ -33,6 +36,7 @@
 #include "log.h"
 #include "test_hook.h"
 #include "suppress_gpu.h"
+#include "suppress_pool.h"
 
 /* Frames taken apart per pass: any call size is handled in pieces of this. */
 #define SCRATCH_FRAMES 1024u
@@ -65,7 +69,8 @@ struct gf_suppress_bank {
 	uint8_t *grouped;	  /* per channel: 1 where the group runs it while on_gpu */
 	float *delay;		  /* latency frames per channel, interleaved */
 	uint32_t delay_pos;
-	float *scratch; /* SCRATCH_FRAMES */
+	float *scratch;		       /* SCRATCH_FRAMES per part of the pool (one without) */
+	struct gf_suppress_pool *pool; /* opts.threads > 1: the CPU channels spread over it */
 	struct gpu_group *g;
 	_Atomic int on_gpu; /* the group runs (the audio thread clears it on a failure, the
 			       control thread sets it again: gf_suppress_bank_try_return) */
@@ -94,6 +99,7 @@ void gf_suppress_bank_free(struct gf_suppress_bank *b)
 	for (uint32_t c = 0; b->sup && c < b->channels; c++)
 		gf_suppress_free(b->sup[c]);
 	group_free(b->g);
+	gf_suppress_pool_free(b->pool);
 	free(b->sup);
 	free(b->grouped);
 	free(b->delay);
@@ -230,6 +236,24 @@ static int try_gpu(struct gf_suppress_bank *b, const struct gf_suppress_params *
 	return 0;
 }
 
+/* The pool the CPU's channels are spread over: no more parts than the channels it runs (those of a
+ * GPU group are the GPU's; its standby, only after a failure, runs too but is not planned for; a mono
+ * bank runs in place on the caller's thread), and a scratch buffer for each part. */
+static int make_pool(struct gf_suppress_bank *b, uint32_t threads, struct gf_errbuf *eb)
+{
+	uint32_t cpu = b->active - (b->g ? b->g->n : 0);
+	uint32_t parts = threads < cpu ? threads : cpu;
+	if (b->channels == 1 || parts < 2)
+		parts = 1;
+	else {
+		int err = gf_suppress_pool_new(parts, &b->pool, eb);
+		if (err)
+			return err;
+	}
+	b->scratch = malloc((size_t)SCRATCH_FRAMES * parts * sizeof(float));
+	return b->scratch ? 0 : GF_E_NOMEM;
+}
+
 int gf_suppress_bank_new_ex(const struct gf_suppress_params *const *per_channel, uint32_t channels,
 			    uint32_t rate, const struct gf_suppress_bank_opts *o,
 			    struct gf_suppress_bank **out, struct gf_errbuf *eb)
@@ -241,8 +265,7 @@ int gf_suppress_bank_new_ex(const struct gf_suppress_params *const *per_channel,
 	b->channels = channels;
 	int r = GF_E_NOMEM;
 	if (!(b->sup = calloc(channels ? channels : 1, sizeof(*b->sup))) ||
-	    !(b->grouped = calloc(channels ? channels : 1, 1)) ||
-	    !(b->scratch = malloc(SCRATCH_FRAMES * sizeof(float))))
+	    !(b->grouped = calloc(channels ? channels : 1, 1)))
 		goto fail;
 	if ((r = make_suppressors(b, per_channel, rate, eb)))
 		goto fail;
@@ -255,6 +278,8 @@ int gf_suppress_bank_new_ex(const struct gf_suppress_params *const *per_channel,
 	if (b->active < channels && !(b->delay = calloc((size_t)b->latency * channels, sizeof(float))))
 		goto fail;
 	if (o && o->gpu && (r = try_gpu(b, per_channel, rate, o)))
+		goto fail;
+	if ((r = make_pool(b, o ? o->threads : 1, eb)))
 		goto fail;
 	*out = b;
 	return 0;
@@ -284,6 +309,11 @@ uint32_t gf_suppress_bank_gpu_channels(const struct gf_suppress_bank *b)
 	return b && b->g && atomic_load(&b->on_gpu) ? b->g->n : 0;
 }
 
+uint32_t gf_suppress_bank_threads(const struct gf_suppress_bank *b)
+{
+	return gf_suppress_pool_parts(b ? b->pool : NULL);
+}
+
 uint64_t gf_suppress_bank_gpu_failures(const struct gf_suppress_bank *b)
 {
 	return b ? atomic_load(&b->gpu_failures) : 0;
@@ -302,25 +332,82 @@ uint64_t gf_suppress_bank_gpu_late(const struct gf_suppress_bank *b)
 void gf_suppress_bank_where(const struct gf_suppress_bank *b, char *buf, size_t len)
 {
 	uint32_t on_gpu = gf_suppress_bank_gpu_channels(b), active = gf_suppress_bank_active(b);
+	uint32_t threads = gf_suppress_bank_threads(b);
+	char spread[32] = "";
+	if (threads > 1)
+		snprintf(spread, sizeof(spread), " (%u threads)", threads);
 	if (!on_gpu)
-		snprintf(buf, len, "%u channel%s on the CPU", active, active == 1 ? "" : "s");
+		snprintf(buf, len, "%u channel%s on the CPU%s", active, active == 1 ? "" : "s", spread);
 	else if (on_gpu == active)
 		snprintf(buf, len, "%u channels on the GPU", on_gpu);
 	else
-		snprintf(buf, len, "%u channels on the GPU, %u on the CPU", on_gpu, active - on_gpu);
+		snprintf(buf, len, "%u channels on the GPU, %u on the CPU%s", on_gpu, active - on_gpu,
+			 spread);
 }
 
 /* ---- process (audio thread) -------------------------------------------- */
 
-/* Channel @p c of @p frames frames through its suppressor, via the scratch buffer. */
-static void suppress_channel(struct gf_suppress_bank *b, uint32_t c, float *buf, uint32_t frames)
+/* Channel @p c of @p frames frames through its suppressor, via @p scratch. */
+static void suppress_channel(struct gf_suppress_bank *b, uint32_t c, float *scratch, float *buf,
+			     uint32_t frames)
 {
 	uint32_t ch = b->channels;
 	for (uint32_t i = 0; i < frames; i++)
-		b->scratch[i] = buf[(size_t)i * ch + c];
-	gf_suppress_process(b->sup[c], b->scratch, frames);
+		scratch[i] = buf[(size_t)i * ch + c];
+	gf_suppress_process(b->sup[c], scratch, frames);
 	for (uint32_t i = 0; i < frames; i++)
-		buf[(size_t)i * ch + c] = b->scratch[i];
+		buf[(size_t)i * ch + c] = scratch[i];
+}
+
+/* The channels the CPU runs over one stretch of a call. */
+struct cpu_job {
+	struct gf_suppress_bank *b;
+	float *buf;
+	uint32_t frames;
+	int on_gpu; /* the group's channels are the GPU's, not the CPU's */
+};
+
+static int on_cpu(const struct gf_suppress_bank *b, uint32_t c, int on_gpu)
+{
+	return b->sup[c] && !(on_gpu && b->grouped[c]);
+}
+
+/* Part @p part of @p parts of a job (gf_suppress_pool_fn): a contiguous run of the CPU's channels,
+ * an even share of them, each channel's state and columns touched by this part alone, in pieces
+ * of SCRATCH_FRAMES from the call's start as on one thread (so the output is the same bits). */
+static void cpu_part(void *arg, uint32_t part, uint32_t parts)
+{
+	const struct cpu_job *j = arg;
+	struct gf_suppress_bank *b = j->b;
+	uint32_t n = 0, first = 0, last = 0;
+	for (uint32_t c = 0; c < b->channels; c++)
+		n += (uint32_t)on_cpu(b, c, j->on_gpu);
+	uint32_t lo = (uint32_t)((uint64_t)n * part / parts),
+		 hi = (uint32_t)((uint64_t)n * (part + 1) / parts);
+	for (uint32_t c = 0, k = 0; c < b->channels; c++) {
+		if (!on_cpu(b, c, j->on_gpu))
+			continue;
+		first = k == lo ? c : first;
+		last = k < hi ? c + 1 : last;
+		k++;
+	}
+	float *scratch = b->scratch + (size_t)SCRATCH_FRAMES * part;
+	for (uint32_t done = 0; lo < hi && done < j->frames; done += SCRATCH_FRAMES) {
+		uint32_t m = j->frames - done < SCRATCH_FRAMES ? j->frames - done : SCRATCH_FRAMES;
+		for (uint32_t c = first; c < last; c++)
+			if (on_cpu(b, c, j->on_gpu))
+				suppress_channel(b, c, scratch, j->buf + (size_t)done * b->channels, m);
+	}
+}
+
+/* Every channel the CPU runs, over the pool's threads where there is one. */
+static void run_cpu(struct gf_suppress_bank *b, float *buf, uint32_t frames, int on_gpu)
+{
+	struct cpu_job j = {b, buf, frames, on_gpu};
+	if (b->pool)
+		gf_suppress_pool_run(b->pool, cpu_part, &j);
+	else
+		cpu_part(&j, 0, 1);
 }
 
 /* The channels without a suppressor, each latency frames late. */
@@ -427,9 +514,7 @@ static int process_piece(struct gf_suppress_bank *b, float *piece, uint32_t n, u
 		atomic_fetch_add(&b->gpu_failures, 1);
 		on_gpu = 0;
 	}
-	for (uint32_t c = 0; c < b->channels; c++)
-		if (b->sup[c] && !(on_gpu && b->grouped[c]))
-			suppress_channel(b, c, piece, n);
+	run_cpu(b, piece, n, on_gpu);
 	if (err)
 		mute_group(b->g, piece, b->channels, n);
 	if (b->delay)
@@ -443,8 +528,14 @@ int gf_suppress_bank_process_by(struct gf_suppress_bank *b, float *buf, uint32_t
 		gf_suppress_process(b->sup[0], buf, frames);
 		return 0;
 	}
+	if (!b->g) { /* the CPU's alone: one hand-off to the pool a call, not one a piece */
+		run_cpu(b, buf, frames, 0);
+		if (b->delay)
+			delay_rest(b, buf, frames);
+		return 0;
+	}
 	uint64_t deadline = deadline_ns;
-	if (!deadline && b->g && b->g->wait_ns)
+	if (!deadline && b->g->wait_ns)
 		deadline = gf_now_ns() + b->g->wait_ns;
 	int failed = 0, late = 0;
 	for (uint32_t done = 0; done < frames;) {

@@ -20,10 +20,19 @@
  * the bank to the standby at once (that piece muted, counted in
  * gf_suppress_bank_gpu_failures) until reset().
  *
+ * Asked for threads (opts.threads > 1: offline and batch), the channels the
+ * CPU runs are cut into that many contiguous runs of about equal size, one
+ * per thread (suppress_pool.h: the caller's and helpers started at new()),
+ * each channel's state touched by its thread alone: the output is the same,
+ * bit for bit, as on one thread.
+ *
  * Threads: new/free/reset on the control (or build) thread: they allocate,
- * plan FFTW and may fail. process() on the audio thread: no allocation, lock
- * or I/O; its one wait, for the GPU, ends at the deadline opts gave, or at
- * the caller's (process_by: a stream's block, whose engine waited first).
+ * plan FFTW, start and join the helpers and may fail. process() on the audio
+ * thread: no allocation, lock or I/O; its one wait, for the GPU, ends at the
+ * deadline opts gave, or at the caller's (process_by: a stream's block, whose
+ * engine waited first). With opts.threads > 1, process() also waits, without
+ * a bound, for the helpers (a mutex and condition variable): such a bank is
+ * for offline work, never a live stream's worker.
  */
 #ifndef GPUFIR_SUPPRESS_BANK_H
 #define GPUFIR_SUPPRESS_BANK_H
@@ -52,6 +61,8 @@ struct gf_suppress_bank_opts {
 				   stream's worker passes its block's deadline to process_by instead);
 				   0: GF_SUPPRESS_GPU_HOP_WAIT_NS a hop */
 	uint32_t return_ms;   /**< first wait before a return to the GPU; 0: the default */
+	uint32_t threads;     /**< CPU threads the CPU's channels are spread over (offline: see above);
+				   0 or 1: the caller's alone, RT-safe */
 };
 
 /**
@@ -81,6 +92,10 @@ uint32_t gf_suppress_bank_active(const struct gf_suppress_bank *b);
 /** Channels the GPU runs now (0: all on the CPU, or after a switch to the standby). Any thread. */
 uint32_t gf_suppress_bank_gpu_channels(const struct gf_suppress_bank *b);
 
+/** Threads the CPU's channels are spread over (opts.threads, at most those channels; 1: the
+ * caller's alone). Any thread. */
+uint32_t gf_suppress_bank_threads(const struct gf_suppress_bank *b);
+
 /** Switches from the GPU to the standby CPU suppressors since new(). Any thread. */
 uint64_t gf_suppress_bank_gpu_failures(const struct gf_suppress_bank *b);
 
@@ -91,7 +106,8 @@ uint64_t gf_suppress_bank_gpu_returns(const struct gf_suppress_bank *b);
  * Any thread. */
 uint64_t gf_suppress_bank_gpu_late(const struct gf_suppress_bank *b);
 
-/** Where the bank runs, for a status line: "64 channels on the GPU", "2 channels on the CPU". */
+/** Where the bank runs, for a status line: "64 channels on the GPU", "2 channels on the CPU",
+ * "256 channels on the CPU (16 threads)". */
 void gf_suppress_bank_where(const struct gf_suppress_bank *b, char *buf, size_t len);
 
 /**
