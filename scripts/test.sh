@@ -58,4 +58,5 @@ done
 
 scripts/slowest-tests.sh build
 scripts/slowest-tests.sh build-asan
+echo "test.sh: $((SECONDS / 60)) min $((SECONDS % 60)) s in all"
 exit "$failed"
