@@ -57,6 +57,10 @@ FILE *gf_daemon_conf_begin(const struct gf_daemon *d, unsigned rate, unsigned bl
 			   unsigned ch, const char *device);
 /** A loopback TCP port free at the time of the call, for the daemon's control_port. */
 int gf_daemon_free_tcp_port(void);
+/** This machine's first non-loopback IPv4 address in @p out. @return 1, or 0: there is none */
+int gf_daemon_wide_address(char *out, size_t len);
+/** The control key the daemon made at start in its scratch directory (control.key), one line. */
+void gf_daemon_read_key(const struct gf_daemon *d, char *key, size_t size);
 /** Write @p n taps, one per line ("text" format), to @p name in the scratch directory. */
 void gf_daemon_write_taps_text(const struct gf_daemon *d, const char *name, const float *h, size_t n);
 /**
