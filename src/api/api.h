@@ -41,6 +41,9 @@
 /** Input that does not make a whole message (a partial frame or line) this long is challenged
  *  (WebSocket: a ping, which a client mid-frame cannot answer), and closed as long again later, ms. */
 #define GF_API_PARTIAL_MS 5000
+/** A Unix-socket client with no request this long (and no reply pending, no subscription) is
+ *  closed when the table is full and another knocks, ms: idle holders cannot keep one out. */
+#define GF_API_UNIX_IDLE_MS 10000
 /** Channels in a level reply. */
 #define GF_API_MAX_CH 64u
 /** Level subscriptions: the shortest interval a client may ask for, and the longest. */
@@ -188,6 +191,9 @@ void gf_api_complete(struct gf_api *a, uint64_t token, int err, const char *why)
 
 /** @p client went away: drop its pending replies and subscription. */
 void gf_api_client_gone(struct gf_api *a, void *client);
+
+/** 1 while @p client waits for a pending reply or holds a level subscription: it is not idle. */
+int gf_api_client_busy(const struct gf_api *a, const void *client);
 
 /** Push levels to subscribers that are due. @return ms until the next is due, or -1: none. */
 int gf_api_tick(struct gf_api *a, int64_t now_ms);

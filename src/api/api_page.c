@@ -7,7 +7,14 @@
  * again when the reload count changes. Nothing in its URL is read: a link or
  * a hidden frame of another site must not be able to act through it.
  * The state is asked again every second, and a subscription refused (no
- * stream yet) is asked again then too.
+ * stream yet) is asked again then too. A closed WebSocket is opened again
+ * after 2 s.
+ * Beyond loopback the daemon refuses a client every command until it sends
+ * the control key: a refusal that asks for Authenticate shows a password
+ * field, and the key typed there is sent as {"Authenticate": KEY} at once and
+ * first on every (re)connect. The key lives in the page's memory and the
+ * tab's sessionStorage (a reload of the tab keeps it, closing the tab drops
+ * it), never in the URL, and a wrong key is forgotten.
  * Every value the page shows arrived in a reply; until then it shows "-".
  * The slider spans the volumes the daemon allows (GetStatus's volume_range),
  * the mute line says the state and its button the action, and a meter below
@@ -34,14 +41,22 @@ static const char page[] =
 	"<tr><td>mute</td><td><span id=\"mute\">-</span> <button id=\"mutebtn\" disabled>-</button>"
 	"</td></tr>\n"
 	"</table>\n"
+	"<form id=\"keyform\" hidden>the control key is needed: "
+	"<input id=\"key\" type=\"password\" autocomplete=\"off\"> <button>send</button> <span "
+	"id=\"keywhy\"></span></form>\n"
 	"<h2>capture peak</h2><div id=\"capture\" data-pushes=\"0\"></div>\n"
 	"<h2>playback peak</h2><div id=\"playback\" data-pushes=\"0\"></div>\n"
 	"<h2>response</h2><img id=\"plot\" alt=\"no response plot\" style=\"max-width:48em;width:100%\">\n"
 	"<script>\n"
 	"'use strict';\n"
 	"var $ = function (id) { return document.getElementById(id); };\n"
-	"var ws = new WebSocket('ws://' + location.host + '/');\n"
-	"var muted = null, pushes = 0, subscribed = false, reloads = null;\n"
+	"var ws, key = null, muted = null, pushes = 0, subscribed = false, reloads = null;\n"
+	"try { key = sessionStorage.getItem('gpufir-key'); } catch (e) {}\n"
+	"function keep(k) {\n"
+	"  key = k;\n"
+	"  try { if (k) sessionStorage.setItem('gpufir-key', k);\n"
+	"    else sessionStorage.removeItem('gpufir-key'); } catch (e) {}\n"
+	"}\n"
 	"function send(c) { ws.send(JSON.stringify(c)); }\n"
 	"function meters(el, peaks) {\n"
 	"  el.textContent = '';\n"
@@ -83,19 +98,38 @@ static const char page[] =
 	"  SignalLevelsEvent: function (v) {\n"
 	"    pushes++; meters($('capture'), v.capture_peak); meters($('playback'), v.playback_peak); },\n"
 	"};\n"
-	"ws.onopen = function () {\n"
-	"  $('conn').textContent = 'open';\n"
+	"function start() {\n"
+	"  reloads = null;\n"
 	"  ['GetState', 'GetConfigFilePath', 'GetCounters', 'GetVolume', 'GetMute'].forEach(send);\n"
 	"  send({SubscribeSignalLevels: 100});\n"
 	"  subscribed = true;\n"
+	"}\n"
+	"on.Authenticate = function () {\n"
+	"  $('keyform').hidden = true; $('keywhy').textContent = ''; start();\n"
 	"};\n"
-	"ws.onclose = function () { $('conn').textContent = 'closed'; };\n"
-	"ws.onmessage = function (e) {\n"
-	"  var m = JSON.parse(e.data), k = Object.keys(m)[0], r = m[k];\n"
-	"  if (k === 'SubscribeSignalLevels') subscribed = r.result === 'Ok';\n"
-	"  if (r.result !== 'Ok') { $('conn').textContent = k + ': ' + (r.value || r.error); return; }\n"
-	"  if (on[k]) on[k](r.value);\n"
-	"};\n"
+	"function refused(k, r) {\n"
+	"  var why = String(r.value || r.error);\n"
+	"  if (k === 'Authenticate') { keep(null); $('keywhy').textContent = why; }\n"
+	"  var locked = r.result && r.result.InvalidRequestError && /Authenticate/.test(why);\n"
+	"  if (k === 'Authenticate' || locked) $('keyform').hidden = false;\n"
+	"  $('conn').textContent = k + ': ' + why;\n"
+	"}\n"
+	"function connect() {\n"
+	"  ws = new WebSocket('ws://' + location.host + '/');\n"
+	"  ws.onopen = function () {\n"
+	"    $('conn').textContent = 'open';\n"
+	"    if (key) send({Authenticate: key}); /* its Ok starts the rest */\n"
+	"    else start();\n"
+	"  };\n"
+	"  ws.onclose = function () { $('conn').textContent = 'closed'; setTimeout(connect, 2000); };\n"
+	"  ws.onmessage = function (e) {\n"
+	"    var m = JSON.parse(e.data), k = Object.keys(m)[0], r = m[k];\n"
+	"    if (k === 'SubscribeSignalLevels') subscribed = r.result === 'Ok';\n"
+	"    if (r.result !== 'Ok') return refused(k, r);\n"
+	"    if (on[k]) on[k](r.value);\n"
+	"  };\n"
+	"}\n"
+	"connect();\n"
 	"setInterval(function () {\n"
 	"  if (ws.readyState !== 1) return;\n"
 	"  send('GetState');\n"
@@ -104,6 +138,11 @@ static const char page[] =
 	"}, 1000);\n"
 	"$('vol').onchange = function () { send({SetVolume: parseFloat(this.value)}); };\n"
 	"$('mutebtn').onclick = function () { if (muted !== null) send({SetMute: !muted}); };\n"
+	"$('keyform').onsubmit = function (e) {\n"
+	"  e.preventDefault();\n"
+	"  keep($('key').value); $('key').value = '';\n"
+	"  if (key && ws.readyState === 1) send({Authenticate: key});\n"
+	"};\n"
 	"</script></body></html>\n";
 
 const char *gf_api_page(size_t *len)

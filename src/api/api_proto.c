@@ -235,6 +235,17 @@ void gf_api_client_gone(struct gf_api *a, void *client)
 	gf_api_standing_gone(a, client);
 }
 
+int gf_api_client_busy(const struct gf_api *a, const void *client)
+{
+	for (unsigned i = 0; i < GF_API_MAX_PENDING; i++)
+		if (a->pend[i].token && a->pend[i].client == client)
+			return 1;
+	for (unsigned i = 0; i < GF_API_MAX_SUBS; i++)
+		if (a->subs[i].client == client)
+			return 1;
+	return 0;
+}
+
 int gf_api_subscribe(struct gf_api_req *r, uint32_t interval_ms)
 {
 	struct gf_api_sub *free_slot = NULL;

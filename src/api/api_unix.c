@@ -6,8 +6,12 @@
  * and closed). A line must be whole within UNIX_PARTIAL_MS of its first
  * byte, or the client is told so and closed: a client that sends part of a
  * line and stalls does not keep its slot. An idle client (no partial line)
- * may stay. The socket file is made with the process's umask: the
- * service's UMask=0077 leaves it to the daemon's user (docs/api.md). */
+ * may stay while there is room; when the table is full, a newcomer takes the
+ * slot of the client idle longest past GF_API_UNIX_IDLE_MS (no request, no
+ * reply pending or unsent, no subscription), which is told so and closed:
+ * 16 idle holders keep a client out for at most that long. The socket file
+ * is made with the process's umask: the service's UMask=0077 leaves it to
+ * the daemon's user (docs/api.md). */
 #define _GNU_SOURCE /* accept4 */
 #include <errno.h>
 #include <stdio.h>
@@ -32,6 +36,7 @@ struct uclient {
 	size_t out_len, out_off;
 	int closing;	  /* flush what is queued, then close */
 	int64_t since_ms; /* when the unfinished line in `in` began (0: none) */
+	int64_t last_ms;  /* when it connected or last sent a request */
 	struct gf_api_unix *u;
 };
 
@@ -172,13 +177,11 @@ static void flush(struct uclient *c)
 	}
 }
 
-/* Too many clients: say so (best effort, never waiting) and close. */
-static void refuse(int fd)
+/* Say @p msg (one line) to a client about to be closed: best effort, never waiting. */
+static void tell(int fd, const char *msg)
 {
-	static const char msg[] = "{\"Invalid\":{\"error\":\"too many control connections\"}}\n";
-	ssize_t w = send(fd, msg, sizeof(msg) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+	ssize_t w = send(fd, msg, strlen(msg), MSG_NOSIGNAL | MSG_DONTWAIT);
 	(void)w;
-	close(fd);
 }
 
 /* The daemon's own user and root are the owner: they could edit the config file as well. Any
@@ -192,21 +195,50 @@ static enum gf_api_standing peer_standing(int fd)
 	return cr.uid == geteuid() || cr.uid == 0 ? GF_API_OWNER : GF_API_GUEST;
 }
 
-static void accept_some(struct gf_api_unix *u)
+/* Idle: nothing asked for GF_API_UNIX_IDLE_MS, nothing owed either way, no subscription. */
+static int idle(const struct uclient *c, int64_t now)
+{
+	return c->fd >= 0 && !c->closing && !c->in_len && c->out_off == c->out_len &&
+	       now - c->last_ms >= GF_API_UNIX_IDLE_MS && !gf_api_client_busy(c->u->a, c);
+}
+
+/* A slot for a newcomer: a free one, else the longest-idle client's, which is told and closed.
+ * @return NULL: every client is active */
+static struct uclient *free_slot(struct gf_api_unix *u, int64_t now)
+{
+	struct uclient *old = NULL;
+	for (unsigned i = 0; i < GF_API_MAX_CLIENTS; i++) {
+		struct uclient *c = &u->c[i];
+		if (c->fd < 0)
+			return c;
+		if (idle(c, now) && (!old || c->last_ms < old->last_ms))
+			old = c;
+	}
+	if (old) {
+		char msg[120];
+		snprintf(msg, sizeof(msg),
+			 "{\"Invalid\":{\"error\":\"closed: idle over %d s while every control connection "
+			 "was taken\"}}\n",
+			 GF_API_UNIX_IDLE_MS / 1000);
+		tell(old->fd, msg);
+		client_close(old);
+	}
+	return old;
+}
+
+static void accept_some(struct gf_api_unix *u, int64_t now)
 {
 	for (int k = 0; k < GF_API_ACCEPTS_PER_PASS; k++) {
 		int fd = accept4(u->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
 			return;
-		struct uclient *c = NULL;
-		for (unsigned i = 0; i < GF_API_MAX_CLIENTS && !c; i++)
-			if (u->c[i].fd < 0)
-				c = &u->c[i];
+		struct uclient *c = free_slot(u, now);
 		if (!c) {
-			refuse(fd);
+			tell(fd, "{\"Invalid\":{\"error\":\"too many control connections\"}}\n");
+			close(fd);
 			continue;
 		}
-		*c = (struct uclient){.fd = fd, .u = u};
+		*c = (struct uclient){.fd = fd, .u = u, .last_ms = now};
 		gf_api_client_standing(u->a, c, peer_standing(fd));
 	}
 }
@@ -225,8 +257,10 @@ static int handle_lines(struct uclient *c)
 		size_t n = (size_t)(nl - (c->in + start));
 		if (n && c->in[start + n - 1] == '\r')
 			n--;
-		if (n)
+		if (n) {
+			c->last_ms = gf_now_ms();
 			gf_api_handle(c->u->a, c, uclient_send, c->in + start, n);
+		}
 		handled++;
 		start = (size_t)(nl - c->in) + 1;
 	}
@@ -310,7 +344,7 @@ int gf_api_unix_service(struct gf_api_unix *u, const struct pollfd *fds, int n)
 	int more = 0, t = -1;
 	int64_t now = gf_now_ms();
 	if (gf_api_revents(fds, n, u->fd))
-		accept_some(u);
+		accept_some(u, now);
 	for (unsigned i = 0; i < GF_API_MAX_CLIENTS; i++) {
 		struct uclient *c = &u->c[i];
 		if (c->fd < 0)

@@ -27,8 +27,6 @@
  * skipped (77) otherwise.
  */
 #include <arpa/inet.h>
-#include <ifaddrs.h>
-#include <net/if.h>
 #define _GNU_SOURCE /* setgroups */
 #include <errno.h>
 #include <grp.h>
@@ -203,46 +201,19 @@ static void read_key(void)
 	snprintf(path, sizeof(path), "%s/control.key", dm.dir);
 	struct stat st;
 	CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600);
-	long n = gf_test_read_file(path, key, sizeof(key) - 1);
-	CHECK(n >= 17);
-	key[n] = '\0';
-	key[strcspn(key, "\n")] = '\0';
+	gf_daemon_read_key(&dm, key, sizeof(key));
 	printf("control key made at start: %s, mode %04o\n", path, (unsigned)(st.st_mode & 0777));
-}
-
-/* This machine's first non-loopback IPv4 address, or 0 (none). */
-static int wide_address(char *out, size_t len)
-{
-	struct ifaddrs *ifs = NULL, *i;
-	int found = 0;
-	if (getifaddrs(&ifs) != 0)
-		return 0;
-	for (i = ifs; i && !found; i = i->ifa_next)
-		if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && !(i->ifa_flags & IFF_LOOPBACK))
-			found = inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, out,
-					  (socklen_t)len) != NULL;
-	freeifaddrs(ifs);
-	return found;
 }
 
 /* The WebSocket beyond loopback: nothing but GetVersion and Authenticate before the key. */
 static void beyond_loopback(struct gf_apiclient *api)
 {
-	char addr[64], cmd[256], buf[4096];
-	if (!wide_address(addr, sizeof(addr))) {
+	char addr[64], buf[4096];
+	if (!gf_daemon_wide_address(addr, sizeof(addr))) {
 		printf("no non-loopback IPv4 address: the WebSocket beyond loopback is not tried\n");
 		return;
 	}
-	int port2 = gf_daemon_free_tcp_port();
-	snprintf(cmd, sizeof(cmd), "{\"PatchConfig\": {\"control_address\": \"%s\", \"control_port\": %d}}",
-		 addr, port2);
-	gf_apic_expect(api, gf_apic_call(api, cmd), "{\"PatchConfig\":{\"result\":\"Ok\"}}",
-		       "the owner moves the WebSocket beyond loopback");
-	int ws = -1;
-	for (int i = 0; i < 100 && ws < 0; i++, gf_daemon_idle_ms(&dm, 50))
-		ws = gf_ws_connect(addr, port2, 5000);
-	if (ws < 0)
-		gf_daemon_die(&dm, "no WebSocket beyond loopback");
+	int ws = gf_apic_move_ws(api, addr, gf_daemon_free_tcp_port());
 	CHECK(gf_ws_call(ws, "\"GetState\"", buf, sizeof(buf), 5000) > 0);
 	gf_apic_expect(api, buf, "Authenticate", "GetState before the key, beyond loopback");
 	CHECK(strstr(buf, "\"result\":{\"InvalidRequestError\""));

@@ -8,12 +8,28 @@
 
 #include "api.h"
 #include "testutil.h"
+#include "wsclient.h"
 
 void gf_apic_init(struct gf_apiclient *c, struct gf_daemon *dm, const char *path)
 {
 	c->dm = dm;
 	snprintf(c->path, sizeof(c->path), "%s", path);
 	c->reply = NULL;
+}
+
+int gf_apic_move_ws(struct gf_apiclient *c, const char *addr, int port)
+{
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), "{\"PatchConfig\": {\"control_address\": \"%s\", \"control_port\": %d}}",
+		 addr, port);
+	gf_apic_expect(c, gf_apic_call(c, cmd), "{\"PatchConfig\":{\"result\":\"Ok\"}}",
+		       "the owner's PatchConfig moving the WebSocket");
+	int ws = -1;
+	for (int i = 0; i < 100 && ws < 0; i++, gf_daemon_idle_ms(c->dm, 50))
+		ws = gf_ws_connect(addr, port, 5000);
+	if (ws < 0)
+		gf_daemon_die(c->dm, "no WebSocket where the PatchConfig moved it");
+	return ws;
 }
 
 void gf_apic_free(struct gf_apiclient *c)

@@ -34,6 +34,10 @@ double gf_apic_num(const char *reply, const char *key);
 /** The string after "KEY": in @p reply, unescaped only for \" and \\, in @p out; 0, or -1 if absent. */
 int gf_apic_str(const char *reply, const char *key, char *out, size_t size);
 
+/** The owner's PatchConfig moves the WebSocket to @p addr:@p port; once a WebSocket connects there
+ *  (10 s at most, else the test fails) it is returned, connected. */
+int gf_apic_move_ws(struct gf_apiclient *c, const char *addr, int port);
+
 /** {"CMD": "TEXT"} with TEXT escaped as a JSON string (malloc'ed). */
 char *gf_apic_string_cmd(const char *cmd, const char *text);
 

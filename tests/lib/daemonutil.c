@@ -8,6 +8,9 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <netinet/in.h>
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -225,6 +228,31 @@ int gf_daemon_http(int port, const char *request, char *out, size_t size)
 	out[n] = '\0';
 	close(fd);
 	return 0;
+}
+
+/* A WebSocket beyond loopback needs an address other hosts could reach; the first one will do. */
+int gf_daemon_wide_address(char *out, size_t len)
+{
+	struct ifaddrs *ifs = NULL, *i;
+	int found = 0;
+	if (getifaddrs(&ifs) != 0)
+		return 0;
+	for (i = ifs; i && !found; i = i->ifa_next)
+		if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && !(i->ifa_flags & IFF_LOOPBACK))
+			found = inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, out,
+					  (socklen_t)len) != NULL;
+	freeifaddrs(ifs);
+	return found;
+}
+
+void gf_daemon_read_key(const struct gf_daemon *d, char *key, size_t size)
+{
+	char path[700];
+	snprintf(path, sizeof(path), "%s/control.key", d->dir);
+	long n = gf_test_read_file(path, key, size - 1);
+	CHECK(n >= 17);
+	key[n] = '\0';
+	key[strcspn(key, "\n")] = '\0';
 }
 
 /* ---- notify socket -------------------------------------------------------- */

@@ -61,6 +61,10 @@ int gf_daemon_free_tcp_port(void);
  *  server closes it: "Connection: close") in @p out, or what came within 10 s.
  *  @return 0, or -1 when nothing listens on @p port */
 int gf_daemon_http(int port, const char *request, char *out, size_t size);
+/** This machine's first non-loopback IPv4 address in @p out. @return 1, or 0: there is none */
+int gf_daemon_wide_address(char *out, size_t len);
+/** The control key the daemon made at start in its scratch directory (control.key), one line. */
+void gf_daemon_read_key(const struct gf_daemon *d, char *key, size_t size);
 /** Write @p n taps, one per line ("text" format), to @p name in the scratch directory. */
 void gf_daemon_write_taps_text(const struct gf_daemon *d, const char *name, const float *h, size_t n);
 /**

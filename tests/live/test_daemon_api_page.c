@@ -16,6 +16,11 @@
  * reached through another name (DNS rebinding, simulated by Chromium's host
  * resolver rules: refused, its Host).
  * After a reload the page shows the new filter and fetches its plot again;
+ * Beyond loopback (the machine's first non-loopback IPv4 address; skipped
+ * where there is none) the page asks for the control key, says a wrong one
+ * is wrong, shows the state once the right one is typed into its field, and
+ * authenticates by itself when the tab is reloaded; the key is never in its
+ * URL.
  * GET /response.svg serves the running filter's plot, kept through a reload
  * that fails. Skipped (77) only where no chromium binary is installed (after
  * the HTTP checks).
@@ -54,9 +59,10 @@ static void write_conf(const char *taps_file)
 	FILE *f = gf_daemon_conf_begin(&dm, RATE, PERIOD, "cpu", CH, "system");
 	fprintf(f,
 		"control_socket = \"%s\";\ncontrol_port = %d;\nvolume_limit_db = 6.0;\n"
+		"control_key_file = \"%s/control.key\";\n"
 		"filters = ( { name = \"" FILTER "\"; file = \"%s\"; format = \"text\"; } );\n"
 		"chain = [\"" FILTER "\"];\n",
-		ctl_path, port, taps_file);
+		ctl_path, port, dm.dir, taps_file);
 	CHECK(fclose(f) == 0);
 }
 
@@ -430,6 +436,74 @@ static void hostile_pages(struct cdp *b)
 		gf_daemon_die(&dm, "the daemon's page was served under another name (DNS rebinding)");
 }
 
+/* What the page shows of its key: the form shown or not, its message, the state, the connection. */
+#define KEY_SUMMARY                                                                                          \
+	"(document.getElementById('keyform').hidden?'form=hidden':'form=shown')"                             \
+	"+';why='+document.getElementById('keywhy').textContent"                                             \
+	"+';state='+document.getElementById('state').textContent"                                            \
+	"+';volume='+document.getElementById('volume').textContent"                                          \
+	"+';url='+location.href+';'"
+
+/* Poll the page in @p session until it shows @p want (10 s at most); what it shows in @p out. */
+static void await_page(struct cdp *b, const char *session, const char *want, char *out, size_t size)
+{
+	double end = gf_now_s() + 10.0;
+	do {
+		usleep(100000);
+		eval_str(b, session, KEY_SUMMARY, out, size);
+	} while (!strstr(out, want) && gf_now_s() < end);
+}
+
+/* Type @p key into the page's key field and send it, as a user would. */
+static void type_key(struct cdp *b, const char *session, const char *key)
+{
+	char js[512], out[64];
+	snprintf(js, sizeof(js),
+		 "(function(){document.getElementById('key').value='%s';"
+		 "document.getElementById('keyform').requestSubmit();return 'sent';})()",
+		 key);
+	eval_str(b, session, js, out, sizeof(out));
+	CHECK(strcmp(out, "sent") == 0);
+}
+
+/* The WebSocket beyond loopback, where the daemon refuses a client every command until it sends
+ * the control key: the page says the key is needed and shows nothing else; a wrong key is said
+ * to be wrong; the right one, typed into its field, gets the state shown, and a reload of the tab
+ * authenticates again by itself. The key is never in the URL. Then back to loopback. */
+static void wide_page(struct cdp *b)
+{
+	char addr[64], url[128], session[128], out[1024], key[160];
+	if (!gf_daemon_wide_address(addr, sizeof(addr))) {
+		printf("no non-loopback IPv4 address: the page beyond loopback is not tried\n");
+		return;
+	}
+	gf_daemon_read_key(&dm, key, sizeof(key));
+	int port2 = gf_daemon_free_tcp_port();
+	close(gf_apic_move_ws(&api, addr, port2));
+	snprintf(url, sizeof(url), "http://%s:%d/", addr, port2);
+	open_tab(b, url, session, sizeof(session));
+	await_page(b, session, "form=shown;", out, sizeof(out));
+	printf("chromium: the page beyond loopback, no key: %s\n", out);
+	if (!strstr(out, "form=shown;why=;state=-;"))
+		gf_daemon_die(&dm, "the page beyond loopback did not ask for the control key");
+	type_key(b, session, "not-the-key");
+	await_page(b, session, "why=wrong control key;", out, sizeof(out));
+	printf("chromium: a wrong key: %s\n", out);
+	if (!strstr(out, "form=shown;why=wrong control key;state=-;"))
+		gf_daemon_die(&dm, "the page did not say the key was wrong");
+	type_key(b, session, key);
+	await_page(b, session, "state=Running;", out, sizeof(out));
+	printf("chromium: the right key: %s\n", out);
+	if (!strstr(out, "form=hidden;why=;state=Running;") || strstr(out, key))
+		gf_daemon_die(&dm, "the page did not show the state once given the key");
+	eval_str(b, session, "location.reload();'reloaded'", out, sizeof(out));
+	await_page(b, session, "state=Running;", out, sizeof(out));
+	printf("chromium: the tab reloaded: %s\n", out);
+	if (!strstr(out, "form=hidden;why=;state=Running;") || strstr(out, key))
+		gf_daemon_die(&dm, "the reloaded page did not authenticate by itself");
+	close(gf_apic_move_ws(&api, "127.0.0.1", port)); /* back on loopback */
+}
+
 static void chromium_page(const char *chromium)
 {
 	char url[128], target[128], session[128], want[800];
@@ -491,6 +565,7 @@ static void chromium_page(const char *chromium)
 	} while ((!strstr(page, "(48 taps") || strstr(page, "reloads=0;") || !strstr(page, ";plot=shown;")) &&
 		 gf_now_s() < t1 + 10.0);
 	printf("chromium: %.1f s after the reload the page shows: %s\n", gf_now_s() - t1, page);
+	wide_page(b);
 	cdp_stop(b);
 	free(b);
 	expect_page(page, "filters=" FILTER " (48 taps, cpu);", "the page's filters after a reload");

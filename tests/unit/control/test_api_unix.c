@@ -84,6 +84,60 @@ static void send_all(int fd, const char *p, size_t n)
 	}
 }
 
+/* A newcomer at a full table: refused while every client is fresh, then let in by closing the
+ * longest-idle one (@p fd) once it has been idle GF_API_UNIX_IDLE_MS, not before and well within
+ * 15 s; a subscriber, idle longer still, keeps its slot. */
+static void idle_make_room(struct gf_api_server *s, const char *path, int fd)
+{
+	int sub = dial(path);
+	send_all(sub, "{\"SubscribeSignalLevels\": 5000}\n", 32);
+	CHECK(strstr(line(s, sub), "{\"SubscribeSignalLevels\":{\"result\":\"Ok\""));
+	send_all(fd, "\"GetVersion\"\n", 13); /* the first client still answers, and is idle from now */
+	CHECK(strstr(line(s, fd), GPUFIR_VERSION));
+	int64_t t0 = gf_now_ms(), in = 0;
+	int fds[GF_API_MAX_CLIENTS];
+	for (unsigned i = 2; i < GF_API_MAX_CLIENTS; i++) {
+		fds[i] = dial(path);
+		pass(s, 0);
+	}
+	pass(s, 10);
+	CHECK(gf_api_server_clients(s) == GF_API_MAX_CLIENTS);
+	int knock = -1;
+	while (!in && gf_now_ms() - t0 < 15000) {
+		knock = dial(path);
+		char buf[128];
+		ssize_t r = -1;
+		for (int i = 0; i < 20 && r < 0; i++) { /* refused: told and closed at once */
+			pass(s, 10);
+			r = recv(knock, buf, sizeof(buf) - 1, 0);
+		}
+		if (r < 0) {
+			in = gf_now_ms() - t0; /* kept: nothing said to it */
+			break;
+		}
+		buf[r > 0 ? r : 0] = '\0';
+		CHECK(strstr(buf, "too many control connections"));
+		close(knock);
+		pass(s, 500);
+	}
+	printf("  full table of idle clients: a newcomer got in after %.1f s\n", in / 1000.0);
+	CHECK(in >= GF_API_UNIX_IDLE_MS - 1000 && in < 15000);
+	CHECK(strstr(line(s, fd), "closed: idle over 10 s"));
+	CHECK(closed(s, fd));
+	close(fd);
+	send_all(knock, "\"GetVersion\"\n", 13);
+	CHECK(strstr(line(s, knock), GPUFIR_VERSION));
+	send_all(sub, "\"GetState\"\n", 11); /* the subscriber kept its slot (level pushes came too) */
+	const char *l = line(s, sub);
+	for (int i = 0; i < 10 && strstr(l, "SignalLevelsEvent"); i++)
+		l = line(s, sub);
+	CHECK(strstr(l, "{\"GetState\":{\"result\":\"Ok\",\"value\":\"Running\"}}"));
+	close(sub);
+	close(knock);
+	for (unsigned i = 2; i < GF_API_MAX_CLIENTS; i++)
+		close(fds[i]);
+}
+
 void test_unix_transport(struct gf_api *a)
 {
 	char *dir = gf_test_tmpdir("api_unix");
@@ -190,10 +244,7 @@ void test_unix_transport(struct gf_api *a)
 	CHECK(closed(s, half));
 	close(half);
 	CHECK(gf_api_server_clients(s) == 1);
-	/* The first client still answers. */
-	send_all(fd, "\"GetVersion\"\n", 13);
-	CHECK(strstr(line(s, fd), GPUFIR_VERSION));
-	close(fd);
+	idle_make_room(s, path, fd);
 
 	gf_api_server_free(s);
 	CHECK(!gf_test_exists(path)); /* removed with the server */
