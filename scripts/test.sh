@@ -5,8 +5,9 @@
 # Live tests run against a private JACK server with the dummy driver.
 # Tests run side by side (ctest -j, one per core): those that play audio through
 # JACK one at a time, the GPU ones alone (tests/CMakeLists.txt,
-# gf_test_props); the fuzzers run one per core. At the end it prints each
-# run's ten slowest tests.
+# gf_test_props). The sanitizer and fuzz trees build at the lowest priority
+# while the Release tests run, and the fuzzers (one per core) run so beside the
+# sanitizer tests. At the end it prints each run's ten slowest tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -17,24 +18,36 @@ scripts/check-format.sh
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release # what quickstart.sh builds
 cmake --build build -j"$jobs"
+
+# The Release tests' JACK chain leaves a core mostly idle: the sanitizer and fuzz trees build
+# beside it at the lowest priority (nice 19: a test's process always wins the core), so their
+# build costs little of the wall time. Sanitizers cover the host code; CUDA code cannot run
+# without a GPU anyway.
+trap 'kill $(jobs -p) 2>/dev/null || true' EXIT
+build_others() {
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DGPUFIR_SANITIZE=ON -DGPUFIR_CUDA=OFF &&
+		nice -n 19 cmake --build build-asan -j"$jobs" &&
+		CC=clang cmake -S . -B build-fuzz -DGPUFIR_FUZZ=ON -DGPUFIR_CUDA=OFF -DGPUFIR_TESTS=ON &&
+		nice -n 19 cmake --build build-fuzz -j"$jobs" --target fuzz_config fuzz_config_includes \
+			fuzz_taps_text fuzz_wav_ir fuzz_taps_raw fuzz_peq_text fuzz_api
+}
+build_others >build/test-others.log 2>&1 &
+others=$!
 scripts/with-jackd.sh ctest --test-dir build --output-on-failure -j"$jobs"
+if ! wait "$others"; then
+	tail -n 80 build/test-others.log
+	echo "test.sh: the sanitizer or fuzz build failed (build/test-others.log)" >&2
+	exit 1
+fi
 
-# Sanitizers cover the host code; CUDA code cannot run without a GPU anyway.
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DGPUFIR_SANITIZE=ON -DGPUFIR_CUDA=OFF
-cmake --build build-asan -j"$jobs"
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	scripts/with-jackd.sh ctest --test-dir build-asan --output-on-failure -j"$jobs"
-
-# Fuzz each parser for a bounded time (libFuzzer, clang) from the seed corpus,
-# one fuzzer per core (each is a single-threaded process).
+# Fuzz each parser for a bounded time (libFuzzer, clang) from the seed corpus, one fuzzer per
+# core (each is a single-threaded process), at the lowest priority beside the sanitizer tests.
 fuzz_seconds=${GPUFIR_FUZZ_SECONDS:-30}
-CC=clang cmake -S . -B build-fuzz -DGPUFIR_FUZZ=ON -DGPUFIR_CUDA=OFF -DGPUFIR_TESTS=ON
-cmake --build build-fuzz -j"$jobs" --target fuzz_config fuzz_config_includes fuzz_taps_text fuzz_wav_ir fuzz_taps_raw fuzz_peq_text fuzz_api
 # fuzz TARGET CORPUS: run one fuzzer; on a failure, print its log's end and fail.
 fuzz() {
 	local target=fuzz_$1 corpus=tests/fuzz/corpus/$2 work
 	work=$(mktemp -d)
-	if ! LSAN_OPTIONS=suppressions=$PWD/tests/fuzz/lsan.supp build-fuzz/tests/"$target" \
+	if ! LSAN_OPTIONS=suppressions=$PWD/tests/fuzz/lsan.supp nice -n 19 build-fuzz/tests/"$target" \
 		-max_total_time="$fuzz_seconds" -print_final_stats=1 "$work" "$corpus" >"$work.log" 2>&1; then
 		tail -n 60 "$work.log"
 		echo "$target: the fuzzer found a failure" >&2
@@ -43,18 +56,29 @@ fuzz() {
 	echo "$target: $(grep -E '^stat::number_of_executed_units' "$work.log")"
 	rm -rf "$work" "$work.log"
 }
-running=0 failed=0
-for t in config:config config_includes:config_includes taps_text:taps_text wav_ir:wav_ir taps_raw:taps_raw peq_text:peq_text api:api; do
-	if [ "$running" -ge "$jobs" ]; then
+fuzz_all() {
+	running=0 failed=0
+	for t in config:config config_includes:config_includes taps_text:taps_text wav_ir:wav_ir taps_raw:taps_raw peq_text:peq_text api:api; do
+		if [ "$running" -ge "$jobs" ]; then
+			wait -n || failed=1
+			running=$((running - 1))
+		fi
+		fuzz "${t%%:*}" "${t##*:}" &
+		running=$((running + 1))
+	done
+	for ((; running > 0; running--)); do
 		wait -n || failed=1
-		running=$((running - 1))
-	fi
-	fuzz "${t%%:*}" "${t##*:}" &
-	running=$((running + 1))
-done
-for ((; running > 0; running--)); do
-	wait -n || failed=1
-done
+	done
+	return "$failed"
+}
+fuzz_all >build/test-fuzz.log 2>&1 &
+fuzzers=$!
+
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	scripts/with-jackd.sh ctest --test-dir build-asan --output-on-failure -j"$jobs"
+failed=0
+wait "$fuzzers" || failed=1
+cat build/test-fuzz.log
 
 scripts/slowest-tests.sh build
 scripts/slowest-tests.sh build-asan
