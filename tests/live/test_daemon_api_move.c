@@ -118,7 +118,9 @@ static void move_unix(void)
 		       "case 3: the requester's reply before the move");
 	snprintf(api.path, sizeof(api.path), "%s", ctl_path2);
 	double end = gf_now_s() + 5.0;
-	while (gf_test_exists(ctl_path) && gf_now_s() < end)
+	/* the old path goes, then the new one is bound, in one pass of the daemon's loop: a look
+	 * between the two sees neither */
+	while ((gf_test_exists(ctl_path) || !gf_test_exists(ctl_path2)) && gf_now_s() < end)
 		gf_daemon_idle_ms(&dm, 20);
 	CHECK(!gf_test_exists(ctl_path));
 	gf_apic_expect(&api, gf_apic_call(&api, "\"GetState\""), "Running", "case 3: the new socket");
