@@ -136,17 +136,13 @@ static void move_ws(void)
 	int ws = gf_ws_connect("127.0.0.1", port, 5000);
 	if (ws < 0)
 		gf_daemon_die(&dm, "case 4: no WebSocket");
-	char key[200], path[800];
-	snprintf(path, sizeof(path), "%s/control.key", dm.dir);
-	long n = gf_test_read_file(path, key, sizeof(key) - 1);
-	CHECK(n > 16);
-	key[n] = '\0';
-	key[strcspn(key, "\n")] = '\0';
+	char key[200];
+	gf_daemon_read_key(&dm, key, sizeof(key));
 	char *auth = gf_apic_string_cmd("Authenticate", key);
 	CHECK(gf_ws_call(ws, auth, buf, sizeof(buf), 5000) > 0);
 	free(auth);
 	gf_apic_expect(&api, buf, "{\"Authenticate\":{\"result\":\"Ok\"}}", "case 4: Authenticate");
-	n = gf_ws_call(ws, cmd, buf, sizeof(buf), 20000);
+	long n = gf_ws_call(ws, cmd, buf, sizeof(buf), 20000);
 	if (n <= 0)
 		gf_daemon_die(&dm, "case 4: no reply to the WebSocket's PatchConfig");
 	gf_apic_expect(&api, buf, "{\"PatchConfig\":{\"result\":\"Ok\"}}", "case 4: the reply");
