@@ -1,21 +1,29 @@
 /*
- * The noise suppressor's throughput (prints figures; not a test): the CPU
- * suppressor (suppress.h, one thread), the bank over every core this process
- * may run on (suppress_bank.h with opts.threads: one suppressor a channel,
- * the channels cut into one run a thread, as offline and in batch) and the
- * GPU one (suppress_gpu.h, every channel of a hop in one batch) on the same
- * input, 18 dB of reduction, in calls of 512 frames (the bank's: 8192, as
- * offline's large chunks, so that the hand-off to its threads is not what is
- * timed), for 1 to 1024 channels at 48 and 16 kHz.
+ * The noise suppressor's throughput and per-block latency (prints figures; not a test).
  *
- * Per row: x realtime of the whole channel set (seconds of audio per second
- * of wall time) on one core, on all cores and on the GPU, all cores' and the
- * GPU's over one core's, and channels in real time (x realtime x channels:
- * how many such channels one CPU thread, all cores, or the GPU keep up with). The input is 8192 frames of
- * noise and tones, fed round again (a long input for 1024 channels would not fit a small machine); the GPU's
- * new() has run one hop already, so nothing here is start-up.
+ * Throughput: the CPU suppressor (suppress.h, one thread), the bank over every core this process
+ * may run on (suppress_bank.h with opts.threads: one suppressor a channel, the channels cut into
+ * one run a thread, as offline and in batch) and the GPU one (suppress_gpu.h, every channel of a
+ * hop in one batch) on the same input, 18 dB of reduction, in calls of 512 frames (the bank's:
+ * 8192, as offline's large chunks, so that the hand-off to its threads is not what is timed), for
+ * 1 to 1024 channels at 48 and 16 kHz, and the GPU alone on to 65536 channels at 48 kHz.
  *
- * Usage: bench_suppress [SECONDS]   (10 unless told)
+ * Per row: x realtime of the whole channel set (seconds of audio per second of wall time) on one
+ * core, on all cores and on the GPU, all cores' and the GPU's over one core's, and channels in
+ * real time (x realtime x channels: how many such channels one CPU thread, all cores, or the GPU
+ * keep up with). "copy chRT" is the bound the GPU suppressor's host side sets: the channels in
+ * real time of its per-sample exchange alone (each input sample checked and copied into the pinned
+ * hop, each output sample copied back, on the calling thread), timed on the same buffers. The
+ * input is 8192 frames of noise and tones, fed round again (a long input for many channels would
+ * not fit a small machine); the GPU's new() has run one hop already, so nothing here is start-up.
+ *
+ * Latency: what one live block costs the audio thread: 256-frame blocks at 48 kHz, the time of
+ * each process call (the median, the 99th percentile and the longest) on one CPU thread and on
+ * the GPU, at 1, 64 and 1024 channels; the blocks that complete a hop carry its work (one in
+ * every hop / 256), the others only exchange samples. The suppressor's own latency (its hop, in
+ * ms) is added to the stream's whichever runs it.
+ *
+ * Usage: bench_suppress [SECONDS]   (10 unless told; the latency rows run SECONDS of audio too)
  * Without a usable GPU the CPU rows run and the GPU columns say skipped.
  */
 #define _GNU_SOURCE /* sched_getaffinity */
@@ -63,11 +71,17 @@ static float *make_source(uint32_t C, uint32_t rate)
 	return x;
 }
 
-/* The next call's input from the source, round again at its end. */
+/* Call @p k's input of @p frames frames (a divisor of SRC_FRAMES) from the source, round again at
+ * its end. */
+static void next_frames(float *call, const float *src, uint32_t C, uint64_t k, uint32_t frames)
+{
+	size_t at = (size_t)(k * frames % SRC_FRAMES) * C;
+	memcpy(call, src + at, (size_t)frames * C * sizeof(float));
+}
+
 static void next_call(float *call, const float *src, uint32_t C, uint64_t k)
 {
-	size_t at = (size_t)(k * CALL % SRC_FRAMES) * C;
-	memcpy(call, src + at, (size_t)CALL * C * sizeof(float));
+	next_frames(call, src, C, k, CALL);
 }
 
 /* x realtime of the CPU suppressor; 0 when it could not be made. */
@@ -157,28 +171,160 @@ static double time_gpu(uint32_t C, uint32_t rate, double seconds, const float *s
 }
 #endif
 
+/* x realtime of the GPU suppressor's host-side exchange alone (suppress_gpu's: each input sample
+ * checked for NaN/Inf and copied into the pinned hop, each output sample copied back), on this
+ * thread, over the same buffers the GPU row uses. */
+static double time_copy(uint32_t C, uint32_t rate, double seconds, const float *src, float *call)
+{
+	size_t n = (size_t)CALL * C;
+	float *h_in = malloc(n * sizeof(float)), *h_out = calloc(n, sizeof(float));
+	if (!h_in || !h_out) {
+		free(h_in), free(h_out);
+		return 0.0;
+	}
+	uint64_t calls = (uint64_t)(seconds * rate / CALL);
+	volatile int missing = 0; /* kept, so that the check is not optimised away */
+	double t0 = gf_now_s();
+	for (uint64_t k = 0; k < calls; k++) {
+		next_call(call, src, C, k);
+		int bad = 0;
+		for (size_t i = 0; i < n; i++) {
+			float v = call[i];
+			bad |= !isfinite(v);
+			h_in[i] = isfinite(v) ? v : 0.0f;
+			call[i] = h_out[i];
+		}
+		missing |= bad;
+	}
+	double t = gf_now_s() - t0;
+	free(h_in), free(h_out);
+	return (double)calls * CALL / rate / t;
+}
+
+/* A column's text: @p v in @p fmt, or "-" when it was not measured (@p ok false or @p v 0). */
+static const char *col(char buf[16], double v, int ok, const char *fmt)
+{
+	if (!ok || !(v > 0.0))
+		return "-";
+	snprintf(buf, 16, fmt, v);
+	return buf;
+}
+
+/* One row: the CPU columns up to MAX_CPU_CHANNELS (a single core beyond would take minutes a row),
+ * the GPU's and the copy bound's always. */
+#define MAX_CPU_CHANNELS 1024u
+
 static void row(uint32_t C, uint32_t rate, double seconds, int gpu, uint32_t threads)
 {
+	int cpu_too = C <= MAX_CPU_CHANNELS;
 	float *src = make_source(C, rate), *call = malloc((size_t)CALL * C * sizeof(float));
-	float *big = malloc((size_t)SRC_FRAMES * C * sizeof(float));
-	if (!src || !call || !big) {
+	float *big = cpu_too ? malloc((size_t)SRC_FRAMES * C * sizeof(float)) : NULL;
+	if (!src || !call || (cpu_too && !big)) {
 		printf("%5u ch: out of memory\n", C);
 		free(src), free(call), free(big);
 		return;
 	}
-	double cpu = time_cpu(C, rate, seconds, src, call), g = 0.0;
-	double all = time_cpu_all(C, rate, seconds, src, big, threads);
+	double cpu = cpu_too ? time_cpu(C, rate, seconds, src, call) : 0.0, g = 0.0;
+	double all = cpu_too ? time_cpu_all(C, rate, seconds, src, big, threads) : 0.0;
 #ifdef GPUFIR_HAVE_CUDA
 	if (gpu)
 		g = time_gpu(C, rate, seconds, src, call);
 #endif
-	printf("%5u %6u %10.1f %10.1f %7.2f", C, rate, cpu, all, cpu > 0.0 ? all / cpu : 0.0);
-	if (g > 0.0 && cpu > 0.0)
-		printf(" %10.1f %8.2f %10.0f %10.0f %10.0f\n", g, g / cpu, cpu * C, all * C, g * C);
-	else
-		printf(" %10s %8s %10.0f %10.0f %10s\n", "skipped", "-", cpu * C, all * C, "-");
+	double copy = time_copy(C, rate, seconds, src, call);
+	char c1[16], c2[16], c3[16], c4[16], c5[16], c6[16], c7[16], c8[16];
+	printf("%5u %6u %10s %10s %7s %10s %8s %10s %10s %10s %10.0f\n", C, rate, col(c1, cpu, 1, "%.1f"),
+	       col(c2, all, cpu > 0.0, "%.1f"), col(c3, all / cpu, cpu > 0.0, "%.2f"),
+	       g > 0.0 ? col(c4, g, 1, "%.1f") : (gpu ? "failed" : "skipped"),
+	       col(c5, g / cpu, g > 0.0 && cpu > 0.0, "%.2f"), col(c6, cpu * C, 1, "%.0f"),
+	       col(c7, all * C, cpu > 0.0, "%.0f"), col(c8, g * C, 1, "%.0f"), copy * C);
 	fflush(stdout);
 	free(src), free(call), free(big);
+}
+/* ---- latency of a live block ---- */
+
+#define LIVE_BLOCK 256u /* the live default block_frames */
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* "p50 p99 max" in microseconds of @p n call times (sorted here). */
+static void print_spread(uint64_t *ns, size_t n)
+{
+	qsort(ns, n, sizeof(*ns), cmp_u64);
+	printf(" %9.1f %9.1f %9.1f", ns[n / 2] / 1e3, ns[n * 99 / 100] / 1e3, ns[n - 1] / 1e3);
+}
+
+/* Each of @p n blocks' process time into @p ns; the suppressor's latency in frames, 0 when it
+ * could not be made. */
+static uint32_t blocks_cpu(uint32_t C, uint32_t rate, const float *src, float *blk, uint64_t *ns, size_t n)
+{
+	struct gf_suppress_params p = {.reduction_db = 18.0};
+	struct gf_errbuf eb = {{0}};
+	struct gf_suppress *s = NULL;
+	if (gf_suppress_new(&p, C, rate, &s, &eb)) {
+		printf("cpu %u ch: %s\n", C, eb.msg);
+		return 0;
+	}
+	for (size_t k = 0; k < n; k++) {
+		next_frames(blk, src, C, k, LIVE_BLOCK);
+		uint64_t t0 = gf_now_ns();
+		gf_suppress_process(s, blk, LIVE_BLOCK);
+		ns[k] = gf_now_ns() - t0;
+	}
+	uint32_t lat = gf_suppress_latency(s);
+	gf_suppress_free(s);
+	return lat;
+}
+
+#ifdef GPUFIR_HAVE_CUDA
+static int blocks_gpu(uint32_t C, uint32_t rate, const float *src, float *blk, uint64_t *ns, size_t n)
+{
+	struct gf_suppress_params p = {.reduction_db = 18.0};
+	struct gf_errbuf eb = {{0}};
+	struct gf_suppress_gpu *s = NULL;
+	int err = gf_suppress_gpu_new(&p, C, rate, 0, &s, &eb);
+	if (err) {
+		printf("gpu %u ch: %s\n", C, eb.msg);
+		return err;
+	}
+	for (size_t k = 0; k < n && !err; k++) {
+		next_frames(blk, src, C, k, LIVE_BLOCK);
+		uint64_t t0 = gf_now_ns();
+		err = gf_suppress_gpu_process(s, blk, LIVE_BLOCK);
+		ns[k] = gf_now_ns() - t0;
+	}
+	if (err)
+		printf("gpu %u ch: %s\n", C, gf_suppress_gpu_error(s));
+	gf_suppress_gpu_free(s);
+	return err;
+}
+#endif
+
+static void latency_row(uint32_t C, uint32_t rate, double seconds, int gpu)
+{
+	size_t n = (size_t)(seconds * rate / LIVE_BLOCK);
+	float *src = make_source(C, rate), *blk = malloc((size_t)LIVE_BLOCK * C * sizeof(float));
+	uint64_t *ns = malloc((n ? n : 1) * sizeof(*ns));
+	uint32_t lat = 0;
+	if (n && src && blk && ns)
+		lat = blocks_cpu(C, rate, src, blk, ns, n);
+	if (lat) {
+		printf("%5u %6u %10.2f", C, rate, 1e3 * lat / rate);
+		print_spread(ns, n);
+#ifdef GPUFIR_HAVE_CUDA
+		if (gpu && blocks_gpu(C, rate, src, blk, ns, n) == 0)
+			print_spread(ns, n);
+		else
+#endif
+			printf(" %9s %9s %9s", "-", "-", "-");
+		printf("\n");
+		fflush(stdout);
+	}
+	(void)gpu;
+	free(src), free(blk), free(ns);
 }
 
 int main(int argc, char **argv)
@@ -198,11 +344,21 @@ int main(int argc, char **argv)
 	printf("bench_suppress: %g s of audio per row in %u-frame calls (all cores: %u threads, %u-frame "
 	       "calls), 18 dB; GPU: %s%s\n",
 	       seconds, CALL, threads, SRC_FRAMES, desc, gpu ? "" : " (GPU skipped)");
-	printf("%5s %6s %10s %10s %7s %10s %8s %10s %10s %10s\n", "ch", "rate", "1core xRT", "all xRT",
-	       "all/1", "GPU xRT", "GPU/1", "1core chRT", "all chRT", "GPU chRT");
-	static const uint32_t rates[] = {48000, 16000}, chans[] = {1, 8, 64, 256, 1024};
-	for (size_t r = 0; r < 2; r++)
+	printf("%5s %6s %10s %10s %7s %10s %8s %10s %10s %10s %10s\n", "ch", "rate", "1core xRT", "all xRT",
+	       "all/1", "GPU xRT", "GPU/1", "1core chRT", "all chRT", "GPU chRT", "copy chRT");
+	static const uint32_t rates[] = {48000, 16000}, chans[] = {1, 8, 64, 256, 1024},
+			      many[] = {4096, 16384, 65536};
+	for (size_t r = 0; r < 2; r++) {
 		for (size_t c = 0; c < sizeof(chans) / sizeof(chans[0]); c++)
 			row(chans[c], rates[r], seconds, gpu, threads);
+		for (size_t c = 0; gpu && r == 0 && c < sizeof(many) / sizeof(many[0]); c++)
+			row(many[c], rates[r], seconds, gpu, threads);
+	}
+	printf("\nlatency of a %u-frame live block (process call, microseconds)\n", LIVE_BLOCK);
+	printf("%5s %6s %10s %9s %9s %9s %9s %9s %9s\n", "ch", "rate", "adds ms", "cpu p50", "cpu p99",
+	       "cpu max", "gpu p50", "gpu p99", "gpu max");
+	static const uint32_t live_chans[] = {1, 64, 1024};
+	for (size_t c = 0; c < sizeof(live_chans) / sizeof(live_chans[0]); c++)
+		latency_row(live_chans[c], 48000, seconds, gpu);
 	return 0;
 }
