@@ -11,9 +11,11 @@
  * Per row: x realtime of the whole channel set (seconds of audio per second of wall time) on one
  * core, on all cores and on the GPU, all cores' and the GPU's over one core's, and channels in
  * real time (x realtime x channels: how many such channels one CPU thread, all cores, or the GPU
- * keep up with). "copy chRT" is the bound the GPU suppressor's host side sets: the channels in
- * real time of its per-sample exchange alone (each input sample checked and copied into the pinned
- * hop, each output sample copied back, on the calling thread), timed on the same buffers. The
+ * keep up with). "split chRT": the GPU suppressor cut into one instance a core, each a contiguous
+ * run of the channels on its own thread and stream (gathered from the interleaved call and scattered
+ * back there), as a bank over threads would run it. "copy chRT" is the bound the GPU suppressor's host side
+ * sets: the channels in real time of its per-sample exchange alone (each input sample checked and copied into
+ * the pinned hop, each output sample copied back, on the calling thread), timed on the same buffers. The
  * input is 8192 frames of noise and tones, fed round again (a long input for many channels would
  * not fit a small machine); the GPU's new() has run one hop already, so nothing here is start-up.
  *
@@ -38,6 +40,7 @@
 #include "gpu.h"
 #include "suppress.h"
 #include "suppress_bank.h"
+#include "suppress_pool.h"
 #ifdef GPUFIR_HAVE_CUDA
 #include "suppress_gpu.h"
 #endif
@@ -169,6 +172,82 @@ static double time_gpu(uint32_t C, uint32_t rate, double seconds, const float *s
 	gf_suppress_gpu_free(s);
 	return err ? 0.0 : (double)calls * CALL / rate / t;
 }
+
+/* The GPU suppressor split: @p parts GPU suppressors of a contiguous run of channels each (their
+ * own stream), each part's gather from the interleaved call, process and scatter back on its own
+ * thread of a suppress_pool: what a bank that cuts its GPU group over threads would do. */
+struct split_part {
+	struct gf_suppress_gpu *gpu;
+	uint32_t first, n;
+	float *buf; /* CALL x n */
+	int err;
+};
+
+struct split_job {
+	struct split_part *part;
+	float *call;
+	uint32_t C;
+};
+
+static void split_run(void *arg, uint32_t k, uint32_t parts)
+{
+	(void)parts;
+	struct split_job *j = arg;
+	struct split_part *p = &j->part[k];
+	for (uint32_t f = 0; f < CALL; f++)
+		memcpy(p->buf + (size_t)f * p->n, j->call + (size_t)f * j->C + p->first,
+		       p->n * sizeof(float));
+	if (!p->err)
+		p->err = gf_suppress_gpu_process(p->gpu, p->buf, CALL);
+	for (uint32_t f = 0; f < CALL; f++)
+		memcpy(j->call + (size_t)f * j->C + p->first, p->buf + (size_t)f * p->n,
+		       p->n * sizeof(float));
+}
+
+static void split_free(struct split_part *part, uint32_t parts)
+{
+	for (uint32_t k = 0; part && k < parts; k++) {
+		gf_suppress_gpu_free(part[k].gpu);
+		free(part[k].buf);
+	}
+	free(part);
+}
+
+/* x realtime of @p parts GPU suppressors on as many threads; 0 when they could not be made. */
+static double time_gpu_split(uint32_t C, uint32_t rate, double seconds, const float *src, float *call,
+			     uint32_t parts)
+{
+	struct gf_suppress_params p = {.reduction_db = 18.0};
+	struct gf_errbuf eb = {{0}};
+	struct gf_suppress_pool *pool = NULL;
+	struct split_part *part = calloc(parts, sizeof(*part));
+	int err = part ? gf_suppress_pool_new(parts, &pool, &eb) : GF_E_NOMEM;
+	for (uint32_t k = 0; !err && k < parts; k++) {
+		part[k].first = (uint32_t)((uint64_t)C * k / parts);
+		part[k].n = (uint32_t)((uint64_t)C * (k + 1) / parts) - part[k].first;
+		err = (part[k].buf = malloc((size_t)CALL * part[k].n * sizeof(float))) ? 0 : GF_E_NOMEM;
+		err = err ? err : gf_suppress_gpu_new(&p, part[k].n, rate, 0, &part[k].gpu, &eb);
+	}
+	double xrt = 0.0;
+	if (!err) {
+		struct split_job j = {part, call, C};
+		uint64_t calls = (uint64_t)(seconds * rate / CALL);
+		double t0 = gf_now_s();
+		for (uint64_t k = 0; k < calls; k++) {
+			next_call(call, src, C, k);
+			gf_suppress_pool_run(pool, split_run, &j);
+		}
+		double t = gf_now_s() - t0;
+		for (uint32_t k = 0; k < parts; k++)
+			err = err ? err : part[k].err;
+		xrt = err ? 0.0 : (double)calls * CALL / rate / t;
+	}
+	if (err)
+		printf("gpu split %u ch: %s: %s\n", C, gf_strerror(err), eb.msg);
+	gf_suppress_pool_free(pool);
+	split_free(part, parts);
+	return xrt;
+}
 #endif
 
 /* x realtime of the GPU suppressor's host-side exchange alone (suppress_gpu's: each input sample
@@ -224,19 +303,23 @@ static void row(uint32_t C, uint32_t rate, double seconds, int gpu, uint32_t thr
 		free(src), free(call), free(big);
 		return;
 	}
-	double cpu = cpu_too ? time_cpu(C, rate, seconds, src, call) : 0.0, g = 0.0;
+	double cpu = cpu_too ? time_cpu(C, rate, seconds, src, call) : 0.0, g = 0.0, split = 0.0;
 	double all = cpu_too ? time_cpu_all(C, rate, seconds, src, big, threads) : 0.0;
 #ifdef GPUFIR_HAVE_CUDA
 	if (gpu)
 		g = time_gpu(C, rate, seconds, src, call);
+	if (gpu && threads > 1 && C >= threads * GF_SUPPRESS_GPU_MIN_CHANNELS)
+		split = time_gpu_split(C, rate, seconds, src, call, threads);
 #endif
 	double copy = time_copy(C, rate, seconds, src, call);
-	char c1[16], c2[16], c3[16], c4[16], c5[16], c6[16], c7[16], c8[16];
-	printf("%5u %6u %10s %10s %7s %10s %8s %10s %10s %10s %10.0f\n", C, rate, col(c1, cpu, 1, "%.1f"),
-	       col(c2, all, cpu > 0.0, "%.1f"), col(c3, all / cpu, cpu > 0.0, "%.2f"),
+	char c1[16], c2[16], c3[16], c4[16], c5[16], c6[16], c7[16], c8[16], c9[16];
+	printf("%5u %6u %10s %10s %7s %10s %8s %10s %10s %10s %10s %10.0f\n", C, rate,
+	       col(c1, cpu, 1, "%.1f"), col(c2, all, cpu > 0.0, "%.1f"),
+	       col(c3, all / cpu, cpu > 0.0, "%.2f"),
 	       g > 0.0 ? col(c4, g, 1, "%.1f") : (gpu ? "failed" : "skipped"),
 	       col(c5, g / cpu, g > 0.0 && cpu > 0.0, "%.2f"), col(c6, cpu * C, 1, "%.0f"),
-	       col(c7, all * C, cpu > 0.0, "%.0f"), col(c8, g * C, 1, "%.0f"), copy * C);
+	       col(c7, all * C, cpu > 0.0, "%.0f"), col(c8, g * C, 1, "%.0f"), col(c9, split * C, 1, "%.0f"),
+	       copy * C);
 	fflush(stdout);
 	free(src), free(call), free(big);
 }
@@ -344,8 +427,9 @@ int main(int argc, char **argv)
 	printf("bench_suppress: %g s of audio per row in %u-frame calls (all cores: %u threads, %u-frame "
 	       "calls), 18 dB; GPU: %s%s\n",
 	       seconds, CALL, threads, SRC_FRAMES, desc, gpu ? "" : " (GPU skipped)");
-	printf("%5s %6s %10s %10s %7s %10s %8s %10s %10s %10s %10s\n", "ch", "rate", "1core xRT", "all xRT",
-	       "all/1", "GPU xRT", "GPU/1", "1core chRT", "all chRT", "GPU chRT", "copy chRT");
+	printf("%5s %6s %10s %10s %7s %10s %8s %10s %10s %10s %10s %10s\n", "ch", "rate", "1core xRT",
+	       "all xRT", "all/1", "GPU xRT", "GPU/1", "1core chRT", "all chRT", "GPU chRT", "split chRT",
+	       "copy chRT");
 	static const uint32_t rates[] = {48000, 16000}, chans[] = {1, 8, 64, 256, 1024},
 			      many[] = {4096, 16384, 65536};
 	for (size_t r = 0; r < 2; r++) {
