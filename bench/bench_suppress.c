@@ -12,12 +12,14 @@
  * core, on all cores and on the GPU, all cores' and the GPU's over one core's, and channels in
  * real time (x realtime x channels: how many such channels one CPU thread, all cores, or the GPU
  * keep up with). "split chRT": the GPU suppressor cut into one instance a core, each a contiguous
- * run of the channels on its own thread and stream (gathered from the interleaved call and scattered
- * back there), as a bank over threads would run it. "copy chRT" is the bound the GPU suppressor's host side
- * sets: the channels in real time of its per-sample exchange alone (each input sample checked and copied into
- * the pinned hop, each output sample copied back, on the calling thread), timed on the same buffers. The
- * input is 8192 frames of noise and tones, fed round again (a long input for many channels would
- * not fit a small machine); the GPU's new() has run one hop already, so nothing here is start-up.
+ * run of the channels on its own thread and stream (gathered from the interleaved input and scattered
+ * into the interleaved output by that thread), as a bank over threads would run it; the rows
+ * before it take their input as the caller's copy into the call's buffer. "copy chRT" is the bound the GPU
+ * suppressor's host side sets: the channels in real time of its per-sample exchange alone (each input sample
+ * checked and copied into the pinned hop, each output sample copied back, on the calling thread), timed on
+ * the same buffers. The input is 8192 frames of noise and tones, fed round again (a long input for many
+ * channels would not fit a small machine); the GPU's new() has run one hop already, so nothing here is
+ * start-up.
  *
  * Latency: what one live block costs the audio thread: 256-frame blocks at 48 kHz, the time of
  * each process call (the median, the 99th percentile and the longest) on one CPU thread and on
@@ -185,23 +187,24 @@ struct split_part {
 
 struct split_job {
 	struct split_part *part;
-	float *call;
+	const float *in; /* the call's input: SRC_FRAMES x C, read from */
+	float *out;	 /* its output, CALL x C */
 	uint32_t C;
 };
 
+/* Part @p k: its channels gathered from the call's input, through its GPU suppressor, scattered
+ * into the call's output. */
 static void split_run(void *arg, uint32_t k, uint32_t parts)
 {
 	(void)parts;
 	struct split_job *j = arg;
 	struct split_part *p = &j->part[k];
 	for (uint32_t f = 0; f < CALL; f++)
-		memcpy(p->buf + (size_t)f * p->n, j->call + (size_t)f * j->C + p->first,
-		       p->n * sizeof(float));
+		memcpy(p->buf + (size_t)f * p->n, j->in + (size_t)f * j->C + p->first, p->n * sizeof(float));
 	if (!p->err)
 		p->err = gf_suppress_gpu_process(p->gpu, p->buf, CALL);
 	for (uint32_t f = 0; f < CALL; f++)
-		memcpy(j->call + (size_t)f * j->C + p->first, p->buf + (size_t)f * p->n,
-		       p->n * sizeof(float));
+		memcpy(j->out + (size_t)f * j->C + p->first, p->buf + (size_t)f * p->n, p->n * sizeof(float));
 }
 
 static void split_free(struct split_part *part, uint32_t parts)
@@ -230,11 +233,11 @@ static double time_gpu_split(uint32_t C, uint32_t rate, double seconds, const fl
 	}
 	double xrt = 0.0;
 	if (!err) {
-		struct split_job j = {part, call, C};
+		struct split_job j = {part, src, call, C};
 		uint64_t calls = (uint64_t)(seconds * rate / CALL);
 		double t0 = gf_now_s();
 		for (uint64_t k = 0; k < calls; k++) {
-			next_call(call, src, C, k);
+			j.in = src + (size_t)(k * CALL % SRC_FRAMES) * C;
 			gf_suppress_pool_run(pool, split_run, &j);
 		}
 		double t = gf_now_s() - t0;
