@@ -21,6 +21,10 @@
  * channels would not fit a small machine); the GPU's new() has run one hop already, so nothing here is
  * start-up.
  *
+ * After the table, the host's memory: memcpy's rate on one thread and on every thread, and the
+ * channels those rates allow the GPU rows at the bytes each sample costs the host (the bound they
+ * meet: neither PCIe nor the GPU is near its limit at these rates).
+ *
  * Latency: what one live block costs the audio thread: 256-frame blocks at 48 kHz, the time of
  * each process call (the median, the 99th percentile and the longest) on one CPU thread and on
  * the GPU, at 1, 64 and 1024 channels; the blocks that complete a hop carry its work (one in
@@ -253,6 +257,60 @@ static double time_gpu_split(uint32_t C, uint32_t rate, double seconds, const fl
 }
 #endif
 
+/* ---- the host's memory, the bound of the GPU rows ---- */
+
+#define MEMBW_BYTES (512u << 20) /* per buffer: far past any cache */
+
+struct membw_job {
+	float *from, *to;
+	size_t floats;
+};
+
+static void membw_part(void *arg, uint32_t k, uint32_t parts)
+{
+	struct membw_job *j = arg;
+	size_t a = j->floats * k / parts, b = j->floats * (k + 1) / parts;
+	memcpy(j->to + a, j->from + a, (b - a) * sizeof(float));
+}
+
+/* GB/s read and written by @p threads threads copying between two large buffers (one thread
+ * without a pool); 0 when it could not be measured. */
+static double host_copy_gbs(uint32_t threads)
+{
+	struct membw_job j = {malloc(MEMBW_BYTES), malloc(MEMBW_BYTES), MEMBW_BYTES / sizeof(float)};
+	struct gf_suppress_pool *pool = NULL;
+	struct gf_errbuf eb = {{0}};
+	double gbs = 0.0;
+	if (j.from && j.to && (threads < 2 || gf_suppress_pool_new(threads, &pool, &eb) == 0)) {
+		memset(j.from, 0, MEMBW_BYTES), memset(j.to, 0, MEMBW_BYTES); /* pages in */
+		int rounds = 8;
+		double t0 = gf_now_s();
+		for (int r = 0; r < rounds; r++) {
+			if (pool)
+				gf_suppress_pool_run(pool, membw_part, &j);
+			else
+				membw_part(&j, 0, 1);
+		}
+		gbs = 2.0 * rounds * MEMBW_BYTES / (gf_now_s() - t0) / 1e9;
+	}
+	gf_suppress_pool_free(pool);
+	free(j.from), free(j.to);
+	return gbs;
+}
+
+/* The host-memory bound of the GPU rows at @p rate. One instance: 24 B of a sample copied by the
+ * calling thread (the caller's copy into the call, 8 B, read and written; the exchange's copies in
+ * and out, 16 B). The split: 32 B copied over every thread (gather, exchange in and out, scatter)
+ * and 8 B of DMA across PCIe in the same memory. */
+static void print_memory_bound(uint32_t threads, uint32_t rate)
+{
+	double one = host_copy_gbs(1), all = host_copy_gbs(threads);
+	printf("host memory, memcpy: %.1f GB/s on one thread, %.1f GB/s on %u threads (read + written): "
+	       "one GPU instance (24 B a sample on its thread) is bound near %.0f channels at %u Hz, the "
+	       "split (40 B over every thread and the DMA) near %.0f\n",
+	       one, all, threads, one * 1e9 / 24.0 / rate, rate, all * 1e9 / 40.0 / rate);
+}
+
 /* x realtime of the GPU suppressor's host-side exchange alone (suppress_gpu's: each input sample
  * checked for NaN/Inf and copied into the pinned hop, each output sample copied back), on this
  * thread, over the same buffers the GPU row uses. */
@@ -441,6 +499,8 @@ int main(int argc, char **argv)
 		for (size_t c = 0; gpu && r == 0 && c < sizeof(many) / sizeof(many[0]); c++)
 			row(many[c], rates[r], seconds, gpu, threads);
 	}
+	if (gpu)
+		print_memory_bound(threads, 48000);
 	printf("\nlatency of a %u-frame live block (process call, microseconds)\n", LIVE_BLOCK);
 	printf("%5s %6s %10s %9s %9s %9s %9s %9s %9s\n", "ch", "rate", "adds ms", "cpu p50", "cpu p99",
 	       "cpu max", "gpu p50", "gpu p99", "gpu max");
