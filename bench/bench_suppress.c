@@ -6,20 +6,19 @@
  * one run a thread, as offline and in batch) and the GPU one (suppress_gpu.h, every channel of a
  * hop in one batch) on the same input, 18 dB of reduction, in calls of 512 frames (the bank's:
  * 8192, as offline's large chunks, so that the hand-off to its threads is not what is timed), for
- * 1 to 1024 channels at 48 and 16 kHz, and the GPU alone on to 65536 channels at 48 kHz.
+ * 1 to 1024 channels at 48 and 16 kHz, and the GPU columns on to 65536 channels at 48 kHz.
  *
  * Per row: x realtime of the whole channel set (seconds of audio per second of wall time) on one
  * core, on all cores and on the GPU, all cores' and the GPU's over one core's, and channels in
  * real time (x realtime x channels: how many such channels one CPU thread, all cores, or the GPU
- * keep up with). "split chRT": the GPU suppressor cut into one instance a core, each a contiguous
- * run of the channels on its own thread and stream (gathered from the interleaved input and scattered
- * into the interleaved output by that thread), as a bank over threads would run it; the rows
- * before it take their input as the caller's copy into the call's buffer. "copy chRT" is the bound the GPU
- * suppressor's host side sets: the channels in real time of its per-sample exchange alone (each input sample
- * checked and copied into the pinned hop, each output sample copied back, on the calling thread), timed on
- * the same buffers. The input is 8192 frames of noise and tones, fed round again (a long input for many
- * channels would not fit a small machine); the GPU's new() has run one hop already, so nothing here is
- * start-up.
+ * keep up with). "bank chRT": a bank on the GPU over every core, as offline and batch run it
+ * (suppress_bank.h: from 1024 channels the group is cut into parts of one GPU suppressor and thread
+ * each, each part's gather, hops and scatter on its thread), in calls of 8192 frames run in place.
+ * "copy chRT" is the bound the GPU suppressor's host side sets on one thread: the channels in real
+ * time of its per-sample exchange alone (each input sample checked and copied into the pinned hop,
+ * each output sample copied back), timed on the same buffers. The input is 8192 frames of noise and
+ * tones, fed round again (a long input for many channels would not fit a small machine); the GPU's
+ * new() has run one hop already, so nothing here is start-up.
  *
  * After the table, the host's memory: memcpy's rate on one thread and on every thread, and the
  * channels those rates allow the GPU rows at the bytes each sample costs the host (the bound they
@@ -46,7 +45,7 @@
 #include "gpu.h"
 #include "suppress.h"
 #include "suppress_bank.h"
-#include "suppress_pool.h"
+#include "suppress_pool.h" /* the host memory's rate over threads */
 #ifdef GPUFIR_HAVE_CUDA
 #include "suppress_gpu.h"
 #endif
@@ -179,81 +178,38 @@ static double time_gpu(uint32_t C, uint32_t rate, double seconds, const float *s
 	return err ? 0.0 : (double)calls * CALL / rate / t;
 }
 
-/* The GPU suppressor split: @p parts GPU suppressors of a contiguous run of channels each (their
- * own stream), each part's gather from the interleaved call, process and scatter back on its own
- * thread of a suppress_pool: what a bank that cuts its GPU group over threads would do. */
-struct split_part {
-	struct gf_suppress_gpu *gpu;
-	uint32_t first, n;
-	float *buf; /* CALL x n */
-	int err;
-};
-
-struct split_job {
-	struct split_part *part;
-	const float *in; /* the call's input: SRC_FRAMES x C, read from */
-	float *out;	 /* its output, CALL x C */
-	uint32_t C;
-};
-
-/* Part @p k: its channels gathered from the call's input, through its GPU suppressor, scattered
- * into the call's output. */
-static void split_run(void *arg, uint32_t k, uint32_t parts)
-{
-	(void)parts;
-	struct split_job *j = arg;
-	struct split_part *p = &j->part[k];
-	for (uint32_t f = 0; f < CALL; f++)
-		memcpy(p->buf + (size_t)f * p->n, j->in + (size_t)f * j->C + p->first, p->n * sizeof(float));
-	if (!p->err)
-		p->err = gf_suppress_gpu_process(p->gpu, p->buf, CALL);
-	for (uint32_t f = 0; f < CALL; f++)
-		memcpy(j->out + (size_t)f * j->C + p->first, p->buf + (size_t)f * p->n, p->n * sizeof(float));
-}
-
-static void split_free(struct split_part *part, uint32_t parts)
-{
-	for (uint32_t k = 0; part && k < parts; k++) {
-		gf_suppress_gpu_free(part[k].gpu);
-		free(part[k].buf);
-	}
-	free(part);
-}
-
-/* x realtime of @p parts GPU suppressors on as many threads; 0 when they could not be made. */
-static double time_gpu_split(uint32_t C, uint32_t rate, double seconds, const float *src, float *call,
-			     uint32_t parts)
+/* x realtime of a bank on the GPU over @p threads threads (offline's and batch's: the group cut
+ * into parts of one GPU suppressor and thread each, suppress_bank.h), in calls of SRC_FRAMES frames
+ * through @p big, filled from the source once and run again in place (the GPU's and the copies'
+ * speed does not depend on the samples; a refill each call would time one thread's memcpy);
+ * 0 when the bank could not put every channel on the GPU. */
+static double time_gpu_bank(uint32_t C, uint32_t rate, double seconds, const float *src, float *big,
+			    uint32_t threads)
 {
 	struct gf_suppress_params p = {.reduction_db = 18.0};
+	const struct gf_suppress_params **per = malloc(C * sizeof(*per));
+	struct gf_suppress_bank_opts o = {.gpu = 1, .threads = threads};
 	struct gf_errbuf eb = {{0}};
-	struct gf_suppress_pool *pool = NULL;
-	struct split_part *part = calloc(parts, sizeof(*part));
-	int err = part ? gf_suppress_pool_new(parts, &pool, &eb) : GF_E_NOMEM;
-	for (uint32_t k = 0; !err && k < parts; k++) {
-		part[k].first = (uint32_t)((uint64_t)C * k / parts);
-		part[k].n = (uint32_t)((uint64_t)C * (k + 1) / parts) - part[k].first;
-		err = (part[k].buf = malloc((size_t)CALL * part[k].n * sizeof(float))) ? 0 : GF_E_NOMEM;
-		err = err ? err : gf_suppress_gpu_new(&p, part[k].n, rate, 0, &part[k].gpu, &eb);
+	struct gf_suppress_bank *b = NULL;
+	for (uint32_t c = 0; per && c < C; c++)
+		per[c] = &p;
+	int err = per ? gf_suppress_bank_new_ex(per, C, rate, &o, &b, &eb) : GF_E_NOMEM;
+	free(per);
+	if (err || gf_suppress_bank_gpu_channels(b) != C) {
+		printf("gpu bank %u ch: %s\n", C, err ? eb.msg : "not on the GPU");
+		gf_suppress_bank_free(b);
+		return 0.0;
 	}
-	double xrt = 0.0;
-	if (!err) {
-		struct split_job j = {part, src, call, C};
-		uint64_t calls = (uint64_t)(seconds * rate / CALL);
-		double t0 = gf_now_s();
-		for (uint64_t k = 0; k < calls; k++) {
-			j.in = src + (size_t)(k * CALL % SRC_FRAMES) * C;
-			gf_suppress_pool_run(pool, split_run, &j);
-		}
-		double t = gf_now_s() - t0;
-		for (uint32_t k = 0; k < parts; k++)
-			err = err ? err : part[k].err;
-		xrt = err ? 0.0 : (double)calls * CALL / rate / t;
-	}
-	if (err)
-		printf("gpu split %u ch: %s: %s\n", C, gf_strerror(err), eb.msg);
-	gf_suppress_pool_free(pool);
-	split_free(part, parts);
-	return xrt;
+	memcpy(big, src, (size_t)SRC_FRAMES * C * sizeof(float));
+	uint64_t calls = (uint64_t)(seconds * rate / SRC_FRAMES) + 1;
+	double t0 = gf_now_s();
+	for (uint64_t k = 0; k < calls && !err; k++)
+		err = gf_suppress_bank_process(b, big, SRC_FRAMES);
+	double t = gf_now_s() - t0;
+	if (err || gf_suppress_bank_gpu_failures(b))
+		printf("gpu bank %u ch: %s\n", C, gf_strerror(err ? err : GF_E_CUDA));
+	gf_suppress_bank_free(b);
+	return err ? 0.0 : (double)calls * SRC_FRAMES / rate / t;
 }
 #endif
 
@@ -300,14 +256,14 @@ static double host_copy_gbs(uint32_t threads)
 
 /* The host-memory bound of the GPU rows at @p rate. One instance: 24 B of a sample copied by the
  * calling thread (the caller's copy into the call, 8 B, read and written; the exchange's copies in
- * and out, 16 B). The split: 32 B copied over every thread (gather, exchange in and out, scatter)
+ * and out, 16 B). A bank over threads: 32 B copied over them (gather, exchange in and out, scatter)
  * and 8 B of DMA across PCIe in the same memory. */
 static void print_memory_bound(uint32_t threads, uint32_t rate)
 {
 	double one = host_copy_gbs(1), all = host_copy_gbs(threads);
 	printf("host memory, memcpy: %.1f GB/s on one thread, %.1f GB/s on %u threads (read + written): "
 	       "one GPU instance (24 B a sample on its thread) is bound near %.0f channels at %u Hz, the "
-	       "split (40 B over every thread and the DMA) near %.0f\n",
+	       "bank over threads (40 B over every thread and the DMA) near %.0f\n",
 	       one, all, threads, one * 1e9 / 24.0 / rate, rate, all * 1e9 / 40.0 / rate);
 }
 
@@ -358,19 +314,19 @@ static void row(uint32_t C, uint32_t rate, double seconds, int gpu, uint32_t thr
 {
 	int cpu_too = C <= MAX_CPU_CHANNELS;
 	float *src = make_source(C, rate), *call = malloc((size_t)CALL * C * sizeof(float));
-	float *big = cpu_too ? malloc((size_t)SRC_FRAMES * C * sizeof(float)) : NULL;
-	if (!src || !call || (cpu_too && !big)) {
+	float *big = malloc((size_t)SRC_FRAMES * C * sizeof(float));
+	if (!src || !call || !big) {
 		printf("%5u ch: out of memory\n", C);
 		free(src), free(call), free(big);
 		return;
 	}
-	double cpu = cpu_too ? time_cpu(C, rate, seconds, src, call) : 0.0, g = 0.0, split = 0.0;
+	double cpu = cpu_too ? time_cpu(C, rate, seconds, src, call) : 0.0, g = 0.0, bank = 0.0;
 	double all = cpu_too ? time_cpu_all(C, rate, seconds, src, big, threads) : 0.0;
 #ifdef GPUFIR_HAVE_CUDA
 	if (gpu)
 		g = time_gpu(C, rate, seconds, src, call);
-	if (gpu && threads > 1 && C >= threads * GF_SUPPRESS_GPU_MIN_CHANNELS)
-		split = time_gpu_split(C, rate, seconds, src, call, threads);
+	if (gpu && threads > 1 && C >= GF_SUPPRESS_GPU_MIN_CHANNELS)
+		bank = time_gpu_bank(C, rate, seconds, src, big, threads);
 #endif
 	double copy = time_copy(C, rate, seconds, src, call);
 	char c1[16], c2[16], c3[16], c4[16], c5[16], c6[16], c7[16], c8[16], c9[16];
@@ -379,7 +335,7 @@ static void row(uint32_t C, uint32_t rate, double seconds, int gpu, uint32_t thr
 	       col(c3, all / cpu, cpu > 0.0, "%.2f"),
 	       g > 0.0 ? col(c4, g, 1, "%.1f") : (gpu ? "failed" : "skipped"),
 	       col(c5, g / cpu, g > 0.0 && cpu > 0.0, "%.2f"), col(c6, cpu * C, 1, "%.0f"),
-	       col(c7, all * C, cpu > 0.0, "%.0f"), col(c8, g * C, 1, "%.0f"), col(c9, split * C, 1, "%.0f"),
+	       col(c7, all * C, cpu > 0.0, "%.0f"), col(c8, g * C, 1, "%.0f"), col(c9, bank * C, 1, "%.0f"),
 	       copy * C);
 	fflush(stdout);
 	free(src), free(call), free(big);
@@ -489,7 +445,7 @@ int main(int argc, char **argv)
 	       "calls), 18 dB; GPU: %s%s\n",
 	       seconds, CALL, threads, SRC_FRAMES, desc, gpu ? "" : " (GPU skipped)");
 	printf("%5s %6s %10s %10s %7s %10s %8s %10s %10s %10s %10s %10s\n", "ch", "rate", "1core xRT",
-	       "all xRT", "all/1", "GPU xRT", "GPU/1", "1core chRT", "all chRT", "GPU chRT", "split chRT",
+	       "all xRT", "all/1", "GPU xRT", "GPU/1", "1core chRT", "all chRT", "GPU chRT", "bank chRT",
 	       "copy chRT");
 	static const uint32_t rates[] = {48000, 16000}, chans[] = {1, 8, 64, 256, 1024},
 			      many[] = {4096, 16384, 65536};

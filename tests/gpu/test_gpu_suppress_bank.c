@@ -14,6 +14,10 @@
  * the stream stayed whole and aligned. And the return: after the fault
  * hook's switch, gf_suppress_bank_try_return probes the GPU and takes the
  * group back; from then on it equals a CPU bank started at that call.
+ * And a bank over threads (offline and batch) with a group large enough to be
+ * cut (SPLIT_CH channels, SPLIT_THREADS threads): its GPU suppressors, one a
+ * part on its own thread, give the output of one GPU suppressor for the whole
+ * group within TOL_REL_L2, and its description names the parts.
  *
  * Skips (77) where no CUDA device is usable.
  */
@@ -35,6 +39,10 @@
 #define DEADLINE_US 10667u /* two block periods at 48 kHz, as the daemon's engine deadline */
 #define FRAMES (RATE * 2u / CALL * CALL)
 #define FAIL_AFTER 100u
+#define SPLIT_CH 2048u /* 4 parts of 512 channels, the fewest a part runs */
+#define SPLIT_THREADS 4u
+#define SPLIT_FRAMES (RATE / 2u)
+#define SPLIT_CALL 8192u /* offline's large chunks */
 
 static uint64_t rng;
 /* The group's as the built-in chain's suppressor: with its high-pass. */
@@ -186,6 +194,34 @@ static void return_case(const float *x)
 	free(z);
 }
 
+/* The group cut over threads against one GPU suppressor for it all. */
+static void split_case(void)
+{
+	const struct gf_test_bank_mix m = {SPLIT_CH, RATE, SPLIT_CH, 0, &p_group, NULL};
+	struct gf_suppress_bank_opts one = {.gpu = 1, .gpu_index = 0}, split = one;
+	split.threads = SPLIT_THREADS;
+	struct gf_suppress_bank *b1 = gf_test_bank(&m, &one), *bs = gf_test_bank(&m, &split);
+	char where[96];
+	gf_suppress_bank_where(bs, where, sizeof(where));
+	printf("split bank: %s\n", where);
+	CHECK(strstr(where, "4 parts") != NULL && gf_suppress_bank_gpu_channels(bs) == SPLIT_CH);
+	float *x = gf_test_bank_input(SPLIT_FRAMES, SPLIT_CH, 0.0007, 12000, &rng);
+	size_t bytes = (size_t)SPLIT_FRAMES * SPLIT_CH * sizeof(float);
+	float *y = malloc(bytes);
+	memcpy(y, x, bytes);
+	CHECK(gf_test_bank_run(b1, x, SPLIT_CH, SPLIT_FRAMES, SPLIT_CALL).first < 0);
+	CHECK(gf_test_bank_run(bs, y, SPLIT_CH, SPLIT_FRAMES, SPLIT_CALL).first < 0);
+	double max_abs = 0.0, rel = gf_test_worst_channel_rel_l2(y, x, SPLIT_CH, SPLIT_FRAMES, &max_abs);
+	printf("split over %u threads equals one GPU suppressor: largest per-channel rel L2 %.2e, largest "
+	       "difference %.2e\n",
+	       SPLIT_THREADS, rel, max_abs);
+	CHECK(rel < TOL_REL_L2 && gf_suppress_bank_gpu_failures(bs) == 0);
+	gf_suppress_bank_free(b1);
+	gf_suppress_bank_free(bs);
+	free(x);
+	free(y);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -199,6 +235,7 @@ int main(void)
 	fault_case(x);
 	late_case(x, ref);
 	return_case(x);
+	split_case();
 	free(x);
 	free(ref);
 	return 0;

@@ -48,14 +48,30 @@
 #define PROBE_CALLS 3
 #define PROBE_WAIT_NS 50000000ull
 
-/* The channels that run in one GPU suppressor. */
-struct gpu_group {
-	uint32_t n;	  /* channels */
-	uint32_t *chan;	  /* n: their channel numbers, ascending */
-	float *buf;	  /* SCRATCH_FRAMES x n, interleaved */
-	uint64_t wait_ns; /* a call's longest wait for the GPU; 0: GF_SUPPRESS_GPU_HOP_WAIT_NS a hop */
+/* A part of the group: one GPU suppressor (its own stream) for a contiguous run of the group's
+ * channels. A group cut over threads (offline and batch) runs each part's copies and hops on its
+ * own thread: the host's per-sample copies, which bound one suppressor at thousands of channels
+ * (bench_suppress: "split chRT" against "GPU chRT"), spread over the cores. */
+struct gpu_part {
+	uint32_t first, n; /* the group's channels chan[first .. first + n) */
+	float *buf;	   /* SCRATCH_FRAMES x n, interleaved */
 	struct gf_suppress_gpu *gpu;
-	struct gf_suppress *fake; /* GPUFIR_FAULT_SUPPRESS_FAKE_GPU: a CPU suppressor in its place */
+	int err; /* this piece's answer */
+};
+
+/* The fewest channels a part of a group cut over threads runs: below, the parts together are
+ * slower than one suppressor for all of them (bench_suppress on an H100: 1024 channels in 16
+ * parts about 1.3x one suppressor's rate, 256 in 16 parts 0.4x; 4096 in 16 parts 2.6x). */
+#define GPU_PART_MIN 512u
+
+/* The channels that run in the GPU, in parts (one unless cut over threads). */
+struct gpu_group {
+	uint32_t n;	/* channels */
+	uint32_t *chan; /* n: their channel numbers, ascending */
+	uint32_t parts; /* 1, or more on a bank over threads */
+	struct gpu_part *part;
+	uint64_t wait_ns; /* a call's longest wait for the GPU; 0: GF_SUPPRESS_GPU_HOP_WAIT_NS a hop */
+	struct gf_suppress *fake; /* GPUFIR_FAULT_SUPPRESS_FAKE_GPU: a CPU suppressor in part 0's place */
 	int64_t fail_after;	  /* GPUFIR_FAULT_SUPPRESS_GPU_AFTER: calls that pass first; -1 off */
 	int64_t hang_after;	  /* GPUFIR_FAULT_SUPPRESS_GPU_HANG_AFTER: the same, for a hop never back */
 	int64_t late_after;	  /* GPUFIR_FAULT_SUPPRESS_GPU_LATE_AFTER: the same, for one late hop */
@@ -85,10 +101,13 @@ static void group_free(struct gpu_group *g)
 {
 	if (!g)
 		return;
-	gf_suppress_gpu_free(g->gpu);
+	for (uint32_t k = 0; g->part && k < g->parts; k++) {
+		gf_suppress_gpu_free(g->part[k].gpu);
+		free(g->part[k].buf);
+	}
 	gf_suppress_free(g->fake);
+	free(g->part);
 	free(g->chan);
-	free(g->buf);
 	free(g);
 }
 
@@ -158,12 +177,25 @@ static uint32_t largest_set(const struct gf_suppress_params *const *pc, uint32_t
 	return best;
 }
 
-/* The group's suppressor: the GPU's, or (test hook) a CPU one in its place; GF_E_* if neither. */
+/* The parts' GPU suppressors; GF_E_* from the first that cannot be made. */
+static int parts_new(struct gpu_group *g, const struct gf_suppress_params *p, uint32_t rate, int device,
+		     struct gf_errbuf *eb)
+{
+	for (uint32_t k = 0; k < g->parts; k++) {
+		int err = gf_suppress_gpu_new(p, g->part[k].n, rate, device, &g->part[k].gpu, eb);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* The group's suppressors: the GPU's, or (test hook, a group of one part) a CPU one in its place;
+ * GF_E_* if neither. */
 static int group_backend(struct gpu_group *g, const struct gf_suppress_params *p, uint32_t rate, int device,
 			 struct gf_errbuf *eb)
 {
-	int err = gf_suppress_gpu_new(p, g->n, rate, device, &g->gpu, eb);
-	if (err && gf_test_hook_value("GPUFIR_FAULT_SUPPRESS_FAKE_GPU", "suppress") > 0) {
+	int err = parts_new(g, p, rate, device, eb);
+	if (err && g->parts == 1 && gf_test_hook_value("GPUFIR_FAULT_SUPPRESS_FAKE_GPU", "suppress") > 0) {
 		gf_warn("suppress: test hook GPUFIR_FAULT_SUPPRESS_FAKE_GPU: a CPU suppressor of %u channels "
 			"stands in for the GPU's",
 			g->n);
@@ -187,23 +219,51 @@ static int group_backend(struct gpu_group *g, const struct gf_suppress_params *p
 	return err;
 }
 
+/* A group of @p n channels in @p parts parts of about equal size, each with its buffer. */
+static struct gpu_group *group_alloc(uint32_t n, uint32_t parts)
+{
+	struct gpu_group *g = calloc(1, sizeof(*g));
+	if (!g || !(g->chan = malloc(n * sizeof(uint32_t))) || !(g->part = calloc(parts, sizeof(*g->part)))) {
+		group_free(g);
+		return NULL;
+	}
+	g->n = n;
+	g->parts = parts;
+	for (uint32_t k = 0; k < parts; k++) {
+		struct gpu_part *pt = &g->part[k];
+		pt->first = (uint32_t)((uint64_t)n * k / parts);
+		pt->n = (uint32_t)((uint64_t)n * (k + 1) / parts) - pt->first;
+		if (!(pt->buf = malloc((size_t)SCRATCH_FRAMES * pt->n * sizeof(float)))) {
+			group_free(g);
+			return NULL;
+		}
+	}
+	return g;
+}
+
+/* Parts for a group of @p n channels on a bank over @p threads threads: one without threads, else
+ * as many as the threads while each keeps GPU_PART_MIN channels. */
+static uint32_t parts_for(uint32_t n, uint32_t threads)
+{
+	uint32_t parts = n / GPU_PART_MIN;
+	parts = parts < threads ? parts : threads;
+	return parts > 1 ? parts : 1;
+}
+
 static int group_new(struct gf_suppress_bank *b, const struct gf_suppress_params *const *pc, uint32_t first,
 		     uint32_t n, uint32_t rate, const struct gf_suppress_bank_opts *o, struct gf_errbuf *eb)
 {
-	struct gpu_group *g = calloc(1, sizeof(*g));
-	if (!g || !(g->chan = malloc(n * sizeof(uint32_t))) ||
-	    !(g->buf = malloc((size_t)SCRATCH_FRAMES * n * sizeof(float)))) {
-		group_free(g);
+	struct gpu_group *g = group_alloc(n, parts_for(n, o->threads));
+	if (!g)
 		return GF_E_NOMEM;
-	}
-	g->n = n;
 	g->wait_ns = 1000ull * o->deadline_us;
 	b->return_ns = 1000000ull * (o->return_ms ? o->return_ms : GF_SUPPRESS_RETURN_DEFAULT_MS);
 	for (uint32_t c = first, k = 0; c < b->channels; c++)
 		if (same_params(pc[first], pc[c]))
 			g->chan[k++] = c;
 	int err = group_backend(g, pc[first], rate, o->gpu_index, eb);
-	if (!err && (g->gpu ? gf_suppress_gpu_latency(g->gpu) : gf_suppress_latency(g->fake)) != b->latency) {
+	if (!err && (g->fake ? gf_suppress_latency(g->fake) : gf_suppress_gpu_latency(g->part[0].gpu)) !=
+			    b->latency) {
 		gf_errbuf_set(eb, "the GPU suppressor's latency differs from the CPU's");
 		err = GF_E_INVAL;
 	}
@@ -238,11 +298,14 @@ static int try_gpu(struct gf_suppress_bank *b, const struct gf_suppress_params *
 
 /* The pool the CPU's channels are spread over: no more parts than the channels it runs (those of a
  * GPU group are the GPU's; its standby, only after a failure, runs too but is not planned for; a mono
- * bank runs in place on the caller's thread), and a scratch buffer for each part. */
+ * bank runs in place on the caller's thread), nor fewer than the GPU group's parts, and a scratch
+ * buffer for each part. */
 static int make_pool(struct gf_suppress_bank *b, uint32_t threads, struct gf_errbuf *eb)
 {
 	uint32_t cpu = b->active - (b->g ? b->g->n : 0);
 	uint32_t parts = threads < cpu ? threads : cpu;
+	if (b->g && b->g->parts > parts)
+		parts = b->g->parts;
 	if (b->channels == 1 || parts < 2)
 		parts = 1;
 	else {
@@ -338,6 +401,9 @@ void gf_suppress_bank_where(const struct gf_suppress_bank *b, char *buf, size_t 
 		snprintf(spread, sizeof(spread), " (%u threads)", threads);
 	if (!on_gpu)
 		snprintf(buf, len, "%u channel%s on the CPU%s", active, active == 1 ? "" : "s", spread);
+	else if (on_gpu == active && b->g->parts > 1)
+		snprintf(buf, len, "%u channels on the GPU (%u parts over as many threads)", on_gpu,
+			 b->g->parts);
 	else if (on_gpu == active)
 		snprintf(buf, len, "%u channels on the GPU", on_gpu);
 	else
@@ -427,16 +493,18 @@ static void delay_rest(struct gf_suppress_bank *b, float *buf, uint32_t frames)
 	}
 }
 
-/* Copy the group's channels of @p buf into (@p in) or out of its contiguous buffer. */
-static void group_copy(struct gpu_group *g, float *buf, uint32_t channels, uint32_t frames, int in)
+/* Copy part @p pt's channels of @p buf into (@p in) or out of its contiguous buffer. */
+static void part_copy(const struct gpu_group *g, struct gpu_part *pt, float *buf, uint32_t channels,
+		      uint32_t frames, int in)
 {
+	const uint32_t *chan = g->chan + pt->first;
 	for (uint32_t i = 0; i < frames; i++) {
-		float *x = buf + (size_t)i * channels, *y = g->buf + (size_t)i * g->n;
-		for (uint32_t k = 0; k < g->n; k++) {
+		float *x = buf + (size_t)i * channels, *y = pt->buf + (size_t)i * pt->n;
+		for (uint32_t k = 0; k < pt->n; k++) {
 			if (in)
-				y[k] = x[g->chan[k]];
+				y[k] = x[chan[k]];
 			else
-				x[g->chan[k]] = y[k];
+				x[chan[k]] = y[k];
 		}
 	}
 }
@@ -468,22 +536,69 @@ static int group_hook(struct gpu_group *g, uint64_t deadline)
 	return hung && gf_now_ns() >= limit ? GF_E_TIMEOUT : GF_SUPPRESS_GPU_LATE;
 }
 
-/* The group's piece through its suppressor: 0, GF_SUPPRESS_GPU_LATE (its channels are silence: the
- * GPU suppressor's own answer, or the stand-in's output dropped), or the error that ends its run. */
-static int group_run(struct gpu_group *g, float *buf, uint32_t channels, uint32_t frames, uint64_t deadline)
+/* Part @p pt's channels of a piece through its GPU suppressor, its answer in pt->err. */
+static void part_run(const struct gpu_group *g, struct gpu_part *pt, float *buf, uint32_t channels,
+		     uint32_t frames, uint64_t deadline)
 {
-	group_copy(g, buf, channels, frames, 1);
+	part_copy(g, pt, buf, channels, frames, 1);
+	pt->err = gf_suppress_gpu_process_by(pt->gpu, pt->buf, frames, deadline);
+	if (pt->err >= 0) /* late: the part's frames after the hop are silence, as the GPU answered */
+		part_copy(g, pt, buf, channels, frames, 0);
+}
+
+/* A piece over the bank's pool, part k of the group on thread k (gf_suppress_pool_fn). */
+struct parts_job {
+	struct gpu_group *g;
+	float *buf;
+	uint32_t channels, frames;
+	uint64_t deadline;
+};
+
+static void parts_job_run(void *arg, uint32_t k, uint32_t threads)
+{
+	(void)threads;
+	struct parts_job *j = arg;
+	if (k < j->g->parts)
+		part_run(j->g, &j->g->part[k], j->buf, j->channels, j->frames, j->deadline);
+}
+
+/* The parts' answers as one: the first failure, else late if any part was, else 0. */
+static int parts_answer(const struct gpu_group *g)
+{
+	int late = 0;
+	for (uint32_t k = 0; k < g->parts; k++) {
+		if (g->part[k].err < 0)
+			return g->part[k].err;
+		late |= g->part[k].err == GF_SUPPRESS_GPU_LATE;
+	}
+	return late ? GF_SUPPRESS_GPU_LATE : 0;
+}
+
+/* The group's piece through its suppressors: 0, GF_SUPPRESS_GPU_LATE (channels of a late part are
+ * silence: the GPU suppressor's own answer, or the stand-in's output dropped), or the error that
+ * ends its run. */
+static int group_run(struct gf_suppress_bank *b, float *buf, uint32_t frames, uint64_t deadline)
+{
+	struct gpu_group *g = b->g;
+	struct gpu_part *pt = &g->part[0];
 	int err = 0;
-	if (g->gpu)
-		err = gf_suppress_gpu_process_by(g->gpu, g->buf, frames, deadline);
+	if (g->parts > 1) {
+		struct parts_job j = {g, buf, b->channels, frames, deadline};
+		gf_suppress_pool_run(b->pool, parts_job_run, &j);
+		err = parts_answer(g);
+		return err ? err : group_hook(g, deadline);
+	}
+	part_copy(g, pt, buf, b->channels, frames, 1);
+	if (g->fake)
+		gf_suppress_process(g->fake, pt->buf, frames);
 	else
-		gf_suppress_process(g->fake, g->buf, frames);
+		err = gf_suppress_gpu_process_by(pt->gpu, pt->buf, frames, deadline);
 	if (!err)
 		err = group_hook(g, deadline);
 	if (err == GF_SUPPRESS_GPU_LATE && g->fake)
-		memset(g->buf, 0, (size_t)frames * g->n * sizeof(float));
+		memset(pt->buf, 0, (size_t)frames * pt->n * sizeof(float));
 	if (err >= 0)
-		group_copy(g, buf, channels, frames, 0);
+		part_copy(g, pt, buf, b->channels, frames, 0);
 	return err;
 }
 
@@ -501,7 +616,7 @@ static int process_piece(struct gf_suppress_bank *b, float *piece, uint32_t n, u
 {
 	/* acquire: a return's reset and probe of the group, on the control thread, happened before */
 	int err = 0, on_gpu = b->g && atomic_load_explicit(&b->on_gpu, memory_order_acquire);
-	if (on_gpu && (err = group_run(b->g, piece, b->channels, n, deadline)) == GF_SUPPRESS_GPU_LATE) {
+	if (on_gpu && (err = group_run(b, piece, n, deadline)) == GF_SUPPRESS_GPU_LATE) {
 		*late = 1; /* muted, counted by the caller, still on the GPU */
 		err = 0;
 	}
@@ -564,6 +679,21 @@ int gf_suppress_bank_gap_by(struct gf_suppress_bank *b, float *buf, uint32_t fra
 	return gf_suppress_bank_process_by(b, buf, frames, deadline_ns);
 }
 
+/* Every part's GPU suppressor back to its state at new() (none with the stand-in): 0, or the first
+ * failure, its suppressor in *@p failed where given. */
+static int parts_reset(struct gpu_group *g, struct gf_suppress_gpu **failed)
+{
+	for (uint32_t k = 0; !g->fake && k < g->parts; k++) {
+		int err = gf_suppress_gpu_reset(g->part[k].gpu);
+		if (err) {
+			if (failed)
+				*failed = g->part[k].gpu;
+			return err;
+		}
+	}
+	return 0;
+}
+
 void gf_suppress_bank_reset(struct gf_suppress_bank *b)
 {
 	for (uint32_t c = 0; c < b->channels; c++)
@@ -576,33 +706,48 @@ void gf_suppress_bank_reset(struct gf_suppress_bank *b)
 		return;
 	b->next_return_ns = 0;
 	/* A new stream tries the GPU again: back to it only if its state could be reset. */
-	int err = b->g->gpu ? gf_suppress_gpu_reset(b->g->gpu) : 0;
+	struct gf_suppress_gpu *failed = NULL;
+	int err = parts_reset(b->g, &failed);
 	if (b->g->fake)
 		gf_suppress_reset(b->g->fake);
 	if (err)
 		gf_info("suppressor: %u channels stay on the CPU: the GPU's reset failed (%s)", b->g->n,
-			gf_suppress_gpu_error(b->g->gpu));
+			gf_suppress_gpu_error(failed));
 	atomic_store(&b->on_gpu, !err);
 }
 
 /* ---- the return to the GPU (control thread) ---------------------------- */
 
-/* The group's suppressor from a clean state, answering PROBE_CALLS calls of silence each within
+/* One probe call of silence through every part (one after another: the control thread), each
+ * back by @p by: 0, or the first part's failure or lateness. */
+static int parts_probe(struct gpu_group *g, uint64_t by)
+{
+	for (uint32_t k = 0; k < g->parts; k++) {
+		struct gpu_part *pt = &g->part[k];
+		memset(pt->buf, 0, (size_t)SCRATCH_FRAMES * pt->n * sizeof(float));
+		int err = 0;
+		if (g->fake)
+			gf_suppress_process(g->fake, pt->buf, SCRATCH_FRAMES);
+		else
+			err = gf_suppress_gpu_process_by(pt->gpu, pt->buf, SCRATCH_FRAMES, by);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* The group's suppressors from a clean state, answering PROBE_CALLS calls of silence each within
  * PROBE_WAIT_NS, then clean again: 0, or why not (a hop still hung: its reset times out). */
 static int group_probe(struct gpu_group *g)
 {
-	int err = g->gpu ? gf_suppress_gpu_reset(g->gpu) : 0;
+	int err = parts_reset(g, NULL);
 	for (int i = 0; !err && i < PROBE_CALLS; i++) {
-		memset(g->buf, 0, (size_t)SCRATCH_FRAMES * g->n * sizeof(float));
 		uint64_t by = gf_now_ns() + PROBE_WAIT_NS;
-		if (g->gpu)
-			err = gf_suppress_gpu_process_by(g->gpu, g->buf, SCRATCH_FRAMES, by);
-		else
-			gf_suppress_process(g->fake, g->buf, SCRATCH_FRAMES);
+		err = parts_probe(g, by);
 		err = err ? err : group_hook(g, by);
 	}
-	if (!err && g->gpu)
-		err = gf_suppress_gpu_reset(g->gpu);
+	if (!err)
+		err = parts_reset(g, NULL);
 	if (g->fake)
 		gf_suppress_reset(g->fake);
 	return err;

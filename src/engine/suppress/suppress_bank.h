@@ -24,7 +24,14 @@
  * CPU runs are cut into that many contiguous runs of about equal size, one
  * per thread (suppress_pool.h: the caller's and helpers started at new()),
  * each channel's state touched by its thread alone: the output is the same,
- * bit for bit, as on one thread.
+ * bit for bit, as on one thread. A GPU group of such a bank is cut the same
+ * way, into as many parts as threads while each keeps at least 512 channels:
+ * one GPU suppressor (its own stream) a part, whose gather, hops and scatter
+ * run on that part's thread, so that the host's per-sample copies, which bound
+ * one GPU suppressor at thousands of channels, spread over the cores
+ * (bench_suppress). The parts' output is one GPU suppressor's up to cuFFT's
+ * rounding; a part that fails fails the group, a late part mutes its own
+ * channels.
  *
  * Threads: new/free/reset on the control (or build) thread: they allocate,
  * plan FFTW, start and join the helpers and may fail. process() on the audio
