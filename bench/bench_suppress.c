@@ -13,7 +13,7 @@
  * real time (x realtime x channels: how many such channels one CPU thread, all cores, or the GPU
  * keep up with). "bank chRT": a bank on the GPU over every core, as offline and batch run it
  * (suppress_bank.h: from 1024 channels the group is cut into parts of one GPU suppressor and thread
- * each, each part's gather, hops and scatter on its thread), in calls of 8192 frames run in place.
+ * each, each part's channels exchanged in place by its thread), in calls of 8192 frames run in place.
  * "copy chRT" is the bound the GPU suppressor's host side sets on one thread: the channels in real
  * time of its per-sample exchange alone (each input sample checked and copied into the pinned hop,
  * each output sample copied back), timed on the same buffers. The input is 8192 frames of noise and
@@ -256,15 +256,16 @@ static double host_copy_gbs(uint32_t threads)
 
 /* The host-memory bound of the GPU rows at @p rate. One instance: 24 B of a sample copied by the
  * calling thread (the caller's copy into the call, 8 B, read and written; the exchange's copies in
- * and out, 16 B). A bank over threads: 32 B copied over them (gather, exchange in and out, scatter)
- * and 8 B of DMA across PCIe in the same memory. */
+ * and out, 16 B). A bank over threads, its group one run of the interleave: 16 B copied over every
+ * thread (the exchange's, in place: no gather or scatter) and 8 B of DMA across PCIe in the same
+ * memory. */
 static void print_memory_bound(uint32_t threads, uint32_t rate)
 {
 	double one = host_copy_gbs(1), all = host_copy_gbs(threads);
 	printf("host memory, memcpy: %.1f GB/s on one thread, %.1f GB/s on %u threads (read + written): "
 	       "one GPU instance (24 B a sample on its thread) is bound near %.0f channels at %u Hz, the "
-	       "bank over threads (40 B over every thread and the DMA) near %.0f\n",
-	       one, all, threads, one * 1e9 / 24.0 / rate, rate, all * 1e9 / 40.0 / rate);
+	       "bank over threads (24 B over every thread and the DMA) near %.0f\n",
+	       one, all, threads, one * 1e9 / 24.0 / rate, rate, all * 1e9 / 24.0 / rate);
 }
 
 /* x realtime of the GPU suppressor's host-side exchange alone (suppress_gpu's: each input sample

@@ -502,14 +502,15 @@ static int copy_finite(float *__restrict__ to, const float *__restrict__ from, s
 	return bad != 0;
 }
 
-/* Exchange @p take frames at @p buf with the current hop's: input in (@p buf NULL: the owed frames
- * from repaid on), the previous frame's output out (or dropped). A NaN or Inf is missing input: 0
- * and a hold of the two frames holding it, as the CPU does (suppress.h). */
-static void exchange(struct gf_cu_suppress *s, float *buf, uint32_t take)
+/* Exchange @p take frames at @p buf (@p stride floats a frame, the channels first in each) with
+ * the current hop's: input in (@p buf NULL: the owed frames from repaid on), the previous frame's
+ * output out (or dropped). A NaN or Inf is missing input: 0 and a hold of the two frames holding
+ * it, as the CPU does (suppress.h). */
+static void exchange(struct gf_cu_suppress *s, float *buf, uint32_t stride, uint32_t take)
 {
-	size_t at = (size_t)s->pos * s->channels, count = (size_t)take * s->channels;
+	size_t C = s->channels, at = (size_t)s->pos * C, count = (size_t)take * C;
 	if (!buf) {
-		size_t o = (size_t)s->repaid * s->channels, cap = (size_t)s->hop * s->channels;
+		size_t o = (size_t)s->repaid * C, cap = (size_t)s->hop * C;
 		size_t kept =
 			o < cap ? (cap - o < count ? cap - o : count) : 0; /* past the first hop: silence */
 		if (copy_finite(s->h_in + at, s->h_owed + o, kept))
@@ -517,36 +518,53 @@ static void exchange(struct gf_cu_suppress *s, float *buf, uint32_t take)
 		memset(s->h_in + at + kept, 0, (count - kept) * sizeof(float));
 		return;
 	}
-	if (copy_finite(s->h_in + at, buf, count))
+	if (stride == C) { /* the whole interleave: one run each way */
+		if (copy_finite(s->h_in + at, buf, count))
+			s->hold = 2;
+		if (s->failed)
+			memset(buf, 0, count * sizeof(float));
+		else
+			memcpy(buf, s->h_out + at, count * sizeof(float));
+		return;
+	}
+	int bad = 0;
+	for (uint32_t f = 0; f < take; f++) {
+		float *row = buf + (size_t)f * stride;
+		bad |= copy_finite(s->h_in + at + f * C, row, C);
+		if (s->failed)
+			memset(row, 0, C * sizeof(float));
+		else
+			memcpy(row, s->h_out + at + f * C, C * sizeof(float));
+	}
+	if (bad)
 		s->hold = 2;
-	if (s->failed)
-		memset(buf, 0, count * sizeof(float));
-	else
-		memcpy(buf, s->h_out + at, count * sizeof(float));
 }
 
-/* @p frames frames at @p buf taken while a hop is in flight (h_in and h_out are the GPU's): their
- * input kept for later (the first hop of it), their output silence. */
-static void owe(struct gf_cu_suppress *s, float *buf, uint32_t frames)
+/* @p frames frames at @p buf (@p stride floats a frame) taken while a hop is in flight (h_in and
+ * h_out are the GPU's): their input kept for later (the first hop of it), their output silence. */
+static void owe(struct gf_cu_suppress *s, float *buf, uint32_t stride, uint32_t frames)
 {
-	size_t cap = (size_t)s->hop * s->channels;
-	for (size_t i = 0, o = (size_t)s->owed * s->channels; i < (size_t)frames * s->channels; i++, o++) {
+	size_t C = s->channels, cap = (size_t)s->hop * C;
+	for (uint32_t f = 0; f < frames; f++) {
+		float *row = buf + (size_t)f * stride;
+		size_t o = ((size_t)s->owed + f) * C;
 		if (o < cap)
-			s->h_owed[o] = buf[i]; /* a NaN kept: it holds the frames once fed */
-		buf[i] = 0.0f;
+			memcpy(s->h_owed + o, row,
+			       C * sizeof(float)); /* a NaN kept: it holds the frames once fed */
+		memset(row, 0, C * sizeof(float));
 	}
 	s->owed = s->owed + frames > s->owed ? s->owed + frames : UINT32_MAX;
 }
 
 /* Feed the owed frames (@p buf NULL) or @p frames of @p buf through the hops, each collected by
  * @p deadline_ns; frames that come after a late hop are owed. collect()'s answer. */
-static int feed(struct gf_cu_suppress *s, float *buf, uint32_t frames, uint64_t deadline_ns)
+static int feed(struct gf_cu_suppress *s, float *buf, uint32_t stride, uint32_t frames, uint64_t deadline_ns)
 {
 	for (uint32_t done = 0; done < frames;) {
 		uint32_t take = s->hop - s->pos;
 		if (take > frames - done)
 			take = frames - done;
-		exchange(s, buf ? buf + (size_t)done * s->channels : NULL, take);
+		exchange(s, buf ? buf + (size_t)done * stride : NULL, stride, take);
 		s->pos += take;
 		done += take;
 		if (!buf)
@@ -556,7 +574,7 @@ static int feed(struct gf_cu_suppress *s, float *buf, uint32_t frames, uint64_t 
 		s->pos = 0;
 		int err = run_hop(s, deadline_ns); /* 0: until hung */
 		if (err == GF_SUPPRESS_GPU_LATE && buf)
-			owe(s, buf + (size_t)done * s->channels, frames - done);
+			owe(s, buf + (size_t)done * stride, stride, frames - done);
 		if (err)
 			return err;
 	}
@@ -569,7 +587,7 @@ static int catch_up(struct gf_cu_suppress *s, uint64_t deadline_ns)
 	if (s->pending)
 		GF_RET(collect(s, deadline_ns));
 	while (s->repaid < s->owed) /* one hop at a time: a late one leaves the rest owed */
-		GF_RET(feed(s, NULL, s->owed - s->repaid < s->hop ? s->owed - s->repaid : s->hop,
+		GF_RET(feed(s, NULL, s->channels, s->owed - s->repaid < s->hop ? s->owed - s->repaid : s->hop,
 			    deadline_ns));
 	s->owed = s->repaid = 0;
 	return 0;
@@ -578,7 +596,8 @@ static int catch_up(struct gf_cu_suppress *s, uint64_t deadline_ns)
 /* Late (GF_SUPPRESS_GPU_LATE) is no failure: the frames after the late hop are silence and owed, the
  * hop stays in flight, and the next call collects it before it takes any frame. A hop in flight for
  * GF_SUPPRESS_GPU_HOP_WAIT_NS is hung: a failure (GF_E_TIMEOUT), as an error (GF_E_CUDA) is. */
-extern "C" int gf_cu_suppress_process(void *inst, float *buf, uint32_t frames, uint64_t deadline_ns)
+extern "C" int gf_cu_suppress_process(void *inst, float *buf, uint32_t stride, uint32_t frames,
+				      uint64_t deadline_ns)
 {
 	struct gf_cu_suppress *s = (struct gf_cu_suppress *)inst;
 	if (!s->failed && cudaSetDevice(s->device) != cudaSuccess) { /* the thread's device: cheap once set */
@@ -588,14 +607,14 @@ extern "C" int gf_cu_suppress_process(void *inst, float *buf, uint32_t frames, u
 	}
 	int err = s->failed ? s->failed : catch_up(s, deadline_ns);
 	if (err == GF_SUPPRESS_GPU_LATE) {
-		owe(s, buf, frames);
+		owe(s, buf, stride, frames);
 		return err;
 	}
 	if (!err)
-		err = feed(s, buf, frames, deadline_ns);
+		err = feed(s, buf, stride, frames, deadline_ns);
 	if (err < 0 && !s->failed)
 		s->failed = err;
-	if (s->failed)
-		memset(buf, 0, (size_t)frames * s->channels * sizeof(float));
+	for (uint32_t f = 0; s->failed && f < frames; f++)
+		memset(buf + (size_t)f * stride, 0, s->channels * sizeof(float));
 	return err;
 }

@@ -16,7 +16,7 @@ extern "C" {
 int gf_cu_suppress_new(const struct gf_suppress_shape *sh, uint32_t channels, int device, void **out,
 		       struct gf_errbuf *eb);
 void gf_cu_suppress_free(void *inst);
-int gf_cu_suppress_process(void *inst, float *buf, uint32_t frames, uint64_t deadline_ns);
+int gf_cu_suppress_process(void *inst, float *buf, uint32_t stride, uint32_t frames, uint64_t deadline_ns);
 int gf_cu_suppress_reset(void *inst);
 const char *gf_cu_suppress_error(const void *inst);
 }

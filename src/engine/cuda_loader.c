@@ -175,9 +175,9 @@ void gf_cuda_suppress_free(void *inst)
 		g_mod->suppress_free(inst);
 }
 
-int gf_cuda_suppress_process(void *inst, float *buf, uint32_t frames, uint64_t deadline_ns)
+int gf_cuda_suppress_process(void *inst, float *buf, uint32_t stride, uint32_t frames, uint64_t deadline_ns)
 {
-	return g_mod->suppress_process(inst, buf, frames, deadline_ns);
+	return g_mod->suppress_process(inst, buf, stride, frames, deadline_ns);
 }
 
 int gf_cuda_suppress_reset(void *inst)

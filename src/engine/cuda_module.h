@@ -33,8 +33,9 @@ extern "C" {
 /* 2: gf_backend_ops.check_memory; 3: unpin returns int; 4: .stop; 5: the noise suppressor (suppress_*);
  * 6: gf_filter_set's mixer fields (a mixer is refused: the host never hands the module one);
  * 7: gf_suppress_shape.highpass; 8: suppress_process answers GF_SUPPRESS_GPU_LATE (a hop late, not
- * hung: no failure); 9: suppress_process takes NaN/Inf as missing input, the state held over it */
-#define GF_CUDA_MODULE_ABI 9
+ * hung: no failure); 9: suppress_process takes NaN/Inf as missing input, the state held over it;
+ * 10: suppress_process takes the frame's stride (a run of channels inside a wider interleave) */
+#define GF_CUDA_MODULE_ABI 10
 /** File name of the module; the loader looks for it beside the executable, then in the lib dir. */
 #define GF_CUDA_MODULE_NAME "libgpufir-cuda.so"
 /** Environment variable naming the module's path (tests, unusual installs). */
@@ -67,7 +68,8 @@ struct gf_cuda_module {
 	int (*suppress_new)(const struct gf_suppress_shape *sh, uint32_t channels, int device, void **out,
 			    struct gf_errbuf *eb);
 	void (*suppress_free)(void *inst);
-	int (*suppress_process)(void *inst, float *buf, uint32_t frames, uint64_t deadline_ns);
+	int (*suppress_process)(void *inst, float *buf, uint32_t stride, uint32_t frames,
+				uint64_t deadline_ns);
 	int (*suppress_reset)(void *inst);
 	const char *(*suppress_error)(const void *inst);
 };

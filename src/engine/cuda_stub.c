@@ -69,10 +69,11 @@ void gf_cuda_suppress_free(void *inst)
 	(void)inst;
 }
 
-int gf_cuda_suppress_process(void *inst, float *buf, uint32_t frames, uint64_t deadline_ns)
+int gf_cuda_suppress_process(void *inst, float *buf, uint32_t stride, uint32_t frames, uint64_t deadline_ns)
 {
 	(void)inst;
 	(void)buf;
+	(void)stride;
 	(void)frames;
 	(void)deadline_ns;
 	return GF_E_UNSUPPORTED;

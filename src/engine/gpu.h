@@ -65,7 +65,7 @@ struct gf_errbuf;
 int gf_cuda_suppress_new(const struct gf_suppress_shape *sh, uint32_t channels, int device, void **out,
 			 struct gf_errbuf *eb);
 void gf_cuda_suppress_free(void *inst); /* accepts NULL */
-int gf_cuda_suppress_process(void *inst, float *buf, uint32_t frames, uint64_t deadline_ns);
+int gf_cuda_suppress_process(void *inst, float *buf, uint32_t stride, uint32_t frames, uint64_t deadline_ns);
 int gf_cuda_suppress_reset(void *inst);
 const char *gf_cuda_suppress_error(const void *inst);
 

@@ -17,7 +17,9 @@
  * And a bank over threads (offline and batch) with a group large enough to be
  * cut (SPLIT_CH channels, SPLIT_THREADS threads): its GPU suppressors, one a
  * part on its own thread, give the output of one GPU suppressor for the whole
- * group within TOL_REL_L2, and its description names the parts.
+ * group within TOL_REL_L2, and its description names the parts; both where
+ * the group is one run of the interleave (each part read and written in
+ * place) and where other channels sit between its own (gathered).
  *
  * Skips (77) where no CUDA device is usable.
  */
@@ -194,17 +196,31 @@ static void return_case(const float *x)
 	free(z);
 }
 
-/* The group cut over threads against one GPU suppressor for it all. */
-static void split_case(void)
+/* A bank of SPLIT_CH channels over @p threads threads: channel c on p_group, except every
+ * @p other_every-th (0: none) on p_other, on the CPU. */
+static struct gf_suppress_bank *split_bank(uint32_t threads, uint32_t other_every)
 {
-	const struct gf_test_bank_mix m = {SPLIT_CH, RATE, SPLIT_CH, 0, &p_group, NULL};
-	struct gf_suppress_bank_opts one = {.gpu = 1, .gpu_index = 0}, split = one;
-	split.threads = SPLIT_THREADS;
-	struct gf_suppress_bank *b1 = gf_test_bank(&m, &one), *bs = gf_test_bank(&m, &split);
+	const struct gf_suppress_params *per[SPLIT_CH];
+	for (uint32_t c = 0; c < SPLIT_CH; c++)
+		per[c] = other_every && c % other_every == other_every - 1 ? &p_other : &p_group;
+	struct gf_suppress_bank_opts o = {.gpu = 1, .gpu_index = 0, .threads = threads};
+	struct gf_suppress_bank *b = NULL;
+	struct gf_errbuf eb = {{0}};
+	CHECK_OK_EB(gf_suppress_bank_new_ex(per, SPLIT_CH, RATE, &o, &b, &eb), &eb);
+	return b;
+}
+
+/* The group cut over threads against one GPU suppressor for it all: in place where the group is
+ * one run of the interleave (@p other_every 0), through the parts' buffers where it is not. */
+static void split_case(uint32_t other_every, const char *parts)
+{
+	struct gf_suppress_bank *b1 = split_bank(1, other_every),
+				*bs = split_bank(SPLIT_THREADS, other_every);
 	char where[96];
 	gf_suppress_bank_where(bs, where, sizeof(where));
 	printf("split bank: %s\n", where);
-	CHECK(strstr(where, "4 parts") != NULL && gf_suppress_bank_gpu_channels(bs) == SPLIT_CH);
+	CHECK(strstr(where, parts) != NULL &&
+	      gf_suppress_bank_gpu_channels(bs) == gf_suppress_bank_gpu_channels(b1));
 	float *x = gf_test_bank_input(SPLIT_FRAMES, SPLIT_CH, 0.0007, 12000, &rng);
 	size_t bytes = (size_t)SPLIT_FRAMES * SPLIT_CH * sizeof(float);
 	float *y = malloc(bytes);
@@ -212,9 +228,9 @@ static void split_case(void)
 	CHECK(gf_test_bank_run(b1, x, SPLIT_CH, SPLIT_FRAMES, SPLIT_CALL).first < 0);
 	CHECK(gf_test_bank_run(bs, y, SPLIT_CH, SPLIT_FRAMES, SPLIT_CALL).first < 0);
 	double max_abs = 0.0, rel = gf_test_worst_channel_rel_l2(y, x, SPLIT_CH, SPLIT_FRAMES, &max_abs);
-	printf("split over %u threads equals one GPU suppressor: largest per-channel rel L2 %.2e, largest "
-	       "difference %.2e\n",
-	       SPLIT_THREADS, rel, max_abs);
+	printf("split over %u threads (%s) equals one GPU suppressor: largest per-channel rel L2 %.2e, "
+	       "largest difference %.2e\n",
+	       SPLIT_THREADS, other_every ? "gathered" : "in place", rel, max_abs);
 	CHECK(rel < TOL_REL_L2 && gf_suppress_bank_gpu_failures(bs) == 0);
 	gf_suppress_bank_free(b1);
 	gf_suppress_bank_free(bs);
@@ -235,7 +251,8 @@ int main(void)
 	fault_case(x);
 	late_case(x, ref);
 	return_case(x);
-	split_case();
+	split_case(0, "4 parts");
+	split_case(64, "3 parts"); /* 2016 channels on the GPU: 3 parts of at least 512 */
 	free(x);
 	free(ref);
 	return 0;

@@ -54,7 +54,8 @@
  * (bench_suppress: "split chRT" against "GPU chRT"), spread over the cores. */
 struct gpu_part {
 	uint32_t first, n; /* the group's channels chan[first .. first + n) */
-	float *buf;	   /* SCRATCH_FRAMES x n, interleaved */
+	int in_place;	   /* those are one run of the interleave: the GPU's exchange reads them there */
+	float *buf;	   /* SCRATCH_FRAMES x n, interleaved (where not in place) */
 	struct gf_suppress_gpu *gpu;
 	int err; /* this piece's answer */
 };
@@ -261,6 +262,10 @@ static int group_new(struct gf_suppress_bank *b, const struct gf_suppress_params
 	for (uint32_t c = first, k = 0; c < b->channels; c++)
 		if (same_params(pc[first], pc[c]))
 			g->chan[k++] = c;
+	for (uint32_t k = 0; g->parts > 1 && k < g->parts; k++) {
+		struct gpu_part *pt = &g->part[k];
+		pt->in_place = g->chan[pt->first + pt->n - 1] - g->chan[pt->first] == pt->n - 1;
+	}
 	int err = group_backend(g, pc[first], rate, o->gpu_index, eb);
 	if (!err && (g->fake ? gf_suppress_latency(g->fake) : gf_suppress_gpu_latency(g->part[0].gpu)) !=
 			    b->latency) {
@@ -536,10 +541,17 @@ static int group_hook(struct gpu_group *g, uint64_t deadline)
 	return hung && gf_now_ns() >= limit ? GF_E_TIMEOUT : GF_SUPPRESS_GPU_LATE;
 }
 
-/* Part @p pt's channels of a piece through its GPU suppressor, its answer in pt->err. */
+/* Part @p pt's channels of a piece through its GPU suppressor, its answer in pt->err. A run of the
+ * interleave is read and written where it is (gf_suppress_gpu_process_rows): no gather, no
+ * scatter, half the host's copies. */
 static void part_run(const struct gpu_group *g, struct gpu_part *pt, float *buf, uint32_t channels,
 		     uint32_t frames, uint64_t deadline)
 {
+	if (pt->in_place) {
+		pt->err = gf_suppress_gpu_process_rows(pt->gpu, buf + g->chan[pt->first], channels, frames,
+						       deadline);
+		return;
+	}
 	part_copy(g, pt, buf, channels, frames, 1);
 	pt->err = gf_suppress_gpu_process_by(pt->gpu, pt->buf, frames, deadline);
 	if (pt->err >= 0) /* late: the part's frames after the hop are silence, as the GPU answered */

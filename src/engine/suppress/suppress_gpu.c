@@ -13,8 +13,9 @@
 #include "suppress_bins.h"
 
 struct gf_suppress_gpu {
-	void *inst; /* the module's */
-	uint32_t n; /* the frame: the latency */
+	void *inst;	   /* the module's */
+	uint32_t n;	   /* the frame: the latency */
+	uint32_t channels; /* a frame's samples in the interleave process() takes */
 };
 
 /* One channel's CPU suppressor for its shape: nothing in the shape is per channel. */
@@ -44,6 +45,7 @@ int gf_suppress_gpu_new(const struct gf_suppress_params *p, uint32_t channels, u
 	struct gf_suppress_gpu *s = calloc(1, sizeof(*s));
 	if (!s)
 		return GF_E_NOMEM;
+	s->channels = channels;
 	int err = shape_and_run(p, channels, rate, device, s, eb);
 	if (err) {
 		free(s);
@@ -66,14 +68,22 @@ uint32_t gf_suppress_gpu_latency(const struct gf_suppress_gpu *s)
 	return s->n;
 }
 
+int gf_suppress_gpu_process_rows(struct gf_suppress_gpu *s, float *buf, uint32_t stride, uint32_t frames,
+				 uint64_t deadline_ns)
+{
+	if (stride < s->channels)
+		return GF_E_INVAL;
+	return gf_cuda_suppress_process(s->inst, buf, stride, frames, deadline_ns);
+}
+
 int gf_suppress_gpu_process_by(struct gf_suppress_gpu *s, float *buf, uint32_t frames, uint64_t deadline_ns)
 {
-	return gf_cuda_suppress_process(s->inst, buf, frames, deadline_ns);
+	return gf_cuda_suppress_process(s->inst, buf, s->channels, frames, deadline_ns);
 }
 
 int gf_suppress_gpu_process(struct gf_suppress_gpu *s, float *buf, uint32_t frames)
 {
-	return gf_cuda_suppress_process(s->inst, buf, frames, 0);
+	return gf_cuda_suppress_process(s->inst, buf, s->channels, frames, 0);
 }
 
 int gf_suppress_gpu_reset(struct gf_suppress_gpu *s)

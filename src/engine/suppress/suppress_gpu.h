@@ -73,6 +73,15 @@ int gf_suppress_gpu_process(struct gf_suppress_gpu *s, float *buf, uint32_t fram
  */
 int gf_suppress_gpu_process_by(struct gf_suppress_gpu *s, float *buf, uint32_t frames, uint64_t deadline_ns);
 
+/**
+ * gf_suppress_gpu_process_by on a run of channels inside a wider interleave: frame i's channels
+ * at @p buf + i * @p stride, the suppressor's channels first in each frame (@p stride >= its
+ * channels; the rest of each frame is left alone), read and written there with no gather or
+ * scatter of the caller's. @return as process_by, or GF_E_INVAL for a stride below the channels.
+ */
+int gf_suppress_gpu_process_rows(struct gf_suppress_gpu *s, float *buf, uint32_t stride, uint32_t frames,
+				 uint64_t deadline_ns);
+
 /** Back to the state new() made. Control thread, audio stopped. @return 0, GF_E_CUDA or GF_E_TIMEOUT. */
 int gf_suppress_gpu_reset(struct gf_suppress_gpu *s);
 
