@@ -404,16 +404,19 @@ void gf_suppress_bank_where(const struct gf_suppress_bank *b, char *buf, size_t 
 	char spread[32] = "";
 	if (threads > 1)
 		snprintf(spread, sizeof(spread), " (%u threads)", threads);
-	if (!on_gpu)
+	if (!on_gpu) {
 		snprintf(buf, len, "%u channel%s on the CPU%s", active, active == 1 ? "" : "s", spread);
-	else if (on_gpu == active && b->g->parts > 1)
-		snprintf(buf, len, "%u channels on the GPU (%u parts over as many threads)", on_gpu,
-			 b->g->parts);
-	else if (on_gpu == active)
-		snprintf(buf, len, "%u channels on the GPU", on_gpu);
+		return;
+	}
+	char parts[48] = "";
+	if (b->g->parts > 1)
+		snprintf(parts, sizeof(parts), " in %u parts%s", b->g->parts,
+			 on_gpu == active ? " over as many threads" : "");
+	if (on_gpu == active)
+		snprintf(buf, len, "%u channels on the GPU%s", on_gpu, parts);
 	else
-		snprintf(buf, len, "%u channels on the GPU, %u on the CPU%s", on_gpu, active - on_gpu,
-			 spread);
+		snprintf(buf, len, "%u channels on the GPU%s, %u on the CPU%s", on_gpu, parts,
+			 active - on_gpu, spread);
 }
 
 /* ---- process (audio thread) -------------------------------------------- */
