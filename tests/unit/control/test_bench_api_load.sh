@@ -6,10 +6,8 @@
 set -u
 src=${1:-${GPUFIR_SOURCE_DIR:-}}
 [ -n "$src" ] || { echo "usage: $0 SOURCE_DIR" >&2; exit 2; }
-command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 not installed"; exit 77; }
-dir=$(mktemp -d "${TMPDIR:-/tmp}/gpufir-bench-verdict-XXXXXX")
-trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$src/tests/lib/script_test.sh"
+gf_need python3
 
 # A stats line as the daemon logs it: xruns in, out, over; late blocks; device xruns; median us.
 stats() {

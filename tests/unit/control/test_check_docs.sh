@@ -7,10 +7,8 @@
 set -u
 src=${1:-${GPUFIR_SOURCE_DIR:-}}
 [ -n "$src" ] || { echo "usage: $0 SOURCE_DIR" >&2; exit 2; }
-command -v git >/dev/null 2>&1 || { echo "SKIP: git not installed"; exit 77; }
-dir=$(mktemp -d "${TMPDIR:-/tmp}/gpufir-check-docs-XXXXXX")
-trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$src/tests/lib/script_test.sh"
+gf_need git
 
 # The project's docs, where the source is a git work tree with its history.
 bash "$src/scripts/check-docs.sh"
