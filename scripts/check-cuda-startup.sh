@@ -44,7 +44,7 @@ median_ms() {
 	done | sort -n | awk '{ v[NR] = $1 } END { printf "%.1f", v[int((NR + 1) / 2)] / 1000 }'
 }
 
-[ -f "$WORK/corpus/c0000.wav" ] || "$PY" "$ROOT/scripts/bench_peers.py" corpus "$WORK" 1 5 4095 >/dev/null || exit 1
+[ -f "$WORK/corpus/c0000.wav" ] || "$PY" "$ROOT/bench/bench-peers.py" corpus "$WORK" 1 5 4095 >/dev/null || exit 1
 F="$WORK/corpus/c0000.wav"
 C="$WORK/gpufir.conf"
 
@@ -76,7 +76,7 @@ echo "FIGURE auto_ms $auto cpu_ms $cpu ratio $(awk -v a="$auto" -v b="$cpu" 'BEG
 check auto_within_1.1x_cpu awk -v a="$auto" -v b="$cpu" 'BEGIN { exit !(a <= 1.1 * b) }'
 
 if [ "$LONG" != 0 ]; then
-	[ -f "$WORK/long/in.wav" ] || "$PY" "$ROOT/scripts/bench_peers.py" gen "$WORK/long" "$LONG" 65535 >/dev/null || exit 1
+	[ -f "$WORK/long/in.wav" ] || "$PY" "$ROOT/bench/bench-peers.py" gen "$WORK/long" "$LONG" 65535 >/dev/null || exit 1
 	L=(-c "$WORK/long/gpufir.conf" -i "$WORK/long/in.wav" -o "$WORK/long/out.wav")
 	"$G" -v "${L[@]}" >"$WORK/long.log" 2>&1
 	grep -m1 "auto backend by cost" "$WORK/long.log" | sed 's/^/FIGURE long_choice /'

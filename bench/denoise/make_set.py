@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Builds the denoising benchmark's test set (scripts/bench-denoise.sh): 16 kHz mono float WAV.
+"""Builds the denoising benchmark's test set (bench/bench-denoise.sh): 16 kHz mono float WAV.
 
   make_set.py OUTDIR [--quick] [--seed N]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Runs every denoiser on the set from make_set.py and scores it (scripts/bench-denoise.sh).
+"""Runs every denoiser on the set from make_set.py and scores it (bench/bench-denoise.sh).
 
   run.py --set SETDIR --out OUTDIR --gpufir PATH --speex PATH [--jobs N]
 

@@ -1,5 +1,5 @@
 /* speex_denoise: a sound file through libspeexdsp's preprocessor (noise suppression only), for
- * scripts/bench-denoise.sh.
+ * bench/bench-denoise.sh.
  *
  *   speex_denoise IN OUT [SUPPRESS_DB]
  *

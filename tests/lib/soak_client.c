@@ -1,4 +1,4 @@
-/* The JACK side of scripts/soak-live.sh (a program, not a test).
+/* The JACK side of bench/soak-live.sh (a program, not a test).
  *
  *   soak_client taps FILE N SEED        write N decaying-noise taps, one per line
  *   soak_client run SECONDS TAPS [CLIENT]

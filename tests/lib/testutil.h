@@ -40,7 +40,7 @@ uint64_t gf_test_seed(const char *test_name);
  * machines (CI's) deschedule a vCPU for up to about 10 ms dozens of times a
  * minute, which no period of slack at 64 frames absorbs (docs/live.md,
  * "Jitter and slack"). The default latency is proven without a device
- * (test_live_policy) and in long runs by scripts/soak-live.sh.
+ * (test_live_policy) and in long runs by bench/soak-live.sh.
  */
 #define GF_TEST_LATENCY_SLACK 16
 unsigned gf_test_latency_slack(void);

@@ -1,15 +1,13 @@
 #!/bin/sh
-# scripts/bench_api_load.py's verdict, from daemon logs made up here (--from-logs): two clean runs
+# bench/bench-api-load.py's verdict, from daemon logs made up here (--from-logs): two clean runs
 # get their ratio; a run with gpufir's xruns, the device's, late blocks or a latency step (an auto
 # slack that grew) gets none, the report says which run, and the exit status is 1.
 # Usage: test_bench_api_load.sh SOURCE_DIR. Exit 77 (skip) without python3.
 set -u
 src=${1:-${GPUFIR_SOURCE_DIR:-}}
 [ -n "$src" ] || { echo "usage: $0 SOURCE_DIR" >&2; exit 2; }
-command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 not installed"; exit 77; }
-dir=$(mktemp -d "${TMPDIR:-/tmp}/gpufir-bench-verdict-XXXXXX")
-trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$src/tests/lib/script_test.sh"
+gf_need python3
 
 # A stats line as the daemon logs it: xruns in, out, over; late blocks; device xruns; median us.
 stats() {
@@ -24,7 +22,7 @@ stats 0 0 0 2 0 10 >"$dir/late.log"
   stats 0 0 0 0 0 10; } >"$dir/step.log"
 
 verdict() { # QUIET LOADED WANT_STATUS WANT_TEXT
-	out=$(python3 "$src/scripts/bench_api_load.py" --from-logs "$dir/$1" "$dir/$2" 2>&1)
+	out=$(python3 "$src/bench/bench-api-load.py" --from-logs "$dir/$1" "$dir/$2" 2>&1)
 	rc=$?
 	echo "$out" | tail -n 1
 	[ "$rc" = "$3" ] || fail "$1 / $2: exit status $rc, want $3"
@@ -36,7 +34,7 @@ verdict underrun.log clean.log 1 "no ratio: A had xruns"
 verdict clean.log device.log 1 "no ratio: B had"
 verdict clean.log late.log 1 "no ratio: B had"
 verdict step.log clean.log 1 "no ratio: A had"
-out=$(python3 "$src/scripts/bench_api_load.py" --from-logs "$dir/underrun.log" "$dir/clean.log")
+out=$(python3 "$src/bench/bench-api-load.py" --from-logs "$dir/underrun.log" "$dir/clean.log")
 echo "$out" | grep -q "ratio B/A" && fail "a ratio printed for a run that glitched"
 echo "$out" | grep -q "xruns in 0 out 64 device 0  late 0  latency steps 0" || fail "the glitched run's counts"
 echo "test_bench_api_load: ok"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Offline at corpus scale, with the peers in the same run:
 #
-#   scripts/bench_batch.sh [BUILD_DIR] [WORK_DIR] [FILES] [SECONDS] [TAPS]
+#   bench/bench-batch.sh [BUILD_DIR] [WORK_DIR] [FILES] [SECONDS] [TAPS]
 #
 # Makes FILES (200) stereo 48 kHz float32 WAVs of SECONDS (5) each and a TAPS
 # (4095) filter, then times, best of RUNS (3) after a warm-up:
@@ -11,13 +11,12 @@
 #   - gpufir --batch --gpu all (every GPU of the host);
 #   - one process per file, as a shell loop does it: gpufir (auto, run once), gpufir
 #     --backend cpu, fconvolver -T, and with xargs -P (one per CPU);
-#   - one 5 s file: auto against --backend cpu (target: auto <= 1.1x cpu);
-#   - one LONG (600) s file at LONG_TAPS (65535): gpufir auto, cpu (striped over
-#     every CPU), cpu --threads 1, cuda, fconvolver; striped equals one thread.
+#   - one 5 s file: auto against --backend cpu (target: auto <= 1.1x cpu).
 # Prints "RESULT name seconds per_file_ms" lines and a Markdown table (the one
 # file's rows are medians of interleaved rounds where hyperfine is missing); checks
 # that the batch's outputs equal the per-file runs' samples (CPU backend).
-# LONG=0 skips the long file; RUNS=N sets the repetitions.
+# RUNS=N sets the repetitions. One long file on every backend and against the
+# peers: bench/bench-offline.sh.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-$ROOT/build-gpu}
@@ -25,19 +24,17 @@ WORK=${2:-/tmp/gpufir-bench-batch}
 FILES=${3:-200}
 SECS=${4:-5}
 TAPS=${5:-4095}
-LONG=${LONG:-600}
-LONG_TAPS=${LONG_TAPS:-65535}
 RUNS=${RUNS:-3}
 PY=${PYTHON:-python3}
 if ! "$PY" -c "import numpy, scipy" 2>/dev/null; then PY=/usr/bin/python3; fi
-PEERS="$ROOT/scripts/bench_peers.py"
+PEERS="$ROOT/bench/bench-peers.py"
 G="$BUILD/src/gpufir"
 CPUS=$(nproc)
 mkdir -p "$WORK"
 RESULTS="$WORK/results.txt"
 : >"$RESULTS"
 
-. "$ROOT/scripts/lib/bench_timing.sh"
+. "$ROOT/bench/timing.sh"
 fresh_out() { rm -rf "$WORK/out" && mkdir -p "$WORK/out"; }
 BENCH_PREP=fresh_out
 # RESULT lines here carry ms per file: timed_files NAME FILES CMD... (RUNS runs).
@@ -115,10 +112,7 @@ mkdir -p "$WORK/check_b" "$WORK/check_f"
 "$G" -q -c "$WORK/gpufir.conf" --backend cpu --batch "$WORK/list.txt" -o "$WORK/check_b/"
 for i in 0000 0001 $(printf %04d $((FILES - 1))); do
 	"$G" -q -c "$WORK/gpufir.conf" --backend cpu -i "$WORK/corpus/c$i.wav" -o "$WORK/check_f/c$i.wav"
-	"$PY" -c "import sys, scipy.io.wavfile as w, numpy as np; a=w.read(sys.argv[1])[1]; b=w.read(sys.argv[2])[1]; sys.exit(0 if np.array_equal(a, b) else 1)" \
-		"$WORK/check_b/c$i.wav" "$WORK/check_f/c$i.wav" 2>/dev/null &&
-		echo "CHECK batch c$i.wav equals the per-file run" | tee -a "$RESULTS" ||
-		echo "CHECK FAILED batch c$i.wav differs from the per-file run" | tee -a "$RESULTS"
+	"$PY" "$PEERS" same "$WORK/check_b/c$i.wav" "$WORK/check_f/c$i.wav" | tee -a "$RESULTS"
 done
 
 RUNS=1 timed_files loop_gpufir_auto "$FILES" loop_gpufir # 0.36 s a file on a GPU: once
@@ -140,30 +134,6 @@ else
 	one_file_medians "$F1" 21
 fi
 "$G" -v -c "$WORK/gpufir.conf" -i "$F1" -o "$WORK/one_auto.wav" 2>&1 | grep -E "engine:|auto" | head -3
-
-if [ "$LONG" != 0 ]; then
-	echo "== one $LONG s file, $LONG_TAPS taps"
-	"$PY" "$PEERS" gen "$WORK/long" "$LONG" "$LONG_TAPS" >/dev/null || exit 1
-	"$PY" -c "import sys, numpy as np, scipy.io.wavfile as w; w.write(sys.argv[2], 48000, np.fromfile(sys.argv[1], dtype=np.float32))" \
-		"$WORK/long/taps.raw" "$WORK/long/ir.wav"
-	printf '/cd %s\n/convolver/new 2 2 1024 %s\n/impulse/read 1 1 1 0 0 0 1 ir.wav\n/impulse/read 2 2 1 0 0 0 1 ir.wav\n' \
-		"$WORK/long" "$LONG_TAPS" >"$WORK/long/fconv.conf"
-	cat "$WORK/long/in.wav" >/dev/null
-	timed_files long_gpufir_auto 1 "$G" -q -c "$WORK/long/gpufir.conf" -i "$WORK/long/in.wav" -o "$WORK/long/out.wav"
-	"$G" -v -c "$WORK/long/gpufir.conf" -i "$WORK/long/in.wav" -o "$WORK/long/out.wav" 2>&1 |
-		grep -E "auto backend|stripes|ms:|realtime" | tee -a "$RESULTS"
-	timed_files long_gpufir_cpu 1 "$G" -q -c "$WORK/long/gpufir.conf" --backend cpu -i "$WORK/long/in.wav" -o "$WORK/long/out_cpu.wav"
-	timed_files long_gpufir_cpu_1thread 1 "$G" -q -c "$WORK/long/gpufir.conf" --backend cpu --threads 1 \
-		-i "$WORK/long/in.wav" -o "$WORK/long/out_cpu1.wav"
-	timed_files long_gpufir_cuda 1 "$G" -q -c "$WORK/long/gpufir.conf" --backend cuda -i "$WORK/long/in.wav" -o "$WORK/long/out_cuda.wav"
-	# Stripes on every CPU give the one-thread output, sample for sample.
-	"$PY" -c "import sys, scipy.io.wavfile as w, numpy as np; a=w.read(sys.argv[1])[1]; b=w.read(sys.argv[2])[1]; sys.exit(0 if np.array_equal(a, b) else 1)" \
-		"$WORK/long/out_cpu.wav" "$WORK/long/out_cpu1.wav" 2>/dev/null &&
-		echo "CHECK long file: --backend cpu on $CPUS CPUs equals --threads 1" | tee -a "$RESULTS" ||
-		echo "CHECK FAILED long file: --backend cpu on $CPUS CPUs differs from --threads 1" | tee -a "$RESULTS"
-	command -v fconvolver >/dev/null &&
-		timed_files long_fconvolver 1 fconvolver -T "$WORK/long/fconv.conf" "$WORK/long/in.wav" "$WORK/long/out_fconv.wav"
-fi
 
 echo "== summary (seconds; ms per file)"
 echo "| run | s | ms/file |"

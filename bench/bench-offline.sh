@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
 # Offline filtering on one machine: gpufir against the I/O floor and its peers.
 #
-#   scripts/bench_offline.sh [BUILD_DIR] [WORK_DIR] [SECONDS] [TAPS]
+#   bench/bench-offline.sh [BUILD_DIR] [WORK_DIR] [SECONDS] [TAPS]
 #
 # Makes a SECONDS (600) stereo 48 kHz float32 WAV and a TAPS (65535)
-# non-symmetric filter, then times, on the same file: gpufir -i -o (the CLI),
-# a bare libsndfile read+write copy (bench_sfcopy), BruteFIR ($BRUTEFIR, file
-# I/O), SoX fir, SciPy oaconvolve and CuPy oaconvolve. Prints seconds,
-# M samples/s (frames x channels / s) and ratios, and checks gpufir's output
-# against a float64 reference. Then the start-up: CUDA's steps in a fresh
+# non-symmetric filter, then times, on the same file: gpufir -i -o (the CLI:
+# auto, --backend cpu striped over every CPU and on one thread, --backend
+# cuda), a bare libsndfile read+write copy (bench_sfcopy), fconvolver -T,
+# BruteFIR ($BRUTEFIR, file I/O), SoX fir, SciPy oaconvolve and CuPy
+# oaconvolve. Prints seconds, M samples/s (frames x channels / s) and ratios,
+# checks gpufir's output against a float64 reference and the stripes' output
+# against one thread's. Then the start-up: CUDA's steps in a fresh
 # process (bench_gpu startup), with and without another process holding a
 # context (what persistence mode gives), and gpufir's own set-up phases (-v).
 # Run it where the GPU is (source .devdeps/use-deps.sh first on the GPU
 # machine, for sox and BruteFIR). QUICK=1 skips the CPU peers and CuPy's file
-# run.
+# run. Many short files in one process: bench/bench-batch.sh.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-$ROOT/build-gpu}
@@ -21,13 +23,13 @@ WORK=${2:-/tmp/gpufir-bench}
 SECONDS_LEN=${3:-600}
 TAPS=${4:-65535}
 PY=${PYTHON:-python3}
-PEERS="$ROOT/scripts/bench_peers.py"
+PEERS="$ROOT/bench/bench-peers.py"
 mkdir -p "$WORK"
 RESULTS="$WORK/results.txt"
 : >"$RESULTS"
 SAMPLES=$((SECONDS_LEN * 48000 * 2))
 
-. "$ROOT/scripts/lib/bench_timing.sh"
+. "$ROOT/bench/timing.sh"
 
 echo "== data: $SECONDS_LEN s stereo 48 kHz float32, $TAPS taps"
 OFFSET=$($PY "$PEERS" gen "$WORK" "$SECONDS_LEN" "$TAPS") || exit 1
@@ -39,9 +41,17 @@ timed sfcopy 3 "$BUILD/bench/bench_sfcopy" "$WORK/in.wav" "$WORK/out_copy.wav"
 if [ -x "$BUILD/src/gpufir" ]; then
 	timed gpufir 3 "$BUILD/src/gpufir" -i "$WORK/in.wav" -o "$WORK/out_gpufir.wav" -c "$WORK/gpufir.conf" &&
 		{ tail -2 "$WORK/gpufir.err"; $PY "$PEERS" check "$WORK" "$WORK/out_gpufir.wav" | tee -a "$RESULTS"; }
-	# Where the streaming goes: set-up phases and each pipeline stage's busy time.
+	# Where the streaming goes: auto's pick, set-up phases and each pipeline stage's busy time.
 	"$BUILD/src/gpufir" -v -i "$WORK/in.wav" -o "$WORK/out_gpufir.wav" -c "$WORK/gpufir.conf" 2>&1 |
-		grep -E "offline: " | head -5
+		grep -E "auto backend|stripes|offline: " | head -8
+	timed gpufir_cpu 3 "$BUILD/src/gpufir" -i "$WORK/in.wav" -o "$WORK/out_gpufir_cpu.wav" -c "$WORK/gpufir.conf" \
+		--backend cpu
+	timed gpufir_cpu_1thread 3 "$BUILD/src/gpufir" -i "$WORK/in.wav" -o "$WORK/out_gpufir_cpu1.wav" \
+		-c "$WORK/gpufir.conf" --backend cpu --threads 1
+	# Stripes on every CPU give the one-thread output, sample for sample.
+	$PY "$PEERS" same "$WORK/out_gpufir_cpu.wav" "$WORK/out_gpufir_cpu1.wav" | tee -a "$RESULTS"
+	timed gpufir_cuda 3 "$BUILD/src/gpufir" -i "$WORK/in.wav" -o "$WORK/out_gpufir_cuda.wav" -c "$WORK/gpufir.conf" \
+		--backend cuda
 	# Fixed cost (process start, CUDA context, cuFFT, plans, taps): the same filter on 1 s of audio.
 	$PY "$PEERS" gen "$WORK/short" 1 "$TAPS" >/dev/null
 	timed gpufir_1s_file 3 "$BUILD/src/gpufir" -i "$WORK/short/in.wav" -o "$WORK/short/out.wav" -c "$WORK/gpufir.conf"
@@ -52,8 +62,6 @@ if [ -x "$BUILD/src/gpufir" ]; then
 	# The pipeline and engine alone: a 1-tap filter on the CPU backend (no CUDA at all).
 	printf 'filters = ( { name = "one"; coeffs = [1.0]; } );\nchain = ["one"];\n' >"$WORK/one.conf"
 	timed gpufir_cpu_1tap 3 "$BUILD/src/gpufir" -i "$WORK/in.wav" -o "$WORK/out_1tap.wav" -c "$WORK/one.conf" \
-		--backend cpu
-	timed gpufir_cpu 1 "$BUILD/src/gpufir" -i "$WORK/in.wav" -o "$WORK/out_gpufir_cpu.wav" -c "$WORK/gpufir.conf" \
 		--backend cpu
 else
 	echo "FAILED gpufir: $BUILD/src/gpufir not built" | tee -a "$RESULTS"
@@ -94,6 +102,9 @@ fi
 
 echo "== CPU peers"
 [ "${QUICK:-0}" = 1 ] && echo "(skipped: QUICK=1)"
+if [ "${QUICK:-0}" != 1 ] && command -v fconvolver >/dev/null; then
+	timed fconvolver 3 fconvolver -T "$WORK/fconv.conf" "$WORK/in.wav" "$WORK/out_fconv.wav"
+fi
 if [ "${QUICK:-0}" != 1 ] && command -v sox >/dev/null; then
 	timed sox_fir 1 sox -D -V1 "$WORK/in.wav" -e floating-point -b 32 "$WORK/out_sox.wav" fir "$WORK/taps.txt"
 fi
@@ -145,7 +156,7 @@ awk '
 		s1 = t["gpufir_1s_file"]
 		if (g > 0 && c > 0 && s1 > 0) printf "gpufir less its fixed cost (1 s file: %.3f s) / bare copy = %.2f\n", s1, (g - s1) / c
 		best = ""
-		split("sox_fir brutefir scipy_oaconvolve_file", cpu, " ")
+		split("fconvolver sox_fir brutefir scipy_oaconvolve_file", cpu, " ")
 		for (i in cpu) if (cpu[i] in t && (best == "" || t[cpu[i]] < t[best])) best = cpu[i]
 		if (g > 0 && best != "") printf "fastest CPU peer %s: %.1fx slower than gpufir (target >= 20)\n", best, t[best] / g
 	}' "$RESULTS"

@@ -2,7 +2,7 @@
 # Live soak: `gpufir --live` filtering a private JACK server's audio for a long
 # time (default 600 s), checked for xruns, memory growth and sample-exact output.
 #
-#   scripts/soak-live.sh [SECONDS] [gpufir options...]     e.g. 600 --backend cuda
+#   bench/soak-live.sh [SECONDS] [gpufir options...]     e.g. 600 --backend cuda
 #
 # A JACK server (dummy driver, sync mode, 64-frame periods; scripts/with-jackd.sh)
 # runs gpufir (CPU backend unless the options say otherwise) with a filter of

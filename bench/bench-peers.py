@@ -1,18 +1,20 @@
 #!/usr/bin/env python3
-"""Helpers for scripts/bench_offline.sh: test data, the Python peers, checks.
+"""Helpers for the offline benchmarks (bench/bench-offline.sh, bench/bench-batch.sh): test
+data, the Python peers, checks.
 
-  bench_peers.py gen DIR [SECONDS] [TAPS]  write DIR/in.wav (stereo 48 kHz float32),
-                                           DIR/taps.txt/.raw (non-symmetric), DIR/gpufir.conf;
+  bench-peers.py gen DIR [SECONDS] [TAPS]  write DIR/in.wav (stereo 48 kHz float32) and
+                                           the TAPS filter (non-symmetric) as DIR/taps.txt/.raw,
+                                           DIR/gpufir.conf, DIR/ir.wav and DIR/fconv.conf;
                                            prints the WAV data offset
-  bench_peers.py scipy DIR                 SciPy oaconvolve, file to file
-  bench_peers.py cupy DIR                  CuPy oaconvolve, file to file and on the device
-  bench_peers.py cupy-sweep DIR            CuPy oaconvolve on the device, taps 1k..1M
+  bench-peers.py scipy DIR                 SciPy oaconvolve, file to file
+  bench-peers.py cupy DIR                  CuPy oaconvolve, file to file and on the device
+  bench-peers.py cupy-sweep DIR            CuPy oaconvolve on the device, taps 1k..1M
                                            (4M frames x 2 channels: bench_gpu's 2^22-frame calls)
-  bench_peers.py check DIR OUT.wav         OUT against a float64 reference (sampled windows)
-  bench_peers.py corpus DIR N SECONDS TAPS DIR/corpus/cNNNN.wav: N stereo 48 kHz float32 files
+  bench-peers.py check DIR OUT.wav         OUT against a float64 reference (sampled windows)
+  bench-peers.py same A.wav B.wav          exit status 0 where A and B hold the same samples
+  bench-peers.py corpus DIR N SECONDS TAPS DIR/corpus/cNNNN.wav: N stereo 48 kHz float32 files
                                            (distinct noise), DIR/list.txt, the TAPS filter as
-                                           DIR/gpufir.conf and for fconvolver DIR/ir.wav and
-                                           DIR/fconv.conf
+                                           gen writes it
 
 Every timing line starts with 'RESULT name seconds msps' for the shell script.
 """
@@ -43,19 +45,33 @@ def data_offset(path):
     raise SystemExit(f"{path}: no data chunk")
 
 
+def write_filter(d, h):
+    """The filter h for every program: DIR/taps.txt and .raw, DIR/gpufir.conf, and for
+    fconvolver (2 in, 2 out, 1024-frame partitions, the IR on each channel) DIR/ir.wav and
+    DIR/fconv.conf."""
+    np.savetxt(os.path.join(d, "taps.txt"), h, fmt="%.9e")
+    h.tofile(os.path.join(d, "taps.raw"))
+    wavfile.write(os.path.join(d, "ir.wav"), RATE, h)
+    with open(os.path.join(d, "gpufir.conf"), "w") as f:
+        f.write('filters = ( { name = "fir"; file = "taps.txt"; } );\nchain = ["fir"];\n')
+    with open(os.path.join(d, "fconv.conf"), "w") as f:
+        f.write(f"/cd {os.path.abspath(d)}\n/convolver/new 2 2 1024 {len(h)}\n"
+                "/impulse/read 1 1 1 0 0 0 1 ir.wav\n/impulse/read 2 2 1 0 0 0 1 ir.wav\n")
+
+
+def decaying_noise(rng, taps):
+    k = np.arange(taps)
+    h = rng.standard_normal(taps) * np.exp(-k / (taps / 4.0))
+    return (h / np.sqrt(np.sum(h * h))).astype(np.float32)
+
+
 def gen(d, seconds=600, taps=65535):
     os.makedirs(d, exist_ok=True)
     rng = np.random.default_rng(20261129)
     n = int(seconds * RATE)
     x = (rng.standard_normal((n, 2), dtype=np.float32) * 0.1).astype(np.float32)
     wavfile.write(os.path.join(d, "in.wav"), RATE, x)
-    k = np.arange(taps)
-    h = rng.standard_normal(taps) * np.exp(-k / (taps / 4.0))
-    h = (h / np.sqrt(np.sum(h * h))).astype(np.float32)
-    np.savetxt(os.path.join(d, "taps.txt"), h, fmt="%.9e")
-    h.tofile(os.path.join(d, "taps.raw"))
-    with open(os.path.join(d, "gpufir.conf"), "w") as f:
-        f.write('filters = ( { name = "fir"; file = "taps.txt"; } );\nchain = ["fir"];\n')
+    write_filter(d, decaying_noise(rng, taps))
     print(data_offset(os.path.join(d, "in.wav")))
 
 
@@ -71,17 +87,7 @@ def corpus(d, n=200, seconds=5, taps=4095):
         names.append(p)
     with open(os.path.join(d, "list.txt"), "w") as f:
         f.write("".join(p + "\n" for p in names))
-    k = np.arange(taps)
-    h = rng.standard_normal(taps) * np.exp(-k / (taps / 4.0))
-    h = (h / np.sqrt(np.sum(h * h))).astype(np.float32)
-    np.savetxt(os.path.join(d, "taps.txt"), h, fmt="%.9e")
-    wavfile.write(os.path.join(d, "ir.wav"), RATE, h)
-    with open(os.path.join(d, "gpufir.conf"), "w") as f:
-        f.write('filters = ( { name = "fir"; file = "taps.txt"; } );\nchain = ["fir"];\n')
-    # fconvolver: 2 in, 2 out, 1024-frame partitions, the IR on each channel (PEERS.md).
-    with open(os.path.join(d, "fconv.conf"), "w") as f:
-        f.write(f"/cd {os.path.abspath(d)}\n/convolver/new 2 2 1024 {taps}\n"
-                "/impulse/read 1 1 1 0 0 0 1 ir.wav\n/impulse/read 2 2 1 0 0 0 1 ir.wav\n")
+    write_filter(d, decaying_noise(rng, taps))
 
 
 def load(d):
@@ -180,6 +186,13 @@ def check(d, out):
     return err
 
 
+def same(a, b):
+    """Exit status 0 where the two WAV files hold the same samples, 1 where not."""
+    same = np.array_equal(wavfile.read(a)[1], wavfile.read(b)[1])
+    print(f"CHECK {'' if same else 'FAILED '}{a} {'equals' if same else 'differs from'} {b}", flush=True)
+    sys.exit(0 if same else 1)
+
+
 def main():
     if len(sys.argv) < 3:
         raise SystemExit(__doc__)
@@ -194,6 +207,8 @@ def main():
         cupy_sweep(d)
     elif cmd == "check":
         check(d, sys.argv[3])
+    elif cmd == "same" and len(sys.argv) == 4:
+        same(d, sys.argv[3])
     elif cmd == "corpus":
         corpus(d, *(int(a) for a in sys.argv[3:6]))
     else:

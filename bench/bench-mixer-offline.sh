@@ -7,7 +7,7 @@
 # runs (after a warm-up run) in seconds, M input samples/s and the ratios,
 # and checks that the two backends' outputs agree.
 #
-#   scripts/bench_mixer_offline.sh [BUILD_DIR] [WORK_DIR] [SECONDS] [TAPS]
+#   bench/bench-mixer-offline.sh [BUILD_DIR] [WORK_DIR] [SECONDS] [TAPS]
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${1:-$ROOT/build-gpu}
@@ -17,7 +17,7 @@ TAPS=${4:-65535}
 PY=${PYTHON:-python3}
 GPUFIR="$BUILD/src/gpufir"
 mkdir -p "$WORK"
-$PY "$ROOT/scripts/bench_peers.py" gen "$WORK" "$SECONDS_LEN" "$TAPS" >/dev/null || exit 1
+$PY "$ROOT/bench/bench-peers.py" gen "$WORK" "$SECONDS_LEN" "$TAPS" >/dev/null || exit 1
 cat >"$WORK/mixer.conf" <<'CONF'
 filters = ( { name = "fir"; file = "taps.txt"; } );
 mixer = {
@@ -34,7 +34,7 @@ CONF
 SAMPLES=$((SECONDS_LEN * 48000 * 2))
 
 RESULTS=/dev/null
-. "$ROOT/scripts/lib/bench_timing.sh"
+. "$ROOT/bench/timing.sh"
 
 echo "== $SECONDS_LEN s stereo 48 kHz, 2 -> 4 mixer of $TAPS-tap paths"
 cat "$WORK/in.wav" >/dev/null

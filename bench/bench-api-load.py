@@ -21,9 +21,9 @@ measures; it passes or fails nothing else.
 The WebSocket clients connect from 127.0.0.2, 127.0.0.3, ... (8 to an address:
 the daemon's per-address cap).
 
-usage: scripts/with-jackd.sh python3 scripts/bench_api_load.py [build/src/gpufir] [--seconds S]
+usage: scripts/with-jackd.sh python3 bench/bench-api-load.py [build/src/gpufir] [--seconds S]
        [--taps N] [--interval MS] [--clients N]
-       python3 scripts/bench_api_load.py --from-logs QUIET_LOG LOADED_LOG  (a run's logs read again)
+       python3 bench/bench-api-load.py --from-logs QUIET_LOG LOADED_LOG  (a run's logs read again)
 """
 import argparse, base64, json, os, random, socket, statistics, subprocess, sys, tempfile, threading, time
 

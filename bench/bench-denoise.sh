@@ -4,7 +4,7 @@
 # 0/5/10 dB SNR, and clean speech), scored with PESQ (wideband), STOI, ESTOI and SI-SDR.
 # See docs/denoise.md.
 #
-#   scripts/bench-denoise.sh [--quick] [--out DIR] [--gpufir PATH] [--jobs N]
+#   bench/bench-denoise.sh [--quick] [--out DIR] [--gpufir PATH] [--jobs N]
 #
 #   --quick        2 utterances, 3 noises (white, hum, babble), 5 dB only: a smoke run
 #   --out DIR      where the set, the outputs and the tables go (default build/bench-denoise)
