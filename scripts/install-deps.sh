@@ -11,6 +11,7 @@ pkgs=(build-essential cmake pkg-config
       libsamplerate0-dev libjansson-dev libwebsockets-dev
       jackd2 libjack-jackd2-dev systemd
       pipewire pipewire-bin pipewire-jack wireplumber dbus
+      libpipewire-0.3-dev pipewire-pulse pulseaudio-utils
       sox jconvolver hyperfine espeak-ng python3 python3-numpy python3-scipy
       clang clang-format libclang-rt-14-dev valgrind
       libxml2-utils chromium)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "deadline.h"
@@ -15,7 +16,6 @@
 #include "rt.h"
 
 #define FIRST_CALLBACK_MS 2000 /* gf_live_start waits this long for the device to start */
-#define MAX_PERIOD 8192u       /* largest device period the output ring is sized for */
 #define WARM_UP_MS 5000	       /* longest wait for the worker's warm-up blocks */
 #define JOIN_MS 1000	       /* gf_live_stop waits this long for the worker, then abandons it */
 
@@ -144,9 +144,10 @@ static uint64_t ring_bytes(uint32_t min_frames, uint32_t channels)
 static int alloc_buffers(struct gf_live *l, struct gf_errbuf *eb)
 {
 	uint32_t b = l->block;
-	uint32_t in_min = l->rate / 2 > 8 * b ? l->rate / 2 : 8 * b;	  /* half a second of slack */
-	uint32_t out_min = 2 * (2 * b + (2 + l->slack_max) * MAX_PERIOD); /* the largest latency twice over */
-	uint32_t rec_min = l->rate > 8 * b ? l->rate : 8 * b;		  /* a second of slack for the disk */
+	uint32_t in_min = l->rate / 2 > 8 * b ? l->rate / 2 : 8 * b; /* half a second of slack */
+	uint32_t out_min =
+		2 * (2 * b + (2 + l->slack_max) * GF_LIVE_MAX_PERIOD); /* the largest latency twice over */
+	uint32_t rec_min = l->rate > 8 * b ? l->rate : 8 * b;	       /* a second of slack for the disk */
 	uint32_t ci = l->channels, co = l->out_channels;
 	/* Every buffer here is locked (pinned.h): check the total against the budget first. */
 	uint64_t need = ring_bytes(in_min, ci) + (l->playback ? ring_bytes(out_min, co) : 0) +
@@ -255,6 +256,62 @@ void gf_live_set_gain(struct gf_live *l, struct gf_gain_stage *g)
 	l->gain = g ? g : l->own_gain;
 }
 
+/* Buffers, the own meters where none were given, and the resampler where
+ * two clocks meet: the same for every host. */
+static int alloc_stream_state(struct gf_live *l, int one_clock, struct gf_errbuf *eb)
+{
+	int err = alloc_buffers(l, eb);
+	if (err && !eb->msg[0])
+		gf_errbuf_set(eb, "cannot allocate the audio buffers: %s", gf_strerror(err));
+	if (!err && !l->gain)
+		err = own_gain(l, eb);
+	if (!err && l->playback && !l->duplex && !one_clock &&
+	    (err = gf_live_clock_new(&l->clock, l->out_channels, l->rate)))
+		gf_errbuf_set(eb, "cannot set up the resampler: %s", gf_strerror(err));
+	return err;
+}
+
+/* PortAudio: devices by name or index, one duplex stream or two. */
+static int open_portaudio(struct gf_live *l, const struct gf_live_params *p, struct gf_errbuf *eb)
+{
+	PaStreamParameters in, outp;
+	if (gf_live_restart_required()) {
+		gf_errbuf_set(eb, "the JACK server went away earlier and PortAudio cannot reconnect "
+				  "within this process: restart gpufir");
+		return GF_E_AUDIO;
+	}
+	int err = gf_live_pa_init(eb);
+	if (!err)
+		l->pa_ready = 1;
+	if (!err)
+		err = open_devices(l, p, &in, &outp, eb);
+	/* Two streams on JACK still share the server's clock (forced two streams, tests). */
+	if (!err)
+		err = alloc_stream_state(l, l->jack, eb);
+	if (!err && l->duplex)
+		err = open_stream(l, &l->in_stream, &in, &outp, gf_live_duplex_cb, l->in_desc, eb);
+	else if (!err)
+		err = open_stream(l, &l->in_stream, &in, NULL, gf_live_capture_cb, l->in_desc, eb);
+	if (!err && l->playback && !l->duplex)
+		err = open_stream(l, &l->out_stream, NULL, &outp, gf_live_playback_cb, l->out_desc, eb);
+	return err;
+}
+
+/* PipeWire: a capture stream and gpufir's own source, run by one duplex
+ * callback (live_pipewire.c); the source always plays. */
+static int open_pipewire(struct gf_live *l, const struct gf_live_params *p, struct gf_errbuf *eb)
+{
+	l->playback = l->duplex = 1;
+	l->rate = p->sample_rate ? p->sample_rate : 48000;
+	int err = alloc_stream_state(l, 1, eb);
+	return err ? err : gf_live_pw_open(l, p, eb);
+}
+
+int gf_live_pw_wanted(const struct gf_live_endpoint *ep)
+{
+	return ep->host_api && strcasecmp(ep->host_api, "PipeWire") == 0;
+}
+
 int gf_live_new(struct gf_live **out, const struct gf_live_params *p, struct gf_engine *engine,
 		struct gf_errbuf *eb)
 {
@@ -263,11 +320,6 @@ int gf_live_new(struct gf_live **out, const struct gf_live_params *p, struct gf_
 		gf_errbuf_set(eb, "block_frames = %u: must be %u..%u", p->block_frames, GF_LIVE_BLOCK_MIN,
 			      GF_LIVE_BLOCK_MAX);
 		return GF_E_CONFIG;
-	}
-	if (gf_live_restart_required()) {
-		gf_errbuf_set(eb, "the JACK server went away earlier and PortAudio cannot reconnect "
-				  "within this process: restart gpufir");
-		return GF_E_AUDIO;
 	}
 	struct gf_live *l = live_alloc();
 	if (!l)
@@ -283,28 +335,17 @@ int gf_live_new(struct gf_live **out, const struct gf_live_params *p, struct gf_
 	l->slack_max = l->slack_auto ? GF_LIVE_SLACK_MAX : l->slack;
 	atomic_store(&l->slack_now, l->slack);
 	l->playback = p->output.device != NULL || p->record_path == NULL;
-	PaStreamParameters in, outp;
 	int err = channels_of(p, engine, l, eb);
 	if (!err && p->record_path && !(l->record_path = strdup(p->record_path)))
 		err = GF_E_NOMEM;
-	if (!err && !(err = gf_live_pa_init(eb)))
-		l->pa_ready = 1;
-	if (!err)
-		err = open_devices(l, p, &in, &outp, eb);
-	if (!err && (err = alloc_buffers(l, eb)) && !eb->msg[0])
-		gf_errbuf_set(eb, "cannot allocate the audio buffers: %s", gf_strerror(err));
-	if (!err && !l->gain)
-		err = own_gain(l, eb);
-	/* Two streams on JACK still share the server's clock (forced two streams, tests). */
-	if (!err && l->playback && !l->duplex && !l->jack &&
-	    (err = gf_live_clock_new(&l->clock, l->out_channels, l->rate)))
-		gf_errbuf_set(eb, "cannot set up the resampler: %s", gf_strerror(err));
-	if (!err && l->duplex)
-		err = open_stream(l, &l->in_stream, &in, &outp, gf_live_duplex_cb, l->in_desc, eb);
-	else if (!err)
-		err = open_stream(l, &l->in_stream, &in, NULL, gf_live_capture_cb, l->in_desc, eb);
-	if (!err && l->playback && !l->duplex)
-		err = open_stream(l, &l->out_stream, NULL, &outp, gf_live_playback_cb, l->out_desc, eb);
+	if (!err && gf_live_pw_wanted(&p->input))
+		err = open_pipewire(l, p, eb);
+	else if (!err && gf_live_pw_wanted(&p->output)) {
+		gf_errbuf_set(eb, "output.host_api = \"PipeWire\" needs input.host_api = \"PipeWire\" too: "
+				  "gpufir's PipeWire node captures and plays as one");
+		err = GF_E_CONFIG;
+	} else if (!err)
+		err = open_portaudio(l, p, eb);
 	if (!err && l->record_path)
 		err = gf_recorder_new(&l->rec, l->record_path, l->rate, l->rec_ring, eb);
 	if (err)
@@ -330,6 +371,7 @@ void gf_live_free(struct gf_live *l)
 	if (!l)
 		return;
 	gf_live_stop(l);
+	gf_live_pw_close(l);
 	if (!l->pa_wedged) { /* else PortAudio would block: leave its stream and state be */
 		close_streams(l);
 		if (l->pa_ready)
@@ -380,7 +422,8 @@ static void wait_first_callback(struct gf_live *l)
 		gf_warn("live: %s has not called back within %d ms", l->in_desc, FIRST_CALLBACK_MS);
 		return;
 	}
-	const PaStreamInfo *si = Pa_GetStreamInfo(l->in_stream);
+	/* PipeWire: no device latency of PortAudio's (the graph's quantum: docs/live.md). */
+	const PaStreamInfo *si = l->in_stream ? Pa_GetStreamInfo(l->in_stream) : NULL;
 	const PaStreamInfo *so = l->out_stream ? Pa_GetStreamInfo(l->out_stream) : si;
 	double dev_ms = 1000.0 * ((si ? si->inputLatency : 0) + (l->playback && so ? so->outputLatency : 0));
 	if (l->playback) {
@@ -425,9 +468,11 @@ int gf_live_start(struct gf_live *l, struct gf_errbuf *eb)
 	int err = l->rec ? gf_recorder_start(l->rec, eb) : 0;
 	/* Playback first: it idles until capture begins, then joins at the right position. */
 	PaError e = paNoError;
-	if (!err && !l->in_stream) /* detached (tests): whoever calls the callbacks is the device */
+	if (!err && !l->in_stream && !l->pw) /* detached (tests): whoever calls the callbacks is the device */
 		return 0;
-	if (!err && l->out_stream && (e = Pa_StartStream(l->out_stream)) != paNoError)
+	if (!err && l->pw)
+		err = gf_live_pw_start(l, eb);
+	else if (!err && l->out_stream && (e = Pa_StartStream(l->out_stream)) != paNoError)
 		gf_errbuf_set(eb, "cannot start playback on %s: %s", l->out_desc, Pa_GetErrorText(e));
 	else if (!err && (e = Pa_StartStream(l->in_stream)) != paNoError)
 		gf_errbuf_set(eb, "cannot start %s: %s", l->in_desc, Pa_GetErrorText(e));
@@ -501,7 +546,9 @@ void gf_live_stop(struct gf_live *l)
 	if (!l || !l->running)
 		return;
 	l->stopping = 1;
-	if (jack_server_gone(l)) {
+	if (l->pw) {
+		gf_live_pw_stop(l);
+	} else if (jack_server_gone(l)) {
 		l->pa_wedged = 1;
 		atomic_store(&pa_wedged, 1);
 		gf_warn("live: the JACK server went away; PortAudio cannot release its stream, so "

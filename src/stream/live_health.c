@@ -151,6 +151,12 @@ static const char *check_health(struct gf_live *l, char *buf, size_t len)
 			return buf;
 		}
 	}
+	/* PipeWire reports a lost server or stream as an error. A stream the
+	 * graph does not run (no source linked: a microphone unplugged, until the
+	 * session manager links another) is idle, not lost: the node stays for
+	 * the apps recording it, and the capture resumes when a source comes. */
+	if (l->pw)
+		return gf_live_pw_lost(l, buf, len);
 	/* Blocks advance only while capture delivers and the worker keeps up. */
 	uint64_t blocks = atomic_load(&l->blocks), cap = atomic_load(&l->capture_pos);
 	if (blocks != l->poll_pos) {

@@ -29,6 +29,9 @@
 enum gf_live_wstate { GF_W_RUN = 0, GF_W_DRAIN, GF_W_QUIT };
 
 #define GF_LIVE_WARMUP_BLOCKS 16 /* silent blocks the worker runs before audio starts */
+#define GF_LIVE_MAX_PERIOD 8192u /* largest device period the output ring is sized for */
+
+struct gf_live_pw;
 
 /* Extremes over a window: the output peak, the lowest playback margin, the longest callback
  * gap and worker wake-up. Control thread. */
@@ -55,11 +58,12 @@ struct gf_live {
 	struct gf_gain_stage *own_gain;	   /* unity, output meters only: when none was given (owned) */
 	char *record_path;
 
-	int pa_ready;	      /* Pa_Initialize succeeded: Pa_Terminate in free */
-	int jack;	      /* capture device is on PortAudio's JACK host API */
-	int pa_wedged;	      /* JACK server gone: PortAudio must not be touched */
-	PaStream *in_stream;  /* capture, or the duplex stream */
-	PaStream *out_stream; /* separate playback stream; NULL when duplex */
+	int pa_ready;	       /* Pa_Initialize succeeded: Pa_Terminate in free */
+	int jack;	       /* capture device is on PortAudio's JACK host API */
+	int pa_wedged;	       /* JACK server gone: PortAudio must not be touched */
+	PaStream *in_stream;   /* capture, or the duplex stream */
+	PaStream *out_stream;  /* separate playback stream; NULL when duplex */
+	struct gf_live_pw *pw; /* the native PipeWire host instead of PortAudio; NULL: PortAudio */
 
 	struct gf_ring *in_ring;  /* callback -> worker */
 	struct gf_ring *out_ring; /* worker -> playback callback; NULL without playback */
@@ -191,6 +195,25 @@ int gf_live_find_device(const struct gf_live_endpoint *ep, int output, PaDeviceI
 			struct gf_errbuf *eb);
 /** "'name' (host API)" */
 void gf_live_describe_device(PaDeviceIndex d, char *buf, size_t len);
+
+/* live_pipewire.c: the native PipeWire host, beside PortAudio (docs/live.md,
+ * "Native PipeWire"): a capture stream that follows the default source and a
+ * virtual source node that apps record from, run as one duplex callback
+ * (gf_live_duplex_cb) in PipeWire's real-time thread. Built without
+ * libpipewire, live_pipewire_none.c refuses it. Control thread unless said. */
+/** 1 when @p ep names the native PipeWire host (host_api "PipeWire", any case). */
+int gf_live_pw_wanted(const struct gf_live_endpoint *ep);
+/** Connect to the server and create both streams, inactive; fills l->in_desc,
+ * l->out_desc and l->rate. GF_E_AUDIO (no server), GF_E_CONFIG (built without PipeWire). */
+int gf_live_pw_open(struct gf_live *l, const struct gf_live_params *p, struct gf_errbuf *eb);
+/** Activate both streams: callbacks begin with the graph's next cycle. */
+int gf_live_pw_start(struct gf_live *l, struct gf_errbuf *eb);
+/** Deactivate both streams (no more callbacks after it returns). */
+void gf_live_pw_stop(struct gf_live *l);
+/** Destroy the streams and the connection. Accepts l->pw == NULL. */
+void gf_live_pw_close(struct gf_live *l);
+/** Why the connection is lost (the server quit or restarted, a stream failed), or NULL. */
+const char *gf_live_pw_lost(struct gf_live *l, char *buf, size_t len);
 
 /* live_audio.c: PortAudio callbacks (RT) */
 int gf_live_duplex_cb(const void *in, void *out, unsigned long frames, const PaStreamCallbackTimeInfo *ti,

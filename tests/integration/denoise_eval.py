@@ -254,4 +254,5 @@ def main():
     print("test_denoise_snr: OK")
 
 
-main()
+if __name__ == "__main__":  # test_daemon_pipewire.py imports the helpers
+    main()

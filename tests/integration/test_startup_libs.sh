@@ -1,6 +1,6 @@
 #!/bin/sh
 # The live side is a module (src/cli/live_module.h): the program links no
-# PortAudio, JACK, ALSA or libsystemd, and an offline run, --version, --help,
+# PortAudio, JACK, ALSA, libpipewire or libsystemd, and an offline run, --version, --help,
 # --check-config and --status load none of them (the dynamic loader's own
 # report, LD_DEBUG=files); --live loads them through libgpufir-live.so, from the
 # build tree and from an installed tree; a missing or broken module is a clear
@@ -9,7 +9,7 @@
 set -u
 G=${1:?usage: $0 GPUFIR BUILD_DIR}
 build=${2:?usage: $0 GPUFIR BUILD_DIR}
-LIVE_LIBS='lib(portaudio|jack|asound|systemd)[.-]'
+LIVE_LIBS='lib(portaudio|jack|asound|systemd|pipewire)[.-]'
 work=$(mktemp -d "${TMPDIR:-/tmp}/gpufir-startup-XXXXXX")
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }

@@ -93,6 +93,18 @@ for bad in '^User=' '^Group=' '^ProtectHome=' '^ProtectSystem=' '^PrivateTmp=' '
 	grep -q -- "$bad" "$uunit" && fail "user unit has a line a user manager cannot apply: $(grep -- "$bad" "$uunit")"
 done
 grep -Eq '@[A-Z_]+@' "$uunit" && fail "unconfigured @VARIABLE@ left in the user unit"
+# With no config of the user's, the first start writes the desktop microphone's
+# (config/examples/desktop-mic.conf, installed); a config already there is kept.
+seed=$(sed -n 's|^ExecStartPre=.* cp \(/[^ ]*/desktop-mic\.conf\) .*|\1|p' "$uunit")
+[ -n "$seed" ] || fail "the user unit does not write the desktop microphone's config at first start"
+[ -f "$stage/root$seed" ] || fail "the user unit copies $seed, which is not installed"
+pre=$(sed -n "s|^ExecStartPre=/bin/sh -c '\(.*\)'$|\1|p" "$uunit" | sed "s|%E|$stage/cfg|g; s|$seed|$stage/root$seed|")
+[ -n "$pre" ] || fail "ExecStartPre is not one /bin/sh -c '...' command"
+sh -c "$pre" && cmp -s "$stage/root$seed" "$stage/cfg/gpufir/gpufir.conf" ||
+	fail "ExecStartPre did not write ~/.config/gpufir/gpufir.conf from $seed"
+echo "# the user's edit" >"$stage/cfg/gpufir/gpufir.conf"
+sh -c "$pre" && grep -q "the user's edit" "$stage/cfg/gpufir/gpufir.conf" ||
+	fail "ExecStartPre replaced a config the user already had"
 ubin=$(sed -n 's|^ExecStart=\(/[^ ]*\) .*|\1|p' "$uunit")
 [ "$ubin" = "$bin" ] || fail "the user unit runs $ubin, the system unit $bin"
 mkdir "$stage/user" "$stage/rt" && chmod 0700 "$stage/rt"

@@ -1,0 +1,387 @@
+#!/usr/bin/env python3
+"""gpufir as a native PipeWire node under a private headless PipeWire (CTest:
+test_daemon_pipewire_CASE, run by scripts/with-pipewire.sh with two stand-in
+microphones, gf-mic-a (the default source) and gf-mic-b, and pipewire-pulse).
+
+The daemon runs config/examples/desktop-mic.conf (the built-in denoise chain,
+input.host_api = "PipeWire"). Noisy speech (espeak-ng speech, hiss and mains
+hum) is played into the default stand-in microphone; what gpufir's source
+gives is recorded and scored against the clean speech (SI-SDR).
+
+Cases:
+  record   the node gpufir_denoised appears with its properties, its capture
+           is linked to the default source; pw-record --target gpufir_denoised
+           and a PulseAudio client (parecord -d gpufir_denoised) record speech
+           whose SI-SDR beats the noisy input's; the microphone and gpufir's
+           source recorded side by side in one client (both into the null
+           sink, its monitor recorded) give the latency the node adds.
+  follow   the default source switched to gf-mic-b: the capture follows it,
+           and speech played there comes out; gf-mic-b unplugged (its node
+           destroyed) and plugged in again: the capture falls back to gf-mic-a
+           and returns to gf-mic-b, while gpufir's source stays the same node.
+  restart  PipeWire killed and started again (with-pipewire.sh --restart): the
+           same gpufir process reconnects, its source appears again, and
+           speech recorded from it is denoised as before.
+
+Usage: test_daemon_pipewire.py GPUFIR CASE. Exit 77 (skipped) without the
+tools (espeak-ng, sox, pw-record, pw-play, pw-link, pw-dump, parecord) or
+outside with-pipewire.sh.
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "tests", "integration"))
+try:
+    import numpy as np
+    import denoise_eval as de  # speech(), hum(), scale_to(), read_wav(), write_wav()
+except ImportError:
+    print("SKIP: numpy is needed")
+    sys.exit(77)
+
+RATE = 48000
+MIC_A, MIC_B = "gf-mic-a", "gf-mic-b"
+NODE = "gpufir_denoised"
+MIN_GAIN_DB = 1.5  # SI-SDR gpufir's output must win over the microphone's
+
+
+DAEMONS = []  # killed on a failure
+
+
+def die(msg, log=None):
+    print("FAIL: " + msg)
+    for p in DAEMONS:
+        if p.poll() is None:
+            p.kill()
+    if log:
+        print("(recordings and log kept in %s)" % os.path.dirname(log))
+    if log and os.path.exists(log):
+        with open(log) as f:
+            print("--- gpufir log (tail) ---\n" + "".join(f.readlines()[-30:]))
+    sys.exit(1)
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=30, **kw)
+
+
+def nodes():
+    """node.name -> (id, props) of the graph's nodes, and the links as (out node, in node)."""
+    r = run(["pw-dump"])
+    try:
+        objs = json.loads(r.stdout or "[]")
+    except json.JSONDecodeError:
+        return {}, []
+    byname, links = {}, []
+    for o in objs:
+        info = o.get("info") or {}
+        if o.get("type") == "PipeWire:Interface:Node":
+            props = info.get("props") or {}
+            byname[props.get("node.name")] = (o["id"], props)
+        elif o.get("type") == "PipeWire:Interface:Link":
+            links.append((info.get("output-node-id"), info.get("input-node-id")))
+    return byname, links
+
+
+def wait_for(what, pred, timeout, log):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        v = pred()
+        if v:
+            return v
+        time.sleep(0.2)
+    die("timed out after %.0f s waiting for %s" % (timeout, what), log)
+
+
+def capture_source():
+    """The node gpufir's capture stream is linked from (its name), or None."""
+    byname, links = nodes()
+    if "gpufir_capture" not in byname:
+        return None
+    cap = byname["gpufir_capture"][0]
+    names = {v[0]: k for k, v in byname.items()}
+    src = [names.get(o) for o, i in links if i == cap]
+    return src[0] if src else None
+
+
+def links_from(name):
+    """How many links leave the node @p name."""
+    byname, links = nodes()
+    if name not in byname:
+        return 0
+    return len({i for o, i in links if o == byname[name][0]})
+
+
+def make_material(tmp):
+    """Clean speech after 1.5 s of noise alone (the suppressor learns it), and the noisy mix."""
+    rng = np.random.default_rng(7)
+    s = de.speech(tmp)
+    s = np.concatenate([np.zeros(int(1.5 * RATE)), s, np.zeros(RATE // 2)])
+    noise = de.scale_to(rng.standard_normal(len(s)), -30.0) + 0.2 * de.hum(len(s), 50.0, rng)
+    x = s + noise
+    path = os.path.join(tmp, "noisy.wav")
+    de.write_wav(path, x)
+    return s, path
+
+
+def lag_of(y, ref, max_lag):
+    """The lag (0..max_lag frames) at which y best matches ref."""
+    n = len(y) + len(ref)
+    nfft = 1 << (n - 1).bit_length()
+    xc = np.fft.irfft(np.fft.rfft(y, nfft) * np.conj(np.fft.rfft(ref, nfft)), nfft)
+    return int(np.argmax(xc[:max_lag + 1]))
+
+
+def si_sdr(ref, est):
+    a = np.dot(est, ref) / np.dot(ref, ref)
+    e = est - a * ref
+    return 10 * np.log10(np.dot(a * ref, a * ref) / max(np.dot(e, e), 1e-20))
+
+
+def score(rec, s, what, log):
+    """SI-SDR of a recording against the clean speech: the median over the windows of speech, each
+    aligned on its own, the search following the previous window's lag. A loaded machine's graph
+    runs cycles without a late client (docs/live.md), so a recording may skip or repeat a stretch
+    anywhere on the path, the stand-in microphone's included; one alignment for the whole would
+    score those slips, not the denoising."""
+    if len(rec) < len(s) // 2:
+        die("%s: recording too short (%d frames, the signal has %d)" % (what, len(rec), len(s)), log)
+    rec = np.concatenate([rec, np.zeros(len(s))])  # a client may lose its last buffer at SIGINT
+    win, slip = RATE // 4, 3 * RATE // 4  # a starved recorder was seen to lose half a second
+    first = int(np.argmax(np.abs(s) > 1e-3))  # where the speech begins
+    lag = lag_of(rec, s[first:first + RATE], 3 * RATE + first) - first
+    start, vals = lag, []
+    for k in range(first, len(s) - win, win):
+        ref = s[k:k + win]
+        if 10 * np.log10(np.mean(ref ** 2) + 1e-30) < -40:
+            continue  # no speech here: nothing to score against
+        lo = max(lag + k - slip, 0)
+        seg = rec[lo:lag + k + win + slip]
+        at = lo + lag_of(seg, ref, len(seg) - win)
+        lag = at - k
+        vals.append(si_sdr(ref, rec[at:at + win]))
+    if len(vals) < 8:
+        die("%s: speech found in only %d windows of the recording" % (what, len(vals)), log)
+    v = float(np.median(vals))
+    print("%s: SI-SDR %.1f dB (median of %d windows of speech; found %.2f s into the recording, "
+          "%+d frames of slips)" % (what, v, len(vals), (start + first) / RATE, lag - start))
+    return v
+
+
+class Recorder:
+    """pw-record or parecord into a float WAV until stopped."""
+
+    def __init__(self, cmd, path):
+        self.path = path
+        self.p = subprocess.Popen(cmd + [path], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+    def stop(self):
+        self.p.send_signal(signal.SIGINT)
+        try:
+            self.p.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            self.p.wait()
+        x = de.read_wav(self.path) if os.path.exists(self.path) else np.zeros(0)
+        return x
+
+
+def pw_record(target, path, channels=1, props=None):
+    cmd = ["pw-record", "--target", target, "--rate", str(RATE), "--channels", str(channels),
+           "--format", "f32"]
+    if props:
+        cmd += ["-P", props]
+    return Recorder(cmd, path)
+
+
+def parecord(target, path):
+    return Recorder(["parecord", "-d", target, "--rate=%d" % RATE, "--channels=1",
+                     "--format=float32le", "--file-format=wav"], path)
+
+
+def play(mic, noisy):
+    r = run(["pw-play", "--target", mic + "-in", noisy])
+    if r.returncode != 0:
+        die("pw-play into %s failed: %s" % (mic, r.stderr))
+
+
+class Daemon:
+    def __init__(self, gpufir, tmp):
+        self.tmp = tmp
+        self.log = os.path.join(tmp, "gpufir.log")
+        self.sock = os.path.join(tmp, "status.sock")
+        self.conf = os.path.join(tmp, "desktop-mic.conf")
+        with open(os.path.join(ROOT, "config", "examples", "desktop-mic.conf")) as f:
+            text = f.read()
+        backend = "cuda" if os.environ.get("GPUFIR_TEST_BACKEND") == "cuda" else "cpu"
+        text = re.sub(r'^backend = "auto";', 'backend = "%s";' % backend, text, flags=re.M)
+        with open(self.conf, "w") as f:
+            f.write(text + '\nstatus_socket = "%s";\n' % self.sock)
+        self.gpufir = gpufir
+        self.p = subprocess.Popen([gpufir, "--live", "-c", self.conf], stdout=open(self.log, "w"),
+                                  stderr=subprocess.STDOUT)
+        DAEMONS.append(self.p)
+
+    def status(self):
+        return run([self.gpufir, "--status", self.sock]).stdout
+
+    def stop(self):
+        self.p.send_signal(signal.SIGTERM)
+        try:
+            rc = self.p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            die("gpufir did not stop within 10 s of SIGTERM", self.log)
+        if rc != 0:
+            die("gpufir exited with status %d" % rc, self.log)
+
+
+def start(gpufir, tmp, mic):
+    d = Daemon(gpufir, tmp)
+    byname = wait_for("gpufir's source node " + NODE, lambda: nodes()[0].get(NODE), 15, d.log)
+    wait_for("gpufir's capture linked to " + mic, lambda: capture_source() == mic, 10, d.log)
+    return d, byname
+
+
+def denoised_through(d, mic, s, noisy, what, pulse=False):
+    """Play the noisy speech into @p mic; record gpufir's source: its SI-SDR beats the input's."""
+    recs = [(what + " (pw-record --target %s)" % NODE, pw_record(NODE, os.path.join(d.tmp, "out.wav")))]
+    if pulse:
+        recs.append((what + " (parecord -d %s)" % NODE, parecord(NODE, os.path.join(d.tmp, "pa.wav"))))
+    # Every recorder linked before the speech starts (a server just restarted links slowly).
+    wait_for("%d recorders linked to %s" % (len(recs), NODE), lambda: links_from(NODE) >= len(recs), 10, d.log)
+    play(mic, noisy)
+    time.sleep(1.0)
+    base = score(de.read_wav(noisy), s, "the noisy input", d.log)
+    for name, r in recs:
+        v = score(r.stop(), s, name, d.log)
+        if v < base + MIN_GAIN_DB:
+            die("%s: SI-SDR %.1f dB, not %.1f dB above the input's %.1f dB" % (name, v, MIN_GAIN_DB, base),
+                d.log)
+
+
+def port_of(node, direction):
+    r = run(["pw-link", "-o" if direction == "out" else "-i"])
+    ports = [p.strip() for p in r.stdout.splitlines() if p.strip().startswith(node + ":")]
+    return ports[0] if ports else None
+
+
+def measure_latency(d, mic, noisy):
+    """The microphone's and gpufir's outputs recorded in one cycle (both into the null sink's two
+    channels, its monitor recorded): the lag between them is what the node adds."""
+    pairs = [(port_of(mic, "out"), "gf-null-sink:playback_FL"), (port_of(NODE, "out"), "gf-null-sink:playback_FR")]
+    for a, b in pairs:
+        if not a or run(["pw-link", a, b]).returncode != 0:
+            die("cannot link %s to %s" % (a, b), d.log)
+    r = pw_record("gf-null-sink", os.path.join(d.tmp, "both.wav"), 2, "{ stream.capture.sink = true }")
+    time.sleep(1.0)
+    play(mic, noisy)
+    time.sleep(0.3)
+    both = r.stop()
+    for a, b in pairs:
+        run(["pw-link", "-d", a, b])
+    left, right = both[0::2], both[1::2]
+    lag = lag_of(right, left, RATE // 5)
+    st = d.status()
+    total = re.search(r"total_latency_frames: (\d+)", st)
+    period = re.search(r"device_period: (\d+)", st)
+    if not total or not period:
+        die("gpufir --status lacks total_latency_frames or device_period:\n" + st, d.log)
+    want = int(total.group(1)) + int(period.group(1))
+    print("latency added by the node: %d frames (%.2f ms), measured; gpufir's total_latency_frames %s "
+          "(the stream and the suppressor) + one quantum of %s (the source's buffer, played in the "
+          "next graph cycle) = %d" % (lag, 1000.0 * lag / RATE, total.group(1), period.group(1), want))
+    # The minimum-phase FIR's own delay at the speech's frequencies is a few frames.
+    if abs(lag - want) > 16:
+        die("the node adds %d frames, not the %d its status accounts for" % (lag, want), d.log)
+
+
+def case_record(gpufir, tmp, s, noisy):
+    d, (nid, props) = start(gpufir, tmp, MIC_A)
+    want = {"media.class": "Audio/Source", "node.description": "gpufir: denoised microphone"}
+    for k, v in want.items():
+        if props.get(k) != v:
+            die("%s: %s is %r, not %r" % (NODE, k, props.get(k), v), d.log)
+    print("%s: node %d, %s" % (NODE, nid, ", ".join("%s = %s" % kv for kv in want.items())))
+    denoised_through(d, MIC_A, s, noisy, "default source", pulse=True)
+    measure_latency(d, MIC_A, noisy)
+    print(d.status())
+    d.stop()
+
+
+def case_follow(gpufir, tmp, s, noisy):
+    d, (nid, _) = start(gpufir, tmp, MIC_A)
+    set_default(MIC_B)
+    wait_for("the capture to follow the default to " + MIC_B, lambda: capture_source() == MIC_B, 10, d.log)
+    denoised_through(d, MIC_B, s, noisy, "after the default changed")
+    byname, _ = nodes()
+    run(["pw-cli", "destroy", str(byname[MIC_B][0])])
+    run(["pw-cli", "destroy", str(byname[MIC_B + "-in"][0])])
+    wait_for("the capture to fall back to " + MIC_A, lambda: capture_source() == MIC_A, 10, d.log)
+    print("%s unplugged (its nodes destroyed): the capture fell back to %s" % (MIC_B, MIC_A))
+    mic = subprocess.Popen(["pw-loopback", "-n", MIC_B, "-m", "[ MONO ]",
+                            "--capture-props=media.class=Audio/Sink node.name=%s-in" % MIC_B,
+                            "--playback-props=media.class=Audio/Source node.name=%s" % MIC_B],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(MIC_B + " plugged in again to be followed", lambda: capture_source() == MIC_B, 10, d.log)
+        denoised_through(d, MIC_B, s, noisy, "after the replug")
+    finally:
+        mic.terminate()
+        mic.wait()
+    if nodes()[0].get(NODE, (None,))[0] != nid:
+        die("gpufir's source is not the same node any more", d.log)
+    d.stop()
+
+
+def case_restart(gpufir, tmp, s, noisy):
+    d, (nid, _) = start(gpufir, tmp, MIC_A)
+    r = run(["sh", os.environ["GPUFIR_PW_SCRIPT"], "--restart"])
+    if r.returncode != 0:
+        die("with-pipewire.sh --restart failed: " + r.stderr, d.log)
+    print("PipeWire killed and restarted")
+    wait_for("gpufir's source after the restart", lambda: nodes()[0].get(NODE), 20, d.log)
+    wait_for("gpufir's capture linked again", lambda: capture_source() == MIC_A, 10, d.log)
+    if d.p.poll() is not None:
+        die("gpufir exited (status %d) instead of reconnecting" % d.p.returncode, d.log)
+    denoised_through(d, MIC_A, s, noisy, "after the PipeWire restart")
+    with open(d.log) as f:
+        log = f.read()
+    if "audio stream reopened" not in log:
+        die("gpufir's log does not say it reopened the stream", d.log)
+    d.stop()
+
+
+def set_default(name):
+    run(["pw-metadata", "-n", "default", "0", "default.configured.audio.source",
+         '{ "name": "%s" }' % name, "Spa:String:JSON"])
+
+
+def main():
+    if len(sys.argv) != 3 or sys.argv[2] not in ("record", "follow", "restart"):
+        sys.exit("usage: test_daemon_pipewire.py GPUFIR record|follow|restart")
+    if os.environ.get("GPUFIR_TEST_PIPEWIRE") != "1" or not os.environ.get("GPUFIR_PW_SCRIPT"):
+        print("SKIP: not under scripts/with-pipewire.sh")
+        sys.exit(77)
+    for t in ("espeak-ng", "sox", "pw-record", "pw-play", "pw-link", "pw-dump", "parecord", "pw-loopback"):
+        if not shutil.which(t):
+            print("SKIP: %s not found" % t)
+            sys.exit(77)
+    gpufir, case = sys.argv[1], sys.argv[2]
+    tmp = tempfile.mkdtemp(prefix="gpufir-pwtest.")
+    s, noisy = make_material(tmp)
+    {"record": case_record, "follow": case_follow, "restart": case_restart}[case](gpufir, tmp, s, noisy)
+    shutil.rmtree(tmp)
+    print("PASS")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,56 @@
+/*
+ * The native PipeWire host chosen by the config, without a server: the
+ * combinations gf_live_new refuses say why (output.host_api "PipeWire"
+ * alone, or input's PipeWire with another output host API); with no server
+ * to reach, the error names PipeWire and the socket's folder. A build
+ * without libpipewire refuses input.host_api "PipeWire" as a configuration
+ * error that says so. Each refusal leaves nothing behind (the sanitizer
+ * build checks the frees). The stream itself is tested under a real server:
+ * tests/live/test_daemon_pipewire.py.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "live.h"
+#include "testutil.h"
+
+static int refuse(const struct gf_live_params *p, const char *want)
+{
+	struct gf_live *l = NULL;
+	struct gf_errbuf eb = {{0}};
+	int err = gf_live_new(&l, p, NULL, &eb);
+	printf("%s -> %s: %s\n", want, gf_strerror(err), eb.msg);
+	CHECK(err != 0 && l == NULL);
+	CHECK(strstr(eb.msg, want) != NULL);
+	return err;
+}
+
+int main(void)
+{
+	struct gf_live_params p = {.sample_rate = 48000, .block_frames = 256, .latency_slack = 1};
+	/* The source is gpufir's own node: PipeWire out needs PipeWire in. */
+	p.output.host_api = "PipeWire";
+	CHECK(refuse(&p, "needs input.host_api = \"PipeWire\"") == GF_E_CONFIG);
+	p.input.host_api = "pipewire"; /* any case */
+	p.output.host_api = "ALSA";
+#ifdef GPUFIR_HAVE_PIPEWIRE
+	CHECK(refuse(&p, "output.host_api = \"ALSA\" cannot go with it") == GF_E_CONFIG);
+	/* No server: an empty runtime folder. */
+	char *dir = gf_test_tmpdir("live_hostapi");
+	setenv("XDG_RUNTIME_DIR", dir, 1);
+	setenv("PIPEWIRE_RUNTIME_DIR", dir, 1);
+	unsetenv("PIPEWIRE_REMOTE");
+	p.output.host_api = NULL;
+	CHECK(refuse(&p, "cannot connect to the PipeWire server") == GF_E_AUDIO);
+	CHECK(refuse(&p, dir) == GF_E_AUDIO);
+	gf_test_rmtree(dir);
+	free(dir);
+#else
+	CHECK(refuse(&p, "built without PipeWire") == GF_E_CONFIG);
+	p.output.host_api = NULL;
+	CHECK(refuse(&p, "built without PipeWire") == GF_E_CONFIG);
+#endif
+	printf("test_live_hostapi: OK\n");
+	return 0;
+}
