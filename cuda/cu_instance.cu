@@ -379,4 +379,5 @@ extern "C" const struct gf_cuda_module gf_cu_module = {
 	gf_cu_prewarm_wait,	 gf_cu_quit_kernels,	gf_cu_suppress_new,
 	gf_cu_suppress_free,	 gf_cu_suppress_process, gf_cu_suppress_reset,
 	gf_cu_suppress_error,
+	gf_cu_suppress_set_floor,
 };

@@ -69,7 +69,8 @@ struct gf_cu_suppress {
 	float *h_owed;		/* the first hop of them, interleaved (more are fed as silence) */
 	unsigned cur;		/* which of d_hops holds the newest hop */
 	float scale;		/* the inverse transform's 1 / n */
-	struct gf_suppress_consts k;
+	struct gf_suppress_consts k; /* k.g_min: the hop's floor, from floor */
+	struct gf_suppress_floor floor;
 	float *h_in, *h_out; /* pinned, hop x channels interleaved */
 	float *d_hops[2];    /* the last two hops' input, interleaved */
 	float *d_win, *d_seed, *d_hp, *d_time, *d_gain, *d_carry, *d_out, *d_mem;
@@ -278,6 +279,7 @@ static int take_shape(struct gf_cu_suppress *s, const struct gf_suppress_shape *
 	s->hop = sh->hop;
 	s->nb = sh->nb;
 	s->k = sh->k;
+	gf_suppress_floor_init(&s->floor, sh->k.g_min);
 	s->seeded = sh->seed != NULL;
 	s->scale = 1.0f / (float)s->n; /* as suppress.c scales FFTW's unnormalised inverse */
 	GF_RET(alloc_device(s));
@@ -351,6 +353,7 @@ static int enqueue_hop(struct gf_cu_suppress *s)
 	CU_LAUNCHED(&s->eb);
 	CUFFT_RET(&s->eb, cufftExecR2C(s->r2c, s->d_time, s->d_spec));
 	struct frame_flags f = flags_for(s);
+	s->k.g_min = gf_suppress_floor_next(&s->floor); /* the live depth, ramped as the CPU does */
 	k_bins<<<s->channels, THREADS, 0, s->stream>>>(s->st, s->k, f, s->d_hp, s->d_spec, s->d_gain, s->nb);
 	CU_LAUNCHED(&s->eb);
 	CUFFT_RET(&s->eb, cufftExecC2R(s->c2r, s->d_spec, s->d_time));
@@ -418,8 +421,15 @@ extern "C" int gf_cu_suppress_reset(void *inst)
 	s->failed = 0;
 	s->pending = 0;
 	s->owed = s->repaid = 0;
+	gf_suppress_floor_init(&s->floor, s->floor.target); /* a new stream: no ramp, as the CPU's */
 	s->eb.msg[0] = '\0';
 	return 0;
+}
+
+extern "C" void gf_cu_suppress_set_floor(void *inst, float g)
+{
+	struct gf_cu_suppress *s = (struct gf_cu_suppress *)inst;
+	gf_suppress_floor_set(&s->floor, g, s->k.ramp_frames);
 }
 
 /* One hop of silence through every step, so that process() finds the kernels and cuFFT's loaded;

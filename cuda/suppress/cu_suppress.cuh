@@ -18,6 +18,7 @@ int gf_cu_suppress_new(const struct gf_suppress_shape *sh, uint32_t channels, in
 void gf_cu_suppress_free(void *inst);
 int gf_cu_suppress_process(void *inst, float *buf, uint32_t stride, uint32_t frames, uint64_t deadline_ns);
 int gf_cu_suppress_reset(void *inst);
+void gf_cu_suppress_set_floor(void *inst, float g);
 const char *gf_cu_suppress_error(const void *inst);
 }
 

@@ -57,6 +57,16 @@
 /** An op's answer is on its way (gf_api_complete): the reply waits. */
 #define GF_API_PENDING 1
 
+/** The noise suppressor's live controls (GetSuppressor, SetSuppressor, GetStatus). */
+struct gf_api_suppressor {
+	uint32_t channels;   /**< channels with a suppressor; 0: none runs */
+	int has_bypass;	     /**< a request: bypass is set */
+	int bypass;	     /**< 1: the suppressor's gain is held at 1 */
+	int has_depth;	     /**< a request: depth_db is set */
+	double depth_db;     /**< the most a bin is cut, dB */
+	double max_depth_db; /**< the deepest depth_db may be */
+};
+
 /** What `GetStatus` (and `gpufir --status --json`) reports; strings may be NULL. */
 struct gf_api_status {
 	const char *state;	/**< CamillaDSP's: "Running", "Paused", "Inactive", "Starting", "Stalled" */
@@ -86,6 +96,7 @@ struct gf_api_status {
 	double volume_min_db, volume_max_db;
 	uint64_t blocks, clipped, xruns, device_xruns, late_blocks, muted_blocks, engine_errors, swaps;
 	uint64_t reloads, reload_failures;
+	struct gf_api_suppressor suppressor; /**< channels 0: none runs */
 };
 
 /** Most devices a device list reports. */
@@ -147,6 +158,11 @@ struct gf_api_ops {
 	/** The running filters' response as an SVG document of *@p len bytes (GET /response.svg), or
 	 *  NULL: none drawn. Read at once: it may change after the call. May be NULL. */
 	const char *(*response_svg)(void *ctx, size_t *len);
+	/** The noise suppressor's live controls now (channels 0: none runs). May be NULL. */
+	int (*get_suppressor)(void *ctx, struct gf_api_suppressor *out, struct gf_errbuf *eb);
+	/** Set @p q's has_ members for every suppressor, ramped; *@p out: what is in force after. */
+	int (*set_suppressor)(void *ctx, const struct gf_api_suppressor *q, struct gf_api_suppressor *out,
+			      struct gf_errbuf *eb);
 };
 
 /* ---- the protocol (api_proto.c, api_cmds.c) ---------------------------- */

@@ -551,7 +551,8 @@ static const struct gf_api_cmd cmds[] = {
 const struct gf_api_cmd *gf_api_cmd_find(const char *name)
 {
 	static const struct gf_api_cmd_table own = {cmds, sizeof(cmds) / sizeof(cmds[0])};
-	const struct gf_api_cmd_table *tables[] = {&own, &gf_api_level_cmds, &gf_api_compat_cmds};
+	const struct gf_api_cmd_table *tables[] = {&own, &gf_api_level_cmds, &gf_api_suppress_cmds,
+						   &gf_api_compat_cmds};
 	for (size_t t = 0; name && t < sizeof(tables) / sizeof(tables[0]); t++)
 		for (size_t i = 0; i < tables[t]->n; i++)
 			if (strcmp(tables[t]->cmds[i].name, name) == 0)

@@ -130,6 +130,11 @@ extern const struct gf_api_cmd_table gf_api_compat_cmds;
 /** CamillaDSP's error type for @p code from command @p c (never NULL). */
 const char *gf_api_error_type(const struct gf_api_cmd *c, int code);
 
+/* api_suppress.c: GetSuppressor, SetSuppressor */
+extern const struct gf_api_cmd_table gf_api_suppress_cmds;
+/** GetSuppressor's object (GetStatus's "suppressor" too). */
+json_t *gf_api_suppressor_json(const struct gf_api_suppressor *s);
+
 /* api_levels.c: the level history and its "since" commands */
 extern const struct gf_api_cmd_table gf_api_level_cmds;
 /** Allocate the history (gf_api_new). @return 0 or GF_E_NOMEM */

@@ -3,10 +3,11 @@
  * It connects back to the WebSocket it came from and shows what the API
  * says: the state, the config file, the filters, a peak meter per capture and
  * playback channel (a level subscription every 100 ms), a volume slider, a
- * mute toggle, and the filters' response plot (GET /response.svg), fetched
+ * mute toggle, the noise suppressor's bypass toggle and depth slider (hidden
+ * where none runs: GetSuppressor's channels 0), and the filters' response plot (GET /response.svg), fetched
  * again when the reload count changes. Nothing in its URL is read: a link or
  * a hidden frame of another site must not be able to act through it.
- * The state is asked again every second, and a subscription refused (no
+ * The state and the suppressor are asked again every second, and a subscription refused (no
  * stream yet) is asked again then too. A closed WebSocket is opened again
  * after 2 s.
  * Beyond loopback the daemon refuses a client every command until it sends
@@ -40,6 +41,10 @@ static const char page[] =
 	" <span id=\"volume\">-</span> dB</td></tr>\n"
 	"<tr><td>mute</td><td><span id=\"mute\">-</span> <button id=\"mutebtn\" disabled>-</button>"
 	"</td></tr>\n"
+	"<tr id=\"suprow\" hidden><td>suppressor</td><td><span id=\"sup\">-</span> "
+	"<button id=\"supbtn\" disabled>-</button>\n"
+	" depth <input id=\"depth\" type=\"range\" min=\"0\" max=\"40\" step=\"1\" disabled>\n"
+	" <span id=\"depthdb\">-</span> dB</td></tr>\n"
 	"</table>\n"
 	"<form id=\"keyform\" hidden>the control key is needed: "
 	"<input id=\"key\" type=\"password\" autocomplete=\"off\"> <button>send</button> <span "
@@ -50,7 +55,7 @@ static const char page[] =
 	"<script>\n"
 	"'use strict';\n"
 	"var $ = function (id) { return document.getElementById(id); };\n"
-	"var ws, key = null, muted = null, pushes = 0, subscribed = false, reloads = null;\n"
+	"var ws, key = null, muted = null, bypassed = null, pushes = 0, subscribed = false, reloads = null;\n"
 	"try { key = sessionStorage.getItem('gpufir-key'); } catch (e) {}\n"
 	"function keep(k) {\n"
 	"  key = k;\n"
@@ -77,7 +82,7 @@ static const char page[] =
 	"    if (v.reloads === reloads) return;\n"
 	"    reloads = v.reloads;\n"
 	"    $('plot').src = '/response.svg?reloads=' + reloads;\n"
-	"    send('GetFilters'); send('GetStatus');\n"
+	"    send('GetFilters'); send('GetStatus'); send('GetSuppressor');\n"
 	"  },\n"
 	"  GetConfigFilePath: function (v) { $('config').textContent = v === null ? '(built-in)' : v; },\n"
 	"  GetFilters: function (v) { $('filters').textContent = v.names.join(', ') +\n"
@@ -94,6 +99,14 @@ static const char page[] =
 	"    $('mutebtn').textContent = v ? 'unmute' : 'mute'; $('mutebtn').disabled = false;\n"
 	"  },\n"
 	"  SetMute: function () { send('GetMute'); },\n"
+	"  GetSuppressor: function (v) {\n"
+	"    $('suprow').hidden = !v.channels; if (!v.channels) return;\n"
+	"    bypassed = v.bypass; $('sup').textContent = v.bypass ? 'bypassed' : 'on';\n"
+	"    $('supbtn').textContent = v.bypass ? 'turn on' : 'bypass'; $('supbtn').disabled = false;\n"
+	"    $('depth').max = v.max_depth_db; $('depth').value = v.depth_db; $('depth').disabled = false;\n"
+	"    $('depthdb').textContent = v.depth_db.toFixed(1);\n"
+	"  },\n"
+	"  SetSuppressor: function (v) { on.GetSuppressor(v); },\n"
 	"  SubscribeSignalLevels: function () { $('conn').textContent = 'open'; },\n"
 	"  SignalLevelsEvent: function (v) {\n"
 	"    pushes++; meters($('capture'), v.capture_peak); meters($('playback'), v.playback_peak); },\n"
@@ -134,10 +147,15 @@ static const char page[] =
 	"  if (ws.readyState !== 1) return;\n"
 	"  send('GetState');\n"
 	"  send('GetCounters');\n"
+	"  send('GetSuppressor'); /* another client may have changed it */\n"
 	"  if (!subscribed) send({SubscribeSignalLevels: 100});\n"
 	"}, 1000);\n"
 	"$('vol').onchange = function () { send({SetVolume: parseFloat(this.value)}); };\n"
 	"$('mutebtn').onclick = function () { if (muted !== null) send({SetMute: !muted}); };\n"
+	"$('supbtn').onclick = function () {\n"
+	"  if (bypassed !== null) send({SetSuppressor: {bypass: !bypassed}}); };\n"
+	"$('depth').onchange = function () {\n"
+	"  send({SetSuppressor: {depth_db: parseFloat(this.value)}}); };\n"
 	"$('keyform').onsubmit = function (e) {\n"
 	"  e.preventDefault();\n"
 	"  keep($('key').value); $('key').value = '';\n"

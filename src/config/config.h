@@ -220,6 +220,15 @@ struct gf_config_suppress {
 	double reduction_db; /**< the most a bin is attenuated */
 	double highpass_hz;  /**< its zero-phase high-pass's -6 dB point; 0: none */
 	const char *noise;   /**< the noise sample seeding the estimate; NULL: none */
+	int bypass;	     /**< 1: its gain held at 1 (bypass = true) */
+};
+
+/** The live controls' values set over the control API, which win over every suppressor's
+ * reduction_db and bypass until a reload changes those (docs/daemon.md). */
+struct gf_suppress_live {
+	int has_depth, has_bypass; /**< which of the two were set */
+	double depth_db;	   /**< 0..GF_SUPPRESS_MAX_REDUCTION_DB */
+	int bypass;
 };
 
 /** 1 when any used chain has a suppressor. Any thread. */
@@ -244,11 +253,31 @@ int gf_config_suppress_new_ex(const struct gf_config *c, uint32_t rate, uint32_t
 
 /**
  * 1 and a description in @p why when the suppressors of @p a and @p b differ
- * on any of @p channels channels (added, removed, reduction_db, the noise
- * file or its contents): a live reload then restarts the stream. Any thread.
+ * on any of @p channels channels in what needs a new suppressor (added,
+ * removed, highpass_hz, the noise file or its contents), or when channels
+ * whose suppressors had the same settings get different reduction_db or
+ * bypass (they may run in one GPU batch, which has one floor): a live reload
+ * then restarts the stream. reduction_db and bypass alone are live
+ * (gf_config_suppress_live_differs). Any thread.
  */
 int gf_config_suppress_differs(const struct gf_config *a, const struct gf_config *b, uint32_t channels,
 			       char *why, size_t len);
+
+/** gf_config_suppress_live_differs's bits: some suppressor's reduction_db, some bypass changed. */
+#define GF_SUPPRESS_LIVE_DEPTH 1
+#define GF_SUPPRESS_LIVE_BYPASS 2
+
+/** Which of the suppressors' live settings differ between @p a and @p b on any of @p channels
+ * channels: GF_SUPPRESS_LIVE_DEPTH | GF_SUPPRESS_LIVE_BYPASS, or 0. Any thread. */
+int gf_config_suppress_live_differs(const struct gf_config *a, const struct gf_config *b, uint32_t channels);
+
+/**
+ * Each of @p channels channels' gain floor (gf_suppress_floor_gain, suppress.h) from its suppressor's
+ * reduction_db and bypass, or from @p over where it sets them (NULL: none); 1 where a channel has no
+ * suppressor. For gf_suppress_bank_set_floor. Any thread.
+ */
+void gf_config_suppress_floors(const struct gf_config *c, uint32_t channels,
+			       const struct gf_suppress_live *over, float *out);
 
 /**
  * 1 when a filter is measured from the file being filtered (design = "denoise"

@@ -26,7 +26,7 @@ const char *const gf_config_fkey_names[K_COUNT] = {
 	"length", "design",	   "gain_db",	     "cutoff_hz", "low_hz",	  "high_hz",
 	"taps",	  "transition_hz", "attenuation_db", "freq_hz",	  "harmonics",	  "bandwidth_hz",
 	"q",	  "delay_ms",	   "phase",	     "noise",	  "reduction_db", "use_input",
-	"bands",  "preamp_db",	   "highpass_hz",    "resample",
+	"bands",  "preamp_db",	   "highpass_hz",    "resample",  "bypass",
 };
 
 #define BIT(k) (1u << (k))
@@ -36,7 +36,8 @@ static uint32_t allowed_keys(const struct gf_config_filter *f)
 {
 	/* not an FIR: no gain or phase of its own */
 	if (f->kind == FK_DESIGN && f->design.type == GF_DESIGN_SUPPRESS)
-		return BIT(K_NAME) | BIT(K_DESIGN) | BIT(K_NOISE) | BIT(K_REDUCTION_DB) | BIT(K_HIGHPASS_HZ);
+		return BIT(K_NAME) | BIT(K_DESIGN) | BIT(K_NOISE) | BIT(K_REDUCTION_DB) | BIT(K_HIGHPASS_HZ) |
+		       BIT(K_BYPASS);
 	uint32_t m = BIT(K_NAME) | BIT(K_GAIN_DB) | BIT(K_PHASE);
 	switch (f->kind) {
 	case FK_INLINE:
@@ -304,13 +305,16 @@ static int parse_highpass(const struct gf_cfg_loader *L, const config_setting_t 
 			      GF_SUPPRESS_MIN_HIGHPASS_HZ, GF_SUPPRESS_MAX_HIGHPASS_HZ, *hz);
 }
 
-/* suppress: reduction_db, highpass_hz, and an optional noise sample that seeds its estimate. */
+/* suppress: reduction_db and bypass (both live: config_suppress.c), highpass_hz, and an optional
+ * noise sample that seeds its estimate. */
 static int parse_suppress(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
 			  struct gf_config_filter *f)
 {
 	f->design.reduction_db = GF_SUPPRESS_DEFAULT_REDUCTION_DB;
 	int r = gf_cfg_get_num(L, g, prefix, "reduction_db", 0.0, GF_SUPPRESS_MAX_REDUCTION_DB,
 			       &f->design.reduction_db);
+	if (r >= 0)
+		r = gf_cfg_get_bool(L, g, prefix, "bypass", &f->bypass);
 	if (r >= 0)
 		r = parse_highpass(L, g, prefix, f);
 	return r < 0 ? r : parse_noise_file(L, g, prefix, f);

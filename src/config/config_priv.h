@@ -62,6 +62,7 @@ enum fkey {
 	K_PREAMP_DB,
 	K_HIGHPASS_HZ,
 	K_RESAMPLE,
+	K_BYPASS,
 	K_COUNT
 };
 /* Setting names, indexed by enum fkey. */
@@ -95,6 +96,7 @@ struct gf_config_filter {
 	struct gf_peq *peq; /* design = "peq": its bands (design.peq points here) */
 	double gain_db;
 	int minphase; /* phase = "minimum" */
+	int bypass;   /* design = "suppress", bypass = true: its gain held at 1 (a live setting) */
 	int used;
 	/* noise file's size and change time when loaded: a reload that rewrote it
 	 * changes a suppressor (config_suppress.c) */

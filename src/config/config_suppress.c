@@ -5,7 +5,9 @@
  * channel after that filter, wherever it stands in the chain (one per chain
  * at most: config.c). This file finds each channel's suppressor, reads the
  * noise samples that seed them, makes the bank that runs them
- * (suppress_bank.h), and tells a reload whether they changed.
+ * (suppress_bank.h), tells a reload whether they changed in a way that needs
+ * a new one (reduction_db and bypass do not: they are the live floor), and
+ * gives each channel's floor for the running bank.
  */
 #include <math.h>
 #include <stdio.h>
@@ -65,7 +67,8 @@ int gf_config_suppress_of(const struct gf_config *c, uint32_t ch, struct gf_conf
 	*out = (struct gf_config_suppress){.name = f->name,
 					   .reduction_db = f->design.reduction_db,
 					   .highpass_hz = f->design.highpass_hz,
-					   .noise = f->file};
+					   .noise = f->file,
+					   .bypass = f->bypass};
 	return 1;
 }
 
@@ -81,7 +84,8 @@ int gf_config_has_suppress(const struct gf_config *c)
 static int suppress_params(const struct gf_config_filter *f, uint32_t rate, struct gf_suppress_params *p,
 			   float **noise, struct gf_errbuf *eb)
 {
-	*p = (struct gf_suppress_params){.reduction_db = f->design.reduction_db,
+	/* bypass is a floor of 0 dB (suppress.h): offline and at a stream's start alike */
+	*p = (struct gf_suppress_params){.reduction_db = f->bypass ? 0.0 : f->design.reduction_db,
 					 .highpass_hz = f->design.highpass_hz};
 	if (!f->file)
 		return 0;
@@ -151,21 +155,59 @@ static int noise_differs(const struct gf_config_filter *a, const struct gf_confi
 	       a->noise_mtime_ns != b->noise_mtime_ns;
 }
 
+/* Channel @p ch's suppressor in @p c, or NULL. */
+static const struct gf_config_filter *suppressor_of(const struct gf_config *c, uint32_t ch)
+{
+	int k = suppress_index(c, ch);
+	return k >= 0 ? &c->filters[k] : NULL;
+}
+
+static int live_same(const struct gf_config_filter *a, const struct gf_config_filter *b)
+{
+	return a->design.reduction_db == b->design.reduction_db && a->bypass == b->bypass;
+}
+
+/* 1 when channels @p i and @p j, whose suppressors in @p a have the same settings (so they may run in
+ * one GPU batch, which has one floor: suppress_bank.h), get different live settings in @p b. */
+static int live_split(const struct gf_config *a, const struct gf_config *b, uint32_t i, uint32_t j)
+{
+	const struct gf_config_filter *ai = suppressor_of(a, i), *aj = suppressor_of(a, j);
+	const struct gf_config_filter *bi = suppressor_of(b, i), *bj = suppressor_of(b, j);
+	if (!ai || !aj || !bi || !bj) /* an added or removed one is a difference of its own */
+		return 0;
+	int shared = ai == aj || (live_same(ai, aj) && ai->design.highpass_hz == aj->design.highpass_hz &&
+				  !noise_differs(ai, aj));
+	return shared && !live_same(bi, bj);
+}
+
+/* The live settings (reduction_db, bypass) on channels that shared all their settings before and do
+ * not now: the first such pair into @p why. Suppressors are few: the pairs are of distinct ones. */
+static int live_splits(const struct gf_config *a, const struct gf_config *b, uint32_t channels, char *why,
+		       size_t len)
+{
+	for (uint32_t i = 0; i < channels; i++)
+		for (uint32_t j = i + 1; j < channels; j++)
+			if (live_split(a, b, i, j)) {
+				snprintf(why, len,
+					 "suppressors of channels %u and %u had the same settings and now "
+					 "differ "
+					 "in reduction_db or bypass",
+					 i, j);
+				return 1;
+			}
+	return 0;
+}
+
 int gf_config_suppress_differs(const struct gf_config *a, const struct gf_config *b, uint32_t channels,
 			       char *why, size_t len)
 {
 	why[0] = '\0';
 	for (uint32_t ch = 0; ch < channels; ch++) {
-		int ka = suppress_index(a, ch), kb = suppress_index(b, ch);
-		if (ka < 0 && kb < 0)
+		const struct gf_config_filter *fa = suppressor_of(a, ch), *fb = suppressor_of(b, ch);
+		if (!fa && !fb)
 			continue;
-		const struct gf_config_filter *fa = ka >= 0 ? &a->filters[ka] : NULL;
-		const struct gf_config_filter *fb = kb >= 0 ? &b->filters[kb] : NULL;
 		if (!fa || !fb)
 			snprintf(why, len, "suppressor on channel %u %s", ch, fa ? "removed" : "added");
-		else if (fa->design.reduction_db != fb->design.reduction_db)
-			snprintf(why, len, "suppressor reduction_db %g -> %g", fa->design.reduction_db,
-				 fb->design.reduction_db);
 		else if (fa->design.highpass_hz != fb->design.highpass_hz)
 			snprintf(why, len, "suppressor highpass_hz %g -> %g", fa->design.highpass_hz,
 				 fb->design.highpass_hz);
@@ -175,5 +217,33 @@ int gf_config_suppress_differs(const struct gf_config *a, const struct gf_config
 		if (why[0])
 			return 1;
 	}
-	return 0;
+	return live_splits(a, b, channels, why, len);
+}
+
+int gf_config_suppress_live_differs(const struct gf_config *a, const struct gf_config *b, uint32_t channels)
+{
+	int changed = 0;
+	for (uint32_t ch = 0; ch < channels; ch++) {
+		const struct gf_config_filter *fa = suppressor_of(a, ch), *fb = suppressor_of(b, ch);
+		if (fa && fb && fa->design.reduction_db != fb->design.reduction_db)
+			changed |= GF_SUPPRESS_LIVE_DEPTH;
+		if (fa && fb && fa->bypass != fb->bypass)
+			changed |= GF_SUPPRESS_LIVE_BYPASS;
+	}
+	return changed;
+}
+
+void gf_config_suppress_floors(const struct gf_config *c, uint32_t channels,
+			       const struct gf_suppress_live *over, float *out)
+{
+	for (uint32_t ch = 0; ch < channels; ch++) {
+		const struct gf_config_filter *f = suppressor_of(c, ch);
+		double db = f ? f->design.reduction_db : 0.0;
+		int bypass = f ? f->bypass : 1;
+		if (over && over->has_depth)
+			db = over->depth_db;
+		if (over && over->has_bypass)
+			bypass = over->bypass;
+		out[ch] = gf_suppress_floor_gain(db, bypass);
+	}
 }

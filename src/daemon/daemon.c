@@ -105,6 +105,7 @@ static void restart_with(struct daemon *d, struct gf_config *next, struct gf_eng
 	d->engine = ne;
 	d->suppress = ns;
 	d->engine_stuck = 0;
+	gf_dm_suppress_reload(d, oc); /* the new bank takes the live controls before it starts */
 	int err = gf_dm_stream_start(d, &eb);
 	if (d->audio_stuck) { /* the open was left behind with @p ne, which stays d->engine */
 		if (!stuck) {
@@ -136,6 +137,7 @@ static void restart_with(struct daemon *d, struct gf_config *next, struct gf_eng
 	d->cfg = oc;
 	d->engine = oe;
 	d->suppress = os;
+	gf_dm_suppress_reload(d, NULL);
 	d->engine_stuck = stuck; /* then the restart below waits for its replacement (an outage) */
 	restart_failed(r, err, "new stream settings did not start (%s); kept the previous settings", msg);
 	eb.msg[0] = '\0';
@@ -214,9 +216,11 @@ static int reload_finish(struct daemon *d, struct gf_dm_build *b)
 		if (gf_reload_job_swap(j, d->engine, gf_now_ms()))
 			return 1;
 		if (j->r.outcome == GF_RELOAD_APPLIED) {
-			gf_config_free(d->cfg);
+			struct gf_config *old = d->cfg;
 			d->cfg = j->cfg;
 			j->cfg = NULL;
+			gf_dm_suppress_reload(d, old); /* reduction_db, bypass: live, ramped */
+			gf_config_free(old);
 		}
 		break;
 	case GF_RELOAD_NEXT_ENGINE:

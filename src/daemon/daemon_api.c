@@ -74,6 +74,19 @@ static void stop_reason(struct daemon *d, struct gf_api_status *st)
 	st->stop_text = a->stop_text;
 }
 
+/* ---- ops: the noise suppressor's live controls (daemon_suppress.c) ------------ */
+
+static int supp_get(void *ctx, struct gf_api_suppressor *out, struct gf_errbuf *eb)
+{
+	return gf_daemon_suppressor_get(ctx, out, eb);
+}
+
+static int supp_set(void *ctx, const struct gf_api_suppressor *q, struct gf_api_suppressor *out,
+		    struct gf_errbuf *eb)
+{
+	return gf_daemon_suppressor_set(ctx, q, out, eb);
+}
+
 static int op_status(void *ctx, struct gf_api_status *st)
 {
 	struct daemon *d = ctx;
@@ -99,6 +112,8 @@ static int op_status(void *ctx, struct gf_api_status *st)
 	st->block_frames = d->cfg->block_frames;
 	st->volume_min_db = GF_VOLUME_MIN_DB;
 	st->volume_max_db = d->cfg->volume_limit_db;
+	struct gf_errbuf why = {{0}};
+	gf_daemon_suppressor_get(d, &st->suppressor, &why); /* the config is loaded: it answers */
 	if (!d->engine)
 		return 0;
 	struct gf_engine_stats es = {0};
@@ -542,7 +557,9 @@ void gf_dm_api_open(struct daemon *d)
 					 .levels = levels,
 					 .reset_clipped = reset_clipped,
 					 .devices = devices,
-					 .response_svg = response_svg};
+					 .response_svg = response_svg,
+					 .get_suppressor = supp_get,
+					 .set_suppressor = supp_set};
 		if (!a || gf_api_new(&a->proto, &ops) != 0) {
 			free(a);
 			gf_warn("no control API: out of memory");

@@ -27,6 +27,7 @@
 
 #include <stdint.h>
 
+#include "api.h"
 #include "error.h"
 #include "gain_stage.h"
 
@@ -57,6 +58,19 @@ int gf_daemon_volume_adjust(struct daemon *d, double delta_db, struct gf_dm_volu
 int gf_daemon_mute_set(struct daemon *d, int mute, struct gf_dm_volume_result *r, struct gf_errbuf *eb);
 /** Mute if unmuted, unmute if muted. */
 int gf_daemon_mute_toggle(struct daemon *d, struct gf_dm_volume_result *r, struct gf_errbuf *eb);
+
+/** The noise suppressor's live controls now (daemon_suppress.c): channels 0 where none runs; depth_db
+ * and bypass are the first suppressed channel's. GF_E_BUSY while the configuration is not loaded. */
+int gf_daemon_suppressor_get(const struct daemon *d, struct gf_api_suppressor *r, struct gf_errbuf *eb);
+/**
+ * Set bypass and/or depth for every suppressor of the stream, ramped by the worker over
+ * GF_SUPPRESS_RAMP_S (suppress.h): no restart. They win over the configuration's reduction_db and
+ * bypass until a reload changes those. GF_E_INVAL: depth_db not within 0..max_depth_db;
+ * GF_E_UNSUPPORTED: no suppressor runs. @p q: the members whose has_ is set; @p r: what is in
+ * force after.
+ */
+int gf_daemon_suppressor_set(struct daemon *d, const struct gf_api_suppressor *q, struct gf_api_suppressor *r,
+			     struct gf_errbuf *eb);
 
 /** The meters of one reader's interval, in dBFS (-INFINITY: silence). */
 struct gf_dm_levels {

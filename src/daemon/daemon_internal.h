@@ -96,6 +96,7 @@ struct daemon {
 	struct gf_suppress_bank *suppress;
 	const struct gf_suppress_bank *suppress_seen; /* the bank whose GPU failures were logged */
 	uint64_t suppress_failures_seen, suppress_returns_seen;
+	struct gf_suppress_live sup_live; /* the control API's bypass and depth (daemon_suppress.c) */
 	struct gf_live *live;
 	struct gf_dm_volume *vol; /* volume, mute, the gain stage (daemon_control.c); NULL until set up */
 	struct gf_watch *watch;
@@ -251,6 +252,11 @@ void gf_dm_volume_tick(struct daemon *d);
 void gf_dm_volume_free(struct daemon *d, int free_gain);
 /** The status socket's volume, mute, clipped and per-channel level lines. */
 void gf_dm_volume_status(struct daemon *d, char *buf, size_t len);
+
+/* daemon_suppress.c (the control API's functions are in daemon_control.h) */
+/** d->cfg or d->suppress was replaced (@p old: the config before, NULL: none or the same): drop the
+ *  API's settings that the new config changes, and publish the floors to d->suppress. */
+void gf_dm_suppress_reload(struct daemon *d, const struct gf_config *old);
 
 /* daemon_status.c */
 const char *gf_dm_state_name(const struct daemon *d);

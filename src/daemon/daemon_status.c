@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "daemon_control.h"
 #include "daemon_internal.h"
 #include "log.h"
 #include "reload.h"
@@ -145,14 +146,19 @@ static void status_suppressor(const struct daemon *d, const struct gf_live_stats
 		gf_config_suppress_of(d->cfg, c, &cs);
 	char where[96];
 	gf_suppress_bank_where(d->suppress, where, sizeof(where));
+	struct gf_api_suppressor live = {0}; /* the live controls in force: the API's or the config's */
+	struct gf_errbuf eb = {{0}};
+	gf_daemon_suppressor_get(d, &live, &eb);
 	if (cs.name)
 		snprintf(buf, len,
 			 "suppressor: %s\nsuppressor_channels: %u\nsuppressor_reduction_db: %.1f\n"
+			 "suppressor_bypass: %s\n"
 			 "suppressor_noise: %s\nsuppressor_where: %s\nsuppressor_gpu_channels: %u\n"
 			 "suppress_gpu_failures: %" PRIu64 "\nsuppress_gpu_late: %" PRIu64
 			 "\nsuppress_gpu_returns: %" PRIu64 "\n",
-			 cs.name, gf_suppress_bank_active(d->suppress), cs.reduction_db,
-			 cs.noise ? cs.noise : "none", where, gf_suppress_bank_gpu_channels(d->suppress),
+			 cs.name, gf_suppress_bank_active(d->suppress), live.depth_db,
+			 live.bypass ? "yes" : "no", cs.noise ? cs.noise : "none", where,
+			 gf_suppress_bank_gpu_channels(d->suppress),
 			 gf_suppress_bank_gpu_failures(d->suppress), gf_suppress_bank_gpu_late(d->suppress),
 			 gf_suppress_bank_gpu_returns(d->suppress));
 	else

@@ -143,6 +143,7 @@ void gf_dm_engine_replaced(struct daemon *d, struct gf_dm_build *b)
 	d->suppress = j->suppress; /* the stuck worker keeps the old one (kept_suppress) */
 	j->engine = NULL;
 	j->suppress = NULL;
+	gf_dm_suppress_reload(d, NULL); /* the new bank keeps the live controls */
 	d->engine_stuck = 0;
 	gf_notice("engine: continuing on the CPU backend (%s)", gf_engine_describe(d->engine));
 }

@@ -190,6 +190,11 @@ const char *gf_cuda_suppress_error(const void *inst)
 	return g_mod->suppress_error(inst);
 }
 
+void gf_cuda_suppress_set_floor(void *inst, float g)
+{
+	g_mod->suppress_set_floor(inst, g);
+}
+
 /* ---- the backend table: create loads the module, the rest forward ---- */
 
 static int ld_create(const struct gf_engine_params *p, const struct gf_filter_set *fs, void **inst,

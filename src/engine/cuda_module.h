@@ -34,8 +34,9 @@ extern "C" {
  * 6: gf_filter_set's mixer fields (a mixer is refused: the host never hands the module one);
  * 7: gf_suppress_shape.highpass; 8: suppress_process answers GF_SUPPRESS_GPU_LATE (a hop late, not
  * hung: no failure); 9: suppress_process takes NaN/Inf as missing input, the state held over it;
- * 10: suppress_process takes the frame's stride (a run of channels inside a wider interleave) */
-#define GF_CUDA_MODULE_ABI 10
+ * 10: suppress_set_floor and gf_suppress_consts.ramp_frames (live depth and bypass);
+ * 11: suppress_process takes the frame's stride (a run of channels inside a wider interleave) */
+#define GF_CUDA_MODULE_ABI 11
 /** File name of the module; the loader looks for it beside the executable, then in the lib dir. */
 #define GF_CUDA_MODULE_NAME "libgpufir-cuda.so"
 /** Environment variable naming the module's path (tests, unusual installs). */
@@ -72,6 +73,8 @@ struct gf_cuda_module {
 				uint64_t deadline_ns);
 	int (*suppress_reset)(void *inst);
 	const char *(*suppress_error)(const void *inst);
+	/* The gain's floor, ramped from the next hop (gf_suppress_gpu_set_floor): no GPU call. */
+	void (*suppress_set_floor)(void *inst, float g);
 };
 
 /** The module's entry point. @return its table, or NULL if @p host's ABI differs. */

@@ -85,6 +85,12 @@ int gf_cuda_suppress_reset(void *inst)
 	return GF_E_UNSUPPORTED;
 }
 
+void gf_cuda_suppress_set_floor(void *inst, float g)
+{
+	(void)inst;
+	(void)g;
+}
+
 const char *gf_cuda_suppress_error(const void *inst)
 {
 	(void)inst;

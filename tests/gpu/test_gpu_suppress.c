@@ -5,7 +5,8 @@
  * both hold the state of every channel), cut into calls of random
  * sizes, different on each side, the GPU's output equals the CPU's within
  * TOL_REL_L2 per channel; with a noise sample too, and with the zero-phase
- * high-pass (highpass_hz: its table the same bits on both sides); 0 dB of
+ * high-pass (highpass_hz: its table the same bits on both sides), and with the
+ * live floor switched to bypass and to another depth mid-stream; 0 dB of
  * reduction gives the input back, latency() frames late; bad parameters are refused.
  *
  * Why TOL_REL_L2 holds: both run the same float operations in the same order
@@ -125,6 +126,42 @@ static void match_case(uint32_t C, uint32_t rate, double seconds, int with_sampl
 	free(noise), free(want), free(got);
 }
 
+/* The live floor (gf_suppress_set_floor): bypass at a third of the way, 26 dB at two thirds, set on
+ * both sides at the same frame (their calls cut differently in between), ramped alike: the GPU's
+ * output still equals the CPU's. */
+static void floor_case(uint32_t C, uint32_t rate)
+{
+	uint32_t frames = 3 * rate;
+	struct gf_suppress_params p = {.reduction_db = 18.0};
+	struct gf_errbuf eb = {{0}};
+	struct gf_suppress *cpu = NULL;
+	CHECK_OK_EB(gf_suppress_new(&p, C, rate, &cpu, &eb), &eb);
+	struct gf_suppress_gpu *gpu = make_gpu(&p, C, rate);
+	uint32_t lat = gf_suppress_latency(cpu), total = frames + lat;
+	float *want = make_input(C, frames, lat, rate), *got = malloc((size_t)total * C * sizeof(float));
+	memcpy(got, want, (size_t)total * C * sizeof(float));
+	const uint32_t at[3] = {0, frames / 3, 2 * frames / 3};
+	const float floors[3] = {0.0f, 1.0f, gf_suppress_floor_gain(26.0, 0)};
+	for (int k = 0; k < 3; k++) {
+		uint32_t end = k < 2 ? at[k + 1] : total;
+		if (k) {
+			gf_suppress_set_floor(cpu, floors[k]);
+			gf_suppress_gpu_set_floor(gpu, floors[k]);
+		}
+		run_cpu(cpu, want + (size_t)at[k] * C, end - at[k], C, 700);
+		run_gpu(gpu, got + (size_t)at[k] * C, end - at[k], C, 1500);
+	}
+	double max_abs, rel = gf_test_worst_channel_rel_l2(got, want, C, total, &max_abs);
+	printf("  %4u ch at %u Hz, bypass then 26 dB while running: largest per-channel rel L2 %.2e, largest "
+	       "|diff| %.2e\n",
+	       C, rate, rel, max_abs);
+	CHECK(rel < TOL_REL_L2);
+	worst_rel = fmax(worst_rel, rel);
+	gf_suppress_gpu_free(gpu);
+	gf_suppress_free(cpu);
+	free(want), free(got);
+}
+
 /* 0 dB: every gain is one, so the output is the input latency() frames late. */
 static void identity_case(uint32_t C, uint32_t rate)
 {
@@ -175,6 +212,8 @@ int main(void)
 	match_case(64, 16000, quick ? 1.0 : 3.0, 1, 0.0);
 	match_case(64, 48000, quick ? 1.0 : 3.0, 0, 25.0);
 	match_case(2, 16000, quick ? 1.0 : 3.0, 1, 40.0);
+	floor_case(64, 48000);
+	floor_case(2, 16000);
 	identity_case(1, 48000);
 	identity_case(64, 16000);
 	refusal_case();

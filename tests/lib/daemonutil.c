@@ -163,10 +163,11 @@ int gf_daemon_test_cuda(void)
 	return tb && strcmp(tb, "cuda") == 0;
 }
 
-FILE *gf_daemon_conf_begin(const struct gf_daemon *d, unsigned rate, unsigned block, const char *backend,
-			   unsigned ch, const char *device)
+/* The config's shared head, into @p path. */
+static FILE *conf_head(const struct gf_daemon *d, const char *path, unsigned rate, unsigned block,
+		       const char *backend, unsigned ch, const char *device)
 {
-	FILE *f = fopen(d->conf_path, "w");
+	FILE *f = fopen(path, "w");
 	CHECK(f);
 	fprintf(f,
 		"sample_rate = %u;\nblock_frames = %u;\nbackend = \"%s\";\nlatency_slack = %u;\n"
@@ -175,6 +176,33 @@ FILE *gf_daemon_conf_begin(const struct gf_daemon *d, unsigned rate, unsigned bl
 		"output = { device = \"%s\"; host_api = \"JACK\"; };\n",
 		rate, block, backend, gf_test_latency_slack(), d->status_path, device, ch, device);
 	return f;
+}
+
+FILE *gf_daemon_conf_begin(const struct gf_daemon *d, unsigned rate, unsigned block, const char *backend,
+			   unsigned ch, const char *device)
+{
+	return conf_head(d, d->conf_path, rate, block, backend, ch, device);
+}
+
+static void new_path(const struct gf_daemon *d, char *path, size_t len)
+{
+	snprintf(path, len, "%s.new", d->conf_path);
+}
+
+FILE *gf_daemon_conf_begin_new(const struct gf_daemon *d, unsigned rate, unsigned block, const char *backend,
+			       unsigned ch, const char *device)
+{
+	char path[700];
+	new_path(d, path, sizeof(path));
+	return conf_head(d, path, rate, block, backend, ch, device);
+}
+
+void gf_daemon_conf_end_new(const struct gf_daemon *d, FILE *f)
+{
+	char path[700];
+	new_path(d, path, sizeof(path));
+	CHECK(fclose(f) == 0);
+	CHECK(rename(path, d->conf_path) == 0);
 }
 
 void gf_daemon_write_taps_text(const struct gf_daemon *d, const char *name, const float *h, size_t n)

@@ -55,6 +55,13 @@ int gf_daemon_test_cuda(void);
  */
 FILE *gf_daemon_conf_begin(const struct gf_daemon *d, unsigned rate, unsigned block, const char *backend,
 			   unsigned ch, const char *device);
+/**
+ * As gf_daemon_conf_begin, into a file beside the config that gf_daemon_conf_end_new closes and
+ * renames into place: a reload (the daemon watches the file) never reads it half-written.
+ */
+FILE *gf_daemon_conf_begin_new(const struct gf_daemon *d, unsigned rate, unsigned block, const char *backend,
+			       unsigned ch, const char *device);
+void gf_daemon_conf_end_new(const struct gf_daemon *d, FILE *f);
 /** A loopback TCP port free at the time of the call, for the daemon's control_port. */
 int gf_daemon_free_tcp_port(void);
 /** One HTTP/1.1 @p request over a fresh loopback TCP connection to @p port; the whole response (the

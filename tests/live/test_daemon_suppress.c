@@ -8,8 +8,9 @@
  *    within 24 ms), and the total latency is the stream's plus the suppressor's;
  * 2. a reload that changes only the FIR is swapped in: the stream is not
  *    restarted and the suppressor runs on;
- * 3. a reload that changes the suppressor (reduction_db) restarts the
- *    stream, as other stream settings do; one that removes it too, and then
+ * 3. a reload that changes the suppressor (highpass_hz) restarts the
+ *    stream, as other stream settings do (reduction_db alone is live:
+ *    test_daemon_suppress_live.c); one that removes it too, and then
  *    the recording is the FIR's output, sample for sample, at a constant
  *    delay D (the JACK round trip plus the stream's latency);
  * 4. with the suppressor, the recording lags the FIR's output by D plus the
@@ -175,8 +176,8 @@ int main(void)
 		gf_daemon_die(&dm, "a reload of the FIR alone did not swap it in under the running stream");
 
 	/* 3. The suppressor changes: a restart; removed: a restart, and no suppressor after it. */
-	reload("a.txt", "reduction_db = 12.0;", 1, &ready, st, sizeof(st));
-	if (!gf_daemon_status_has(st, "stream restarted: suppressor reduction_db 18 -> 12") ||
+	reload("a.txt", "reduction_db = 12.0; highpass_hz = 30.0;", 1, &ready, st, sizeof(st));
+	if (!gf_daemon_status_has(st, "stream restarted: suppressor highpass_hz 0 -> 30") ||
 	    !gf_daemon_status_has(st, "suppressor_reduction_db: 12.0"))
 		gf_daemon_die(&dm, "changing the suppressor did not restart the stream");
 	reload("a.txt", NULL, 1, &ready, st, sizeof(st));

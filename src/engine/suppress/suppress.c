@@ -34,7 +34,8 @@ struct gf_suppress {
 	float *time;   /* N: transform input and output */
 	fftwf_complex *spec;
 	fftwf_plan r2c, c2r;
-	struct gf_suppress_consts k;
+	struct gf_suppress_consts k; /* k.g_min: this frame's floor, from floor */
+	struct gf_suppress_floor floor;
 	float *seed; /* nb: the noise sample's mean power per bin; NULL: none */
 	float *hp;   /* nb: the high-pass table H (suppress.h); NULL: none */
 	struct sup_chan *ch;
@@ -75,6 +76,7 @@ static void set_consts(struct gf_suppress_consts *k, uint32_t hop, uint32_t rate
 	k->a_dd = tc(th, GF_SUPPRESS_TAU_DD_S);
 	k->g_min = (float)pow(10.0, -reduction_db / 20.0);
 	k->start_frames = (uint32_t)ceil(GF_SUPPRESS_START_S / th);
+	k->ramp_frames = (uint32_t)ceil(GF_SUPPRESS_RAMP_S / th);
 	k->min_window = (uint32_t)ceil(GF_SUPPRESS_MIN_WINDOW_S / th);
 }
 
@@ -211,6 +213,7 @@ int gf_suppress_new(const struct gf_suppress_params *p, uint32_t channels, uint3
 	s->hop = s->n / 2;
 	s->nb = s->n / 2 + 1;
 	set_consts(&s->k, s->hop, rate, p->reduction_db);
+	gf_suppress_floor_init(&s->floor, s->k.g_min);
 	err = gf_mem_check(gf_mem_fft_plan_bytes(s->n, sizeof(float)), "suppress", eb);
 	if (!err)
 		err = alloc_channels(s);
@@ -270,8 +273,21 @@ void gf_suppress_shape_of(const struct gf_suppress *s, struct gf_suppress_shape 
 					  .highpass = s->hp};
 }
 
+float gf_suppress_floor_gain(double depth_db, int bypass)
+{
+	return bypass ? 1.0f : (float)pow(10.0, -depth_db / 20.0);
+}
+
+void gf_suppress_set_floor(struct gf_suppress *s, float g)
+{
+	gf_suppress_floor_set(&s->floor, g, s->k.ramp_frames);
+}
+
 void gf_suppress_reset(struct gf_suppress *s)
 {
+	/* A new stream starts from silence: the floor is at its target at once, nothing to ramp. */
+	gf_suppress_floor_init(&s->floor, s->floor.target);
+	s->k.g_min = s->floor.target;
 	s->pos = 0;
 	s->hold = 0;
 	for (uint32_t c = 0; c < s->channels; c++) {
@@ -322,6 +338,7 @@ void gf_suppress_process(struct gf_suppress *s, float *buf, uint32_t frames)
 		s->pos += take;
 		done += take;
 		if (s->pos == s->hop) {
+			s->k.g_min = gf_suppress_floor_next(&s->floor); /* the live depth, ramped */
 			for (uint32_t c = 0; c < C; c++)
 				frame(s, &s->ch[c]);
 			s->hold -= s->hold > 0;

@@ -24,6 +24,14 @@
  * sample when one is given and adapts from there; without one it starts
  * from the first frames. g_min = 10^(-reduction_db / 20).
  *
+ * Live controls: the floor g_min is the suppressor's one real-time
+ * parameter (gf_suppress_set_floor): a new depth, or bypass (g_min = 1, so
+ * G = 1 and the output is the input delayed, times H), is reached in equal
+ * linear steps, one a frame, over GF_SUPPRESS_RAMP_S (30 ms: three hops at
+ * any rate), and the overlap-add spreads each step over a hop: no click. The
+ * state and the noise estimate never see the floor, so a return from bypass
+ * suppresses at once, with the estimate kept up to date meanwhile.
+ *
  * H, with highpass_hz set, is a fixed zero-phase high-pass: a real gain per
  * bin, applied with G in the same frames, so it adds no latency and turns no
  * phase (a minimum-phase FIR high-pass turns the phase of a voice's lowest
@@ -93,8 +101,17 @@ uint32_t gf_suppress_latency(const struct gf_suppress *s);
  */
 void gf_suppress_process(struct gf_suppress *s, float *buf, uint32_t frames);
 
-/** Back to the state new() made (the noise sample's estimate, empty buffers). Control thread, audio stopped.
+/** The floor (gain, linear) of a depth in dB, or 1 where @p bypass. Any thread. */
+float gf_suppress_floor_gain(double depth_db, int bypass);
+
+/**
+ * Ramp the gain's floor to @p g (gf_suppress_floor_gain; 0 < g <= 1) from the next frame on, over
+ * GF_SUPPRESS_RAMP_S. The thread that runs process() (or any while none does). RT-safe.
  */
+void gf_suppress_set_floor(struct gf_suppress *s, float g);
+
+/** Back to the state new() made (the noise sample's estimate, empty buffers), the floor at the
+ * target last set (no ramp). Control thread, audio stopped. */
 void gf_suppress_reset(struct gf_suppress *s);
 
 #endif

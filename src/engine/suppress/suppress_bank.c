@@ -89,9 +89,10 @@ struct gf_suppress_bank {
 	float *scratch;		       /* SCRATCH_FRAMES per part of the pool (one without) */
 	struct gf_suppress_pool *pool; /* opts.threads > 1: the CPU channels spread over it */
 	struct gpu_group *g;
-	_Atomic int on_gpu; /* the group runs (the audio thread clears it on a failure, the
-			       control thread sets it again: gf_suppress_bank_try_return) */
-	uint64_t return_ns; /* control thread: the first wait before a return */
+	_Atomic float *floor; /* per channel: the gain's floor the control thread set (suppress.h) */
+	_Atomic int on_gpu;   /* the group runs (the audio thread clears it on a failure, the
+				 control thread sets it again: gf_suppress_bank_try_return) */
+	uint64_t return_ns;   /* control thread: the first wait before a return */
 	uint64_t return_step_ns, next_return_ns; /* control thread: the wait now, the next try */
 	_Atomic uint64_t gpu_returns;		 /* returns to the GPU after a switch */
 	_Atomic uint64_t gpu_failures;		 /* switches to the standby */
@@ -122,6 +123,7 @@ void gf_suppress_bank_free(struct gf_suppress_bank *b)
 	gf_suppress_pool_free(b->pool);
 	free(b->sup);
 	free(b->grouped);
+	free((void *)b->floor);
 	free(b->delay);
 	free(b->scratch);
 	free(b);
@@ -144,6 +146,7 @@ static int make_suppressors(struct gf_suppress_bank *b, const struct gf_suppress
 		}
 		b->latency = n;
 		b->active++;
+		atomic_init(&b->floor[c], gf_suppress_floor_gain(pc[c]->reduction_db, 0));
 	}
 	return 0;
 }
@@ -333,7 +336,8 @@ int gf_suppress_bank_new_ex(const struct gf_suppress_params *const *per_channel,
 	b->channels = channels;
 	int r = GF_E_NOMEM;
 	if (!(b->sup = calloc(channels ? channels : 1, sizeof(*b->sup))) ||
-	    !(b->grouped = calloc(channels ? channels : 1, 1)))
+	    !(b->grouped = calloc(channels ? channels : 1, 1)) ||
+	    !(b->floor = calloc(channels ? channels : 1, sizeof(*b->floor))))
 		goto fail;
 	if ((r = make_suppressors(b, per_channel, rate, eb)))
 		goto fail;
@@ -419,7 +423,49 @@ void gf_suppress_bank_where(const struct gf_suppress_bank *b, char *buf, size_t 
 			 active - on_gpu, spread);
 }
 
+int gf_suppress_bank_set_floor(struct gf_suppress_bank *b, const float *per_channel)
+{
+	int split = 0;
+	for (uint32_t c = 0; c < b->channels; c++) {
+		if (!b->sup[c])
+			continue;
+		float g = per_channel[c];
+		/* the group runs one floor, its first channel's */
+		if (b->g && b->grouped[c] && g != per_channel[b->g->chan[0]]) {
+			g = per_channel[b->g->chan[0]];
+			split = 1;
+		}
+		atomic_store_explicit(&b->floor[c], g, memory_order_relaxed);
+	}
+	return split ? GF_E_INVAL : 0;
+}
+
+float gf_suppress_bank_floor(const struct gf_suppress_bank *b, uint32_t ch)
+{
+	return ch < b->channels && b->sup[ch] ? atomic_load_explicit(&b->floor[ch], memory_order_relaxed)
+					      : 1.0f;
+}
+
 /* ---- process (audio thread) -------------------------------------------- */
+
+/* The floors the control thread set, to every suppressor (which ramps to a new one): the group's
+ * from its first channel, only while it runs (off the GPU, a return's probe on the control thread
+ * owns it; back on, the next call sets it). Each floor is one float, read whole: no order with
+ * anything else is needed. */
+static void apply_floors(struct gf_suppress_bank *b)
+{
+	for (uint32_t c = 0; c < b->channels; c++)
+		if (b->sup[c])
+			gf_suppress_set_floor(b->sup[c],
+					      atomic_load_explicit(&b->floor[c], memory_order_relaxed));
+	if (!b->g || !atomic_load_explicit(&b->on_gpu, memory_order_acquire))
+		return;
+	float g = atomic_load_explicit(&b->floor[b->g->chan[0]], memory_order_relaxed);
+	for (uint32_t k = 0; !b->g->fake && k < b->g->parts; k++)
+		gf_suppress_gpu_set_floor(b->g->part[k].gpu, g);
+	if (b->g->fake)
+		gf_suppress_set_floor(b->g->fake, g);
+}
 
 /* Channel @p c of @p frames frames through its suppressor, via @p scratch. */
 static void suppress_channel(struct gf_suppress_bank *b, uint32_t c, float *scratch, float *buf,
@@ -654,6 +700,7 @@ static int process_piece(struct gf_suppress_bank *b, float *piece, uint32_t n, u
 
 int gf_suppress_bank_process_by(struct gf_suppress_bank *b, float *buf, uint32_t frames, uint64_t deadline_ns)
 {
+	apply_floors(b);
 	if (b->channels == 1) { /* mono: in place, no copies (never on the GPU: below its minimum) */
 		gf_suppress_process(b->sup[0], buf, frames);
 		return 0;
@@ -711,6 +758,7 @@ static int parts_reset(struct gpu_group *g, struct gf_suppress_gpu **failed)
 
 void gf_suppress_bank_reset(struct gf_suppress_bank *b)
 {
+	apply_floors(b); /* what was set while no stream ran: the reset below starts there */
 	for (uint32_t c = 0; c < b->channels; c++)
 		if (b->sup[c])
 			gf_suppress_reset(b->sup[c]);

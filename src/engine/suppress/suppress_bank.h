@@ -118,6 +118,19 @@ uint64_t gf_suppress_bank_gpu_late(const struct gf_suppress_bank *b);
 void gf_suppress_bank_where(const struct gf_suppress_bank *b, char *buf, size_t len);
 
 /**
+ * The live controls (suppress.h): channel c's gain floor becomes @p per_channel[c]
+ * (gf_suppress_floor_gain of its depth and bypass; channels without a suppressor are ignored),
+ * ramped by the worker from its next call, or in place at once by reset(). One atomic store a
+ * channel; never waits for the worker. The channels of a GPU group run one floor: the group's
+ * first channel's is taken for all of them, and GF_E_INVAL says that some asked for another
+ * (the rest is set all the same). Control thread. @return 0 or GF_E_INVAL.
+ */
+int gf_suppress_bank_set_floor(struct gf_suppress_bank *b, const float *per_channel);
+
+/** Channel @p ch's floor as last set (1 where it has no suppressor). Any thread. */
+float gf_suppress_bank_floor(const struct gf_suppress_bank *b, uint32_t ch);
+
+/**
  * Suppress (or delay) @p frames interleaved frames in place, any number per
  * call. Audio thread, RT-safe. @return 0 (also for a late hop: the GPU's
  * channels silence from it on, counted), or the GF_E_* of a GPU failure in

@@ -29,11 +29,13 @@
 #define GF_SUPPRESS_XI_MIN 0.003162f   /* the a priori SNR's floor, -25 dB */
 #define GF_SUPPRESS_POWER_FLOOR 1e-12f /* keeps ratios finite in digital silence */
 #define GF_SUPPRESS_BIN_ARRAYS 6       /* floats per bin of state: S, Smin, Stmp, p, L, Y2 */
+#define GF_SUPPRESS_RAMP_S 0.03	       /* a live change of the floor (depth, bypass) ramps this long */
 
 struct gf_suppress_consts {
 	float a_s, a_p, a_d, a_dd; /* per-hop factors of the time constants above */
-	float g_min;		   /* the gain's floor, 10^(-reduction_db / 20) */
+	float g_min;		   /* the gain's floor, 10^(-reduction_db / 20): the frame's, as ramped */
 	uint32_t start_frames;	   /* frames of GF_SUPPRESS_START_S */
+	uint32_t ramp_frames;	   /* frames of GF_SUPPRESS_RAMP_S, at least one */
 	uint32_t min_window;	   /* frames of GF_SUPPRESS_MIN_WINDOW_S */
 };
 
@@ -43,6 +45,46 @@ struct gf_suppress_bins {
 	uint32_t frames; /* frames run since reset (saturates) */
 	int seeded;	 /* L started from a noise sample */
 };
+
+/**
+ * The gain's floor as the live controls move it (suppress.h: depth and bypass): a target set at any
+ * time, reached in equal linear steps, one a frame, over k.ramp_frames frames. Each frame's step is
+ * itself spread over a hop by the overlap-add (the windows' crossfade), so the gain never steps at
+ * a sample. Header-only: the CUDA module runs the same steps on its host side.
+ */
+struct gf_suppress_floor {
+	float cur;    /* the floor of the last frame */
+	float target; /* where it goes */
+	float step;   /* per frame: (target - where the ramp started) / ramp_frames */
+};
+
+/** Start at @p g, no ramp. */
+static inline void gf_suppress_floor_init(struct gf_suppress_floor *f, float g)
+{
+	f->cur = f->target = g;
+	f->step = 0.0f;
+}
+
+/** Ramp from where it is to @p g over @p frames frames (a new target mid-ramp turns it there). */
+static inline void gf_suppress_floor_set(struct gf_suppress_floor *f, float g, uint32_t frames)
+{
+	if (g == f->target)
+		return;
+	f->target = g;
+	f->step = (g - f->cur) / (float)(frames ? frames : 1u);
+}
+
+/** The next frame's floor: one step nearer the target, never past it. */
+static inline float gf_suppress_floor_next(struct gf_suppress_floor *f)
+{
+	float next = f->cur + f->step;
+	if (f->step == 0.0f || (f->step > 0.0f ? next >= f->target : next <= f->target)) {
+		next = f->target;
+		f->step = 0.0f;
+	}
+	f->cur = next;
+	return next;
+}
 
 struct gf_suppress;
 

@@ -86,6 +86,11 @@ int gf_suppress_gpu_process(struct gf_suppress_gpu *s, float *buf, uint32_t fram
 	return gf_cuda_suppress_process(s->inst, buf, s->channels, frames, 0);
 }
 
+void gf_suppress_gpu_set_floor(struct gf_suppress_gpu *s, float g)
+{
+	gf_cuda_suppress_set_floor(s->inst, g);
+}
+
 int gf_suppress_gpu_reset(struct gf_suppress_gpu *s)
 {
 	return gf_cuda_suppress_reset(s->inst);

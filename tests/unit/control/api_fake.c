@@ -13,6 +13,14 @@
 
 static const char *const names[] = {"hum", "hiss"};
 
+static int f_get_suppressor(void *ctx, struct gf_api_suppressor *out, struct gf_errbuf *eb)
+{
+	const struct fake *f = ctx;
+	*out = f->sup;
+	out->has_bypass = out->has_depth = 0;
+	return 0;
+}
+
 static int f_status(void *ctx, struct gf_api_status *st)
 {
 	const struct fake *f = ctx;
@@ -49,6 +57,7 @@ static int f_status(void *ctx, struct gf_api_status *st)
 	st->blocks = 1000;
 	st->reloads = 5;
 	st->pid = 42;
+	f_get_suppressor(ctx, &st->suppressor, NULL);
 	return 0;
 }
 
@@ -303,6 +312,27 @@ void check_number(json_t *v, double want)
 	json_decref(v);
 }
 
+/* As the daemon: its range checked, none running refused, the request's members applied. */
+static int f_set_suppressor(void *ctx, const struct gf_api_suppressor *q, struct gf_api_suppressor *out,
+			    struct gf_errbuf *eb)
+{
+	struct fake *f = ctx;
+	f->sup_sets++;
+	if (q->has_depth && !(q->depth_db >= 0.0 && q->depth_db <= f->sup.max_depth_db)) {
+		gf_errbuf_set(eb, "depth_db %g is outside 0..%g dB", q->depth_db, f->sup.max_depth_db);
+		return GF_E_INVAL;
+	}
+	if (!f->sup.channels) {
+		gf_errbuf_set(eb, "the running configuration has no noise suppressor");
+		return GF_E_UNSUPPORTED;
+	}
+	if (q->has_bypass)
+		f->sup.bypass = q->bypass;
+	if (q->has_depth)
+		f->sup.depth_db = q->depth_db;
+	return f_get_suppressor(ctx, out, eb);
+}
+
 struct gf_api_ops fake_ops(struct fake *f)
 {
 	return (struct gf_api_ops){.ctx = f,
@@ -318,5 +348,7 @@ struct gf_api_ops fake_ops(struct fake *f)
 				   .set_mute = f_set_mute,
 				   .reset_clipped = f_reset_clipped,
 				   .levels = f_levels,
-				   .devices = f_devices};
+				   .devices = f_devices,
+				   .get_suppressor = f_get_suppressor,
+				   .set_suppressor = f_set_suppressor};
 }

@@ -31,9 +31,11 @@ struct fake {
 	int no_buffer; /* the status has no buffer level (-1) */
 	/* the next level readings' values, where set (else fixed ones, over no audio) */
 	const struct gf_api_levels *levels;
-	int levels_err;	    /* the levels op fails with this (no stream) */
-	struct gf_api *api; /* for the ops that ask who called, where set */
-	int owner;	    /* the last ValidateConfig's caller was the owner */
+	int levels_err;		      /* the levels op fails with this (no stream) */
+	struct gf_api *api;	      /* for the ops that ask who called, where set */
+	int owner;		      /* the last ValidateConfig's caller was the owner */
+	struct gf_api_suppressor sup; /* the suppressor's controls (channels 0: none runs) */
+	int sup_sets;		      /* SetSuppressor calls that reached the program */
 };
 
 /** The ops of @p f: every op of struct gf_api_ops but response_svg. */

@@ -353,6 +353,43 @@ static void test_suppress_parsed(void)
 	gf_config_free(c);
 }
 
+/* bypass: read, a floor of 1 (built at 0 dB, so offline too), live; two suppressors that had the same
+ * settings (one GPU batch) given different live settings: a restart. */
+static void test_suppress_bypass(void)
+{
+	static const char *const fmt = "filters = ( { name = \"a\"; design = \"suppress\"; %s },\n"
+				       "  { name = \"b\"; design = \"suppress\"; } );\nchain = [\"a\"];\n"
+				       "routes = ( { channel = 1; chain = [\"b\"]; } );\n";
+	char text[400];
+	snprintf(text, sizeof(text), fmt, "");
+	struct gf_config *c = load_string_or_die(text);
+	snprintf(text, sizeof(text), fmt, "bypass = true;");
+	struct gf_config *d = load_string_or_die(text);
+	struct gf_config_suppress s;
+	CHECK(gf_config_suppress_of(d, 0, &s) == 1 && s.bypass && gf_config_suppress_of(d, 1, &s) &&
+	      !s.bypass);
+	float floors[2];
+	gf_config_suppress_floors(d, 2, NULL, floors);
+	CHECK(floors[0] == 1.0f &&
+	      fabsf(floors[1] - (float)pow(10.0, -GF_SUPPRESS_DEFAULT_REDUCTION_DB / 20)) < 1e-6f);
+	struct gf_suppress_bank *bank;
+	struct gf_errbuf eb = {{0}};
+	CHECK_OK_EB(gf_config_suppress_new(d, 48000, 2, &bank, &eb), &eb);
+	CHECK(bank && gf_suppress_bank_floor(bank, 0) == 1.0f &&
+	      gf_suppress_bank_floor(bank, 1) == floors[1]);
+	gf_suppress_bank_free(bank);
+	char why[200];
+	CHECK(gf_config_suppress_live_differs(c, d, 2) == GF_SUPPRESS_LIVE_BYPASS);
+	CHECK(gf_config_suppress_differs(c, d, 2, why, sizeof(why)) == 1 &&
+	      strstr(why, "had the same settings"));
+	printf("  suppressor change: %s\n", why);
+	gf_config_free(d);
+	snprintf(text, sizeof(text), fmt, "bypass = 1;");
+	CHECK(gf_config_load_string(text, NULL, &d, &eb) == GF_E_CONFIG &&
+	      strstr(eb.msg, "filters.a.bypass") && strstr(eb.msg, "true or false"));
+	gf_config_free(c);
+}
+
 /* Per route: a channel whose chain has none is only delayed; settings and noise as given. */
 static void test_suppress_routes(void)
 {
@@ -405,8 +442,18 @@ static void test_suppress_routes(void)
 				  "chain = [\"id\", \"nr\"];\n"
 				  "routes = ( { channel = 1; chain = [\"id\"]; } );\n");
 	CHECK_OK_EB(gf_config_load(p, &d, &eb), &eb);
-	CHECK(gf_config_suppress_differs(c, d, 3, why, sizeof(why)) == 1 && strstr(why, "12 -> 20"));
-	printf("  suppressor change: %s\n", why);
+	/* reduction_db alone is live: no new suppressor, the running one takes the new floor */
+	CHECK(gf_config_suppress_differs(c, d, 3, why, sizeof(why)) == 0);
+	CHECK(gf_config_suppress_live_differs(c, d, 3) == GF_SUPPRESS_LIVE_DEPTH);
+	float floors[3];
+	gf_config_suppress_floors(d, 3, NULL, floors);
+	CHECK(fabsf(floors[0] - 0.1f) < 1e-6f && floors[1] == 1.0f && floors[2] == floors[0]);
+	struct gf_suppress_live over = {.has_bypass = 1, .bypass = 1};
+	gf_config_suppress_floors(d, 3, &over, floors);
+	CHECK(floors[0] == 1.0f && floors[2] == 1.0f);
+	over = (struct gf_suppress_live){.has_depth = 1, .depth_db = 40.0};
+	gf_config_suppress_floors(d, 3, &over, floors);
+	CHECK(fabsf(floors[0] - 0.01f) < 1e-6f && floors[1] == 1.0f);
 	gf_config_free(d);
 	free(p);
 	p = gf_test_write_text_in(dir, "nr.conf",
@@ -455,6 +502,7 @@ int main(void)
 	test_settings_parsed();
 	test_suppress_parsed();
 	test_suppress_routes();
+	test_suppress_bypass();
 	test_default_suppresses();
 	gf_test_rmtree(dir);
 	free(dir);

@@ -412,10 +412,19 @@ static void suppressor_reloads(void)
 	CHECK(j.r.outcome == GF_RELOAD_APPLIED && !j.engine && !j.suppress);
 	printf("  b.txt, the same suppressor: applied, the suppressor runs on\n");
 	gf_reload_job_clear(&j);
+	/* the live settings alone: applied, the running suppressor takes them (daemon_suppress.c) */
+	static const char *const live[] = {"reduction_db = 12.0;", "reduction_db = 18.0; bypass = true;"};
+	for (size_t i = 0; i < sizeof(live) / sizeof(live[0]); i++) {
+		write_conf_nr("a.txt", live[i]);
+		CHECK_OK(run_job(&j, running, 1, 0));
+		CHECK(j.r.outcome == GF_RELOAD_APPLIED && !j.engine && !j.suppress);
+		printf("  %s: applied live\n", live[i]);
+		gf_reload_job_clear(&j);
+	}
 	static const struct {
 		const char *nr, *why;
 	} changes[] = {
-		{"reduction_db = 12.0;", "suppressor reduction_db 18 -> 12"},
+		{"reduction_db = 12.0; highpass_hz = 30.0;", "suppressor highpass_hz 0 -> 30"},
 		{"", "suppressor on channel 0 removed"},
 	};
 	for (size_t i = 0; i < sizeof(changes) / sizeof(changes[0]); i++) {

@@ -1,0 +1,243 @@
+/* The noise suppressor's live controls under the real `gpufir --live`, against
+ * a private JACK server (dummy driver), as systemd runs it (docs/api.md,
+ * "Noise suppressor"; docs/daemon.md, "Reload").
+ *
+ * A JACK client feeds noise bursts (200 ms on, 200 ms off, over a floor 40 dB
+ * down) to both channels; the suppressor (reduction_db = 30) learns the floor
+ * as noise and cuts it by its depth, and the client records what comes back.
+ * The floor's level in the recording (its quietest windows) tells the depth in
+ * force. While the audio flows:
+ * 1. SetSuppressor bypass: the floor comes back whole; depth_db 10 without
+ *    bypass: 10 dB down; GetSuppressor, GetStatus and the status socket say so;
+ * 2. a reload that changes only reduction_db (to 20) is applied live, not as a
+ *    restart, and drops the API's depth: 20 dB down; one that sets
+ *    bypass = true: whole again;
+ * 3. over all of it the stream never restarted (its block count only grew,
+ *    no READY of a restart), no xrun, no dropout (no run of silent samples in
+ *    the recording) and no pop (no sample-to-sample jump beyond the largest
+ *    of the input). That the ramp itself leaves no click is measured on a
+ *    tone in test_suppress_live. */
+#include <jack/jack.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apiclient.h"
+#include "clock.h"
+#include "daemonutil.h"
+#include "status.h"
+#include "testutil.h"
+
+#define RATE 48000
+#define CH 2
+#define BLOCK 64
+#define MAX_S 60
+#define MAX_FRAMES ((size_t)RATE * MAX_S)
+#define BURST 0.2f
+#define FLOOR 0.002f
+#define PERIOD (RATE / 5) /* frames of a burst, and of the floor between two */
+#define WINDOW 480	  /* 10 ms: the level's windows */
+#define TOL_DB 1.5	  /* the floor's estimate wobbles; the depths tried are 10 dB apart */
+#define DROPOUT 16	  /* exact zeros in a row: the floor noise is never that */
+
+static struct gf_daemon dm;
+static float *x, *rec;
+static struct gf_daemon_tap tap;
+static char ctl_path[700];
+static struct gf_apiclient api;
+
+static void write_conf(const char *nr)
+{
+	FILE *f = gf_daemon_conf_begin_new(&dm, RATE, BLOCK, "cpu", CH, "system");
+	fprintf(f,
+		"crossfade_ms = 5.0;\ncontrol_socket = \"%s\";\n"
+		"filters = ( { name = \"id\"; design = \"identity\"; },\n"
+		"  { name = \"nr\"; design = \"suppress\"; %s } );\nchain = [\"id\", \"nr\"];\n",
+		ctl_path, nr);
+	gf_daemon_conf_end_new(&dm, f);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double u = *(const double *)a, v = *(const double *)b;
+	return u < v ? -1 : u > v;
+}
+
+/* The floor's level in the recording's last 800 ms (two bursts, two floors), dB relative to the
+ * input's floor (channel 0): the mean power of its quietest quarter of 10 ms windows, all inside
+ * floors. */
+static double floor_level_db(void)
+{
+	enum { N = 4 * PERIOD / WINDOW };
+	size_t end = atomic_load_explicit(&tap.rec_pos, memory_order_acquire);
+	CHECK(end > (size_t)N * WINDOW);
+	double p[N], sum = 0.0;
+	for (size_t w = 0; w < N; w++) {
+		p[w] = 0.0;
+		for (size_t i = end - (size_t)(N - w) * WINDOW, k = 0; k < WINDOW; i++, k++)
+			p[w] += (double)rec[i * CH] * rec[i * CH] / WINDOW;
+	}
+	qsort(p, N, sizeof(double), cmp_double);
+	for (size_t w = 0; w < N / 4; w++)
+		sum += p[w] / (N / 4);
+	return 10.0 * log10(sum / (FLOOR * FLOOR / 3.0)); /* uniform in +-FLOOR: power FLOOR^2 / 3 */
+}
+
+/* The floor's level reaches @p want_db: read after pauses for up to 5 s (the ramp is 30 ms, the
+ * latencies 50 ms, the measure 800 ms; a loaded machine's JACK skips cycles, so the recording's last
+ * 800 ms may reach back further in time), else the test fails. */
+static void level_is(double want_db, const char *what)
+{
+	double got = NAN;
+	for (double end = gf_now_s() + 5.0; gf_now_s() < end;) {
+		gf_daemon_idle_ms(&dm, 300);
+		got = floor_level_db();
+		if (fabs(got - want_db) <= TOL_DB / 2)
+			break;
+	}
+	printf("%s: %.1f dB (expected %.1f)\n", what, got, want_db);
+	gf_apic_expect_near(&api, got, want_db, TOL_DB, what);
+}
+
+/* The largest sample-to-sample jump of @p y from @p from to @p end, and its longest run of exact zeros,
+ * on every channel. */
+static double largest_jump(const float *y, size_t from, size_t end, size_t *zeros)
+{
+	double m = 0.0;
+	size_t run[CH] = {0};
+	*zeros = 0;
+	for (size_t i = from + 1; i < end; i++)
+		for (int c = 0; c < CH; c++) {
+			m = fmax(m, fabs((double)y[i * CH + c] - y[(i - 1) * CH + c]));
+			run[c] = y[i * CH + c] == 0.0f ? run[c] + 1 : 0;
+			*zeros = run[c] > *zeros ? run[c] : *zeros;
+		}
+	return m;
+}
+
+/* gpufir's own xruns, as test_daemon_jack counts them: its rings over- and underflowing (the dummy
+ * driver's own, device_xruns, come with the machine's load, not with the stream). */
+static long xruns_of(const char *st)
+{
+	return gf_daemon_status_num(st, "input_overflows") + gf_daemon_status_num(st, "output_underflows");
+}
+
+/* Status: the stream has run on (@p blocks grew), with no xrun since @p xruns; the live controls. */
+static void status_is(long *blocks, long xruns, const char *depth, const char *bypass, const char *what)
+{
+	char st[GF_STATUS_MAX], want[64];
+	gf_daemon_query_status(&dm, st, sizeof(st));
+	long b = gf_daemon_status_num(st, "blocks");
+	printf("%s: blocks %ld (were %ld), xruns %ld (were %ld; device xruns %ld, output overflows %ld)\n",
+	       what, b, *blocks, xruns_of(st), xruns, gf_daemon_status_num(st, "device_xruns"),
+	       gf_daemon_status_num(st, "output_overflows"));
+	if (b <= *blocks)
+		gf_daemon_die(&dm, "the stream restarted: its block count went back");
+	if (xruns_of(st) != xruns)
+		gf_daemon_die(&dm, "an xrun while the suppressor's controls changed");
+	snprintf(want, sizeof(want), "suppressor_reduction_db: %s\n", depth);
+	if (!gf_daemon_status_has(st, want))
+		gf_daemon_die(&dm, "the status does not show the suppressor's depth");
+	snprintf(want, sizeof(want), "suppressor_bypass: %s\n", bypass);
+	if (!gf_daemon_status_has(st, want))
+		gf_daemon_die(&dm, "the status does not show the suppressor's bypass");
+	*blocks = b;
+}
+
+/* A reload of the file with @p nr: applied live (no restart). */
+static void reload_live(const char *nr, int *ready)
+{
+	write_conf(nr);
+	gf_daemon_wait_ready(&dm, ++*ready, 30.0, "reload");
+	char st[GF_STATUS_MAX];
+	gf_daemon_query_status(&dm, st, sizeof(st));
+	const char *l = strstr(st, "last_reload: ");
+	printf("reload with %s: %.*s\n", nr, l ? (int)strcspn(l, "\n") : 0, l ? l : "");
+	if (!gf_daemon_status_has(st, "last_reload: reloaded "))
+		gf_daemon_die(&dm,
+			      "a reload of the suppressor's reduction_db or bypass was not applied live");
+}
+
+static void api_controls(long *blocks, long xruns)
+{
+	const char *r = gf_apic_call(&api, "\"GetSuppressor\"");
+	gf_apic_expect(&api, r, "\"bypass\":false", "GetSuppressor's bypass");
+	gf_apic_expect_near(&api, gf_apic_num(r, "depth_db"), 30.0, 1e-9, "GetSuppressor's depth_db");
+	gf_apic_expect_near(&api, gf_apic_num(r, "channels"), 2.0, 0.0, "GetSuppressor's channels");
+	level_is(-30.0, "at reduction_db 30");
+	r = gf_apic_call(&api, "{\"SetSuppressor\": {\"bypass\": true}}");
+	gf_apic_expect(&api, r, "\"bypass\":true", "SetSuppressor bypass's reply");
+	level_is(0.0, "bypassed");
+	status_is(blocks, xruns, "30.0", "yes", "bypassed");
+	r = gf_apic_call(&api, "{\"SetSuppressor\": {\"bypass\": false, \"depth_db\": 10}}");
+	gf_apic_expect(&api, r, "\"bypass\":false", "SetSuppressor depth 10's reply");
+	gf_apic_expect_near(&api, gf_apic_num(r, "depth_db"), 10.0, 1e-9, "SetSuppressor depth 10's reply");
+	level_is(-10.0, "depth 10 dB");
+	r = gf_apic_call(&api, "\"GetStatus\"");
+	gf_apic_expect(&api, r, "\"suppressor\":{", "GetStatus's suppressor");
+	status_is(blocks, xruns, "10.0", "no", "depth 10 dB");
+	gf_apic_expect(&api, gf_apic_call(&api, "{\"SetSuppressor\": {\"depth_db\": 50}}"), "outside 0..40",
+		       "SetSuppressor depth 50's refusal");
+	level_is(-10.0, "after a refused request");
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	const char *bin = gf_daemon_test_bin(1);
+	gf_daemon_init(&dm, "daemon-suppress-live");
+	snprintf(ctl_path, sizeof(ctl_path), "%s/control", dm.dir);
+	gf_apic_init(&api, &dm, ctl_path);
+	x = malloc(sizeof(float) * MAX_FRAMES * CH);
+	rec = calloc(MAX_FRAMES * CH, sizeof(float));
+	CHECK(x && rec);
+	gf_daemon_tap_init(&tap, x, rec, MAX_FRAMES, CH, 0);
+	uint64_t rng = gf_test_seed("test_daemon_suppress_live");
+	for (size_t i = 0; i < MAX_FRAMES; i++) {
+		float g = (i / PERIOD) % 2 ? BURST : FLOOR;
+		for (int c = 0; c < CH; c++)
+			x[i * CH + c] = g * gf_test_randf(&rng); /* uniform in [-1, 1) */
+	}
+	write_conf("reduction_db = 30.0;");
+	jack_client_t *jc = gf_daemon_jack_client(&dm, "gpufir-suplive", RATE, BLOCK, &tap);
+	gf_daemon_spawn(&dm, bin, 0);
+	gf_daemon_wait_ready(&dm, 1, 30.0, "start-up");
+	gf_daemon_connect_ports(&dm, jc, &tap);
+	gf_daemon_idle_ms(&dm, 2500); /* the suppressor learns the floor as noise */
+
+	char st[GF_STATUS_MAX];
+	gf_daemon_query_status(&dm, st, sizeof(st));
+	long blocks = gf_daemon_status_num(st, "blocks"), xruns = xruns_of(st);
+	size_t from = atomic_load_explicit(&tap.rec_pos, memory_order_acquire);
+	int ready = dm.nl.ready;
+	api_controls(&blocks, xruns);
+	reload_live("reduction_db = 20.0;", &ready);
+	level_is(-20.0, "reloaded at reduction_db 20 (the API's depth dropped)");
+	status_is(&blocks, xruns, "20.0", "no", "reloaded at 20 dB");
+	reload_live("reduction_db = 20.0; bypass = true;", &ready);
+	level_is(0.0, "reloaded with bypass = true");
+	status_is(&blocks, xruns, "20.0", "yes", "reloaded with bypass");
+
+	size_t end = atomic_load_explicit(&tap.rec_pos, memory_order_acquire), zeros, in_zeros;
+	double jump = largest_jump(rec, from, end, &zeros),
+	       in_jump = largest_jump(x, 0, MAX_FRAMES, &in_zeros);
+	printf("over the changes: largest jump %.4f (the input's %.4f), longest run of zeros %zu\n", jump,
+	       in_jump, zeros);
+	if (jump > in_jump * 1.02)
+		gf_daemon_die(&dm, "a pop: the output jumped by more than the input ever does");
+	if (zeros >= DROPOUT)
+		gf_daemon_die(&dm, "a dropout: a run of silent samples in the recording");
+	if (dm.nl.ready != ready)
+		gf_daemon_die(&dm, "the stream restarted (READY=1 beyond the reloads')");
+	gf_daemon_terminate(&dm, 20.0, "");
+	jack_deactivate(jc);
+	jack_client_close(jc);
+	gf_daemon_finish(&dm);
+	gf_apic_free(&api);
+	free(x);
+	free(rec);
+	puts("test_daemon_suppress_live: ok");
+	return 0;
+}
