@@ -72,10 +72,7 @@ static void *prewarm_main(void *)
 
 extern "C" void gf_cu_prewarm(int gpu_index)
 {
-	const char *env = getenv("GPUFIR_CUDA_PREWARM");
-	pthread_once(&g_conn_once, set_connections);
-	if (env && strcmp(env, "0") == 0)
-		return;
+	pthread_once(&g_conn_once, set_connections); /* GPUFIR_CUDA_PREWARM=0: the host never calls */
 	pthread_mutex_lock(&g_warm_mu);
 	if (g_warm_state == 0) {
 		g_warm_dev = gpu_index;

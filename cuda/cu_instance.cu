@@ -17,6 +17,7 @@
 
 extern "C" {
 #include "log.h"
+#include "test_hook.h"
 }
 
 #define GF_CU_CHUNK_SAMPLES (1u << 23)	 /* 32 MB a copy: GPU work outgrows the launch costs */
@@ -148,6 +149,15 @@ static uint32_t pick_chunk(uint32_t channels, uint32_t max_block, uint32_t hop)
 	return max_block < p ? max_block : p;
 }
 
+/* The instance's test hooks (docs/engine.md), read once here through base's mechanism. */
+static void read_hooks(struct gf_cu_inst *in)
+{
+	static const char *const where[] = {"kernel", "tail"};
+	in->fail_after = (long)gf_test_hook_value("GPUFIR_CUDA_FAIL_AFTER", "cuda");
+	in->hang_after = (long)gf_test_hook_value("GPUFIR_CUDA_HANG_AFTER", "cuda");
+	in->hang_tail = gf_test_hook_choice("GPUFIR_CUDA_HANG_WHERE", where, 2, "cuda") == 1;
+}
+
 static int hang_hook_init(struct gf_cu_inst *in, struct gf_errbuf *eb)
 {
 	int khz = 0;
@@ -237,12 +247,7 @@ static int cu_create(const struct gf_engine_params *p, const struct gf_filter_se
 	in->channels = p->channels;
 	in->taps = fs->taps;
 	in->max_block = p->max_block;
-	const char *fa = getenv("GPUFIR_CUDA_FAIL_AFTER");
-	in->fail_after = fa && *fa ? strtol(fa, NULL, 10) : -1;
-	const char *ha = getenv("GPUFIR_CUDA_HANG_AFTER");
-	in->hang_after = ha && *ha ? strtol(ha, NULL, 10) : -1;
-	const char *hw = getenv("GPUFIR_CUDA_HANG_WHERE");
-	in->hang_tail = hw && strcmp(hw, "tail") == 0;
+	read_hooks(in);
 
 	struct gf_cu_plan pl;
 	plan_instance(p, fs->taps, &pl);

@@ -35,6 +35,10 @@
 #include "clock.h"
 #include "cu_common.cuh"
 
+extern "C" {
+#include "test_hook.h"
+}
+
 struct gf_cu_live {
 	uint32_t C, taps_pad, L, max_frames;
 	const struct gf_cu_direct *direct; /**< the taps (the kernel reads their global copy) */
@@ -53,10 +57,9 @@ struct gf_cu_live {
 
 enum gf_cu_live_mode gf_cu_live_mode(void)
 {
-	const char *env = getenv("GPUFIR_CUDA_LIVE");
-	if (!env || !*env || strcmp(env, "auto") == 0)
-		return GF_CU_LIVE_AUTO;
-	return strcmp(env, "0") == 0 ? GF_CU_LIVE_OFF : GF_CU_LIVE_ON;
+	static const char *const modes[] = {"0", "1", "auto"}; /* enum gf_cu_live_mode order */
+	int m = gf_test_hook_choice("GPUFIR_CUDA_LIVE", modes, 3, "cuda");
+	return m < 0 ? GF_CU_LIVE_AUTO : (enum gf_cu_live_mode)m;
 }
 
 int gf_cu_live_fits(uint32_t channels, uint32_t taps, uint32_t max_block)
@@ -68,9 +71,8 @@ int gf_cu_live_fits(uint32_t channels, uint32_t taps, uint32_t max_block)
 /* A shape knob for benchmarks: the variable's value within [lo, hi], else 0 (automatic). */
 static int env_int(const char *name, int lo, int hi)
 {
-	const char *v = getenv(name);
-	int x = v ? atoi(v) : 0;
-	return x >= lo && x <= hi ? x : 0;
+	int64_t x = gf_test_hook_value(name, "cuda");
+	return x >= lo && x <= hi ? (int)x : 0;
 }
 
 /* Launch shape of a call: R outputs a lane; the taps in S slices (grid z) of TK warps of ks taps. */

@@ -33,8 +33,9 @@ extern "C" {
 /* 2: gf_backend_ops.check_memory; 3: unpin returns int; 4: .stop; 5: the noise suppressor (suppress_*);
  * 6: gf_filter_set's mixer fields (a mixer is refused: the host never hands the module one);
  * 7: gf_suppress_shape.highpass; 8: suppress_process answers GF_SUPPRESS_GPU_LATE (a hop late, not
- * hung: no failure); 9: suppress_process takes NaN/Inf as missing input, the state held over it */
-#define GF_CUDA_MODULE_ABI 9
+ * hung: no failure); 9: suppress_process takes NaN/Inf as missing input, the state held over it;
+ * 10: the host's test hooks (hook_value, hook_choice) */
+#define GF_CUDA_MODULE_ABI 10
 /** File name of the module; the loader looks for it beside the executable, then in the lib dir. */
 #define GF_CUDA_MODULE_NAME "libgpufir-cuda.so"
 /** Environment variable naming the module's path (tests, unusual installs). */
@@ -44,11 +45,14 @@ extern "C" {
 
 struct gf_suppress_shape; /* suppress/suppress_bins.h: computed by the host's CPU suppressor */
 
-/** What the host gives the module. */
+/** What the host gives the module: its log, its error buffers and its test hooks (test_hook.h), so
+ * that the whole process has one log level and reads its environment in one place. */
 struct gf_cuda_host {
 	uint32_t abi;
 	void (*vlog)(enum gf_log_level level, const char *fmt, va_list ap);
 	void (*errbuf_vset)(struct gf_errbuf *eb, const char *fmt, va_list ap);
+	int64_t (*hook_value)(const char *name, const char *who);
+	int (*hook_choice)(const char *name, const char *const *words, int n, const char *who);
 };
 
 /** What the module gives the host: the entry points of backend.h, same contracts. */
