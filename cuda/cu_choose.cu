@@ -221,24 +221,24 @@ static void keep_persist(struct gf_cu_inst *in)
  * rest runs a segment ahead beside it, cu_hybrid.cu). Opt-in (docs/cuda.md):
  * it needs the context's 32 hardware queues
  * and keeps its SMs busy; a later build on the device makes it hand over to
- * the launched path first (cu_handover.cu). GPUFIR_CUDA_PERSIST=1 takes it
- * wherever it fits; GPUFIR_CUDA_PERSIST=auto times it against the path
- * launched per block (fused or staged, gf_cu_pick_live) on whole round trips of
- * max_block frames and keeps the faster (per shape, so a second instance
- * of the same shape measures nothing); unset or 0: the launched path. Control
- * thread, before the instance is published.
+ * the launched path first (cu_handover.cu). gpu_path "persistent" takes it
+ * wherever it fits; "auto" times it against the path launched per block
+ * (fused or staged, gf_cu_pick_live) on whole round trips of max_block frames
+ * and keeps the faster (per shape, so a second instance of the same shape
+ * measures nothing); "launched": never. Control thread, before the instance
+ * is published.
  */
 int gf_cu_pick_persist(struct gf_cu_inst *in, const struct gf_filter_set *fs, struct gf_errbuf *eb)
 {
-	const char *env = getenv("GPUFIR_CUDA_PERSIST");
-	int force = !env || !*env || strcmp(env, "0") == 0 ? 0 : strcmp(env, "auto") == 0 ? -1 : 1;
+	int force = in->gpu_path == GF_GPU_PATH_PERSISTENT ? 1 : in->gpu_path == GF_GPU_PATH_AUTO ? -1 : 0;
 	const bool direct = in->algo == GF_ALGO_DIRECT && in->direct;
 	if ((!direct && !(in->algo == GF_ALGO_FFT && gf_cu_hybrid_fits(in))) || force == 0)
 		return 0;
 	const int connections = gf_cu_connections();
 	if (connections < 32) { /* a queue shared with the kernel could stall another stream */
 		gf_debug("cuda: persistent kernel not used: the context has %d hardware queues, not 32 "
-			 "(set GPUFIR_CUDA_PERSIST before CUDA starts, or CUDA_DEVICE_MAX_CONNECTIONS=32)",
+			 "(CUDA started in this process before gpu_path asked for the persistent path; "
+			 "or set CUDA_DEVICE_MAX_CONNECTIONS=32)",
 			 connections);
 		return 0;
 	}

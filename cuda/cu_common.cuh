@@ -54,6 +54,7 @@ int gf_cu_unpin(void *ptr);
 void gf_cu_prewarm(int gpu_index);
 void gf_cu_prewarm_wait(void);
 void gf_cu_quit_kernels(void); /* cu_persist.cu */
+void gf_cu_ask_persistent(void); /* gpu.h's gf_cuda_ask_persistent */
 }
 
 /** The least power of two >= @p v (a ring's size for wrap-by-mask). */
@@ -86,6 +87,7 @@ struct gf_cu_inst {
 	uint32_t channels, taps, max_block;
 	uint32_t chunk; /**< frames per staging chunk (the pipeline's unit) */
 	enum gf_algo algo;
+	enum gf_gpu_path gpu_path; /**< the engine's: may a persistent kernel run live blocks */
 	cudaStream_t s_h2d, s_comp, s_d2h;
 	cudaEvent_t ev_h2d[2], ev_comp[2], ev_d2h[2];
 	float *h_in[2], *h_out[2]; /**< pinned staging, chunk * channels floats */
@@ -152,7 +154,7 @@ int gf_cu_calibrate(struct gf_cu_inst *in, struct gf_errbuf *eb);
 int gf_cu_live_choice(const struct gf_cu_inst *in);
 /** Time the fused path against the staged one where not measured yet; keep the faster. */
 int gf_cu_pick_live(struct gf_cu_inst *in, struct gf_errbuf *eb);
-/** The opt-in persistent kernel where it fits and GPUFIR_CUDA_PERSIST asks for it. */
+/** The opt-in persistent kernel where it fits and the engine's gpu_path asks for it. */
 int gf_cu_pick_persist(struct gf_cu_inst *in, const struct gf_filter_set *fs, struct gf_errbuf *eb);
 /* Calls (cu_prime.cu, cu_submit.cu, cu_pipeline.cu): backend.h's prime, submit and finish. */
 int gf_cu_prime(void *inst, const float *history, uint32_t frames);

@@ -247,6 +247,7 @@ static int cu_create(const struct gf_engine_params *p, const struct gf_filter_se
 	in->channels = p->channels;
 	in->taps = fs->taps;
 	in->max_block = p->max_block;
+	in->gpu_path = p->gpu_path;
 	read_hooks(in);
 
 	struct gf_cu_plan pl;
@@ -381,7 +382,7 @@ extern "C" const struct gf_backend_ops gf_cu_backend = {
 extern "C" const struct gf_cuda_module gf_cu_module = {
 	GF_CUDA_MODULE_ABI,	 &gf_cu_backend,	gf_cu_probe,
 	gf_cu_pin,		 gf_cu_unpin,		gf_cu_prewarm,
-	gf_cu_prewarm_wait,	 gf_cu_quit_kernels,	gf_cu_suppress_new,
-	gf_cu_suppress_free,	 gf_cu_suppress_process, gf_cu_suppress_reset,
-	gf_cu_suppress_error,
+	gf_cu_prewarm_wait,	 gf_cu_quit_kernels,	gf_cu_ask_persistent,
+	gf_cu_suppress_new,	 gf_cu_suppress_free,	gf_cu_suppress_process,
+	gf_cu_suppress_reset,	 gf_cu_suppress_error,
 };

@@ -140,6 +140,13 @@ void gf_cuda_prewarm(int gpu_index)
 		m->prewarm(gpu_index);
 }
 
+void gf_cuda_ask_persistent(void)
+{
+	const struct gf_cuda_module *m = module();
+	if (m)
+		m->ask_persistent();
+}
+
 void gf_cuda_prewarm_wait(void)
 {
 	const struct gf_cuda_module *m = module_if_loaded();

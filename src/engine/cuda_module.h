@@ -34,8 +34,8 @@ extern "C" {
  * 6: gf_filter_set's mixer fields (a mixer is refused: the host never hands the module one);
  * 7: gf_suppress_shape.highpass; 8: suppress_process answers GF_SUPPRESS_GPU_LATE (a hop late, not
  * hung: no failure); 9: suppress_process takes NaN/Inf as missing input, the state held over it;
- * 10: the host's test hooks (hook_value, hook_choice) */
-#define GF_CUDA_MODULE_ABI 10
+ * 10: the host's test hooks (hook_value, hook_choice); 11: gf_engine_params.gpu_path, ask_persistent */
+#define GF_CUDA_MODULE_ABI 11
 /** File name of the module; the loader looks for it beside the executable, then in the lib dir. */
 #define GF_CUDA_MODULE_NAME "libgpufir-cuda.so"
 /** Environment variable naming the module's path (tests, unusual installs). */
@@ -65,6 +65,7 @@ struct gf_cuda_module {
 	void (*prewarm)(int gpu_index);
 	void (*prewarm_wait)(void);
 	void (*quit_kernels)(void);
+	void (*ask_persistent)(void);
 	/* The noise suppressor on the GPU (suppress/suppress_gpu.h, whose contracts these keep, on an
 	 * opaque instance): the host computes the shape, the module only runs it. process() waits for
 	 * each hop until @p deadline_ns (gf_now_ns() time; 0: a hung GPU's bound per hop). */

@@ -174,7 +174,15 @@ FILE *gf_daemon_conf_begin(const struct gf_daemon *d, unsigned rate, unsigned bl
 		"input = { device = \"%s\"; host_api = \"JACK\"; channels = %u; };\n"
 		"output = { device = \"%s\"; host_api = \"JACK\"; };\n",
 		rate, block, backend, gf_test_latency_slack(), d->status_path, device, ch, device);
+	gf_daemon_conf_gpu_path(f);
 	return f;
+}
+
+void gf_daemon_conf_gpu_path(FILE *f)
+{
+	const char *path = getenv("GPUFIR_TEST_GPU_PATH");
+	if (path && *path)
+		fprintf(f, "gpu_path = \"%s\";\n", path);
 }
 
 void gf_daemon_write_taps_text(const struct gf_daemon *d, const char *name, const float *h, size_t n)
