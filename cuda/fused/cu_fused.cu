@@ -33,7 +33,9 @@
 #include <time.h>
 
 #include "clock.h"
-#include "cu_common.cuh"
+#include "cu_direct.cuh"
+#include "cu_fused.cuh"
+#include "cu_path.cuh"
 
 extern "C" {
 #include "test_hook.h"
@@ -264,3 +266,37 @@ int gf_cu_live_finish(struct gf_cu_live *l, float *outp, uint32_t frames, uint64
 		memcpy(outp, l->h_out, (size_t)frames * l->C * sizeof(float));
 	return err;
 }
+
+/* ---- the path's table (cu_path.cuh) ---- */
+
+static int fused_create(struct gf_cu_inst *in, const struct gf_filter_set *, struct gf_errbuf *eb)
+{
+	return gf_cu_live_new(&in->live, in, eb);
+}
+
+/* Live blocks of the direct algorithm, where the instance built the path (every call of one fits:
+ * max_block is within GF_CU_LIVE_MAX_FRAMES). */
+static int fused_fits(const struct gf_cu_inst *in, uint32_t)
+{
+	return in->live && in->algo == GF_ALGO_DIRECT;
+}
+
+static int fused_submit(struct gf_cu_inst *in, const float *inp, uint32_t frames)
+{
+	return gf_cu_live_submit(in->live, inp, frames, &in->eb);
+}
+
+static int fused_finish(struct gf_cu_inst *in, float *outp, uint32_t frames, uint64_t deadline_ns)
+{
+	return gf_cu_live_finish(in->live, outp, frames, deadline_ns, &in->eb);
+}
+
+static void fused_free(struct gf_cu_inst *in)
+{
+	gf_cu_live_free(in->live, in->s_comp);
+	in->live = NULL;
+}
+
+const struct gf_cu_path gf_cu_path_fused = {
+	"fused", fused_create, fused_fits, fused_submit, fused_finish, NULL, fused_free, 1,
+};
