@@ -47,6 +47,7 @@ struct gf_cu_fft;
 struct gf_cu_live;
 struct gf_cu_persist;
 struct gf_cu_hybrid;
+struct gf_cu_mapped;
 struct gf_cu_path;
 
 /* The CUDA side of backend.h's gf_cuda_* entry points (cu_device.cu, cu_instance.cu): the
@@ -88,9 +89,7 @@ struct gf_cu_inst {
 	struct gf_cu_live *live;       /**< fused per-block path (fused/), or NULL */
 	struct gf_cu_persist *persist; /**< persistent-kernel path (persist/), or NULL */
 	struct gf_cu_hybrid *hybrid;   /**< an FFT instance's persistent head and FFT tail (cu_hybrid.cu), or NULL */
-	float *m_in, *m_out;	       /**< the mapped path's host-mapped staging (max_block * channels) */
-	unsigned *m_done;	       /**< host-mapped completion words of those calls */
-	unsigned seq;		       /**< sequence number the last small call's kernel writes there */
+	struct gf_cu_mapped *mapped;   /**< the mapped path's host-mapped staging (staged/), or NULL */
 	long fail_after;	       /**< GPUFIR_CUDA_FAIL_AFTER test hook; -1 = off */
 	long hang_after;	       /**< GPUFIR_CUDA_HANG_AFTER test hook; -1 = off */
 	int hang_tail;		       /**< GPUFIR_CUDA_HANG_WHERE=tail: the hook stalls an FFT tail's side stream */
@@ -111,7 +110,6 @@ struct gf_cu_inst {
 	const float *sub_in; /**< a large (pipelined) call's input, read in finish */
 	const struct gf_cu_path *sub_path; /**< the path the call in flight took (cu_path.cuh) */
 	int sub_lost;	     /**< it missed its deadline on a path that cannot resume it */
-	unsigned sub_words;  /**< the mapped path: completion words finish waits for */
 	cudaEvent_t ev_done; /**< recorded after the single-chunk path's download */
 	/* Benchmarks (gf_cuda_split_calls): events around each call's enqueued work. */
 	cudaEvent_t ev_split[2];   /**< NULL unless asked for */

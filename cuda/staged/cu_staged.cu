@@ -7,11 +7,33 @@
  * s_comp, finish polling an event. Both copy the input at submit, so a call
  * past its deadline is collected by a later finish.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "cu_fft.cuh"
 #include "cu_path.cuh"
 #include "cu_staged.cuh"
+
+/* The mapped path's state: input and output in host-mapped memory (chunk x channels floats) and the
+ * completion words the FFT's last kernel writes there. */
+struct gf_cu_mapped {
+	float *h_in, *h_out;
+	unsigned *h_done;
+	unsigned seq;	/**< the sequence number the last call's kernel writes */
+	unsigned words; /**< completion words of the call in flight */
+};
+
+static void mapped_free(struct gf_cu_inst *in)
+{
+	struct gf_cu_mapped *m = in->mapped;
+	if (!m)
+		return;
+	gf_cu_hfree(m->h_in);
+	gf_cu_hfree(m->h_out);
+	gf_cu_hfree(m->h_done);
+	free(m);
+	in->mapped = NULL;
+}
 
 /* Where the chunk is small enough: host-mapped staging beside the pinned one (an instance whose
  * algorithm calibration may still make FFT has it either way). */
@@ -19,27 +41,34 @@ static int mapped_create(struct gf_cu_inst *in, const struct gf_filter_set *, st
 {
 	if (!gf_cu_small_call(in, in->chunk) || (size_t)in->chunk * in->channels > GF_CU_MAPPED_SAMPLES)
 		return 0;
+	struct gf_cu_mapped *m = (struct gf_cu_mapped *)calloc(1, sizeof(*m));
+	if (!m) {
+		gf_errbuf_set(eb, "cuda: out of host memory");
+		return GF_E_NOMEM;
+	}
+	in->mapped = m; /* freed with the instance, also half-built */
 	size_t bytes = (size_t)in->chunk * in->channels * sizeof(float);
 	size_t words = (size_t)(in->chunk * in->channels + 255) / 256 * sizeof(unsigned);
-	GF_RET(gf_cu_halloc((void **)&in->m_in, bytes, cudaHostAllocMapped, eb));
-	GF_RET(gf_cu_halloc((void **)&in->m_out, bytes, cudaHostAllocMapped, eb));
-	GF_RET(gf_cu_halloc((void **)&in->m_done, words, cudaHostAllocMapped, eb));
-	memset(in->m_in, 0, bytes);
-	memset(in->m_done, 0, words);
+	GF_RET(gf_cu_halloc((void **)&m->h_in, bytes, cudaHostAllocMapped, eb));
+	GF_RET(gf_cu_halloc((void **)&m->h_out, bytes, cudaHostAllocMapped, eb));
+	GF_RET(gf_cu_halloc((void **)&m->h_done, words, cudaHostAllocMapped, eb));
+	memset(m->h_in, 0, bytes);
+	memset(m->h_done, 0, words);
 	return 0;
 }
 
 static int mapped_fits(const struct gf_cu_inst *in, uint32_t frames)
 {
-	return gf_cu_small_call(in, frames) && in->m_in && in->algo == GF_ALGO_FFT;
+	return gf_cu_small_call(in, frames) && in->mapped && in->algo == GF_ALGO_FFT;
 }
 
 static int mapped_submit(struct gf_cu_inst *in, const float *inp, uint32_t frames)
 {
-	memcpy(in->m_in, inp, (size_t)frames * in->channels * sizeof(float));
-	unsigned seq = ++in->seq;
-	in->sub_words = gf_cu_fft_set_done(in->fft, in->m_done, seq, frames);
-	int err = gf_cu_run_chunk(in, in->m_in, in->m_out, frames, in->s_comp, &in->eb);
+	struct gf_cu_mapped *m = in->mapped;
+	memcpy(m->h_in, inp, (size_t)frames * in->channels * sizeof(float));
+	unsigned seq = ++m->seq;
+	m->words = gf_cu_fft_set_done(in->fft, m->h_done, seq, frames);
+	int err = gf_cu_run_chunk(in, m->h_in, m->h_out, frames, in->s_comp, &in->eb);
 	if (err)
 		gf_cu_fft_set_done(in->fft, NULL, 0, 0);
 	return err;
@@ -47,19 +76,11 @@ static int mapped_submit(struct gf_cu_inst *in, const float *inp, uint32_t frame
 
 static int mapped_finish(struct gf_cu_inst *in, float *outp, uint32_t frames, uint64_t deadline_ns)
 {
-	int err = gf_cu_wait_words(in->m_done, in->sub_words, in->seq, in->s_comp, deadline_ns, &in->eb);
+	struct gf_cu_mapped *m = in->mapped;
+	int err = gf_cu_wait_words(m->h_done, m->words, m->seq, in->s_comp, deadline_ns, &in->eb);
 	if (!err)
-		memcpy(outp, in->m_out, (size_t)frames * in->channels * sizeof(float));
+		memcpy(outp, m->h_out, (size_t)frames * in->channels * sizeof(float));
 	return err;
-}
-
-static void mapped_free(struct gf_cu_inst *in)
-{
-	gf_cu_hfree(in->m_in);
-	gf_cu_hfree(in->m_out);
-	gf_cu_hfree(in->m_done);
-	in->m_in = in->m_out = NULL;
-	in->m_done = NULL;
 }
 
 const struct gf_cu_path gf_cu_path_mapped = {
