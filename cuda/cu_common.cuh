@@ -138,7 +138,7 @@ int gf_cu_live_choice(const struct gf_cu_inst *in);
 int gf_cu_pick_live(struct gf_cu_inst *in, struct gf_errbuf *eb);
 /** The opt-in persistent kernel where it fits and the engine's gpu_path asks for it. */
 int gf_cu_pick_persist(struct gf_cu_inst *in, const struct gf_filter_set *fs, struct gf_errbuf *eb);
-/* Calls (cu_prime.cu, cu_submit.cu, cu_pipeline.cu): backend.h's prime, submit and finish. */
+/* Calls (cu_prime.cu, cu_submit.cu; each path's in cu_path.cuh): backend.h's prime, submit, finish. */
 int gf_cu_prime(void *inst, const float *history, uint32_t frames);
 int gf_cu_submit(void *inst, const float *inp, uint32_t frames);
 int gf_cu_finish(void *inst, float *outp, uint64_t deadline_ns);
