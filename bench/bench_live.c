@@ -28,6 +28,7 @@
  *    another thread publishes a new filter every ~100 ms (the reload path).
  *
  * usage: bench_live [--backend cpu|cuda|auto] [--algo auto|direct|fft] [--taps N]
+ *                   [--gpu-path launched|auto|persistent]
  *                   [--blocks N] [--trial S] [--channels 2,8,32] [--sizes 64,128,256]
  *                   [--churn TAPS] [--capacity-taps T1,T2] [--crossfade] [--no-floor]
  *                   [--no-latency] [--no-capacity] [--unpaced] [--phase N]
@@ -47,6 +48,7 @@
 
 #include "clock.h"
 #include "engine.h"
+#include "gpu.h"
 #include "log.h"
 #include "rt.h"
 
@@ -59,6 +61,7 @@
 struct opts {
 	enum gf_backend_kind backend;
 	enum gf_algo algo;
+	enum gf_gpu_path gpu_path; /* --gpu-path: the config's gpu_path */
 	uint32_t blocks, taps, churn_taps;
 	uint32_t cap_taps[8]; /* --capacity-taps: check these (one per block size) instead of searching */
 	int n_cap_taps;
@@ -110,7 +113,8 @@ static struct gf_engine *make_engine_xf(const struct opts *o, uint32_t ch, uint3
 				     .max_block = block,
 				     .max_taps = taps,
 				     .crossfade_frames = crossfade,
-				     .live_rate = RATE}; /* auto: both backends timed on these blocks */
+				     .live_rate = RATE, /* auto: both backends timed on these blocks */
+				     .gpu_path = o->gpu_path};
 	struct gf_engine *e = NULL;
 	struct gf_errbuf eb = {{0}};
 	if (gf_engine_new(&e, &p, fs, &eb))
@@ -505,6 +509,8 @@ static int parse(int argc, char **argv, struct opts *o)
 			i++;
 		} else if (strcmp(a, "--algo") == 0 && v && gf_algo_parse(v, &o->algo) == 0) {
 			i++;
+		} else if (strcmp(a, "--gpu-path") == 0 && v && gf_gpu_path_parse(v, &o->gpu_path) == 0) {
+			i++;
 		} else if (strcmp(a, "--blocks") == 0 && v && atoi(v) > 0) {
 			o->blocks = (uint32_t)atoi(v);
 			i++;
@@ -546,7 +552,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		} else {
 			fprintf(stderr,
 				"usage: %s [--backend cpu|cuda|auto] [--algo auto|direct|fft] "
-				"[--taps N] [--blocks N] [--trial S] [--channels 2,8,32] [--sizes "
+				"[--gpu-path launched|auto|persistent] [--taps N] [--blocks N] [--trial S] "
+				"[--channels 2,8,32] [--sizes "
 				"64,128,256] [--churn TAPS] [--capacity-taps T1,T2] [--crossfade] "
 				"[--no-floor] "
 				"[--no-latency] "
@@ -564,6 +571,8 @@ int main(int argc, char **argv)
 	if (parse(argc, argv, &o))
 		return 2;
 	gf_log_set_level(GF_LOG_WARN);
+	if (o.gpu_path != GF_GPU_PATH_LAUNCHED) /* before anything starts CUDA: the floor measures first */
+		gf_cuda_ask_persistent();
 	/* Like the live worker: real-time priority where permitted. */
 	int prio = gf_rt_set_fifo(pthread_self(), GF_RT_WORKER_PRIO);
 	printf("bench_live: backend %s, %s, worker priority %s\n",

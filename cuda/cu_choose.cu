@@ -1,8 +1,11 @@
 /*
- * Choosing by measurement at create, on the control thread before the
- * instance is published: the algorithm (AUTO: direct against FFT), the fused
- * per-block path against the staged one, and the opt-in persistent kernel
- * against the path launched per block. Each result is kept per shape
+ * The choice among the GPU paths, in one place (docs/cuda.md, "Which path
+ * runs"). Per call: the first path of gf_cu_paths that fits. At create, on the
+ * control thread before the instance is published, which paths it builds:
+ * the algorithm (AUTO: direct against FFT, by measurement), the fused
+ * per-block path against the staged one (by measurement), and the persistent
+ * kernel where the engine's gpu_path asks for it ("auto": measured against
+ * the path launched per block). Each measured result is kept per shape
  * (cu_pool.cu), so a second instance of the same shape measures nothing.
  */
 #include <stdlib.h>
@@ -10,11 +13,31 @@
 #include <time.h>
 
 #include "clock.h"
-#include "cu_common.cuh"
+#include "cu_direct.cuh"
+#include "cu_fft.cuh"
+#include "cu_fused.cuh"
 #include "cu_hooks.h"
+#include "cu_path.cuh"
+#include "cu_persist.cuh"
 
 extern "C" {
 #include "log.h"
+}
+
+/* The order a call tries the paths in: a path an instance built takes its calls before the
+ * launched paths beside it; of those, the mapped path only the FFT algorithm's small calls, the
+ * staged one the other small calls, and the pipeline anything larger (or anything at all). */
+const struct gf_cu_path *const gf_cu_paths[] = {
+	&gf_cu_path_persistent, &gf_cu_path_fused,     &gf_cu_path_mapped,
+	&gf_cu_path_staged,     &gf_cu_path_pipelined, NULL,
+};
+
+const struct gf_cu_path *gf_cu_path_for(const struct gf_cu_inst *in, uint32_t frames)
+{
+	const struct gf_cu_path *const *p = gf_cu_paths;
+	while (p[1] && !(*p)->fits(in, frames))
+		p++;
+	return *p;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -85,8 +108,7 @@ int gf_cu_calibrate(struct gf_cu_inst *in, struct gf_errbuf *eb)
 		gf_cu_fft_free(in->fft);
 		in->fft = NULL;
 	} else {
-		gf_cu_live_free(in->live, in->s_comp);
-		in->live = NULL;
+		gf_cu_path_fused.free(in);
 		gf_cu_direct_free(in->direct);
 		in->direct = NULL;
 	}
@@ -132,32 +154,9 @@ int gf_cu_pick_live(struct gf_cu_inst *in, struct gf_errbuf *eb)
 		 in->taps, in->channels, in->max_block, t_fused / 1e3, t_staged / 1e3, keep ? "fused" : "staged");
 	gf_cu_choice_store(GF_CU_CHOICE_FUSED, in->dev, in->channels, in->max_block,
 			   gf_cu_direct_taps_pad(in->direct), keep);
-	if (!keep) {
-		gf_cu_live_free(in->live, in->s_comp);
-		in->live = NULL;
-	}
+	if (!keep)
+		gf_cu_path_fused.free(in);
 	return 0;
-}
-
-/* Free an FFT instance's tail. A launcher thread that did not end may still read in->fft:
- * the instance then keeps it as it keeps a stuck kernel's buffers (inst_free). */
-static void drop_hybrid(struct gf_cu_inst *in)
-{
-	if (gf_cu_hybrid_free(in->hybrid, in->stuck_kernel) != 0) {
-		in->stuck_kernel = 1;
-		gf_cu_doubt(in);
-	}
-	in->hybrid = NULL;
-}
-
-/* Stop the instance's persistent kernel: the staged path runs. */
-static void drop_persist(struct gf_cu_inst *in)
-{
-	in->stuck_kernel = gf_cu_persist_free(in->persist) != 0;
-	if (in->stuck_kernel)
-		gf_cu_doubt(in);
-	in->persist = NULL;
-	drop_hybrid(in);
 }
 
 /*
@@ -188,30 +187,12 @@ static int warm_staged(struct gf_cu_inst *in, struct gf_errbuf *eb)
 	return err;
 }
 
-/* Start the kernel: a direct instance's taps, or an FFT instance's head with its tail (cu_hybrid.cu). */
-static int start_persist(struct gf_cu_inst *in, const struct gf_filter_set *fs, struct gf_errbuf *eb)
-{
-	if (in->algo == GF_ALGO_DIRECT)
-		return gf_cu_persist_new(&in->persist, in, gf_cu_direct_taps(in->direct), gf_cu_direct_taps_pad(in->direct),
-				      NULL, eb);
-	int err = gf_cu_hybrid_new(&in->hybrid, in, fs, eb);
-	if (!err) {
-		struct gf_cu_persist_rings rings;
-		uint32_t tp = 0;
-		const float *taps = gf_cu_hybrid_head_taps(in->hybrid, &tp, &rings);
-		err = gf_cu_persist_new(&in->persist, in, taps, tp, &rings, eb);
-	}
-	if (err)
-		drop_hybrid(in);
-	return err;
-}
-
 /* Keep the kernel where a later build can ask it to step aside (cu_handover.cu). */
 static void keep_persist(struct gf_cu_inst *in)
 {
 	if (gf_cu_pk_register(in) != 0) {
 		gf_debug("cuda: persistent kernel not used: too many resident in this process");
-		drop_persist(in);
+		gf_cu_path_persistent.free(in);
 	}
 }
 
@@ -221,24 +202,24 @@ static void keep_persist(struct gf_cu_inst *in)
  * rest runs a segment ahead beside it, cu_hybrid.cu). Opt-in (docs/cuda.md):
  * it needs the context's 32 hardware queues
  * and keeps its SMs busy; a later build on the device makes it hand over to
- * the launched path first (cu_handover.cu). GPUFIR_CUDA_PERSIST=1 takes it
- * wherever it fits; GPUFIR_CUDA_PERSIST=auto times it against the path
- * launched per block (fused or staged, gf_cu_pick_live) on whole round trips of
- * max_block frames and keeps the faster (per shape, so a second instance
- * of the same shape measures nothing); unset or 0: the launched path. Control
- * thread, before the instance is published.
+ * the launched path first (cu_handover.cu). gpu_path "persistent" takes it
+ * wherever it fits; "auto" times it against the path launched per block
+ * (fused or staged, gf_cu_pick_live) on whole round trips of max_block frames
+ * and keeps the faster (per shape, so a second instance of the same shape
+ * measures nothing); "launched": never. Control thread, before the instance
+ * is published.
  */
 int gf_cu_pick_persist(struct gf_cu_inst *in, const struct gf_filter_set *fs, struct gf_errbuf *eb)
 {
-	const char *env = getenv("GPUFIR_CUDA_PERSIST");
-	int force = !env || !*env || strcmp(env, "0") == 0 ? 0 : strcmp(env, "auto") == 0 ? -1 : 1;
+	int force = in->gpu_path == GF_GPU_PATH_PERSISTENT ? 1 : in->gpu_path == GF_GPU_PATH_AUTO ? -1 : 0;
 	const bool direct = in->algo == GF_ALGO_DIRECT && in->direct;
 	if ((!direct && !(in->algo == GF_ALGO_FFT && gf_cu_hybrid_fits(in))) || force == 0)
 		return 0;
 	const int connections = gf_cu_connections();
 	if (connections < 32) { /* a queue shared with the kernel could stall another stream */
 		gf_debug("cuda: persistent kernel not used: the context has %d hardware queues, not 32 "
-			 "(set GPUFIR_CUDA_PERSIST before CUDA starts, or CUDA_DEVICE_MAX_CONNECTIONS=32)",
+			 "(CUDA started in this process before gpu_path asked for the persistent path; "
+			 "or set CUDA_DEVICE_MAX_CONNECTIONS=32)",
 			 connections);
 		return 0;
 	}
@@ -256,7 +237,7 @@ int gf_cu_pick_persist(struct gf_cu_inst *in, const struct gf_filter_set *fs, st
 	int err = warm_staged(in, eb);
 	if (err)
 		return err;
-	err = start_persist(in, fs, &peb);
+	err = gf_cu_path_persistent.create(in, fs, &peb);
 	if (err) { /* the staged path stays; a broken device shows there too */
 		gf_debug("cuda: persistent kernel not used: %s", peb.msg);
 		in->persist = NULL;
@@ -294,6 +275,6 @@ int gf_cu_pick_persist(struct gf_cu_inst *in, const struct gf_filter_set *fs, st
 	if (keep)
 		keep_persist(in);
 	else
-		drop_persist(in);
+		gf_cu_path_persistent.free(in);
 	return 0;
 }

@@ -31,21 +31,26 @@ static int g_warm_dev;
  * A persistent kernel never finishes, so nothing may queue behind it: streams
  * share the driver's hardware work queues (8 by default), and an operation on
  * a stream that shares the kernel's queue can wait for it. So where the
- * persistent path is asked for (GPUFIR_CUDA_PERSIST set and not 0 when CUDA
- * starts), 32 queues (the most) before the context exists, unless the user
- * set a number. Not otherwise: 32 queues cost about 350 ms more to create the
- * context on the H200 (470-540 ms against 100-150 ms with 8, docs/cuda.md),
+ * persistent path is asked for (gf_cu_ask_persistent: gpu_path "auto" or
+ * "persistent" before CUDA starts), 32 queues (the most) before the context
+ * exists, unless the user set CUDA's own variable. Not otherwise: 32 queues
+ * cost about 350 ms more to create the context on the H200 (docs/cuda.md),
  * more than a whole CPU run of a short file.
  */
 static pthread_once_t g_conn_once = PTHREAD_ONCE_INIT;
-static int g_connections; /* the hardware queues the context is made with */
+static int g_connections;  /* the hardware queues the context is made with */
+static int g_ask_persist; /* atomic: gf_cu_ask_persistent was called */
 static void set_connections(void)
 {
-	const char *persist = getenv("GPUFIR_CUDA_PERSIST");
-	if (persist && *persist && strcmp(persist, "0") != 0)
+	if (__atomic_load_n(&g_ask_persist, __ATOMIC_ACQUIRE))
 		setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
-	const char *q = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+	const char *q = getenv("CUDA_DEVICE_MAX_CONNECTIONS"); /* CUDA's variable, read by the driver too */
 	g_connections = q && *q ? atoi(q) : 8;
+}
+
+extern "C" void gf_cu_ask_persistent(void)
+{
+	__atomic_store_n(&g_ask_persist, 1, __ATOMIC_RELEASE);
 }
 
 int gf_cu_connections(void)
@@ -72,10 +77,7 @@ static void *prewarm_main(void *)
 
 extern "C" void gf_cu_prewarm(int gpu_index)
 {
-	const char *env = getenv("GPUFIR_CUDA_PREWARM");
-	pthread_once(&g_conn_once, set_connections);
-	if (env && strcmp(env, "0") == 0)
-		return;
+	pthread_once(&g_conn_once, set_connections); /* GPUFIR_CUDA_PREWARM=0: the host never calls */
 	pthread_mutex_lock(&g_warm_mu);
 	if (g_warm_state == 0) {
 		g_warm_dev = gpu_index;

@@ -10,8 +10,11 @@
 #include <time.h>
 
 #include "clock.h"
-#include "cu_common.cuh"
+#include "cu_direct.cuh"
+#include "cu_fft.cuh"
 #include "cu_hooks.h"
+#include "cu_path.cuh"
+#include "cu_persist.cuh"
 
 static unsigned g_paths_timed; /* gf_cuda_paths_timed */
 
@@ -205,13 +208,7 @@ extern "C" unsigned gf_cuda_paths_timed(void)
 extern "C" const char *gf_cuda_block_path(const void *inst)
 {
 	const struct gf_cu_inst *in = (const struct gf_cu_inst *)inst;
-	if (gf_cu_pk_active(in))
-		return "persistent";
-	if (in->live && in->algo == GF_ALGO_DIRECT)
-		return "fused";
-	if (!gf_cu_small_call(in, in->max_block))
-		return "pipelined";
-	return in->m_in && in->algo == GF_ALGO_FFT ? "mapped" : "staged";
+	return gf_cu_path_for(in, in->max_block)->name;
 }
 
 extern "C" int gf_cuda_pinned_buffers(void)

@@ -42,7 +42,7 @@ const char *gf_cuda_taps_where(const void *inst);
  * "pipelined". */
 const char *gf_cuda_block_path(const void *inst);
 
-/** Test hook: how many live-path choices (GPUFIR_CUDA_LIVE or GPUFIR_CUDA_PERSIST auto) instances
+/** Test hook: how many live-path choices (GPUFIR_CUDA_LIVE or gpu_path auto) instances
  * created in this process have timed; a shape timed once is not timed again. */
 unsigned gf_cuda_paths_timed(void);
 

@@ -11,12 +11,18 @@
 #include <string.h>
 
 #include "clock.h"
-#include "cu_common.cuh"
+#include "cu_direct.cuh"
+#include "cu_fused.cuh"
 #include "cu_hooks.h"
+#include "cu_path.cuh"
+#include "cu_persist.cuh"
+#include "cu_plan.cuh"
+#include "cu_staged.cuh"
 #include "cu_suppress.cuh"
 
 extern "C" {
 #include "log.h"
+#include "test_hook.h"
 }
 
 #define GF_CU_CHUNK_SAMPLES (1u << 23)	 /* 32 MB a copy: GPU work outgrows the launch costs */
@@ -48,14 +54,12 @@ static void inst_free(struct gf_cu_inst *in)
 		gf_cu_doubt(in);
 	else
 		gf_cu_doubt_end(in); /* its work is done: nothing of it is in flight now */
-	gf_cu_live_free(in->live, in->s_comp);
+	gf_cu_path_fused.free(in);
 	gf_cu_direct_free(in->direct);
 	if (!kernel_runs)
 		gf_cu_fft_free(in->fft);
 	gf_cu_line_free(&in->line, in->s_comp);
-	gf_cu_hfree(in->m_in);
-	gf_cu_hfree(in->m_out);
-	gf_cu_hfree(in->m_done);
+	gf_cu_path_mapped.free(in);
 	for (int i = 0; i < 2; i++) {
 		gf_cu_hfree(in->h_in[i]);
 		gf_cu_hfree(in->h_out[i]);
@@ -107,15 +111,7 @@ static int alloc_io(struct gf_cu_inst *in, struct gf_errbuf *eb)
 		memset(in->h_in[i], 0, bytes);
 		CU_RET(eb, cudaMemsetAsync(in->d_in[i], 0, bytes, in->s_comp));
 	}
-	if (gf_cu_small_call(in, in->chunk) && (size_t)in->chunk * in->channels <= GF_CU_MAPPED_SAMPLES) {
-		size_t words = (size_t)(in->chunk * in->channels + 255) / 256 * sizeof(unsigned);
-		GF_RET(gf_cu_halloc((void **)&in->m_in, bytes, cudaHostAllocMapped, eb));
-		GF_RET(gf_cu_halloc((void **)&in->m_out, bytes, cudaHostAllocMapped, eb));
-		GF_RET(gf_cu_halloc((void **)&in->m_done, words, cudaHostAllocMapped, eb));
-		memset(in->m_in, 0, bytes);
-		memset(in->m_done, 0, words);
-	}
-	return 0;
+	return gf_cu_path_mapped.create(in, NULL, eb);
 }
 
 int gf_cu_reset_state(struct gf_cu_inst *in, struct gf_errbuf *eb)
@@ -146,6 +142,15 @@ static uint32_t pick_chunk(uint32_t channels, uint32_t max_block, uint32_t hop)
 	if (hop > p)
 		p = hop;
 	return max_block < p ? max_block : p;
+}
+
+/* The instance's test hooks (docs/engine.md), read once here through base's mechanism. */
+static void read_hooks(struct gf_cu_inst *in)
+{
+	static const char *const where[] = {"kernel", "tail"};
+	in->fail_after = (long)gf_test_hook_value("GPUFIR_CUDA_FAIL_AFTER", "cuda");
+	in->hang_after = (long)gf_test_hook_value("GPUFIR_CUDA_HANG_AFTER", "cuda");
+	in->hang_tail = gf_test_hook_choice("GPUFIR_CUDA_HANG_WHERE", where, 2, "cuda") == 1;
 }
 
 static int hang_hook_init(struct gf_cu_inst *in, struct gf_errbuf *eb)
@@ -237,12 +242,8 @@ static int cu_create(const struct gf_engine_params *p, const struct gf_filter_se
 	in->channels = p->channels;
 	in->taps = fs->taps;
 	in->max_block = p->max_block;
-	const char *fa = getenv("GPUFIR_CUDA_FAIL_AFTER");
-	in->fail_after = fa && *fa ? strtol(fa, NULL, 10) : -1;
-	const char *ha = getenv("GPUFIR_CUDA_HANG_AFTER");
-	in->hang_after = ha && *ha ? strtol(ha, NULL, 10) : -1;
-	const char *hw = getenv("GPUFIR_CUDA_HANG_WHERE");
-	in->hang_tail = hw && strcmp(hw, "tail") == 0;
+	in->gpu_path = p->gpu_path;
+	read_hooks(in);
 
 	struct gf_cu_plan pl;
 	plan_instance(p, fs->taps, &pl);
@@ -274,7 +275,7 @@ static int cu_create(const struct gf_engine_params *p, const struct gf_filter_se
 		goto fail;
 	/* the fused path where it fits and GPUFIR_CUDA_LIVE allows it, unless measured slower */
 	if (want_direct && pl.live_frames && gf_cu_live_choice(in) != 0 &&
-	    (err = gf_cu_live_new(&in->live, in, eb)))
+	    (err = gf_cu_path_fused.create(in, fs, eb)))
 		goto fail;
 	t[3] = (1e3 * gf_now_s());
 	if (want_fft && (err = gf_cu_fft_new(&in->fft, in, fs, &shape, eb)))
@@ -320,21 +321,22 @@ static void cu_destroy(void *inst)
 
 #define STOP_WAIT_NS 2000000ull /* cu_stop: a persistent kernel's answer to its stop, each time asked */
 
-/* Every stream of the instance idle now: nothing of it runs on the device. */
+/* Every stream of the instance idle now: nothing of it runs on the device (a path's own streams
+ * are its stop()'s). */
 static int streams_idle(struct gf_cu_inst *in)
 {
 	cudaStream_t s[3] = {in->s_h2d, in->s_comp, in->s_d2h};
 	for (int i = 0; i < 3; i++)
 		if (s[i] && gf_cu_stream_idle_by(s[i], 0) != 0)
 			return 0;
-	return !in->hybrid || gf_cu_hybrid_idle(in->hybrid);
+	return 1;
 }
 
 /*
  * backend.h stop: the engine gave this instance up (a call in flight for too
  * long, or failed) and calls it no more. Release what a test hook's kernel
- * spins on, stop a persistent kernel (its answer waited for a moment), and
- * say whether anything of it still runs: once nothing does, it is no longer
+ * spins on, stop each path's own work (a persistent kernel: its answer waited
+ * for a moment), and say whether anything of it still runs: once nothing does, it is no longer
  * in doubt, so pinned host memory can be unregistered again
  * (gf_cuda_unpin), and destroy will not wait. Control thread; the engine
  * asks again on every reap until it says so, or gives up and leaks it.
@@ -347,8 +349,9 @@ static int cu_stop(void *inst)
 		return 0;
 	if (in->h_hang)
 		*(volatile int *)in->h_hang = 1;
-	if (in->persist && !gf_cu_pk_stop_given_up(in, gf_now_ns() + STOP_WAIT_NS))
-		return 0;
+	for (const struct gf_cu_path *const *p = gf_cu_paths; *p; p++)
+		if ((*p)->stop && !(*p)->stop(in, gf_now_ns() + STOP_WAIT_NS))
+			return 0;
 	if (!streams_idle(in))
 		return 0;
 	if (!__atomic_load_n(&in->stuck_kernel, __ATOMIC_ACQUIRE))
@@ -376,8 +379,7 @@ extern "C" const struct gf_backend_ops gf_cu_backend = {
 extern "C" const struct gf_cuda_module gf_cu_module = {
 	GF_CUDA_MODULE_ABI,	 &gf_cu_backend,	gf_cu_probe,
 	gf_cu_pin,		 gf_cu_unpin,		gf_cu_prewarm,
-	gf_cu_prewarm_wait,	 gf_cu_quit_kernels,	gf_cu_suppress_new,
-	gf_cu_suppress_free,	 gf_cu_suppress_process, gf_cu_suppress_reset,
-	gf_cu_suppress_error,
-	gf_cu_suppress_set_floor,
+	gf_cu_prewarm_wait,	 gf_cu_quit_kernels,	gf_cu_ask_persistent,
+	gf_cu_suppress_new,	 gf_cu_suppress_free,	gf_cu_suppress_process,
+	gf_cu_suppress_reset,	 gf_cu_suppress_error,	gf_cu_suppress_set_floor,
 };

@@ -4,7 +4,8 @@
  * free, not failed halfway through create with a bare CUDA error. */
 #include <unistd.h>
 
-#include "cu_common.cuh"
+#include "cu_fused.cuh"
+#include "cu_plan.cuh"
 
 /* Context reserves, allocator granularity and cuFFT plan state: a fixed
  * allowance, and 10 % over the sum of the buffers. */

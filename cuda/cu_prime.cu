@@ -4,7 +4,9 @@
  * waits (docs/cuda.md, "Life of an instance").
  */
 #include "clock.h"
-#include "cu_common.cuh"
+#include "cu_fft.cuh"
+#include "cu_fused.cuh"
+#include "cu_persist.cuh"
 
 #define PRIME_STEP_DEADLINE_NS 2000000000ull /* a hung GPU must not hold the caller */
 

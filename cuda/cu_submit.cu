@@ -1,8 +1,7 @@
 /*
- * A call's submit and finish (backend.h; the audio thread). Which path a call
- * takes: the persistent kernel, the fused kernel, host-mapped staging for
- * small FFT calls, one staging copy each way for other calls of one chunk
- * (every live block), or the pipeline (cu_pipeline.cu) for larger calls.
+ * A call's submit and finish (backend.h; the audio thread): the test hooks,
+ * then the path the call takes (cu_path.cuh: the first in gf_cu_paths that
+ * fits), and one chunk's work that every launched path enqueues.
  * finish polls an event or completion words until the block's deadline,
  * never a blocking synchronize: a hung kernel must not hang the audio thread.
  * A call past its deadline stays in flight and a later finish collects it;
@@ -13,7 +12,10 @@
 #include <time.h>
 
 #include "clock.h"
-#include "cu_common.cuh"
+#include "cu_fft.cuh"
+#include "cu_direct.cuh"
+#include "cu_path.cuh"
+#include "cu_persist.cuh"
 
 /* Enqueue one chunk already in d_in on s: line update, convolution into d_out
  * (none when priming). Advances the stream position. */
@@ -33,20 +35,6 @@ int gf_cu_run_chunk(struct gf_cu_inst *in, const float *d_in, float *d_out, uint
 	}
 	if (!err)
 		in->line.pos += frames;
-	return err;
-}
-
-/* A small FFT call through host-mapped staging: the kernels read the input
- * from and write the output to host memory (no copies), the last one writes
- * completion words that finish polls. */
-static int submit_mapped(struct gf_cu_inst *in, const float *inp, uint32_t frames)
-{
-	memcpy(in->m_in, inp, (size_t)frames * in->channels * sizeof(float));
-	unsigned seq = ++in->seq;
-	in->sub_words = gf_cu_fft_set_done(in->fft, in->m_done, seq, frames);
-	int err = gf_cu_run_chunk(in, in->m_in, in->m_out, frames, in->s_comp, &in->eb);
-	if (err)
-		gf_cu_fft_set_done(in->fft, NULL, 0, 0);
 	return err;
 }
 
@@ -104,79 +92,24 @@ int gf_cu_stream_idle_by(cudaStream_t s, uint64_t deadline_ns)
 	}
 }
 
-/* One chunk on s_comp alone: the low-latency path of every live block. Enqueues
- * upload, kernels and download; finish waits for ev_done. */
-static int submit_single(struct gf_cu_inst *in, const float *inp, uint32_t frames)
-{
-	struct gf_errbuf *eb = &in->eb;
-	size_t bytes = (size_t)frames * in->channels * sizeof(float);
-	memcpy(in->h_in[0], inp, bytes);
-	CU_RET(eb, cudaMemcpyAsync(in->d_in[0], in->h_in[0], bytes, cudaMemcpyHostToDevice, in->s_comp));
-	int err = gf_cu_run_chunk(in, in->d_in[0], in->d_out[0], frames, in->s_comp, eb);
-	if (err)
-		return err;
-	CU_RET(eb, cudaMemcpyAsync(in->h_out[0], in->d_out[0], bytes, cudaMemcpyDeviceToHost, in->s_comp));
-	CU_RET(eb, cudaEventRecord(in->ev_done, in->s_comp));
-	return 0;
-}
-
-/* Which path a call takes: live blocks of the direct algorithm the fused
- * kernel; small FFT calls mapped staging; other small calls one staging copy
- * each way (cheaper than asking the driver whether the caller's memory is
- * pinned); large calls the pipeline (run in finish). */
+/* Which path a call takes: the first in gf_cu_paths that fits (cu_choose.cu); one that steps
+ * aside at submit (a persistent kernel handed over meanwhile) passes the call to the next. */
 static int submit_call(struct gf_cu_inst *in, const float *inp, uint32_t frames)
 {
-	int pk = in->persist ? gf_cu_pk_take(in) : 0;
-	if (pk < 0)
-		return GF_E_BUSY;
-	if (pk)
-		in->sub_kind = GF_CU_SUB_PERSIST;
-	else if (in->live && in->algo == GF_ALGO_DIRECT)
-		in->sub_kind = GF_CU_SUB_FUSED;
-	else if (gf_cu_small_call(in, frames) && in->m_in && in->algo == GF_ALGO_FFT)
-		in->sub_kind = GF_CU_SUB_MAPPED;
-	else if (gf_cu_small_call(in, frames))
-		in->sub_kind = GF_CU_SUB_SINGLE;
-	else
-		in->sub_kind = GF_CU_SUB_PIPELINED;
-	switch (in->sub_kind) {
-	case GF_CU_SUB_PERSIST:
-		return in->hybrid ? gf_cu_hybrid_submit(in->hybrid, in, inp, frames)
-				  : gf_cu_persist_submit(in->persist, inp, frames);
-	case GF_CU_SUB_FUSED:
-		return gf_cu_live_submit(in->live, inp, frames, &in->eb);
-	case GF_CU_SUB_MAPPED:
-		return submit_mapped(in, inp, frames);
-	case GF_CU_SUB_SINGLE:
-		return submit_single(in, inp, frames);
-	default:
-		return 0;
+	for (const struct gf_cu_path *const *p = gf_cu_paths; *p; p++) {
+		if (!(*p)->fits(in, frames))
+			continue;
+		in->sub_path = *p;
+		int err = (*p)->submit(in, inp, frames);
+		if (err != GF_CU_PATH_DECLINED)
+			return err;
 	}
+	return GF_E_INVAL; /* not reached: the last path takes any call */
 }
 
 static int finish_call(struct gf_cu_inst *in, float *outp, uint32_t frames, uint64_t deadline_ns)
 {
-	int err;
-	switch (in->sub_kind) {
-	case GF_CU_SUB_PERSIST:
-		err = in->hybrid ? gf_cu_hybrid_finish(in->hybrid, in, outp, frames, deadline_ns)
-				 : gf_cu_persist_finish(in->persist, outp, frames, deadline_ns, &in->eb);
-		return gf_cu_pk_end_call(in, err, deadline_ns);
-	case GF_CU_SUB_FUSED:
-		return gf_cu_live_finish(in->live, outp, frames, deadline_ns, &in->eb);
-	case GF_CU_SUB_MAPPED:
-		err = gf_cu_wait_words(in->m_done, in->sub_words, in->seq, in->s_comp, deadline_ns, &in->eb);
-		if (!err)
-			memcpy(outp, in->m_out, (size_t)frames * in->channels * sizeof(float));
-		return err;
-	case GF_CU_SUB_SINGLE:
-		err = gf_cu_wait_event(in, in->ev_done, deadline_ns);
-		if (!err)
-			memcpy(outp, in->h_out[0], (size_t)frames * in->channels * sizeof(float));
-		return err;
-	default:
-		return gf_cu_process_pipelined(in, in->sub_in, outp, frames, deadline_ns);
-	}
+	return in->sub_path->finish(in, outp, frames, deadline_ns);
 }
 
 /* A whole call (calibration): submit, then finish with a generous deadline. */
@@ -206,6 +139,7 @@ int gf_cu_submit(void *inst, const float *inp, uint32_t frames)
 {
 	struct gf_cu_inst *in = (struct gf_cu_inst *)inst;
 	in->sub_frames = 0;
+	in->sub_lost = 0;
 	if (frames < 1 || frames > in->max_block)
 		return GF_E_INVAL;
 	if (in->fail_after >= 0 && in->calls >= (uint64_t)in->fail_after) {
@@ -254,15 +188,14 @@ int gf_cu_finish(void *inst, float *outp, uint64_t deadline_ns)
 	uint32_t frames = in->sub_frames;
 	if (!frames)
 		return GF_E_INVAL;
-	if (in->sub_kind == GF_CU_SUB_LOST) {
+	if (in->sub_lost) {
 		gf_errbuf_set(&in->eb, "cuda: a large call that missed its deadline cannot be resumed");
 		return GF_E_CUDA;
 	}
 	int err = finish_call(in, outp, frames, deadline_ns);
 	if (err == GF_E_TIMEOUT) { /* atomic only: this is the audio thread */
 		gf_cu_doubt(in);
-		if (in->sub_kind == GF_CU_SUB_PIPELINED)
-			in->sub_kind = GF_CU_SUB_LOST;
+		in->sub_lost = !in->sub_path->resumable;
 		return err;
 	}
 	in->sub_frames = 0;

@@ -16,7 +16,7 @@
 #                underflow, no late block, every reload's crossfade exact
 #   reload_cuda_fused  the same at 4095 taps and 64-frame blocks on the default path
 #                (the fused kernel where it timed faster than the staged path at create)
-#   reload_cuda_persist  the same on the persistent-kernel path (GPUFIR_CUDA_PERSIST=1,
+#   reload_cuda_persist  the same on the persistent-kernel path (gpu_path = "persistent",
 #                4095 taps at 64-frame blocks): each reload hands the running kernel over
 #                to the launched path (fused or staged) before the new filter is built
 #   hang_cuda    test_daemon_hang on CUDA: a late block (muted, the GPU kept), a kernel
@@ -28,7 +28,7 @@
 #                failed or missed its block's deadline, the recording denoised (measured)
 #   live_cuda_tight  its playback case at latency_slack 1 (two blocks of latency),
 #                reported, not required: it fails where the host stalls threads
-#   hang_cuda_persist  the same on the opt-in persistent-kernel path (GPUFIR_CUDA_PERSIST=1),
+#   hang_cuda_persist  the same on the opt-in persistent-kernel path (gpu_path = "persistent"),
 #                reported: its exit after a hung kernel took over 2 s (docs/cuda.md)
 #   cuda_startup scripts/check-cuda-startup.sh: no CUDA library linked, none mapped
 #                by a CPU run, auto by cost on a 5 s and a 600 s file, CUDA's start-up
@@ -89,18 +89,18 @@ step reload_cuda required env GPUFIR_TEST_BACKEND=cuda GPUFIR_TEST_RELOAD_TAPS="
 	GPUFIR_TEST_RELOAD_BLOCK="${GPU_CHECK_RELOAD_BLOCK:-256}" "$root/scripts/with-jackd.sh" "$build/tests/test_daemon_reload_load"
 step reload_cuda_fused required env GPUFIR_TEST_BACKEND=cuda GPUFIR_TEST_RELOAD_TAPS=4095 \
 	GPUFIR_TEST_RELOAD_BLOCK=64 "$root/scripts/with-jackd.sh" "$build/tests/test_daemon_reload_load"
-step reload_cuda_persist required env GPUFIR_TEST_BACKEND=cuda GPUFIR_CUDA_PERSIST=1 GPUFIR_TEST_RELOAD_TAPS=4095 \
+step reload_cuda_persist required env GPUFIR_TEST_BACKEND=cuda GPUFIR_TEST_GPU_PATH=persistent GPUFIR_TEST_RELOAD_TAPS=4095 \
 	GPUFIR_TEST_RELOAD_BLOCK=64 "$root/scripts/with-jackd.sh" "$build/tests/test_daemon_reload_load"
 step crossover_cuda required env GPUFIR_TEST_BACKEND=cuda \
 	"$root/scripts/with-jackd.sh" "$build/tests/test_daemon_crossover"
 step hang_cuda required env GPUFIR_TEST_BACKEND=cuda "$root/scripts/with-jackd.sh" "$build/tests/test_daemon_hang"
 step suppress_cuda required "$root/scripts/with-jackd.sh" "$build/tests/test_daemon_suppress_gpu"
-step hang_cuda_persist optional env GPUFIR_TEST_BACKEND=cuda GPUFIR_CUDA_PERSIST=1 \
+step hang_cuda_persist optional env GPUFIR_TEST_BACKEND=cuda GPUFIR_TEST_GPU_PATH=persistent \
 	"$root/scripts/with-jackd.sh" "$build/tests/test_daemon_hang"
 step cuda_startup required "$root/scripts/check-cuda-startup.sh" "$build" "$logs/startup-work"
 step bench_live required "$build/bench/bench_live" --backend cuda --blocks "${GPU_CHECK_BLOCKS:-20000}" \
 	--trial "${GPU_CHECK_TRIAL_S:-1}" ${GPU_CHECK_BENCH_ARGS:-}
-step bench_live_persist optional env GPUFIR_CUDA_PERSIST=1 "$build/bench/bench_live" --backend cuda \
+step bench_live_persist optional "$build/bench/bench_live" --backend cuda --gpu-path persistent \
 	--blocks "${GPU_CHECK_BLOCKS:-20000}" --sizes 64,128 --no-capacity --no-floor
 # racecheck reports hazards on shared memory. Instrumenting every kernel (cuFFT's
 # included) never finished the quick set in 40-343 s; so it checks, one run each,

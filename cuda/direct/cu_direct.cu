@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cu_common.cuh"
+#include "cu_direct.cuh"
 
 #define GF_CU_BANK_FLOATS 8192 /* 32 KiB per bank; two banks fill the 64 KiB constant space */
 #define GF_CU_MAX_DEVICES 16
@@ -158,7 +158,7 @@ __global__ void k_direct(const float *__restrict__ line, int64_t cap, int64_t j0
 	}
 }
 
-#include "cu_live_kernel.cuh"
+#include "cu_fused_kernel.cuh"
 
 template <int R>
 static cudaError_t live_launch(const struct gf_cu_direct *d, dim3 grid, dim3 block, size_t smem,

@@ -1,13 +1,65 @@
 /**
  * @file cu_fft.cuh
- * Internal to cuda/: the partitioned FFT algorithm's state (cu_fft.cu,
- * cu_fft_run.cu), which the persistent path's FFT tail (cu_hybrid.cu) also
- * reads and extends, and the complex multiply-adds both use.
+ * Internal to cuda/: the partitioned FFT algorithm (cu_fft.cu; its shape:
+ * cu_fft_shape.cu; its work: cu_fft_run.cu): its functions, its state, which
+ * the persistent path's FFT tail (cu_hybrid.cu) also reads and extends, and
+ * the complex multiply-adds both use.
  */
 #ifndef GPUFIR_CU_FFT_CUH
 #define GPUFIR_CU_FFT_CUH
 
 #include "cu_common.cuh"
+
+/* Partitioned FFT algorithm (cu_fft.cu; its shape: cu_fft_shape.cu; its work: cu_fft_run.cu). */
+#define GF_CU_FFT_MAX_P (1u << 20)	 /**< largest partition */
+#define GF_CU_FFT_LIVE_BLOCK 16384u /**< smaller max_block: live rule (latency), else the cost model */
+
+/** Segmentation: hop B (power of two), window N = B + Hh, M partitions of B taps (or one of all). */
+struct gf_cu_fft_shape {
+	uint32_t B, Hh, N, M;
+};
+/**
+ * Shape for a filter of @p taps and calls of up to @p max_block frames, of
+ * which at most @p max_frames go to the device at once (the staging chunk
+ * before it is fitted to the hop). GPUFIR_CUDA_FFT_PARTITION or
+ * GPUFIR_CUDA_FFT_HOP in the environment force one (benchmarks).
+ */
+void gf_cu_fft_pick_shape(uint32_t taps, uint32_t max_block, uint32_t max_frames,
+			  struct gf_cu_fft_shape *out);
+int gf_cu_fft_new(struct gf_cu_fft **out, struct gf_cu_inst *in, const struct gf_filter_set *fs,
+		  const struct gf_cu_fft_shape *shape, struct gf_errbuf *eb);
+void gf_cu_fft_free(struct gf_cu_fft *f);
+/** Does an instance of @p M partitions for calls of @p max_block frames sum its tails ahead (live)? */
+int gf_cu_fft_sums_ahead(uint32_t M, uint32_t max_block);
+/** History frames the FFT algorithm keeps in the line (the window, N). */
+uint32_t gf_cu_fft_keep(const struct gf_cu_fft_shape *shape);
+/** Hop B (the partition in the UPOLS shape). */
+uint32_t gf_cu_fft_partition(const struct gf_cu_fft *f);
+/** FFT size N. */
+uint32_t gf_cu_fft_size(const struct gf_cu_fft *f);
+/** Reset spectra (history = silence). */
+int gf_cu_fft_reset(struct gf_cu_fft *f, struct gf_cu_inst *in, cudaStream_t s, struct gf_errbuf *eb);
+/**
+ * Process the @p frames interleaved frames in @p d_in; the line holds the
+ * history before them (pos at index @p j0; line.pos not yet advanced). With
+ * @p d_out NULL only the spectra are updated (priming).
+ */
+int gf_cu_fft_run(struct gf_cu_fft *f, struct gf_cu_inst *in, const float *d_in, int64_t j0, uint32_t frames,
+		  float *d_out, cudaStream_t s, struct gf_errbuf *eb);
+/** Go on from stream position @p pos after another path ran (the spectrum ring holds every
+ * completed segment): nothing cached, the tails summed ahead as after a prime (enqueued on @p s). */
+int gf_cu_fft_resume(struct gf_cu_fft *f, int64_t pos, cudaStream_t s, struct gf_errbuf *eb);
+/** Load the staged path's kernels now (lazy loading, docs/cuda.md). */
+void gf_cu_fft_preload(void);
+/** Completion words for the next gf_cu_fft_run's last kernel (NULL: none); returns how many it writes. */
+unsigned gf_cu_fft_set_done(struct gf_cu_fft *f, unsigned *done, unsigned seq, uint32_t frames);
+/**
+ * Batched prime: the spectra of the last M segments of the @p n history frames
+ * at @p d_hist (interleaved, on the device), in passes of one gather and one
+ * batched R2C each. The line must already hold the newest frames.
+ */
+int gf_cu_fft_prime(struct gf_cu_fft *f, struct gf_cu_inst *in, const float *d_hist, uint32_t n,
+		    cudaStream_t s, struct gf_errbuf *eb);
 
 #define GF_CU_FFT_MAX_PLANS 24
 

@@ -8,6 +8,10 @@
 
 #include "cu_fft.cuh"
 
+extern "C" {
+#include "test_hook.h"
+}
+
 uint32_t gf_cu_fft_keep(const struct gf_cu_fft_shape *shape)
 {
 	return shape->N;
@@ -108,16 +112,14 @@ static uint32_t live_partition(uint32_t taps, uint32_t max_block)
 
 void gf_cu_fft_pick_shape(uint32_t taps, uint32_t max_block, uint32_t max_frames, struct gf_cu_fft_shape *out)
 {
-	const char *env = getenv("GPUFIR_CUDA_FFT_PARTITION");
-	if (env && atoi(env) >= 16) {
-		uint32_t P = next_pow2((uint32_t)atoi(env));
-		set_upols(out, taps, P > GF_CU_FFT_MAX_P ? GF_CU_FFT_MAX_P : P);
+	int64_t force = gf_test_hook_value("GPUFIR_CUDA_FFT_PARTITION", "cuda"); /* benchmarks */
+	if (force >= 16) {
+		set_upols(out, taps, next_pow2(force > GF_CU_FFT_MAX_P ? GF_CU_FFT_MAX_P : (uint64_t)force));
 		return;
 	}
-	env = getenv("GPUFIR_CUDA_FFT_HOP");
-	if (env && atoi(env) >= 16) {
-		uint32_t B = next_pow2((uint32_t)atoi(env));
-		set_long_hop(out, taps, B > (1u << 24) ? (1u << 24) : B);
+	force = gf_test_hook_value("GPUFIR_CUDA_FFT_HOP", "cuda");
+	if (force >= 16) {
+		set_long_hop(out, taps, next_pow2(force > (1 << 24) ? (1u << 24) : (uint64_t)force));
 		return;
 	}
 	if (max_block < GF_CU_FFT_LIVE_BLOCK) {

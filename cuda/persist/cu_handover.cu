@@ -28,7 +28,8 @@
 #include <time.h>
 
 #include "clock.h"
-#include "cu_common.cuh"
+#include "cu_fused.cuh"
+#include "cu_persist.cuh"
 
 #define PK_MAX 64
 #define PK_WAIT_NS 500000000ull	 /* the longest create() waits for the kernels to end */

@@ -10,6 +10,7 @@
 #include <pthread.h>
 
 #include "cu_fft.cuh"
+#include "cu_persist.cuh"
 
 #define HY_QUEUE 8			   /* segments handed to the launcher and not yet launched */
 #define HY_POLL_MIN_NS 50000ull		   /* the launcher's polls: 8 a segment, within these bounds */

@@ -42,7 +42,8 @@
 #include <time.h>
 
 #include "clock.h"
-#include "cu_common.cuh"
+#include "cu_fused.cuh"
+#include "cu_persist.cuh"
 #include "cu_persist_kernel.cuh"
 
 /* A kernel that is not resident and answering by then is not used (the staged path runs). */

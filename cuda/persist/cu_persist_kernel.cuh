@@ -9,7 +9,7 @@
 
 #include <cuda/atomic>
 
-#include "cu_common.cuh"
+#include "cu_persist.cuh"
 
 enum { OP_PROCESS = 1, OP_LOAD = 2, OP_STOP = 3, OP_HANDOVER = 4 };
 

@@ -255,8 +255,10 @@ static void print_config_summary(FILE *out, const struct gf_config *cfg, const s
 			? " (phase = \"auto\": as in live mode; offline uses linear phase, aligned)"
 			: "");
 	gf_tool_print_delays(out, fs, view, rate);
-	fprintf(out, "  engine:       backend %s, algo %s, block %u frames, crossfade %.1f ms\n",
-		backend_name(cfg->backend), algo_name(cfg->algo), cfg->block_frames, cfg->crossfade_ms);
+	fprintf(out, "  engine:       backend %s, algo %s, block %u frames, crossfade %.1f ms%s%s\n",
+		backend_name(cfg->backend), algo_name(cfg->algo), cfg->block_frames, cfg->crossfade_ms,
+		cfg->gpu_path != GF_GPU_PATH_LAUNCHED ? ", gpu_path " : "",
+		cfg->gpu_path != GF_GPU_PATH_LAUNCHED ? gf_gpu_path_name(cfg->gpu_path) : "");
 	if (cfg->n_files > 1) {
 		fprintf(out, "  files read:  ");
 		for (uint32_t i = 1; i < cfg->n_files; i++)

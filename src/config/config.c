@@ -143,6 +143,7 @@ static const char *const top_keys[] = {
 	"backend",
 	"algo",
 	"gpu",
+	"gpu_path",
 	"crossfade_ms",
 	"max_taps",
 	"log_level",
@@ -259,6 +260,7 @@ static int parse_scalars(const struct gf_cfg_loader *L, const config_setting_t *
 	static const char *const backends[] = {"auto", "cpu", "cuda"}; /* enum gf_backend_kind order */
 	static const char *const algos[] = {"auto", "direct", "fft"};  /* enum gf_algo order */
 	static const char *const levels[] = {"error", "warning", "notice", "info", "debug"};
+	static const char *const gpu_paths[] = GF_GPU_PATH_NAMES; /* enum gf_gpu_path order */
 	long long v;
 	int r, e = 0; /* set whenever r > 0; initialised for -O3, which cannot see that */
 	if ((r = gf_cfg_get_int(L, root, "", "sample_rate", 8000, 384000, &v)) < 0)
@@ -293,6 +295,10 @@ static int parse_scalars(const struct gf_cfg_loader *L, const config_setting_t *
 		return r;
 	if (r)
 		c->algo = (enum gf_algo)e;
+	if ((r = parse_enum(L, root, "gpu_path", gpu_paths, 3, &e)) < 0)
+		return r;
+	if (r)
+		c->gpu_path = (enum gf_gpu_path)e;
 	if ((r = parse_enum(L, root, "log_level", levels, 5, &e)) < 0)
 		return r;
 	if (r)

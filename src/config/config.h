@@ -56,6 +56,8 @@ struct gf_config {
 	enum gf_backend_kind backend;
 	enum gf_algo algo;
 	int gpu_index;
+	/** the CUDA backend's path for live blocks (docs/cuda.md); LAUNCHED unless set */
+	enum gf_gpu_path gpu_path;
 	double crossfade_ms;	/**< filter swap crossfade, >= 0 */
 	uint32_t max_taps;	/**< longest filter a live reload may bring; 0 = auto */
 	uint32_t latency_slack; /**< live: playback periods of slack beyond the tightest latency (0..16) */

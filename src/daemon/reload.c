@@ -61,6 +61,7 @@ void gf_reload_engine_params(const struct gf_config *c, uint32_t taps, struct gf
 							  : GF_RELOAD_DEFAULT_MAX_TAPS;
 	p->crossfade_frames = (uint32_t)lround(c->crossfade_ms * c->sample_rate / 1000.0);
 	p->gpu_index = c->gpu_index;
+	p->gpu_path = c->gpu_path;
 	p->deadline_us = gf_reload_deadline_us(c);
 	p->live_rate = c->sample_rate ? c->sample_rate : GF_RELOAD_DEFAULT_RATE;
 }
@@ -137,6 +138,8 @@ int gf_reload_needs_restart(const struct gf_config *a, const struct gf_config *b
 		note_u(why, len, "algo", a->algo, b->algo);
 	if (a->gpu_index != b->gpu_index)
 		note_u(why, len, "gpu", (unsigned long)a->gpu_index, (unsigned long)b->gpu_index);
+	if (a->gpu_path != b->gpu_path)
+		note(why, len, "gpu_path", gf_gpu_path_name(a->gpu_path), gf_gpu_path_name(b->gpu_path));
 	if (a->max_taps != b->max_taps)
 		note_u(why, len, "max_taps", a->max_taps, b->max_taps);
 	if (a->latency_slack != b->latency_slack || a->latency_slack_auto != b->latency_slack_auto) {

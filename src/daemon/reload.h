@@ -62,7 +62,7 @@ uint32_t gf_reload_deadline_us(const struct gf_config *c);
 
 /**
  * Settings that need a stream restart (devices, host APIs, channels, sample
- * rate, block size, recording file, backend, algorithm, GPU, max_taps,
+ * rate, block size, recording file, backend, algorithm, GPU, gpu_path, max_taps,
  * crossfade, the noise suppressor: added, removed or changed beyond its live reduction_db and bypass,
  * gf_config_suppress_differs). @return 1 and a description ("sample rate
  * 48000 -> 44100") in

@@ -22,6 +22,7 @@
 #include "gpu.h"
 #include "log.h"
 #include "module_path.h"
+#include "test_hook.h"
 
 extern const struct gf_cuda_module gf_cu_module __attribute__((weak));
 
@@ -29,7 +30,8 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 /* Set once, inside g_once; read without it by the calls that must not load (atomic). */
 static const struct gf_cuda_module *_Atomic g_mod;
 static char g_why[512]; /* why there is none */
-static const struct gf_cuda_host g_host = {GF_CUDA_MODULE_ABI, gf_vlog, gf_errbuf_vset};
+static const struct gf_cuda_host g_host = {GF_CUDA_MODULE_ABI, gf_vlog, gf_errbuf_vset, gf_test_hook_value,
+					   gf_test_hook_choice};
 
 /* Try one path: 0 and g_mod set, or -errno-ish with the reason in why. */
 static int try_load(const char *path, char *why, size_t why_len)
@@ -131,12 +133,18 @@ int gf_cuda_unpin(void *ptr)
 
 void gf_cuda_prewarm(int gpu_index)
 {
-	const char *env = getenv("GPUFIR_CUDA_PREWARM");
-	if (env && strcmp(env, "0") == 0)
+	if (gf_test_hook_value("GPUFIR_CUDA_PREWARM", "cuda") == 0)
 		return; /* no prewarm: no loading ahead of need either */
 	const struct gf_cuda_module *m = module();
 	if (m)
 		m->prewarm(gpu_index);
+}
+
+void gf_cuda_ask_persistent(void)
+{
+	const struct gf_cuda_module *m = module();
+	if (m)
+		m->ask_persistent();
 }
 
 void gf_cuda_prewarm_wait(void)

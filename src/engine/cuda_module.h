@@ -34,9 +34,10 @@ extern "C" {
  * 6: gf_filter_set's mixer fields (a mixer is refused: the host never hands the module one);
  * 7: gf_suppress_shape.highpass; 8: suppress_process answers GF_SUPPRESS_GPU_LATE (a hop late, not
  * hung: no failure); 9: suppress_process takes NaN/Inf as missing input, the state held over it;
- * 10: suppress_set_floor and gf_suppress_consts.ramp_frames (live depth and bypass);
- * 11: suppress_process takes the frame's stride (a run of channels inside a wider interleave) */
-#define GF_CUDA_MODULE_ABI 11
+ * 10: the host's test hooks (hook_value, hook_choice); 11: gf_engine_params.gpu_path, ask_persistent;
+ * 12: suppress_set_floor and gf_suppress_consts.ramp_frames (live depth and bypass);
+ * 13: suppress_process takes the frame's stride (a run of channels inside a wider interleave) */
+#define GF_CUDA_MODULE_ABI 13
 /** File name of the module; the loader looks for it beside the executable, then in the lib dir. */
 #define GF_CUDA_MODULE_NAME "libgpufir-cuda.so"
 /** Environment variable naming the module's path (tests, unusual installs). */
@@ -46,11 +47,14 @@ extern "C" {
 
 struct gf_suppress_shape; /* suppress/suppress_bins.h: computed by the host's CPU suppressor */
 
-/** What the host gives the module. */
+/** What the host gives the module: its log, its error buffers and its test hooks (test_hook.h), so
+ * that the whole process has one log level and reads its environment in one place. */
 struct gf_cuda_host {
 	uint32_t abi;
 	void (*vlog)(enum gf_log_level level, const char *fmt, va_list ap);
 	void (*errbuf_vset)(struct gf_errbuf *eb, const char *fmt, va_list ap);
+	int64_t (*hook_value)(const char *name, const char *who);
+	int (*hook_choice)(const char *name, const char *const *words, int n, const char *who);
 };
 
 /** What the module gives the host: the entry points of backend.h, same contracts. */
@@ -63,6 +67,7 @@ struct gf_cuda_module {
 	void (*prewarm)(int gpu_index);
 	void (*prewarm_wait)(void);
 	void (*quit_kernels)(void);
+	void (*ask_persistent)(void);
 	/* The noise suppressor on the GPU (suppress/suppress_gpu.h, whose contracts these keep, on an
 	 * opaque instance): the host computes the shape, the module only runs it. process() waits for
 	 * each hop until @p deadline_ns (gf_now_ns() time; 0: a hung GPU's bound per hop). */

@@ -52,6 +52,10 @@ void gf_cuda_quit_kernels(void)
 {
 }
 
+void gf_cuda_ask_persistent(void)
+{
+}
+
 /* The noise suppressor: never an instance, so only new() is ever reached. */
 int gf_cuda_suppress_new(const struct gf_suppress_shape *sh, uint32_t channels, int device, void **out,
 			 struct gf_errbuf *eb)

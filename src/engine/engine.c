@@ -134,6 +134,8 @@ static int engine_first_instance(struct gf_engine *e, const struct gf_filter_set
 		e->ops = &gf_cpu_backend;
 		return gf_inst_new(e->ops, &e->p, fs, &e->cur, eb);
 	}
+	if (e->p.gpu_path != GF_GPU_PATH_LAUNCHED) /* before the probe may start CUDA */
+		gf_cuda_ask_persistent();
 	int perr = gf_cuda_probe(e->p.gpu_index, desc, sizeof(desc));
 	if (kind == GF_BACKEND_CUDA) {
 		if (perr) {
@@ -456,6 +458,24 @@ int gf_backend_parse(const char *s, enum gf_backend_kind *out)
 	else
 		return GF_E_INVAL;
 	return 0;
+}
+
+static const char *const g_gpu_paths[] = GF_GPU_PATH_NAMES;
+
+int gf_gpu_path_parse(const char *s, enum gf_gpu_path *out)
+{
+	for (int i = 0; s && i < (int)(sizeof(g_gpu_paths) / sizeof(g_gpu_paths[0])); i++) {
+		if (!strcmp(s, g_gpu_paths[i])) {
+			*out = (enum gf_gpu_path)i;
+			return 0;
+		}
+	}
+	return GF_E_INVAL;
+}
+
+const char *gf_gpu_path_name(enum gf_gpu_path path)
+{
+	return (unsigned)path < sizeof(g_gpu_paths) / sizeof(g_gpu_paths[0]) ? g_gpu_paths[path] : "?";
 }
 
 int gf_algo_parse(const char *s, enum gf_algo *out)

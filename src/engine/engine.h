@@ -39,6 +39,14 @@
 
 enum gf_backend_kind { GF_BACKEND_AUTO = 0, GF_BACKEND_CPU, GF_BACKEND_CUDA };
 enum gf_algo { GF_ALGO_AUTO = 0, GF_ALGO_DIRECT, GF_ALGO_FFT };
+/**
+ * How the CUDA backend runs live blocks (the config's gpu_path, docs/cuda.md "Which path runs"):
+ * LAUNCHED, kernels launched per block (the fused or the staged path, whichever was measured faster
+ * for the shape); PERSISTENT, a resident kernel that polls for blocks, wherever it fits; AUTO, the
+ * resident kernel where it was measured faster than the launched path. The resident kernel keeps its
+ * SMs busy and needs CUDA started with 32 hardware queues, hence opt-in.
+ */
+enum gf_gpu_path { GF_GPU_PATH_LAUNCHED = 0, GF_GPU_PATH_AUTO, GF_GPU_PATH_PERSISTENT };
 
 struct gf_engine_params {
 	enum gf_backend_kind backend; /**< AUTO: by cost when job_samples is known (cost.h); for a
@@ -63,6 +71,7 @@ struct gf_engine_params {
 	uint32_t job_cpu_threads;     /**< AUTO: CPU threads such a job spreads over; 0 = 1 */
 	uint32_t live_rate;	      /**< a stream's sample rate: AUTO then times both backends on
 					   its blocks (cost.h, gf_cost_live_pick); 0 = not a stream */
+	enum gf_gpu_path gpu_path;    /**< CUDA: the launched or the persistent path for live blocks */
 };
 
 /** Deadline when params.deadline_us is 0: generous, for offline calls of any size. */
@@ -265,5 +274,14 @@ void gf_engine_get_stats(const struct gf_engine *e, struct gf_engine_stats *s);
 int gf_backend_parse(const char *s, enum gf_backend_kind *out);
 /** Parse "auto"/"direct"/"fft". @return 0 or GF_E_INVAL */
 int gf_algo_parse(const char *s, enum gf_algo *out);
+/** The gpu_path values, in enum gf_gpu_path order (the config's and the tools' spelling). */
+#define GF_GPU_PATH_NAMES                                                                                    \
+	{                                                                                                    \
+		"launched", "auto", "persistent"                                                             \
+	}
+/** Parse one of GF_GPU_PATH_NAMES. @return 0 or GF_E_INVAL */
+int gf_gpu_path_parse(const char *s, enum gf_gpu_path *out);
+/** The name of @p path in GF_GPU_PATH_NAMES. */
+const char *gf_gpu_path_name(enum gf_gpu_path path);
 
 #endif

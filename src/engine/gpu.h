@@ -54,6 +54,12 @@ void gf_cuda_prewarm(int gpu_index);
 void gf_cuda_quit_kernels(void);
 /** Wait for gf_cuda_prewarm's thread (call before returning from a path that may not have used CUDA). */
 void gf_cuda_prewarm_wait(void);
+/**
+ * A persistent kernel may be asked for (engine parameter gpu_path not LAUNCHED): CUDA is to start
+ * with the 32 hardware queues it needs (docs/cuda.md). No effect once CUDA has started in this
+ * process, nor where the user set CUDA_DEVICE_MAX_CONNECTIONS. Loads the module. Control thread.
+ */
+void gf_cuda_ask_persistent(void);
 
 /*
  * The noise suppressor in the CUDA module (cuda_module.h's suppress_* entries), for

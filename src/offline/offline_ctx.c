@@ -209,6 +209,7 @@ static int make_engine(struct gf_offline_lane *l, const struct gf_filter_set *fs
 		.channels = channels,
 		.max_block = en->chunk_frames,
 		.gpu_index = l->gpu_index >= 0 ? l->gpu_index : cfg->gpu_index,
+		.gpu_path = cfg->gpu_path,
 		.retry = 1, /* a backend failing mid-file: redo the chunk on the CPU (filter_chunk) */
 		.job_samples = job_samples, /* auto weighs the CPU against CUDA's start-up */
 		.job_cpu_threads = job_lanes * st.threads,

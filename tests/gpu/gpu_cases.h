@@ -25,6 +25,9 @@ struct tcase {
 };
 
 extern uint64_t g_rng;
+/* The engine parameter gpu_path of the instances the cases make (test_gpu_engine.c), unless a case
+ * asks for another (create_algo_with's GPU_PATH). */
+extern enum gf_gpu_path g_gpu_path;
 
 /* gpu_reference.c */
 struct gf_filter_set *make_taps(uint32_t channels, uint32_t taps);
@@ -36,7 +39,8 @@ double error_of(const float *x, const float *y, uint32_t frames, uint32_t channe
 		const struct gf_filter_set *fs, uint32_t from);
 
 #ifdef GPUFIR_HAVE_CUDA
-/* gpu_cases_live.c */
+/* gpu_cases_live.c. GPU_PATH: the name create_algo_with takes for the engine's gpu_path. */
+#define GPU_PATH "gpu_path"
 void *create_algo_with(enum gf_algo algo, const char *var, const char *val, const struct gf_filter_set *fs,
 		       uint32_t block);
 void *create_with(const char *var, const char *val, const struct gf_filter_set *fs, uint32_t block);

@@ -66,16 +66,17 @@ void hang_case(const char *want_path, enum gf_algo algo, uint32_t taps, const ch
 	const uint64_t wait_ns = 5000000u;
 	struct gf_filter_set *fs = make_taps(ch, taps);
 	float x[128] = {0}, y[128];
-	struct gf_engine_params p = {
-		.backend = GF_BACKEND_CUDA, .algo = algo, .channels = ch, .max_block = block};
+	struct gf_engine_params p = {.backend = GF_BACKEND_CUDA,
+				     .algo = algo,
+				     .channels = ch,
+				     .max_block = block,
+				     .gpu_path = persist ? GF_GPU_PATH_PERSISTENT : GF_GPU_PATH_LAUNCHED};
 	struct gf_errbuf eb = {{0}};
 	void *inst = NULL;
 	setenv("GPUFIR_CUDA_HANG_AFTER", "2", 1);
 	setenv("GPUFIR_CUDA_HANG_WHERE", where, 1);
-	setenv("GPUFIR_CUDA_PERSIST", persist ? "1" : "0", 1);
 	setenv("GPUFIR_CUDA_LIVE", strcmp(want_path, "fused") == 0 ? "1" : "0", 1);
 	CHECK_OK_EB(gf_cuda_backend.create(&p, fs, &inst, &eb), &eb);
-	setenv("GPUFIR_CUDA_PERSIST", "0", 1);
 	setenv("GPUFIR_CUDA_LIVE", "0", 1);
 	unsetenv("GPUFIR_CUDA_HANG_AFTER");
 	unsetenv("GPUFIR_CUDA_HANG_WHERE");
@@ -155,7 +156,7 @@ void stuck_handover_case(void)
 	struct gf_filter_set *fs = make_taps(2, 33);
 	float x[128] = {0}, y[128];
 	setenv("GPUFIR_CUDA_HANG_AFTER", "1000000", 1); /* the hook's set-up; no call reaches it */
-	void *a = create_with("GPUFIR_CUDA_PERSIST", "1", fs, block);
+	void *a = create_with(GPU_PATH, "1", fs, block);
 	unsetenv("GPUFIR_CUDA_HANG_AFTER");
 	CHECK(strcmp(gf_cuda_block_path(a), "persistent") == 0);
 	for (int i = 0; i < 2; i++)
@@ -193,7 +194,7 @@ void stuck_launcher_case(void)
 	const uint32_t block = 64;
 	struct gf_filter_set *fs = make_taps(2, 20000);
 	float x[128] = {0}, y[128];
-	void *a = create_algo_with(GF_ALGO_FFT, "GPUFIR_CUDA_PERSIST", "1", fs, block);
+	void *a = create_algo_with(GF_ALGO_FFT, GPU_PATH, "1", fs, block);
 	CHECK(strcmp(gf_cuda_block_path(a), "persistent") == 0);
 	CHECK(gf_cuda_hold_launcher(a, 4000) == 0);
 	const uint32_t seg = gf_cuda_fft_partition(a);

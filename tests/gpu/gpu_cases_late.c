@@ -35,9 +35,9 @@ static void *create_hanging(const char *path, enum gf_algo algo, const struct gf
 	snprintf(n, sizeof(n), "%ld", hang_after);
 	setenv("GPUFIR_CUDA_HANG_AFTER", n, 1);
 	setenv("GPUFIR_CUDA_HANG_WHERE", where, 1);
-	void *inst = create_algo_with(
-		algo, strcmp(path, "persistent") == 0 ? "GPUFIR_CUDA_PERSIST" : "GPUFIR_CUDA_LIVE",
-		strcmp(path, "staged") == 0 || strcmp(path, "mapped") == 0 ? "0" : "1", fs, block);
+	void *inst = create_algo_with(algo, strcmp(path, "persistent") == 0 ? GPU_PATH : "GPUFIR_CUDA_LIVE",
+				      strcmp(path, "staged") == 0 || strcmp(path, "mapped") == 0 ? "0" : "1",
+				      fs, block);
 	unsetenv("GPUFIR_CUDA_HANG_AFTER");
 	unsetenv("GPUFIR_CUDA_HANG_WHERE");
 	CHECK(strcmp(gf_cuda_block_path(inst), path) == 0);

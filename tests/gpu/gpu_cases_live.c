@@ -1,7 +1,7 @@
 /*
  * test_gpu_engine's cases of the live paths (CUDA builds only): the fused
  * per-block kernel and the persistent kernel forced on (GPUFIR_CUDA_LIVE=1,
- * GPUFIR_CUDA_PERSIST=1) or timed at create (unset, auto), the handover of a
+ * gpu_path persistent) or timed at create (unset, auto), the handover of a
  * persistent kernel when another instance is built beside it, and instances
  * freed behind a resident kernel.
  */
@@ -21,17 +21,29 @@
 #include "testutil.h"
 
 /* An instance of @p algo for @p block-frame calls made with @p var set to
- * @p val (a live path forced on, or timed), which is then set back to "0". */
+ * @p val (a live path forced on, or timed): a test hook's variable, which is
+ * then set back to "0", or GPU_PATH, the engine parameter ("1" persistent,
+ * "0" launched, "auto"). */
 void *create_algo_with(enum gf_algo algo, const char *var, const char *val, const struct gf_filter_set *fs,
 		       uint32_t block)
 {
-	struct gf_engine_params p = {
-		.backend = GF_BACKEND_CUDA, .algo = algo, .channels = fs->channels, .max_block = block};
+	struct gf_engine_params p = {.backend = GF_BACKEND_CUDA,
+				     .algo = algo,
+				     .channels = fs->channels,
+				     .max_block = block,
+				     .gpu_path = g_gpu_path};
 	struct gf_errbuf eb = {{0}};
 	void *inst = NULL;
-	setenv(var, val, 1);
+	const int param = strcmp(var, GPU_PATH) == 0;
+	if (param)
+		p.gpu_path = strcmp(val, "1") == 0	? GF_GPU_PATH_PERSISTENT
+			     : strcmp(val, "auto") == 0 ? GF_GPU_PATH_AUTO
+							: GF_GPU_PATH_LAUNCHED;
+	else
+		setenv(var, val, 1);
 	CHECK_OK_EB(gf_cuda_backend.create(&p, fs, &inst, &eb), &eb);
-	setenv(var, "0", 1);
+	if (!param)
+		setenv(var, "0", 1);
 	return inst;
 }
 
@@ -114,9 +126,9 @@ void auto_live_case(uint32_t ch, uint32_t taps, uint32_t block)
 	struct gf_filter_set *fs = make_taps(ch, taps);
 	unsetenv("GPUFIR_CUDA_LIVE");
 	const unsigned timed0 = gf_cuda_paths_timed();
-	void *a = create_with("GPUFIR_CUDA_PERSIST", "0", fs, block);
+	void *a = create_with(GPU_PATH, "0", fs, block);
 	const unsigned timed1 = gf_cuda_paths_timed();
-	void *b = create_with("GPUFIR_CUDA_PERSIST", "0", fs, block);
+	void *b = create_with(GPU_PATH, "0", fs, block);
 	const unsigned timed2 = gf_cuda_paths_timed();
 	setenv("GPUFIR_CUDA_LIVE", "0", 1);
 	const char *path = gf_cuda_block_path(a);
@@ -134,12 +146,12 @@ void auto_live_case(uint32_t ch, uint32_t taps, uint32_t block)
 	gf_filter_set_free(fs);
 }
 
-/* GPUFIR_CUDA_PERSIST=auto: the live path is picked by timing both; whichever it is, the output is right. */
+/* gpu_path auto: the live path is picked by timing both; whichever it is, the output is right. */
 void auto_path_case(void)
 {
 	const uint32_t ch = 2, taps = 4095, block = 64;
 	struct gf_filter_set *fs = make_taps(ch, taps);
-	void *inst = create_with("GPUFIR_CUDA_PERSIST", "auto", fs, block);
+	void *inst = create_with(GPU_PATH, "auto", fs, block);
 	const char *path = gf_cuda_block_path(inst);
 	CHECK(strcmp(path, "persistent") == 0 || strcmp(path, "staged") == 0);
 	double e = noise_error(inst, fs, 30 * block, block);
@@ -190,7 +202,7 @@ void handover_case(int threaded, enum gf_algo algo, uint32_t taps)
 	gf_test_fill_noise(x, n, &g_rng);
 	j.x = x;
 	j.y = y;
-	j.inst = create_algo_with(algo, "GPUFIR_CUDA_PERSIST", "1", fs, block);
+	j.inst = create_algo_with(algo, GPU_PATH, "1", fs, block);
 	CHECK(strcmp(gf_cuda_block_path(j.inst), "persistent") == 0);
 	pthread_t t;
 	if (threaded) {
@@ -202,7 +214,7 @@ void handover_case(int threaded, enum gf_algo algo, uint32_t taps)
 		stream_paced(&j);
 	}
 	uint64_t t0 = gf_now_ns();
-	void *b = create_algo_with(algo, "GPUFIR_CUDA_PERSIST", "1", fs, block);
+	void *b = create_algo_with(algo, GPU_PATH, "1", fs, block);
 	double ms = (double)(gf_now_ns() - t0) / 1e6;
 	unsigned at = atomic_load(&j.done_blocks);
 	/* Handed over: the staged path (mapped staging for small FFT calls). */
@@ -261,8 +273,8 @@ void free_behind_persistent_case(void)
 	void *inst[N];
 	/* Made first: building an instance behind a persistent kernel waits for it (docs/cuda.md). */
 	for (int i = 0; i < N; i++) /* distinct block sizes: no two share a buffer size */
-		inst[i] = create_with("GPUFIR_CUDA_PERSIST", "0", fs, 96 + 32 * (uint32_t)i);
-	void *keep = create_with("GPUFIR_CUDA_PERSIST", "1", fs, block);
+		inst[i] = create_with(GPU_PATH, "0", fs, 96 + 32 * (uint32_t)i);
+	void *keep = create_with(GPU_PATH, "1", fs, block);
 	CHECK(strcmp(gf_cuda_block_path(keep), "persistent") == 0);
 	const size_t nb = (size_t)1 << 16;
 	struct free_job job = {inst, N, aligned_alloc(4096, nb), -1, 0};

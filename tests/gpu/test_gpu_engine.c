@@ -6,7 +6,7 @@
  * fused per-block path of live blocks, forced with GPUFIR_CUDA_LIVE=1 (which
  * path runs, bit-identical output run to run, the same cases without it) or
  * timed against the staged path at create (unset: once per shape),
- * and the persistent kernel (GPUFIR_CUDA_PERSIST=1): the same checks, and its
+ * and the persistent kernel (gpu_path persistent): the same checks, and its
  * handover to the staged path when another instance is built beside it;
  * late calls collected on every live path, given-up work stopped (pinned
  * memory released after it), the engine's fallback and return, and mixers
@@ -40,6 +40,7 @@
 #endif
 
 uint64_t g_rng;
+enum gf_gpu_path g_gpu_path;
 static int g_quick;
 
 static const char *pat_name(enum pattern p)
@@ -57,6 +58,7 @@ static void run_case(const struct tcase *t)
 	for (size_t i = 0; i < n; i++)
 		y[i] = NAN; /* every output must be written */
 	struct gf_engine_params p = {.backend = GF_BACKEND_CUDA,
+				     .gpu_path = g_gpu_path,
 				     .algo = t->algo,
 				     .channels = t->channels,
 				     .max_block = t->max_block};
@@ -96,8 +98,11 @@ static void impulse_case(enum gf_algo algo, uint32_t taps, uint32_t block)
 	CHECK(x && y);
 	for (uint32_t c = 0; c < ch; c++)
 		x[(size_t)at[c] * ch + c] = 1.0f;
-	struct gf_engine_params p = {
-		.backend = GF_BACKEND_CUDA, .algo = algo, .channels = ch, .max_block = block};
+	struct gf_engine_params p = {.backend = GF_BACKEND_CUDA,
+				     .gpu_path = g_gpu_path,
+				     .algo = algo,
+				     .channels = ch,
+				     .max_block = block};
 	struct gf_errbuf eb = {{0}};
 	void *inst = NULL;
 	CHECK_OK_EB(gf_cuda_backend.create(&p, fs, &inst, &eb), &eb);
@@ -133,8 +138,11 @@ static void prime_case(enum gf_algo algo, uint32_t taps, uint32_t split, uint32_
 	float *x = malloc(n * sizeof(float)), *y = malloc(n * sizeof(float));
 	CHECK(x && y);
 	gf_test_fill_noise(x, n, &g_rng);
-	struct gf_engine_params p = {
-		.backend = GF_BACKEND_CUDA, .algo = algo, .channels = ch, .max_block = block};
+	struct gf_engine_params p = {.backend = GF_BACKEND_CUDA,
+				     .gpu_path = g_gpu_path,
+				     .algo = algo,
+				     .channels = ch,
+				     .max_block = block};
 	struct gf_errbuf eb = {{0}};
 	void *a = NULL, *b = NULL;
 	CHECK_OK_EB(gf_cuda_backend.create(&p, fs, &a, &eb), &eb);
@@ -169,6 +177,7 @@ static void engine_swap_case(enum gf_algo algo, uint32_t taps1, uint32_t taps2)
 	CHECK(x && y);
 	gf_test_fill_noise(x, n, &g_rng);
 	struct gf_engine_params p = {.backend = GF_BACKEND_CUDA,
+				     .gpu_path = g_gpu_path,
 				     .algo = algo,
 				     .channels = ch,
 				     .max_block = block,
@@ -216,6 +225,7 @@ static void mixer_case(enum gf_algo algo, uint32_t taps1, uint32_t taps2, uint32
 	CHECK(x && y);
 	gf_test_fill_noise(x, (size_t)frames * 2, &g_rng);
 	struct gf_engine_params p = {.backend = GF_BACKEND_CUDA,
+				     .gpu_path = g_gpu_path,
 				     .algo = algo,
 				     .channels = 2,
 				     .max_block = block,
@@ -255,6 +265,7 @@ static void bank_case(void)
 	for (int i = 0; i < 3; i++) {
 		fs[i] = make_taps(ch, taps);
 		struct gf_engine_params p = {.backend = GF_BACKEND_CUDA,
+					     .gpu_path = g_gpu_path,
 					     .algo = GF_ALGO_DIRECT,
 					     .channels = ch,
 					     .max_block = block};
@@ -357,13 +368,12 @@ int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0); /* a case that hangs shows where, also under ctest */
 	/* The persistent-kernel cases need the context's 32 hardware queues,
-	 * which the module sets up only where GPUFIR_CUDA_PERSIST asks for that
-	 * path before CUDA starts (docs/cuda.md). */
-	setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
+	 * which the module sets up only where gpu_path asks for that path
+	 * before CUDA starts (docs/cuda.md). */
+	gf_cuda_ask_persistent();
 	gf_test_need_gpu();
 	g_rng = gf_test_seed("test_gpu_engine");
-	setenv("GPUFIR_CUDA_PERSIST", "0", 1); /* the staged path unless a case asks for another */
-	setenv("GPUFIR_CUDA_LIVE", "0", 1);
+	setenv("GPUFIR_CUDA_LIVE", "0", 1); /* the staged path unless a case asks for another */
 	const char *q = getenv("GPUFIR_GPU_TEST_QUICK");
 	g_quick = q && *q && *q != '0';
 	if (q && strcmp(q, "race") == 0)
@@ -384,10 +394,11 @@ int main(void)
 	impulse_case(GF_ALGO_DIRECT, 37, 16);
 	impulse_case(GF_ALGO_DIRECT, 4095, 64);
 #ifdef GPUFIR_HAVE_CUDA
-	static const char *const paths[2][2] = {{"GPUFIR_CUDA_LIVE", "fused"},
-						{"GPUFIR_CUDA_PERSIST", "persistent"}};
 	for (int k = 0; k < (persist ? 2 : 1); k++) { /* each faster live path forced on */
-		setenv(paths[k][0], "1", 1);
+		if (k == 0)
+			setenv("GPUFIR_CUDA_LIVE", "1", 1);
+		else
+			g_gpu_path = GF_GPU_PATH_PERSISTENT;
 		impulse_case(GF_ALGO_DIRECT, 37, 16);
 		impulse_case(GF_ALGO_DIRECT, 4095, 64);
 		prime_case(GF_ALGO_DIRECT, 4095, 20000, 26000, 64);
@@ -397,7 +408,8 @@ int main(void)
 			/* the prime ends on a segment's edge */
 			prime_case(GF_ALGO_FFT, 20000, 2048, 9000, 64);
 		}
-		setenv(paths[k][0], "0", 1);
+		setenv("GPUFIR_CUDA_LIVE", "0", 1);
+		g_gpu_path = GF_GPU_PATH_LAUNCHED;
 	}
 #endif
 	impulse_case(GF_ALGO_FFT, 300, 64);
@@ -410,30 +422,30 @@ int main(void)
 		path_case("GPUFIR_CUDA_LIVE", "fused", 2, 16384, 512, "global");
 		path_case("GPUFIR_CUDA_LIVE", "fused", 8, 255, 2048, "constant");
 	}
-	path_case("GPUFIR_CUDA_PERSIST", "staged", 1, 20000, 64, "global"); /* too long: not taken */
+	path_case(GPU_PATH, "staged", 1, 20000, 64, "global"); /* too long: not taken */
 	auto_live_case(2, 4095, 64);
 	auto_live_case(8, 1500, 256);
 	if (persist) {
-		path_case("GPUFIR_CUDA_PERSIST", "persistent", 2, 4095, 64, "constant");
-		path_case("GPUFIR_CUDA_PERSIST", "persistent", 2, 300, 1000, "constant");
-		path_case("GPUFIR_CUDA_PERSIST", "persistent", 8, 1500, 256, "global");
-		path_case("GPUFIR_CUDA_PERSIST", "persistent", 1, 16000, 32, "global");
+		path_case(GPU_PATH, "persistent", 2, 4095, 64, "constant");
+		path_case(GPU_PATH, "persistent", 2, 300, 1000, "constant");
+		path_case(GPU_PATH, "persistent", 8, 1500, 256, "global");
+		path_case(GPU_PATH, "persistent", 1, 16000, 32, "global");
 		if (!g_quick) {
-			path_case("GPUFIR_CUDA_PERSIST", "persistent", 16, 2047, 128, "global");
-			path_case("GPUFIR_CUDA_PERSIST", "persistent", 1, 7, 1, "constant");
+			path_case(GPU_PATH, "persistent", 16, 2047, 128, "global");
+			path_case(GPU_PATH, "persistent", 1, 7, 1, "constant");
 		}
 		auto_path_case();
 		free_behind_persistent_case();
 		handover_case(0, GF_ALGO_DIRECT, 4095);
 		handover_case(1, GF_ALGO_DIRECT, 4095);
 		/* An FFT instance's head in the kernel, its tail beside it (cu_hybrid.cu). */
-		algo_path_case(GF_ALGO_FFT, "GPUFIR_CUDA_PERSIST", "persistent", 2, 20000, 64, "");
-		algo_path_case(GF_ALGO_FFT, "GPUFIR_CUDA_PERSIST", "persistent", 3, 70000, 256, "");
+		algo_path_case(GF_ALGO_FFT, GPU_PATH, "persistent", 2, 20000, 64, "");
+		algo_path_case(GF_ALGO_FFT, GPU_PATH, "persistent", 3, 70000, 256, "");
 		/* P < 2 blocks: not taken */
-		algo_path_case(GF_ALGO_FFT, "GPUFIR_CUDA_PERSIST", "mapped", 2, 20000, 1024, "");
+		algo_path_case(GF_ALGO_FFT, GPU_PATH, "mapped", 2, 20000, 1024, "");
 		if (!g_quick) {
-			algo_path_case(GF_ALGO_FFT, "GPUFIR_CUDA_PERSIST", "persistent", 2, 262143, 64, "");
-			algo_path_case(GF_ALGO_FFT, "GPUFIR_CUDA_PERSIST", "persistent", 1, 1048575, 128, "");
+			algo_path_case(GF_ALGO_FFT, GPU_PATH, "persistent", 2, 262143, 64, "");
+			algo_path_case(GF_ALGO_FFT, GPU_PATH, "persistent", 1, 1048575, 128, "");
 		}
 		handover_case(0, GF_ALGO_FFT, 20000);
 		handover_case(1, GF_ALGO_FFT, 20000);
@@ -458,9 +470,9 @@ int main(void)
 	mixer_case(GF_ALGO_FFT, 20000, 8000, 512);
 #ifdef GPUFIR_HAVE_CUDA
 	if (persist) { /* the live paths: a mixer's paths are channels like any others */
-		setenv("GPUFIR_CUDA_PERSIST", "1", 1);
+		g_gpu_path = GF_GPU_PATH_PERSISTENT;
 		mixer_case(GF_ALGO_DIRECT, 255, 1023, 64);
-		setenv("GPUFIR_CUDA_PERSIST", "0", 1);
+		g_gpu_path = GF_GPU_PATH_LAUNCHED;
 	}
 	setenv("GPUFIR_CUDA_LIVE", "1", 1);
 	mixer_case(GF_ALGO_DIRECT, 4095, 300, 128);

@@ -175,6 +175,7 @@ static FILE *conf_head(const struct gf_daemon *d, const char *path, unsigned rat
 		"input = { device = \"%s\"; host_api = \"JACK\"; channels = %u; };\n"
 		"output = { device = \"%s\"; host_api = \"JACK\"; };\n",
 		rate, block, backend, gf_test_latency_slack(), d->status_path, device, ch, device);
+	gf_daemon_conf_gpu_path(f);
 	return f;
 }
 
@@ -203,6 +204,11 @@ void gf_daemon_conf_end_new(const struct gf_daemon *d, FILE *f)
 	new_path(d, path, sizeof(path));
 	CHECK(fclose(f) == 0);
 	CHECK(rename(path, d->conf_path) == 0);
+void gf_daemon_conf_gpu_path(FILE *f)
+{
+	const char *path = getenv("GPUFIR_TEST_GPU_PATH");
+	if (path && *path)
+		fprintf(f, "gpu_path = \"%s\";\n", path);
 }
 
 void gf_daemon_write_taps_text(const struct gf_daemon *d, const char *name, const float *h, size_t n)

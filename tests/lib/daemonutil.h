@@ -50,9 +50,13 @@ int gf_daemon_test_cuda(void);
 /**
  * Open the daemon's config for writing, with the head every JACK test shares:
  * rate, block, @p backend, latency_slack (gf_test_latency_slack()), the status
- * socket, and JACK input (@p ch channels) and output on @p device. The caller
- * writes the filters and the rest, and closes it.
+ * socket, JACK input (@p ch channels) and output on @p device, and
+ * gf_daemon_conf_gpu_path's line. The caller writes the filters and the rest,
+ * and closes it.
  */
+/** The config line gpu_path = "$GPUFIR_TEST_GPU_PATH" (the GPU check's persistent-path runs), where
+ * that is set; nothing otherwise. */
+void gf_daemon_conf_gpu_path(FILE *f);
 FILE *gf_daemon_conf_begin(const struct gf_daemon *d, unsigned rate, unsigned block, const char *backend,
 			   unsigned ch, const char *device);
 /**

@@ -3,7 +3,7 @@
  * edits it while audio flows.
  *
  * Defaults (CI): CPU backend, 262143 taps, 128-frame blocks, 6 reloads
- * alternating two filters. Knobs: GPUFIR_TEST_BACKEND=cuda,
+ * alternating two filters. Knobs: GPUFIR_TEST_BACKEND=cuda, GPUFIR_TEST_GPU_PATH (the config's gpu_path),
  * GPUFIR_TEST_RELOAD_TAPS (e.g. 1048575 on a GPU), GPUFIR_TEST_RELOAD_BLOCK,
  * GPUFIR_TEST_RELOADS, GPUFIR_TEST_LATENCY_SLACK (a count, or "auto": the
  * configuration's default). With the engine's GPUFIR_FAULT_SLOW_CROSSFADE_US
@@ -89,6 +89,7 @@ static void write_conf(void)
 		"filters = ( { name = \"f\"; file = \"taps.wav\"; format = \"wav\"; } );\nchain = [\"f\"];\n",
 		RATE, block, cuda ? "cuda" : "cpu", XFADE_MS, taps, dm.status_path, CH);
 	write_slack(f);
+	gf_daemon_conf_gpu_path(f);
 	CHECK(fclose(f) == 0);
 }
 

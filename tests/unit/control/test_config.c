@@ -96,7 +96,8 @@ static void test_default_equals_file(void)
 	CHECK(def->block_frames == file->block_frames && def->backend == file->backend &&
 	      def->algo == file->algo && def->crossfade_ms == file->crossfade_ms &&
 	      def->max_taps == file->max_taps && def->log_level == file->log_level &&
-	      def->sample_rate == file->sample_rate && def->gpu_index == file->gpu_index);
+	      def->sample_rate == file->sample_rate && def->gpu_index == file->gpu_index &&
+	      def->gpu_path == GF_GPU_PATH_LAUNCHED && file->gpu_path == GF_GPU_PATH_LAUNCHED);
 	CHECK(def->block_frames == 256 && def->crossfade_ms == 20.0 && def->sample_rate == 0 &&
 	      def->latency_slack_auto == 1);
 	const uint32_t rates[] = {44100, 48000, 96000};
@@ -285,7 +286,7 @@ static void test_settings_parsed(void)
 	const char *text =
 		"sample_rate = 96000;\nblock_frames = 64;\nbackend = \"cpu\";\nalgo = \"fft\";\n"
 		"gpu = 1;\ncrossfade_ms = 5;\nmax_taps = 65536;\nlog_level = \"debug\";\nlatency_slack = 3;\n"
-		"status_socket = \"/run/x.sock\";\n"
+		"status_socket = \"/run/x.sock\";\ngpu_path = \"persistent\";\n"
 		"input = { device = \"USB\"; host_api = \"ALSA\"; channels = 2; };\n"
 		"output = { device = 3; channels = 4; };\n"
 		"filters = ( { name = \"id\"; design = \"identity\"; } );\nchain = [\"id\"];\n";
@@ -294,7 +295,7 @@ static void test_settings_parsed(void)
 	CHECK(c->sample_rate == 96000 && c->block_frames == 64 && c->backend == GF_BACKEND_CPU &&
 	      c->algo == GF_ALGO_FFT && c->gpu_index == 1 && c->crossfade_ms == 5.0 && c->max_taps == 65536 &&
 	      c->log_level == GF_LOG_DEBUG && strcmp(c->status_socket, "/run/x.sock") == 0 &&
-	      c->latency_slack == 3 && !c->latency_slack_auto);
+	      c->latency_slack == 3 && !c->latency_slack_auto && c->gpu_path == GF_GPU_PATH_PERSISTENT);
 	CHECK(strcmp(c->input.device, "USB") == 0 && strcmp(c->input.host_api, "ALSA") == 0 &&
 	      c->input.channels == 2);
 	CHECK(strcmp(c->output.device, "3") == 0 && c->output.channels == 4 && !c->output.file);

@@ -78,6 +78,8 @@ static const struct bad load_errors[] = {
 	{"backend = \"gpu\";\n", GF_E_CONFIG, 1, "backend", "\"auto\", \"cpu\", \"cuda\""},
 	{"algo = 3;\n", GF_E_CONFIG, 1, "algo", "must be a string"},
 	{"log_level = \"loud\";\n", GF_E_CONFIG, 1, "log_level", "must be one of"},
+	{"\ngpu_path = \"resident\";\n", GF_E_CONFIG, 2, "gpu_path",
+	 "must be one of \"launched\", \"auto\", \"persistent\" (got \"resident\")"},
 	{"gpu = -1;\n", GF_E_CONFIG, 1, "gpu", "0..255"},
 	{"max_taps = 20000000;\n", GF_E_CONFIG, 1, "max_taps", "0..16777216"},
 	{"status_socket = \"\";\n", GF_E_CONFIG, 1, "status_socket", "empty"},

@@ -275,6 +275,8 @@ static void restarts(const struct gf_config *cfg, struct gf_engine *e)
 	expect_restart(cfg, 1, e, "crossfade 0 ms -> 20 ms");
 	write_conf("a.txt", "latency_slack = 2;");
 	expect_restart(cfg, 1, e, "latency_slack auto -> 2");
+	write_conf("a.txt", "gpu_path = \"auto\";");
+	expect_restart(cfg, 1, e, "gpu_path launched -> auto");
 	write_conf("a.txt", "");
 	expect_restart(cfg, 0, e, "audio not running"); /* no stream running: restart */
 	uint32_t from = pos;
@@ -324,7 +326,8 @@ static struct gf_engine *start_up(struct gf_config **cfg)
 	CHECK(gf_reload_job_next(&j, 0, 0) == GF_RELOAD_NEXT_RESTART);
 	struct gf_engine_params p;
 	gf_reload_engine_params(j.cfg, j.fs->taps, &p);
-	CHECK(p.channels == CH && p.max_block == BLOCK && p.max_taps == GF_RELOAD_DEFAULT_MAX_TAPS);
+	CHECK(p.channels == CH && p.max_block == BLOCK && p.max_taps == GF_RELOAD_DEFAULT_MAX_TAPS &&
+	      p.gpu_path == GF_GPU_PATH_LAUNCHED);
 	struct gf_engine *e = j.engine;
 	*cfg = j.cfg;
 	j.engine = NULL;

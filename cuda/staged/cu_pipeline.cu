@@ -9,7 +9,8 @@
  */
 #include <string.h>
 
-#include "cu_common.cuh"
+#include "cu_path.cuh"
+#include "cu_staged.cuh"
 
 /* Enqueue chunk k (slot k&1) on the three streams. With @p direct_io the
  * caller's memory is pinned: DMA straight from and to it, no staging copies. */
@@ -115,3 +116,26 @@ int gf_cu_process_pipelined(struct gf_cu_inst *in, const float *inp, float *outp
 		drain_after_error(in, deadline_ns);
 	return err;
 }
+
+/* ---- the path's table (cu_path.cuh): the last in gf_cu_paths, it takes any call ---- */
+
+static int pipelined_fits(const struct gf_cu_inst *, uint32_t)
+{
+	return 1;
+}
+
+/* The work runs in finish, reading the caller's input (in->sub_in) there. */
+static int pipelined_submit(struct gf_cu_inst *, const float *, uint32_t)
+{
+	return 0;
+}
+
+static int pipelined_finish(struct gf_cu_inst *in, float *outp, uint32_t frames, uint64_t deadline_ns)
+{
+	return gf_cu_process_pipelined(in, in->sub_in, outp, frames, deadline_ns);
+}
+
+/* Not resumable: a later finish no longer has the caller's input. */
+const struct gf_cu_path gf_cu_path_pipelined = {
+	"pipelined", NULL, pipelined_fits, pipelined_submit, pipelined_finish, NULL, NULL, 0,
+};

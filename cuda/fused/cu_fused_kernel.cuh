@@ -1,6 +1,6 @@
 /**
- * @file cu_live_kernel.cuh
- * Internal to cuda/: the fused per-block kernel (cu_live.cu describes it),
+ * @file cu_fused_kernel.cuh
+ * Internal to cuda/: the fused per-block kernel (cu_fused.cu describes it),
  * included by cu_direct.cu, which holds the taps' global copy it reads.
  */
 #ifndef GPUFIR_CU_LIVE_KERNEL_CUH
@@ -60,7 +60,7 @@ __global__ void __launch_bounds__(1024) k_live(struct gf_cu_live_args a, const f
 	for (int k = k0; k < k1; k += 4) {
 		/* Warp-uniform: one L1 broadcast. From global memory, not a constant bank: each warp
 		 * streams its own taps, and constant-cache misses are served one at a time
-		 * (docs/cuda.md, "Live blocks"). */
+		 * (docs/cuda.md, "The fused path"). */
 		float4 h4 = __ldg(reinterpret_cast<const float4 *>(taps + hb + k));
 #pragma unroll
 		for (int r = 0; r < R; r++) {

@@ -33,7 +33,13 @@
 #include <time.h>
 
 #include "clock.h"
-#include "cu_common.cuh"
+#include "cu_direct.cuh"
+#include "cu_fused.cuh"
+#include "cu_path.cuh"
+
+extern "C" {
+#include "test_hook.h"
+}
 
 struct gf_cu_live {
 	uint32_t C, taps_pad, L, max_frames;
@@ -53,10 +59,9 @@ struct gf_cu_live {
 
 enum gf_cu_live_mode gf_cu_live_mode(void)
 {
-	const char *env = getenv("GPUFIR_CUDA_LIVE");
-	if (!env || !*env || strcmp(env, "auto") == 0)
-		return GF_CU_LIVE_AUTO;
-	return strcmp(env, "0") == 0 ? GF_CU_LIVE_OFF : GF_CU_LIVE_ON;
+	static const char *const modes[] = {"0", "1", "auto"}; /* enum gf_cu_live_mode order */
+	int m = gf_test_hook_choice("GPUFIR_CUDA_LIVE", modes, 3, "cuda");
+	return m < 0 ? GF_CU_LIVE_AUTO : (enum gf_cu_live_mode)m;
 }
 
 int gf_cu_live_fits(uint32_t channels, uint32_t taps, uint32_t max_block)
@@ -68,9 +73,8 @@ int gf_cu_live_fits(uint32_t channels, uint32_t taps, uint32_t max_block)
 /* A shape knob for benchmarks: the variable's value within [lo, hi], else 0 (automatic). */
 static int env_int(const char *name, int lo, int hi)
 {
-	const char *v = getenv(name);
-	int x = v ? atoi(v) : 0;
-	return x >= lo && x <= hi ? x : 0;
+	int64_t x = gf_test_hook_value(name, "cuda");
+	return x >= lo && x <= hi ? (int)x : 0;
 }
 
 /* Launch shape of a call: R outputs a lane; the taps in S slices (grid z) of TK warps of ks taps. */
@@ -262,3 +266,37 @@ int gf_cu_live_finish(struct gf_cu_live *l, float *outp, uint32_t frames, uint64
 		memcpy(outp, l->h_out, (size_t)frames * l->C * sizeof(float));
 	return err;
 }
+
+/* ---- the path's table (cu_path.cuh) ---- */
+
+static int fused_create(struct gf_cu_inst *in, const struct gf_filter_set *, struct gf_errbuf *eb)
+{
+	return gf_cu_live_new(&in->live, in, eb);
+}
+
+/* Live blocks of the direct algorithm, where the instance built the path (every call of one fits:
+ * max_block is within GF_CU_LIVE_MAX_FRAMES). */
+static int fused_fits(const struct gf_cu_inst *in, uint32_t)
+{
+	return in->live && in->algo == GF_ALGO_DIRECT;
+}
+
+static int fused_submit(struct gf_cu_inst *in, const float *inp, uint32_t frames)
+{
+	return gf_cu_live_submit(in->live, inp, frames, &in->eb);
+}
+
+static int fused_finish(struct gf_cu_inst *in, float *outp, uint32_t frames, uint64_t deadline_ns)
+{
+	return gf_cu_live_finish(in->live, outp, frames, deadline_ns, &in->eb);
+}
+
+static void fused_free(struct gf_cu_inst *in)
+{
+	gf_cu_live_free(in->live, in->s_comp);
+	in->live = NULL;
+}
+
+const struct gf_cu_path gf_cu_path_fused = {
+	"fused", fused_create, fused_fits, fused_submit, fused_finish, NULL, fused_free, 1,
+};
