@@ -204,6 +204,8 @@ void gf_daemon_conf_end_new(const struct gf_daemon *d, FILE *f)
 	new_path(d, path, sizeof(path));
 	CHECK(fclose(f) == 0);
 	CHECK(rename(path, d->conf_path) == 0);
+}
+
 void gf_daemon_conf_gpu_path(FILE *f)
 {
 	const char *path = getenv("GPUFIR_TEST_GPU_PATH");
