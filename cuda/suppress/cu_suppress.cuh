@@ -19,6 +19,7 @@ void gf_cu_suppress_free(void *inst);
 int gf_cu_suppress_process(void *inst, float *buf, uint32_t frames, uint64_t deadline_ns);
 int gf_cu_suppress_reset(void *inst);
 const char *gf_cu_suppress_error(const void *inst);
+void gf_cu_suppress_floor(void *inst, const float *gain);
 }
 
 #endif

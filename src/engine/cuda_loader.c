@@ -190,6 +190,11 @@ const char *gf_cuda_suppress_error(const void *inst)
 	return g_mod->suppress_error(inst);
 }
 
+void gf_cuda_suppress_floor(void *inst, const float *g_floor)
+{
+	g_mod->suppress_floor(inst, g_floor);
+}
+
 /* ---- the backend table: create loads the module, the rest forward ---- */
 
 static int ld_create(const struct gf_engine_params *p, const struct gf_filter_set *fs, void **inst,

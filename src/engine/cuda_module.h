@@ -33,8 +33,9 @@ extern "C" {
 /* 2: gf_backend_ops.check_memory; 3: unpin returns int; 4: .stop; 5: the noise suppressor (suppress_*);
  * 6: gf_filter_set's mixer fields (a mixer is refused: the host never hands the module one);
  * 7: gf_suppress_shape.highpass; 8: suppress_process answers GF_SUPPRESS_GPU_LATE (a hop late, not
- * hung: no failure); 9: suppress_process takes NaN/Inf as missing input, the state held over it */
-#define GF_CUDA_MODULE_ABI 9
+ * hung: no failure); 9: suppress_process takes NaN/Inf as missing input, the state held over it;
+ * 10: suppress_floor (the gain's floor per bin changes at run time: the hum's bins) */
+#define GF_CUDA_MODULE_ABI 10
 /** File name of the module; the loader looks for it beside the executable, then in the lib dir. */
 #define GF_CUDA_MODULE_NAME "libgpufir-cuda.so"
 /** Environment variable naming the module's path (tests, unusual installs). */
@@ -70,6 +71,10 @@ struct gf_cuda_module {
 	int (*suppress_process)(void *inst, float *buf, uint32_t frames, uint64_t deadline_ns);
 	int (*suppress_reset)(void *inst);
 	const char *(*suppress_error)(const void *inst);
+	/* The gain's floor per bin (nb floats; NULL: the shape's g_min in every bin) that every
+	 * channel's bins take from the next hop on: deeper in the hum's bins (suppress/suppress_hum.h).
+	 * Audio thread, as process(); RT-safe (it copies the table, which goes up with the next hop). */
+	void (*suppress_floor)(void *inst, const float *g_floor);
 };
 
 /** The module's entry point. @return its table, or NULL if @p host's ABI differs. */

@@ -89,3 +89,9 @@ const char *gf_cuda_suppress_error(const void *inst)
 	(void)inst;
 	return "this gpufir was built without CUDA support";
 }
+
+void gf_cuda_suppress_floor(void *inst, const float *g_floor)
+{
+	(void)inst;
+	(void)g_floor;
+}

@@ -68,6 +68,7 @@ void gf_cuda_suppress_free(void *inst); /* accepts NULL */
 int gf_cuda_suppress_process(void *inst, float *buf, uint32_t frames, uint64_t deadline_ns);
 int gf_cuda_suppress_reset(void *inst);
 const char *gf_cuda_suppress_error(const void *inst);
+void gf_cuda_suppress_floor(void *inst, const float *g_floor);
 
 #ifdef __cplusplus
 }

@@ -18,6 +18,7 @@
 #include "memlimit.h"
 #include "suppress.h"
 #include "suppress_bins.h"
+#include "suppress_hum.h"
 
 struct sup_chan {
 	float *in;  /* N: the newest N input frames, oldest first */
@@ -35,8 +36,11 @@ struct gf_suppress {
 	fftwf_complex *spec;
 	fftwf_plan r2c, c2r;
 	struct gf_suppress_consts k;
-	float *seed; /* nb: the noise sample's mean power per bin; NULL: none */
-	float *hp;   /* nb: the high-pass table H (suppress.h); NULL: none */
+	float *seed;			    /* nb: the noise sample's mean power per bin; NULL: none */
+	float *hp;			    /* nb: the high-pass table H (suppress.h); NULL: none */
+	uint32_t hum_top;		    /* the highest hum harmonic removed; 0: none (suppress_hum.h) */
+	struct gf_suppress_gain_slot floor; /* the gain's floor per bin: g_min, deeper at the hum */
+	float *floor_mem;		    /* 3 x nb: the slot's tables */
 	struct sup_chan *ch;
 	float *mem; /* one block for every channel's arrays */
 };
@@ -145,7 +149,7 @@ static int alloc_channels(struct gf_suppress *s)
 {
 	size_t per = (size_t)s->n * 2 + s->hop + (size_t)s->nb * GF_SUPPRESS_BIN_ARRAYS;
 	s->ch = calloc(s->channels, sizeof(*s->ch));
-	s->mem = fftwf_malloc(sizeof(float) * (per * s->channels + s->n + 2 * (size_t)s->nb));
+	s->mem = fftwf_malloc(sizeof(float) * (per * s->channels + s->n + 5 * (size_t)s->nb));
 	if (!s->ch || !s->mem)
 		return GF_E_NOMEM;
 	float *m = s->mem;
@@ -155,6 +159,8 @@ static int alloc_channels(struct gf_suppress *s)
 	m += s->nb;
 	s->hp = m;
 	m += s->nb;
+	s->floor_mem = m;
+	m += 3 * (size_t)s->nb;
 	for (uint32_t c = 0; c < s->channels; c++) {
 		struct sup_chan *ch = &s->ch[c];
 		ch->in = m;
@@ -232,6 +238,10 @@ int gf_suppress_new(const struct gf_suppress_params *p, uint32_t channels, uint3
 		make_highpass(s->hp, s->nb, s->n, rate, p->highpass_hz);
 	else
 		s->hp = NULL;
+	gf_suppress_gain_slot_init(&s->floor, s->floor_mem, s->nb, NULL);
+	s->hum_top = p->hum_harmonics;
+	if (p->hum)
+		gf_suppress_set_hum(s, p->hum);
 	gf_suppress_reset(s);
 	*out = s;
 	return 0;
@@ -270,6 +280,20 @@ void gf_suppress_shape_of(const struct gf_suppress *s, struct gf_suppress_shape 
 					  .highpass = s->hp};
 }
 
+void gf_suppress_set_hum(struct gf_suppress *s, const struct gf_suppress_hum *h)
+{
+	float *t = gf_suppress_gain_slot_back(&s->floor);
+	int flat = gf_suppress_hum_mask(t, s->nb, s->n, s->rate, h, s->hum_top);
+	for (uint32_t b = 0; b < s->nb; b++)
+		t[b] *= s->k.g_min;
+	gf_suppress_gain_slot_publish(&s->floor, flat); /* flat: NULL, g_min as without hum */
+}
+
+const float *gf_suppress_floor_take(struct gf_suppress *s, int *changed)
+{
+	return gf_suppress_gain_slot_take(&s->floor, changed);
+}
+
 void gf_suppress_reset(struct gf_suppress *s)
 {
 	s->pos = 0;
@@ -283,11 +307,12 @@ void gf_suppress_reset(struct gf_suppress *s)
 	}
 }
 
-/* A hop is in: one frame of channel @p ch through the gain, added back. */
-static void frame(struct gf_suppress *s, struct sup_chan *ch)
+/* A hop is in: one frame of channel @p ch through the gain (floored per bin at @p g_floor, NULL: at
+ * g_min), added back. */
+static void frame(struct gf_suppress *s, struct sup_chan *ch, const float *g_floor)
 {
 	analyse(s, ch->in);
-	gf_suppress_bins_run(&ch->bins, &s->k, s->hp, (float *)s->spec, s->nb, s->hold > 0);
+	gf_suppress_bins_run(&ch->bins, &s->k, s->hp, g_floor, (float *)s->spec, s->nb, s->hold > 0);
 	fftwf_execute_dft_c2r(s->c2r, s->spec, s->time);
 	float scale = 1.0f / (float)s->n; /* FFTW's inverse is unnormalised */
 	for (uint32_t i = 0; i < s->n; i++)
@@ -322,8 +347,9 @@ void gf_suppress_process(struct gf_suppress *s, float *buf, uint32_t frames)
 		s->pos += take;
 		done += take;
 		if (s->pos == s->hop) {
+			const float *g_floor = gf_suppress_gain_slot_take(&s->floor, NULL);
 			for (uint32_t c = 0; c < C; c++)
-				frame(s, &s->ch[c]);
+				frame(s, &s->ch[c], g_floor);
 			s->hold -= s->hold > 0;
 			s->pos = 0;
 		}

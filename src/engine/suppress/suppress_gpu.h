@@ -73,6 +73,12 @@ int gf_suppress_gpu_process(struct gf_suppress_gpu *s, float *buf, uint32_t fram
  */
 int gf_suppress_gpu_process_by(struct gf_suppress_gpu *s, float *buf, uint32_t frames, uint64_t deadline_ns);
 
+/**
+ * gf_suppress_set_hum for every channel: the table reaches the audio thread as the CPU suppressor's
+ * does (lock-free) and goes up to the GPU with the next hop. Control thread, while audio runs.
+ */
+void gf_suppress_gpu_set_hum(struct gf_suppress_gpu *s, const struct gf_suppress_hum *h);
+
 /** Back to the state new() made. Control thread, audio stopped. @return 0, GF_E_CUDA or GF_E_TIMEOUT. */
 int gf_suppress_gpu_reset(struct gf_suppress_gpu *s);
 
