@@ -5,7 +5,10 @@
  * channel after that filter, wherever it stands in the chain (one per chain
  * at most: config.c). This file finds each channel's suppressor, reads the
  * noise samples that seed them, makes the bank that runs them
- * (suppress_bank.h), and tells a reload whether they changed.
+ * (suppress_bank.h), and tells a reload whether they changed. Live (minimum
+ * phase), a notch with freq_hz = "auto" in chains that all have a suppressor
+ * is not an FIR either: those suppressors remove its hum in their frames
+ * (suppress_hum.h), and this file decides which notch each one takes.
  */
 #include <math.h>
 #include <stdio.h>
