@@ -13,7 +13,8 @@
  * 6. the built-in chain built live with a set found (gf_config_source.hum):
  *    its FIR has no notch (live, minimum phase, its suppressor takes the
  *    hum), and its suppressor cuts those harmonics of steady hum further
- *    than without the set, and nothing far from them; without one, nothing. */
+ *    than without the set, and nothing far from them; without one, nothing;
+ *    a chain without a suppressor keeps the notch as an FIR. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,6 +136,7 @@ static void chain_response(const struct gf_hum *hum, const double *f, double *db
 	struct gf_filter_set *fs;
 	struct gf_errbuf eb = {{0}};
 	CHECK_OK_EB(gf_config_load_source(&src, &c, &eb), &eb);
+	CHECK(gf_config_hum_in_suppressor_any(c)); /* live, the built-in chain's suppressor takes it */
 	CHECK_OK_EB(gf_config_build(c, 48000, 1, &fs, &eb), &eb);
 	double *h = malloc(fs->taps * sizeof(double));
 	CHECK(h);
@@ -144,6 +146,36 @@ static void chain_response(const struct gf_hum *hum, const double *f, double *db
 		db[i] = 20.0 * log10(gf_design_response(h, fs->taps, f[i], RATE) + 1e-30);
 	printf("  built-in chain, live, hum %s: %u taps\n", hum ? "found" : "none", fs->taps);
 	suppressor_levels(c, f, sup, n);
+	free(h);
+	gf_filter_set_free(fs);
+	gf_config_free(c);
+}
+
+/* 6. A chain without a suppressor, live with a set found: the notch stays an FIR (minimum phase). */
+static void without_suppressor(const struct gf_hum *hum, const double *f)
+{
+	struct gf_config *c;
+	struct gf_filter_set *fs;
+	struct gf_errbuf eb = {{0}};
+	CHECK_OK_EB(gf_config_load_string("filters = ( { name = \"hum\"; design = \"notch\"; freq_hz = "
+					  "\"auto\"; harmonics = 4; bandwidth_hz = 15.0; attenuation_db = "
+					  "40.0; } );\nchain = [\"hum\"];\n",
+					  NULL, &c, &eb),
+		    &eb);
+	c->live = 1, c->live_hum = *hum, c->hum_followed = 1; /* as gf_config_load_source sets them live */
+	CHECK(!gf_config_hum_in_suppressor_any(c));
+	CHECK_OK_EB(gf_config_build(c, 48000, 1, &fs, &eb), &eb);
+	double *h = malloc(fs->taps * sizeof(double));
+	CHECK(h);
+	for (uint32_t k = 0; k < fs->taps; k++)
+		h[k] = fs->coeffs[k];
+	double d0 = 20.0 * log10(gf_design_response(h, fs->taps, f[0], RATE) + 1e-30);
+	double d3 = 20.0 * log10(gf_design_response(h, fs->taps, f[3], RATE) + 1e-30);
+	printf("  a chain without a suppressor, live, hum found: %u taps, %.1f dB at %.2f Hz, %.1f dB at "
+	       "%.0f "
+	       "Hz\n",
+	       fs->taps, d0, f[0], d3, f[3]);
+	CHECK(fs->taps > 1000 && d0 < -30.0 && fabs(d3) < 0.1);
 	free(h);
 	gf_filter_set_free(fs);
 	gf_config_free(c);
@@ -255,6 +287,7 @@ int main(void)
 		CHECK(fabs(with[i]) < 0.5 && fabs(without[i]) < 0.5);
 	CHECK(sup_with[0] < sup_without[0] - 6.0 && sup_with[2] < sup_without[2] - 6.0);
 	CHECK(fabs(sup_with[3] - sup_without[3]) < 0.2);
+	without_suppressor(&found, fr);
 
 	/* What an analysis costs the control thread (printed, not checked). */
 	const struct {
