@@ -281,8 +281,7 @@ static int cu_create(const struct gf_engine_params *p, const struct gf_filter_se
 	if (want_fft && (err = gf_cu_fft_new(&in->fft, in, fs, &shape, eb)))
 		goto fail;
 	t[4] = (1e3 * gf_now_s());
-	if (want_direct &&
-	    ((err = gf_cu_pick_live(in, eb)) || (want_fft && (err = gf_cu_calibrate(in, eb)))))
+	if (want_direct && ((err = gf_cu_pick_live(in, eb)) || (want_fft && (err = gf_cu_calibrate(in, eb)))))
 		goto fail;
 	/* This instance's streams only: a device-wide synchronize would wait for
 	 * (and stall) the instance that is streaming while this one is built. */
@@ -377,9 +376,20 @@ extern "C" const struct gf_backend_ops gf_cu_backend = {
 /* The table the engine's loader uses (cuda_module.h): through the module's
  * entry point (cu_entry.cu), or directly where a program links these objects. */
 extern "C" const struct gf_cuda_module gf_cu_module = {
-	GF_CUDA_MODULE_ABI,	 &gf_cu_backend,	gf_cu_probe,
-	gf_cu_pin,		 gf_cu_unpin,		gf_cu_prewarm,
-	gf_cu_prewarm_wait,	 gf_cu_quit_kernels,	gf_cu_ask_persistent,
-	gf_cu_suppress_new,	 gf_cu_suppress_free,	gf_cu_suppress_process,
-	gf_cu_suppress_reset,	 gf_cu_suppress_error,	gf_cu_suppress_set_floor,
+	GF_CUDA_MODULE_ABI,
+	&gf_cu_backend,
+	gf_cu_probe,
+	gf_cu_pin,
+	gf_cu_unpin,
+	gf_cu_prewarm,
+	gf_cu_prewarm_wait,
+	gf_cu_quit_kernels,
+	gf_cu_ask_persistent,
+	gf_cu_suppress_new,
+	gf_cu_suppress_free,
+	gf_cu_suppress_process,
+	gf_cu_suppress_reset,
+	gf_cu_suppress_error,
+	gf_cu_suppress_set_floor,
+	gf_cu_suppress_hum,
 };

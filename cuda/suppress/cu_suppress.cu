@@ -6,7 +6,8 @@
  * constants, window, seed) that the CPU suppressor computed, and
  * src/engine/suppress/suppress_gpu.c is the engine's thin layer over this.
  *
- * A hop's round trip, all on one stream: the hop's interleaved input from
+ * A hop's round trip, all on one stream: a new hum table (the hum's factor
+ * on the floor per bin, where it changed: gf_cu_suppress_hum) and the hop's interleaved input from
  * pinned memory to the device; k_analyse windows every channel's frame (the
  * previous hop and this one); one batched R2C; k_bins runs the recursions for
  * every (channel, bin) and scales the spectrum; one batched C2R; k_synth
@@ -57,23 +58,26 @@ struct bin_state {
 struct gf_cu_suppress {
 	uint32_t channels, n, hop, nb;
 	int device;
-	uint32_t pos;		/* frames of the current hop written so far, all channels */
-	uint32_t frames;	/* frames run since reset (saturates), as suppress_bins.c counts */
-	uint32_t hold;		/* hops still to come that hold a missing (non-finite) sample */
-	int held;		/* the hop in flight held one */
-	int seeded;		/* the noise estimate starts from a noise sample */
-	int failed;		/* a hop failed or hung: silence until reset() */
-	int pending;		/* the last hop is in flight: late, collected by the next call */
-	uint64_t pending_since; /* when it was submitted: hung GF_SUPPRESS_GPU_HOP_WAIT_NS later */
-	uint32_t owed, repaid;	/* frames taken while a hop was in flight; those fed to the GPU since */
-	float *h_owed;		/* the first hop of them, interleaved (more are fed as silence) */
-	unsigned cur;		/* which of d_hops holds the newest hop */
-	float scale;		/* the inverse transform's 1 / n */
+	uint32_t pos;		     /* frames of the current hop written so far, all channels */
+	uint32_t frames;	     /* frames run since reset (saturates), as suppress_bins.c counts */
+	uint32_t hold;		     /* hops still to come that hold a missing (non-finite) sample */
+	int held;		     /* the hop in flight held one */
+	int seeded;		     /* the noise estimate starts from a noise sample */
+	int failed;		     /* a hop failed or hung: silence until reset() */
+	int pending;		     /* the last hop is in flight: late, collected by the next call */
+	uint64_t pending_since;	     /* when it was submitted: hung GF_SUPPRESS_GPU_HOP_WAIT_NS later */
+	uint32_t owed, repaid;	     /* frames taken while a hop was in flight; those fed to the GPU since */
+	float *h_owed;		     /* the first hop of them, interleaved (more are fed as silence) */
+	unsigned cur;		     /* which of d_hops holds the newest hop */
+	float scale;		     /* the inverse transform's 1 / n */
 	struct gf_suppress_consts k; /* k.g_min: the hop's floor, from floor */
 	struct gf_suppress_floor floor;
 	float *h_in, *h_out; /* pinned, hop x channels interleaved */
+	float *h_hum;	     /* pinned, nb: the hum's factor on the floor per bin on its way up (d_hum) */
+	float *h_hum_next;   /* nb: the table gf_cu_suppress_hum took, for the next hop */
+	int hum_due;	     /* h_hum_next goes up before the next hop's bins */
 	float *d_hops[2];    /* the last two hops' input, interleaved */
-	float *d_win, *d_seed, *d_hp, *d_time, *d_gain, *d_carry, *d_out, *d_mem;
+	float *d_win, *d_seed, *d_hp, *d_hum, *d_time, *d_gain, *d_carry, *d_out, *d_mem;
 	cufftComplex *d_spec;
 	struct bin_state st;
 	cufftHandle r2c, c2r;
@@ -128,9 +132,11 @@ __device__ __forceinline__ float mix(float a, float x, float y)
 	return __fadd_rn(__fmul_rn(a, x), __fmul_rn(__fsub_rn(1.0f, a), y));
 }
 
-/* suppress_bins.c's bin_gain for bin j of the state: the same operations in the same order. */
+/* suppress_bins.c's bin_gain for bin j of the state, floored at k.g_min times @p hum (the hum's factor
+ * in its bins, 1 elsewhere): the same operations in the
+ * same order. */
 __device__ float bin_gain(const struct bin_state st, const struct gf_suppress_consts k, struct frame_flags f,
-			  size_t j, float P, float Pf)
+			  size_t j, float P, float Pf, float hum)
 {
 	float S0 = st.S[j], smin0 = st.Smin[j], stmp = st.Stmp[j], Lp = st.L[j];
 	if (f.first)
@@ -148,12 +154,12 @@ __device__ float bin_gain(const struct bin_state st, const struct gf_suppress_co
 	float a = f.start ? f.start_a : __fadd_rn(k.a_d, __fmul_rn(__fsub_rn(1.0f, k.a_d), p));
 	float L = mix(a, Lp, P);
 	L = fminf(L, __fmul_rn(GF_SUPPRESS_NOISE_OVER_MIN, smin));
-	L = maxf(L, __fmul_rn(GF_SUPPRESS_NOISE_UNDER_MIN, smin));
+	L = maxf(L, __fmul_rn(hum < 1.0f ? GF_SUPPRESS_HUM_UNDER_MIN : GF_SUPPRESS_NOISE_UNDER_MIN, smin));
 	float snr = maxf(__fsub_rn(__fdiv_rn(P, L), 1.0f), 0.0f);
 	float xi =
 		__fadd_rn(__fdiv_rn(__fmul_rn(k.a_dd, st.Y2[j]), L), __fmul_rn(__fsub_rn(1.0f, k.a_dd), snr));
 	xi = maxf(xi, GF_SUPPRESS_XI_MIN);
-	float g = maxf(__fdiv_rn(xi, __fadd_rn(1.0f, xi)), k.g_min);
+	float g = maxf(__fdiv_rn(xi, __fadd_rn(1.0f, xi)), __fmul_rn(hum, k.g_min));
 	if (f.hold)
 		return g;
 	st.S[j] = S;
@@ -166,17 +172,20 @@ __device__ float bin_gain(const struct bin_state st, const struct gf_suppress_co
 }
 
 /* One block per channel: every bin's gain from the unscaled spectrum first (the smoothing reads
- * the neighbours), times the high-pass table (all ones when there is none: x * 1 is x, so the
- * output is the CPU's, which skips the product), then the spectrum scaled. */
+ * the neighbours), floored per bin (g_min, times the hum's factor in its bins), times the high-pass table
+ * (all ones when there is none: x * 1 is x, so the output is the CPU's, which skips the product),
+ * then the spectrum scaled. */
 __global__ void k_bins(struct bin_state st, struct gf_suppress_consts k, struct frame_flags f,
-		       const float *__restrict__ hp, cufftComplex *spec_all, float *gain_all, uint32_t nb)
+		       const float *__restrict__ hp, const float *__restrict__ hum, cufftComplex *spec_all,
+		       float *gain_all, uint32_t nb)
 {
 	size_t base = (size_t)blockIdx.x * nb;
 	cufftComplex *spec = spec_all + base;
 	float *gain = gain_all + base;
 	for (uint32_t i = threadIdx.x; i < nb; i += blockDim.x)
 		gain[i] = __fmul_rn(
-			bin_gain(st, k, f, base + i, power_at(spec, i), smoothed_power(spec, i, nb)), hp[i]);
+			bin_gain(st, k, f, base + i, power_at(spec, i), smoothed_power(spec, i, nb), hum[i]),
+			hp[i]);
 	__syncthreads();
 	for (uint32_t i = threadIdx.x; i < nb; i += blockDim.x) {
 		spec[i].x = __fmul_rn(spec[i].x, gain[i]);
@@ -235,7 +244,7 @@ static float *carve(float **m, size_t count)
 static int alloc_device(struct gf_cu_suppress *s)
 {
 	size_t C = s->channels, hopc = C * s->hop, binc = C * s->nb;
-	size_t floats = 4 * hopc + s->n + 2 * s->nb + C * s->n + binc * (1 + GF_SUPPRESS_BIN_ARRAYS);
+	size_t floats = 4 * hopc + s->n + 3 * s->nb + C * s->n + binc * (1 + GF_SUPPRESS_BIN_ARRAYS);
 	CU_RET(&s->eb, cudaMalloc((void **)&s->d_mem, floats * sizeof(float)));
 	float *m = s->d_mem;
 	s->d_time = carve(&m, C * s->n); /* first: cuFFT's input on the allocation's alignment */
@@ -246,6 +255,7 @@ static int alloc_device(struct gf_cu_suppress *s)
 	s->d_win = carve(&m, s->n);
 	s->d_seed = carve(&m, s->nb);
 	s->d_hp = carve(&m, s->nb);
+	s->d_hum = carve(&m, s->nb);
 	s->d_gain = carve(&m, binc);
 	float **state[] = {&s->st.S, &s->st.Smin, &s->st.Stmp, &s->st.p, &s->st.L, &s->st.Y2};
 	for (int i = 0; i < GF_SUPPRESS_BIN_ARRAYS; i++)
@@ -253,7 +263,9 @@ static int alloc_device(struct gf_cu_suppress *s)
 	CU_RET(&s->eb, cudaMalloc((void **)&s->d_spec, binc * sizeof(cufftComplex)));
 	CU_RET(&s->eb, cudaHostAlloc((void **)&s->h_in, hopc * sizeof(float), cudaHostAllocDefault));
 	CU_RET(&s->eb, cudaHostAlloc((void **)&s->h_out, hopc * sizeof(float), cudaHostAllocDefault));
-	if (!(s->h_owed = (float *)calloc(hopc, sizeof(float))))
+	CU_RET(&s->eb, cudaHostAlloc((void **)&s->h_hum, s->nb * sizeof(float), cudaHostAllocDefault));
+	if (!(s->h_owed = (float *)calloc(hopc, sizeof(float))) ||
+	    !(s->h_hum_next = (float *)calloc(s->nb, sizeof(float))))
 		return GF_E_NOMEM;
 	return 0;
 }
@@ -272,7 +284,7 @@ static int make_plans(struct gf_cu_suppress *s)
 }
 
 /* The host's shape (the CPU suppressor's frame, constants, window, seed and high-pass table), copied to
- * the device; no table is a table of ones. */
+ * the device; no table is a table of ones. The hum table starts at 1 in every bin (no hum). */
 static int take_shape(struct gf_cu_suppress *s, const struct gf_suppress_shape *sh)
 {
 	s->n = sh->n;
@@ -287,15 +299,15 @@ static int take_shape(struct gf_cu_suppress *s, const struct gf_suppress_shape *
 	if (sh->seed)
 		CU_RET(&s->eb,
 		       cudaMemcpy(s->d_seed, sh->seed, s->nb * sizeof(float), cudaMemcpyHostToDevice));
-	float *ones = NULL;
-	if (!sh->highpass) {
-		if (!(ones = (float *)malloc(s->nb * sizeof(float))))
-			return GF_E_NOMEM;
-		for (uint32_t i = 0; i < s->nb; i++)
-			ones[i] = 1.0f;
-	}
+	float *ones = (float *)malloc(s->nb * sizeof(float));
+	if (!ones)
+		return GF_E_NOMEM;
+	for (uint32_t i = 0; i < s->nb; i++)
+		ones[i] = 1.0f;
 	cudaError_t e = cudaMemcpy(s->d_hp, sh->highpass ? sh->highpass : ones, s->nb * sizeof(float),
 				   cudaMemcpyHostToDevice);
+	if (e == cudaSuccess)
+		e = cudaMemcpy(s->d_hum, ones, s->nb * sizeof(float), cudaMemcpyHostToDevice);
 	free(ones);
 	CU_RET(&s->eb, e);
 	return 0;
@@ -346,6 +358,12 @@ static int enqueue_hop(struct gf_cu_suppress *s)
 {
 	size_t C = s->channels, hopc = C * s->hop;
 	unsigned cur = s->cur ^ 1u; /* the older hop's buffer takes the newest */
+	if (s->hum_due) {	    /* no hop is in flight here (collected first): h_hum is free to refill */
+		memcpy(s->h_hum, s->h_hum_next, s->nb * sizeof(float));
+		CU_RET(&s->eb, cudaMemcpyAsync(s->d_hum, s->h_hum, s->nb * sizeof(float),
+					       cudaMemcpyHostToDevice, s->stream));
+		s->hum_due = 0;
+	}
 	CU_RET(&s->eb, cudaMemcpyAsync(s->d_hops[cur], s->h_in, hopc * sizeof(float), cudaMemcpyHostToDevice,
 				       s->stream));
 	k_analyse<<<blocks_for(C * s->n), THREADS, 0, s->stream>>>(
@@ -354,7 +372,8 @@ static int enqueue_hop(struct gf_cu_suppress *s)
 	CUFFT_RET(&s->eb, cufftExecR2C(s->r2c, s->d_time, s->d_spec));
 	struct frame_flags f = flags_for(s);
 	s->k.g_min = gf_suppress_floor_next(&s->floor); /* the live depth, ramped as the CPU does */
-	k_bins<<<s->channels, THREADS, 0, s->stream>>>(s->st, s->k, f, s->d_hp, s->d_spec, s->d_gain, s->nb);
+	k_bins<<<s->channels, THREADS, 0, s->stream>>>(s->st, s->k, f, s->d_hp, s->d_hum, s->d_spec,
+						       s->d_gain, s->nb);
 	CU_LAUNCHED(&s->eb);
 	CUFFT_RET(&s->eb, cufftExecC2R(s->c2r, s->d_spec, s->d_time));
 	k_synth<<<blocks_for(hopc), THREADS, 0, s->stream>>>(s->d_time, s->d_win, s->d_carry, s->d_out,
@@ -483,12 +502,23 @@ extern "C" void gf_cu_suppress_free(void *inst)
 	cudaFree(s->d_spec);
 	cudaFreeHost(s->h_in);
 	cudaFreeHost(s->h_out);
+	cudaFreeHost(s->h_hum);
 	free(s->h_owed);
+	free(s->h_hum_next);
 	if (s->done)
 		cudaEventDestroy(s->done);
 	if (s->stream)
 		cudaStreamDestroy(s->stream);
 	free(s);
+}
+
+/* Taken here, sent up by the next hop (enqueue_hop): a hop in flight may still read h_hum. */
+extern "C" void gf_cu_suppress_hum(void *inst, const float *hum)
+{
+	struct gf_cu_suppress *s = (struct gf_cu_suppress *)inst;
+	for (uint32_t i = 0; i < s->nb; i++)
+		s->h_hum_next[i] = hum ? hum[i] : 1.0f;
+	s->hum_due = 1;
 }
 
 extern "C" const char *gf_cu_suppress_error(const void *inst)

@@ -20,6 +20,7 @@ int gf_cu_suppress_process(void *inst, float *buf, uint32_t stride, uint32_t fra
 int gf_cu_suppress_reset(void *inst);
 void gf_cu_suppress_set_floor(void *inst, float g);
 const char *gf_cu_suppress_error(const void *inst);
+void gf_cu_suppress_hum(void *inst, const float *hum);
 }
 
 #endif

@@ -254,13 +254,28 @@ int gf_config_suppress_new_ex(const struct gf_config *c, uint32_t rate, uint32_t
 			      struct gf_errbuf *eb);
 
 /**
+ * 1 when a notch with freq_hz = "auto" has its hum removed in the suppressors' frames (live, where
+ * every chain holding it has a suppressor: docs/config.md), not as an FIR: the daemon then hands a
+ * new hum set to the running suppressors (gf_config_suppress_set_hum) instead of reloading. Any
+ * thread.
+ */
+int gf_config_hum_in_suppressor_any(const struct gf_config *c);
+
+/**
+ * Remove @p h (f0_hz 0: none) in the frames of @p b's suppressors from their next frame on, each up
+ * to its chain's notch's harmonics (none where its chain has no such notch). Control thread, while
+ * audio runs: lock-free (suppress.h, gf_suppress_set_hum).
+ */
+void gf_config_suppress_set_hum(struct gf_suppress_bank *b, const struct gf_hum *h);
+
+/**
  * 1 and a description in @p why when the suppressors of @p a and @p b differ
  * on any of @p channels channels in what needs a new suppressor (added,
- * removed, highpass_hz, the noise file or its contents), or when channels
- * whose suppressors had the same settings get different reduction_db or
- * bypass (they may run in one GPU batch, which has one floor): a live reload
- * then restarts the stream. reduction_db and bypass alone are live
- * (gf_config_suppress_live_differs). Any thread.
+ * removed, highpass_hz, the noise file or its contents, the harmonics of the
+ * hum they remove), or when channels whose suppressors had the same settings
+ * get different reduction_db or bypass (they may run in one GPU batch, which
+ * has one floor): a live reload then restarts the stream. reduction_db and
+ * bypass alone are live (gf_config_suppress_live_differs). Any thread.
  */
 int gf_config_suppress_differs(const struct gf_config *a, const struct gf_config *b, uint32_t channels,
 			       char *why, size_t len);

@@ -230,6 +230,14 @@ int gf_cfg_build_denoise(const struct gf_config *c, const struct gf_config_filte
 /* A notch with freq_hz = "auto": the mains hum measured in the input file. */
 int gf_cfg_build_hum(const struct gf_config *c, const struct gf_config_filter *f, uint32_t rate, double **h,
 		     uint32_t *n, struct gf_errbuf *eb);
+/* The hum that notch @p f hands to the suppressor called @p sup (gf_cfg_hum_in_suppressor): found as
+ * gf_cfg_build_hum finds it (f0_hz 0: none), and said in the log. */
+int gf_cfg_hum_for_suppressor(const struct gf_config *c, const struct gf_config_filter *f, const char *sup,
+			      uint32_t rate, struct gf_hum *h, struct gf_errbuf *eb);
+/* 1: @p f is a notch with freq_hz = "auto" whose hum the suppressors remove in their frames, not an
+ * FIR: the chains are minimum phase (live), and every chain that holds it has a suppressor
+ * (config_suppress.c). Its FIR is then one tap of 1.0. */
+int gf_cfg_hum_in_suppressor(const struct gf_config *c, const struct gf_config_filter *f);
 
 /* ---- parametric EQ (config_peq.c) ----------------------------------------- */
 

@@ -7,7 +7,10 @@
  * noise samples that seed them, makes the bank that runs them
  * (suppress_bank.h), tells a reload whether they changed in a way that needs
  * a new one (reduction_db and bypass do not: they are the live floor), and
- * gives each channel's floor for the running bank.
+ * gives each channel's floor for the running bank. Live (minimum phase), a
+ * notch with freq_hz = "auto" in chains that all have a suppressor is not an
+ * FIR either: those suppressors remove its hum in their frames
+ * (suppress_hum.h), and this file decides which notch each one takes.
  */
 #include <math.h>
 #include <stdio.h>
@@ -18,6 +21,7 @@
 #include "log.h"
 #include "noise_file.h"
 #include "suppress_bank.h"
+#include "suppress_hum.h"
 
 /* The longest noise sample read, seconds: the estimate settles well within it. */
 #define NOISE_MAX_S 30.0
@@ -58,6 +62,102 @@ static int suppress_index(const struct gf_config *c, uint32_t ch)
 	return -1;
 }
 
+/* 1: @p chain (@p n names) holds filter @p k. */
+static int chain_holds(const struct gf_config *c, char *const *chain, uint32_t n, int k)
+{
+	for (uint32_t i = 0; i < n; i++)
+		if (gf_config_find_filter(c, chain[i]) == k)
+			return 1;
+	return 0;
+}
+
+static int chain_has_suppress(const struct gf_config *c, char *const *chain, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		int k = gf_config_find_filter(c, chain[i]);
+		if (k >= 0 && gf_cfg_is_suppress(&c->filters[k]))
+			return 1;
+	}
+	return 0;
+}
+
+/* Minimum phase is where a notch comb turns the voice's phase (docs/denoise.md): there, the
+ * suppressor's frames take the hum instead, as a gain with no phase, wherever every chain holding
+ * the notch runs a suppressor (a mixer's paths have none: their notches stay FIRs). */
+int gf_cfg_hum_in_suppressor(const struct gf_config *c, const struct gf_config_filter *f)
+{
+	if (f->kind != FK_DESIGN || f->design.type != GF_DESIGN_NOTCH || !f->design.freq_auto ||
+	    !(gf_config_min_phase(c) || f->minphase))
+		return 0;
+	int k = (int)(f - c->filters), used = 0;
+	if (chain_holds(c, c->chain, c->n_chain, k)) {
+		if (!chain_has_suppress(c, c->chain, c->n_chain))
+			return 0;
+		used = 1;
+	}
+	for (uint32_t i = 0; i < c->n_routes; i++) {
+		const struct gf_config_route *r = &c->routes[i];
+		if (!r->has_chain || !chain_holds(c, r->chain, r->n_chain, k))
+			continue;
+		if (!chain_has_suppress(c, r->chain, r->n_chain))
+			return 0;
+		used = 1;
+	}
+	for (uint32_t i = 0; c->mixer && i < c->mixer->n_paths; i++)
+		if (chain_holds(c, c->mixer->paths[i].chain, c->mixer->paths[i].n_chain, k))
+			return 0;
+	return used;
+}
+
+/* The index of the notch whose hum channel @p ch's suppressor removes (gf_cfg_hum_in_suppressor),
+ * or -1; with two such notches in one chain, the one looking at more harmonics. */
+static int hum_index(const struct gf_config *c, uint32_t ch)
+{
+	char *const *chain;
+	uint32_t n;
+	int best = -1;
+	chain_of(c, ch, &chain, &n);
+	if (suppress_index(c, ch) < 0)
+		return -1;
+	for (uint32_t i = 0; i < n; i++) {
+		int k = gf_config_find_filter(c, chain[i]);
+		if (k >= 0 && gf_cfg_hum_in_suppressor(c, &c->filters[k]) &&
+		    (best < 0 || c->filters[k].design.harmonics > c->filters[best].design.harmonics))
+			best = k;
+	}
+	return best;
+}
+
+/* The harmonics channel @p ch's suppressor removes hum up to; 0: none. */
+static uint32_t hum_top(const struct gf_config *c, uint32_t ch)
+{
+	int k = hum_index(c, ch);
+	return k < 0 ? 0 : c->filters[k].design.harmonics;
+}
+
+int gf_config_hum_in_suppressor_any(const struct gf_config *c)
+{
+	for (uint32_t i = 0; i < c->n_filters; i++)
+		if (c->filters[i].used && gf_cfg_hum_in_suppressor(c, &c->filters[i]))
+			return 1;
+	return 0;
+}
+
+static void suppress_hum_of(const struct gf_hum *h, struct gf_suppress_hum *out)
+{
+	_Static_assert(GF_HUM_MAX_HARMONICS <= GF_SUPPRESS_HUM_MAX, "a hum set fits the suppressor's");
+	out->f0_hz = h->f0_hz;
+	out->n = h->n;
+	memcpy(out->harmonic, h->harmonic, h->n * sizeof(h->harmonic[0]));
+}
+
+void gf_config_suppress_set_hum(struct gf_suppress_bank *b, const struct gf_hum *h)
+{
+	struct gf_suppress_hum sh;
+	suppress_hum_of(h, &sh);
+	gf_suppress_bank_set_hum(b, &sh);
+}
+
 int gf_config_suppress_of(const struct gf_config *c, uint32_t ch, struct gf_config_suppress *out)
 {
 	int k = suppress_index(c, ch);
@@ -80,7 +180,7 @@ int gf_config_has_suppress(const struct gf_config *c)
 	return 0;
 }
 
-/* The parameters of filter @p f, its noise sample read into *noise. */
+/* What filter @p f's suppressors share: its parameters, its noise sample read into *noise. */
 static int suppress_params(const struct gf_config_filter *f, uint32_t rate, struct gf_suppress_params *p,
 			   float **noise, struct gf_errbuf *eb)
 {
@@ -105,6 +205,50 @@ static int suppress_params(const struct gf_config_filter *f, uint32_t rate, stru
 	return 0;
 }
 
+/* Per filter, what the channels' suppressors share: the parameters and noise sample of each
+ * suppressor, the hum each hum notch hands over (gf_cfg_hum_in_suppressor), made once. */
+struct shared {
+	struct gf_suppress_params *params;
+	float **noise;
+	struct gf_suppress_hum *hum;
+	uint8_t *made, *hum_made;
+};
+
+static void shared_free(struct shared *sh, uint32_t n)
+{
+	for (uint32_t i = 0; sh->noise && i < n; i++)
+		free(sh->noise[i]);
+	free(sh->noise);
+	free(sh->params);
+	free(sh->hum);
+	free(sh->made);
+	free(sh->hum_made);
+}
+
+/* Channel @p ch's parameters into @p out: its suppressor's, with the hum of its chain's notch. */
+static int channel_params(const struct gf_config *c, uint32_t ch, uint32_t rate, struct shared *sh,
+			  struct gf_suppress_params *out, struct gf_errbuf *eb)
+{
+	int k = suppress_index(c, ch), hk = hum_index(c, ch), r = 0;
+	if (!sh->made[k] && !(r = suppress_params(&c->filters[k], rate, &sh->params[k], &sh->noise[k], eb)))
+		sh->made[k] = 1;
+	if (r)
+		return r;
+	*out = sh->params[k];
+	if (hk < 0)
+		return 0;
+	if (!sh->hum_made[hk]) {
+		struct gf_hum h;
+		if ((r = gf_cfg_hum_for_suppressor(c, &c->filters[hk], c->filters[k].name, rate, &h, eb)))
+			return r;
+		suppress_hum_of(&h, &sh->hum[hk]);
+		sh->hum_made[hk] = 1;
+	}
+	out->hum_harmonics = c->filters[hk].design.harmonics;
+	out->hum = &sh->hum[hk];
+	return 0;
+}
+
 int gf_config_suppress_new_ex(const struct gf_config *c, uint32_t rate, uint32_t channels,
 			      const struct gf_suppress_bank_opts *o, struct gf_suppress_bank **out,
 			      struct gf_errbuf *eb)
@@ -112,32 +256,27 @@ int gf_config_suppress_new_ex(const struct gf_config *c, uint32_t rate, uint32_t
 	*out = NULL;
 	if (!gf_config_has_suppress(c))
 		return 0;
-	struct gf_suppress_params *params = calloc(c->n_filters, sizeof(*params));
-	float **noise = calloc(c->n_filters, sizeof(*noise));
-	const struct gf_suppress_params **per = calloc(channels, sizeof(*per));
-	uint8_t *made = calloc(c->n_filters, 1);
-	int r = params && noise && per && made ? 0 : GF_E_NOMEM;
+	uint32_t nf = c->n_filters;
+	struct shared sh = {calloc(nf, sizeof(*sh.params)), calloc(nf, sizeof(*sh.noise)),
+			    calloc(nf, sizeof(*sh.hum)), calloc(nf, 1), calloc(nf, 1)};
+	struct gf_suppress_params *params = calloc(channels ? channels : 1, sizeof(*params));
+	const struct gf_suppress_params **per = calloc(channels ? channels : 1, sizeof(*per));
+	int r = sh.params && sh.noise && sh.hum && sh.made && sh.hum_made && params && per ? 0 : GF_E_NOMEM;
+	int any = 0;
 	for (uint32_t ch = 0; !r && ch < channels; ch++) {
-		int k = suppress_index(c, ch);
-		if (k < 0)
+		if (suppress_index(c, ch) < 0)
 			continue;
-		if (!made[k] && !(r = suppress_params(&c->filters[k], rate, &params[k], &noise[k], eb)))
-			made[k] = 1;
-		per[ch] = &params[k];
+		r = channel_params(c, ch, rate, &sh, &params[ch], eb);
+		per[ch] = &params[ch];
+		any = 1;
 	}
 	struct gf_errbuf why = {{0}};
-	int any = 0;
-	for (uint32_t ch = 0; ch < channels; ch++)
-		any |= per && per[ch] != NULL;
 	if (!r && any && (r = gf_suppress_bank_new_ex(per, channels, rate, o, out, &why)))
 		gf_errbuf_set(eb, "%s: the suppressor: %s", c->priv->src,
 			      why.msg[0] ? why.msg : gf_strerror(r));
-	for (uint32_t i = 0; noise && i < c->n_filters; i++)
-		free(noise[i]);
-	free(noise);
+	shared_free(&sh, nf);
 	free(params);
 	free(per);
-	free(made);
 	return r;
 }
 
@@ -214,6 +353,9 @@ int gf_config_suppress_differs(const struct gf_config *a, const struct gf_config
 		else if (noise_differs(fa, fb))
 			snprintf(why, len, "suppressor noise %s -> %s", fa->file ? fa->file : "none",
 				 fb->file ? fb->file : "none");
+		else if (hum_top(a, ch) != hum_top(b, ch))
+			snprintf(why, len, "suppressor's hum removal up to harmonic %u -> %u", hum_top(a, ch),
+				 hum_top(b, ch));
 		if (why[0])
 			return 1;
 	}

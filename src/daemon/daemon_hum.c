@@ -7,7 +7,12 @@
  * from the one the running filter notches, starts a reload: the one reload
  * path (build thread, swap with a crossfade), whose build carries the set
  * (gf_config_source.hum). A failed build keeps the running filter, is
- * logged, and is not tried again for the same set. */
+ * logged, and is not tried again for the same set.
+ *
+ * Where the notch's chains end in a suppressor and run minimum phase (live:
+ * gf_config_hum_in_suppressor_any), the suppressors remove the hum in their
+ * frames instead (suppress_hum.h): a new set goes straight to the running
+ * suppressors, lock-free, with no reload and no FIR rebuilt. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -134,6 +139,23 @@ static void drain(struct gf_dm_hum *h)
 	}
 }
 
+/* The suppressors remove the hum (see the top): the set found, once it differs from the one they
+ * remove (also after a reload whose build carried an older one), goes to them directly. */
+static void to_suppressor(struct daemon *d, struct gf_dm_hum *h)
+{
+	if (!d->suppress || !gf_config_hum_in_suppressor_any(d->cfg) ||
+	    (d->cfg->hum_followed && same_set(&h->found, &d->cfg->live_hum) &&
+	     h->found.f0_hz == d->cfg->live_hum.f0_hz))
+		return;
+	gf_config_suppress_set_hum(d->suppress, &h->found);
+	d->cfg->live_hum = h->found;
+	d->cfg->hum_followed = 1;
+	char now[200];
+	gf_hum_describe(&h->found, now, sizeof(now));
+	gf_info("hum: the suppressors remove %s at %.3f Hz in their frames (zero phase, no latency)", now,
+		h->found.f0_hz);
+}
+
 void gf_dm_hum_poll(struct daemon *d)
 {
 	struct gf_dm_hum *h = d->hum;
@@ -161,6 +183,7 @@ void gf_dm_hum_poll(struct daemon *d)
 		gf_hum_describe(&h->found, now, sizeof(now));
 		gf_notice("hum in the running input: %s at %.3f Hz (was %s)", now, h->found.f0_hz, was);
 	}
+	to_suppressor(d, h);
 }
 
 int gf_dm_hum_due(struct daemon *d, char *trigger, size_t len)
@@ -168,8 +191,8 @@ int gf_dm_hum_due(struct daemon *d, char *trigger, size_t len)
 	struct gf_dm_hum *h = d->hum;
 	uint32_t hmax;
 	if (!h || !h->track || !h->tap || !d->live || d->engine_stuck || d->build || !d->cfg->hum_followed ||
-	    !gf_config_hum_auto(d->cfg, &hmax))
-		return 0;
+	    !gf_config_hum_auto(d->cfg, &hmax) || gf_config_hum_in_suppressor_any(d->cfg))
+		return 0; /* the suppressors' hum needs no reload (to_suppressor) */
 	if (same_set(&h->found, &d->cfg->live_hum) || (h->failed_set && same_set(&h->found, &h->failed)))
 		return 0;
 	char now[200];

@@ -203,6 +203,11 @@ void gf_cuda_suppress_set_floor(void *inst, float g)
 	g_mod->suppress_set_floor(inst, g);
 }
 
+void gf_cuda_suppress_hum(void *inst, const float *hum)
+{
+	g_mod->suppress_hum(inst, hum);
+}
+
 /* ---- the backend table: create loads the module, the rest forward ---- */
 
 static int ld_create(const struct gf_engine_params *p, const struct gf_filter_set *fs, void **inst,

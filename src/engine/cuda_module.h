@@ -36,8 +36,9 @@ extern "C" {
  * hung: no failure); 9: suppress_process takes NaN/Inf as missing input, the state held over it;
  * 10: the host's test hooks (hook_value, hook_choice); 11: gf_engine_params.gpu_path, ask_persistent;
  * 12: suppress_set_floor and gf_suppress_consts.ramp_frames (live depth and bypass);
- * 13: suppress_process takes the frame's stride (a run of channels inside a wider interleave) */
-#define GF_CUDA_MODULE_ABI 13
+ * 13: suppress_process takes the frame's stride (a run of channels inside a wider interleave);
+ * 14: suppress_hum (the hum's factor on the gain's floor per bin changes at run time) */
+#define GF_CUDA_MODULE_ABI 14
 /** File name of the module; the loader looks for it beside the executable, then in the lib dir. */
 #define GF_CUDA_MODULE_NAME "libgpufir-cuda.so"
 /** Environment variable naming the module's path (tests, unusual installs). */
@@ -80,6 +81,10 @@ struct gf_cuda_module {
 	const char *(*suppress_error)(const void *inst);
 	/* The gain's floor, ramped from the next hop (gf_suppress_gpu_set_floor): no GPU call. */
 	void (*suppress_set_floor)(void *inst, float g);
+	/* The hum's factor on the gain's floor per bin (nb floats, below 1 in the hum's bins; NULL: 1 in
+	 * every bin) that every channel's bins take from the next hop on (suppress/suppress_hum.h).
+	 * Audio thread, as process(); RT-safe (it copies the table, which goes up with the next hop). */
+	void (*suppress_hum)(void *inst, const float *hum);
 };
 
 /** The module's entry point. @return its table, or NULL if @p host's ABI differs. */

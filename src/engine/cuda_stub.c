@@ -100,3 +100,9 @@ const char *gf_cuda_suppress_error(const void *inst)
 	(void)inst;
 	return "this gpufir was built without CUDA support";
 }
+
+void gf_cuda_suppress_hum(void *inst, const float *hum)
+{
+	(void)inst;
+	(void)hum;
+}

@@ -75,6 +75,7 @@ int gf_cuda_suppress_process(void *inst, float *buf, uint32_t stride, uint32_t f
 int gf_cuda_suppress_reset(void *inst);
 const char *gf_cuda_suppress_error(const void *inst);
 void gf_cuda_suppress_set_floor(void *inst, float g);
+void gf_cuda_suppress_hum(void *inst, const float *hum);
 
 #ifdef __cplusplus
 }

@@ -70,7 +70,7 @@ static int open_input(struct run *r, const struct gf_offline_opts *o, struct gf_
  * where the engine does (suppress_bank.h); a hop there waits GF_SUPPRESS_GPU_HOP_WAIT_NS at most.
  * Its CPU channels spread over the threads a file may use (--threads; a batch's share of the CPUs),
  * which the FIR leaves to it: a file with a suppressor is not striped (plan_stripes). */
-static int take_suppressor(struct run *r, uint32_t rate, uint32_t ch, struct gf_errbuf *eb)
+static int take_suppressor(struct run *r, const char *input, uint32_t rate, uint32_t ch, struct gf_errbuf *eb)
 {
 	const struct gf_config *cfg;
 	int err = gf_offline_ctx_config(r->lane->ctx, &cfg, eb);
@@ -78,7 +78,7 @@ static int take_suppressor(struct run *r, uint32_t rate, uint32_t ch, struct gf_
 					   .threads = r->lane->ctx->stripe_max};
 	if (!err) {
 		so.gpu_index = r->lane->gpu_index >= 0 ? r->lane->gpu_index : cfg->gpu_index;
-		err = gf_config_suppress_new_ex(cfg, rate, ch, &so, &r->sup, eb);
+		err = gf_offline_ctx_suppressor(r->lane->ctx, input, rate, ch, &so, &r->sup, eb);
 	}
 	return err == GF_E_NOMEM || err == 0 ? err : GF_E_CONFIG;
 }
@@ -94,7 +94,7 @@ static int take_engine(struct run *r, const struct gf_offline_opts *o, struct gf
 	if (!err)
 		gf_engine_get_stats(r->engine, &r->st0);
 	if (!err) /* the configuration was loaded by gf_offline_ctx_filters */
-		err = take_suppressor(r, rate, ch, eb);
+		err = take_suppressor(r, o->input, rate, ch, eb);
 	return err;
 }
 

@@ -161,6 +161,18 @@ int gf_offline_ctx_filters(struct gf_offline_ctx *c, uint32_t rate, uint32_t cha
 	return err;
 }
 
+int gf_offline_ctx_suppressor(struct gf_offline_ctx *c, const char *input, uint32_t rate, uint32_t channels,
+			      const struct gf_suppress_bank_opts *o, struct gf_suppress_bank **out,
+			      struct gf_errbuf *eb)
+{
+	pthread_mutex_lock(&c->mu); /* program_file is the configuration's, shared by the lanes */
+	c->cfg->program_file = input;
+	int err = gf_config_suppress_new_ex(c->cfg, rate, channels, o, out, eb);
+	c->cfg->program_file = NULL;
+	pthread_mutex_unlock(&c->mu);
+	return err;
+}
+
 void gf_offline_lane_init(struct gf_offline_lane *l, struct gf_offline_ctx *c, int gpu_index,
 			  enum gf_backend_kind backend)
 {

@@ -230,6 +230,11 @@ int gf_offline_ctx_config(struct gf_offline_ctx *c, const struct gf_config **cfg
 int gf_offline_ctx_filters(struct gf_offline_ctx *c, uint32_t rate, uint32_t channels, const char *input,
 			   struct gf_filter_set **fs, int *owned, struct gf_config_build_info *built,
 			   struct gf_errbuf *eb);
+/* The suppressors for @p input (any thread; the configuration loaded): a hum they remove in their
+ * frames (gf_config_hum_in_suppressor_any) is measured in @p input, as a hum notch's is. */
+int gf_offline_ctx_suppressor(struct gf_offline_ctx *c, const char *input, uint32_t rate, uint32_t channels,
+			      const struct gf_suppress_bank_opts *o, struct gf_suppress_bank **out,
+			      struct gf_errbuf *eb);
 
 /* An input of @p samples (frames x channels; 0 = unknown) opened: the job's size, once. */
 void gf_offline_ctx_note_input(struct gf_offline_ctx *c, const char *path, uint64_t samples);

@@ -5,8 +5,10 @@
  * both hold the state of every channel), cut into calls of random
  * sizes, different on each side, the GPU's output equals the CPU's within
  * TOL_REL_L2 per channel; with a noise sample too, and with the zero-phase
- * high-pass (highpass_hz: its table the same bits on both sides), and with the
- * live floor switched to bypass and to another depth mid-stream; 0 dB of
+ * high-pass (highpass_hz: its table the same bits on both sides), with the
+ * live floor switched to bypass and to another depth mid-stream, and with a
+ * mains hum set handed over halfway (the deeper floor in its bins, sent up
+ * with a hop: suppress_hum.h); 0 dB of
  * reduction gives the input back, latency() frames late; bad parameters are refused.
  *
  * Why TOL_REL_L2 holds: both run the same float operations in the same order
@@ -27,6 +29,7 @@
 #include <string.h>
 
 #include "suppress.h"
+#include "suppress_hum.h"
 #include "suppressutil.h"
 #include "testutil.h"
 
@@ -162,6 +165,55 @@ static void floor_case(uint32_t C, uint32_t rate)
 	free(want), free(got);
 }
 
+/* Run @p buf's frames [from, to) (C channels) on the CPU or the GPU, calls of random size. */
+static void run_span(struct gf_suppress *cpu, struct gf_suppress_gpu *gpu, float *buf, uint32_t from,
+		     uint32_t to, uint32_t C)
+{
+	if (cpu)
+		run_cpu(cpu, buf + (size_t)from * C, to - from, C, 700);
+	else
+		run_gpu(gpu, buf + (size_t)from * C, to - from, C, 1500);
+}
+
+/* Mains hum (suppress_hum.h): 50.02 Hz hum on harmonics 1 to 3 added to the speech in noise, the
+ * set handed to both suppressors halfway (between calls on both sides, so both take it at the same
+ * hop): the deeper floor in the hum's bins and its upload with a hop match the CPU. */
+static void hum_case(uint32_t C, uint32_t rate)
+{
+	static const struct gf_suppress_hum hum = {.f0_hz = 50.02, .n = 3, .harmonic = {1, 2, 3}};
+	uint32_t frames = 2 * rate;
+	struct gf_suppress_params p = {.reduction_db = 18.0, .highpass_hz = 25.0, .hum_harmonics = 4};
+	struct gf_errbuf eb = {{0}};
+	struct gf_suppress *cpu = NULL;
+	CHECK_OK_EB(gf_suppress_new(&p, C, rate, &cpu, &eb), &eb);
+	struct gf_suppress_gpu *gpu = make_gpu(&p, C, rate);
+	uint32_t lat = gf_suppress_latency(cpu), total = frames + lat, half = total / 2;
+	float *want = make_input(C, frames, lat, rate);
+	for (uint32_t i = 0; i < frames; i++)
+		for (uint32_t k = 1; k <= 3; k++)
+			for (uint32_t c = 0; c < C; c++)
+				want[(size_t)i * C + c] +=
+					(float)(0.05 / k * sin(2.0 * M_PI * 50.02 * k * i / rate));
+	float *got = malloc((size_t)total * C * sizeof(float));
+	CHECK(got);
+	memcpy(got, want, (size_t)total * C * sizeof(float));
+	run_span(cpu, NULL, want, 0, half, C);
+	run_span(NULL, gpu, got, 0, half, C);
+	gf_suppress_set_hum(cpu, &hum);
+	gf_suppress_gpu_set_hum(gpu, &hum);
+	run_span(cpu, NULL, want, half, total, C);
+	run_span(NULL, gpu, got, half, total, C);
+	double max_abs, rel = gf_test_worst_channel_rel_l2(got, want, C, total, &max_abs);
+	printf("  %4u ch at %u Hz, hum set halfway: largest per-channel rel L2 %.2e, largest |diff| %.2e\n",
+	       C, rate, rel, max_abs);
+	CHECK(rel < TOL_REL_L2);
+	worst_rel = fmax(worst_rel, rel);
+	worst_abs = fmax(worst_abs, max_abs);
+	gf_suppress_gpu_free(gpu);
+	gf_suppress_free(cpu);
+	free(want), free(got);
+}
+
 /* 0 dB: every gain is one, so the output is the input latency() frames late. */
 static void identity_case(uint32_t C, uint32_t rate)
 {
@@ -214,6 +266,8 @@ int main(void)
 	match_case(2, 16000, quick ? 1.0 : 3.0, 1, 40.0);
 	floor_case(64, 48000);
 	floor_case(2, 16000);
+	hum_case(2, 48000);
+	hum_case(64, 16000);
 	identity_case(1, 48000);
 	identity_case(64, 16000);
 	refusal_case();

@@ -18,6 +18,7 @@
 #include "memlimit.h"
 #include "suppress.h"
 #include "suppress_bins.h"
+#include "suppress_hum.h"
 
 struct sup_chan {
 	float *in;  /* N: the newest N input frames, oldest first */
@@ -34,10 +35,13 @@ struct gf_suppress {
 	float *time;   /* N: transform input and output */
 	fftwf_complex *spec;
 	fftwf_plan r2c, c2r;
-	struct gf_suppress_consts k; /* k.g_min: this frame's floor, from floor */
-	struct gf_suppress_floor floor;
-	float *seed; /* nb: the noise sample's mean power per bin; NULL: none */
-	float *hp;   /* nb: the high-pass table H (suppress.h); NULL: none */
+	struct gf_suppress_consts k;	/* k.g_min: this frame's floor, from floor */
+	struct gf_suppress_floor floor; /* the gain's floor, the live depth, ramped */
+	float *seed;			/* nb: the noise sample's mean power per bin; NULL: none */
+	float *hp;			/* nb: the high-pass table H (suppress.h); NULL: none */
+	uint32_t hum_top;		/* the highest hum harmonic removed; 0: none (suppress_hum.h) */
+	struct gf_suppress_gain_slot hum_gain; /* per bin: the hum's factor on the floor, 1 elsewhere */
+	float *hum_mem;			       /* 3 x nb: the slot's tables */
 	struct sup_chan *ch;
 	float *mem; /* one block for every channel's arrays */
 };
@@ -147,7 +151,7 @@ static int alloc_channels(struct gf_suppress *s)
 {
 	size_t per = (size_t)s->n * 2 + s->hop + (size_t)s->nb * GF_SUPPRESS_BIN_ARRAYS;
 	s->ch = calloc(s->channels, sizeof(*s->ch));
-	s->mem = fftwf_malloc(sizeof(float) * (per * s->channels + s->n + 2 * (size_t)s->nb));
+	s->mem = fftwf_malloc(sizeof(float) * (per * s->channels + s->n + 5 * (size_t)s->nb));
 	if (!s->ch || !s->mem)
 		return GF_E_NOMEM;
 	float *m = s->mem;
@@ -157,6 +161,8 @@ static int alloc_channels(struct gf_suppress *s)
 	m += s->nb;
 	s->hp = m;
 	m += s->nb;
+	s->hum_mem = m;
+	m += 3 * (size_t)s->nb;
 	for (uint32_t c = 0; c < s->channels; c++) {
 		struct sup_chan *ch = &s->ch[c];
 		ch->in = m;
@@ -235,6 +241,10 @@ int gf_suppress_new(const struct gf_suppress_params *p, uint32_t channels, uint3
 		make_highpass(s->hp, s->nb, s->n, rate, p->highpass_hz);
 	else
 		s->hp = NULL;
+	gf_suppress_gain_slot_init(&s->hum_gain, s->hum_mem, s->nb, NULL);
+	s->hum_top = p->hum_harmonics;
+	if (p->hum)
+		gf_suppress_set_hum(s, p->hum);
 	gf_suppress_reset(s);
 	*out = s;
 	return 0;
@@ -283,6 +293,18 @@ void gf_suppress_set_floor(struct gf_suppress *s, float g)
 	gf_suppress_floor_set(&s->floor, g, s->k.ramp_frames);
 }
 
+void gf_suppress_set_hum(struct gf_suppress *s, const struct gf_suppress_hum *h)
+{
+	float *t = gf_suppress_gain_slot_back(&s->hum_gain);
+	int flat = gf_suppress_hum_mask(t, s->nb, s->n, s->rate, h, s->hum_top);
+	gf_suppress_gain_slot_publish(&s->hum_gain, flat); /* flat: NULL, the floor as without hum */
+}
+
+const float *gf_suppress_hum_take(struct gf_suppress *s, int *changed)
+{
+	return gf_suppress_gain_slot_take(&s->hum_gain, changed);
+}
+
 void gf_suppress_reset(struct gf_suppress *s)
 {
 	/* A new stream starts from silence: the floor is at its target at once, nothing to ramp. */
@@ -299,11 +321,12 @@ void gf_suppress_reset(struct gf_suppress *s)
 	}
 }
 
-/* A hop is in: one frame of channel @p ch through the gain, added back. */
-static void frame(struct gf_suppress *s, struct sup_chan *ch)
+/* A hop is in: one frame of channel @p ch through the gain (its floor times @p hum per bin, the
+ * hum's factor; NULL: the floor alone), added back. */
+static void frame(struct gf_suppress *s, struct sup_chan *ch, const float *hum)
 {
 	analyse(s, ch->in);
-	gf_suppress_bins_run(&ch->bins, &s->k, s->hp, (float *)s->spec, s->nb, s->hold > 0);
+	gf_suppress_bins_run(&ch->bins, &s->k, s->hp, hum, (float *)s->spec, s->nb, s->hold > 0);
 	fftwf_execute_dft_c2r(s->c2r, s->spec, s->time);
 	float scale = 1.0f / (float)s->n; /* FFTW's inverse is unnormalised */
 	for (uint32_t i = 0; i < s->n; i++)
@@ -339,8 +362,9 @@ void gf_suppress_process(struct gf_suppress *s, float *buf, uint32_t frames)
 		done += take;
 		if (s->pos == s->hop) {
 			s->k.g_min = gf_suppress_floor_next(&s->floor); /* the live depth, ramped */
+			const float *hum = gf_suppress_gain_slot_take(&s->hum_gain, NULL);
 			for (uint32_t c = 0; c < C; c++)
-				frame(s, &s->ch[c]);
+				frame(s, &s->ch[c], hum);
 			s->hold -= s->hold > 0;
 			s->pos = 0;
 		}

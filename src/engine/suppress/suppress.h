@@ -20,7 +20,10 @@
  *   Y    = H G X                                       H: the high-pass table, or 1
  *
  * (minimum-controlled recursive averaging for the noise, the decision-
- * directed a priori SNR for the gain). The noise estimate starts from a noise
+ * directed a priori SNR for the gain). In the bins of a mains hum the
+ * suppressor is told of (hum_harmonics, gf_suppress_set_hum), g_min is lower
+ * and L at least Smin: the hum is removed there in the frames, with no phase
+ * and no latency (suppress_hum.h). The noise estimate starts from a noise
  * sample when one is given and adapts from there; without one it starts
  * from the first frames. g_min = 10^(-reduction_db / 20).
  *
@@ -75,11 +78,15 @@
 #define GF_SUPPRESS_MIN_HIGHPASS_HZ 20.0
 #define GF_SUPPRESS_MAX_HIGHPASS_HZ 1000.0
 
+struct gf_suppress_hum; /* suppress_hum.h (C11 atomics: C only, never the CUDA module's C++) */
+
 struct gf_suppress_params {
 	double reduction_db; /**< most a bin is attenuated, dB, 0..GF_SUPPRESS_MAX_REDUCTION_DB */
 	const float *noise;  /**< optional mono noise sample seeding the estimate; NULL: adapt */
 	uint64_t noise_frames;
-	double highpass_hz; /**< the zero-phase high-pass's -6 dB point (above); 0: off */
+	double highpass_hz;	/**< the zero-phase high-pass's -6 dB point (above); 0: off */
+	uint32_t hum_harmonics; /**< mains hum removed up to this harmonic (suppress_hum.h); 0: none */
+	const struct gf_suppress_hum *hum; /**< the hum to remove from the start; NULL: none yet */
 };
 
 struct gf_suppress;
@@ -106,9 +113,18 @@ float gf_suppress_floor_gain(double depth_db, int bypass);
 
 /**
  * Ramp the gain's floor to @p g (gf_suppress_floor_gain; 0 < g <= 1) from the next frame on, over
- * GF_SUPPRESS_RAMP_S. The thread that runs process() (or any while none does). RT-safe.
+ * GF_SUPPRESS_RAMP_S. The thread that runs process() (or any while none does). RT-safe. The hum's
+ * bins keep their factor below it (gf_suppress_set_hum), bypassed or not.
  */
 void gf_suppress_set_floor(struct gf_suppress *s, float g);
+
+/**
+ * Remove @p h's harmonics up to the params' hum_harmonics from the next frame on (NULL or f0_hz 0:
+ * none), as a zero-phase gain in the frames (suppress_hum.h): the floor times a factor below 1 in
+ * the hum's bins. Control thread, also while process() runs on the audio thread: the table is
+ * handed over without a lock (gf_suppress_gain_slot); one caller at a time.
+ */
+void gf_suppress_set_hum(struct gf_suppress *s, const struct gf_suppress_hum *h);
 
 /** Back to the state new() made (the noise sample's estimate, empty buffers), the floor at the
  * target last set (no ramp). Control thread, audio stopped. */

@@ -36,6 +36,7 @@
 #include "log.h"
 #include "test_hook.h"
 #include "suppress_gpu.h"
+#include "suppress_hum.h"
 #include "suppress_pool.h"
 
 /* Frames taken apart per pass: any call size is handled in pieces of this. */
@@ -153,12 +154,22 @@ static int make_suppressors(struct gf_suppress_bank *b, const struct gf_suppress
 
 /* ---- the GPU group (set up on the control thread) ---------------------- */
 
+/* The same hum removed from the start, up to the same harmonic (later sets reach all alike). */
+static int same_hum(const struct gf_suppress_params *a, const struct gf_suppress_params *b)
+{
+	if (a->hum_harmonics != b->hum_harmonics || !a->hum != !b->hum)
+		return 0;
+	return !a->hum ||
+	       (a->hum->f0_hz == b->hum->f0_hz && a->hum->n == b->hum->n &&
+		memcmp(a->hum->harmonic, b->hum->harmonic, a->hum->n * sizeof(a->hum->harmonic[0])) == 0);
+}
+
 static int same_params(const struct gf_suppress_params *a, const struct gf_suppress_params *b)
 {
 	if (a == b)
 		return 1;
 	if (!a || !b || a->reduction_db != b->reduction_db || a->highpass_hz != b->highpass_hz ||
-	    a->noise_frames != b->noise_frames)
+	    a->noise_frames != b->noise_frames || !same_hum(a, b))
 		return 0;
 	if (a->noise == b->noise)
 		return 1;
@@ -754,6 +765,17 @@ static int parts_reset(struct gpu_group *g, struct gf_suppress_gpu **failed)
 		}
 	}
 	return 0;
+}
+
+void gf_suppress_bank_set_hum(struct gf_suppress_bank *b, const struct gf_suppress_hum *h)
+{
+	for (uint32_t c = 0; c < b->channels; c++)
+		if (b->sup[c])
+			gf_suppress_set_hum(b->sup[c], h);
+	for (uint32_t k = 0; b->g && !b->g->fake && k < b->g->parts; k++)
+		gf_suppress_gpu_set_hum(b->g->part[k].gpu, h);
+	if (b->g && b->g->fake)
+		gf_suppress_set_hum(b->g->fake, h);
 }
 
 void gf_suppress_bank_reset(struct gf_suppress_bank *b)

@@ -171,6 +171,13 @@ int gf_suppress_bank_gap_by(struct gf_suppress_bank *b, float *buf, uint32_t fra
  */
 void gf_suppress_bank_try_return(struct gf_suppress_bank *b);
 
+/**
+ * Remove mains hum @p h in every suppressor's frames from their next frame on, each up to its
+ * params' hum_harmonics (gf_suppress_set_hum; NULL or f0_hz 0: none): the CPU's, the GPU's and its
+ * standby alike. Control thread, while audio runs (lock-free); one caller at a time.
+ */
+void gf_suppress_bank_set_hum(struct gf_suppress_bank *b, const struct gf_suppress_hum *h);
+
 /** Back to the state new() made, on the GPU again where its reset succeeds. Control thread, audio
  * stopped. */
 void gf_suppress_bank_reset(struct gf_suppress_bank *b);

@@ -72,9 +72,10 @@ static inline int window_ends(const struct gf_suppress_bins *b, const struct gf_
 	return (b->frames + 1) % k->min_window == 0;
 }
 
-/* Bin @p i's gain for this frame; the state moves on only where @p hold is 0 (suppress_bins.h). */
+/* Bin @p i's gain for this frame, floored at k->g_min times @p hum (the hum's factor in its bins, 1
+ * elsewhere); the state moves on only where @p hold is 0 (suppress_bins.h). */
 static float bin_gain(struct gf_suppress_bins *b, const struct gf_suppress_consts *k, uint32_t i, float P,
-		      float Pf, int hold)
+		      float Pf, float hum, int hold)
 {
 	float S0 = b->S[i], Smin0 = b->Smin[i], Stmp = b->Stmp[i], L0 = b->L[i];
 	if (b->frames == 0 && !b->seeded)
@@ -97,10 +98,10 @@ static float bin_gain(struct gf_suppress_bins *b, const struct gf_suppress_const
 	 * much louder is followed once the minimum has seen it */
 	float L = a * L0 + (1.0f - a) * P;
 	L = fminf(L, GF_SUPPRESS_NOISE_OVER_MIN * smin);
-	L = maxf(L, GF_SUPPRESS_NOISE_UNDER_MIN * smin);
+	L = maxf(L, (hum < 1.0f ? GF_SUPPRESS_HUM_UNDER_MIN : GF_SUPPRESS_NOISE_UNDER_MIN) * smin);
 	float xi = k->a_dd * b->Y2[i] / L + (1.0f - k->a_dd) * maxf(P / L - 1.0f, 0.0f);
 	xi = maxf(xi, GF_SUPPRESS_XI_MIN);
-	float g = maxf(xi / (1.0f + xi), k->g_min);
+	float g = maxf(xi / (1.0f + xi), hum * k->g_min); /* 1 * g_min is g_min: no hum, the same bits */
 	if (hold)
 		return g;
 	b->S[i] = S;
@@ -113,12 +114,13 @@ static float bin_gain(struct gf_suppress_bins *b, const struct gf_suppress_const
 }
 
 void gf_suppress_bins_run(struct gf_suppress_bins *b, const struct gf_suppress_consts *k,
-			  const float *highpass, float *spec, uint32_t nb, int hold)
+			  const float *highpass, const float *hum, float *spec, uint32_t nb, int hold)
 {
 	/* Powers first: the smoothing reads the neighbours' unscaled bins. */
 	float g_prev = 0.0f;
 	for (uint32_t i = 0; i < nb; i++) {
-		float g = bin_gain(b, k, i, power_at(spec, i), smoothed_power(spec, i, nb), hold);
+		float g = bin_gain(b, k, i, power_at(spec, i), smoothed_power(spec, i, nb),
+				   hum ? hum[i] : 1.0f, hold);
 		if (highpass) /* after bin_gain: Y2 and the estimate are the suppressor's alone */
 			g *= highpass[i];
 		if (i > 0) { /* bin i-1's neighbours are read now: scale it */

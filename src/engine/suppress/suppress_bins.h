@@ -26,6 +26,10 @@
  * louder noise is followed once the minimum has seen it. */
 #define GF_SUPPRESS_NOISE_UNDER_MIN 0.1f
 #define GF_SUPPRESS_NOISE_OVER_MIN 5.0f
+/* ... and at least this multiple in a hum's bins (its floor below g_min: suppress_hum.h). The hum is
+ * steady, so its minimum is the hum: a hum that starts under a voice is learned there too, where the
+ * voice's presence would hold L at its old level (P / L far above 1 reads as speech). */
+#define GF_SUPPRESS_HUM_UNDER_MIN 1.0f
 #define GF_SUPPRESS_XI_MIN 0.003162f   /* the a priori SNR's floor, -25 dB */
 #define GF_SUPPRESS_POWER_FLOOR 1e-12f /* keeps ratios finite in digital silence */
 #define GF_SUPPRESS_BIN_ARRAYS 6       /* floats per bin of state: S, Smin, Stmp, p, L, Y2 */
@@ -99,6 +103,12 @@ struct gf_suppress_shape {
 	const float *highpass; /* nb: the zero-phase high-pass's gain per bin (suppress.h); NULL: none */
 };
 
+/** The hum's factor on the gain's floor per bin that the frames of @p s apply now (below 1 in the
+ * hum's bins: suppress_hum.h, 1 elsewhere; NULL: 1 in every bin); *@p changed 1 when it is another
+ * than the last call's. The thread that runs @p s's frames (a GPU suppressor's audio thread, for the
+ * table it uploads). */
+const float *gf_suppress_hum_take(struct gf_suppress *s, int *changed);
+
 /** The shape of @p s; its pointers stay valid while @p s lives. Any thread. */
 void gf_suppress_shape_of(const struct gf_suppress *s, struct gf_suppress_shape *out);
 
@@ -108,13 +118,14 @@ void gf_suppress_bins_bind(struct gf_suppress_bins *b, float *mem, uint32_t nb);
 /** Start again: from @p seed (nb mean powers of a noise sample) or, if NULL, from the first frames. */
 void gf_suppress_bins_reset(struct gf_suppress_bins *b, const float *seed);
 
-/** One frame: update the state from @p spec (nb interleaved re, im) and scale it by the gain, times
- * @p highpass[i] in bin i where not NULL (the state never sees that factor). @p hold: the frame
- * holds missing input (NaN/Inf, a muted block, taken as zeros): its gain comes from the state as it
+/** One frame: update the state from @p spec (nb interleaved re, im) and scale it by the gain, floored
+ * at k->g_min times @p hum[i] in bin i (NULL: at k->g_min in every bin; the hum's bins have a deeper
+ * floor: suppress_hum.h), times @p highpass[i] where not NULL (the state never sees that factor). @p hold:
+ * the frame holds missing input (NaN/Inf, a muted block, taken as zeros): its gain comes from the state as it
  * is and the state stays as it was, so a gap teaches the noise estimate nothing (zeros would pull
  * its minimum down and lose the suppression for seconds after); the frame count, the minimum's
  * clock, still moves on once a frame has been learned. */
 void gf_suppress_bins_run(struct gf_suppress_bins *b, const struct gf_suppress_consts *k,
-			  const float *highpass, float *spec, uint32_t nb, int hold);
+			  const float *highpass, const float *hum, float *spec, uint32_t nb, int hold);
 
 #endif

@@ -16,22 +16,23 @@ struct gf_suppress_gpu {
 	void *inst;	   /* the module's */
 	uint32_t n;	   /* the frame: the latency */
 	uint32_t channels; /* a frame's samples in the interleave process() takes */
+	/* One channel's CPU suppressor, never run: the shape's source, and the slot through which a new
+	 * hum table (set_hum) reaches the audio thread, which hands it to the module. */
+	struct gf_suppress *shape;
 };
 
-/* One channel's CPU suppressor for its shape: nothing in the shape is per channel. */
+/* The CPU suppressor for the shape (nothing in it is per channel), which the GPU's then runs; a hum
+ * the parameters start with reaches it with the first process() call, as a later one does. */
 static int shape_and_run(const struct gf_suppress_params *p, uint32_t channels, uint32_t rate, int device,
 			 struct gf_suppress_gpu *s, struct gf_errbuf *eb)
 {
-	struct gf_suppress *cpu = NULL;
-	int err = gf_suppress_new(p, 1, rate, &cpu, eb);
+	int err = gf_suppress_new(p, 1, rate, &s->shape, eb);
 	if (err)
 		return err;
 	struct gf_suppress_shape sh;
-	gf_suppress_shape_of(cpu, &sh);
+	gf_suppress_shape_of(s->shape, &sh);
 	s->n = sh.n;
-	err = gf_cuda_suppress_new(&sh, channels, device, &s->inst, eb); /* copies what it keeps */
-	gf_suppress_free(cpu);
-	return err;
+	return gf_cuda_suppress_new(&sh, channels, device, &s->inst, eb); /* copies what it keeps */
 }
 
 int gf_suppress_gpu_new(const struct gf_suppress_params *p, uint32_t channels, uint32_t rate, int device,
@@ -48,6 +49,7 @@ int gf_suppress_gpu_new(const struct gf_suppress_params *p, uint32_t channels, u
 	s->channels = channels;
 	int err = shape_and_run(p, channels, rate, device, s, eb);
 	if (err) {
+		gf_suppress_free(s->shape);
 		free(s);
 		return err;
 	}
@@ -60,6 +62,7 @@ void gf_suppress_gpu_free(struct gf_suppress_gpu *s)
 	if (!s)
 		return;
 	gf_cuda_suppress_free(s->inst);
+	gf_suppress_free(s->shape);
 	free(s);
 }
 
@@ -68,22 +71,31 @@ uint32_t gf_suppress_gpu_latency(const struct gf_suppress_gpu *s)
 	return s->n;
 }
 
+void gf_suppress_gpu_set_hum(struct gf_suppress_gpu *s, const struct gf_suppress_hum *h)
+{
+	gf_suppress_set_hum(s->shape, h);
+}
+
 int gf_suppress_gpu_process_rows(struct gf_suppress_gpu *s, float *buf, uint32_t stride, uint32_t frames,
 				 uint64_t deadline_ns)
 {
 	if (stride < s->channels)
 		return GF_E_INVAL;
+	int changed;
+	const float *hum = gf_suppress_hum_take(s->shape, &changed);
+	if (changed) /* set_hum published a table: up with the next hop */
+		gf_cuda_suppress_hum(s->inst, hum);
 	return gf_cuda_suppress_process(s->inst, buf, stride, frames, deadline_ns);
 }
 
 int gf_suppress_gpu_process_by(struct gf_suppress_gpu *s, float *buf, uint32_t frames, uint64_t deadline_ns)
 {
-	return gf_cuda_suppress_process(s->inst, buf, s->channels, frames, deadline_ns);
+	return gf_suppress_gpu_process_rows(s, buf, s->channels, frames, deadline_ns);
 }
 
 int gf_suppress_gpu_process(struct gf_suppress_gpu *s, float *buf, uint32_t frames)
 {
-	return gf_cuda_suppress_process(s->inst, buf, s->channels, frames, 0);
+	return gf_suppress_gpu_process_by(s, buf, frames, 0);
 }
 
 void gf_suppress_gpu_set_floor(struct gf_suppress_gpu *s, float g)

@@ -81,9 +81,16 @@ int gf_suppress_gpu_process_by(struct gf_suppress_gpu *s, float *buf, uint32_t f
  */
 int gf_suppress_gpu_process_rows(struct gf_suppress_gpu *s, float *buf, uint32_t stride, uint32_t frames,
 				 uint64_t deadline_ns);
+
 /** Ramp the gain's floor of every channel to @p g, as gf_suppress_set_floor: from the next hop
  * on. Audio thread (or control thread, audio stopped). RT-safe: no call to the GPU. */
 void gf_suppress_gpu_set_floor(struct gf_suppress_gpu *s, float g);
+
+/**
+ * gf_suppress_set_hum for every channel: the table reaches the audio thread as the CPU suppressor's
+ * does (lock-free) and goes up to the GPU with the next hop. Control thread, while audio runs.
+ */
+void gf_suppress_gpu_set_hum(struct gf_suppress_gpu *s, const struct gf_suppress_hum *h);
 
 /** Back to the state new() made. Control thread, audio stopped. @return 0, GF_E_CUDA or GF_E_TIMEOUT. */
 int gf_suppress_gpu_reset(struct gf_suppress_gpu *s);
