@@ -197,7 +197,7 @@ static int build_filter(const struct gf_config *c, const struct gf_config_filter
 		t->n = 1;
 		return 0;
 	}
-	if (gf_cfg_is_suppress(f)) { /* not an FIR: one tap of 1.0 in the chain, run after it */
+	if (gf_cfg_is_stage(f)) { /* not an FIR: one tap of 1.0 in the chain, run after it */
 		if (!(t->h = calloc(1, sizeof(double))))
 			return GF_E_NOMEM;
 		t->h[0] = 1.0;
