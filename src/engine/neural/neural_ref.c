@@ -10,6 +10,7 @@
  * model it can load becomes an error value naming the file, not a crash.
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "neural.h"
@@ -27,6 +29,8 @@
  * DeepFilterNet3: df_lookahead = conv_lookahead = 2): measured in tests/unit/engine
  * (test_neural_bank.c) as the lag of the runtime's output. */
 #define DFN_LATENCY (480u + 2u * GF_NEURAL_HOP)
+/* The longest a model may take to load in the probe (it takes 1 to 3 s on a loaded machine). */
+#define PROBE_TIMEOUT_S 60
 
 typedef struct DFState DFState;
 struct dfn_api {
@@ -107,6 +111,22 @@ static int get_api(const char *library, const struct dfn_api **out, struct gf_er
 	return r;
 }
 
+/* Waits for child @p pid at most PROBE_TIMEOUT_S: 1 with its status, or 0 (it is killed). A child
+ * forked from a process with threads can deadlock on a lock another thread held at the fork. */
+static int wait_child(pid_t pid, int *status)
+{
+	for (int i = 0; i < PROBE_TIMEOUT_S * 100; i++) {
+		pid_t r = waitpid(pid, status, WNOHANG);
+		if (r == pid || (r < 0 && errno != EINTR))
+			return r == pid;
+		nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
+	}
+	kill(pid, SIGKILL);
+	while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+		;
+	return 0;
+}
+
 /* Loads @p model in a child process: 0, or GF_E_IO with why (see the top of the file). */
 static int probe_model(const struct dfn_api *a, const char *model, struct gf_errbuf *eb)
 {
@@ -127,8 +147,11 @@ static int probe_model(const struct dfn_api *a, const char *model, struct gf_err
 		_exit(st && a->frame_length(st) == GF_NEURAL_HOP ? 0 : 3);
 	}
 	int status = 0;
-	while (waitpid(pid, &status, 0) < 0)
-		;
+	if (!wait_child(pid, &status)) {
+		gf_errbuf_set(eb, "%s: the DeepFilterNet runtime did not load this model within %d s", model,
+			      PROBE_TIMEOUT_S);
+		return GF_E_IO;
+	}
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		return 0;
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 3)
