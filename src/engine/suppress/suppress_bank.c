@@ -363,7 +363,7 @@ void gf_suppress_bank_where(const struct gf_suppress_bank *b, char *buf, size_t 
 	else
 		n = snprintf(buf, len, "%u channels on the GPU, %u on the CPU%s", on_gpu, active - on_gpu,
 			     spread);
-	if (b->neural && n >= 0 && (size_t)n < len) {
+	if (b && b->neural && n >= 0 && (size_t)n < len) {
 		uint32_t k = gf_neural_bank_active(b->neural);
 		snprintf(buf + n, len - (size_t)n, "; neural stage: %u channel%s on the CPU (%u threads)", k,
 			 k == 1 ? "" : "s", gf_neural_bank_threads(b->neural));
