@@ -264,6 +264,13 @@ static const struct bad_build suppress_errors[] = {
 	  "filters.dfn", "the DeepFilterNet runtime could not be loaded"},
 	 48000,
 	 2},
+	{{"filters = (\n { name = \"a\"; design = \"deepfilter\"; model = \"model.tar.gz\"; },\n { name = "
+	  "\"b\"; "
+	  "design = \"deepfilter\"; model = \"model.tar.gz\"; }\n);\nchain = [\"a\"];\n"
+	  "routes = ( { channel = 1; chain = [\"b\"]; } );\n",
+	  GF_E_CONFIG, 3, "filters.b", "channel 1 runs a second neural stage (\"a\")"},
+	 48000,
+	 2},
 };
 
 static void check_message(const struct bad *b, const char *path, int r, const char *msg)
