@@ -157,19 +157,28 @@ static void exact_case(const float *x)
 	gf_neural_bank_free(b);
 }
 
-/* A deadline already past: the hop is late (its channel muted), counted, and collected by the next
- * call, which plays its output, the runtime's own. */
-static void late_case(const float *x)
+/* A mono stage and channel 0 of @p x in *@p y (@p n frames), with the runtime's own output in *@p ref. */
+static struct gf_neural_bank *mono_case(const float *x, uint32_t n, float **y, float **ref)
 {
 	static const uint8_t active[1] = {1};
 	struct gf_neural_bank *b;
 	struct gf_errbuf eb = {{0}};
 	CHECK_OK_EB(gf_neural_bank_new(active, 1, GF_NEURAL_RATE, &params, NULL, &b, &eb), &eb);
-	const uint32_t H = GF_NEURAL_HOP, n = 12 * H;
-	float *y = malloc(n * sizeof(float)), *ref = direct(x, 0);
-	CHECK(y);
+	*y = malloc(n * sizeof(float));
+	*ref = direct(x, 0);
+	CHECK(*y);
 	for (uint32_t i = 0; i < n; i++)
-		y[i] = x[(size_t)i * CH];
+		(*y)[i] = x[(size_t)i * CH];
+	return b;
+}
+
+/* A deadline already past: the hop is late (its channel muted), counted, and collected by the next
+ * call, which plays its output, the runtime's own. */
+static void late_case(const float *x)
+{
+	const uint32_t H = GF_NEURAL_HOP;
+	float *y, *ref;
+	struct gf_neural_bank *b = mono_case(x, 12 * H, &y, &ref);
 	gf_neural_bank_process_by(b, y, 8 * H, 0);
 	gf_neural_bank_process_by(b, y + 8 * H, H, 1); /* hop 8 due at its end, past its deadline */
 	CHECK(gf_neural_bank_late(b) == 1);
@@ -195,14 +204,8 @@ static void late_case(const float *x)
  * waited for on the helpers and the output is the runtime's own, one hop later, as offline. */
 static void live_case(const float *x)
 {
-	static const uint8_t active[1] = {1};
-	struct gf_neural_bank *b;
-	struct gf_errbuf eb = {{0}};
-	CHECK_OK_EB(gf_neural_bank_new(active, 1, GF_NEURAL_RATE, &params, NULL, &b, &eb), &eb);
-	float *y = malloc(FRAMES * sizeof(float)), *ref = direct(x, 0);
-	CHECK(y);
-	for (uint32_t i = 0; i < FRAMES; i++)
-		y[i] = x[(size_t)i * CH];
+	float *y, *ref;
+	struct gf_neural_bank *b = mono_case(x, FRAMES, &y, &ref);
 	for (uint32_t done = 0; done < FRAMES; done += 256) {
 		uint32_t n = FRAMES - done < 256 ? FRAMES - done : 256;
 		gf_neural_bank_process_by(b, y + done, n, gf_now_ns() + 2000000000ull);
