@@ -178,6 +178,56 @@ static void ref_free(void *p)
 	free(r);
 }
 
+/* States [first, end) of a creation spread over threads: each loads the model on its own. */
+struct create_part {
+	struct ref_inst *r;
+	const struct gf_neural_params *p;
+	uint32_t first, end;
+	pthread_t th;
+	int started;
+};
+
+static void *create_run(void *arg)
+{
+	struct create_part *k = arg;
+	for (uint32_t c = k->first; c < k->end; c++) {
+		if (!(k->r->st[c] = k->r->api->create(k->p->model, k->p->atten_lim_db, NULL)))
+			break;
+		k->r->api->set_post_filter_beta(k->r->st[c], k->p->post_filter_beta);
+	}
+	return NULL;
+}
+
+/* One state per channel, made on one thread per CPU (a model takes 1 to 2 s to load): 1 when all
+ * were made. Threads that cannot start leave their channels to this one. */
+static int create_states(struct ref_inst *r, const struct gf_neural_params *p)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	uint32_t n = cpus > 1 ? (uint32_t)cpus : 1u;
+	n = n < r->channels ? n : r->channels;
+	struct create_part parts[64];
+	n = n < 64 ? n : 64;
+	for (uint32_t k = 0; k < n; k++) {
+		parts[k] = (struct create_part){r,
+						p,
+						(uint32_t)((uint64_t)r->channels * k / n),
+						(uint32_t)((uint64_t)r->channels * (k + 1) / n),
+						0,
+						0};
+		parts[k].started = k > 0 && pthread_create(&parts[k].th, NULL, create_run, &parts[k]) == 0;
+	}
+	for (uint32_t k = 0; k < n; k++)
+		if (!parts[k].started)
+			create_run(&parts[k]);
+	for (uint32_t k = 0; k < n; k++)
+		if (parts[k].started)
+			pthread_join(parts[k].th, NULL);
+	for (uint32_t c = 0; c < r->channels; c++)
+		if (!r->st[c])
+			return 0;
+	return 1;
+}
+
 static int ref_create(const struct gf_neural_params *p, uint32_t channels, void **out, struct gf_errbuf *eb)
 {
 	*out = NULL;
@@ -196,13 +246,10 @@ static int ref_create(const struct gf_neural_params *p, uint32_t channels, void 
 		ref_free(r);
 		return GF_E_NOMEM;
 	}
-	for (uint32_t c = 0; c < channels; c++) {
-		if (!(r->st[c] = a->create(p->model, p->atten_lim_db, NULL))) {
-			gf_errbuf_set(eb, "%s: the DeepFilterNet runtime made no state", p->model);
-			ref_free(r);
-			return GF_E_IO;
-		}
-		a->set_post_filter_beta(r->st[c], p->post_filter_beta);
+	if (!create_states(r, p)) {
+		gf_errbuf_set(eb, "%s: the DeepFilterNet runtime made no state", p->model);
+		ref_free(r);
+		return GF_E_IO;
 	}
 	*out = r;
 	return 0;
