@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Denoising benchmark: gpufir's denoising configurations against SoX noisered, speexdsp
-# and RNNoise on a test set it builds itself (16 kHz speech in seven kinds of noise at
+# Denoising benchmark: gpufir's denoising configurations against SoX noisered, speexdsp,
+# RNNoise and DeepFilterNet3 on a test set it builds itself (16 kHz speech in seven kinds of noise at
 # 0/5/10 dB SNR, and clean speech), scored with PESQ (wideband), STOI, ESTOI and SI-SDR.
 # See docs/denoise.md.
 #
@@ -13,7 +13,9 @@
 #
 # Installs what it needs when missing (Debian packages with apt-get; numpy, scipy,
 # soundfile, pesq, pystoi and pyrnnoise from PyPI into a venv in build/denoise-venv),
-# builds bench/denoise/speex_denoise.c, then runs bench/denoise/make_set.py and run.py.
+# builds bench/denoise/speex_denoise.c, installs DeepFilterNet3 (scripts/install-deepfilter.sh,
+# into $GPUFIR_DEEPFILTER_DIR or build/deepfilter; its rows are skipped where that fails),
+# then runs bench/denoise/make_set.py and run.py.
 # Results: DIR/summary.md, DIR/conditions.md, DIR/results.csv, DIR/systems.csv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,7 +34,7 @@ while [ $# -gt 0 ]; do
 	--gpufir=*) GPUFIR=${1#--gpufir=} ;;
 	--jobs) JOBS=$2; shift ;;
 	--jobs=*) JOBS=${1#--jobs=} ;;
-	-h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench-denoise.sh: unknown argument: $1 (see --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -86,6 +88,10 @@ if ! "$PY" -c 'import numpy, scipy, soundfile, pesq, pystoi, pyrnnoise' 2>/dev/n
 	"$PY" -m pip install -q numpy scipy soundfile pesq pystoi pyrnnoise
 fi
 
+# DeepFilterNet3's runtime and model, for the deepfilter rows
+DFDIR=${GPUFIR_DEEPFILTER_DIR:-build/deepfilter}
+bash scripts/install-deepfilter.sh "$DFDIR" || echo "bench-denoise: no DeepFilterNet3: its rows are skipped" >&2
+
 mkdir -p "$OUT"
 SET=$OUT/set$([ "$QUICK" = 1 ] && echo -quick || true)
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
@@ -95,5 +101,5 @@ if [ ! -f "$SET/manifest.json" ]; then
 	"$PY" bench/denoise/make_set.py "$SET" $([ "$QUICK" = 1 ] && echo --quick)
 fi
 "$PY" bench/denoise/run.py --set "$SET" --out "$OUT" --gpufir "$GPUFIR" --speex "$ROOT/$SPEEX" \
-	--jobs "$JOBS" --commit "$commit" 2>&1 | tee "$OUT/run.log"
+	--jobs "$JOBS" --commit "$commit" --deepfilter "$DFDIR" 2>&1 | tee "$OUT/run.log"
 echo "bench-denoise: $(($(date +%s) - start)) s; tables in $OUT/summary.md and $OUT/conditions.md" >&2

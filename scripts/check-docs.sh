@@ -6,7 +6,8 @@
 #
 # A citation is a word of 7 to 40 hex digits holding both a letter and a digit (`tree
 # 3de2287+`, `commit 8efe459`), so tap counts such as 1048575 and words such as "facade" are
-# not taken for one. Exit status: 0 when git has every cited commit; 1 when it lacks one (each
+# not taken for one. Another project's commit is written OWNER/REPO@HASH and a digest cut
+# short ends in "…" (`sha256 154f15e3…9f753e`): neither is this repository's. Exit status: 0 when git has every cited commit; 1 when it lacks one (each
 # printed as FILE:LINE); 77 outside a git work tree (a source tarball: nothing to check
 # against). In a shallow clone a commit git lacks may lie past the clone's depth: it is
 # printed as a note, not a failure, and the rest is still checked.
@@ -25,6 +26,7 @@ cited=0
 for f in "$@"; do
 	[ -r "$f" ] || { echo "check-docs: cannot read $f" >&2; bad=1; continue; }
 	while IFS=: read -r line word; do
+		case $word in @* | *…) continue ;; esac
 		case $word in *[0-9]*) ;; *) continue ;; esac
 		case $word in *[a-f]*) ;; *) continue ;; esac
 		cited=$((cited + 1))
@@ -36,7 +38,7 @@ for f in "$@"; do
 			echo "$f:$line: cites $word, which is not a commit in this repository's history" >&2
 			bad=1
 		fi
-	done < <(grep -noE '\b[0-9a-f]{7,40}\b' "$f")
+	done < <(grep -noE '@?\b[0-9a-f]{7,40}\b(…)?' "$f")
 done
 if [ "$bad" = 0 ]; then
 	note=""

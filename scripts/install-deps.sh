@@ -13,7 +13,7 @@ pkgs=(build-essential cmake pkg-config
       pipewire pipewire-bin pipewire-jack wireplumber dbus
       libpipewire-0.3-dev pipewire-pulse pulseaudio-utils
       sox jconvolver hyperfine espeak-ng python3 python3-numpy python3-scipy
-      clang clang-format libclang-rt-14-dev valgrind
+      python3-pip curl clang clang-format libclang-rt-14-dev valgrind
       libxml2-utils chromium)
 missing=()
 for p in "${pkgs[@]}"; do

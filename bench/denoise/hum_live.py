@@ -12,7 +12,7 @@ SI-SDR gain over the noisy input per SNR and per utterance:
                    removes it live)
   live, no notch   the suppressor alone, phase = "minimum", --causal
 Outputs are aligned with their input as run.py aligns them. The set comes from make_set.py
-(scripts/bench-denoise.sh builds it and the venv this needs).
+(bench/bench-denoise.sh builds it and the venv this needs).
 """
 import argparse
 import json

@@ -20,6 +20,11 @@ Systems (each run on every noisy file and on the clean files):
   SoX noisered            sox noise.wav -n noiseprof P; sox in.wav out.wav noisered P 0.21
   speexdsp                speex_denoise (20 ms frames, denoise on, default suppression)
   RNNoise                 pyrnnoise's librnnoise at 48 kHz (resample_poly 16k -> 48k -> 16k)
+  gpufir deepfilter       design = "deepfilter" (DeepFilterNet3 through the DeepFilterNet runtime),
+                          alone and after the suppressor, at 48 kHz (16k -> 48k -> 16k as RNNoise);
+                          where scripts/install-deepfilter.sh has installed the runtime
+  DeepFilterNet3          the same runtime (libdeepfilter.so) called directly through ctypes, hop
+                          by hop, at 48 kHz: the reference the stage must equal
 
 Every output is aligned with its input before scoring: the lag that maximises the
 cross-correlation of output and input (within +-250 ms) is removed, so every system is
@@ -195,6 +200,81 @@ class RNNoise(System):
         sf.write(out, down.astype(np.float32), rate, subtype="FLOAT")
 
 
+class DeepFilterRef(System):
+    """DeepFilterNet3 through its own runtime's C API, as the issue measured it."""
+    key, label = "deepfilternet3", "DeepFilterNet3 (libdeepfilter, direct)"
+    latency = "30 ms (960-point STFT, 2 hops of lookahead); 10 ms hops at 48 kHz"
+
+    def __init__(self, dfdir):
+        self.dir = dfdir
+
+    def available(self):
+        lib = os.path.join(self.dir, "libdeepfilter.so")
+        return os.path.exists(lib), f"{lib}: not installed (scripts/install-deepfilter.sh)"
+
+    def run(self, item, inp, out, work):
+        import ctypes
+        lib = ctypes.CDLL(os.path.join(self.dir, "libdeepfilter.so"))
+        lib.df_create.restype = ctypes.c_void_p
+        lib.df_create.argtypes = [ctypes.c_char_p, ctypes.c_float, ctypes.c_char_p]
+        lib.df_process_frame.restype = ctypes.c_float
+        lib.df_process_frame.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+        lib.df_free.argtypes = [ctypes.c_void_p]
+        model = os.path.join(self.dir, "DeepFilterNet3_onnx.tar.gz").encode()
+        x, rate = sf.read(inp, dtype="float64")
+        up = signal.resample_poly(x, 3, 1)
+        hop = 480
+        buf = np.zeros(-(-len(up) // hop) * hop + 3 * hop, dtype=np.float32)  # flushes its lag
+        buf[:len(up)] = up
+        y = np.empty_like(buf)
+        st = lib.df_create(model, 100.0, None)
+        try:
+            for i in range(0, len(buf), hop):
+                a = np.ascontiguousarray(buf[i:i + hop])
+                lib.df_process_frame(st, a.ctypes.data, y[i:].ctypes.data)
+        finally:
+            lib.df_free(st)
+        down = signal.resample_poly(y.astype(np.float64), 1, 3)[:len(x) + 480]
+        sf.write(out, down.astype(np.float32), rate, subtype="FLOAT")
+
+
+class Gpufir48(Gpufir):
+    """A gpufir configuration run at 48 kHz (the neural stage's rate): the 16 kHz file resampled
+    up and back down, as RNNoise's and DeepFilterNet3's rows are."""
+
+    def run(self, item, inp, out, work):
+        x, rate = sf.read(inp, dtype="float64")
+        up_in = os.path.join(work, "out", f"{self.key}__{item['id']}.in48.wav")
+        up_out = os.path.join(work, "out", f"{self.key}__{item['id']}.out48.wav")
+        sf.write(up_in, signal.resample_poly(x, 3, 1).astype(np.float32), 48000, subtype="FLOAT")
+        super().run(item, up_in, up_out, work)
+        y, _ = sf.read(up_out, dtype="float64")
+        sf.write(out, signal.resample_poly(y, 1, 3)[:len(x)].astype(np.float32), rate, subtype="FLOAT")
+        os.remove(up_in)
+        os.remove(up_out)
+
+    def check(self, noise_path, work):
+        global RATE
+        saved, RATE = RATE, 48000
+        try:
+            return super().check(noise_path, work)
+        finally:
+            RATE = saved
+
+
+def deepfilter_systems(exe):
+    dfn = "{ name = \"dfn\"; design = \"deepfilter\"; }"
+    sup = "{ name = \"nr\"; design = \"suppress\"; reduction_db = %.1f; }" % SUPPRESS_DB
+    return [
+        Gpufir48(exe, "gpufir-deepfilter", "gpufir deepfilter (48 kHz)",
+                 "filters = ( %s );\nchain = [\"dfn\"];\n" % dfn),
+        Gpufir48(exe, "gpufir-deepfilter-causal", "gpufir deepfilter, causal (live)",
+                 "filters = ( %s );\nchain = [\"dfn\"];\n" % dfn, causal=True),
+        Gpufir48(exe, "gpufir-suppress-deepfilter", "gpufir suppress + deepfilter (48 kHz)",
+                 "filters = ( %s,\n  %s );\nchain = [\"nr\", \"dfn\"];\n" % (sup, dfn)),
+    ]
+
+
 def gpufir_systems(exe):
     denoise = ("filters = ( { name = \"dn\"; design = \"denoise\"; noise = \"@NOISE@\"; %s } );\n"
                "chain = [\"dn\"];\n")
@@ -319,6 +399,7 @@ def main():
     ap.add_argument("--speex")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--commit", default="")
+    ap.add_argument("--deepfilter", default="", help="the folder install-deepfilter.sh filled")
     args = ap.parse_args()
 
     with open(os.path.join(args.set, "manifest.json")) as f:
@@ -335,7 +416,13 @@ def main():
     # Which systems this machine and build have.
     systems, notes, latency = [], [], {}
     probe_noise = items[0]["noise_sample_path"]
-    for g in gpufir_systems(args.gpufir):
+    dfn_ok = args.deepfilter and os.path.exists(os.path.join(args.deepfilter, "libdeepfilter.so"))
+    if not dfn_ok:
+        notes.append("the deepfilter rows: skipped (no DeepFilterNet runtime: "
+                     "scripts/install-deepfilter.sh)")
+    else:
+        os.environ["GPUFIR_DEEPFILTER_DIR"] = os.path.abspath(args.deepfilter)
+    for g in gpufir_systems(args.gpufir) + (deepfilter_systems(args.gpufir) if dfn_ok else []):
         ok, text = g.check(probe_noise, work)
         if not ok:
             if "suppress" in g.key and re.search(r'unknown design "suppress"', text):
@@ -347,7 +434,8 @@ def main():
             continue
         latency[g.key] = g.describe_delay(text)
         systems.append(g)
-    for s in (SoxNoisered(), Speex(args.speex), RNNoise()):
+    for s in (SoxNoisered(), Speex(args.speex), RNNoise()) + (
+            (DeepFilterRef(args.deepfilter),) if dfn_ok else ()):
         ok, why = s.available()
         if not ok:
             notes.append(f"{s.label}: skipped ({why})")

@@ -12,6 +12,7 @@
 
 #include "response.h"
 #include "response_view.h"
+#include "neural_bank.h"
 #include "suppress_bank.h"
 #include "tools.h"
 
@@ -146,13 +147,20 @@ void gf_tool_print_report(FILE *out, const struct gf_filter_set *fs, const struc
 	}
 }
 
-/* Which channels: "all channels", "channel 0", "channels 0, 2". */
-static void print_channels(FILE *out, const struct gf_config *cfg, uint32_t channels)
+/* 1 where channel @p c has the stage asked for: the suppressor, or (@p neural) the neural stage. */
+static int has_stage(const struct gf_config *cfg, uint32_t c, int neural)
 {
 	struct gf_config_suppress s;
+	struct gf_config_neural n;
+	return neural ? gf_config_neural_of(cfg, c, &n) : gf_config_suppress_of(cfg, c, &s);
+}
+
+/* Which channels have the stage: "all channels", "channel 0", "channels 0, 2". */
+static void print_channels(FILE *out, const struct gf_config *cfg, uint32_t channels, int neural)
+{
 	uint32_t n = 0;
 	for (uint32_t c = 0; c < channels; c++)
-		n += (uint32_t)gf_config_suppress_of(cfg, c, &s);
+		n += (uint32_t)has_stage(cfg, c, neural);
 	if (n == channels && channels > 1) {
 		fprintf(out, "all channels");
 		return;
@@ -160,11 +168,45 @@ static void print_channels(FILE *out, const struct gf_config *cfg, uint32_t chan
 	fprintf(out, "channel%s", n == 1 ? "" : "s");
 	const char *sep = " ";
 	for (uint32_t c = 0; c < channels; c++) {
-		if (gf_config_suppress_of(cfg, c, &s)) {
+		if (has_stage(cfg, c, neural)) {
 			fprintf(out, "%s%u", sep, c);
 			sep = ", ";
 		}
 	}
+}
+
+static void print_suppress(FILE *out, const struct gf_config *cfg, const struct gf_config_suppress *s,
+			   uint32_t lag, uint32_t channels, uint32_t rate)
+{
+	char hp[64] = "";
+	if (s->highpass_hz > 0.0)
+		snprintf(hp, sizeof(hp), ", zero-phase high-pass at %g Hz", s->highpass_hz);
+	fprintf(out,
+		"  suppressor:   %s (design = \"suppress\", reduction up to %.1f dB%s, noise estimate from "
+		"%s) "
+		"on ",
+		s->name, s->reduction_db, hp, s->noise ? s->noise : "the audio itself");
+	print_channels(out, cfg, channels, 0);
+	fprintf(out, ", after the FIR; adds %u frames (%.2f ms) of latency\n", lag, 1000.0 * lag / rate);
+}
+
+static void print_neural(FILE *out, const struct gf_config *cfg, const struct gf_neural_bank *nb,
+			 int after_suppressor, uint32_t channels, uint32_t rate)
+{
+	struct gf_config_neural nc = {0};
+	for (uint32_t c = 0; c < channels && !nc.name; c++)
+		gf_config_neural_of(cfg, c, &nc);
+	if (!nc.name)
+		return;
+	uint32_t lag = gf_neural_bank_latency(nb);
+	fprintf(out,
+		"  neural stage: %s (design = \"deepfilter\", DeepFilterNet3 from %s, attenuation limit "
+		"%.1f dB, post-filter %s, %s%s) on ",
+		nc.name, nc.model, nc.atten_lim_db, nc.post_filter_beta > 0.0 ? "on" : "off",
+		gf_neural_bank_backend(nb), nc.bypass ? ", bypassed" : "");
+	print_channels(out, cfg, channels, 1);
+	fprintf(out, ", after the FIR%s; adds %u frames (%.2f ms) of latency\n",
+		after_suppressor ? " and the suppressor" : "", lag, 1000.0 * lag / rate);
 }
 
 void gf_tool_print_suppressor(FILE *out, const struct gf_config *cfg, const struct gf_suppress_bank *bank,
@@ -175,15 +217,8 @@ void gf_tool_print_suppressor(FILE *out, const struct gf_config *cfg, const stru
 	struct gf_config_suppress first = {0};
 	for (uint32_t c = 0; c < channels && !first.name; c++)
 		gf_config_suppress_of(cfg, c, &first);
-	uint32_t lag = gf_suppress_bank_latency(bank);
-	char hp[64] = "";
-	if (first.highpass_hz > 0.0)
-		snprintf(hp, sizeof(hp), ", zero-phase high-pass at %g Hz", first.highpass_hz);
-	fprintf(out,
-		"  suppressor:   %s (design = \"suppress\", reduction up to %.1f dB%s, noise estimate from "
-		"%s) "
-		"on ",
-		first.name, first.reduction_db, hp, first.noise ? first.noise : "the audio itself");
-	print_channels(out, cfg, channels);
-	fprintf(out, ", after the FIR; adds %u frames (%.2f ms) of latency\n", lag, 1000.0 * lag / rate);
+	if (first.name)
+		print_suppress(out, cfg, &first, gf_suppress_bank_suppressor_latency(bank), channels, rate);
+	if (gf_suppress_bank_neural(bank))
+		print_neural(out, cfg, gf_suppress_bank_neural(bank), first.name != NULL, channels, rate);
 }

@@ -59,9 +59,9 @@ int gf_tool_exit(int err);
 struct gf_suppress_bank;
 struct gf_response_view;
 /**
- * --check-config's line on the noise suppressor (design = "suppress") of
- * @p bank (NULL: none, nothing printed): its settings, its channels and the
- * latency it adds.
+ * --check-config's lines on the noise suppressor (design = "suppress") and the
+ * neural stage (design = "deepfilter") of @p bank (NULL: none, nothing
+ * printed): their settings, their channels and the latency each adds.
  */
 void gf_tool_print_suppressor(FILE *out, const struct gf_config *cfg, const struct gf_suppress_bank *bank,
 			      uint32_t channels, uint32_t rate);

@@ -44,15 +44,22 @@ int gf_cfg_parse_names(const struct gf_cfg_loader *L, const config_setting_t *a,
 		int k = gf_config_find_filter(c, name);
 		if (k < 0)
 			return gf_cfg_fail_at(L, e, setting, "no filter named \"%s\"", name);
-		if (gf_cfg_is_suppress(&c->filters[k])) {
-			/* one suppressor per channel: a second would only add its latency again */
-			for (int j = 0; j < i; j++)
-				if (gf_cfg_is_suppress(&c->filters[gf_config_find_filter(c, v[j])]))
+		if (gf_cfg_is_stage(&c->filters[k])) {
+			/* one of each stage per channel: a second would only add its latency again */
+			enum gf_design_type dt = c->filters[k].design.type;
+			for (int j = 0; j < i; j++) {
+				const struct gf_config_filter *o =
+					&c->filters[gf_config_find_filter(c, v[j])];
+				if (gf_cfg_is_stage(o) && o->design.type == dt)
 					return gf_cfg_fail_at(L, e, setting,
-							      "\"%s\" is a second suppressor (design = "
-							      "\"suppress\") in this chain, after \"%s\": "
+							      "\"%s\" is a second %s (design = "
+							      "\"%s\") in this chain, after \"%s\": "
 							      "a chain has at most one",
-							      name, v[j]);
+							      name,
+							      dt == GF_DESIGN_SUPPRESS ? "suppressor"
+										       : "neural stage",
+							      gf_design_type_name(dt), v[j]);
+			}
 		}
 		c->filters[k].used = 1;
 		if (!(v[i] = strdup(name)))

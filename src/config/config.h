@@ -233,17 +233,32 @@ struct gf_suppress_live {
 	int bypass;
 };
 
-/** 1 when any used chain has a suppressor. Any thread. */
+/** The neural stage of one channel's chain (design = "deepfilter"), as the configuration gives it. */
+struct gf_config_neural {
+	const char *name;	 /**< the filter's name */
+	const char *model;	 /**< the model file */
+	double atten_lim_db;	 /**< the most a bin is cut (its depth) */
+	double post_filter_beta; /**< 0: the post-filter off */
+	int bypass;		 /**< starts bypassed */
+};
+
+/** 1 when any used chain has a suppressor or a neural stage (the stages after the FIR, which
+ * gf_config_suppress_new builds). Any thread. */
 int gf_config_has_suppress(const struct gf_config *c);
+
+/** 1 and @p out filled when audio channel @p ch's chain has a neural stage, else 0. Any thread. */
+int gf_config_neural_of(const struct gf_config *c, uint32_t ch, struct gf_config_neural *out);
 
 /** 1 and @p out filled when audio channel @p ch's chain has a suppressor, else 0. Any thread. */
 int gf_config_suppress_of(const struct gf_config *c, uint32_t ch, struct gf_config_suppress *out);
 
 /**
  * The suppressors of @p channels channels at @p rate (their noise samples
- * read), run after the filter set's FIR: *out NULL when no chain has one.
- * Errors name the file and line (the noise file: unreadable, another rate,
- * silent). @return 0, GF_E_CONFIG, GF_E_INVAL or GF_E_NOMEM
+ * read), and the neural stage after them (its model loaded: seconds a
+ * channel), run after the filter set's FIR: *out NULL when no chain has
+ * either. Errors name the file and line (the noise file: unreadable, another
+ * rate, silent; the neural stage: a rate other than 48 kHz, a model or
+ * runtime that does not load). @return 0, GF_E_CONFIG, GF_E_INVAL or GF_E_NOMEM
  */
 int gf_config_suppress_new(const struct gf_config *c, uint32_t rate, uint32_t channels,
 			   struct gf_suppress_bank **out, struct gf_errbuf *eb);
@@ -269,13 +284,13 @@ int gf_config_hum_in_suppressor_any(const struct gf_config *c);
 void gf_config_suppress_set_hum(struct gf_suppress_bank *b, const struct gf_hum *h);
 
 /**
- * 1 and a description in @p why when the suppressors of @p a and @p b differ
- * on any of @p channels channels in what needs a new suppressor (added,
- * removed, highpass_hz, the noise file or its contents, the harmonics of the
- * hum they remove), or when channels whose suppressors had the same settings
- * get different reduction_db or bypass (they may run in one GPU batch, which
- * has one floor): a live reload then restarts the stream. reduction_db and
- * bypass alone are live (gf_config_suppress_live_differs). Any thread.
+ * 1 and a description in @p why when the suppressors or neural stages of @p a
+ * and @p b differ on any of @p channels channels in what needs a new one
+ * (added, removed, highpass_hz, the noise or model file or its contents, the
+ * harmonics of the hum they remove, a neural stage's settings), or when channels whose suppressors had the
+ * same settings get different reduction_db or bypass (they may run in one GPU batch, which has one floor): a
+ * live reload then restarts the stream. reduction_db and bypass alone are live
+ * (gf_config_suppress_live_differs). Any thread.
  */
 int gf_config_suppress_differs(const struct gf_config *a, const struct gf_config *b, uint32_t channels,
 			       char *why, size_t len);

@@ -197,8 +197,8 @@ static int build_filter(const struct gf_config *c, const struct gf_config_filter
 		t->n = 1;
 		return 0;
 	}
-	/* not FIRs: one tap of 1.0 in the chain; the suppressor runs after it, and takes the hum */
-	if (gf_cfg_is_suppress(f) || gf_cfg_hum_in_suppressor(c, f)) {
+	/* not FIRs: one tap of 1.0 in the chain; the stage runs after it (a suppressor takes the hum) */
+	if (gf_cfg_is_stage(f) || gf_cfg_hum_in_suppressor(c, f)) {
 		if (!(t->h = calloc(1, sizeof(double))))
 			return GF_E_NOMEM;
 		t->h[0] = 1.0;

@@ -18,15 +18,43 @@
 #include "config_priv.h"
 #include "denoise.h"
 #include "hum.h"
+#include "neural.h"
 #include "safe_file.h"
 #include "suppress.h"
 
 const char *const gf_config_fkey_names[K_COUNT] = {
-	"name",	  "coeffs",	   "file",	     "format",	  "channel",	  "offset",
-	"length", "design",	   "gain_db",	     "cutoff_hz", "low_hz",	  "high_hz",
-	"taps",	  "transition_hz", "attenuation_db", "freq_hz",	  "harmonics",	  "bandwidth_hz",
-	"q",	  "delay_ms",	   "phase",	     "noise",	  "reduction_db", "use_input",
-	"bands",  "preamp_db",	   "highpass_hz",    "resample",  "bypass",
+	"name",
+	"coeffs",
+	"file",
+	"format",
+	"channel",
+	"offset",
+	"length",
+	"design",
+	"gain_db",
+	"cutoff_hz",
+	"low_hz",
+	"high_hz",
+	"taps",
+	"transition_hz",
+	"attenuation_db",
+	"freq_hz",
+	"harmonics",
+	"bandwidth_hz",
+	"q",
+	"delay_ms",
+	"phase",
+	"noise",
+	"reduction_db",
+	"use_input",
+	"bands",
+	"preamp_db",
+	"highpass_hz",
+	"resample",
+	"model",
+	"atten_lim_db",
+	"post_filter_beta",
+	"bypass",
 };
 
 #define BIT(k) (1u << (k))
@@ -38,6 +66,9 @@ static uint32_t allowed_keys(const struct gf_config_filter *f)
 	if (f->kind == FK_DESIGN && f->design.type == GF_DESIGN_SUPPRESS)
 		return BIT(K_NAME) | BIT(K_DESIGN) | BIT(K_NOISE) | BIT(K_REDUCTION_DB) | BIT(K_HIGHPASS_HZ) |
 		       BIT(K_BYPASS);
+	if (f->kind == FK_DESIGN && f->design.type == GF_DESIGN_DEEPFILTER)
+		return BIT(K_NAME) | BIT(K_DESIGN) | BIT(K_MODEL) | BIT(K_ATTEN_LIM_DB) |
+		       BIT(K_POST_FILTER_BETA) | BIT(K_BYPASS);
 	uint32_t m = BIT(K_NAME) | BIT(K_GAIN_DB) | BIT(K_PHASE);
 	switch (f->kind) {
 	case FK_INLINE:
@@ -71,6 +102,7 @@ static uint32_t allowed_keys(const struct gf_config_filter *f)
 		return m | BIT(K_BANDS) | BIT(K_PREAMP_DB) | BIT(K_FILE) | BIT(K_TAPS);
 	case GF_DESIGN_IDENTITY:
 	case GF_DESIGN_SUPPRESS:
+	case GF_DESIGN_DEEPFILTER:
 		break;
 	}
 	return m;
@@ -233,8 +265,9 @@ static int check_design(const struct gf_cfg_loader *L, const config_setting_t *g
 			return gf_cfg_missing(L, g, prefix, "delay_ms", "the delay in milliseconds");
 		return 0;
 	case GF_DESIGN_IDENTITY:
-	case GF_DESIGN_SUPPRESS: /* noise is optional: without one the estimate starts from the input */
-	case GF_DESIGN_PEQ:	 /* bands or file: gf_cfg_parse_peq */
+	case GF_DESIGN_SUPPRESS:   /* noise is optional: without one the estimate starts from the input */
+	case GF_DESIGN_PEQ:	   /* bands or file: gf_cfg_parse_peq */
+	case GF_DESIGN_DEEPFILTER: /* model defaults to the installed one: parse_deepfilter */
 		return 0;
 	case GF_DESIGN_DENOISE:
 		if (!f->file)
@@ -248,12 +281,12 @@ static int check_design(const struct gf_cfg_loader *L, const config_setting_t *g
 	return 0;
 }
 
-/* noise = "FILE": must be readable now; watched for reload. */
-static int parse_noise_file(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
-			    struct gf_config_filter *f)
+/* @p key = "FILE" (a noise sample, a model): must be readable now; watched for reload. */
+static int parse_file_key(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
+			  const char *key, const char *what, struct gf_config_filter *f)
 {
 	char *rel = NULL;
-	int r = gf_cfg_get_str(L, g, prefix, "noise", &rel);
+	int r = gf_cfg_get_str(L, g, prefix, key, &rel);
 	if (r <= 0)
 		return r;
 	f->file = gf_cfg_join_path(L->base_dir, rel);
@@ -261,11 +294,11 @@ static int parse_noise_file(const struct gf_cfg_loader *L, const config_setting_
 	if (!f->file)
 		return GF_E_NOMEM;
 	struct gf_errbuf why; /* readable and a regular file, checked without blocking on a FIFO */
-	int fd = gf_file_open_read(f->file, "noise file", 0, &why);
+	int fd = gf_file_open_read(f->file, what, 0, &why);
 	if (fd < 0) {
 		char name[192];
-		gf_cfg_setting(name, sizeof(name), prefix, "noise");
-		return gf_cfg_fail_at(L, config_setting_get_member(g, "noise"), name, "%s", why.msg);
+		gf_cfg_setting(name, sizeof(name), prefix, key);
+		return gf_cfg_fail_at(L, config_setting_get_member(g, key), name, "%s", why.msg);
 	}
 	struct stat st;
 	if (fstat(fd, &st) == 0) {
@@ -274,6 +307,46 @@ static int parse_noise_file(const struct gf_cfg_loader *L, const config_setting_
 	}
 	close(fd);
 	return gf_cfg_add_file(L->c, f->file);
+}
+
+static int parse_noise_file(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
+			    struct gf_config_filter *f)
+{
+	return parse_file_key(L, g, prefix, "noise", "noise file", f);
+}
+
+/* deepfilter: model (default: the one scripts/install-deepfilter.sh installed), atten_lim_db,
+ * post_filter_beta, bypass. */
+static int parse_deepfilter(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
+			    struct gf_config_filter *f)
+{
+	struct gf_design *d = &f->design;
+	d->atten_lim_db = GF_NEURAL_MAX_ATTEN_LIM_DB;
+	int r = gf_cfg_get_num(L, g, prefix, "atten_lim_db", 1.0, GF_NEURAL_MAX_ATTEN_LIM_DB,
+			       &d->atten_lim_db);
+	if (r >= 0)
+		r = gf_cfg_get_num(L, g, prefix, "post_filter_beta", 0.0, GF_NEURAL_MAX_POST_FILTER_BETA,
+				   &d->post_filter_beta);
+	if (r >= 0)
+		r = gf_cfg_get_bool(L, g, prefix, "bypass", &f->bypass);
+	if (r < 0)
+		return r;
+	if (config_setting_get_member(g, "model"))
+		return parse_file_key(L, g, prefix, "model", "model file", f);
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/DeepFilterNet3_onnx.tar.gz", gf_neural_default_dir());
+	struct gf_errbuf why;
+	int fd = gf_file_open_read(path, "model file", 0, &why);
+	if (fd < 0) {
+		char grp[160];
+		snprintf(grp, sizeof(grp), "filters.%s", f->name);
+		return gf_cfg_fail_at(L, g, grp,
+				      "no model = \"...\" given, and the default DeepFilterNet3 model is not "
+				      "installed (%s; install it with scripts/install-deepfilter.sh)",
+				      why.msg);
+	}
+	close(fd);
+	return (f->file = strdup(path)) ? gf_cfg_add_file(L->c, f->file) : GF_E_NOMEM;
 }
 
 /* denoise: noise (required: check_design), reduction_db, use_input. */
@@ -335,7 +408,7 @@ static int parse_design(const struct gf_cfg_loader *L, const config_setting_t *g
 		r = gf_cfg_fail_at(
 			L, config_setting_get_member(g, "design"), name,
 			"unknown design \"%s\" (lowpass, highpass, bandpass, bandstop, notch, identity, "
-			"delay, denoise, suppress, peq)",
+			"delay, denoise, suppress, peq, deepfilter)",
 			type);
 		free(type);
 		return r;
@@ -364,10 +437,12 @@ static int parse_design(const struct gf_cfg_loader *L, const config_setting_t *g
 		return r;
 	if (t == GF_DESIGN_SUPPRESS && (r = parse_suppress(L, g, prefix, f)) < 0)
 		return r;
+	if (t == GF_DESIGN_DEEPFILTER && (r = parse_deepfilter(L, g, prefix, f)) < 0)
+		return r;
 	if (t == GF_DESIGN_PEQ && (r = gf_cfg_parse_peq(L, g, prefix, f)) < 0)
 		return r;
 	if (taps && !(taps & 1) && t != GF_DESIGN_IDENTITY && t != GF_DESIGN_DELAY &&
-	    t != GF_DESIGN_SUPPRESS) {
+	    t != GF_DESIGN_SUPPRESS && t != GF_DESIGN_DEEPFILTER) {
 		char name[192];
 		gf_cfg_setting(name, sizeof(name), prefix, "taps");
 		return gf_cfg_fail_at(L, config_setting_get_member(g, "taps"), name,

@@ -23,12 +23,12 @@ static int check_no_suppress(const struct gf_cfg_loader *L, const config_setting
 {
 	for (uint32_t i = 0; i < n; i++) {
 		int k = gf_config_find_filter(L->c, chain[i]);
-		if (k >= 0 && gf_cfg_is_suppress(&L->c->filters[k]))
+		if (k >= 0 && gf_cfg_is_stage(&L->c->filters[k]))
 			return gf_cfg_fail_at(L, at, setting,
-					      "\"%s\" is a noise suppressor (design = \"suppress\"): it "
+					      "\"%s\" is a noise suppressor (design = \"%s\"): it "
 					      "runs per channel, not per mixer path, and cannot be used "
 					      "with a mixer",
-					      chain[i]);
+					      chain[i], gf_design_type_name(L->c->filters[k].design.type));
 	}
 	return 0;
 }

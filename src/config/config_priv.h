@@ -62,6 +62,9 @@ enum fkey {
 	K_PREAMP_DB,
 	K_HIGHPASS_HZ,
 	K_RESAMPLE,
+	K_MODEL,
+	K_ATTEN_LIM_DB,
+	K_POST_FILTER_BETA,
 	K_BYPASS,
 	K_COUNT
 };
@@ -85,7 +88,7 @@ struct gf_config_filter {
 	double *coeffs; /* FK_INLINE */
 	uint32_t n_coeffs;
 	char *file; /* FK_TEXT, FK_WAV, FK_RAW: resolved path; may hold GF_RATE_TOKEN; NULL with
-		     * by_rate; denoise design: the noise file */
+		     * by_rate; denoise design: the noise file; deepfilter: the model */
 	struct gf_rate_file *by_rate; /* file = ( { rate = ...; file = ...; }, ... ) */
 	uint32_t n_by_rate;
 	struct gf_ir_select sel;
@@ -96,7 +99,8 @@ struct gf_config_filter {
 	struct gf_peq *peq; /* design = "peq": its bands (design.peq points here) */
 	double gain_db;
 	int minphase; /* phase = "minimum" */
-	int bypass;   /* design = "suppress", bypass = true: its gain held at 1 (a live setting) */
+	int bypass;   /* bypass = true: a suppressor's gain held at 1 (a live setting); a neural stage starts
+			 bypassed */
 	int used;
 	/* noise file's size and change time when loaded: a reload that rewrote it
 	 * changes a suppressor (config_suppress.c) */
@@ -139,6 +143,12 @@ struct gf_config_priv {
 
 /** 1: @p f is design = "suppress" (not an FIR: run after the chain's FIR part). */
 int gf_cfg_is_suppress(const struct gf_config_filter *f);
+
+/** 1: @p f is design = "deepfilter" (not an FIR: the neural stage, after the suppressor). */
+int gf_cfg_is_neural(const struct gf_config_filter *f);
+
+/** 1: @p f is a stage after the chain's FIR part (suppress, deepfilter): one tap of 1.0 in it. */
+int gf_cfg_is_stage(const struct gf_config_filter *f);
 
 /** Index of the filter called @p name, or -1. */
 int gf_config_find_filter(const struct gf_config *c, const char *name);

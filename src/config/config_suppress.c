@@ -1,15 +1,17 @@
 /*
- * Configuration: the noise suppressor (design = "suppress"). It is not an FIR:
- * in a chain it passes as one tap of 1.0, so the chain's FIR entries are
- * still pre-convolved into one filter, and the suppressor runs on each
- * channel after that filter, wherever it stands in the chain (one per chain
- * at most: config.c). This file finds each channel's suppressor, reads the
- * noise samples that seed them, makes the bank that runs them
- * (suppress_bank.h), tells a reload whether they changed in a way that needs
- * a new one (reduction_db and bypass do not: they are the live floor), and
- * gives each channel's floor for the running bank. Live (minimum phase), a
- * notch with freq_hz = "auto" in chains that all have a suppressor is not an
- * FIR either: those suppressors remove its hum in their frames
+ * Configuration: the stages after the FIR, the noise suppressor (design =
+ * "suppress") and the neural stage (design = "deepfilter"). Neither is an
+ * FIR: in a chain each passes as one tap of 1.0, so the chain's FIR entries
+ * are still pre-convolved into one filter, and the stages run on each
+ * channel after that filter, the suppressor first, wherever they stand in
+ * the chain (one of each per chain at most: config.c). This file finds each
+ * channel's stages, reads the noise samples that seed the suppressors, makes
+ * the bank that runs them (suppress_bank.h, which owns the neural stage,
+ * neural_bank.h), tells a reload whether they changed in a way that needs a
+ * new one (a suppressor's reduction_db and bypass do not: they are the live
+ * floor), and gives each channel's floor for the running bank. Live (minimum
+ * phase), a notch with freq_hz = "auto" in chains that all have a suppressor
+ * is not an FIR either: those suppressors remove its hum in their frames
  * (suppress_hum.h), and this file decides which notch each one takes.
  */
 #include <math.h>
@@ -19,6 +21,7 @@
 
 #include "config_priv.h"
 #include "log.h"
+#include "neural_bank.h"
 #include "noise_file.h"
 #include "suppress_bank.h"
 #include "suppress_hum.h"
@@ -29,6 +32,16 @@
 int gf_cfg_is_suppress(const struct gf_config_filter *f)
 {
 	return f->kind == FK_DESIGN && f->design.type == GF_DESIGN_SUPPRESS;
+}
+
+int gf_cfg_is_neural(const struct gf_config_filter *f)
+{
+	return f->kind == FK_DESIGN && f->design.type == GF_DESIGN_DEEPFILTER;
+}
+
+int gf_cfg_is_stage(const struct gf_config_filter *f)
+{
+	return gf_cfg_is_suppress(f) || gf_cfg_is_neural(f);
 }
 
 /* The chain channel @p ch runs: its route's, or the global one. */
@@ -48,18 +61,37 @@ static void chain_of(const struct gf_config *c, uint32_t ch, char *const **chain
 	}
 }
 
-/* The index in c->filters of channel @p ch's suppressor, or -1. */
-static int suppress_index(const struct gf_config *c, uint32_t ch)
+/* The index in c->filters of channel @p ch's stage of type @p is (a suppressor, a neural stage), or -1. */
+static int stage_index(const struct gf_config *c, uint32_t ch, int (*is)(const struct gf_config_filter *))
 {
 	char *const *chain;
 	uint32_t n;
 	chain_of(c, ch, &chain, &n);
 	for (uint32_t i = 0; i < n; i++) {
 		int k = gf_config_find_filter(c, chain[i]);
-		if (k >= 0 && gf_cfg_is_suppress(&c->filters[k]))
+		if (k >= 0 && is(&c->filters[k]))
 			return k;
 	}
 	return -1;
+}
+
+static int suppress_index(const struct gf_config *c, uint32_t ch)
+{
+	return stage_index(c, ch, gf_cfg_is_suppress);
+}
+
+int gf_config_neural_of(const struct gf_config *c, uint32_t ch, struct gf_config_neural *out)
+{
+	int k = stage_index(c, ch, gf_cfg_is_neural);
+	if (k < 0)
+		return 0;
+	const struct gf_config_filter *f = &c->filters[k];
+	*out = (struct gf_config_neural){.name = f->name,
+					 .model = f->file,
+					 .atten_lim_db = f->design.atten_lim_db,
+					 .post_filter_beta = f->design.post_filter_beta,
+					 .bypass = f->bypass};
+	return 1;
 }
 
 /* 1: @p chain (@p n names) holds filter @p k. */
@@ -175,7 +207,7 @@ int gf_config_suppress_of(const struct gf_config *c, uint32_t ch, struct gf_conf
 int gf_config_has_suppress(const struct gf_config *c)
 {
 	for (uint32_t i = 0; i < c->n_filters; i++)
-		if (c->filters[i].used && gf_cfg_is_suppress(&c->filters[i]))
+		if (c->filters[i].used && gf_cfg_is_stage(&c->filters[i]))
 			return 1;
 	return 0;
 }
@@ -249,6 +281,52 @@ static int channel_params(const struct gf_config *c, uint32_t ch, uint32_t rate,
 	return 0;
 }
 
+/* The neural stage of the channels whose chain has one (one setting for all: the first channel's);
+ * *out NULL where none has. Its helpers: the threads @p o gives (offline), else one per CPU. */
+static int neural_new(const struct gf_config *c, uint32_t rate, uint32_t channels,
+		      const struct gf_suppress_bank_opts *o, struct gf_neural_bank **out,
+		      struct gf_errbuf *eb)
+{
+	*out = NULL;
+	uint8_t *active = calloc(channels ? channels : 1, 1);
+	if (!active)
+		return GF_E_NOMEM;
+	int first = -1, r = 0;
+	for (uint32_t ch = 0; ch < channels; ch++) {
+		int k = stage_index(c, ch, gf_cfg_is_neural);
+		active[ch] = k >= 0;
+		if (k >= 0 && first < 0)
+			first = k;
+		else if (k >= 0 && k != first) {
+			const struct gf_config_filter *f = &c->filters[k];
+			gf_errbuf_set(
+				eb,
+				"%s:%d: filters.%s: channel %u runs a second neural stage (\"%s\"): the "
+				"channels of a stream share one",
+				f->src, f->line, f->name, ch, c->filters[first].name);
+			r = GF_E_CONFIG;
+		}
+	}
+	if (!r && first >= 0) {
+		const struct gf_config_filter *f = &c->filters[first];
+		struct gf_neural_params p = {.model = f->file,
+					     .atten_lim_db = (float)f->design.atten_lim_db,
+					     .post_filter_beta = (float)f->design.post_filter_beta};
+		struct gf_neural_bank_opts no = {.threads = o && o->threads > 1 ? o->threads : 0,
+						 .bypass = f->bypass};
+		struct gf_errbuf why = {{0}};
+		if ((r = gf_neural_bank_new(active, channels, rate, &p, &no, out, &why))) {
+			gf_errbuf_set(eb, "%s:%d: filters.%s: %s", f->src, f->line, f->name,
+				      why.msg[0] ? why.msg : gf_strerror(r));
+			if (r == GF_E_INVAL ||
+			    r == GF_E_IO) /* the rate, the model, the runtime: the config's */
+				r = GF_E_CONFIG;
+		}
+	}
+	free(active);
+	return r;
+}
+
 int gf_config_suppress_new_ex(const struct gf_config *c, uint32_t rate, uint32_t channels,
 			      const struct gf_suppress_bank_opts *o, struct gf_suppress_bank **out,
 			      struct gf_errbuf *eb)
@@ -256,13 +334,17 @@ int gf_config_suppress_new_ex(const struct gf_config *c, uint32_t rate, uint32_t
 	*out = NULL;
 	if (!gf_config_has_suppress(c))
 		return 0;
+	struct gf_suppress_bank_opts so = o ? *o : (struct gf_suppress_bank_opts){0};
+	int nr = neural_new(c, rate, channels, o, &so.neural, eb);
+	if (nr)
+		return nr;
 	uint32_t nf = c->n_filters;
 	struct shared sh = {calloc(nf, sizeof(*sh.params)), calloc(nf, sizeof(*sh.noise)),
 			    calloc(nf, sizeof(*sh.hum)), calloc(nf, 1), calloc(nf, 1)};
 	struct gf_suppress_params *params = calloc(channels ? channels : 1, sizeof(*params));
 	const struct gf_suppress_params **per = calloc(channels ? channels : 1, sizeof(*per));
 	int r = sh.params && sh.noise && sh.hum && sh.made && sh.hum_made && params && per ? 0 : GF_E_NOMEM;
-	int any = 0;
+	int any = so.neural != NULL;
 	for (uint32_t ch = 0; !r && ch < channels; ch++) {
 		if (suppress_index(c, ch) < 0)
 			continue;
@@ -271,7 +353,9 @@ int gf_config_suppress_new_ex(const struct gf_config *c, uint32_t rate, uint32_t
 		any = 1;
 	}
 	struct gf_errbuf why = {{0}};
-	if (!r && any && (r = gf_suppress_bank_new_ex(per, channels, rate, o, out, &why)))
+	if (r || !any)
+		gf_neural_bank_free(so.neural); /* else the bank owns it, also when it fails */
+	else if ((r = gf_suppress_bank_new_ex(per, channels, rate, &so, out, &why)))
 		gf_errbuf_set(eb, "%s: the suppressor: %s", c->priv->src,
 			      why.msg[0] ? why.msg : gf_strerror(r));
 	shared_free(&sh, nf);
@@ -337,28 +421,70 @@ static int live_splits(const struct gf_config *a, const struct gf_config *b, uin
 	return 0;
 }
 
+/* Channel @p ch's stage of kind @p is in @p a and @p b, and why where they differ: added or removed
+ * (1), or 0 with both filters to compare (0 and neither where no config has one). */
+static int stage_pair(const struct gf_config *a, const struct gf_config *b, uint32_t ch,
+		      int (*is)(const struct gf_config_filter *), const char *what,
+		      const struct gf_config_filter **fa, const struct gf_config_filter **fb, char *why,
+		      size_t len)
+{
+	int ka = stage_index(a, ch, is), kb = stage_index(b, ch, is);
+	*fa = ka >= 0 ? &a->filters[ka] : NULL;
+	*fb = kb >= 0 ? &b->filters[kb] : NULL;
+	if (!*fa != !*fb)
+		snprintf(why, len, "%s on channel %u %s", what, ch, *fa ? "removed" : "added");
+	return !*fa != !*fb;
+}
+
+/* The neural stages of @p a and @p b on channel @p ch: 1 and why where they differ. */
+static int neural_differs(const struct gf_config *a, const struct gf_config *b, uint32_t ch, char *why,
+			  size_t len)
+{
+	const struct gf_config_filter *fa, *fb;
+	if (stage_pair(a, b, ch, gf_cfg_is_neural, "neural stage", &fa, &fb, why, len) || !fa)
+		return why[0] != '\0';
+	if (fa->design.atten_lim_db != fb->design.atten_lim_db)
+		snprintf(why, len, "neural stage atten_lim_db %g -> %g", fa->design.atten_lim_db,
+			 fb->design.atten_lim_db);
+	else if (fa->design.post_filter_beta != fb->design.post_filter_beta)
+		snprintf(why, len, "neural stage post_filter_beta %g -> %g", fa->design.post_filter_beta,
+			 fb->design.post_filter_beta);
+	else if (fa->bypass != fb->bypass)
+		snprintf(why, len, "neural stage bypass %s", fb->bypass ? "on" : "off");
+	else if (noise_differs(fa, fb))
+		snprintf(why, len, "neural stage model %s -> %s", fa->file, fb->file);
+	return why[0] != '\0';
+}
+
+/* The suppressors of @p a and @p b on channel @p ch: 1 and why where they differ in what needs a new
+ * one (reduction_db and bypass are live: gf_config_suppress_live_differs). */
+static int suppressor_differs(const struct gf_config *a, const struct gf_config *b, uint32_t ch, char *why,
+			      size_t len)
+{
+	const struct gf_config_filter *fa = suppressor_of(a, ch), *fb = suppressor_of(b, ch);
+	if (!fa && !fb)
+		return 0;
+	if (!fa || !fb)
+		snprintf(why, len, "suppressor on channel %u %s", ch, fa ? "removed" : "added");
+	else if (fa->design.highpass_hz != fb->design.highpass_hz)
+		snprintf(why, len, "suppressor highpass_hz %g -> %g", fa->design.highpass_hz,
+			 fb->design.highpass_hz);
+	else if (noise_differs(fa, fb))
+		snprintf(why, len, "suppressor noise %s -> %s", fa->file ? fa->file : "none",
+			 fb->file ? fb->file : "none");
+	else if (hum_top(a, ch) != hum_top(b, ch))
+		snprintf(why, len, "suppressor's hum removal up to harmonic %u -> %u", hum_top(a, ch),
+			 hum_top(b, ch));
+	return why[0] != '\0';
+}
+
 int gf_config_suppress_differs(const struct gf_config *a, const struct gf_config *b, uint32_t channels,
 			       char *why, size_t len)
 {
 	why[0] = '\0';
-	for (uint32_t ch = 0; ch < channels; ch++) {
-		const struct gf_config_filter *fa = suppressor_of(a, ch), *fb = suppressor_of(b, ch);
-		if (!fa && !fb)
-			continue;
-		if (!fa || !fb)
-			snprintf(why, len, "suppressor on channel %u %s", ch, fa ? "removed" : "added");
-		else if (fa->design.highpass_hz != fb->design.highpass_hz)
-			snprintf(why, len, "suppressor highpass_hz %g -> %g", fa->design.highpass_hz,
-				 fb->design.highpass_hz);
-		else if (noise_differs(fa, fb))
-			snprintf(why, len, "suppressor noise %s -> %s", fa->file ? fa->file : "none",
-				 fb->file ? fb->file : "none");
-		else if (hum_top(a, ch) != hum_top(b, ch))
-			snprintf(why, len, "suppressor's hum removal up to harmonic %u -> %u", hum_top(a, ch),
-				 hum_top(b, ch));
-		if (why[0])
+	for (uint32_t ch = 0; ch < channels; ch++)
+		if (suppressor_differs(a, b, ch, why, len) || neural_differs(a, b, ch, why, len))
 			return 1;
-	}
 	return live_splits(a, b, channels, why, len);
 }
 

@@ -10,6 +10,7 @@
 #include "clock.h"
 #include "daemon_control.h"
 #include "daemon_internal.h"
+#include "neural_bank.h"
 #include "log.h"
 #include "reload.h"
 
@@ -136,6 +137,28 @@ static void status_latency(const struct gf_live_stats *s, char *buf, size_t len)
 		s->clock_skipped_frames, s->clock_inserted_frames, s->worker_rt_prio, s->memory_locked);
 }
 
+/* The neural stage (design = "deepfilter"): which, its latency (a part of suppressor_frames, the
+ * stages after the FIR in all), and how its hops kept their deadlines (docs/daemon.md). */
+static void status_neural(const struct daemon *d, char *buf, size_t len)
+{
+	const struct gf_neural_bank *nb = gf_suppress_bank_neural(d->suppress);
+	struct gf_config_neural nc = {0};
+	for (uint32_t c = 0; nb && c < gf_reload_out_channels(d->cfg) && !nc.name; c++)
+		gf_config_neural_of(d->cfg, c, &nc);
+	if (!nc.name) {
+		snprintf(buf, len, "neural: none\n");
+		return;
+	}
+	uint32_t rate = d->cfg->sample_rate, n = gf_neural_bank_latency(nb);
+	snprintf(buf, len,
+		 "neural: %s\nneural_model: %.400s\nneural_backend: %s\nneural_channels: %u\nneural_threads: "
+		 "%u\nneural_atten_lim_db: %.1f\nneural_frames: %u\nneural_ms: %.3f\nneural_late: %" PRIu64
+		 "\nneural_dropped: %" PRIu64 "\nneural_failures: %" PRIu64 "\n",
+		 nc.name, nc.model, gf_neural_bank_backend(nb), gf_neural_bank_active(nb),
+		 gf_neural_bank_threads(nb), nc.atten_lim_db, n, rate ? 1000.0 * n / rate : 0.0,
+		 gf_neural_bank_late(nb), gf_neural_bank_dropped(nb), gf_neural_bank_failures(nb));
+}
+
 /* The noise suppressor: which, its latency, and the path's in all (docs/daemon.md). */
 static void status_suppressor(const struct daemon *d, const struct gf_live_stats *s, char *buf, size_t len)
 {
@@ -144,7 +167,7 @@ static void status_suppressor(const struct daemon *d, const struct gf_live_stats
 	struct gf_config_suppress cs = {0};
 	for (uint32_t c = 0; d->suppress && c < gf_reload_out_channels(d->cfg) && !cs.name; c++)
 		gf_config_suppress_of(d->cfg, c, &cs);
-	char where[96];
+	char where[160];
 	gf_suppress_bank_where(d->suppress, where, sizeof(where));
 	struct gf_api_suppressor live = {0}; /* the live controls in force: the API's or the config's */
 	struct gf_errbuf eb = {{0}};
@@ -164,6 +187,8 @@ static void status_suppressor(const struct daemon *d, const struct gf_live_stats
 	else
 		snprintf(buf, len, "suppressor: none\n");
 	size_t used = strlen(buf);
+	status_neural(d, buf + used, len - used);
+	used = strlen(buf);
 	snprintf(buf + used, len - used,
 		 "suppressor_frames: %u\nsuppressor_ms: %.3f\ntotal_latency_frames: %u\ntotal_latency_ms: "
 		 "%.3f\n",
@@ -242,7 +267,7 @@ static void status_block(const struct daemon *d, char *buf, size_t len)
 	gf_engine_get_stats(d->engine, &es);
 	int64_t now = gf_now_ms();
 	uint32_t rate = d->cfg->sample_rate;
-	char timing[400], lat[320], bl[80], eng[240], sup[1400];
+	char timing[400], lat[320], bl[80], eng[240], sup[2400];
 	status_timing(s, timing, sizeof(timing));
 	status_suppressor(d, s, sup, sizeof(sup));
 	status_engine(&es, eng, sizeof(eng));

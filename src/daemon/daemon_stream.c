@@ -29,7 +29,7 @@ static void stream_log_started(struct daemon *d)
 		s.latency_frames, rate ? 1000.0 * s.latency_frames / rate : 0.0);
 	if (d->suppress) {
 		uint32_t n = gf_suppress_bank_latency(d->suppress), total = s.latency_frames + n;
-		char where[96];
+		char where[160];
 		gf_suppress_bank_where(d->suppress, where, sizeof(where));
 		gf_info("suppressor: %s, %u frames (%.2f ms) after the engine: %u frames (%.2f ms) in all",
 			where, n, rate ? 1000.0 * n / rate : 0.0, total, rate ? 1000.0 * total / rate : 0.0);

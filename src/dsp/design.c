@@ -8,11 +8,12 @@
 #include "peq.h"
 
 static const char *const type_names[] = {
-	[GF_DESIGN_LOWPASS] = "lowpass",   [GF_DESIGN_HIGHPASS] = "highpass",
-	[GF_DESIGN_BANDPASS] = "bandpass", [GF_DESIGN_BANDSTOP] = "bandstop",
-	[GF_DESIGN_NOTCH] = "notch",	   [GF_DESIGN_IDENTITY] = "identity",
-	[GF_DESIGN_DELAY] = "delay",	   [GF_DESIGN_DENOISE] = "denoise",
-	[GF_DESIGN_SUPPRESS] = "suppress", [GF_DESIGN_PEQ] = "peq",
+	[GF_DESIGN_LOWPASS] = "lowpass",       [GF_DESIGN_HIGHPASS] = "highpass",
+	[GF_DESIGN_BANDPASS] = "bandpass",     [GF_DESIGN_BANDSTOP] = "bandstop",
+	[GF_DESIGN_NOTCH] = "notch",	       [GF_DESIGN_IDENTITY] = "identity",
+	[GF_DESIGN_DELAY] = "delay",	       [GF_DESIGN_DENOISE] = "denoise",
+	[GF_DESIGN_SUPPRESS] = "suppress",     [GF_DESIGN_PEQ] = "peq",
+	[GF_DESIGN_DEEPFILTER] = "deepfilter",
 };
 
 void gf_design_init(struct gf_design *d, enum gf_design_type type)
@@ -542,6 +543,7 @@ uint32_t gf_design_taps(const struct gf_design *d, double rate)
 		return notch_feasible(k, n) ? n : 0;
 	case GF_DESIGN_IDENTITY:
 	case GF_DESIGN_SUPPRESS:
+	case GF_DESIGN_DEEPFILTER:
 		return 1;
 	case GF_DESIGN_DELAY: {
 		double s = round(d->delay_ms * rate / 1000.0);
@@ -580,6 +582,7 @@ int gf_design_run(const struct gf_design *d, double rate, double **taps, uint32_
 	case GF_DESIGN_IDENTITY:
 	case GF_DESIGN_DELAY:
 	case GF_DESIGN_SUPPRESS: /* its work is done after the chain's FIR: here it passes */
+	case GF_DESIGN_DEEPFILTER:
 		return design_delay(d, rate, taps, n, eb);
 	case GF_DESIGN_DENOISE: /* needs its noise file: gf_denoise_design */
 		gf_errbuf_set(eb, "noise: a denoise design is made from its noise file (gf_denoise_design)");

@@ -30,13 +30,15 @@ enum gf_design_type {
 	GF_DESIGN_HIGHPASS,
 	GF_DESIGN_BANDPASS,
 	GF_DESIGN_BANDSTOP,
-	GF_DESIGN_NOTCH,    /**< notches at freq_hz and its harmonics */
-	GF_DESIGN_IDENTITY, /**< one tap of 1.0 */
-	GF_DESIGN_DELAY,    /**< delay_ms of leading zeros then 1.0 */
-	GF_DESIGN_DENOISE,  /**< learned from a noise file (denoise.h; the config reads the file) */
-	GF_DESIGN_SUPPRESS, /**< not an FIR: a time-varying suppressor after the chain (suppress.h);
-				 as a filter it is one tap of 1.0 */
-	GF_DESIGN_PEQ,	    /**< parametric EQ bands (peq.h; the config parses them) */
+	GF_DESIGN_NOTCH,      /**< notches at freq_hz and its harmonics */
+	GF_DESIGN_IDENTITY,   /**< one tap of 1.0 */
+	GF_DESIGN_DELAY,      /**< delay_ms of leading zeros then 1.0 */
+	GF_DESIGN_DENOISE,    /**< learned from a noise file (denoise.h; the config reads the file) */
+	GF_DESIGN_SUPPRESS,   /**< not an FIR: a time-varying suppressor after the chain (suppress.h);
+				   as a filter it is one tap of 1.0 */
+	GF_DESIGN_PEQ,	      /**< parametric EQ bands (peq.h; the config parses them) */
+	GF_DESIGN_DEEPFILTER, /**< not an FIR: the neural stage after the chain (DeepFilterNet3,
+				   src/engine/neural/neural_bank.h); as a filter it is one tap of 1.0 */
 };
 
 /** Longest filter any design or file may produce (16 Mi taps). */
@@ -68,6 +70,8 @@ struct gf_design {
 	double highpass_hz;	  /**< suppress: its zero-phase high-pass's -6 dB point; 0: off */
 	int use_input;		  /**< denoise: measure the input file where there is one */
 	const struct gf_peq *peq; /**< peq: the bands (owned by the caller) */
+	double atten_lim_db;	  /**< deepfilter: the most any bin is cut (its depth) */
+	double post_filter_beta;  /**< deepfilter: 0: the post-filter off */
 };
 
 /** Fill @p d with defaults for @p type (attenuation 80 dB, harmonics 1). */

@@ -34,6 +34,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "neural_bank.h"
 #include "test_hook.h"
 #include "suppress_gpu.h"
 #include "suppress_hum.h"
@@ -98,6 +99,7 @@ struct gf_suppress_bank {
 	_Atomic uint64_t gpu_returns;		 /* returns to the GPU after a switch */
 	_Atomic uint64_t gpu_failures;		 /* switches to the standby */
 	_Atomic uint64_t gpu_late;		 /* calls whose group was muted for a late hop */
+	struct gf_neural_bank *neural;		 /* the neural stage after the suppressors; NULL: none */
 };
 
 static void group_free(struct gpu_group *g)
@@ -122,6 +124,7 @@ void gf_suppress_bank_free(struct gf_suppress_bank *b)
 		gf_suppress_free(b->sup[c]);
 	group_free(b->g);
 	gf_suppress_pool_free(b->pool);
+	gf_neural_bank_free(b->neural);
 	free(b->sup);
 	free(b->grouped);
 	free((void *)b->floor);
@@ -342,9 +345,12 @@ int gf_suppress_bank_new_ex(const struct gf_suppress_params *const *per_channel,
 {
 	*out = NULL;
 	struct gf_suppress_bank *b = calloc(1, sizeof(*b));
-	if (!b)
+	if (!b) {
+		gf_neural_bank_free(o ? o->neural : NULL);
 		return GF_E_NOMEM;
+	}
 	b->channels = channels;
+	b->neural = o ? o->neural : NULL;
 	int r = GF_E_NOMEM;
 	if (!(b->sup = calloc(channels ? channels : 1, sizeof(*b->sup))) ||
 	    !(b->grouped = calloc(channels ? channels : 1, 1)) ||
@@ -352,15 +358,16 @@ int gf_suppress_bank_new_ex(const struct gf_suppress_params *const *per_channel,
 		goto fail;
 	if ((r = make_suppressors(b, per_channel, rate, eb)))
 		goto fail;
-	if (!b->active) {
+	if (!b->active && !b->neural) {
 		gf_errbuf_set(eb, "no channel has a suppressor");
 		r = GF_E_INVAL;
 		goto fail;
 	}
 	r = GF_E_NOMEM;
-	if (b->active < channels && !(b->delay = calloc((size_t)b->latency * channels, sizeof(float))))
+	if (b->active && b->active < channels &&
+	    !(b->delay = calloc((size_t)b->latency * channels, sizeof(float))))
 		goto fail;
-	if (o && o->gpu && (r = try_gpu(b, per_channel, rate, o)))
+	if (o && o->gpu && b->active && (r = try_gpu(b, per_channel, rate, o)))
 		goto fail;
 	if ((r = make_pool(b, o ? o->threads : 1, eb)))
 		goto fail;
@@ -379,7 +386,17 @@ int gf_suppress_bank_new(const struct gf_suppress_params *const *per_channel, ui
 
 uint32_t gf_suppress_bank_latency(const struct gf_suppress_bank *b)
 {
+	return b ? b->latency + gf_neural_bank_latency(b->neural) : 0;
+}
+
+uint32_t gf_suppress_bank_suppressor_latency(const struct gf_suppress_bank *b)
+{
 	return b ? b->latency : 0;
+}
+
+struct gf_neural_bank *gf_suppress_bank_neural(const struct gf_suppress_bank *b)
+{
+	return b ? b->neural : NULL;
 }
 
 uint32_t gf_suppress_bank_active(const struct gf_suppress_bank *b)
@@ -419,19 +436,25 @@ void gf_suppress_bank_where(const struct gf_suppress_bank *b, char *buf, size_t 
 	char spread[32] = "";
 	if (threads > 1)
 		snprintf(spread, sizeof(spread), " (%u threads)", threads);
-	if (!on_gpu) {
-		snprintf(buf, len, "%u channel%s on the CPU%s", active, active == 1 ? "" : "s", spread);
-		return;
-	}
 	char parts[48] = "";
-	if (b->g->parts > 1)
+	if (on_gpu && b->g->parts > 1)
 		snprintf(parts, sizeof(parts), " in %u parts%s", b->g->parts,
 			 on_gpu == active ? " over as many threads" : "");
-	if (on_gpu == active)
-		snprintf(buf, len, "%u channels on the GPU%s", on_gpu, parts);
+	int n = 0;
+	if (!active)
+		n = snprintf(buf, len, "no suppressor");
+	else if (!on_gpu)
+		n = snprintf(buf, len, "%u channel%s on the CPU%s", active, active == 1 ? "" : "s", spread);
+	else if (on_gpu == active)
+		n = snprintf(buf, len, "%u channels on the GPU%s", on_gpu, parts);
 	else
-		snprintf(buf, len, "%u channels on the GPU%s, %u on the CPU%s", on_gpu, parts,
-			 active - on_gpu, spread);
+		n = snprintf(buf, len, "%u channels on the GPU%s, %u on the CPU%s", on_gpu, parts,
+			     active - on_gpu, spread);
+	if (b && b->neural && n >= 0 && (size_t)n < len) {
+		uint32_t k = gf_neural_bank_active(b->neural);
+		snprintf(buf + n, len - (size_t)n, "; neural stage: %u channel%s on the CPU (%u threads)", k,
+			 k == 1 ? "" : "s", gf_neural_bank_threads(b->neural));
+	}
 }
 
 int gf_suppress_bank_set_floor(struct gf_suppress_bank *b, const float *per_channel)
@@ -709,7 +732,7 @@ static int process_piece(struct gf_suppress_bank *b, float *piece, uint32_t n, u
 	return err;
 }
 
-int gf_suppress_bank_process_by(struct gf_suppress_bank *b, float *buf, uint32_t frames, uint64_t deadline_ns)
+static int suppress_by(struct gf_suppress_bank *b, float *buf, uint32_t frames, uint64_t deadline_ns)
 {
 	apply_floors(b);
 	if (b->channels == 1) { /* mono: in place, no copies (never on the GPU: below its minimum) */
@@ -735,6 +758,14 @@ int gf_suppress_bank_process_by(struct gf_suppress_bank *b, float *buf, uint32_t
 	if (late)
 		atomic_fetch_add(&b->gpu_late, 1);
 	return failed;
+}
+
+int gf_suppress_bank_process_by(struct gf_suppress_bank *b, float *buf, uint32_t frames, uint64_t deadline_ns)
+{
+	int r = b->active ? suppress_by(b, buf, frames, deadline_ns) : 0;
+	if (b->neural) /* the same deadline: a stream's one for its block */
+		gf_neural_bank_process_by(b->neural, buf, frames, deadline_ns);
+	return r;
 }
 
 int gf_suppress_bank_process(struct gf_suppress_bank *b, float *buf, uint32_t frames)
@@ -787,6 +818,8 @@ void gf_suppress_bank_reset(struct gf_suppress_bank *b)
 	if (b->delay)
 		memset(b->delay, 0, (size_t)b->latency * b->channels * sizeof(float));
 	b->delay_pos = 0;
+	if (b->neural)
+		gf_neural_bank_reset(b->neural);
 	if (!b->g)
 		return;
 	b->next_return_ns = 0;

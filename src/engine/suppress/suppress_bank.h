@@ -3,7 +3,11 @@
  * The noise suppressors of a stream's channels (suppress.h), one per channel
  * whose chain has one (each with its chain's settings), over interleaved
  * audio. A channel without a suppressor is delayed by the same latency, so
- * that every channel of the output stays aligned with every other.
+ * that every channel of the output stays aligned with every other. The
+ * neural stage (`design = "deepfilter"`, neural_bank.h), where a chain has
+ * one, runs after the suppressors inside the same bank, so the stream and
+ * the offline pipeline run both as one step with one latency; a bank may
+ * hold the neural stage alone (no channel with a suppressor).
  *
  * Asked for the GPU (gf_suppress_bank_new_ex: the engine runs on CUDA), the
  * largest set of channels sharing identical parameters runs in one GPU
@@ -50,6 +54,8 @@
 #include "error.h"
 #include "suppress.h"
 
+struct gf_neural_bank; /* neural_bank.h */
+
 struct gf_suppress_bank;
 
 /** Channels sharing identical parameters from which the GPU runs them: below, the CPU is faster
@@ -70,6 +76,8 @@ struct gf_suppress_bank_opts {
 	uint32_t return_ms;   /**< first wait before a return to the GPU; 0: the default */
 	uint32_t threads;     /**< CPU threads the CPU's channels are spread over (offline: see above);
 				   0 or 1: the caller's alone, RT-safe */
+	struct gf_neural_bank *neural; /**< the neural stage run after the suppressors (neural_bank.h),
+					    owned by the bank from new() on, also when it fails; NULL: none */
 };
 
 /**
@@ -90,8 +98,16 @@ int gf_suppress_bank_new_ex(const struct gf_suppress_params *const *per_channel,
 /** Accepts NULL. Control thread. */
 void gf_suppress_bank_free(struct gf_suppress_bank *b);
 
-/** Frames every channel of the output lags the input. Any thread. */
+/** Frames every channel of the output lags the input (the suppressors' and the neural stage's). Any
+ * thread. */
 uint32_t gf_suppress_bank_latency(const struct gf_suppress_bank *b);
+
+/** The suppressors' share of gf_suppress_bank_latency (0 where no channel has one). Any thread. */
+uint32_t gf_suppress_bank_suppressor_latency(const struct gf_suppress_bank *b);
+
+/** The neural stage the bank runs after its suppressors, for its status and its live controls
+ * (neural_bank.h: bypass, attenuation limit); NULL: none. Any thread. */
+struct gf_neural_bank *gf_suppress_bank_neural(const struct gf_suppress_bank *b);
 
 /** Channels with a suppressor of their own (the others are only delayed). Any thread. */
 uint32_t gf_suppress_bank_active(const struct gf_suppress_bank *b);
@@ -114,7 +130,8 @@ uint64_t gf_suppress_bank_gpu_returns(const struct gf_suppress_bank *b);
 uint64_t gf_suppress_bank_gpu_late(const struct gf_suppress_bank *b);
 
 /** Where the bank runs, for a status line: "64 channels on the GPU", "2 channels on the CPU",
- * "256 channels on the CPU (16 threads)". */
+ * "256 channels on the CPU (16 threads)", then the neural stage's: "; neural stage: 2 channels on
+ * the CPU (2 threads)". */
 void gf_suppress_bank_where(const struct gf_suppress_bank *b, char *buf, size_t len);
 
 /**

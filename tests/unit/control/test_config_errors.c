@@ -1,7 +1,8 @@
 /*
  * Configuration errors: each validation error, at load or at build, names the
  * file, line and setting (table-driven, every case printed), the noise
- * suppressor's too (its settings, one per chain, its noise sample); a missing file
+ * suppressor's too (its settings, one per chain, its noise sample), and the neural
+ * stage's (its settings, its model file, one per chain, its rate, its runtime); a missing file
  * names its path; unknown settings only warn, with file and line.
  */
 #include <dirent.h>
@@ -168,6 +169,17 @@ static const struct bad load_errors[] = {
 	 "chain = [\"a\",\n \"b\"];\n",
 	 GF_E_CONFIG, 6, "chain",
 	 "\"b\" is a second suppressor (design = \"suppress\") in this chain, after \"a\""},
+	{FILTER("dfn", "design = \"deepfilter\"; model = \"model.tar.gz\";\n atten_lim_db = 0.0;"),
+	 GF_E_CONFIG, 3, "filters.dfn.atten_lim_db", "1..100"},
+	{FILTER("dfn", "design = \"deepfilter\"; model = \"model.tar.gz\";\n post_filter_beta = 2.0;"),
+	 GF_E_CONFIG, 3, "filters.dfn.post_filter_beta", "0..0.5"},
+	{FILTER("dfn", "design = \"deepfilter\";\n model = \"no-such-model.tar.gz\";"), GF_E_CONFIG, 3,
+	 "filters.dfn.model", "No such file"},
+	{FILTER("dfn", "design = \"deepfilter\";"), GF_E_CONFIG, 2, "filters.dfn",
+	 "the default DeepFilterNet3 model is not installed"},
+	{"filters = (\n { name = \"a\"; design = \"deepfilter\"; model = \"model.tar.gz\"; },\n { name = "
+	 "\"b\"; design = \"deepfilter\"; model = \"model.tar.gz\"; }\n);\nchain = [\"a\",\n \"b\"];\n",
+	 GF_E_CONFIG, 6, "chain", "\"b\" is a second neural stage (design = \"deepfilter\") in this chain"},
 	{"filters = ( { name = \"a\"; design = \"suppress\"; } );\nchain = [\"a\"];\nroutes = (\n { channel "
 	 "= 0;\n"
 	 " chain = [\"a\", \"a\"]; }\n);\n",
@@ -245,6 +257,22 @@ static const struct bad_build suppress_errors[] = {
 	  "filters.nr.noise", "is silent"},
 	 48000,
 	 1},
+	/* the neural stage: DeepFilterNet3 at 48 kHz only; its runtime looked for in an empty folder */
+	{{FILTER("dfn", "design = \"deepfilter\";\n model = \"model.tar.gz\";"), GF_E_CONFIG, 2,
+	  "filters.dfn", "DeepFilterNet3 runs at 48000 Hz only, not 16000 Hz"},
+	 16000,
+	 1},
+	{{FILTER("dfn", "design = \"deepfilter\";\n model = \"model.tar.gz\";"), GF_E_CONFIG, 2,
+	  "filters.dfn", "the DeepFilterNet runtime could not be loaded"},
+	 48000,
+	 2},
+	{{"filters = (\n { name = \"a\"; design = \"deepfilter\"; model = \"model.tar.gz\"; },\n { name = "
+	  "\"b\"; "
+	  "design = \"deepfilter\"; model = \"model.tar.gz\"; }\n);\nchain = [\"a\"];\n"
+	  "routes = ( { channel = 1; chain = [\"b\"]; } );\n",
+	  GF_E_CONFIG, 3, "filters.b", "channel 1 runs a second neural stage (\"a\")"},
+	 48000,
+	 2},
 };
 
 static void check_message(const struct bad *b, const char *path, int r, const char *msg)
@@ -284,6 +312,8 @@ static void test_errors(void)
 	free(gf_test_write_text_in(dir, "nan.txt", "1.0\nnan\n"));
 	write_wav("ir.wav", 48000, 16);
 	write_wav("ir44.wav", 44100, 64);
+	free(gf_test_write_text_in(dir, "model.tar.gz", "not a model\n"));
+	setenv("GPUFIR_DEEPFILTER_DIR", dir, 1); /* no runtime, no default model there */
 	for (size_t i = 0; i < sizeof(load_errors) / sizeof(load_errors[0]); i++) {
 		const struct bad *b = &load_errors[i];
 		char *p = gf_test_write_text_in(dir, "bad.conf", b->text);

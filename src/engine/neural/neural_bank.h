@@ -1,0 +1,112 @@
+/**
+ * @file neural_bank.h
+ * The neural denoising stage of a stream's channels (`design = "deepfilter"`:
+ * DeepFilterNet3), over interleaved audio at GF_NEURAL_RATE. The channels whose
+ * chain has the stage run in one backend instance (neural.h: the reference
+ * runtime today); every channel of the output lags its input by the same
+ * latency (the backend's plus one hop of framing), those without the stage
+ * and the stage's dry signal through a delay line.
+ *
+ * Hops go to helper threads (neural_pool.h), the active channels cut into
+ * contiguous runs, one per helper, each channel's state touched by its
+ * helper alone: the output is the same, bit for bit, whatever the number of
+ * helpers. process_by waits for a hop until the caller's deadline (a live
+ * stream's block); a hop not back by then is late, not dead, as the
+ * suppressor's GPU hop (suppress_bank.h): its channels are silence from that
+ * frame on and the call is counted (gf_neural_bank_late); the hop stays in
+ * flight and is collected at a later call, its remaining frames played. A
+ * hop that is due while the previous one is still in flight is dropped (its
+ * input never reaches the model; counted in gf_neural_bank_dropped). A hop in
+ * flight GF_NEURAL_HANG_NS is hung: the stage gives up (counted in
+ * gf_neural_bank_failures) and its channels pass the delayed dry signal until
+ * reset(). process (no deadline: offline) waits without a bound.
+ *
+ * Live controls (the API's hook): bypass ramps between the model's output and
+ * the delayed dry signal over GF_NEURAL_RAMP_FRAMES; the attenuation limit
+ * (the stage's depth) applies from the next hop.
+ *
+ * Threads: new/free/reset on the control (or build) thread: they load the
+ * model (seconds per channel with the reference runtime), start and join
+ * the helpers and may fail. process/gap on the audio thread: no allocation,
+ * lock or I/O; its one wait ends at the deadline given. set_bypass and
+ * set_atten_lim: any thread (atomics). The counters: any thread.
+ */
+#ifndef GPUFIR_NEURAL_BANK_H
+#define GPUFIR_NEURAL_BANK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "neural.h"
+
+struct gf_neural_bank;
+
+/** A hop in flight this long is hung: the stage gives up until reset() (the suppressor's hang_ms). */
+#define GF_NEURAL_HANG_NS 250000000ull
+/** Bypass ramps over this many frames (20 ms at 48 kHz): no click. */
+#define GF_NEURAL_RAMP_FRAMES 960u
+
+/** Where a stage runs. */
+struct gf_neural_bank_opts {
+	const struct gf_neural_ops *ops; /**< NULL: the reference runtime */
+	uint32_t threads;		 /**< helper threads; 0: one per online CPU (at most the channels) */
+	int bypass;			 /**< start bypassed */
+};
+
+/**
+ * A stage for @p channels channels at @p rate: channel c runs the model where
+ * @p active[c] is nonzero, else is only delayed. All active channels share @p p.
+ * @return 0, GF_E_INVAL (no active channel, a rate other than GF_NEURAL_RATE,
+ * bad parameters: message in @p eb), GF_E_IO (the runtime or the model could not
+ * be loaded: message naming the file), GF_E_NOMEM, GF_E_SYSTEM.
+ */
+int gf_neural_bank_new(const uint8_t *active, uint32_t channels, uint32_t rate,
+		       const struct gf_neural_params *p, const struct gf_neural_bank_opts *o,
+		       struct gf_neural_bank **out, struct gf_errbuf *eb);
+
+/** Waits for a hop in flight, then frees. Accepts NULL. Control thread. */
+void gf_neural_bank_free(struct gf_neural_bank *b);
+
+/** Frames every channel of the output lags the input. Any thread. */
+uint32_t gf_neural_bank_latency(const struct gf_neural_bank *b);
+
+/** Channels that run the model. Any thread. */
+uint32_t gf_neural_bank_active(const struct gf_neural_bank *b);
+
+/** Helper threads the hops are spread over. Any thread. */
+uint32_t gf_neural_bank_threads(const struct gf_neural_bank *b);
+
+/** The backend's name, for a status line. Any thread. */
+const char *gf_neural_bank_backend(const struct gf_neural_bank *b);
+
+/** Calls with a hop late at the deadline (its channels muted meanwhile). Any thread. */
+uint64_t gf_neural_bank_late(const struct gf_neural_bank *b);
+
+/** Hops dropped because the one before was still in flight. Any thread. */
+uint64_t gf_neural_bank_dropped(const struct gf_neural_bank *b);
+
+/** 1 once a hung hop made the stage give up (dry until reset). Any thread. */
+uint64_t gf_neural_bank_failures(const struct gf_neural_bank *b);
+
+/** Bypass on (1) or off (0), ramped. Any thread. */
+void gf_neural_bank_set_bypass(struct gf_neural_bank *b, int on);
+
+/** The attenuation limit, dB (0 < db <= GF_NEURAL_MAX_ATTEN_LIM_DB), from the next hop. Any thread.
+ * @return 0 or GF_E_INVAL (out of range: unchanged). */
+int gf_neural_bank_set_atten_lim(struct gf_neural_bank *b, double db);
+
+/**
+ * Run (or delay) @p frames interleaved frames in place, any number per call;
+ * a hop due in this call is waited for until @p deadline_ns (gf_now_ns() time;
+ * 0: without a bound, offline). Non-finite input reaches the model as silence.
+ * Audio thread, RT-safe with a deadline.
+ */
+void gf_neural_bank_process_by(struct gf_neural_bank *b, float *buf, uint32_t frames, uint64_t deadline_ns);
+
+/** Back to the state new() made (buffers, delay lines, counters of this stream kept), after waiting
+ * for a hop in flight; the model's own state runs on (its C API has no reset). Control thread, audio
+ * stopped. */
+void gf_neural_bank_reset(struct gf_neural_bank *b);
+
+#endif
