@@ -18,6 +18,16 @@
 
 #define HOP 480
 
+const struct dfn_test_setting dfn_test_settings[DFN_TEST_SETTINGS] = {
+	{100.0f, 0.0f}, {12.0f, 0.0f}, {100.0f, 0.02f}};
+
+void dfn_test_params(int i, struct dfn_params *p)
+{
+	dfn_params_default(p);
+	p->atten_lim_db = dfn_test_settings[i].lim_db;
+	p->post_filter_beta = dfn_test_settings[i].beta;
+}
+
 const char *dfn_test_dir(void)
 {
 	static char buf[4096];
@@ -91,6 +101,18 @@ float *dfn_test_inputs(int *channels, size_t *hops)
 	*channels = 3;
 	*hops = h;
 	return x;
+}
+
+void dfn_test_open(struct dfn_test_case *t)
+{
+	t->m = dfn_test_model();
+	t->x = dfn_test_inputs(&t->ch, &t->hops);
+}
+
+void dfn_test_close(struct dfn_test_case *t)
+{
+	free(t->x);
+	dfn_model_free(t->m);
 }
 
 typedef void *(*df_create_fn)(const char *, float, const char *);

@@ -19,20 +19,12 @@
 /* ... and no sample off by more than this (full scale 1). */
 #define MAX_ABS 1e-5
 
-/* The settings compared: libdeepfilter's defaults, an attenuation limit, the post-filter. */
-static const struct setting {
-	float lim_db, beta;
-} settings[] = {{100.0f, 0.0f}, {12.0f, 0.0f}, {100.0f, 0.02f}};
-
-static void run_ours(const struct dfn_model *m, const float *x, int ch, size_t hops, struct setting st,
-		     float *y)
+static void run_ours(const struct dfn_model *m, const float *x, int ch, size_t hops, int setting, float *y)
 {
 	struct dfn_params p;
 	struct dfn_cpu *d = NULL;
 	struct gf_errbuf eb = {{0}};
-	dfn_params_default(&p);
-	p.atten_lim_db = st.lim_db;
-	p.post_filter_beta = st.beta;
+	dfn_test_params(setting, &p);
 	CHECK_OK_EB(dfn_cpu_new(m, ch, &p, &d, &eb), &eb);
 	float *in = malloc((size_t)ch * HOP * sizeof *in), *out = malloc((size_t)ch * HOP * sizeof *out);
 	CHECK(in && out);
@@ -60,7 +52,7 @@ static int denoised(const float *x, const float *ref, size_t n)
 	return ey < ex / 10.0;
 }
 
-static int compare(const float *x, int ch, size_t hops, const float *y, struct setting st)
+static int compare(const float *x, int ch, size_t hops, const float *y, struct dfn_test_setting st)
 {
 	int bad = 0;
 	float *ref = malloc(hops * HOP * sizeof *ref);
@@ -84,19 +76,16 @@ static int compare(const float *x, int ch, size_t hops, const float *y, struct s
 
 int main(void)
 {
-	struct dfn_model *m = dfn_test_model();
-	int ch;
-	size_t hops;
-	float *x = dfn_test_inputs(&ch, &hops);
-	float *y = malloc((size_t)ch * hops * HOP * sizeof *y);
+	struct dfn_test_case t;
+	dfn_test_open(&t);
+	float *y = malloc((size_t)t.ch * t.hops * HOP * sizeof *y);
 	CHECK(y);
 	int bad = 0;
-	for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
-		run_ours(m, x, ch, hops, settings[i], y);
-		bad |= compare(x, ch, hops, y, settings[i]);
+	for (int i = 0; i < DFN_TEST_SETTINGS; i++) {
+		run_ours(t.m, t.x, t.ch, t.hops, i, y);
+		bad |= compare(t.x, t.ch, t.hops, y, dfn_test_settings[i]);
 	}
 	free(y);
-	free(x);
-	dfn_model_free(m);
+	dfn_test_close(&t);
 	return bad;
 }
