@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
+#include "cu_common.cuh"
 #include "cu_error.cuh"
 #include "dfn_kernels.cuh"
 
@@ -26,7 +28,10 @@ struct dfn_gpu {
 	int n;
 	float beta, lim, alpha;
 	uint64_t hop;
+	int pending;		 /* a hop submitted, not yet collected */
+	uint64_t pending_since; /* gf_now_ns() of its submission */
 	cudaStream_t s;
+	cudaEvent_t done; /* recorded after the hop's output copies */
 	cufftHandle fwd, inv;
 	int have_fwd, have_inv;
 	float *d_weights, *d_win;
@@ -42,8 +47,10 @@ extern "C" void dfn_gpu_free(struct dfn_gpu *d)
 {
 	if (!d)
 		return;
-	if (d->s)
-		cudaStreamSynchronize(d->s);
+	if (d->s && gf_cu_stream_idle_by(d->s, gf_now_ns() + DFN_GPU_HOP_WAIT_NS) != 0)
+		return; /* a hung GPU: leaking beats freeing memory a kernel may still touch */
+	if (d->done)
+		cudaEventDestroy(d->done);
 	if (d->have_fwd)
 		cufftDestroy(d->fwd);
 	if (d->have_inv)
@@ -128,6 +135,7 @@ static int alloc_all(struct dfn_gpu *d, const struct dfn_model *m, struct gf_err
 	CU_RET(eb, cudaMallocHost((void **)&d->h_out, n * DFN_HOP * sizeof(float)));
 	CU_RET(eb, cudaMallocHost((void **)&d->h_lsnr, n * sizeof(float)));
 	CU_RET(eb, cudaStreamCreateWithFlags(&d->s, cudaStreamNonBlocking));
+	CU_RET(eb, cudaEventCreateWithFlags(&d->done, cudaEventDisableTiming));
 	int len = DFN_WIN;
 	CUFFT_RET(eb, cufftPlanMany(&d->fwd, 1, &len, NULL, 1, DFN_WIN, NULL, 1, DFN_FREQS, CUFFT_R2C, d->n));
 	d->have_fwd = 1;
@@ -255,11 +263,15 @@ static void df_decode(struct dfn_gpu *d)
 	dfn_k_coefs_add(d->coefs, d->t1, n, s);
 }
 
-extern "C" int dfn_gpu_process(struct dfn_gpu *d, const float *in, float *out, float *lsnr, struct gf_errbuf *eb)
+extern "C" int dfn_gpu_submit(struct dfn_gpu *d, const float *in, struct gf_errbuf *eb)
 {
 	size_t bytes = (size_t)d->n * DFN_HOP * sizeof(float);
 	int n = d->n;
 	cudaStream_t s = d->s;
+	if (d->pending) {
+		gf_errbuf_set(eb, "deepfilter (GPU): a hop is still in flight");
+		return GF_E_BUSY;
+	}
 	memcpy(d->h_in, in, bytes);
 	CU_RET(eb, cudaMemcpyAsync(d->in, d->h_in, bytes, cudaMemcpyHostToDevice, s));
 	dfn_k_analysis(d->in, d->ana, d->d_win, d->frame, n, s);
@@ -276,10 +288,35 @@ extern "C" int dfn_gpu_process(struct dfn_gpu *d, const float *in, float *out, f
 	CU_LAUNCHED(eb);
 	CU_RET(eb, cudaMemcpyAsync(d->h_out, d->out, bytes, cudaMemcpyDeviceToHost, s));
 	CU_RET(eb, cudaMemcpyAsync(d->h_lsnr, d->lsnr, n * sizeof(float), cudaMemcpyDeviceToHost, s));
-	CU_RET(eb, cudaStreamSynchronize(s));
-	memcpy(out, d->h_out, bytes);
-	if (lsnr)
-		memcpy(lsnr, d->h_lsnr, n * sizeof(float));
+	CU_RET(eb, cudaEventRecord(d->done, s));
 	d->hop++;
+	d->pending = 1;
+	d->pending_since = gf_now_ns();
 	return 0;
+}
+
+extern "C" int dfn_gpu_collect(struct dfn_gpu *d, float *out, float *lsnr, uint64_t deadline_ns,
+			       struct gf_errbuf *eb)
+{
+	if (!d->pending) {
+		gf_errbuf_set(eb, "deepfilter (GPU): no hop submitted");
+		return GF_E_INVAL;
+	}
+	uint64_t hung = d->pending_since + DFN_GPU_HOP_WAIT_NS;
+	int err = gf_cu_wait_event_eb(d->done, deadline_ns && deadline_ns < hung ? deadline_ns : hung, eb);
+	if (err == GF_E_TIMEOUT && gf_now_ns() < hung)
+		return DFN_GPU_LATE;
+	if (err)
+		return err;
+	d->pending = 0;
+	memcpy(out, d->h_out, (size_t)d->n * DFN_HOP * sizeof(float));
+	if (lsnr)
+		memcpy(lsnr, d->h_lsnr, d->n * sizeof(float));
+	return 0;
+}
+
+extern "C" int dfn_gpu_process(struct dfn_gpu *d, const float *in, float *out, float *lsnr, struct gf_errbuf *eb)
+{
+	int err = dfn_gpu_submit(d, in, eb);
+	return err ? err : dfn_gpu_collect(d, out, lsnr, 0, eb);
 }

@@ -8,8 +8,10 @@
  * CUDA type crosses it.
  *
  * dfn_gpu_new/_free: control thread; allocate device, pinned and FFT memory.
- * dfn_gpu_process: one thread at a time per instance; allocates nothing; it
- * waits for the GPU (the stage that runs it live bounds that wait).
+ * dfn_gpu_submit/_collect/_process: one thread at a time per instance (the
+ * audio or worker thread): nothing allocated, locked or logged; the GPU is
+ * waited for by polling its event until a deadline, never by a blocking
+ * synchronize.
  */
 #ifndef GPUFIR_DFN_GPU_H
 #define GPUFIR_DFN_GPU_H
@@ -23,6 +25,14 @@ extern "C" {
 
 struct dfn_gpu;
 
+/* A hop still in flight this long after its submission is a hung or lost GPU, not a slow one (a
+ * thousand channels' hop takes milliseconds): the suppressor's bound (GF_SUPPRESS_GPU_HOP_WAIT_NS). */
+#define DFN_GPU_HOP_WAIT_NS 250000000ull
+
+/* dfn_gpu_collect's answer when the hop was not back by the caller's deadline and is not hung: no
+ * failure; the hop stays in flight and a later collect takes it. */
+#define DFN_GPU_LATE 1
+
 /**
  * A forward instance for @p channels channels on CUDA device 0. The weights
  * are copied to the device (@p m may be freed after). @p k: dfn_consts_init().
@@ -35,10 +45,22 @@ int dfn_gpu_new(const struct dfn_model *m, const struct dfn_consts *k, int chann
 		struct dfn_gpu **out, struct gf_errbuf *eb);
 
 /**
- * One hop of every channel: @p in and @p out are host arrays [channels][480],
- * @p lsnr (NULL allowed) each channel's local SNR. Copies up, runs, copies
- * back and waits. @return 0 or GF_E_CUDA
+ * Start one hop of every channel: @p in is a host array [channels][480],
+ * copied to pinned memory before this returns; the hop's copies and kernels
+ * are queued. @return 0, GF_E_BUSY (the last hop not collected yet) or GF_E_CUDA
  */
+int dfn_gpu_submit(struct dfn_gpu *d, const float *in, struct gf_errbuf *eb);
+
+/**
+ * Wait for the hop submitted last until @p deadline_ns (gf_now_ns() time; 0:
+ * until it counts as hung) and copy its output to @p out [channels][480] and
+ * each channel's local SNR to @p lsnr (NULL allowed).
+ * @return 0, DFN_GPU_LATE (not back yet, not hung: collect again), GF_E_TIMEOUT
+ *         (in flight DFN_GPU_HOP_WAIT_NS: hung), GF_E_INVAL (nothing submitted) or GF_E_CUDA
+ */
+int dfn_gpu_collect(struct dfn_gpu *d, float *out, float *lsnr, uint64_t deadline_ns, struct gf_errbuf *eb);
+
+/** dfn_gpu_submit, then dfn_gpu_collect until the hop is back or hung. @return 0 or as they do */
 int dfn_gpu_process(struct dfn_gpu *d, const float *in, float *out, float *lsnr, struct gf_errbuf *eb);
 
 /** Free an instance (NULL is fine). */
