@@ -171,6 +171,10 @@ extern "C" int dfn_gpu_new(const struct dfn_model *m, const struct dfn_consts *k
 	int err = alloc_all(d, m, eb);
 	if (!err)
 		err = upload(d, m, k, eb);
+	/* the set-up's memsets and copies ran on the legacy stream, which the hop's (non-blocking) stream
+	 * does not wait for: they must have landed before the first hop */
+	if (!err)
+		err = CU_TRY(eb, cudaStreamSynchronize(cudaStreamLegacy));
 	if (err) {
 		dfn_gpu_free(d);
 		return err;
@@ -180,6 +184,15 @@ extern "C" int dfn_gpu_new(const struct dfn_model *m, const struct dfn_consts *k
 }
 
 #define W(id) (d->w[DFN_T_##id])
+
+/* One GRU step for every channel: the input and recurrent products as two GEMMs, then the gates. */
+static void gru(struct dfn_gpu *d, const float *x, int wid, float *h)
+{
+	const float *b = d->w[wid + 2];
+	dfn_k_gemm_nt(x, d->w[wid], b, 256, 768, d->gx, d->n, d->s);
+	dfn_k_gemm_nt(h, d->w[wid + 1], b + 768, 256, 768, d->gh, d->n, d->s);
+	dfn_k_gru_gates(d->gx, d->gh, h, d->n, d->s);
+}
 
 /* e0..e3, c0 (into the ring's slot for this hop) and emb, lsnr. */
 static void encode(struct dfn_gpu *d)
@@ -204,20 +217,9 @@ static void encode(struct dfn_gpu *d)
 	dfn_k_transpose(d->e3, 64, 8, d->v, n, s);
 	dfn_k_add(d->v, d->emb, n * 512, s);
 	dfn_k_glinear(d->v, 512, 16, 32, 16, W(ENC_EMB_IN), DFN_ACT_RELU, d->u, n, s);
-	dfn_k_gemm_nt(d->u, W(ENC_GRU0_W), W(ENC_GRU0_B), 256, 768, d->gx, n, s);
-	dfn_k_gemm_nt(d->h_enc, W(ENC_GRU0_R), W(ENC_GRU0_B) + 768, 256, 768, d->gh, n, s);
-	dfn_k_gru_gates(d->gx, d->gh, d->h_enc, n, s);
+	gru(d, d->u, DFN_T_ENC_GRU0_W, d->h_enc);
 	dfn_k_glinear(d->h_enc, 256, 16, 16, 32, W(ENC_EMB_OUT), DFN_ACT_RELU, d->emb, n, s);
 	dfn_k_lsnr(d->emb, W(ENC_LSNR_W), W(ENC_LSNR_B), d->lsnr, n, s);
-}
-
-/* One GRU step for every channel: the input and recurrent products as two GEMMs, then the gates. */
-static void gru(struct dfn_gpu *d, const float *x, int wid, float *h)
-{
-	const float *b = d->w[wid + 2];
-	dfn_k_gemm_nt(x, d->w[wid], b, 256, 768, d->gx, d->n, d->s);
-	dfn_k_gemm_nt(h, d->w[wid + 1], b + 768, 256, 768, d->gh, d->n, d->s);
-	dfn_k_gru_gates(d->gx, d->gh, h, d->n, d->s);
 }
 
 /* Both decoders' head: a grouped linear of emb ([groups][gin][gout] at @p lin), ReLU, two GRU layers from @p gru0. */
