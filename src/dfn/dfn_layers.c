@@ -120,12 +120,18 @@ void dfn_glinear(const float *in, int groups, int gin, int gout, const float *w,
 	dfn_activate(out, groups * gout, act);
 }
 
+/*
+ * Eight running sums, added pairwise at the end: independent sums the compiler
+ * can keep in one vector register (a single sum is a chain it may not reorder).
+ * @pre n is a multiple of 8 (the GRU's 256 are).
+ */
 static float dot(const float *a, const float *b, int n)
 {
-	float acc = 0.0f;
-	for (int i = 0; i < n; i++)
-		acc += a[i] * b[i];
-	return acc;
+	float acc[8] = {0};
+	for (int i = 0; i < n; i += 8)
+		for (int k = 0; k < 8; k++)
+			acc[k] += a[i + k] * b[i + k];
+	return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
 }
 
 void dfn_gru_step(const float *x, int nin, const float *w, const float *r, const float *b, float *h)

@@ -49,7 +49,7 @@ void dfn_glinear(const float *in, int groups, int gin, int gout, const float *w,
 
 /**
  * One step of ONNX's GRU (gates z, r, h; linear_before_reset = 1), hidden
- * size 256: @p h is updated in place from input @p x [@p nin]. @p w [768][nin],
+ * size 256: @p h is updated in place from input @p x [@p nin] (@pre nin a multiple of 8). @p w [768][nin],
  * @p r [768][256], @p b [1536] (input biases, then recurrent).
  */
 void dfn_gru_step(const float *x, int nin, const float *w, const float *r, const float *b, float *h);
