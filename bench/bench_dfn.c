@@ -8,7 +8,10 @@
  *     up, every kernel, copy back) at 1, 64 and 1024 channels, mean, 99.9th
  *     percentile and max, and the largest batch whose 99.9th percentile hop
  *     stays under the hop's 10 ms, with what bounds it: the arithmetic rate
- *     reached (3.31 M multiply-adds a channel-hop), and the PCIe share.
+ *     reached (3.31 M multiply-adds a channel-hop), and at 1, 64 and 1024
+ *     channels the GPU time of each phase (copies up and back: PCIe; the
+ *     networks: compute) against the hop as the host sees it (the rest is
+ *     launches and waits).
  *
  * Usage: bench_dfn [MODEL.dfn] [HOPS]   (GPUFIR_DFN_MODEL or build/deepfilter/DeepFilterNet3.dfn; 300 hops)
  * Without a usable GPU the CPU rows run and the GPU rows say skipped.
@@ -94,9 +97,34 @@ static void cpu_rows(const struct dfn_model *m, int hops)
 }
 
 #ifdef GPUFIR_HAVE_CUDA
-/* Per-hop latency at @p n channels over @p hops hops after 20 of warm-up; @return the 99.9th percentile (us),
- * or -1. */
-static double gpu_row(const struct dfn_model *m, int n, int hops, int print)
+/* The GPU time of each phase of a hop, averaged over 20 hops, beside the hop's mean as the host sees it. */
+static void phases(struct dfn_gpu *d, const float *in, float *out, int n, double hop_us)
+{
+	static const char *const names[DFN_GPU_PHASES] = {"copy up",	 "STFT+features", "encoder",
+							  "ERB decoder", "DF decoder",	  "spectral+iSTFT",
+							  "copy back"};
+	double sum[DFN_GPU_PHASES] = {0}, total = 0.0;
+	struct dfn_gpu_phases ph;
+	struct gf_errbuf eb = {{0}};
+	for (int h = 0; h < 20; h++) {
+		if (dfn_gpu_profile(d, in, out, &ph, &eb)) {
+			printf("  phases: %s\n", eb.msg);
+			return;
+		}
+		for (int i = 0; i < DFN_GPU_PHASES; i++)
+			sum[i] += ph.ms[i] * 1e3 / 20;
+	}
+	printf("  %5d channels, GPU us per phase:", n);
+	for (int i = 0; i < DFN_GPU_PHASES; i++) {
+		printf(" %s %.1f%s", names[i], sum[i], i + 1 < DFN_GPU_PHASES ? "," : "");
+		total += sum[i];
+	}
+	printf("; %.1f of the hop's %.1f (the rest: launches, waits, host copies)\n", total, hop_us);
+}
+
+/* Per-hop latency at @p n channels over @p hops hops after 20 of warm-up, with the phases when @p lat;
+ * @return the 99.9th percentile (us), or -1. */
+static double gpu_row(const struct dfn_model *m, int n, int hops, int print, int lat)
 {
 	struct dfn_params p;
 	struct dfn_consts k;
@@ -129,6 +157,8 @@ static double gpu_row(const struct dfn_model *m, int n, int hops, int print)
 		}
 	}
 	double mean = gf_bench_calls_mean(&calls), p999 = gf_bench_calls_p999(&calls);
+	if (print && lat)
+		phases(d, in, out, n, mean);
 	if (print)
 		printf("GPU, %5d channels: hop %8.1f us mean, %8.1f us p99.9, %8.1f us max; %6.1f GMAC/s; "
 		       "%.0f "
@@ -145,11 +175,11 @@ static void gpu_rows(const struct dfn_model *m, int hops)
 {
 	const int lat[] = {1, 64, 1024};
 	for (int i = 0; i < 3; i++)
-		if (gpu_row(m, lat[i], hops, 1) < 0.0)
+		if (gpu_row(m, lat[i], hops, 1, 1) < 0.0)
 			return;
 	int best = 0;
 	for (int n = 256; n <= 16384; n *= 2) {
-		double p = gpu_row(m, n, hops / 3, 1);
+		double p = gpu_row(m, n, hops / 3, 1, 0);
 		if (p < 0.0 || p > HOP_S * 1e6)
 			break;
 		best = n;

@@ -265,36 +265,79 @@ static void df_decode(struct dfn_gpu *d)
 	dfn_k_coefs_add(d->coefs, d->t1, n, s);
 }
 
-extern "C" int dfn_gpu_submit(struct dfn_gpu *d, const float *in, struct gf_errbuf *eb)
+/* Mark the end of a phase on the stream when profiling (@p ev non-NULL). */
+static int mark(struct dfn_gpu *d, cudaEvent_t *ev, int i, struct gf_errbuf *eb)
+{
+	return ev ? CU_TRY(eb, cudaEventRecord(ev[i], d->s)) : 0;
+}
+
+/* The hop's copies and launches, with events between the phases of dfn_gpu_phases when @p ev is given. */
+static int enqueue_hop(struct dfn_gpu *d, cudaEvent_t *ev, struct gf_errbuf *eb)
 {
 	size_t bytes = (size_t)d->n * DFN_HOP * sizeof(float);
 	int n = d->n;
 	cudaStream_t s = d->s;
-	if (d->pending) {
-		gf_errbuf_set(eb, "deepfilter (GPU): a hop is still in flight");
-		return GF_E_BUSY;
-	}
-	memcpy(d->h_in, in, bytes);
+	GF_RET(mark(d, ev, 0, eb));
 	CU_RET(eb, cudaMemcpyAsync(d->in, d->h_in, bytes, cudaMemcpyHostToDevice, s));
+	GF_RET(mark(d, ev, 1, eb));
 	dfn_k_analysis(d->in, d->ana, d->d_win, d->frame, n, s);
 	CUFFT_RET(eb, cufftExecR2C(d->fwd, d->frame, (cufftComplex *)d->fft));
 	dfn_k_features((const cufftComplex *)d->fft, d->ring, d->d_band_off, d->alpha, d->mean, d->unit, d->ferb,
 		       d->fspec, d->hop, n, s);
+	GF_RET(mark(d, ev, 2, eb));
 	encode(d);
+	GF_RET(mark(d, ev, 3, eb));
 	erb_decode(d);
+	GF_RET(mark(d, ev, 4, eb));
 	df_decode(d);
+	GF_RET(mark(d, ev, 5, eb));
 	dfn_k_spec_out(d->ring, d->d_bin_band, d->mask, d->coefs, d->beta, d->lim, (cufftComplex *)d->fft, d->hop, n,
 		       s);
 	CUFFT_RET(eb, cufftExecC2R(d->inv, (cufftComplex *)d->fft, d->frame));
 	dfn_k_synthesis(d->frame, d->d_win, d->syn, d->out, n, s);
 	CU_LAUNCHED(eb);
+	GF_RET(mark(d, ev, 6, eb));
 	CU_RET(eb, cudaMemcpyAsync(d->h_out, d->out, bytes, cudaMemcpyDeviceToHost, s));
 	CU_RET(eb, cudaMemcpyAsync(d->h_lsnr, d->lsnr, n * sizeof(float), cudaMemcpyDeviceToHost, s));
+	GF_RET(mark(d, ev, 7, eb));
 	CU_RET(eb, cudaEventRecord(d->done, s));
 	d->hop++;
 	d->pending = 1;
 	d->pending_since = gf_now_ns();
 	return 0;
+}
+
+extern "C" int dfn_gpu_submit(struct dfn_gpu *d, const float *in, struct gf_errbuf *eb)
+{
+	if (d->pending) {
+		gf_errbuf_set(eb, "deepfilter (GPU): a hop is still in flight");
+		return GF_E_BUSY;
+	}
+	memcpy(d->h_in, in, (size_t)d->n * DFN_HOP * sizeof(float));
+	return enqueue_hop(d, NULL, eb);
+}
+
+extern "C" int dfn_gpu_profile(struct dfn_gpu *d, const float *in, float *out, struct dfn_gpu_phases *ph,
+			       struct gf_errbuf *eb)
+{
+	cudaEvent_t ev[DFN_GPU_PHASES + 1] = {0};
+	int err = d->pending ? GF_E_BUSY : 0;
+	if (err)
+		gf_errbuf_set(eb, "deepfilter (GPU): a hop is still in flight");
+	for (int i = 0; !err && i <= DFN_GPU_PHASES; i++)
+		err = CU_TRY(eb, cudaEventCreate(&ev[i]));
+	if (!err) {
+		memcpy(d->h_in, in, (size_t)d->n * DFN_HOP * sizeof(float));
+		err = enqueue_hop(d, ev, eb);
+	}
+	if (!err)
+		err = dfn_gpu_collect(d, out, NULL, 0, eb);
+	for (int i = 0; !err && i < DFN_GPU_PHASES; i++)
+		err = CU_TRY(eb, cudaEventElapsedTime(&ph->ms[i], ev[i], ev[i + 1]));
+	for (int i = 0; i <= DFN_GPU_PHASES; i++)
+		if (ev[i])
+			cudaEventDestroy(ev[i]);
+	return err;
 }
 
 extern "C" int dfn_gpu_collect(struct dfn_gpu *d, float *out, float *lsnr, uint64_t deadline_ns,

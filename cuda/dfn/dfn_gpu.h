@@ -63,6 +63,22 @@ int dfn_gpu_collect(struct dfn_gpu *d, float *out, float *lsnr, uint64_t deadlin
 /** dfn_gpu_submit, then dfn_gpu_collect until the hop is back or hung. @return 0 or as they do */
 int dfn_gpu_process(struct dfn_gpu *d, const float *in, float *out, float *lsnr, struct gf_errbuf *eb);
 
+/** The phases of a hop, in order: copy up, STFT and features, encoder, ERB decoder, deep-filter
+ * decoder, spectral stages and synthesis, copy back. */
+#define DFN_GPU_PHASES 7
+/** Where a hop's time went on the GPU, ms per phase (events between them). */
+struct dfn_gpu_phases {
+	float ms[DFN_GPU_PHASES];
+};
+
+/**
+ * dfn_gpu_process with the GPU time of each phase into @p ph: for the
+ * benchmark's breakdown (compute, copies; what the host adds is launches).
+ * Control thread: creates and destroys events. @return 0 or as dfn_gpu_process
+ */
+int dfn_gpu_profile(struct dfn_gpu *d, const float *in, float *out, struct dfn_gpu_phases *ph,
+		    struct gf_errbuf *eb);
+
 /** Free an instance (NULL is fine). */
 void dfn_gpu_free(struct dfn_gpu *d);
 
