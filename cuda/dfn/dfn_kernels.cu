@@ -31,9 +31,10 @@ __global__ static void k_analysis(const float *in, float *ana, const float *win,
 		return;
 	long c = idx / 480;
 	int i = (int)(idx % 480);
+	float x = isfinite(in[idx]) ? in[idx] : 0.0f; /* NaN and Inf count as silence (dfn.h) */
 	frame[c * 960 + i] = ana[idx] * win[i];
-	frame[c * 960 + 480 + i] = in[idx] * win[480 + i];
-	ana[idx] = in[idx];
+	frame[c * 960 + 480 + i] = x * win[480 + i];
+	ana[idx] = x;
 }
 
 void dfn_k_analysis(const float *d_in, float *d_ana, const float *d_win, float *d_frame, int n, cudaStream_t s)

@@ -17,7 +17,7 @@ extern "C" {
 #include "dfn_layers.h"
 }
 
-/** frame = [ana, in] under the window; ana = in. */
+/** frame = [ana, in] under the window; ana = in (NaN and Inf made 0). */
 void dfn_k_analysis(const float *d_in, float *d_ana, const float *d_win, float *d_frame, int n, cudaStream_t s);
 
 /**

@@ -42,7 +42,9 @@ int dfn_cpu_new(const struct dfn_model *m, int channels, const struct dfn_params
  * One hop of every channel: @p in and @p out are [channels][480] (planar),
  * @p lsnr (NULL allowed) gets each channel's local SNR estimate in dB.
  * @p out lags @p in by 960 samples (the STFT's 480 plus the two hops the
- * networks look ahead), as libdeepfilter's output does. RT-safe.
+ * networks look ahead), as libdeepfilter's output does. A NaN or Inf input
+ * sample counts as 0 (libdeepfilter would carry it in its state for good).
+ * RT-safe.
  */
 void dfn_cpu_process(struct dfn_cpu *d, const float *in, float *out, float *lsnr);
 

@@ -34,6 +34,7 @@ struct dfn_cpu {
 	struct dfn_net_scratch *s;
 	struct dfn_net_out *o;
 	float *frame, *spec, *feat_erb, *feat_spec; /* one channel's hop */
+	float *clean;				    /* its input with NaN and Inf made 0 */
 	fftwf_plan fwd, inv;
 };
 
@@ -91,7 +92,8 @@ int dfn_cpu_new(const struct dfn_model *m, int channels, const struct dfn_params
 	d->spec = fftwf_malloc(2 * DFN_FREQS * sizeof(float));
 	d->feat_erb = malloc(DFN_NB_ERB * sizeof(float));
 	d->feat_spec = malloc(2 * DFN_NB_DF * sizeof(float));
-	if (!d->ch || !d->s || !d->o || !d->frame || !d->spec || !d->feat_erb || !d->feat_spec)
+	d->clean = malloc(DFN_HOP * sizeof(float));
+	if (!d->ch || !d->s || !d->o || !d->frame || !d->spec || !d->feat_erb || !d->feat_spec || !d->clean)
 		goto fail;
 	for (int i = 0; i < channels; i++)
 		chan_init(&d->ch[i]);
@@ -121,10 +123,27 @@ void dfn_cpu_free(struct dfn_cpu *d)
 	fftwf_free(d->spec);
 	free(d->feat_erb);
 	free(d->feat_spec);
+	free(d->clean);
 	free(d->ch);
 	free(d->s);
 	free(d->o);
 	free(d);
+}
+
+/*
+ * NaN or Inf in the input counts as silence (0): in the STFT's memory, the
+ * normalisation means and the GRUs it would stay for good, and the channel
+ * would put out NaN from then on.
+ */
+static const float *finite_input(struct dfn_cpu *d, const float *in)
+{
+	for (int i = 0; i < DFN_HOP; i++)
+		if (!isfinite(in[i])) {
+			for (int k = 0; k < DFN_HOP; k++)
+				d->clean[k] = isfinite(in[k]) ? in[k] : 0.0f;
+			return d->clean;
+		}
+	return in;
 }
 
 /* libDF skips a hop (output zero, no state advanced) after more than five in a row of mean square < 1e-7. */
@@ -176,6 +195,7 @@ static void enhance(struct dfn_cpu *d, struct dfn_chan *c, const float *spec_now
 
 static void process_chan(struct dfn_cpu *d, struct dfn_chan *c, const float *in, float *out, float *lsnr)
 {
+	in = finite_input(d, in);
 	if (silent(c, in)) {
 		memset(out, 0, DFN_HOP * sizeof *out);
 		*lsnr = -15.0f;

@@ -4,7 +4,7 @@
  * fixed inputs at several gains, every channel's output compared over 6 s,
  * with the defaults, an attenuation limit and the post-filter; each hop
  * submitted, then collected by short deadlines while the CPU computes its
- * own. Exits 77 without a GPU or without the converted model.
+ * own; channel 5 gets NaN and Inf for two hops. Exits 77 without a GPU or without the converted model.
  */
 #include <math.h>
 #include <stdio.h>
@@ -78,6 +78,9 @@ static int compare(const struct dfn_model *m, const struct dfn_params *p, const 
 		for (int c = 0; c < CHANNELS; c++)
 			for (int i = 0; i < HOP; i++)
 				r.in[c * HOP + i] = gain_of(c) * x[((c % 3) * hops + h) * HOP + i];
+		if (h == 100 || h == 101) /* NaN and Inf count as silence on both (dfn.h) */
+			for (int i = 0; i < HOP; i += 11)
+				r.in[5 * HOP + i] = i % 2 ? NAN : INFINITY;
 		/* the GPU's hop in flight while the CPU computes its own; collected by short deadlines */
 		CHECK_OK_EB(dfn_gpu_submit(r.gpu, r.in, &eb), &eb);
 		CHECK(dfn_gpu_submit(r.gpu, r.in, &eb) == GF_E_BUSY);
