@@ -11,7 +11,8 @@
  *     reached (3.31 M multiply-adds a channel-hop), and at 1, 64 and 1024
  *     channels the GPU time of each phase (copies up and back: PCIe; the
  *     networks: compute) against the hop as the host sees it (the rest is
- *     launches and waits).
+ *     launches and waits); each latency row with the hop's launches and
+ *     with the hop as one CUDA graph.
  *
  * Usage: bench_dfn [MODEL.dfn] [HOPS]   (GPUFIR_DFN_MODEL or build/deepfilter/DeepFilterNet3.dfn; 300 hops)
  * Without a usable GPU the CPU rows run and the GPU rows say skipped.
@@ -124,7 +125,7 @@ static void phases(struct dfn_gpu *d, const float *in, float *out, int n, double
 
 /* Per-hop latency at @p n channels over @p hops hops after 20 of warm-up, with the phases when @p lat;
  * @return the 99.9th percentile (us), or -1. */
-static double gpu_row(const struct dfn_model *m, int n, int hops, int print, int lat)
+static double gpu_row(const struct dfn_model *m, int n, int hops, int print, int lat, int graphs)
 {
 	struct dfn_params p;
 	struct dfn_consts k;
@@ -134,6 +135,8 @@ static double gpu_row(const struct dfn_model *m, int n, int hops, int print, int
 	dfn_params_default(&p);
 	dfn_consts_init(&k);
 	int err = dfn_gpu_new(m, &k, n, &p, &d, &eb);
+	if (!err && graphs)
+		err = dfn_gpu_use_graphs(d, &eb);
 	float *in = malloc((size_t)n * HOP * sizeof *in), *out = malloc((size_t)n * HOP * sizeof *out);
 	if (err || !in || !out || gf_bench_calls_init(&calls, (size_t)hops)) {
 		printf("GPU, %d channels: skipped (%s)\n", n, err ? eb.msg : "out of memory");
@@ -160,10 +163,10 @@ static double gpu_row(const struct dfn_model *m, int n, int hops, int print, int
 	if (print && lat)
 		phases(d, in, out, n, mean);
 	if (print)
-		printf("GPU, %5d channels: hop %8.1f us mean, %8.1f us p99.9, %8.1f us max; %6.1f GMAC/s; "
-		       "%.0f "
-		       "channels in real time at this batch\n",
-		       n, mean, p999, mx, n * MACS_PER_CHANNEL_HOP / mean * 1e-3, n * HOP_S * 1e6 / mean);
+		printf("GPU, %5d channels, %s: hop %8.1f us mean, %8.1f us p99.9, %8.1f us max; "
+		       "%6.1f GMAC/s; %.0f channels in real time at this batch\n",
+		       n, graphs ? "graphs" : "launches", mean, p999, mx,
+		       n * MACS_PER_CHANNEL_HOP / mean * 1e-3, n * HOP_S * 1e6 / mean);
 	gf_bench_calls_free(&calls);
 	free(in);
 	free(out);
@@ -175,11 +178,11 @@ static void gpu_rows(const struct dfn_model *m, int hops)
 {
 	const int lat[] = {1, 64, 1024};
 	for (int i = 0; i < 3; i++)
-		if (gpu_row(m, lat[i], hops, 1, 1) < 0.0)
+		if (gpu_row(m, lat[i], hops, 1, 1, 0) < 0.0 || gpu_row(m, lat[i], hops, 1, 0, 1) < 0.0)
 			return;
 	int best = 0;
 	for (int n = 256; n <= 16384; n *= 2) {
-		double p = gpu_row(m, n, hops / 3, 1, 0);
+		double p = gpu_row(m, n, hops / 3, 1, 0, 1);
 		if (p < 0.0 || p > HOP_S * 1e6)
 			break;
 		best = n;

@@ -16,6 +16,9 @@ extern "C" {
 #include "dfn_gpu.h"
 }
 
+/* The hop's arguments depend on the hop only modulo 3 (feature rings) and 5 (spectra, c0): 15 graphs. */
+#define DFN_GPU_GRAPHS 15
+
 /* Device arrays, each [channels][per-channel floats] (dfn_gpu_new sizes them from this table). */
 #define DFN_GPU_BUFS(X)                                                                                      \
 	X(in, 480) X(out, 480) X(ana, 480) X(syn, 480) X(frame, 960) X(fft, 962) X(ring, 5 * 962)           \
@@ -32,6 +35,8 @@ struct dfn_gpu {
 	uint64_t pending_since; /* gf_now_ns() of its submission */
 	cudaStream_t s;
 	cudaEvent_t done; /* recorded after the hop's output copies */
+	cudaGraphExec_t graph[DFN_GPU_GRAPHS]; /* the hop's work for hop % 15, once captured */
+	int graphs;			       /* they are in use */
 	cufftHandle fwd, inv;
 	int have_fwd, have_inv;
 	float *d_weights, *d_win;
@@ -51,6 +56,9 @@ extern "C" void dfn_gpu_free(struct dfn_gpu *d)
 		return; /* a hung GPU: leaking beats freeing memory a kernel may still touch */
 	if (d->done)
 		cudaEventDestroy(d->done);
+	for (int i = 0; i < DFN_GPU_GRAPHS; i++)
+		if (d->graph[i])
+			cudaGraphExecDestroy(d->graph[i]);
 	if (d->have_fwd)
 		cufftDestroy(d->fwd);
 	if (d->have_inv)
@@ -272,7 +280,7 @@ static int mark(struct dfn_gpu *d, cudaEvent_t *ev, int i, struct gf_errbuf *eb)
 }
 
 /* The hop's copies and launches, with events between the phases of dfn_gpu_phases when @p ev is given. */
-static int enqueue_hop(struct dfn_gpu *d, cudaEvent_t *ev, struct gf_errbuf *eb)
+static int enqueue_work(struct dfn_gpu *d, cudaEvent_t *ev, struct gf_errbuf *eb)
 {
 	size_t bytes = (size_t)d->n * DFN_HOP * sizeof(float);
 	int n = d->n;
@@ -299,8 +307,17 @@ static int enqueue_hop(struct dfn_gpu *d, cudaEvent_t *ev, struct gf_errbuf *eb)
 	GF_RET(mark(d, ev, 6, eb));
 	CU_RET(eb, cudaMemcpyAsync(d->h_out, d->out, bytes, cudaMemcpyDeviceToHost, s));
 	CU_RET(eb, cudaMemcpyAsync(d->h_lsnr, d->lsnr, n * sizeof(float), cudaMemcpyDeviceToHost, s));
-	GF_RET(mark(d, ev, 7, eb));
-	CU_RET(eb, cudaEventRecord(d->done, s));
+	return mark(d, ev, 7, eb);
+}
+
+/* Queue the hop (its captured graph when there are graphs and no profiling events), then its event. */
+static int enqueue_hop(struct dfn_gpu *d, cudaEvent_t *ev, struct gf_errbuf *eb)
+{
+	if (d->graphs && !ev)
+		CU_RET(eb, cudaGraphLaunch(d->graph[d->hop % DFN_GPU_GRAPHS], d->s));
+	else
+		GF_RET(enqueue_work(d, ev, eb));
+	CU_RET(eb, cudaEventRecord(d->done, d->s));
 	d->hop++;
 	d->pending = 1;
 	d->pending_since = gf_now_ns();
@@ -357,6 +374,38 @@ extern "C" int dfn_gpu_collect(struct dfn_gpu *d, float *out, float *lsnr, uint6
 	memcpy(out, d->h_out, (size_t)d->n * DFN_HOP * sizeof(float));
 	if (lsnr)
 		memcpy(lsnr, d->h_lsnr, d->n * sizeof(float));
+	return 0;
+}
+
+/* Capture the work of hop number @p k (modulo 15) into d->graph[k]. */
+static int capture(struct dfn_gpu *d, int k, struct gf_errbuf *eb)
+{
+	uint64_t hop = d->hop;
+	cudaGraph_t g = NULL;
+	d->hop = (uint64_t)k;
+	CU_RET(eb, cudaStreamBeginCapture(d->s, cudaStreamCaptureModeThreadLocal));
+	int err = enqueue_work(d, NULL, eb);
+	int end = CU_TRY(eb, cudaStreamEndCapture(d->s, &g)); /* ends the capture even after a failure */
+	d->hop = hop;
+	if (!err)
+		err = end;
+	if (!err)
+		err = CU_TRY(eb, cudaGraphInstantiate(&d->graph[k], g, 0));
+	if (g)
+		cudaGraphDestroy(g);
+	return err;
+}
+
+extern "C" int dfn_gpu_use_graphs(struct dfn_gpu *d, struct gf_errbuf *eb)
+{
+	if (d->pending) {
+		gf_errbuf_set(eb, "deepfilter (GPU): a hop is still in flight");
+		return GF_E_BUSY;
+	}
+	for (int k = 0; k < DFN_GPU_GRAPHS; k++)
+		if (!d->graph[k])
+			GF_RET(capture(d, k, eb));
+	d->graphs = 1;
 	return 0;
 }
 

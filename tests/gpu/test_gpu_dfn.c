@@ -4,7 +4,8 @@
  * fixed inputs at several gains, every channel's output compared over 6 s,
  * with the defaults, an attenuation limit and the post-filter; each hop
  * submitted, then collected by short deadlines while the CPU computes its
- * own; channel 5 gets NaN and Inf for two hops. Exits 77 without a GPU or without the converted model.
+ * own; channel 5 gets NaN and Inf for two hops. Then the hop as CUDA graphs
+ * against the hop as launches. Exits 77 without a GPU or without the converted model.
  */
 #include <math.h>
 #include <stdio.h>
@@ -120,6 +121,36 @@ static int compare(const struct dfn_model *m, const struct dfn_params *p, const 
 	return bad;
 }
 
+/* The same hops as CUDA graphs (dfn_gpu_use_graphs) and as launches: the same output, to rounding. */
+static int graphs_match(const struct dfn_model *m, const float *x, size_t hops)
+{
+	enum { N = 3 };
+	struct dfn_params p;
+	struct dfn_consts k;
+	struct dfn_gpu *g[2] = {NULL, NULL};
+	struct gf_errbuf eb = {{0}};
+	float in[N * HOP], y[2][N * HOP];
+	double mx = 0.0;
+	dfn_params_default(&p);
+	dfn_consts_init(&k);
+	for (int i = 0; i < 2; i++)
+		CHECK_OK_EB(dfn_gpu_new(m, &k, N, &p, &g[i], &eb), &eb);
+	CHECK_OK_EB(dfn_gpu_use_graphs(g[1], &eb), &eb);
+	for (size_t h = 0; h < hops; h++) {
+		for (int c = 0; c < N; c++)
+			memcpy(in + c * HOP, x + ((size_t)c * hops + h) * HOP, sizeof(float) * HOP);
+		for (int i = 0; i < 2; i++)
+			CHECK_OK_EB(dfn_gpu_process(g[i], in, y[i], NULL, &eb), &eb);
+		for (int i = 0; i < N * HOP; i++)
+			mx = fmax(mx, fabs((double)y[1][i] - y[0][i]));
+	}
+	printf("CUDA graphs against launches, %zu hops: max |diff| %.3g: %s\n", hops, mx,
+	       mx <= 1e-6 ? "ok" : "FAIL");
+	dfn_gpu_free(g[0]);
+	dfn_gpu_free(g[1]);
+	return mx > 1e-6;
+}
+
 int main(void)
 {
 	struct dfn_test_case t;
@@ -136,6 +167,8 @@ int main(void)
 		}
 		bad |= rc;
 	}
+	if (bad != GF_TEST_SKIP)
+		bad |= graphs_match(t.m, t.x, t.hops);
 	dfn_test_close(&t);
 	return bad;
 }
