@@ -198,11 +198,17 @@ def main(argv):
         members = read_tarball(argv[1])
         tensors = [("config", config_tensor(members["config.ini"].decode()))]
         for name in ("enc", "erb_dec", "df_dec"):
-            model = onnx.load_model_from_string(members[name + ".onnx"])
+            try:
+                model = onnx.load_model_from_string(members[name + ".onnx"])
+            except Exception as e:  # protobuf's and onnx's own errors
+                raise ConvertError(f"{name}.onnx is not a readable ONNX model: {type(e).__name__}: {e}") from e
             tensors += graph_arrays(model, name)
         write_flat(argv[2], tensors)
-    except (ConvertError, OSError, tarfile.TarError, onnx.onnx_cpp2py_export.checker.ValidationError) as e:
+    except ConvertError as e:
         print(f"dfn-convert: {e}", file=sys.stderr)
+        return 1
+    except (OSError, tarfile.TarError) as e:
+        print(f"dfn-convert: {argv[1]}: {e}", file=sys.stderr)
         return 1
     n = sum(a.size for _, a in tensors)
     print(f"dfn-convert: {argv[2]}: {len(tensors)} tensors, {n} weights")
