@@ -87,13 +87,24 @@ static void erb_up(const struct dfn_model *m, const float *e, int f, int pid, fl
 	dfn_conv_pw(tmp, DFN_CONV_CH, 2 * f, m->t[tid + 1], m->t[tid + 2], DFN_CONV_CH, DFN_ACT_RELU, out);
 }
 
+/*
+ * Both decoders' head: a grouped linear of emb ([groups][gin][gout] at tensor
+ * @p lin), ReLU, into @p x, then two GRU layers (tensors from @p gru0: w, r,
+ * b of the first, then of the second) updating @p h[0] and @p h[1].
+ */
+static void decoder_grus(const struct dfn_model *m, const float *emb, int lin, int groups, int gin, int gout,
+			 int gru0, float *x, float h[2][DFN_GRU_H])
+{
+	dfn_glinear(emb, groups, gin, gout, m->t[lin], DFN_ACT_RELU, x);
+	dfn_gru_step(x, DFN_GRU_H, m->t[gru0], m->t[gru0 + 1], m->t[gru0 + 2], h[0]);
+	dfn_gru_step(h[0], DFN_GRU_H, m->t[gru0 + 3], m->t[gru0 + 4], m->t[gru0 + 5], h[1]);
+}
+
 void dfn_net_erb_decode(const struct dfn_model *m, struct dfn_net_state *st, struct dfn_net_scratch *s,
 			struct dfn_net_out *o)
 {
 	float *x = s->v0, *y = s->v0 + DFN_EMB, *d = s->v0 + 2 * DFN_EMB;
-	dfn_glinear(s->emb, 16, 32, 16, W(ERB_EMB_IN), DFN_ACT_RELU, x);
-	dfn_gru_step(x, DFN_GRU_H, W(ERB_GRU0_W), W(ERB_GRU0_R), W(ERB_GRU0_B), st->h_erb[0]);
-	dfn_gru_step(st->h_erb[0], DFN_GRU_H, W(ERB_GRU1_W), W(ERB_GRU1_R), W(ERB_GRU1_B), st->h_erb[1]);
+	decoder_grus(m, s->emb, DFN_T_ERB_EMB_IN, 16, 32, 16, DFN_T_ERB_GRU0_W, x, st->h_erb);
 	dfn_glinear(st->h_erb[1], 16, 16, 32, W(ERB_EMB_OUT), DFN_ACT_RELU, y);
 	transpose(y, 8, DFN_CONV_CH, d); /* [8][64] -> [64][8] */
 	erb_up(m, s->e3, 8, DFN_T_ERB_CONV3P_W, d, DFN_T_ERB_CONVT3_DW, s->t0, s->t1);
@@ -143,9 +154,7 @@ void dfn_net_df_decode(const struct dfn_model *m, struct dfn_net_state *st, stru
 		       struct dfn_net_out *o)
 {
 	float *x = s->v0, *skip = s->v0 + DFN_EMB, *c = s->v0 + 2 * DFN_EMB;
-	dfn_glinear(s->emb, 8, 64, 32, W(DF_EMB_IN), DFN_ACT_RELU, x);
-	dfn_gru_step(x, DFN_GRU_H, W(DF_GRU0_W), W(DF_GRU0_R), W(DF_GRU0_B), st->h_df[0]);
-	dfn_gru_step(st->h_df[0], DFN_GRU_H, W(DF_GRU1_W), W(DF_GRU1_R), W(DF_GRU1_B), st->h_df[1]);
+	decoder_grus(m, s->emb, DFN_T_DF_EMB_IN, 8, 64, 32, DFN_T_DF_GRU0_W, x, st->h_df);
 	dfn_glinear(s->emb, 16, 32, 16, W(DF_SKIP), DFN_ACT_NONE, skip);
 	for (int i = 0; i < DFN_GRU_H; i++)
 		c[i] = st->h_df[1][i] + skip[i];

@@ -20,6 +20,18 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 convert="$GPUFIR_SOURCE_DIR/scripts/dfn-convert.py"
 
+# refused WHAT PATTERN: $tmp/x, packed again, must not convert, with PATTERN in the message and no file.
+refused() {
+	(cd "$tmp/x" && tar -czf "$tmp/in.tar.gz" .)
+	if "$py" "$convert" "$tmp/in.tar.gz" "$tmp/out.dfn" 2>"$tmp/err"; then
+		echo "FAIL: $1 was converted"
+		exit 1
+	fi
+	cat "$tmp/err"
+	grep -q "$2" "$tmp/err"
+	test ! -e "$tmp/out.dfn"
+}
+
 "$py" "$convert" "$tarball" "$tmp/ok.dfn"
 GPUFIR_DFN_MODEL="$tmp/ok.dfn" "$GPUFIR_BINARY_DIR/tests/test_dfn_nonfinite"
 
@@ -27,23 +39,9 @@ mkdir "$tmp/x"
 tar -xzf "$tarball" -C "$tmp/x"
 ini=$(find "$tmp/x" -name config.ini)
 sed -i 's/^sr = 48000$/sr = 44100/' "$ini"
-(cd "$tmp/x" && tar -czf "$tmp/other.tar.gz" .)
-if "$py" "$convert" "$tmp/other.tar.gz" "$tmp/other.dfn" 2>"$tmp/err"; then
-	echo "FAIL: a 44.1 kHz config.ini was converted"
-	exit 1
-fi
-cat "$tmp/err"
-grep -q '\[df\] sr = 44100' "$tmp/err"
-test ! -e "$tmp/other.dfn"
+refused "a 44.1 kHz config.ini" '\[df\] sr = 44100'
 
 sed -i 's/^sr = 44100$/sr = 48000/' "$ini"
 echo junk >"$(find "$tmp/x" -name enc.onnx)"
-(cd "$tmp/x" && tar -czf "$tmp/broken.tar.gz" .)
-if "$py" "$convert" "$tmp/broken.tar.gz" "$tmp/broken.dfn" 2>"$tmp/err"; then
-	echo "FAIL: a corrupt enc.onnx was converted"
-	exit 1
-fi
-cat "$tmp/err"
-grep -q 'enc.onnx is not a readable ONNX model' "$tmp/err"
-test ! -e "$tmp/broken.dfn"
+refused "a corrupt enc.onnx" 'enc.onnx is not a readable ONNX model'
 echo ok
