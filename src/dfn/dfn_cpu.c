@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "dfn_net.h"
+#include "fftwf_lock.h"
 #include "dfn_spectral.h"
 
 /* One channel's state beside its networks': STFT memories, normalisation, the last five spectra. */
@@ -97,8 +98,10 @@ int dfn_cpu_new(const struct dfn_model *m, int channels, const struct dfn_params
 		goto fail;
 	for (int i = 0; i < channels; i++)
 		chan_init(&d->ch[i]);
+	gf_fftwf_planner_lock(); /* one planner for the process, not thread-safe */
 	d->fwd = fftwf_plan_dft_r2c_1d(DFN_WIN, d->frame, (fftwf_complex *)d->spec, FFTW_ESTIMATE);
 	d->inv = fftwf_plan_dft_c2r_1d(DFN_WIN, (fftwf_complex *)d->spec, d->frame, FFTW_ESTIMATE);
+	gf_fftwf_planner_unlock();
 	if (!d->fwd || !d->inv) {
 		err = GF_E_FFT;
 		gf_errbuf_set(eb, "deepfilter: FFTW could not plan a %d-point transform", DFN_WIN);
@@ -115,10 +118,12 @@ void dfn_cpu_free(struct dfn_cpu *d)
 {
 	if (!d)
 		return;
+	gf_fftwf_planner_lock();
 	if (d->fwd)
 		fftwf_destroy_plan(d->fwd);
 	if (d->inv)
 		fftwf_destroy_plan(d->inv);
+	gf_fftwf_planner_unlock();
 	fftwf_free(d->frame);
 	fftwf_free(d->spec);
 	free(d->feat_erb);

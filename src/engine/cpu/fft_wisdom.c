@@ -23,18 +23,6 @@
 #define WISDOM_NAME "fftwf-wisdom"
 #define WISDOM_MAX_BYTES (256 * 1024)
 
-static pthread_mutex_t g_planner_lock = PTHREAD_MUTEX_INITIALIZER;
-
-void gf_fftwf_planner_lock(void)
-{
-	pthread_mutex_lock(&g_planner_lock);
-}
-
-void gf_fftwf_planner_unlock(void)
-{
-	pthread_mutex_unlock(&g_planner_lock);
-}
-
 static int g_loaded; /* under the planner lock */
 
 /* WISDOM_NAME in the cost cache's folder. @return 0, or -1 where the cost cache is off. */

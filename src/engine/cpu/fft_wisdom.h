@@ -15,10 +15,7 @@
 
 #include <fftw3.h>
 
-/** FFTW's planner is not thread-safe: every single-precision plan of the
- *  engine (the CPU backend's, the suppressor's) is made and destroyed between these. */
-void gf_fftwf_planner_lock(void);
-void gf_fftwf_planner_unlock(void);
+#include "fftwf_lock.h" /* every single-precision plan is made and destroyed under it */
 
 /** Import the wisdom file once per process (no file, or one FFTW refuses: none). */
 void gf_fft_wisdom_load(void);
