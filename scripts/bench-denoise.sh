@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Denoising benchmark: gpufir's denoising configurations against SoX noisered, speexdsp
-# and RNNoise on a test set it builds itself (16 kHz speech in seven kinds of noise at
-# 0/5/10 dB SNR, and clean speech), scored with PESQ (wideband), STOI, ESTOI and SI-SDR.
+# Denoising benchmark: gpufir's denoising configurations against SoX noisered, speexdsp,
+# RNNoise and noisereduce on a test set it builds itself (16 kHz speech in seven kinds of
+# noise at 0/5/10 dB SNR, and clean speech at 16 and 48 kHz), scored with PESQ (wideband),
+# STOI, ESTOI and SI-SDR.
 # See docs/denoise.md.
 #
 #   scripts/bench-denoise.sh [--quick] [--out DIR] [--gpufir PATH] [--jobs N]
@@ -12,8 +13,9 @@
 #   --jobs N       processes scoring in parallel (default: the CPUs)
 #
 # Installs what it needs when missing (Debian packages with apt-get; numpy, scipy,
-# soundfile, pesq, pystoi and pyrnnoise from PyPI into a venv in build/denoise-venv),
-# builds bench/denoise/speex_denoise.c, then runs bench/denoise/make_set.py and run.py.
+# soundfile, pesq, pystoi, pyrnnoise and noisereduce from PyPI into a venv in
+# build/denoise-venv), builds bench/denoise/speex_denoise.c, then runs
+# bench/denoise/make_set.py and run.py.
 # Results: DIR/summary.md, DIR/conditions.md, DIR/results.csv, DIR/systems.csv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,7 +34,7 @@ while [ $# -gt 0 ]; do
 	--gpufir=*) GPUFIR=${1#--gpufir=} ;;
 	--jobs) JOBS=$2; shift ;;
 	--jobs=*) JOBS=${1#--jobs=} ;;
-	-h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench-denoise.sh: unknown argument: $1 (see --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -42,7 +44,7 @@ done
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 pkgs=(espeak-ng sox libsox-fmt-all libspeexdsp-dev libsndfile1-dev alsa-utils
-      python3-venv python3-dev build-essential pkg-config)
+      sound-theme-freedesktop python3-venv python3-dev build-essential pkg-config)
 if [ -z "$GPUFIR" ] && [ ! -x build/src/gpufir ]; then # gpufir's own build dependencies
 	pkgs+=(cmake libconfig-dev portaudio19-dev libsystemd-dev libfftw3-dev libsamplerate0-dev)
 fi
@@ -82,8 +84,8 @@ PY=$VENV/bin/python
 if [ ! -x "$PY" ]; then
 	/usr/bin/python3 -m venv "$VENV"
 fi
-if ! "$PY" -c 'import numpy, scipy, soundfile, pesq, pystoi, pyrnnoise' 2>/dev/null; then
-	"$PY" -m pip install -q numpy scipy soundfile pesq pystoi pyrnnoise
+if ! "$PY" -c 'import numpy, scipy, soundfile, pesq, pystoi, pyrnnoise, noisereduce' 2>/dev/null; then
+	"$PY" -m pip install -q numpy scipy soundfile pesq pystoi pyrnnoise noisereduce
 fi
 
 mkdir -p "$OUT"
