@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Denoising benchmark: gpufir's denoising configurations against SoX noisered, speexdsp,
-# RNNoise and DeepFilterNet3 on a test set it builds itself (16 kHz speech in seven kinds of noise at
-# 0/5/10 dB SNR, and clean speech), scored with PESQ (wideband), STOI, ESTOI and SI-SDR.
+# RNNoise, noisereduce and DeepFilterNet3 on a test set it builds itself (16 kHz speech in seven
+# kinds of noise at 0/5/10 dB SNR, and clean speech at 16 and 48 kHz), scored with PESQ
+# (wideband), STOI, ESTOI and SI-SDR.
 # See docs/denoise.md.
 #
 #   bench/bench-denoise.sh [--quick] [--out DIR] [--gpufir PATH] [--jobs N]
@@ -12,10 +13,10 @@
 #   --jobs N       processes scoring in parallel (default: the CPUs)
 #
 # Installs what it needs when missing (Debian packages with apt-get; numpy, scipy,
-# soundfile, pesq, pystoi and pyrnnoise from PyPI into a venv in build/denoise-venv),
-# builds bench/denoise/speex_denoise.c, installs DeepFilterNet3 (scripts/install-deepfilter.sh,
-# into $GPUFIR_DEEPFILTER_DIR or build/deepfilter; its rows are skipped where that fails),
-# then runs bench/denoise/make_set.py and run.py.
+# soundfile, pesq, pystoi, pyrnnoise and noisereduce from PyPI into a venv in
+# build/denoise-venv), builds bench/denoise/speex_denoise.c, installs DeepFilterNet3
+# (scripts/install-deepfilter.sh, into $GPUFIR_DEEPFILTER_DIR or build/deepfilter; its rows are
+# skipped where that fails), then runs bench/denoise/make_set.py and run.py.
 # Results: DIR/summary.md, DIR/conditions.md, DIR/results.csv, DIR/systems.csv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,7 +45,7 @@ done
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 pkgs=(espeak-ng sox libsox-fmt-all libspeexdsp-dev libsndfile1-dev alsa-utils
-      python3-venv python3-dev build-essential pkg-config)
+      sound-theme-freedesktop python3-venv python3-dev build-essential pkg-config)
 if [ -z "$GPUFIR" ] && [ ! -x build/src/gpufir ]; then # gpufir's own build dependencies
 	pkgs+=(cmake libconfig-dev portaudio19-dev libsystemd-dev libfftw3-dev libsamplerate0-dev)
 fi
@@ -84,8 +85,8 @@ PY=$VENV/bin/python
 if [ ! -x "$PY" ]; then
 	/usr/bin/python3 -m venv "$VENV"
 fi
-if ! "$PY" -c 'import numpy, scipy, soundfile, pesq, pystoi, pyrnnoise' 2>/dev/null; then
-	"$PY" -m pip install -q numpy scipy soundfile pesq pystoi pyrnnoise
+if ! "$PY" -c 'import numpy, scipy, soundfile, pesq, pystoi, pyrnnoise, noisereduce' 2>/dev/null; then
+	"$PY" -m pip install -q numpy scipy soundfile pesq pystoi pyrnnoise noisereduce
 fi
 
 # DeepFilterNet3's runtime and model, for the deepfilter rows

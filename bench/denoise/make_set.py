@@ -26,7 +26,14 @@ babble from another stretch of the babble) at the same scale is written for the 
 take a noise profile. The clean utterances are written too (transparency: clean in, clean
 out), each with a "quiet room" profile: white noise 40 dB below the speech.
 
-Writes OUTDIR/{clean,noisy,noise}/*.wav and OUTDIR/manifest.json.
+The clean set (transparency) is wider than the noisy one: besides the utterances above, one
+Harvard pair from each of three more espeak-ng voices (CLEAN_VOICES) and the second recorded
+voice Debian ships, sound-theme-freedesktop's (/usr/share/sounds/freedesktop/stereo/
+audio-channel-*.oga, 48 kHz), in two utterances as alsa-utils' are joined. Every clean
+utterance is written twice: at 16 kHz, and at 48 kHz (espeak-ng's 22.05 kHz resampled, the
+recordings at their own rate), for systems run at 48 kHz and scored at 16 kHz.
+
+Writes OUTDIR/{clean,clean48,noisy,noise}/*.wav and OUTDIR/manifest.json.
 """
 import argparse
 import json
@@ -64,11 +71,26 @@ BABBLE_TEXT = [
     "The beauty of the view stunned the young boy. Two blue fish swam in the tank.",
     "Her purse was full of useless trash. The colt reared and threw the tall rider.",
 ]
-ALSA_DIR = "/usr/share/sounds/alsa"
-ALSA_UTTS = {
-    "alsa-front": ["Front_Center", "Front_Left", "Front_Right"],
-    "alsa-rear": ["Rear_Center", "Rear_Left", "Rear_Right", "Side_Left", "Side_Right"],
+# Voices heard clean only (transparency), each reading one more Harvard pair.
+CLEAN_VOICES = ["en-us+f2", "en-gb-x-rp+m7", "en-029+f4"]
+CLEAN_SENTENCES = [
+    "The pipe began to rust while new. Open the crate but don't break the glass.",
+    "Add the sum to the product of these three. The wrist was badly strained and hung limp.",
+    "A saw is a tool used for making boards. March the soldiers past the next hill.",
+]
+RATE48 = 48000
+# Recorded voices that Debian packages ship: directory, file pattern, and utterances.
+RECORDED = {
+    "alsa": ("/usr/share/sounds/alsa", "{}.wav", {
+        "alsa-front": ["Front_Center", "Front_Left", "Front_Right"],
+        "alsa-rear": ["Rear_Center", "Rear_Left", "Rear_Right", "Side_Left", "Side_Right"],
+    }),
+    "fdo": ("/usr/share/sounds/freedesktop/stereo", "audio-channel-{}.oga", {
+        "fdo-front": ["front-center", "front-left", "front-right"],
+        "fdo-rear": ["rear-center", "rear-left", "rear-right", "side-left", "side-right"],
+    }),
 }
+NOISY_RECORDED = ("alsa-front", "alsa-rear")  # the noisy set's recorded utterances
 NOISES = ["white", "pink", "brown", "babble", "hum", "fan", "levelstep"]
 STATIONARY = {"white", "pink", "brown", "hum", "fan"}
 SNRS = [0, 5, 10]
@@ -82,26 +104,32 @@ def rms(x):
     return float(np.sqrt(np.mean(np.square(x, dtype=np.float64))))
 
 
-def espeak(text, voice, speed=160):
+def resample(x, rate, to):
+    g = np.gcd(to, rate)
+    return x if rate == to else signal.resample_poly(x, to // g, rate // g)
+
+
+def read_mono(path):
+    x, rate = sf.read(path, dtype="float64")
+    return (x.mean(axis=1) if x.ndim > 1 else x), rate
+
+
+def espeak(text, voice, speed=160, to=RATE):
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "s.wav")
         subprocess.run(["espeak-ng", "-v", voice, "-s", str(speed), "-w", path, text], check=True,
                        stdout=subprocess.DEVNULL)
-        x, rate = sf.read(path, dtype="float64")
-    if x.ndim > 1:
-        x = x.mean(axis=1)
-    g = np.gcd(RATE, rate)
-    return signal.resample_poly(x, RATE // g, rate // g)
+        x, rate = read_mono(path)
+    return resample(x, rate, to)
 
 
-def alsa_voice(names):
+def recorded_voice(source, utt, to=RATE):
+    """A recorded utterance: the package's clips joined with 0.3 s gaps, at rate @p to."""
+    folder, pattern, utts = RECORDED[source]
     parts = []
-    for name in names:
-        x, rate = sf.read(os.path.join(ALSA_DIR, name + ".wav"), dtype="float64")
-        if x.ndim > 1:
-            x = x.mean(axis=1)
-        g = np.gcd(RATE, rate)
-        parts += [signal.resample_poly(x, RATE // g, rate // g), np.zeros(int(0.3 * RATE))]
+    for name in utts[utt]:
+        x, rate = read_mono(os.path.join(folder, pattern.format(name)))
+        parts += [resample(x, rate, to), np.zeros(int(0.3 * to))]
     return np.concatenate(parts[:-1])
 
 
@@ -189,11 +217,36 @@ def noise(kind, rng, n, babble):
     return y / rms(y)
 
 
-def write(path, x):
+def write(path, x, rate=RATE):
     peak = np.max(np.abs(x))
     if peak >= 1.0:
         raise RuntimeError(f"{path}: peak {peak:.3f} would clip")
-    sf.write(path, x.astype(np.float32), RATE, subtype="FLOAT")
+    sf.write(path, x.astype(np.float32), rate, subtype="FLOAT")
+
+
+def utterance(voice, what, to):
+    """One utterance at rate @p to, padded and at SPEECH_DBFS."""
+    x = recorded_voice(voice, what, to) if voice in RECORDED else trim(espeak(what, voice, to=to))
+    x = np.concatenate([np.zeros(int(PAD_BEFORE_S * to)), x, np.zeros(int(PAD_AFTER_S * to))])
+    return x * db(SPEECH_DBFS) / rms(x)
+
+
+def clean_items(outdir, name, voice, what, x16, rng16, rng48):
+    """The clean utterance at 16 and at 48 kHz, each with its "quiet room" profile (drawn from
+    @p rng16 and @p rng48: the noisy set's generator sees the draws it always saw)."""
+    items = []
+    for sub, rate, x, rng in (("clean", RATE, x16, rng16),
+                              ("clean48", RATE48, utterance(voice, what, RATE48), rng48)):
+        clean = os.path.join(sub, f"{name}.wav")
+        write(os.path.join(outdir, clean), x, rate)
+        prof = os.path.join("noise", f"{name}__quiet{'' if rate == RATE else '48'}.wav")
+        write(os.path.join(outdir, prof),
+              rng.standard_normal(int(NOISE_SAMPLE_S * rate)) * db(SPEECH_DBFS - 40.0), rate)
+        tag = "clean" if rate == RATE else "clean48"
+        items.append(dict(id=f"{name}__{tag}", utt=name, noise=tag, snr=None, clean=clean,
+                          input=clean, noise_sample=prof, stationary=None, rate=rate,
+                          seconds=len(x) / rate))
+    return items
 
 
 def main():
@@ -204,39 +257,36 @@ def main():
     ap.add_argument("--seed", type=int, default=20261201)
     args = ap.parse_args()
     rng = np.random.default_rng(args.seed)
-    for sub in ("clean", "noisy", "noise"):
+    rng_clean = np.random.default_rng(args.seed + 1)  # the clean set's extra profiles
+    for sub in ("clean", "clean48", "noisy", "noise"):
         os.makedirs(os.path.join(args.outdir, sub), exist_ok=True)
 
     utts = {}
     for v, voice in enumerate(VOICES):
         for s in range(2):
             utts[f"espeak{v + 1}{'ab'[s]}"] = (voice, SENTENCES[2 * v + s])
-    for name in ALSA_UTTS:
+    for name in NOISY_RECORDED:
         utts[name] = ("alsa", name)
+    clean_only = {f"espeak-clean{v + 1}": (voice, CLEAN_SENTENCES[v])
+                  for v, voice in enumerate(CLEAN_VOICES)}
+    clean_only.update({name: ("fdo", name) for name in RECORDED["fdo"][2]})
     noises, snrs = NOISES, SNRS
     if args.quick:
         utts = {k: utts[k] for k in ("espeak1a", "alsa-front")}
+        clean_only = {k: clean_only[k] for k in ("fdo-front",)}
         noises, snrs = ["white", "hum", "babble"], [5]
 
-    speech = {}
-    for name, (voice, what) in utts.items():
-        x = alsa_voice(ALSA_UTTS[what]) if voice == "alsa" else trim(espeak(what, voice))
-        x = np.concatenate([np.zeros(int(PAD_BEFORE_S * RATE)), x, np.zeros(int(PAD_AFTER_S * RATE))])
-        speech[name] = x * db(SPEECH_DBFS) / rms(x)
-
+    speech = {name: utterance(voice, what, RATE) for name, (voice, what) in utts.items()}
     need = sum(len(x) + int(NOISE_SAMPLE_S * RATE) for x in speech.values()) * len(snrs)
     babble = Babble(rng, need / RATE + 5.0) if "babble" in noises else None
 
     items = []
+    for name, (voice, what) in clean_only.items():
+        items += clean_items(args.outdir, name, voice, what, utterance(voice, what, RATE),
+                             rng_clean, rng_clean)
     for name, s in speech.items():
+        items += clean_items(args.outdir, name, *utts[name], s, rng, rng_clean)
         clean = os.path.join("clean", f"{name}.wav")
-        write(os.path.join(args.outdir, clean), s)
-        prof = os.path.join("noise", f"{name}__quiet.wav")
-        write(os.path.join(args.outdir, prof),
-              rng.standard_normal(int(NOISE_SAMPLE_S * RATE)) * db(SPEECH_DBFS - 40.0))
-        items.append(dict(id=f"{name}__clean", utt=name, noise="clean", snr=None, clean=clean,
-                          input=clean, noise_sample=prof, stationary=None,
-                          seconds=len(s) / RATE))
         for kind in noises:
             for snr in snrs:
                 n_mix, n_prof = len(s), int(NOISE_SAMPLE_S * RATE)
@@ -251,13 +301,15 @@ def main():
                 write(os.path.join(args.outdir, noisy), s + scale * nz[:n_mix])
                 write(os.path.join(args.outdir, prof), scale * nz[n_mix:])
                 items.append(dict(id=ident, utt=name, noise=kind, snr=snr, clean=clean, input=noisy,
-                                  noise_sample=prof, stationary=kind in STATIONARY,
+                                  noise_sample=prof, stationary=kind in STATIONARY, rate=RATE,
                                   seconds=n_mix / RATE))
     with open(os.path.join(args.outdir, "manifest.json"), "w") as f:
         json.dump(dict(rate=RATE, seed=args.seed, quick=args.quick, items=items), f, indent=1)
-    n_noisy = sum(1 for it in items if it["noise"] != "clean")
+    n_noisy = sum(1 for it in items if it["snr"] is not None)
+    n_clean = len(items) - n_noisy
     secs = sum(it["seconds"] for it in items)
-    print(f"make_set: {len(speech)} utterances, {n_noisy} noisy files, {len(speech)} clean, "
+    print(f"make_set: {len(speech)} utterances, {n_noisy} noisy files, {n_clean} clean (16 and "
+          f"48 kHz), "
           f"{secs:.1f} s of audio in {args.outdir}", file=sys.stderr)
 
 

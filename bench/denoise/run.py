@@ -25,12 +25,15 @@ Systems (each run on every noisy file and on the clean files):
                           where scripts/install-deepfilter.sh has installed the runtime
   DeepFilterNet3          the same runtime (libdeepfilter.so) called directly through ctypes, hop
                           by hop, at 48 kHz: the reference the stage must equal
+  noisereduce             noisereduce.reduce_noise (PyPI): its non-stationary default, and
+                          stationary=True with the file's noise sample (spectral gating)
 
 Every output is aligned with its input before scoring: the lag that maximises the
 cross-correlation of output and input (within +-250 ms) is removed, so every system is
 scored without its delay, and the median lag is reported. Scores against the clean speech:
 PESQ (ITU-T P.862.2 wideband, `pesq`), STOI and extended STOI (`pystoi`), SI-SDR (numpy),
-each also as a delta against the noisy input's score.
+each also as a delta against the noisy input's score. The clean set's 48 kHz files run at
+48 kHz and are scored at 16 kHz (both signals resampled: PESQ wideband is defined there).
 
 Writes OUTDIR/results.csv (one row per file and system), OUTDIR/summary.md (the tables it
 prints) and OUTDIR/systems.csv (latency, speed).
@@ -180,7 +183,7 @@ class RNNoise(System):
     def run(self, item, inp, out, work):
         from pyrnnoise import rnnoise
         x, rate = sf.read(inp, dtype="float64")
-        up = signal.resample_poly(x, 3, 1) * 32768.0  # RNNoise works on 16-bit-scaled floats
+        up = signal.resample_poly(x, 48000 // rate, 1) * 32768.0  # 16-bit-scaled floats
         fs = rnnoise.FRAME_SIZE
         n = -(-len(up) // fs) * fs
         buf = np.zeros(n, dtype=np.float32)
@@ -196,7 +199,8 @@ class RNNoise(System):
                 y[i:i + fs] = frame
         finally:
             rnnoise.destroy(st)
-        down = signal.resample_poly(y[:len(up)].astype(np.float64) / 32768.0, 1, 3)[:len(x)]
+        down = signal.resample_poly(y[:len(up)].astype(np.float64) / 32768.0, 1,
+                                    48000 // rate)[:len(x)]
         sf.write(out, down.astype(np.float32), rate, subtype="FLOAT")
 
 
@@ -273,6 +277,32 @@ def deepfilter_systems(exe):
         Gpufir48(exe, "gpufir-suppress-deepfilter", "gpufir suppress + deepfilter (48 kHz)",
                  "filters = ( %s,\n  %s );\nchain = [\"nr\", \"dfn\"];\n" % (sup, dfn)),
     ]
+class NoiseReduce(System):
+    """noisereduce (PyPI): spectral gating, without a profile (its default, non-stationary: the
+    noise threshold follows a smoothed spectrogram) or with the file's noise sample (stationary)."""
+    latency = "offline only (whole file, 2048-point STFT)"
+
+    def __init__(self, with_sample):
+        self.with_sample = with_sample
+        self.key = "noisereduce-sample" if with_sample else "noisereduce"
+        self.label = ("noisereduce, stationary + noise sample" if with_sample
+                      else "noisereduce (non-stationary)")
+
+    def available(self):
+        try:
+            import noisereduce  # noqa: F401
+        except Exception as e:
+            return False, f"noisereduce: {e}"
+        return True, ""
+
+    def run(self, item, inp, out, work):
+        import noisereduce
+        x, rate = sf.read(inp, dtype="float64")
+        kw = dict(y=x, sr=rate, n_jobs=1)
+        if self.with_sample:
+            kw.update(stationary=True, y_noise=sf.read(item["noise_sample_path"], dtype="float64")[0])
+        y = noisereduce.reduce_noise(**kw)
+        sf.write(out, np.asarray(y, dtype=np.float32), rate, subtype="FLOAT")
 
 
 def gpufir_systems(exe):
@@ -305,9 +335,9 @@ def cpu_seconds():
 
 # ---------------------------------------------------------------------------------- scoring
 
-def align(out, inp):
+def align(out, inp, rate=RATE):
     """out shifted by the lag (within MAX_LAG_S) that maximises its cross-correlation with inp."""
-    m = int(MAX_LAG_S * RATE)
+    m = int(MAX_LAG_S * rate)
     n = len(inp) + len(out)
     nfft = 1 << (n - 1).bit_length()
     xc = np.fft.irfft(np.fft.rfft(out, nfft) * np.conj(np.fft.rfft(inp, nfft)), nfft)
@@ -345,15 +375,18 @@ def score(clean, deg):
 
 
 def score_job(job):
-    clean, _ = sf.read(job["clean"], dtype="float64")
+    clean, rate = sf.read(job["clean"], dtype="float64")
     inp, _ = sf.read(job["input"], dtype="float64")
     if job["output"] is None:
         deg, lag = inp, 0
     else:
         out, _ = sf.read(job["output"], dtype="float64")
-        deg, lag = align(out, inp)
+        deg, lag = align(out, inp, rate)
+    if rate != RATE:  # PESQ wideband is defined at 16 kHz: both sides resampled alike
+        clean = signal.resample_poly(clean, 1, rate // RATE)
+        deg = signal.resample_poly(deg, 1, rate // RATE)
     r = score(clean, deg)
-    r["lag_ms"] = lag * 1000.0 / RATE
+    r["lag_ms"] = lag * 1000.0 / rate
     return job["item"], job["system"], r
 
 
@@ -391,6 +424,31 @@ def delta_table(res, items, systems):
     return md_table(["system"] + [f"Δ{name}" for _, name, _ in METRICS], rows)
 
 
+def transparency(res, clean_items, systems):
+    """Clean speech in: per rate, each system's mean scores and its worst clip's PESQ; then every
+    clip's PESQ."""
+    parts = ["## Transparency: clean speech in, scored against itself\n\n"
+             "(identity: PESQ 4.64, STOI 1, ESTOI 1, SI-SDR unbounded; profile-based systems "
+             "get a \"quiet room\" profile, white noise 40 dB below the speech; 48 kHz files run "
+             "at 48 kHz, scored at 16 kHz)"]
+    for tag in dict.fromkeys(it["noise"] for it in clean_items):
+        sel = [it for it in clean_items if it["noise"] == tag]
+        rows = []
+        for s in systems:
+            pesqs = [(res[(it["id"], s.key)]["pesq"], it["utt"]) for it in sel]
+            worst = min(pesqs)
+            rows.append([s.label] + [fmt(f.replace("+", ""), mean([res[(it["id"], s.key)][k]
+                                                                   for it in sel]))
+                                     for k, _, f in METRICS] + [f"{worst[0]:.2f} ({worst[1]})"])
+        parts.append(f"### {len(sel)} clips at {sel[0]['rate'] // 1000} kHz\n\n"
+                     + md_table(["system"] + [name for _, name, _ in METRICS] + ["worst PESQ"],
+                                rows))
+    rows = [[f"{it['utt']} {it['rate'] // 1000} kHz"]
+            + [f"{res[(it['id'], s.key)]['pesq']:.2f}" for s in systems] for it in clean_items]
+    parts.append("### PESQ per clip\n\n" + md_table(["clip"] + [s.label for s in systems], rows))
+    return "\n\n".join(parts)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", required=True)
@@ -406,6 +464,7 @@ def main():
         manifest = json.load(f)
     items = manifest["items"]
     for it in items:
+        it.setdefault("rate", manifest["rate"])
         for k in ("clean", "input", "noise_sample"):
             it[k + "_path"] = os.path.join(args.set, it[k])
     work = os.path.join(args.out, "work")
@@ -434,7 +493,7 @@ def main():
             continue
         latency[g.key] = g.describe_delay(text)
         systems.append(g)
-    for s in (SoxNoisered(), Speex(args.speex), RNNoise()) + (
+    for s in (SoxNoisered(), Speex(args.speex), RNNoise(), NoiseReduce(False), NoiseReduce(True)) + (
             (DeepFilterRef(args.deepfilter),) if dfn_ok else ()):
         ok, why = s.available()
         if not ok:
@@ -466,7 +525,7 @@ def main():
               flush=True)
     load1 = os.getloadavg()[0]
     for it in items:
-        if it["noise"] != "clean":
+        if it["snr"] is not None:
             jobs.append(dict(item=it["id"], system="noisy", clean=it["clean_path"],
                              input=it["input_path"], output=None))
 
@@ -491,15 +550,15 @@ def main():
                        + [f"{r[k]:.4f}" for k, _, _ in METRICS]
                        + [f"{v:.4f}" if v != "" else "" for v in d] + [f"{r['lag_ms']:.3f}"])
 
-    noisy_items = [it for it in items if it["noise"] != "clean"]
-    clean_items = [it for it in items if it["noise"] == "clean"]
+    noisy_items = [it for it in items if it["snr"] is not None]
+    clean_items = [it for it in items if it["snr"] is None]
     noises = list(dict.fromkeys(it["noise"] for it in noisy_items))
     snrs = sorted(set(it["snr"] for it in noisy_items))
     out = []
     out.append(f"# Denoising benchmark\n\nset: {len(noisy_items)} noisy files "
                f"({len(set(it['utt'] for it in items))} utterances x {len(noises)} noises x "
                f"{len(snrs)} SNRs), {len(clean_items)} clean files, "
-               f"{sum(it['seconds'] for it in items):.1f} s of audio, 16 kHz mono"
+               f"{sum(it['seconds'] for it in items):.1f} s of audio, mono, noisy files at 16 kHz"
                + (f"; gpufir commit {args.commit}" if args.commit else ""))
     if notes:
         out.append("\n".join("- " + n for n in notes))
@@ -512,6 +571,10 @@ def main():
     if nonstat:
         out.append("## Mean over the non-stationary noises (babble, levelstep)\n\n"
                    + delta_table(res, nonstat, systems))
+    for nz in dict.fromkeys(it["noise"] for it in noisy_items):
+        sel = [it for it in noisy_items if it["noise"] == nz]
+        out.append(f"## {nz}: mean over its {len(sel)} files (every SNR)\n\n"
+                   + delta_table(res, sel, systems))
     for src, label in (("espeak", "espeak-ng (synthetic) speech"),
                        ("alsa", "the recorded alsa-utils voice")):
         sel = [it for it in noisy_items if it["utt"].startswith(src)]
@@ -531,16 +594,7 @@ def main():
                                             for it in sel])) for s in systems])
         out.append(f"## Δ{name} per noise and SNR (input: the noisy file's {name})\n\n"
                    + md_table(["noise", "input"] + [s.label for s in systems], rows))
-    # Transparency.
-    rows = []
-    for s in systems:
-        rows.append([s.label] + [fmt(f.replace("+", ""), mean([res[(it["id"], s.key)][k]
-                                                               for it in clean_items]))
-                                 for k, _, f in METRICS])
-    out.append("## Transparency: clean speech in, scored against itself\n\n"
-               "(identity: PESQ 4.64, STOI 1, ESTOI 1, SI-SDR unbounded; profile-based systems "
-               "get a \"quiet room\" profile, white noise 40 dB below the speech)\n\n"
-               + md_table(["system"] + [name for _, name, _ in METRICS], rows))
+    out.append(transparency(res, clean_items, systems))
     # Latency and speed.
     rows = []
     syscsv = []

@@ -52,7 +52,7 @@ struct frame_flags {
 
 /* Device state: channel c's bin i of each array at [c * nb + i]. */
 struct bin_state {
-	float *S, *Smin, *Stmp, *p, *L, *Y2;
+	float *S, *Smin, *Stmp, *p, *L, *Y2, *Sold;
 };
 
 struct gf_cu_suppress {
@@ -138,23 +138,27 @@ __device__ __forceinline__ float mix(float a, float x, float y)
 __device__ float bin_gain(const struct bin_state st, const struct gf_suppress_consts k, struct frame_flags f,
 			  size_t j, float P, float Pf, float hum)
 {
-	float S0 = st.S[j], smin0 = st.Smin[j], stmp = st.Stmp[j], Lp = st.L[j];
+	float S0 = st.S[j], smin0 = st.Smin[j], stmp = st.Stmp[j], Lp = st.L[j], sold = st.Sold[j];
 	if (f.first)
-		S0 = smin0 = stmp = Lp = maxf(Pf, GF_SUPPRESS_POWER_FLOOR);
+		S0 = smin0 = stmp = Lp = sold = maxf(Pf, GF_SUPPRESS_POWER_FLOOR);
 	float S = mix(k.a_s, S0, Pf);
 	float smin = maxf(fminf(smin0, S), GF_SUPPRESS_POWER_FLOOR);
 	stmp = fminf(stmp, S);
+	float slong = fminf(smin, sold);
 	if (f.window_ends) {
+		sold = smin;
 		smin = maxf(stmp, GF_SUPPRESS_POWER_FLOOR);
 		stmp = S;
 	}
 	float seen = ramp(__fdiv_rn(S, smin), GF_SUPPRESS_PRESENCE_LO, GF_SUPPRESS_PRESENCE_HI);
 	seen = maxf(seen, ramp(__fdiv_rn(P, Lp), GF_SUPPRESS_SNR_LO, GF_SUPPRESS_SNR_HI));
+	seen = maxf(seen, ramp(__fdiv_rn(S, slong), GF_SUPPRESS_LONG_LO, GF_SUPPRESS_LONG_HI));
 	float p = mix(k.a_p, st.p[j], seen);
 	float a = f.start ? f.start_a : __fadd_rn(k.a_d, __fmul_rn(__fsub_rn(1.0f, k.a_d), p));
 	float L = mix(a, Lp, P);
 	L = fminf(L, __fmul_rn(GF_SUPPRESS_NOISE_OVER_MIN, smin));
-	L = maxf(L, __fmul_rn(hum < 1.0f ? GF_SUPPRESS_HUM_UNDER_MIN : GF_SUPPRESS_NOISE_UNDER_MIN, smin));
+	L = maxf(L, hum < 1.0f ? __fmul_rn(GF_SUPPRESS_HUM_UNDER_MIN, smin)
+			       : __fmul_rn(GF_SUPPRESS_NOISE_UNDER_MIN, slong));
 	float snr = maxf(__fsub_rn(__fdiv_rn(P, L), 1.0f), 0.0f);
 	float xi =
 		__fadd_rn(__fdiv_rn(__fmul_rn(k.a_dd, st.Y2[j]), L), __fmul_rn(__fsub_rn(1.0f, k.a_dd), snr));
@@ -165,6 +169,7 @@ __device__ float bin_gain(const struct bin_state st, const struct gf_suppress_co
 	st.S[j] = S;
 	st.Smin[j] = smin;
 	st.Stmp[j] = stmp;
+	st.Sold[j] = sold;
 	st.p[j] = p;
 	st.L[j] = L;
 	st.Y2[j] = __fmul_rn(__fmul_rn(g, g), P);
@@ -221,7 +226,7 @@ __global__ void k_reset(struct bin_state st, const float *__restrict__ seed, uin
 		float s = seed[j % nb];
 		v = s > GF_SUPPRESS_POWER_FLOOR ? s : GF_SUPPRESS_POWER_FLOOR;
 	}
-	st.S[j] = st.Smin[j] = st.Stmp[j] = st.L[j] = v;
+	st.S[j] = st.Smin[j] = st.Stmp[j] = st.L[j] = st.Sold[j] = v;
 	st.p[j] = st.Y2[j] = 0.0f;
 }
 
@@ -257,7 +262,8 @@ static int alloc_device(struct gf_cu_suppress *s)
 	s->d_hp = carve(&m, s->nb);
 	s->d_hum = carve(&m, s->nb);
 	s->d_gain = carve(&m, binc);
-	float **state[] = {&s->st.S, &s->st.Smin, &s->st.Stmp, &s->st.p, &s->st.L, &s->st.Y2};
+	float **state[] = {&s->st.S, &s->st.Smin, &s->st.Stmp, &s->st.p, &s->st.L, &s->st.Y2, &s->st.Sold};
+	static_assert(sizeof(state) / sizeof(state[0]) == GF_SUPPRESS_BIN_ARRAYS, "one pointer per array");
 	for (int i = 0; i < GF_SUPPRESS_BIN_ARRAYS; i++)
 		*state[i] = carve(&m, binc);
 	CU_RET(&s->eb, cudaMalloc((void **)&s->d_spec, binc * sizeof(cufftComplex)));

@@ -12,18 +12,25 @@
  *
  *   S    = a_s S + (1 - a_s) P'                       smoothed power (P' over 3 bins)
  *   Smin = min of S over the last 0.8 to 1.6 s         running minimum
- *   p    = a_p p + (1 - a_p) max(ramp(S / Smin), ramp(P / L))   speech presence
+ *   Slong = min of S over the last 1.6 to 2.4 s        the longer minimum
+ *   p    = a_p p + (1 - a_p) max(ramp(S / Smin), ramp(P / L), ramp(S / Slong))
+ *                                                      speech presence
  *   a    = a_d + (1 - a_d) p;   L = a L + (1 - a) P   noise estimate,
- *                                 kept within 0.1 .. 5 Smin
+ *                                 kept within 0.1 Slong .. 5 Smin
  *   xi   = a_dd |Y_prev|^2 / L + (1 - a_dd) max(P / L - 1, 0)
  *   G    = max(xi / (1 + xi), g_min)                  Wiener gain, floored
  *   Y    = H G X                                       H: the high-pass table, or 1
  *
  * (minimum-controlled recursive averaging for the noise, the decision-
- * directed a priori SNR for the gain). In the bins of a mains hum the
- * suppressor is told of (hum_harmonics, gf_suppress_set_hum), g_min is lower
- * and L at least Smin: the hum is removed there in the frames, with no phase
- * and no latency (suppress_hum.h). The noise estimate starts from a noise
+ * directed a priori SNR for the gain). The longer minimum keeps clean speech
+ * transparent: a voice that talks on for longer than Smin's window has its
+ * own quietest bins there, which the first ramp and a floor tied to Smin
+ * would take for noise; its pauses (in Slong) lie 15 dB and more below it, a
+ * steady noise's swings do not (ramp(S / Slong) starts at 15 dB, is certain at
+ * 20). In the bins of a mains hum the suppressor is told of (hum_harmonics,
+ * gf_suppress_set_hum), g_min is lower and L at least Smin: the hum is
+ * removed there in the frames, with no phase and no latency (suppress_hum.h).
+ * The noise estimate starts from a noise
  * sample when one is given and adapts from there; without one it starts
  * from the first frames. g_min = 10^(-reduction_db / 20).
  *

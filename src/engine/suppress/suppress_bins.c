@@ -16,6 +16,7 @@ void gf_suppress_bins_bind(struct gf_suppress_bins *b, float *mem, uint32_t nb)
 	b->p = mem + 3 * (size_t)nb;
 	b->L = mem + 4 * (size_t)nb;
 	b->Y2 = mem + 5 * (size_t)nb;
+	b->Sold = mem + 6 * (size_t)nb;
 	b->nb = nb;
 }
 
@@ -30,7 +31,7 @@ void gf_suppress_bins_reset(struct gf_suppress_bins *b, const float *seed)
 		return; /* the first frame sets S, Smin and L */
 	for (uint32_t i = 0; i < b->nb; i++) {
 		float v = seed[i] > GF_SUPPRESS_POWER_FLOOR ? seed[i] : GF_SUPPRESS_POWER_FLOOR;
-		b->S[i] = b->Smin[i] = b->Stmp[i] = b->L[i] = v;
+		b->S[i] = b->Smin[i] = b->Stmp[i] = b->L[i] = b->Sold[i] = v;
 	}
 }
 
@@ -77,28 +78,32 @@ static inline int window_ends(const struct gf_suppress_bins *b, const struct gf_
 static float bin_gain(struct gf_suppress_bins *b, const struct gf_suppress_consts *k, uint32_t i, float P,
 		      float Pf, float hum, int hold)
 {
-	float S0 = b->S[i], Smin0 = b->Smin[i], Stmp = b->Stmp[i], L0 = b->L[i];
+	float S0 = b->S[i], Smin0 = b->Smin[i], Stmp = b->Stmp[i], L0 = b->L[i], Sold = b->Sold[i];
 	if (b->frames == 0 && !b->seeded)
-		S0 = Smin0 = Stmp = L0 = maxf(Pf, GF_SUPPRESS_POWER_FLOOR);
+		S0 = Smin0 = Stmp = L0 = Sold = maxf(Pf, GF_SUPPRESS_POWER_FLOOR);
 	float S = k->a_s * S0 + (1.0f - k->a_s) * Pf;
-	/* Smin: the minimum of S since the window before last began (Cohen's MCRA) */
+	/* Smin: the minimum of S since the window before last began (Cohen's MCRA); slong, with the
+	 * window before that: long enough to span a speaker's pauses */
 	float smin = maxf(fminf(Smin0, S), GF_SUPPRESS_POWER_FLOOR);
 	Stmp = fminf(Stmp, S);
+	float slong = fminf(smin, Sold);
 	if (window_ends(b, k)) {
+		Sold = smin;
 		smin = maxf(Stmp, GF_SUPPRESS_POWER_FLOOR);
 		Stmp = S;
 	}
-	/* Speech where S stands well above its minimum, or this frame well above the noise so far:
-	 * the second keeps a loud stretch without dips out of the noise estimate. */
+	/* Speech where S stands well above its minimum, or this frame well above the noise so far
+	 * (that keeps a loud stretch without dips out of the noise estimate), or S far above the
+	 * longer minimum (that keeps clean speech out of it: its own quietest bins are no noise). */
 	float seen = ramp(S / smin, GF_SUPPRESS_PRESENCE_LO, GF_SUPPRESS_PRESENCE_HI);
 	seen = maxf(seen, ramp(P / L0, GF_SUPPRESS_SNR_LO, GF_SUPPRESS_SNR_HI));
+	seen = maxf(seen, ramp(S / slong, GF_SUPPRESS_LONG_LO, GF_SUPPRESS_LONG_HI));
 	float p = k->a_p * b->p[i] + (1.0f - k->a_p) * seen;
 	float a = noise_factor(b, k, p);
-	/* L within [0.1, 5] x Smin: a start or seed taken too high comes down, and a noise grown
-	 * much louder is followed once the minimum has seen it */
+	/* L within [0.1 slong, 5 Smin], at least Smin in a hum's bins (suppress_bins.h) */
 	float L = a * L0 + (1.0f - a) * P;
 	L = fminf(L, GF_SUPPRESS_NOISE_OVER_MIN * smin);
-	L = maxf(L, (hum < 1.0f ? GF_SUPPRESS_HUM_UNDER_MIN : GF_SUPPRESS_NOISE_UNDER_MIN) * smin);
+	L = maxf(L, hum < 1.0f ? GF_SUPPRESS_HUM_UNDER_MIN * smin : GF_SUPPRESS_NOISE_UNDER_MIN * slong);
 	float xi = k->a_dd * b->Y2[i] / L + (1.0f - k->a_dd) * maxf(P / L - 1.0f, 0.0f);
 	xi = maxf(xi, GF_SUPPRESS_XI_MIN);
 	float g = maxf(xi / (1.0f + xi), hum * k->g_min); /* 1 * g_min is g_min: no hum, the same bits */
@@ -107,6 +112,7 @@ static float bin_gain(struct gf_suppress_bins *b, const struct gf_suppress_const
 	b->S[i] = S;
 	b->Smin[i] = smin;
 	b->Stmp[i] = Stmp;
+	b->Sold[i] = Sold;
 	b->p[i] = p;
 	b->L[i] = L;
 	b->Y2[i] = g * g * P;

@@ -22,8 +22,16 @@
 #define GF_SUPPRESS_PRESENCE_HI 4.0f	/* ... and is certain */
 #define GF_SUPPRESS_SNR_LO 4.0f		/* P / L at which speech presence starts */
 #define GF_SUPPRESS_SNR_HI 8.0f		/* ... and is certain */
-/* L stays within these multiples of Smin: a start or a seed taken too high comes down, and a much
- * louder noise is followed once the minimum has seen it. */
+/* S over the longer minimum (the last two to three windows, Sold's too) at which speech presence
+ * starts, and is certain: 15 and 20 dB. A noise does not swing that far within seconds (a level
+ * step of 18 dB reaches the ramp's start); speech over a quiet room does, pause to vowel, so on
+ * clean speech the estimate stays what the pauses taught it. */
+#define GF_SUPPRESS_LONG_LO 30.0f
+#define GF_SUPPRESS_LONG_HI 100.0f
+/* L stays at most OVER x Smin and at least UNDER x the longer minimum: a start or a seed taken too
+ * high comes down, and a much louder noise is followed once the longer minimum has seen it (the
+ * short one would lift L on a long stretch of clean speech to within 10 dB of the speech's own
+ * quietest bins). */
 #define GF_SUPPRESS_NOISE_UNDER_MIN 0.1f
 #define GF_SUPPRESS_NOISE_OVER_MIN 5.0f
 /* ... and at least this multiple in a hum's bins (its floor below g_min: suppress_hum.h). The hum is
@@ -32,7 +40,7 @@
 #define GF_SUPPRESS_HUM_UNDER_MIN 1.0f
 #define GF_SUPPRESS_XI_MIN 0.003162f   /* the a priori SNR's floor, -25 dB */
 #define GF_SUPPRESS_POWER_FLOOR 1e-12f /* keeps ratios finite in digital silence */
-#define GF_SUPPRESS_BIN_ARRAYS 6       /* floats per bin of state: S, Smin, Stmp, p, L, Y2 */
+#define GF_SUPPRESS_BIN_ARRAYS 7       /* floats per bin of state: S, Smin, Stmp, p, L, Y2, Sold */
 #define GF_SUPPRESS_RAMP_S 0.03	       /* a live change of the floor (depth, bypass) ramps this long */
 
 struct gf_suppress_consts {
@@ -45,6 +53,7 @@ struct gf_suppress_consts {
 
 struct gf_suppress_bins {
 	float *S, *Smin, *Stmp, *p, *L, *Y2; /* nb each: state per bin */
+	float *Sold; /* nb: Smin as the window before last ended (the longer minimum's other half) */
 	uint32_t nb;
 	uint32_t frames; /* frames run since reset (saturates) */
 	int seeded;	 /* L started from a noise sample */
