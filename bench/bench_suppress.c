@@ -124,20 +124,28 @@ static uint32_t cores(void)
 	return n > 0 ? (uint32_t)n : 1;
 }
 
+/* A bank of @p C channels of one suppressor's settings (18 dB), where @p o puts it. */
+static int bank_new(uint32_t C, uint32_t rate, const struct gf_suppress_bank_opts *o,
+		    struct gf_suppress_bank **b, struct gf_errbuf *eb)
+{
+	static const struct gf_suppress_params p = {.reduction_db = 18.0};
+	const struct gf_suppress_params **per = malloc(C * sizeof(*per));
+	for (uint32_t c = 0; per && c < C; c++)
+		per[c] = &p;
+	int err = per ? gf_suppress_bank_new_ex(per, C, rate, o, b, eb) : GF_E_NOMEM;
+	free(per);
+	return err;
+}
+
 /* x realtime of the bank over @p threads threads, in calls of the whole source; 0 when it could not
  * be made. @p big: SRC_FRAMES x C. */
 static double time_cpu_all(uint32_t C, uint32_t rate, double seconds, const float *src, float *big,
 			   uint32_t threads)
 {
-	struct gf_suppress_params p = {.reduction_db = 18.0};
-	const struct gf_suppress_params **per = malloc(C * sizeof(*per));
 	struct gf_suppress_bank_opts o = {.threads = threads};
 	struct gf_errbuf eb = {{0}};
 	struct gf_suppress_bank *b = NULL;
-	for (uint32_t c = 0; per && c < C; c++)
-		per[c] = &p;
-	int err = per ? gf_suppress_bank_new_ex(per, C, rate, &o, &b, &eb) : GF_E_NOMEM;
-	free(per);
+	int err = bank_new(C, rate, &o, &b, &eb);
 	if (err) {
 		printf("cpu all %u ch: %s: %s\n", C, gf_strerror(err), eb.msg);
 		return 0.0;
@@ -186,15 +194,10 @@ static double time_gpu(uint32_t C, uint32_t rate, double seconds, const float *s
 static double time_gpu_bank(uint32_t C, uint32_t rate, double seconds, const float *src, float *big,
 			    uint32_t threads)
 {
-	struct gf_suppress_params p = {.reduction_db = 18.0};
-	const struct gf_suppress_params **per = malloc(C * sizeof(*per));
 	struct gf_suppress_bank_opts o = {.gpu = 1, .threads = threads};
 	struct gf_errbuf eb = {{0}};
 	struct gf_suppress_bank *b = NULL;
-	for (uint32_t c = 0; per && c < C; c++)
-		per[c] = &p;
-	int err = per ? gf_suppress_bank_new_ex(per, C, rate, &o, &b, &eb) : GF_E_NOMEM;
-	free(per);
+	int err = bank_new(C, rate, &o, &b, &eb);
 	if (err || gf_suppress_bank_gpu_channels(b) != C) {
 		printf("gpu bank %u ch: %s\n", C, err ? eb.msg : "not on the GPU");
 		gf_suppress_bank_free(b);
