@@ -33,7 +33,7 @@ build_others() {
 		nice -n 19 cmake --build build-asan -j"$jobs" &&
 		CC=clang cmake -S . -B build-fuzz -DGPUFIR_FUZZ=ON -DGPUFIR_CUDA=OFF -DGPUFIR_TESTS=ON &&
 		nice -n 19 cmake --build build-fuzz -j"$jobs" --target fuzz_config fuzz_config_includes \
-			fuzz_taps_text fuzz_wav_ir fuzz_taps_raw fuzz_peq_text fuzz_api
+			fuzz_taps_text fuzz_wav_ir fuzz_taps_raw fuzz_peq_text fuzz_api fuzz_dfn_model
 }
 build_others >build/test-others.log 2>&1 &
 others=$!
@@ -62,7 +62,8 @@ fuzz() {
 }
 fuzz_all() {
 	running=0 failed=0
-	for t in config:config config_includes:config_includes taps_text:taps_text wav_ir:wav_ir taps_raw:taps_raw peq_text:peq_text api:api; do
+	for t in config:config config_includes:config_includes taps_text:taps_text wav_ir:wav_ir taps_raw:taps_raw peq_text:peq_text api:api \
+		dfn_model:dfn_model; do
 		if [ "$running" -ge "$jobs" ]; then
 			wait -n || failed=1
 			running=$((running - 1))
