@@ -239,7 +239,8 @@ struct gf_config_neural {
 	const char *model;	 /**< the model file */
 	double atten_lim_db;	 /**< the most a bin is cut (its depth) */
 	double post_filter_beta; /**< 0: the post-filter off */
-	int bypass;		 /**< starts bypassed */
+	int reference; /**< 1: runtime = "reference" (libdeepfilter); 0: the engine's own inference */
+	int bypass;    /**< starts bypassed */
 };
 
 /** 1 when any used chain has a suppressor or a neural stage (the stages after the FIR, which

@@ -55,12 +55,13 @@ const char *const gf_config_fkey_names[K_COUNT] = {
 	"atten_lim_db",
 	"post_filter_beta",
 	"bypass",
+	"runtime",
 };
 
-#define BIT(k) (1u << (k))
+#define BIT(k) (UINT64_C(1) << (k)) /* K_COUNT is past 32 */
 #define SINC_KEYS (BIT(K_TAPS) | BIT(K_TRANSITION_HZ) | BIT(K_ATTENUATION_DB))
 
-static uint32_t allowed_keys(const struct gf_config_filter *f)
+static uint64_t allowed_keys(const struct gf_config_filter *f)
 {
 	/* not an FIR: no gain or phase of its own */
 	if (f->kind == FK_DESIGN && f->design.type == GF_DESIGN_SUPPRESS)
@@ -68,8 +69,8 @@ static uint32_t allowed_keys(const struct gf_config_filter *f)
 		       BIT(K_BYPASS);
 	if (f->kind == FK_DESIGN && f->design.type == GF_DESIGN_DEEPFILTER)
 		return BIT(K_NAME) | BIT(K_DESIGN) | BIT(K_MODEL) | BIT(K_ATTEN_LIM_DB) |
-		       BIT(K_POST_FILTER_BETA) | BIT(K_BYPASS);
-	uint32_t m = BIT(K_NAME) | BIT(K_GAIN_DB) | BIT(K_PHASE);
+		       BIT(K_POST_FILTER_BETA) | BIT(K_BYPASS) | BIT(K_RUNTIME);
+	uint64_t m = BIT(K_NAME) | BIT(K_GAIN_DB) | BIT(K_PHASE);
 	switch (f->kind) {
 	case FK_INLINE:
 		return m | BIT(K_COEFFS);
@@ -112,7 +113,7 @@ static uint32_t allowed_keys(const struct gf_config_filter *f)
 static void note_keys(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
 		      struct gf_config_filter *f)
 {
-	uint32_t allowed = allowed_keys(f);
+	uint64_t allowed = allowed_keys(f);
 	const char *what = f->kind == FK_DESIGN	  ? gf_design_type_name(f->design.type)
 			   : f->kind == FK_INLINE ? "coeffs"
 			   : f->kind == FK_TEXT	  ? "text file"
@@ -315,26 +316,62 @@ static int parse_noise_file(const struct gf_cfg_loader *L, const config_setting_
 	return parse_file_key(L, g, prefix, "noise", "noise file", f);
 }
 
-/* deepfilter: model (default: the one scripts/install-deepfilter.sh installed), atten_lim_db,
- * post_filter_beta, bypass. */
-static int parse_deepfilter(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
-			    struct gf_config_filter *f)
+/* runtime = "engine" (gpufir's own inference: the default, 0) or "reference" (libdeepfilter, 1). */
+static int parse_neural_runtime(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
+				struct gf_design *d)
 {
-	struct gf_design *d = &f->design;
-	d->atten_lim_db = GF_NEURAL_MAX_ATTEN_LIM_DB;
-	int r = gf_cfg_get_num(L, g, prefix, "atten_lim_db", 1.0, GF_NEURAL_MAX_ATTEN_LIM_DB,
-			       &d->atten_lim_db);
-	if (r >= 0)
-		r = gf_cfg_get_num(L, g, prefix, "post_filter_beta", 0.0, GF_NEURAL_MAX_POST_FILTER_BETA,
-				   &d->post_filter_beta);
-	if (r >= 0)
-		r = gf_cfg_get_bool(L, g, prefix, "bypass", &f->bypass);
-	if (r < 0)
+	char *v = NULL;
+	int r = gf_cfg_get_str(L, g, prefix, "runtime", &v);
+	if (r <= 0)
 		return r;
-	if (config_setting_get_member(g, "model"))
-		return parse_file_key(L, g, prefix, "model", "model file", f);
+	r = 0;
+	if (!strcmp(v, "reference"))
+		d->neural_reference = 1;
+	else if (strcmp(v, "engine") != 0)
+		r = gf_cfg_fail_key(L, g, prefix, "runtime",
+				    "must be \"engine\" (gpufir's own inference) or \"reference\" "
+				    "(libdeepfilter) (got \"%s\")",
+				    v);
+	free(v);
+	return r;
+}
+
+/* runtime = "engine" on a model = tarball: it loads the tarball's conversion, GF_NEURAL_DFN_FILE
+ * beside it (scripts/install-deepfilter.sh makes it), which must be readable now; a model that is
+ * a .dfn already is loaded as it is. */
+static int engine_model_beside(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
+			       struct gf_config_filter *f)
+{
+	size_t n = strlen(f->file);
+	if (n > 4 && !strcmp(f->file + n - 4, ".dfn"))
+		return 0;
+	char *dir = gf_cfg_dir_of(f->file);
+	char *dfn = dir ? gf_cfg_join_path(dir, GF_NEURAL_DFN_FILE) : NULL;
+	free(dir);
+	if (!dfn)
+		return GF_E_NOMEM;
+	struct gf_errbuf why;
+	int fd = gf_file_open_read(dfn, "model file", 0, &why);
+	if (fd < 0) {
+		int r = gf_cfg_fail_key(L, g, prefix, "model",
+					"runtime \"engine\" loads the converted model beside %s: %s (make it "
+					"with scripts/install-deepfilter.sh, or set runtime = \"reference\")",
+					f->file, why.msg);
+		free(dfn);
+		return r;
+	}
+	close(fd);
+	free(f->file);
+	f->file = dfn;
+	return gf_cfg_add_file(L->c, f->file);
+}
+
+/* No model = "...": the one scripts/install-deepfilter.sh installed for the runtime chosen. */
+static int default_model(const struct gf_cfg_loader *L, const config_setting_t *g, struct gf_config_filter *f)
+{
 	char path[4096];
-	snprintf(path, sizeof(path), "%s/DeepFilterNet3_onnx.tar.gz", gf_neural_default_dir());
+	snprintf(path, sizeof(path), "%s/%s", gf_neural_default_dir(),
+		 f->design.neural_reference ? GF_NEURAL_TARBALL_FILE : GF_NEURAL_DFN_FILE);
 	struct gf_errbuf why;
 	int fd = gf_file_open_read(path, "model file", 0, &why);
 	if (fd < 0) {
@@ -347,6 +384,31 @@ static int parse_deepfilter(const struct gf_cfg_loader *L, const config_setting_
 	}
 	close(fd);
 	return (f->file = strdup(path)) ? gf_cfg_add_file(L->c, f->file) : GF_E_NOMEM;
+}
+
+/* deepfilter: runtime, model (default: the one scripts/install-deepfilter.sh installed),
+ * atten_lim_db, post_filter_beta, bypass. */
+static int parse_deepfilter(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
+			    struct gf_config_filter *f)
+{
+	struct gf_design *d = &f->design;
+	d->atten_lim_db = GF_NEURAL_MAX_ATTEN_LIM_DB;
+	int r = gf_cfg_get_num(L, g, prefix, "atten_lim_db", 1.0, GF_NEURAL_MAX_ATTEN_LIM_DB,
+			       &d->atten_lim_db);
+	if (r >= 0)
+		r = gf_cfg_get_num(L, g, prefix, "post_filter_beta", 0.0, GF_NEURAL_MAX_POST_FILTER_BETA,
+				   &d->post_filter_beta);
+	if (r >= 0)
+		r = gf_cfg_get_bool(L, g, prefix, "bypass", &f->bypass);
+	if (r >= 0)
+		r = parse_neural_runtime(L, g, prefix, d);
+	if (r < 0)
+		return r;
+	if (!config_setting_get_member(g, "model"))
+		return default_model(L, g, f);
+	if ((r = parse_file_key(L, g, prefix, "model", "model file", f)) < 0 || d->neural_reference)
+		return r;
+	return engine_model_beside(L, g, prefix, f);
 }
 
 /* denoise: noise (required: check_design), reduction_db, use_input. */
@@ -403,10 +465,8 @@ static int parse_design(const struct gf_cfg_loader *L, const config_setting_t *g
 		return r;
 	enum gf_design_type t;
 	if (gf_design_parse_type(type, &t)) {
-		char name[192];
-		gf_cfg_setting(name, sizeof(name), prefix, "design");
-		r = gf_cfg_fail_at(
-			L, config_setting_get_member(g, "design"), name,
+		r = gf_cfg_fail_key(
+			L, g, prefix, "design",
 			"unknown design \"%s\" (lowpass, highpass, bandpass, bandstop, notch, identity, "
 			"delay, denoise, suppress, peq, deepfilter)",
 			type);

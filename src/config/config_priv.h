@@ -66,6 +66,7 @@ enum fkey {
 	K_ATTEN_LIM_DB,
 	K_POST_FILTER_BETA,
 	K_BYPASS,
+	K_RUNTIME,
 	K_COUNT
 };
 /* Setting names, indexed by enum fkey. */
@@ -168,6 +169,9 @@ const char *gf_cfg_src_of(const struct gf_cfg_loader *L, const config_setting_t 
 int gf_cfg_line_of(const config_setting_t *s);
 int gf_cfg_fail_at(const struct gf_cfg_loader *L, const config_setting_t *s, const char *setting,
 		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* gf_cfg_fail_at() at setting @p key of group @p g, named prefix + key. @return GF_E_CONFIG */
+int gf_cfg_fail_key(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
+		    const char *key, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 const char *gf_cfg_type_name(const config_setting_t *s);
 /* An integer or floating-point setting as a double. @return 0, or -1 when it is not a number */
 int gf_cfg_number_of(const config_setting_t *s, double *x);

@@ -53,6 +53,18 @@ int gf_cfg_fail_at(const struct gf_cfg_loader *L, const config_setting_t *s, con
 	return GF_E_CONFIG;
 }
 
+int gf_cfg_fail_key(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
+		    const char *key, const char *fmt, ...)
+{
+	char name[192], why[400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	gf_cfg_setting(name, sizeof(name), prefix, key);
+	return gf_cfg_fail_at(L, config_setting_get_member(g, key), name, "%s", why);
+}
+
 const char *gf_cfg_type_name(const config_setting_t *s)
 {
 	switch (config_setting_type(s)) {

@@ -90,6 +90,7 @@ int gf_config_neural_of(const struct gf_config *c, uint32_t ch, struct gf_config
 					 .model = f->file,
 					 .atten_lim_db = f->design.atten_lim_db,
 					 .post_filter_beta = f->design.post_filter_beta,
+					 .reference = f->design.neural_reference,
 					 .bypass = f->bypass};
 	return 1;
 }
@@ -312,7 +313,9 @@ static int neural_new(const struct gf_config *c, uint32_t rate, uint32_t channel
 		struct gf_neural_params p = {.model = f->file,
 					     .atten_lim_db = (float)f->design.atten_lim_db,
 					     .post_filter_beta = (float)f->design.post_filter_beta};
-		struct gf_neural_bank_opts no = {.threads = o && o->threads > 1 ? o->threads : 0,
+		struct gf_neural_bank_opts no = {.ops = f->design.neural_reference ? &gf_neural_ref_ops
+										   : &gf_neural_dfn_ops,
+						 .threads = o && o->threads > 1 ? o->threads : 0,
 						 .bypass = f->bypass};
 		struct gf_errbuf why = {{0}};
 		if ((r = gf_neural_bank_new(active, channels, rate, &p, &no, out, &why))) {
@@ -451,6 +454,9 @@ static int neural_differs(const struct gf_config *a, const struct gf_config *b, 
 			 fb->design.post_filter_beta);
 	else if (fa->bypass != fb->bypass)
 		snprintf(why, len, "neural stage bypass %s", fb->bypass ? "on" : "off");
+	else if (fa->design.neural_reference != fb->design.neural_reference)
+		snprintf(why, len, "neural stage runtime %s",
+			 fb->design.neural_reference ? "reference" : "engine");
 	else if (noise_differs(fa, fb))
 		snprintf(why, len, "neural stage model %s -> %s", fa->file, fb->file);
 	return why[0] != '\0';

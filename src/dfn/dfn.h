@@ -48,6 +48,13 @@ int dfn_cpu_new(const struct dfn_model *m, int channels, const struct dfn_params
  */
 void dfn_cpu_process(struct dfn_cpu *d, const float *in, float *out, float *lsnr);
 
+/**
+ * Set every channel's attenuation limit, dB (libDF's df_set_atten_lim: >= 100
+ * means none), from the next hop. The thread that runs dfn_cpu_process, between
+ * hops. RT-safe.
+ */
+void dfn_cpu_set_atten_lim(struct dfn_cpu *d, float db);
+
 /** Free an instance (NULL is fine). */
 void dfn_cpu_free(struct dfn_cpu *d);
 

@@ -114,6 +114,12 @@ fail:
 	return err;
 }
 
+void dfn_cpu_set_atten_lim(struct dfn_cpu *d, float db)
+{
+	d->p.atten_lim_db = db;
+	d->lim = atten_gain(db);
+}
+
 void dfn_cpu_free(struct dfn_cpu *d)
 {
 	if (!d)

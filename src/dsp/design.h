@@ -72,6 +72,8 @@ struct gf_design {
 	const struct gf_peq *peq; /**< peq: the bands (owned by the caller) */
 	double atten_lim_db;	  /**< deepfilter: the most any bin is cut (its depth) */
 	double post_filter_beta;  /**< deepfilter: 0: the post-filter off */
+	int neural_reference; /**< deepfilter: 1: runtime = "reference" (libdeepfilter); 0: the engine's own
+			       */
 };
 
 /** Fill @p d with defaults for @p type (attenuation 80 dB, harmonics 1). */

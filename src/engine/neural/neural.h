@@ -2,8 +2,8 @@
  * @file neural.h
  * The backends of the neural denoising stage (`design = "deepfilter"`,
  * neural_bank.h): one table of operations per way of running DeepFilterNet3,
- * so that a second backend (the engine's own inference) slots in beside the
- * reference runtime. A backend instance holds the state of a fixed number of
+ * the reference runtime (neural_ref.c) and the engine's own inference
+ * (neural_dfn.c). A backend instance holds the state of a fixed number of
  * channels and advances them one hop (GF_NEURAL_HOP frames at
  * GF_NEURAL_RATE) at a time; channels share no state, so disjoint runs of
  * channels may be processed on different threads at once.
@@ -24,6 +24,10 @@
 #define GF_NEURAL_RATE 48000u
 /** Its hop: the frames each process() call advances a channel by. */
 #define GF_NEURAL_HOP 480u
+/** The model as DeepFilterNet ships it (the reference runtime loads it). */
+#define GF_NEURAL_TARBALL_FILE "DeepFilterNet3_onnx.tar.gz"
+/** Its conversion for the engine's own inference (scripts/dfn-convert.py), installed beside it. */
+#define GF_NEURAL_DFN_FILE "DeepFilterNet3.dfn"
 /** atten_lim_db: the most any bin is cut; DeepFilterNet's default, 100 dB, means no limit. */
 #define GF_NEURAL_MAX_ATTEN_LIM_DB 100.0
 /** post_filter_beta: 0 turns the post-filter off; DeepFilterNet suggests 0.02 (up to 0.05). */
@@ -31,9 +35,10 @@
 
 /** How a stage runs the model. */
 struct gf_neural_params {
-	const char *model;	/**< the model file (DeepFilterNet3_onnx.tar.gz) */
-	const char *library;	/**< the reference runtime (libdeepfilter.so); NULL: the default */
-	float atten_lim_db;	/**< the most any bin is cut, dB (the stage's depth) */
+	const char *model;   /**< the model file: DeepFilterNet3_onnx.tar.gz (reference), DeepFilterNet3.dfn
+				(engine) */
+	const char *library; /**< the reference runtime (libdeepfilter.so); NULL: the default */
+	float atten_lim_db;  /**< the most any bin is cut, dB (the stage's depth) */
 	float post_filter_beta; /**< 0: off */
 };
 
@@ -57,6 +62,10 @@ struct gf_neural_ops {
 
 /** The reference runtime: DeepFilterNet's own C API in libdeepfilter.so (neural_ref.c). */
 extern const struct gf_neural_ops gf_neural_ref_ops;
+
+/** The engine's own inference (src/dfn) on the CPU, one forward per channel (neural_dfn.c): the
+ * same latency as the reference, its output within docs/neural.md's tolerance of it. */
+extern const struct gf_neural_ops gf_neural_dfn_ops;
 
 /** Where the reference runtime and the model are looked for when the config names neither:
  * $GPUFIR_DEEPFILTER_DIR, else the directory the build was configured with. Any thread. */

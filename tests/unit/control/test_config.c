@@ -392,24 +392,30 @@ static void test_suppress_bypass(void)
 }
 
 /* The neural stage's settings as parsed, per channel, and what a reload sees change (the model need
- * only be a readable file here: nothing loads it). */
+ * only be a readable file here: nothing loads it). The engine (the default runtime) given an
+ * archive takes DeepFilterNet3.dfn beside it; "reference" the archive itself. */
 static void test_neural_parsed(void)
 {
-	free(gf_test_write_text_in(dir, "m.tar.gz", "model\n"));
-	free(gf_test_write_text_in(dir, "m2.tar.gz", "another model\n"));
+	free(gf_test_write_text_in(dir, "m.dfn", "model\n"));
+	free(gf_test_write_text_in(dir, "m2.dfn", "another model\n"));
+	free(gf_test_write_text_in(dir, "m.tar.gz", "archive\n"));
+	free(gf_test_write_text_in(dir, "DeepFilterNet3.dfn", "converted\n"));
 	static const char *fmt =
 		"filters = ( { name = \"f\"; coeffs = [1.0]; },\n  { name = \"dfn\"; design = "
 		"\"deepfilter\"; model = \"%s\"; %s } );\nchain = [\"f\"];\n"
 		"routes = ( { channel = 1; chain = [\"f\", \"dfn\"]; } );\n";
-	static const char *const variants[][3] = {
-		{"m.tar.gz", "", ""},
-		{"m.tar.gz", "atten_lim_db = 20.0;", "neural stage atten_lim_db 100 -> 20"},
-		{"m.tar.gz", "post_filter_beta = 0.02;", "neural stage post_filter_beta 0 -> 0.02"},
-		{"m.tar.gz", "bypass = true;", "neural stage bypass on"},
-		{"m2.tar.gz", "", "neural stage model"},
+	enum { N = 7 };
+	static const char *const variants[N][3] = {
+		{"m.dfn", "", ""},
+		{"m.dfn", "atten_lim_db = 20.0;", "neural stage atten_lim_db 100 -> 20"},
+		{"m.dfn", "post_filter_beta = 0.02;", "neural stage post_filter_beta 0 -> 0.02"},
+		{"m.dfn", "bypass = true;", "neural stage bypass on"},
+		{"m2.dfn", "", "neural stage model"},
+		{"m.tar.gz", "runtime = \"reference\";", "neural stage runtime reference"},
+		{"m.tar.gz", "runtime = \"engine\";", "neural stage model"},
 	};
-	struct gf_config *c[5];
-	for (int i = 0; i < 5; i++) {
+	struct gf_config *c[N];
+	for (int i = 0; i < N; i++) {
 		char text[600];
 		snprintf(text, sizeof(text), fmt, variants[i][0], variants[i][1]);
 		struct gf_errbuf eb = {{0}};
@@ -418,17 +424,19 @@ static void test_neural_parsed(void)
 	struct gf_config_neural n;
 	CHECK(gf_config_has_suppress(c[0]) && !gf_config_neural_of(c[0], 0, &n) &&
 	      gf_config_neural_of(c[0], 1, &n) == 1);
-	CHECK(strcmp(n.name, "dfn") == 0 && strstr(n.model, "m.tar.gz") && n.atten_lim_db == 100.0 &&
-	      n.post_filter_beta == 0.0 && !n.bypass);
+	CHECK(strcmp(n.name, "dfn") == 0 && strstr(n.model, "m.dfn") && n.atten_lim_db == 100.0 &&
+	      n.post_filter_beta == 0.0 && !n.bypass && !n.reference);
 	CHECK(gf_config_neural_of(c[1], 1, &n) && n.atten_lim_db == 20.0);
+	CHECK(gf_config_neural_of(c[5], 1, &n) && n.reference && strstr(n.model, "/m.tar.gz"));
+	CHECK(gf_config_neural_of(c[6], 1, &n) && !n.reference && strstr(n.model, "/DeepFilterNet3.dfn"));
 	char why[300];
 	CHECK(gf_config_suppress_differs(c[0], c[0], 2, why, sizeof(why)) == 0);
-	for (int i = 1; i < 5; i++) {
+	for (int i = 1; i < N; i++) {
 		CHECK(gf_config_suppress_differs(c[0], c[i], 2, why, sizeof(why)) == 1);
 		printf("  neural stage change: %s\n", why);
 		CHECK(strstr(why, variants[i][2]) != NULL);
 	}
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < N; i++)
 		gf_config_free(c[i]);
 }
 

@@ -177,8 +177,17 @@ static const struct bad load_errors[] = {
 	 "filters.dfn.model", "No such file"},
 	{FILTER("dfn", "design = \"deepfilter\";"), GF_E_CONFIG, 2, "filters.dfn",
 	 "the default DeepFilterNet3 model is not installed"},
-	{"filters = (\n { name = \"a\"; design = \"deepfilter\"; model = \"model.tar.gz\"; },\n { name = "
-	 "\"b\"; design = \"deepfilter\"; model = \"model.tar.gz\"; }\n);\nchain = [\"a\",\n \"b\"];\n",
+	{FILTER("dfn", "design = \"deepfilter\"; model = \"model.tar.gz\";\n runtime = \"gpu\";"),
+	 GF_E_CONFIG, 3, "filters.dfn.runtime",
+	 "must be \"engine\" (gpufir's own inference) or \"reference\""},
+	/* the engine's own inference (the default runtime) loads the tarball's conversion beside it */
+	{FILTER("dfn", "design = \"deepfilter\";\n model = \"model.tar.gz\";"), GF_E_CONFIG, 3,
+	 "filters.dfn.model", "runtime \"engine\" loads the converted model beside"},
+	{FILTER("dfn", "design = \"deepfilter\"; runtime = \"reference\";"), GF_E_CONFIG, 2, "filters.dfn",
+	 "the default DeepFilterNet3 model is not installed"},
+	{"filters = (\n { name = \"a\"; design = \"deepfilter\"; model = \"model.tar.gz\"; runtime = "
+	 "\"reference\"; },\n { name = \"b\"; design = \"deepfilter\"; model = \"model.tar.gz\"; runtime = "
+	 "\"reference\"; }\n);\nchain = [\"a\",\n \"b\"];\n",
 	 GF_E_CONFIG, 6, "chain", "\"b\" is a second neural stage (design = \"deepfilter\") in this chain"},
 	{"filters = ( { name = \"a\"; design = \"suppress\"; } );\nchain = [\"a\"];\nroutes = (\n { channel "
 	 "= 0;\n"
@@ -258,17 +267,22 @@ static const struct bad_build suppress_errors[] = {
 	 48000,
 	 1},
 	/* the neural stage: DeepFilterNet3 at 48 kHz only; its runtime looked for in an empty folder */
-	{{FILTER("dfn", "design = \"deepfilter\";\n model = \"model.tar.gz\";"), GF_E_CONFIG, 2,
-	  "filters.dfn", "DeepFilterNet3 runs at 48000 Hz only, not 16000 Hz"},
+	{{FILTER("dfn", "design = \"deepfilter\"; runtime = \"reference\";\n model = \"model.tar.gz\";"),
+	  GF_E_CONFIG, 2, "filters.dfn", "DeepFilterNet3 runs at 48000 Hz only, not 16000 Hz"},
 	 16000,
 	 1},
-	{{FILTER("dfn", "design = \"deepfilter\";\n model = \"model.tar.gz\";"), GF_E_CONFIG, 2,
-	  "filters.dfn", "the DeepFilterNet runtime could not be loaded"},
+	{{FILTER("dfn", "design = \"deepfilter\"; runtime = \"reference\";\n model = \"model.tar.gz\";"),
+	  GF_E_CONFIG, 2, "filters.dfn", "the DeepFilterNet runtime could not be loaded"},
 	 48000,
 	 2},
-	{{"filters = (\n { name = \"a\"; design = \"deepfilter\"; model = \"model.tar.gz\"; },\n { name = "
+	/* the engine's own inference on a .dfn that is not a model: named, at build */
+	{{FILTER("dfn", "design = \"deepfilter\";\n model = \"garbage.dfn\";"), GF_E_CONFIG, 2, "filters.dfn",
+	  "garbage.dfn"},
+	 48000,
+	 2},
+	{{"filters = (\n { name = \"a\"; design = \"deepfilter\"; model = \"garbage.dfn\"; },\n { name = "
 	  "\"b\"; "
-	  "design = \"deepfilter\"; model = \"model.tar.gz\"; }\n);\nchain = [\"a\"];\n"
+	  "design = \"deepfilter\"; model = \"garbage.dfn\"; }\n);\nchain = [\"a\"];\n"
 	  "routes = ( { channel = 1; chain = [\"b\"]; } );\n",
 	  GF_E_CONFIG, 3, "filters.b", "channel 1 runs a second neural stage (\"a\")"},
 	 48000,
@@ -313,6 +327,7 @@ static void test_errors(void)
 	write_wav("ir.wav", 48000, 16);
 	write_wav("ir44.wav", 44100, 64);
 	free(gf_test_write_text_in(dir, "model.tar.gz", "not a model\n"));
+	free(gf_test_write_text_in(dir, "garbage.dfn", "not a model\n"));
 	setenv("GPUFIR_DEEPFILTER_DIR", dir, 1); /* no runtime, no default model there */
 	for (size_t i = 0; i < sizeof(load_errors) / sizeof(load_errors[0]); i++) {
 		const struct bad *b = &load_errors[i];

@@ -14,7 +14,13 @@
  *   call, whose output is the model's again;
  * - in a stream's blocks with deadlines ahead, the output is the runtime's as offline;
  * - bypass ramps to the delayed dry signal, exactly;
- * - a rate other than 48 kHz, or an attenuation limit out of range, is refused.
+ * - a rate other than 48 kHz, or an attenuation limit out of range, is refused;
+ * - the engine's own inference (gf_neural_dfn_ops, where the converted model
+ *   is installed too) against the reference backend, the same stage
+ *   otherwise: the same latency, each active channel within docs/neural.md's
+ *   tolerance (at least 90 dB down, no frame off by more than 1e-5), the
+ *   delayed channel bit for bit, at no attenuation limit and at 12 dB set
+ *   live; a .dfn that is missing or not a model is an error naming it.
  */
 #include <dlfcn.h>
 #include <math.h>
@@ -31,7 +37,7 @@
 #define FRAMES (GF_NEURAL_RATE * 3u / 2u)
 #define MODEL_LATENCY 1440u
 
-static char lib[4200], model[4200];
+static char lib[4200], model[4200], dfn_model[4200];
 
 typedef void *(*df_create_fn)(const char *, float, const char *);
 typedef float (*df_process_fn)(void *, float *, float *);
@@ -270,6 +276,77 @@ static void refusals(void)
 	free(dir);
 }
 
+/* 10 log10 of channel @p c's energy in @p ref over that of @p y - @p ref; the largest |y - ref| in
+ * *@p maxd. */
+static double agreement_db(const float *y, const float *ref, uint32_t c, double *maxd)
+{
+	double e = 0.0, d = 0.0;
+	*maxd = 0.0;
+	for (uint32_t i = 0; i < FRAMES; i++) {
+		double r = ref[(size_t)i * CH + c], v = y[(size_t)i * CH + c] - r;
+		e += r * r;
+		d += v * v;
+		*maxd = fabs(v) > *maxd ? fabs(v) : *maxd;
+	}
+	return d > 0.0 ? 10.0 * log10(e / d) : INFINITY;
+}
+
+/* The engine's stage at @p lim dB (set live, after creation at none) and the reference's created at
+ * it: see the top of the file. */
+static void engine_against_reference(const float *x, float lim)
+{
+	static const uint8_t active[CH] = {1, 0, 1};
+	struct gf_neural_params pe = params, pr = params;
+	pe.model = dfn_model;
+	pr.atten_lim_db = lim;
+	struct gf_neural_bank_opts oe = {.ops = &gf_neural_dfn_ops, .threads = 2};
+	struct gf_neural_bank_opts orf = {.ops = &gf_neural_ref_ops, .threads = 2};
+	struct gf_neural_bank *be, *br;
+	struct gf_errbuf eb = {{0}};
+	CHECK_OK_EB(gf_neural_bank_new(active, CH, GF_NEURAL_RATE, &pe, &oe, &be, &eb), &eb);
+	CHECK_OK_EB(gf_neural_bank_new(active, CH, GF_NEURAL_RATE, &pr, &orf, &br, &eb), &eb);
+	CHECK(gf_neural_bank_latency(be) == gf_neural_bank_latency(br));
+	CHECK(gf_neural_bank_set_atten_lim(be, lim) == 0);
+	float *ye = through(be, x), *yr = through(br, x);
+	for (uint32_t c = 0; c < CH; c += 2) {
+		double maxd, db = agreement_db(ye, yr, c, &maxd);
+		printf("engine, limit %g dB, channel %u: %.1f dB below the reference, largest difference "
+		       "%.3g\n",
+		       lim, c, db, maxd);
+		CHECK(db >= 90.0 && maxd <= 1e-5);
+	}
+	for (uint32_t i = 0; i < FRAMES; i++)
+		CHECK(ye[(size_t)i * CH + 1] == yr[(size_t)i * CH + 1]);
+	free(ye);
+	free(yr);
+	gf_neural_bank_free(be);
+	gf_neural_bank_free(br);
+}
+
+/* The engine's model file missing, or not a model: GF_E_IO naming it. */
+static void engine_refusals(void)
+{
+	static const uint8_t active[1] = {1};
+	struct gf_neural_bank_opts o = {.ops = &gf_neural_dfn_ops};
+	struct gf_neural_bank *b = (struct gf_neural_bank *)1;
+	struct gf_errbuf eb = {{0}};
+	char *dir = gf_test_tmpdir("neural-dfn");
+	char *bad = gf_test_write_text_in(dir, "garbage.dfn", "not a model\n");
+	char missing[4300];
+	snprintf(missing, sizeof(missing), "%s/no-such.dfn", dir);
+	const char *files[2] = {bad, missing};
+	for (int k = 0; k < 2; k++) {
+		struct gf_neural_params p = params;
+		p.model = files[k];
+		CHECK(gf_neural_bank_new(active, 1, GF_NEURAL_RATE, &p, &o, &b, &eb) == GF_E_IO && b == NULL);
+		printf("  expected: %s\n", eb.msg);
+		CHECK(strstr(eb.msg, files[k]));
+	}
+	free(bad);
+	gf_test_rmtree(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	snprintf(lib, sizeof(lib), "%s/libdeepfilter.so", gf_neural_default_dir());
@@ -282,6 +359,14 @@ int main(void)
 	late_case(x);
 	live_case(x);
 	bypass_case(x);
+	snprintf(dfn_model, sizeof(dfn_model), "%s/%s", gf_neural_default_dir(), GF_NEURAL_DFN_FILE);
+	engine_refusals();
+	if (access(dfn_model, R_OK) == 0) {
+		engine_against_reference(x, 100.0f);
+		engine_against_reference(x, 12.0f);
+	} else
+		printf("engine against reference: not run, no %s (scripts/install-deepfilter.sh)\n",
+		       dfn_model);
 	free(x);
 	printf("ok\n");
 	return 0;
