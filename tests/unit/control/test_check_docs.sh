@@ -23,6 +23,14 @@ cp "$src/scripts/check-docs.sh" "$repo/scripts/"
 g() { git -C "$repo" -c user.name=test -c user.email=test@example.invalid "$@"; }
 g init -q && g add scripts && g commit -q -m first || fail "git init"
 first=$(g rev-parse --short=7 HEAD)
+# A citation holds a letter and a digit (check-docs.sh); one short hash in 27 holds no letter:
+# commit again until this one reads as a citation.
+n=0
+until printf '%s' "$first" | grep -q '[a-f]' && printf '%s' "$first" | grep -q '[0-9]'; do
+	n=$((n + 1))
+	g commit -q --amend -m "first $n" || fail "git commit --amend"
+	first=$(g rev-parse --short=7 HEAD)
+done
 echo "a" >"$repo/a" && g add a && g commit -q -m second || fail "git commit"
 second=$(g rev-parse HEAD)
 check() { # WANT_STATUS FILE...: runs the check on FILEs of the made-up repository
