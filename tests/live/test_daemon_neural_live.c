@@ -92,45 +92,23 @@ static void level_is(double want_db, int below, const char *what)
 		gf_apic_expect_near(&api, got, want_db, TOL_DB, what);
 }
 
-/* gpufir's own xruns, as test_daemon_jack counts them. */
-static long xruns_of(const char *st)
-{
-	return gf_daemon_status_num(st, "input_overflows") + gf_daemon_status_num(st, "output_underflows");
-}
-
-/* Status: the stream has run on (@p blocks grew), with no xrun since @p xruns; the live controls. */
+/* Status: the stream has run on (@p blocks grew), with no xrun since @p xruns; the live
+ * controls. */
 static void status_is(long *blocks, long xruns, const char *atten, const char *bypass, const char *what)
 {
-	char st[GF_STATUS_MAX], want[64];
-	gf_daemon_query_status(&dm, st, sizeof(st));
-	long b = gf_daemon_status_num(st, "blocks");
-	printf("%s: blocks %ld (were %ld), xruns %ld (were %ld), neural late %ld, dropped %ld\n", what, b,
-	       *blocks, xruns_of(st), xruns, gf_daemon_status_num(st, "neural_late"),
+	char st[GF_STATUS_MAX];
+	gf_daemon_ran_on(&dm, blocks, xruns, what, st, sizeof(st));
+	printf("%s: neural late %ld, dropped %ld\n", what, gf_daemon_status_num(st, "neural_late"),
 	       gf_daemon_status_num(st, "neural_dropped"));
-	if (b <= *blocks)
-		gf_daemon_die(&dm, "the stream restarted: its block count went back");
-	if (xruns_of(st) != xruns)
-		gf_daemon_die(&dm, "an xrun while the neural stage's controls changed");
-	snprintf(want, sizeof(want), "neural_atten_lim_db: %s\n", atten);
-	if (!gf_daemon_status_has(st, want))
-		gf_daemon_die(&dm, "the status does not show the neural stage's atten_lim_db");
-	snprintf(want, sizeof(want), "neural_bypass: %s\n", bypass);
-	if (!gf_daemon_status_has(st, want))
-		gf_daemon_die(&dm, "the status does not show the neural stage's bypass");
-	*blocks = b;
+	gf_daemon_expect_line(&dm, st, "neural_atten_lim_db", atten);
+	gf_daemon_expect_line(&dm, st, "neural_bypass", bypass);
 }
 
 /* A reload of the file with @p dfn: applied live (no restart). */
 static void reload_live(const char *dfn, int *ready)
 {
 	write_conf(dfn);
-	gf_daemon_wait_ready(&dm, ++*ready, 30.0, "reload");
-	char st[GF_STATUS_MAX];
-	gf_daemon_query_status(&dm, st, sizeof(st));
-	const char *l = strstr(st, "last_reload: ");
-	printf("reload with %s: %.*s\n", dfn, l ? (int)strcspn(l, "\n") : 0, l ? l : "");
-	if (!gf_daemon_status_has(st, "last_reload: reloaded "))
-		gf_daemon_die(&dm,
+	gf_daemon_reload_live(&dm, ready, dfn,
 			      "a reload of the neural stage's atten_lim_db or bypass was not applied live");
 }
 
@@ -162,7 +140,7 @@ static void run_checks(void)
 {
 	char st[GF_STATUS_MAX];
 	gf_daemon_query_status(&dm, st, sizeof(st));
-	long blocks = gf_daemon_status_num(st, "blocks"), xruns = xruns_of(st);
+	long blocks = gf_daemon_status_num(st, "blocks"), xruns = gf_daemon_status_xruns(st);
 	int ready = dm.nl.ready;
 	api_controls(&blocks, xruns);
 	reload_live("atten_lim_db = 20.0;", &ready);
