@@ -67,6 +67,16 @@ struct gf_api_suppressor {
 	double max_depth_db; /**< the deepest depth_db may be */
 };
 
+/** The neural stage's live controls (GetNeural, SetNeural, GetStatus). */
+struct gf_api_neural {
+	uint32_t channels;	 /**< channels that run the model; 0: no neural stage runs */
+	int has_bypass;		 /**< a request: bypass is set */
+	int bypass;		 /**< 1: the stage passes its (delayed) input */
+	int has_atten;		 /**< a request: atten_lim_db is set */
+	double atten_lim_db;	 /**< the most a bin is cut, dB */
+	double max_atten_lim_db; /**< the largest atten_lim_db may be (no limit) */
+};
+
 /** What `GetStatus` (and `gpufir --status --json`) reports; strings may be NULL. */
 struct gf_api_status {
 	const char *state;	/**< CamillaDSP's: "Running", "Paused", "Inactive", "Starting", "Stalled" */
@@ -97,6 +107,7 @@ struct gf_api_status {
 	uint64_t blocks, clipped, xruns, device_xruns, late_blocks, muted_blocks, engine_errors, swaps;
 	uint64_t reloads, reload_failures;
 	struct gf_api_suppressor suppressor; /**< channels 0: none runs */
+	struct gf_api_neural neural;	     /**< channels 0: none runs */
 };
 
 /** Most devices a device list reports. */
@@ -163,6 +174,11 @@ struct gf_api_ops {
 	/** Set @p q's has_ members for every suppressor, ramped; *@p out: what is in force after. */
 	int (*set_suppressor)(void *ctx, const struct gf_api_suppressor *q, struct gf_api_suppressor *out,
 			      struct gf_errbuf *eb);
+	/** The neural stage's live controls now (channels 0: none runs). May be NULL. */
+	int (*get_neural)(void *ctx, struct gf_api_neural *out, struct gf_errbuf *eb);
+	/** Set @p q's has_ members on the neural stage (bypass ramped); *@p out: what is in force after. */
+	int (*set_neural)(void *ctx, const struct gf_api_neural *q, struct gf_api_neural *out,
+			  struct gf_errbuf *eb);
 };
 
 /* ---- the protocol (api_proto.c, api_cmds.c) ---------------------------- */

@@ -130,10 +130,12 @@ extern const struct gf_api_cmd_table gf_api_compat_cmds;
 /** CamillaDSP's error type for @p code from command @p c (never NULL). */
 const char *gf_api_error_type(const struct gf_api_cmd *c, int code);
 
-/* api_suppress.c: GetSuppressor, SetSuppressor */
+/* api_suppress.c: GetSuppressor, SetSuppressor, GetNeural, SetNeural */
 extern const struct gf_api_cmd_table gf_api_suppress_cmds;
 /** GetSuppressor's object (GetStatus's "suppressor" too). */
 json_t *gf_api_suppressor_json(const struct gf_api_suppressor *s);
+/** GetNeural's object (GetStatus's "neural" too). */
+json_t *gf_api_neural_json(const struct gf_api_neural *n);
 
 /* api_levels.c: the level history and its "since" commands */
 extern const struct gf_api_cmd_table gf_api_level_cmds;

@@ -4,10 +4,12 @@
  * says: the state, the config file, the filters, a peak meter per capture and
  * playback channel (a level subscription every 100 ms), a volume slider, a
  * mute toggle, the noise suppressor's bypass toggle and depth slider (hidden
- * where none runs: GetSuppressor's channels 0), and the filters' response plot (GET /response.svg), fetched
+ * where none runs: GetSuppressor's channels 0), the neural stage's bypass
+ * toggle and atten_lim_db slider (hidden where none runs: GetNeural's
+ * channels 0), and the filters' response plot (GET /response.svg), fetched
  * again when the reload count changes. Nothing in its URL is read: a link or
  * a hidden frame of another site must not be able to act through it.
- * The state and the suppressor are asked again every second, and a subscription refused (no
+ * The state, the suppressor and the neural stage are asked again every second, and a subscription refused (no
  * stream yet) is asked again then too. A closed WebSocket is opened again
  * after 2 s.
  * Beyond loopback the daemon refuses a client every command until it sends
@@ -45,6 +47,10 @@ static const char page[] =
 	"<button id=\"supbtn\" disabled>-</button>\n"
 	" depth <input id=\"depth\" type=\"range\" min=\"0\" max=\"40\" step=\"1\" disabled>\n"
 	" <span id=\"depthdb\">-</span> dB</td></tr>\n"
+	"<tr id=\"neurow\" hidden><td>neural stage</td><td><span id=\"neu\">-</span> "
+	"<button id=\"neubtn\" disabled>-</button>\n"
+	" limit <input id=\"atten\" type=\"range\" min=\"1\" max=\"100\" step=\"1\" disabled>\n"
+	" <span id=\"attendb\">-</span> dB</td></tr>\n"
 	"</table>\n"
 	"<form id=\"keyform\" hidden>the control key is needed: "
 	"<input id=\"key\" type=\"password\" autocomplete=\"off\"> <button>send</button> <span "
@@ -55,7 +61,8 @@ static const char page[] =
 	"<script>\n"
 	"'use strict';\n"
 	"var $ = function (id) { return document.getElementById(id); };\n"
-	"var ws, key = null, muted = null, bypassed = null, pushes = 0, subscribed = false, reloads = null;\n"
+	"var ws, key = null, muted = null, bypassed = null, nbypassed = null, pushes = 0, subscribed = "
+	"false, reloads = null;\n"
 	"try { key = sessionStorage.getItem('gpufir-key'); } catch (e) {}\n"
 	"function keep(k) {\n"
 	"  key = k;\n"
@@ -82,7 +89,7 @@ static const char page[] =
 	"    if (v.reloads === reloads) return;\n"
 	"    reloads = v.reloads;\n"
 	"    $('plot').src = '/response.svg?reloads=' + reloads;\n"
-	"    send('GetFilters'); send('GetStatus'); send('GetSuppressor');\n"
+	"    send('GetFilters'); send('GetStatus'); send('GetSuppressor'); send('GetNeural');\n"
 	"  },\n"
 	"  GetConfigFilePath: function (v) { $('config').textContent = v === null ? '(built-in)' : v; },\n"
 	"  GetFilters: function (v) { $('filters').textContent = v.names.join(', ') +\n"
@@ -107,6 +114,14 @@ static const char page[] =
 	"    $('depthdb').textContent = v.depth_db.toFixed(1);\n"
 	"  },\n"
 	"  SetSuppressor: function (v) { on.GetSuppressor(v); },\n"
+	"  GetNeural: function (v) {\n"
+	"    $('neurow').hidden = !v.channels; if (!v.channels) return;\n"
+	"    nbypassed = v.bypass; $('neu').textContent = v.bypass ? 'bypassed' : 'on';\n"
+	"    $('neubtn').textContent = v.bypass ? 'turn on' : 'bypass'; $('neubtn').disabled = false;\n"
+	"    $('atten').max = v.max_atten_lim_db; $('atten').value = v.atten_lim_db;\n"
+	"    $('atten').disabled = false; $('attendb').textContent = v.atten_lim_db.toFixed(1);\n"
+	"  },\n"
+	"  SetNeural: function (v) { on.GetNeural(v); },\n"
 	"  SubscribeSignalLevels: function () { $('conn').textContent = 'open'; },\n"
 	"  SignalLevelsEvent: function (v) {\n"
 	"    pushes++; meters($('capture'), v.capture_peak); meters($('playback'), v.playback_peak); },\n"
@@ -147,7 +162,7 @@ static const char page[] =
 	"  if (ws.readyState !== 1) return;\n"
 	"  send('GetState');\n"
 	"  send('GetCounters');\n"
-	"  send('GetSuppressor'); /* another client may have changed it */\n"
+	"  send('GetSuppressor'); send('GetNeural'); /* another client may have changed them */\n"
 	"  if (!subscribed) send({SubscribeSignalLevels: 100});\n"
 	"}, 1000);\n"
 	"$('vol').onchange = function () { send({SetVolume: parseFloat(this.value)}); };\n"
@@ -156,6 +171,10 @@ static const char page[] =
 	"  if (bypassed !== null) send({SetSuppressor: {bypass: !bypassed}}); };\n"
 	"$('depth').onchange = function () {\n"
 	"  send({SetSuppressor: {depth_db: parseFloat(this.value)}}); };\n"
+	"$('neubtn').onclick = function () {\n"
+	"  if (nbypassed !== null) send({SetNeural: {bypass: !nbypassed}}); };\n"
+	"$('atten').onchange = function () {\n"
+	"  send({SetNeural: {atten_lim_db: parseFloat(this.value)}}); };\n"
 	"$('keyform').onsubmit = function (e) {\n"
 	"  e.preventDefault();\n"
 	"  keep($('key').value); $('key').value = '';\n"

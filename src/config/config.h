@@ -226,10 +226,11 @@ struct gf_config_suppress {
 };
 
 /** The live controls' values set over the control API, which win over every suppressor's
- * reduction_db and bypass until a reload changes those (docs/daemon.md). */
+ * reduction_db and bypass (or the neural stage's atten_lim_db and bypass) until a reload changes
+ * those (docs/daemon.md). */
 struct gf_suppress_live {
 	int has_depth, has_bypass; /**< which of the two were set */
-	double depth_db;	   /**< 0..GF_SUPPRESS_MAX_REDUCTION_DB */
+	double depth_db;	   /**< 0..GF_SUPPRESS_MAX_REDUCTION_DB; the neural stage's atten_lim_db */
 	int bypass;
 };
 
@@ -288,20 +289,24 @@ void gf_config_suppress_set_hum(struct gf_suppress_bank *b, const struct gf_hum 
  * 1 and a description in @p why when the suppressors or neural stages of @p a
  * and @p b differ on any of @p channels channels in what needs a new one
  * (added, removed, highpass_hz, the noise or model file or its contents, the
- * harmonics of the hum they remove, a neural stage's settings), or when channels whose suppressors had the
- * same settings get different reduction_db or bypass (they may run in one GPU batch, which has one floor): a
- * live reload then restarts the stream. reduction_db and bypass alone are live
- * (gf_config_suppress_live_differs). Any thread.
+ * harmonics of the hum they remove, a neural stage's post_filter_beta), or when channels whose suppressors
+ * had the same settings get different reduction_db or bypass (they may run in one GPU batch, which has one
+ * floor): a live reload then restarts the stream. A suppressor's reduction_db and bypass and a neural
+ * stage's atten_lim_db and bypass alone are live (gf_config_suppress_live_differs). Any thread.
  */
 int gf_config_suppress_differs(const struct gf_config *a, const struct gf_config *b, uint32_t channels,
 			       char *why, size_t len);
 
-/** gf_config_suppress_live_differs's bits: some suppressor's reduction_db, some bypass changed. */
+/** gf_config_suppress_live_differs's bits: some suppressor's reduction_db, some bypass changed; the
+ * neural stage's atten_lim_db, its bypass changed. */
 #define GF_SUPPRESS_LIVE_DEPTH 1
 #define GF_SUPPRESS_LIVE_BYPASS 2
+#define GF_NEURAL_LIVE_ATTEN 4
+#define GF_NEURAL_LIVE_BYPASS 8
 
-/** Which of the suppressors' live settings differ between @p a and @p b on any of @p channels
- * channels: GF_SUPPRESS_LIVE_DEPTH | GF_SUPPRESS_LIVE_BYPASS, or 0. Any thread. */
+/** Which of the suppressors' and the neural stage's live settings differ between @p a and @p b on any
+ * of @p channels channels (a stage on the channel in both): the GF_SUPPRESS_LIVE_ and GF_NEURAL_LIVE_
+ * bits, or 0. Any thread. */
 int gf_config_suppress_live_differs(const struct gf_config *a, const struct gf_config *b, uint32_t channels);
 
 /**

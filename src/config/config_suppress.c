@@ -439,21 +439,17 @@ static int stage_pair(const struct gf_config *a, const struct gf_config *b, uint
 	return !*fa != !*fb;
 }
 
-/* The neural stages of @p a and @p b on channel @p ch: 1 and why where they differ. */
+/* The neural stages of @p a and @p b on channel @p ch: 1 and why where they differ in what needs a
+ * new one (atten_lim_db and bypass are live: gf_config_suppress_live_differs). */
 static int neural_differs(const struct gf_config *a, const struct gf_config *b, uint32_t ch, char *why,
 			  size_t len)
 {
 	const struct gf_config_filter *fa, *fb;
 	if (stage_pair(a, b, ch, gf_cfg_is_neural, "neural stage", &fa, &fb, why, len) || !fa)
 		return why[0] != '\0';
-	if (fa->design.atten_lim_db != fb->design.atten_lim_db)
-		snprintf(why, len, "neural stage atten_lim_db %g -> %g", fa->design.atten_lim_db,
-			 fb->design.atten_lim_db);
-	else if (fa->design.post_filter_beta != fb->design.post_filter_beta)
+	if (fa->design.post_filter_beta != fb->design.post_filter_beta)
 		snprintf(why, len, "neural stage post_filter_beta %g -> %g", fa->design.post_filter_beta,
 			 fb->design.post_filter_beta);
-	else if (fa->bypass != fb->bypass)
-		snprintf(why, len, "neural stage bypass %s", fb->bypass ? "on" : "off");
 	else if (fa->design.neural_reference != fb->design.neural_reference)
 		snprintf(why, len, "neural stage runtime %s",
 			 fb->design.neural_reference ? "reference" : "engine");
@@ -503,6 +499,13 @@ int gf_config_suppress_live_differs(const struct gf_config *a, const struct gf_c
 			changed |= GF_SUPPRESS_LIVE_DEPTH;
 		if (fa && fb && fa->bypass != fb->bypass)
 			changed |= GF_SUPPRESS_LIVE_BYPASS;
+		int ka = stage_index(a, ch, gf_cfg_is_neural), kb = stage_index(b, ch, gf_cfg_is_neural);
+		if (ka < 0 || kb < 0)
+			continue;
+		if (a->filters[ka].design.atten_lim_db != b->filters[kb].design.atten_lim_db)
+			changed |= GF_NEURAL_LIVE_ATTEN;
+		if (a->filters[ka].bypass != b->filters[kb].bypass)
+			changed |= GF_NEURAL_LIVE_BYPASS;
 	}
 	return changed;
 }

@@ -74,7 +74,7 @@ static void stop_reason(struct daemon *d, struct gf_api_status *st)
 	st->stop_text = a->stop_text;
 }
 
-/* ---- ops: the noise suppressor's live controls (daemon_suppress.c) ------------ */
+/* ---- ops: the live controls of the suppressor and the neural stage (daemon_suppress.c) -- */
 
 static int supp_get(void *ctx, struct gf_api_suppressor *out, struct gf_errbuf *eb)
 {
@@ -85,6 +85,17 @@ static int supp_set(void *ctx, const struct gf_api_suppressor *q, struct gf_api_
 		    struct gf_errbuf *eb)
 {
 	return gf_daemon_suppressor_set(ctx, q, out, eb);
+}
+
+static int neural_get(void *ctx, struct gf_api_neural *out, struct gf_errbuf *eb)
+{
+	return gf_daemon_neural_get(ctx, out, eb);
+}
+
+static int neural_set(void *ctx, const struct gf_api_neural *q, struct gf_api_neural *out,
+		      struct gf_errbuf *eb)
+{
+	return gf_daemon_neural_set(ctx, q, out, eb);
 }
 
 static int op_status(void *ctx, struct gf_api_status *st)
@@ -114,6 +125,7 @@ static int op_status(void *ctx, struct gf_api_status *st)
 	st->volume_max_db = d->cfg->volume_limit_db;
 	struct gf_errbuf why = {{0}};
 	gf_daemon_suppressor_get(d, &st->suppressor, &why); /* the config is loaded: it answers */
+	gf_daemon_neural_get(d, &st->neural, &why);
 	if (!d->engine)
 		return 0;
 	struct gf_engine_stats es = {0};
@@ -559,7 +571,9 @@ void gf_dm_api_open(struct daemon *d)
 					 .devices = devices,
 					 .response_svg = response_svg,
 					 .get_suppressor = supp_get,
-					 .set_suppressor = supp_set};
+					 .set_suppressor = supp_set,
+					 .get_neural = neural_get,
+					 .set_neural = neural_set};
 		if (!a || gf_api_new(&a->proto, &ops) != 0) {
 			free(a);
 			gf_warn("no control API: out of memory");

@@ -72,6 +72,19 @@ int gf_daemon_suppressor_get(const struct daemon *d, struct gf_api_suppressor *r
 int gf_daemon_suppressor_set(struct daemon *d, const struct gf_api_suppressor *q, struct gf_api_suppressor *r,
 			     struct gf_errbuf *eb);
 
+/** The neural stage's live controls now (daemon_suppress.c): channels 0 where none runs. GF_E_BUSY
+ * while the configuration is not loaded. */
+int gf_daemon_neural_get(const struct daemon *d, struct gf_api_neural *r, struct gf_errbuf *eb);
+/**
+ * Set bypass (ramped over GF_NEURAL_RAMP_FRAMES, neural_bank.h) and/or the attenuation limit (from
+ * the stage's next hop) of the neural stage: no restart. They win over the configuration's bypass
+ * and atten_lim_db until a reload changes those. GF_E_INVAL: atten_lim_db not within
+ * 1..max_atten_lim_db; GF_E_UNSUPPORTED: no neural stage runs. @p q: the members whose has_ is set;
+ * @p r: what is in force after.
+ */
+int gf_daemon_neural_set(struct daemon *d, const struct gf_api_neural *q, struct gf_api_neural *r,
+			 struct gf_errbuf *eb);
+
 /** The meters of one reader's interval, in dBFS (-INFINITY: silence). */
 struct gf_dm_levels {
 	uint32_t channels;    /**< 0 before the stream's first block */

@@ -97,6 +97,7 @@ struct daemon {
 	const struct gf_suppress_bank *suppress_seen; /* the bank whose GPU failures were logged */
 	uint64_t suppress_failures_seen, suppress_returns_seen;
 	struct gf_suppress_live sup_live; /* the control API's bypass and depth (daemon_suppress.c) */
+	struct gf_suppress_live neu_live; /* the control API's neural bypass and atten_lim_db (depth_db) */
 	struct gf_live *live;
 	struct gf_dm_volume *vol; /* volume, mute, the gain stage (daemon_control.c); NULL until set up */
 	struct gf_watch *watch;
@@ -255,7 +256,8 @@ void gf_dm_volume_status(struct daemon *d, char *buf, size_t len);
 
 /* daemon_suppress.c (the control API's functions are in daemon_control.h) */
 /** d->cfg or d->suppress was replaced (@p old: the config before, NULL: none or the same): drop the
- *  API's settings that the new config changes, and publish the floors to d->suppress. */
+ *  API's settings that the new config changes, and publish the floors to d->suppress and the bypass and
+ *  attenuation limit to its neural stage. */
 void gf_dm_suppress_reload(struct daemon *d, const struct gf_config *old);
 
 /* daemon_status.c */

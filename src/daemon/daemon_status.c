@@ -150,13 +150,18 @@ static void status_neural(const struct daemon *d, char *buf, size_t len)
 		return;
 	}
 	uint32_t rate = d->cfg->sample_rate, n = gf_neural_bank_latency(nb);
+	struct gf_api_neural live = {0}; /* the live controls in force: the API's or the config's */
+	struct gf_errbuf eb = {{0}};
+	gf_daemon_neural_get(d, &live, &eb);
 	snprintf(buf, len,
 		 "neural: %s\nneural_model: %.400s\nneural_backend: %s\nneural_channels: %u\nneural_threads: "
-		 "%u\nneural_atten_lim_db: %.1f\nneural_frames: %u\nneural_ms: %.3f\nneural_late: %" PRIu64
-		 "\nneural_dropped: %" PRIu64 "\nneural_failures: %" PRIu64 "\n",
+		 "%u\nneural_atten_lim_db: %.1f\nneural_bypass: %s\nneural_frames: %u\nneural_ms: "
+		 "%.3f\nneural_late: %" PRIu64 "\nneural_dropped: %" PRIu64 "\nneural_failures: %" PRIu64
+		 "\n",
 		 nc.name, nc.model, gf_neural_bank_backend(nb), gf_neural_bank_active(nb),
-		 gf_neural_bank_threads(nb), nc.atten_lim_db, n, rate ? 1000.0 * n / rate : 0.0,
-		 gf_neural_bank_late(nb), gf_neural_bank_dropped(nb), gf_neural_bank_failures(nb));
+		 gf_neural_bank_threads(nb), live.atten_lim_db, live.bypass ? "yes" : "no", n,
+		 rate ? 1000.0 * n / rate : 0.0, gf_neural_bank_late(nb), gf_neural_bank_dropped(nb),
+		 gf_neural_bank_failures(nb));
 }
 
 /* The noise suppressor: which, its latency, and the path's in all (docs/daemon.md). */

@@ -428,6 +428,46 @@ int gf_daemon_status_has(const char *block, const char *what)
 	return 0;
 }
 
+long gf_daemon_status_xruns(const char *st)
+{
+	return gf_daemon_status_num(st, "input_overflows") + gf_daemon_status_num(st, "output_underflows");
+}
+
+void gf_daemon_ran_on(struct gf_daemon *d, long *blocks, long xruns, const char *what, char *st, size_t len)
+{
+	gf_daemon_query_status(d, st, len);
+	long b = gf_daemon_status_num(st, "blocks");
+	printf("%s: blocks %ld (were %ld), xruns %ld (were %ld; device xruns %ld, output overflows %ld)\n",
+	       what, b, *blocks, gf_daemon_status_xruns(st), xruns, gf_daemon_status_num(st, "device_xruns"),
+	       gf_daemon_status_num(st, "output_overflows"));
+	if (b <= *blocks)
+		gf_daemon_die(d, "the stream restarted: its block count went back");
+	if (gf_daemon_status_xruns(st) != xruns)
+		gf_daemon_die(d, "an xrun while the live controls changed");
+	*blocks = b;
+}
+
+void gf_daemon_expect_line(struct gf_daemon *d, const char *st, const char *key, const char *value)
+{
+	char want[256], why[300];
+	snprintf(want, sizeof(want), "%s: %s\n", key, value);
+	if (gf_daemon_status_has(st, want))
+		return;
+	snprintf(why, sizeof(why), "the status does not show %s: %s", key, value);
+	gf_daemon_die(d, why);
+}
+
+void gf_daemon_reload_live(struct gf_daemon *d, int *ready, const char *what, const char *why)
+{
+	gf_daemon_wait_ready(d, ++*ready, 30.0, "reload");
+	char st[GF_STATUS_MAX];
+	gf_daemon_query_status(d, st, sizeof(st));
+	const char *l = strstr(st, "last_reload: ");
+	printf("reload with %s: %.*s\n", what, l ? (int)strcspn(l, "\n") : 0, l ? l : "");
+	if (!gf_daemon_status_has(st, "last_reload: reloaded "))
+		gf_daemon_die(d, why);
+}
+
 /* gpufir's i-th port of a direction (PortAudio names them "<client>:in_N" /
  * "out_N"; the client is "gpufir"), in registration order. */
 static void gpufir_port(struct gf_daemon *d, jack_client_t *c, const char *re, unsigned long flags, int i,

@@ -158,5 +158,16 @@ void gf_daemon_query_status(struct gf_daemon *d, char *buf, size_t len);
 long gf_daemon_status_num(const char *block, const char *key);
 /** 1 if the status block holds @p what; else 0, and the block printed with what it lacks. */
 int gf_daemon_status_has(const char *block, const char *what);
+/** gpufir's own xruns in status block @p st, as test_daemon_jack counts them: its rings over- and
+ *  underflowing (the dummy driver's own, device_xruns, come with the machine's load, not the stream). */
+long gf_daemon_status_xruns(const char *st);
+/** The status now, into @p st: the stream has run on since *@p blocks (its block count grew: no
+ *  restart) with no xrun beyond @p xruns, else the test dies; *@p blocks updated. @p what: for the log. */
+void gf_daemon_ran_on(struct gf_daemon *d, long *blocks, long xruns, const char *what, char *st, size_t len);
+/** Status block @p st has the line "KEY: VALUE", else the test dies saying which. */
+void gf_daemon_expect_line(struct gf_daemon *d, const char *st, const char *key, const char *value);
+/** The config file was rewritten: the reload's READY (number ++*@p ready) comes and the status says
+ *  it was applied live ("last_reload: reloaded"), else the test dies saying @p why. */
+void gf_daemon_reload_live(struct gf_daemon *d, int *ready, const char *what, const char *why);
 
 #endif

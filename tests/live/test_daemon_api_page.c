@@ -1,22 +1,18 @@
 /*
  * The control page on the WebSocket's port (docs/api.md, "The control page")
  * against the real `gpufir --live` under JACK's dummy driver: a plain HTTP
- * GET / answers 200, text/html and the page; GET /nosuch and a POST do not get
- * it. Then headless Chromium loads the page with ?volume=-50 and, once its
- * JavaScript ran against the WebSocket, the page (read through Chromium's
- * DevTools pipe) shows the state "Running", the config's filter and file,
- * meters filled by a level push ("silent": the dummy capture), "not muted",
- * the slider's range (-120 dB to volume_limit_db) and the volume, still 0 dB:
- * the page applies nothing from its URL (it once set -50). Its slider then
- * sets -10 dB, which the daemon reports over the Unix socket, and the
- * response plot is shown.
- * Hostile pages in the same browser change nothing: a page served from
- * another local port that opens the WebSocket (refused: its Origin) and hides
- * the daemon's own page with ?volume=-50 in an iframe, and the daemon's page
- * reached through another name (DNS rebinding, simulated by Chromium's host
- * resolver rules: refused, its Host).
- * After a reload the page shows the new filter and fetches its plot again;
- * Beyond loopback (the machine's first non-loopback IPv4 address; skipped
+ * GET / answers 200, text/html and the page (with the suppressor's and the
+ * neural stage's rows, hidden until a Get says the stage runs, and their
+ * controls); GET /nosuch and a POST do not get it. Then headless Chromium loads the page with ?volume=-50
+ * and, once its JavaScript ran against the WebSocket, the page (read through Chromium's DevTools pipe) shows
+ * the state "Running", the config's filter and file, meters filled by a level push ("silent": the dummy
+ * capture), "not muted", the slider's range (-120 dB to volume_limit_db) and the volume, still 0 dB: the page
+ * applies nothing from its URL (it once set -50). Its slider then sets -10 dB, which the daemon reports over
+ * the Unix socket, and the response plot is shown. Hostile pages in the same browser change nothing: a page
+ * served from another local port that opens the WebSocket (refused: its Origin) and hides the daemon's own
+ * page with ?volume=-50 in an iframe, and the daemon's page reached through another name (DNS rebinding,
+ * simulated by Chromium's host resolver rules: refused, its Host). After a reload the page shows the new
+ * filter and fetches its plot again; Beyond loopback (the machine's first non-loopback IPv4 address; skipped
  * where there is none) the page asks for the control key, says a wrong one
  * is wrong, shows the state once the right one is typed into its field, and
  * authenticates by itself when the tab is reloaded; the key is never in its
@@ -139,6 +135,13 @@ static void plain_http(void)
 	CHECK(cl && strtol(cl + 17, NULL, 10) == (long)strlen(body)); /* the whole page came */
 	expect_http(body, "<!DOCTYPE html>", "the page");
 	expect_http(body, "SubscribeSignalLevels", "the page's script");
+	/* the stages' live controls: a row each, hidden until its Get says the stage runs */
+	expect_http(body, "<tr id=\"suprow\" hidden>", "the suppressor's row");
+	expect_http(body, "send({SetSuppressor: {bypass: !bypassed}})", "the suppressor's bypass toggle");
+	expect_http(body, "<tr id=\"neurow\" hidden>", "the neural stage's row");
+	expect_http(body, "send({SetNeural: {bypass: !nbypassed}})", "the neural stage's bypass toggle");
+	expect_http(body, "send({SetNeural: {atten_lim_db: parseFloat(this.value)}})",
+		    "the neural stage's atten_lim_db slider");
 	CHECK(!strstr(body, "http://") && !strstr(body, "https://")); /* no external URL */
 	printf("GET /: %zu bytes of page\n", strlen(body));
 	http("GET /nosuch HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", r, sizeof(r));

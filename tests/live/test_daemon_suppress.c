@@ -13,7 +13,8 @@
  * 2. a reload that changes only the FIR is swapped in: the stream is not
  *    restarted and the suppressor runs on;
  * 3. a reload that changes the suppressor (highpass_hz; reduction_db alone is
- *    live: test_daemon_suppress_live.c) or the neural stage (atten_lim_db)
+ *    live: test_daemon_suppress_live.c) or the neural stage (post_filter_beta;
+ *    atten_lim_db and bypass alone are live: test_daemon_neural_live.c)
  *    restarts the stream, as other stream settings do; one that removes it too, and then
  *    the recording is the FIR's output, sample for sample, at a constant
  *    delay D (the JACK round trip plus the stream's latency);
@@ -66,9 +67,10 @@ static const struct stage stages[] = {
 	 "suppressor_reduction_db: 18.0", "suppressor_reduction_db: 12.0", "suppressor: nr\n",
 	 "suppressor: none", "stream restarted: suppressor highpass_hz 0 -> 30",
 	 "stream restarted: suppressor on channel 0 removed", RATE * 24 / 1000},
-	{"deepfilter", "deepfilter", 256, "atten_lim_db = 100.0;", "atten_lim_db = 20.0;",
-	 "neural_atten_lim_db: 100.0", "neural_atten_lim_db: 20.0", "neural: nr\n", "neural: none",
-	 "stream restarted: neural stage atten_lim_db 100 -> 20",
+	{"deepfilter", "deepfilter", 256, "atten_lim_db = 100.0;",
+	 "atten_lim_db = 20.0; post_filter_beta = 0.02;", "neural_atten_lim_db: 100.0",
+	 "neural_atten_lim_db: 20.0", "neural: nr\n", "neural: none",
+	 "stream restarted: neural stage post_filter_beta 0 -> 0.02",
 	 "stream restarted: neural stage on channel 0 removed", 1920},
 };
 static const struct stage *S = &stages[0];

@@ -117,46 +117,20 @@ static double largest_jump(const float *y, size_t from, size_t end, size_t *zero
 	return m;
 }
 
-/* gpufir's own xruns, as test_daemon_jack counts them: its rings over- and underflowing (the dummy
- * driver's own, device_xruns, come with the machine's load, not with the stream). */
-static long xruns_of(const char *st)
-{
-	return gf_daemon_status_num(st, "input_overflows") + gf_daemon_status_num(st, "output_underflows");
-}
-
 /* Status: the stream has run on (@p blocks grew), with no xrun since @p xruns; the live controls. */
 static void status_is(long *blocks, long xruns, const char *depth, const char *bypass, const char *what)
 {
-	char st[GF_STATUS_MAX], want[64];
-	gf_daemon_query_status(&dm, st, sizeof(st));
-	long b = gf_daemon_status_num(st, "blocks");
-	printf("%s: blocks %ld (were %ld), xruns %ld (were %ld; device xruns %ld, output overflows %ld)\n",
-	       what, b, *blocks, xruns_of(st), xruns, gf_daemon_status_num(st, "device_xruns"),
-	       gf_daemon_status_num(st, "output_overflows"));
-	if (b <= *blocks)
-		gf_daemon_die(&dm, "the stream restarted: its block count went back");
-	if (xruns_of(st) != xruns)
-		gf_daemon_die(&dm, "an xrun while the suppressor's controls changed");
-	snprintf(want, sizeof(want), "suppressor_reduction_db: %s\n", depth);
-	if (!gf_daemon_status_has(st, want))
-		gf_daemon_die(&dm, "the status does not show the suppressor's depth");
-	snprintf(want, sizeof(want), "suppressor_bypass: %s\n", bypass);
-	if (!gf_daemon_status_has(st, want))
-		gf_daemon_die(&dm, "the status does not show the suppressor's bypass");
-	*blocks = b;
+	char st[GF_STATUS_MAX];
+	gf_daemon_ran_on(&dm, blocks, xruns, what, st, sizeof(st));
+	gf_daemon_expect_line(&dm, st, "suppressor_reduction_db", depth);
+	gf_daemon_expect_line(&dm, st, "suppressor_bypass", bypass);
 }
 
 /* A reload of the file with @p nr: applied live (no restart). */
 static void reload_live(const char *nr, int *ready)
 {
 	write_conf(nr);
-	gf_daemon_wait_ready(&dm, ++*ready, 30.0, "reload");
-	char st[GF_STATUS_MAX];
-	gf_daemon_query_status(&dm, st, sizeof(st));
-	const char *l = strstr(st, "last_reload: ");
-	printf("reload with %s: %.*s\n", nr, l ? (int)strcspn(l, "\n") : 0, l ? l : "");
-	if (!gf_daemon_status_has(st, "last_reload: reloaded "))
-		gf_daemon_die(&dm,
+	gf_daemon_reload_live(&dm, ready, nr,
 			      "a reload of the suppressor's reduction_db or bypass was not applied live");
 }
 
@@ -209,7 +183,7 @@ int main(void)
 
 	char st[GF_STATUS_MAX];
 	gf_daemon_query_status(&dm, st, sizeof(st));
-	long blocks = gf_daemon_status_num(st, "blocks"), xruns = xruns_of(st);
+	long blocks = gf_daemon_status_num(st, "blocks"), xruns = gf_daemon_status_xruns(st);
 	size_t from = atomic_load_explicit(&tap.rec_pos, memory_order_acquire);
 	int ready = dm.nl.ready;
 	api_controls(&blocks, xruns);

@@ -21,6 +21,14 @@ static int f_get_suppressor(void *ctx, struct gf_api_suppressor *out, struct gf_
 	return 0;
 }
 
+static int f_get_neural(void *ctx, struct gf_api_neural *out, struct gf_errbuf *eb)
+{
+	const struct fake *f = ctx;
+	*out = f->neural;
+	out->has_bypass = out->has_atten = 0;
+	return 0;
+}
+
 static int f_status(void *ctx, struct gf_api_status *st)
 {
 	const struct fake *f = ctx;
@@ -58,6 +66,7 @@ static int f_status(void *ctx, struct gf_api_status *st)
 	st->reloads = 5;
 	st->pid = 42;
 	f_get_suppressor(ctx, &st->suppressor, NULL);
+	f_get_neural(ctx, &st->neural, NULL);
 	return 0;
 }
 
@@ -333,6 +342,28 @@ static int f_set_suppressor(void *ctx, const struct gf_api_suppressor *q, struct
 	return f_get_suppressor(ctx, out, eb);
 }
 
+/* As the daemon: its range checked, none running refused, the request's members applied. */
+static int f_set_neural(void *ctx, const struct gf_api_neural *q, struct gf_api_neural *out,
+			struct gf_errbuf *eb)
+{
+	struct fake *f = ctx;
+	f->neural_sets++;
+	if (q->has_atten && !(q->atten_lim_db >= 1.0 && q->atten_lim_db <= f->neural.max_atten_lim_db)) {
+		gf_errbuf_set(eb, "atten_lim_db %g is outside 1..%g dB", q->atten_lim_db,
+			      f->neural.max_atten_lim_db);
+		return GF_E_INVAL;
+	}
+	if (!f->neural.channels) {
+		gf_errbuf_set(eb, "the running configuration has no neural stage");
+		return GF_E_UNSUPPORTED;
+	}
+	if (q->has_bypass)
+		f->neural.bypass = q->bypass;
+	if (q->has_atten)
+		f->neural.atten_lim_db = q->atten_lim_db;
+	return f_get_neural(ctx, out, eb);
+}
+
 struct gf_api_ops fake_ops(struct fake *f)
 {
 	return (struct gf_api_ops){.ctx = f,
@@ -350,5 +381,7 @@ struct gf_api_ops fake_ops(struct fake *f)
 				   .levels = f_levels,
 				   .devices = f_devices,
 				   .get_suppressor = f_get_suppressor,
-				   .set_suppressor = f_set_suppressor};
+				   .set_suppressor = f_set_suppressor,
+				   .get_neural = f_get_neural,
+				   .set_neural = f_set_neural};
 }

@@ -36,6 +36,8 @@ struct fake {
 	int owner;		      /* the last ValidateConfig's caller was the owner */
 	struct gf_api_suppressor sup; /* the suppressor's controls (channels 0: none runs) */
 	int sup_sets;		      /* SetSuppressor calls that reached the program */
+	struct gf_api_neural neural;  /* the neural stage's controls (channels 0: none runs) */
+	int neural_sets;	      /* SetNeural calls that reached the program */
 };
 
 /** The ops of @p f: every op of struct gf_api_ops but response_svg. */

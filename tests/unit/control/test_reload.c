@@ -452,6 +452,49 @@ static void suppressor_reloads(void)
 	gf_config_free(running);
 }
 
+/* A config of taps a.txt with the neural stage's settings @p dfn (nothing loads its model here). */
+static void write_conf_dfn(const char *dfn)
+{
+	char text[1024];
+	snprintf(text, sizeof(text),
+		 "sample_rate = 48000;\nblock_frames = %d;\nbackend = \"cpu\";\n"
+		 "filters = (\n  { name = \"f\"; file = \"a.txt\"; format = \"text\"; },\n"
+		 "  { name = \"dfn\"; design = \"deepfilter\"; model = \"m.dfn\"; %s }\n);\n"
+		 "chain = [\"f\", \"dfn\"];\n",
+		 BLOCK, dfn);
+	write_text("gpufir.conf", text);
+}
+
+/*
+ * The neural stage across reloads: atten_lim_db and bypass alone are applied to the running stage
+ * (the job makes no engine and no stage, so no model is loaded); post_filter_beta needs a new one.
+ */
+static void neural_reloads(void)
+{
+	struct gf_config *running;
+	struct gf_errbuf eb = {{0}};
+	write_text("m.dfn", "model\n");
+	write_conf_dfn("atten_lim_db = 30.0;");
+	CHECK_OK_EB(gf_reload_load_config(&src, &running, &eb), &eb);
+	struct gf_reload_job j;
+	printf("reloads with a neural stage running:\n");
+	static const char *const live[] = {"atten_lim_db = 12.0;", "atten_lim_db = 30.0; bypass = true;",
+					   "atten_lim_db = 100.0; bypass = true;"};
+	for (size_t i = 0; i < sizeof(live) / sizeof(live[0]); i++) {
+		write_conf_dfn(live[i]);
+		CHECK_OK(run_job(&j, running, 1, 0));
+		CHECK(j.r.outcome == GF_RELOAD_APPLIED && !j.engine && !j.suppress);
+		printf("  %s: applied live\n", live[i]);
+		gf_reload_job_clear(&j);
+	}
+	write_conf_dfn("atten_lim_db = 30.0; post_filter_beta = 0.02;");
+	run_job(&j, running, 1, 0); /* builds a new stage: the model here is no model, so it fails */
+	CHECK(j.r.outcome != GF_RELOAD_APPLIED);
+	printf("  post_filter_beta: not live (%s)\n", j.r.text);
+	gf_reload_job_clear(&j);
+	gf_config_free(running);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -503,6 +546,7 @@ int main(void)
 
 	busy_swaps();
 	suppressor_reloads();
+	neural_reloads();
 	free(x);
 	free(y);
 	gf_test_rmtree(dir);
