@@ -47,6 +47,11 @@ struct gf_live_pw {
 	char why[256];	   /* loop thread, then read-only */
 	uint32_t reported; /* latency frames last told to the graph (control thread) */
 	int connected[2];  /* capture, source reached PAUSED or STREAMING (loop thread, locked) */
+	/* Missed graph cycles (missed_cycles), data thread only but for resync. */
+	atomic_int resync; /* set on a state change: the next callback starts the count afresh */
+	uint64_t ticks;	   /* the graph clock's position at the last callback */
+	int64_t now_ns;	   /* and the monotonic time it was taken at */
+	uint32_t frames;   /* the frames that callback took: the clock's advance by the next */
 };
 
 /* Loop thread: the first reason wins; the control thread reads it after the flag. */
@@ -82,6 +87,7 @@ static void state_changed(struct gf_live_pw *pw, int side, enum pw_stream_state 
 		mark_lost(pw, "PipeWire stream %s failed: %s", name, error ? error : "unknown error");
 	if (state == PW_STREAM_STATE_PAUSED || state == PW_STREAM_STATE_STREAMING)
 		pw->connected[side] = 1;
+	atomic_store_explicit(&pw->resync, 1, memory_order_release);
 	pw_thread_loop_signal(pw->loop, false);
 }
 
@@ -125,6 +131,28 @@ static void finish_out(struct gf_live_pw *pw, struct pw_buffer *out, const float
 	pw_stream_queue_buffer(pw->source, out);
 }
 
+/* Whether the graph ran cycles without this node since its last callback: the clock moved on by
+ * more than the @p n frames that callback took, and the monotonic clock agrees (a clock of
+ * another driver, after a relink, starts elsewhere; an idle node is not scheduled, and its state
+ * changes, which resyncs). libpipewire 0.3.65 tells a stream no xrun of its own: this is what a
+ * client sees of one. Counted as the device's xrun (device_xruns). RT. */
+static PaStreamCallbackFlags missed_cycles(struct gf_live_pw *pw, uint32_t n)
+{
+	struct pw_time t;
+	if (pw_stream_get_time_n(pw->capture, &t, sizeof(t)) < 0 || !t.rate.denom || !t.rate.num)
+		return 0;
+	int fresh = atomic_exchange_explicit(&pw->resync, 0, memory_order_acq_rel) || !pw->frames;
+	uint64_t rate = pw->l->rate, ticks = t.ticks - pw->ticks;
+	uint64_t moved = ticks * t.rate.num * rate / t.rate.denom;	       /* frames at gpufir's rate */
+	uint64_t waited = (uint64_t)(t.now - pw->now_ns) * rate / 1000000000u; /* frames of wall time */
+	uint64_t slack = pw->frames + pw->frames / 2;
+	int missed = !fresh && t.ticks > pw->ticks && moved > slack && waited > slack;
+	pw->ticks = t.ticks;
+	pw->now_ns = t.now;
+	pw->frames = n;
+	return missed ? paOutputUnderflow : 0;
+}
+
 /* The real-time callback: no allocation, lock, logging or I/O, as PortAudio's. */
 static void on_capture_process(void *data)
 {
@@ -141,7 +169,8 @@ static void on_capture_process(void *data)
 	if (d->data && n) {
 		struct pw_buffer *out = pw_stream_dequeue_buffer(pw->source);
 		float *o = out_frames(pw, out, n);
-		gf_live_duplex_cb(SPA_PTROFF(d->data, off, const void), o, n, NULL, 0, pw->l);
+		gf_live_duplex_cb(SPA_PTROFF(d->data, off, const void), o, n, NULL, missed_cycles(pw, n),
+				  pw->l);
 		if (out)
 			finish_out(pw, out, o, n);
 	}

@@ -22,6 +22,20 @@ Cases:
   restart  PipeWire killed and started again (with-pipewire.sh --restart): the
            same gpufir process reconnects, its source appears again, and
            speech recorded from it is denoised as before.
+  controls white noise is played into the default microphone; the suppressor
+           learns it and cuts it by its depth (15 dB). While pw-record records
+           gpufir's source, SetSuppressor (control socket) toggles bypass and
+           changes the depth seven times. On the recording, at each change:
+           the noise's level moves to the new depth's, by a median of at most
+           RAMP_SHARE_MEDIAN of the way in any 10 ms (the suppressor's 30 ms
+           ramp; cut to one frame, it moves within one 12 ms hop), and no
+           sample steps further from the last than 1.2 times the input's
+           largest step (no click); over all of it no run of zeros (dropout),
+           gpufir's xrun and underflow counters unchanged (device_xruns, the
+           graph cycles missed, included) and the stream not reopened.
+  xrun     gpufir stopped (SIGSTOP) for 0.3 s while the tone plays into its
+           capture: the graph runs cycles without it, which device_xruns
+           counts; it counted at most a few before.
 
 Usage: test_daemon_pipewire.py GPUFIR CASE. Exit 77 (skipped) without the
 tools (espeak-ng, sox, pw-record, pw-play, pw-link, pw-dump, parecord) or
@@ -32,6 +46,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -214,7 +229,7 @@ def play(mic, noisy):
 
 
 class Daemon:
-    def __init__(self, gpufir, tmp):
+    def __init__(self, gpufir, tmp, extra=""):
         self.tmp = tmp
         self.log = os.path.join(tmp, "gpufir.log")
         self.sock = os.path.join(tmp, "status.sock")
@@ -224,7 +239,7 @@ class Daemon:
         backend = "cuda" if os.environ.get("GPUFIR_TEST_BACKEND") == "cuda" else "cpu"
         text = re.sub(r'^backend = "auto";', 'backend = "%s";' % backend, text, flags=re.M)
         with open(self.conf, "w") as f:
-            f.write(text + '\nstatus_socket = "%s";\n' % self.sock)
+            f.write(text + '\nstatus_socket = "%s";\n' % self.sock + extra)
         self.gpufir = gpufir
         self.p = subprocess.Popen([gpufir, "--live", "-c", self.conf], stdout=open(self.log, "w"),
                                   stderr=subprocess.STDOUT)
@@ -244,8 +259,8 @@ class Daemon:
             die("gpufir exited with status %d" % rc, self.log)
 
 
-def start(gpufir, tmp, mic):
-    d = Daemon(gpufir, tmp)
+def start(gpufir, tmp, mic, extra=""):
+    d = Daemon(gpufir, tmp, extra)
     byname = wait_for("gpufir's source node " + NODE, lambda: nodes()[0].get(NODE), 15, d.log)
     wait_for("gpufir's capture linked to " + mic, lambda: capture_source() == mic, 10, d.log)
     return d, byname
@@ -360,14 +375,226 @@ def case_restart(gpufir, tmp, s, noisy):
     d.stop()
 
 
+STOP_S = 0.3  # the xrun case: how long gpufir is stopped
+MAX_XRUNS_RUNNING = 4  # and the most it may count in the second before
+
+
+def make_tone(tmp, seconds):
+    """A 1 kHz tone over noise 20 dB below it, as a file to play."""
+    rng = np.random.default_rng(11)
+    t = np.arange(int(seconds * RATE)) / RATE
+    x = 0.07 * np.sin(2 * np.pi * 1000.0 * t) + 0.005 * rng.standard_normal(len(t))
+    path = os.path.join(tmp, "tone.wav")
+    de.write_wav(path, x)
+    return path
+
+
+# The controls case: white noise, which the suppressor learns and cuts by its depth, in a
+# recording of gpufir's source, 10 ms windows at a time.
+NOISE_RMS, WIN = 0.005, RATE // 100
+LEARN_S, EVERY_S = 4.0, 1.6  # the suppressor's noise estimate settles; then a change every EVERY_S
+# The noise's level in force at each depth, bypass (None) included, dB relative to the noise played:
+# the hiss low-pass takes 2.5 dB of white noise (14 to 24 kHz), and the suppressor's Wiener gain cuts
+# steady noise by about its depth (measured: 12.7 dB at 15, 4.9 at 5).
+LEVEL_DB = {None: -2.5, 15: -15.2, 5: -7.4}
+# Each SetSuppressor and the depth in force after it (the config's is 15).
+CHANGES = [({"bypass": True}, None), ({"bypass": False}, 15), ({"depth_db": 5.0}, 5),
+           ({"bypass": True}, None), ({"bypass": False}, 5), ({"depth_db": 15.0}, 15),
+           ({"bypass": True}, None)]
+LEVEL_TOL_DB = 3.0
+# Of a change, the most the level may move in 10 ms. Measured: 0.31 to 0.48 with the 30 ms ramp (a
+# median 0.41), 0.57 to 0.83 with it cut to one frame (a median 0.65); a window's level of white
+# noise is itself uncertain by some 0.1 of a change.
+RAMP_SHARE_MAX, RAMP_SHARE_MEDIAN = 0.7, 0.52
+COUNTERS = ("input_overflows", "output_underflows", "output_overflows", "late_blocks", "outages")
+DROPOUT = 16  # exact zeros in a row: the noise is never that
+MIN_JUDGED = 4  # of the changes, those with no graph xrun beside them
+
+
+def api_call(path, cmd, arg, log):
+    """One command over the control socket (a JSON message a line each way); its value."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as c:
+        c.settimeout(5)
+        c.connect(path)
+        c.sendall((json.dumps({cmd: arg}) + "\n").encode())
+        buf = b""
+        while not buf.endswith(b"\n"):
+            chunk = c.recv(4096)
+            if not chunk:
+                break
+            buf += chunk
+    reply = json.loads(buf or b"{}").get(cmd, {})
+    if reply.get("result") != "Ok":
+        die("%s %s: %r" % (cmd, json.dumps(arg), reply), log)
+    return reply.get("value")
+
+
+def counters(d):
+    st = d.status()
+    vals = {}
+    for k in COUNTERS + ("device_xruns", "blocks"):
+        m = re.search(r"^%s: (\d+)$" % k, st, re.M)
+        if not m:
+            die("gpufir --status lacks %s:\n%s" % (k, st), d.log)
+        vals[k] = int(m.group(1))
+    return vals
+
+
+def make_noise(tmp, seconds):
+    """White noise, as a file to play; and its largest sample step."""
+    x = NOISE_RMS * np.random.default_rng(11).standard_normal(int(seconds * RATE))
+    path = os.path.join(tmp, "noise.wav")
+    de.write_wav(path, x)
+    return path, float(np.max(np.abs(np.diff(x))))
+
+
+def noise_level_db(y):
+    """The level of each 10 ms window of @p y, dB relative to the noise played."""
+    n = len(y) // WIN
+    rms = np.sqrt(np.mean(y[:n * WIN].reshape(n, WIN) ** 2, axis=1))
+    return 20 * np.log10(np.maximum(rms, 1e-9) / NOISE_RMS)
+
+
+def find_changes(lv, onset, log):
+    """The window at which the level crosses half way (in dB) to each change's level, in order;
+    @p onset: the window the noise starts in."""
+    found = []
+    # The plateau before the first change: the suppressor has learnt the noise.
+    first = onset + int((LEARN_S - 0.3) * RATE / WIN)
+    was = float(np.median(lv[first - int(0.6 * RATE / WIN):first]))
+    if abs(was - LEVEL_DB[15]) > LEVEL_TOL_DB:
+        die("before any change the noise is at %.1f dB, not %.1f" % (was, LEVEL_DB[15]), log)
+    at, prev = first, LEVEL_DB[15]
+    for arg, key in CHANGES:
+        want = LEVEL_DB[key]
+        mid = (prev + want) / 2
+        cross = np.nonzero((lv[at:] > mid) if want > prev else (lv[at:] < mid))[0]
+        if not len(cross):
+            die("the level never reached %.1f dB after SetSuppressor %s" % (want, json.dumps(arg)), log)
+        c = at + int(cross[0])
+        found.append((c, prev, want, arg))
+        at, prev = c + int(0.8 * RATE / WIN), want
+    return found
+
+
+def check_change(rec, lv, c, prev, want, arg, bound, log):
+    """One change at window @p c: the plateau after it, the level's rate and the largest sample step."""
+    w = RATE // WIN  # windows a second
+    after = float(np.median(lv[c + w // 4:c + int(0.6 * w)]))
+    before = float(np.median(lv[c - int(0.6 * w):c - w // 8]))
+    if abs(after - want) > LEVEL_TOL_DB:
+        die("SetSuppressor %s: the noise at %.1f dB after it, not %.1f" % (json.dumps(arg), after, want), log)
+    amp = 10 ** (lv[c - w // 5:c + w // 5] / 20)
+    share = float(np.max(np.abs(np.diff(amp)))) / abs(10 ** (after / 20) - 10 ** (before / 20))
+    seg = rec[(c - w // 10) * WIN:(c + w // 10) * WIN]
+    jump = float(np.max(np.abs(np.diff(seg))))
+    print("SetSuppressor %-20s noise %6.1f -> %6.1f dB, at most %.2f of the way in 10 ms; largest step "
+          "%.5f (bound %.5f)" % (json.dumps(arg), before, after, share, jump, bound))
+    if share > RAMP_SHARE_MAX:
+        die("SetSuppressor %s: the level moved %.2f of the way in 10 ms (ramped: at most %.2f)"
+            % (json.dumps(arg), share, RAMP_SHARE_MAX), log)
+    if jump > bound:
+        die("SetSuppressor %s: a click, a sample step of %.5f (1.2 times the input's largest: %.5f)"
+            % (json.dumps(arg), jump, bound), log)
+    return share
+
+
+def zero_runs(y):
+    """Where @p y holds DROPOUT or more zeros in a row: (start, length) of each."""
+    z = np.concatenate([[0], (y == 0.0).astype(np.int8), [0]])
+    edges = np.diff(z)
+    starts, ends = np.nonzero(edges == 1)[0], np.nonzero(edges == -1)[0]
+    return [(int(a), int(b - a)) for a, b in zip(starts, ends) if b - a >= DROPOUT]
+
+
+def case_controls(gpufir, tmp):
+    ctl = os.path.join(tmp, "control.sock")
+    d, _ = start(gpufir, tmp, MIC_A, 'control_socket = "%s";\n' % ctl)
+    seconds = LEARN_S + EVERY_S * (len(CHANGES) + 0.5)
+    noise, step = make_noise(tmp, seconds)
+    r = pw_record(NODE, os.path.join(tmp, "out.wav"))
+    wait_for("pw-record linked to " + NODE, lambda: links_from(NODE) >= 1, 10, d.log)
+    t0 = time.monotonic()
+    player = subprocess.Popen(["pw-play", "--target", MIC_A + "-in", noise])
+    time.sleep(LEARN_S - 1.0)
+    c0 = counters(d)
+    for k, (arg, _) in enumerate(CHANGES):
+        time.sleep(max(0.0, t0 + LEARN_S + k * EVERY_S - time.monotonic()))
+        api_call(ctl, "SetSuppressor", arg, d.log)
+    if player.wait(timeout=30) != 0:
+        die("pw-play into %s failed" % MIC_A, d.log)
+    c1 = counters(d)
+    rec = r.stop()
+    print("counters before the changes %s, after %s" % (c0, c1))
+    for k in COUNTERS:
+        if c1[k] != c0[k]:
+            die("%s went from %d to %d over the changes" % (k, c0[k], c1[k]), d.log)
+    if c1["blocks"] <= c0["blocks"]:
+        die("the stream's block count did not grow (%d, then %d)" % (c0["blocks"], c1["blocks"]), d.log)
+    live = np.nonzero(np.abs(rec) > 1e-6)[0]  # from the noise's first sample to its last
+    if len(live) < RATE * seconds / 2:
+        die("the recording holds %d frames of the noise, not %.0f" % (len(live), RATE * seconds), d.log)
+    # A graph cycle that ran without gpufir's node (device_xruns: a loaded machine) leaves a quantum
+    # of zeros in the recording; any other run of zeros is gpufir's dropout.
+    gaps = [(live[0] + a, n) for a, n in zero_runs(rec[live[0]:live[-1]])]
+    missed = c1["device_xruns"]  # since the start: the recording began before c0
+    print("graph cycles missed (device_xruns) %d; runs of zeros in the recording %s" % (missed, gaps))
+    if len(gaps) > missed:
+        die("%d dropouts (runs of zeros) in the recording, %d of them with no graph xrun"
+            % (len(gaps), len(gaps) - missed), d.log)
+    lv = noise_level_db(rec)
+    # A click steps further than the input does at full level.
+    bound, w, shares = 1.2 * step, RATE // WIN, []
+    for c, prev, want, arg in find_changes(lv, live[0] // WIN, d.log):
+        if any(abs(a // WIN - c) < w // 2 for a, _ in gaps):
+            print("SetSuppressor %s: a graph xrun beside it, not judged" % json.dumps(arg))
+            continue
+        shares.append(check_change(rec, lv, c, prev, want, arg, bound, d.log))
+    if len(shares) < MIN_JUDGED:
+        die("only %d changes free of graph xruns (the machine too loaded to judge)" % len(shares), d.log)
+    print("the level's largest move in 10 ms, of each change: median %.2f" % np.median(shares))
+    if np.median(shares) > RAMP_SHARE_MEDIAN:
+        die("the level moved a median %.2f of the way in 10 ms (ramped: at most %.2f)"
+            % (np.median(shares), RAMP_SHARE_MEDIAN), d.log)
+    with open(d.log) as f:
+        if "audio stream reopened" in f.read():
+            die("the stream was reopened during the changes", d.log)
+    d.stop()
+
+
+def case_xrun(gpufir, tmp):
+    """gpufir stopped (SIGSTOP) for STOP_S while its capture is linked: the graph runs on without it,
+    and the cycles it missed show in device_xruns; hardly any before, while it ran."""
+    d, _ = start(gpufir, tmp, MIC_A)
+    tone = make_tone(tmp, 3.0)
+    player = subprocess.Popen(["pw-play", "--target", MIC_A + "-in", tone])
+    time.sleep(1.0)
+    before = counters(d)["device_xruns"]
+    d.p.send_signal(signal.SIGSTOP)
+    time.sleep(STOP_S)
+    d.p.send_signal(signal.SIGCONT)
+    time.sleep(1.0)
+    after = counters(d)["device_xruns"]
+    player.wait(timeout=30)
+    print("device_xruns %d before gpufir was stopped for %.1f s, %d after" % (before, STOP_S, after))
+    # A loaded machine's graph may skip the node now and then (docs/live.md); one that counted every
+    # cycle would have some 180 by now.
+    if before > MAX_XRUNS_RUNNING:
+        die("device_xruns %d while gpufir ran unstopped" % before, d.log)
+    if after <= before:
+        die("device_xruns did not count the cycles missed while gpufir was stopped", d.log)
+    d.stop()
+
+
 def set_default(name):
     run(["pw-metadata", "-n", "default", "0", "default.configured.audio.source",
          '{ "name": "%s" }' % name, "Spa:String:JSON"])
 
 
 def main():
-    if len(sys.argv) != 3 or sys.argv[2] not in ("record", "follow", "restart"):
-        sys.exit("usage: test_daemon_pipewire.py GPUFIR record|follow|restart")
+    cases = {"record": case_record, "follow": case_follow, "restart": case_restart}
+    if len(sys.argv) != 3 or sys.argv[2] not in list(cases) + ["controls", "xrun"]:
+        sys.exit("usage: test_daemon_pipewire.py GPUFIR record|follow|restart|controls|xrun")
     if os.environ.get("GPUFIR_TEST_PIPEWIRE") != "1" or not os.environ.get("GPUFIR_PW_SCRIPT"):
         print("SKIP: not under scripts/with-pipewire.sh")
         sys.exit(77)
@@ -377,8 +604,11 @@ def main():
             sys.exit(77)
     gpufir, case = sys.argv[1], sys.argv[2]
     tmp = tempfile.mkdtemp(prefix="gpufir-pwtest.")
-    s, noisy = make_material(tmp)
-    {"record": case_record, "follow": case_follow, "restart": case_restart}[case](gpufir, tmp, s, noisy)
+    if case in ("controls", "xrun"):
+        {"controls": case_controls, "xrun": case_xrun}[case](gpufir, tmp)
+    else:
+        s, noisy = make_material(tmp)
+        cases[case](gpufir, tmp, s, noisy)
     shutil.rmtree(tmp)
     print("PASS")
 
