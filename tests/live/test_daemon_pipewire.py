@@ -289,7 +289,17 @@ def port_of(node, direction):
     return ports[0] if ports else None
 
 
-def measure_latency(d, mic, noisy):
+def latency_status(d):
+    """(total_latency_frames, device_period) from gpufir --status."""
+    st = d.status()
+    total = re.search(r"total_latency_frames: (\d+)", st)
+    period = re.search(r"device_period: (\d+)", st)
+    if not total or not period:
+        die("gpufir --status lacks total_latency_frames or device_period:\n" + st, d.log)
+    return int(total.group(1)), int(period.group(1))
+
+
+def record_lag(d, mic, noisy):
     """The microphone's and gpufir's outputs recorded in one cycle (both into the null sink's two
     channels, its monitor recorded): the lag between them is what the node adds."""
     pairs = [(port_of(mic, "out"), "gf-null-sink:playback_FL"), (port_of(NODE, "out"), "gf-null-sink:playback_FR")]
@@ -304,16 +314,28 @@ def measure_latency(d, mic, noisy):
     for a, b in pairs:
         run(["pw-link", "-d", a, b])
     left, right = both[0::2], both[1::2]
-    lag = lag_of(right, left, RATE // 5)
-    st = d.status()
-    total = re.search(r"total_latency_frames: (\d+)", st)
-    period = re.search(r"device_period: (\d+)", st)
-    if not total or not period:
-        die("gpufir --status lacks total_latency_frames or device_period:\n" + st, d.log)
-    want = int(total.group(1)) + int(period.group(1))
-    print("latency added by the node: %d frames (%.2f ms), measured; gpufir's total_latency_frames %s "
-          "(the stream and the suppressor) + one quantum of %s (the source's buffer, played in the "
-          "next graph cycle) = %d" % (lag, 1000.0 * lag / RATE, total.group(1), period.group(1), want))
+    return lag_of(right, left, RATE // 5)
+
+
+def measure_latency(d, mic, noisy):
+    """What the node adds, measured, against what its status accounts for. A recording during which
+    the stream's latency changed (auto slack resyncing after a late cycle on a loaded machine) says
+    nothing about either value: it is measured again, up to three times."""
+    for attempt in range(3):
+        before = latency_status(d)
+        lag = record_lag(d, mic, noisy)
+        after = latency_status(d)
+        if before == after:
+            break
+        print("the stream's latency changed during the recording (%d -> %d frames): measuring again"
+              % (before[0], after[0]))
+    else:
+        die("the stream's latency kept changing during three recordings", d.log)
+    total, period = after
+    want = total + period
+    print("latency added by the node: %d frames (%.2f ms), measured; gpufir's total_latency_frames %d "
+          "(the stream and the suppressor) + one quantum of %d (the source's buffer, played in the "
+          "next graph cycle) = %d" % (lag, 1000.0 * lag / RATE, total, period, want))
     # The minimum-phase FIR's own delay at the speech's frequencies is a few frames.
     if abs(lag - want) > 16:
         die("the node adds %d frames, not the %d its status accounts for" % (lag, want), d.log)
