@@ -57,7 +57,8 @@ static void write_conf(const char *dfn)
 	fprintf(f,
 		"crossfade_ms = 5.0;\ncontrol_socket = \"%s\";\ngpu_deadline_ms = %.3f;\n"
 		"filters = ( { name = \"id\"; design = \"identity\"; },\n"
-		"  { name = \"dfn\"; design = \"deepfilter\"; %s } );\nchain = [\"id\", \"dfn\"];\n",
+		"  { name = \"dfn\"; design = \"deepfilter\"; " GF_TEST_NEURAL_RUNTIME
+		"%s } );\nchain = [\"id\", \"dfn\"];\n",
 		ctl_path, 1000.0 * (gf_test_latency_slack() + 1u) * BLOCK / RATE, dfn);
 	gf_daemon_conf_end_new(&dm, f);
 }
