@@ -24,6 +24,11 @@ struct dfn_params {
 	float max_db_df_thresh;	 /**< above it only the ERB mask runs */
 };
 
+/** libdeepfilter's local-SNR thresholds, dB (dfn_params_default), the only ones the GPU forward runs. */
+#define DFN_MIN_DB_THRESH (-15.0f)
+#define DFN_MAX_DB_ERB_THRESH 35.0f
+#define DFN_MAX_DB_DF_THRESH 35.0f
+
 /** libdeepfilter's C API defaults: no attenuation limit, no post-filter, thresholds -15/35/35 dB. */
 void dfn_params_default(struct dfn_params *p);
 
@@ -54,6 +59,13 @@ void dfn_cpu_process(struct dfn_cpu *d, const float *in, float *out, float *lsnr
  * hops. RT-safe.
  */
 void dfn_cpu_set_atten_lim(struct dfn_cpu *d, float db);
+
+/**
+ * Every channel back to the state dfn_cpu_new() made (the attenuation limit
+ * kept): a standby that takes over a stream starts clean. The thread that
+ * runs dfn_cpu_process, between hops. RT-safe (memsets).
+ */
+void dfn_cpu_reset(struct dfn_cpu *d);
 
 /** Free an instance (NULL is fine). */
 void dfn_cpu_free(struct dfn_cpu *d);
