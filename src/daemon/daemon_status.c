@@ -157,11 +157,12 @@ static void status_neural(const struct daemon *d, char *buf, size_t len)
 		 "neural: %s\nneural_model: %.400s\nneural_backend: %s\nneural_channels: %u\nneural_threads: "
 		 "%u\nneural_atten_lim_db: %.1f\nneural_bypass: %s\nneural_frames: %u\nneural_ms: "
 		 "%.3f\nneural_late: %" PRIu64 "\nneural_dropped: %" PRIu64 "\nneural_failures: %" PRIu64
-		 "\n",
+		 "\nneural_gpu: %s\nneural_gpu_failures: %" PRIu64 "\nneural_gpu_returns: %" PRIu64 "\n",
 		 nc.name, nc.model, gf_neural_bank_backend(nb), gf_neural_bank_active(nb),
 		 gf_neural_bank_threads(nb), live.atten_lim_db, live.bypass ? "yes" : "no", n,
 		 rate ? 1000.0 * n / rate : 0.0, gf_neural_bank_late(nb), gf_neural_bank_dropped(nb),
-		 gf_neural_bank_failures(nb));
+		 gf_neural_bank_failures(nb), gf_neural_bank_on_gpu(nb) ? "yes" : "no",
+		 gf_neural_bank_gpu_failures(nb), gf_neural_bank_gpu_returns(nb));
 }
 
 /* The noise suppressor: which, its latency, and the path's in all (docs/daemon.md). */

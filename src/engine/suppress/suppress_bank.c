@@ -452,8 +452,13 @@ void gf_suppress_bank_where(const struct gf_suppress_bank *b, char *buf, size_t 
 			     active - on_gpu, spread);
 	if (b && b->neural && n >= 0 && (size_t)n < len) {
 		uint32_t k = gf_neural_bank_active(b->neural);
-		snprintf(buf + n, len - (size_t)n, "; neural stage: %u channel%s on the CPU (%u threads)", k,
-			 k == 1 ? "" : "s", gf_neural_bank_threads(b->neural));
+		if (gf_neural_bank_on_gpu(b->neural))
+			snprintf(buf + n, len - (size_t)n, "; neural stage: %u channel%s on the GPU", k,
+				 k == 1 ? "" : "s");
+		else
+			snprintf(buf + n, len - (size_t)n,
+				 "; neural stage: %u channel%s on the CPU (%u threads)", k, k == 1 ? "" : "s",
+				 gf_neural_bank_threads(b->neural));
 	}
 }
 
@@ -873,6 +878,8 @@ static int group_probe(struct gpu_group *g)
 
 void gf_suppress_bank_try_return(struct gf_suppress_bank *b)
 {
+	if (b)
+		gf_neural_bank_try_return(b->neural); /* the neural stage's GPU, by the same policy */
 	if (!b || !b->g || atomic_load_explicit(&b->on_gpu, memory_order_acquire))
 		return; /* the worker owns the group while it runs: nothing here touches it then */
 	uint64_t now = gf_now_ns();

@@ -184,7 +184,8 @@ int gf_suppress_bank_gap_by(struct gf_suppress_bank *b, float *buf, uint32_t fra
  * atomic store the worker reads at its next piece); a failed try doubles the wait, up to 32 times return_ms.
  * The GPU restarts clean, as at a stream's start: its channels are silence for its latency (about 24 ms) and
  * the noise estimate restarts from the parameters' seed. Control thread, while audio runs (the worker does
- * not touch the group while it is off the GPU).
+ * not touch the group while it is off the GPU). The neural stage's GPU is taken back here too, by the
+ * same policy (gf_neural_bank_try_return).
  */
 void gf_suppress_bank_try_return(struct gf_suppress_bank *b);
 
