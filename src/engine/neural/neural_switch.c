@@ -86,11 +86,12 @@ static void switch_to_standby(struct gf_neural_bank *b)
 	atomic_fetch_add(&b->gpu_failures, 1);
 }
 
-/* A return the control thread made ready, taken at a hop boundary with no standby job in flight (its
- * output would be played over the GPU's). */
+/* A return the control thread made ready, taken at a hop boundary once no standby job is in flight
+ * (its output would be played over the GPU's; one late and back now is dropped, as at any hop). */
 static void take_return(struct gf_neural_bank *b)
 {
-	if (!atomic_load_explicit(&b->ready, memory_order_acquire) || gf_neural_pool_busy(b->pool))
+	if (!atomic_load_explicit(&b->ready, memory_order_acquire) ||
+	    (gf_neural_pool_busy(b->pool) && !gf_neural_pool_wait(b->pool, 1)))
 		return;
 	atomic_store(&b->ready, 0);
 	b->gpu_now = 1;
@@ -116,12 +117,15 @@ static int gpu_submit(struct gf_neural_bank *b)
 	return err;
 }
 
-/* The hop in flight, waited for until @p deadline: 0 (collected, into job_out), GF_NEURAL_LATE, or a
- * failure (a hop in flight GF_NEURAL_HANG_NS is hung, whatever the backend says). */
+/* The hop in flight, waited for until @p deadline (0: without one) or until it counts as hung, if
+ * sooner: 0 (collected, into job_out), GF_NEURAL_LATE, or a failure (a hop in flight
+ * GF_NEURAL_HANG_NS is hung, whatever the backend says; the standby then has the rest of the
+ * deadline). */
 static int gpu_collect(struct gf_neural_bank *b, uint64_t deadline)
 {
-	int r = b->gops->collect(b->ginst, b->job_out, deadline);
-	if (r == GF_NEURAL_LATE && gf_now_ns() - b->submitted_ns >= GF_NEURAL_HANG_NS)
+	uint64_t hung = b->submitted_ns + GF_NEURAL_HANG_NS;
+	int r = b->gops->collect(b->ginst, b->job_out, deadline && deadline < hung ? deadline : hung);
+	if (r == GF_NEURAL_LATE && gf_now_ns() >= hung)
 		r = GF_E_TIMEOUT;
 	if (!r)
 		b->gpending = 0;

@@ -13,7 +13,8 @@
  *   the output goes on without one frame off, the failed hop included;
  * - hang (a hop never back): its calls are late, the next hops dropped,
  *   until the hop has been in flight GF_NEURAL_HANG_NS; then the standby takes
- *   over, counted, its output exact from that hop on;
+ *   over, counted, its output exact from that hop on (where a loaded machine
+ *   makes the standby's first job late too, that hop muted, counted late);
  * - the return: try_return probes the GPU (reset, hops of silence) while it
  *   is still failing: no return, the next try later; once healthy: the GPU is
  *   taken back at the next hop, counted, and its output is exact again after
@@ -289,6 +290,9 @@ static float *new_output(void)
 }
 
 #define MS 1000000ull
+/* A deadline nothing here should miss, even on a loaded machine under the sanitizers: the fakes
+ * answer at once, so it costs no time. */
+#define AMPLE (500 * MS)
 
 static void late_case(void)
 {
@@ -298,13 +302,13 @@ static void late_case(void)
 	gpu.late_at = 20; /* hop 19 (submits count from 1) */
 	gpu.late_ns = 5 * MS;
 	const uint32_t half = HOP / 2;
-	run_frames(b, y, 0, 19 * HOP + half, half, 50 * MS);
+	run_frames(b, y, 0, 19 * HOP + half, half, AMPLE);
 	/* one call across the end of hop 19, which waits 1 ms for it: late, and the half hop after
 	 * the end, where its output plays, muted */
 	run_frames(b, y, 19 * HOP + half, 20 * HOP + half, HOP, 1 * MS);
 	CHECK(gf_neural_bank_late(b) == 1);
 	usleep(10000); /* it is back meanwhile: the next call plays the rest */
-	run_frames(b, y, 20 * HOP + half, 40 * HOP, half, 50 * MS);
+	run_frames(b, y, 20 * HOP + half, 40 * HOP, half, AMPLE);
 	uint32_t silent, off = off_frames(y, 0, 40 * HOP, &silent);
 	uint32_t off_later = off_frames(y, 20 * HOP + half, 40 * HOP, &silent);
 	printf("late hop: %u frames off (the muted half hop is %u), none after it; late %llu, dropped %llu, "
@@ -327,7 +331,7 @@ static void failure_case(void)
 	float *y = new_output();
 	gpu.fail_at = 31; /* hop 30's submit fails */
 	gpu.healthy = 0;
-	run(b, y, 0, 60, 128, 50 * MS);
+	run(b, y, 0, 60, 128, AMPLE);
 	uint32_t silent, off = off_frames(y, 0, 60 * HOP, &silent);
 	printf("GPU failure at hop 30: %u frames off, %u silent; GPU failures %llu, late %llu, on the GPU: "
 	       "%d "
@@ -343,7 +347,7 @@ static void failure_case(void)
 	usleep(25000);
 	gf_neural_bank_try_return(b); /* the probe fails: still on the CPU */
 	CHECK(gf_neural_bank_gpu_returns(b) == 0 && !gf_neural_bank_on_gpu(b));
-	run(b, y, 60, 70, HOP, 50 * MS);
+	run(b, y, 60, 70, HOP, AMPLE);
 	gpu.healthy = 1;
 	for (int i = 0; i < 100 && !gf_neural_bank_gpu_returns(b); i++) { /* the next try: 40 ms on */
 		usleep(5000);
@@ -351,7 +355,7 @@ static void failure_case(void)
 	}
 	CHECK(gf_neural_bank_gpu_returns(b) == 1 && !gf_neural_bank_on_gpu(b)); /* the worker takes it */
 	uint32_t before = gpu.submits;
-	run(b, y, 70, 100, HOP, 50 * MS);
+	run(b, y, 70, 100, HOP, AMPLE);
 	uint32_t restart = off_frames(y, 70 * HOP, 100 * HOP, &silent);
 	uint32_t after = off_frames(y, 70 * HOP + LAT, 100 * HOP, &silent);
 	printf("return: %llu, on the GPU: %d, %u hops to it since; %u frames off while it restarts clean, "
@@ -364,6 +368,10 @@ static void failure_case(void)
 	gf_neural_bank_free(b);
 }
 
+/* The hang's calls each wait this long for the hop (the fake GPU never answers); the call that
+ * switches gives the standby as long: on a loaded machine its job may be late all the same, counted. */
+#define HANG_CALL (25 * MS)
+
 static void hang_case(void)
 {
 	struct gf_neural_bank *b = stage(1);
@@ -375,11 +383,11 @@ static void hang_case(void)
 	for (; h < HOPS && !gf_neural_bank_gpu_failures(b); h++) {
 		if (h == 10)
 			t0 = gf_now_ns(); /* hop 10 is submitted at the end of this call */
-		run(b, y, h, h + 1, HOP, 3 * MS);
+		run(b, y, h, h + 1, HOP, HANG_CALL);
 	}
 	double took = 1e-9 * (double)(gf_now_ns() - t0);
 	uint32_t switched = h; /* the standby ran the hop due at the end of hop h - 1 */
-	run(b, y, h, h + 20, HOP, 50 * MS);
+	run(b, y, h, h + 20, HOP, AMPLE);
 	uint32_t silent, off_before = off_frames(y, 11 * HOP, switched * HOP, &silent);
 	uint32_t silent_before = silent;
 	uint32_t off_after = off_frames(y, switched * HOP, (h + 20) * HOP, &silent);
@@ -389,9 +397,12 @@ static void hang_case(void)
 	       (unsigned long long)gf_neural_bank_dropped(b),
 	       (unsigned long long)gf_neural_bank_gpu_failures(b));
 	CHECK(gf_neural_bank_gpu_failures(b) == 1 && !gf_neural_bank_on_gpu(b));
-	CHECK(off_frames(y, 0, 11 * HOP, &silent) == 0 && off_before == silent_before && off_after == 0);
-	CHECK(1e9 * took >= (double)GF_NEURAL_HANG_NS && gf_neural_bank_dropped(b) >= 1 &&
-	      gf_neural_bank_late(b) == switched - 11);
+	/* the standby's first job late too (only where the machine is too loaded for HANG_CALL): its
+	 * hop muted at most, counted */
+	uint64_t standby_late = gf_neural_bank_late(b) - (switched - 11);
+	CHECK(off_frames(y, 0, 11 * HOP, &silent) == 0 && off_before == silent_before);
+	CHECK(standby_late <= 1 && off_after <= standby_late * HOP);
+	CHECK(1e9 * took >= (double)GF_NEURAL_HANG_NS && gf_neural_bank_dropped(b) >= 1);
 	free(y);
 	gf_neural_bank_free(b);
 }
@@ -406,7 +417,7 @@ static void no_gpu_case(void)
 	struct gf_errbuf eb = {{0}};
 	CHECK_OK_EB(gf_neural_bank_new(active, CH, GF_NEURAL_RATE, &p, &o, &b, &eb), &eb);
 	float *y = new_output();
-	run(b, y, 0, 30, HOP, 50 * MS);
+	run(b, y, 0, 30, HOP, AMPLE);
 	uint32_t silent;
 	CHECK(!gf_neural_bank_on_gpu(b) && off_frames(y, 0, 30 * HOP, &silent) == 0 &&
 	      gf_neural_bank_gpu_failures(b) == 0 && strcmp(gf_neural_bank_backend(b), "fake CPU") == 0);
