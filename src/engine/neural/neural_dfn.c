@@ -16,9 +16,6 @@
 #include "dfn.h"
 #include "neural.h"
 
-/* dfn_cpu_process's lag (dfn.h): the same as the reference runtime's (neural_ref.c). */
-#define ENGINE_LATENCY (480u + 2u * GF_NEURAL_HOP)
-
 struct engine_inst {
 	struct dfn_model *model;
 	uint32_t channels;
@@ -89,7 +86,7 @@ static void engine_set_atten_lim(void *p, uint32_t first, uint32_t n, float db)
 static uint32_t engine_latency(const void *p)
 {
 	(void)p;
-	return ENGINE_LATENCY;
+	return DFN_LATENCY; /* the reference runtime's too (neural_ref.c) */
 }
 
 const struct gf_neural_ops gf_neural_dfn_ops = {
