@@ -301,7 +301,10 @@ void gf_neural_bank_process_by(struct gf_neural_bank *b, float *buf, uint32_t fr
 
 void gf_neural_bank_reset(struct gf_neural_bank *b)
 {
-	gf_neural_pool_wait(b->pool, 0);
+	/* A hop still out after GF_NEURAL_HANG_NS more is hung and may never come back: the stage
+	 * stays given up (the helpers touch only the job's buffers, not those reset below) rather
+	 * than the control thread waiting for it for good. */
+	int back = gf_neural_pool_wait(b->pool, gf_now_ns() + GF_NEURAL_HANG_NS);
 	size_t hop = (size_t)b->active * GF_NEURAL_HOP * sizeof(float);
 	memset(b->fill, 0, hop);
 	memset(b->play, 0, hop);
@@ -309,5 +312,8 @@ void gf_neural_bank_reset(struct gf_neural_bank *b)
 	b->pos = b->dry_pos = 0;
 	b->have_play = 0;
 	b->gain = atomic_load(&b->bypass) ? 0.0f : 1.0f;
-	atomic_store(&b->given_up, 0);
+	if (back)
+		atomic_store(&b->given_up, 0);
+	else if (!atomic_exchange(&b->given_up, 1))
+		atomic_fetch_add(&b->failures, 1);
 }

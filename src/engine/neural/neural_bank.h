@@ -19,7 +19,8 @@
  * input never reaches the model; counted in gf_neural_bank_dropped). A hop in
  * flight GF_NEURAL_HANG_NS is hung: the stage gives up (counted in
  * gf_neural_bank_failures) and its channels pass the delayed dry signal until
- * reset(). process (no deadline: offline) waits without a bound.
+ * a reset() that finds the hop back. process (no deadline: offline) waits
+ * without a bound.
  *
  * Live controls (the API's hook): bypass ramps between the model's output and
  * the delayed dry signal over GF_NEURAL_RAMP_FRAMES; the attenuation limit
@@ -105,8 +106,9 @@ int gf_neural_bank_set_atten_lim(struct gf_neural_bank *b, double db);
 void gf_neural_bank_process_by(struct gf_neural_bank *b, float *buf, uint32_t frames, uint64_t deadline_ns);
 
 /** Back to the state new() made (buffers, delay lines, counters of this stream kept), after waiting
- * for a hop in flight; the model's own state runs on (its C API has no reset). Control thread, audio
- * stopped. */
+ * for a hop in flight at most GF_NEURAL_HANG_NS: one still out then is hung, and the stage stays given
+ * up (dry) until a later reset finds it back; the model's own state runs on (its C API has no reset).
+ * Control thread, audio stopped. */
 void gf_neural_bank_reset(struct gf_neural_bank *b);
 
 #endif
