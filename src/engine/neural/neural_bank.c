@@ -40,7 +40,19 @@ struct gf_neural_bank {
 	int atten_new;		     /* the job carries a new limit */
 	_Atomic int given_up;
 	_Atomic uint64_t late, dropped, failures;
+	struct gf_neural_bank *kept_next; /* kept for good (free() with a hop hung): the next one */
 };
+
+/* Stages freed while a hop was hung: its helper may still write into them, so they are never freed,
+ * and stay reachable here (leak checkers). Pushed by any control thread, never popped. */
+static struct gf_neural_bank *_Atomic g_kept;
+
+static void keep_for_good(struct gf_neural_bank *b)
+{
+	b->kept_next = atomic_load(&g_kept);
+	while (!atomic_compare_exchange_weak(&g_kept, &b->kept_next, b))
+		;
+}
 
 /* Part @p part of a hop: one contiguous run of the active channels. */
 static void hop_part(void *arg, uint32_t part, uint32_t parts)
@@ -60,7 +72,13 @@ void gf_neural_bank_free(struct gf_neural_bank *b)
 {
 	if (!b)
 		return;
-	gf_neural_pool_free(b->pool); /* waits for a hop in flight first */
+	/* A hop still out after GF_NEURAL_HANG_NS more is hung (as in reset): its helper owns the
+	 * instance and the job's buffers for as long as it runs, so the whole stage is kept. */
+	if (b->pool && !gf_neural_pool_wait(b->pool, gf_now_ns() + GF_NEURAL_HANG_NS)) {
+		keep_for_good(b);
+		return;
+	}
+	gf_neural_pool_free(b->pool);
 	if (b->ops)
 		b->ops->free(b->inst);
 	free(b->chan);

@@ -66,7 +66,8 @@ int gf_neural_bank_new(const uint8_t *active, uint32_t channels, uint32_t rate,
 		       const struct gf_neural_params *p, const struct gf_neural_bank_opts *o,
 		       struct gf_neural_bank **out, struct gf_errbuf *eb);
 
-/** Waits for a hop in flight, then frees. Accepts NULL. Control thread. */
+/** Waits for a hop in flight at most GF_NEURAL_HANG_NS, then frees; a hop still out then is hung, and
+ * the stage is kept (never freed: its helper may still write into it). Accepts NULL. Control thread. */
 void gf_neural_bank_free(struct gf_neural_bank *b);
 
 /** Frames every channel of the output lags the input. Any thread. */
