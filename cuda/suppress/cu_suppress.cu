@@ -334,6 +334,10 @@ static int take_shape(struct gf_cu_suppress *s, const struct gf_suppress_shape *
 		e = cudaMemcpy(s->d_hum, ones, s->nb * sizeof(float), cudaMemcpyHostToDevice);
 	free(ones);
 	CU_RET(&s->eb, e);
+	/* These copies ran on the legacy stream, which s->stream (non-blocking) does not wait for, and a
+	 * copy from pageable memory may return before its DMA lands: landed before the first hop, as in
+	 * dfn_gpu_new. The legacy stream alone: no other instance's stream is waited for. */
+	CU_RET(&s->eb, cudaStreamSynchronize(cudaStreamLegacy));
 	return 0;
 }
 
