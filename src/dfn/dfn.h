@@ -14,6 +14,12 @@
 #define GPUFIR_DFN_H
 
 #include "dfn_model.h"
+#include "dfn_net.h"
+#include "dfn_spectral.h"
+
+/** Samples a channel's output lags its input, as libdeepfilter's does: the STFT's (window less hop,
+ * 480) and the DFN_DF_LOOKAHEAD hops the networks look ahead (960): 1440, 30 ms. */
+#define DFN_LATENCY ((uint32_t)(DFN_WIN - DFN_HOP + DFN_DF_LOOKAHEAD * DFN_HOP))
 
 /** The run-time settings of libDF's RuntimeParams, as its C API sets them. */
 struct dfn_params {
@@ -46,8 +52,7 @@ int dfn_cpu_new(const struct dfn_model *m, int channels, const struct dfn_params
 /**
  * One hop of every channel: @p in and @p out are [channels][480] (planar),
  * @p lsnr (NULL allowed) gets each channel's local SNR estimate in dB.
- * @p out lags @p in by 960 samples (the STFT's 480 plus the two hops the
- * networks look ahead), as libdeepfilter's output does. A NaN or Inf input
+ * @p out lags @p in by DFN_LATENCY samples. A NaN or Inf input
  * sample counts as 0 (libdeepfilter would carry it in its state for good).
  * RT-safe.
  */

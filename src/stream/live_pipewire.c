@@ -43,10 +43,9 @@ struct gf_live_pw {
 	 * it yet) or a smaller one: the audio still runs through the worker. */
 	float *scratch;
 	size_t scratch_bytes;
-	atomic_int lost;   /* set on the loop's thread; why[] is written before it */
-	char why[256];	   /* loop thread, then read-only */
-	uint32_t reported; /* latency frames last told to the graph (control thread) */
-	int connected[2];  /* capture, source reached PAUSED or STREAMING (loop thread, locked) */
+	atomic_int lost;  /* set on the loop's thread; why[] is written before it */
+	char why[256];	  /* loop thread, then read-only */
+	int connected[2]; /* capture, source reached PAUSED or STREAMING (loop thread, locked) */
 	/* Missed graph cycles (missed_cycles), data thread only but for resync. */
 	atomic_int resync; /* set on a state change: the next callback starts the count afresh */
 	uint64_t ticks;	   /* the graph clock's position at the last callback */
@@ -339,9 +338,14 @@ int gf_live_pw_open(struct gf_live *l, const struct gf_live_params *p, struct gf
 	pw->in_stride = l->channels * (uint32_t)sizeof(float);
 	pw->out_stride = l->out_channels * (uint32_t)sizeof(float);
 	pw->scratch_bytes = (size_t)GF_LIVE_MAX_PERIOD * pw->out_stride;
-	pw->scratch = gf_pinned_alloc(pw->scratch_bytes);
-	if (!pw->scratch)
+	/* Locked as the stream's buffers are (alloc_buffers): checked against what they left. */
+	int err = gf_pinned_check(pw->scratch_bytes, "PipeWire's output buffer", eb);
+	if (err)
+		return err;
+	if (!(pw->scratch = gf_pinned_alloc(pw->scratch_bytes))) {
+		gf_errbuf_set(eb, "cannot allocate PipeWire's output buffer (%zu bytes)", pw->scratch_bytes);
 		return GF_E_NOMEM;
+	}
 	snprintf(l->in_desc, sizeof(l->in_desc), "PipeWire %s%s%s",
 		 p->input.device && p->input.device[0] ? "node '" : "default source",
 		 p->input.device && p->input.device[0] ? p->input.device : "",

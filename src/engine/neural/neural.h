@@ -31,9 +31,6 @@
 #define GF_NEURAL_TARBALL_FILE "DeepFilterNet3_onnx.tar.gz"
 /** Its conversion for the engine's own inference (scripts/dfn-convert.py), installed beside it. */
 #define GF_NEURAL_DFN_FILE "DeepFilterNet3.dfn"
-/** The engine's inference (CPU and GPU alike) lags its input by this much: the STFT's hop and the
- * model's two hops of lookahead, as the reference runtime does. */
-#define GF_NEURAL_ENGINE_LATENCY (480u + 2u * GF_NEURAL_HOP)
 /** collect()'s answer for a hop not back by the deadline and not hung: no failure, collect again. */
 #define GF_NEURAL_LATE 1
 /** atten_lim_db: the most any bin is cut; DeepFilterNet's default, 100 dB, means no limit. */

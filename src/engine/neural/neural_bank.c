@@ -18,6 +18,17 @@
 #include "clock.h"
 #include "neural_bank_impl.h"
 
+/* Stages freed while a hop was hung: its helper may still write into them, so they are never freed,
+ * and stay reachable here (leak checkers). Pushed by any control thread, never popped. */
+static struct gf_neural_bank *_Atomic g_kept;
+
+static void keep_for_good(struct gf_neural_bank *b)
+{
+	b->kept_next = atomic_load(&g_kept);
+	while (!atomic_compare_exchange_weak(&g_kept, &b->kept_next, b))
+		;
+}
+
 /* Part @p part of a hop: one contiguous run of the active channels. A standby taking over from the
  * GPU (job_prime) restarts clean and runs the last hops gathered, the newest the hop due, so that
  * its output at once is the model's on audio, not its start-up's silence. */
@@ -44,7 +55,13 @@ void gf_neural_bank_free(struct gf_neural_bank *b)
 {
 	if (!b)
 		return;
-	gf_neural_pool_free(b->pool); /* waits for a hop in flight first */
+	/* A hop still out after GF_NEURAL_HANG_NS more is hung (as in reset): its helper owns the
+	 * instance and the job's buffers for as long as it runs, so the whole stage is kept. */
+	if (b->pool && !gf_neural_pool_wait(b->pool, gf_now_ns() + GF_NEURAL_HANG_NS)) {
+		keep_for_good(b);
+		return;
+	}
+	gf_neural_pool_free(b->pool);
 	gf_neural_switch_free(b);
 	if (b->ops)
 		b->ops->free(b->inst);
@@ -327,7 +344,10 @@ void gf_neural_bank_process_by(struct gf_neural_bank *b, float *buf, uint32_t fr
 
 void gf_neural_bank_reset(struct gf_neural_bank *b)
 {
-	gf_neural_pool_wait(b->pool, 0);
+	/* A hop still out after GF_NEURAL_HANG_NS more is hung and may never come back: the stage
+	 * stays given up (the helpers touch only the job's buffers, not those reset below) rather
+	 * than the control thread waiting for it for good. */
+	int back = gf_neural_pool_wait(b->pool, gf_now_ns() + GF_NEURAL_HANG_NS);
 	size_t hop = (size_t)b->active * GF_NEURAL_HOP * sizeof(float);
 	memset(b->fill, 0, hop);
 	memset(b->play, 0, hop);
@@ -335,7 +355,10 @@ void gf_neural_bank_reset(struct gf_neural_bank *b)
 	b->pos = b->dry_pos = 0;
 	b->have_play = 0;
 	b->gain = atomic_load(&b->bypass) ? 0.0f : 1.0f;
-	atomic_store(&b->given_up, 0);
+	if (back)
+		atomic_store(&b->given_up, 0);
+	else if (!atomic_exchange(&b->given_up, 1))
+		atomic_fetch_add(&b->failures, 1);
 	if (b->gops)
-		gf_neural_switch_reset(b);
+		gf_neural_switch_reset(b, back);
 }

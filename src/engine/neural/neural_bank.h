@@ -19,7 +19,8 @@
  * input never reaches the model; counted in gf_neural_bank_dropped). A hop in
  * flight GF_NEURAL_HANG_NS is hung: the stage gives up (counted in
  * gf_neural_bank_failures) and its channels pass the delayed dry signal until
- * reset(). process (no deadline: offline) waits without a bound.
+ * a reset() that finds the hop back. process (no deadline: offline) waits
+ * without a bound.
  *
  * Asked for the GPU (opts.gpu: the engine runs on CUDA, and the backend is
  * the engine's own inference), every active channel runs in one GPU batch
@@ -90,7 +91,8 @@ int gf_neural_bank_new(const uint8_t *active, uint32_t channels, uint32_t rate,
 		       const struct gf_neural_params *p, const struct gf_neural_bank_opts *o,
 		       struct gf_neural_bank **out, struct gf_errbuf *eb);
 
-/** Waits for a hop in flight, then frees. Accepts NULL. Control thread. */
+/** Waits for a hop in flight at most GF_NEURAL_HANG_NS, then frees; a hop still out then is hung, and
+ * the stage is kept (never freed: its helper may still write into it). Accepts NULL. Control thread. */
 void gf_neural_bank_free(struct gf_neural_bank *b);
 
 /** Frames every channel of the output lags the input. Any thread. */
@@ -153,8 +155,10 @@ int gf_neural_bank_set_atten_lim(struct gf_neural_bank *b, double db);
 void gf_neural_bank_process_by(struct gf_neural_bank *b, float *buf, uint32_t frames, uint64_t deadline_ns);
 
 /** Back to the state new() made (buffers, delay lines, counters of this stream kept), after waiting
- * for a hop in flight, on the GPU again where its reset succeeds; the CPU model's own state runs on
- * (the reference runtime's C API has no reset). Control thread, audio stopped. */
+ * for a hop in flight at most GF_NEURAL_HANG_NS: one still out then is hung, and the stage stays given
+ * up (dry) until a later reset finds it back; on the GPU again where its reset succeeds; the CPU
+ * model's own state runs on (the reference runtime's C API has no reset). Control thread, audio
+ * stopped. */
 void gf_neural_bank_reset(struct gf_neural_bank *b);
 
 #endif

@@ -34,6 +34,7 @@ struct gf_neural_bank {
 	int atten_new;		     /* the job carries a new limit (or restarts the standby) */
 	_Atomic int given_up;
 	_Atomic uint64_t late, dropped, failures;
+	struct gf_neural_bank *kept_next; /* kept for good (free() with a hop hung): the next one */
 
 	/* The GPU (neural_switch.c); gops NULL where the stage runs on the CPU alone. */
 	const struct gf_neural_ops *gops;
@@ -69,8 +70,10 @@ int gf_neural_switch_hop(struct gf_neural_bank *b, uint64_t deadline);
 /* Within a hop: a late GPU hop back is collected (its remaining frames play); one that failed
  * switches to the standby (from the next hop). Worker. */
 void gf_neural_switch_poll(struct gf_neural_bank *b);
-/* The GPU from its reset state again (audio stopped), where it can be reset. Control thread. */
-void gf_neural_switch_reset(struct gf_neural_bank *b);
+/* The GPU from its reset state again (audio stopped), where it can be reset; the kept hops cleared
+ * where @p idle (no helper's job still out: a hung standby's restart may still read them). Control
+ * thread. */
+void gf_neural_switch_reset(struct gf_neural_bank *b, int idle);
 
 /* neural_bank.c, for neural_switch.c: the hop in flight is done: its output plays from the current
  * frame of the hop on. */

@@ -15,7 +15,6 @@
 #include <string.h>
 
 #include "dfn.h"
-#include "dfn_spectral.h"
 #include "gpu.h"
 #include "neural.h"
 
@@ -94,7 +93,7 @@ static void gpu_set_atten_lim(void *p, uint32_t first, uint32_t n, float db)
 static uint32_t gpu_latency(const void *p)
 {
 	(void)p;
-	return GF_NEURAL_ENGINE_LATENCY; /* dfn_gpu.h computes what the CPU forward does */
+	return DFN_LATENCY; /* dfn_gpu.h computes what the CPU forward does */
 }
 
 static int gpu_reset(void *p, uint32_t first, uint32_t n)

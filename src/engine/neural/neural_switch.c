@@ -225,10 +225,12 @@ void gf_neural_bank_try_return(struct gf_neural_bank *b)
 	gf_info("neural stage: %u channels back on the GPU", b->active);
 }
 
-void gf_neural_switch_reset(struct gf_neural_bank *b)
+void gf_neural_switch_reset(struct gf_neural_bank *b, int idle)
 {
-	memset(b->hist, 0, (size_t)b->prime * b->active * GF_NEURAL_HOP * sizeof(float));
-	b->hist_next = 0;
+	if (idle) {
+		memset(b->hist, 0, (size_t)b->prime * b->active * GF_NEURAL_HOP * sizeof(float));
+		b->hist_next = 0;
+	}
 	b->prime_due = 0;
 	b->next_return_ns = 0;
 	atomic_store(&b->ready, 0);

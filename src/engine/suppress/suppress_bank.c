@@ -24,13 +24,11 @@
  */
 #include "suppress_bank.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "clock.h"
 #include "log.h"
@@ -602,13 +600,6 @@ static void part_copy(const struct gpu_group *g, struct gpu_part *pt, float *buf
 	}
 }
 
-static void sleep_until(uint64_t t)
-{
-	struct timespec ts = {(time_t)(t / 1000000000u), (long)(t % 1000000000u)};
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-		;
-}
-
 /* The test hooks, counted in the group's calls: one that fails; one whose hop is back only after
  * @p deadline (late once; with no deadline nothing is late); one from which on the hop is never
  * back: each call waits until @p deadline and is late, until GF_SUPPRESS_GPU_HOP_WAIT_NS after that
@@ -625,7 +616,7 @@ static int group_hook(struct gpu_group *g, uint64_t deadline)
 	if (hung && !g->hang_since)
 		g->hang_since = gf_now_ns();
 	uint64_t limit = hung ? g->hang_since + GF_SUPPRESS_GPU_HOP_WAIT_NS : UINT64_MAX;
-	sleep_until(deadline && deadline < limit ? deadline : limit);
+	gf_sleep_until_ns(deadline && deadline < limit ? deadline : limit);
 	return hung && gf_now_ns() >= limit ? GF_E_TIMEOUT : GF_SUPPRESS_GPU_LATE;
 }
 

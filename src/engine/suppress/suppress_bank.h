@@ -42,7 +42,7 @@
  * thread: no allocation, lock or I/O; its one wait, for the GPU, ends at the
  * deadline opts gave, or at the caller's (process_by: a stream's block, whose
  * engine waited first). With opts.threads > 1, process() also waits, without
- * a bound, for the helpers (a mutex and condition variable): such a bank is
+ * a bound, for the helpers (a semaphore): such a bank is
  * for offline work, never a live stream's worker.
  */
 #ifndef GPUFIR_SUPPRESS_BANK_H
