@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -151,15 +150,6 @@ static int fake_submit(void *inst, const float *in)
 	return 0;
 }
 
-static void sleep_until(uint64_t t)
-{
-	uint64_t now = gf_now_ns();
-	if (t > now) {
-		struct timespec ts = {(time_t)((t - now) / 1000000000u), (long)((t - now) % 1000000000u)};
-		nanosleep(&ts, NULL);
-	}
-}
-
 static int fake_collect(void *inst, float *out, uint64_t deadline_ns)
 {
 	struct fake *f = inst;
@@ -167,11 +157,11 @@ static int fake_collect(void *inst, float *out, uint64_t deadline_ns)
 		return GF_E_INVAL;
 	if (f->arrives_ns > gf_now_ns() && (!deadline_ns || deadline_ns < f->arrives_ns)) {
 		if (!deadline_ns)
-			return GF_E_TIMEOUT; /* offline: a hang, at once (the GPU's after its bound) */
-		sleep_until(deadline_ns);    /* a wait bounded by the deadline, as the GPU's */
-		return GF_NEURAL_LATE;	     /* never GF_E_TIMEOUT: the stage's own bound must find a hang */
+			return GF_E_TIMEOUT;	/* offline: a hang, at once (the GPU's after its bound) */
+		gf_sleep_until_ns(deadline_ns); /* a wait bounded by the deadline, as the GPU's */
+		return GF_NEURAL_LATE; /* never GF_E_TIMEOUT: the stage's own bound must find a hang */
 	}
-	sleep_until(f->arrives_ns);
+	gf_sleep_until_ns(f->arrives_ns);
 	f->pending = 0;
 	memcpy(out, f->out, (size_t)f->n * HOP * sizeof(float));
 	return 0;

@@ -3,8 +3,8 @@
  * model (gpufir's CPU forward, gf_neural_dfn_ops), no GPU needed: a "GPU"
  * that runs the same forward behind submit/collect fails on hop FAIL_HOP,
  * and the stage's output is held against a stage on the CPU forward alone
- * on the same input (the fixed inputs 0 and 1, noisy speech, 4 s; the
- * switch at 2 s):
+ * on the same input (the fixed inputs 0 and 1, noisy speech, 2 s; the
+ * switch at 1 s):
  * - before the switch: bit for bit the same;
  * - from the failed hop on: the standby, restarted on the hops the stage
  *   kept, plays the model's output at once: the hops a cold standby would
@@ -26,9 +26,9 @@
 
 #define CH 2u
 #define HOP GF_NEURAL_HOP
-#define FAIL_HOP 200u
+#define FAIL_HOP 100u
 /* The seconds after the switch compared (the CPU forward is slow under the sanitizers). */
-#define AFTER_S 2u
+#define AFTER_S 1u
 /* The hops after the switch that a standby starting cold would play as silence (its latency: the
  * model's two hops of lookahead), and how far below the CPU stage's level they may be. A restarted
  * model attenuates more than one that ran all along for a while (on these inputs up to 16 dB on
