@@ -119,6 +119,8 @@ struct daemon {
 	struct gf_live_stats ls;
 	uint64_t last_blocks;
 	int64_t last_advance_ms;
+	int64_t idle_since_ms; /* when the capture went idle (gf_live_idle), 0: not idle */
+	int idle_said;	       /* and that was logged */
 	/* extremes since the last stats log line: its window, not the last poll's */
 	struct {
 		float peak;
