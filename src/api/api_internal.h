@@ -132,10 +132,10 @@ const char *gf_api_error_type(const struct gf_api_cmd *c, int code);
 
 /* api_suppress.c: GetSuppressor, SetSuppressor, GetNeural, SetNeural */
 extern const struct gf_api_cmd_table gf_api_suppress_cmds;
-/** GetSuppressor's object (GetStatus's "suppressor" too). */
-json_t *gf_api_suppressor_json(const struct gf_api_suppressor *s);
-/** GetNeural's object (GetStatus's "neural" too). */
-json_t *gf_api_neural_json(const struct gf_api_neural *n);
+/** Stage @p id's Get object (GetStatus's "suppressor" and "neural" too). */
+json_t *gf_api_stage_json(enum gf_api_stage_id id, const struct gf_api_stage *s);
+/** GetStatus's member for stage @p id ("suppressor", "neural"). */
+const char *gf_api_stage_key(enum gf_api_stage_id id);
 
 /* api_levels.c: the level history and its "since" commands */
 extern const struct gf_api_cmd_table gf_api_level_cmds;
