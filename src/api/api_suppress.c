@@ -67,7 +67,7 @@ static int read_request(const json_t *arg, const struct stage_names *n, struct g
 			q->bypass = json_is_true(val);
 		} else if (strcmp(key, n->db) == 0 && json_is_number(val)) {
 			q->has_db = 1;
-			q->db = json_number_value(val);
+			q->db = json_number_value(val) + 0.0; /* -0 is 0 dB: no "-0.0" read back */
 		} else {
 			int is_db = strcmp(key, n->db) == 0;
 			gf_errbuf_set(eb, "%s: \"%s\" is not %s%s", n->set, key,

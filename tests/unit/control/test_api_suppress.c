@@ -6,7 +6,8 @@
  * object, the Set command with one member or both (the reply is what is in
  * force, and only its stage is reached), every malformed request refused with
  * a message that names the member and nothing reaching the program, the
- * program's refusals typed (a value out of range, no stage running),
+ * program's refusals typed (a value out of range, 1e308 too, no stage
+ * running), -0 read as 0 dB,
  * GetStatus's object, a guest allowed as for the volume and a locked client
  * refused.
  */
@@ -117,6 +118,8 @@ static void test_refusals(struct gf_api *a, struct fake *f, const struct stage *
 	expect_typed(a, set_cmd(cmd, sizeof(cmd), s, m), s->set, "InvalidValueError", why);
 	snprintf(m, sizeof(m), "\"%s\": %g", s->db, s->min - 1.0);
 	expect_typed(a, set_cmd(cmd, sizeof(cmd), s, m), s->set, "InvalidValueError", why);
+	snprintf(m, sizeof(m), "\"%s\": 1e308", s->db);
+	expect_typed(a, set_cmd(cmd, sizeof(cmd), s, m), s->set, "InvalidValueError", why);
 	snprintf(get, sizeof(get), "\"%s\"", s->get);
 	check_stage(s, ok_value(a, get, s->get), channels, 0, 12.5); /* unchanged */
 	f->stage[s->id].channels = 0;
@@ -124,6 +127,25 @@ static void test_refusals(struct gf_api *a, struct fake *f, const struct stage *
 	expect_typed(a, set_cmd(cmd, sizeof(cmd), s, "\"bypass\": true"), s->set, "InvalidRequestError",
 		     s->none);
 	f->stage[s->id].channels = channels;
+}
+
+/* -0 is 0 dB: within the suppressor's range, and read back without its sign (no "-0.0" in the
+ * replies and the status); below the neural stage's. */
+static void test_negative_zero(struct gf_api *a, const struct stage *s)
+{
+	char cmd[256], m[128], why[64];
+	snprintf(m, sizeof(m), "\"%s\": -0.0", s->db);
+	if (s->min > 0.0) {
+		snprintf(why, sizeof(why), "outside %g..%g", s->min, s->max);
+		expect_typed(a, set_cmd(cmd, sizeof(cmd), s, m), s->set, "InvalidValueError", why);
+		return;
+	}
+	json_t *v = ok_value(a, set_cmd(cmd, sizeof(cmd), s, m), s->set);
+	double db = json_number_value(json_object_get(v, s->db));
+	CHECK(db == 0.0 && !signbit(db));
+	json_decref(v);
+	snprintf(m, sizeof(m), "\"%s\": 12.5", s->db);
+	json_decref(ok_value(a, set_cmd(cmd, sizeof(cmd), s, m), s->set));
 }
 
 static void *const guest = (void *)30, *const locked = (void *)31;
@@ -161,6 +183,7 @@ int main(void)
 		uint32_t channels = f.stage[s->id].channels;
 		test_get_set(a, &f, s, channels, f.stage[s->id].db);
 		test_refusals(a, &f, s, channels);
+		test_negative_zero(a, s);
 		test_standing(a, s, channels);
 	}
 	clear();
