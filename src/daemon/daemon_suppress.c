@@ -93,18 +93,17 @@ static int publish_neural(struct daemon *d, struct gf_errbuf *eb)
 }
 
 /* What the daemon knows of each stage: its names in the log and the messages, the range of its dB
- * (the config's: config_filters.c), its settings in the running config, and how they reach it. */
+ * (the config's), its settings in the running config, and how they reach it. */
 static const struct stage {
 	const char *what, *db_name, *design;
 	double min_db, max_db;
 	uint32_t (*config)(const struct daemon *d, double *db, int *bypass);
 	int (*publish)(struct daemon *d, struct gf_errbuf *eb);
 } stages[GF_API_STAGES] = {
-	[GF_API_SUPPRESSOR] = {"noise suppressor", "depth_db", "suppress", 0.0, GF_SUPPRESS_MAX_REDUCTION_DB,
-			       suppressor_config, publish_suppressor},
-	/* 1 dB is the least a limit that cuts anything means */
-	[GF_API_NEURAL] = {"neural stage", "atten_lim_db", "deepfilter", 1.0, GF_NEURAL_MAX_ATTEN_LIM_DB,
-			   neural_config, publish_neural},
+	[GF_API_SUPPRESSOR] = {"noise suppressor", "depth_db", "suppress", GF_CONFIG_MIN_REDUCTION_DB,
+			       GF_SUPPRESS_MAX_REDUCTION_DB, suppressor_config, publish_suppressor},
+	[GF_API_NEURAL] = {"neural stage", "atten_lim_db", "deepfilter", GF_CONFIG_MIN_ATTEN_LIM_DB,
+			   GF_NEURAL_MAX_ATTEN_LIM_DB, neural_config, publish_neural},
 };
 
 void gf_dm_suppress_reload(struct daemon *d, const struct gf_config *old)
