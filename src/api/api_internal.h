@@ -119,6 +119,11 @@ int gf_api_need(const void *op, struct gf_errbuf *eb);
 void gf_api_status_of(struct gf_api *a, struct gf_api_status *st);
 /** The levels since the program's previous reading, recorded in the history (api_levels.c). */
 int gf_api_levels_read(struct gf_api *a, struct gf_api_levels *lv, struct gf_errbuf *eb);
+/** 0 where @p db is finite, else GF_E_INVAL with "WHAT must be a finite number of dB" in @p eb (JSON
+ *  carries no NaN or infinity, but a client's number may still overflow what its reader holds). */
+int gf_api_finite_db(double db, const char *what, struct gf_errbuf *eb);
+/** A volume request's dB checked finite and clamped to CamillaDSP's range (every fader's first step). */
+int gf_api_volume_arg(double *db, struct gf_errbuf *eb);
 /** The current volume, CamillaDSP's clamp and the program's applied (the reply of SetVolume). */
 int gf_api_volume_set(struct gf_api_req *r, double db, double *in_force, struct gf_errbuf *eb);
 /** AdjustVolume's argument, a number or [dB, min, max]. @return 0, or GF_E_INVAL */

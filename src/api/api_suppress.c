@@ -2,7 +2,6 @@
  * stage"): GetSuppressor and SetSuppressor, GetNeural and SetNeural, gpufir's own (CamillaDSP has
  * neither stage). A guest may use them, as it may set the volume: they change what is heard,
  * never what reaches files. */
-#include <math.h>
 #include <string.h>
 
 #include "api_internal.h"
@@ -78,10 +77,9 @@ static int read_request(const json_t *arg, const struct stage_names *n, struct g
 			return GF_E_INVAL;
 		}
 	}
-	if (q->has_db && !isfinite(q->db)) {
-		gf_errbuf_set(eb, "%s: %s must be a finite number of dB", n->set, n->db);
-		return GF_E_INVAL;
-	}
+	int err = q->has_db ? gf_api_finite_db(q->db, n->db, eb) : 0;
+	if (err)
+		return err;
 	if (!q->has_bypass && !q->has_db) {
 		gf_errbuf_set(eb, "%s takes {\"bypass\": true or false, \"%s\": dB}, one or both", n->set,
 			      n->db);
