@@ -24,6 +24,9 @@
  *      of both stages refused for want of Authenticate, nothing changes; with
  *      the key it is served. Skipped where the machine has no non-loopback
  *      IPv4 address.
+ *   6  (before 5) the API's depth stays when a reload that changes
+ *      reduction_db fails to start its stream (a device that does not exist)
+ *      and the previous settings are kept.
  *   5  the suppressor taken out of the chain (PatchConfig, a stream restart):
  *      SetSuppressor says the stream has no noise suppressor, GetSuppressor 0
  *      channels.
@@ -229,6 +232,43 @@ static void case4(const char *reply)
 	printf("case 4: on %s, locked until Authenticate: nothing changed; then served\n", addr);
 }
 
+/* The config with the suppressor at @p reduction_db on @p device, written in place, or (@p renamed) beside
+ * it and renamed over it: the daemon, watching the file, reloads. */
+static void write_conf(int renamed, const char *device, double reduction_db)
+{
+	FILE *f = renamed ? gf_daemon_conf_begin_new(&dm, RATE, 256, "cpu", CH, device)
+			  : gf_daemon_conf_begin(&dm, RATE, 256, "cpu", CH, device);
+	fprintf(f,
+		"control_socket = \"%s\";\ncontrol_port = %d;\ncontrol_key_file = \"%s/control.key\";\n"
+		"filters = ( { name = \"id\"; design = \"identity\"; },\n"
+		"  { name = \"nr\"; design = \"suppress\"; reduction_db = %.1f; } );\nchain = [\"id\", "
+		"\"nr\"];\n",
+		ctl_path, port, dm.dir, reduction_db);
+	if (renamed)
+		gf_daemon_conf_end_new(&dm, f);
+	else
+		CHECK(fclose(f) == 0);
+}
+
+static void case6(void)
+{
+	expect(gf_apic_call(&api, "{\"SetSuppressor\": {\"depth_db\": 10}}"), "\"depth_db\":10.0,", NULL,
+	       "depth 10 over the API");
+	write_conf(1, "gpufir-no-such-device", 20.0);
+	char st[GF_STATUS_MAX];
+	for (int i = 0; i < 300; i++, gf_daemon_idle_ms(&dm, 100)) {
+		gf_daemon_query_status(&dm, st, sizeof(st));
+		if (strstr(st, "kept the previous settings"))
+			break;
+	}
+	expect(st, "kept the previous settings", NULL, "a restart on a device that does not exist");
+	expect(gf_apic_call(&api, "\"GetSuppressor\""), "\"depth_db\":10.0,", NULL,
+	       "the API's depth after the failed restart");
+	expect(st, "suppressor_reduction_db: 10.0\n", NULL, "the status after the failed restart");
+	printf("case 6: a reload of reduction_db whose restart failed: the API's depth kept with the old "
+	       "settings\n");
+}
+
 static void case5(void)
 {
 	expect(gf_apic_call(&api, "{\"PatchConfig\": {\"chain\": [\"id\"]}}"),
@@ -250,14 +290,7 @@ int main(void)
 	gf_daemon_init(&dm, "hostile-api-stages");
 	snprintf(ctl_path, sizeof(ctl_path), "%s/control", dm.dir);
 	port = gf_daemon_free_tcp_port();
-	FILE *f = gf_daemon_conf_begin(&dm, RATE, 256, "cpu", CH, "system");
-	fprintf(f,
-		"control_socket = \"%s\";\ncontrol_port = %d;\ncontrol_key_file = \"%s/control.key\";\n"
-		"filters = ( { name = \"id\"; design = \"identity\"; },\n"
-		"  { name = \"nr\"; design = \"suppress\"; reduction_db = 15.0; } );\nchain = [\"id\", "
-		"\"nr\"];\n",
-		ctl_path, port, dm.dir);
-	CHECK(fclose(f) == 0);
+	write_conf(0, "system", 15.0);
 	if (gf_jack_server_start(&dm.jack, "gpufir-hstages", RATE, 256) != 0)
 		gf_test_skip("no private JACK server (jackd missing or did not start)");
 	gf_daemon_spawn(&dm, bin, 0);
@@ -272,6 +305,7 @@ int main(void)
 	case2(&owner, reply);
 	case3(reply);
 	case4(reply);
+	case6();
 	case5();
 	gf_daemon_terminate(&dm, 10.0, "stop");
 	gf_daemon_finish(&dm);
