@@ -45,6 +45,18 @@ void gf_stagetest_status(struct gf_stagetest *t, const char *stage, const char *
 	gf_daemon_expect_line(&t->dm, st, key, bypass);
 }
 
+const char *gf_stagetest_call(struct gf_stagetest *t, const char *cmd, const char *db_key, int bypass,
+			      double db)
+{
+	char what[300];
+	const char *r = gf_apic_call(&t->api, cmd);
+	snprintf(what, sizeof(what), "%s: bypass", cmd);
+	gf_apic_expect(&t->api, r, bypass ? "\"bypass\":true" : "\"bypass\":false", what);
+	snprintf(what, sizeof(what), "%s: %s", cmd, db_key);
+	gf_apic_expect_near(&t->api, gf_apic_num(r, db_key), db, 1e-9, what);
+	return r;
+}
+
 void gf_stagetest_reloaded(struct gf_stagetest *t, const char *what, const char *why)
 {
 	gf_daemon_reload_live(&t->dm, &t->ready, what, why);

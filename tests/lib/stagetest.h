@@ -37,6 +37,11 @@ void gf_stagetest_start(struct gf_stagetest *t, const char *bin, const char *jac
 void gf_stagetest_status(struct gf_stagetest *t, const char *stage, const char *db_key, const char *db,
 			 const char *bypass, const char *what, char *st, size_t len);
 
+/** Send @p cmd (a Get or Set of the stage) and return its reply, in which bypass is @p bypass and the
+ *  member @p db_key is @p db, else the test dies. */
+const char *gf_stagetest_call(struct gf_stagetest *t, const char *cmd, const char *db_key, int bypass,
+			      double db);
+
 /** The test rewrote the config with @p what: the reload is applied live (no restart), else the test
  *  dies saying @p why. */
 void gf_stagetest_reloaded(struct gf_stagetest *t, const char *what, const char *why);

@@ -106,18 +106,14 @@ static void reload_live(const char *dfn)
 
 static void api_controls(void)
 {
-	const char *r = gf_apic_call(&t.api, "\"GetNeural\"");
-	gf_apic_expect(&t.api, r, "\"bypass\":false", "GetNeural's bypass");
-	gf_apic_expect_near(&t.api, gf_apic_num(r, "atten_lim_db"), 100.0, 1e-9, "GetNeural's atten_lim_db");
+	const char *r = gf_stagetest_call(&t, "\"GetNeural\"", "atten_lim_db", 0, 100.0);
 	gf_apic_expect_near(&t.api, gf_apic_num(r, "channels"), 2.0, 0.0, "GetNeural's channels");
 	level_is(-20.0, 1, "at atten_lim_db 100");
-	r = gf_apic_call(&t.api, "{\"SetNeural\": {\"bypass\": true}}");
-	gf_apic_expect(&t.api, r, "\"bypass\":true", "SetNeural bypass's reply");
+	gf_stagetest_call(&t, "{\"SetNeural\": {\"bypass\": true}}", "atten_lim_db", 1, 100.0);
 	level_is(0.0, 0, "bypassed");
 	status_is("100.0", "yes", "bypassed");
-	r = gf_apic_call(&t.api, "{\"SetNeural\": {\"bypass\": false, \"atten_lim_db\": 6}}");
-	gf_apic_expect(&t.api, r, "\"bypass\":false", "SetNeural atten 6's reply");
-	gf_apic_expect_near(&t.api, gf_apic_num(r, "atten_lim_db"), 6.0, 1e-9, "SetNeural atten 6's reply");
+	gf_stagetest_call(&t, "{\"SetNeural\": {\"bypass\": false, \"atten_lim_db\": 6}}", "atten_lim_db", 0,
+			  6.0);
 	level_is(-6.0, 0, "atten_lim_db 6");
 	r = gf_apic_call(&t.api, "\"GetStatus\"");
 	gf_apic_expect(&t.api, r, "\"neural\":{", "GetStatus's neural");

@@ -128,18 +128,14 @@ static void reload_live(const char *nr)
 
 static void api_controls(void)
 {
-	const char *r = gf_apic_call(&t.api, "\"GetSuppressor\"");
-	gf_apic_expect(&t.api, r, "\"bypass\":false", "GetSuppressor's bypass");
-	gf_apic_expect_near(&t.api, gf_apic_num(r, "depth_db"), 30.0, 1e-9, "GetSuppressor's depth_db");
+	const char *r = gf_stagetest_call(&t, "\"GetSuppressor\"", "depth_db", 0, 30.0);
 	gf_apic_expect_near(&t.api, gf_apic_num(r, "channels"), 2.0, 0.0, "GetSuppressor's channels");
 	level_is(-30.0, "at reduction_db 30");
-	r = gf_apic_call(&t.api, "{\"SetSuppressor\": {\"bypass\": true}}");
-	gf_apic_expect(&t.api, r, "\"bypass\":true", "SetSuppressor bypass's reply");
+	gf_stagetest_call(&t, "{\"SetSuppressor\": {\"bypass\": true}}", "depth_db", 1, 30.0);
 	level_is(0.0, "bypassed");
 	status_is("30.0", "yes", "bypassed");
-	r = gf_apic_call(&t.api, "{\"SetSuppressor\": {\"bypass\": false, \"depth_db\": 10}}");
-	gf_apic_expect(&t.api, r, "\"bypass\":false", "SetSuppressor depth 10's reply");
-	gf_apic_expect_near(&t.api, gf_apic_num(r, "depth_db"), 10.0, 1e-9, "SetSuppressor depth 10's reply");
+	gf_stagetest_call(&t, "{\"SetSuppressor\": {\"bypass\": false, \"depth_db\": 10}}", "depth_db", 0,
+			  10.0);
 	level_is(-10.0, "depth 10 dB");
 	r = gf_apic_call(&t.api, "\"GetStatus\"");
 	gf_apic_expect(&t.api, r, "\"suppressor\":{", "GetStatus's suppressor");
