@@ -23,10 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "clock.h"
-#include "neural.h"
 #include "stagetest.h"
 #include "status.h"
 #include "testutil.h"
@@ -139,10 +137,7 @@ static void run_checks(void)
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	char lib[4200];
-	snprintf(lib, sizeof(lib), "%s/libdeepfilter.so", gf_neural_default_dir());
-	if (access(lib, R_OK) != 0)
-		gf_test_skip("no DeepFilterNet runtime (scripts/install-deepfilter.sh)");
+	gf_daemon_need_deepfilter();
 	const char *bin = gf_daemon_test_bin(1);
 	gf_stagetest_open(&t, "daemon-neural-live", MAX_FRAMES, CH);
 	uint64_t rng = gf_test_seed("test_daemon_neural_live");

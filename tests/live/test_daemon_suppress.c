@@ -27,11 +27,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "clock.h"
 #include "daemonutil.h"
-#include "neural.h"
 #include "status.h"
 #include "testutil.h"
 
@@ -193,10 +191,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc > 1 && strcmp(argv[1], stages[1].name) == 0) {
 		S = &stages[1];
-		char lib[4200];
-		snprintf(lib, sizeof(lib), "%s/libdeepfilter.so", gf_neural_default_dir());
-		if (access(lib, R_OK) != 0)
-			gf_test_skip("no DeepFilterNet runtime (scripts/install-deepfilter.sh)");
+		gf_daemon_need_deepfilter();
 	}
 	const char *bin = gf_daemon_test_bin(1);
 	uint64_t rng = gf_test_seed("test_daemon_suppress");
