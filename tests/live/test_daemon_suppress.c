@@ -85,22 +85,14 @@ static double deadline_ms(void)
 /* The config with FIR @p taps_file and, unless @p nr is NULL, a suppressor with settings @p nr. */
 static void write_conf(const char *taps_file, const char *nr)
 {
-	char tmp[700];
-	snprintf(tmp, sizeof(tmp), "%s.new", dm.conf_path);
-	FILE *f = fopen(tmp, "w");
-	CHECK(f);
+	FILE *f = gf_daemon_conf_begin_new(&dm, RATE, S->block, "cpu", CH, "system");
 	fprintf(f,
-		"sample_rate = %d;\nblock_frames = %d;\nbackend = \"cpu\";\ncrossfade_ms = 5.0;\n"
-		"latency_slack = %u;\ngpu_deadline_ms = %.3f;\nstatus_socket = \"%s\";\n"
-		"input = { device = \"system\"; host_api = \"JACK\"; channels = %d; };\n"
-		"output = { device = \"system\"; host_api = \"JACK\"; };\n"
+		"crossfade_ms = 5.0;\ngpu_deadline_ms = %.3f;\n"
 		"filters = ( { name = \"f\"; file = \"%s\"; format = \"text\"; }%s%s%s%s%s );\n"
 		"chain = [\"f\"%s];\n",
-		RATE, S->block, gf_test_latency_slack(), deadline_ms(), dm.status_path, CH, taps_file,
-		nr ? ",\n  { name = \"nr\"; design = \"" : "", nr ? S->design : "", nr ? "\"; " : "",
-		nr ? nr : "", nr ? " }" : "", nr ? ", \"nr\"" : "");
-	CHECK(fclose(f) == 0);
-	CHECK(rename(tmp, dm.conf_path) == 0);
+		deadline_ms(), taps_file, nr ? ",\n  { name = \"nr\"; design = \"" : "", nr ? S->design : "",
+		nr ? "\"; " : "", nr ? nr : "", nr ? " }" : "", nr ? ", \"nr\"" : "");
+	gf_daemon_conf_end_new(&dm, f);
 }
 
 static double ref_at(const float *h, uint32_t taps, size_t n, int c)
