@@ -172,7 +172,9 @@ int gf_daemon_stage_set(struct daemon *d, enum gf_api_stage_id id, const struct 
 		return err;
 	}
 	err = gf_daemon_stage_get(d, id, r, eb);
-	gf_info("%s: %s, %s %.1f dB (control API)", s->what, r->bypass ? "bypassed" : "on", s->db_name,
-		r->db);
+	/* at debug, as the volume's changes are not logged: any client may send these as fast as a
+	 * slider moves, and a journal rate-limits the service as a whole (its warnings too) */
+	gf_debug("%s: %s, %s %.1f dB (control API)", s->what, r->bypass ? "bypassed" : "on", s->db_name,
+		 r->db);
 	return err;
 }

@@ -19,7 +19,10 @@
  *      refused the same way (the range is checked first); a well-formed one
  *      says the stream has no neural stage, and GetNeural 0 channels.
  *   3  a guest (a WebSocket client on loopback, no key): the same refusals; a
- *      well-formed request is served within the range, as its volume is.
+ *      well-formed request is served within the range, as its volume is; 200
+ *      of them in a row are served without a line of log each (a journal
+ *      rate-limits the service as a whole: the flood would drown the daemon's
+ *      own warnings).
  *   4  a client beyond loopback without the key (locked): every Get and Set
  *      of both stages refused for want of Authenticate, nothing changes; with
  *      the key it is served. Skipped where the machine has no non-loopback
@@ -186,6 +189,34 @@ static void case2(struct client *owner, const char *reply)
 	printf("case 2: SetNeural on a stream without the stage: refused, says so\n");
 }
 
+/* The lines in gpufir's log so far. */
+static long log_lines(void)
+{
+	FILE *f = fopen(dm.log_path, "r");
+	long n = 0;
+	for (int ch; f && (ch = fgetc(f)) != EOF;)
+		n += ch == '\n';
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* FLOOD well-formed requests (the bypass toggled): each served, and the log, which a journal
+ * rate-limits for the whole service, does not take a line from each. */
+#define FLOOD 200
+static void flood(struct client *c)
+{
+	long before = log_lines();
+	for (int i = 0; i < FLOOD; i++)
+		expect(call(c, i % 2 ? "{\"SetSuppressor\": {\"bypass\": false}}"
+				     : "{\"SetSuppressor\": {\"bypass\": true}}"),
+		       "\"result\":\"Ok\"", NULL, "a well-formed request of the flood");
+	long grew = log_lines() - before;
+	printf("%s: %d well-formed requests, %ld lines of log\n", c->name, FLOOD, grew);
+	if (grew >= FLOOD / 10)
+		gf_daemon_die(&dm, "a client's well-formed requests each wrote a line to the log");
+}
+
 static void case3(const char *reply)
 {
 	struct client guest = {.name = "guest (WebSocket)", .ws = gf_ws_connect("127.0.0.1", port, 5000)};
@@ -197,6 +228,7 @@ static void case3(const char *reply)
 	unchanged(call(&guest, "\"GetSuppressor\""), "20.0", "no", "a guest's depth");
 	expect(gf_apic_call(&api, "{\"SetSuppressor\": {\"depth_db\": 15}}"), "\"depth_db\":15.0,", NULL,
 	       "back to 15 dB");
+	flood(&guest);
 	close(guest.ws);
 	printf("case 3: a guest's malformed requests refused; a depth within the range served\n");
 }
