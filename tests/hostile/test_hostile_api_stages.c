@@ -27,10 +27,10 @@
  *      of both stages refused for want of Authenticate, nothing changes; with
  *      the key it is served. Skipped where the machine has no non-loopback
  *      IPv4 address.
- *   6  (before 5) the API's depth stays when a reload that changes
- *      reduction_db fails to start its stream (a device that does not exist)
- *      and the previous settings are kept.
- *   5  the suppressor taken out of the chain (PatchConfig, a stream restart):
+ *   5  the API's depth stays when a reload that changes reduction_db fails
+ *      to start its stream (a device that does not exist) and the previous
+ *      settings are kept.
+ *   6  the suppressor taken out of the chain (PatchConfig, a stream restart):
  *      SetSuppressor says the stream has no noise suppressor, GetSuppressor 0
  *      channels.
  */
@@ -282,7 +282,7 @@ static void write_conf(int renamed, const char *device, double reduction_db)
 		CHECK(fclose(f) == 0);
 }
 
-static void case6(void)
+static void case5(void)
 {
 	expect(gf_apic_call(&api, "{\"SetSuppressor\": {\"depth_db\": 10}}"), "\"depth_db\":10.0,", NULL,
 	       "depth 10 over the API");
@@ -297,11 +297,11 @@ static void case6(void)
 	expect(gf_apic_call(&api, "\"GetSuppressor\""), "\"depth_db\":10.0,", NULL,
 	       "the API's depth after the failed restart");
 	expect(st, "suppressor_reduction_db: 10.0\n", NULL, "the status after the failed restart");
-	printf("case 6: a reload of reduction_db whose restart failed: the API's depth kept with the old "
+	printf("case 5: a reload of reduction_db whose restart failed: the API's depth kept with the old "
 	       "settings\n");
 }
 
-static void case5(void)
+static void case6(void)
 {
 	expect(gf_apic_call(&api, "{\"PatchConfig\": {\"chain\": [\"id\"]}}"),
 	       "{\"PatchConfig\":{\"result\":\"Ok\"}}", NULL, "PatchConfig without the suppressor");
@@ -311,7 +311,7 @@ static void case5(void)
 	       "GetSuppressor");
 	expect(gf_apic_call(&api, "{\"SetSuppressor\": {\"depth_db\": 10}}"), "InvalidRequestError",
 	       "no noise suppressor", "SetSuppressor without the stage");
-	printf("case 5: SetSuppressor on a stream without a suppressor: refused, says so\n");
+	printf("case 6: SetSuppressor on a stream without a suppressor: refused, says so\n");
 }
 
 int main(void)
@@ -337,8 +337,8 @@ int main(void)
 	case2(&owner, reply);
 	case3(reply);
 	case4(reply);
-	case6();
 	case5();
+	case6();
 	gf_daemon_terminate(&dm, 10.0, "stop");
 	gf_daemon_finish(&dm);
 	gf_apic_free(&api);
