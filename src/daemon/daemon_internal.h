@@ -96,8 +96,8 @@ struct daemon {
 	struct gf_suppress_bank *suppress;
 	const struct gf_suppress_bank *suppress_seen; /* the bank whose GPU failures were logged */
 	uint64_t suppress_failures_seen, suppress_returns_seen;
-	struct gf_suppress_live sup_live; /* the control API's bypass and depth (daemon_suppress.c) */
-	struct gf_suppress_live neu_live; /* the control API's neural bypass and atten_lim_db (depth_db) */
+	/* the control API's bypass and dB per stage (gf_api_stage_id; daemon_suppress.c) */
+	struct gf_suppress_live stage_live[GF_API_STAGES];
 	struct gf_live *live;
 	struct gf_dm_volume *vol; /* volume, mute, the gain stage (daemon_control.c); NULL until set up */
 	struct gf_watch *watch;

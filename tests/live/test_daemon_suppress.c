@@ -27,11 +27,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "clock.h"
 #include "daemonutil.h"
-#include "neural.h"
 #include "status.h"
 #include "testutil.h"
 
@@ -87,22 +85,14 @@ static double deadline_ms(void)
 /* The config with FIR @p taps_file and, unless @p nr is NULL, a suppressor with settings @p nr. */
 static void write_conf(const char *taps_file, const char *nr)
 {
-	char tmp[700];
-	snprintf(tmp, sizeof(tmp), "%s.new", dm.conf_path);
-	FILE *f = fopen(tmp, "w");
-	CHECK(f);
+	FILE *f = gf_daemon_conf_begin_new(&dm, RATE, S->block, "cpu", CH, "system");
 	fprintf(f,
-		"sample_rate = %d;\nblock_frames = %d;\nbackend = \"cpu\";\ncrossfade_ms = 5.0;\n"
-		"latency_slack = %u;\ngpu_deadline_ms = %.3f;\nstatus_socket = \"%s\";\n"
-		"input = { device = \"system\"; host_api = \"JACK\"; channels = %d; };\n"
-		"output = { device = \"system\"; host_api = \"JACK\"; };\n"
+		"crossfade_ms = 5.0;\ngpu_deadline_ms = %.3f;\n"
 		"filters = ( { name = \"f\"; file = \"%s\"; format = \"text\"; }%s%s%s%s%s );\n"
 		"chain = [\"f\"%s];\n",
-		RATE, S->block, gf_test_latency_slack(), deadline_ms(), dm.status_path, CH, taps_file,
-		nr ? ",\n  { name = \"nr\"; design = \"" : "", nr ? S->design : "", nr ? "\"; " : "",
-		nr ? nr : "", nr ? " }" : "", nr ? ", \"nr\"" : "");
-	CHECK(fclose(f) == 0);
-	CHECK(rename(tmp, dm.conf_path) == 0);
+		deadline_ms(), taps_file, nr ? ",\n  { name = \"nr\"; design = \"" : "", nr ? S->design : "",
+		nr ? "\"; " : "", nr ? nr : "", nr ? " }" : "", nr ? ", \"nr\"" : "");
+	gf_daemon_conf_end_new(&dm, f);
 }
 
 static double ref_at(const float *h, uint32_t taps, size_t n, int c)
@@ -193,10 +183,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc > 1 && strcmp(argv[1], stages[1].name) == 0) {
 		S = &stages[1];
-		char lib[4200];
-		snprintf(lib, sizeof(lib), "%s/libdeepfilter.so", gf_neural_default_dir());
-		if (access(lib, R_OK) != 0)
-			gf_test_skip("no DeepFilterNet runtime (scripts/install-deepfilter.sh)");
+		gf_daemon_need_deepfilter();
 	}
 	const char *bin = gf_daemon_test_bin(1);
 	uint64_t rng = gf_test_seed("test_daemon_suppress");
