@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "daemonutil.h"
 #include "humsig.h"
 #include "run_prog.h"
@@ -133,17 +134,29 @@ static void failed_rebuild(const char *bin, jack_client_t *jc)
 		status_text(st, "hum_found", found, sizeof(found));
 	} while (strcmp(found, "50 Hz, harmonics 1 2 3") != 0 &&
 		 feed_pos() < t0 + (size_t)(HUM_FIND_S * RATE));
-	gf_daemon_idle_ms(&dm, 1000); /* its reload ends */
-	gf_daemon_query_status(&dm, st, sizeof(st));
+	/* Its reload ends (succeeded or failed: the checks below tell), within 10 s. */
+	double t1 = gf_now_s();
+	for (;;) {
+		gf_daemon_query_status(&dm, st, sizeof(st));
+		status_text(st, "last_reload", last, sizeof(last));
+		if (strcmp(last, "none") != 0 || gf_now_s() - t1 > 10.0)
+			break;
+		gf_daemon_idle_ms(&dm, 100);
+	}
 	failures = gf_daemon_status_num(st, "reload_failures");
-	gf_daemon_idle_ms(&dm, 5000); /* 5 analyses more: the same set, not tried again */
-	gf_daemon_query_status(&dm, st, sizeof(st));
+	/* 3 analyses more (one a second of input; the loop compares the set found with the one in force
+	 * after each): the same set, not tried again. */
+	long analyses = gf_daemon_status_num(st, "hum_analyses");
+	while (gf_daemon_status_num(st, "hum_analyses") < analyses + 3 && gf_now_s() - t1 < 20.0) {
+		gf_daemon_idle_ms(&dm, 100);
+		gf_daemon_query_status(&dm, st, sizeof(st));
+	}
 	status_text(st, "hum", hum, sizeof(hum));
 	status_text(st, "last_reload", last, sizeof(last));
-	printf("max_taps = 1024: found %s; hum: %s; taps %ld; reload failures %ld, 5 s later %ld; last "
-	       "reload: "
-	       "%s\n",
+	printf("max_taps = 1024: found %s; hum: %s; taps %ld; reload failures %ld, %ld analyses later %ld; "
+	       "last reload: %s\n",
 	       found, hum, gf_daemon_status_num(st, "taps"), failures,
+	       gf_daemon_status_num(st, "hum_analyses") - analyses,
 	       gf_daemon_status_num(st, "reload_failures"), last);
 	if (strcmp(found, "50 Hz, harmonics 1 2 3") != 0 || strcmp(hum, "none") != 0 ||
 	    gf_daemon_status_num(st, "taps") != taps0 || strncmp(last, "reload failed: ", 15) != 0)
