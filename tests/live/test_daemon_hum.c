@@ -214,6 +214,32 @@ static double offline_si_sdr(const float *x, const float *clean, size_t from)
 	return sdr;
 }
 
+/* The best SI-SDR of @p live (SDR_WIN frames) against @p clean shifted by 0..2 * MAX_LAG frames. The
+ * SI-SDR at a shift grows with dot^2 / (clean's energy there): that is maximised over all shifts from
+ * one cross-correlation (by FFT: the SI-SDR at each of the 2049 shifts took 18 s under the sanitizers),
+ * and the SI-SDR computed at its shift. */
+static double si_sdr_best_lag(const float *clean, const float *live)
+{
+	size_t shifts = 2 * MAX_LAG + 1;
+	double *dot = calloc(shifts, sizeof(double));
+	CHECK(dot);
+	gf_test_xcorr(live, SDR_WIN, 1, clean, SDR_WIN + shifts - 1, 1, dot);
+	double rr = 0.0, top = -1.0;
+	size_t best = 0;
+	for (size_t i = 0; i < SDR_WIN; i++)
+		rr += (double)clean[i] * clean[i];
+	for (size_t s = 0; s < shifts; s++) {
+		if (s) /* the window slides one frame */
+			rr += (double)clean[s + SDR_WIN - 1] * clean[s + SDR_WIN - 1] -
+			      (double)clean[s - 1] * clean[s - 1];
+		double v = rr > 0.0 ? dot[s] * dot[s] / rr : 0.0;
+		if (v > top)
+			top = v, best = s;
+	}
+	free(dot);
+	return gf_test_si_sdr(clean + best, live, 0, (uint32_t)SDR_WIN);
+}
+
 /* The live output's SI-SDR against @p clean over SDR_WIN frames from @p at (recording time; the
  * input is @p delay frames earlier), and the offline one over the same input, compared. */
 static int as_offline(const float *rec, const float *x, const float *clean, size_t at, long delay)
@@ -224,11 +250,7 @@ static int as_offline(const float *rec, const float *x, const float *clean, size
 		live[i] = rec[(at + i) * CH];
 	/* The recording lags the input by the total latency and the JACK round trip: the lag found. */
 	size_t from = at - (size_t)delay;
-	double l = -INFINITY;
-	for (long d = -MAX_LAG; d <= MAX_LAG; d += 1) {
-		double v = gf_test_si_sdr(clean + from - d, live, 0, (uint32_t)SDR_WIN);
-		l = v > l ? v : l;
-	}
+	double l = si_sdr_best_lag(clean + from - MAX_LAG, live);
 	double o = offline_si_sdr(x, clean, from);
 	double in = gf_test_si_sdr(clean + from, x + from, 0, (uint32_t)SDR_WIN);
 	printf("SI-SDR against the voice over %.1f s once the hum is taken: input %.2f dB, live %.2f dB "
