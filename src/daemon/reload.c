@@ -1,6 +1,5 @@
 #include "reload.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,32 +48,16 @@ uint32_t gf_reload_out_channels(const struct gf_config *c)
 	return c->output.channels ? c->output.channels : gf_reload_channels(c);
 }
 
-void gf_reload_engine_params(const struct gf_config *c, uint32_t taps, struct gf_engine_params *p)
+void gf_reload_facts(const struct gf_config *c, int force_cpu, struct gf_chain_facts *f)
 {
-	memset(p, 0, sizeof(*p));
-	p->backend = c->backend;
-	p->algo = c->algo;
-	p->channels = gf_reload_channels(c);
-	p->max_block = c->block_frames;
-	p->max_taps = c->max_taps			  ? c->max_taps
-		      : taps > GF_RELOAD_DEFAULT_MAX_TAPS ? taps
-							  : GF_RELOAD_DEFAULT_MAX_TAPS;
-	p->crossfade_frames = (uint32_t)lround(c->crossfade_ms * c->sample_rate / 1000.0);
-	p->gpu_index = c->gpu_index;
-	p->gpu_path = c->gpu_path;
-	p->deadline_us = gf_reload_deadline_us(c);
-	p->live_rate = c->sample_rate ? c->sample_rate : GF_RELOAD_DEFAULT_RATE;
-}
-
-uint32_t gf_reload_deadline_us(const struct gf_config *c)
-{
-	if (c->gpu_deadline_ms > 0)
-		return (uint32_t)lround(c->gpu_deadline_ms * 1000.0);
-	uint32_t rate = c->sample_rate ? c->sample_rate : GF_RELOAD_DEFAULT_RATE;
-	/* Two block periods: one is the block's own budget, the second the slack
-	 * a late block may still use before it costs an underrun. */
-	uint64_t us = 2000000ull * c->block_frames / rate;
-	return us > 0 ? (uint32_t)us : 1;
+	*f = (struct gf_chain_facts){
+		.mode = GF_CHAIN_LIVE,
+		.rate = c->sample_rate,
+		.channels = gf_reload_channels(c),
+		.out_channels = gf_reload_out_channels(c),
+		.backend = force_cpu ? GF_BACKEND_CPU : GF_BACKEND_AUTO,
+		.gpu_index = -1,
+	};
 }
 
 static int str_differs(const char *a, const char *b)
@@ -194,18 +177,12 @@ static int job_fail(struct gf_reload_job *j, int err, const struct gf_errbuf *eb
 /* The filter set of @p c, finite. */
 static int job_filters(struct gf_reload_job *j, const struct gf_config *c, struct gf_errbuf *eb)
 {
-	int err = gf_config_build(c, c->sample_rate, gf_reload_channels(c), &j->fs, eb);
-	if (!err && gf_filter_set_check_finite(j->fs) != 0) {
-		err = GF_E_NONFINITE;
-		gf_errbuf_set(eb, "%s: filter has NaN or Inf coefficients", c->path ? c->path : "config");
-	}
-	if (err) {
-		gf_filter_set_free(j->fs);
-		j->fs = NULL;
-		return err;
-	}
-	j->r.taps = j->fs->taps;
-	return 0;
+	struct gf_chain_facts f;
+	gf_reload_facts(c, j->force_cpu, &f);
+	int err = gf_chain_filters(c, &f, &j->fs, NULL, eb);
+	if (!err)
+		j->r.taps = j->fs->taps;
+	return err;
 }
 
 /* The filters' response for the control page, drawn here on the build thread: its cost grows with
@@ -242,30 +219,19 @@ static void job_decide(struct gf_reload_job *j)
 	}
 }
 
-/* The suppressor after the engine: it runs on the GPU where the engine does (suppress_bank.h), its
+/* The engine, and the suppressor after it: on the GPU where the engine runs (suppress_bank.h), its
  * waits bounded by the engine's deadline. A bad noise file costs an engine built in vain, once. */
-static int job_suppressor(struct gf_reload_job *j, const struct gf_config *c,
-			  const struct gf_engine_params *p, struct gf_errbuf *eb)
-{
-	struct gf_suppress_bank_opts so = {
-		.gpu = strcmp(gf_engine_backend_name(j->engine), "cuda") == 0,
-		.gpu_index = p->gpu_index,
-		.deadline_us = p->deadline_us,
-	};
-	return gf_config_suppress_new_ex(c, c->sample_rate, gf_reload_out_channels(c), &so, &j->suppress, eb);
-}
-
 static int job_engine(struct gf_reload_job *j, const struct gf_config *c, struct gf_errbuf *eb)
 {
+	struct gf_chain_facts f;
+	gf_reload_facts(c, j->force_cpu, &f);
 	struct gf_engine_params p;
-	gf_reload_engine_params(c, j->fs->taps, &p);
-	if (j->force_cpu)
-		p.backend = GF_BACKEND_CPU;
+	gf_chain_engine_params(c, &f, j->fs->taps, &p);
 	j->engine_cpu = j->force_cpu;
 	int err = gf_engine_new(&j->engine, &p, j->fs, eb);
 	if (err || j->suppress)
 		return err;
-	if ((err = job_suppressor(j, c, &p, eb)) != 0) {
+	if ((err = gf_chain_suppressor(c, &f, j->engine, &j->suppress, eb)) != 0) {
 		gf_engine_free(j->engine);
 		j->engine = NULL;
 	}

@@ -17,17 +17,16 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "chain.h"
 #include "config.h"
 #include "engine.h"
 #include "error.h"
 #include "suppress_bank.h"
 
 /** Live sample rate when the config sets none. */
-#define GF_RELOAD_DEFAULT_RATE 48000u
+#define GF_RELOAD_DEFAULT_RATE GF_CHAIN_DEFAULT_RATE
 /** Live channel count when the config sets none. */
 #define GF_RELOAD_DEFAULT_CHANNELS 2u
-/** Engine max_taps when the config sets none: room for long reloads without a restart. */
-#define GF_RELOAD_DEFAULT_MAX_TAPS 262144u
 
 enum gf_reload_outcome {
 	GF_RELOAD_APPLIED = 0, /**< the new filter was swapped in (crossfade, no interruption) */
@@ -55,10 +54,9 @@ uint32_t gf_reload_channels(const struct gf_config *c);
 /** The engine's output channels for @p c: playback's and the recording's (a mixer's outputs). */
 uint32_t gf_reload_out_channels(const struct gf_config *c);
 
-/** Engine parameters for @p c and an initial filter of @p taps taps. */
-void gf_reload_engine_params(const struct gf_config *c, uint32_t taps, struct gf_engine_params *p);
-/** The engine's per-block deadline: gpu_deadline_ms, or two block periods when 0. Any thread. */
-uint32_t gf_reload_deadline_us(const struct gf_config *c);
+/** The live stream's facts for @p c's chain (chain.h): its rate and channels, the engine on
+ * the CPU backend if @p force_cpu, else on the config's. */
+void gf_reload_facts(const struct gf_config *c, int force_cpu, struct gf_chain_facts *f);
 
 /**
  * Settings that need a stream restart (devices, host APIs, channels, sample

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "chain.h"
 #include "engine.h"
 #include "error.h"
 #include "offline.h"
@@ -232,9 +233,8 @@ int gf_offline_ctx_filters(struct gf_offline_ctx *c, uint32_t rate, uint32_t cha
 			   struct gf_errbuf *eb);
 /* The suppressors for @p input (any thread; the configuration loaded): a hum they remove in their
  * frames (gf_config_hum_in_suppressor_any) is measured in @p input, as a hum notch's is. */
-int gf_offline_ctx_suppressor(struct gf_offline_ctx *c, const char *input, uint32_t rate, uint32_t channels,
-			      const struct gf_suppress_bank_opts *o, struct gf_suppress_bank **out,
-			      struct gf_errbuf *eb);
+int gf_offline_ctx_suppressor(struct gf_offline_ctx *c, const char *input, const struct gf_chain_facts *f,
+			      const struct gf_engine *e, struct gf_suppress_bank **out, struct gf_errbuf *eb);
 
 /* An input of @p samples (frames x channels; 0 = unknown) opened: the job's size, once. */
 void gf_offline_ctx_note_input(struct gf_offline_ctx *c, const char *path, uint64_t samples);
