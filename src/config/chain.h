@@ -8,8 +8,12 @@
  * files and batches, and the filter tools; so a setting means one thing
  * wherever it is read.
  *
+ * A reload compares the running chain's config with the new one
+ * (gf_chain_diff) and learns per stage whether the new stage is swapped in
+ * with a crossfade, needs the stream rebuilt (a restart), or is kept.
+ *
  * Control or build thread: the builders read files, design filters and
- * allocate.
+ * allocate; gf_chain_diff only compares.
  */
 #ifndef GPUFIR_CHAIN_H
 #define GPUFIR_CHAIN_H
@@ -80,5 +84,52 @@ int gf_chain_suppressor(const struct gf_config *c, const struct gf_chain_facts *
  * playback's, at most GF_GAIN_MAX_CHANNELS) and its rate. Any thread. */
 void gf_chain_gain_shape(const struct gf_config *c, uint32_t in_channels, uint32_t out_channels,
 			 uint32_t *channels, uint32_t *rate);
+
+/** What a reload does with one stage of the running chain. */
+enum gf_chain_action {
+	GF_CHAIN_KEEP = 0, /**< the running stage runs on (its live settings may change) */
+	GF_CHAIN_SWAP,	   /**< the new stage replaces it with a crossfade, audio running */
+	GF_CHAIN_RESTART,  /**< the stream is rebuilt around the new stage */
+};
+
+/** The stages of a chain, in the order audio crosses them (the stream itself first). */
+enum gf_chain_stage {
+	GF_CHAIN_STREAM = 0, /**< devices, rate, block, latency */
+	GF_CHAIN_FILTERS,    /**< the filter set and the engine that runs it */
+	GF_CHAIN_SUPPRESSOR, /**< the suppressors and the neural stage */
+	GF_CHAIN_GAIN,	     /**< volume, mute and meters */
+	GF_CHAIN_STAGES
+};
+
+/** A reload's plan: per stage, what it does and why (the settings that differ, or ""). */
+struct gf_chain_diff {
+	enum gf_chain_action action[GF_CHAIN_STAGES];
+	uint8_t cause[GF_CHAIN_STAGES]; /**< 1: this stage's own settings need the restart */
+	char why[GF_CHAIN_STAGES][400];
+};
+
+/**
+ * Compare the running chain's config @p a with the new @p b (@p out_channels: the new one's
+ * playback channels, where the suppressors run) and fill @p d: the stream and the engine restart
+ * when a stream setting or an engine parameter differs (devices, host APIs, channels, rate,
+ * block, recording file, latency slack; backend, algo, GPU, gpu_path, max_taps, deadline,
+ * crossfade); the suppressor when gf_config_suppress_differs says so; any of these rebuilds every
+ * stage with the stream. Otherwise the filters are swapped, the suppressor kept (its live
+ * settings follow the new config) and the gain stage kept (volume_db is a request to it). Any
+ * thread.
+ * @return 1 when any stage restarts, else 0
+ */
+int gf_chain_diff(const struct gf_config *a, const struct gf_config *b, uint32_t out_channels,
+		  struct gf_chain_diff *d);
+
+/** The restart's reasons of @p d, the causing stages', joined by ", " into @p why ("" when none). */
+void gf_chain_diff_why(const struct gf_chain_diff *d, char *why, size_t len);
+
+/** One line for stage @p s of @p d: "suppressor: restart (suppressor added)". */
+void gf_chain_diff_line(const struct gf_chain_diff *d, enum gf_chain_stage s, char *line, size_t len);
+
+/** The stage's name ("stream", "filters", "suppressor", "gain") and the action's ("keep", ...). */
+const char *gf_chain_stage_name(enum gf_chain_stage s);
+const char *gf_chain_action_name(enum gf_chain_action a);
 
 #endif

@@ -60,98 +60,18 @@ void gf_reload_facts(const struct gf_config *c, int force_cpu, struct gf_chain_f
 	};
 }
 
-static int str_differs(const char *a, const char *b)
+/* The reload's plan against the running chain, one line a stage, and whether it restarts. */
+static int job_diff(const struct gf_reload_job *j, char *why, size_t len)
 {
-	if (!a || !b)
-		return a != b;
-	return strcmp(a, b) != 0;
-}
-
-/* Append "what a -> b" to why. */
-static void note(char *why, size_t len, const char *what, const char *a, const char *b)
-{
-	size_t used = strlen(why);
-	if (used < len)
-		snprintf(why + used, len - used, "%s%s %s -> %s", used ? ", " : "", what, a ? a : "default",
-			 b ? b : "default");
-}
-
-static void note_u(char *why, size_t len, const char *what, unsigned long a, unsigned long b)
-{
-	char sa[24], sb[24];
-	snprintf(sa, sizeof(sa), "%lu", a);
-	snprintf(sb, sizeof(sb), "%lu", b);
-	note(why, len, what, sa, sb);
-}
-
-static void diff_endpoint(const char *side, const struct gf_audio_endpoint *a,
-			  const struct gf_audio_endpoint *b, char *why, size_t len)
-{
-	char what[32];
-	if (str_differs(a->device, b->device)) {
-		snprintf(what, sizeof(what), "%s device", side);
-		note(why, len, what, a->device, b->device);
+	struct gf_chain_diff d;
+	int restart = gf_chain_diff(j->running, j->cfg, gf_reload_out_channels(j->cfg), &d);
+	for (int s = 0; s < GF_CHAIN_STAGES; s++) {
+		char line[500];
+		gf_chain_diff_line(&d, (enum gf_chain_stage)s, line, sizeof(line));
+		gf_info("reload: %s", line);
 	}
-	if (str_differs(a->host_api, b->host_api)) {
-		snprintf(what, sizeof(what), "%s host API", side);
-		note(why, len, what, a->host_api, b->host_api);
-	}
-	if (a->channels != b->channels) {
-		snprintf(what, sizeof(what), "%s channels", side);
-		note_u(why, len, what, a->channels, b->channels);
-	}
-	if (str_differs(a->file, b->file)) {
-		snprintf(what, sizeof(what), "%s file", side);
-		note(why, len, what, a->file, b->file);
-	}
-}
-
-int gf_reload_needs_restart(const struct gf_config *a, const struct gf_config *b, char *why, size_t len)
-{
-	why[0] = '\0';
-	if (a->sample_rate != b->sample_rate)
-		note_u(why, len, "sample rate", a->sample_rate, b->sample_rate);
-	if (a->block_frames != b->block_frames)
-		note_u(why, len, "block", a->block_frames, b->block_frames);
-	diff_endpoint("input", &a->input, &b->input, why, len);
-	diff_endpoint("output", &a->output, &b->output, why, len);
-	if (a->backend != b->backend)
-		note_u(why, len, "backend", a->backend, b->backend);
-	if (a->algo != b->algo)
-		note_u(why, len, "algo", a->algo, b->algo);
-	if (a->gpu_index != b->gpu_index)
-		note_u(why, len, "gpu", (unsigned long)a->gpu_index, (unsigned long)b->gpu_index);
-	if (a->gpu_path != b->gpu_path)
-		note(why, len, "gpu_path", gf_gpu_path_name(a->gpu_path), gf_gpu_path_name(b->gpu_path));
-	if (a->max_taps != b->max_taps)
-		note_u(why, len, "max_taps", a->max_taps, b->max_taps);
-	if (a->latency_slack != b->latency_slack || a->latency_slack_auto != b->latency_slack_auto) {
-		char sa[24], sb[24];
-		snprintf(sa, sizeof(sa), a->latency_slack_auto ? "auto" : "%u", a->latency_slack);
-		snprintf(sb, sizeof(sb), b->latency_slack_auto ? "auto" : "%u", b->latency_slack);
-		note(why, len, "latency_slack", sa, sb);
-	}
-	if (a->gpu_deadline_ms != b->gpu_deadline_ms) {
-		char sa[32], sb[32];
-		snprintf(sa, sizeof(sa), "%g ms", a->gpu_deadline_ms);
-		snprintf(sb, sizeof(sb), "%g ms", b->gpu_deadline_ms);
-		note(why, len, "gpu_deadline", sa, sb);
-	}
-	if (a->crossfade_ms != b->crossfade_ms) {
-		char sa[32], sb[32];
-		snprintf(sa, sizeof(sa), "%g ms", a->crossfade_ms);
-		snprintf(sb, sizeof(sb), "%g ms", b->crossfade_ms);
-		note(why, len, "crossfade", sa, sb);
-	}
-	/* The suppressor's state belongs to the stream it runs in: a new one
-	 * comes with a new stream, as a new device or block size does. */
-	char sup[300];
-	if (gf_config_suppress_differs(a, b, gf_reload_out_channels(b), sup, sizeof(sup))) {
-		size_t used = strlen(why);
-		if (used < len)
-			snprintf(why + used, len - used, "%s%s", used ? ", " : "", sup);
-	}
-	return why[0] != '\0';
+	gf_chain_diff_why(&d, why, len);
+	return restart;
 }
 
 void gf_reload_job_init(struct gf_reload_job *j, const struct gf_config_source *src,
@@ -211,7 +131,7 @@ static void job_decide(struct gf_reload_job *j)
 	} else if (!j->engine_running) {
 		j->r.outcome = GF_RELOAD_RESTART;
 		snprintf(j->r.text, sizeof(j->r.text), "stream restart needed: audio not running");
-	} else if (gf_reload_needs_restart(j->running, j->cfg, why, sizeof(why))) {
+	} else if (job_diff(j, why, sizeof(why))) {
 		j->r.outcome = GF_RELOAD_RESTART;
 		snprintf(j->r.text, sizeof(j->r.text), "stream restart needed: %s", why);
 	} else {

@@ -58,17 +58,6 @@ uint32_t gf_reload_out_channels(const struct gf_config *c);
  * the CPU backend if @p force_cpu, else on the config's. */
 void gf_reload_facts(const struct gf_config *c, int force_cpu, struct gf_chain_facts *f);
 
-/**
- * Settings that need a stream restart (devices, host APIs, channels, sample
- * rate, block size, recording file, backend, algorithm, GPU, gpu_path, max_taps,
- * crossfade, the noise suppressor: added, removed or changed beyond its live reduction_db and bypass,
- * gf_config_suppress_differs). @return 1 and a description ("sample rate
- * 48000 -> 44100") in
- * @p why if any differ, else 0.
- */
-int gf_reload_needs_restart(const struct gf_config *running, const struct gf_config *next, char *why,
-			    size_t why_len);
-
 /** Swap retries: a built filter waiting for the running crossfade is tried this often. */
 #define GF_RELOAD_SWAP_RETRY_MS 5
 /** ... and for the crossfade's length plus this long, then the reload fails GF_E_BUSY. */
@@ -124,7 +113,8 @@ void gf_reload_job_init(struct gf_reload_job *j, const struct gf_config_source *
  * (live defaults filled in, then published in j->loaded), build its filter set
  * at its sample rate (NaN/Inf rejected), decide APPLIED (only the filter
  * changes: a running suppressor runs on) or RESTART (stream settings or the
- * suppressor differ, or no stream runs), and for a RESTART create the new
+ * suppressor differ, or no stream runs) from the chains' diff (gf_chain_diff,
+ * chain.h: logged one line per stage), and for a RESTART create the new
  * engine and suppressor. Run again, it builds only what is missing
  * (the engine gf_reload_job_next asked for). Touches nothing but @p j; reads
  * j->src and j->running. Any thread, slow (files, FFTs, allocation).
