@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "chain.h"
+#include "chain_run.h"
 #include "engine.h"
 #include "error.h"
 #include "offline.h"
@@ -142,10 +143,9 @@ void gf_offline_give(struct gf_offline_pipeline *p, struct gf_offline_fifo *q, u
 int gf_offline_take_seq(struct gf_offline_pipeline *p, struct gf_offline_fifo *q, const int *done,
 			uint64_t seq, uint32_t *idx);
 /* offline_chunk.c */
-/* Filter @p frames frames of @p in into @p out on @p e (@p flush: the tail, from silence); a failed
- * backend falls back to the CPU and the piece is redone. In place: gf_offline_filter_chunk. */
-int gf_offline_filter_piece(struct gf_engine *e, const float *in, float *out, uint32_t frames, int flush);
-int gf_offline_filter_chunk(struct gf_engine *e, float *buf, uint32_t frames, int flush);
+/* The chain an engine thread runs on @p e: p->suppress after it, no gain stage; a failed backend
+ * call falls back to the CPU and the piece is redone (chain_run.h). */
+struct gf_chain_run gf_offline_chain(const struct gf_offline_pipeline *p, struct gf_engine *e);
 /* A decoded chunk of @p frames frames from file frame @p at through @p e and p->suppress (if any),
  * in place: one holding NaN/Inf goes in pieces of GF_OFFLINE_MUTE_FRAMES, counted in p->bad, and only
  * those holding them are muted (a gap to the suppressor). @return 0 or the error: the engine's, or
