@@ -46,6 +46,8 @@ struct gf_live_pw {
 	atomic_int lost;  /* set on the loop's thread; why[] is written before it */
 	char why[256];	  /* loop thread, then read-only */
 	int connected[2]; /* capture, source reached PAUSED or STREAMING (loop thread, locked) */
+	/* The graph runs the capture, a source being linked to it (set on the loop's thread). */
+	atomic_int capture_streaming;
 	/* Missed graph cycles (missed_cycles), data thread only but for resync. */
 	atomic_int resync; /* set on a state change: the next callback starts the count afresh */
 	uint64_t ticks;	   /* the graph clock's position at the last callback */
@@ -86,6 +88,9 @@ static void state_changed(struct gf_live_pw *pw, int side, enum pw_stream_state 
 		mark_lost(pw, "PipeWire stream %s failed: %s", name, error ? error : "unknown error");
 	if (state == PW_STREAM_STATE_PAUSED || state == PW_STREAM_STATE_STREAMING)
 		pw->connected[side] = 1;
+	if (!side)
+		atomic_store_explicit(&pw->capture_streaming, state == PW_STREAM_STATE_STREAMING,
+				      memory_order_release);
 	atomic_store_explicit(&pw->resync, 1, memory_order_release);
 	pw_thread_loop_signal(pw->loop, false);
 }
@@ -413,4 +418,9 @@ const char *gf_live_pw_lost(struct gf_live *l, char *buf, size_t len)
 		return NULL;
 	snprintf(buf, len, "%s", l->pw->why);
 	return buf;
+}
+
+int gf_live_pw_idle(const struct gf_live *l)
+{
+	return !atomic_load_explicit(&l->pw->capture_streaming, memory_order_acquire);
 }
