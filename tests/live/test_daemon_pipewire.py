@@ -14,7 +14,10 @@ Cases:
            and a PulseAudio client (parecord -d gpufir_denoised) record speech
            whose SI-SDR beats the noisy input's; the microphone and gpufir's
            source recorded side by side in one client (both into the null
-           sink, its monitor recorded) give the latency the node adds.
+           sink, its monitor recorded) give the latency the node adds, and
+           the graph is told it: gpufir_denoised's ports carry one quantum
+           plus total_latency_frames as their capture latency (pw-dump), and
+           after a reload to a chain without the suppressor, the new figure.
   follow   the default source switched to gf-mic-b: the capture follows it,
            and speech played there comes out; gf-mic-b unplugged (its node
            destroyed) and plugged in again: the capture falls back to gf-mic-a
@@ -341,6 +344,62 @@ def measure_latency(d, mic, noisy):
         die("the node adds %d frames, not the %d its status accounts for" % (lag, want), d.log)
 
 
+def port_latency(name):
+    """The capture latency (direction Output) the graph holds on node @p name's output ports, as
+    (quanta, frames): one value, its minimum and maximum alike, on every port; else None."""
+    r = run(["pw-dump"])
+    try:
+        objs = json.loads(r.stdout or "[]")
+    except json.JSONDecodeError:
+        return None
+    ids = {o["id"] for o in objs if o.get("type") == "PipeWire:Interface:Node"
+           and ((o.get("info") or {}).get("props") or {}).get("node.name") == name}
+    vals = set()
+    for o in objs:
+        info = o.get("info") or {}
+        if (o.get("type") != "PipeWire:Interface:Port" or info.get("direction") != "output"
+                or (info.get("props") or {}).get("node.id") not in ids):
+            continue
+        lats = [x for x in (info.get("params") or {}).get("Latency") or [] if x.get("direction") == "Output"]
+        vals.update((x.get("minQuantum"), x.get("minRate"), x.get("maxQuantum"), x.get("maxRate")) for x in lats)
+        if not lats:
+            vals.add(None)
+    v = vals.pop() if len(vals) == 1 else None
+    return (v[0], v[1]) if v and v[:2] == v[2:] else None
+
+
+def check_published(d, what):
+    """The latency gpufir's source tells the graph (its ports' capture latency, what a client that
+    records it sees): the microphone's own, plus one quantum and total_latency_frames, the figures
+    the recording measured (measure_latency); followed within a few of the daemon's polls."""
+    mic = port_latency(MIC_A) or (0.0, 0)
+    end = time.monotonic() + 5
+    while True:
+        total, _ = latency_status(d)
+        want, got = (mic[0] + 1.0, mic[1] + total), port_latency(NODE)
+        if got == want or time.monotonic() > end:
+            break
+        time.sleep(0.2)
+    print("%s: %s tells the graph %s quanta + %s frames; the microphone's %s + %s, gpufir's one quantum + "
+          "total_latency_frames %d" % (what, NODE, got and got[0], got and got[1], mic[0], mic[1], total))
+    if got != want:
+        die("%s: %s's ports carry the latency %r (quanta, frames), not %r" % (what, NODE, got, want), d.log)
+    return got
+
+
+def reload_chain(d, chain):
+    """The config's chain replaced by @p chain, and SIGHUP: once the status names no suppressor."""
+    with open(d.conf) as f:
+        text = f.read()
+    text, n = re.subn(r"^chain = \[.*\];$", "chain = %s;" % json.dumps(chain), text, flags=re.M)
+    if n != 1:
+        die("desktop-mic.conf has no one-line chain = [...] to replace", d.log)
+    with open(d.conf, "w") as f:
+        f.write(text)
+    d.p.send_signal(signal.SIGHUP)
+    wait_for("the reload to a chain without the suppressor", lambda: "suppressor: none" in d.status(), 15, d.log)
+
+
 def case_record(gpufir, tmp, s, noisy):
     d, (nid, props) = start(gpufir, tmp, MIC_A)
     want = {"media.class": "Audio/Source", "node.description": "gpufir: denoised microphone"}
@@ -350,6 +409,11 @@ def case_record(gpufir, tmp, s, noisy):
     print("%s: node %d, %s" % (NODE, nid, ", ".join("%s = %s" % kv for kv in want.items())))
     denoised_through(d, MIC_A, s, noisy, "default source", pulse=True)
     measure_latency(d, MIC_A, noisy)
+    before = check_published(d, "with the suppressor")
+    reload_chain(d, ["hum", "hiss"])
+    wait_for("gpufir's source after the reload", lambda: nodes()[0].get(NODE), 10, d.log)
+    if check_published(d, "reloaded without it") == before:
+        die("the latency told the graph did not change with the chain's", d.log)
     print(d.status())
     d.stop()
 
