@@ -14,6 +14,7 @@
 #include "cu_direct.cuh"
 #include "cu_fused.cuh"
 #include "cu_hooks.h"
+#include "cu_neural.cuh"
 #include "cu_path.cuh"
 #include "cu_persist.cuh"
 #include "cu_plan.cuh"
@@ -392,4 +393,11 @@ extern "C" const struct gf_cuda_module gf_cu_module = {
 	gf_cu_suppress_error,
 	gf_cu_suppress_set_floor,
 	gf_cu_suppress_hum,
+	gf_cu_neural_new,
+	gf_cu_neural_free,
+	gf_cu_neural_submit,
+	gf_cu_neural_collect,
+	gf_cu_neural_reset,
+	gf_cu_neural_set_atten_lim,
+	gf_cu_neural_error,
 };

@@ -40,6 +40,8 @@ struct dfn_gpu {
 	cufftHandle fwd, inv;
 	int have_fwd, have_inv;
 	float *d_weights, *d_win;
+	float *d_lim, *h_lim;	    /* the attenuation limit as a gain, up with each hop (set_atten_lim) */
+	float *d_mean0, *d_unit0; /* every channel's normalisation at its start, for reset() */
 	const float *w[DFN_T_COUNT]; /* device pointer of each tensor */
 	int *d_band_off, *d_bin_band;
 	float *h_in, *h_out, *h_lsnr; /* pinned staging */
@@ -68,6 +70,10 @@ extern "C" void dfn_gpu_free(struct dfn_gpu *d)
 #undef DFN_GPU_FREE_
 	cudaFree(d->d_weights);
 	cudaFree(d->d_win);
+	cudaFree(d->d_lim);
+	cudaFree(d->d_mean0);
+	cudaFree(d->d_unit0);
+	cudaFreeHost(d->h_lim);
 	cudaFree(d->d_band_off);
 	cudaFree(d->d_bin_band);
 	cudaFreeHost(d->h_in);
@@ -78,12 +84,19 @@ extern "C" void dfn_gpu_free(struct dfn_gpu *d)
 	free(d);
 }
 
+/* libDF's set_atten_lim as a gain (dfn_cpu.c): >= 100 dB none (0), under 0.01 dB no reduction (1). */
+static float atten_gain(float db)
+{
+	float lim = fabsf(db);
+	if (lim >= 100.0f)
+		return 0.0f;
+	return lim < 0.01f ? 1.0f : powf(10.0f, -lim / 20.0f);
+}
+
 static int check_params(const struct dfn_params *p, struct gf_errbuf *eb)
 {
-	struct dfn_params def;
-	dfn_params_default(&def);
-	if (p->min_db_thresh != def.min_db_thresh || p->max_db_erb_thresh != def.max_db_erb_thresh ||
-	    p->max_db_df_thresh != def.max_db_df_thresh) {
+	if (p->min_db_thresh != DFN_MIN_DB_THRESH || p->max_db_erb_thresh != DFN_MAX_DB_ERB_THRESH ||
+	    p->max_db_df_thresh != DFN_MAX_DB_DF_THRESH) {
 		gf_errbuf_set(eb, "deepfilter (GPU): only libdeepfilter's local-SNR thresholds (-15/35/35 dB) "
 				  "are implemented");
 		return GF_E_INVAL;
@@ -93,6 +106,16 @@ static int check_params(const struct dfn_params *p, struct gf_errbuf *eb)
 				  "least 0.01 dB (below that the stage passes its input through: bypass it instead)");
 		return GF_E_INVAL;
 	}
+	return 0;
+}
+
+/* Every channel's normalisation to its start, queued on the hop's stream. */
+static int set_norm(struct dfn_gpu *d, struct gf_errbuf *eb)
+{
+	CU_RET(eb, cudaMemcpyAsync(d->mean, d->d_mean0, (size_t)d->n * DFN_NB_ERB * sizeof(float),
+				   cudaMemcpyDeviceToDevice, d->s));
+	CU_RET(eb, cudaMemcpyAsync(d->unit, d->d_unit0, (size_t)d->n * DFN_NB_DF * sizeof(float),
+				   cudaMemcpyDeviceToDevice, d->s));
 	return 0;
 }
 
@@ -116,14 +139,17 @@ static int upload(struct dfn_gpu *d, const struct dfn_model *m, const struct dfn
 	if (!mean)
 		return GF_E_NOMEM;
 	float *unit = mean + (size_t)d->n * DFN_NB_ERB;
-	for (int c = 0; c < d->n; c++)
-		dfn_norm_init(mean + c * DFN_NB_ERB, unit + c * DFN_NB_DF);
-	int err = CU_TRY(eb, cudaMemcpy(d->mean, mean, (size_t)d->n * DFN_NB_ERB * sizeof(float),
+	for (int c = 0; c < d->n; c++) { /* the host's numbers (dfn_consts_init): the module runs them */
+		memcpy(mean + c * DFN_NB_ERB, k->mean_init, sizeof k->mean_init);
+		memcpy(unit + c * DFN_NB_DF, k->unit_init, sizeof k->unit_init);
+	}
+	int err = CU_TRY(eb, cudaMemcpy(d->d_mean0, mean, (size_t)d->n * DFN_NB_ERB * sizeof(float),
 					cudaMemcpyHostToDevice));
 	if (!err)
-		err = CU_TRY(eb, cudaMemcpy(d->unit, unit, (size_t)d->n * DFN_NB_DF * sizeof(float),
+		err = CU_TRY(eb, cudaMemcpy(d->d_unit0, unit, (size_t)d->n * DFN_NB_DF * sizeof(float),
 					    cudaMemcpyHostToDevice));
 	free(mean);
+	*d->h_lim = d->lim;
 	return err;
 }
 
@@ -137,6 +163,10 @@ static int alloc_all(struct dfn_gpu *d, const struct dfn_model *m, struct gf_err
 #undef DFN_GPU_ALLOC_
 	CU_RET(eb, cudaMalloc((void **)&d->d_weights, m->total * sizeof(float)));
 	CU_RET(eb, cudaMalloc((void **)&d->d_win, DFN_WIN * sizeof(float)));
+	CU_RET(eb, cudaMalloc((void **)&d->d_lim, sizeof(float)));
+	CU_RET(eb, cudaMalloc((void **)&d->d_mean0, n * DFN_NB_ERB * sizeof(float)));
+	CU_RET(eb, cudaMalloc((void **)&d->d_unit0, n * DFN_NB_DF * sizeof(float)));
+	CU_RET(eb, cudaMallocHost((void **)&d->h_lim, sizeof(float)));
 	CU_RET(eb, cudaMalloc((void **)&d->d_band_off, (DFN_NB_ERB + 1) * sizeof(int)));
 	CU_RET(eb, cudaMalloc((void **)&d->d_bin_band, DFN_FREQS * sizeof(int)));
 	CU_RET(eb, cudaMallocHost((void **)&d->h_in, n * DFN_HOP * sizeof(float)));
@@ -173,8 +203,7 @@ extern "C" int dfn_gpu_new(const struct dfn_model *m, const struct dfn_consts *k
 		return GF_E_NOMEM;
 	d->n = channels;
 	d->beta = p->post_filter_beta;
-	float lim = fabsf(p->atten_lim_db);
-	d->lim = lim >= 100.0f ? 0.0f : powf(10.0f, -lim / 20.0f);
+	d->lim = atten_gain(p->atten_lim_db);
 	d->alpha = k->alpha;
 	int err = alloc_all(d, m, eb);
 	if (!err)
@@ -183,6 +212,10 @@ extern "C" int dfn_gpu_new(const struct dfn_model *m, const struct dfn_consts *k
 	 * does not wait for: they must have landed before the first hop */
 	if (!err)
 		err = CU_TRY(eb, cudaStreamSynchronize(cudaStreamLegacy));
+	if (!err)
+		err = set_norm(d, eb);
+	if (!err)
+		err = CU_TRY(eb, cudaStreamSynchronize(d->s));
 	if (err) {
 		dfn_gpu_free(d);
 		return err;
@@ -287,6 +320,7 @@ static int enqueue_work(struct dfn_gpu *d, cudaEvent_t *ev, struct gf_errbuf *eb
 	cudaStream_t s = d->s;
 	GF_RET(mark(d, ev, 0, eb));
 	CU_RET(eb, cudaMemcpyAsync(d->in, d->h_in, bytes, cudaMemcpyHostToDevice, s));
+	CU_RET(eb, cudaMemcpyAsync(d->d_lim, d->h_lim, sizeof(float), cudaMemcpyHostToDevice, s));
 	GF_RET(mark(d, ev, 1, eb));
 	dfn_k_analysis(d->in, d->ana, d->d_win, d->frame, n, s);
 	CUFFT_RET(eb, cufftExecR2C(d->fwd, d->frame, (cufftComplex *)d->fft));
@@ -299,8 +333,8 @@ static int enqueue_work(struct dfn_gpu *d, cudaEvent_t *ev, struct gf_errbuf *eb
 	GF_RET(mark(d, ev, 4, eb));
 	df_decode(d);
 	GF_RET(mark(d, ev, 5, eb));
-	dfn_k_spec_out(d->ring, d->d_bin_band, d->mask, d->coefs, d->beta, d->lim, (cufftComplex *)d->fft, d->hop, n,
-		       s);
+	dfn_k_spec_out(d->ring, d->d_bin_band, d->mask, d->coefs, d->beta, d->d_lim, (cufftComplex *)d->fft, d->hop,
+		       n, s);
 	CUFFT_RET(eb, cufftExecC2R(d->inv, (cufftComplex *)d->fft, d->frame));
 	dfn_k_synthesis(d->frame, d->d_win, d->syn, d->out, n, s);
 	CU_LAUNCHED(eb);
@@ -413,4 +447,29 @@ extern "C" int dfn_gpu_process(struct dfn_gpu *d, const float *in, float *out, f
 {
 	int err = dfn_gpu_submit(d, in, eb);
 	return err ? err : dfn_gpu_collect(d, out, lsnr, 0, eb);
+}
+
+extern "C" void dfn_gpu_set_atten_lim(struct dfn_gpu *d, float db)
+{
+	d->lim = atten_gain(db);
+	*(volatile float *)d->h_lim = d->lim; /* pinned: the next hop's copy reads it */
+}
+
+extern "C" int dfn_gpu_reset(struct dfn_gpu *d, struct gf_errbuf *eb)
+{
+	if (d->pending && gf_cu_stream_idle_by(d->s, gf_now_ns() + DFN_GPU_RESET_WAIT_NS) != 0) {
+		gf_errbuf_set(eb, "deepfilter (GPU): a hop still in flight %.0f ms after the reset began",
+			      1e-6 * DFN_GPU_RESET_WAIT_NS);
+		return GF_E_TIMEOUT;
+	}
+	d->pending = 0;
+	size_t n = (size_t)d->n;
+#define DFN_GPU_ZERO_(name, size) CU_RET(eb, cudaMemsetAsync(d->name, 0, n * (size) * sizeof(float), d->s));
+	DFN_GPU_BUFS(DFN_GPU_ZERO_)
+#undef DFN_GPU_ZERO_
+	GF_RET(set_norm(d, eb));
+	CU_RET(eb, cudaEventRecord(d->done, d->s));
+	GF_RET(gf_cu_wait_event_eb(d->done, gf_now_ns() + DFN_GPU_RESET_WAIT_NS, eb));
+	d->hop = 0; /* the graphs' hop % 15 starts again with the state */
+	return 0;
 }

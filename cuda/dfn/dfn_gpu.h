@@ -29,12 +29,16 @@ struct dfn_gpu;
  * thousand channels' hop takes milliseconds): the suppressor's bound (GF_SUPPRESS_GPU_HOP_WAIT_NS). */
 #define DFN_GPU_HOP_WAIT_NS 250000000ull
 
+/* The longest reset() waits for a hop still in flight, and then for its own memsets. */
+#define DFN_GPU_RESET_WAIT_NS 100000000ull
+
 /* dfn_gpu_collect's answer when the hop was not back by the caller's deadline and is not hung: no
  * failure; the hop stays in flight and a later collect takes it. */
 #define DFN_GPU_LATE 1
 
 /**
- * A forward instance for @p channels channels on CUDA device 0. The weights
+ * A forward instance for @p channels channels on the calling thread's CUDA
+ * device (cudaSetDevice; the threads that run its hops select the same). The weights
  * are copied to the device (@p m may be freed after). @p k: dfn_consts_init().
  * The GPU runs both decoders on every hop, which is what libdeepfilter's
  * thresholds (dfn_params_default) amount to; other thresholds, and an
@@ -87,6 +91,21 @@ struct dfn_gpu_phases {
  */
 int dfn_gpu_profile(struct dfn_gpu *d, const float *in, float *out, struct dfn_gpu_phases *ph,
 		    struct gf_errbuf *eb);
+
+/**
+ * The attenuation limit, dB (libDF's: >= 100 none, under 0.01 a pass-through of the
+ * delayed spectrum), from the next hop submitted: the value goes up with each hop,
+ * so a captured graph takes it too. The thread that submits. RT-safe.
+ */
+void dfn_gpu_set_atten_lim(struct dfn_gpu *d, float db);
+
+/**
+ * Every channel back to the state dfn_gpu_new() made, after waiting at most
+ * DFN_GPU_RESET_WAIT_NS for a hop in flight (a hop never collected is
+ * dropped). Control thread. @return 0, GF_E_TIMEOUT (a hop still in flight:
+ * a hung GPU, nothing changed) or GF_E_CUDA
+ */
+int dfn_gpu_reset(struct dfn_gpu *d, struct gf_errbuf *eb);
 
 /** Free an instance (NULL is fine). */
 void dfn_gpu_free(struct dfn_gpu *d);

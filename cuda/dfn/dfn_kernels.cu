@@ -381,8 +381,9 @@ __device__ static float post_gain(float nr, float ni, float er, float ei, float 
 }
 
 __global__ static void k_spec_out(const float *ring, const int *bin_band, const float *mask, const float *coefs,
-				  float beta, float lim, cufftComplex *y, uint64_t hop, int n)
+				  float beta, const float *d_lim, cufftComplex *y, uint64_t hop, int n)
 {
+	float lim = *d_lim;
 	long idx = (long)blockIdx.x * blockDim.x + threadIdx.x;
 	if (idx >= (long)n * 481)
 		return;
@@ -420,9 +421,10 @@ __global__ static void k_spec_out(const float *ring, const int *bin_band, const 
 }
 
 void dfn_k_spec_out(const float *d_ring, const int *d_bin_band, const float *d_mask, const float *d_coefs,
-		    float beta, float lim, cufftComplex *d_y, uint64_t hop, int n, cudaStream_t s)
+		    float beta, const float *d_lim, cufftComplex *d_y, uint64_t hop, int n, cudaStream_t s)
 {
-	k_spec_out<<<blocks((long)n * 481), T, 0, s>>>(d_ring, d_bin_band, d_mask, d_coefs, beta, lim, d_y, hop, n);
+	k_spec_out<<<blocks((long)n * 481), T, 0, s>>>(d_ring, d_bin_band, d_mask, d_coefs, beta, d_lim, d_y, hop,
+						       n);
 }
 
 __global__ static void k_synthesis(const float *frame, const float *win, float *syn, float *out, int n)

@@ -75,10 +75,10 @@ void dfn_k_coefs_add(float *d_coefs, const float *d_p, int n, cudaStream_t s);
 /**
  * The enhanced spectrum of hop t-2 into @p d_y: the mask (band of each bin in
  * @p d_bin_band), the deep filter over bins 0..95, the post-filter (beta > 0),
- * the attenuation limit (lim > 0).
+ * the attenuation limit (*d_lim > 0: a gain on the device, so that a captured hop takes a new one).
  */
 void dfn_k_spec_out(const float *d_ring, const int *d_bin_band, const float *d_mask, const float *d_coefs,
-		    float beta, float lim, cufftComplex *d_y, uint64_t hop, int n, cudaStream_t s);
+		    float beta, const float *d_lim, cufftComplex *d_y, uint64_t hop, int n, cudaStream_t s);
 
 /** out = first half of the windowed frame + syn; syn = its second half. */
 void dfn_k_synthesis(const float *d_frame, const float *d_win, float *d_syn, float *d_out, int n, cudaStream_t s);

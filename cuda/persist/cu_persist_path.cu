@@ -13,8 +13,8 @@
  * the instance then keeps it as it keeps a stuck kernel's buffers (inst_free). */
 static void drop_hybrid(struct gf_cu_inst *in)
 {
-	if (gf_cu_hybrid_free(in->hybrid, in->stuck_kernel) != 0) {
-		in->stuck_kernel = 1;
+	if (gf_cu_hybrid_free(in->hybrid, __atomic_load_n(&in->stuck_kernel, __ATOMIC_ACQUIRE)) != 0) {
+		__atomic_store_n(&in->stuck_kernel, 1, __ATOMIC_RELEASE);
 		gf_cu_doubt(in);
 	}
 	in->hybrid = NULL;
@@ -76,9 +76,10 @@ static int persistent_stop(struct gf_cu_inst *in, uint64_t deadline_ns)
  * leaves the instance stuck (inst_free then keeps what it may write). */
 static void persistent_free(struct gf_cu_inst *in)
 {
-	in->stuck_kernel = gf_cu_persist_free(in->persist) != 0;
-	if (in->stuck_kernel)
+	if (gf_cu_persist_free(in->persist) != 0) { /* set, never cleared: a stuck kernel stays stuck */
+		__atomic_store_n(&in->stuck_kernel, 1, __ATOMIC_RELEASE);
 		gf_cu_doubt(in);
+	}
 	in->persist = NULL;
 	drop_hybrid(in);
 }

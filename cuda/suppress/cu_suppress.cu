@@ -79,9 +79,11 @@ struct gf_cu_suppress {
 	float *d_hops[2];    /* the last two hops' input, interleaved */
 	float *d_win, *d_seed, *d_hp, *d_hum, *d_time, *d_gain, *d_carry, *d_out, *d_mem;
 	cufftComplex *d_spec;
+	void *d_work; /* the plans' shared work area */
 	struct bin_state st;
-	cufftHandle r2c, c2r;
+	cufftHandle r2c, c2r; /* from the module's plan cache (cu_pool.cu) */
 	int have_r2c, have_c2r;
+	int alive; /* counted among the module's live instances (gf_cu_inst_begin) */
 	cudaStream_t stream;
 	cudaEvent_t done;
 	struct gf_errbuf eb;
@@ -246,12 +248,14 @@ static float *carve(float **m, size_t count)
 }
 
 /* One device block for every float array (the spectrum apart: cufftComplex has its own alignment)
- * and the pinned hops. */
+ * and the pinned hops, from the module's stream-ordered pool and pinned cache (cu_pool.cu): a
+ * suppressor is built and freed while another instance streams, where cudaFree and cudaFreeHost
+ * would stall it, or never return behind a persistent kernel (docs/cuda.md). */
 static int alloc_device(struct gf_cu_suppress *s)
 {
 	size_t C = s->channels, hopc = C * s->hop, binc = C * s->nb;
 	size_t floats = 4 * hopc + s->n + 3 * s->nb + C * s->n + binc * (1 + GF_SUPPRESS_BIN_ARRAYS);
-	CU_RET(&s->eb, cudaMalloc((void **)&s->d_mem, floats * sizeof(float)));
+	GF_RET(gf_cu_dmalloc((void **)&s->d_mem, floats * sizeof(float), s->stream, &s->eb));
 	float *m = s->d_mem;
 	s->d_time = carve(&m, C * s->n); /* first: cuFFT's input on the allocation's alignment */
 	s->d_hops[0] = carve(&m, hopc);
@@ -267,26 +271,40 @@ static int alloc_device(struct gf_cu_suppress *s)
 	static_assert(sizeof(state) / sizeof(state[0]) == GF_SUPPRESS_BIN_ARRAYS, "one pointer per array");
 	for (int i = 0; i < GF_SUPPRESS_BIN_ARRAYS; i++)
 		*state[i] = carve(&m, binc);
-	CU_RET(&s->eb, cudaMalloc((void **)&s->d_spec, binc * sizeof(cufftComplex)));
-	CU_RET(&s->eb, cudaHostAlloc((void **)&s->h_in, hopc * sizeof(float), cudaHostAllocDefault));
-	CU_RET(&s->eb, cudaHostAlloc((void **)&s->h_out, hopc * sizeof(float), cudaHostAllocDefault));
-	CU_RET(&s->eb, cudaHostAlloc((void **)&s->h_hum, s->nb * sizeof(float), cudaHostAllocDefault));
+	GF_RET(gf_cu_dmalloc((void **)&s->d_spec, binc * sizeof(cufftComplex), s->stream, &s->eb));
+	GF_RET(gf_cu_halloc((void **)&s->h_in, hopc * sizeof(float), cudaHostAllocDefault, &s->eb));
+	GF_RET(gf_cu_halloc((void **)&s->h_out, hopc * sizeof(float), cudaHostAllocDefault, &s->eb));
+	GF_RET(gf_cu_halloc((void **)&s->h_hum, s->nb * sizeof(float), cudaHostAllocDefault, &s->eb));
+	/* stream-ordered on s->stream: in place before take_shape's copies on the legacy stream */
+	CU_RET(&s->eb, cudaStreamSynchronize(s->stream));
 	if (!(s->h_owed = (float *)calloc(hopc, sizeof(float))) ||
 	    !(s->h_hum_next = (float *)calloc(s->nb, sizeof(float))))
 		return GF_E_NOMEM;
 	return 0;
 }
 
-/* One batched plan each way: every channel's frame in one call. */
+/* One batched plan each way (every channel's frame in one call), packed, from the module's plan
+ * cache: a new plan waits for the device's kernels, a cached one is a reload's without a wait. The
+ * two run one after the other on s->stream, so they share one work area. */
 static int make_plans(struct gf_cu_suppress *s)
 {
-	int n = (int)s->n, nb = (int)s->nb, batch = (int)s->channels;
-	CUFFT_RET(&s->eb, cufftPlanMany(&s->r2c, 1, &n, &n, 1, n, &nb, 1, nb, CUFFT_R2C, batch));
+	size_t ws_a = 0, ws_b = 0;
+	int made_a = 0, made_b = 0;
+	GF_RET(gf_cu_plan_get(&s->r2c, &ws_a, s->device, s->n, s->channels, CUFFT_R2C, &made_a, &s->eb));
 	s->have_r2c = 1;
-	CUFFT_RET(&s->eb, cufftPlanMany(&s->c2r, 1, &n, &nb, 1, nb, &n, 1, n, CUFFT_C2R, batch));
+	GF_RET(gf_cu_plan_get(&s->c2r, &ws_b, s->device, s->n, s->channels, CUFFT_C2R, &made_b, &s->eb));
 	s->have_c2r = 1;
+	size_t ws = ws_a > ws_b ? ws_a : ws_b;
+	if (ws)
+		GF_RET(gf_cu_dmalloc(&s->d_work, ws, s->stream, &s->eb));
+	CUFFT_RET(&s->eb, cufftSetWorkArea(s->r2c, s->d_work));
+	CUFFT_RET(&s->eb, cufftSetWorkArea(s->c2r, s->d_work));
 	CUFFT_RET(&s->eb, cufftSetStream(s->r2c, s->stream));
 	CUFFT_RET(&s->eb, cufftSetStream(s->c2r, s->stream));
+	/* A new plan's set-up may have queued work on the legacy stream, which s->stream does not wait
+	 * for (as in gf_cu_fft_new). */
+	if (made_a || made_b)
+		CU_RET(&s->eb, cudaStreamSynchronize(cudaStreamLegacy));
 	return 0;
 }
 
@@ -317,6 +335,10 @@ static int take_shape(struct gf_cu_suppress *s, const struct gf_suppress_shape *
 		e = cudaMemcpy(s->d_hum, ones, s->nb * sizeof(float), cudaMemcpyHostToDevice);
 	free(ones);
 	CU_RET(&s->eb, e);
+	/* These copies ran on the legacy stream, which s->stream (non-blocking) does not wait for, and a
+	 * copy from pageable memory may return before its DMA lands: landed before the first hop, as in
+	 * dfn_gpu_new. The legacy stream alone: no other instance's stream is waited for. */
+	CU_RET(&s->eb, cudaStreamSynchronize(cudaStreamLegacy));
 	return 0;
 }
 
@@ -342,6 +364,9 @@ static int open_device(struct gf_cu_suppress *s, int device)
 	}
 	s->device = device;
 	CU_RET(&s->eb, cudaSetDevice(device));
+	GF_RET(gf_cu_pool_init(device, &s->eb)); /* freed device memory stays reserved */
+	gf_cu_inst_begin(); /* what the caches retire meanwhile waits for our end (free) */
+	s->alive = 1;
 	CU_RET(&s->eb, cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking));
 	CU_RET(&s->eb, cudaEventCreateWithFlags(&s->done, cudaEventDisableTiming));
 	return 0;
@@ -502,20 +527,23 @@ extern "C" void gf_cu_suppress_free(void *inst)
 			return;
 	}
 	if (s->have_r2c)
-		cufftDestroy(s->r2c);
+		gf_cu_plan_put(s->r2c);
 	if (s->have_c2r)
-		cufftDestroy(s->c2r);
-	cudaFree(s->d_mem);
-	cudaFree(s->d_spec);
-	cudaFreeHost(s->h_in);
-	cudaFreeHost(s->h_out);
-	cudaFreeHost(s->h_hum);
+		gf_cu_plan_put(s->c2r);
+	gf_cu_dfree(s->d_work, s->stream);
+	gf_cu_dfree(s->d_mem, s->stream);
+	gf_cu_dfree(s->d_spec, s->stream);
+	gf_cu_hfree(s->h_in);
+	gf_cu_hfree(s->h_out);
+	gf_cu_hfree(s->h_hum);
 	free(s->h_owed);
 	free(s->h_hum_next);
 	if (s->done)
 		cudaEventDestroy(s->done);
 	if (s->stream)
 		cudaStreamDestroy(s->stream);
+	if (s->alive)
+		gf_cu_inst_end();
 	free(s);
 }
 

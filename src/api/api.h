@@ -57,24 +57,22 @@
 /** An op's answer is on its way (gf_api_complete): the reply waits. */
 #define GF_API_PENDING 1
 
-/** The noise suppressor's live controls (GetSuppressor, SetSuppressor, GetStatus). */
-struct gf_api_suppressor {
-	uint32_t channels;   /**< channels with a suppressor; 0: none runs */
-	int has_bypass;	     /**< a request: bypass is set */
-	int bypass;	     /**< 1: the suppressor's gain is held at 1 */
-	int has_depth;	     /**< a request: depth_db is set */
-	double depth_db;     /**< the most a bin is cut, dB */
-	double max_depth_db; /**< the deepest depth_db may be */
+/** The stages after the FIR that have live controls. */
+enum gf_api_stage_id {
+	GF_API_SUPPRESSOR, /**< the noise suppressor (design = "suppress"): GetSuppressor, SetSuppressor */
+	GF_API_NEURAL,	   /**< the neural stage (design = "deepfilter"): GetNeural, SetNeural */
+	GF_API_STAGES
 };
 
-/** The neural stage's live controls (GetNeural, SetNeural, GetStatus). */
-struct gf_api_neural {
-	uint32_t channels;	 /**< channels that run the model; 0: no neural stage runs */
-	int has_bypass;		 /**< a request: bypass is set */
-	int bypass;		 /**< 1: the stage passes its (delayed) input */
-	int has_atten;		 /**< a request: atten_lim_db is set */
-	double atten_lim_db;	 /**< the most a bin is cut, dB */
-	double max_atten_lim_db; /**< the largest atten_lim_db may be (no limit) */
+/** A stage's live controls (its Get and Set commands, GetStatus): its bypass and the most it cuts
+ *  any bin, the noise suppressor's depth_db or the neural stage's atten_lim_db. */
+struct gf_api_stage {
+	uint32_t channels; /**< channels that run the stage; 0: none runs */
+	int has_bypass;	   /**< a request: bypass is set */
+	int bypass;	   /**< 1: the stage passes its input (delayed by its latency) */
+	int has_db;	   /**< a request: db is set */
+	double db;	   /**< the most a bin is cut, dB */
+	double max_db;	   /**< the largest db may be */
 };
 
 /** What `GetStatus` (and `gpufir --status --json`) reports; strings may be NULL. */
@@ -106,8 +104,7 @@ struct gf_api_status {
 	double volume_min_db, volume_max_db;
 	uint64_t blocks, clipped, xruns, device_xruns, late_blocks, muted_blocks, engine_errors, swaps;
 	uint64_t reloads, reload_failures;
-	struct gf_api_suppressor suppressor; /**< channels 0: none runs */
-	struct gf_api_neural neural;	     /**< channels 0: none runs */
+	struct gf_api_stage stages[GF_API_STAGES]; /**< by gf_api_stage_id; channels 0: none runs */
 };
 
 /** Most devices a device list reports. */
@@ -169,16 +166,12 @@ struct gf_api_ops {
 	/** The running filters' response as an SVG document of *@p len bytes (GET /response.svg), or
 	 *  NULL: none drawn. Read at once: it may change after the call. May be NULL. */
 	const char *(*response_svg)(void *ctx, size_t *len);
-	/** The noise suppressor's live controls now (channels 0: none runs). May be NULL. */
-	int (*get_suppressor)(void *ctx, struct gf_api_suppressor *out, struct gf_errbuf *eb);
-	/** Set @p q's has_ members for every suppressor, ramped; *@p out: what is in force after. */
-	int (*set_suppressor)(void *ctx, const struct gf_api_suppressor *q, struct gf_api_suppressor *out,
-			      struct gf_errbuf *eb);
-	/** The neural stage's live controls now (channels 0: none runs). May be NULL. */
-	int (*get_neural)(void *ctx, struct gf_api_neural *out, struct gf_errbuf *eb);
-	/** Set @p q's has_ members on the neural stage (bypass ramped); *@p out: what is in force after. */
-	int (*set_neural)(void *ctx, const struct gf_api_neural *q, struct gf_api_neural *out,
-			  struct gf_errbuf *eb);
+	/** Stage @p id's live controls now (channels 0: none runs). May be NULL. */
+	int (*get_stage)(void *ctx, enum gf_api_stage_id id, struct gf_api_stage *out, struct gf_errbuf *eb);
+	/** Set @p q's has_ members on stage @p id, ramped (no restart); *@p out: what is in force
+	 *  after. May be NULL. */
+	int (*set_stage)(void *ctx, enum gf_api_stage_id id, const struct gf_api_stage *q,
+			 struct gf_api_stage *out, struct gf_errbuf *eb);
 };
 
 /* ---- the protocol (api_proto.c, api_cmds.c) ---------------------------- */

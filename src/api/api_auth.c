@@ -28,7 +28,7 @@ int gf_api_client_standing(struct gf_api *a, void *client, enum gf_api_standing 
 {
 	struct gf_api_standing_slot *sl = slot_of(a, client, s != GF_API_GUEST);
 	if (sl && s == GF_API_GUEST)
-		sl->client = NULL; /* a guest is what a client without a slot is */
+		*sl = (struct gf_api_standing_slot){0}; /* a guest is what a client without a slot is */
 	else if (sl)
 		sl->standing = s;
 	return sl || s == GF_API_GUEST ? 0 : GF_E_BUSY;
@@ -43,8 +43,8 @@ enum gf_api_standing gf_api_standing_of(struct gf_api *a, void *client)
 void gf_api_standing_gone(struct gf_api *a, void *client)
 {
 	struct gf_api_standing_slot *sl = slot_of(a, client, 0);
-	if (sl)
-		sl->client = NULL;
+	if (sl) /* its standing too: a free slot is what a lookup of the NULL client finds */
+		*sl = (struct gf_api_standing_slot){0};
 }
 
 int gf_api_set_key(struct gf_api *a, const char *key)

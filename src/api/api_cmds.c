@@ -9,9 +9,6 @@
 #include "api_internal.h"
 #include "api_patch.h"
 
-#define VOLUME_MIN_DB GF_API_VOLUME_MIN_DB
-#define VOLUME_MAX_DB GF_API_VOLUME_MAX_DB
-
 int gf_api_need(const void *op, struct gf_errbuf *eb)
 {
 	if (op)
@@ -340,15 +337,29 @@ static int c_get_volume(struct gf_api_req *r, json_t **v, struct gf_errbuf *eb)
 	return 0;
 }
 
+int gf_api_finite_db(double db, const char *what, struct gf_errbuf *eb)
+{
+	if (isfinite(db))
+		return 0;
+	gf_errbuf_set(eb, "%s must be a finite number of dB", what);
+	return GF_E_INVAL;
+}
+
+int gf_api_volume_arg(double *db, struct gf_errbuf *eb)
+{
+	int err = gf_api_finite_db(*db, "the volume", eb);
+	if (!err)
+		*db = fmin(fmax(*db, GF_API_VOLUME_MIN_DB), GF_API_VOLUME_MAX_DB);
+	return err;
+}
+
 int gf_api_volume_set(struct gf_api_req *r, double db, double *in_force, struct gf_errbuf *eb)
 {
-	if (!isfinite(db)) {
-		gf_errbuf_set(eb, "the volume must be a finite number of dB");
-		return GF_E_INVAL;
-	}
-	db = fmin(fmax(db, VOLUME_MIN_DB), VOLUME_MAX_DB); /* CamillaDSP's clamp */
-	int err = gf_api_need(r->a->ops.set_volume, eb);
-	if (err || (err = r->a->ops.set_volume(r->a->ops.ctx, db, eb)))
+	int err = gf_api_volume_arg(&db, eb);
+	if (err)
+		return err;
+	if ((err = gf_api_need(r->a->ops.set_volume, eb)) ||
+	    (err = r->a->ops.set_volume(r->a->ops.ctx, db, eb)))
 		return err;
 	/* The reply is the volume in force: the program may clamp it further (its limit). */
 	*in_force = db;
@@ -377,8 +388,8 @@ static int c_set_volume(struct gf_api_req *r, json_t **v, struct gf_errbuf *eb)
 
 int gf_api_adjust_arg(const json_t *arg, double *step, double *lo, double *hi)
 {
-	*lo = VOLUME_MIN_DB;
-	*hi = VOLUME_MAX_DB;
+	*lo = GF_API_VOLUME_MIN_DB;
+	*hi = GF_API_VOLUME_MAX_DB;
 	if (json_is_number(arg)) {
 		*step = json_number_value(arg);
 		return 0;

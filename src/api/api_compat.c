@@ -81,12 +81,10 @@ static int fader_set(struct gf_api_req *r, uint32_t fader, double *db, struct gf
 {
 	if (!fader)
 		return gf_api_volume_set(r, *db, db, eb);
-	if (!isfinite(*db)) {
-		gf_errbuf_set(eb, "the volume must be a finite number of dB");
-		return GF_E_INVAL;
-	}
-	*db = r->a->aux_db[fader] = fmin(fmax(*db, GF_API_VOLUME_MIN_DB), GF_API_VOLUME_MAX_DB);
-	return 0;
+	int err = gf_api_volume_arg(db, eb);
+	if (!err)
+		r->a->aux_db[fader] = *db;
+	return err;
 }
 
 static int fader_mute(struct gf_api_req *r, uint32_t fader, int *mute, struct gf_errbuf *eb)

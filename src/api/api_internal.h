@@ -119,6 +119,11 @@ int gf_api_need(const void *op, struct gf_errbuf *eb);
 void gf_api_status_of(struct gf_api *a, struct gf_api_status *st);
 /** The levels since the program's previous reading, recorded in the history (api_levels.c). */
 int gf_api_levels_read(struct gf_api *a, struct gf_api_levels *lv, struct gf_errbuf *eb);
+/** 0 where @p db is finite, else GF_E_INVAL with "WHAT must be a finite number of dB" in @p eb (JSON
+ *  carries no NaN or infinity, but a client's number may still overflow what its reader holds). */
+int gf_api_finite_db(double db, const char *what, struct gf_errbuf *eb);
+/** A volume request's dB checked finite and clamped to CamillaDSP's range (every fader's first step). */
+int gf_api_volume_arg(double *db, struct gf_errbuf *eb);
 /** The current volume, CamillaDSP's clamp and the program's applied (the reply of SetVolume). */
 int gf_api_volume_set(struct gf_api_req *r, double db, double *in_force, struct gf_errbuf *eb);
 /** AdjustVolume's argument, a number or [dB, min, max]. @return 0, or GF_E_INVAL */
@@ -132,10 +137,10 @@ const char *gf_api_error_type(const struct gf_api_cmd *c, int code);
 
 /* api_suppress.c: GetSuppressor, SetSuppressor, GetNeural, SetNeural */
 extern const struct gf_api_cmd_table gf_api_suppress_cmds;
-/** GetSuppressor's object (GetStatus's "suppressor" too). */
-json_t *gf_api_suppressor_json(const struct gf_api_suppressor *s);
-/** GetNeural's object (GetStatus's "neural" too). */
-json_t *gf_api_neural_json(const struct gf_api_neural *n);
+/** Stage @p id's Get object (GetStatus's "suppressor" and "neural" too). */
+json_t *gf_api_stage_json(enum gf_api_stage_id id, const struct gf_api_stage *s);
+/** GetStatus's member for stage @p id ("suppressor", "neural"). */
+const char *gf_api_stage_key(enum gf_api_stage_id id);
 
 /* api_levels.c: the level history and its "since" commands */
 extern const struct gf_api_cmd_table gf_api_level_cmds;

@@ -82,8 +82,8 @@ char *gf_api_status_json(const struct gf_api_status *st, int pretty)
 	}
 	json_object_set_new(o, "volume_range", vr ? vr : json_null());
 	json_object_set_new(o, "filters", filters(st));
-	json_object_set_new(o, "suppressor", gf_api_suppressor_json(&st->suppressor));
-	json_object_set_new(o, "neural", gf_api_neural_json(&st->neural));
+	for (int id = 0; id < GF_API_STAGES; id++)
+		json_object_set_new(o, gf_api_stage_key(id), gf_api_stage_json(id, &st->stages[id]));
 	json_object_set_new(o, "counters", counters(st));
 	json_object_set_new(o, "last_reload", s_or_null(st->last_reload));
 	char *text = json_dumps(o, (pretty ? JSON_INDENT(2) : JSON_COMPACT) | JSON_REAL_PRECISION(10));

@@ -276,7 +276,7 @@ static int run_check_config(const struct gf_cli *cli)
 	struct gf_response_view view = {0};
 	int err = gf_tool_build(cli, &b, &eb);
 	if (!err) /* reads its noise sample: a bad one is a config error here too */
-		err = gf_config_suppress_new(b.cfg, b.rate, b.fs->channels, &bank, &eb);
+		err = gf_chain_suppressor(b.cfg, &b.facts, NULL, &bank, &eb);
 	int mixer = !err && gf_filter_set_is_mixer(b.fs);
 	if (mixer && gf_response_view_new(&view, b.fs->coeffs, b.fs->channels, b.fs->taps, b.fs->path_out,
 					  b.fs->outputs) != 0) {

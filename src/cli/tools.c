@@ -1,6 +1,6 @@
 /*
  * What the filter tools share: which rate and channel count to build at, and
- * the build itself (gf_config_build, as every mode runs it).
+ * the build itself (the chain's builder, chain.h, as every mode runs it).
  */
 #include "tools.h"
 
@@ -104,9 +104,18 @@ int gf_tool_build(const struct gf_cli *cli, struct gf_tool_build *b, struct gf_e
 		b->rate = GF_TOOL_RATE_DEFAULT;
 		b->rate_from = "the default";
 	}
-	uint32_t channels = in_channels ? in_channels : config_channels(b->cfg);
+	b->facts = (struct gf_chain_facts){
+		.mode = b->cfg->live ? GF_CHAIN_LIVE : GF_CHAIN_OFFLINE,
+		.rate = b->rate,
+		.channels = in_channels ? in_channels : config_channels(b->cfg),
+		.gpu_index = -1,
+	};
 	err = list_inputs(b, cli);
-	return err ? err : gf_config_build(b->cfg, b->rate, channels, &b->fs, eb);
+	if (!err)
+		err = gf_chain_filters(b->cfg, &b->facts, &b->fs, NULL, eb);
+	if (!err) /* the suppressors run over the filter set's channels, as in the modes */
+		b->facts.out_channels = b->fs->channels;
+	return err;
 }
 
 void gf_tool_build_free(struct gf_tool_build *b)

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
+#include "chain.h"
 #include "cli.h"
 #include "config.h"
 #include "error.h"
@@ -26,6 +27,7 @@
 /** What a tool looks at: the config, its FIRs, and the rate and where it came from. */
 struct gf_tool_build {
 	struct gf_config *cfg;
+	struct gf_chain_facts facts; /**< the stream the chain is built for: live without -i IN */
 	struct gf_filter_set *fs;
 	uint32_t rate;
 	const char *rate_from; /**< "--rate", "the input file", "the config", "the default" */

@@ -225,12 +225,18 @@ struct gf_config_suppress {
 	int bypass;	     /**< 1: its gain held at 1 (bypass = true) */
 };
 
+/** The least a suppressor's reduction_db and the neural stage's atten_lim_db may be, dB, in the
+ * config and over the control API (their largest: GF_SUPPRESS_MAX_REDUCTION_DB and
+ * GF_NEURAL_MAX_ATTEN_LIM_DB); 1 dB is the least an attenuation limit that cuts anything means. */
+#define GF_CONFIG_MIN_REDUCTION_DB 0.0
+#define GF_CONFIG_MIN_ATTEN_LIM_DB 1.0
+
 /** The live controls' values set over the control API, which win over every suppressor's
  * reduction_db and bypass (or the neural stage's atten_lim_db and bypass) until a reload changes
  * those (docs/daemon.md). */
 struct gf_suppress_live {
 	int has_depth, has_bypass; /**< which of the two were set */
-	double depth_db;	   /**< 0..GF_SUPPRESS_MAX_REDUCTION_DB; the neural stage's atten_lim_db */
+	double depth_db;	   /**< reduction_db, or the neural stage's atten_lim_db, in their range */
 	int bypass;
 };
 

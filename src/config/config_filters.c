@@ -393,8 +393,8 @@ static int parse_deepfilter(const struct gf_cfg_loader *L, const config_setting_
 {
 	struct gf_design *d = &f->design;
 	d->atten_lim_db = GF_NEURAL_MAX_ATTEN_LIM_DB;
-	int r = gf_cfg_get_num(L, g, prefix, "atten_lim_db", 1.0, GF_NEURAL_MAX_ATTEN_LIM_DB,
-			       &d->atten_lim_db);
+	int r = gf_cfg_get_num(L, g, prefix, "atten_lim_db", GF_CONFIG_MIN_ATTEN_LIM_DB,
+			       GF_NEURAL_MAX_ATTEN_LIM_DB, &d->atten_lim_db);
 	if (r >= 0)
 		r = gf_cfg_get_num(L, g, prefix, "post_filter_beta", 0.0, GF_NEURAL_MAX_POST_FILTER_BETA,
 				   &d->post_filter_beta);
@@ -446,8 +446,8 @@ static int parse_suppress(const struct gf_cfg_loader *L, const config_setting_t 
 			  struct gf_config_filter *f)
 {
 	f->design.reduction_db = GF_SUPPRESS_DEFAULT_REDUCTION_DB;
-	int r = gf_cfg_get_num(L, g, prefix, "reduction_db", 0.0, GF_SUPPRESS_MAX_REDUCTION_DB,
-			       &f->design.reduction_db);
+	int r = gf_cfg_get_num(L, g, prefix, "reduction_db", GF_CONFIG_MIN_REDUCTION_DB,
+			       GF_SUPPRESS_MAX_REDUCTION_DB, &f->design.reduction_db);
 	if (r >= 0)
 		r = gf_cfg_get_bool(L, g, prefix, "bypass", &f->bypass);
 	if (r >= 0)

@@ -313,10 +313,15 @@ static int neural_new(const struct gf_config *c, uint32_t rate, uint32_t channel
 		struct gf_neural_params p = {.model = f->file,
 					     .atten_lim_db = (float)f->design.atten_lim_db,
 					     .post_filter_beta = (float)f->design.post_filter_beta};
-		struct gf_neural_bank_opts no = {.ops = f->design.neural_reference ? &gf_neural_ref_ops
-										   : &gf_neural_dfn_ops,
+		/* the engine's own inference runs on the GPU where the engine does (the suppressor's rule),
+		 * its CPU forward the standby; the reference runtime only on the CPU */
+		int ref = f->design.neural_reference;
+		struct gf_neural_bank_opts no = {.ops = ref ? &gf_neural_ref_ops : &gf_neural_dfn_ops,
 						 .threads = o && o->threads > 1 ? o->threads : 0,
-						 .bypass = f->bypass};
+						 .bypass = f->bypass,
+						 .gpu = !ref && o && o->gpu,
+						 .gpu_index = o ? o->gpu_index : 0,
+						 .return_ms = o ? o->return_ms : 0};
 		struct gf_errbuf why = {{0}};
 		if ((r = gf_neural_bank_new(active, channels, rate, &p, &no, out, &why))) {
 			gf_errbuf_set(eb, "%s:%d: filters.%s: %s", f->src, f->line, f->name,

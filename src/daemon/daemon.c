@@ -101,6 +101,8 @@ static void restart_with(struct daemon *d, struct gf_config *next, struct gf_eng
 	struct gf_config *oc = d->cfg;
 	struct gf_engine *oe = d->engine;
 	struct gf_suppress_bank *os = d->suppress;
+	struct gf_suppress_live live[GF_API_STAGES]; /* the API's, which the new config may drop */
+	memcpy(live, d->stage_live, sizeof(live));
 	d->cfg = next;
 	d->engine = ne;
 	d->suppress = ns;
@@ -137,6 +139,7 @@ static void restart_with(struct daemon *d, struct gf_config *next, struct gf_eng
 	d->cfg = oc;
 	d->engine = oe;
 	d->suppress = os;
+	memcpy(d->stage_live, live, sizeof(live)); /* the previous settings: the API's too */
 	gf_dm_suppress_reload(d, NULL);
 	d->engine_stuck = stuck; /* then the restart below waits for its replacement (an outage) */
 	restart_failed(r, err, "new stream settings did not start (%s); kept the previous settings", msg);

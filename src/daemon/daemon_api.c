@@ -76,26 +76,15 @@ static void stop_reason(struct daemon *d, struct gf_api_status *st)
 
 /* ---- ops: the live controls of the suppressor and the neural stage (daemon_suppress.c) -- */
 
-static int supp_get(void *ctx, struct gf_api_suppressor *out, struct gf_errbuf *eb)
+static int stage_get(void *ctx, enum gf_api_stage_id id, struct gf_api_stage *out, struct gf_errbuf *eb)
 {
-	return gf_daemon_suppressor_get(ctx, out, eb);
+	return gf_daemon_stage_get(ctx, id, out, eb);
 }
 
-static int supp_set(void *ctx, const struct gf_api_suppressor *q, struct gf_api_suppressor *out,
-		    struct gf_errbuf *eb)
+static int stage_set(void *ctx, enum gf_api_stage_id id, const struct gf_api_stage *q,
+		     struct gf_api_stage *out, struct gf_errbuf *eb)
 {
-	return gf_daemon_suppressor_set(ctx, q, out, eb);
-}
-
-static int neural_get(void *ctx, struct gf_api_neural *out, struct gf_errbuf *eb)
-{
-	return gf_daemon_neural_get(ctx, out, eb);
-}
-
-static int neural_set(void *ctx, const struct gf_api_neural *q, struct gf_api_neural *out,
-		      struct gf_errbuf *eb)
-{
-	return gf_daemon_neural_set(ctx, q, out, eb);
+	return gf_daemon_stage_set(ctx, id, q, out, eb);
 }
 
 static int op_status(void *ctx, struct gf_api_status *st)
@@ -124,8 +113,8 @@ static int op_status(void *ctx, struct gf_api_status *st)
 	st->volume_min_db = GF_VOLUME_MIN_DB;
 	st->volume_max_db = d->cfg->volume_limit_db;
 	struct gf_errbuf why = {{0}};
-	gf_daemon_suppressor_get(d, &st->suppressor, &why); /* the config is loaded: it answers */
-	gf_daemon_neural_get(d, &st->neural, &why);
+	for (int id = 0; id < GF_API_STAGES; id++)
+		gf_daemon_stage_get(d, id, &st->stages[id], &why); /* the config is loaded: it answers */
 	if (!d->engine)
 		return 0;
 	struct gf_engine_stats es = {0};
@@ -570,10 +559,8 @@ void gf_dm_api_open(struct daemon *d)
 					 .reset_clipped = reset_clipped,
 					 .devices = devices,
 					 .response_svg = response_svg,
-					 .get_suppressor = supp_get,
-					 .set_suppressor = supp_set,
-					 .get_neural = neural_get,
-					 .set_neural = neural_set};
+					 .get_stage = stage_get,
+					 .set_stage = stage_set};
 		if (!a || gf_api_new(&a->proto, &ops) != 0) {
 			free(a);
 			gf_warn("no control API: out of memory");

@@ -352,11 +352,9 @@ int gf_dm_gain_new(struct daemon *d, struct gf_gain_stage **out, struct gf_errbu
 	struct gf_dm_volume *v = vol_of(d, eb);
 	if (!v)
 		return GF_E_NOMEM;
-	/* Metered on both sides: the capture's channels and the playback's (a mixer's M). */
-	uint32_t ci = gf_reload_channels(d->cfg), co = gf_reload_out_channels(d->cfg);
-	uint32_t ch = ci > co ? ci : co, rate = d->cfg->sample_rate ? d->cfg->sample_rate : 48000;
-	int err = gf_gain_stage_new(&v->gain, ch < GF_GAIN_MAX_CHANNELS ? ch : GF_GAIN_MAX_CHANNELS, rate,
-				    lin(v->db, 0), v->mute, eb);
+	uint32_t ch, rate;
+	gf_chain_gain_shape(d->cfg, gf_reload_channels(d->cfg), gf_reload_out_channels(d->cfg), &ch, &rate);
+	int err = gf_gain_stage_new(&v->gain, ch, rate, lin(v->db, 0), v->mute, eb);
 	*out = v->gain;
 	return err;
 }

@@ -5,7 +5,7 @@
  *
  * The volume is the daemon's, not the stream's: it holds across stream
  * restarts, reloads and device losses, and the worker's gain stage
- * (src/stream/gain_stage.h) ramps to it over GF_GAIN_RAMP_MS without a click.
+ * (src/engine/chain/gain_stage.h) ramps to it over GF_GAIN_RAMP_MS without a click.
  * A request above the configuration's volume_limit_db is clamped to it (the
  * result says so); one below GF_VOLUME_MIN_DB is clamped to that floor.
  * With a state_file in the configuration, the last volume and mute are
@@ -59,31 +59,21 @@ int gf_daemon_mute_set(struct daemon *d, int mute, struct gf_dm_volume_result *r
 /** Mute if unmuted, unmute if muted. */
 int gf_daemon_mute_toggle(struct daemon *d, struct gf_dm_volume_result *r, struct gf_errbuf *eb);
 
-/** The noise suppressor's live controls now (daemon_suppress.c): channels 0 where none runs; depth_db
- * and bypass are the first suppressed channel's. GF_E_BUSY while the configuration is not loaded. */
-int gf_daemon_suppressor_get(const struct daemon *d, struct gf_api_suppressor *r, struct gf_errbuf *eb);
+/** Stage @p id's live controls now (daemon_suppress.c): channels 0 where none runs; the
+ * suppressor's depth and bypass are the first suppressed channel's. GF_E_BUSY while the
+ * configuration is not loaded. */
+int gf_daemon_stage_get(const struct daemon *d, enum gf_api_stage_id id, struct gf_api_stage *r,
+			struct gf_errbuf *eb);
 /**
- * Set bypass and/or depth for every suppressor of the stream, ramped by the worker over
- * GF_SUPPRESS_RAMP_S (suppress.h): no restart. They win over the configuration's reduction_db and
- * bypass until a reload changes those. GF_E_INVAL: depth_db not within 0..max_depth_db;
- * GF_E_UNSUPPORTED: no suppressor runs. @p q: the members whose has_ is set; @p r: what is in
- * force after.
+ * Set bypass and/or the dB of stage @p id, ramped by the worker (the suppressor's floor over
+ * GF_SUPPRESS_RAMP_S, suppress.h; the neural stage's bypass over GF_NEURAL_RAMP_FRAMES and its
+ * attenuation limit from its next hop, neural_bank.h): no restart. They win over the
+ * configuration's reduction_db (atten_lim_db) and bypass until a reload changes those.
+ * GF_E_INVAL: the dB outside the configuration's range; GF_E_UNSUPPORTED: the stage does not run;
+ * nothing changes on an error. @p q: the members whose has_ is set; @p r: what is in force after.
  */
-int gf_daemon_suppressor_set(struct daemon *d, const struct gf_api_suppressor *q, struct gf_api_suppressor *r,
-			     struct gf_errbuf *eb);
-
-/** The neural stage's live controls now (daemon_suppress.c): channels 0 where none runs. GF_E_BUSY
- * while the configuration is not loaded. */
-int gf_daemon_neural_get(const struct daemon *d, struct gf_api_neural *r, struct gf_errbuf *eb);
-/**
- * Set bypass (ramped over GF_NEURAL_RAMP_FRAMES, neural_bank.h) and/or the attenuation limit (from
- * the stage's next hop) of the neural stage: no restart. They win over the configuration's bypass
- * and atten_lim_db until a reload changes those. GF_E_INVAL: atten_lim_db not within
- * 1..max_atten_lim_db; GF_E_UNSUPPORTED: no neural stage runs. @p q: the members whose has_ is set;
- * @p r: what is in force after.
- */
-int gf_daemon_neural_set(struct daemon *d, const struct gf_api_neural *q, struct gf_api_neural *r,
-			 struct gf_errbuf *eb);
+int gf_daemon_stage_set(struct daemon *d, enum gf_api_stage_id id, const struct gf_api_stage *q,
+			struct gf_api_stage *r, struct gf_errbuf *eb);
 
 /** The meters of one reader's interval, in dBFS (-INFINITY: silence). */
 struct gf_dm_levels {

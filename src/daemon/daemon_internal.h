@@ -96,8 +96,8 @@ struct daemon {
 	struct gf_suppress_bank *suppress;
 	const struct gf_suppress_bank *suppress_seen; /* the bank whose GPU failures were logged */
 	uint64_t suppress_failures_seen, suppress_returns_seen;
-	struct gf_suppress_live sup_live; /* the control API's bypass and depth (daemon_suppress.c) */
-	struct gf_suppress_live neu_live; /* the control API's neural bypass and atten_lim_db (depth_db) */
+	/* the control API's bypass and dB per stage (gf_api_stage_id; daemon_suppress.c) */
+	struct gf_suppress_live stage_live[GF_API_STAGES];
 	struct gf_live *live;
 	struct gf_dm_volume *vol; /* volume, mute, the gain stage (daemon_control.c); NULL until set up */
 	struct gf_watch *watch;
@@ -119,6 +119,8 @@ struct daemon {
 	struct gf_live_stats ls;
 	uint64_t last_blocks;
 	int64_t last_advance_ms;
+	int64_t idle_since_ms; /* when the capture went idle (gf_live_idle), 0: not idle */
+	int idle_said;	       /* and that was logged */
 	/* extremes since the last stats log line: its window, not the last poll's */
 	struct {
 		float peak;

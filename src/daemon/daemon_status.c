@@ -150,18 +150,19 @@ static void status_neural(const struct daemon *d, char *buf, size_t len)
 		return;
 	}
 	uint32_t rate = d->cfg->sample_rate, n = gf_neural_bank_latency(nb);
-	struct gf_api_neural live = {0}; /* the live controls in force: the API's or the config's */
+	struct gf_api_stage live = {0}; /* the live controls in force: the API's or the config's */
 	struct gf_errbuf eb = {{0}};
-	gf_daemon_neural_get(d, &live, &eb);
+	gf_daemon_stage_get(d, GF_API_NEURAL, &live, &eb);
 	snprintf(buf, len,
 		 "neural: %s\nneural_model: %.400s\nneural_backend: %s\nneural_channels: %u\nneural_threads: "
 		 "%u\nneural_atten_lim_db: %.1f\nneural_bypass: %s\nneural_frames: %u\nneural_ms: "
 		 "%.3f\nneural_late: %" PRIu64 "\nneural_dropped: %" PRIu64 "\nneural_failures: %" PRIu64
-		 "\n",
+		 "\nneural_gpu: %s\nneural_gpu_failures: %" PRIu64 "\nneural_gpu_returns: %" PRIu64 "\n",
 		 nc.name, nc.model, gf_neural_bank_backend(nb), gf_neural_bank_active(nb),
-		 gf_neural_bank_threads(nb), live.atten_lim_db, live.bypass ? "yes" : "no", n,
+		 gf_neural_bank_threads(nb), live.db, live.bypass ? "yes" : "no", n,
 		 rate ? 1000.0 * n / rate : 0.0, gf_neural_bank_late(nb), gf_neural_bank_dropped(nb),
-		 gf_neural_bank_failures(nb));
+		 gf_neural_bank_failures(nb), gf_neural_bank_on_gpu(nb) ? "yes" : "no",
+		 gf_neural_bank_gpu_failures(nb), gf_neural_bank_gpu_returns(nb));
 }
 
 /* The noise suppressor: which, its latency, and the path's in all (docs/daemon.md). */
@@ -174,9 +175,9 @@ static void status_suppressor(const struct daemon *d, const struct gf_live_stats
 		gf_config_suppress_of(d->cfg, c, &cs);
 	char where[160];
 	gf_suppress_bank_where(d->suppress, where, sizeof(where));
-	struct gf_api_suppressor live = {0}; /* the live controls in force: the API's or the config's */
+	struct gf_api_stage live = {0}; /* the live controls in force: the API's or the config's */
 	struct gf_errbuf eb = {{0}};
-	gf_daemon_suppressor_get(d, &live, &eb);
+	gf_daemon_stage_get(d, GF_API_SUPPRESSOR, &live, &eb);
 	if (cs.name)
 		snprintf(buf, len,
 			 "suppressor: %s\nsuppressor_channels: %u\nsuppressor_reduction_db: %.1f\n"
@@ -184,9 +185,8 @@ static void status_suppressor(const struct daemon *d, const struct gf_live_stats
 			 "suppressor_noise: %s\nsuppressor_where: %s\nsuppressor_gpu_channels: %u\n"
 			 "suppress_gpu_failures: %" PRIu64 "\nsuppress_gpu_late: %" PRIu64
 			 "\nsuppress_gpu_returns: %" PRIu64 "\n",
-			 cs.name, gf_suppress_bank_active(d->suppress), live.depth_db,
-			 live.bypass ? "yes" : "no", cs.noise ? cs.noise : "none", where,
-			 gf_suppress_bank_gpu_channels(d->suppress),
+			 cs.name, gf_suppress_bank_active(d->suppress), live.db, live.bypass ? "yes" : "no",
+			 cs.noise ? cs.noise : "none", where, gf_suppress_bank_gpu_channels(d->suppress),
 			 gf_suppress_bank_gpu_failures(d->suppress), gf_suppress_bank_gpu_late(d->suppress),
 			 gf_suppress_bank_gpu_returns(d->suppress));
 	else

@@ -291,6 +291,27 @@ static void audio_flows(struct daemon *d, int64_t now)
 	gf_dm_status_update(d, 1);
 }
 
+/* The audio server links no source to the capture (PipeWire: the last
+ * microphone unplugged): no block comes, and none is due. The node stays up
+ * for the apps that record it (silence), the stall clock waits, and a start
+ * counts as done: the source exists for apps to pick. */
+#define IDLE_SAY_MS 1000
+
+static void capture_idle(struct daemon *d, int64_t now)
+{
+	if (!d->idle_since_ms)
+		d->idle_since_ms = now;
+	/* Every start passes through a moment unlinked: only a lasting one is said. */
+	if (!d->idle_said && now - d->idle_since_ms >= IDLE_SAY_MS) {
+		gf_notice("no source is linked to the capture: the stream idles until one is");
+		d->idle_said = 1;
+	}
+	d->last_advance_ms = now;
+	d->cap_at_advance = d->ls.capture_frames;
+	if (d->state == D_STARTING)
+		audio_flows(d, now);
+}
+
 /* Blocks stopped while the device kept delivering: the worker (engine) is
  * stuck, a stall of unknown cause. Two blocks of capture rule out a device
  * that stopped just after a block. */
@@ -346,6 +367,15 @@ int gf_dm_health_check(struct daemon *d)
 		d->last_advance_ms = now;
 		d->cap_at_advance = d->ls.capture_frames;
 	}
+	if (!perr && gf_live_idle(d->live)) {
+		capture_idle(d, now);
+		return 1;
+	}
+	if (d->idle_said)
+		gf_notice("a source is linked to the capture again after %.1f s idle",
+			  (now - d->idle_since_ms) / 1000.0);
+	d->idle_since_ms = 0;
+	d->idle_said = 0;
 	if (perr) {
 		snprintf(why, sizeof(why), "%s", gf_strerror(perr));
 	} else if (d->state == D_RUNNING && now - d->last_advance_ms > STALL_MS) {

@@ -1,6 +1,5 @@
 #include "reload.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,126 +48,30 @@ uint32_t gf_reload_out_channels(const struct gf_config *c)
 	return c->output.channels ? c->output.channels : gf_reload_channels(c);
 }
 
-void gf_reload_engine_params(const struct gf_config *c, uint32_t taps, struct gf_engine_params *p)
+void gf_reload_facts(const struct gf_config *c, int force_cpu, struct gf_chain_facts *f)
 {
-	memset(p, 0, sizeof(*p));
-	p->backend = c->backend;
-	p->algo = c->algo;
-	p->channels = gf_reload_channels(c);
-	p->max_block = c->block_frames;
-	p->max_taps = c->max_taps			  ? c->max_taps
-		      : taps > GF_RELOAD_DEFAULT_MAX_TAPS ? taps
-							  : GF_RELOAD_DEFAULT_MAX_TAPS;
-	p->crossfade_frames = (uint32_t)lround(c->crossfade_ms * c->sample_rate / 1000.0);
-	p->gpu_index = c->gpu_index;
-	p->gpu_path = c->gpu_path;
-	p->deadline_us = gf_reload_deadline_us(c);
-	p->live_rate = c->sample_rate ? c->sample_rate : GF_RELOAD_DEFAULT_RATE;
+	*f = (struct gf_chain_facts){
+		.mode = GF_CHAIN_LIVE,
+		.rate = c->sample_rate,
+		.channels = gf_reload_channels(c),
+		.out_channels = gf_reload_out_channels(c),
+		.backend = force_cpu ? GF_BACKEND_CPU : GF_BACKEND_AUTO,
+		.gpu_index = -1,
+	};
 }
 
-uint32_t gf_reload_deadline_us(const struct gf_config *c)
+/* The reload's plan against the running chain, one line a stage, and whether it restarts. */
+static int job_diff(const struct gf_reload_job *j, char *why, size_t len)
 {
-	if (c->gpu_deadline_ms > 0)
-		return (uint32_t)lround(c->gpu_deadline_ms * 1000.0);
-	uint32_t rate = c->sample_rate ? c->sample_rate : GF_RELOAD_DEFAULT_RATE;
-	/* Two block periods: one is the block's own budget, the second the slack
-	 * a late block may still use before it costs an underrun. */
-	uint64_t us = 2000000ull * c->block_frames / rate;
-	return us > 0 ? (uint32_t)us : 1;
-}
-
-static int str_differs(const char *a, const char *b)
-{
-	if (!a || !b)
-		return a != b;
-	return strcmp(a, b) != 0;
-}
-
-/* Append "what a -> b" to why. */
-static void note(char *why, size_t len, const char *what, const char *a, const char *b)
-{
-	size_t used = strlen(why);
-	if (used < len)
-		snprintf(why + used, len - used, "%s%s %s -> %s", used ? ", " : "", what, a ? a : "default",
-			 b ? b : "default");
-}
-
-static void note_u(char *why, size_t len, const char *what, unsigned long a, unsigned long b)
-{
-	char sa[24], sb[24];
-	snprintf(sa, sizeof(sa), "%lu", a);
-	snprintf(sb, sizeof(sb), "%lu", b);
-	note(why, len, what, sa, sb);
-}
-
-static void diff_endpoint(const char *side, const struct gf_audio_endpoint *a,
-			  const struct gf_audio_endpoint *b, char *why, size_t len)
-{
-	char what[32];
-	if (str_differs(a->device, b->device)) {
-		snprintf(what, sizeof(what), "%s device", side);
-		note(why, len, what, a->device, b->device);
+	struct gf_chain_diff d;
+	int restart = gf_chain_diff(j->running, j->cfg, gf_reload_out_channels(j->cfg), &d);
+	for (int s = 0; s < GF_CHAIN_STAGES; s++) {
+		char line[500];
+		gf_chain_diff_line(&d, (enum gf_chain_stage)s, line, sizeof(line));
+		gf_info("reload: %s", line);
 	}
-	if (str_differs(a->host_api, b->host_api)) {
-		snprintf(what, sizeof(what), "%s host API", side);
-		note(why, len, what, a->host_api, b->host_api);
-	}
-	if (a->channels != b->channels) {
-		snprintf(what, sizeof(what), "%s channels", side);
-		note_u(why, len, what, a->channels, b->channels);
-	}
-	if (str_differs(a->file, b->file)) {
-		snprintf(what, sizeof(what), "%s file", side);
-		note(why, len, what, a->file, b->file);
-	}
-}
-
-int gf_reload_needs_restart(const struct gf_config *a, const struct gf_config *b, char *why, size_t len)
-{
-	why[0] = '\0';
-	if (a->sample_rate != b->sample_rate)
-		note_u(why, len, "sample rate", a->sample_rate, b->sample_rate);
-	if (a->block_frames != b->block_frames)
-		note_u(why, len, "block", a->block_frames, b->block_frames);
-	diff_endpoint("input", &a->input, &b->input, why, len);
-	diff_endpoint("output", &a->output, &b->output, why, len);
-	if (a->backend != b->backend)
-		note_u(why, len, "backend", a->backend, b->backend);
-	if (a->algo != b->algo)
-		note_u(why, len, "algo", a->algo, b->algo);
-	if (a->gpu_index != b->gpu_index)
-		note_u(why, len, "gpu", (unsigned long)a->gpu_index, (unsigned long)b->gpu_index);
-	if (a->gpu_path != b->gpu_path)
-		note(why, len, "gpu_path", gf_gpu_path_name(a->gpu_path), gf_gpu_path_name(b->gpu_path));
-	if (a->max_taps != b->max_taps)
-		note_u(why, len, "max_taps", a->max_taps, b->max_taps);
-	if (a->latency_slack != b->latency_slack || a->latency_slack_auto != b->latency_slack_auto) {
-		char sa[24], sb[24];
-		snprintf(sa, sizeof(sa), a->latency_slack_auto ? "auto" : "%u", a->latency_slack);
-		snprintf(sb, sizeof(sb), b->latency_slack_auto ? "auto" : "%u", b->latency_slack);
-		note(why, len, "latency_slack", sa, sb);
-	}
-	if (a->gpu_deadline_ms != b->gpu_deadline_ms) {
-		char sa[32], sb[32];
-		snprintf(sa, sizeof(sa), "%g ms", a->gpu_deadline_ms);
-		snprintf(sb, sizeof(sb), "%g ms", b->gpu_deadline_ms);
-		note(why, len, "gpu_deadline", sa, sb);
-	}
-	if (a->crossfade_ms != b->crossfade_ms) {
-		char sa[32], sb[32];
-		snprintf(sa, sizeof(sa), "%g ms", a->crossfade_ms);
-		snprintf(sb, sizeof(sb), "%g ms", b->crossfade_ms);
-		note(why, len, "crossfade", sa, sb);
-	}
-	/* The suppressor's state belongs to the stream it runs in: a new one
-	 * comes with a new stream, as a new device or block size does. */
-	char sup[300];
-	if (gf_config_suppress_differs(a, b, gf_reload_out_channels(b), sup, sizeof(sup))) {
-		size_t used = strlen(why);
-		if (used < len)
-			snprintf(why + used, len - used, "%s%s", used ? ", " : "", sup);
-	}
-	return why[0] != '\0';
+	gf_chain_diff_why(&d, why, len);
+	return restart;
 }
 
 void gf_reload_job_init(struct gf_reload_job *j, const struct gf_config_source *src,
@@ -194,18 +97,12 @@ static int job_fail(struct gf_reload_job *j, int err, const struct gf_errbuf *eb
 /* The filter set of @p c, finite. */
 static int job_filters(struct gf_reload_job *j, const struct gf_config *c, struct gf_errbuf *eb)
 {
-	int err = gf_config_build(c, c->sample_rate, gf_reload_channels(c), &j->fs, eb);
-	if (!err && gf_filter_set_check_finite(j->fs) != 0) {
-		err = GF_E_NONFINITE;
-		gf_errbuf_set(eb, "%s: filter has NaN or Inf coefficients", c->path ? c->path : "config");
-	}
-	if (err) {
-		gf_filter_set_free(j->fs);
-		j->fs = NULL;
-		return err;
-	}
-	j->r.taps = j->fs->taps;
-	return 0;
+	struct gf_chain_facts f;
+	gf_reload_facts(c, j->force_cpu, &f);
+	int err = gf_chain_filters(c, &f, &j->fs, NULL, eb);
+	if (!err)
+		j->r.taps = j->fs->taps;
+	return err;
 }
 
 /* The filters' response for the control page, drawn here on the build thread: its cost grows with
@@ -234,7 +131,7 @@ static void job_decide(struct gf_reload_job *j)
 	} else if (!j->engine_running) {
 		j->r.outcome = GF_RELOAD_RESTART;
 		snprintf(j->r.text, sizeof(j->r.text), "stream restart needed: audio not running");
-	} else if (gf_reload_needs_restart(j->running, j->cfg, why, sizeof(why))) {
+	} else if (job_diff(j, why, sizeof(why))) {
 		j->r.outcome = GF_RELOAD_RESTART;
 		snprintf(j->r.text, sizeof(j->r.text), "stream restart needed: %s", why);
 	} else {
@@ -242,30 +139,19 @@ static void job_decide(struct gf_reload_job *j)
 	}
 }
 
-/* The suppressor after the engine: it runs on the GPU where the engine does (suppress_bank.h), its
+/* The engine, and the suppressor after it: on the GPU where the engine runs (suppress_bank.h), its
  * waits bounded by the engine's deadline. A bad noise file costs an engine built in vain, once. */
-static int job_suppressor(struct gf_reload_job *j, const struct gf_config *c,
-			  const struct gf_engine_params *p, struct gf_errbuf *eb)
-{
-	struct gf_suppress_bank_opts so = {
-		.gpu = strcmp(gf_engine_backend_name(j->engine), "cuda") == 0,
-		.gpu_index = p->gpu_index,
-		.deadline_us = p->deadline_us,
-	};
-	return gf_config_suppress_new_ex(c, c->sample_rate, gf_reload_out_channels(c), &so, &j->suppress, eb);
-}
-
 static int job_engine(struct gf_reload_job *j, const struct gf_config *c, struct gf_errbuf *eb)
 {
+	struct gf_chain_facts f;
+	gf_reload_facts(c, j->force_cpu, &f);
 	struct gf_engine_params p;
-	gf_reload_engine_params(c, j->fs->taps, &p);
-	if (j->force_cpu)
-		p.backend = GF_BACKEND_CPU;
+	gf_chain_engine_params(c, &f, j->fs->taps, &p);
 	j->engine_cpu = j->force_cpu;
 	int err = gf_engine_new(&j->engine, &p, j->fs, eb);
 	if (err || j->suppress)
 		return err;
-	if ((err = job_suppressor(j, c, &p, eb)) != 0) {
+	if ((err = gf_chain_suppressor(c, &f, j->engine, &j->suppress, eb)) != 0) {
 		gf_engine_free(j->engine);
 		j->engine = NULL;
 	}

@@ -17,17 +17,16 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "chain.h"
 #include "config.h"
 #include "engine.h"
 #include "error.h"
 #include "suppress_bank.h"
 
 /** Live sample rate when the config sets none. */
-#define GF_RELOAD_DEFAULT_RATE 48000u
+#define GF_RELOAD_DEFAULT_RATE GF_CHAIN_DEFAULT_RATE
 /** Live channel count when the config sets none. */
 #define GF_RELOAD_DEFAULT_CHANNELS 2u
-/** Engine max_taps when the config sets none: room for long reloads without a restart. */
-#define GF_RELOAD_DEFAULT_MAX_TAPS 262144u
 
 enum gf_reload_outcome {
 	GF_RELOAD_APPLIED = 0, /**< the new filter was swapped in (crossfade, no interruption) */
@@ -55,21 +54,9 @@ uint32_t gf_reload_channels(const struct gf_config *c);
 /** The engine's output channels for @p c: playback's and the recording's (a mixer's outputs). */
 uint32_t gf_reload_out_channels(const struct gf_config *c);
 
-/** Engine parameters for @p c and an initial filter of @p taps taps. */
-void gf_reload_engine_params(const struct gf_config *c, uint32_t taps, struct gf_engine_params *p);
-/** The engine's per-block deadline: gpu_deadline_ms, or two block periods when 0. Any thread. */
-uint32_t gf_reload_deadline_us(const struct gf_config *c);
-
-/**
- * Settings that need a stream restart (devices, host APIs, channels, sample
- * rate, block size, recording file, backend, algorithm, GPU, gpu_path, max_taps,
- * crossfade, the noise suppressor: added, removed or changed beyond its live reduction_db and bypass,
- * gf_config_suppress_differs). @return 1 and a description ("sample rate
- * 48000 -> 44100") in
- * @p why if any differ, else 0.
- */
-int gf_reload_needs_restart(const struct gf_config *running, const struct gf_config *next, char *why,
-			    size_t why_len);
+/** The live stream's facts for @p c's chain (chain.h): its rate and channels, the engine on
+ * the CPU backend if @p force_cpu, else on the config's. */
+void gf_reload_facts(const struct gf_config *c, int force_cpu, struct gf_chain_facts *f);
 
 /** Swap retries: a built filter waiting for the running crossfade is tried this often. */
 #define GF_RELOAD_SWAP_RETRY_MS 5
@@ -126,7 +113,8 @@ void gf_reload_job_init(struct gf_reload_job *j, const struct gf_config_source *
  * (live defaults filled in, then published in j->loaded), build its filter set
  * at its sample rate (NaN/Inf rejected), decide APPLIED (only the filter
  * changes: a running suppressor runs on) or RESTART (stream settings or the
- * suppressor differ, or no stream runs), and for a RESTART create the new
+ * suppressor differ, or no stream runs) from the chains' diff (gf_chain_diff,
+ * chain.h: logged one line per stage), and for a RESTART create the new
  * engine and suppressor. Run again, it builds only what is missing
  * (the engine gf_reload_job_next asked for). Touches nothing but @p j; reads
  * j->src and j->running. Any thread, slow (files, FFTs, allocation).

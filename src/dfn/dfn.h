@@ -14,6 +14,12 @@
 #define GPUFIR_DFN_H
 
 #include "dfn_model.h"
+#include "dfn_net.h"
+#include "dfn_spectral.h"
+
+/** Samples a channel's output lags its input, as libdeepfilter's does: the STFT's (window less hop,
+ * 480) and the DFN_DF_LOOKAHEAD hops the networks look ahead (960): 1440, 30 ms. */
+#define DFN_LATENCY ((uint32_t)(DFN_WIN - DFN_HOP + DFN_DF_LOOKAHEAD * DFN_HOP))
 
 /** The run-time settings of libDF's RuntimeParams, as its C API sets them. */
 struct dfn_params {
@@ -23,6 +29,11 @@ struct dfn_params {
 	float max_db_erb_thresh; /**< above it the hop is clean: neither stage runs */
 	float max_db_df_thresh;	 /**< above it only the ERB mask runs */
 };
+
+/** libdeepfilter's local-SNR thresholds, dB (dfn_params_default), the only ones the GPU forward runs. */
+#define DFN_MIN_DB_THRESH (-15.0f)
+#define DFN_MAX_DB_ERB_THRESH 35.0f
+#define DFN_MAX_DB_DF_THRESH 35.0f
 
 /** libdeepfilter's C API defaults: no attenuation limit, no post-filter, thresholds -15/35/35 dB. */
 void dfn_params_default(struct dfn_params *p);
@@ -41,8 +52,7 @@ int dfn_cpu_new(const struct dfn_model *m, int channels, const struct dfn_params
 /**
  * One hop of every channel: @p in and @p out are [channels][480] (planar),
  * @p lsnr (NULL allowed) gets each channel's local SNR estimate in dB.
- * @p out lags @p in by 960 samples (the STFT's 480 plus the two hops the
- * networks look ahead), as libdeepfilter's output does. A NaN or Inf input
+ * @p out lags @p in by DFN_LATENCY samples. A NaN or Inf input
  * sample counts as 0 (libdeepfilter would carry it in its state for good).
  * RT-safe.
  */
@@ -54,6 +64,13 @@ void dfn_cpu_process(struct dfn_cpu *d, const float *in, float *out, float *lsnr
  * hops. RT-safe.
  */
 void dfn_cpu_set_atten_lim(struct dfn_cpu *d, float db);
+
+/**
+ * Every channel back to the state dfn_cpu_new() made (the attenuation limit
+ * kept): a standby that takes over a stream starts clean. The thread that
+ * runs dfn_cpu_process, between hops. RT-safe (memsets).
+ */
+void dfn_cpu_reset(struct dfn_cpu *d);
 
 /** Free an instance (NULL is fine). */
 void dfn_cpu_free(struct dfn_cpu *d);

@@ -43,9 +43,9 @@ void dfn_params_default(struct dfn_params *p)
 {
 	p->atten_lim_db = 100.0f;
 	p->post_filter_beta = 0.0f;
-	p->min_db_thresh = -15.0f;
-	p->max_db_erb_thresh = 35.0f;
-	p->max_db_df_thresh = 35.0f;
+	p->min_db_thresh = DFN_MIN_DB_THRESH;
+	p->max_db_erb_thresh = DFN_MAX_DB_ERB_THRESH;
+	p->max_db_df_thresh = DFN_MAX_DB_DF_THRESH;
 }
 
 /* libDF's set_atten_lim: >= 100 dB none (0 here), below 0.01 dB no reduction at all (1). */
@@ -118,6 +118,12 @@ void dfn_cpu_set_atten_lim(struct dfn_cpu *d, float db)
 {
 	d->p.atten_lim_db = db;
 	d->lim = atten_gain(db);
+}
+
+void dfn_cpu_reset(struct dfn_cpu *d)
+{
+	for (int i = 0; i < d->n; i++)
+		chan_init(&d->ch[i]);
 }
 
 void dfn_cpu_free(struct dfn_cpu *d)

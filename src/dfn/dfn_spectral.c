@@ -61,6 +61,7 @@ void dfn_consts_init(struct dfn_consts *k)
 	}
 	erb_widths(k->erb_width);
 	k->alpha = norm_alpha();
+	dfn_norm_init(k->mean_init, k->unit_init);
 }
 
 void dfn_norm_init(float *mean_norm, float *unit_norm)

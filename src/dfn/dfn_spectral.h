@@ -22,8 +22,10 @@ enum {
 /** Constants shared by every channel: window, ERB band widths, normalisation factor. */
 struct dfn_consts {
 	float window[DFN_WIN];
-	int erb_width[DFN_NB_ERB]; /**< bins per ERB band, summing to DFN_FREQS */
-	float alpha;		   /**< the normalisation's smoothing factor per hop */
+	int erb_width[DFN_NB_ERB];   /**< bins per ERB band, summing to DFN_FREQS */
+	float alpha;		     /**< the normalisation's smoothing factor per hop */
+	float mean_init[DFN_NB_ERB]; /**< a channel's ERB normalisation at its start (dfn_norm_init) */
+	float unit_init[DFN_NB_DF];  /**< its complex normalisation at its start */
 };
 
 /** Fill @p k (libDF's DFState::new, erb_fb and calc_norm_alpha). */

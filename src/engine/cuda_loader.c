@@ -208,6 +208,52 @@ void gf_cuda_suppress_hum(void *inst, const float *hum)
 	g_mod->suppress_hum(inst, hum);
 }
 
+/* ---- the neural stage's forward: new loads the module, the rest forward ---- */
+
+int gf_cuda_neural_new(const struct dfn_model *m, const struct dfn_consts *k, uint32_t channels,
+		       const struct dfn_params *p, int device, void **out, struct gf_errbuf *eb)
+{
+	*out = NULL;
+	const struct gf_cuda_module *mod = module();
+	if (!mod) {
+		gf_errbuf_set(eb, "deepfilter (GPU): %s", g_why);
+		return GF_E_UNSUPPORTED;
+	}
+	return mod->neural_new(m, k, channels, p, device, out, eb);
+}
+
+/* As the suppressor's: an instance exists only after new() loaded the module. */
+void gf_cuda_neural_free(void *inst)
+{
+	if (inst)
+		g_mod->neural_free(inst);
+}
+
+int gf_cuda_neural_submit(void *inst, const float *in)
+{
+	return g_mod->neural_submit(inst, in);
+}
+
+int gf_cuda_neural_collect(void *inst, float *out, uint64_t deadline_ns)
+{
+	return g_mod->neural_collect(inst, out, deadline_ns);
+}
+
+int gf_cuda_neural_reset(void *inst)
+{
+	return g_mod->neural_reset(inst);
+}
+
+void gf_cuda_neural_set_atten_lim(void *inst, float db)
+{
+	g_mod->neural_set_atten_lim(inst, db);
+}
+
+const char *gf_cuda_neural_error(const void *inst)
+{
+	return g_mod->neural_error(inst);
+}
+
 /* ---- the backend table: create loads the module, the rest forward ---- */
 
 static int ld_create(const struct gf_engine_params *p, const struct gf_filter_set *fs, void **inst,

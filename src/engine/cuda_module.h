@@ -28,8 +28,9 @@
 extern "C" {
 #endif
 
-/** Bumped whenever either struct below, or struct gf_suppress_shape (suppress/suppress_bins.h), changes;
- * a module of another ABI is refused. */
+/** Bumped whenever either struct below, struct gf_suppress_shape (suppress/suppress_bins.h), or the dfn
+ * layer's structs the neural entries take (src/dfn: dfn_model, dfn_consts, dfn_params) change; a module
+ * of another ABI is refused. */
 /* 2: gf_backend_ops.check_memory; 3: unpin returns int; 4: .stop; 5: the noise suppressor (suppress_*);
  * 6: gf_filter_set's mixer fields (a mixer is refused: the host never hands the module one);
  * 7: gf_suppress_shape.highpass; 8: suppress_process answers GF_SUPPRESS_GPU_LATE (a hop late, not
@@ -37,8 +38,9 @@ extern "C" {
  * 10: the host's test hooks (hook_value, hook_choice); 11: gf_engine_params.gpu_path, ask_persistent;
  * 12: suppress_set_floor and gf_suppress_consts.ramp_frames (live depth and bypass);
  * 13: suppress_process takes the frame's stride (a run of channels inside a wider interleave);
- * 14: suppress_hum (the hum's factor on the gain's floor per bin changes at run time) */
-#define GF_CUDA_MODULE_ABI 14
+ * 14: suppress_hum (the hum's factor on the gain's floor per bin changes at run time);
+ * 15: neural_* (the neural stage's DeepFilterNet3 forward, cuda/dfn/) */
+#define GF_CUDA_MODULE_ABI 15
 /** File name of the module; the loader looks for it beside the executable, then in the lib dir. */
 #define GF_CUDA_MODULE_NAME "libgpufir-cuda.so"
 /** Environment variable naming the module's path (tests, unusual installs). */
@@ -47,6 +49,9 @@ extern "C" {
 #define GF_CUDA_MODULE_ENTRY "gf_cuda_module_v1"
 
 struct gf_suppress_shape; /* suppress/suppress_bins.h: computed by the host's CPU suppressor */
+struct dfn_model;	  /* src/dfn: loaded by the host, copied to the device by neural_new */
+struct dfn_consts;
+struct dfn_params;
 
 /** What the host gives the module: its log, its error buffers and its test hooks (test_hook.h), so
  * that the whole process has one log level and reads its environment in one place. */
@@ -85,6 +90,22 @@ struct gf_cuda_module {
 	 * every bin) that every channel's bins take from the next hop on (suppress/suppress_hum.h).
 	 * Audio thread, as process(); RT-safe (it copies the table, which goes up with the next hop). */
 	void (*suppress_hum)(void *inst, const float *hum);
+	/* The neural stage's DeepFilterNet3 forward (cuda/dfn/dfn_gpu.h, whose contracts these keep on an
+	 * opaque instance): every channel of a hop in one batch. The host loads the model and computes
+	 * the constants (dfn_consts_init), neural_new copies what it keeps; new, free and reset on the
+	 * control thread (reset waits at most 100 ms for a hop in flight: GF_E_TIMEOUT then). submit
+	 * takes a planar hop of every channel; collect waits for it until @p deadline_ns (0: the hung
+	 * bound) and answers 0, 1 (late: not back yet, not hung; collect again), GF_E_TIMEOUT (in flight
+	 * 250 ms: hung) or GF_E_CUDA. submit, collect and set_atten_lim on one thread at a time: RT-safe
+	 * (no allocation, lock or log; the wait polls an event). error: the last failure's message. */
+	int (*neural_new)(const struct dfn_model *m, const struct dfn_consts *k, uint32_t channels,
+			  const struct dfn_params *p, int device, void **out, struct gf_errbuf *eb);
+	void (*neural_free)(void *inst);
+	int (*neural_submit)(void *inst, const float *in);
+	int (*neural_collect)(void *inst, float *out, uint64_t deadline_ns);
+	int (*neural_reset)(void *inst);
+	void (*neural_set_atten_lim)(void *inst, float db);
+	const char *(*neural_error)(const void *inst);
 };
 
 /** The module's entry point. @return its table, or NULL if @p host's ABI differs. */

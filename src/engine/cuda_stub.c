@@ -106,3 +106,55 @@ void gf_cuda_suppress_hum(void *inst, const float *hum)
 	(void)inst;
 	(void)hum;
 }
+
+/* The neural stage's forward: never an instance either. */
+int gf_cuda_neural_new(const struct dfn_model *m, const struct dfn_consts *k, uint32_t channels,
+		       const struct dfn_params *p, int device, void **out, struct gf_errbuf *eb)
+{
+	(void)m;
+	(void)k;
+	(void)channels;
+	(void)p;
+	(void)device;
+	*out = NULL;
+	gf_errbuf_set(eb, "deepfilter (GPU): this gpufir was built without CUDA support");
+	return GF_E_UNSUPPORTED;
+}
+
+void gf_cuda_neural_free(void *inst)
+{
+	(void)inst;
+}
+
+int gf_cuda_neural_submit(void *inst, const float *in)
+{
+	(void)inst;
+	(void)in;
+	return GF_E_UNSUPPORTED;
+}
+
+int gf_cuda_neural_collect(void *inst, float *out, uint64_t deadline_ns)
+{
+	(void)inst;
+	(void)out;
+	(void)deadline_ns;
+	return GF_E_UNSUPPORTED;
+}
+
+int gf_cuda_neural_reset(void *inst)
+{
+	(void)inst;
+	return GF_E_UNSUPPORTED;
+}
+
+void gf_cuda_neural_set_atten_lim(void *inst, float db)
+{
+	(void)inst;
+	(void)db;
+}
+
+const char *gf_cuda_neural_error(const void *inst)
+{
+	(void)inst;
+	return "this gpufir was built without CUDA support";
+}

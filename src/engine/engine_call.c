@@ -15,7 +15,6 @@
  * fails, one that never completes, one that completes late, one that keeps
  * its thread for good.
  */
-#include <errno.h>
 #include <time.h>
 
 #include "clock.h"
@@ -28,14 +27,6 @@ static void stuck_forever(void)
 		struct timespec ts = {3600, 0};
 		nanosleep(&ts, NULL);
 	}
-}
-
-/* The hooks' waits: until @p deadline_ns (in the past: at once). */
-static void wait_until(uint64_t deadline_ns)
-{
-	struct timespec ts = {(time_t)(deadline_ns / 1000000000u), (long)(deadline_ns % 1000000000u)};
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-		;
 }
 
 /* GPUFIR_FAULT_STUCK_AFTER fires once per process: an engine built to replace
@@ -71,7 +62,7 @@ static int hooked_finish(struct gf_inst *in, float *y, uint64_t deadline_ns)
 	if (in->hook == GF_HOOK_STUCK)
 		stuck_forever();
 	uint64_t done_at = in->hook == GF_HOOK_HANG ? UINT64_MAX : in->hook_until;
-	wait_until(done_at < deadline_ns ? done_at : deadline_ns);
+	gf_sleep_until_ns(done_at < deadline_ns ? done_at : deadline_ns);
 	if (gf_now_ns() < done_at)
 		return GF_E_TIMEOUT;
 	return gf_inst_finish(in, y, deadline_ns);

@@ -77,6 +77,23 @@ const char *gf_cuda_suppress_error(const void *inst);
 void gf_cuda_suppress_set_floor(void *inst, float g);
 void gf_cuda_suppress_hum(void *inst, const float *hum);
 
+/*
+ * The neural stage's GPU forward in the CUDA module (cuda_module.h's neural_* entries), for
+ * neural/neural_gpu.c alone, with their contracts on the module's opaque instance. new() loads the
+ * module; GF_E_UNSUPPORTED where there is none (a build without CUDA, or not installed).
+ */
+struct dfn_model;
+struct dfn_consts;
+struct dfn_params;
+int gf_cuda_neural_new(const struct dfn_model *m, const struct dfn_consts *k, uint32_t channels,
+		       const struct dfn_params *p, int device, void **out, struct gf_errbuf *eb);
+void gf_cuda_neural_free(void *inst); /* accepts NULL */
+int gf_cuda_neural_submit(void *inst, const float *in);
+int gf_cuda_neural_collect(void *inst, float *out, uint64_t deadline_ns);
+int gf_cuda_neural_reset(void *inst);
+void gf_cuda_neural_set_atten_lim(void *inst, float db);
+const char *gf_cuda_neural_error(const void *inst);
+
 #ifdef __cplusplus
 }
 #endif

@@ -74,12 +74,14 @@ static int take_suppressor(struct run *r, const char *input, uint32_t rate, uint
 {
 	const struct gf_config *cfg;
 	int err = gf_offline_ctx_config(r->lane->ctx, &cfg, eb);
-	struct gf_suppress_bank_opts so = {.gpu = strcmp(gf_engine_backend_name(r->engine), "cuda") == 0,
-					   .threads = r->lane->ctx->stripe_max};
-	if (!err) {
-		so.gpu_index = r->lane->gpu_index >= 0 ? r->lane->gpu_index : cfg->gpu_index;
-		err = gf_offline_ctx_suppressor(r->lane->ctx, input, rate, ch, &so, &r->sup, eb);
-	}
+	struct gf_chain_facts f = {.mode = GF_CHAIN_OFFLINE,
+				   .rate = rate,
+				   .channels = ch,
+				   .out_channels = ch,
+				   .gpu_index = r->lane->gpu_index,
+				   .threads = r->lane->ctx->stripe_max};
+	if (!err)
+		err = gf_offline_ctx_suppressor(r->lane->ctx, input, &f, r->engine, &r->sup, eb);
 	return err == GF_E_NOMEM || err == 0 ? err : GF_E_CONFIG;
 }
 

@@ -1,11 +1,12 @@
 /*
- * One chunk through the engine and the noise suppressor, on any engine
- * thread. A chunk is 65536 frames (1.4 s at 48 kHz): the engine mutes a call
- * whose input holds NaN or Inf, so a chunk holding one goes in pieces of
- * GF_OFFLINE_MUTE_FRAMES and only the pieces holding them are muted. The
- * suppressor takes a muted piece as a gap (suppress_bank.h), so that its
- * noise estimate does not learn silence from it. The bad samples are
- * counted for the warning (offline.c): how many, and the first.
+ * One chunk through the chain (the engine, then the noise suppressor:
+ * gf_chain_process, chain_run.h), on any engine thread. A chunk is 65536
+ * frames (1.4 s at 48 kHz): the engine mutes a call whose input holds NaN or
+ * Inf, so a chunk holding one goes in pieces of GF_OFFLINE_MUTE_FRAMES and
+ * only the pieces holding them are muted. The suppressor takes a muted piece
+ * as a gap (suppress_bank.h), so that its noise estimate does not learn
+ * silence from it. The bad samples are counted for the warning (offline.c):
+ * how many, and the first.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -13,24 +14,10 @@
 
 #include "offline_internal.h"
 
-int gf_offline_filter_chunk(struct gf_engine *e, float *buf, uint32_t frames, int flush)
+struct gf_chain_run gf_offline_chain(const struct gf_offline_pipeline *p, struct gf_engine *e)
 {
-	return gf_offline_filter_piece(e, buf, buf, frames, flush);
-}
-
-/*
- * Filter @p frames frames of @p in into @p out (the same buffer, or apart).
- * If the backend fails (a GPU lost mid-file), fall back to the CPU and redo
- * the piece from the engine's copy of its input: the output stays exact. The
- * engine thread is also the engine's control thread, so it may reap() here.
- */
-int gf_offline_filter_piece(struct gf_engine *e, const float *in, float *out, uint32_t frames, int flush)
-{
-	int err = flush ? gf_engine_flush(e, out, frames) : gf_engine_process(e, in, out, frames);
-	if (!err || !gf_engine_failed(e))
-		return err;
-	gf_engine_reap(e);
-	return gf_engine_retry(e, out, frames) == 0 ? 0 : err;
+	/* The engine thread is also the engine's control thread, so the retry may reap() there. */
+	return (struct gf_chain_run){.engine = e, .suppress = p->suppress, .retry = 1};
 }
 
 static int any_bad(const float *x, size_t n)
@@ -62,14 +49,6 @@ static void count_bad(struct gf_offline_pipeline *p, const float *x, uint32_t fr
 	pthread_mutex_unlock(&p->mu);
 }
 
-/* The suppressor on a piece the engine filtered: a muted one is a gap. */
-static int suppress_piece(struct gf_offline_pipeline *p, struct gf_engine *e, float *y, uint32_t frames)
-{
-	if (gf_engine_muted(e))
-		return gf_suppress_bank_gap_by(p->suppress, y, frames, 0);
-	return gf_suppress_bank_process(p->suppress, y, frames);
-}
-
 /* A chunk holding NaN/Inf, from a copy of its input (the output may be wider: a mixer's). */
 static int run_pieces(struct gf_offline_pipeline *p, struct gf_engine *e, float *buf, uint32_t frames,
 		      uint64_t at, int *sup_failed)
@@ -79,15 +58,15 @@ static int run_pieces(struct gf_offline_pipeline *p, struct gf_engine *e, float 
 	if (!x)
 		return GF_E_NOMEM;
 	memcpy(x, buf, (size_t)frames * in_ch * sizeof(float));
-	int err = 0;
+	struct gf_chain_run chain = gf_offline_chain(p, e);
+	int err = 0, sup_err = 0;
 	for (uint32_t off = 0; !err && off < frames; off += GF_OFFLINE_MUTE_FRAMES) {
 		uint32_t n = frames - off < GF_OFFLINE_MUTE_FRAMES ? frames - off : GF_OFFLINE_MUTE_FRAMES;
-		float *y = buf + (size_t)off * out_ch;
 		count_bad(p, x + (size_t)off * in_ch, n, at + off);
-		err = gf_offline_filter_piece(e, x + (size_t)off * in_ch, y, n, 0);
-		if (!err && p->suppress && (err = suppress_piece(p, e, y, n)) != 0)
-			*sup_failed = 1;
+		err = gf_chain_process(&chain, x + (size_t)off * in_ch, NULL, buf + (size_t)off * out_ch, n,
+				       0, &sup_err);
 	}
+	*sup_failed = sup_err != 0;
 	free(x);
 	return err;
 }
@@ -98,8 +77,8 @@ int gf_offline_run_chunk(struct gf_offline_pipeline *p, struct gf_engine *e, flo
 	*sup_failed = 0;
 	if (any_bad(buf, (size_t)frames * p->channels))
 		return run_pieces(p, e, buf, frames, at, sup_failed);
-	int err = gf_offline_filter_piece(e, buf, buf, frames, 0);
-	if (!err && p->suppress && (err = suppress_piece(p, e, buf, frames)) != 0)
-		*sup_failed = 1;
+	struct gf_chain_run chain = gf_offline_chain(p, e);
+	int sup_err, err = gf_chain_process(&chain, buf, NULL, buf, frames, 0, &sup_err);
+	*sup_failed = sup_err != 0;
 	return err;
 }

@@ -112,7 +112,8 @@ static void build_fs_locked(struct gf_offline_ctx *c, struct gf_offline_fs_entry
 			"%u Hz, the file's rate (WAV impulse responses must match it)",
 			cfg->path ? cfg->path : "the configuration", cfg->sample_rate, input, f->rate,
 			f->rate);
-	int err = gf_config_build_ex(cfg, f->rate, f->channels, &f->fs, &f->built, &f->eb);
+	struct gf_chain_facts facts = {.mode = GF_CHAIN_OFFLINE, .rate = f->rate, .channels = f->channels};
+	int err = gf_chain_filters(cfg, &facts, &f->fs, &f->built, &f->eb);
 	f->err = err == 0 || err == GF_E_NOMEM ? err : GF_E_CONFIG;
 }
 
@@ -161,13 +162,12 @@ int gf_offline_ctx_filters(struct gf_offline_ctx *c, uint32_t rate, uint32_t cha
 	return err;
 }
 
-int gf_offline_ctx_suppressor(struct gf_offline_ctx *c, const char *input, uint32_t rate, uint32_t channels,
-			      const struct gf_suppress_bank_opts *o, struct gf_suppress_bank **out,
-			      struct gf_errbuf *eb)
+int gf_offline_ctx_suppressor(struct gf_offline_ctx *c, const char *input, const struct gf_chain_facts *f,
+			      const struct gf_engine *e, struct gf_suppress_bank **out, struct gf_errbuf *eb)
 {
 	pthread_mutex_lock(&c->mu); /* program_file is the configuration's, shared by the lanes */
 	c->cfg->program_file = input;
-	int err = gf_config_suppress_new_ex(c->cfg, rate, channels, o, out, eb);
+	int err = gf_chain_suppressor(c->cfg, f, e, out, eb);
 	c->cfg->program_file = NULL;
 	pthread_mutex_unlock(&c->mu);
 	return err;
@@ -215,17 +215,17 @@ static int make_engine(struct gf_offline_lane *l, const struct gf_filter_set *fs
 	struct gf_offline_stripes st;
 	gf_offline_stripe_plan(job_samples / channels / job_lanes, fs->taps, channels, en->chunk_frames,
 			       l->ctx->stripe_max, &st);
-	struct gf_engine_params ep = {
-		.backend = l->backend != GF_BACKEND_AUTO ? l->backend : cfg->backend,
-		.algo = cfg->algo,
+	struct gf_chain_facts f = {
+		.mode = GF_CHAIN_OFFLINE,
 		.channels = channels,
 		.max_block = en->chunk_frames,
-		.gpu_index = l->gpu_index >= 0 ? l->gpu_index : cfg->gpu_index,
-		.gpu_path = cfg->gpu_path,
-		.retry = 1, /* a backend failing mid-file: redo the chunk on the CPU (filter_chunk) */
-		.job_samples = job_samples, /* auto weighs the CPU against CUDA's start-up */
+		.backend = l->backend,
+		.gpu_index = l->gpu_index,
+		.job_samples = job_samples,
 		.job_cpu_threads = job_lanes * st.threads,
 	};
+	struct gf_engine_params ep;
+	gf_chain_engine_params(cfg, &f, fs->taps, &ep);
 	en->params = ep;
 	en->params.backend = GF_BACKEND_CPU;
 	en->params.job_samples = 0;

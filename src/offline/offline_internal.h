@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "chain.h"
+#include "chain_run.h"
 #include "engine.h"
 #include "error.h"
 #include "offline.h"
@@ -141,10 +143,9 @@ void gf_offline_give(struct gf_offline_pipeline *p, struct gf_offline_fifo *q, u
 int gf_offline_take_seq(struct gf_offline_pipeline *p, struct gf_offline_fifo *q, const int *done,
 			uint64_t seq, uint32_t *idx);
 /* offline_chunk.c */
-/* Filter @p frames frames of @p in into @p out on @p e (@p flush: the tail, from silence); a failed
- * backend falls back to the CPU and the piece is redone. In place: gf_offline_filter_chunk. */
-int gf_offline_filter_piece(struct gf_engine *e, const float *in, float *out, uint32_t frames, int flush);
-int gf_offline_filter_chunk(struct gf_engine *e, float *buf, uint32_t frames, int flush);
+/* The chain an engine thread runs on @p e: p->suppress after it, no gain stage; a failed backend
+ * call falls back to the CPU and the piece is redone (chain_run.h). */
+struct gf_chain_run gf_offline_chain(const struct gf_offline_pipeline *p, struct gf_engine *e);
 /* A decoded chunk of @p frames frames from file frame @p at through @p e and p->suppress (if any),
  * in place: one holding NaN/Inf goes in pieces of GF_OFFLINE_MUTE_FRAMES, counted in p->bad, and only
  * those holding them are muted (a gap to the suppressor). @return 0 or the error: the engine's, or
@@ -232,9 +233,8 @@ int gf_offline_ctx_filters(struct gf_offline_ctx *c, uint32_t rate, uint32_t cha
 			   struct gf_errbuf *eb);
 /* The suppressors for @p input (any thread; the configuration loaded): a hum they remove in their
  * frames (gf_config_hum_in_suppressor_any) is measured in @p input, as a hum notch's is. */
-int gf_offline_ctx_suppressor(struct gf_offline_ctx *c, const char *input, uint32_t rate, uint32_t channels,
-			      const struct gf_suppress_bank_opts *o, struct gf_suppress_bank **out,
-			      struct gf_errbuf *eb);
+int gf_offline_ctx_suppressor(struct gf_offline_ctx *c, const char *input, const struct gf_chain_facts *f,
+			      const struct gf_engine *e, struct gf_suppress_bank **out, struct gf_errbuf *eb);
 
 /* An input of @p samples (frames x channels; 0 = unknown) opened: the job's size, once. */
 void gf_offline_ctx_note_input(struct gf_offline_ctx *c, const char *path, uint64_t samples);

@@ -269,18 +269,19 @@ static void suppress_failed(struct gf_offline_pipeline *p, uint32_t i, uint64_t 
 int gf_offline_flush_tail(struct gf_offline_pipeline *p, struct gf_engine *e)
 {
 	uint64_t tail = p->align.flush;
+	struct gf_chain_run chain = gf_offline_chain(p, e);
 	uint32_t i;
 	while (tail > 0 && take(p, &p->free_q, NULL, 0, -1, &i) == 1) {
 		struct gf_offline_chunk *c = &p->chunk[i];
 		c->frames = tail < p->chunk_frames ? (uint32_t)tail : p->chunk_frames;
-		int err =
-			gf_offline_filter_chunk(e, c->buf, c->frames, 1); /* frames <= max_block: one call */
-		if (err) {
-			gf_offline_engine_failed(p, i, p->frames_read, err);
+		/* frames <= max_block: one call; the suppressor's ring-out follows the filter's */
+		int sup_err, err = gf_chain_process(&chain, NULL, NULL, c->buf, c->frames, 0, &sup_err);
+		if (err && sup_err) {
+			suppress_failed(p, i, p->frames_read, err);
 			return err;
 		}
-		if (p->suppress && (err = gf_suppress_bank_process(p->suppress, c->buf, c->frames)) != 0) {
-			suppress_failed(p, i, p->frames_read, err); /* the ring-out follows the filter's */
+		if (err) {
+			gf_offline_engine_failed(p, i, p->frames_read, err);
 			return err;
 		}
 		tail -= c->frames;

@@ -14,6 +14,7 @@
 #include "log.h"
 #include "pinned.h"
 #include "rt.h"
+#include "test_hook.h"
 
 #define FIRST_CALLBACK_MS 2000 /* gf_live_start waits this long for the device to start */
 #define WARM_UP_MS 5000	       /* longest wait for the worker's warm-up blocks */
@@ -103,8 +104,8 @@ static int open_devices(struct gf_live *l, const struct gf_live_params *p, PaStr
 	l->duplex = (din == dout || l->jack) &&
 		    Pa_GetDeviceInfo(din)->hostApi == Pa_GetDeviceInfo(dout)->hostApi &&
 		    Pa_IsFormatSupported(in, out, l->rate) == paFormatIsSupported;
-	const char *two = getenv("GPUFIR_LIVE_TWO_STREAMS"); /* tests: the path of unrelated devices */
-	if (l->duplex && two && strcmp(two, "1") == 0)
+	/* tests: the path of unrelated devices */
+	if (l->duplex && gf_test_hook_value("GPUFIR_LIVE_TWO_STREAMS", "live") == 1)
 		l->duplex = 0;
 	else if (!l->duplex)
 		gf_info("capture %s and playback %s do not share a clock: two streams, rate-matched by "

@@ -225,6 +225,15 @@ void gf_live_block_times(struct gf_live *l, unsigned window, struct gf_live_bloc
 int gf_live_poll(struct gf_live *l);
 
 /**
+ * 1 while the audio server runs no capture into the stream: on PipeWire, no
+ * source is linked to it (the last microphone unplugged). The stream is idle,
+ * not lost: its node stays for the apps recording it and blocks resume when a
+ * source comes, so a caller must not take the pause for a stall. 0 on the
+ * other host APIs. Control thread.
+ */
+int gf_live_idle(const struct gf_live *l);
+
+/**
  * Frames captured since start (including any dropped on overflow): recorded
  * frame i and, with playback, the frame played latency_frames after capture
  * position i both come from capture position i. Any thread; RT-safe.

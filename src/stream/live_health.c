@@ -190,3 +190,8 @@ int gf_live_poll(struct gf_live *l)
 	}
 	return l->device_error;
 }
+
+int gf_live_idle(const struct gf_live *l)
+{
+	return l->pw && gf_live_pw_idle(l);
+}

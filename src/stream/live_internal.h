@@ -218,6 +218,8 @@ void gf_live_pw_close(struct gf_live *l);
 void gf_live_pw_latency(struct gf_live *l, uint32_t frames);
 /** Why the connection is lost (the server quit or restarted, a stream failed), or NULL. */
 const char *gf_live_pw_lost(struct gf_live *l, char *buf, size_t len);
+/** 1 while the graph does not run the capture stream (no source linked to it). Any thread. */
+int gf_live_pw_idle(const struct gf_live *l);
 
 /* live_audio.c: PortAudio callbacks (RT) */
 int gf_live_duplex_cb(const void *in, void *out, unsigned long frames, const PaStreamCallbackTimeInfo *ti,

@@ -44,12 +44,14 @@ struct gf_live_pw {
 	 * it yet) or a smaller one: the audio still runs through the worker. */
 	float *scratch;
 	size_t scratch_bytes;
-	atomic_int lost; /* set on the loop's thread; why[] is written before it */
-	char why[256];	 /* loop thread, then read-only */
+	atomic_int lost;  /* set on the loop's thread; why[] is written before it */
+	char why[256];	  /* loop thread, then read-only */
+	int connected[2]; /* capture, source reached PAUSED or STREAMING (loop thread, locked) */
+	/* The graph runs the capture, a source being linked to it (set on the loop's thread). */
+	atomic_int capture_streaming;
 	/* What the graph is told of the source's latency (publish_latency); under the loop's lock. */
 	uint32_t reported;		  /* gpufir's own frames last told (0: nothing yet) */
 	struct spa_latency_info upstream; /* the capture latency the capture stream is told */
-	int connected[2]; /* capture, source reached PAUSED or STREAMING (loop thread, locked) */
 	/* Missed graph cycles (missed_cycles), data thread only but for resync. */
 	atomic_int resync; /* set on a state change: the next callback starts the count afresh */
 	uint64_t ticks;	   /* the graph clock's position at the last callback */
@@ -90,6 +92,9 @@ static void state_changed(struct gf_live_pw *pw, int side, enum pw_stream_state 
 		mark_lost(pw, "PipeWire stream %s failed: %s", name, error ? error : "unknown error");
 	if (state == PW_STREAM_STATE_PAUSED || state == PW_STREAM_STATE_STREAMING)
 		pw->connected[side] = 1;
+	if (!side)
+		atomic_store_explicit(&pw->capture_streaming, state == PW_STREAM_STATE_STREAMING,
+				      memory_order_release);
 	atomic_store_explicit(&pw->resync, 1, memory_order_release);
 	pw_thread_loop_signal(pw->loop, false);
 }
@@ -380,9 +385,14 @@ int gf_live_pw_open(struct gf_live *l, const struct gf_live_params *p, struct gf
 	pw->out_stride = l->out_channels * (uint32_t)sizeof(float);
 	pw->upstream = SPA_LATENCY_INFO(SPA_DIRECTION_OUTPUT);
 	pw->scratch_bytes = (size_t)GF_LIVE_MAX_PERIOD * pw->out_stride;
-	pw->scratch = gf_pinned_alloc(pw->scratch_bytes);
-	if (!pw->scratch)
+	/* Locked as the stream's buffers are (alloc_buffers): checked against what they left. */
+	int err = gf_pinned_check(pw->scratch_bytes, "PipeWire's output buffer", eb);
+	if (err)
+		return err;
+	if (!(pw->scratch = gf_pinned_alloc(pw->scratch_bytes))) {
+		gf_errbuf_set(eb, "cannot allocate PipeWire's output buffer (%zu bytes)", pw->scratch_bytes);
 		return GF_E_NOMEM;
+	}
 	snprintf(l->in_desc, sizeof(l->in_desc), "PipeWire %s%s%s",
 		 p->input.device && p->input.device[0] ? "node '" : "default source",
 		 p->input.device && p->input.device[0] ? p->input.device : "",
@@ -459,4 +469,9 @@ const char *gf_live_pw_lost(struct gf_live *l, char *buf, size_t len)
 		return NULL;
 	snprintf(buf, len, "%s", l->pw->why);
 	return buf;
+}
+
+int gf_live_pw_idle(const struct gf_live *l)
+{
+	return !atomic_load_explicit(&l->pw->capture_streaming, memory_order_acquire);
 }

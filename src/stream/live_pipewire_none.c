@@ -43,3 +43,9 @@ const char *gf_live_pw_lost(struct gf_live *l, char *buf, size_t len)
 	(void)len;
 	return NULL;
 }
+
+int gf_live_pw_idle(const struct gf_live *l)
+{
+	(void)l;
+	return 0;
+}

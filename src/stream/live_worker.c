@@ -1,12 +1,14 @@
-/* The live worker thread: waits for a block of input, runs the engine on it,
- * measures the time it took, and sends the output to playback and recording.
- * Per block it makes no allocation, takes no lock and does no I/O; it blocks
- * only in its own wait for input. Two system calls a block (four if it was
- * late) say whether a late block was the host's (thread_use.h). */
+/* The live worker thread: waits for a block of input, runs the chain on it
+ * (engine, suppressor, gain: gf_chain_process), measures the time it took,
+ * and sends the output to playback and recording. Per block it makes no
+ * allocation, takes no lock and does no I/O; it blocks only in its own wait
+ * for input. Two system calls a block (four if it was late) say whether a
+ * late block was the host's (thread_use.h). */
 #define _GNU_SOURCE /* sem_clockwait */
 #include <string.h>
 #include <time.h>
 
+#include "chain_run.h"
 #include "clock.h"
 #include "deadline.h"
 #include "live_internal.h"
@@ -139,20 +141,18 @@ static void do_block(struct gf_live *l, uint32_t frames)
 	if (t0 > cb && atomic_load_explicit(&l->wstate, memory_order_relaxed) == GF_W_RUN)
 		gf_live_note_max(&l->wake_max_ns, t0 - cb);
 	int in_swap = gf_engine_swap_window(l->engine);
-	/* One deadline for the block: the suppressor's GPU gets what the engine's wait left of it. */
+	/* Engine, suppressor, gain (chain_run.h) under one deadline for the block: the suppressor's GPU
+	 * gets what the engine's wait left of it. The gain stage's meters are the stats' output peak
+	 * and clipped samples too (one scan of the output); the stream's own stage meters the output
+	 * only. A suppressor's error live is its own (a muted hop, counted by its bank). */
+	struct gf_chain_run chain = {.engine = l->engine,
+				     .suppress = l->suppress,
+				     .gain = l->gain,
+				     .in_channels = l->channels,
+				     .out_channels = l->out_channels};
 	uint64_t deadline = t0 + gf_engine_deadline_ns(l->engine);
-	int err = gf_engine_process_by(l->engine, src, l->blk_out, frames, deadline);
-	/* Even on a muted block, so that it stays in step with the stream; but a muted block (NaN/Inf
-	 * input, late, failed) is a gap to it, which its noise estimate does not learn from. */
-	if (l->suppress && gf_engine_muted(l->engine))
-		gf_suppress_bank_gap_by(l->suppress, l->blk_out, frames, deadline);
-	else if (l->suppress)
-		gf_suppress_bank_process_by(l->suppress, l->blk_out, frames, deadline);
-	/* Volume, mute, meters: last, so the meters see what is played. They are
-	 * the stats' output peak and clipped samples too (one scan of the
-	 * output); the stream's own stage meters the output only. */
-	gf_gain_stage_process_io(l->gain, l->gain == l->own_gain ? NULL : src, l->channels, l->blk_out,
-				 l->out_channels, frames);
+	int err = gf_chain_process(&chain, src, l->gain == l->own_gain ? NULL : src, l->blk_out, frames,
+				   deadline, NULL);
 	uint64_t dt = gf_now_ns() - t0;
 	in_swap |= gf_engine_swap_window(l->engine);
 

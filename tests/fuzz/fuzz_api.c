@@ -1,6 +1,7 @@
 /* libFuzzer entry point: the control API's protocol (src/api), a message of
  * any bytes through gf_api_handle against a fake daemon whose every op
- * answers; slow ops complete at once. Each reply must be one line of JSON. */
+ * answers (the stages' live controls too); slow ops complete at once. Each
+ * reply must be one line of JSON. */
 #include <jansson.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -81,6 +82,26 @@ static int lv(void *c, struct gf_api_levels *l, struct gf_errbuf *eb)
 	return 0;
 }
 
+/* The stages' live controls: one running on two channels, its request taken as it comes (the
+ * program's range check is the daemon's), the other not running. */
+static struct gf_api_stage stage[GF_API_STAGES] = {{.channels = 2, .db = 15.0, .max_db = 40.0},
+						   {.max_db = 100.0}};
+static int stage_get(void *c, enum gf_api_stage_id id, struct gf_api_stage *out, struct gf_errbuf *eb)
+{
+	*out = stage[id];
+	return 0;
+}
+
+static int stage_set(void *c, enum gf_api_stage_id id, const struct gf_api_stage *q, struct gf_api_stage *out,
+		     struct gf_errbuf *eb)
+{
+	if (q->has_bypass)
+		stage[id].bypass = q->bypass;
+	if (q->has_db)
+		stage[id].db = q->db;
+	return stage_get(c, id, out, eb);
+}
+
 static void check(void *client, const char *t, size_t len)
 {
 	if (memchr(t, '\n', len))
@@ -105,7 +126,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					 .set_volume = sv,
 					 .get_mute = gm,
 					 .set_mute = sm,
-					 .levels = lv};
+					 .levels = lv,
+					 .get_stage = stage_get,
+					 .set_stage = stage_set};
 		if (gf_api_new(&a, &ops) || gf_api_set_key(a, "k0123456789abcdef0123"))
 			abort();
 	}

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "neural.h"
 #include "status.h"
 #include "testutil.h"
 
@@ -578,4 +579,12 @@ jack_client_t *gf_daemon_jack_client(struct gf_daemon *d, const char *prefix, ui
 	CHECK(jack_set_process_callback(jc, tap_process, tap) == 0);
 	CHECK(jack_activate(jc) == 0);
 	return jc;
+}
+
+void gf_daemon_need_deepfilter(void)
+{
+	char lib[4200];
+	snprintf(lib, sizeof(lib), "%s/libdeepfilter.so", gf_neural_default_dir());
+	if (access(lib, R_OK) != 0)
+		gf_test_skip("no DeepFilterNet runtime (scripts/install-deepfilter.sh)");
 }

@@ -170,6 +170,10 @@ void gf_daemon_expect_line(struct gf_daemon *d, const char *st, const char *key,
  *  it was applied live ("last_reload: reloaded"), else the test dies saying @p why. */
 void gf_daemon_reload_live(struct gf_daemon *d, int *ready, const char *what, const char *why);
 
+/** Skip the test (77) where scripts/install-deepfilter.sh has not installed DeepFilterNet's runtime
+ *  and model (gf_neural_default_dir()): the neural stage cannot run. */
+void gf_daemon_need_deepfilter(void);
+
 /* The neural stage's runtime for the live tests' configs: under the sanitizers the engine's own
  * inference runs instrumented and unoptimised, too slow for a live stream's hops (late hops, a
  * stuck worker); the reference runtime (libdeepfilter) is not instrumented. The Release suite

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "fftw_plan.h"
 #include "gpu.h"
 
 void gf_check_ok_or_die(int err, const struct gf_errbuf *eb, const char *file, int line, const char *expr)
@@ -95,6 +96,40 @@ void gf_test_reference(const float *x, uint32_t frames, uint32_t channels, const
 			y[(size_t)n * channels + c] = acc;
 		}
 	}
+}
+
+void gf_test_xcorr(const float *a, size_t na, size_t sa, const float *b, size_t nb, size_t sb, double *r)
+{
+	CHECK(na > 0 && nb >= na);
+	size_t n = 1;
+	while (n < nb + na) /* no wrap-around into the lags kept */
+		n <<= 1;
+	double *ta = fftw_alloc_real(n), *tb = fftw_alloc_real(n);
+	fftw_complex *fa = fftw_alloc_complex(n / 2 + 1), *fb = fftw_alloc_complex(n / 2 + 1);
+	CHECK(ta && tb && fa && fb);
+	fftw_plan pa = gf_fftw_plan_r2c((int)n, ta, fa), pb = gf_fftw_plan_r2c((int)n, tb, fb),
+		  pr = gf_fftw_plan_c2r((int)n, fa, ta);
+	CHECK(pa && pb && pr);
+	memset(ta, 0, sizeof(double) * n);
+	memset(tb, 0, sizeof(double) * n);
+	for (size_t k = 0; k < na; k++)
+		ta[k] = a[k * sa];
+	for (size_t k = 0; k < nb; k++)
+		tb[k] = b[k * sb];
+	fftw_execute(pa);
+	fftw_execute(pb);
+	for (size_t k = 0; k <= n / 2; k++) { /* conj(A) * B */
+		double re = fa[k][0] * fb[k][0] + fa[k][1] * fb[k][1];
+		double im = fa[k][0] * fb[k][1] - fa[k][1] * fb[k][0];
+		fa[k][0] = re, fa[k][1] = im;
+	}
+	fftw_execute(pr); /* unnormalised: n times the sums */
+	for (size_t s = 0; s <= nb - na; s++)
+		r[s] += ta[s] / (double)n;
+	gf_fftw_destroy(pa);
+	gf_fftw_destroy(pb);
+	gf_fftw_destroy(pr);
+	fftw_free(ta), fftw_free(tb), fftw_free(fa), fftw_free(fb);
 }
 
 double gf_test_rel_l2(const float *got, const double *ref, size_t n)

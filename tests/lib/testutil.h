@@ -62,6 +62,14 @@ char *gf_test_taps_text(const float *h, size_t n, const char *sep);
 void gf_test_reference(const float *x, uint32_t frames, uint32_t channels, const float *h, uint32_t taps,
 		       double *y);
 
+/**
+ * Cross-correlation by FFT, added to @p r: r[s] += sum over k < @p na of a[k * @p sa] * b[(k + s) * @p sb],
+ * for every s in [0, @p nb - @p na] (@p nb >= @p na; strides step over interleaved channels, one call
+ * per channel). The direct sums, at the lengths the live tests search, took seconds (tens of seconds
+ * under the sanitizers).
+ */
+void gf_test_xcorr(const float *a, size_t na, size_t sa, const float *b, size_t nb, size_t sb, double *r);
+
 /** ||got - ref||2 / ||ref||2 (absolute norm when ref is all zero). */
 double gf_test_rel_l2(const float *got, const double *ref, size_t n);
 

@@ -67,6 +67,18 @@ static double value_of(const char *reply)
 	return gf_apic_num(reply, "value");
 }
 
+/* The volume written to the state file: GetStateFileUpdated true within 5 s (its debounce, 0.5 s
+ * after the last change; at most 2 s after the first), polled. */
+static void state_file_written(const char *what)
+{
+	const char *r = call("\"GetStateFileUpdated\"");
+	for (double end = gf_now_s() + 5.0; !strstr(r, "\"value\":true") && gf_now_s() < end;) {
+		gf_daemon_idle_ms(&dm, 100);
+		r = call("\"GetStateFileUpdated\"");
+	}
+	expect(r, "\"value\":true", what);
+}
+
 /* A level command's reading over @p ms (the API reader's interval: read once to start it). */
 static double level(const char *cmd, int ms)
 {
@@ -207,8 +219,7 @@ static void camilla_client(void)
 	expect(call("\"GetStateFilePath\""), state_path, "GetStateFilePath");
 	expect(call("\"GetRateAdjust\""), "\"value\":1.0}", "GetRateAdjust with one clock");
 	expect(call("\"GetStopReason\""), "\"value\":\"None\"", "GetStopReason");
-	gf_daemon_idle_ms(&dm, 1200); /* the volume written to the state file */
-	expect(call("\"GetStateFileUpdated\""), "\"value\":true", "GetStateFileUpdated");
+	state_file_written("GetStateFileUpdated");
 	call("{\"GetPlaybackSignalPeakSince\": 0.5}"); /* the history polls from now on */
 	gf_daemon_idle_ms(&dm, 700);
 	expect_near(value_of(call("{\"GetPlaybackSignalPeakSince\": 0.5}")), peak, TOL_DB,
@@ -298,7 +309,7 @@ int main(void)
 	subscription();
 
 	/* The volume set through the API outlives a restart (state file, written after the debounce). */
-	gf_daemon_idle_ms(&dm, 2500);
+	state_file_written("GetStateFileUpdated before the restart");
 	gf_daemon_terminate(&dm, 20.0, "");
 	int ready = dm.nl.ready;
 	gf_daemon_spawn(&dm, bin, 0);

@@ -273,14 +273,37 @@ static long spawn_stuck(const char *bin, jack_client_t *jc, const char *what, ch
 	CHECK(unsetenv("GPUFIR_FAULT_STUCK_AFTER") == 0);
 	gf_daemon_wait_ready(&dm, ready + 1, 30.0, what);
 	gf_daemon_connect_ports(&dm, jc, &tap);
-	gf_daemon_idle_ms(&dm, 1500);
-	gf_daemon_query_status(&dm, st, len);
-	long b1 = gf_daemon_status_num(st, "blocks");
-	gf_daemon_idle_ms(&dm, 300);
-	gf_daemon_query_status(&dm, st, len); /* still answers */
-	if (gf_daemon_status_num(st, "blocks") != b1)
-		gf_daemon_die(&dm, "the worker did not get stuck");
-	return b1;
+	/* Polled from the status (it still answers): blocks ran, then none for 300 ms. */
+	double t0 = gf_now_s(), since = t0;
+	long b1 = -1;
+	for (;;) {
+		gf_daemon_query_status(&dm, st, len);
+		long b = gf_daemon_status_num(st, "blocks");
+		if (b != b1)
+			b1 = b, since = gf_now_s();
+		else if (b1 > 0 && gf_now_s() - since >= 0.3)
+			return b1;
+		if (gf_now_s() - t0 > 10.0)
+			gf_daemon_die(&dm, "the worker did not get stuck within 10 s");
+		gf_daemon_idle_ms(&dm, 50);
+	}
+}
+
+/* After the stuck worker was abandoned, the stream restarted (retry backoff 0.5 s): poll until the
+ * status' blocks (the current stream's) leave @p stuck, the count where the stuck one froze.
+ * @return the new stream's first count seen. */
+static long new_stream(long stuck, char *st, size_t len)
+{
+	double t0 = gf_now_s();
+	for (;;) {
+		gf_daemon_query_status(&dm, st, len);
+		long b = gf_daemon_status_num(st, "blocks");
+		if (b != stuck)
+			return b;
+		if (gf_now_s() - t0 > 10.0)
+			gf_daemon_die(&dm, "no new stream within 10 s of the stuck worker's abandonment");
+		gf_daemon_idle_ms(&dm, 50);
+	}
 }
 
 static void case_stuck(const char *bin, jack_client_t *jc)
@@ -296,11 +319,8 @@ static void case_stuck(const char *bin, jack_client_t *jc)
 	char st[GF_STATUS_MAX];
 	/* The stall is noticed, the worker abandoned, the stream restarted on a CPU engine. */
 	double t = wait_status("workers_abandoned", 1, 15.0, st, sizeof(st));
-	gf_daemon_idle_ms(&dm, 1000); /* the restart (retry backoff 0.5 s) */
-	gf_daemon_query_status(&dm, st, sizeof(st));
-	long blocks0 = gf_daemon_status_num(st, "blocks");
-	gf_daemon_idle_ms(&dm, 1000);
-	gf_daemon_query_status(&dm, st, sizeof(st));
+	long blocks0 = new_stream(gf_daemon_status_num(st, "blocks"), st, sizeof(st));
+	wait_status("blocks", blocks0 + 101, 5.0, st, sizeof(st));
 	printf("stuck: worker abandoned %.1f s after connecting; blocks since the restart %ld -> %ld, "
 	       "backend "
 	       "%s\n",
@@ -344,11 +364,10 @@ static void case_stuck_suppress(const char *bin, jack_client_t *jc)
 	       gf_now_s() - t0, lr ? (int)strcspn(lr, "\n") : 0, lr ? lr : "");
 
 	double t = wait_status("workers_abandoned", 1, 15.0, st, sizeof(st));
-	gf_daemon_idle_ms(&dm, 1000);		/* the replacement build and the restart (backoff 0.5 s) */
-	gf_daemon_connect_ports(&dm, jc, &tap); /* the new stream's */
-	gf_daemon_query_status(&dm, st, sizeof(st));
-	long blocks0 = gf_daemon_status_num(st, "blocks");
-	gf_daemon_idle_ms(&dm, 1000);
+	/* The replacement build and the restart, then the new stream's ports. */
+	long blocks0 = new_stream(gf_daemon_status_num(st, "blocks"), st, sizeof(st));
+	gf_daemon_connect_ports(&dm, jc, &tap);
+	gf_daemon_idle_ms(&dm, 1000); /* half a second of it recorded, past the latency */
 	gf_daemon_query_status(&dm, st, sizeof(st));
 	double level = rec_level(RATE / 2);
 	printf("stuck + suppressor: abandoned %.1f s after connecting; blocks since the restart %ld -> %ld; "

@@ -18,18 +18,14 @@
  * 3. over all of it the stream never restarted (its block count only grew, no
  *    READY of a restart) and no xrun. That the bypass ramp leaves no click is
  *    the stage's own (test_neural_bank). */
-#include <jack/jack.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "apiclient.h"
 #include "clock.h"
-#include "daemonutil.h"
-#include "neural.h"
+#include "stagetest.h"
 #include "status.h"
 #include "testutil.h"
 
@@ -42,35 +38,31 @@
 #define MEASURE (RATE * 2 / 5) /* the level's last 400 ms */
 #define TOL_DB 2.5	       /* the model's cut of noise at its limit is not exactly the limit */
 
-static struct gf_daemon dm;
-static float *x, *rec;
-static struct gf_daemon_tap tap;
-static char ctl_path[700];
-static struct gf_apiclient api;
+static struct gf_stagetest t;
 
 /* The config with the neural stage's settings @p dfn; its hops may wait for all the stream's slack
  * (on a loaded machine GPUFIR_TEST_LATENCY_SLACK gives more), so that they are not late for want of
  * it. */
 static void write_conf(const char *dfn)
 {
-	FILE *f = gf_daemon_conf_begin_new(&dm, RATE, BLOCK, "cpu", CH, "system");
+	FILE *f = gf_daemon_conf_begin_new(&t.dm, RATE, BLOCK, "cpu", CH, "system");
 	fprintf(f,
 		"crossfade_ms = 5.0;\ncontrol_socket = \"%s\";\ngpu_deadline_ms = %.3f;\n"
 		"filters = ( { name = \"id\"; design = \"identity\"; },\n"
 		"  { name = \"dfn\"; design = \"deepfilter\"; " GF_TEST_NEURAL_RUNTIME
 		"%s } );\nchain = [\"id\", \"dfn\"];\n",
-		ctl_path, 1000.0 * (gf_test_latency_slack() + 1u) * BLOCK / RATE, dfn);
-	gf_daemon_conf_end_new(&dm, f);
+		t.ctl_path, 1000.0 * (gf_test_latency_slack() + 1u) * BLOCK / RATE, dfn);
+	gf_daemon_conf_end_new(&t.dm, f);
 }
 
 /* The recording's level over its last MEASURE frames (channel 0), dB relative to the input's. */
 static double level_db(void)
 {
-	size_t end = atomic_load_explicit(&tap.rec_pos, memory_order_acquire);
+	size_t end = atomic_load_explicit(&t.tap.rec_pos, memory_order_acquire);
 	CHECK(end > MEASURE);
 	double p = 0.0;
 	for (size_t i = end - MEASURE; i < end; i++)
-		p += (double)rec[i * CH] * rec[i * CH] / MEASURE;
+		p += (double)t.rec[i * CH] * t.rec[i * CH] / MEASURE;
 	return 10.0 * log10(p / (AMP * AMP / 3.0) + 1e-30); /* uniform in +-AMP: power AMP^2 / 3 */
 }
 
@@ -81,111 +73,81 @@ static void level_is(double want_db, int below, const char *what)
 {
 	double got = NAN;
 	for (double end = gf_now_s() + 5.0; gf_now_s() < end;) {
-		gf_daemon_idle_ms(&dm, 300);
+		gf_daemon_idle_ms(&t.dm, 300);
 		got = level_db();
 		if (below ? got < want_db : fabs(got - want_db) <= TOL_DB / 2)
 			break;
 	}
 	printf("%s: %.1f dB (expected %s%.1f)\n", what, got, below ? "below " : "", want_db);
 	if (below && !(got < want_db))
-		gf_daemon_die(&dm, "the neural stage does not cut the noise");
+		gf_daemon_die(&t.dm, "the neural stage does not cut the noise");
 	if (!below)
-		gf_apic_expect_near(&api, got, want_db, TOL_DB, what);
+		gf_apic_expect_near(&t.api, got, want_db, TOL_DB, what);
 }
 
-/* Status: the stream has run on (@p blocks grew), with no xrun since @p xruns; the live
- * controls. */
-static void status_is(long *blocks, long xruns, const char *atten, const char *bypass, const char *what)
+/* Status: the stream has run on, with no xrun; the live controls. */
+static void status_is(const char *atten, const char *bypass, const char *what)
 {
 	char st[GF_STATUS_MAX];
-	gf_daemon_ran_on(&dm, blocks, xruns, what, st, sizeof(st));
+	gf_stagetest_status(&t, "neural", "atten_lim_db", atten, bypass, what, st, sizeof(st));
 	printf("%s: neural late %ld, dropped %ld\n", what, gf_daemon_status_num(st, "neural_late"),
 	       gf_daemon_status_num(st, "neural_dropped"));
-	gf_daemon_expect_line(&dm, st, "neural_atten_lim_db", atten);
-	gf_daemon_expect_line(&dm, st, "neural_bypass", bypass);
 }
 
 /* A reload of the file with @p dfn: applied live (no restart). */
-static void reload_live(const char *dfn, int *ready)
+static void reload_live(const char *dfn)
 {
 	write_conf(dfn);
-	gf_daemon_reload_live(&dm, ready, dfn,
+	gf_stagetest_reloaded(&t, dfn,
 			      "a reload of the neural stage's atten_lim_db or bypass was not applied live");
 }
 
-static void api_controls(long *blocks, long xruns)
+static void api_controls(void)
 {
-	const char *r = gf_apic_call(&api, "\"GetNeural\"");
-	gf_apic_expect(&api, r, "\"bypass\":false", "GetNeural's bypass");
-	gf_apic_expect_near(&api, gf_apic_num(r, "atten_lim_db"), 100.0, 1e-9, "GetNeural's atten_lim_db");
-	gf_apic_expect_near(&api, gf_apic_num(r, "channels"), 2.0, 0.0, "GetNeural's channels");
+	const char *r = gf_stagetest_call(&t, "\"GetNeural\"", "atten_lim_db", 0, 100.0);
+	gf_apic_expect_near(&t.api, gf_apic_num(r, "channels"), 2.0, 0.0, "GetNeural's channels");
 	level_is(-20.0, 1, "at atten_lim_db 100");
-	r = gf_apic_call(&api, "{\"SetNeural\": {\"bypass\": true}}");
-	gf_apic_expect(&api, r, "\"bypass\":true", "SetNeural bypass's reply");
+	gf_stagetest_call(&t, "{\"SetNeural\": {\"bypass\": true}}", "atten_lim_db", 1, 100.0);
 	level_is(0.0, 0, "bypassed");
-	status_is(blocks, xruns, "100.0", "yes", "bypassed");
-	r = gf_apic_call(&api, "{\"SetNeural\": {\"bypass\": false, \"atten_lim_db\": 6}}");
-	gf_apic_expect(&api, r, "\"bypass\":false", "SetNeural atten 6's reply");
-	gf_apic_expect_near(&api, gf_apic_num(r, "atten_lim_db"), 6.0, 1e-9, "SetNeural atten 6's reply");
+	status_is("100.0", "yes", "bypassed");
+	gf_stagetest_call(&t, "{\"SetNeural\": {\"bypass\": false, \"atten_lim_db\": 6}}", "atten_lim_db", 0,
+			  6.0);
 	level_is(-6.0, 0, "atten_lim_db 6");
-	r = gf_apic_call(&api, "\"GetStatus\"");
-	gf_apic_expect(&api, r, "\"neural\":{", "GetStatus's neural");
-	status_is(blocks, xruns, "6.0", "no", "atten_lim_db 6");
-	gf_apic_expect(&api, gf_apic_call(&api, "{\"SetNeural\": {\"atten_lim_db\": 0}}"), "outside 1..100",
-		       "SetNeural atten 0's refusal");
+	r = gf_apic_call(&t.api, "\"GetStatus\"");
+	gf_apic_expect(&t.api, r, "\"neural\":{", "GetStatus's neural");
+	status_is("6.0", "no", "atten_lim_db 6");
+	gf_apic_expect(&t.api, gf_apic_call(&t.api, "{\"SetNeural\": {\"atten_lim_db\": 0}}"),
+		       "outside 1..100", "SetNeural atten 0's refusal");
 	level_is(-6.0, 0, "after a refused request");
 }
 
 /* The stream's run under the controls and reloads (1. and 2. at the top). */
 static void run_checks(void)
 {
-	char st[GF_STATUS_MAX];
-	gf_daemon_query_status(&dm, st, sizeof(st));
-	long blocks = gf_daemon_status_num(st, "blocks"), xruns = gf_daemon_status_xruns(st);
-	int ready = dm.nl.ready;
-	api_controls(&blocks, xruns);
-	reload_live("atten_lim_db = 20.0;", &ready);
+	api_controls();
+	reload_live("atten_lim_db = 20.0;");
 	level_is(-20.0, 0, "reloaded at atten_lim_db 20 (the API's limit dropped)");
-	status_is(&blocks, xruns, "20.0", "no", "reloaded at 20 dB");
-	reload_live("atten_lim_db = 20.0; bypass = true;", &ready);
+	status_is("20.0", "no", "reloaded at 20 dB");
+	reload_live("atten_lim_db = 20.0; bypass = true;");
 	level_is(0.0, 0, "reloaded with bypass = true");
-	status_is(&blocks, xruns, "20.0", "yes", "reloaded with bypass");
-	if (dm.nl.ready != ready)
-		gf_daemon_die(&dm, "the stream restarted (READY=1 beyond the reloads')");
+	status_is("20.0", "yes", "reloaded with bypass");
+	gf_stagetest_no_restart(&t);
 }
 
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	char lib[4200];
-	snprintf(lib, sizeof(lib), "%s/libdeepfilter.so", gf_neural_default_dir());
-	if (access(lib, R_OK) != 0)
-		gf_test_skip("no DeepFilterNet runtime (scripts/install-deepfilter.sh)");
+	gf_daemon_need_deepfilter();
 	const char *bin = gf_daemon_test_bin(1);
-	gf_daemon_init(&dm, "daemon-neural-live");
-	snprintf(ctl_path, sizeof(ctl_path), "%s/control", dm.dir);
-	gf_apic_init(&api, &dm, ctl_path);
-	x = malloc(sizeof(float) * MAX_FRAMES * CH);
-	rec = calloc(MAX_FRAMES * CH, sizeof(float));
-	CHECK(x && rec);
-	gf_daemon_tap_init(&tap, x, rec, MAX_FRAMES, CH, 0);
+	gf_stagetest_open(&t, "daemon-neural-live", MAX_FRAMES, CH);
 	uint64_t rng = gf_test_seed("test_daemon_neural_live");
 	for (size_t i = 0; i < MAX_FRAMES * CH; i++)
-		x[i] = AMP * gf_test_randf(&rng); /* uniform in [-1, 1) */
+		t.x[i] = AMP * gf_test_randf(&rng); /* uniform in [-1, 1) */
 	write_conf("atten_lim_db = 100.0;");
-	jack_client_t *jc = gf_daemon_jack_client(&dm, "gpufir-neurlive", RATE, BLOCK, &tap);
-	gf_daemon_spawn(&dm, bin, 0);
-	gf_daemon_wait_ready(&dm, 1, 60.0, "start-up");
-	gf_daemon_connect_ports(&dm, jc, &tap);
-	gf_daemon_idle_ms(&dm, 5000); /* DeepFilterNet3's normalisation settles over about a second */
+	/* DeepFilterNet3's normalisation settles over about a second */
+	gf_stagetest_start(&t, bin, "gpufir-neurlive", RATE, BLOCK, 60.0, 5000);
 	run_checks();
-	gf_daemon_terminate(&dm, 20.0, "");
-	jack_deactivate(jc);
-	jack_client_close(jc);
-	gf_daemon_finish(&dm);
-	gf_apic_free(&api);
-	free(x);
-	free(rec);
+	gf_stagetest_close(&t);
 	puts("test_daemon_neural_live: ok");
 	return 0;
 }

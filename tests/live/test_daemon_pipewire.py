@@ -431,6 +431,7 @@ def case_follow(gpufir, tmp, s, noisy):
     run(["pw-cli", "destroy", str(byname[MIC_B + "-in"][0])])
     wait_for("the capture to fall back to " + MIC_A, lambda: capture_source() == MIC_A, 10, d.log)
     print("%s unplugged (its nodes destroyed): the capture fell back to %s" % (MIC_B, MIC_A))
+    unplug_last(d, nid)
     mic = subprocess.Popen(["pw-loopback", "-n", MIC_B, "-m", "[ MONO ]",
                             "--capture-props=media.class=Audio/Sink node.name=%s-in" % MIC_B,
                             "--playback-props=media.class=Audio/Source node.name=%s" % MIC_B],
@@ -444,6 +445,25 @@ def case_follow(gpufir, tmp, s, noisy):
     if nodes()[0].get(NODE, (None,))[0] != nid:
         die("gpufir's source is not the same node any more", d.log)
     d.stop()
+
+
+def unplug_last(d, nid):
+    """MIC_A, the last source left, unplugged too: for longer than the daemon's stall bound
+    (3 s) no source feeds the capture. gpufir must idle, not take it for a lost device: the
+    same node stays for the apps that record it."""
+    byname, _ = nodes()
+    run(["pw-cli", "destroy", str(byname[MIC_A][0])])
+    run(["pw-cli", "destroy", str(byname[MIC_A + "-in"][0])])
+    time.sleep(IDLE_HOLD_S)
+    if d.p.poll() is not None:
+        die("gpufir exited (status %d) with no source left" % d.p.returncode, d.log)
+    if nodes()[0].get(NODE, (None,))[0] != nid:
+        die("gpufir's source went away with the last microphone", d.log)
+    with open(d.log) as f:
+        log = f.read()
+    if "stalled" in log or "reopened" in log:
+        die("gpufir took the unlinked capture for a lost device", d.log)
+    print("the last microphone unplugged: gpufir's source stayed %.1f s, the stream idle" % IDLE_HOLD_S)
 
 
 def case_restart(gpufir, tmp, s, noisy):
@@ -464,6 +484,7 @@ def case_restart(gpufir, tmp, s, noisy):
     d.stop()
 
 
+IDLE_HOLD_S = 4.5  # the follow case: how long no source is plugged in (over the 3 s stall bound)
 STOP_S = 0.3  # the xrun case: how long gpufir is stopped
 MAX_XRUNS_RUNNING = 4  # and the most it may count in the second before
 # The tone's cut before the stop: offline the chain cuts it by 15 dB (the depth); a noise estimate

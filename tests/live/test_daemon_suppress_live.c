@@ -17,16 +17,14 @@
  *    the recording) and no pop (no sample-to-sample jump beyond the largest
  *    of the input). That the ramp itself leaves no click is measured on a
  *    tone in test_suppress_live. */
-#include <jack/jack.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "apiclient.h"
 #include "clock.h"
-#include "daemonutil.h"
+#include "stagetest.h"
 #include "status.h"
 #include "testutil.h"
 
@@ -42,21 +40,17 @@
 #define TOL_DB 1.5	  /* the floor's estimate wobbles; the depths tried are 10 dB apart */
 #define DROPOUT 16	  /* exact zeros in a row: the floor noise is never that */
 
-static struct gf_daemon dm;
-static float *x, *rec;
-static struct gf_daemon_tap tap;
-static char ctl_path[700];
-static struct gf_apiclient api;
+static struct gf_stagetest t;
 
 static void write_conf(const char *nr)
 {
-	FILE *f = gf_daemon_conf_begin_new(&dm, RATE, BLOCK, "cpu", CH, "system");
+	FILE *f = gf_daemon_conf_begin_new(&t.dm, RATE, BLOCK, "cpu", CH, "system");
 	fprintf(f,
 		"crossfade_ms = 5.0;\ncontrol_socket = \"%s\";\n"
 		"filters = ( { name = \"id\"; design = \"identity\"; },\n"
 		"  { name = \"nr\"; design = \"suppress\"; %s } );\nchain = [\"id\", \"nr\"];\n",
-		ctl_path, nr);
-	gf_daemon_conf_end_new(&dm, f);
+		t.ctl_path, nr);
+	gf_daemon_conf_end_new(&t.dm, f);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -71,13 +65,13 @@ static int cmp_double(const void *a, const void *b)
 static double floor_level_db(void)
 {
 	enum { N = 4 * PERIOD / WINDOW };
-	size_t end = atomic_load_explicit(&tap.rec_pos, memory_order_acquire);
+	size_t end = atomic_load_explicit(&t.tap.rec_pos, memory_order_acquire);
 	CHECK(end > (size_t)N * WINDOW);
 	double p[N], sum = 0.0;
 	for (size_t w = 0; w < N; w++) {
 		p[w] = 0.0;
 		for (size_t i = end - (size_t)(N - w) * WINDOW, k = 0; k < WINDOW; i++, k++)
-			p[w] += (double)rec[i * CH] * rec[i * CH] / WINDOW;
+			p[w] += (double)t.rec[i * CH] * t.rec[i * CH] / WINDOW;
 	}
 	qsort(p, N, sizeof(double), cmp_double);
 	for (size_t w = 0; w < N / 4; w++)
@@ -92,13 +86,13 @@ static void level_is(double want_db, const char *what)
 {
 	double got = NAN;
 	for (double end = gf_now_s() + 5.0; gf_now_s() < end;) {
-		gf_daemon_idle_ms(&dm, 300);
+		gf_daemon_idle_ms(&t.dm, 300);
 		got = floor_level_db();
 		if (fabs(got - want_db) <= TOL_DB / 2)
 			break;
 	}
 	printf("%s: %.1f dB (expected %.1f)\n", what, got, want_db);
-	gf_apic_expect_near(&api, got, want_db, TOL_DB, what);
+	gf_apic_expect_near(&t.api, got, want_db, TOL_DB, what);
 }
 
 /* The largest sample-to-sample jump of @p y from @p from to @p end, and its longest run of exact zeros,
@@ -117,43 +111,37 @@ static double largest_jump(const float *y, size_t from, size_t end, size_t *zero
 	return m;
 }
 
-/* Status: the stream has run on (@p blocks grew), with no xrun since @p xruns; the live controls. */
-static void status_is(long *blocks, long xruns, const char *depth, const char *bypass, const char *what)
+/* Status: the stream has run on, with no xrun; the live controls. */
+static void status_is(const char *depth, const char *bypass, const char *what)
 {
 	char st[GF_STATUS_MAX];
-	gf_daemon_ran_on(&dm, blocks, xruns, what, st, sizeof(st));
-	gf_daemon_expect_line(&dm, st, "suppressor_reduction_db", depth);
-	gf_daemon_expect_line(&dm, st, "suppressor_bypass", bypass);
+	gf_stagetest_status(&t, "suppressor", "reduction_db", depth, bypass, what, st, sizeof(st));
 }
 
 /* A reload of the file with @p nr: applied live (no restart). */
-static void reload_live(const char *nr, int *ready)
+static void reload_live(const char *nr)
 {
 	write_conf(nr);
-	gf_daemon_reload_live(&dm, ready, nr,
+	gf_stagetest_reloaded(&t, nr,
 			      "a reload of the suppressor's reduction_db or bypass was not applied live");
 }
 
-static void api_controls(long *blocks, long xruns)
+static void api_controls(void)
 {
-	const char *r = gf_apic_call(&api, "\"GetSuppressor\"");
-	gf_apic_expect(&api, r, "\"bypass\":false", "GetSuppressor's bypass");
-	gf_apic_expect_near(&api, gf_apic_num(r, "depth_db"), 30.0, 1e-9, "GetSuppressor's depth_db");
-	gf_apic_expect_near(&api, gf_apic_num(r, "channels"), 2.0, 0.0, "GetSuppressor's channels");
+	const char *r = gf_stagetest_call(&t, "\"GetSuppressor\"", "depth_db", 0, 30.0);
+	gf_apic_expect_near(&t.api, gf_apic_num(r, "channels"), 2.0, 0.0, "GetSuppressor's channels");
 	level_is(-30.0, "at reduction_db 30");
-	r = gf_apic_call(&api, "{\"SetSuppressor\": {\"bypass\": true}}");
-	gf_apic_expect(&api, r, "\"bypass\":true", "SetSuppressor bypass's reply");
+	gf_stagetest_call(&t, "{\"SetSuppressor\": {\"bypass\": true}}", "depth_db", 1, 30.0);
 	level_is(0.0, "bypassed");
-	status_is(blocks, xruns, "30.0", "yes", "bypassed");
-	r = gf_apic_call(&api, "{\"SetSuppressor\": {\"bypass\": false, \"depth_db\": 10}}");
-	gf_apic_expect(&api, r, "\"bypass\":false", "SetSuppressor depth 10's reply");
-	gf_apic_expect_near(&api, gf_apic_num(r, "depth_db"), 10.0, 1e-9, "SetSuppressor depth 10's reply");
+	status_is("30.0", "yes", "bypassed");
+	gf_stagetest_call(&t, "{\"SetSuppressor\": {\"bypass\": false, \"depth_db\": 10}}", "depth_db", 0,
+			  10.0);
 	level_is(-10.0, "depth 10 dB");
-	r = gf_apic_call(&api, "\"GetStatus\"");
-	gf_apic_expect(&api, r, "\"suppressor\":{", "GetStatus's suppressor");
-	status_is(blocks, xruns, "10.0", "no", "depth 10 dB");
-	gf_apic_expect(&api, gf_apic_call(&api, "{\"SetSuppressor\": {\"depth_db\": 50}}"), "outside 0..40",
-		       "SetSuppressor depth 50's refusal");
+	r = gf_apic_call(&t.api, "\"GetStatus\"");
+	gf_apic_expect(&t.api, r, "\"suppressor\":{", "GetStatus's suppressor");
+	status_is("10.0", "no", "depth 10 dB");
+	gf_apic_expect(&t.api, gf_apic_call(&t.api, "{\"SetSuppressor\": {\"depth_db\": 50}}"),
+		       "outside 0..40", "SetSuppressor depth 50's refusal");
 	level_is(-10.0, "after a refused request");
 }
 
@@ -161,57 +149,36 @@ int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	const char *bin = gf_daemon_test_bin(1);
-	gf_daemon_init(&dm, "daemon-suppress-live");
-	snprintf(ctl_path, sizeof(ctl_path), "%s/control", dm.dir);
-	gf_apic_init(&api, &dm, ctl_path);
-	x = malloc(sizeof(float) * MAX_FRAMES * CH);
-	rec = calloc(MAX_FRAMES * CH, sizeof(float));
-	CHECK(x && rec);
-	gf_daemon_tap_init(&tap, x, rec, MAX_FRAMES, CH, 0);
+	gf_stagetest_open(&t, "daemon-suppress-live", MAX_FRAMES, CH);
 	uint64_t rng = gf_test_seed("test_daemon_suppress_live");
 	for (size_t i = 0; i < MAX_FRAMES; i++) {
 		float g = (i / PERIOD) % 2 ? BURST : FLOOR;
 		for (int c = 0; c < CH; c++)
-			x[i * CH + c] = g * gf_test_randf(&rng); /* uniform in [-1, 1) */
+			t.x[i * CH + c] = g * gf_test_randf(&rng); /* uniform in [-1, 1) */
 	}
 	write_conf("reduction_db = 30.0;");
-	jack_client_t *jc = gf_daemon_jack_client(&dm, "gpufir-suplive", RATE, BLOCK, &tap);
-	gf_daemon_spawn(&dm, bin, 0);
-	gf_daemon_wait_ready(&dm, 1, 30.0, "start-up");
-	gf_daemon_connect_ports(&dm, jc, &tap);
-	gf_daemon_idle_ms(&dm, 2500); /* the suppressor learns the floor as noise */
-
-	char st[GF_STATUS_MAX];
-	gf_daemon_query_status(&dm, st, sizeof(st));
-	long blocks = gf_daemon_status_num(st, "blocks"), xruns = gf_daemon_status_xruns(st);
-	size_t from = atomic_load_explicit(&tap.rec_pos, memory_order_acquire);
-	int ready = dm.nl.ready;
-	api_controls(&blocks, xruns);
-	reload_live("reduction_db = 20.0;", &ready);
+	/* the suppressor learns the floor as noise */
+	gf_stagetest_start(&t, bin, "gpufir-suplive", RATE, BLOCK, 30.0, 2500);
+	size_t from = atomic_load_explicit(&t.tap.rec_pos, memory_order_acquire);
+	api_controls();
+	reload_live("reduction_db = 20.0;");
 	level_is(-20.0, "reloaded at reduction_db 20 (the API's depth dropped)");
-	status_is(&blocks, xruns, "20.0", "no", "reloaded at 20 dB");
-	reload_live("reduction_db = 20.0; bypass = true;", &ready);
+	status_is("20.0", "no", "reloaded at 20 dB");
+	reload_live("reduction_db = 20.0; bypass = true;");
 	level_is(0.0, "reloaded with bypass = true");
-	status_is(&blocks, xruns, "20.0", "yes", "reloaded with bypass");
+	status_is("20.0", "yes", "reloaded with bypass");
 
-	size_t end = atomic_load_explicit(&tap.rec_pos, memory_order_acquire), zeros, in_zeros;
-	double jump = largest_jump(rec, from, end, &zeros),
-	       in_jump = largest_jump(x, 0, MAX_FRAMES, &in_zeros);
+	size_t end = atomic_load_explicit(&t.tap.rec_pos, memory_order_acquire), zeros, in_zeros;
+	double jump = largest_jump(t.rec, from, end, &zeros),
+	       in_jump = largest_jump(t.x, 0, MAX_FRAMES, &in_zeros);
 	printf("over the changes: largest jump %.4f (the input's %.4f), longest run of zeros %zu\n", jump,
 	       in_jump, zeros);
 	if (jump > in_jump * 1.02)
-		gf_daemon_die(&dm, "a pop: the output jumped by more than the input ever does");
+		gf_daemon_die(&t.dm, "a pop: the output jumped by more than the input ever does");
 	if (zeros >= DROPOUT)
-		gf_daemon_die(&dm, "a dropout: a run of silent samples in the recording");
-	if (dm.nl.ready != ready)
-		gf_daemon_die(&dm, "the stream restarted (READY=1 beyond the reloads')");
-	gf_daemon_terminate(&dm, 20.0, "");
-	jack_deactivate(jc);
-	jack_client_close(jc);
-	gf_daemon_finish(&dm);
-	gf_apic_free(&api);
-	free(x);
-	free(rec);
+		gf_daemon_die(&t.dm, "a dropout: a run of silent samples in the recording");
+	gf_stagetest_no_restart(&t);
+	gf_stagetest_close(&t);
 	puts("test_daemon_suppress_live: ok");
 	return 0;
 }

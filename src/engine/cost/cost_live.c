@@ -44,13 +44,6 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static void sleep_until_ns(uint64_t t)
-{
-	struct timespec ts = {(time_t)(t / 1000000000u), (long)(t % 1000000000u)};
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0) {
-	}
-}
-
 /* Blocks timed: enough for a 99th percentile, within the budget. */
 static uint32_t timed_blocks(uint64_t period_ns)
 {
@@ -131,7 +124,7 @@ static void time_both(const struct gf_engine_params *p, const struct gf_filter_s
 	int pace = period_ns <= PACE_LIMIT_NS;
 	for (uint32_t b = 0; buf && b < WARMUP_BLOCKS + blocks && !(t[0].err && t[1].err); b++) {
 		if (pace)
-			sleep_until_ns(next += period_ns);
+			gf_sleep_until_ns(next += period_ns);
 		for (int k = 0; k < 2; k++)
 			timed_block(&t[k], buf, buf + n, p->max_block, b);
 	}

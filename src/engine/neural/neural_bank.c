@@ -5,10 +5,10 @@
  * fills while one is in flight) and the output of that job is played out
  * over the next hop. So the stage lags by one hop plus the model's own
  * latency, and the dry signal, delayed by the same, lines up with the model's
- * output for the bypass ramp and for the channels without the stage.
+ * output for the bypass ramp and for the channels without the stage. On the
+ * GPU (neural_switch.c) the gathered hop goes to the GPU's batch instead of
+ * the helpers, which then hold its standby.
  */
-#include "neural_bank.h"
-
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -16,33 +16,22 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "neural_pool.h"
+#include "neural_bank_impl.h"
 
-struct gf_neural_bank {
-	const struct gf_neural_ops *ops;
-	void *inst;
-	uint32_t channels, active, latency;
-	uint32_t *chan; /* active: their channel numbers, ascending */
-	float *fill;	/* active x hop, planar: the hop being gathered */
-	float *job_in;	/* active x hop: the hop in flight (or last run) */
-	float *job_out; /* active x hop: its output, written by the helpers */
-	float *play;	/* active x hop: the output played out now */
-	uint32_t pos;	/* frames of the current hop gathered (and played) */
-	int have_play;	/* play holds a hop's output (else its channels are silence) */
-	float *dry;	/* latency x channels, interleaved: every channel's delay line */
-	uint32_t dry_pos;
-	struct gf_neural_pool *pool;
-	uint64_t submitted_ns; /* when the hop in flight was started */
-	float gain, gain_step; /* the model's share of the output (1 - the dry's), ramped */
-	_Atomic int bypass;
-	_Atomic uint32_t atten_bits; /* the attenuation limit asked for, float bits */
-	float atten_job;	     /* the job's: the helpers apply it where it changed */
-	int atten_new;		     /* the job carries a new limit */
-	_Atomic int given_up;
-	_Atomic uint64_t late, dropped, failures;
-};
+/* Stages freed while a hop was hung: its helper may still write into them, so they are never freed,
+ * and stay reachable here (leak checkers). Pushed by any control thread, never popped. */
+static struct gf_neural_bank *_Atomic g_kept;
 
-/* Part @p part of a hop: one contiguous run of the active channels. */
+static void keep_for_good(struct gf_neural_bank *b)
+{
+	b->kept_next = atomic_load(&g_kept);
+	while (!atomic_compare_exchange_weak(&g_kept, &b->kept_next, b))
+		;
+}
+
+/* Part @p part of a hop: one contiguous run of the active channels. A standby taking over from the
+ * GPU (job_prime) restarts clean and runs the last hops gathered, the newest the hop due, so that
+ * its output at once is the model's on audio, not its start-up's silence. */
 static void hop_part(void *arg, uint32_t part, uint32_t parts)
 {
 	struct gf_neural_bank *b = arg;
@@ -50,17 +39,30 @@ static void hop_part(void *arg, uint32_t part, uint32_t parts)
 	uint32_t end = (uint32_t)((uint64_t)b->active * (part + 1) / parts);
 	if (end == first)
 		return;
+	if (b->job_prime && b->ops->reset)
+		b->ops->reset(b->inst, first, end - first);
 	if (b->atten_new)
 		b->ops->set_atten_lim(b->inst, first, end - first, b->atten_job);
-	size_t at = (size_t)first * GF_NEURAL_HOP;
-	b->ops->process(b->inst, first, end - first, b->job_in + at, b->job_out + at);
+	size_t at = (size_t)first * GF_NEURAL_HOP, hop = (size_t)b->active * GF_NEURAL_HOP;
+	for (uint32_t j = 0; b->job_prime && j < b->prime; j++) /* oldest first */
+		b->ops->process(b->inst, first, end - first,
+				b->hist + (b->job_hist + j) % b->prime * hop + at, b->job_out + at);
+	if (!b->job_prime)
+		b->ops->process(b->inst, first, end - first, b->job_in + at, b->job_out + at);
 }
 
 void gf_neural_bank_free(struct gf_neural_bank *b)
 {
 	if (!b)
 		return;
-	gf_neural_pool_free(b->pool); /* waits for a hop in flight first */
+	/* A hop still out after GF_NEURAL_HANG_NS more is hung (as in reset): its helper owns the
+	 * instance and the job's buffers for as long as it runs, so the whole stage is kept. */
+	if (b->pool && !gf_neural_pool_wait(b->pool, gf_now_ns() + GF_NEURAL_HANG_NS)) {
+		keep_for_good(b);
+		return;
+	}
+	gf_neural_pool_free(b->pool);
+	gf_neural_switch_free(b);
 	if (b->ops)
 		b->ops->free(b->inst);
 	free(b->chan);
@@ -136,7 +138,8 @@ int gf_neural_bank_new(const uint8_t *active, uint32_t channels, uint32_t rate,
 	}
 	b->latency = GF_NEURAL_HOP + b->ops->latency(b->inst);
 	if ((r = alloc_buffers(b, active)) ||
-	    (r = gf_neural_pool_new(helper_count(o, b->active), hop_part, b, &b->pool, eb)))
+	    (r = gf_neural_pool_new(helper_count(o, b->active), hop_part, b, &b->pool, eb)) ||
+	    (o && o->gpu && (r = gf_neural_switch_new(b, p, o))))
 		goto fail;
 	atomic_store(&b->bypass, o && o->bypass);
 	b->gain = o && o->bypass ? 0.0f : 1.0f;
@@ -145,7 +148,7 @@ int gf_neural_bank_new(const uint8_t *active, uint32_t channels, uint32_t rate,
 	uint32_t bits;
 	memcpy(&bits, &lim, sizeof(bits));
 	atomic_store(&b->atten_bits, bits);
-	b->atten_job = lim;
+	b->atten_job = b->gpu_atten = lim;
 	*out = b;
 	return 0;
 fail:
@@ -170,7 +173,22 @@ uint32_t gf_neural_bank_threads(const struct gf_neural_bank *b)
 
 const char *gf_neural_bank_backend(const struct gf_neural_bank *b)
 {
-	return b ? b->ops->name : "";
+	return !b ? "" : gf_neural_bank_on_gpu(b) ? b->gops->name : b->ops->name;
+}
+
+int gf_neural_bank_on_gpu(const struct gf_neural_bank *b)
+{
+	return b && b->gops && atomic_load(&b->on_gpu);
+}
+
+uint64_t gf_neural_bank_gpu_failures(const struct gf_neural_bank *b)
+{
+	return b ? atomic_load(&b->gpu_failures) : 0;
+}
+
+uint64_t gf_neural_bank_gpu_returns(const struct gf_neural_bank *b)
+{
+	return b ? atomic_load(&b->gpu_returns) : 0;
 }
 
 uint64_t gf_neural_bank_late(const struct gf_neural_bank *b)
@@ -206,8 +224,7 @@ int gf_neural_bank_set_atten_lim(struct gf_neural_bank *b, double db)
 
 /* ---- the audio thread ---------------------------------------------------- */
 
-/* The hop in flight is done: its output is played from the current frame of the hop on. */
-static void collect(struct gf_neural_bank *b)
+void gf_neural_bank_collected(struct gf_neural_bank *b)
 {
 	float *t = b->play;
 	b->play = b->job_out;
@@ -215,7 +232,8 @@ static void collect(struct gf_neural_bank *b)
 	b->have_play = 1;
 }
 
-/* The gathered hop becomes the helpers' job, with the attenuation limit asked for since the last. */
+/* The gathered hop becomes the helpers' job, with the attenuation limit asked for since the last
+ * (a standby restarting takes it whatever it was: the GPU had the changes meanwhile). */
 static void submit(struct gf_neural_bank *b)
 {
 	float *t = b->job_in;
@@ -224,18 +242,34 @@ static void submit(struct gf_neural_bank *b)
 	uint32_t bits = atomic_load_explicit(&b->atten_bits, memory_order_relaxed);
 	float lim;
 	memcpy(&lim, &bits, sizeof(lim));
-	b->atten_new = lim != b->atten_job;
+	b->job_prime = b->prime_due;
+	b->job_hist = b->hist_next;
+	b->prime_due = 0;
+	b->atten_new = lim != b->atten_job || b->job_prime;
 	b->atten_job = lim;
 	b->submitted_ns = gf_now_ns();
 	gf_neural_pool_start(b->pool);
 }
 
-/* A full hop: hand it over and wait for it until the deadline (late: collected by a later call). */
+/* The gathered hop into the history a standby restarts on (newest at hist_next - 1). */
+static void keep_hop(struct gf_neural_bank *b)
+{
+	size_t hop = (size_t)b->active * GF_NEURAL_HOP;
+	memcpy(b->hist + (size_t)b->hist_next * hop, b->fill, hop * sizeof(float));
+	b->hist_next = b->hist_next + 1 == b->prime ? 0 : b->hist_next + 1;
+}
+
+/* A full hop: hand it over (to the GPU, else the helpers) and wait for it until the deadline (late:
+ * collected by a later call). */
 static void hop_due(struct gf_neural_bank *b, uint64_t deadline)
 {
 	b->have_play = 0;
+	if (b->hist && !(b->job_prime && gf_neural_pool_busy(b->pool))) /* not under a restart's reads */
+		keep_hop(b);
 	if (atomic_load(&b->given_up))
 		return; /* its hung hop is never waited for again */
+	if (b->gops && gf_neural_switch_hop(b, deadline))
+		return;
 	if (gf_neural_pool_busy(b->pool) && !gf_neural_pool_wait(b->pool, deadline)) {
 		atomic_fetch_add(&b->dropped, 1); /* the one before is still in flight: this one is lost */
 		if (gf_now_ns() - b->submitted_ns >= GF_NEURAL_HANG_NS && !atomic_load(&b->given_up)) {
@@ -246,7 +280,18 @@ static void hop_due(struct gf_neural_bank *b, uint64_t deadline)
 	}
 	submit(b);
 	if (gf_neural_pool_wait(b->pool, deadline))
-		collect(b);
+		gf_neural_bank_collected(b);
+}
+
+/* Within a hop, a late hop back: its remaining frames play. */
+static void poll_late(struct gf_neural_bank *b)
+{
+	if (b->have_play || atomic_load(&b->given_up))
+		return;
+	if (b->gpu_now)
+		gf_neural_switch_poll(b);
+	else if (gf_neural_pool_busy(b->pool) && gf_neural_pool_wait(b->pool, 1))
+		gf_neural_bank_collected(b);
 }
 
 /* Frames [0, n) of @p buf, all within one hop: gather, delay, mix. */
@@ -283,9 +328,7 @@ void gf_neural_bank_process_by(struct gf_neural_bank *b, float *buf, uint32_t fr
 {
 	int late = 0;
 	for (uint32_t done = 0; done < frames;) {
-		if (gf_neural_pool_busy(b->pool) && !atomic_load(&b->given_up) && !b->have_play &&
-		    gf_neural_pool_wait(b->pool, 1)) /* a late hop back: its remaining frames play */
-			collect(b);
+		poll_late(b);
 		uint32_t n = GF_NEURAL_HOP - b->pos < frames - done ? GF_NEURAL_HOP - b->pos : frames - done;
 		run_frames(b, buf + (size_t)done * b->channels, n);
 		done += n;
@@ -301,7 +344,10 @@ void gf_neural_bank_process_by(struct gf_neural_bank *b, float *buf, uint32_t fr
 
 void gf_neural_bank_reset(struct gf_neural_bank *b)
 {
-	gf_neural_pool_wait(b->pool, 0);
+	/* A hop still out after GF_NEURAL_HANG_NS more is hung and may never come back: the stage
+	 * stays given up (the helpers touch only the job's buffers, not those reset below) rather
+	 * than the control thread waiting for it for good. */
+	int back = gf_neural_pool_wait(b->pool, gf_now_ns() + GF_NEURAL_HANG_NS);
 	size_t hop = (size_t)b->active * GF_NEURAL_HOP * sizeof(float);
 	memset(b->fill, 0, hop);
 	memset(b->play, 0, hop);
@@ -309,5 +355,10 @@ void gf_neural_bank_reset(struct gf_neural_bank *b)
 	b->pos = b->dry_pos = 0;
 	b->have_play = 0;
 	b->gain = atomic_load(&b->bypass) ? 0.0f : 1.0f;
-	atomic_store(&b->given_up, 0);
+	if (back)
+		atomic_store(&b->given_up, 0);
+	else if (!atomic_exchange(&b->given_up, 1))
+		atomic_fetch_add(&b->failures, 1);
+	if (b->gops)
+		gf_neural_switch_reset(b, back);
 }

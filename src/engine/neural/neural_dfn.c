@@ -16,9 +16,6 @@
 #include "dfn.h"
 #include "neural.h"
 
-/* dfn_cpu_process's lag (dfn.h): the same as the reference runtime's (neural_ref.c). */
-#define ENGINE_LATENCY (480u + 2u * GF_NEURAL_HOP)
-
 struct engine_inst {
 	struct dfn_model *model;
 	uint32_t channels;
@@ -37,8 +34,7 @@ static void engine_free(void *p)
 	free(e);
 }
 
-/* The model file: GF_E_IO naming it and why (a wrong or corrupt file too: the config's to fix). */
-static int load_model(const char *path, struct dfn_model **out, struct gf_errbuf *eb)
+int gf_neural_dfn_load(const char *path, struct dfn_model **out, struct gf_errbuf *eb)
 {
 	int r = dfn_model_load(path, out, eb);
 	if (r == GF_E_FORMAT)
@@ -54,7 +50,7 @@ static int engine_create(const struct gf_neural_params *p, uint32_t channels, vo
 	if (!e)
 		return GF_E_NOMEM;
 	e->channels = channels;
-	int r = load_model(p->model, &e->model, eb);
+	int r = gf_neural_dfn_load(p->model, &e->model, eb);
 	if (!r && !(e->ch = calloc(channels, sizeof(*e->ch))))
 		r = GF_E_NOMEM;
 	struct dfn_params dp;
@@ -86,10 +82,18 @@ static void engine_set_atten_lim(void *p, uint32_t first, uint32_t n, float db)
 		dfn_cpu_set_atten_lim(e->ch[first + k], db);
 }
 
+static int engine_reset(void *p, uint32_t first, uint32_t n)
+{
+	struct engine_inst *e = p;
+	for (uint32_t k = 0; k < n; k++)
+		dfn_cpu_reset(e->ch[first + k]);
+	return 0;
+}
+
 static uint32_t engine_latency(const void *p)
 {
 	(void)p;
-	return ENGINE_LATENCY;
+	return DFN_LATENCY; /* the reference runtime's too (neural_ref.c) */
 }
 
 const struct gf_neural_ops gf_neural_dfn_ops = {
@@ -99,4 +103,5 @@ const struct gf_neural_ops gf_neural_dfn_ops = {
 	.set_atten_lim = engine_set_atten_lim,
 	.latency = engine_latency,
 	.free = engine_free,
+	.reset = engine_reset,
 };

@@ -1,5 +1,6 @@
 /*
- * The neural stage's helper threads (neural_pool.h). A job is started by one
+ * The helper threads of the neural stage and of the suppressor's bank
+ * (neural_pool.h). A job is started by one
  * semaphore post per helper; the helper that finishes last posts `done`, the
  * one semaphore the owner waits on, with a deadline on CLOCK_MONOTONIC (the
  * clock of gf_now_ns()). The counter of parts still running is the only
@@ -22,7 +23,7 @@ struct helper {
 	uint32_t part;
 	sem_t go;
 	pthread_t th;
-	int started;
+	int inited, started; /* go made; th running (free() joins it) */
 };
 
 struct gf_neural_pool {
@@ -58,6 +59,7 @@ int gf_neural_pool_new(uint32_t parts, gf_neural_pool_fn fn, void *arg, struct g
 	struct gf_neural_pool *p = calloc(1, sizeof(*p));
 	if (!p || !(p->h = calloc(parts, sizeof(*p->h)))) {
 		free(p);
+		gf_errbuf_set(eb, "cannot allocate %u helper threads' state", parts);
 		return GF_E_NOMEM;
 	}
 	p->parts = parts;
@@ -69,9 +71,10 @@ int gf_neural_pool_new(uint32_t parts, gf_neural_pool_fn fn, void *arg, struct g
 		h->p = p;
 		h->part = k;
 		sem_init(&h->go, 0, 0);
+		h->inited = 1;
 		int e = pthread_create(&h->th, NULL, helper_main, h);
 		if (e) {
-			gf_errbuf_set(eb, "the neural stage's helper thread %u could not start: %s", k,
+			gf_errbuf_set(eb, "helper thread %u of %u could not start: %s", k + 1, parts,
 				      strerror(e));
 			gf_neural_pool_free(p);
 			return GF_E_SYSTEM;
@@ -94,7 +97,8 @@ void gf_neural_pool_free(struct gf_neural_pool *p)
 	for (uint32_t k = 0; k < p->parts; k++) {
 		if (p->h[k].started)
 			pthread_join(p->h[k].th, NULL);
-		sem_destroy(&p->h[k].go);
+		if (p->h[k].inited)
+			sem_destroy(&p->h[k].go);
 	}
 	sem_destroy(&p->done);
 	free(p->h);

@@ -1,11 +1,12 @@
 /**
  * @file neural_pool.h
  * Helper threads that run one job in parts, started by the audio thread and
- * waited for with a deadline: the neural stage's hops (neural_bank.h).
- * Unlike suppress_pool.h, whose caller waits without a bound (offline), the
- * caller here only posts semaphores to start a job and waits on one with a
- * deadline, so a live stream's worker may own it: a job not done by the
- * deadline stays in flight and is collected by a later wait.
+ * waited for with a deadline: the neural stage's hops (neural_bank.h), and
+ * the helpers of the suppressor's bank over threads (suppress_pool.h, which
+ * waits without a bound: offline). The caller only posts semaphores to start
+ * a job and waits on one with a deadline, so a live stream's worker may own
+ * it: a job not done by the deadline stays in flight and is collected by a
+ * later wait.
  *
  * Threads: new/free on the control (or build) thread (free waits for a job in
  * flight). start/wait/busy on one owner thread: RT-safe (no allocation, no

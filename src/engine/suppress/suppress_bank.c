@@ -24,13 +24,11 @@
  */
 #include "suppress_bank.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "clock.h"
 #include "log.h"
@@ -452,8 +450,13 @@ void gf_suppress_bank_where(const struct gf_suppress_bank *b, char *buf, size_t 
 			     active - on_gpu, spread);
 	if (b && b->neural && n >= 0 && (size_t)n < len) {
 		uint32_t k = gf_neural_bank_active(b->neural);
-		snprintf(buf + n, len - (size_t)n, "; neural stage: %u channel%s on the CPU (%u threads)", k,
-			 k == 1 ? "" : "s", gf_neural_bank_threads(b->neural));
+		if (gf_neural_bank_on_gpu(b->neural))
+			snprintf(buf + n, len - (size_t)n, "; neural stage: %u channel%s on the GPU", k,
+				 k == 1 ? "" : "s");
+		else
+			snprintf(buf + n, len - (size_t)n,
+				 "; neural stage: %u channel%s on the CPU (%u threads)", k, k == 1 ? "" : "s",
+				 gf_neural_bank_threads(b->neural));
 	}
 }
 
@@ -597,13 +600,6 @@ static void part_copy(const struct gpu_group *g, struct gpu_part *pt, float *buf
 	}
 }
 
-static void sleep_until(uint64_t t)
-{
-	struct timespec ts = {(time_t)(t / 1000000000u), (long)(t % 1000000000u)};
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-		;
-}
-
 /* The test hooks, counted in the group's calls: one that fails; one whose hop is back only after
  * @p deadline (late once; with no deadline nothing is late); one from which on the hop is never
  * back: each call waits until @p deadline and is late, until GF_SUPPRESS_GPU_HOP_WAIT_NS after that
@@ -620,7 +616,7 @@ static int group_hook(struct gpu_group *g, uint64_t deadline)
 	if (hung && !g->hang_since)
 		g->hang_since = gf_now_ns();
 	uint64_t limit = hung ? g->hang_since + GF_SUPPRESS_GPU_HOP_WAIT_NS : UINT64_MAX;
-	sleep_until(deadline && deadline < limit ? deadline : limit);
+	gf_sleep_until_ns(deadline && deadline < limit ? deadline : limit);
 	return hung && gf_now_ns() >= limit ? GF_E_TIMEOUT : GF_SUPPRESS_GPU_LATE;
 }
 
@@ -873,6 +869,8 @@ static int group_probe(struct gpu_group *g)
 
 void gf_suppress_bank_try_return(struct gf_suppress_bank *b)
 {
+	if (b)
+		gf_neural_bank_try_return(b->neural); /* the neural stage's GPU, by the same policy */
 	if (!b || !b->g || atomic_load_explicit(&b->on_gpu, memory_order_acquire))
 		return; /* the worker owns the group while it runs: nothing here touches it then */
 	uint64_t now = gf_now_ns();

@@ -42,7 +42,7 @@
  * thread: no allocation, lock or I/O; its one wait, for the GPU, ends at the
  * deadline opts gave, or at the caller's (process_by: a stream's block, whose
  * engine waited first). With opts.threads > 1, process() also waits, without
- * a bound, for the helpers (a mutex and condition variable): such a bank is
+ * a bound, for the helpers (a semaphore): such a bank is
  * for offline work, never a live stream's worker.
  */
 #ifndef GPUFIR_SUPPRESS_BANK_H
@@ -184,7 +184,8 @@ int gf_suppress_bank_gap_by(struct gf_suppress_bank *b, float *buf, uint32_t fra
  * atomic store the worker reads at its next piece); a failed try doubles the wait, up to 32 times return_ms.
  * The GPU restarts clean, as at a stream's start: its channels are silence for its latency (about 24 ms) and
  * the noise estimate restarts from the parameters' seed. Control thread, while audio runs (the worker does
- * not touch the group while it is off the GPU).
+ * not touch the group while it is off the GPU). The neural stage's GPU is taken back here too, by the
+ * same policy (gf_neural_bank_try_return).
  */
 void gf_suppress_bank_try_return(struct gf_suppress_bank *b);
 

@@ -5,13 +5,14 @@
  * gf_suppress_bank_opts.threads). gf_suppress_pool_run hands part k of a job
  * to helper k (1..parts-1), runs part 0 on the calling thread and returns
  * when every part is done: each part's data touched by one thread only, and
- * everything the helpers wrote visible to the caller on return.
+ * everything the helpers wrote visible to the caller on return. The helpers
+ * are a neural_pool.h pool (one implementation of helper threads for the
+ * engine); this adds the caller's own part and the job's function per call.
  *
  * Threads: new/free on the control (or build) thread: they create and join
  * the helpers and allocate. run() on the thread that owns the bank's
- * process(); it waits on a mutex and a condition variable for the slowest
- * part, without a bound: for offline and batch work, not for a live audio
- * thread.
+ * process(); it waits on a semaphore for the slowest part, without a bound:
+ * for offline and batch work, not for a live audio thread.
  */
 #ifndef GPUFIR_SUPPRESS_POOL_H
 #define GPUFIR_SUPPRESS_POOL_H

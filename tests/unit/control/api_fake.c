@@ -13,19 +13,11 @@
 
 static const char *const names[] = {"hum", "hiss"};
 
-static int f_get_suppressor(void *ctx, struct gf_api_suppressor *out, struct gf_errbuf *eb)
+static int f_get_stage(void *ctx, enum gf_api_stage_id id, struct gf_api_stage *out, struct gf_errbuf *eb)
 {
 	const struct fake *f = ctx;
-	*out = f->sup;
-	out->has_bypass = out->has_depth = 0;
-	return 0;
-}
-
-static int f_get_neural(void *ctx, struct gf_api_neural *out, struct gf_errbuf *eb)
-{
-	const struct fake *f = ctx;
-	*out = f->neural;
-	out->has_bypass = out->has_atten = 0;
+	*out = f->stage[id];
+	out->has_bypass = out->has_db = 0;
 	return 0;
 }
 
@@ -65,8 +57,8 @@ static int f_status(void *ctx, struct gf_api_status *st)
 	st->blocks = 1000;
 	st->reloads = 5;
 	st->pid = 42;
-	f_get_suppressor(ctx, &st->suppressor, NULL);
-	f_get_neural(ctx, &st->neural, NULL);
+	for (int id = 0; id < GF_API_STAGES; id++)
+		f_get_stage(ctx, id, &st->stages[id], NULL);
 	return 0;
 }
 
@@ -321,47 +313,30 @@ void check_number(json_t *v, double want)
 	json_decref(v);
 }
 
-/* As the daemon: its range checked, none running refused, the request's members applied. */
-static int f_set_suppressor(void *ctx, const struct gf_api_suppressor *q, struct gf_api_suppressor *out,
-			    struct gf_errbuf *eb)
+/* As the daemon: its range checked (the suppressor's depth from 0 dB, the neural stage's limit from
+ * 1), none running refused, the request's members applied. */
+static int f_set_stage(void *ctx, enum gf_api_stage_id id, const struct gf_api_stage *q,
+		       struct gf_api_stage *out, struct gf_errbuf *eb)
 {
 	struct fake *f = ctx;
-	f->sup_sets++;
-	if (q->has_depth && !(q->depth_db >= 0.0 && q->depth_db <= f->sup.max_depth_db)) {
-		gf_errbuf_set(eb, "depth_db %g is outside 0..%g dB", q->depth_db, f->sup.max_depth_db);
+	struct gf_api_stage *s = &f->stage[id];
+	double min = id == GF_API_NEURAL ? 1.0 : 0.0;
+	f->sets[id]++;
+	if (q->has_db && !(q->db >= min && q->db <= s->max_db)) {
+		gf_errbuf_set(eb, "%s %g is outside %g..%g dB",
+			      id == GF_API_NEURAL ? "atten_lim_db" : "depth_db", q->db, min, s->max_db);
 		return GF_E_INVAL;
 	}
-	if (!f->sup.channels) {
-		gf_errbuf_set(eb, "the running configuration has no noise suppressor");
+	if (!s->channels) {
+		gf_errbuf_set(eb, "the running configuration has no %s",
+			      id == GF_API_NEURAL ? "neural stage" : "noise suppressor");
 		return GF_E_UNSUPPORTED;
 	}
 	if (q->has_bypass)
-		f->sup.bypass = q->bypass;
-	if (q->has_depth)
-		f->sup.depth_db = q->depth_db;
-	return f_get_suppressor(ctx, out, eb);
-}
-
-/* As the daemon: its range checked, none running refused, the request's members applied. */
-static int f_set_neural(void *ctx, const struct gf_api_neural *q, struct gf_api_neural *out,
-			struct gf_errbuf *eb)
-{
-	struct fake *f = ctx;
-	f->neural_sets++;
-	if (q->has_atten && !(q->atten_lim_db >= 1.0 && q->atten_lim_db <= f->neural.max_atten_lim_db)) {
-		gf_errbuf_set(eb, "atten_lim_db %g is outside 1..%g dB", q->atten_lim_db,
-			      f->neural.max_atten_lim_db);
-		return GF_E_INVAL;
-	}
-	if (!f->neural.channels) {
-		gf_errbuf_set(eb, "the running configuration has no neural stage");
-		return GF_E_UNSUPPORTED;
-	}
-	if (q->has_bypass)
-		f->neural.bypass = q->bypass;
-	if (q->has_atten)
-		f->neural.atten_lim_db = q->atten_lim_db;
-	return f_get_neural(ctx, out, eb);
+		s->bypass = q->bypass;
+	if (q->has_db)
+		s->db = q->db;
+	return f_get_stage(ctx, id, out, eb);
 }
 
 struct gf_api_ops fake_ops(struct fake *f)
@@ -380,8 +355,6 @@ struct gf_api_ops fake_ops(struct fake *f)
 				   .reset_clipped = f_reset_clipped,
 				   .levels = f_levels,
 				   .devices = f_devices,
-				   .get_suppressor = f_get_suppressor,
-				   .set_suppressor = f_set_suppressor,
-				   .get_neural = f_get_neural,
-				   .set_neural = f_set_neural};
+				   .get_stage = f_get_stage,
+				   .set_stage = f_set_stage};
 }

@@ -31,13 +31,11 @@ struct fake {
 	int no_buffer; /* the status has no buffer level (-1) */
 	/* the next level readings' values, where set (else fixed ones, over no audio) */
 	const struct gf_api_levels *levels;
-	int levels_err;		      /* the levels op fails with this (no stream) */
-	struct gf_api *api;	      /* for the ops that ask who called, where set */
-	int owner;		      /* the last ValidateConfig's caller was the owner */
-	struct gf_api_suppressor sup; /* the suppressor's controls (channels 0: none runs) */
-	int sup_sets;		      /* SetSuppressor calls that reached the program */
-	struct gf_api_neural neural;  /* the neural stage's controls (channels 0: none runs) */
-	int neural_sets;	      /* SetNeural calls that reached the program */
+	int levels_err;				  /* the levels op fails with this (no stream) */
+	struct gf_api *api;			  /* for the ops that ask who called, where set */
+	int owner;				  /* the last ValidateConfig's caller was the owner */
+	struct gf_api_stage stage[GF_API_STAGES]; /* each stage's controls (channels 0: none runs) */
+	int sets[GF_API_STAGES];		  /* Set commands that reached the program, per stage */
 };
 
 /** The ops of @p f: every op of struct gf_api_ops but response_svg. */

@@ -284,7 +284,7 @@ static int validate_as(struct gf_api *a, struct fake *f, void *client)
 
 /* A client's standing: a guest by default, the owner when its transport says so or after
  * Authenticate with the key; a locked client (a WebSocket beyond loopback) may do nothing else
- * first; a client gone is forgotten. */
+ * first; a client gone is forgotten, and its slot passes its standing to no one. */
 static void test_standing(struct gf_api *a, struct fake *f)
 {
 	void *guest = (void *)20, *owner = (void *)21, *keyed = (void *)22, *locked = (void *)23;
@@ -328,6 +328,7 @@ static void test_standing(struct gf_api *a, struct fake *f)
 	json_decref(r);
 	gf_api_client_gone(a, owner);
 	gf_api_client_gone(a, locked);
+	CHECK(validate_as(a, f, NULL) == 0); /* the slots the owners left keep no standing */
 	CHECK_OK(gf_api_set_key(a, NULL));
 }
 

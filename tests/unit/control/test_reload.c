@@ -324,9 +324,11 @@ static struct gf_engine *start_up(struct gf_config **cfg)
 	CHECK(j.r.outcome == GF_RELOAD_RESTART && j.engine && j.cfg);
 	CHECK(atomic_load(&j.loaded) == j.cfg);
 	CHECK(gf_reload_job_next(&j, 0, 0) == GF_RELOAD_NEXT_RESTART);
+	struct gf_chain_facts f;
+	gf_reload_facts(j.cfg, 0, &f);
 	struct gf_engine_params p;
-	gf_reload_engine_params(j.cfg, j.fs->taps, &p);
-	CHECK(p.channels == CH && p.max_block == BLOCK && p.max_taps == GF_RELOAD_DEFAULT_MAX_TAPS &&
+	gf_chain_engine_params(j.cfg, &f, j.fs->taps, &p);
+	CHECK(p.channels == CH && p.max_block == BLOCK && p.max_taps == GF_CHAIN_DEFAULT_MAX_TAPS &&
 	      p.gpu_path == GF_GPU_PATH_LAUNCHED);
 	struct gf_engine *e = j.engine;
 	*cfg = j.cfg;
