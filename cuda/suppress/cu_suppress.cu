@@ -153,7 +153,8 @@ __device__ float bin_gain(const struct bin_state st, const struct gf_suppress_co
 		stmp = S;
 	}
 	float seen = ramp(__fdiv_rn(S, smin), GF_SUPPRESS_PRESENCE_LO, GF_SUPPRESS_PRESENCE_HI);
-	seen = maxf(seen, ramp(__fdiv_rn(P, Lp), GF_SUPPRESS_SNR_LO, GF_SUPPRESS_SNR_HI));
+	seen = maxf(seen, __fmul_rn(ramp(__fdiv_rn(S, slong), GF_SUPPRESS_STEADY_LO, GF_SUPPRESS_STEADY_HI),
+				    ramp(__fdiv_rn(P, Lp), GF_SUPPRESS_SNR_LO, GF_SUPPRESS_SNR_HI)));
 	seen = maxf(seen, ramp(__fdiv_rn(S, slong), GF_SUPPRESS_LONG_LO, GF_SUPPRESS_LONG_HI));
 	float p = mix(k.a_p, st.p[j], seen);
 	float a = f.start ? f.start_a : __fadd_rn(k.a_d, __fmul_rn(__fsub_rn(1.0f, k.a_d), p));

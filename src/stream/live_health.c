@@ -183,6 +183,10 @@ int gf_live_poll(struct gf_live *l)
 	if (check_health(l, why, sizeof(why))) {
 		l->device_error = GF_E_AUDIO;
 		gf_err("live: %s", why);
+	} else if (l->pw) {
+		/* The latency changes while the stream runs (a period change, a slack step): the
+		 * graph hears of each within a poll. */
+		gf_live_pw_latency(l, atomic_load(&l->latency) + gf_suppress_bank_latency(l->suppress));
 	}
 	return l->device_error;
 }

@@ -212,6 +212,10 @@ int gf_live_pw_start(struct gf_live *l, struct gf_errbuf *eb);
 void gf_live_pw_stop(struct gf_live *l);
 /** Destroy the streams and the connection. Accepts l->pw == NULL. */
 void gf_live_pw_close(struct gf_live *l);
+/** Tell the graph the latency of gpufir's source: @p frames of gpufir's own (the stream's and
+ * the suppressor's; 0: not known yet, nothing told) on top of the microphone's and one quantum.
+ * Only a change reaches the server. */
+void gf_live_pw_latency(struct gf_live *l, uint32_t frames);
 /** Why the connection is lost (the server quit or restarted, a stream failed), or NULL. */
 const char *gf_live_pw_lost(struct gf_live *l, char *buf, size_t len);
 /** 1 while the graph does not run the capture stream (no source linked to it). Any thread. */

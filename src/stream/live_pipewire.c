@@ -22,6 +22,7 @@
 
 #include <pipewire/pipewire.h>
 #include <spa/param/audio/format-utils.h>
+#include <spa/param/latency-utils.h>
 #include <spa/utils/result.h>
 
 #include "live_internal.h"
@@ -48,6 +49,9 @@ struct gf_live_pw {
 	int connected[2]; /* capture, source reached PAUSED or STREAMING (loop thread, locked) */
 	/* The graph runs the capture, a source being linked to it (set on the loop's thread). */
 	atomic_int capture_streaming;
+	/* What the graph is told of the source's latency (publish_latency); under the loop's lock. */
+	uint32_t reported;		  /* gpufir's own frames last told (0: nothing yet) */
+	struct spa_latency_info upstream; /* the capture latency the capture stream is told */
 	/* Missed graph cycles (missed_cycles), data thread only but for resync. */
 	atomic_int resync; /* set on a state change: the next callback starts the count afresh */
 	uint64_t ticks;	   /* the graph clock's position at the last callback */
@@ -100,6 +104,42 @@ static void on_capture_state(void *data, enum pw_stream_state old, enum pw_strea
 {
 	(void)old;
 	state_changed(data, 0, state, error);
+}
+
+/* Under the loop's lock: tell the graph how far gpufir_denoised's ports lag the sound at the
+ * microphone, as a capture latency (direction OUTPUT: what a source's output port carries and its
+ * consumers' input ports add up): the microphone's own (upstream), plus gpufir's @p frames (the
+ * stream's and the suppressor's: total_latency_frames), plus one quantum, since the source's
+ * buffer, filled in one graph cycle, is read in the next (docs/live.md, "Latency"). The stream
+ * passes the param to its adapter, which puts it on the node's ports (as module-loopback does
+ * in this libpipewire, 0.3.65). */
+static void publish_latency(struct gf_live_pw *pw, uint32_t frames)
+{
+	struct spa_latency_info info = pw->upstream;
+	info.direction = SPA_DIRECTION_OUTPUT;
+	info.min_quantum += 1.0f;
+	info.max_quantum += 1.0f;
+	info.min_rate += frames;
+	info.max_rate += frames;
+	uint8_t buf[256];
+	struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buf, sizeof(buf));
+	const struct spa_pod *param = spa_latency_build(&b, SPA_PARAM_Latency, &info);
+	if (param && pw_stream_update_params(pw->source, &param, 1) >= 0)
+		pw->reported = frames;
+}
+
+/* Loop thread (locked): the graph tells the capture stream the latency of what feeds it; the
+ * capture latency (direction OUTPUT) is the microphone's, passed on with gpufir's own added. */
+static void on_capture_param(void *data, uint32_t id, const struct spa_pod *param)
+{
+	struct gf_live_pw *pw = data;
+	struct spa_latency_info info;
+	if (id != SPA_PARAM_Latency || !param || spa_latency_parse(param, &info) < 0 ||
+	    info.direction != SPA_DIRECTION_OUTPUT)
+		return;
+	pw->upstream = info;
+	if (pw->reported)
+		publish_latency(pw, pw->reported);
 }
 
 static void on_source_state(void *data, enum pw_stream_state old, enum pw_stream_state state,
@@ -184,6 +224,7 @@ static void on_capture_process(void *data)
 static const struct pw_stream_events capture_events = {
 	PW_VERSION_STREAM_EVENTS,
 	.state_changed = on_capture_state,
+	.param_changed = on_capture_param,
 	.process = on_capture_process,
 };
 
@@ -342,6 +383,7 @@ int gf_live_pw_open(struct gf_live *l, const struct gf_live_params *p, struct gf
 	pw->l = l;
 	pw->in_stride = l->channels * (uint32_t)sizeof(float);
 	pw->out_stride = l->out_channels * (uint32_t)sizeof(float);
+	pw->upstream = SPA_LATENCY_INFO(SPA_DIRECTION_OUTPUT);
 	pw->scratch_bytes = (size_t)GF_LIVE_MAX_PERIOD * pw->out_stride;
 	/* Locked as the stream's buffers are (alloc_buffers): checked against what they left. */
 	int err = gf_pinned_check(pw->scratch_bytes, "PipeWire's output buffer", eb);
@@ -410,6 +452,15 @@ void gf_live_pw_close(struct gf_live *l)
 	gf_pinned_free(pw->scratch, pw->scratch_bytes);
 	free(pw);
 	l->pw = NULL;
+}
+
+void gf_live_pw_latency(struct gf_live *l, uint32_t frames)
+{
+	struct gf_live_pw *pw = l->pw;
+	pw_thread_loop_lock(pw->loop);
+	if (frames && frames != pw->reported && !atomic_load(&pw->lost))
+		publish_latency(pw, frames);
+	pw_thread_loop_unlock(pw->loop);
 }
 
 const char *gf_live_pw_lost(struct gf_live *l, char *buf, size_t len)

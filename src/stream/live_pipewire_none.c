@@ -30,6 +30,12 @@ void gf_live_pw_close(struct gf_live *l)
 	(void)l;
 }
 
+void gf_live_pw_latency(struct gf_live *l, uint32_t frames)
+{
+	(void)l;
+	(void)frames;
+}
+
 const char *gf_live_pw_lost(struct gf_live *l, char *buf, size_t len)
 {
 	(void)l;

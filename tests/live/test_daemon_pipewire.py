@@ -14,7 +14,10 @@ Cases:
            and a PulseAudio client (parecord -d gpufir_denoised) record speech
            whose SI-SDR beats the noisy input's; the microphone and gpufir's
            source recorded side by side in one client (both into the null
-           sink, its monitor recorded) give the latency the node adds.
+           sink, its monitor recorded) give the latency the node adds, and
+           the graph is told it: gpufir_denoised's ports carry one quantum
+           plus total_latency_frames as their capture latency (pw-dump), and
+           after a reload to a chain without the suppressor, the new figure.
   follow   the default source switched to gf-mic-b: the capture follows it,
            and speech played there comes out; gf-mic-b unplugged (its node
            destroyed) and plugged in again: the capture falls back to gf-mic-a
@@ -35,7 +38,10 @@ Cases:
            graph cycles missed, included) and the stream not reopened.
   xrun     gpufir stopped (SIGSTOP) for 0.3 s while the tone plays into its
            capture: the graph runs cycles without it, which device_xruns
-           counts; it counted at most a few before.
+           counts; it counted at most a few in the second before. Before the
+           stop, the tone (in noise 20 dB under it), which the capture hears
+           after digital silence, is cut by about the suppressor's depth once
+           its longer minimum has seen it (from 3.2 s into the tone).
 
 Usage: test_daemon_pipewire.py GPUFIR CASE. Exit 77 (skipped) without the
 tools (espeak-ng, sox, pw-record, pw-play, pw-link, pw-dump, parecord) or
@@ -341,6 +347,62 @@ def measure_latency(d, mic, noisy):
         die("the node adds %d frames, not the %d its status accounts for" % (lag, want), d.log)
 
 
+def port_latency(name):
+    """The capture latency (direction Output) the graph holds on node @p name's output ports, as
+    (quanta, frames): one value, its minimum and maximum alike, on every port; else None."""
+    r = run(["pw-dump"])
+    try:
+        objs = json.loads(r.stdout or "[]")
+    except json.JSONDecodeError:
+        return None
+    ids = {o["id"] for o in objs if o.get("type") == "PipeWire:Interface:Node"
+           and ((o.get("info") or {}).get("props") or {}).get("node.name") == name}
+    vals = set()
+    for o in objs:
+        info = o.get("info") or {}
+        if (o.get("type") != "PipeWire:Interface:Port" or info.get("direction") != "output"
+                or (info.get("props") or {}).get("node.id") not in ids):
+            continue
+        lats = [x for x in (info.get("params") or {}).get("Latency") or [] if x.get("direction") == "Output"]
+        vals.update((x.get("minQuantum"), x.get("minRate"), x.get("maxQuantum"), x.get("maxRate")) for x in lats)
+        if not lats:
+            vals.add(None)
+    v = vals.pop() if len(vals) == 1 else None
+    return (v[0], v[1]) if v and v[:2] == v[2:] else None
+
+
+def check_published(d, what):
+    """The latency gpufir's source tells the graph (its ports' capture latency, what a client that
+    records it sees): the microphone's own, plus one quantum and total_latency_frames, the figures
+    the recording measured (measure_latency); followed within a few of the daemon's polls."""
+    mic = port_latency(MIC_A) or (0.0, 0)
+    end = time.monotonic() + 5
+    while True:
+        total, _ = latency_status(d)
+        want, got = (mic[0] + 1.0, mic[1] + total), port_latency(NODE)
+        if got == want or time.monotonic() > end:
+            break
+        time.sleep(0.2)
+    print("%s: %s tells the graph %s quanta + %s frames; the microphone's %s + %s, gpufir's one quantum + "
+          "total_latency_frames %d" % (what, NODE, got and got[0], got and got[1], mic[0], mic[1], total))
+    if got != want:
+        die("%s: %s's ports carry the latency %r (quanta, frames), not %r" % (what, NODE, got, want), d.log)
+    return got
+
+
+def reload_chain(d, chain):
+    """The config's chain replaced by @p chain, and SIGHUP: once the status names no suppressor."""
+    with open(d.conf) as f:
+        text = f.read()
+    text, n = re.subn(r"^chain = \[.*\];$", "chain = %s;" % json.dumps(chain), text, flags=re.M)
+    if n != 1:
+        die("desktop-mic.conf has no one-line chain = [...] to replace", d.log)
+    with open(d.conf, "w") as f:
+        f.write(text)
+    d.p.send_signal(signal.SIGHUP)
+    wait_for("the reload to a chain without the suppressor", lambda: "suppressor: none" in d.status(), 15, d.log)
+
+
 def case_record(gpufir, tmp, s, noisy):
     d, (nid, props) = start(gpufir, tmp, MIC_A)
     want = {"media.class": "Audio/Source", "node.description": "gpufir: denoised microphone"}
@@ -350,6 +412,11 @@ def case_record(gpufir, tmp, s, noisy):
     print("%s: node %d, %s" % (NODE, nid, ", ".join("%s = %s" % kv for kv in want.items())))
     denoised_through(d, MIC_A, s, noisy, "default source", pulse=True)
     measure_latency(d, MIC_A, noisy)
+    before = check_published(d, "with the suppressor")
+    reload_chain(d, ["hum", "hiss"])
+    wait_for("gpufir's source after the reload", lambda: nodes()[0].get(NODE), 10, d.log)
+    if check_published(d, "reloaded without it") == before:
+        die("the latency told the graph did not change with the chain's", d.log)
     print(d.status())
     d.stop()
 
@@ -420,6 +487,10 @@ def case_restart(gpufir, tmp, s, noisy):
 IDLE_HOLD_S = 4.5  # the follow case: how long no source is plugged in (over the 3 s stall bound)
 STOP_S = 0.3  # the xrun case: how long gpufir is stopped
 MAX_XRUNS_RUNNING = 4  # and the most it may count in the second before
+# The tone's cut before the stop: offline the chain cuts it by 15 dB (the depth); a noise estimate
+# that learnt the digital silence before the tone stayed 10 dB under it where the speech presence
+# judged P / L everywhere, and cut it by 2 to 4 dB.
+MIN_TONE_CUT_DB = 11.0
 
 
 def make_tone(tmp, seconds):
@@ -605,12 +676,31 @@ def case_controls(gpufir, tmp):
     d.stop()
 
 
+def tone_cut_db(rec, tone, d):
+    """How far gpufir's source is below the tone played, in dB, over 0.8 s from 3.2 s into the tone:
+    the suppressor has learnt it by then (a sound far above the suppressor's longer minimum reads as
+    speech until that minimum has seen it: 2.4 s at most)."""
+    onset = np.nonzero(np.abs(rec) > 0.01)[0]
+    if not len(onset):
+        die("the tone is not in the recording of %s" % NODE, d.log)
+    a, b = onset[0] + int(3.2 * RATE), onset[0] + int(4.0 * RATE)
+    x = de.read_wav(tone)
+    return 20 * np.log10(np.sqrt(np.mean(x[:b - a] ** 2)) / max(np.sqrt(np.mean(rec[a:b] ** 2)), 1e-12))
+
+
 def case_xrun(gpufir, tmp):
     """gpufir stopped (SIGSTOP) for STOP_S while its capture is linked: the graph runs on without it,
-    and the cycles it missed show in device_xruns; hardly any before, while it ran."""
+    and the cycles it missed show in device_xruns; hardly any in the second before, while it ran.
+    Before the stop, the tone (steady, in noise 20 dB under it) is cut by about the suppressor's
+    depth, as offline, though the stream ran on digital silence before it (the microphone not yet
+    fed) and its noise estimate learnt the zeros (docs/live.md)."""
     d, _ = start(gpufir, tmp, MIC_A)
-    tone = make_tone(tmp, 3.0)
+    tone = make_tone(tmp, 5.5)
+    r = pw_record(NODE, os.path.join(tmp, "out.wav"))
+    wait_for("pw-record linked to " + NODE, lambda: links_from(NODE) >= 1, 10, d.log)
     player = subprocess.Popen(["pw-play", "--target", MIC_A + "-in", tone])
+    time.sleep(3.2)
+    running = counters(d)["device_xruns"]
     time.sleep(1.0)
     before = counters(d)["device_xruns"]
     d.p.send_signal(signal.SIGSTOP)
@@ -619,13 +709,18 @@ def case_xrun(gpufir, tmp):
     time.sleep(1.0)
     after = counters(d)["device_xruns"]
     player.wait(timeout=30)
-    print("device_xruns %d before gpufir was stopped for %.1f s, %d after" % (before, STOP_S, after))
+    cut = tone_cut_db(r.stop(), tone, d)
+    print("device_xruns %d a second before gpufir was stopped for %.1f s, %d just before, %d after"
+          % (running, STOP_S, before, after))
+    print("the tone in noise cut by %.1f dB (depth %.0f dB; at least %.0f dB required)" % (cut, 15, MIN_TONE_CUT_DB))
     # A loaded machine's graph may skip the node now and then (docs/live.md); one that counted every
-    # cycle would have some 180 by now.
-    if before > MAX_XRUNS_RUNNING:
-        die("device_xruns %d while gpufir ran unstopped" % before, d.log)
+    # cycle would have some 180 in a second.
+    if before - running > MAX_XRUNS_RUNNING:
+        die("device_xruns went from %d to %d in a second while gpufir ran unstopped" % (running, before), d.log)
     if after <= before:
         die("device_xruns did not count the cycles missed while gpufir was stopped", d.log)
+    if cut < MIN_TONE_CUT_DB:
+        die("the suppressor cut the steady tone by %.1f dB, not its depth" % cut, d.log)
     d.stop()
 
 

@@ -13,7 +13,8 @@
  *   S    = a_s S + (1 - a_s) P'                       smoothed power (P' over 3 bins)
  *   Smin = min of S over the last 0.8 to 1.6 s         running minimum
  *   Slong = min of S over the last 1.6 to 2.4 s        the longer minimum
- *   p    = a_p p + (1 - a_p) max(ramp(S / Smin), ramp(P / L), ramp(S / Slong))
+ *   p    = a_p p + (1 - a_p) max(ramp(S / Smin), steady(S / Slong) ramp(P / L),
+ *                                   ramp(S / Slong))
  *                                                      speech presence
  *   a    = a_d + (1 - a_d) p;   L = a L + (1 - a) P   noise estimate,
  *                                 kept within 0.1 Slong .. 5 Smin
@@ -32,7 +33,17 @@
  * removed there in the frames, with no phase and no latency (suppress_hum.h).
  * The noise estimate starts from a noise
  * sample when one is given and adapts from there; without one it starts
- * from the first frames. g_min = 10^(-reduction_db / 20).
+ * from the first frames. The P / L term counts only where S stands above
+ * the longer minimum (steady(): a ramp from 1.5 to 3 times it): a sound
+ * that has sat at its minimum for the longer window is steady. Without that,
+ * an L left far under a steady sound that never dips (a tone, a fan's
+ * whine), after digital silence (a live capture before its device delivers,
+ * a mute of half a second) or a quieter noise, would stay there for good:
+ * P / L reads as speech, L keeps to its floor under the longer minimum, and
+ * the sound is cut by some 2 dB, not by the depth. Such a sound, far above
+ * the longer minimum, reads as speech until that minimum has seen it (2.4 s
+ * at most): the price of clean speech after digital silence staying clean.
+ * g_min = 10^(-reduction_db / 20).
  *
  * Live controls: the floor g_min is the suppressor's one real-time
  * parameter (gf_suppress_set_floor): a new depth, or bypass (g_min = 1, so

@@ -96,7 +96,8 @@ static float bin_gain(struct gf_suppress_bins *b, const struct gf_suppress_const
 	 * (that keeps a loud stretch without dips out of the noise estimate), or S far above the
 	 * longer minimum (that keeps clean speech out of it: its own quietest bins are no noise). */
 	float seen = ramp(S / smin, GF_SUPPRESS_PRESENCE_LO, GF_SUPPRESS_PRESENCE_HI);
-	seen = maxf(seen, ramp(P / L0, GF_SUPPRESS_SNR_LO, GF_SUPPRESS_SNR_HI));
+	seen = maxf(seen, ramp(S / slong, GF_SUPPRESS_STEADY_LO, GF_SUPPRESS_STEADY_HI) *
+				  ramp(P / L0, GF_SUPPRESS_SNR_LO, GF_SUPPRESS_SNR_HI));
 	seen = maxf(seen, ramp(S / slong, GF_SUPPRESS_LONG_LO, GF_SUPPRESS_LONG_HI));
 	float p = k->a_p * b->p[i] + (1.0f - k->a_p) * seen;
 	float a = noise_factor(b, k, p);

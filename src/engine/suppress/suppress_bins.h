@@ -22,6 +22,14 @@
 #define GF_SUPPRESS_PRESENCE_HI 4.0f	/* ... and is certain */
 #define GF_SUPPRESS_SNR_LO 4.0f		/* P / L at which speech presence starts */
 #define GF_SUPPRESS_SNR_HI 8.0f		/* ... and is certain */
+/* ... judged only where S stands above the longer minimum: not at all below STEADY_LO times it,
+ * fully from STEADY_HI (1.8 and 4.8 dB). A sound that has sat at its own minimum for the longer
+ * window is steady, whatever P / L says: an L left far under it (learnt in digital silence, a
+ * mute, a quieter noise) would otherwise read it as speech for good, since a steady sound never
+ * dips to let L up, and L's floor under the longer minimum (NOISE_UNDER_MIN) still leaves P / L
+ * above SNR_HI. An onset rises above STEADY_HI within a frame or two. */
+#define GF_SUPPRESS_STEADY_LO 1.5f
+#define GF_SUPPRESS_STEADY_HI 3.0f
 /* S over the longer minimum (the last two to three windows, Sold's too) at which speech presence
  * starts, and is certain: 15 and 20 dB. A noise does not swing that far within seconds (a level
  * step of 18 dB reaches the ramp's start); speech over a quiet room does, pause to vowel, so on

@@ -6,7 +6,9 @@
  * dB, more with a noise sample; clean speech passes nearly untouched, a voice
  * that talks 2 s at a time (no pause within the minimum's window) too; a NaN
  * does not poison its state, and a gap of NaN (a muted block) teaches its noise
- * estimate nothing: suppression goes on after it as without it; bad parameters are refused with a reason; its
+ * estimate nothing: suppression goes on after it as without it; a steady tone
+ * is cut by the depth also after digital silence, a mute or a quieter noise
+ * (an estimate left far under it); bad parameters are refused with a reason; its
  * zero-phase high-pass (highpass_hz) cuts a 10 Hz rumble, passes the voice's
  * band, adds no delay, and is off at 0.
  */
@@ -298,6 +300,48 @@ static void gap_case(void)
 	free(x), free(x_gap), free(y), free(z);
 }
 
+/* A 1 kHz tone in white noise some 17 dB under it, depth 15 dB: the cut over the last half second of
+ * @p tone_s of it, after @p before_s of white noise at @p before_db relative to the tone's noise
+ * (-INFINITY: digital silence, as a live capture gives before its device delivers), and, where
+ * @p mute_s > 0, after @p tone_s of the tone and a mute of that long (zeros). */
+static double tone_cut_db(double before_s, double before_db, double mute_s, double tone_s)
+{
+	const uint32_t lead = (uint32_t)(before_s * RATE), mute = (uint32_t)(mute_s * RATE);
+	const uint32_t tone = (uint32_t)(tone_s * RATE), at = lead + tone, n = at + (mute ? mute + tone : 0);
+	float *x = calloc(n, sizeof(float)), *w = white(n, &rng);
+	float quiet = (float)(0.017 * pow(10.0, before_db / 20.0)); /* 0 at -INFINITY */
+	for (uint32_t i = 0; i < n; i++)
+		if (i < lead)
+			x[i] = quiet * w[i];
+		else if (mute_s <= 0.0 || i < at || i >= at + mute)
+			x[i] = (float)(0.1 * sin(2.0 * M_PI * 1000.0 * i / RATE) + 0.017 * w[i]);
+	struct gf_suppress *s = make(15.0, NULL, 0, 1);
+	float *y = run_aligned(s, x, n, 512);
+	double cut = 20 * log10(rms_of(x, n - RATE / 2, n) / rms_of(y, n - RATE / 2, n));
+	gf_suppress_free(s);
+	free(x), free(w), free(y);
+	return cut;
+}
+
+/* A steady sound is learnt as noise however far under it the estimate was: after digital silence,
+ * after a mute, after a quieter noise. An estimate left far under a tone would stay there for good
+ * (the tone never dips, so P / L reads as speech and L keeps to its floor under the longer
+ * minimum), and the tone would be cut by some 2 dB where 15 are due. */
+static void steady_case(void)
+{
+	/* 4 s: a sound that rises far above the longer minimum reads as speech until that minimum has
+	 * seen it (2.4 s at most), after digital silence too (clean speech after it stays clean). */
+	double plain = tone_cut_db(0.0, 0.0, 0.0, 4.0), lead = tone_cut_db(1.0, -INFINITY, 0.0, 4.0);
+	double mute = tone_cut_db(0.0, 0.0, 0.5, 4.0), quieter = tone_cut_db(3.0, -30.0, 0.0, 4.0);
+	printf("  a 1 kHz tone in noise, depth 15 dB: cut %.1f dB; after 1 s of digital silence %.1f dB, "
+	       "after a 0.5 s mute %.1f dB, after 3 s of a noise 30 dB quieter %.1f dB\n",
+	       plain, lead, mute, quieter);
+	CHECK(plain > 13.0);
+	CHECK(lead > plain - 1.0);
+	CHECK(mute > plain - 1.0);
+	CHECK(quieter > plain - 1.0);
+}
+
 /* The gain, in dB, of a steady tone at @p hz through a suppressor with no reduction (its own gain is
  * then exactly one, so only the high-pass acts), over the last 2 of 3 seconds; and its lag in
  * frames, by cross-correlation, in *lag. */
@@ -393,6 +437,7 @@ int main(void)
 	channels_case();
 	nan_case();
 	gap_case();
+	steady_case();
 	refusal_case();
 	clean_case();
 	sustained_case();
