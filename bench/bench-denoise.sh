@@ -5,12 +5,14 @@
 # (wideband), STOI, ESTOI and SI-SDR.
 # See docs/denoise.md.
 #
-#   bench/bench-denoise.sh [--quick] [--out DIR] [--gpufir PATH] [--jobs N]
+#   bench/bench-denoise.sh [--quick] [--out DIR] [--gpufir PATH] [--jobs N] [--systems RE] [--items RE]
 #
 #   --quick        2 utterances, 3 noises (white, hum, babble), 5 dB only: a smoke run
 #   --out DIR      where the set, the outputs and the tables go (default build/bench-denoise)
 #   --gpufir PATH  the gpufir binary to measure (default: build/src/gpufir, built if missing)
 #   --jobs N       processes scoring in parallel (default: the CPUs)
+#   --systems RE   only the systems whose label matches RE (case-insensitive), e.g. deepfilter
+#   --items RE     only the files whose id matches RE, e.g. clean48 (the clean 48 kHz clips)
 #
 # Installs what it needs when missing (Debian packages with apt-get; numpy, scipy,
 # soundfile, pesq, pystoi, pyrnnoise and noisereduce from PyPI into a venv in
@@ -26,6 +28,8 @@ OUT=build/bench-denoise
 GPUFIR=""
 QUICK=0
 JOBS=$(nproc)
+SYSTEMS=""
+ITEMS=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--quick) QUICK=1 ;;
@@ -35,7 +39,9 @@ while [ $# -gt 0 ]; do
 	--gpufir=*) GPUFIR=${1#--gpufir=} ;;
 	--jobs) JOBS=$2; shift ;;
 	--jobs=*) JOBS=${1#--jobs=} ;;
-	-h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--systems) SYSTEMS=$2; shift ;;
+	--items) ITEMS=$2; shift ;;
+	-h | --help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench-denoise.sh: unknown argument: $1 (see --help)" >&2; exit 2 ;;
 	esac
 	shift
@@ -102,5 +108,6 @@ if [ ! -f "$SET/manifest.json" ]; then
 	"$PY" bench/denoise/make_set.py "$SET" $([ "$QUICK" = 1 ] && echo --quick)
 fi
 "$PY" bench/denoise/run.py --set "$SET" --out "$OUT" --gpufir "$GPUFIR" --speex "$ROOT/$SPEEX" \
-	--jobs "$JOBS" --commit "$commit" --deepfilter "$DFDIR" 2>&1 | tee "$OUT/run.log"
+	--jobs "$JOBS" --commit "$commit" --deepfilter "$DFDIR" --systems "$SYSTEMS" --items "$ITEMS" 2>&1 |
+	tee "$OUT/run.log"
 echo "bench-denoise: $(($(date +%s) - start)) s; tables in $OUT/summary.md and $OUT/conditions.md" >&2

@@ -226,7 +226,7 @@ class DeepFilterRef(System):
         lib.df_free.argtypes = [ctypes.c_void_p]
         model = os.path.join(self.dir, "DeepFilterNet3_onnx.tar.gz").encode()
         x, rate = sf.read(inp, dtype="float64")
-        up = signal.resample_poly(x, 3, 1)
+        up = to_48k(x, rate)
         hop = 480
         buf = np.zeros(-(-len(up) // hop) * hop + 3 * hop, dtype=np.float32)  # flushes its lag
         buf[:len(up)] = up
@@ -238,8 +238,17 @@ class DeepFilterRef(System):
                 lib.df_process_frame(st, a.ctypes.data, y[i:].ctypes.data)
         finally:
             lib.df_free(st)
-        down = signal.resample_poly(y.astype(np.float64), 1, 3)[:len(x) + 480]
+        down = from_48k(y.astype(np.float64), rate)[:len(x) + 480 * rate // 48000]
         sf.write(out, down.astype(np.float32), rate, subtype="FLOAT")
+
+
+def to_48k(x, rate):
+    """A 16 or 48 kHz file at 48 kHz, the neural stage's rate (the clean set holds both)."""
+    return signal.resample_poly(x, 48000 // rate, 1) if rate != 48000 else x
+
+
+def from_48k(y, rate):
+    return signal.resample_poly(y, 1, 48000 // rate) if rate != 48000 else y
 
 
 class Gpufir48(Gpufir):
@@ -250,10 +259,10 @@ class Gpufir48(Gpufir):
         x, rate = sf.read(inp, dtype="float64")
         up_in = os.path.join(work, "out", f"{self.key}__{item['id']}.in48.wav")
         up_out = os.path.join(work, "out", f"{self.key}__{item['id']}.out48.wav")
-        sf.write(up_in, signal.resample_poly(x, 3, 1).astype(np.float32), 48000, subtype="FLOAT")
+        sf.write(up_in, to_48k(x, rate).astype(np.float32), 48000, subtype="FLOAT")
         super().run(item, up_in, up_out, work)
         y, _ = sf.read(up_out, dtype="float64")
-        sf.write(out, signal.resample_poly(y, 1, 3)[:len(x)].astype(np.float32), rate, subtype="FLOAT")
+        sf.write(out, from_48k(y, rate)[:len(x)].astype(np.float32), rate, subtype="FLOAT")
         os.remove(up_in)
         os.remove(up_out)
 
@@ -458,11 +467,13 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--commit", default="")
     ap.add_argument("--deepfilter", default="", help="the folder install-deepfilter.sh filled")
+    ap.add_argument("--systems", default="", help="only the systems whose label matches (regex)")
+    ap.add_argument("--items", default="", help="only the files whose id matches (regex)")
     args = ap.parse_args()
 
     with open(os.path.join(args.set, "manifest.json")) as f:
         manifest = json.load(f)
-    items = manifest["items"]
+    items = [it for it in manifest["items"] if re.search(args.items, it["id"])]
     for it in items:
         it.setdefault("rate", manifest["rate"])
         for k in ("clean", "input", "noise_sample"):
@@ -481,7 +492,12 @@ def main():
                      "scripts/install-deepfilter.sh)")
     else:
         os.environ["GPUFIR_DEEPFILTER_DIR"] = os.path.abspath(args.deepfilter)
+    def wanted(s):
+        return re.search(args.systems, s.label, re.I)
+
     for g in gpufir_systems(args.gpufir) + (deepfilter_systems(args.gpufir) if dfn_ok else []):
+        if not wanted(g):
+            continue
         ok, text = g.check(probe_noise, work)
         if not ok:
             if "suppress" in g.key and re.search(r'unknown design "suppress"', text):
@@ -495,6 +511,8 @@ def main():
         systems.append(g)
     for s in (SoxNoisered(), Speex(args.speex), RNNoise(), NoiseReduce(False), NoiseReduce(True)) + (
             (DeepFilterRef(args.deepfilter),) if dfn_ok else ()):
+        if not wanted(s):
+            continue
         ok, why = s.available()
         if not ok:
             notes.append(f"{s.label}: skipped ({why})")
@@ -562,7 +580,8 @@ def main():
                + (f"; gpufir commit {args.commit}" if args.commit else ""))
     if notes:
         out.append("\n".join("- " + n for n in notes))
-    out.append("## Mean over all noisy files\n\n" + delta_table(res, noisy_items, systems))
+    if noisy_items:
+        out.append("## Mean over all noisy files\n\n" + delta_table(res, noisy_items, systems))
     stat = [it for it in noisy_items if it["stationary"]]
     if stat:
         out.append("## Mean over the stationary noises (white, pink, brown, hum, fan)\n\n"
