@@ -21,7 +21,8 @@ Systems (each run on every noisy file and on the clean files):
   speexdsp                speex_denoise (20 ms frames, denoise on, default suppression)
   RNNoise                 pyrnnoise's librnnoise at 48 kHz (resample_poly 16k -> 48k -> 16k)
   gpufir deepfilter       design = "deepfilter" (DeepFilterNet3 through the DeepFilterNet runtime),
-                          alone and after the suppressor, at 48 kHz (16k -> 48k -> 16k as RNNoise);
+                          alone, with an 18 dB attenuation limit, and after the suppressor, at
+                          48 kHz (16k -> 48k -> 16k as RNNoise);
                           where scripts/install-deepfilter.sh has installed the runtime
   DeepFilterNet3          the same runtime (libdeepfilter.so) called directly through ctypes, hop
                           by hop, at 48 kHz: the reference the stage must equal
@@ -277,12 +278,16 @@ class Gpufir48(Gpufir):
 
 def deepfilter_systems(exe):
     dfn = "{ name = \"dfn\"; design = \"deepfilter\"; }"
+    # The attenuation limit that keeps every noise's STOI (docs/denoise.md, "The neural stage")
+    dfn_18 = "{ name = \"dfn\"; design = \"deepfilter\"; atten_lim_db = 18.0; }"
     sup = "{ name = \"nr\"; design = \"suppress\"; reduction_db = %.1f; }" % SUPPRESS_DB
     return [
         Gpufir48(exe, "gpufir-deepfilter", "gpufir deepfilter (48 kHz)",
                  "filters = ( %s );\nchain = [\"dfn\"];\n" % dfn),
         Gpufir48(exe, "gpufir-deepfilter-causal", "gpufir deepfilter, causal (live)",
                  "filters = ( %s );\nchain = [\"dfn\"];\n" % dfn, causal=True),
+        Gpufir48(exe, "gpufir-deepfilter-18db", "gpufir deepfilter, 18 dB limit (48 kHz)",
+                 "filters = ( %s );\nchain = [\"dfn\"];\n" % dfn_18),
         Gpufir48(exe, "gpufir-suppress-deepfilter", "gpufir suppress + deepfilter (48 kHz)",
                  "filters = ( %s,\n  %s );\nchain = [\"nr\", \"dfn\"];\n" % (sup, dfn)),
     ]
