@@ -9,7 +9,7 @@
  * Folder src/config/ (loading, typed settings, includes, per-rate files,
  * filter chains built into filter sets): this header is its entry point.
  * Runs off the audio path (the control thread or the daemon's build thread);
- * it may block, allocate and fail. It stands on engine, dsp, taps and base.
+ * it may block, allocate and fail. It stands on chain, design, taps and the layers below them.
  */
 #ifndef GPUFIR_CONFIG_H
 #define GPUFIR_CONFIG_H
@@ -213,7 +213,7 @@ int gf_config_build_ex(const struct gf_config *c, uint32_t sample_rate, uint32_t
 
 /* ---- the noise suppressor (design = "suppress"; config_suppress.c) ---- */
 
-struct gf_suppress_bank; /* src/engine/suppress/suppress_bank.h */
+struct gf_suppress_bank; /* src/suppress/suppress_bank.h */
 struct gf_suppress_bank_opts;
 
 /** The suppressor of one channel's chain, as the configuration gives it. */

@@ -1,4 +1,4 @@
-/* The live hum tracker (src/dsp/hum_track.c) on synthetic signals at 48 kHz,
+/* The live hum tracker (src/design/hum_track.c) on synthetic signals at 48 kHz,
  * fed in 200 ms pieces as the daemon's loop drains them:
  * 1. a speech-like voice without hum never adds a notch (40 s);
  * 2. the voice with 50 Hz hum on harmonics 1, 2, 3: the set is added, not

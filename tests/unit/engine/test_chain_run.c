@@ -1,5 +1,5 @@
 /*
- * One block through the chain (src/engine/chain/chain_run.h): the engine's
+ * One block through the chain (src/chain/chain_run.h): the engine's
  * output scaled by the gain stage and metered on both sides; the suppressor
  * after the engine, a muted block (NaN input) a gap to it, as the live worker
  * and the offline pipeline both need; offline (retry) a failing backend call

@@ -6,7 +6,7 @@
  * channel and bin). Its output equals the CPU suppressor's up to the two FFT
  * libraries' rounding (tests/gpu/test_gpu_suppress.c measures how close).
  *
- * The engine's side (suppress_gpu.c) sets up through the CPU suppressor (its
+ * The host's side (suppress_gpu.c) sets up through the CPU suppressor (its
  * checks, frame, constants, window and noise seed: gf_suppress_shape_of) and
  * hands that shape to the CUDA module (cuda/suppress/cu_suppress.cu, through
  * the loader: cuda_module.h), which runs it; a build without CUDA, a missing

@@ -2,7 +2,7 @@
  * @file noise_file.h
  * Noise recordings that filters are made from or seeded with: design =
  * "denoise" measures one (denoise.h), design = "suppress" starts its noise
- * estimate from one (src/engine/suppress/suppress.h). Both open it the same
+ * estimate from one (src/suppress/suppress.h). Both open it the same
  * way: a regular file (a FIFO never blocks a reload), a sound file libsndfile
  * reads, at the rate the filter runs at.
  *

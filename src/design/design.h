@@ -11,10 +11,10 @@
  * "KEY: why", where KEY is the config setting at fault (cutoff_hz, taps, ...);
  * the config module prefixes file, line and filter.
  *
- * Folder src/dsp/ (design, minimum phase, learned denoise filters, mains hum,
+ * Folder src/design/ (design, minimum phase, learned denoise filters, mains hum,
  * frequency response, FFT pre-convolution): this header is its entry point.
  * Filter mathematics in double precision, off the audio path; it stands on
- * base alone.
+ * taps (the noise recordings of learned filters, noise_file.h) and base.
  */
 #ifndef GPUFIR_DESIGN_H
 #define GPUFIR_DESIGN_H
@@ -38,7 +38,7 @@ enum gf_design_type {
 				   as a filter it is one tap of 1.0 */
 	GF_DESIGN_PEQ,	      /**< parametric EQ bands (peq.h; the config parses them) */
 	GF_DESIGN_DEEPFILTER, /**< not an FIR: the neural stage after the chain (DeepFilterNet3,
-				   src/engine/neural/neural_bank.h); as a filter it is one tap of 1.0 */
+				   src/suppress/neural/neural_bank.h); as a filter it is one tap of 1.0 */
 };
 
 /** Longest filter any design or file may produce (16 Mi taps). */
