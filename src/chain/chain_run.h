@@ -12,6 +12,9 @@
  * every wait in it ends at the block's one deadline. Offline (retry set) it
  * may redo a failed call on the CPU, which builds an instance: the offline
  * engine thread is also its engine's control thread.
+ *
+ * Folder src/chain/ (this run and the gain stage): this header is its entry
+ * point. It stands on the suppressor and the engine.
  */
 #ifndef GPUFIR_CHAIN_RUN_H
 #define GPUFIR_CHAIN_RUN_H

@@ -44,6 +44,10 @@
  * engine waited first). With opts.threads > 1, process() also waits, without
  * a bound, for the helpers (a semaphore): such a bank is
  * for offline work, never a live stream's worker.
+ *
+ * Folder src/suppress/ (the suppressor, its bank, the neural stage in
+ * neural/): this header is its entry point. It stands on the engine (its GPU
+ * services and FFTW's wisdom), dfn and base.
  */
 #ifndef GPUFIR_SUPPRESS_BANK_H
 #define GPUFIR_SUPPRESS_BANK_H
