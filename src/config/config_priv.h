@@ -188,7 +188,7 @@ int gf_cfg_get_str(const struct gf_cfg_loader *L, const config_setting_t *g, con
 		   const char *key, char **v);
 int gf_cfg_get_bool(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
 		    const char *key, int *v);
-/* volume_db, volume_limit_db, state_file (config_volume.c). @return 0 or a negative error */
+/* volume_db, volume_limit_db, state_file (config_control.c). @return 0 or a negative error */
 int gf_cfg_parse_volume(const struct gf_cfg_loader *L, const config_setting_t *root);
 /* control_socket, control_port, control_address, control_allowed_origins (config_control.c). */
 int gf_cfg_parse_control(const struct gf_cfg_loader *L, const config_setting_t *root);

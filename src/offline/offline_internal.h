@@ -28,13 +28,13 @@ const char *gf_offline_major_name(int major);
 int gf_offline_choose_format(const SF_INFO *in, const struct gf_offline_opts *o, SF_INFO *out,
 			     struct gf_errbuf *eb);
 int gf_offline_check_paths(const char *in, const char *out, struct gf_errbuf *eb);
-/* offline_temp.c: the set-up phase, in which a stop signal may end the run at once
+/* offline.c: the set-up phase, in which a stop signal may end the run at once
  * (the temporary output itself: temp_file.h). */
 void gf_offline_setup_phase(int on);
 void gf_offline_copy_strings(SNDFILE *in, SNDFILE *out);
 void gf_offline_warn_if_truncated(SNDFILE *f, const SF_INFO *info, const char *path);
 
-/* offline_align.c: frames the writer drops at the start, frames of silence the engine runs at the end */
+/* offline_pipeline.c: frames the writer drops at the start, frames of silence the engine runs at the end */
 struct gf_offline_align {
 	uint64_t skip;
 	uint64_t flush;
