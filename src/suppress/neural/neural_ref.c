@@ -274,7 +274,7 @@ static uint32_t ref_latency(const void *p)
 	(void)p;
 	/* The model's STFT and its 2 hops of lookahead (config.ini of DeepFilterNet3: df_lookahead =
 	 * conv_lookahead = 2), as the engine's own forward computes them: measured in
-	 * tests/unit/engine (test_neural_bank.c) as the lag of the runtime's output. */
+	 * tests/unit/suppress (test_neural_bank.c) as the lag of the runtime's output. */
 	return DFN_LATENCY;
 }
 

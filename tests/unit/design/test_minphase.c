@@ -1,7 +1,7 @@
 /*
  * Minimum-phase conversion (minphase.c) against references: a closed form
  * (g * reverse(g) -> g * g for a minimum-phase g) and SciPy's minimum_phase,
- * both computed by tests/unit/control/minphase_ref.py; then designed filters keep their
+ * both computed by tests/unit/design/minphase_ref.py; then designed filters keep their
  * magnitude (0.1 dB where the linear-phase response is above -60 dB, the
  * same stopband attenuation) and lose their delay.
  */
@@ -53,7 +53,7 @@ static void test_against_references(void)
 	const char *py = getenv("PYTHON")			 ? getenv("PYTHON")
 			 : access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3"
 								 : "python3";
-	snprintf(cmd, sizeof(cmd), "%s %s/tests/unit/control/minphase_ref.py %s", py, src ? src : "..", dir);
+	snprintf(cmd, sizeof(cmd), "%s %s/tests/unit/design/minphase_ref.py %s", py, src ? src : "..", dir);
 	if (system(cmd) != 0)
 		gf_test_skip("python3 with numpy and scipy is needed for the reference filters");
 	uint32_t n, nc, ns;
