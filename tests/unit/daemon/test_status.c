@@ -1,4 +1,4 @@
-/* status.c: the one-shot status protocol, stale-socket replacement, refusal
+/* status_socket.c: the one-shot status protocol, stale-socket replacement, refusal
  * to steal a live daemon's socket, the client's errors, and a socket file
  * removed under a running server: noticed and made again. */
 #include <pthread.h>
