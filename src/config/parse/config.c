@@ -6,7 +6,7 @@
  * setting, so config_build.c can report rate-dependent problems with the
  * same "FILE:LINE: SETTING: why" form.
  */
-#include "config.h"
+#include "config_parse.h"
 
 #include <errno.h>
 #include <libconfig.h>
@@ -647,6 +647,25 @@ int gf_config_load_or_default(const char *path, struct gf_config **out, struct g
 	if (err)
 		gf_errbuf_set(eb, "built-in configuration: %s", gf_strerror(err));
 	return err;
+}
+
+/* ---- queries of the top level ---------------------------------------------- */
+
+int gf_config_min_phase(const struct gf_config *c)
+{
+	return c->phase == GF_PHASE_MINIMUM || (c->phase == GF_PHASE_AUTO && c->live);
+}
+
+/* Added for --check-config (main.c): the channel count the routes need. */
+uint32_t gf_config_min_channels(const struct gf_config *c)
+{
+	if (c->mixer)
+		return c->mixer->inputs;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < c->n_routes; i++)
+		if (c->routes[i].channel + 1 > n)
+			n = c->routes[i].channel + 1;
+	return n;
 }
 
 /* ---- free --------------------------------------------------------------- */

@@ -3,7 +3,7 @@
  * files, and designs, each checked (types, ranges, files exist) and kept with
  * its source lines for build-time messages.
  */
-#include "config.h"
+#include "config_parse.h"
 
 #include <errno.h>
 #include <libconfig.h>

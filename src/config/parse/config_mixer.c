@@ -2,8 +2,8 @@
  * Configuration, the mixer: `mixer = { inputs; outputs; paths = (...); }`,
  * N input channels to M output channels, each path (in -> out) its own
  * chain, gain, delay and polarity. Loaded and validated as a whole here;
- * built into a mixer filter set (filter_set.h) with the chains' code of
- * config_build.c, one FIR per path.
+ * the builder (src/config/config_build.c) makes it a mixer filter set
+ * (filter_set.h), one FIR per path.
  */
 #include <libconfig.h>
 #include <math.h>
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "config_parse.h"
 #include "config_priv.h"
 
 static const char *const mixer_keys[] = {"inputs", "outputs", "paths"};
@@ -222,69 +222,3 @@ void gf_config_mixer_channels(const struct gf_config *c, uint32_t *inputs, uint3
 }
 
 /* ---- build ------------------------------------------------------------------ */
-
-static char *const *path_chain(const struct gf_config *c, const struct gf_config_route *p, uint32_t *n)
-{
-	*n = p->has_chain ? p->n_chain : c->n_chain;
-	return p->has_chain ? p->chain : c->chain;
-}
-
-static int build_paths(const struct gf_config *c, uint32_t rate, struct gf_cfg_taps *built, int per_channel,
-		       struct gf_cfg_taps *fir, struct gf_errbuf *eb)
-{
-	const struct gf_config_mixer *m = c->mixer;
-	uint32_t have = 0; /* the input the per-channel filters were built for */
-	for (uint32_t i = 0; i < m->n_paths; i++) {
-		const struct gf_config_route *p = &m->paths[i];
-		uint32_t n;
-		char *const *chain = path_chain(c, p, &n);
-		int r = 0;
-		if (per_channel && p->channel != have) { /* channel = "route": the path's input */
-			r = gf_cfg_build_filters(c, rate, p->channel, 1, built, NULL, eb);
-			have = p->channel;
-		}
-		if (r || (r = gf_cfg_chain_fir(c, built, chain, n, p, rate, &fir[i], eb)))
-			return r;
-	}
-	return 0;
-}
-
-int gf_cfg_build_mixer(const struct gf_config *c, uint32_t rate, uint32_t channels,
-		       struct gf_filter_set **out, uint32_t *align, struct gf_errbuf *eb)
-{
-	const struct gf_config_mixer *m = c->mixer;
-	if (channels != m->inputs) {
-		gf_errbuf_set(eb, "%s:%d: mixer.inputs: the mixer reads %u channel%s, the audio has %u",
-			      c->priv->src, m->line, m->inputs, m->inputs == 1 ? "" : "s", channels);
-		return GF_E_CONFIG;
-	}
-	struct gf_cfg_taps *built = calloc(c->n_filters ? c->n_filters : 1, sizeof(*built));
-	struct gf_cfg_taps *fir = calloc(m->n_paths, sizeof(*fir));
-	int r = GF_E_NOMEM, per_channel = 0;
-	if (!built || !fir)
-		goto out;
-	if ((r = gf_cfg_build_filters(c, rate, 0, 0, built, &per_channel, eb)))
-		goto out;
-	uint64_t taps = 0;
-	for (uint32_t i = 0; i < m->n_paths; i++) {
-		uint32_t n;
-		char *const *chain = path_chain(c, &m->paths[i], &n);
-		taps += gf_cfg_chain_len(c, built, chain, n, &m->paths[i], rate);
-	}
-	if ((r = gf_cfg_check_memory_taps(c, taps, m->n_paths, eb)) ||
-	    (r = build_paths(c, rate, built, per_channel, fir, eb)) ||
-	    (r = gf_cfg_to_filter_set(c, fir, m->n_paths, m, out, eb)))
-		goto out;
-	double d = INFINITY; /* the linear-phase delay every path shares */
-	for (uint32_t i = 0; i < m->n_paths; i++)
-		d = fmin(d, fir[i].lin_delay);
-	*align = (uint32_t)floor(d + 1e-9);
-out:
-	for (uint32_t i = 0; built && i < c->n_filters; i++)
-		free(built[i].h);
-	for (uint32_t i = 0; fir && i < m->n_paths; i++)
-		free(fir[i].h);
-	free(built);
-	free(fir);
-	return r;
-}

@@ -2,8 +2,9 @@
  * design = "peq": parametric EQ bands, given in the config (bands = ( ... ))
  * or read from an Equalizer APO / AutoEQ / REW filter text (file = "...").
  * The bands are checked when the config loads (the file is read then, and
- * watched for reload); the sample rate is known only at build, where
- * freq_hz is checked against it and the FIR designed (peq.h).
+ * watched for reload); the sample rate is known only at build
+ * (src/config/config_build.c), where freq_hz is checked against it and the
+ * FIR designed (peq.h).
  */
 #include <math.h>
 #include <stdio.h>
@@ -170,49 +171,4 @@ int gf_cfg_parse_peq(const struct gf_cfg_loader *L, const config_setting_t *g, c
 	if (r < 0)
 		return r;
 	return bs ? parse_bands(L, bs, prefix, f) : parse_peq_file(L, g, prefix, f);
-}
-
-/* "FILE:LINE: filters.NAME.bands[i].KEY: why", or the EQ file's line under filters.NAME.file. */
-static int peq_error(const struct gf_config_filter *f, const struct gf_peq_report *rep, int r,
-		     const char *msg, struct gf_errbuf *eb)
-{
-	int file_line = f->key_line[K_FILE] ? f->key_line[K_FILE] : f->line;
-	if (rep->band >= 0) {
-		const struct gf_peq_band *b = &f->peq->bands[rep->band];
-		int whole = strncmp(msg, "bands: ", 7) == 0; /* the band as a whole, not one KEY */
-		if (whole)
-			msg += 7;
-		int fc = strncmp(msg, "freq_hz:", 8) == 0; /* the file's own name for it */
-		if (f->file)
-			gf_errbuf_set(eb, "%s:%d: filters.%s.file: %s:%d: %s%s", f->src, file_line, f->name,
-				      f->file, b->line, fc ? "Fc:" : "", fc ? msg + 8 : msg);
-		else
-			gf_errbuf_set(eb, "%s:%d: filters.%s.bands[%d]%s%s", f->src, b->line, f->name,
-				      rep->band, whole ? ": " : ".", msg);
-	} else {
-		int line =
-			f->key_line[K_TAPS] && strncmp(msg, "taps:", 5) == 0 ? f->key_line[K_TAPS] : f->line;
-		gf_errbuf_set(eb, "%s:%d: filters.%s.%s", f->src, line, f->name, msg);
-	}
-	return r;
-}
-
-int gf_cfg_build_peq(const struct gf_config_filter *f, uint32_t rate, double **h, uint32_t *n,
-		     struct gf_errbuf *eb)
-{
-	struct gf_peq_report rep;
-	struct gf_errbuf why = {{0}};
-	int r = gf_peq_design(f->peq, (double)rate, f->design.taps, h, n, &rep, &why);
-	if (r)
-		return peq_error(f, &rep, r, why.msg, eb);
-	if (rep.max_err_db > GF_PEQ_MAX_ERR_DB)
-		gf_warn("%s:%d: filters.%s.taps: with %u taps at %u Hz the FIR is within %.3f dB of the "
-			"bands' "
-			"response, not %g dB: leave taps out for a length that is",
-			f->src, f->key_line[K_TAPS] ? f->key_line[K_TAPS] : f->line, f->name, *n, rate,
-			rep.max_err_db, GF_PEQ_MAX_ERR_DB);
-	else
-		gf_info("filters.%s: %u bands, %u taps at %u Hz, within %.4f dB of the bands' exact response",
-			f->name, f->peq->n, *n, rate, rep.max_err_db);
-	return 0;
 }

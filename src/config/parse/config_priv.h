@@ -1,9 +1,10 @@
 /*
- * Private to the config module: config.c loads the file (top level, routes),
+ * Private to the config layer: config.c loads the file (top level, routes),
  * config_filters.c parses the filters, config_read.c holds the typed getters
- * they share, config_build.c builds the filter set. The parsed form of
- * filters and routes keeps the source lines, so that build-time errors can
- * name "FILE:LINE: SETTING".
+ * they share, config_stages.c finds each channel's stages after the FIR. The
+ * parsed form of filters and routes keeps the source lines, so that
+ * build-time errors can name "FILE:LINE: SETTING": the builder above
+ * (src/config/, config_build.h) reads it through this header.
  */
 #ifndef GPUFIR_CONFIG_PRIV_H
 #define GPUFIR_CONFIG_PRIV_H
@@ -11,7 +12,7 @@
 #include <libconfig.h>
 #include <stdint.h>
 
-#include "config.h"
+#include "config_parse.h"
 #include "design.h"
 #include "peq.h"
 #include "strmap.h"
@@ -236,22 +237,22 @@ void gf_cfg_includes_free(struct gf_cfg_includes *inc);
 /** The file behind libconfig's name for an included file (its /proc/self/fd path); other names as given. */
 const char *gf_cfg_includes_path(const struct gf_cfg_includes *inc, const char *name);
 
-/* ---- filters measured from files at build time (config_learned.c) -------- */
+/* ---- the stages after the FIR (config_stages.c) --------------------------- */
 
-/* design = "denoise": learned from its noise file (and, offline, the input). */
-int gf_cfg_build_denoise(const struct gf_config *c, const struct gf_config_filter *f, uint32_t rate,
-			 double **h, uint32_t *n, struct gf_errbuf *eb);
-/* A notch with freq_hz = "auto": the mains hum measured in the input file. */
-int gf_cfg_build_hum(const struct gf_config *c, const struct gf_config_filter *f, uint32_t rate, double **h,
-		     uint32_t *n, struct gf_errbuf *eb);
-/* The hum that notch @p f hands to the suppressor called @p sup (gf_cfg_hum_in_suppressor): found as
- * gf_cfg_build_hum finds it (f0_hz 0: none), and said in the log. */
-int gf_cfg_hum_for_suppressor(const struct gf_config *c, const struct gf_config_filter *f, const char *sup,
-			      uint32_t rate, struct gf_hum *h, struct gf_errbuf *eb);
 /* 1: @p f is a notch with freq_hz = "auto" whose hum the suppressors remove in their frames, not an
  * FIR: the chains are minimum phase (live), and every chain that holds it has a suppressor
- * (config_suppress.c). Its FIR is then one tap of 1.0. */
+ * (config_stages.c). Its FIR is then one tap of 1.0. */
 int gf_cfg_hum_in_suppressor(const struct gf_config *c, const struct gf_config_filter *f);
+/* The index in c->filters of channel @p ch's stage of type @p is (gf_cfg_is_suppress,
+ * gf_cfg_is_neural), or -1. */
+int gf_cfg_stage_index(const struct gf_config *c, uint32_t ch, int (*is)(const struct gf_config_filter *));
+/* The index of channel @p ch's suppressor, or -1. */
+int gf_cfg_suppress_index(const struct gf_config *c, uint32_t ch);
+/* The index of the notch whose hum channel @p ch's suppressor removes (gf_cfg_hum_in_suppressor),
+ * or -1; with two such notches in one chain, the one looking at more harmonics. */
+int gf_cfg_hum_index(const struct gf_config *c, uint32_t ch);
+/* The harmonics channel @p ch's suppressor removes hum up to; 0: none. */
+uint32_t gf_cfg_hum_top(const struct gf_config *c, uint32_t ch);
 
 /* ---- parametric EQ (config_peq.c) ----------------------------------------- */
 
@@ -260,10 +261,6 @@ int gf_cfg_is_peq(const config_setting_t *g);
 /** design = "peq": bands or file, preamp_db, into f->peq. */
 int gf_cfg_parse_peq(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
 		     struct gf_config_filter *f);
-/** The peq's FIR at @p rate; the message names the band's line. */
-int gf_cfg_build_peq(const struct gf_config_filter *f, uint32_t rate, double **h, uint32_t *n,
-		     struct gf_errbuf *eb);
-
 /* ---- the mixer (config_mixer.c) -------------------------------------------- */
 
 /** Parse `names` (an array of filter names) for @p setting into *out; marks them used. */
@@ -272,33 +269,6 @@ int gf_cfg_parse_names(const struct gf_cfg_loader *L, const config_setting_t *a,
 /** Parse `mixer = {...}` into c->mixer, validated as a whole. */
 int gf_cfg_parse_mixer(const struct gf_cfg_loader *L, const config_setting_t *root);
 void gf_cfg_mixer_free(struct gf_config_mixer *m);
-
-/* FIRs of config_build.c, shared with config_mixer.c. */
-struct gf_cfg_taps {
-	double *h;
-	uint32_t n;
-	double lin_delay; /* samples of delay from linear-phase filters (offline alignment removes it) */
-};
-/** Build every used filter for audio channel @p ch (only_per_channel: those with channel = "route"). */
-int gf_cfg_build_filters(const struct gf_config *c, uint32_t rate, uint32_t ch, int only_per_channel,
-			 struct gf_cfg_taps *built, int *per_channel, struct gf_errbuf *eb);
-/** A chain pre-convolved into one FIR, with route @p rt's gain, delay and polarity (rt may be NULL). */
-int gf_cfg_chain_fir(const struct gf_config *c, struct gf_cfg_taps *built, char *const *chain,
-		     uint32_t n_chain, const struct gf_config_route *rt, uint32_t rate,
-		     struct gf_cfg_taps *out, struct gf_errbuf *eb);
-/** Taps of that FIR, from the built filters' lengths (for the memory check). */
-uint64_t gf_cfg_chain_len(const struct gf_config *c, const struct gf_cfg_taps *built, char *const *chain,
-			  uint32_t n, const struct gf_config_route *rt, uint32_t rate);
-/** Refuse a build whose taps (over all FIRs) would not fit the memory available. */
-int gf_cfg_check_memory_taps(const struct gf_config *c, uint64_t tap_channels, uint32_t channels,
-			     struct gf_errbuf *eb);
-/** Pad @p n FIRs to the longest, in float: *out a plain set (mixer NULL) or @p mixer's. */
-int gf_cfg_to_filter_set(const struct gf_config *c, struct gf_cfg_taps *fir, uint32_t n,
-			 const struct gf_config_mixer *mixer, struct gf_filter_set **out,
-			 struct gf_errbuf *eb);
-/** The mixer's filter set (config_mixer.c): one FIR per path. */
-int gf_cfg_build_mixer(const struct gf_config *c, uint32_t rate, uint32_t channels,
-		       struct gf_filter_set **out, uint32_t *align, struct gf_errbuf *eb);
 
 /* ---- filters (config_filters.c) ------------------------------------------ */
 

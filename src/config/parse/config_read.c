@@ -5,7 +5,7 @@
  * Getters return 0 when the setting is absent, 1 when present and valid, and
  * a negative GF_E_* on error.
  */
-#include "config.h"
+#include "config_parse.h"
 
 #include <errno.h>
 #include <libconfig.h>
