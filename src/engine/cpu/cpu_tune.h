@@ -1,6 +1,6 @@
 /**
  * @file cpu_tune.h
- * What the CPU convolvers share (defined in cpu_backend.c): the choice of SIMD kernels for this machine
+ * What the CPU convolvers share: the choice of SIMD kernels for this machine
  * and the tuning knobs tests and benchmarks use to override the cost models.
  *
  * Threads: control thread (read at create time; never on the audio path).
