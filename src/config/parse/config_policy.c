@@ -5,9 +5,10 @@
  * its state and key files, the recording file), may not raise its limits
  * (max_taps, volume_limit_db), and may read files only under the config's
  * folder or a folder the file on disk itself reads from, resolved with
- * realpath so that `..` and links lead nowhere else. Includes are checked as
- * they are opened (config_scan.c, through gf_cfg_roots_allow); the other
- * files are checked here, after the parse and before anything reads them.
+ * realpath so that `..` and links lead nowhere else (those folders:
+ * gf_cfg_roots, config_paths.c). Includes are checked as they are opened
+ * (config_scan.c, through gf_cfg_roots_allow); the other files are checked
+ * here, after the parse and before anything reads them.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -20,71 +21,6 @@
 
 /* control_address unset: the WebSocket's default (GF_API_DEFAULT_ADDRESS, a layer above). */
 #define DEFAULT_ADDRESS "127.0.0.1"
-
-struct gf_cfg_roots {
-	char **dir; /* realpath'ed folders */
-	uint32_t n;
-};
-
-/* Add the folder of @p path (realpath'ed), unless it cannot be resolved or is there already. */
-static int roots_add_dir_of(struct gf_cfg_roots *r, const char *path)
-{
-	char *dir = gf_cfg_dir_of(path);
-	char *real = dir ? realpath(dir, NULL) : NULL;
-	free(dir);
-	if (!real)
-		return errno == ENOMEM ? GF_E_NOMEM : 0;
-	for (uint32_t i = 0; i < r->n; i++)
-		if (strcmp(r->dir[i], real) == 0) {
-			free(real);
-			return 0;
-		}
-	char **d = realloc(r->dir, (r->n + 1) * sizeof(*d));
-	if (!d) {
-		free(real);
-		return GF_E_NOMEM;
-	}
-	r->dir = d;
-	r->dir[r->n++] = real;
-	return 0;
-}
-
-void gf_cfg_roots_free(struct gf_cfg_roots *r)
-{
-	if (!r)
-		return;
-	for (uint32_t i = 0; i < r->n; i++)
-		free(r->dir[i]);
-	free(r->dir);
-	free(r);
-}
-
-int gf_cfg_roots_new(const struct gf_config *disk, struct gf_cfg_roots **out)
-{
-	struct gf_cfg_roots *r = calloc(1, sizeof(*r));
-	int err = r ? 0 : GF_E_NOMEM;
-	if (!err && disk->path)
-		err = roots_add_dir_of(r, disk->path);
-	for (uint32_t i = 0; !err && i < disk->n_files; i++)
-		err = roots_add_dir_of(r, disk->files[i]);
-	if (err) {
-		gf_cfg_roots_free(r);
-		r = NULL;
-	}
-	*out = r;
-	return err;
-}
-
-int gf_cfg_roots_allow(const struct gf_cfg_roots *r, const char *real)
-{
-	for (uint32_t i = 0; r && i < r->n; i++) {
-		size_t n = strlen(r->dir[i]);
-		if (strcmp(r->dir[i], "/") == 0 ||
-		    (strncmp(real, r->dir[i], n) == 0 && (real[n] == '/' || real[n] == '\0')))
-			return 1;
-	}
-	return 0;
-}
 
 /* @p path, or its folder where it does not exist (yet), resolved; 0 when under @p r. */
 static int check_file(const struct gf_cfg_roots *r, const char *setting, const char *path,

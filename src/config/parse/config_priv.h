@@ -178,8 +178,6 @@ const char *gf_cfg_type_name(const config_setting_t *s);
 int gf_cfg_number_of(const config_setting_t *s, double *x);
 /* "prefix" + "key" into buf (a setting's full name, for messages). */
 const char *gf_cfg_setting(char *buf, size_t size, const char *prefix, const char *key);
-char *gf_cfg_join_path(const char *dir, const char *file);
-char *gf_cfg_dir_of(const char *path);
 int gf_cfg_add_file(struct gf_config *c, const char *path);
 int gf_cfg_get_num(const struct gf_cfg_loader *L, const config_setting_t *g, const char *prefix,
 		   const char *key, double lo, double hi, double *v);
@@ -209,10 +207,14 @@ int gf_cfg_missing(const struct gf_cfg_loader *L, const config_setting_t *g, con
 
 /* ---- pre-scan (config_scan.c) ------------------------------------------- */
 
-/* ---- the control API's policy for guests (config_policy.c) -------------- */
+/* ---- paths, and the folders a guest's config may read (config_paths.c) --- */
 
+/* @p file relative to @p dir (absolute, or with no dir, as given), malloc'ed; NULL: no memory. */
+char *gf_cfg_join_path(const char *dir, const char *file);
+/* The folder of @p path ("." without one), malloc'ed; NULL: no memory. */
+char *gf_cfg_dir_of(const char *path);
 /** The folders a guest's config may read from: the config file's own and those of every file
- *  the config file on disk reads, realpath'ed. */
+ *  the config file on disk reads, realpath'ed (the policy for guests: config_policy.c). */
 struct gf_cfg_roots;
 int gf_cfg_roots_new(const struct gf_config *disk, struct gf_cfg_roots **out);
 void gf_cfg_roots_free(struct gf_cfg_roots *r);
@@ -237,8 +239,11 @@ void gf_cfg_includes_free(struct gf_cfg_includes *inc);
 /** The file behind libconfig's name for an included file (its /proc/self/fd path); other names as given. */
 const char *gf_cfg_includes_path(const struct gf_cfg_includes *inc, const char *name);
 
-/* ---- the stages after the FIR (config_stages.c) --------------------------- */
+/* ---- chains and the stages after the FIR (config_stages.c) ---------------- */
 
+/** Parse `names` (an array of filter names) for @p setting into *out; marks them used. */
+int gf_cfg_parse_names(const struct gf_cfg_loader *L, const config_setting_t *a, const char *setting,
+		       char ***out, uint32_t *n_out);
 /* 1: @p f is a notch with freq_hz = "auto" whose hum the suppressors remove in their frames, not an
  * FIR: the chains are minimum phase (live), and every chain that holds it has a suppressor
  * (config_stages.c). Its FIR is then one tap of 1.0. */
@@ -263,9 +268,6 @@ int gf_cfg_parse_peq(const struct gf_cfg_loader *L, const config_setting_t *g, c
 		     struct gf_config_filter *f);
 /* ---- the mixer (config_mixer.c) -------------------------------------------- */
 
-/** Parse `names` (an array of filter names) for @p setting into *out; marks them used. */
-int gf_cfg_parse_names(const struct gf_cfg_loader *L, const config_setting_t *a, const char *setting,
-		       char ***out, uint32_t *n_out);
 /** Parse `mixer = {...}` into c->mixer, validated as a whole. */
 int gf_cfg_parse_mixer(const struct gf_cfg_loader *L, const config_setting_t *root);
 void gf_cfg_mixer_free(struct gf_config_mixer *m);

@@ -1,7 +1,7 @@
 /*
  * Reading libconfig settings for the config loader: typed getters that check
  * type and range and fail with "FILE:LINE: SETTING: why", the file a setting
- * came from (@include), paths relative to the config, the watched-files list.
+ * came from (@include), the watched-files list (paths themselves: config_paths.c).
  * Getters return 0 when the setting is absent, 1 when present and valid, and
  * a negative GF_E_* on error.
  */
@@ -106,27 +106,6 @@ const char *gf_cfg_setting(char *buf, size_t size, const char *prefix, const cha
 {
 	snprintf(buf, size, "%s%s", prefix, key);
 	return buf;
-}
-
-char *gf_cfg_join_path(const char *dir, const char *file)
-{
-	if (file[0] == '/' || !dir || !dir[0])
-		return strdup(file);
-	size_t n = strlen(dir) + strlen(file) + 2;
-	char *p = malloc(n);
-	if (p)
-		snprintf(p, n, "%s/%s", dir, file);
-	return p;
-}
-
-char *gf_cfg_dir_of(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	if (!slash)
-		return strdup(".");
-	if (slash == path)
-		return strdup("/");
-	return strndup(path, (size_t)(slash - path));
 }
 
 /* The index is made on the first call after load_common made priv (the

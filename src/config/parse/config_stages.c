@@ -1,17 +1,74 @@
 /*
- * The stages after the FIR as the configuration gives them: the noise
+ * The chains as the configuration gives them: the filter names each holds
+ * (a route's chain, a mixer path's), and the stages after the FIR: the noise
  * suppressor (design = "suppress") and the neural stage (design =
  * "deepfilter"), each channel's of each, and, live (minimum phase), the
  * notch with freq_hz = "auto" whose hum the suppressors remove in their
  * frames instead of an FIR. Neither stage is an FIR: in a chain each passes
  * as one tap of 1.0, and they run on each channel after the chain's filter,
  * the suppressor first, wherever they stand in the chain (one of each per
- * chain at most: config.c). Building them is config_suppress.c's
+ * chain at most, which gf_cfg_parse_names checks). Building them is config_suppress.c's
  * (src/config/).
  */
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "config_priv.h"
+
+int gf_cfg_parse_names(const struct gf_cfg_loader *L, const config_setting_t *a, const char *setting,
+		       char ***out, uint32_t *n_out)
+{
+	struct gf_config *c = L->c;
+	int t = config_setting_type(a);
+	if (t != CONFIG_TYPE_ARRAY && t != CONFIG_TYPE_LIST)
+		return gf_cfg_fail_at(L, a, setting,
+				      "must be an array of filter names [\"a\", \"b\"], not %s",
+				      gf_cfg_type_name(a));
+	int n = config_setting_length(a);
+	char **v = calloc((size_t)n + 1, sizeof(char *));
+	if (!v)
+		return GF_E_NOMEM;
+	*out = v;
+	for (int i = 0; i < n; i++) {
+		const config_setting_t *e = config_setting_get_elem(a, (unsigned)i);
+		if (config_setting_type(e) != CONFIG_TYPE_STRING)
+			return gf_cfg_fail_at(L, e, setting,
+					      "element %d must be a filter name (a string), not %s", i,
+					      gf_cfg_type_name(e));
+		const char *name = config_setting_get_string(e);
+		int k = gf_config_find_filter(c, name);
+		if (k < 0)
+			return gf_cfg_fail_at(L, e, setting, "no filter named \"%s\"", name);
+		if (gf_cfg_is_stage(&c->filters[k])) {
+			/* one of each stage per channel: a second would only add its latency again */
+			enum gf_design_type dt = c->filters[k].design.type;
+			for (int j = 0; j < i; j++) {
+				const struct gf_config_filter *o =
+					&c->filters[gf_config_find_filter(c, v[j])];
+				if (gf_cfg_is_stage(o) && o->design.type == dt)
+					return gf_cfg_fail_at(L, e, setting,
+							      "\"%s\" is a second %s (design = "
+							      "\"%s\") in this chain, after \"%s\": "
+							      "a chain has at most one",
+							      name,
+							      dt == GF_DESIGN_SUPPRESS ? "suppressor"
+										       : "neural stage",
+							      gf_design_type_name(dt), v[j]);
+			}
+		}
+		c->filters[k].used = 1;
+		if (!(v[i] = strdup(name)))
+			return GF_E_NOMEM;
+		*n_out = (uint32_t)i + 1;
+	}
+	return 0;
+}
+
+int gf_config_min_phase(const struct gf_config *c)
+{
+	return c->phase == GF_PHASE_MINIMUM || (c->phase == GF_PHASE_AUTO && c->live);
+}
 
 int gf_cfg_is_suppress(const struct gf_config_filter *f)
 {
