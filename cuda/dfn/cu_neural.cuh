@@ -1,7 +1,7 @@
 /*
  * The neural stage's GPU forward in the CUDA module (cu_neural.cu): the
  * entries of the module's table (gf_cu_module, cuda_module.h) that the
- * engine's neural/neural_gpu.c reaches through gpu.h, with their contracts.
+ * host's src/suppress/neural/neural_gpu.c reaches through gpu.h, with their contracts.
  */
 #ifndef GPUFIR_CU_NEURAL_CUH
 #define GPUFIR_CU_NEURAL_CUH

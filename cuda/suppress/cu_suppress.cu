@@ -4,7 +4,7 @@
  * (suppress_bins.c) for every channel of a hop in one batch. Part of the CUDA
  * module, which links no engine: the host hands over the shape (frame,
  * constants, window, seed) that the CPU suppressor computed, and
- * src/engine/suppress/suppress_gpu.c is the engine's thin layer over this.
+ * src/suppress/suppress_gpu.c is the suppressor layer's thin layer over this.
  *
  * A hop's round trip, all on one stream: a new hum table (the hum's factor
  * on the floor per bin, where it changed: gf_cu_suppress_hum) and the hop's interleaved input from

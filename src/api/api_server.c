@@ -11,14 +11,6 @@ struct gf_api_server {
 	struct gf_api_ws *w;
 };
 
-short gf_api_revents(const struct pollfd *fds, int n, int fd)
-{
-	for (int i = 0; fd >= 0 && i < n; i++)
-		if (fds[i].fd == fd)
-			return fds[i].revents;
-	return 0;
-}
-
 int gf_api_server_new(struct gf_api_server **out, struct gf_api *a, const struct gf_api_server_params *p,
 		      struct gf_errbuf *eb)
 {

@@ -5,6 +5,8 @@
 #ifndef GPUFIR_API_TRANSPORT_H
 #define GPUFIR_API_TRANSPORT_H
 
+#include <poll.h>
+
 #include "api.h"
 
 /* Accepted per service call and transport: a connection storm waits for later passes. */
@@ -63,7 +65,14 @@ const char *gf_api_page(size_t *len);
 /* The running filters' response plot (the ops' response_svg), or NULL: none. */
 const char *gf_api_response_svg(struct gf_api *a, size_t *len);
 
-/* The revents polled for @p fd among @p fds, 0 if it was not polled. */
-short gf_api_revents(const struct pollfd *fds, int n, int fd);
+/* The revents polled for @p fd among @p fds, 0 if it was not polled. Inline here, where both
+ * transports read it, so that neither calls back into the server that polls them. */
+static inline short gf_api_revents(const struct pollfd *fds, int n, int fd)
+{
+	for (int i = 0; fd >= 0 && i < n; i++)
+		if (fds[i].fd == fd)
+			return fds[i].revents;
+	return 0;
+}
 
 #endif

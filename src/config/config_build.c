@@ -1,8 +1,9 @@
 /*
  * Configuration, building: struct gf_config -> struct gf_filter_set at a
- * sample rate. Designs and reads every filter a chain or route uses,
- * pre-convolves each channel's chain into one FIR (in double), applies the
- * route's gain, delay and polarity, and pads all channels to one length.
+ * sample rate. Designs and reads every filter a chain or route uses
+ * (parametric EQ's FIR here too), pre-convolves each channel's chain into
+ * one FIR (in double), applies the route's gain, delay and polarity, and
+ * pads all channels to one length; a mixer gets one FIR per path.
  */
 #include "config.h"
 
@@ -11,15 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config_priv.h"
+#include "config_build.h"
 #include "fir_fft.h"
 #include "memlimit.h"
 #include "minphase.h"
-
-int gf_config_min_phase(const struct gf_config *c)
-{
-	return c->phase == GF_PHASE_MINIMUM || (c->phase == GF_PHASE_AUTO && c->live);
-}
 
 /* Symmetric or antisymmetric taps: a linear-phase filter, (n - 1) / 2 samples late. */
 static int is_linear_phase(const double *h, uint32_t n)
@@ -577,14 +573,117 @@ out:
 	return r;
 }
 
-/* Added for --check-config (main.c): the channel count the routes need. */
-uint32_t gf_config_min_channels(const struct gf_config *c)
+/* ---- parametric EQ: its FIR at the rate ---------------------------------- */
+
+/* "FILE:LINE: filters.NAME.bands[i].KEY: why", or the EQ file's line under filters.NAME.file. */
+static int peq_error(const struct gf_config_filter *f, const struct gf_peq_report *rep, int r,
+		     const char *msg, struct gf_errbuf *eb)
 {
-	if (c->mixer)
-		return c->mixer->inputs;
-	uint32_t n = 0;
-	for (uint32_t i = 0; i < c->n_routes; i++)
-		if (c->routes[i].channel + 1 > n)
-			n = c->routes[i].channel + 1;
-	return n;
+	int file_line = f->key_line[K_FILE] ? f->key_line[K_FILE] : f->line;
+	if (rep->band >= 0) {
+		const struct gf_peq_band *b = &f->peq->bands[rep->band];
+		int whole = strncmp(msg, "bands: ", 7) == 0; /* the band as a whole, not one KEY */
+		if (whole)
+			msg += 7;
+		int fc = strncmp(msg, "freq_hz:", 8) == 0; /* the file's own name for it */
+		if (f->file)
+			gf_errbuf_set(eb, "%s:%d: filters.%s.file: %s:%d: %s%s", f->src, file_line, f->name,
+				      f->file, b->line, fc ? "Fc:" : "", fc ? msg + 8 : msg);
+		else
+			gf_errbuf_set(eb, "%s:%d: filters.%s.bands[%d]%s%s", f->src, b->line, f->name,
+				      rep->band, whole ? ": " : ".", msg);
+	} else {
+		int line =
+			f->key_line[K_TAPS] && strncmp(msg, "taps:", 5) == 0 ? f->key_line[K_TAPS] : f->line;
+		gf_errbuf_set(eb, "%s:%d: filters.%s.%s", f->src, line, f->name, msg);
+	}
+	return r;
+}
+
+int gf_cfg_build_peq(const struct gf_config_filter *f, uint32_t rate, double **h, uint32_t *n,
+		     struct gf_errbuf *eb)
+{
+	struct gf_peq_report rep;
+	struct gf_errbuf why = {{0}};
+	int r = gf_peq_design(f->peq, (double)rate, f->design.taps, h, n, &rep, &why);
+	if (r)
+		return peq_error(f, &rep, r, why.msg, eb);
+	if (rep.max_err_db > GF_PEQ_MAX_ERR_DB)
+		gf_warn("%s:%d: filters.%s.taps: with %u taps at %u Hz the FIR is within %.3f dB of the "
+			"bands' "
+			"response, not %g dB: leave taps out for a length that is",
+			f->src, f->key_line[K_TAPS] ? f->key_line[K_TAPS] : f->line, f->name, *n, rate,
+			rep.max_err_db, GF_PEQ_MAX_ERR_DB);
+	else
+		gf_info("filters.%s: %u bands, %u taps at %u Hz, within %.4f dB of the bands' exact response",
+			f->name, f->peq->n, *n, rate, rep.max_err_db);
+	return 0;
+}
+
+/* ---- a mixer: one FIR per path ---------------------------------------------- */
+
+static char *const *path_chain(const struct gf_config *c, const struct gf_config_route *p, uint32_t *n)
+{
+	*n = p->has_chain ? p->n_chain : c->n_chain;
+	return p->has_chain ? p->chain : c->chain;
+}
+
+static int build_paths(const struct gf_config *c, uint32_t rate, struct gf_cfg_taps *built, int per_channel,
+		       struct gf_cfg_taps *fir, struct gf_errbuf *eb)
+{
+	const struct gf_config_mixer *m = c->mixer;
+	uint32_t have = 0; /* the input the per-channel filters were built for */
+	for (uint32_t i = 0; i < m->n_paths; i++) {
+		const struct gf_config_route *p = &m->paths[i];
+		uint32_t n;
+		char *const *chain = path_chain(c, p, &n);
+		int r = 0;
+		if (per_channel && p->channel != have) { /* channel = "route": the path's input */
+			r = gf_cfg_build_filters(c, rate, p->channel, 1, built, NULL, eb);
+			have = p->channel;
+		}
+		if (r || (r = gf_cfg_chain_fir(c, built, chain, n, p, rate, &fir[i], eb)))
+			return r;
+	}
+	return 0;
+}
+
+int gf_cfg_build_mixer(const struct gf_config *c, uint32_t rate, uint32_t channels,
+		       struct gf_filter_set **out, uint32_t *align, struct gf_errbuf *eb)
+{
+	const struct gf_config_mixer *m = c->mixer;
+	if (channels != m->inputs) {
+		gf_errbuf_set(eb, "%s:%d: mixer.inputs: the mixer reads %u channel%s, the audio has %u",
+			      c->priv->src, m->line, m->inputs, m->inputs == 1 ? "" : "s", channels);
+		return GF_E_CONFIG;
+	}
+	struct gf_cfg_taps *built = calloc(c->n_filters ? c->n_filters : 1, sizeof(*built));
+	struct gf_cfg_taps *fir = calloc(m->n_paths, sizeof(*fir));
+	int r = GF_E_NOMEM, per_channel = 0;
+	if (!built || !fir)
+		goto out;
+	if ((r = gf_cfg_build_filters(c, rate, 0, 0, built, &per_channel, eb)))
+		goto out;
+	uint64_t taps = 0;
+	for (uint32_t i = 0; i < m->n_paths; i++) {
+		uint32_t n;
+		char *const *chain = path_chain(c, &m->paths[i], &n);
+		taps += gf_cfg_chain_len(c, built, chain, n, &m->paths[i], rate);
+	}
+	if ((r = gf_cfg_check_memory_taps(c, taps, m->n_paths, eb)) ||
+	    (r = build_paths(c, rate, built, per_channel, fir, eb)) ||
+	    (r = gf_cfg_to_filter_set(c, fir, m->n_paths, m, out, eb)))
+		goto out;
+	double d = INFINITY; /* the linear-phase delay every path shares */
+	for (uint32_t i = 0; i < m->n_paths; i++)
+		d = fmin(d, fir[i].lin_delay);
+	*align = (uint32_t)floor(d + 1e-9);
+out:
+	for (uint32_t i = 0; built && i < c->n_filters; i++)
+		free(built[i].h);
+	for (uint32_t i = 0; fir && i < m->n_paths; i++)
+		free(fir[i].h);
+	free(built);
+	free(fir);
+	return r;
 }

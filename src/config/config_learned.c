@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config_priv.h"
+#include "config_build.h"
 #include "denoise.h"
 #include "hum.h"
 

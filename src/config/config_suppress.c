@@ -1,25 +1,22 @@
 /*
- * Configuration: the stages after the FIR, the noise suppressor (design =
- * "suppress") and the neural stage (design = "deepfilter"). Neither is an
- * FIR: in a chain each passes as one tap of 1.0, so the chain's FIR entries
- * are still pre-convolved into one filter, and the stages run on each
- * channel after that filter, the suppressor first, wherever they stand in
- * the chain (one of each per chain at most: config.c). This file finds each
- * channel's stages, reads the noise samples that seed the suppressors, makes
+ * Configuration, building the stages after the FIR: the noise suppressor
+ * (design = "suppress") and the neural stage (design = "deepfilter"), which
+ * config_stages.c (src/config/parse/) finds on each channel. This file
+ * reads the noise samples that seed the suppressors, makes
  * the bank that runs them (suppress_bank.h, which owns the neural stage,
  * neural_bank.h), tells a reload whether they changed in a way that needs a
  * new one (a suppressor's reduction_db and bypass do not: they are the live
  * floor), and gives each channel's floor for the running bank. Live (minimum
  * phase), a notch with freq_hz = "auto" in chains that all have a suppressor
  * is not an FIR either: those suppressors remove its hum in their frames
- * (suppress_hum.h), and this file decides which notch each one takes.
+ * (suppress_hum.h): this file hands each the notch config_stages.c chose.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "config_priv.h"
+#include "config_build.h"
 #include "log.h"
 #include "neural_bank.h"
 #include "noise_file.h"
@@ -28,153 +25,6 @@
 
 /* The longest noise sample read, seconds: the estimate settles well within it. */
 #define NOISE_MAX_S 30.0
-
-int gf_cfg_is_suppress(const struct gf_config_filter *f)
-{
-	return f->kind == FK_DESIGN && f->design.type == GF_DESIGN_SUPPRESS;
-}
-
-int gf_cfg_is_neural(const struct gf_config_filter *f)
-{
-	return f->kind == FK_DESIGN && f->design.type == GF_DESIGN_DEEPFILTER;
-}
-
-int gf_cfg_is_stage(const struct gf_config_filter *f)
-{
-	return gf_cfg_is_suppress(f) || gf_cfg_is_neural(f);
-}
-
-/* The chain channel @p ch runs: its route's, or the global one. */
-static void chain_of(const struct gf_config *c, uint32_t ch, char *const **chain, uint32_t *n)
-{
-	*chain = c->chain;
-	*n = c->n_chain;
-	for (uint32_t i = 0; i < c->n_routes; i++) {
-		if (c->routes[i].channel == ch && c->routes[i].has_chain) {
-			*chain = c->routes[i].chain;
-			*n = c->routes[i].n_chain;
-		}
-	}
-	if (!c->n_chain && *chain == c->chain) { /* routes only: channels without one pass through */
-		*chain = NULL;
-		*n = 0;
-	}
-}
-
-/* The index in c->filters of channel @p ch's stage of type @p is (a suppressor, a neural stage), or -1. */
-static int stage_index(const struct gf_config *c, uint32_t ch, int (*is)(const struct gf_config_filter *))
-{
-	char *const *chain;
-	uint32_t n;
-	chain_of(c, ch, &chain, &n);
-	for (uint32_t i = 0; i < n; i++) {
-		int k = gf_config_find_filter(c, chain[i]);
-		if (k >= 0 && is(&c->filters[k]))
-			return k;
-	}
-	return -1;
-}
-
-static int suppress_index(const struct gf_config *c, uint32_t ch)
-{
-	return stage_index(c, ch, gf_cfg_is_suppress);
-}
-
-int gf_config_neural_of(const struct gf_config *c, uint32_t ch, struct gf_config_neural *out)
-{
-	int k = stage_index(c, ch, gf_cfg_is_neural);
-	if (k < 0)
-		return 0;
-	const struct gf_config_filter *f = &c->filters[k];
-	*out = (struct gf_config_neural){.name = f->name,
-					 .model = f->file,
-					 .atten_lim_db = f->design.atten_lim_db,
-					 .post_filter_beta = f->design.post_filter_beta,
-					 .reference = f->design.neural_reference,
-					 .bypass = f->bypass};
-	return 1;
-}
-
-/* 1: @p chain (@p n names) holds filter @p k. */
-static int chain_holds(const struct gf_config *c, char *const *chain, uint32_t n, int k)
-{
-	for (uint32_t i = 0; i < n; i++)
-		if (gf_config_find_filter(c, chain[i]) == k)
-			return 1;
-	return 0;
-}
-
-static int chain_has_suppress(const struct gf_config *c, char *const *chain, uint32_t n)
-{
-	for (uint32_t i = 0; i < n; i++) {
-		int k = gf_config_find_filter(c, chain[i]);
-		if (k >= 0 && gf_cfg_is_suppress(&c->filters[k]))
-			return 1;
-	}
-	return 0;
-}
-
-/* Minimum phase is where a notch comb turns the voice's phase (docs/denoise.md): there, the
- * suppressor's frames take the hum instead, as a gain with no phase, wherever every chain holding
- * the notch runs a suppressor (a mixer's paths have none: their notches stay FIRs). */
-int gf_cfg_hum_in_suppressor(const struct gf_config *c, const struct gf_config_filter *f)
-{
-	if (f->kind != FK_DESIGN || f->design.type != GF_DESIGN_NOTCH || !f->design.freq_auto ||
-	    !(gf_config_min_phase(c) || f->minphase))
-		return 0;
-	int k = (int)(f - c->filters), used = 0;
-	if (chain_holds(c, c->chain, c->n_chain, k)) {
-		if (!chain_has_suppress(c, c->chain, c->n_chain))
-			return 0;
-		used = 1;
-	}
-	for (uint32_t i = 0; i < c->n_routes; i++) {
-		const struct gf_config_route *r = &c->routes[i];
-		if (!r->has_chain || !chain_holds(c, r->chain, r->n_chain, k))
-			continue;
-		if (!chain_has_suppress(c, r->chain, r->n_chain))
-			return 0;
-		used = 1;
-	}
-	for (uint32_t i = 0; c->mixer && i < c->mixer->n_paths; i++)
-		if (chain_holds(c, c->mixer->paths[i].chain, c->mixer->paths[i].n_chain, k))
-			return 0;
-	return used;
-}
-
-/* The index of the notch whose hum channel @p ch's suppressor removes (gf_cfg_hum_in_suppressor),
- * or -1; with two such notches in one chain, the one looking at more harmonics. */
-static int hum_index(const struct gf_config *c, uint32_t ch)
-{
-	char *const *chain;
-	uint32_t n;
-	int best = -1;
-	chain_of(c, ch, &chain, &n);
-	if (suppress_index(c, ch) < 0)
-		return -1;
-	for (uint32_t i = 0; i < n; i++) {
-		int k = gf_config_find_filter(c, chain[i]);
-		if (k >= 0 && gf_cfg_hum_in_suppressor(c, &c->filters[k]) &&
-		    (best < 0 || c->filters[k].design.harmonics > c->filters[best].design.harmonics))
-			best = k;
-	}
-	return best;
-}
-
-/* The harmonics channel @p ch's suppressor removes hum up to; 0: none. */
-static uint32_t hum_top(const struct gf_config *c, uint32_t ch)
-{
-	int k = hum_index(c, ch);
-	return k < 0 ? 0 : c->filters[k].design.harmonics;
-}
-
-int gf_config_hum_in_suppressor_any(const struct gf_config *c)
-{
-	for (uint32_t i = 0; i < c->n_filters; i++)
-		if (c->filters[i].used && gf_cfg_hum_in_suppressor(c, &c->filters[i]))
-			return 1;
-	return 0;
-}
 
 static void suppress_hum_of(const struct gf_hum *h, struct gf_suppress_hum *out)
 {
@@ -189,28 +39,6 @@ void gf_config_suppress_set_hum(struct gf_suppress_bank *b, const struct gf_hum 
 	struct gf_suppress_hum sh;
 	suppress_hum_of(h, &sh);
 	gf_suppress_bank_set_hum(b, &sh);
-}
-
-int gf_config_suppress_of(const struct gf_config *c, uint32_t ch, struct gf_config_suppress *out)
-{
-	int k = suppress_index(c, ch);
-	if (k < 0)
-		return 0;
-	const struct gf_config_filter *f = &c->filters[k];
-	*out = (struct gf_config_suppress){.name = f->name,
-					   .reduction_db = f->design.reduction_db,
-					   .highpass_hz = f->design.highpass_hz,
-					   .noise = f->file,
-					   .bypass = f->bypass};
-	return 1;
-}
-
-int gf_config_has_suppress(const struct gf_config *c)
-{
-	for (uint32_t i = 0; i < c->n_filters; i++)
-		if (c->filters[i].used && gf_cfg_is_stage(&c->filters[i]))
-			return 1;
-	return 0;
 }
 
 /* What filter @p f's suppressors share: its parameters, its noise sample read into *noise. */
@@ -262,7 +90,7 @@ static void shared_free(struct shared *sh, uint32_t n)
 static int channel_params(const struct gf_config *c, uint32_t ch, uint32_t rate, struct shared *sh,
 			  struct gf_suppress_params *out, struct gf_errbuf *eb)
 {
-	int k = suppress_index(c, ch), hk = hum_index(c, ch), r = 0;
+	int k = gf_cfg_suppress_index(c, ch), hk = gf_cfg_hum_index(c, ch), r = 0;
 	if (!sh->made[k] && !(r = suppress_params(&c->filters[k], rate, &sh->params[k], &sh->noise[k], eb)))
 		sh->made[k] = 1;
 	if (r)
@@ -294,7 +122,7 @@ static int neural_new(const struct gf_config *c, uint32_t rate, uint32_t channel
 		return GF_E_NOMEM;
 	int first = -1, r = 0;
 	for (uint32_t ch = 0; ch < channels; ch++) {
-		int k = stage_index(c, ch, gf_cfg_is_neural);
+		int k = gf_cfg_stage_index(c, ch, gf_cfg_is_neural);
 		active[ch] = k >= 0;
 		if (k >= 0 && first < 0)
 			first = k;
@@ -354,7 +182,7 @@ int gf_config_suppress_new_ex(const struct gf_config *c, uint32_t rate, uint32_t
 	int r = sh.params && sh.noise && sh.hum && sh.made && sh.hum_made && params && per ? 0 : GF_E_NOMEM;
 	int any = so.neural != NULL;
 	for (uint32_t ch = 0; !r && ch < channels; ch++) {
-		if (suppress_index(c, ch) < 0)
+		if (gf_cfg_suppress_index(c, ch) < 0)
 			continue;
 		r = channel_params(c, ch, rate, &sh, &params[ch], eb);
 		per[ch] = &params[ch];
@@ -389,7 +217,7 @@ static int noise_differs(const struct gf_config_filter *a, const struct gf_confi
 /* Channel @p ch's suppressor in @p c, or NULL. */
 static const struct gf_config_filter *suppressor_of(const struct gf_config *c, uint32_t ch)
 {
-	int k = suppress_index(c, ch);
+	int k = gf_cfg_suppress_index(c, ch);
 	return k >= 0 ? &c->filters[k] : NULL;
 }
 
@@ -436,7 +264,7 @@ static int stage_pair(const struct gf_config *a, const struct gf_config *b, uint
 		      const struct gf_config_filter **fa, const struct gf_config_filter **fb, char *why,
 		      size_t len)
 {
-	int ka = stage_index(a, ch, is), kb = stage_index(b, ch, is);
+	int ka = gf_cfg_stage_index(a, ch, is), kb = gf_cfg_stage_index(b, ch, is);
 	*fa = ka >= 0 ? &a->filters[ka] : NULL;
 	*fb = kb >= 0 ? &b->filters[kb] : NULL;
 	if (!*fa != !*fb)
@@ -479,9 +307,9 @@ static int suppressor_differs(const struct gf_config *a, const struct gf_config 
 	else if (noise_differs(fa, fb))
 		snprintf(why, len, "suppressor noise %s -> %s", fa->file ? fa->file : "none",
 			 fb->file ? fb->file : "none");
-	else if (hum_top(a, ch) != hum_top(b, ch))
-		snprintf(why, len, "suppressor's hum removal up to harmonic %u -> %u", hum_top(a, ch),
-			 hum_top(b, ch));
+	else if (gf_cfg_hum_top(a, ch) != gf_cfg_hum_top(b, ch))
+		snprintf(why, len, "suppressor's hum removal up to harmonic %u -> %u", gf_cfg_hum_top(a, ch),
+			 gf_cfg_hum_top(b, ch));
 	return why[0] != '\0';
 }
 
@@ -504,7 +332,8 @@ int gf_config_suppress_live_differs(const struct gf_config *a, const struct gf_c
 			changed |= GF_SUPPRESS_LIVE_DEPTH;
 		if (fa && fb && fa->bypass != fb->bypass)
 			changed |= GF_SUPPRESS_LIVE_BYPASS;
-		int ka = stage_index(a, ch, gf_cfg_is_neural), kb = stage_index(b, ch, gf_cfg_is_neural);
+		int ka = gf_cfg_stage_index(a, ch, gf_cfg_is_neural),
+		    kb = gf_cfg_stage_index(b, ch, gf_cfg_is_neural);
 		if (ka < 0 || kb < 0)
 			continue;
 		if (a->filters[ka].design.atten_lim_db != b->filters[kb].design.atten_lim_db)

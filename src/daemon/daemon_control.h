@@ -5,7 +5,7 @@
  *
  * The volume is the daemon's, not the stream's: it holds across stream
  * restarts, reloads and device losses, and the worker's gain stage
- * (src/engine/chain/gain_stage.h) ramps to it over GF_GAIN_RAMP_MS without a click.
+ * (src/chain/gain_stage.h) ramps to it over GF_GAIN_RAMP_MS without a click.
  * A request above the configuration's volume_limit_db is clamped to it (the
  * result says so); one below GF_VOLUME_MIN_DB is clamped to that floor.
  * With a state_file in the configuration, the last volume and mute are

@@ -2,7 +2,7 @@
  * config has a notch with freq_hz = "auto", the stream's worker copies its
  * input, averaged to mono, into an input tap (src/stream/input_tap.h); the
  * control loop drains it every pass (at least every LOOP_MS), keeps a few
- * seconds of it in a hum tracker (src/dsp/hum_track.h) that runs the hum
+ * seconds of it in a hum tracker (src/design/hum_track.h) that runs the hum
  * detector once a second with hysteresis, and when the tracker's set differs
  * from the one the running filter notches, starts a reload: the one reload
  * path (build thread, swap with a crossfade), whose build carries the set

@@ -1,7 +1,7 @@
 /*
  * Internal to the daemon: its state, shared by daemon.c (signals, reload, the
  * loop, start and stop), daemon_stream.c (engine and stream, device loss and
- * health) and daemon_status.c (STATUS=, the status socket, the stats log).
+ * health) and daemon_report.c (STATUS=, the status socket, the stats log).
  * Everything here runs on the daemon's control thread, except a build
  * (daemon_build.c), which runs on a build thread of its own and touches only
  * its struct gf_dm_build.
@@ -262,7 +262,7 @@ void gf_dm_volume_status(struct daemon *d, char *buf, size_t len);
  *  attenuation limit to its neural stage. */
 void gf_dm_suppress_reload(struct daemon *d, const struct gf_config *old);
 
-/* daemon_status.c */
+/* daemon_report.c */
 const char *gf_dm_state_name(const struct daemon *d);
 /** Send STATUS= if it changed (at most every STATUS_EVERY_MS unless @p force). */
 void gf_dm_status_update(struct daemon *d, int force);

@@ -28,7 +28,7 @@
 extern "C" {
 #endif
 
-/** Bumped whenever either struct below, struct gf_suppress_shape (suppress/suppress_bins.h), or the dfn
+/** Bumped whenever either struct below, struct gf_suppress_shape (src/suppress/suppress_bins.h), or the dfn
  * layer's structs the neural entries take (src/dfn: dfn_model, dfn_consts, dfn_params) change; a module
  * of another ABI is refused. */
 /* 2: gf_backend_ops.check_memory; 3: unpin returns int; 4: .stop; 5: the noise suppressor (suppress_*);
@@ -48,7 +48,7 @@ extern "C" {
 /** Name of the module's entry point. */
 #define GF_CUDA_MODULE_ENTRY "gf_cuda_module_v1"
 
-struct gf_suppress_shape; /* suppress/suppress_bins.h: computed by the host's CPU suppressor */
+struct gf_suppress_shape; /* src/suppress/suppress_bins.h: computed by the host's CPU suppressor */
 struct dfn_model;	  /* src/dfn: loaded by the host, copied to the device by neural_new */
 struct dfn_consts;
 struct dfn_params;
@@ -74,7 +74,7 @@ struct gf_cuda_module {
 	void (*prewarm_wait)(void);
 	void (*quit_kernels)(void);
 	void (*ask_persistent)(void);
-	/* The noise suppressor on the GPU (suppress/suppress_gpu.h, whose contracts these keep, on an
+	/* The noise suppressor on the GPU (src/suppress/suppress_gpu.h, whose contracts these keep, on an
 	 * opaque instance): the host computes the shape, the module only runs it. process() waits for
 	 * each hop until @p deadline_ns (gf_now_ns() time; 0: a hung GPU's bound per hop). */
 	int (*suppress_new)(const struct gf_suppress_shape *sh, uint32_t channels, int device, void **out,
@@ -87,7 +87,7 @@ struct gf_cuda_module {
 	/* The gain's floor, ramped from the next hop (gf_suppress_gpu_set_floor): no GPU call. */
 	void (*suppress_set_floor)(void *inst, float g);
 	/* The hum's factor on the gain's floor per bin (nb floats, below 1 in the hum's bins; NULL: 1 in
-	 * every bin) that every channel's bins take from the next hop on (suppress/suppress_hum.h).
+	 * every bin) that every channel's bins take from the next hop on (src/suppress/suppress_hum.h).
 	 * Audio thread, as process(); RT-safe (it copies the table, which goes up with the next hop). */
 	void (*suppress_hum)(void *inst, const float *hum);
 	/* The neural stage's DeepFilterNet3 forward (cuda/dfn/dfn_gpu.h, whose contracts these keep on an

@@ -63,7 +63,7 @@ void gf_cuda_ask_persistent(void);
 
 /*
  * The noise suppressor in the CUDA module (cuda_module.h's suppress_* entries), for
- * suppress/suppress_gpu.c alone, with its contracts on the module's opaque instance. new() loads
+ * src/suppress/suppress_gpu.c alone, with its contracts on the module's opaque instance. new() loads
  * the module; GF_E_UNSUPPORTED where there is none (a build without CUDA, or not installed).
  */
 struct gf_suppress_shape;
@@ -79,8 +79,8 @@ void gf_cuda_suppress_hum(void *inst, const float *hum);
 
 /*
  * The neural stage's GPU forward in the CUDA module (cuda_module.h's neural_* entries), for
- * neural/neural_gpu.c alone, with their contracts on the module's opaque instance. new() loads the
- * module; GF_E_UNSUPPORTED where there is none (a build without CUDA, or not installed).
+ * src/suppress/neural/neural_gpu.c alone, with their contracts on the module's opaque instance. new() loads
+ * the module; GF_E_UNSUPPORTED where there is none (a build without CUDA, or not installed).
  */
 struct dfn_model;
 struct dfn_consts;

@@ -38,7 +38,7 @@ struct gf_offline_opts {
 	const char *output;	     /**< replaced atomically on success */
 	struct gf_config_source src; /**< the config (NULL path: built-in denoise chain) and overrides */
 	int tail;		     /**< 1: append the filter's ring-out (taps-1 frames) */
-	int causal;		     /**< 1: keep the linear-phase delay (offline_align.c) */
+	int causal;		     /**< 1: keep the linear-phase delay (offline_pipeline.c) */
 	int format_subtype;	     /**< SF_FORMAT_* subtype of OUT; 0 = keep the input's */
 	int progress;		     /**< 1: draw a progress bar on stderr (caller checks isatty) */
 	int log_level_set;	     /**< 1: the command line chose the log level; ignore the config's */

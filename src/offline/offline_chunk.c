@@ -82,3 +82,49 @@ int gf_offline_run_chunk(struct gf_offline_pipeline *p, struct gf_engine *e, flo
 	*sup_failed = sup_err != 0;
 	return err;
 }
+
+void gf_offline_engine_failed(struct gf_offline_pipeline *p, uint32_t i, uint64_t frame, int err)
+{
+	struct gf_errbuf eb;
+	gf_errbuf_set(&eb, "filtering failed at frame %llu: %s", (unsigned long long)frame, gf_strerror(err));
+	gf_offline_give(p, &p->free_q, i);
+	gf_offline_fail(p, err, &eb);
+}
+
+void gf_offline_suppress_failed(struct gf_offline_pipeline *p, uint32_t i, uint64_t frame, int err)
+{
+	struct gf_errbuf eb;
+	gf_errbuf_set(&eb,
+		      "the noise suppressor on the GPU failed at frame %llu: %s (the file is not written)",
+		      (unsigned long long)frame, gf_strerror(err));
+	gf_offline_give(p, &p->free_q, i);
+	gf_offline_fail(p, err, &eb);
+}
+
+/* The ring-out from input silence: --tail's taps-1 frames, or the frames alignment skipped. */
+int gf_offline_flush_tail(struct gf_offline_pipeline *p, struct gf_engine *e)
+{
+	uint64_t tail = p->align.flush;
+	struct gf_chain_run chain = gf_offline_chain(p, e);
+	uint32_t i;
+	while (tail > 0 && gf_offline_take(p, &p->free_q, NULL, 0, -1, &i) == 1) {
+		struct gf_offline_chunk *c = &p->chunk[i];
+		c->frames = tail < p->chunk_frames ? (uint32_t)tail : p->chunk_frames;
+		/* frames <= max_block: one call; the suppressor's ring-out follows the filter's */
+		int sup_err, err = gf_chain_process(&chain, NULL, NULL, c->buf, c->frames, 0, &sup_err);
+		if (err && sup_err) {
+			gf_offline_suppress_failed(p, i, p->frames_read, err);
+			return err;
+		}
+		if (err) {
+			gf_offline_engine_failed(p, i, p->frames_read, err);
+			return err;
+		}
+		tail -= c->frames;
+		pthread_mutex_lock(&p->mu);
+		c->seq = p->seq_next++;
+		pthread_mutex_unlock(&p->mu);
+		gf_offline_give(p, &p->filtered_q, i);
+	}
+	return tail ? -1 : 0;
+}

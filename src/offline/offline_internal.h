@@ -1,6 +1,8 @@
 /*
  * Internal to the offline driver: file and format handling (offline_file.c),
- * the reader/engine/writer pipeline (offline_pipeline.c), the configuration,
+ * the reader/engine/writer pipeline (offline_pipeline.c) over its chunk
+ * queues (offline_queue.c), one chunk through the chain (offline_chunk.c),
+ * the configuration,
  * filters and engines kept across files (offline_ctx.c), one file's run
  * (offline.c) and the batch's lanes (offline_batch.c). Control-side code: it
  * may block and allocate.
@@ -28,13 +30,13 @@ const char *gf_offline_major_name(int major);
 int gf_offline_choose_format(const SF_INFO *in, const struct gf_offline_opts *o, SF_INFO *out,
 			     struct gf_errbuf *eb);
 int gf_offline_check_paths(const char *in, const char *out, struct gf_errbuf *eb);
-/* offline_temp.c: the set-up phase, in which a stop signal may end the run at once
+/* offline.c: the set-up phase, in which a stop signal may end the run at once
  * (the temporary output itself: temp_file.h). */
 void gf_offline_setup_phase(int on);
 void gf_offline_copy_strings(SNDFILE *in, SNDFILE *out);
 void gf_offline_warn_if_truncated(SNDFILE *f, const SF_INFO *info, const char *path);
 
-/* offline_align.c: frames the writer drops at the start, frames of silence the engine runs at the end */
+/* offline_pipeline.c: frames the writer drops at the start, frames of silence the engine runs at the end */
 struct gf_offline_align {
 	uint64_t skip;
 	uint64_t flush;
@@ -134,14 +136,23 @@ int gf_offline_pipeline_prepare(struct gf_offline_pipeline *p, const struct gf_o
 int gf_offline_pipeline_run(struct gf_offline_pipeline *p, struct gf_engine *e, struct gf_progress *prog,
 			    struct gf_errbuf *eb);
 
-/* Shared by the pipeline's stages (offline_pipeline.c); caller holds mu where named _locked. */
+/* offline_queue.c: the chunk queues and the one failure, shared by the pipeline's stages; caller
+ * holds mu where named _locked. */
+/* Empty the queues and put every chunk in the free one (before a file; no thread running). */
+void gf_offline_queues_reset(struct gf_offline_pipeline *p);
 void gf_offline_fail(struct gf_offline_pipeline *p, int err, const struct gf_errbuf *eb);
 void gf_offline_fail_locked(struct gf_offline_pipeline *p, int err, const struct gf_errbuf *eb);
 void gf_offline_give(struct gf_offline_pipeline *p, struct gf_offline_fifo *q, uint32_t idx);
-/* Take chunk @p seq from @p q, waiting: 1 with *idx set, 0 when it never will
- * come (*done set and no such chunk), -1 when the pipeline failed. */
+/* Take a chunk index from @p q, waiting while it is empty (@p seq >= 0: only that chunk).
+ * @return 1 with *idx set, 0 when it will not come and *done says none will, -1 when the
+ * pipeline failed. With @p poll_stop (the engine thread) the stop flag is looked at too. */
+int gf_offline_take(struct gf_offline_pipeline *p, struct gf_offline_fifo *q, const int *done, int poll_stop,
+		    int64_t seq, uint32_t *idx);
+/* Take chunk @p seq from @p q, waiting: gf_offline_take without the stop flag. */
 int gf_offline_take_seq(struct gf_offline_pipeline *p, struct gf_offline_fifo *q, const int *done,
 			uint64_t seq, uint32_t *idx);
+/* Set a stage's done flag and wake the others. */
+void gf_offline_set_done(struct gf_offline_pipeline *p, int *flag);
 /* offline_chunk.c */
 /* The chain an engine thread runs on @p e: p->suppress after it, no gain stage; a failed backend
  * call falls back to the CPU and the piece is redone (chain_run.h). */
@@ -152,7 +163,11 @@ struct gf_chain_run gf_offline_chain(const struct gf_offline_pipeline *p, struct
  * the suppressor's with *@p sup_failed set. */
 int gf_offline_run_chunk(struct gf_offline_pipeline *p, struct gf_engine *e, float *buf, uint32_t frames,
 			 uint64_t at, int *sup_failed);
+/* Chunk @p i failed in the engine at file frame @p frame: it goes back free and the pipeline fails. */
 void gf_offline_engine_failed(struct gf_offline_pipeline *p, uint32_t i, uint64_t frame, int err);
+/* A GPU suppressor's hop failed on chunk @p i: its piece is muted, so the file would hold a gap;
+ * an offline run fails the file instead (exit status 5) rather than write it (docs/cuda.md). */
+void gf_offline_suppress_failed(struct gf_offline_pipeline *p, uint32_t i, uint64_t frame, int err);
 /* The tail's flush on @p e, after the file's last chunk (any engine thread). */
 int gf_offline_flush_tail(struct gf_offline_pipeline *p, struct gf_engine *e);
 

@@ -1,7 +1,7 @@
 /*
  * The offline pipeline: reader thread -> engine (calling thread) -> writer thread.
  *
- * Chunks circulate through three FIFOs under one mutex:
+ * Chunks circulate through three FIFOs under one mutex (offline_queue.c):
  *   free --reader decodes--> decoded --engine filters in place--> filtered --writer encodes--> free
  * so decoding, filtering and encoding of neighbouring chunks overlap, and memory
  * is GF_OFFLINE_CHUNKS chunks whatever the file's length. Each chunk carries
@@ -14,130 +14,9 @@
 #include <string.h>
 
 #include "clock.h"
-#include "deadline.h"
 #include "gpu.h"
 #include "log.h"
 #include "offline_internal.h"
-
-#define STOP_POLL_NS 100000000L /* the engine thread looks at o->stop every 100 ms */
-
-static void fifo_push(struct gf_offline_fifo *q, uint32_t i)
-{
-	q->idx[(q->head + q->count++) % q->cap] = i;
-}
-
-static uint32_t fifo_pop(struct gf_offline_fifo *q)
-{
-	uint32_t i = q->idx[q->head];
-	q->head = (q->head + 1) % q->cap;
-	q->count--;
-	return i;
-}
-
-/* Pop the entry holding chunk @p seq (it moves to the head first): 1 if found. */
-static int fifo_pop_seq(struct gf_offline_pipeline *p, struct gf_offline_fifo *q, uint64_t seq, uint32_t *idx)
-{
-	for (uint32_t k = 0; k < q->count; k++) {
-		uint32_t *e = &q->idx[(q->head + k) % q->cap];
-		if (p->chunk[*e].seq != seq)
-			continue;
-		uint32_t t = *e;
-		*e = q->idx[q->head];
-		q->idx[q->head] = t;
-		*idx = fifo_pop(q);
-		return 1;
-	}
-	return 0;
-}
-
-/* Record the first failure and wake everyone. Caller holds mu. */
-void gf_offline_fail_locked(struct gf_offline_pipeline *p, int err, const struct gf_errbuf *eb)
-{
-	if (!p->failed) {
-		p->failed = err;
-		p->eb = *eb;
-	}
-	pthread_cond_broadcast(&p->cv);
-}
-
-void gf_offline_fail(struct gf_offline_pipeline *p, int err, const struct gf_errbuf *eb)
-{
-	pthread_mutex_lock(&p->mu);
-	gf_offline_fail_locked(p, err, eb);
-	pthread_mutex_unlock(&p->mu);
-}
-
-static int stop_requested(const struct gf_offline_pipeline *p)
-{
-	return p->o->stop && atomic_load(p->o->stop);
-}
-
-/*
- * Take a chunk index from @p q, waiting while it is empty (@p seq >= 0: only
- * that chunk). @return 1 with *idx set, 0 when it will not come and *done
- * says none will, -1 when the pipeline failed. The engine thread also polls
- * the stop flag.
- */
-static int take(struct gf_offline_pipeline *p, struct gf_offline_fifo *q, const int *done, int poll_stop,
-		int64_t seq, uint32_t *idx)
-{
-	int r;
-	pthread_mutex_lock(&p->mu);
-	for (;;) {
-		if (poll_stop && stop_requested(p)) {
-			struct gf_errbuf eb;
-			gf_errbuf_set(&eb, "interrupted: %s was not written", p->o->output);
-			gf_offline_fail_locked(p, GF_E_INTERRUPTED, &eb);
-		}
-		if (p->failed) {
-			r = -1;
-			break;
-		}
-		if (seq < 0 && q->count) {
-			*idx = fifo_pop(q);
-			r = 1;
-			break;
-		}
-		if (seq >= 0 && fifo_pop_seq(p, q, (uint64_t)seq, idx)) {
-			r = 1;
-			break;
-		}
-		if (done && *done) {
-			r = 0;
-			break;
-		}
-		if (poll_stop) {
-			struct timespec ts = gf_deadline_in(CLOCK_MONOTONIC, STOP_POLL_NS);
-			pthread_cond_timedwait(&p->cv, &p->mu, &ts);
-		} else {
-			pthread_cond_wait(&p->cv, &p->mu);
-		}
-	}
-	pthread_mutex_unlock(&p->mu);
-	return r;
-}
-
-int gf_offline_take_seq(struct gf_offline_pipeline *p, struct gf_offline_fifo *q, const int *done,
-			uint64_t seq, uint32_t *idx)
-{
-	return take(p, q, done, 0, (int64_t)seq, idx);
-}
-
-void gf_offline_give(struct gf_offline_pipeline *p, struct gf_offline_fifo *q, uint32_t idx)
-{
-	pthread_mutex_lock(&p->mu);
-	fifo_push(q, idx);
-	pthread_cond_broadcast(&p->cv);
-	pthread_mutex_unlock(&p->mu);
-}
-
-static void set_done(struct gf_offline_pipeline *p, int *flag)
-{
-	pthread_mutex_lock(&p->mu);
-	*flag = 1;
-	pthread_cond_broadcast(&p->cv);
-	pthread_mutex_unlock(&p->mu);
-}
 
 /* Fill chunk @p c from the input: whole chunks but the last, even from a pipe
  * (stripes and their histories sit at multiples of the chunk). */
@@ -158,7 +37,7 @@ static void *reader_main(void *arg)
 {
 	struct gf_offline_pipeline *p = arg;
 	uint32_t i;
-	while (take(p, &p->free_q, NULL, 0, -1, &i) == 1) {
+	while (gf_offline_take(p, &p->free_q, NULL, 0, -1, &i) == 1) {
 		struct gf_offline_chunk *c = &p->chunk[i];
 		double t0 = (1e3 * gf_now_s());
 		sf_count_t n = read_chunk(p, c);
@@ -190,7 +69,7 @@ static void *reader_main(void *arg)
 	pthread_mutex_lock(&p->mu);
 	p->input_chunks = p->seq_next;
 	pthread_mutex_unlock(&p->mu);
-	set_done(p, &p->reader_done);
+	gf_offline_set_done(p, &p->reader_done);
 	return NULL;
 }
 
@@ -217,11 +96,41 @@ static void measure(struct gf_offline_pipeline *p, const float *x, size_t n)
 		p->clipped += (uint32_t)over;
 }
 
+/*
+ * Offline alignment: OUT lines up with IN sample for sample.
+ *
+ * A linear-phase chain delays everything by (N - 1) / 2 samples. Offline
+ * there is no reason to keep that: the writer drops that many frames at the
+ * start and the engine runs as many frames of silence at the end, so OUT has
+ * IN's length and timing (SoX's `fir` does the same). Only the delay the
+ * config build proves to be linear phase is removed (gf_config_build_info):
+ * minimum-phase and other filters, delay designs and route delays keep their
+ * causal timing. A noise suppressor after the chain (design = "suppress")
+ * lags by its frame length: that is removed the same way. --causal keeps the
+ * raw causal output; --tail adds the ring-out after the end in either case
+ * (the filter's taps - 1 frames, and the suppressor's frames still inside it).
+ */
+void gf_offline_align_plan(struct gf_offline_align *a, uint32_t taps, uint32_t delay, uint32_t suppress,
+			   int tail, int causal)
+{
+	a->skip = causal ? 0 : (uint64_t)delay + suppress;
+	/* without --tail, OUT keeps IN's length: the skipped frames come back from the flush */
+	a->flush = tail ? (uint64_t)taps - 1u + suppress : a->skip;
+}
+
+uint32_t gf_offline_align_trim(struct gf_offline_align *a, uint32_t frames, uint32_t *offset)
+{
+	uint32_t drop = a->skip < frames ? (uint32_t)a->skip : frames;
+	a->skip -= drop;
+	*offset = drop;
+	return frames - drop;
+}
+
 static void *writer_main(void *arg)
 {
 	struct gf_offline_pipeline *p = arg;
 	uint32_t i;
-	while (take(p, &p->filtered_q, &p->engine_done, 0, (int64_t)p->seq_write, &i) == 1) {
+	while (gf_offline_take(p, &p->filtered_q, &p->engine_done, 0, (int64_t)p->seq_write, &i) == 1) {
 		struct gf_offline_chunk *c = &p->chunk[i];
 		double t0 = (1e3 * gf_now_s());
 		uint32_t off, frames = gf_offline_align_trim(&p->align, c->frames, &off);
@@ -245,67 +154,19 @@ static void *writer_main(void *arg)
 	return NULL;
 }
 
-void gf_offline_engine_failed(struct gf_offline_pipeline *p, uint32_t i, uint64_t frame, int err)
-{
-	struct gf_errbuf eb;
-	gf_errbuf_set(&eb, "filtering failed at frame %llu: %s", (unsigned long long)frame, gf_strerror(err));
-	gf_offline_give(p, &p->free_q, i);
-	gf_offline_fail(p, err, &eb);
-}
-
-/* A GPU suppressor's hop failed: its piece is muted, so the file would hold a gap; an offline run
- * fails the file instead (exit status 5) rather than write it (docs/cuda.md). */
-static void suppress_failed(struct gf_offline_pipeline *p, uint32_t i, uint64_t frame, int err)
-{
-	struct gf_errbuf eb;
-	gf_errbuf_set(&eb,
-		      "the noise suppressor on the GPU failed at frame %llu: %s (the file is not written)",
-		      (unsigned long long)frame, gf_strerror(err));
-	gf_offline_give(p, &p->free_q, i);
-	gf_offline_fail(p, err, &eb);
-}
-
-/* The ring-out from input silence: --tail's taps-1 frames, or the frames alignment skipped. */
-int gf_offline_flush_tail(struct gf_offline_pipeline *p, struct gf_engine *e)
-{
-	uint64_t tail = p->align.flush;
-	struct gf_chain_run chain = gf_offline_chain(p, e);
-	uint32_t i;
-	while (tail > 0 && take(p, &p->free_q, NULL, 0, -1, &i) == 1) {
-		struct gf_offline_chunk *c = &p->chunk[i];
-		c->frames = tail < p->chunk_frames ? (uint32_t)tail : p->chunk_frames;
-		/* frames <= max_block: one call; the suppressor's ring-out follows the filter's */
-		int sup_err, err = gf_chain_process(&chain, NULL, NULL, c->buf, c->frames, 0, &sup_err);
-		if (err && sup_err) {
-			suppress_failed(p, i, p->frames_read, err);
-			return err;
-		}
-		if (err) {
-			gf_offline_engine_failed(p, i, p->frames_read, err);
-			return err;
-		}
-		tail -= c->frames;
-		pthread_mutex_lock(&p->mu);
-		c->seq = p->seq_next++;
-		pthread_mutex_unlock(&p->mu);
-		gf_offline_give(p, &p->filtered_q, i);
-	}
-	return tail ? -1 : 0;
-}
-
 /* Engine thread (the caller's): filter decoded chunks in place, then the tail. */
 static void run_engine(struct gf_offline_pipeline *p, struct gf_engine *e, struct gf_progress *prog)
 {
 	uint32_t i;
 	int r;
-	while ((r = take(p, &p->decoded_q, &p->reader_done, 1, -1, &i)) == 1) {
+	while ((r = gf_offline_take(p, &p->decoded_q, &p->reader_done, 1, -1, &i)) == 1) {
 		struct gf_offline_chunk *c = &p->chunk[i];
 		double t0 = (1e3 * gf_now_s());
 		int sup_failed,
 			err = gf_offline_run_chunk(p, e, c->buf, c->frames, p->frames_filtered, &sup_failed);
 		p->busy_ms[1] += (1e3 * gf_now_s()) - t0;
 		if (err && sup_failed) {
-			suppress_failed(p, i, p->frames_filtered, err);
+			gf_offline_suppress_failed(p, i, p->frames_filtered, err);
 			return;
 		}
 		if (err) {
@@ -429,11 +290,7 @@ int gf_offline_pipeline_prepare(struct gf_offline_pipeline *p, const struct gf_o
 		}
 	}
 	p->stripes = *st;
-	struct gf_offline_fifo *q[3] = {&p->free_q, &p->decoded_q, &p->filtered_q};
-	for (int k = 0; k < 3; k++)
-		q[k]->head = q[k]->count = 0;
-	for (uint32_t i = 0; i < p->nchunks; i++)
-		fifo_push(&p->free_q, i);
+	gf_offline_queues_reset(p);
 	memset(p->hist_used, 0, p->n_hist ? p->n_hist : 1);
 	p->reader_hist = -1;
 	p->stripe_next = 0;
@@ -472,7 +329,7 @@ int gf_offline_pipeline_run(struct gf_offline_pipeline *p, struct gf_engine *e, 
 		gf_offline_stripe_run(p, e, prog);
 	else
 		run_engine(p, e, prog);
-	set_done(p, &p->engine_done);
+	gf_offline_set_done(p, &p->engine_done);
 	pthread_join(reader, NULL);
 	pthread_join(writer, NULL);
 	if (p->failed)

@@ -1,5 +1,5 @@
 /*
- * Offline alignment (offline_align.c) through the real program: a
+ * Offline alignment (offline_pipeline.c) through the real program: a
  * linear-phase chain's (N-1)/2 delay is removed and IN's length kept, so an
  * impulse comes out at its own position and a random signal lines up with
  * the zero-delay reference sample for sample; --causal keeps the raw causal

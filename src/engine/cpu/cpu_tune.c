@@ -1,4 +1,5 @@
-/* Tuning knobs and the SIMD choice the CPU convolvers share. */
+/* Tuning knobs and the SIMD choice the CPU convolvers share: a file of its own below them,
+ * since the backend and every convolver read it (cpu_tune.h). */
 #include "cpu_tune.h"
 
 static struct gf_cpu_tuning tuning; /* control thread only */
