@@ -30,6 +30,7 @@
 #include <spa/utils/result.h>
 
 #include "live_internal.h"
+#include "live_pipewire_name.h"
 #include "log.h"
 #include "pinned.h"
 
@@ -382,7 +383,10 @@ static int connect_server(struct gf_live_pw *pw, struct gf_errbuf *eb)
 		err = GF_E_AUDIO;
 	} else {
 		pw_core_add_listener(pw->core, &pw->core_listener, &core_events, pw);
-		err = make_streams(pw, eb);
+		err = gf_live_pw_name_free(pw->loop, pw->core, pw->role[pw->sink ? 0 : 1].name,
+					   pw->sink ? "input.device" : "output.device", CONNECT_MS, eb);
+		if (!err)
+			err = make_streams(pw, eb);
 		if (!err)
 			err = wait_connected(pw, eb);
 	}

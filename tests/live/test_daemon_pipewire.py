@@ -37,7 +37,8 @@ Cases:
            gpufir's xrun and underflow counters unchanged (device_xruns, the
            graph cycles missed, included) and the stream not reopened.
   speakers gpufir as denoised speakers (desktop-speakers.conf): its sink gpufir_speakers appears
-           with its properties, its playback is linked to the default sink (a null sink);
+           with its properties, its playback is linked to the default sink (a null sink); a
+           second daemon of the same config stops (exit status 6): the name is taken;
            pw-play --target gpufir_speakers plays noisy speech, and the default sink's monitor,
            recorded, beats the input's SI-SDR; the default sink switched to a second null sink:
            the playback follows, and a PulseAudio client (paplay -d gpufir_speakers) is heard
@@ -782,6 +783,24 @@ def speakers_latency(d, noisy):
         run(["pw-link", "-d", mic, p])
 
 
+def name_taken(gpufir, tmp, example, node, d):
+    """A second daemon of the same config, while the first runs: its node's name is taken, so it
+    stops at start-up with a configuration error (exit status 6) that says so; the first's node
+    stays as it was."""
+    os.mkdir(os.path.join(tmp, "second"))
+    d2 = Daemon(gpufir, os.path.join(tmp, "second"), example=example)
+    try:
+        rc = d2.p.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        die("a second daemon named its node %s as well, and ran" % node, d2.log)
+    with open(d2.log) as f:
+        log = f.read()
+    want = "PipeWire has a node named '%s' already, of process %d" % (node, d.p.pid)
+    if rc != 6 or want not in log:
+        die("a second daemon for %s: exit status %d, not 6 with \"%s\"" % (node, rc, want), d2.log)
+    print("a second daemon of the same config: exit status 6, \"%s\"" % want)
+
+
 def excerpt(path, a, b, name):
     """Seconds @p a to @p b of the WAV @p path, as the WAV @p name beside it."""
     out = os.path.join(os.path.dirname(path), name)
@@ -805,6 +824,7 @@ def case_speakers(gpufir, tmp, s, noisy):
         if props.get(k) != v:
             die("%s: %s is %r, not %r" % (SINK, k, props.get(k), v), d.log)
     print("%s: node %d, %s" % (SINK, nid, ", ".join("%s = %s" % kv for kv in want.items())))
+    name_taken(gpufir, tmp, "desktop-speakers.conf", SINK, d)
     heard_at(d, SINK_A, ["pw-play", "--target", SINK], s, noisy, "pw-play --target " + SINK)
     set_default(SINK_B, "sink")
     wait_for("gpufir's playback to follow the default to " + SINK_B, lambda: peer(PLAYBACK, False) == SINK_B,
