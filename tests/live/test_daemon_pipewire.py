@@ -42,7 +42,8 @@ Cases:
            pw-play --target gpufir_speakers plays noisy speech, and the default sink's monitor,
            recorded, beats the input's SI-SDR; the default sink switched to a second null sink:
            the playback follows, and a PulseAudio client (paplay -d gpufir_speakers) is heard
-           there, denoised; the stand-in microphone linked into the sink and beside gpufir's
+           there, denoised; that sink unplugged and plugged in again: the playback falls
+           back and returns, the sink the same node; the stand-in microphone linked into the sink and beside gpufir's
            playback gives the latency the sink adds, and the sink's input ports carry it (one
            quantum plus total_latency_frames, on the default sink's own) as playback latency.
   xrun     gpufir stopped (SIGSTOP) for 0.3 s while the tone plays into its
@@ -808,13 +809,28 @@ def excerpt(path, a, b, name):
     return out
 
 
+def null_sink(name):
+    """A null sink @p name (stereo), as with-pipewire.sh makes gf-null-sink: a device plugged in."""
+    run(["pw-cli", "create-node", "adapter", "{ factory.name = support.null-audio-sink node.name = %s "
+         "media.class = Audio/Sink object.linger = true audio.position = [ FL FR ] }" % name])
+
+
+def unplug_sink(d):
+    """SINK_B, the default sink, unplugged (its node destroyed): the playback falls back to SINK_A;
+    plugged in again: the playback returns to it, as the configured default."""
+    run(["pw-cli", "destroy", str(nodes()[0][SINK_B][0])])
+    wait_for("the playback to fall back to " + SINK_A, lambda: peer(PLAYBACK, False) == SINK_A, 10, d.log)
+    null_sink(SINK_B)
+    wait_for(SINK_B + " plugged in again to be followed", lambda: peer(PLAYBACK, False) == SINK_B, 10, d.log)
+    print("%s unplugged: the playback fell back to %s; plugged in again: it returned" % (SINK_B, SINK_A))
+
+
 def case_speakers(gpufir, tmp, s, noisy):
     """gpufir as denoised speakers (config/examples/desktop-speakers.conf): an app plays into its
     sink, gpufir plays to the default sink, following it when it changes. The material's first
     SPEAKERS_S: the noise alone, which the suppressor learns, and enough speech to score."""
     s, noisy = s[:int(SPEAKERS_S * RATE)], excerpt(noisy, 0.0, SPEAKERS_S, "noisy-short.wav")
-    run(["pw-cli", "create-node", "adapter", "{ factory.name = support.null-audio-sink node.name = %s "
-         "media.class = Audio/Sink object.linger = true audio.position = [ FL FR ] }" % SINK_B])
+    null_sink(SINK_B)
     set_default(SINK_A, "sink")
     d = Daemon(gpufir, tmp, example="desktop-speakers.conf")
     nid, props = wait_for("gpufir's sink node " + SINK, lambda: nodes()[0].get(SINK), 15, d.log)
@@ -831,6 +847,7 @@ def case_speakers(gpufir, tmp, s, noisy):
              10, d.log)
     print("the default sink switched to %s: gpufir's playback followed" % SINK_B)
     heard_at(d, SINK_B, ["paplay", "-d", SINK], s, noisy, "paplay -d %s, played at %s" % (SINK, SINK_B))
+    unplug_sink(d)
     speakers_latency(d, noisy)
     check_published(d, "the sink", SINK, SINK_B, "input")
     if nodes()[0].get(SINK, (None,))[0] != nid:
