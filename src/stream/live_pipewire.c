@@ -395,7 +395,8 @@ static int connect_server(struct gf_live_pw *pw, struct gf_errbuf *eb)
 }
 
 /* The direction the config asks for: PipeWire named on the input, a source (0); on the output
- * alone, a sink (1); the other side is gpufir's own node, so another host API there is refused. */
+ * alone, a sink (1); the other side is gpufir's own node, so another host API there is refused,
+ * and a name for it that struct pw_role cannot hold. */
 static int direction(const struct gf_live_params *p, struct gf_errbuf *eb)
 {
 	int sink = !gf_live_pw_wanted(&p->input);
@@ -406,6 +407,11 @@ static int direction(const struct gf_live_params *p, struct gf_errbuf *eb)
 			      "cannot go with it (leave it out)",
 			      sink ? "output" : "input", sink ? "takes its input from" : "plays to",
 			      sink ? "sink" : "source", sink ? "input" : "output", own->host_api);
+		return GF_E_CONFIG;
+	}
+	if (own->device && strlen(own->device) >= sizeof(((struct pw_role *)0)->name)) {
+		gf_errbuf_set(eb, "%s.device: gpufir's PipeWire node.name is longer than %zu characters",
+			      sink ? "input" : "output", sizeof(((struct pw_role *)0)->name) - 1);
 		return GF_E_CONFIG;
 	}
 	return sink;

@@ -41,6 +41,15 @@ int main(void)
 	p.output.host_api = "ALSA";
 	CHECK(refuse(&p, "input.host_api = \"PipeWire\" plays to gpufir's own PipeWire source: "
 			 "output.host_api = \"ALSA\" cannot go with it") == GF_E_CONFIG);
+	/* gpufir's node's name, kept whole or refused. */
+	char name[200];
+	memset(name, 'n', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	p.output.host_api = NULL;
+	p.output.device = name;
+	CHECK(refuse(&p, "output.device: gpufir's PipeWire node.name is longer than 127 characters") ==
+	      GF_E_CONFIG);
+	p.output.device = NULL;
 	/* No server: an empty runtime folder; the source, then the sink. */
 	char *dir = gf_test_tmpdir("live_hostapi");
 	setenv("XDG_RUNTIME_DIR", dir, 1);
