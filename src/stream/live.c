@@ -298,8 +298,8 @@ static int open_portaudio(struct gf_live *l, const struct gf_live_params *p, str
 	return err;
 }
 
-/* PipeWire: a capture stream and gpufir's own source, run by one duplex
- * callback (live_pipewire.c); the source always plays. */
+/* PipeWire: a stream from the default device and gpufir's own node (a source
+ * or a sink), run by one duplex callback (live_pipewire.c); it always plays. */
 static int open_pipewire(struct gf_live *l, const struct gf_live_params *p, struct gf_errbuf *eb)
 {
 	l->playback = l->duplex = 1;
@@ -339,13 +339,9 @@ int gf_live_new(struct gf_live **out, const struct gf_live_params *p, struct gf_
 	int err = channels_of(p, engine, l, eb);
 	if (!err && p->record_path && !(l->record_path = strdup(p->record_path)))
 		err = GF_E_NOMEM;
-	if (!err && gf_live_pw_wanted(&p->input))
+	if (!err && (gf_live_pw_wanted(&p->input) || gf_live_pw_wanted(&p->output)))
 		err = open_pipewire(l, p, eb);
-	else if (!err && gf_live_pw_wanted(&p->output)) {
-		gf_errbuf_set(eb, "output.host_api = \"PipeWire\" needs input.host_api = \"PipeWire\" too: "
-				  "gpufir's PipeWire node captures and plays as one");
-		err = GF_E_CONFIG;
-	} else if (!err)
+	else if (!err)
 		err = open_portaudio(l, p, eb);
 	if (!err && l->record_path)
 		err = gf_recorder_new(&l->rec, l->record_path, l->rate, l->rec_ring, eb);

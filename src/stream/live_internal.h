@@ -197,10 +197,12 @@ int gf_live_find_device(const struct gf_live_endpoint *ep, int output, PaDeviceI
 void gf_live_describe_device(PaDeviceIndex d, char *buf, size_t len);
 
 /* live_pipewire.c: the native PipeWire host, beside PortAudio (docs/live.md,
- * "Native PipeWire"): a capture stream that follows the default source and a
- * virtual source node that apps record from, run as one duplex callback
- * (gf_live_duplex_cb) in PipeWire's real-time thread. Built without
- * libpipewire, live_pipewire_none.c refuses it. Control thread unless said. */
+ * "Native PipeWire"): gpufir's own node, a virtual source (input.host_api
+ * "PipeWire": the capture follows the default source) or a virtual sink
+ * (output.host_api "PipeWire" alone: the playback follows the default sink),
+ * run as one duplex callback (gf_live_duplex_cb) in PipeWire's real-time
+ * thread. Built without libpipewire, live_pipewire_none.c refuses it. Control
+ * thread unless said. */
 /** 1 when @p ep names the native PipeWire host (host_api "PipeWire", any case). */
 int gf_live_pw_wanted(const struct gf_live_endpoint *ep);
 /** Connect to the server and create both streams, inactive; fills l->in_desc,
@@ -212,13 +214,14 @@ int gf_live_pw_start(struct gf_live *l, struct gf_errbuf *eb);
 void gf_live_pw_stop(struct gf_live *l);
 /** Destroy the streams and the connection. Accepts l->pw == NULL. */
 void gf_live_pw_close(struct gf_live *l);
-/** Tell the graph the latency of gpufir's source: @p frames of gpufir's own (the stream's and
- * the suppressor's; 0: not known yet, nothing told) on top of the microphone's and one quantum.
+/** Tell the graph the latency of gpufir's node: @p frames of gpufir's own (the stream's and the
+ * suppressor's; 0: not known yet, nothing told) on top of the device's and one quantum.
  * Only a change reaches the server. */
 void gf_live_pw_latency(struct gf_live *l, uint32_t frames);
 /** Why the connection is lost (the server quit or restarted, a stream failed), or NULL. */
 const char *gf_live_pw_lost(struct gf_live *l, char *buf, size_t len);
-/** 1 while the graph does not run the capture stream (no source linked to it). Any thread. */
+/** 1 while the graph does not run the input stream (the capture with no source linked to it, or
+ * the sink with nothing playing into it). Any thread. */
 int gf_live_pw_idle(const struct gf_live *l);
 
 /* live_audio.c: PortAudio callbacks (RT) */

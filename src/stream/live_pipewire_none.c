@@ -6,10 +6,10 @@
 int gf_live_pw_open(struct gf_live *l, const struct gf_live_params *p, struct gf_errbuf *eb)
 {
 	(void)l;
-	(void)p;
 	gf_errbuf_set(eb,
-		      "input.host_api = \"PipeWire\": gpufir was built without PipeWire (install "
-		      "libpipewire-0.3-dev and rebuild), or use host_api = \"JACK\" through pipewire-jack");
+		      "%s.host_api = \"PipeWire\": gpufir was built without PipeWire (install "
+		      "libpipewire-0.3-dev and rebuild), or use host_api = \"JACK\" through pipewire-jack",
+		      gf_live_pw_wanted(&p->input) ? "input" : "output");
 	return GF_E_CONFIG;
 }
 

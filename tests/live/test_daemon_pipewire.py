@@ -36,6 +36,16 @@ Cases:
            largest step (no click); over all of it no run of zeros (dropout),
            gpufir's xrun and underflow counters unchanged (device_xruns, the
            graph cycles missed, included) and the stream not reopened.
+  speakers gpufir as denoised speakers (desktop-speakers.conf): its sink gpufir_speakers appears
+           with its properties, its playback is linked to the default sink (a null sink); a
+           second daemon of the same config stops (exit status 6): the name is taken;
+           pw-play --target gpufir_speakers plays noisy speech, and the default sink's monitor,
+           recorded, beats the input's SI-SDR; the default sink switched to a second null sink:
+           the playback follows, and a PulseAudio client (paplay -d gpufir_speakers) is heard
+           there, denoised; that sink unplugged and plugged in again: the playback falls
+           back and returns, the sink the same node; the stand-in microphone linked into the sink and beside gpufir's
+           playback gives the latency the sink adds, and the sink's input ports carry it (one
+           quantum plus total_latency_frames, on the default sink's own) as playback latency.
   xrun     gpufir stopped (SIGSTOP) for 0.3 s while the tone plays into its
            capture: the graph runs cycles without it, which device_xruns
            counts; it counted at most a few in the second before. Before the
@@ -44,7 +54,7 @@ Cases:
            its longer minimum has seen it (from 3.2 s into the tone).
 
 Usage: test_daemon_pipewire.py GPUFIR CASE. Exit 77 (skipped) without the
-tools (espeak-ng, sox, pw-record, pw-play, pw-link, pw-dump, parecord) or
+tools (espeak-ng, sox, pw-record, pw-play, pw-link, pw-dump, parecord, paplay) or
 outside with-pipewire.sh.
 """
 import json
@@ -122,15 +132,20 @@ def wait_for(what, pred, timeout, log):
     die("timed out after %.0f s waiting for %s" % (timeout, what), log)
 
 
+def peer(name, upstream):
+    """The node linked into (@p upstream) or from node @p name (its name), or None."""
+    byname, links = nodes()
+    if name not in byname:
+        return None
+    me = byname[name][0]
+    names = {v[0]: k for k, v in byname.items()}
+    other = [names.get(o if upstream else i) for o, i in links if (i if upstream else o) == me]
+    return other[0] if other else None
+
+
 def capture_source():
     """The node gpufir's capture stream is linked from (its name), or None."""
-    byname, links = nodes()
-    if "gpufir_capture" not in byname:
-        return None
-    cap = byname["gpufir_capture"][0]
-    names = {v[0]: k for k, v in byname.items()}
-    src = [names.get(o) for o, i in links if i == cap]
-    return src[0] if src else None
+    return peer("gpufir_capture", True)
 
 
 def links_from(name):
@@ -235,12 +250,12 @@ def play(mic, noisy):
 
 
 class Daemon:
-    def __init__(self, gpufir, tmp, extra=""):
+    def __init__(self, gpufir, tmp, extra="", example="desktop-mic.conf"):
         self.tmp = tmp
         self.log = os.path.join(tmp, "gpufir.log")
         self.sock = os.path.join(tmp, "status.sock")
-        self.conf = os.path.join(tmp, "desktop-mic.conf")
-        with open(os.path.join(ROOT, "config", "examples", "desktop-mic.conf")) as f:
+        self.conf = os.path.join(tmp, example)
+        with open(os.path.join(ROOT, "config", "examples", example)) as f:
             text = f.read()
         backend = "cuda" if os.environ.get("GPUFIR_TEST_BACKEND") == "cuda" else "cpu"
         text = re.sub(r'^backend = "auto";', 'backend = "%s";' % backend, text, flags=re.M)
@@ -289,9 +304,13 @@ def denoised_through(d, mic, s, noisy, what, pulse=False):
                 d.log)
 
 
-def port_of(node, direction):
+def ports_of(node, direction):
     r = run(["pw-link", "-o" if direction == "out" else "-i"])
-    ports = [p.strip() for p in r.stdout.splitlines() if p.strip().startswith(node + ":")]
+    return [p.strip() for p in r.stdout.splitlines() if p.strip().startswith(node + ":")]
+
+
+def port_of(node, direction):
+    ports = ports_of(node, direction)
     return ports[0] if ports else None
 
 
@@ -305,10 +324,10 @@ def latency_status(d):
     return int(total.group(1)), int(period.group(1))
 
 
-def record_lag(d, mic, noisy):
-    """The microphone's and gpufir's outputs recorded in one cycle (both into the null sink's two
-    channels, its monitor recorded): the lag between them is what the node adds."""
-    pairs = [(port_of(mic, "out"), "gf-null-sink:playback_FL"), (port_of(NODE, "out"), "gf-null-sink:playback_FR")]
+def record_lag(d, mic, noisy, out=NODE):
+    """The microphone's and gpufir's outputs (@p out's first port) recorded in one cycle (both into
+    the null sink's two channels, its monitor recorded): the lag between them is what the node adds."""
+    pairs = [(port_of(mic, "out"), "gf-null-sink:playback_FL"), (port_of(out, "out"), "gf-null-sink:playback_FR")]
     for a, b in pairs:
         if not a or run(["pw-link", a, b]).returncode != 0:
             die("cannot link %s to %s" % (a, b), d.log)
@@ -323,13 +342,13 @@ def record_lag(d, mic, noisy):
     return lag_of(right, left, RATE // 5)
 
 
-def measure_latency(d, mic, noisy):
+def measure_latency(d, mic, noisy, out=NODE):
     """What the node adds, measured, against what its status accounts for. A recording during which
     the stream's latency changed (auto slack resyncing after a late cycle on a loaded machine) says
     nothing about either value: it is measured again, up to three times."""
     for attempt in range(3):
         before = latency_status(d)
-        lag = record_lag(d, mic, noisy)
+        lag = record_lag(d, mic, noisy, out)
         after = latency_status(d)
         if before == after:
             break
@@ -340,16 +359,17 @@ def measure_latency(d, mic, noisy):
     total, period = after
     want = total + period
     print("latency added by the node: %d frames (%.2f ms), measured; gpufir's total_latency_frames %d "
-          "(the stream and the suppressor) + one quantum of %d (the source's buffer, played in the "
-          "next graph cycle) = %d" % (lag, 1000.0 * lag / RATE, total, period, want))
+          "(the stream and the suppressor) + one quantum of %d (the output stream's buffer, played in "
+          "the next graph cycle) = %d" % (lag, 1000.0 * lag / RATE, total, period, want))
     # The minimum-phase FIR's own delay at the speech's frequencies is a few frames.
     if abs(lag - want) > 16:
         die("the node adds %d frames, not the %d its status accounts for" % (lag, want), d.log)
 
 
-def port_latency(name):
-    """The capture latency (direction Output) the graph holds on node @p name's output ports, as
-    (quanta, frames): one value, its minimum and maximum alike, on every port; else None."""
+def port_latency(name, direction="output"):
+    """The latency the graph holds on node @p name's ports of @p direction, of that direction (output
+    ports: the capture latency; input ports: the playback latency), as (quanta, frames): one value,
+    its minimum and maximum alike, on every port; else None."""
     r = run(["pw-dump"])
     try:
         objs = json.loads(r.stdout or "[]")
@@ -360,10 +380,11 @@ def port_latency(name):
     vals = set()
     for o in objs:
         info = o.get("info") or {}
-        if (o.get("type") != "PipeWire:Interface:Port" or info.get("direction") != "output"
+        if (o.get("type") != "PipeWire:Interface:Port" or info.get("direction") != direction
                 or (info.get("props") or {}).get("node.id") not in ids):
             continue
-        lats = [x for x in (info.get("params") or {}).get("Latency") or [] if x.get("direction") == "Output"]
+        lats = [x for x in (info.get("params") or {}).get("Latency") or []
+                if x.get("direction") == direction.capitalize()]
         vals.update((x.get("minQuantum"), x.get("minRate"), x.get("maxQuantum"), x.get("maxRate")) for x in lats)
         if not lats:
             vals.add(None)
@@ -371,22 +392,23 @@ def port_latency(name):
     return (v[0], v[1]) if v and v[:2] == v[2:] else None
 
 
-def check_published(d, what):
-    """The latency gpufir's source tells the graph (its ports' capture latency, what a client that
-    records it sees): the microphone's own, plus one quantum and total_latency_frames, the figures
-    the recording measured (measure_latency); followed within a few of the daemon's polls."""
-    mic = port_latency(MIC_A) or (0.0, 0)
+def check_published(d, what, node=NODE, device=MIC_A, direction="output"):
+    """The latency gpufir's node tells the graph (a source's output ports' capture latency, what a
+    client that records it sees; a sink's input ports' playback latency, what a client that plays
+    into it sees): the device's own, plus one quantum and total_latency_frames, the figures the
+    recording measured (measure_latency); followed within a few of the daemon's polls."""
+    mic = port_latency(device, direction) or (0.0, 0)
     end = time.monotonic() + 5
     while True:
         total, _ = latency_status(d)
-        want, got = (mic[0] + 1.0, mic[1] + total), port_latency(NODE)
+        want, got = (mic[0] + 1.0, mic[1] + total), port_latency(node, direction)
         if got == want or time.monotonic() > end:
             break
         time.sleep(0.2)
-    print("%s: %s tells the graph %s quanta + %s frames; the microphone's %s + %s, gpufir's one quantum + "
-          "total_latency_frames %d" % (what, NODE, got and got[0], got and got[1], mic[0], mic[1], total))
+    print("%s: %s tells the graph %s quanta + %s frames; %s's %s + %s, gpufir's one quantum + "
+          "total_latency_frames %d" % (what, node, got and got[0], got and got[1], device, mic[0], mic[1], total))
     if got != want:
-        die("%s: %s's ports carry the latency %r (quanta, frames), not %r" % (what, NODE, got, want), d.log)
+        die("%s: %s's ports carry the latency %r (quanta, frames), not %r" % (what, node, got, want), d.log)
     return got
 
 
@@ -724,19 +746,127 @@ def case_xrun(gpufir, tmp):
     d.stop()
 
 
-def set_default(name):
-    run(["pw-metadata", "-n", "default", "0", "default.configured.audio.source",
+def set_default(name, what="source"):
+    run(["pw-metadata", "-n", "default", "0", "default.configured.audio." + what,
          '{ "name": "%s" }' % name, "Spa:String:JSON"])
 
 
+# The speakers case: gpufir's sink, its playback stream, and the null sinks it plays to.
+SINK, PLAYBACK, SINK_A, SINK_B = "gpufir_speakers", "gpufir_playback", "gf-null-sink", "gf-null-sink-b"
+SPEAKERS_S = 5.0  # of the material: 1.5 s of noise, then 3.5 s of speech (12 windows to score)
+
+
+def heard_at(d, sink, play_cmd, s, noisy, what):
+    """@p play_cmd plays the noisy speech into gpufir's sink; the null sink @p sink's monitor, where
+    gpufir plays, is recorded: its SI-SDR beats the input's."""
+    r = pw_record(sink, os.path.join(d.tmp, sink + ".wav"), 2, "{ stream.capture.sink = true }")
+    wait_for("pw-record linked to %s's monitor" % sink, lambda: links_from(sink) >= 1, 10, d.log)
+    p = run(play_cmd + [noisy])
+    if p.returncode != 0:
+        die("%s failed: %s" % (" ".join(play_cmd), p.stderr), d.log)
+    time.sleep(1.0)
+    rec = r.stop()
+    base = score(de.read_wav(noisy), s, "the noisy input", d.log)
+    v = score(rec[0::2], s, what, d.log)
+    if v < base + MIN_GAIN_DB:
+        die("%s: SI-SDR %.1f dB, not %.1f dB above the input's %.1f dB" % (what, v, MIN_GAIN_DB, base), d.log)
+
+
+def speakers_latency(d, noisy):
+    """What the sink adds, measured as the source's is (measure_latency): the stand-in microphone
+    linked into gpufir's sink and, beside gpufir's playback, into the free null sink SINK_A."""
+    mic, ins = port_of(MIC_A, "out"), ports_of(SINK, "in")
+    for p in ins:
+        if run(["pw-link", mic, p]).returncode != 0:
+            die("cannot link %s to %s" % (mic, p), d.log)
+    measure_latency(d, MIC_A, excerpt(noisy, 1.5, 4.5, "lag.wav"), PLAYBACK)  # enough to correlate
+    for p in ins:
+        run(["pw-link", "-d", mic, p])
+
+
+def name_taken(gpufir, tmp, example, node, d):
+    """A second daemon of the same config, while the first runs: its node's name is taken, so it
+    stops at start-up with a configuration error (exit status 6) that says so; the first's node
+    stays as it was."""
+    os.mkdir(os.path.join(tmp, "second"))
+    d2 = Daemon(gpufir, os.path.join(tmp, "second"), example=example)
+    try:
+        rc = d2.p.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        die("a second daemon named its node %s as well, and ran" % node, d2.log)
+    with open(d2.log) as f:
+        log = f.read()
+    want = "PipeWire has a node named '%s' already, of process %d" % (node, d.p.pid)
+    if rc != 6 or want not in log:
+        die("a second daemon for %s: exit status %d, not 6 with \"%s\"" % (node, rc, want), d2.log)
+    print("a second daemon of the same config: exit status 6, \"%s\"" % want)
+
+
+def excerpt(path, a, b, name):
+    """Seconds @p a to @p b of the WAV @p path, as the WAV @p name beside it."""
+    out = os.path.join(os.path.dirname(path), name)
+    de.write_wav(out, de.read_wav(path)[int(a * RATE):int(b * RATE)])
+    return out
+
+
+def null_sink(name):
+    """A null sink @p name (stereo), as with-pipewire.sh makes gf-null-sink: a device plugged in."""
+    run(["pw-cli", "create-node", "adapter", "{ factory.name = support.null-audio-sink node.name = %s "
+         "media.class = Audio/Sink object.linger = true audio.position = [ FL FR ] }" % name])
+
+
+def unplug_sink(d):
+    """SINK_B, the default sink, unplugged (its node destroyed): the playback falls back to SINK_A;
+    plugged in again: the playback returns to it, as the configured default."""
+    run(["pw-cli", "destroy", str(nodes()[0][SINK_B][0])])
+    wait_for("the playback to fall back to " + SINK_A, lambda: peer(PLAYBACK, False) == SINK_A, 10, d.log)
+    null_sink(SINK_B)
+    wait_for(SINK_B + " plugged in again to be followed", lambda: peer(PLAYBACK, False) == SINK_B, 10, d.log)
+    print("%s unplugged: the playback fell back to %s; plugged in again: it returned" % (SINK_B, SINK_A))
+
+
+def case_speakers(gpufir, tmp, s, noisy):
+    """gpufir as denoised speakers (config/examples/desktop-speakers.conf): an app plays into its
+    sink, gpufir plays to the default sink, following it when it changes. The first play is the
+    whole material: the sink ran on digital silence before it, and a steady noise after silence
+    passes the suppressor for up to 3 s (docs/live.md); later plays, the noise learnt, its first
+    SPEAKERS_S."""
+    short = s[:int(SPEAKERS_S * RATE)], excerpt(noisy, 0.0, SPEAKERS_S, "noisy-short.wav")
+    null_sink(SINK_B)
+    set_default(SINK_A, "sink")
+    d = Daemon(gpufir, tmp, example="desktop-speakers.conf")
+    nid, props = wait_for("gpufir's sink node " + SINK, lambda: nodes()[0].get(SINK), 15, d.log)
+    wait_for("gpufir's playback linked to " + SINK_A, lambda: peer(PLAYBACK, False) == SINK_A, 10, d.log)
+    want = {"media.class": "Audio/Sink", "node.description": "gpufir: denoised speakers"}
+    for k, v in want.items():
+        if props.get(k) != v:
+            die("%s: %s is %r, not %r" % (SINK, k, props.get(k), v), d.log)
+    print("%s: node %d, %s" % (SINK, nid, ", ".join("%s = %s" % kv for kv in want.items())))
+    name_taken(gpufir, tmp, "desktop-speakers.conf", SINK, d)
+    heard_at(d, SINK_A, ["pw-play", "--target", SINK], s, noisy, "pw-play --target " + SINK)
+    set_default(SINK_B, "sink")
+    wait_for("gpufir's playback to follow the default to " + SINK_B, lambda: peer(PLAYBACK, False) == SINK_B,
+             10, d.log)
+    print("the default sink switched to %s: gpufir's playback followed" % SINK_B)
+    heard_at(d, SINK_B, ["paplay", "-d", SINK], *short, "paplay -d %s, played at %s" % (SINK, SINK_B))
+    unplug_sink(d)
+    speakers_latency(d, noisy)
+    check_published(d, "the sink", SINK, SINK_B, "input")
+    if nodes()[0].get(SINK, (None,))[0] != nid:
+        die("gpufir's sink is not the same node any more", d.log)
+    print(d.status())
+    d.stop()
+
+
 def main():
-    cases = {"record": case_record, "follow": case_follow, "restart": case_restart}
+    cases = {"record": case_record, "follow": case_follow, "restart": case_restart, "speakers": case_speakers}
     if len(sys.argv) != 3 or sys.argv[2] not in list(cases) + ["controls", "xrun"]:
-        sys.exit("usage: test_daemon_pipewire.py GPUFIR record|follow|restart|controls|xrun")
+        sys.exit("usage: test_daemon_pipewire.py GPUFIR record|follow|restart|speakers|controls|xrun")
     if os.environ.get("GPUFIR_TEST_PIPEWIRE") != "1" or not os.environ.get("GPUFIR_PW_SCRIPT"):
         print("SKIP: not under scripts/with-pipewire.sh")
         sys.exit(77)
-    for t in ("espeak-ng", "sox", "pw-record", "pw-play", "pw-link", "pw-dump", "parecord", "pw-loopback"):
+    for t in ("espeak-ng", "sox", "pw-record", "pw-play", "pw-link", "pw-dump", "parecord", "paplay",
+              "pw-loopback"):
         if not shutil.which(t):
             print("SKIP: %s not found" % t)
             sys.exit(77)

@@ -356,7 +356,7 @@ static int load_root(struct gf_cfg_loader *L, const config_setting_t *root)
 	    (r = gf_cfg_parse_filters(L, root)) < 0 || (r = parse_routes(L, root)) < 0 ||
 	    (r = parse_chain(L, root)) < 0 || (r = gf_cfg_parse_mixer(L, root)) < 0)
 		return r;
-	if ((r = check_output_file(L, root)) < 0)
+	if ((r = check_output_file(L, root)) < 0 || (r = gf_cfg_check_pipewire(L, root)) < 0)
 		return r;
 	for (uint32_t i = 0; i < L->c->n_filters; i++) {
 		const struct gf_config_filter *f = &L->c->filters[i];

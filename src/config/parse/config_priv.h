@@ -189,6 +189,8 @@ int gf_cfg_get_bool(const struct gf_cfg_loader *L, const config_setting_t *g, co
 		    const char *key, int *v);
 /* volume_db, volume_limit_db, state_file (config_control.c). @return 0 or a negative error */
 int gf_cfg_parse_volume(const struct gf_cfg_loader *L, const config_setting_t *root);
+/* input and output with host_api = "PipeWire": the two sides agree (config_pipewire.c). */
+int gf_cfg_check_pipewire(const struct gf_cfg_loader *L, const config_setting_t *root);
 /* control_socket, control_port, control_address, control_allowed_origins (config_control.c). */
 int gf_cfg_parse_control(const struct gf_cfg_loader *L, const config_setting_t *root);
 int gf_cfg_in_list(const char *name, const char *const *list, size_t n);

@@ -39,6 +39,8 @@ struct bad {
  */
 #define FILTER(name, settings)                                                                               \
 	"filters = (\n { name = \"" name "\"; " settings " }\n);\nchain = [\"" name "\"];\n"
+/* Endpoints @p io, then a valid filter and chain. */
+#define PW(io) io "filters = ( { name = \"a\"; coeffs = [1.0]; } );\nchain = [\"a\"];\n"
 #define ROUTES(routes)                                                                                       \
 	"filters = ( { name = \"a\"; coeffs = [1.0]; } );\nchain = [\"a\"];\nroutes = (\n" routes "\n);\n"
 
@@ -87,6 +89,22 @@ static const struct bad load_errors[] = {
 	{"input = 5;\n", GF_E_CONFIG, 1, "input", "must be a group"},
 	{"output = {\n  channels = 5000;\n};\n", GF_E_CONFIG, 2, "output.channels", "0..1024"},
 	{"input = { host_api = 1; };\n", GF_E_CONFIG, 1, "input.host_api", "must be a string"},
+	/* PipeWire on one side: the other side is gpufir's own node (a source, or a sink). */
+	{PW("input = { host_api = \"pipewire\"; };\noutput = { host_api = \"JACK\"; };\n"), GF_E_CONFIG, 2,
+	 "output.host_api",
+	 "\"JACK\" cannot go with input.host_api = \"PipeWire\": the output is gpufir's own "
+	 "PipeWire source"},
+	{PW("output = { host_api = \"PipeWire\"; };\ninput = {\n host_api = \"ALSA\"; };\n"), GF_E_CONFIG, 3,
+	 "input.host_api",
+	 "\"ALSA\" cannot go with output.host_api = \"PipeWire\": the input is gpufir's own "
+	 "PipeWire sink"},
+	{PW("input = { host_api = \"PipeWire\"; device = 2; };\n"), GF_E_CONFIG, 1, "input.device",
+	 "the node.name of the source to capture, a string"},
+	{PW("output = { host_api = \"PipeWire\";\n device = 3; };\n"), GF_E_CONFIG, 2, "output.device",
+	 "the node.name of the sink to play to, a string (pw-cli ls Node lists them), not a PortAudio device "
+	 "index"},
+	{PW("output = { host_api = \"PipeWire\"; };\ninput = { device = 0; };\n"), GF_E_CONFIG, 2,
+	 "input.device", "gpufir's sink's node.name"},
 	{"block_frames = 128;\n", GF_E_CONFIG, 0, "filters", "missing"},
 	{"filters = ();\nchain = [];\n", GF_E_CONFIG, 1, "filters", "is empty"},
 	{"filters = ( 1 );\n", GF_E_CONFIG, 1, "filters", "must be a group"},

@@ -74,59 +74,78 @@ else
 	echo "note: systemd-analyze security --offline gave no score"
 fi
 
-# The user unit: the same notify, watchdog, reload and restart settings; the
-# config under $XDG_CONFIG_HOME (%E), the status socket under
-# $XDG_RUNTIME_DIR (%t, RuntimeDirectory=); no setting a user manager cannot
-# apply (User=, the namespace sandbox, raised limits) or that would hide the
-# session's audio server socket (ProtectHome=).
+# The user units: the same notify, watchdog, reload and restart settings; the
+# config under $XDG_CONFIG_HOME (%E), the sockets under $XDG_RUNTIME_DIR (%t,
+# RuntimeDirectory=); no setting a user manager cannot apply (User=, the
+# namespace sandbox, raised limits) or that would hide the session's audio
+# server socket (ProtectHome=). gpufir.service runs ~/.config/gpufir/gpufir.conf;
+# the template gpufir@.service's instance NAME runs NAME.conf with runtime and
+# state directories of its own, so gpufir and gpufir@speakers run side by side.
+# check_user_unit FILE CONF RUNDIR STATEDIR SEED INSTANCE: FILE's config is
+# %E/gpufir/CONF.conf, its directories RUNDIR and STATEDIR, its first config
+# config/examples/SEED.conf, checked with %i = INSTANCE.
+check_user_unit() {
+	unitf=$1 conf=$2 rundir=$3 statedir=$4 seedname=$5 inst=$6
+	name=$(basename "$unitf")
+	for want in '^Type=notify$' '^NotifyAccess=main$' '^ExecReload=/bin/kill -HUP \$MAINPID$' '^WatchdogSec=' \
+		"^RuntimeDirectory=$rundir\$" "^StateDirectory=$statedir\$" \
+		"^ExecStart=/[^ ]*/gpufir --live -c %E/gpufir/$conf\\.conf\$" \
+		'^RestartPreventExitStatus=.*\<2\>' '^RestartPreventExitStatus=.*\<6\>' '^Restart=on-failure$' \
+		'^NoNewPrivileges=yes$' '^SystemCallFilter=' '^UMask=0077$' '^WantedBy=default\.target$'; do
+		grep -q -- "$want" "$unitf" || fail "installed user unit $name lacks a line matching $want"
+	done
+	for bad in '^User=' '^Group=' '^ProtectHome=' '^ProtectSystem=' '^PrivateTmp=' '^PrivateNetwork=' \
+		'^PrivateUsers=' '^DeviceAllow=' '^LimitRTPRIO=' '^LimitMEMLOCK=' '^CapabilityBoundingSet=' \
+		'^WantedBy=multi-user'; do
+		grep -q -- "$bad" "$unitf" &&
+			fail "user unit $name has a line a user manager cannot apply: $(grep -- "$bad" "$unitf")"
+	done
+	grep -Eq '@[A-Z_]+@' "$unitf" && fail "unconfigured @VARIABLE@ left in the user unit $name"
+	# With no config of the user's, the first start writes the example (installed);
+	# a config already there is kept.
+	seed=$(sed -n "s|^ExecStartPre=.* cp \\(/[^ ]*/$seedname\\.conf\\) .*|\\1|p" "$unitf")
+	[ -n "$seed" ] || fail "$name does not write $seedname.conf at first start"
+	seed=$(printf '%s' "$seed" | sed "s|%i|$inst|g")
+	[ -f "$stage/root$seed" ] || fail "$name copies $seed, which is not installed"
+	mine=$stage/cfg-$inst/gpufir/$(printf '%s' "$conf" | sed "s|%i|$inst|g").conf
+	pre=$(sed -n "s|^ExecStartPre=/bin/sh -c '\\(.*\\)'\$|\\1|p" "$unitf" |
+		sed "s|%E|$stage/cfg-$inst|g; s|%i|$inst|g; s|$seed|$stage/root$seed|")
+	[ -n "$pre" ] || fail "ExecStartPre of $name is not one /bin/sh -c '...' command"
+	sh -c "$pre" && cmp -s "$stage/root$seed" "$mine" || fail "ExecStartPre of $name did not write $mine from $seed"
+	echo "# the user's edit" >"$mine"
+	sh -c "$pre" && grep -q "the user's edit" "$mine" || fail "ExecStartPre of $name replaced a config the user had"
+	ubin=$(sed -n 's|^ExecStart=\(/[^ ]*\) .*|\1|p' "$unitf")
+	[ "$ubin" = "$bin" ] || fail "the user unit $name runs $ubin, the system unit $bin"
+	mkdir -p "$stage/user" "$stage/rt" && chmod 0700 "$stage/rt"
+	sed "s|^ExecStart=$bin |ExecStart=$stage/root$bin |" "$unitf" >"$stage/user/$name"
+	# --user needs a runtime directory (the user manager's); a private one here. A
+	# template is verified as its instance.
+	vname=$(printf '%s' "$name" | sed "s|@\\.service\$|@$inst.service|")
+	out=$(cd "$stage/user" && XDG_RUNTIME_DIR="$stage/rt" systemd-analyze --user verify "./$vname" 2>&1)
+	rc=$?
+	if printf '%s\n' "$out" | grep -q 'gpufir'; then
+		printf '%s\n' "$out"
+		fail "systemd-analyze --user verify reported problems with the user unit $vname"
+	fi
+	[ -n "$out" ] && printf 'note (not about the user unit %s): %s\n' "$vname" "$out"
+	[ $rc -eq 0 ] || echo "note: systemd-analyze --user verify exited $rc without naming $vname"
+	# A user unit cannot have the system unit's namespaces, so its score is higher;
+	# held at the 6.3 of the hardening it has (seccomp, no new privileges, umask).
+	exposure=$(cd "$stage/user" && XDG_RUNTIME_DIR="$stage/rt" systemd-analyze --user security --offline=yes \
+		"./$vname" 2>/dev/null | grep 'Overall exposure')
+	if [ -n "$exposure" ]; then
+		echo "user unit $vname: $exposure"
+		score=$(printf '%s\n' "$exposure" | sed -n 's/.*: \([0-9.]*\) .*/\1/p')
+		awk -v s="$score" 'BEGIN { exit !(s != "" && s + 0 <= 6.3) }' ||
+			fail "systemd-analyze security exposure of the user unit $vname $score is above 6.3"
+	fi
+}
 uunit=$(find "$stage/root" -path '*/systemd/user/gpufir.service' | head -n 1)
 [ -n "$uunit" ] || fail "the user unit systemd/user/gpufir.service was not installed"
-for want in '^Type=notify$' '^NotifyAccess=main$' '^ExecReload=/bin/kill -HUP \$MAINPID$' '^WatchdogSec=' \
-	'^RuntimeDirectory=gpufir$' '^ExecStart=/[^ ]*/gpufir --live -c %E/gpufir/gpufir\.conf$' \
-	'^RestartPreventExitStatus=.*\<2\>' '^RestartPreventExitStatus=.*\<6\>' '^Restart=on-failure$' \
-	'^NoNewPrivileges=yes$' '^SystemCallFilter=' '^UMask=0077$' '^WantedBy=default\.target$'; do
-	grep -q -- "$want" "$uunit" || fail "installed user unit lacks a line matching $want"
-done
-for bad in '^User=' '^Group=' '^ProtectHome=' '^ProtectSystem=' '^PrivateTmp=' '^PrivateNetwork=' \
-	'^PrivateUsers=' '^DeviceAllow=' '^LimitRTPRIO=' '^LimitMEMLOCK=' '^CapabilityBoundingSet=' \
-	'^WantedBy=multi-user'; do
-	grep -q -- "$bad" "$uunit" && fail "user unit has a line a user manager cannot apply: $(grep -- "$bad" "$uunit")"
-done
-grep -Eq '@[A-Z_]+@' "$uunit" && fail "unconfigured @VARIABLE@ left in the user unit"
-# With no config of the user's, the first start writes the desktop microphone's
-# (config/examples/desktop-mic.conf, installed); a config already there is kept.
-seed=$(sed -n 's|^ExecStartPre=.* cp \(/[^ ]*/desktop-mic\.conf\) .*|\1|p' "$uunit")
-[ -n "$seed" ] || fail "the user unit does not write the desktop microphone's config at first start"
-[ -f "$stage/root$seed" ] || fail "the user unit copies $seed, which is not installed"
-pre=$(sed -n "s|^ExecStartPre=/bin/sh -c '\(.*\)'$|\1|p" "$uunit" | sed "s|%E|$stage/cfg|g; s|$seed|$stage/root$seed|")
-[ -n "$pre" ] || fail "ExecStartPre is not one /bin/sh -c '...' command"
-sh -c "$pre" && cmp -s "$stage/root$seed" "$stage/cfg/gpufir/gpufir.conf" ||
-	fail "ExecStartPre did not write ~/.config/gpufir/gpufir.conf from $seed"
-echo "# the user's edit" >"$stage/cfg/gpufir/gpufir.conf"
-sh -c "$pre" && grep -q "the user's edit" "$stage/cfg/gpufir/gpufir.conf" ||
-	fail "ExecStartPre replaced a config the user already had"
-ubin=$(sed -n 's|^ExecStart=\(/[^ ]*\) .*|\1|p' "$uunit")
-[ "$ubin" = "$bin" ] || fail "the user unit runs $ubin, the system unit $bin"
-mkdir "$stage/user" "$stage/rt" && chmod 0700 "$stage/rt"
-sed "s|^ExecStart=$bin |ExecStart=$stage/root$bin |" "$uunit" >"$stage/user/gpufir.service"
-# --user needs a runtime directory (the user manager's); a private one here.
-out=$(cd "$stage/user" && XDG_RUNTIME_DIR="$stage/rt" systemd-analyze --user verify ./gpufir.service 2>&1)
-rc=$?
-if printf '%s\n' "$out" | grep -q 'gpufir'; then
-	printf '%s\n' "$out"
-	fail "systemd-analyze --user verify reported problems with the user unit"
-fi
-[ -n "$out" ] && printf 'note (not about the user unit): %s\n' "$out"
-[ $rc -eq 0 ] || echo "note: systemd-analyze --user verify exited $rc without naming the unit"
-# A user unit cannot have the system unit's namespaces, so its score is higher;
-# held at the 6.3 of the hardening it has (seccomp, no new privileges, umask).
-exposure=$(cd "$stage/user" && XDG_RUNTIME_DIR="$stage/rt" systemd-analyze --user security --offline=yes \
-	./gpufir.service 2>/dev/null | grep 'Overall exposure')
-if [ -n "$exposure" ]; then
-	echo "user unit: $exposure"
-	score=$(printf '%s\n' "$exposure" | sed -n 's/.*: \([0-9.]*\) .*/\1/p')
-	awk -v s="$score" 'BEGIN { exit !(s != "" && s + 0 <= 6.3) }' ||
-		fail "systemd-analyze security exposure of the user unit $score is above 6.3"
-fi
-echo "test_systemd_unit: ok ($unit, $uunit)"
+tunit=$(find "$stage/root" -path '*/systemd/user/gpufir@.service' | head -n 1)
+[ -n "$tunit" ] || fail "the template user unit systemd/user/gpufir@.service was not installed"
+check_user_unit "$uunit" gpufir gpufir gpufir desktop-mic mic
+check_user_unit "$tunit" %i gpufir-%i gpufir/%i desktop-%i speakers
+check_user_unit "$tunit" %i gpufir-%i gpufir/%i desktop-%i mic
+echo "test_systemd_unit: ok ($unit, $uunit, $tunit)"
 exit 0
