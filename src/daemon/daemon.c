@@ -502,13 +502,22 @@ static int startup_finish(struct daemon *d, struct gf_dm_build *b)
 
 /* Start the watchdog and the start-up build; the loop carries on from there
  * (startup_finish). @p rs: state handed over by an in-place restart, or NULL. */
-static int daemon_start(struct daemon *d, const struct gf_respawn *rs)
+/* The daemon's own waits that a test may shorten (test_hook.h): a test that waits one out many
+ * times, or for a stall it made, waits time, not work. */
+static void read_test_hooks(struct daemon *d)
 {
-	d->rs = rs;
-	/* A test of many reloads would wait it out each time: time, not work. */
 	d->debounce_ms = gf_test_hook_value("GPUFIR_TEST_DEBOUNCE_MS", "daemon");
 	if (d->debounce_ms < 0)
 		d->debounce_ms = DEBOUNCE_MS;
+	d->stall_ms = gf_test_hook_value("GPUFIR_TEST_STALL_MS", "daemon");
+	if (d->stall_ms <= 0)
+		d->stall_ms = STALL_MS;
+}
+
+static int daemon_start(struct daemon *d, const struct gf_respawn *rs)
+{
+	d->rs = rs;
+	read_test_hooks(d);
 	d->wd_usec = gf_notify_watchdog_usec();
 	if (d->wd_usec)
 		gf_info("systemd watchdog: %.1f s, pinging every %.1f s while filters build, audio flows or "
