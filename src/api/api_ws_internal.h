@@ -38,6 +38,7 @@ struct gf_api_ws {
 	struct lws_vhost *vh;
 	struct gf_api_web_rules rules;
 	int64_t probed_ms; /* when the quiet clients were last pinged for a newcomer without room */
+	int64_t handshake_ms, partial_ms; /* GF_API_HANDSHAKE_MS and GF_API_PARTIAL_MS, or a test's */
 	struct wclient c[GF_API_MAX_CLIENTS];
 };
 

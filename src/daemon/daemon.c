@@ -20,6 +20,7 @@
 #include "error.h"
 #include "log.h"
 #include "reload.h"
+#include "test_hook.h"
 
 static void apply_log_level(const struct gf_config *c)
 {
@@ -398,7 +399,7 @@ static void build_progress(struct daemon *d)
 			d->build = b; /* its swap waits, or its engine is being built: back next pass */
 			return;
 		}
-		d->next_hup_ms = gf_now_ms() + DEBOUNCE_MS;
+		d->next_hup_ms = gf_now_ms() + d->debounce_ms;
 	}
 	gf_dm_build_free(b);
 }
@@ -488,7 +489,7 @@ static int startup_finish(struct daemon *d, struct gf_dm_build *b)
 	}
 	if (d->rs)
 		gf_dm_outage_resume(d, d->rs);
-	if (gf_watch_new(&d->watch, DEBOUNCE_MS, &eb) != 0)
+	if (gf_watch_new(&d->watch, (uint32_t)d->debounce_ms, &eb) != 0)
 		gf_warn("config file changes will not reload: %s", eb.msg);
 	watch_config_files(d);
 	gf_dm_status_open(d);
@@ -501,9 +502,22 @@ static int startup_finish(struct daemon *d, struct gf_dm_build *b)
 
 /* Start the watchdog and the start-up build; the loop carries on from there
  * (startup_finish). @p rs: state handed over by an in-place restart, or NULL. */
+/* The daemon's own waits that a test may shorten (test_hook.h): a test that waits one out many
+ * times, or for a stall it made, waits time, not work. */
+static void read_test_hooks(struct daemon *d)
+{
+	d->debounce_ms = gf_test_hook_value("GPUFIR_TEST_DEBOUNCE_MS", "daemon");
+	if (d->debounce_ms < 0)
+		d->debounce_ms = DEBOUNCE_MS;
+	d->stall_ms = gf_test_hook_value("GPUFIR_TEST_STALL_MS", "daemon");
+	if (d->stall_ms <= 0)
+		d->stall_ms = STALL_MS;
+}
+
 static int daemon_start(struct daemon *d, const struct gf_respawn *rs)
 {
 	d->rs = rs;
+	read_test_hooks(d);
 	d->wd_usec = gf_notify_watchdog_usec();
 	if (d->wd_usec)
 		gf_info("systemd watchdog: %.1f s, pinging every %.1f s while filters build, audio flows or "

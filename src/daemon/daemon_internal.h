@@ -108,6 +108,8 @@ struct daemon {
 	int hup_pending;     /* a SIGHUP asks for a reload */
 	uint64_t hups;	     /* SIGHUPs since the last SIGHUP reload */
 	int64_t next_hup_ms; /* earliest time for the next SIGHUP reload */
+	int64_t debounce_ms; /* DEBOUNCE_MS, or GPUFIR_TEST_DEBOUNCE_MS's */
+	int64_t stall_ms;    /* STALL_MS, or GPUFIR_TEST_STALL_MS's */
 	int healthy;	     /* the last health check found audio flowing */
 	int exit_code;	     /* GF_EXIT_* to return once stopped */
 	enum dstate state;

@@ -378,7 +378,7 @@ int gf_dm_health_check(struct daemon *d)
 	d->idle_said = 0;
 	if (perr) {
 		snprintf(why, sizeof(why), "%s", gf_strerror(perr));
-	} else if (d->state == D_RUNNING && now - d->last_advance_ms > STALL_MS) {
+	} else if (d->state == D_RUNNING && now - d->last_advance_ms > d->stall_ms) {
 		snprintf(why, sizeof(why), "audio stalled: no block for %.1f s",
 			 (now - d->last_advance_ms) / 1000.0);
 	} else if (d->state == D_STARTING && d->ls.blocks == 0) {

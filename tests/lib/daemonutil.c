@@ -562,7 +562,7 @@ jack_client_t *gf_daemon_jack_client(struct gf_daemon *d, const char *prefix, ui
 	if (!jc)
 		gf_test_skip("the private jackd did not start");
 	for (int i = 0; i < tap->ch || i < tap->rec_ch; i++) {
-		char n[16];
+		char n[32];
 		if (i < tap->ch) {
 			snprintf(n, sizeof(n), "feed_%d", i + 1);
 			tap->feed[i] =

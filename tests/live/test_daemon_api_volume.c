@@ -39,6 +39,8 @@
 #define MAX_FRAMES ((size_t)RATE * MAX_S)
 #define AMP 0.8
 #define TOL_DB 0.5
+/* A level command's window: 150 periods of the 1 kHz sine, 112 blocks; twice that only waited. */
+#define LEVEL_MS 150
 
 static struct gf_daemon dm;
 static float *x, *rec;
@@ -117,10 +119,12 @@ static void levels_match(double gain_db, const char *when)
 {
 	double peak = 20.0 * log10(AMP), rms = peak - 3.01;
 	printf("-- %s\n", when);
-	expect_near(level("\"GetCaptureSignalPeak\"", 300), peak, TOL_DB, "GetCaptureSignalPeak");
-	expect_near(level("\"GetCaptureSignalRms\"", 300), rms, TOL_DB, "GetCaptureSignalRms");
-	expect_near(level("\"GetPlaybackSignalPeak\"", 300), peak + gain_db, TOL_DB, "GetPlaybackSignalPeak");
-	expect_near(level("\"GetPlaybackSignalRms\"", 300), rms + gain_db, TOL_DB, "GetPlaybackSignalRms");
+	expect_near(level("\"GetCaptureSignalPeak\"", LEVEL_MS), peak, TOL_DB, "GetCaptureSignalPeak");
+	expect_near(level("\"GetCaptureSignalRms\"", LEVEL_MS), rms, TOL_DB, "GetCaptureSignalRms");
+	expect_near(level("\"GetPlaybackSignalPeak\"", LEVEL_MS), peak + gain_db, TOL_DB,
+		    "GetPlaybackSignalPeak");
+	expect_near(level("\"GetPlaybackSignalRms\"", LEVEL_MS), rms + gain_db, TOL_DB,
+		    "GetPlaybackSignalRms");
 	expect_near(rec_rms_db(), rms + gain_db, TOL_DB, "the recorded output's RMS");
 }
 
@@ -188,7 +192,8 @@ static void mute_and_adjust(void)
 	expect(call("\"GetMute\""), "\"value\":true", "GetMute after SetMute true");
 	gf_daemon_idle_ms(&dm, 400);
 	expect_near(rec_rms_db(), -1000.0, 0.0, "the recorded output muted");
-	expect_near(level("\"GetPlaybackSignalPeak\"", 300), -1000.0, 0.0, "playback peak muted (silence)");
+	expect_near(level("\"GetPlaybackSignalPeak\"", LEVEL_MS), -1000.0, 0.0,
+		    "playback peak muted (silence)");
 	expect(call("\"ToggleMute\""), "\"value\":false", "ToggleMute's reply");
 	expect(call("\"GetMute\""), "\"value\":false", "GetMute after ToggleMute");
 	gf_daemon_idle_ms(&dm, 400);

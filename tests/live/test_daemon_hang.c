@@ -19,7 +19,9 @@
  * 2 s of SIGTERM.
  *
  * Stuck: GPUFIR_FAULT_STUCK_AFTER leaves the worker inside a backend call for
- * good. The status socket still answers; the stall is noticed, the worker is
+ * good. The status socket still answers; the stall is noticed (after 1 s:
+ * GPUFIR_TEST_STALL_MS sets the daemon's 3 s limit below the stream's own
+ * 2 s check, which the test only waited out), the worker is
  * abandoned (the join times out) and the stream restarts on a CPU engine;
  * SIGTERM while a worker is stuck stops the daemon within 2 s.
  *
@@ -47,6 +49,7 @@
 #define MAX_FRAMES ((size_t)RATE * MAX_S)
 #define TOL 2e-5
 #define WARMUP_BLOCKS 16 /* GF_LIVE_WARMUP_BLOCKS: engine calls before audio */
+#define STALL_MS "1000"	 /* GPUFIR_TEST_STALL_MS for the stuck cases */
 
 static struct gf_daemon dm;
 static float h_a[TAPS_A];
@@ -261,17 +264,26 @@ static double rec_level(size_t frames)
 	return acc / (double)(frames * CH);
 }
 
-/* Spawn with GPUFIR_FAULT_STUCK_AFTER (about 1 s in), connect, and wait until the worker is stuck:
- * no block for 300 ms while status answers. @return the blocks it did. */
-static long spawn_stuck(const char *bin, jack_client_t *jc, const char *what, char *st, size_t len)
+/* Spawn with GPUFIR_FAULT_STUCK_AFTER (about 1 s in) and the stall limit at STALL_MS (the daemon's
+ * 3 s, waited out twice, is time, not work); wait for its READY=1 (@p what: for the log). */
+static void spawn_stuck_daemon(const char *bin, const char *what)
 {
 	char n[32];
 	snprintf(n, sizeof(n), "%u", WARMUP_BLOCKS + RATE / BLOCK);
 	CHECK(setenv("GPUFIR_FAULT_STUCK_AFTER", n, 1) == 0);
+	CHECK(setenv("GPUFIR_TEST_STALL_MS", STALL_MS, 1) == 0);
 	int ready = dm.nl.ready;
 	gf_daemon_spawn(&dm, bin, 0);
 	CHECK(unsetenv("GPUFIR_FAULT_STUCK_AFTER") == 0);
+	CHECK(unsetenv("GPUFIR_TEST_STALL_MS") == 0);
 	gf_daemon_wait_ready(&dm, ready + 1, 30.0, what);
+}
+
+/* Spawn a daemon whose worker gets stuck, connect, and wait until it is: no block for 300 ms while
+ * status answers. @return the blocks it did. */
+static long spawn_stuck(const char *bin, jack_client_t *jc, const char *what, char *st, size_t len)
+{
+	spawn_stuck_daemon(bin, what);
 	gf_daemon_connect_ports(&dm, jc, &tap);
 	/* Polled from the status (it still answers): blocks ran, then none for 300 ms. */
 	double t0 = gf_now_s(), since = t0;
@@ -308,13 +320,7 @@ static long new_stream(long stuck, char *st, size_t len)
 
 static void case_stuck(const char *bin, jack_client_t *jc)
 {
-	char n[32];
-	snprintf(n, sizeof(n), "%u", WARMUP_BLOCKS + RATE / BLOCK); /* about 1 s in */
-	CHECK(setenv("GPUFIR_FAULT_STUCK_AFTER", n, 1) == 0);
-	int ready = dm.nl.ready;
-	gf_daemon_spawn(&dm, bin, 0);
-	CHECK(unsetenv("GPUFIR_FAULT_STUCK_AFTER") == 0);
-	gf_daemon_wait_ready(&dm, ready + 1, 30.0, "start-up (stuck case)");
+	spawn_stuck_daemon(bin, "start-up (stuck case)");
 	gf_daemon_connect_ports(&dm, jc, &tap);
 	char st[GF_STATUS_MAX];
 	/* The stall is noticed, the worker abandoned, the stream restarted on a CPU engine. */

@@ -34,6 +34,7 @@
 #define MAX_FRAMES ((size_t)RATE * MAX_S)
 #define RELOADS_WANTED 100
 #define RELOAD_BUDGET_S 40.0 /* stop reloading after this long, whichever first */
+#define DEBOUNCE_MS "40"     /* GPUFIR_TEST_DEBOUNCE_MS */
 #define TOL 2e-5	     /* float32 engine vs double reference, |y| <~ 1 */
 
 static struct gf_daemon dm;
@@ -218,8 +219,11 @@ int main(void)
 	 * names: JACK's registry has 8 slots, reclaimed only by a server of the same name. */
 	jack_client_t *jc = gf_daemon_jack_client(&dm, "gpufir-daemon", RATE, BLOCK, &tap);
 
-	/* The daemon, as systemd starts it. */
+	/* The daemon, as systemd starts it; its reload debounce (150 ms, one editor save = one reload)
+	 * at DEBOUNCE_MS: the reloads come from renames and SIGHUPs, and 100 of them waited it out. */
+	CHECK(setenv("GPUFIR_TEST_DEBOUNCE_MS", DEBOUNCE_MS, 1) == 0);
 	gf_daemon_spawn(&dm, bin, 1.0); /* WATCHDOG_USEC = 1 s */
+	CHECK(unsetenv("GPUFIR_TEST_DEBOUNCE_MS") == 0);
 	gf_daemon_wait_ready(&dm, 1, 30.0, "start-up");
 	gf_daemon_connect_ports(&dm, jc, &tap);
 	size_t m_connected = atomic_load(&tap.rec_pos);
@@ -250,7 +254,7 @@ int main(void)
 		ready = reload_once(i % 2 ? "a.txt" : "b.txt", i % 2, ready);
 		applied++;
 		reloads += 1 + i % 2;
-		/* Each filter holds at least the next reload's debounce (150 ms) and build; a random
+		/* Each filter holds at least the next reload's debounce and build; a random
 		 * 0..100 ms more puts the next swap at another point of the block and the period. */
 		gf_daemon_idle_ms(&dm, (int)(rng % 100));
 		rng = rng * 6364136223846793005ull + 1442695040888963407ull;

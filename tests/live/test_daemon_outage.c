@@ -167,6 +167,9 @@ int main(void)
 	printf("notify: READY %d, WATCHDOG %d (longest gap %.2f s, ended %.1f s before the end)\n",
 	       dm.nl.ready, dm.nl.watchdog, dm.nl.max_wd_gap, gf_now_s() - dm.nl.max_wd_gap_end);
 	CHECK(dm.nl.max_wd_gap < WATCHDOG_S);
+	/* A server stopped twice under its clients ignores SIGTERM: gf_daemon_finish's would wait out
+	 * its 5 s before the SIGKILL. */
+	gf_jack_server_stop(&dm.jack, SIGKILL);
 	gf_daemon_finish(&dm);
 	puts("test_daemon_outage: ok");
 	return 0;
