@@ -48,9 +48,7 @@
 #define BLOCK 256
 #define MAX_S 60
 #define MAX_FRAMES ((size_t)RATE * MAX_S)
-/* The hum starts at this feed position: the tracker's first analysis needs its 4 s window, then one
- * a second; 10 s fed before the check make 6, over the recorded voice's whole 8 words. */
-#define HUM_AT_S 11
+#define HUM_AT_S 14	/* the hum starts at this feed position */
 #define HUM_FIND_S 20.0 /* it must be notched within this long */
 #define MIN_DROP_DB 6.0
 /* Measured on the recorded voice (one run each): the minimum-phase notch comb 21.3 dB below offline
