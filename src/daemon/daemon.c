@@ -500,8 +500,6 @@ static int startup_finish(struct daemon *d, struct gf_dm_build *b)
 	return GF_EXIT_OK;
 }
 
-/* Start the watchdog and the start-up build; the loop carries on from there
- * (startup_finish). @p rs: state handed over by an in-place restart, or NULL. */
 /* The daemon's own waits that a test may shorten (test_hook.h): a test that waits one out many
  * times, or for a stall it made, waits time, not work. */
 static void read_test_hooks(struct daemon *d)
@@ -514,6 +512,8 @@ static void read_test_hooks(struct daemon *d)
 		d->stall_ms = STALL_MS;
 }
 
+/* Start the watchdog and the start-up build; the loop carries on from there
+ * (startup_finish). @p rs: state handed over by an in-place restart, or NULL. */
 static int daemon_start(struct daemon *d, const struct gf_respawn *rs)
 {
 	d->rs = rs;
