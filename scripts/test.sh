@@ -97,7 +97,7 @@ failed=0
 if ! scripts/with-jackd.sh ctest --test-dir build-asan --output-on-failure -j"$jobs" -E "^test_daemon_pipewire_"; then
 	log=build-asan/Testing/Temporary
 	cp "$log/LastTest.log" "$log/LastTest-main.log" # the slowest-tests list reads both
-	rerun=$(sed 's/^[0-9]*://' "$log/LastTestsFailed.log")
+	rerun=$(sed 's/^[0-9]*://' "$log/LastTestsFailed.log" | tr '\n' ' ')
 	jack=$(ctest --test-dir build-asan --show-only=json-v1 | python3 -c 'import json, sys
 print(" ".join(t["name"] for t in json.load(sys.stdin)["tests"]
                if any(p["name"] == "RESOURCE_LOCK" and "jack" in p["value"] for p in t.get("properties", []))))')
@@ -107,7 +107,7 @@ print(" ".join(t["name"] for t in json.load(sys.stdin)["tests"]
 	done
 	if [ "$failed" = 0 ]; then
 		echo "test.sh: the JACK tests that failed run once more, alone"
-		scripts/with-jackd.sh ctest --test-dir build-asan --output-on-failure -R "^($(echo $rerun | tr ' ' '|'))\$" || failed=1
+		scripts/with-jackd.sh ctest --test-dir build-asan --output-on-failure --rerun-failed || failed=1
 	fi
 fi
 wait "$fuzzers" || failed=1
