@@ -130,7 +130,7 @@ static void *writer_main(void *arg)
 {
 	struct gf_offline_pipeline *p = arg;
 	uint32_t i;
-	while (gf_offline_take(p, &p->filtered_q, &p->engine_done, 0, (int64_t)p->seq_write, &i) == 1) {
+	while (gf_offline_take_seq(p, &p->filtered_q, &p->engine_done, p->seq_write, &i) == 1) {
 		struct gf_offline_chunk *c = &p->chunk[i];
 		double t0 = (1e3 * gf_now_s());
 		uint32_t off, frames = gf_offline_align_trim(&p->align, c->frames, &off);
