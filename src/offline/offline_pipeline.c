@@ -165,12 +165,8 @@ static void run_engine(struct gf_offline_pipeline *p, struct gf_engine *e, struc
 		int sup_failed,
 			err = gf_offline_run_chunk(p, e, c->buf, c->frames, p->frames_filtered, &sup_failed);
 		p->busy_ms[1] += (1e3 * gf_now_s()) - t0;
-		if (err && sup_failed) {
-			gf_offline_suppress_failed(p, i, p->frames_filtered, err);
-			return;
-		}
 		if (err) {
-			gf_offline_engine_failed(p, i, p->frames_filtered, err);
+			gf_offline_chunk_failed(p, i, p->frames_filtered, err, sup_failed);
 			return;
 		}
 		p->frames_filtered += c->frames;
