@@ -190,7 +190,7 @@ int gf_cfg_hum_index(const struct gf_config *c, uint32_t ch)
 	uint32_t n;
 	int best = -1;
 	chain_of(c, ch, &chain, &n);
-	if (gf_cfg_suppress_index(c, ch) < 0)
+	if (!chain_has_suppress(c, chain, n))
 		return -1;
 	for (uint32_t i = 0; i < n; i++) {
 		int k = gf_config_find_filter(c, chain[i]);
