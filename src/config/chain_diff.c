@@ -40,11 +40,12 @@ static void note_u(char *why, size_t len, const char *what, unsigned long a, uns
 	note(why, len, what, sa, sb);
 }
 
-static void note_ms(char *why, size_t len, const char *what, double a, double b)
+/* Append "what a unit -> b unit" to why. */
+static void note_g(char *why, size_t len, const char *what, double a, double b, const char *unit)
 {
 	char sa[32], sb[32];
-	snprintf(sa, sizeof(sa), "%g ms", a);
-	snprintf(sb, sizeof(sb), "%g ms", b);
+	snprintf(sa, sizeof(sa), "%g %s", a, unit);
+	snprintf(sb, sizeof(sb), "%g %s", b, unit);
 	note(why, len, what, sa, sb);
 }
 
@@ -101,9 +102,9 @@ static void diff_engine(const struct gf_config *a, const struct gf_config *b, ch
 	if (a->max_taps != b->max_taps)
 		note_u(why, len, "max_taps", a->max_taps, b->max_taps);
 	if (a->gpu_deadline_ms != b->gpu_deadline_ms)
-		note_ms(why, len, "gpu_deadline", a->gpu_deadline_ms, b->gpu_deadline_ms);
+		note_g(why, len, "gpu_deadline", a->gpu_deadline_ms, b->gpu_deadline_ms, "ms");
 	if (a->crossfade_ms != b->crossfade_ms)
-		note_ms(why, len, "crossfade", a->crossfade_ms, b->crossfade_ms);
+		note_g(why, len, "crossfade", a->crossfade_ms, b->crossfade_ms, "ms");
 }
 
 /* What the running suppressors take live from the new config (daemon_suppress.c). */
@@ -134,12 +135,8 @@ int gf_chain_diff(const struct gf_config *a, const struct gf_config *b, uint32_t
 		diff_suppressor_live(a, b, out_channels, d->why[GF_CHAIN_SUPPRESSOR], len);
 	else
 		d->cause[GF_CHAIN_SUPPRESSOR] = 1;
-	if (a->volume_db != b->volume_db) { /* a request to the running stage (daemon_control.c) */
-		char sa[32], sb[32];
-		snprintf(sa, sizeof(sa), "%g dB", a->volume_db);
-		snprintf(sb, sizeof(sb), "%g dB", b->volume_db);
-		note(d->why[GF_CHAIN_GAIN], len, "volume_db (a request)", sa, sb);
-	}
+	if (a->volume_db != b->volume_db) /* a request to the running stage (daemon_control.c) */
+		note_g(d->why[GF_CHAIN_GAIN], len, "volume_db (a request)", a->volume_db, b->volume_db, "dB");
 	d->cause[GF_CHAIN_STREAM] = d->why[GF_CHAIN_STREAM][0] != '\0';
 	d->cause[GF_CHAIN_FILTERS] = d->why[GF_CHAIN_FILTERS][0] != '\0';
 	d->action[GF_CHAIN_FILTERS] = GF_CHAIN_SWAP;

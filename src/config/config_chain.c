@@ -25,14 +25,19 @@ int gf_chain_filters(const struct gf_config *c, const struct gf_chain_facts *f, 
 	return err;
 }
 
+/* The live stream's rate: the config's, else the default. */
+static uint32_t live_rate(const struct gf_config *c)
+{
+	return c->sample_rate ? c->sample_rate : GF_CHAIN_DEFAULT_RATE;
+}
+
 uint32_t gf_chain_deadline_us(const struct gf_config *c)
 {
 	if (c->gpu_deadline_ms > 0)
 		return (uint32_t)lround(c->gpu_deadline_ms * 1000.0);
-	uint32_t rate = c->sample_rate ? c->sample_rate : GF_CHAIN_DEFAULT_RATE;
 	/* Two block periods: one is the block's own budget, the second the slack
 	 * a late block may still use before it costs an underrun. */
-	uint64_t us = 2000000ull * c->block_frames / rate;
+	uint64_t us = 2000000ull * c->block_frames / live_rate(c);
 	return us > 0 ? (uint32_t)us : 1;
 }
 
@@ -45,7 +50,7 @@ static void live_params(const struct gf_config *c, uint32_t taps, struct gf_engi
 							 : GF_CHAIN_DEFAULT_MAX_TAPS;
 	p->crossfade_frames = (uint32_t)lround(c->crossfade_ms * c->sample_rate / 1000.0);
 	p->deadline_us = gf_chain_deadline_us(c);
-	p->live_rate = c->sample_rate ? c->sample_rate : GF_CHAIN_DEFAULT_RATE;
+	p->live_rate = live_rate(c);
 }
 
 void gf_chain_engine_params(const struct gf_config *c, const struct gf_chain_facts *f, uint32_t taps,
@@ -90,5 +95,5 @@ void gf_chain_gain_shape(const struct gf_config *c, uint32_t in_channels, uint32
 	/* Metered on both sides: the capture's channels and the playback's (a mixer's M). */
 	uint32_t ch = in_channels > out_channels ? in_channels : out_channels;
 	*channels = ch < GF_GAIN_MAX_CHANNELS ? ch : GF_GAIN_MAX_CHANNELS;
-	*rate = c->sample_rate ? c->sample_rate : GF_CHAIN_DEFAULT_RATE;
+	*rate = live_rate(c);
 }

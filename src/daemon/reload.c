@@ -16,7 +16,7 @@ int gf_reload_load_config(const struct gf_config_source *src, struct gf_config *
 	struct gf_config *c = *out;
 	/* Explicit live defaults, so that "unset" and "set to the default" compare equal. */
 	if (c->sample_rate == 0)
-		c->sample_rate = GF_RELOAD_DEFAULT_RATE;
+		c->sample_rate = GF_CHAIN_DEFAULT_RATE;
 	uint32_t mix_in, mix_out;
 	gf_config_mixer_channels(c, &mix_in, &mix_out);
 	if (c->input.channels == 0) /* a mixer's stream carries its channels */

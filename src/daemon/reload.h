@@ -23,8 +23,6 @@
 #include "error.h"
 #include "suppress_bank.h"
 
-/** Live sample rate when the config sets none. */
-#define GF_RELOAD_DEFAULT_RATE GF_CHAIN_DEFAULT_RATE
 /** Live channel count when the config sets none. */
 #define GF_RELOAD_DEFAULT_CHANNELS 2u
 

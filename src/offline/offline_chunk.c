@@ -83,20 +83,18 @@ int gf_offline_run_chunk(struct gf_offline_pipeline *p, struct gf_engine *e, flo
 	return err;
 }
 
-void gf_offline_engine_failed(struct gf_offline_pipeline *p, uint32_t i, uint64_t frame, int err)
+void gf_offline_chunk_failed(struct gf_offline_pipeline *p, uint32_t i, uint64_t frame, int err,
+			     int sup_failed)
 {
 	struct gf_errbuf eb;
-	gf_errbuf_set(&eb, "filtering failed at frame %llu: %s", (unsigned long long)frame, gf_strerror(err));
-	gf_offline_give(p, &p->free_q, i);
-	gf_offline_fail(p, err, &eb);
-}
-
-void gf_offline_suppress_failed(struct gf_offline_pipeline *p, uint32_t i, uint64_t frame, int err)
-{
-	struct gf_errbuf eb;
-	gf_errbuf_set(&eb,
-		      "the noise suppressor on the GPU failed at frame %llu: %s (the file is not written)",
-		      (unsigned long long)frame, gf_strerror(err));
+	if (sup_failed)
+		gf_errbuf_set(
+			&eb,
+			"the noise suppressor on the GPU failed at frame %llu: %s (the file is not written)",
+			(unsigned long long)frame, gf_strerror(err));
+	else
+		gf_errbuf_set(&eb, "filtering failed at frame %llu: %s", (unsigned long long)frame,
+			      gf_strerror(err));
 	gf_offline_give(p, &p->free_q, i);
 	gf_offline_fail(p, err, &eb);
 }
@@ -112,12 +110,8 @@ int gf_offline_flush_tail(struct gf_offline_pipeline *p, struct gf_engine *e)
 		c->frames = tail < p->chunk_frames ? (uint32_t)tail : p->chunk_frames;
 		/* frames <= max_block: one call; the suppressor's ring-out follows the filter's */
 		int sup_err, err = gf_chain_process(&chain, NULL, NULL, c->buf, c->frames, 0, &sup_err);
-		if (err && sup_err) {
-			gf_offline_suppress_failed(p, i, p->frames_read, err);
-			return err;
-		}
 		if (err) {
-			gf_offline_engine_failed(p, i, p->frames_read, err);
+			gf_offline_chunk_failed(p, i, p->frames_read, err, sup_err != 0);
 			return err;
 		}
 		tail -= c->frames;

@@ -163,11 +163,12 @@ struct gf_chain_run gf_offline_chain(const struct gf_offline_pipeline *p, struct
  * the suppressor's with *@p sup_failed set. */
 int gf_offline_run_chunk(struct gf_offline_pipeline *p, struct gf_engine *e, float *buf, uint32_t frames,
 			 uint64_t at, int *sup_failed);
-/* Chunk @p i failed in the engine at file frame @p frame: it goes back free and the pipeline fails. */
-void gf_offline_engine_failed(struct gf_offline_pipeline *p, uint32_t i, uint64_t frame, int err);
-/* A GPU suppressor's hop failed on chunk @p i: its piece is muted, so the file would hold a gap;
- * an offline run fails the file instead (exit status 5) rather than write it (docs/cuda.md). */
-void gf_offline_suppress_failed(struct gf_offline_pipeline *p, uint32_t i, uint64_t frame, int err);
+/* Chunk @p i failed at file frame @p frame, in the engine or (@p sup_failed) in a GPU suppressor's
+ * hop: it goes back free and the pipeline fails. A failed hop's piece is muted, so the file would
+ * hold a gap; an offline run fails the file instead (exit status 5) rather than write it
+ * (docs/cuda.md). */
+void gf_offline_chunk_failed(struct gf_offline_pipeline *p, uint32_t i, uint64_t frame, int err,
+			     int sup_failed);
 /* The tail's flush on @p e, after the file's last chunk (any engine thread). */
 int gf_offline_flush_tail(struct gf_offline_pipeline *p, struct gf_engine *e);
 

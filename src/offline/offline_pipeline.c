@@ -130,7 +130,7 @@ static void *writer_main(void *arg)
 {
 	struct gf_offline_pipeline *p = arg;
 	uint32_t i;
-	while (gf_offline_take(p, &p->filtered_q, &p->engine_done, 0, (int64_t)p->seq_write, &i) == 1) {
+	while (gf_offline_take_seq(p, &p->filtered_q, &p->engine_done, p->seq_write, &i) == 1) {
 		struct gf_offline_chunk *c = &p->chunk[i];
 		double t0 = (1e3 * gf_now_s());
 		uint32_t off, frames = gf_offline_align_trim(&p->align, c->frames, &off);
@@ -165,12 +165,8 @@ static void run_engine(struct gf_offline_pipeline *p, struct gf_engine *e, struc
 		int sup_failed,
 			err = gf_offline_run_chunk(p, e, c->buf, c->frames, p->frames_filtered, &sup_failed);
 		p->busy_ms[1] += (1e3 * gf_now_s()) - t0;
-		if (err && sup_failed) {
-			gf_offline_suppress_failed(p, i, p->frames_filtered, err);
-			return;
-		}
 		if (err) {
-			gf_offline_engine_failed(p, i, p->frames_filtered, err);
+			gf_offline_chunk_failed(p, i, p->frames_filtered, err, sup_failed);
 			return;
 		}
 		p->frames_filtered += c->frames;

@@ -176,7 +176,7 @@ static int run_stripe(struct stripe_thread *t, uint64_t k)
 			gf_offline_run_chunk(p, t->e, c->buf, c->frames, seq * p->chunk_frames, &sup_failed);
 		t->busy_ms += (1e3 * gf_now_s()) - t0;
 		if (err) {
-			gf_offline_engine_failed(p, i, seq * p->chunk_frames, err);
+			gf_offline_chunk_failed(p, i, seq * p->chunk_frames, err, sup_failed);
 			return -1;
 		}
 		t->prev_seq = (int64_t)seq;

@@ -102,17 +102,24 @@ static void chain_of(const struct gf_config *c, uint32_t ch, char *const **chain
 	}
 }
 
-int gf_cfg_stage_index(const struct gf_config *c, uint32_t ch, int (*is)(const struct gf_config_filter *))
+/* The first filter of @p chain (@p n names) that @p is holds for, or -1. */
+static int chain_find(const struct gf_config *c, char *const *chain, uint32_t n,
+		      int (*is)(const struct gf_config_filter *))
 {
-	char *const *chain;
-	uint32_t n;
-	chain_of(c, ch, &chain, &n);
 	for (uint32_t i = 0; i < n; i++) {
 		int k = gf_config_find_filter(c, chain[i]);
 		if (k >= 0 && is(&c->filters[k]))
 			return k;
 	}
 	return -1;
+}
+
+int gf_cfg_stage_index(const struct gf_config *c, uint32_t ch, int (*is)(const struct gf_config_filter *))
+{
+	char *const *chain;
+	uint32_t n;
+	chain_of(c, ch, &chain, &n);
+	return chain_find(c, chain, n, is);
 }
 
 int gf_cfg_suppress_index(const struct gf_config *c, uint32_t ch)
@@ -146,12 +153,7 @@ static int chain_holds(const struct gf_config *c, char *const *chain, uint32_t n
 
 static int chain_has_suppress(const struct gf_config *c, char *const *chain, uint32_t n)
 {
-	for (uint32_t i = 0; i < n; i++) {
-		int k = gf_config_find_filter(c, chain[i]);
-		if (k >= 0 && gf_cfg_is_suppress(&c->filters[k]))
-			return 1;
-	}
-	return 0;
+	return chain_find(c, chain, n, gf_cfg_is_suppress) >= 0;
 }
 
 /* Minimum phase is where a notch comb turns the voice's phase (docs/denoise.md): there, the
@@ -188,7 +190,7 @@ int gf_cfg_hum_index(const struct gf_config *c, uint32_t ch)
 	uint32_t n;
 	int best = -1;
 	chain_of(c, ch, &chain, &n);
-	if (gf_cfg_suppress_index(c, ch) < 0)
+	if (!chain_has_suppress(c, chain, n))
 		return -1;
 	for (uint32_t i = 0; i < n; i++) {
 		int k = gf_config_find_filter(c, chain[i]);
