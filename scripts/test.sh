@@ -3,9 +3,10 @@
 # build (with the CUDA backend when a toolkit is present; GPU tests skip
 # without a GPU) and an AddressSanitizer + UndefinedBehaviorSanitizer build.
 # Live tests run against a private JACK server with the dummy driver.
-# Tests run side by side (ctest -j, one per core): those that play audio through
-# JACK one at a time, the GPU ones alone (tests/CMakeLists.txt,
-# gf_test_props). The sanitizer and fuzz trees build at the lowest priority
+# Tests run side by side (ctest -j): one per core, and beside them those that
+# play audio through JACK in their lanes (one at a time per lane, where the
+# user may have real-time scheduling two lanes), the GPU ones alone
+# (tests/CMakeLists.txt, gf_test_props). The sanitizer and fuzz trees build at the lowest priority
 # while the Release tests run, and the fuzzers (one per core) run so beside the
 # sanitizer tests. At the end it prints each run's ten slowest tests.
 set -euo pipefail
@@ -22,7 +23,7 @@ cmake --build build -j"$jobs"
 # them): into the Release tree's GPUFIR_DEEPFILTER_DIR, which the sanitizer tree uses too.
 bash scripts/install-deepfilter.sh build/deepfilter
 
-# The Release tests' JACK chain leaves a core mostly idle: the sanitizer and fuzz trees build
+# The Release tests' JACK lanes leave the cores partly idle: the sanitizer and fuzz trees build
 # beside it at the lowest priority (nice 19: a test's process always wins the core), so their
 # build costs little of the wall time. Sanitizers cover the host code; CUDA code cannot run
 # without a GPU anyway.
@@ -39,7 +40,10 @@ build_others >build/test-others.log 2>&1 &
 others=$!
 # The native PipeWire host's end-to-end cases run after the background builds: their server has
 # no real-time priority here, and beside two compilers it skips gpufir's node (xruns, late blocks).
-scripts/with-jackd.sh ctest --test-dir build --output-on-failure -j"$jobs" -E "^test_daemon_pipewire_"
+# A JACK test mostly sleeps: each lane's runs beside a core's worth of the others.
+lanes=$(sed -n 's/^GF_JACK_LANES:INTERNAL=//p' build/CMakeCache.txt)
+tests_at_once=$((jobs + ${lanes:-1}))
+scripts/with-jackd.sh ctest --test-dir build --output-on-failure -j"$tests_at_once" -E "^test_daemon_pipewire_"
 # kept for the slowest-tests list: the PipeWire pass below writes the tree's LastTest.log anew
 cp build/Testing/Temporary/LastTest.log build/Testing/Temporary/LastTest-main.log
 if ! wait "$others"; then
@@ -94,13 +98,14 @@ fuzzers=$!
 # and so does a JACK test's second failure. Both runs stay in the log.
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
 failed=0
-if ! scripts/with-jackd.sh ctest --test-dir build-asan --output-on-failure -j"$jobs" -E "^test_daemon_pipewire_"; then
+if ! scripts/with-jackd.sh ctest --test-dir build-asan --output-on-failure -j"$tests_at_once" -E "^test_daemon_pipewire_"; then
 	log=build-asan/Testing/Temporary
 	cp "$log/LastTest.log" "$log/LastTest-main.log" # the slowest-tests list reads both
 	rerun=$(sed 's/^[0-9]*://' "$log/LastTestsFailed.log" | tr '\n' ' ')
 	jack=$(ctest --test-dir build-asan --show-only=json-v1 | python3 -c 'import json, sys
 print(" ".join(t["name"] for t in json.load(sys.stdin)["tests"]
-               if any(p["name"] == "RESOURCE_LOCK" and "jack" in p["value"] for p in t.get("properties", []))))')
+               if any(p["name"] == "RESOURCE_LOCK" and any(v.startswith("jack-lane-") for v in p["value"])
+                      for p in t.get("properties", []))))')
 	echo "test.sh: failed in the sanitizer tree: $rerun"
 	for t in $rerun; do
 		case " $jack " in *" $t "*) ;; *) failed=1 ;; esac

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Run a command against a private JACK server (dummy driver, no sound card,
-# no real-time privileges), e.g. for the live tests:
+# real-time scheduling where allowed), e.g. for the live tests:
 #   scripts/with-jackd.sh ctest -L live --output-on-failure
 # The server runs in sync mode (-S): in async mode slow clients' cycles are
 # skipped on small machines, which garbles sample-exact recordings.
@@ -25,11 +25,22 @@ fi
 log=$(mktemp "${TMPDIR:-/tmp}/jackd-$prefix.XXXXXX")
 # A few fixed names rather than one per run: JACK's registry holds 8 servers,
 # and only a server of the same name reclaims the entry of one that died
-# without cleaning up. jackd exits at once when its name is taken: try the next.
+# without cleaning up. A name is claimed first (a lock file, as the tests'
+# own servers claim theirs, tests/lib/jackplay.c): two scripts starting at
+# once would otherwise both find a server answering to it. jackd exits at
+# once when its name is taken: try the next.
+# -R: real-time scheduling where the user may have it, as a desktop's JACK
+# runs (its clients' process threads too); where not, jackd says so and runs
+# without.
 jpid=
 for n in 0 1 2 3; do
 	name=$prefix-$n
-	jackd -n "$name" -S -r -d dummy -r "$rate" -p "$period" -C 2 -P 2 >"$log" 2>&1 &
+	exec 9>"${TMPDIR:-/tmp}/gpufir-jackd-$name.lock"
+	if ! flock -n 9; then
+		exec 9>&-
+		continue
+	fi
+	jackd -n "$name" -S -R -d dummy -r "$rate" -p "$period" -C 2 -P 2 >"$log" 2>&1 &
 	jpid=$!
 	sleep 0.3
 	if kill -0 "$jpid" 2>/dev/null; then
@@ -37,6 +48,7 @@ for n in 0 1 2 3; do
 	fi
 	wait "$jpid" 2>/dev/null
 	jpid=
+	exec 9>&-
 done
 if [ -z "$jpid" ]; then
 	echo "with-jackd.sh: jackd did not start:" >&2

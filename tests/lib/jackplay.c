@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -38,12 +39,34 @@ static int server_accepts(const char *name)
 	return 1;
 }
 
-/* Start one server named @p name. @return 0, 1 if it exited at once (name in
- * use, registry full, jackd missing: message printed), -1 if it never answered. */
+/* Claim the server name @p name for this process: an exclusive lock on a file named for it, held
+ * until the process exits (a crashed test frees its names too). Tests run side by side
+ * in lanes, and two of them starting servers of one name at the same moment would both see a
+ * server answer under it, one of them the other's. @return the lock's descriptor, or -1 where
+ * another process holds the name (or the file cannot be opened). */
+static int claim_name(const char *name)
+{
+	const char *tmp = getenv("TMPDIR");
+	char path[256];
+	snprintf(path, sizeof(path), "%s/gpufir-jackd-%s.lock", tmp && *tmp ? tmp : "/tmp", name);
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Start one server named @p name (claimed: s->lock_fd). @return 0, 1 if it exited at once
+ * (registry full, jackd missing: message printed), -1 if it never answered. */
 static int start_named(struct gf_jack_server *s, const char *name, uint32_t rate, uint32_t period,
 		       uint32_t capture, uint32_t ports)
 {
+	int lock_fd = s->lock_fd;
 	memset(s, 0, sizeof(*s));
+	s->lock_fd = lock_fd;
 	snprintf(s->name, sizeof(s->name), "%s", name);
 	s->ports = ports;
 	s->capture_ports = capture;
@@ -62,7 +85,7 @@ static int start_named(struct gf_jack_server *s, const char *name, uint32_t rate
 			dup2(devnull, 1);
 			dup2(devnull, 2);
 		}
-		execlp("jackd", "jackd", "-n", s->name, "-S", "-r", "-d", "dummy", "-r", r, "-p", p, "-C", c,
+		execlp("jackd", "jackd", "-n", s->name, "-S", "-R", "-d", "dummy", "-r", r, "-p", p, "-C", c,
 		       "-P", n, (char *)NULL);
 		_exit(127);
 	}
@@ -107,15 +130,21 @@ int gf_jack_server_start_io(struct gf_jack_server *s, const char *prefix, uint32
 	for (int i = 0; i < 4; i++) {
 		char name[64];
 		snprintf(name, sizeof(name), "%s-%d", prefix, i);
+		s->lock_fd = claim_name(name);
+		if (s->lock_fd < 0)
+			continue; /* another test's */
 		int r = start_named(s, name, rate, period, capture, playback);
 		if (r == 0) {
 			setenv("JACK_DEFAULT_SERVER", s->name, 1);
 			setenv("JACK_NO_START_SERVER", "1", 1);
 			return 0;
 		}
+		close(s->lock_fd);
+		s->lock_fd = -1;
 		if (r < 0)
 			return -1;
 	}
+	fprintf(stderr, "jackd: no free server name %s-0..3\n", prefix);
 	return -1;
 }
 

@@ -22,13 +22,14 @@ struct gf_jack_server {
 	char name[64];
 	uint32_t ports;		/* the dummy driver's playback ports (system:playback_N) */
 	uint32_t capture_ports; /* and its capture ports (system:capture_N) */
+	int lock_fd;		/* its name's claim: held from start until the process exits */
 };
 
 /**
- * Start `jackd -n NAME -S -r -d dummy -r RATE -p PERIOD -C 2 -P 2` as NAME =
- * PREFIX-0..3 (the first one free), wait until it accepts clients, and set
- * JACK_DEFAULT_SERVER=NAME (and JACK_NO_START_SERVER). The server dies with
- * the test process (parent-death signal).
+ * Start `jackd -n NAME -S -R -d dummy -r RATE -p PERIOD -C 2 -P 2` as NAME = PREFIX-0..3 (the
+ * first that no other process has claimed and no running server has), wait until it accepts
+ * clients, and set JACK_DEFAULT_SERVER=NAME (and JACK_NO_START_SERVER). The server dies with the
+ * test process (parent-death signal); the name stays this process's until it exits.
  * @return 0, or -1 (message printed) if jackd is missing or did not start.
  */
 int gf_jack_server_start(struct gf_jack_server *s, const char *prefix, uint32_t rate, uint32_t period);
