@@ -8,6 +8,7 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "neural_bank.h"
 #include "neural_pool.h"
@@ -55,6 +56,23 @@ struct gf_neural_bank {
 	uint64_t return_step_ns, next_return_ns;
 	_Atomic uint64_t gpu_failures, gpu_returns;
 };
+
+/* The attenuation limit asked for, as float bits in one atomic: set by the control thread, read by
+ * the worker at a hop (relaxed: a limit a hop late is harmless). */
+static inline void gf_neural_atten_ask(struct gf_neural_bank *b, float db)
+{
+	uint32_t bits;
+	memcpy(&bits, &db, sizeof(bits));
+	atomic_store(&b->atten_bits, bits);
+}
+
+static inline float gf_neural_atten_asked(struct gf_neural_bank *b)
+{
+	uint32_t bits = atomic_load_explicit(&b->atten_bits, memory_order_relaxed);
+	float db;
+	memcpy(&db, &bits, sizeof(db));
+	return db;
+}
 
 /* neural_switch.c, for neural_bank.c: */
 

@@ -102,9 +102,7 @@ static void take_return(struct gf_neural_bank *b)
 /* The gathered hop to the GPU, with the attenuation limit asked for where it changed. */
 static int gpu_submit(struct gf_neural_bank *b)
 {
-	uint32_t bits = atomic_load_explicit(&b->atten_bits, memory_order_relaxed);
-	float lim;
-	memcpy(&lim, &bits, sizeof(lim));
+	float lim = gf_neural_atten_asked(b);
 	if (lim != b->gpu_atten) {
 		b->gops->set_atten_lim(b->ginst, 0, b->active, lim);
 		b->gpu_atten = lim;
