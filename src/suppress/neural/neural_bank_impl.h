@@ -12,6 +12,7 @@
 
 #include "neural_bank.h"
 #include "neural_pool.h"
+#include "suppress_return.h"
 
 struct gf_neural_bank {
 	const struct gf_neural_ops *ops; /* the CPU's: the stage's backend, or the GPU's standby */
@@ -52,8 +53,7 @@ struct gf_neural_bank {
 	int job_prime;	    /* the job in flight is that restart (the helpers read it) */
 	uint32_t job_hist;  /* its oldest hop of hist */
 	float *probe;	    /* control thread: 2 x active x hop for the return's probe hops */
-	uint64_t return_ns; /* control thread: the first wait before a return */
-	uint64_t return_step_ns, next_return_ns;
+	struct gf_suppress_return ret; /* control thread: the wait before a return */
 	_Atomic uint64_t gpu_failures, gpu_returns;
 };
 
