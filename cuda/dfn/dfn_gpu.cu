@@ -443,7 +443,8 @@ extern "C" int dfn_gpu_process(struct dfn_gpu *d, const float *in, float *out, f
 extern "C" void dfn_gpu_set_atten_lim(struct dfn_gpu *d, float db)
 {
 	d->lim = dfn_atten_gain(db);
-	*(volatile float *)d->h_lim = d->lim; /* pinned: the next hop's copy reads it */
+	/* pinned: the next hop's copy reads it; no hop in flight reads it now (dfn_gpu.h's @pre) */
+	*(volatile float *)d->h_lim = d->lim;
 }
 
 extern "C" int dfn_gpu_reset(struct dfn_gpu *d, struct gf_errbuf *eb)

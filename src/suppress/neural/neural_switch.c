@@ -97,7 +97,11 @@ static void take_return(struct gf_neural_bank *b)
 	atomic_store_explicit(&b->on_gpu, 1, memory_order_release);
 }
 
-/* The gathered hop to the GPU, with the attenuation limit asked for where it changed. */
+/* The gathered hop to the GPU, with the attenuation limit asked for where it changed.
+ * @pre no hop in flight on the GPU (!b->gpending: gf_neural_switch_hop collected it, or dropped
+ * this hop; a return's reset waited for an abandoned one): the GPU backend writes the limit into
+ * pinned memory that a hop's queued copy reads, and nothing but this order keeps a hop in flight
+ * from reading it mid-change (no lock on the audio path). */
 static int gpu_submit(struct gf_neural_bank *b)
 {
 	float lim = gf_neural_atten_asked(b);
