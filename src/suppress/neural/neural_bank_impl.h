@@ -31,7 +31,7 @@ struct gf_neural_bank {
 	uint64_t submitted_ns; /* when the hop in flight was started */
 	float gain, gain_step; /* the model's share of the output (1 - the dry's), ramped */
 	_Atomic int bypass;
-	_Atomic uint32_t atten_bits; /* the attenuation limit asked for, float bits */
+	_Atomic uint32_t atten_bits; /* the limit asked for, float bits: gf_neural_atten_ask/_asked */
 	float atten_job;	     /* the CPU's job's: the helpers apply it where it changed */
 	int atten_new;		     /* the job carries a new limit (or restarts the standby) */
 	_Atomic int given_up;
