@@ -84,15 +84,6 @@ extern "C" void dfn_gpu_free(struct dfn_gpu *d)
 	free(d);
 }
 
-/* libDF's set_atten_lim as a gain (dfn_cpu.c): >= 100 dB none (0), under 0.01 dB no reduction (1). */
-static float atten_gain(float db)
-{
-	float lim = fabsf(db);
-	if (lim >= 100.0f)
-		return 0.0f;
-	return lim < 0.01f ? 1.0f : powf(10.0f, -lim / 20.0f);
-}
-
 static int check_params(const struct dfn_params *p, struct gf_errbuf *eb)
 {
 	if (p->min_db_thresh != DFN_MIN_DB_THRESH || p->max_db_erb_thresh != DFN_MAX_DB_ERB_THRESH ||
@@ -203,7 +194,7 @@ extern "C" int dfn_gpu_new(const struct dfn_model *m, const struct dfn_consts *k
 		return GF_E_NOMEM;
 	d->n = channels;
 	d->beta = p->post_filter_beta;
-	d->lim = atten_gain(p->atten_lim_db);
+	d->lim = dfn_atten_gain(p->atten_lim_db);
 	d->alpha = k->alpha;
 	int err = alloc_all(d, m, eb);
 	if (!err)
@@ -451,8 +442,9 @@ extern "C" int dfn_gpu_process(struct dfn_gpu *d, const float *in, float *out, f
 
 extern "C" void dfn_gpu_set_atten_lim(struct dfn_gpu *d, float db)
 {
-	d->lim = atten_gain(db);
-	*(volatile float *)d->h_lim = d->lim; /* pinned: the next hop's copy reads it */
+	d->lim = dfn_atten_gain(db);
+	/* pinned: the next hop's copy reads it; no hop in flight reads it now (dfn_gpu.h's @pre) */
+	*(volatile float *)d->h_lim = d->lim;
 }
 
 extern "C" int dfn_gpu_reset(struct dfn_gpu *d, struct gf_errbuf *eb)

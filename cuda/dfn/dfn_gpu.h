@@ -96,6 +96,8 @@ int dfn_gpu_profile(struct dfn_gpu *d, const float *in, float *out, struct dfn_g
  * The attenuation limit, dB (libDF's: >= 100 none, under 0.01 a pass-through of the
  * delayed spectrum), from the next hop submitted: the value goes up with each hop,
  * so a captured graph takes it too. The thread that submits. RT-safe.
+ * @pre no hop in flight (collected, or the instance reset): the value is written
+ * into the pinned memory that a submitted hop's copy reads, unguarded.
  */
 void dfn_gpu_set_atten_lim(struct dfn_gpu *d, float db);
 

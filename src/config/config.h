@@ -25,6 +25,16 @@
 #include "hum.h"
 
 /**
+ * A failure to load the configuration or to build from it, as the program reports it: the
+ * config's to fix (GF_E_CONFIG, exit status 6, whatever the cause: a missing file, a bad value, a
+ * filter that cannot be made), but for GF_E_NOMEM, which is the host's. 0 stays 0.
+ */
+static inline int gf_config_failure(int err)
+{
+	return err == 0 || err == GF_E_NOMEM ? err : GF_E_CONFIG;
+}
+
+/**
  * Build the filter set: design/load every filter at @p sample_rate, pre-convolve
  * each channel's chain into one FIR, apply gain/delay/polarity. With a mixer,
  * one FIR per path and a mixer set (its inputs must be @p channels).

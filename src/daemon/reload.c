@@ -12,7 +12,7 @@ int gf_reload_load_config(const struct gf_config_source *src, struct gf_config *
 {
 	int err = gf_config_load_source(src, out, eb);
 	if (err) /* a config that cannot be read is not one: exit 6 at start-up, as offline */
-		return err == GF_E_NOMEM ? err : GF_E_CONFIG;
+		return gf_config_failure(err);
 	struct gf_config *c = *out;
 	/* Explicit live defaults, so that "unset" and "set to the default" compare equal. */
 	if (c->sample_rate == 0)

@@ -48,17 +48,6 @@ void dfn_params_default(struct dfn_params *p)
 	p->max_db_df_thresh = DFN_MAX_DB_DF_THRESH;
 }
 
-/* libDF's set_atten_lim: >= 100 dB none (0 here), below 0.01 dB no reduction at all (1). */
-static float atten_gain(float db)
-{
-	float lim = fabsf(db);
-	if (lim >= 100.0f)
-		return 0.0f;
-	if (lim < 0.01f)
-		return 1.0f;
-	return powf(10.0f, -lim / 20.0f);
-}
-
 static void chan_init(struct dfn_chan *c)
 {
 	memset(c, 0, sizeof *c);
@@ -84,7 +73,7 @@ int dfn_cpu_new(const struct dfn_model *m, int channels, const struct dfn_params
 	d->m = m;
 	d->n = channels;
 	d->p = *p;
-	d->lim = atten_gain(p->atten_lim_db);
+	d->lim = dfn_atten_gain(p->atten_lim_db);
 	dfn_consts_init(&d->k);
 	d->ch = malloc((size_t)channels * sizeof *d->ch);
 	d->s = malloc(sizeof *d->s);
@@ -117,7 +106,7 @@ fail:
 void dfn_cpu_set_atten_lim(struct dfn_cpu *d, float db)
 {
 	d->p.atten_lim_db = db;
-	d->lim = atten_gain(db);
+	d->lim = dfn_atten_gain(db);
 }
 
 void dfn_cpu_reset(struct dfn_cpu *d)

@@ -11,6 +11,8 @@
 #ifndef GPUFIR_DFN_SPECTRAL_H
 #define GPUFIR_DFN_SPECTRAL_H
 
+#include <math.h>
+
 #include "dfn_net.h"
 
 enum {
@@ -18,6 +20,22 @@ enum {
 	DFN_WIN = 960,		    /**< FFT size and window length */
 	DFN_FREQS = DFN_WIN / 2 + 1 /**< bins of a spectrum */
 };
+
+/**
+ * libDF's set_atten_lim as the gain the spectrum is mixed back with: a limit of 100 dB or more is
+ * none (0), one under 0.01 dB no reduction at all (1). Host code of the CPU forward and of the GPU's
+ * (cuda/dfn/dfn_gpu.cu, which uploads the gain with each hop), so one definition serves both: the
+ * header is C and compiles as CUDA's host C++ as it is; no device code calls it.
+ */
+static inline float dfn_atten_gain(float db)
+{
+	float lim = fabsf(db);
+	if (lim >= 100.0f)
+		return 0.0f;
+	if (lim < 0.01f)
+		return 1.0f;
+	return powf(10.0f, -lim / 20.0f);
+}
 
 /** Constants shared by every channel: window, ERB band widths, normalisation factor. */
 struct dfn_consts {

@@ -103,7 +103,7 @@ static int take_suppressor(struct run *r, const char *input, uint32_t rate, uint
 				   .threads = r->lane->ctx->stripe_max};
 	if (!err)
 		err = gf_offline_ctx_suppressor(r->lane->ctx, input, &f, r->engine, &r->sup, eb);
-	return err == GF_E_NOMEM || err == 0 ? err : GF_E_CONFIG;
+	return gf_config_failure(err);
 }
 
 static int take_engine(struct run *r, const struct gf_offline_opts *o, struct gf_errbuf *eb)

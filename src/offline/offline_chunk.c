@@ -49,36 +49,40 @@ static void count_bad(struct gf_offline_pipeline *p, const float *x, uint32_t fr
 	pthread_mutex_unlock(&p->mu);
 }
 
-/* A chunk holding NaN/Inf, from a copy of its input (the output may be wider: a mixer's). */
-static int run_pieces(struct gf_offline_pipeline *p, struct gf_engine *e, float *buf, uint32_t frames,
+/* A chunk holding NaN/Inf, piece by piece, each piece's input copied to c->piece first: its output
+ * (a mixer's may be wider) overwrites its input in c->buf. Where the output is wider, the input first
+ * moves to the buffer's end (it holds frames x out_ch), so that piece k's output, which ends at frame
+ * off + n of out_ch channels, never reaches the input still unread, which starts at the same frame of
+ * in_ch channels past the shift: (off + n) x out_ch <= shift + (off + n) x in_ch while off + n <=
+ * frames. */
+static int run_pieces(struct gf_offline_pipeline *p, struct gf_engine *e, struct gf_offline_chunk *c,
 		      uint64_t at, int *sup_failed)
 {
-	size_t in_ch = p->channels, out_ch = p->out_channels;
-	float *x = malloc((size_t)frames * in_ch * sizeof(float));
-	if (!x)
-		return GF_E_NOMEM;
-	memcpy(x, buf, (size_t)frames * in_ch * sizeof(float));
+	size_t in_ch = p->channels, out_ch = p->out_channels, frames = c->frames;
+	size_t shift = out_ch > in_ch ? frames * (out_ch - in_ch) : 0;
+	float *in = c->buf + shift;
+	if (shift)
+		memmove(in, c->buf, frames * in_ch * sizeof(float));
 	struct gf_chain_run chain = gf_offline_chain(p, e);
 	int err = 0, sup_err = 0;
 	for (uint32_t off = 0; !err && off < frames; off += GF_OFFLINE_MUTE_FRAMES) {
 		uint32_t n = frames - off < GF_OFFLINE_MUTE_FRAMES ? frames - off : GF_OFFLINE_MUTE_FRAMES;
-		count_bad(p, x + (size_t)off * in_ch, n, at + off);
-		err = gf_chain_process(&chain, x + (size_t)off * in_ch, NULL, buf + (size_t)off * out_ch, n,
-				       0, &sup_err);
+		memcpy(c->piece, in + (size_t)off * in_ch, (size_t)n * in_ch * sizeof(float));
+		count_bad(p, c->piece, n, at + off);
+		err = gf_chain_process(&chain, c->piece, NULL, c->buf + (size_t)off * out_ch, n, 0, &sup_err);
 	}
 	*sup_failed = sup_err != 0;
-	free(x);
 	return err;
 }
 
-int gf_offline_run_chunk(struct gf_offline_pipeline *p, struct gf_engine *e, float *buf, uint32_t frames,
+int gf_offline_run_chunk(struct gf_offline_pipeline *p, struct gf_engine *e, struct gf_offline_chunk *c,
 			 uint64_t at, int *sup_failed)
 {
 	*sup_failed = 0;
-	if (any_bad(buf, (size_t)frames * p->channels))
-		return run_pieces(p, e, buf, frames, at, sup_failed);
+	if (any_bad(c->buf, (size_t)c->frames * p->channels))
+		return run_pieces(p, e, c, at, sup_failed);
 	struct gf_chain_run chain = gf_offline_chain(p, e);
-	int sup_err, err = gf_chain_process(&chain, buf, NULL, buf, frames, 0, &sup_err);
+	int sup_err, err = gf_chain_process(&chain, c->buf, NULL, c->buf, c->frames, 0, &sup_err);
 	*sup_failed = sup_err != 0;
 	return err;
 }

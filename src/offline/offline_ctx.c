@@ -70,7 +70,7 @@ static int load_config_locked(struct gf_offline_ctx *c)
 	struct gf_errbuf eb = {{0}};
 	int err = gf_config_load_source(&c->o->src, &c->cfg, &eb);
 	if (err) {
-		c->cfg_err = err == GF_E_NOMEM ? err : GF_E_CONFIG;
+		c->cfg_err = gf_config_failure(err);
 		c->cfg_eb = eb;
 		return c->cfg_err;
 	}
@@ -114,7 +114,7 @@ static void build_fs_locked(struct gf_offline_ctx *c, struct gf_offline_fs_entry
 			f->rate);
 	struct gf_chain_facts facts = {.mode = GF_CHAIN_OFFLINE, .rate = f->rate, .channels = f->channels};
 	int err = gf_chain_filters(cfg, &facts, &f->fs, &f->built, &f->eb);
-	f->err = err == 0 || err == GF_E_NOMEM ? err : GF_E_CONFIG;
+	f->err = gf_config_failure(err);
 }
 
 int gf_offline_ctx_filters(struct gf_offline_ctx *c, uint32_t rate, uint32_t channels, const char *input,

@@ -63,6 +63,7 @@ struct gf_offline_fifo {
 
 struct gf_offline_chunk {
 	float *buf;
+	float *piece; /* GF_OFFLINE_MUTE_FRAMES x channels: a piece's input where buf holds NaN/Inf */
 	uint32_t frames;
 	int pinned;
 	uint64_t seq; /* position in the file, in chunks: the writer writes in this order */
@@ -157,11 +158,11 @@ void gf_offline_set_done(struct gf_offline_pipeline *p, int *flag);
 /* The chain an engine thread runs on @p e: p->suppress after it, no gain stage; a failed backend
  * call falls back to the CPU and the piece is redone (chain_run.h). */
 struct gf_chain_run gf_offline_chain(const struct gf_offline_pipeline *p, struct gf_engine *e);
-/* A decoded chunk of @p frames frames from file frame @p at through @p e and p->suppress (if any),
- * in place: one holding NaN/Inf goes in pieces of GF_OFFLINE_MUTE_FRAMES, counted in p->bad, and only
- * those holding them are muted (a gap to the suppressor). @return 0 or the error: the engine's, or
- * the suppressor's with *@p sup_failed set. */
-int gf_offline_run_chunk(struct gf_offline_pipeline *p, struct gf_engine *e, float *buf, uint32_t frames,
+/* Decoded chunk @p c (its frames from file frame @p at) through @p e and p->suppress (if any), in
+ * place: one holding NaN/Inf goes in pieces of GF_OFFLINE_MUTE_FRAMES through c->piece, counted in
+ * p->bad, and only those holding them are muted (a gap to the suppressor). Allocates nothing.
+ * @return 0 or the error: the engine's, or the suppressor's with *@p sup_failed set. */
+int gf_offline_run_chunk(struct gf_offline_pipeline *p, struct gf_engine *e, struct gf_offline_chunk *c,
 			 uint64_t at, int *sup_failed);
 /* Chunk @p i failed at file frame @p frame, in the engine or (@p sup_failed) in a GPU suppressor's
  * hop: it goes back free and the pipeline fails. A failed hop's piece is muted, so the file would

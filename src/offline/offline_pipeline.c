@@ -162,8 +162,7 @@ static void run_engine(struct gf_offline_pipeline *p, struct gf_engine *e, struc
 	while ((r = gf_offline_take(p, &p->decoded_q, &p->reader_done, 1, -1, &i)) == 1) {
 		struct gf_offline_chunk *c = &p->chunk[i];
 		double t0 = (1e3 * gf_now_s());
-		int sup_failed,
-			err = gf_offline_run_chunk(p, e, c->buf, c->frames, p->frames_filtered, &sup_failed);
+		int sup_failed, err = gf_offline_run_chunk(p, e, c, p->frames_filtered, &sup_failed);
 		p->busy_ms[1] += (1e3 * gf_now_s()) - t0;
 		if (err) {
 			gf_offline_chunk_failed(p, i, p->frames_filtered, err, sup_failed);
@@ -193,6 +192,7 @@ void gf_offline_pipeline_free(struct gf_offline_pipeline *p)
 	if (!p->inited)
 		return;
 	for (uint32_t i = 0; i < p->nchunks; i++) {
+		free(p->chunk[i].piece);
 		if (p->chunk[i].pinned && gf_cuda_unpin(p->chunk[i].buf))
 			continue; /* kept pinned behind GPU work that may not end: never freed */
 		free(p->chunk[i].buf);
@@ -248,10 +248,15 @@ static int pipeline_alloc(struct gf_offline_pipeline *p, uint32_t channels, uint
 		(size_t)chunk_frames * (channels > out_channels ? channels : out_channels) * sizeof(float);
 	for (; p->nchunks < nchunks; p->nchunks++) {
 		uint32_t i = p->nchunks;
+		/* run_pieces' copy (offline_chunk.c): here, not per chunk holding NaN/Inf mid-file */
+		float *piece = malloc((size_t)GF_OFFLINE_MUTE_FRAMES * channels * sizeof(float));
 		void *mem = NULL;
-		if (posix_memalign(&mem, 4096, bytes) != 0)
+		if (!piece || posix_memalign(&mem, 4096, bytes) != 0) {
+			free(piece);
 			return GF_E_NOMEM;
+		}
 		p->chunk[i].buf = mem;
+		p->chunk[i].piece = piece;
 		/*
 		 * Pinned chunks let the CUDA backend DMA directly; unpinned ones work
 		 * too. The CPU backend skips this: pinning would create a CUDA context.

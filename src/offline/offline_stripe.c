@@ -172,8 +172,7 @@ static int run_stripe(struct stripe_thread *t, uint64_t k)
 		}
 		double t0 = (1e3 * gf_now_s());
 		int sup_failed; /* never: a file with a suppressor is not striped (offline.c) */
-		int err =
-			gf_offline_run_chunk(p, t->e, c->buf, c->frames, seq * p->chunk_frames, &sup_failed);
+		int err = gf_offline_run_chunk(p, t->e, c, seq * p->chunk_frames, &sup_failed);
 		t->busy_ms += (1e3 * gf_now_s()) - t0;
 		if (err) {
 			gf_offline_chunk_failed(p, i, seq * p->chunk_frames, err, sup_failed);

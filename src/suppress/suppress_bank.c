@@ -37,16 +37,13 @@
 #include "suppress_gpu.h"
 #include "suppress_hum.h"
 #include "suppress_pool.h"
+#include "suppress_return.h"
 
 /* Frames taken apart per pass: any call size is handled in pieces of this. */
 #define SCRATCH_FRAMES 1024u
-/* The return to the GPU (gf_suppress_bank_try_return): the longest wait between tries, in
- * return_ms (as the engine's RETURN_MAX_STEPS); probe calls of silence, each of SCRATCH_FRAMES
- * frames (at least one hop), that must be back within PROBE_WAIT_NS (a hop's round trip is
- * tens of us to a few ms: one slower is no healthy GPU). */
-#define RETURN_MAX_STEPS 32u
+/* The return to the GPU (gf_suppress_bank_try_return, suppress_return.h): probe calls of
+ * silence, each of SCRATCH_FRAMES frames (at least one hop). */
 #define PROBE_CALLS 3
-#define PROBE_WAIT_NS 50000000ull
 
 /* A part of the group: one GPU suppressor (its own stream) for a contiguous run of the group's
  * channels. A group cut over threads (offline and batch) runs each part's copies and hops on its
@@ -89,15 +86,14 @@ struct gf_suppress_bank {
 	float *scratch;		       /* SCRATCH_FRAMES per part of the pool (one without) */
 	struct gf_suppress_pool *pool; /* opts.threads > 1: the CPU channels spread over it */
 	struct gpu_group *g;
-	_Atomic float *floor; /* per channel: the gain's floor the control thread set (suppress.h) */
-	_Atomic int on_gpu;   /* the group runs (the audio thread clears it on a failure, the
-				 control thread sets it again: gf_suppress_bank_try_return) */
-	uint64_t return_ns;   /* control thread: the first wait before a return */
-	uint64_t return_step_ns, next_return_ns; /* control thread: the wait now, the next try */
-	_Atomic uint64_t gpu_returns;		 /* returns to the GPU after a switch */
-	_Atomic uint64_t gpu_failures;		 /* switches to the standby */
-	_Atomic uint64_t gpu_late;		 /* calls whose group was muted for a late hop */
-	struct gf_neural_bank *neural;		 /* the neural stage after the suppressors; NULL: none */
+	_Atomic float *floor;	       /* per channel: the gain's floor the control thread set (suppress.h) */
+	_Atomic int on_gpu;	       /* the group runs (the audio thread clears it on a failure, the
+					  control thread sets it again: gf_suppress_bank_try_return) */
+	struct gf_suppress_return ret; /* control thread: the wait before a return */
+	_Atomic uint64_t gpu_returns;  /* returns to the GPU after a switch */
+	_Atomic uint64_t gpu_failures; /* switches to the standby */
+	_Atomic uint64_t gpu_late;     /* calls whose group was muted for a late hop */
+	struct gf_neural_bank *neural; /* the neural stage after the suppressors; NULL: none */
 };
 
 static void group_free(struct gpu_group *g)
@@ -273,7 +269,8 @@ static int group_new(struct gf_suppress_bank *b, const struct gf_suppress_params
 	if (!g)
 		return GF_E_NOMEM;
 	g->wait_ns = 1000ull * o->deadline_us;
-	b->return_ns = 1000000ull * (o->return_ms ? o->return_ms : GF_SUPPRESS_RETURN_DEFAULT_MS);
+	gf_suppress_return_init(&b->ret,
+				1000000ull * (o->return_ms ? o->return_ms : GF_SUPPRESS_RETURN_DEFAULT_MS));
 	for (uint32_t c = first, k = 0; c < b->channels; c++)
 		if (same_params(pc[first], pc[c]))
 			g->chan[k++] = c;
@@ -818,7 +815,7 @@ void gf_suppress_bank_reset(struct gf_suppress_bank *b)
 		gf_neural_bank_reset(b->neural);
 	if (!b->g)
 		return;
-	b->next_return_ns = 0;
+	gf_suppress_return_reset(&b->ret);
 	/* A new stream tries the GPU again: back to it only if its state could be reset. */
 	struct gf_suppress_gpu *failed = NULL;
 	int err = parts_reset(b->g, &failed);
@@ -850,13 +847,15 @@ static int parts_probe(struct gpu_group *g, uint64_t by)
 	return 0;
 }
 
-/* The group's suppressors from a clean state, answering PROBE_CALLS calls of silence each within
- * PROBE_WAIT_NS, then clean again: 0, or why not (a hop still hung: its reset times out). */
-static int group_probe(struct gpu_group *g)
+/* The group's (@p arg) suppressors from a clean state, answering PROBE_CALLS calls of silence each
+ * within GF_SUPPRESS_PROBE_WAIT_NS, then clean again: 0, or why not (a hop still hung: its reset
+ * times out). A gf_suppress_probe_fn. */
+static int group_probe(void *arg)
 {
+	struct gpu_group *g = arg;
 	int err = parts_reset(g, NULL);
 	for (int i = 0; !err && i < PROBE_CALLS; i++) {
-		uint64_t by = gf_now_ns() + PROBE_WAIT_NS;
+		uint64_t by = gf_now_ns() + GF_SUPPRESS_PROBE_WAIT_NS;
 		err = parts_probe(g, by);
 		err = err ? err : group_hook(g, by);
 	}
@@ -873,26 +872,16 @@ void gf_suppress_bank_try_return(struct gf_suppress_bank *b)
 		gf_neural_bank_try_return(b->neural); /* the neural stage's GPU, by the same policy */
 	if (!b || !b->g || atomic_load_explicit(&b->on_gpu, memory_order_acquire))
 		return; /* the worker owns the group while it runs: nothing here touches it then */
-	uint64_t now = gf_now_ns();
-	if (!b->next_return_ns) { /* the first look since the switch: the first wait */
-		b->return_step_ns = b->return_ns;
-		b->next_return_ns = now + b->return_step_ns;
-		return;
-	}
-	if (now < b->next_return_ns)
-		return;
-	int err = group_probe(b->g);
+	int err = 0;
+	if (gf_suppress_return_try(&b->ret, group_probe, b->g, &err) != GF_SUPPRESS_RETURN_PROBED)
+		return; /* the first look since the switch (the first wait starts), or not yet */
 	if (err) {
-		uint64_t cap = b->return_ns * RETURN_MAX_STEPS;
-		b->return_step_ns = 2 * b->return_step_ns < cap ? 2 * b->return_step_ns : cap;
-		b->next_return_ns = gf_now_ns() + b->return_step_ns;
 		gf_info("suppressor: %u channels stay on the CPU: the GPU is not healthy yet (%s); next try "
 			"in %.1f s",
 			b->g->n, err == GF_SUPPRESS_GPU_LATE ? "a probe was late" : gf_strerror(err),
-			1e-9 * (double)b->return_step_ns);
+			1e-9 * (double)b->ret.step_ns);
 		return;
 	}
-	b->next_return_ns = 0;
 	atomic_fetch_add(&b->gpu_returns, 1);
 	atomic_store_explicit(&b->on_gpu, 1, memory_order_release); /* the worker's next piece */
 	gf_info("suppressor: %u channels back on the GPU", b->g->n);

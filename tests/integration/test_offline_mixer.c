@@ -7,7 +7,8 @@
  * rounding; a file with other than the mixer's inputs is a config error;
  * with --backend cuda on a GPU the same checks hold (the engine runs the
  * paths as channels there and sums them), without one it fails with why;
- * --export-filters writes a config that runs the same mixer.
+ * --export-filters writes a config that runs the same mixer; a NaN in the
+ * input mutes its piece of every output and leaves the rest exact.
  */
 #include <math.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 #include "config.h"
 #include "error.h"
 #include "gpu.h"
+#include "offline.h"
 #include "run_prog.h"
 #include "sndutil.h"
 #include "testutil.h"
@@ -161,6 +163,60 @@ static void test_export(const char *conf, const char *in)
 	free(o2);
 }
 
+/* A NaN in a piece of the input: the engine mutes that piece of all 4 outputs and takes the NaN as
+ * zero in its memory, so every other frame is the reference's of the input with it zeroed. The
+ * chunk goes in pieces and its output is twice as wide as its input: each piece's output must not
+ * overwrite input not yet filtered (offline_chunk.c). */
+static void test_nonfinite(const char *conf, const float *x)
+{
+	const uint32_t bad = 20000, m0 = bad / GF_OFFLINE_MUTE_FRAMES * GF_OFFLINE_MUTE_FRAMES;
+	char *in = gf_test_path(dir, "nan.wav"), *out = gf_test_path(dir, "nan_out.wav");
+	float *xn = malloc((size_t)FRAMES * 2 * sizeof(float));
+	CHECK(xn);
+	memcpy(xn, x, (size_t)FRAMES * 2 * sizeof(float));
+	xn[(size_t)bad * 2 + 1] = NAN;
+	gf_test_write_sound(in, SF_FORMAT_WAV | SF_FORMAT_FLOAT, RATE, 2, FRAMES, xn);
+	struct run_result r;
+	run_gpufir(ARGS("-i", in, "-o", out, "-c", conf, "--backend", "cpu"), &r);
+	CHECK_RUN(&r, GF_EXIT_OK, "the input has 1 NaN/Inf sample");
+	uint32_t align;
+	struct gf_filter_set *fs = build(conf, &align);
+	SF_INFO info;
+	float *y = gf_test_read_sound(out, &info, 1);
+	CHECK(info.channels == 4 && info.frames == FRAMES);
+	uint32_t n = FRAMES + align;
+	float *xp = calloc((size_t)n * 2, sizeof(float));
+	CHECK(xp);
+	memcpy(xp, x, (size_t)FRAMES * 2 * sizeof(float));
+	xp[(size_t)bad * 2 + 1] = 0.0f;
+	double *ref = gf_test_reference_mix(xp, n, fs);
+	double e = 0.0, s = 0.0;
+	uint32_t zeros = 0;
+	for (uint32_t i = 0; i < FRAMES; i++)
+		for (uint32_t c = 0; c < 4; c++) {
+			float v = y[(size_t)i * 4 + c];
+			CHECK(isfinite(v));
+			if (i + align >= m0 && i + align < m0 + GF_OFFLINE_MUTE_FRAMES) {
+				zeros += v == 0.0f;
+				continue;
+			}
+			double d = ref[(size_t)(i + align) * 4 + c] - v;
+			e += d * d;
+			s += (double)v * v;
+		}
+	printf("  NaN at frame %u: %u of %u samples of its piece zero, the rest rel L2 %.3g\n", bad, zeros,
+	       4 * GF_OFFLINE_MUTE_FRAMES, sqrt(e / s));
+	CHECK(zeros == 4 * GF_OFFLINE_MUTE_FRAMES);
+	CHECK(sqrt(e / s) < 1e-6);
+	gf_filter_set_free(fs);
+	free(ref);
+	free(xp);
+	free(y);
+	free(xn);
+	free(out);
+	free(in);
+}
+
 static void test_refusals(const char *conf)
 {
 	char *in3 = gf_test_path(dir, "in3.wav"), *out = gf_test_path(dir, "out3.wav");
@@ -201,6 +257,7 @@ int main(void)
 		free(out);
 	}
 	test_export(conf, in);
+	test_nonfinite(conf, x);
 	test_refusals(conf);
 	gf_test_rmtree(dir);
 	free(dir);

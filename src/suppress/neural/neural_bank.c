@@ -144,11 +144,8 @@ int gf_neural_bank_new(const uint8_t *active, uint32_t channels, uint32_t rate,
 	atomic_store(&b->bypass, o && o->bypass);
 	b->gain = o && o->bypass ? 0.0f : 1.0f;
 	b->gain_step = 1.0f / GF_NEURAL_RAMP_FRAMES;
-	float lim = p->atten_lim_db;
-	uint32_t bits;
-	memcpy(&bits, &lim, sizeof(bits));
-	atomic_store(&b->atten_bits, bits);
-	b->atten_job = b->gpu_atten = lim;
+	gf_neural_atten_ask(b, p->atten_lim_db);
+	b->atten_job = b->gpu_atten = p->atten_lim_db;
 	*out = b;
 	return 0;
 fail:
@@ -215,10 +212,7 @@ int gf_neural_bank_set_atten_lim(struct gf_neural_bank *b, double db)
 {
 	if (!(db > 0.0 && db <= GF_NEURAL_MAX_ATTEN_LIM_DB))
 		return GF_E_INVAL;
-	float f = (float)db;
-	uint32_t bits;
-	memcpy(&bits, &f, sizeof(bits));
-	atomic_store(&b->atten_bits, bits);
+	gf_neural_atten_ask(b, (float)db);
 	return 0;
 }
 
@@ -239,9 +233,7 @@ static void submit(struct gf_neural_bank *b)
 	float *t = b->job_in;
 	b->job_in = b->fill;
 	b->fill = t;
-	uint32_t bits = atomic_load_explicit(&b->atten_bits, memory_order_relaxed);
-	float lim;
-	memcpy(&lim, &bits, sizeof(lim));
+	float lim = gf_neural_atten_asked(b);
 	b->job_prime = b->prime_due;
 	b->job_hist = b->hist_next;
 	b->prime_due = 0;

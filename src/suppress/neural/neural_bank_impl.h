@@ -8,9 +8,11 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "neural_bank.h"
 #include "neural_pool.h"
+#include "suppress_return.h"
 
 struct gf_neural_bank {
 	const struct gf_neural_ops *ops; /* the CPU's: the stage's backend, or the GPU's standby */
@@ -29,7 +31,7 @@ struct gf_neural_bank {
 	uint64_t submitted_ns; /* when the hop in flight was started */
 	float gain, gain_step; /* the model's share of the output (1 - the dry's), ramped */
 	_Atomic int bypass;
-	_Atomic uint32_t atten_bits; /* the attenuation limit asked for, float bits */
+	_Atomic uint32_t atten_bits; /* the limit asked for, float bits: gf_neural_atten_ask/_asked */
 	float atten_job;	     /* the CPU's job's: the helpers apply it where it changed */
 	int atten_new;		     /* the job carries a new limit (or restarts the standby) */
 	_Atomic int given_up;
@@ -51,10 +53,26 @@ struct gf_neural_bank {
 	int job_prime;	    /* the job in flight is that restart (the helpers read it) */
 	uint32_t job_hist;  /* its oldest hop of hist */
 	float *probe;	    /* control thread: 2 x active x hop for the return's probe hops */
-	uint64_t return_ns; /* control thread: the first wait before a return */
-	uint64_t return_step_ns, next_return_ns;
+	struct gf_suppress_return ret; /* control thread: the wait before a return */
 	_Atomic uint64_t gpu_failures, gpu_returns;
 };
+
+/* The attenuation limit asked for, as float bits in one atomic: set by the control thread, read by
+ * the worker at a hop (relaxed: a limit a hop late is harmless). */
+static inline void gf_neural_atten_ask(struct gf_neural_bank *b, float db)
+{
+	uint32_t bits;
+	memcpy(&bits, &db, sizeof(bits));
+	atomic_store(&b->atten_bits, bits);
+}
+
+static inline float gf_neural_atten_asked(struct gf_neural_bank *b)
+{
+	uint32_t bits = atomic_load_explicit(&b->atten_bits, memory_order_relaxed);
+	float db;
+	memcpy(&db, &bits, sizeof(db));
+	return db;
+}
 
 /* neural_switch.c, for neural_bank.c: */
 

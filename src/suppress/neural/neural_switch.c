@@ -25,13 +25,10 @@
 #include "clock.h"
 #include "log.h"
 #include "neural_bank_impl.h"
+#include "suppress_return.h"
 
-/* A return's probe: hops of silence, each back within PROBE_WAIT_NS (a hop of a thousand channels
- * is milliseconds: one slower is no healthy GPU); the wait between tries grows to RETURN_MAX_STEPS
- * times the first (as the suppressor's). */
+/* A return's probe (suppress_return.h, the suppressor's policy): hops of silence. */
 #define PROBE_HOPS 3
-#define PROBE_WAIT_NS 50000000ull
-#define RETURN_MAX_STEPS 32u
 
 int gf_neural_switch_new(struct gf_neural_bank *b, const struct gf_neural_params *p,
 			 const struct gf_neural_bank_opts *o)
@@ -62,7 +59,8 @@ int gf_neural_switch_new(struct gf_neural_bank *b, const struct gf_neural_params
 	if (!(b->hist = calloc(b->prime * hop, sizeof(float))) ||
 	    !(b->probe = calloc(2 * hop, sizeof(float))))
 		return GF_E_NOMEM; /* new() frees what was made */
-	b->return_ns = 1000000ull * (o->return_ms ? o->return_ms : GF_NEURAL_RETURN_DEFAULT_MS);
+	gf_suppress_return_init(&b->ret,
+				1000000ull * (o->return_ms ? o->return_ms : GF_NEURAL_RETURN_DEFAULT_MS));
 	b->gpu_now = 1;
 	atomic_store(&b->on_gpu, 1);
 	return 0;
@@ -99,12 +97,14 @@ static void take_return(struct gf_neural_bank *b)
 	atomic_store_explicit(&b->on_gpu, 1, memory_order_release);
 }
 
-/* The gathered hop to the GPU, with the attenuation limit asked for where it changed. */
+/* The gathered hop to the GPU, with the attenuation limit asked for where it changed.
+ * @pre no hop in flight on the GPU (!b->gpending: gf_neural_switch_hop collected it, or dropped
+ * this hop; a return's reset waited for an abandoned one): the GPU backend writes the limit into
+ * pinned memory that a hop's queued copy reads, and nothing but this order keeps a hop in flight
+ * from reading it mid-change (no lock on the audio path). */
 static int gpu_submit(struct gf_neural_bank *b)
 {
-	uint32_t bits = atomic_load_explicit(&b->atten_bits, memory_order_relaxed);
-	float lim;
-	memcpy(&lim, &bits, sizeof(lim));
+	float lim = gf_neural_atten_asked(b);
 	if (lim != b->gpu_atten) {
 		b->gops->set_atten_lim(b->ginst, 0, b->active, lim);
 		b->gpu_atten = lim;
@@ -169,17 +169,18 @@ void gf_neural_switch_poll(struct gf_neural_bank *b)
 
 /* ---- the control thread ---------------------------------------------------- */
 
-/* The GPU from a clean state, answering PROBE_HOPS hops of silence each within PROBE_WAIT_NS, then
- * clean again: 0, or why not. */
-static int probe(struct gf_neural_bank *b)
+/* The GPU of the stage @p arg from a clean state, answering PROBE_HOPS hops of silence each within
+ * GF_SUPPRESS_PROBE_WAIT_NS, then clean again: 0, or why not. A gf_suppress_probe_fn. */
+static int probe(void *arg)
 {
+	struct gf_neural_bank *b = arg;
 	size_t hop = (size_t)b->active * GF_NEURAL_HOP;
 	float *in = b->probe, *out = b->probe + hop;
 	memset(in, 0, hop * sizeof(float));
 	int err = b->gops->reset(b->ginst, 0, b->active);
 	for (int i = 0; !err && i < PROBE_HOPS; i++) {
 		err = b->gops->submit(b->ginst, in);
-		err = err ? err : b->gops->collect(b->ginst, out, gf_now_ns() + PROBE_WAIT_NS);
+		err = err ? err : b->gops->collect(b->ginst, out, gf_now_ns() + GF_SUPPRESS_PROBE_WAIT_NS);
 	}
 	return err ? err : b->gops->reset(b->ginst, 0, b->active);
 }
@@ -190,7 +191,7 @@ static void said_switch(struct gf_neural_bank *b)
 	const char *why = b->gops->error ? b->gops->error(b->ginst) : "";
 	gf_warn("neural stage: a GPU hop failed or hung (%s): its %u channels run on the CPU now; the GPU "
 		"is tried again in %.3g s",
-		why && why[0] ? why : "no message", b->active, 1e-9 * (double)b->return_ns);
+		why && why[0] ? why : "no message", b->active, 1e-9 * (double)b->ret.first_ns);
 }
 
 void gf_neural_bank_try_return(struct gf_neural_bank *b)
@@ -198,28 +199,20 @@ void gf_neural_bank_try_return(struct gf_neural_bank *b)
 	if (!b || !b->gops || atomic_load_explicit(&b->on_gpu, memory_order_acquire) ||
 	    atomic_load(&b->ready))
 		return; /* the worker owns the GPU while it runs on it, or is about to take it */
-	uint64_t now = gf_now_ns();
-	if (!b->next_return_ns) {
+	int err = 0;
+	enum gf_suppress_return_step step = gf_suppress_return_try(&b->ret, probe, b, &err);
+	if (step == GF_SUPPRESS_RETURN_FIRST)
 		said_switch(b);
-		b->return_step_ns = b->return_ns;
-		b->next_return_ns = now + b->return_step_ns;
+	if (step != GF_SUPPRESS_RETURN_PROBED)
 		return;
-	}
-	if (now < b->next_return_ns)
-		return;
-	int err = probe(b);
 	if (err) {
-		uint64_t cap = b->return_ns * RETURN_MAX_STEPS;
-		b->return_step_ns = 2 * b->return_step_ns < cap ? 2 * b->return_step_ns : cap;
-		b->next_return_ns = gf_now_ns() + b->return_step_ns;
 		gf_info("neural stage: %u channels stay on the CPU: the GPU is not healthy yet (%s); next "
 			"try "
 			"in %.3g s",
 			b->active, err == GF_NEURAL_LATE ? "a probe hop was late" : gf_strerror(err),
-			1e-9 * (double)b->return_step_ns);
+			1e-9 * (double)b->ret.step_ns);
 		return;
 	}
-	b->next_return_ns = 0;
 	atomic_fetch_add(&b->gpu_returns, 1);
 	atomic_store_explicit(&b->ready, 1, memory_order_release); /* the worker's next hop */
 	gf_info("neural stage: %u channels back on the GPU", b->active);
@@ -232,7 +225,7 @@ void gf_neural_switch_reset(struct gf_neural_bank *b, int idle)
 		b->hist_next = 0;
 	}
 	b->prime_due = 0;
-	b->next_return_ns = 0;
+	gf_suppress_return_reset(&b->ret);
 	atomic_store(&b->ready, 0);
 	int err = b->gops->reset(b->ginst, 0, b->active); /* a new stream tries the GPU again */
 	if (err)
