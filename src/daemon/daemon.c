@@ -501,7 +501,8 @@ static int startup_finish(struct daemon *d, struct gf_dm_build *b)
 }
 
 /* The daemon's own waits that a test may shorten (test_hook.h): a test that waits one out many
- * times, or for a stall it made, waits time, not work. */
+ * times, or for a stall it made, waits time, not work. And an audio server that answers an open
+ * late, on purpose. */
 static void read_test_hooks(struct daemon *d)
 {
 	d->debounce_ms = gf_test_hook_value("GPUFIR_TEST_DEBOUNCE_MS", "daemon");
@@ -510,6 +511,10 @@ static void read_test_hooks(struct daemon *d)
 	d->stall_ms = gf_test_hook_value("GPUFIR_TEST_STALL_MS", "daemon");
 	if (d->stall_ms <= 0)
 		d->stall_ms = STALL_MS;
+	d->late_open_after = gf_test_hook_value("GPUFIR_FAULT_LATE_OPEN_AFTER", "daemon");
+	d->late_open_ms = gf_test_hook_value("GPUFIR_FAULT_LATE_OPEN_MS", "daemon");
+	if (d->late_open_ms <= 0)
+		d->late_open_ms = 1000;
 }
 
 /* Start the watchdog and the start-up build; the loop carries on from there

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -41,6 +42,7 @@ struct audio_call {
 	struct gf_live *live; /* CLOSE: the stream to stop; OPEN: the stream started */
 	int err, worker_abandoned;
 	struct gf_errbuf eb;
+	int64_t slow_ms; /* OPEN: waits this long before starting the stream (a test hook) */
 };
 
 static void *call_main(void *arg)
@@ -48,6 +50,10 @@ static void *call_main(void *arg)
 	struct audio_call *c = arg;
 	if (c->kind == CALL_OPEN) {
 		c->err = gf_live_new(&c->live, &c->lp, c->engine, &c->eb);
+		if (c->slow_ms > 0) { /* test hook: a server that answers late (daemon.c's read_test_hooks) */
+			struct timespec ts = {c->slow_ms / 1000, (c->slow_ms % 1000) * 1000000L};
+			nanosleep(&ts, NULL);
+		}
 		if (!c->err && (c->err = gf_live_start(c->live, &c->eb))) {
 			gf_live_free(c->live);
 			c->live = NULL;
@@ -165,12 +171,19 @@ int gf_dm_audio_open(struct daemon *d, const struct gf_live_params *lp, struct g
 	if (!c)
 		return GF_E_NOMEM;
 	c->engine = d->engine;
-	int ran = call_run(d, c, GF_DM_AUDIO_OPEN_MS, GF_DM_AUDIO_GRACE_OPEN_MS);
+	int64_t deadline_ms = GF_DM_AUDIO_OPEN_MS;
+	/* Test hook: the opens after the first N of this image are late. */
+	if (d->late_open_after >= 0 && d->opens >= d->late_open_after) {
+		deadline_ms = d->late_open_ms;
+		c->slow_ms = 2 * d->late_open_ms;
+	}
+	d->opens++;
+	int ran = call_run(d, c, (int)deadline_ms, GF_DM_AUDIO_GRACE_OPEN_MS);
 	if (ran == 0) {
 		gf_errbuf_set(eb,
 			      "the audio stream did not open within %.1f s (the audio server does not "
 			      "answer)",
-			      GF_DM_AUDIO_OPEN_MS / 1000.0);
+			      deadline_ms / 1000.0);
 		return GF_E_AUDIO; /* @p c stays with its thread */
 	}
 	if (ran < 0) {

@@ -110,8 +110,13 @@ struct daemon {
 	int64_t next_hup_ms; /* earliest time for the next SIGHUP reload */
 	int64_t debounce_ms; /* DEBOUNCE_MS, or GPUFIR_TEST_DEBOUNCE_MS's */
 	int64_t stall_ms;    /* STALL_MS, or GPUFIR_TEST_STALL_MS's */
-	int healthy;	     /* the last health check found audio flowing */
-	int exit_code;	     /* GF_EXIT_* to return once stopped */
+	/* GPUFIR_FAULT_LATE_OPEN_AFTER (-1: unset): the opens after that many in this image are
+	 * left behind after GPUFIR_FAULT_LATE_OPEN_MS, their thread still waiting twice that long
+	 * before it starts the stream it opened (daemon_audio.c) */
+	int64_t late_open_after, late_open_ms;
+	int64_t opens; /* gf_dm_audio_open calls in this image */
+	int healthy;   /* the last health check found audio flowing */
+	int exit_code; /* GF_EXIT_* to return once stopped */
 	enum dstate state;
 	int ready_sent;	   /* READY=1 sent (by this image or the one before an in-place restart) */
 	int ready_pending; /* send READY=1 when audio flows: at start and after each outage */

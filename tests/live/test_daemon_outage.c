@@ -3,18 +3,27 @@
  * WATCHDOG_USEC), against a private JACK server (dummy driver, sync mode).
  * Each case prints what it saw.
  *
- *   1  the status socket's file removed under the running daemon: --status
+ *   1  SIGTERM while the audio server answers the start-up's open late (test
+ *      hook GPUFIR_FAULT_LATE_OPEN_AFTER=0 and _MS=3000: the open's thread
+ *      waits 6 s before it starts the stream it opened): --status answers
+ *      meanwhile, and the daemon leaves the open behind and exits 0 within 2 s
+ *   2  a stream's open that the audio server answers late (test hook
+ *      GPUFIR_FAULT_LATE_OPEN_AFTER: the open of a reload's stream restart is
+ *      left behind after 1 s, its thread still opening): --status answers
+ *      every second throughout, the daemon restarts in place (same PID) and
+ *      audio flows again (READY=1), and SIGTERM then exits 0 within 2 s
+ *   3  the status socket's file removed under the running daemon: --status
  *      answers again within 2 s, and the log says the socket was made again
- *   2  SIGXFSZ is ignored by the daemon (a recording at RLIMIT_FSIZE ends
+ *   4  SIGXFSZ is ignored by the daemon (a recording at RLIMIT_FSIZE ends
  *      with a message instead of killing it; test_hostile_record has the rest)
- *   3  jackd stopped (SIGSTOP: its process frozen, its sockets open), which
+ *   5  jackd stopped (SIGSTOP: its process frozen, its sockets open), which
  *      blocked the control thread inside PortAudio (Pa_AbortStream, then
  *      Pa_Initialize in jack_client_open) for minutes: for 8 s every --status
  *      query answers within 1 s (one made while the daemon restarts itself in
  *      place is retried within that second), STATUS= says the audio server is
  *      lost, the watchdog pings go on, the PID stays
- *   4  jackd continued: audio resumes (READY=1 again, blocks advance)
- *   5  jackd stopped again, then SIGTERM: the daemon exits 0 within 2 s */
+ *   6  jackd continued: audio resumes (READY=1 again, blocks advance)
+ *   7  jackd stopped again, then SIGTERM: the daemon exits 0 within 2 s */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,18 +78,117 @@ static long blocks_over(int ms)
 	return gf_daemon_status_num(st, "blocks") - b0;
 }
 
-static void case1_socket_removed(void)
+static void write_conf(unsigned block, int fresh)
+{
+	FILE *f = fresh ? gf_daemon_conf_begin(&dm, RATE, block, "cpu", CH, "system")
+			: gf_daemon_conf_begin_new(&dm, RATE, block, "cpu", CH, "system");
+	fprintf(f, "filters = ( { name = \"f\"; coeffs = [0.5, 0.25]; } );\nchain = [\"f\"];\n");
+	if (fresh)
+		CHECK(fclose(f) == 0);
+	else
+		gf_daemon_conf_end_new(&dm, f);
+}
+
+/* The daemon that left an open behind has exited: wait until jackd has dropped its client (its
+ * ports gone), or the next daemon's client of the same name is refused (seen under ASan). */
+static void wait_client_dropped(void)
+{
+	jack_status_t jst;
+	jack_client_t *c =
+		jack_client_open("outage-probe", JackNoStartServer | JackServerName, &jst, dm.jack.name);
+	CHECK(c);
+	double t0 = gf_now_s();
+	const char **ports;
+	while ((ports = jack_get_ports(c, "^gpufir:", NULL, 0)) != NULL) {
+		jack_free(ports);
+		if (gf_now_s() - t0 > 15.0)
+			gf_daemon_die(&dm, "jackd kept the client of an exited daemon for 15 s");
+		gf_daemon_idle_ms(&dm, 20);
+	}
+	jack_client_close(c);
+}
+
+/* SIGTERM during the start-up's open, which the hook makes late. */
+static void case1_sigterm_in_open(const char *bin)
+{
+	setenv("GPUFIR_FAULT_LATE_OPEN_AFTER", "0", 1);
+	setenv("GPUFIR_FAULT_LATE_OPEN_MS", "3000", 1);
+	gf_daemon_spawn(&dm, bin, WATCHDOG_S);
+	unsetenv("GPUFIR_FAULT_LATE_OPEN_AFTER");
+	unsetenv("GPUFIR_FAULT_LATE_OPEN_MS");
+	double t0 = gf_now_s();
+	while (!log_has("gpufir: volume ")) { /* logged just before the open */
+		if (gf_now_s() - t0 > 30.0 || !gf_daemon_alive(&dm))
+			gf_daemon_die(&dm, "the daemon did not come to its stream's open");
+		gf_daemon_idle_ms(&dm, 20);
+	}
+	gf_daemon_idle_ms(&dm, 300);
+	char st[GF_STATUS_MAX];
+	double t = status_within(1.0, st, sizeof(st));
+	CHECK(strstr(st, "state: starting\n") != NULL);
+	double t1 = gf_now_s();
+	gf_daemon_terminate(&dm, 2.0, " during a late open");
+	double exit_s = gf_now_s() - t1;
+	int left = log_has("opening the audio stream did not return within");
+	printf("case 1 (SIGTERM during a late open): --status answered in %.3f s; exit 0 after %.2f s, "
+	       "the open %s\n",
+	       t, exit_s, left ? "left behind" : "NOT LEFT BEHIND");
+	CHECK(left);
+	wait_client_dropped();
+}
+
+/* The reload's stream restart opens late (the hook): left behind, restart in place, audio again,
+ * --status answering all along; then SIGTERM. */
+static void case2_late_open(const char *bin)
+{
+	setenv("GPUFIR_FAULT_LATE_OPEN_AFTER", "1", 1); /* the start-up's open is on time */
+	gf_daemon_spawn(&dm, bin, WATCHDOG_S);
+	unsetenv("GPUFIR_FAULT_LATE_OPEN_AFTER");
+	gf_daemon_wait_ready(&dm, 1, 30.0, "start-up (late open case)");
+	write_conf(2 * PERIOD, 0); /* a new block size: the stream restarts */
+	double t0 = gf_now_s(), worst = 0;
+	int queries = 0;
+	char st[GF_STATUS_MAX];
+	/* READY=1 comes twice: the failed reload's, and the new image's once audio flows. */
+	for (;;) {
+		if (gf_now_s() - t0 > 20.0 || !gf_daemon_alive(&dm))
+			gf_daemon_die(&dm, "audio did not flow again after the open left behind");
+		double t = status_within(1.0, st, sizeof(st));
+		worst = t > worst ? t : worst;
+		queries++;
+		CHECK(gf_daemon_status_num(st, "pid") == dm.pid);
+		if (gf_daemon_status_num(st, "respawns") >= 1 && strstr(st, "state: running\n"))
+			break;
+		gf_daemon_idle_ms(&dm, 200);
+	}
+	double back = gf_now_s() - t0;
+	gf_daemon_wait_ready(&dm, 3, 5.0, "audio flowing again after the open left behind");
+	int left = log_has("opening the audio stream did not return within 1.0 s");
+	status_within(1.0, st, sizeof(st));
+	printf("case 2 (an open left behind): %s; audio again after %.1f s, same PID, %ld restarts in "
+	       "place; %d status queries, slowest %.3f s\n",
+	       left ? "left behind after 1.0 s" : "NOT LEFT BEHIND", back,
+	       gf_daemon_status_num(st, "respawns"), queries, worst);
+	CHECK(left && gf_daemon_status_num(st, "block_frames") == 2 * PERIOD);
+	double t1 = gf_now_s();
+	gf_daemon_terminate(&dm, 2.0, " after an open left behind");
+	printf("case 2: SIGTERM then: exit 0 after %.2f s\n", gf_now_s() - t1);
+	wait_client_dropped();
+	write_conf(PERIOD, 1);
+}
+
+static void case3_socket_removed(void)
 {
 	char st[GF_STATUS_MAX];
 	CHECK(unlink(dm.status_path) == 0);
 	double t = status_within(2.5, st, sizeof(st));
-	printf("case 1 (status socket removed): --status answers again after %.2f s: %s\n", t,
+	printf("case 3 (status socket removed): --status answers again after %.2f s: %s\n", t,
 	       log_has("was removed or replaced: listening there again") ? "re-created, logged"
 									 : "NOT LOGGED");
 	CHECK(t < 2.5 && log_has("was removed or replaced: listening there again"));
 }
 
-static void case2_sigxfsz(void)
+static void case4_sigxfsz(void)
 {
 	char path[64], line[256];
 	snprintf(path, sizeof(path), "/proc/%ld/status", (long)dm.pid);
@@ -92,11 +200,11 @@ static void case2_sigxfsz(void)
 			break;
 	fclose(f);
 	int ignored = (ign >> (SIGXFSZ - 1)) & 1;
-	printf("case 2 (SIGXFSZ): %s by the daemon\n", ignored ? "ignored" : "NOT IGNORED");
+	printf("case 4 (SIGXFSZ): %s by the daemon\n", ignored ? "ignored" : "NOT IGNORED");
 	CHECK(ignored);
 }
 
-static void case3_frozen(void)
+static void case5_frozen(void)
 {
 	int wd0 = dm.nl.watchdog, queries = 0;
 	double worst = 0, t0 = gf_now_s();
@@ -109,7 +217,7 @@ static void case3_frozen(void)
 		gf_daemon_idle_ms(&dm, 200);
 	}
 	gf_daemon_notify_read(&dm, 0);
-	printf("case 3 (jackd stopped for %.0f s): %d status queries, slowest answered in %.3f s; last "
+	printf("case 5 (jackd stopped for %.0f s): %d status queries, slowest answered in %.3f s; last "
 	       "state '%.*s'; %d WATCHDOG=1; STATUS='%s'\n",
 	       FROZEN_S, queries, worst, (int)strcspn(strstr(st, "state: ") + 7, "\n"),
 	       strstr(st, "state: ") + 7, dm.nl.watchdog - wd0, dm.nl.last_status);
@@ -119,7 +227,7 @@ static void case3_frozen(void)
 	CHECK(dm.nl.watchdog - wd0 >= (int)(FROZEN_S / (WATCHDOG_S / 2)) - 2);
 }
 
-static void case4_back(void)
+static void case6_back(void)
 {
 	double t0 = gf_now_s();
 	CHECK(kill(dm.jack.pid, SIGCONT) == 0);
@@ -127,7 +235,7 @@ static void case4_back(void)
 	long blocks = blocks_over(1000);
 	char st[GF_STATUS_MAX];
 	status_within(1.0, st, sizeof(st));
-	printf("case 4 (jackd continued): READY=1 again after %.1f s, %ld blocks in the next second, "
+	printf("case 6 (jackd continued): READY=1 again after %.1f s, %ld blocks in the next second, "
 	       "pid %ld (%s), restarts in place %ld\n",
 	       gf_now_s() - t0, blocks, gf_daemon_status_num(st, "pid"),
 	       gf_daemon_status_num(st, "pid") == dm.pid ? "the same" : "ANOTHER",
@@ -136,13 +244,13 @@ static void case4_back(void)
 	CHECK(blocks > RATE / PERIOD / 2);
 }
 
-static void case5_sigterm(void)
+static void case7_sigterm(void)
 {
 	CHECK(kill(dm.jack.pid, SIGSTOP) == 0);
 	gf_daemon_idle_ms(&dm, 3000); /* the daemon notices (2 s) and is closing its stream */
 	double t0 = gf_now_s();
 	gf_daemon_terminate(&dm, 2.0, " with its JACK server stopped");
-	printf("case 5 (SIGTERM with jackd stopped): exit 0 after %.2f s\n", gf_now_s() - t0);
+	printf("case 7 (SIGTERM with jackd stopped): exit 0 after %.2f s\n", gf_now_s() - t0);
 	CHECK(kill(dm.jack.pid, SIGCONT) == 0);
 }
 
@@ -152,18 +260,21 @@ int main(void)
 	const char *bin = gf_daemon_test_bin(1);
 	gf_daemon_init(&dm, "daemon-outage");
 	dm.nl.watch = "audio server lost: retrying (attempt ";
-	FILE *f = gf_daemon_conf_begin(&dm, RATE, PERIOD, "cpu", CH, "system");
-	fprintf(f, "filters = ( { name = \"f\"; coeffs = [0.5, 0.25]; } );\nchain = [\"f\"];\n");
-	CHECK(fclose(f) == 0);
+	write_conf(PERIOD, 1);
 	if (gf_jack_server_start(&dm.jack, "gpufir-outage", RATE, PERIOD) != 0)
 		gf_test_skip("no private JACK server (jackd missing or did not start)");
+	case1_sigterm_in_open(bin);
+	case2_late_open(bin);
+	const char *watch = dm.nl.watch;
+	memset(&dm.nl, 0, sizeof(dm.nl)); /* the next daemon's counts from here */
+	dm.nl.watch = watch;
 	gf_daemon_spawn(&dm, bin, WATCHDOG_S);
 	gf_daemon_wait_ready(&dm, 1, 30.0, "start-up");
-	case1_socket_removed();
-	case2_sigxfsz();
-	case3_frozen();
-	case4_back();
-	case5_sigterm();
+	case3_socket_removed();
+	case4_sigxfsz();
+	case5_frozen();
+	case6_back();
+	case7_sigterm();
 	printf("notify: READY %d, WATCHDOG %d (longest gap %.2f s, ended %.1f s before the end)\n",
 	       dm.nl.ready, dm.nl.watchdog, dm.nl.max_wd_gap, gf_now_s() - dm.nl.max_wd_gap_end);
 	CHECK(dm.nl.max_wd_gap < WATCHDOG_S);
