@@ -515,6 +515,11 @@ static void read_test_hooks(struct daemon *d)
 	d->late_open_ms = gf_test_hook_value("GPUFIR_FAULT_LATE_OPEN_MS", "daemon");
 	if (d->late_open_ms <= 0)
 		d->late_open_ms = 1000;
+	/* An image started by one of the first K restarts in place leaves all its opens behind: a
+	 * server late through several restarts, each image's first attempt included. */
+	int64_t restarts = gf_test_hook_value("GPUFIR_FAULT_LATE_OPEN_RESTARTS", "daemon");
+	if (d->late_open_after >= 0 && d->rs && d->rs->respawns <= restarts)
+		d->late_open_after = 0;
 }
 
 /* Start the watchdog and the start-up build; the loop carries on from there

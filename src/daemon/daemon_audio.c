@@ -157,9 +157,7 @@ static int call_run(struct daemon *d, struct audio_call *c, int deadline_ms, int
 		return 1;
 	}
 	pthread_detach(c->thread);
-	gf_dm_audio_abandoned(d,
-			      c->kind == CALL_OPEN ? "opening the audio stream" : "closing the audio stream",
-			      gf_now_ms() - t0);
+	gf_dm_audio_abandoned(d, c->kind == CALL_OPEN, gf_now_ms() - t0);
 	return 0;
 }
 

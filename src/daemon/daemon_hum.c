@@ -21,7 +21,7 @@
 #include "input_tap.h"
 #include "log.h"
 
-#define MAX_STALE_TAPS 16 /* taps a stuck worker may still write: kept, never freed */
+#define MAX_STALE_TAPS 16 /* taps a stuck worker or a left-behind open may still write: kept */
 
 struct gf_dm_hum {
 	struct gf_input_tap *tap; /* the running stream's (or the last one's) */
@@ -37,7 +37,7 @@ struct gf_dm_hum {
 	int failed_set;
 };
 
-/* Taps a stuck worker may still write: kept reachable here, never freed. */
+/* Taps a stuck worker or a left-behind open may still write: kept reachable here, never freed. */
 static struct gf_input_tap *stale_taps[MAX_STALE_TAPS];
 static unsigned n_stale_taps;
 
@@ -56,9 +56,12 @@ static struct gf_dm_hum *state(struct daemon *d)
 	return d->hum;
 }
 
-static void drop_tap(struct gf_dm_hum *h, unsigned abandoned)
+/* Let go of the tap. It is freed only when no stream can still write it: a worker abandoned
+ * since it was made, or a PortAudio call left behind (an open that may yet start its stream
+ * on it), keeps it, as they keep the engine (daemon_stream.c), until the process ends. */
+static void drop_tap(const struct daemon *d, struct gf_dm_hum *h)
 {
-	if (h->tap && abandoned != h->tap_abandoned) { /* a worker abandoned since may still write it */
+	if (h->tap && (d->audio_stuck || d->engines_abandoned != h->tap_abandoned)) {
 		if (n_stale_taps < MAX_STALE_TAPS)
 			stale_taps[n_stale_taps++] = h->tap;
 	} else {
@@ -101,16 +104,16 @@ struct gf_input_tap *gf_dm_hum_tap(struct daemon *d)
 	if (!h || tracker_for(h, rate, hmax))
 		return NULL;
 	if (h->tap && (h->tap_frames < want || h->tap_abandoned != d->engines_abandoned))
-		drop_tap(h, d->engines_abandoned);
+		drop_tap(d, h);
 	struct gf_errbuf eb = {{0}};
 	if (!h->tap) {
+		h->tap_abandoned = d->engines_abandoned; /* no worker has had it: drop_tap may free it */
 		if (gf_input_tap_new(&h->tap, want, &eb) != 0 || !(h->buf = malloc(want * sizeof(float)))) {
 			gf_warn("hum detection off: %s", eb.msg[0] ? eb.msg : "out of memory");
-			drop_tap(h, d->engines_abandoned);
+			drop_tap(d, h);
 			return NULL;
 		}
 		h->tap_frames = want;
-		h->tap_abandoned = d->engines_abandoned;
 		h->dropped_seen = 0;
 	}
 	while (gf_input_tap_read(h->tap, h->buf, h->tap_frames)) /* the last stream's tail */
@@ -244,7 +247,7 @@ void gf_dm_hum_free(struct daemon *d)
 	if (!h)
 		return;
 	gf_hum_track_free(h->track);
-	drop_tap(h, d->engines_abandoned);
+	drop_tap(d, h);
 	free(h);
 	d->hum = NULL;
 }

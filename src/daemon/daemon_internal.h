@@ -112,7 +112,8 @@ struct daemon {
 	int64_t stall_ms;    /* STALL_MS, or GPUFIR_TEST_STALL_MS's */
 	/* GPUFIR_FAULT_LATE_OPEN_AFTER (-1: unset): the opens after that many in this image are
 	 * left behind after GPUFIR_FAULT_LATE_OPEN_MS, their thread still waiting twice that long
-	 * before it starts the stream it opened (daemon_audio.c) */
+	 * before it starts the stream it opened (daemon_audio.c); 0 in an image started by one of
+	 * the first GPUFIR_FAULT_LATE_OPEN_RESTARTS restarts in place */
 	int64_t late_open_after, late_open_ms;
 	int64_t opens; /* gf_dm_audio_open calls in this image */
 	int healthy;   /* the last health check found audio flowing */
@@ -194,8 +195,9 @@ int gf_dm_health_check(struct daemon *d);
 /** Carry on with the outage an in-place restart handed over. */
 void gf_dm_outage_resume(struct daemon *d, const struct gf_respawn *r);
 
-/** A PortAudio call was left behind (daemon_audio.c): keep its engine, restart in place (or exit). */
-void gf_dm_audio_abandoned(struct daemon *d, const char *what, int64_t waited_ms);
+/** A PortAudio call was left behind (daemon_audio.c): keep its engine, restart in place (or exit).
+ *  @p opening: it opened a stream (an attempt that failed: the outage's backoff grows). */
+void gf_dm_audio_abandoned(struct daemon *d, int opening, int64_t waited_ms);
 
 /* daemon_audio.c */
 /** gf_live_new + gf_live_start of @p lp on d->engine, off the control thread, bounded (the loop

@@ -196,9 +196,16 @@ static struct gf_suppress_bank *audio_kept_suppress;
  * (same PID, as after losing the server) and retries from a fresh image;
  * before it was ever ready, the start fails (exit status 5) instead. When
  * stopping anyway, it only exits.
+ *
+ * An open left behind is a failed attempt: it starts the outage, or, in one
+ * under way (a retry, a reload's restart), doubles the backoff as any failed
+ * attempt does, so that a server answering late is not tried every 0.5 s
+ * through every restart in place. A close left behind enters an outage only
+ * when none is under way: a loss that stopped the stream has counted already.
  */
-void gf_dm_audio_abandoned(struct daemon *d, const char *what, int64_t waited_ms)
+void gf_dm_audio_abandoned(struct daemon *d, int opening, int64_t waited_ms)
 {
+	const char *what = opening ? "opening the audio stream" : "closing the audio stream";
 	d->audio_stuck = 1;
 	if (!d->engine_stuck) {
 		audio_kept_engine = d->engine;
@@ -218,7 +225,7 @@ void gf_dm_audio_abandoned(struct daemon *d, const char *what, int64_t waited_ms
 	}
 	snprintf(d->lost_reason, sizeof(d->lost_reason),
 		 "the audio server does not answer (%s did not return)", what);
-	if (!d->lost_at_ms)
+	if (opening || !d->lost_at_ms)
 		outage_enter(d, 1);
 	d->server_lost = 1;
 	d->lost_known = 1;

@@ -9,9 +9,11 @@
  *      meanwhile, and the daemon leaves the open behind and exits 0 within 2 s
  *   2  a stream's open that the audio server answers late (test hook
  *      GPUFIR_FAULT_LATE_OPEN_AFTER: the open of a reload's stream restart is
- *      left behind after 1 s, its thread still opening): --status answers
- *      every second throughout, the daemon restarts in place (same PID) and
- *      audio flows again (READY=1), and SIGTERM then exits 0 within 2 s
+ *      left behind after 1 s, its thread still opening; with
+ *      GPUFIR_FAULT_LATE_OPEN_RESTARTS=1 the next image's open too): --status
+ *      answers every second throughout, the daemon restarts in place (same
+ *      PID) twice, the backoff doubling (attempt 1 in 0.5 s, attempt 2 in
+ *      1.0 s), audio flows again (READY=1), and SIGTERM then exits 0 within 2 s
  *   3  the status socket's file removed under the running daemon: --status
  *      answers again within 2 s, and the log says the socket was made again
  *   4  SIGXFSZ is ignored by the daemon (a recording at RLIMIT_FSIZE ends
@@ -137,13 +139,16 @@ static void case1_sigterm_in_open(const char *bin)
 	wait_client_dropped();
 }
 
-/* The reload's stream restart opens late (the hook): left behind, restart in place, audio again,
- * --status answering all along; then SIGTERM. */
+/* The reload's stream restart opens late (the hook), and so does the next image's first attempt:
+ * left behind, restart in place twice with the backoff growing, audio again, --status answering
+ * all along; then SIGTERM. */
 static void case2_late_open(const char *bin)
 {
-	setenv("GPUFIR_FAULT_LATE_OPEN_AFTER", "1", 1); /* the start-up's open is on time */
+	setenv("GPUFIR_FAULT_LATE_OPEN_AFTER", "1", 1);	   /* the start-up's open is on time */
+	setenv("GPUFIR_FAULT_LATE_OPEN_RESTARTS", "1", 1); /* the first restart's image opens late */
 	gf_daemon_spawn(&dm, bin, WATCHDOG_S);
 	unsetenv("GPUFIR_FAULT_LATE_OPEN_AFTER");
+	unsetenv("GPUFIR_FAULT_LATE_OPEN_RESTARTS");
 	gf_daemon_wait_ready(&dm, 1, 30.0, "start-up (late open case)");
 	write_conf(2 * PERIOD, 0); /* a new block size: the stream restarts */
 	double t0 = gf_now_s(), worst = 0;
@@ -151,25 +156,29 @@ static void case2_late_open(const char *bin)
 	char st[GF_STATUS_MAX];
 	/* READY=1 comes twice: the failed reload's, and the new image's once audio flows. */
 	for (;;) {
-		if (gf_now_s() - t0 > 20.0 || !gf_daemon_alive(&dm))
+		if (gf_now_s() - t0 > 30.0 || !gf_daemon_alive(&dm))
 			gf_daemon_die(&dm, "audio did not flow again after the open left behind");
 		double t = status_within(1.0, st, sizeof(st));
 		worst = t > worst ? t : worst;
 		queries++;
 		CHECK(gf_daemon_status_num(st, "pid") == dm.pid);
-		if (gf_daemon_status_num(st, "respawns") >= 1 && strstr(st, "state: running\n"))
+		if (gf_daemon_status_num(st, "respawns") >= 2 && strstr(st, "state: running\n"))
 			break;
 		gf_daemon_idle_ms(&dm, 200);
 	}
 	double back = gf_now_s() - t0;
 	gf_daemon_wait_ready(&dm, 3, 5.0, "audio flowing again after the open left behind");
 	int left = log_has("opening the audio stream did not return within 1.0 s");
+	/* Each open left behind is a failed attempt: the next waits twice as long. */
+	int backoff =
+		log_has("to reconnect: attempt 1 in 0.5 s") && log_has("to reconnect: attempt 2 in 1.0 s");
 	status_within(1.0, st, sizeof(st));
-	printf("case 2 (an open left behind): %s; audio again after %.1f s, same PID, %ld restarts in "
-	       "place; %d status queries, slowest %.3f s\n",
-	       left ? "left behind after 1.0 s" : "NOT LEFT BEHIND", back,
-	       gf_daemon_status_num(st, "respawns"), queries, worst);
-	CHECK(left && gf_daemon_status_num(st, "block_frames") == 2 * PERIOD);
+	printf("case 2 (opens left behind): %s; backoff %s; audio again after %.1f s, same PID, %ld "
+	       "restarts in place; %d status queries, slowest %.3f s\n",
+	       left ? "left behind after 1.0 s" : "NOT LEFT BEHIND",
+	       backoff ? "0.5 s, then 1.0 s" : "NOT DOUBLED", back, gf_daemon_status_num(st, "respawns"),
+	       queries, worst);
+	CHECK(left && backoff && gf_daemon_status_num(st, "block_frames") == 2 * PERIOD);
 	double t1 = gf_now_s();
 	gf_daemon_terminate(&dm, 2.0, " after an open left behind");
 	printf("case 2: SIGTERM then: exit 0 after %.2f s\n", gf_now_s() - t1);
