@@ -38,8 +38,9 @@ build_others() {
 }
 build_others >build/test-others.log 2>&1 &
 others=$!
-# The native PipeWire host's end-to-end cases run after the background builds: their server has
-# no real-time priority here, and beside two compilers it skips gpufir's node (xruns, late blocks).
+# The native PipeWire host's end-to-end cases run in a pass of their own, after the background
+# builds: beside the JACK lanes (PipeWire's data threads real-time above jackd's) JACK tests
+# failed, and beside two compilers PipeWire skipped gpufir's node (xruns, late blocks).
 # A JACK test mostly sleeps: each lane's runs beside a core's worth of the others.
 lanes=$(sed -n 's/^GF_JACK_LANES:INTERNAL=//p' build/CMakeCache.txt)
 tests_at_once=$((jobs + ${lanes:-1}))
@@ -51,8 +52,8 @@ if ! wait "$others"; then
 	echo "test.sh: the sanitizer or fuzz build failed (build/test-others.log)" >&2
 	exit 1
 fi
-# Its server runs without real-time priority here: a case that fails is run once more (alone, as
-# a live test that fails in a way that looks like load is), and fails the suite only the second time.
+# A case that fails is run once more (alone, as a live test that fails in a way that looks like
+# load is), and fails the suite only the second time.
 scripts/with-jackd.sh ctest --test-dir build --output-on-failure -R "^test_daemon_pipewire_" --repeat until-pass:2
 
 # Fuzz each parser for a bounded time (libFuzzer, clang) from the seed corpus, one fuzzer per
