@@ -300,6 +300,7 @@ static int notify_line(struct gf_notify_log *nl, const char *line, const char *n
 	if (strcmp(line, "READY=1") == 0) {
 		nl->ready++;
 		nl->in_reload = 0;
+		nl->ready_at = at;
 	} else if (strcmp(line, "RELOADING=1") == 0 && next && strncmp(next, "MONOTONIC_USEC=", 15) == 0) {
 		CHECK(!nl->in_reload); /* the previous reload ended with READY=1 */
 		nl->reloading++;

@@ -25,6 +25,7 @@ struct gf_notify_log {
 	int in_reload;		    /* RELOADING=1 seen, READY=1 not yet */
 	double last_wd, max_wd_gap; /* seconds between WATCHDOG=1 pings (when sent) */
 	double max_wd_gap_end;	    /* when the longest gap ended (gf_now_s()) */
+	double ready_at;	    /* when the last READY=1 was sent */
 	char last_status[1024];
 	const char *watch; /* if set, count the STATUS= messages that contain it... */
 	int watched;	   /* ...here */
