@@ -2,10 +2,9 @@
  * gpufir's DeepFilterNet3 forward (dfn_gpu.h) as the CUDA module serves it to
  * the neural stage: the host loads the model and computes the constants
  * (src/dfn), the module runs them on the device the stage names. Each entry
- * that calls CUDA selects that device for its thread first (gf_cu_use_device:
- * one call per thread, then a cached compare), so the stream's worker may
- * submit and collect while the control thread built the instance
- * (set_atten_lim and error touch host memory alone). The instance keeps
+ * selects that device for its thread first (gf_cu_use_device: one call per
+ * thread, then a cached compare), so the stream's worker may submit and
+ * collect while the control thread built the instance. The instance keeps
  * the last failure's message for the control thread (error()).
  */
 #include <stdlib.h>
@@ -89,8 +88,7 @@ extern "C" int gf_cu_neural_submit(void *inst, const float *in)
 extern "C" int gf_cu_neural_collect(void *inst, float *out, uint64_t deadline_ns)
 {
 	struct gf_cu_neural *g = (struct gf_cu_neural *)inst;
-	int err = gf_cu_use_device(g->device, &g->eb);
-	return err ? err : dfn_gpu_collect(g->d, out, NULL, deadline_ns, &g->eb);
+	return dfn_gpu_collect(g->d, out, NULL, deadline_ns, &g->eb);
 }
 
 extern "C" int gf_cu_neural_reset(void *inst)

@@ -21,27 +21,28 @@ extern "C" {
 
 /* Device arrays, each [channels][per-channel floats] (dfn_gpu_new sizes them from this table). */
 #define DFN_GPU_BUFS(X)                                                                                      \
-	X(in, 480) X(out, 480) X(ana, 480) X(syn, 480) X(frame, 960) X(fft, 962) X(ring, 5 * 962)           \
-	X(mean, 32) X(unit, 96) X(ferb, 3 * 32) X(fspec, 3 * 192) X(e0, 2048) X(e1, 1024) X(e2, 512)        \
-	X(e3, 512) X(c0ring, 5 * 6144) X(t0, 6144) X(t1, 6144) X(x, 3072) X(emb, 512) X(v, 512) X(u, 512)  \
-	X(gx, 768) X(gh, 768) X(h_enc, 256) X(h_erb0, 256) X(h_erb1, 256) X(h_df0, 256) X(h_df1, 256)       \
-	X(mask, 32) X(coefs, 960) X(lsnr, 1)
+	X(in, 480)                                                                                           \
+	X(out, 480) X(ana, 480) X(syn, 480) X(frame, 960) X(fft, 962) X(ring, 5 * 962) X(mean, 32)           \
+		X(unit, 96) X(ferb, 3 * 32) X(fspec, 3 * 192) X(e0, 2048) X(e1, 1024) X(e2, 512) X(e3, 512)  \
+			X(c0ring, 5 * 6144) X(t0, 6144) X(t1, 6144) X(x, 3072) X(emb, 512) X(v, 512)         \
+				X(u, 512) X(gx, 768) X(gh, 768) X(h_enc, 256) X(h_erb0, 256) X(h_erb1, 256)  \
+					X(h_df0, 256) X(h_df1, 256) X(mask, 32) X(coefs, 960) X(lsnr, 1)
 
 struct dfn_gpu {
 	int n;
 	float beta, lim, alpha;
 	uint64_t hop;
-	int pending;		 /* a hop submitted, not yet collected */
+	int pending;		/* a hop submitted, not yet collected */
 	uint64_t pending_since; /* gf_now_ns() of its submission */
 	cudaStream_t s;
-	cudaEvent_t done; /* recorded after the hop's output copies */
+	cudaEvent_t done;		       /* recorded after the hop's output copies */
 	cudaGraphExec_t graph[DFN_GPU_GRAPHS]; /* the hop's work for hop % 15, once captured */
 	int graphs;			       /* they are in use */
 	cufftHandle fwd, inv;
 	int have_fwd, have_inv;
 	float *d_weights, *d_win;
-	float *d_lim, *h_lim;	    /* the attenuation limit as a gain, up with each hop (set_atten_lim) */
-	float *d_mean0, *d_unit0; /* every channel's normalisation at its start, for reset() */
+	float *d_lim, *h_lim;	     /* the attenuation limit as a gain, up with each hop (set_atten_lim) */
+	float *d_mean0, *d_unit0;    /* every channel's normalisation at its start, for reset() */
 	const float *w[DFN_T_COUNT]; /* device pointer of each tensor */
 	int *d_band_off, *d_bin_band;
 	float *h_in, *h_out, *h_lsnr; /* pinned staging */
@@ -84,17 +85,30 @@ extern "C" void dfn_gpu_free(struct dfn_gpu *d)
 	free(d);
 }
 
+/* libDF's set_atten_lim as a gain (src/dfn/dfn_spectral.h's dfn_atten_gain, the CPU forward's):
+ * >= 100 dB none (0), under 0.01 dB no reduction (1). */
+static float atten_gain(float db)
+{
+	float lim = fabsf(db);
+	if (lim >= 100.0f)
+		return 0.0f;
+	return lim < 0.01f ? 1.0f : powf(10.0f, -lim / 20.0f);
+}
+
 static int check_params(const struct dfn_params *p, struct gf_errbuf *eb)
 {
 	if (p->min_db_thresh != DFN_MIN_DB_THRESH || p->max_db_erb_thresh != DFN_MAX_DB_ERB_THRESH ||
 	    p->max_db_df_thresh != DFN_MAX_DB_DF_THRESH) {
-		gf_errbuf_set(eb, "deepfilter (GPU): only libdeepfilter's local-SNR thresholds (-15/35/35 dB) "
-				  "are implemented");
+		gf_errbuf_set(eb,
+			      "deepfilter (GPU): only libdeepfilter's local-SNR thresholds (-15/35/35 dB) "
+			      "are implemented");
 		return GF_E_INVAL;
 	}
 	if (!(p->post_filter_beta >= 0.0f) || !(fabsf(p->atten_lim_db) >= 0.01f)) {
-		gf_errbuf_set(eb, "deepfilter (GPU): post-filter beta must be >= 0 and the attenuation limit at "
-				  "least 0.01 dB (below that the stage passes its input through: bypass it instead)");
+		gf_errbuf_set(
+			eb,
+			"deepfilter (GPU): post-filter beta must be >= 0 and the attenuation limit at "
+			"least 0.01 dB (below that the stage passes its input through: bypass it instead)");
 		return GF_E_INVAL;
 	}
 	return 0;
@@ -148,8 +162,8 @@ static int alloc_all(struct dfn_gpu *d, const struct dfn_model *m, struct gf_err
 {
 	size_t n = (size_t)d->n;
 #define DFN_GPU_ALLOC_(name, size)                                                                           \
-	CU_RET(eb, cudaMalloc((void **)&d->name, n * (size) * sizeof(float)));                              \
-	CU_RET(eb, cudaMemset(d->name, 0, n * (size) * sizeof(float)));
+	CU_RET(eb, cudaMalloc((void **)&d->name, n *(size) * sizeof(float)));                                \
+	CU_RET(eb, cudaMemset(d->name, 0, n *(size) * sizeof(float)));
 	DFN_GPU_BUFS(DFN_GPU_ALLOC_)
 #undef DFN_GPU_ALLOC_
 	CU_RET(eb, cudaMalloc((void **)&d->d_weights, m->total * sizeof(float)));
@@ -194,7 +208,7 @@ extern "C" int dfn_gpu_new(const struct dfn_model *m, const struct dfn_consts *k
 		return GF_E_NOMEM;
 	d->n = channels;
 	d->beta = p->post_filter_beta;
-	d->lim = dfn_atten_gain(p->atten_lim_db);
+	d->lim = atten_gain(p->atten_lim_db);
 	d->alpha = k->alpha;
 	int err = alloc_all(d, m, eb);
 	if (!err)
@@ -233,7 +247,8 @@ static void encode(struct dfn_gpu *d)
 	cudaStream_t s = d->s;
 	float *c0 = d->c0ring; /* slot hop % 5 of channel 0; channel stride 5 * 6144 */
 	c0 += (d->hop % 5) * 6144;
-	dfn_k_conv_in(d->ferb, 32, 1, 32, W(ENC_ERB0_W), W(ENC_ERB0_B), 64, DFN_ACT_RELU, d->e0, 2048, d->hop, n, s);
+	dfn_k_conv_in(d->ferb, 32, 1, 32, W(ENC_ERB0_W), W(ENC_ERB0_B), 64, DFN_ACT_RELU, d->e0, 2048, d->hop,
+		      n, s);
 	dfn_k_dw(d->e0, 2048, 32, 2, 0, W(ENC_ERB1_DW), d->t0, n, s);
 	dfn_k_pw(d->t0, 1024, 64, 16, W(ENC_ERB1_PW), W(ENC_ERB1_B), 64, DFN_ACT_RELU, d->e1, 1024, n, s);
 	dfn_k_dw(d->e1, 1024, 16, 2, 0, W(ENC_ERB2_DW), d->t0, n, s);
@@ -254,8 +269,10 @@ static void encode(struct dfn_gpu *d)
 	dfn_k_lsnr(d->emb, W(ENC_LSNR_W), W(ENC_LSNR_B), d->lsnr, n, s);
 }
 
-/* Both decoders' head: a grouped linear of emb ([groups][gin][gout] at @p lin), ReLU, two GRU layers from @p gru0. */
-static void decoder_grus(struct dfn_gpu *d, int lin, int groups, int gin, int gout, int gru0, float *h0, float *h1)
+/* Both decoders' head: a grouped linear of emb ([groups][gin][gout] at @p lin), ReLU, two GRU layers from @p
+ * gru0. */
+static void decoder_grus(struct dfn_gpu *d, int lin, int groups, int gin, int gout, int gru0, float *h0,
+			 float *h1)
 {
 	dfn_k_glinear(d->emb, 512, groups, gin, gout, d->w[lin], DFN_ACT_RELU, d->u, d->n, d->s);
 	gru(d, d->u, gru0, h0);
@@ -315,8 +332,8 @@ static int enqueue_work(struct dfn_gpu *d, cudaEvent_t *ev, struct gf_errbuf *eb
 	GF_RET(mark(d, ev, 1, eb));
 	dfn_k_analysis(d->in, d->ana, d->d_win, d->frame, n, s);
 	CUFFT_RET(eb, cufftExecR2C(d->fwd, d->frame, (cufftComplex *)d->fft));
-	dfn_k_features((const cufftComplex *)d->fft, d->ring, d->d_band_off, d->alpha, d->mean, d->unit, d->ferb,
-		       d->fspec, d->hop, n, s);
+	dfn_k_features((const cufftComplex *)d->fft, d->ring, d->d_band_off, d->alpha, d->mean, d->unit,
+		       d->ferb, d->fspec, d->hop, n, s);
 	GF_RET(mark(d, ev, 2, eb));
 	encode(d);
 	GF_RET(mark(d, ev, 3, eb));
@@ -324,8 +341,8 @@ static int enqueue_work(struct dfn_gpu *d, cudaEvent_t *ev, struct gf_errbuf *eb
 	GF_RET(mark(d, ev, 4, eb));
 	df_decode(d);
 	GF_RET(mark(d, ev, 5, eb));
-	dfn_k_spec_out(d->ring, d->d_bin_band, d->mask, d->coefs, d->beta, d->d_lim, (cufftComplex *)d->fft, d->hop,
-		       n, s);
+	dfn_k_spec_out(d->ring, d->d_bin_band, d->mask, d->coefs, d->beta, d->d_lim, (cufftComplex *)d->fft,
+		       d->hop, n, s);
 	CUFFT_RET(eb, cufftExecC2R(d->inv, (cufftComplex *)d->fft, d->frame));
 	dfn_k_synthesis(d->frame, d->d_win, d->syn, d->out, n, s);
 	CU_LAUNCHED(eb);
@@ -434,7 +451,8 @@ extern "C" int dfn_gpu_use_graphs(struct dfn_gpu *d, struct gf_errbuf *eb)
 	return 0;
 }
 
-extern "C" int dfn_gpu_process(struct dfn_gpu *d, const float *in, float *out, float *lsnr, struct gf_errbuf *eb)
+extern "C" int dfn_gpu_process(struct dfn_gpu *d, const float *in, float *out, float *lsnr,
+			       struct gf_errbuf *eb)
 {
 	int err = dfn_gpu_submit(d, in, eb);
 	return err ? err : dfn_gpu_collect(d, out, lsnr, 0, eb);
@@ -442,7 +460,7 @@ extern "C" int dfn_gpu_process(struct dfn_gpu *d, const float *in, float *out, f
 
 extern "C" void dfn_gpu_set_atten_lim(struct dfn_gpu *d, float db)
 {
-	d->lim = dfn_atten_gain(db);
+	d->lim = atten_gain(db);
 	/* pinned: the next hop's copy reads it; no hop in flight reads it now (dfn_gpu.h's @pre) */
 	*(volatile float *)d->h_lim = d->lim;
 }
@@ -456,7 +474,7 @@ extern "C" int dfn_gpu_reset(struct dfn_gpu *d, struct gf_errbuf *eb)
 	}
 	d->pending = 0;
 	size_t n = (size_t)d->n;
-#define DFN_GPU_ZERO_(name, size) CU_RET(eb, cudaMemsetAsync(d->name, 0, n * (size) * sizeof(float), d->s));
+#define DFN_GPU_ZERO_(name, size) CU_RET(eb, cudaMemsetAsync(d->name, 0, n *(size) * sizeof(float), d->s));
 	DFN_GPU_BUFS(DFN_GPU_ZERO_)
 #undef DFN_GPU_ZERO_
 	GF_RET(set_norm(d, eb));

@@ -23,9 +23,8 @@ enum {
 
 /**
  * libDF's set_atten_lim as the gain the spectrum is mixed back with: a limit of 100 dB or more is
- * none (0), one under 0.01 dB no reduction at all (1). Host code of the CPU forward and of the GPU's
- * (cuda/dfn/dfn_gpu.cu, which uploads the gain with each hop), so one definition serves both: the
- * header is C and compiles as CUDA's host C++ as it is; no device code calls it.
+ * none (0), one under 0.01 dB no reduction at all (1). The GPU's forward (cuda/dfn/dfn_gpu.cu,
+ * which uploads the gain with each hop) keeps its own copy of the rule, atten_gain.
  */
 static inline float dfn_atten_gain(float db)
 {
