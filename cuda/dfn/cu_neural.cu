@@ -2,9 +2,11 @@
  * gpufir's DeepFilterNet3 forward (dfn_gpu.h) as the CUDA module serves it to
  * the neural stage: the host loads the model and computes the constants
  * (src/dfn), the module runs them on the device the stage names. Each entry
- * selects that device for its thread first (gf_cu_use_device: one call per
- * thread, then a cached compare), so the stream's worker may submit and
- * collect while the control thread built the instance. The instance keeps
+ * that starts CUDA work selects that device for its thread first
+ * (gf_cu_use_device: one call per thread, then a cached compare), so the
+ * stream's worker may submit while the control thread built the instance;
+ * collect follows a submit on the same thread, whose device is selected
+ * already. The instance keeps
  * the last failure's message for the control thread (error()).
  */
 #include <stdlib.h>
